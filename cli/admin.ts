@@ -1,0 +1,100 @@
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import {
+  ATTRIBUTION_MODELS,
+  DEFAULT_LOOKBACK_DAYS,
+  DEFAULT_RATE_LIMIT,
+  accountIdSchema,
+  siteConfigSchema,
+  siteSettingsSchema,
+  type SiteConfig,
+} from '../lambdas/domain/site.js';
+import { contextOf, parseArgs } from './main.js';
+import { formatTable } from './output.js';
+import { withLocalStore } from './store.js';
+
+const intArg = z.coerce.number().int();
+
+const siteRow = (s: SiteConfig) => ({
+  domain: s.domain,
+  timezone: s.timezone,
+  account: s.account,
+  attribution: s.attribution,
+  lookback_days: s.lookback_days,
+  rate_limit: s.rate_limit,
+});
+
+/** `accounts …` and `sites …`: the admin commands of issue 2 (DESIGN.md "Operator interface"). */
+export function registerAdminCommands(program: Command): void {
+  const accounts = program.command('accounts').description('manage accounts (owners of sites and API keys)');
+  accounts
+    .command('add <id>')
+    .description('add an account')
+    .action(async (id: string, _opts, command: Command) => {
+      const ctx = contextOf(command);
+      const accountId = parseArgs(accountIdSchema, id);
+      const account = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).addAccount(accountId, new Date()));
+      if (ctx.json) ctx.printJson(account);
+      else ctx.print(`account ${account.id} added`);
+    });
+
+  const sites = program.command('sites').description('manage tracked sites');
+  sites
+    .command('add <domain>')
+    .description('add a site to track')
+    .requiredOption('--timezone <iana>', 'timezone of the site\'s days, e.g. Europe/Berlin')
+    .requiredOption('--account <id>', 'account that owns the site')
+    .addOption(new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS).default('last_non_direct'))
+    .option('--lookback-days <n>', 'attribution lookback window in days', String(DEFAULT_LOOKBACK_DAYS))
+    .option('--rate-limit <n>', 'events per second accepted per ingest instance', String(DEFAULT_RATE_LIMIT))
+    .action(async (domain: string, opts: Record<string, string>, command: Command) => {
+      const ctx = contextOf(command);
+      const site = parseArgs(siteConfigSchema, {
+        domain,
+        timezone: opts.timezone,
+        account: opts.account,
+        attribution: opts.attribution,
+        lookback_days: parseArgs(intArg, opts.lookbackDays),
+        rate_limit: parseArgs(intArg, opts.rateLimit),
+        created: new Date().toISOString(),
+      });
+      const added = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).addSite(site));
+      if (ctx.json) ctx.printJson(siteRow(added));
+      else ctx.print(`site ${added.domain} added (${added.timezone}, account ${added.account}, ${added.attribution})`);
+    });
+
+  sites
+    .command('list')
+    .description('list sites')
+    .action(async (_opts, command: Command) => {
+      const ctx = contextOf(command);
+      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).listSites());
+      const rows = list.map(siteRow);
+      if (ctx.json) ctx.printJson(rows);
+      else ctx.print(formatTable(rows, ['domain', 'timezone', 'account', 'attribution', 'lookback_days', 'rate_limit']));
+    });
+
+  sites
+    .command('set <domain>')
+    .description('change a site\'s settings')
+    .option('--timezone <iana>', 'timezone of the site\'s days')
+    .addOption(new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS))
+    .option('--lookback-days <n>', 'attribution lookback window in days')
+    .option('--rate-limit <n>', 'events per second accepted per ingest instance')
+    .action(async (domain: string, opts: Record<string, string | undefined>, command: Command) => {
+      const ctx = contextOf(command);
+      const changes = parseArgs(
+        siteSettingsSchema,
+        {
+          timezone: opts.timezone,
+          attribution: opts.attribution,
+          lookback_days: opts.lookbackDays === undefined ? undefined : parseArgs(intArg, opts.lookbackDays),
+          rate_limit: opts.rateLimit === undefined ? undefined : parseArgs(intArg, opts.rateLimit),
+        },
+      );
+      const site = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).updateSite(domain.toLowerCase(), changes));
+      if (ctx.json) ctx.printJson(siteRow(site));
+      else ctx.print(`site ${site.domain} updated`);
+    });
+}

@@ -1,0 +1,78 @@
+import { Command, CommanderError, Option } from 'commander';
+import { z } from 'zod';
+import { ZodError } from 'zod';
+import { registerAdminCommands } from './admin.js';
+import { registerServeCommands } from './serve.js';
+
+/** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
+export class UsageError extends Error {}
+
+/** What every command receives: where the data is and how to print. */
+export interface CliContext {
+  dataDir: string;
+  json: boolean;
+  print(text: string): void;
+  printJson(value: unknown): void;
+}
+
+export function contextOf(command: Command): CliContext {
+  const options = command.optsWithGlobals<{ data: string; json?: boolean }>();
+  return {
+    dataDir: options.data,
+    json: options.json ?? false,
+    print: (text) => process.stdout.write(`${text}\n`),
+    printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+  };
+}
+
+/** Parses `value` with `schema`, turning a zod failure into a one-line usage error naming the field. */
+export function parseArgs<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new UsageError(`${issue?.path.join('.') || 'argument'}: ${issue?.message ?? 'invalid'}`);
+}
+
+export function buildProgram(): Command {
+  const program = new Command('footfall')
+    .description('Footfall: self-hosted web analytics and revenue attribution')
+    .addOption(new Option('--data <dir>', 'data directory of the local service').env('FOOTFALL_DATA').default('.data'))
+    .option('--json', 'print JSON instead of text')
+    .showHelpAfterError(false)
+    .exitOverride();
+  program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerServeCommands(program);
+  registerAdminCommands(program);
+  for (const command of program.commands) applyExitOverride(command);
+  return program;
+}
+
+function applyExitOverride(command: Command): void {
+  command.exitOverride();
+  command.configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  for (const sub of command.commands) applyExitOverride(sub);
+}
+
+/**
+ * Runs the CLI. Returns the exit code: 0 on success, 2 for bad arguments,
+ * 1 for other failures (one line on stderr each).
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) return 0;
+      // Commander has already printed its one-line message.
+      return 2;
+    }
+    if (error instanceof UsageError || error instanceof ZodError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`error: ${(error as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,38 @@
+import { Command } from 'commander';
+import { z } from 'zod';
+import { startLocalService } from '../local/service.js';
+import { contextOf, parseArgs } from './main.js';
+
+const portSchema = z.coerce.number().int().min(0).max(65_535);
+
+/** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+/** `serve`: the whole service in one process (DESIGN.md "Local mode"). */
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('run the service locally on loopback, with the same handlers as in AWS')
+    .option('--app', 'app mode: also serve the report API (/api/v1) and MCP (/mcp)')
+    .option('--port <n>', 'port to listen on', process.env.PORT ?? '8787')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .action(async (opts: { app?: boolean; port: string; host: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const port = parseArgs(portSchema, opts.port);
+      const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false });
+      if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
+      else {
+        ctx.print(`Footfall is running at ${service.url} (data in ${service.dataDir}${opts.app ? ', app mode' : ''})`);
+        ctx.print(`  tracker:  ${service.url}/v.js`);
+        ctx.print(`  events:   POST ${service.url}/api/event`);
+        ctx.print(`  health:   ${service.url}/health`);
+      }
+      await untilSignal();
+      await service.close();
+    });
+}

@@ -1,0 +1,26 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+export interface DynamoConnection {
+  doc: DynamoDBDocumentClient;
+  table: string;
+}
+
+/**
+ * A DynamoDB document client. With `endpoint` (local dynalite) it uses fixed
+ * dummy credentials and region so no AWS configuration is needed; without it,
+ * the Lambda environment's region and role.
+ */
+export function createDynamoConnection(options: { table: string; endpoint?: string; maxAttempts?: number }): DynamoConnection {
+  const local = options.endpoint !== undefined;
+  const client = new DynamoDBClient({
+    ...(local
+      ? { endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+    maxAttempts: options.maxAttempts ?? 4,
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 10_000 }),
+  });
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  return { doc, table: options.table };
+}

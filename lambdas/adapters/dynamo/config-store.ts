@@ -1,0 +1,134 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
+import { NotFoundError } from '../../domain/errors.js';
+import type { SiteDirectory } from '../../ports.js';
+
+/** An account: the owner of sites and API keys. */
+export interface Account {
+  id: string;
+  created: string;
+}
+
+/** Thrown when adding an account or site that already exists. */
+export class AlreadyExistsError extends Error {}
+
+const accountKey = (id: string) => ({ [PK]: `ACCOUNT#${id}`, [SK]: 'ACCOUNT' });
+// All sites share one partition: a self-hosted install has a handful, and the
+// ingest path reads them through an in-memory cache.
+const SITES_PK = 'SITES';
+const siteKey = (domain: string) => ({ [PK]: SITES_PK, [SK]: `SITE#${domain}` });
+
+function toSite(item: Record<string, unknown>): SiteConfig {
+  return siteConfigSchema.parse(item);
+}
+
+function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
+  const { [PK]: _pk, [SK]: _sk, ...rest } = item;
+  return rest;
+}
+
+/** Accounts and sites in the single table (`docs/data-model.md`, items ACCOUNT and SITE). */
+export class DynamoConfigStore implements SiteDirectory {
+  constructor(private readonly conn: DynamoConnection) {}
+
+  /** @throws AlreadyExistsError when the account exists */
+  async addAccount(id: string, now: Date): Promise<Account> {
+    const account = { id, created: now.toISOString() };
+    try {
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...accountKey(id), ...account },
+          ConditionExpression: `attribute_not_exists(${PK})`,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new AlreadyExistsError(`account ${id} already exists`);
+      throw error;
+    }
+    return account;
+  }
+
+  async getAccount(id: string): Promise<Account | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: accountKey(id) }));
+    return Item ? { id: String(Item.id), created: String(Item.created) } : null;
+  }
+
+  /**
+   * @throws NotFoundError when the account does not exist
+   * @throws AlreadyExistsError when the site exists
+   */
+  async addSite(site: SiteConfig): Promise<SiteConfig> {
+    if (!(await this.getAccount(site.account))) throw new NotFoundError(`account ${site.account} does not exist`);
+    try {
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...siteKey(site.domain), ...site },
+          ConditionExpression: `attribute_not_exists(${PK})`,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new AlreadyExistsError(`site ${site.domain} already exists`);
+      throw error;
+    }
+    return site;
+  }
+
+  async getSite(domain: string): Promise<SiteConfig | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: siteKey(domain) }));
+    return Item ? toSite(stripKeys(Item)) : null;
+  }
+
+  /** Every site, ordered by domain. */
+  async listSites(): Promise<SiteConfig[]> {
+    const sites: SiteConfig[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.conn.doc.send(
+        new QueryCommand({
+          TableName: this.conn.table,
+          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
+          ExpressionAttributeValues: { ':pk': SITES_PK, ':prefix': 'SITE#' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) sites.push(toSite(stripKeys(item)));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return sites;
+  }
+
+  /**
+   * Changes a site's settings (attribution model, lookback window, timezone, rate limit).
+   * @throws NotFoundError when the site does not exist
+   */
+  async updateSite(domain: string, changes: SiteSettings): Promise<SiteConfig> {
+    const entries = Object.entries(changes).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) {
+      const site = await this.getSite(domain);
+      if (!site) throw new NotFoundError(`site ${domain} does not exist`);
+      return site;
+    }
+    try {
+      const { Attributes } = await this.conn.doc.send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: siteKey(domain),
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ConditionExpression: `attribute_exists(${PK})`,
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#f${i}`, k])),
+          ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:v${i}`, v])),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toSite(stripKeys(Attributes ?? {}));
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`site ${domain} does not exist`);
+      throw error;
+    }
+  }
+}

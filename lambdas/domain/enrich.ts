@@ -1,0 +1,110 @@
+import type { InboundEvent } from './inbound.js';
+import type { TrackedEvent } from './tracked-event.js';
+import { hostBelongsToSite, type SiteConfig } from './site.js';
+import { normalizeGoalName } from './goal-name.js';
+import { campaignParams, referrerHost } from './referrer.js';
+import { classifyChannel } from './channel.js';
+import { deviceFromWidth } from './device.js';
+import { resolveVisitor } from './visitor.js';
+import type { UserAgentInfo } from './user-agent.js';
+
+/** Why an event was dropped silently (spec §6); each is counted in the `DroppedEvents` metric. */
+export const DROP_REASONS = ['bot', 'unknown_type', 'unknown_site', 'goal_without_name', 'foreign_host', 'rate_limited'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+const EVENT_TYPES: Readonly<Record<string, TrackedEvent['type']>> = { pageview: 'pageview', goal: 'goal' };
+
+/** What the request (or an imported line) tells us besides the event body. */
+export interface RequestFacts {
+  /** Event time, ms since epoch (UTC). */
+  now: number;
+  ip: string;
+  userAgent: string;
+  /** Parsed `userAgent` (see `parseUserAgent`); the caller caches it per UA. */
+  agent: UserAgentInfo;
+  country: string | null;
+  language: string | null;
+}
+
+export interface EnrichInput {
+  event: InboundEvent;
+  /** The site named by `event.s`, or null when no such site exists. */
+  site: SiteConfig | null;
+  request: RequestFacts;
+  /** Salt of the UTC day of `request.now` (see `saltDay`). */
+  salt: string;
+  eventId: string;
+  /** Asked last, so dropped events do not use up the site's rate limit. */
+  withinRateLimit: (site: SiteConfig) => boolean;
+}
+
+export type EnrichResult = { ok: true; event: TrackedEvent } | { ok: false; reason: DropReason };
+
+/** Page path as reported: the URL path, plus the fragment when it is a hash route (`#/…`). */
+function pagePath(url: URL): string {
+  const path = url.hash.startsWith('#/') ? url.pathname + url.hash : url.pathname;
+  return path.slice(0, 2048);
+}
+
+/**
+ * Applies the drop rules of spec §6 in order and, for a kept event, the
+ * enrichment of §2.9: visitor (DESIGN.md "Visitor"), referrer host, UTM,
+ * channel and source, device, browser, OS, country, language.
+ *
+ * Pure: the clock, the site, the salt and the rate limiter are inputs.
+ */
+export function enrichEvent(input: EnrichInput): EnrichResult {
+  const { event, site, request } = input;
+  if (request.agent.bot) return { ok: false, reason: 'bot' };
+  const type = EVENT_TYPES[event.n];
+  if (!type) return { ok: false, reason: 'unknown_type' };
+  if (!site) return { ok: false, reason: 'unknown_site' };
+  const goal = type === 'goal' ? normalizeGoalName(event.g) : null;
+  if (type === 'goal' && !goal) return { ok: false, reason: 'goal_without_name' };
+  const url = new URL(event.u);
+  const hostname = url.hostname.toLowerCase();
+  if (!hostBelongsToSite(hostname, site.domain)) return { ok: false, reason: 'foreign_host' };
+  if (!input.withinRateLimit(site)) return { ok: false, reason: 'rate_limited' };
+
+  const refHost = referrerHost(event.r, hostname, site.domain);
+  const campaign = campaignParams(url);
+  const { channel, source } = classifyChannel({
+    referrerHost: refHost,
+    utmSource: campaign.utm_source,
+    utmMedium: campaign.utm_medium,
+    utmCampaign: campaign.utm_campaign,
+    clickIds: campaign.clickIds,
+  });
+  const visitor = resolveVisitor({ v: event.v, salt: input.salt, site: site.domain, ip: request.ip, userAgent: request.userAgent });
+  return {
+    ok: true,
+    event: {
+      event_id: input.eventId,
+      site: site.domain,
+      ts: request.now,
+      type,
+      goal,
+      visitor_id: visitor.visitor_id,
+      visitor_kind: visitor.visitor_kind,
+      hostname,
+      path: pagePath(url),
+      referrer_host: refHost,
+      channel,
+      source,
+      utm_source: campaign.utm_source,
+      utm_medium: campaign.utm_medium,
+      utm_campaign: campaign.utm_campaign,
+      utm_term: campaign.utm_term,
+      utm_content: campaign.utm_content,
+      link: type === 'goal' && event.l ? event.l.slice(0, 2048) : null,
+      country: request.country,
+      language: request.language,
+      browser: request.agent.browser,
+      browser_version: request.agent.browser_version,
+      os: request.agent.os,
+      os_version: request.agent.os_version,
+      device: deviceFromWidth(event.w),
+      screen_width: event.w ?? null,
+    },
+  };
+}

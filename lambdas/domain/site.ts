@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** Attribution models (DESIGN.md "Attribution models"); `last_non_direct` is the default. */
+export const ATTRIBUTION_MODELS = ['last_non_direct', 'last_touch', 'first_touch'] as const;
+export type AttributionModel = (typeof ATTRIBUTION_MODELS)[number];
+
+/** Default lookback window for attribution, in days (DESIGN.md). */
+export const DEFAULT_LOOKBACK_DAYS = 30;
+/**
+ * Default per-site ingestion limit: events per second per ingest instance (one
+ * Lambda execution environment, or the local server), with bursts of twice that.
+ * Our choice where spec §8 leaves the value open; see `docs/api.md`.
+ */
+export const DEFAULT_RATE_LIMIT = 1000;
+
+/** True when `tz` is an IANA zone name this runtime knows (e.g. `Europe/Berlin`). */
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return tz.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A lowercase DNS name with at least one dot and no scheme, port or path (RFC 1123 labels). */
+export const domainSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(/^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a domain name such as example.com');
+
+export const accountIdSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 letters, digits, dot, dash or underscore');
+
+const timezoneSchema = z.string().refine(isValidTimezone, 'must be an IANA timezone such as Europe/Berlin');
+const attributionSchema = z.enum(ATTRIBUTION_MODELS);
+const lookbackSchema = z.number().int().min(1).max(365);
+const rateLimitSchema = z.number().int().min(1).max(1_000_000);
+
+/** The settings `footfall sites set` may change; absent fields stay as they are. */
+export const siteSettingsSchema = z
+  .object({ timezone: timezoneSchema, attribution: attributionSchema, lookback_days: lookbackSchema, rate_limit: rateLimitSchema })
+  .partial();
+export type SiteSettings = z.infer<typeof siteSettingsSchema>;
+
+export const siteConfigSchema = z.object({
+  domain: domainSchema,
+  timezone: timezoneSchema,
+  account: accountIdSchema,
+  attribution: attributionSchema.default('last_non_direct'),
+  lookback_days: lookbackSchema.default(DEFAULT_LOOKBACK_DAYS),
+  rate_limit: rateLimitSchema.default(DEFAULT_RATE_LIMIT),
+  /** RFC 3339 creation time. */
+  created: z.string(),
+});
+
+/** A site as stored: its domain, timezone, owning account and attribution settings. */
+export type SiteConfig = z.infer<typeof siteConfigSchema>;
+
+/**
+ * True when `host` is the site's domain or one of its subdomains (spec §6.3).
+ * Both are compared lowercase; a leading `www.` on the configured domain is not special.
+ */
+export function hostBelongsToSite(host: string, domain: string): boolean {
+  const h = host.toLowerCase();
+  return h === domain || h.endsWith(`.${domain}`);
+}

@@ -1,0 +1,79 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import httpCors from '@middy/http-cors';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { FootfallError } from '../domain/errors.js';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
+/**
+ * How errors are written: `json` gives the report API's `{ "error": message }`
+ * (spec §7); `text` gives the event endpoint's plain bodies (`invalid event`,
+ * `try again`). `unexpectedStatus` is what an error that is not a
+ * `FootfallError` becomes: the event endpoint answers 503 so that a client
+ * retries and nothing is lost; elsewhere 500.
+ */
+export interface ErrorFormat {
+  format: 'json' | 'text';
+  unexpectedStatus: number;
+}
+
+const TEXT_BODIES: Readonly<Record<number, string>> = { 400: 'invalid event', 503: 'try again' };
+
+/** The one place that maps typed errors to HTTP responses. */
+export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {
+  const known = error instanceof FootfallError;
+  const status = known ? error.status : format.unexpectedStatus;
+  const message = known ? error.publicMessage : status === 503 ? 'data could not be read or written, retry later' : 'internal error';
+  if (format.format === 'text') {
+    return { statusCode: status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: TEXT_BODIES[status] ?? message };
+  }
+  return { statusCode: status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: message }) };
+}
+
+function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<HttpEvent, HttpResult> {
+  return {
+    onError: async (request) => {
+      const error = request.error;
+      if (error instanceof FootfallError && error.status < 500) {
+        logger.debug('request rejected', { status: error.status, message: error.message, detail: (error as { detail?: string }).detail });
+      } else {
+        logger.error('request failed', error as Error);
+      }
+      request.response = errorResponse(error, format);
+    },
+  };
+}
+
+/**
+ * Wraps a handler body with the HTTP middlewares every endpoint shares
+ * (DESIGN.md "Handlers"): lowercase headers, CORS when asked (`*`, spec §4.3),
+ * and typed errors to responses.
+ */
+export function httpHandler(
+  body: (event: HttpEvent, context: Context) => Promise<HttpResult>,
+  options: { logger: Logger; errors: ErrorFormat; cors?: { methods: string; headers?: string; maxAge?: number } },
+): HttpHandler {
+  const handler = middy<HttpEvent, HttpResult>(body).use(httpHeaderNormalizer());
+  if (options.cors) {
+    handler.use(
+      httpCors({
+        origin: '*',
+        methods: options.cors.methods,
+        headers: options.cors.headers ?? 'Content-Type',
+        maxAge: options.cors.maxAge ?? 86_400,
+      }),
+    );
+  }
+  handler.use(errorMapper(options.errors, options.logger));
+  return handler as unknown as HttpHandler;
+}
+
+/** The request body as UTF-8 text, decoding API Gateway's base64 for binary content types. */
+export function bodyText(event: HttpEvent): string | undefined {
+  if (event.body === undefined) return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}

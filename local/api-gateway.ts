@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import type { HttpEvent, HttpResult } from '../lambdas/handlers/http.js';
+
+/** Content types API Gateway passes as text; others arrive base64-encoded (isBase64Encoded). */
+const TEXT_TYPES = /^(text\/|application\/(json|x-www-form-urlencoded|javascript|xml)|$)/i;
+
+/**
+ * Turns a Node request into the API Gateway HTTP API (payload format 2.0)
+ * event a Lambda handler gets in AWS, so local mode runs the same handlers.
+ */
+export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters?: Record<string, string>): HttpEvent {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  const contentType = headers['content-type'] ?? '';
+  const isText = TEXT_TYPES.test(contentType);
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters,
+    isBase64Encoded: body.length > 0 && !isText,
+    body: body.length === 0 ? undefined : isText ? body.toString('utf8') : body.toString('base64'),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+    },
+  };
+}
+
+/** A Lambda context for handlers run in-process (their only consumers are the logger and timeouts). */
+export function localContext(functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/local/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Writes a handler's result as API Gateway would. */
+export function sendResult(res: ServerResponse, result: HttpResult): void {
+  const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  const headers: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  headers['content-length'] = body.length;
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(body);
+}

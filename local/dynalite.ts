@@ -1,0 +1,122 @@
+import { createRequire } from 'node:module';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, type Server } from 'node:net';
+import { join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Who holds a data directory's dynalite. `serve` holds it for as long as it
+ * runs; admin commands attach to a running `serve` or, when none runs, start
+ * dynalite themselves for the length of the command (LevelDB allows one
+ * process). The holder publishes its port in `dynalite.json`.
+ */
+type Role = 'serve' | 'cli';
+interface Holder {
+  pid: number;
+  port: number;
+  role: Role;
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  /** True when this process runs dynalite (and must keep running for others). */
+  owner: boolean;
+  close(): Promise<void>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function readHolder(file: string): Promise<Holder | null> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Holder;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Opens the DynamoDB stand-in for `dataDir` (`<dataDir>/db`, LevelDB): attaches
+ * to the dynalite of a running `serve` or starts one. `serve` waits for an
+ * admin command that holds the directory to finish; a second `serve` on the
+ * same directory is refused.
+ *
+ * @throws Error when another `serve` already holds the directory, or after `waitMs`
+ */
+export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_000): Promise<LocalDynamo> {
+  await mkdir(dataDir, { recursive: true });
+  const holderFile = join(dataDir, 'dynalite.json');
+  const lockFile = join(dataDir, 'dynalite.lock');
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const holder = await readHolder(holderFile);
+    if (holder && holder.pid !== process.pid && alive(holder.pid) && (await portOpen(holder.port))) {
+      if (holder.role === 'serve') {
+        if (role === 'serve') throw new Error(`footfall serve (pid ${holder.pid}) already runs on ${dataDir}`);
+        return { endpoint: `http://127.0.0.1:${holder.port}`, owner: false, close: async () => undefined };
+      }
+    } else {
+      try {
+        await writeFile(lockFile, String(process.pid), { flag: 'wx' });
+        return await startDynalite(dataDir, holderFile, lockFile, role);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const lockPid = Number(await readFile(lockFile, 'utf8').catch(() => '0'));
+        if (!lockPid || !alive(lockPid)) {
+          await rm(lockFile, { force: true });
+          continue;
+        }
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the database in ${dataDir}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+  const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
+  const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role } satisfies Holder));
+  let closed = false;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    owner: true,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const holder = await readHolder(holderFile);
+      if (holder?.pid === process.pid) await rm(holderFile, { force: true });
+      await rm(lockFile, { force: true });
+    },
+  };
+}
+
+/** An in-memory dynalite for tests; returns its endpoint and a close function. */
+export async function startMemoryDynalite(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return { endpoint: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

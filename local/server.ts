@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Context } from 'aws-lambda';
+import type { HttpEvent, HttpResult } from '../lambdas/handlers/http.js';
+import { localContext, sendResult, toApiGatewayEvent } from './api-gateway.js';
+
+/** API Gateway's payload limit is 10 MB; locally we stop reading at 1 MiB and answer 413 as a proxy would. */
+const MAX_REQUEST_BYTES = 1024 * 1024;
+
+export type RouteHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
+/** One route as in the HTTP API: methods, a path pattern with `{name}` and `{proxy+}` parameters, the handler. */
+export interface Route {
+  methods: readonly string[];
+  path: string;
+  handler: RouteHandler;
+  functionName: string;
+}
+
+function compile(path: string): RegExp {
+  const pattern = path
+    .split('/')
+    .map((part) => {
+      if (part === '{proxy+}') return '(?<proxy>.+)';
+      const param = /^\{(\w+)\}$/.exec(part);
+      return param ? `(?<${param[1]}>[^/]+)` : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return new RegExp(`^${pattern}$`);
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) {
+        resolve(null);
+        req.removeAllListeners('data');
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * The local stand-in for API Gateway: routes requests to the same Lambda
+ * handlers as AWS, with the same event shape. Unknown paths get a JSON 404,
+ * a known path with another method 405.
+ */
+export function createLocalServer(routes: readonly Route[]): Server {
+  const compiled = routes.map((route) => ({ ...route, regex: compile(route.path) }));
+  return createServer(async (req, res) => {
+    try {
+      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+      const matches = compiled.map((r) => ({ route: r, match: r.regex.exec(path) })).filter((m) => m.match);
+      const hit = matches.find((m) => m.route.methods.includes(req.method ?? 'GET'));
+      if (!hit) {
+        req.resume();
+        const status = matches.length > 0 ? 405 : 404;
+        sendResult(res, {
+          statusCode: status,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ error: status === 404 ? 'not found' : 'method not allowed' }),
+        });
+        return;
+      }
+      const body = await readBody(req);
+      if (body === null) {
+        sendResult(res, { statusCode: 413, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'request too large' }) });
+        return;
+      }
+      const params = Object.fromEntries(
+        Object.entries(hit.match?.groups ?? {}).map(([k, v]) => [k, safeDecode(v)]),
+      );
+      const routeKey = `${req.method} ${hit.route.path}`;
+      const event = toApiGatewayEvent(req, body, routeKey, Object.keys(params).length ? params : undefined);
+      sendResult(res, await hit.route.handler(event, localContext(hit.route.functionName)));
+    } catch (error) {
+      console.error('local server error', error);
+      if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: 'internal error' }) });
+    }
+  });
+}

@@ -1,0 +1,95 @@
+import { join, resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import { DynamoSaltStore } from '../lambdas/adapters/dynamo/salt-store.js';
+import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
+import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
+import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
+import { createEventHandler } from '../lambdas/handlers/event.js';
+import { healthHandler } from '../lambdas/handlers/health.js';
+import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
+import { createTelemetry } from '../lambdas/observability/telemetry.js';
+import { buildTrackerSync } from '../tracker/build.js';
+import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
+import { createLocalServer, type Route } from './server.js';
+
+/** Table name in local mode (dynalite wants 3+ characters). */
+export const LOCAL_TABLE = 'footfall';
+
+export interface LocalServiceOptions {
+  /** Data directory (`.data/` by default): dynalite's LevelDB, the stream log, the archive. */
+  dataDir: string;
+  port: number;
+  host?: string;
+  /** App mode (spec §1): serve `/api/v1` and `/mcp`. Without it they answer 404. */
+  app: boolean;
+  /** Interval of the scheduled work (sessionizer, sweeps), ms. */
+  clock?: () => number;
+}
+
+export interface LocalService {
+  url: string;
+  dataDir: string;
+  dynamo: DynamoConnection;
+  close(): Promise<void>;
+}
+
+/** The data directory's parts. */
+export const localPaths = (dataDir: string) => ({ stream: join(dataDir, 'stream'), archive: join(dataDir, 'archive') });
+
+/**
+ * Opens the local stand-ins of a data directory for an admin command or the
+ * server: dynalite (attached or owned, see `openLocalDynamo`) and the table.
+ */
+export async function openLocalStore(dataDir: string, role: 'serve' | 'cli'): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
+  const db = await openLocalDynamo(resolve(dataDir), role);
+  const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint });
+  await ensureTable(dynamo);
+  return { dynamo, db };
+}
+
+/**
+ * Starts the whole service in this process on loopback, with the same
+ * handlers as in AWS (DESIGN.md "Local mode").
+ */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const dataDir = resolve(options.dataDir);
+  const clock = options.clock ?? Date.now;
+  const { dynamo, db } = await openLocalStore(dataDir, 'serve');
+  const stream = await LocalEventStream.open(localPaths(dataDir).stream, clock);
+  const telemetry = createTelemetry('footfall-local');
+
+  const eventHandler = createEventHandler({
+    ...telemetry,
+    clock,
+    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
+    salts: new DynamoSaltStore(dynamo),
+    stream,
+    limiter: new SiteRateLimiter(),
+  });
+  const routes: Route[] = [
+    { methods: ['POST', 'OPTIONS'], path: '/api/event', handler: eventHandler, functionName: 'event' },
+    { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
+    { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
+  ];
+  const server = createLocalServer(routes);
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    dataDir,
+    dynamo,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await stream.close();
+      dynamo.doc.destroy();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
+
+describe('SiteRateLimiter (spec §6.4)', () => {
+  it('allows a burst of rate × 2, then refuses until tokens refill', () => {
+    const limiter = new SiteRateLimiter(2);
+    const t = 1_000_000;
+    const allowed = Array.from({ length: 25 }, () => limiter.take('a.com', 10, t)).filter(Boolean).length;
+    expect(allowed).toBe(20);
+    expect(limiter.take('a.com', 10, t + 50)).toBe(false);
+    expect(limiter.take('a.com', 10, t + 100)).toBe(true);
+    expect(limiter.take('a.com', 10, t + 100)).toBe(false);
+  });
+
+  it('keeps sites apart', () => {
+    const limiter = new SiteRateLimiter(1);
+    expect(limiter.take('a.com', 1, 0)).toBe(true);
+    expect(limiter.take('a.com', 1, 0)).toBe(false);
+    expect(limiter.take('b.com', 1, 0)).toBe(true);
+  });
+
+  it('refills to capacity at most, and tolerates a clock going backwards', () => {
+    const limiter = new SiteRateLimiter(1);
+    expect(limiter.take('a.com', 2, 0)).toBe(true);
+    expect(limiter.take('a.com', 2, 60_000)).toBe(true);
+    expect(limiter.take('a.com', 2, 60_000)).toBe(true);
+    expect(limiter.take('a.com', 2, 60_000)).toBe(false);
+    expect(limiter.take('a.com', 2, 59_000)).toBe(false);
+  });
+});
