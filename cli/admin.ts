@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import {
   ATTRIBUTION_MODELS,

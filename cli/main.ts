@@ -1,8 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
-import { z } from 'zod';
-import { ZodError } from 'zod';
+import * as z from 'zod';
 import { registerAdminCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
+import { registerStartCommand } from './start.js';
 
 /** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
 export class UsageError extends Error {}
@@ -42,6 +42,7 @@ export function buildProgram(): Command {
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerServeCommands(program);
+  registerStartCommand(program);
   registerAdminCommands(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
@@ -68,7 +69,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // Commander has already printed its one-line message.
       return 2;
     }
-    if (error instanceof UsageError || error instanceof ZodError) {
+    if (error instanceof UsageError || error instanceof z.ZodError) {
       process.stderr.write(`error: ${error.message}\n`);
       return 2;
     }

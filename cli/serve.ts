@@ -1,12 +1,12 @@
 import { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { startLocalService } from '../local/service.js';
 import { contextOf, parseArgs } from './main.js';
 
 const portSchema = z.coerce.number().int().min(0).max(65_535);
 
 /** Resolves when the process is asked to stop (Ctrl-C or SIGTERM). */
-function untilSignal(): Promise<void> {
+export function untilSignal(): Promise<void> {
   return new Promise((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

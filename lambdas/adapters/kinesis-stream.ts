@@ -1,5 +1,4 @@
-import { KinesisClient, PutRecordsCommand, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { KinesisClient, PutRecordsCommand, type KinesisClientConfig, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
 import type { TrackedEvent } from '../domain/tracked-event.js';
 import { UnavailableError } from '../domain/errors.js';
 import type { EventStream } from '../ports.js';
@@ -9,16 +8,19 @@ import { encodeEvent, partitionKey } from './stream-record.js';
 const MAX_RECORDS_PER_CALL = 500;
 
 /**
- * A Kinesis client that also works against kinesalite: the SDK's default
- * HTTP/2 handler fails there (DESIGN.md "Known gaps"), HTTP/1.1 works on both.
+ * A Kinesis client. In Lambda it uses the SDK's default (HTTP/2) handler and
+ * the runtime's SDK, so the bundle carries no HTTP stack of its own; against
+ * kinesalite pass `requestHandler: new NodeHttpHandler()` from
+ * `@smithy/node-http-handler`, as the HTTP/2 handler fails there (DESIGN.md
+ * "Known gaps").
  */
-export function createKinesisClient(options: { endpoint?: string; maxAttempts?: number } = {}): KinesisClient {
+export function createKinesisClient(options: { endpoint?: string; maxAttempts?: number; requestHandler?: KinesisClientConfig['requestHandler'] } = {}): KinesisClient {
   return new KinesisClient({
     ...(options.endpoint
       ? { endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
     maxAttempts: options.maxAttempts ?? 3,
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 5000 }),
+    ...(options.requestHandler ? { requestHandler: options.requestHandler } : {}),
   });
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidEventError } from './errors.js';
 
 /** Spec §4.3/§8: items beyond the 50th in an array are ignored. */

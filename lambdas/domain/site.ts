@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Attribution models (DESIGN.md "Attribution models"); `last_non_direct` is the default. */
 export const ATTRIBUTION_MODELS = ['last_non_direct', 'last_touch', 'first_touch'] as const;

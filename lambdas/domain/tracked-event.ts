@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The enriched event: what `POST /api/event` (and `footfall import events`) writes
@@ -14,7 +14,7 @@ const str = (max: number) => z.string().max(max);
 const nullableStr = (max: number) => str(max).nullable();
 
 export const trackedEventSchema = z.object({
-  /** Unique id of the event (random, 128 bits, base64url). */
+  /** Unique id of the event (a random UUID v4). */
   event_id: str(64),
   /** Site domain as configured (`s`). */
   site: str(253),

@@ -57,7 +57,9 @@ export function httpHandler(
   body: (event: HttpEvent, context: Context) => Promise<HttpResult>,
   options: { logger: Logger; errors: ErrorFormat; cors?: { methods: string; headers?: string; maxAge?: number } },
 ): HttpHandler {
-  const handler = middy<HttpEvent, HttpResult>(body).use(httpHeaderNormalizer());
+  // No early-timeout timer: Lambda enforces the timeout itself, and a timer per
+  // request was 8% of the event endpoint's CPU time.
+  const handler = middy<HttpEvent, HttpResult>(body, { timeoutEarlyInMillis: 0 }).use(httpHeaderNormalizer());
   if (options.cors) {
     handler.use(
       httpCors({

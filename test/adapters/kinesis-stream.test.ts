@@ -10,6 +10,7 @@ import {
   PutRecordsCommand,
 } from '@aws-sdk/client-kinesis';
 import { mockClient } from 'aws-sdk-client-mock';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { KinesisEventStream, createKinesisClient } from '../../lambdas/adapters/kinesis-stream.js';
 import { partitionKey } from '../../lambdas/adapters/stream-record.js';
 import { UnavailableError } from '../../lambdas/domain/errors.js';
@@ -27,7 +28,7 @@ describe('KinesisEventStream against kinesalite', () => {
     server = kinesalite({ createStreamMs: 0, deleteStreamMs: 0, shardLimit: 10 });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const { port } = server.address() as { port: number };
-    client = createKinesisClient({ endpoint: `http://127.0.0.1:${port}` });
+    client = createKinesisClient({ endpoint: `http://127.0.0.1:${port}`, requestHandler: new NodeHttpHandler() });
     await client.send(new CreateStreamCommand({ StreamName: streamName, ShardCount: 1 }));
     for (;;) {
       const d = await client.send(new DescribeStreamCommand({ StreamName: streamName }));

@@ -63,7 +63,7 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
       device: 'Mobile',
       screen_width: 390,
     });
-    expect(event?.event_id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(event?.event_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('accepts any content type, including base64-encoded binary ones', async () => {

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 
 export interface DynamoConnection {
   doc: DynamoDBDocumentClient;
@@ -19,7 +18,9 @@ export function createDynamoConnection(options: { table: string; endpoint?: stri
       ? { endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
     maxAttempts: options.maxAttempts ?? 4,
-    requestHandler: new NodeHttpHandler({ connectionTimeout: 2000, requestTimeout: 10_000 }),
+    // Options, not a handler instance: the SDK builds its default (HTTP/1.1) handler, so
+    // bundles need not import @smithy and can use the Lambda runtime's SDK.
+    requestHandler: { connectionTimeout: 2000, requestTimeout: 10_000 },
   });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   return { doc, table: options.table };

@@ -1,0 +1,115 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { createEventHandler } from '../lambdas/handlers/event.js';
+import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
+import type { SiteConfig } from '../lambdas/domain/site.js';
+import { localContext } from '../local/api-gateway.js';
+import { REFERRERS, browserUserAgents, rng, zipf } from './workload.js';
+import { percentile, type Figure } from './report.js';
+
+const SITE: SiteConfig = {
+  domain: 'shop.example',
+  timezone: 'Europe/Berlin',
+  account: 'bench',
+  attribution: 'last_non_direct',
+  lookback_days: 30,
+  rate_limit: 1_000_000,
+  created: '2026-01-01T00:00:00Z',
+};
+
+const PATHS = ['/', '/pricing', '/blog/launch', '/docs/install', '/signup', '/features', ...Array.from({ length: 200 }, (_, i) => `/blog/post-${i}`)];
+
+function request(body: string, userAgent: string, random: () => number): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: 'POST /api/event',
+    rawPath: '/api/event',
+    rawQueryString: '',
+    headers: {
+      'user-agent': userAgent,
+      'content-type': 'text/plain',
+      'accept-language': random() < 0.5 ? 'en-US,en;q=0.9' : 'de-DE,de;q=0.8',
+      'cloudfront-viewer-country': random() < 0.5 ? 'US' : 'DE',
+    },
+    isBase64Encoded: false,
+    body,
+    requestContext: {
+      accountId: '1',
+      apiId: 'a',
+      domainName: 'x',
+      domainPrefix: 'x',
+      requestId: 'r',
+      routeKey: 'POST /api/event',
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+      http: { method: 'POST', path: '/api/event', protocol: 'HTTP/1.1', sourceIp: `203.0.113.${Math.floor(random() * 250)}`, userAgent },
+    },
+  };
+}
+
+/** A realistic mix: repeated UAs, many referrers, UTM tags, 10% goals, a fifth without a visitor id. */
+function workload(count: number, batch: number): APIGatewayProxyEventV2[] {
+  const random = rng(42);
+  const agents = browserUserAgents();
+  return Array.from({ length: count }, () => {
+    const ua = zipf(agents, random);
+    const events = Array.from({ length: batch }, () => {
+      const goal = random() < 0.1;
+      const utm = random() < 0.15 ? `?utm_source=newsletter&utm_medium=email&utm_campaign=c${Math.floor(random() * 20)}` : '';
+      return {
+        n: goal ? 'goal' : 'pageview',
+        g: goal ? 'Signup' : undefined,
+        u: `https://shop.example${zipf(PATHS, random)}${utm}`,
+        s: 'shop.example',
+        r: random() < 0.5 ? zipf(REFERRERS, random) : null,
+        v: random() < 0.8 ? `v${Math.floor(random() * 1e9).toString(36)}abcdefgh` : undefined,
+        w: [390, 768, 1280, 1920][Math.floor(random() * 4)],
+      };
+    });
+    return request(JSON.stringify(batch === 1 ? events[0] : events), ua, random);
+  });
+}
+
+/**
+ * The event handler in-process with an in-memory stream: events per second on
+ * one core and microseconds per request, for single events (the tracker's
+ * case) and batches of 10.
+ */
+export async function benchIngest(): Promise<Figure[]> {
+  let written = 0;
+  const handler = createEventHandler({
+    logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
+    clock: Date.now,
+    sites: { getSite: async (d) => (d === SITE.domain ? SITE : null) },
+    salts: { saltFor: async () => 'bench-salt' },
+    stream: { put: async (events) => void (written += events.length) },
+    limiter: new SiteRateLimiter(),
+  });
+  const context = localContext('event');
+  const figures: Figure[] = [];
+  for (const batch of [1, 10]) {
+    const requests = workload(batch === 1 ? 60_000 : 6_000, batch);
+    for (const r of requests.slice(0, 2_000 / batch)) await handler(r, context);
+    written = 0;
+    const times: number[] = [];
+    const start = process.hrtime.bigint();
+    for (const r of requests) {
+      const t0 = process.hrtime.bigint();
+      const res = await handler(r, context);
+      times.push(Number(process.hrtime.bigint() - t0) / 1000);
+      if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}`);
+    }
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    times.sort((a, b) => a - b);
+    const label = batch === 1 ? 'single events' : 'batches of 10';
+    figures.push(
+      { section: 'ingest', name: `events/s per core, ${label}`, value: written / seconds, unit: 'events/s', target: '≥ 50,000' },
+      { section: 'ingest', name: `p50 per request, ${label}`, value: percentile(times, 50), unit: 'µs' },
+      { section: 'ingest', name: `p99 per request, ${label}`, value: percentile(times, 99), unit: 'µs' },
+    );
+  }
+  return figures;
+}

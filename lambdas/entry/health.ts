@@ -1,0 +1,1 @@
+export { healthHandler as handler } from '../handlers/health.js';

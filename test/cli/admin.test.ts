@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, startServeProcess } from '../support/cli.js';
+
+describe('footfall CLI: accounts and sites', () => {
+  let dataDir = '';
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ff-cli-'));
+  });
+  afterAll(async () => rm(dataDir, { recursive: true, force: true }));
+  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+
+  it('adds an account and a site, and lists sites as text and JSON', () => {
+    expect(cli('accounts', 'add', 'acme')).toMatchObject({ status: 0, stdout: 'account acme added\n' });
+    const added = cli('--json', 'sites', 'add', 'Example.com', '--timezone', 'Europe/Berlin', '--account', 'acme', '--attribution', 'first_touch', '--lookback-days', '14');
+    expect(added.status).toBe(0);
+    expect(JSON.parse(added.stdout)).toEqual({
+      domain: 'example.com',
+      timezone: 'Europe/Berlin',
+      account: 'acme',
+      attribution: 'first_touch',
+      lookback_days: 14,
+      rate_limit: 1000,
+    });
+    expect(cli('sites', 'add', 'shop.example.org', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
+    const list = cli('sites', 'list', '--json');
+    expect(JSON.parse(list.stdout).map((s: { domain: string }) => s.domain)).toEqual(['example.com', 'shop.example.org']);
+    const text = cli('sites', 'list');
+    expect(text.stdout).toMatch(/^DOMAIN\s+TIMEZONE\s+ACCOUNT\s+ATTRIBUTION/);
+    expect(text.stdout).toContain('shop.example.org  UTC');
+  });
+
+  it('changes a site with sites set and keeps the other settings', () => {
+    const set = cli('--json', 'sites', 'set', 'example.com', '--attribution', 'last_touch');
+    expect(set.status).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ attribution: 'last_touch', lookback_days: 14, timezone: 'Europe/Berlin' });
+  });
+
+  it.each([
+    [['sites', 'add', 'x.com', '--timezone', 'Mars/Olympus', '--account', 'acme'], /timezone/],
+    [['sites', 'add', 'not a domain', '--timezone', 'UTC', '--account', 'acme'], /domain/],
+    [['sites', 'add', 'x.com', '--account', 'acme'], /--timezone/],
+    [['sites', 'add', 'x.com', '--timezone', 'UTC', '--account', 'acme', '--attribution', 'linear'], /attribution/],
+    [['sites', 'add', 'x.com', '--timezone', 'UTC', '--account', 'acme', '--lookback-days', 'ten'], /number|expected/i],
+    [['accounts', 'add', 'bad id!'], /letters/],
+    [['sites', 'frobnicate'], /unknown command/],
+    [['serve', '--port', 'http'], /number|expected/i],
+  ])('exits 2 with one line for bad arguments: %j', (args, message) => {
+    const result = cli(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('exits 1 with one line when the operation fails', () => {
+    const dup = cli('accounts', 'add', 'acme');
+    expect(dup.status).toBe(1);
+    expect(dup.stderr).toBe('error: account acme already exists\n');
+    const orphan = cli('sites', 'add', 'y.com', '--timezone', 'UTC', '--account', 'nobody');
+    expect(orphan.status).toBe(1);
+    expect(orphan.stderr).toContain('account nobody does not exist');
+  });
+
+  it('has --help on every command', () => {
+    for (const args of [[], ['serve'], ['accounts'], ['accounts', 'add'], ['sites'], ['sites', 'add'], ['sites', 'list'], ['sites', 'set']]) {
+      const result = cli(...args, '--help');
+      expect(result.status, args.join(' ')).toBe(0);
+      expect(result.stdout).toContain('Usage: footfall');
+    }
+  });
+
+  it('admin commands work while serve runs on the same data directory, and serve sees their changes', async () => {
+    const { child, url } = await startServeProcess(dataDir);
+    try {
+      expect(cli('accounts', 'add', 'beta').status).toBe(0);
+      expect(cli('sites', 'add', 'beta.io', '--timezone', 'Asia/Tokyo', '--account', 'beta').status).toBe(0);
+      expect(JSON.parse(cli('--json', 'sites', 'list').stdout).map((s: { domain: string }) => s.domain)).toContain('beta.io');
+      const res = await fetch(`${url}/api/event`, {
+        method: 'POST',
+        headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0' },
+        body: JSON.stringify({ n: 'pageview', u: 'https://beta.io/', s: 'beta.io' }),
+      });
+      expect(res.status).toBe(202);
+      const second = runCli(['--data', dataDir, 'serve', '--port', '0']);
+      expect(second.status).toBe(1);
+      expect(second.stderr).toContain('already runs');
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+});
