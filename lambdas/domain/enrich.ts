@@ -96,6 +96,7 @@ export function enrichEvent(input: EnrichInput): EnrichResult {
       utm_campaign: campaign.utm_campaign,
       utm_term: campaign.utm_term,
       utm_content: campaign.utm_content,
+      click_ids: campaign.clickIds.length > 0 ? campaign.clickIds.join(',').slice(0, 256) : null,
       link: type === 'goal' && event.l ? event.l.slice(0, 2048) : null,
       country: request.country,
       language: request.language,

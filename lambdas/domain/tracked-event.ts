@@ -43,6 +43,8 @@ export const trackedEventSchema = z.object({
   utm_campaign: nullableStr(256),
   utm_term: nullableStr(256),
   utm_content: nullableStr(256),
+  /** Names of the click-id parameters on the page URL (e.g. `gclid`), comma-separated; kept so a rebuild can re-run the channel rules. */
+  click_ids: nullableStr(256),
   /** Outbound link URL (`l`) of an `Outbound Link: Click` goal. */
   link: nullableStr(2048),
   /** ISO 3166-1 alpha-2 country code, or null when unknown. */
@@ -84,6 +86,7 @@ export const TRACKED_EVENT_COLUMNS: ReadonlyArray<{ name: keyof TrackedEvent; ty
   { name: 'utm_campaign', type: 'string' },
   { name: 'utm_term', type: 'string' },
   { name: 'utm_content', type: 'string' },
+  { name: 'click_ids', type: 'string' },
   { name: 'link', type: 'string' },
   { name: 'country', type: 'string' },
   { name: 'language', type: 'string' },

@@ -41,6 +41,7 @@ export function trackedEvent(overrides: Partial<TrackedEvent> = {}): TrackedEven
     utm_campaign: null,
     utm_term: null,
     utm_content: null,
+    click_ids: null,
     link: null,
     country: 'DE',
     language: 'de',
