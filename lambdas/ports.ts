@@ -1,5 +1,7 @@
 import type { TrackedEvent } from './domain/tracked-event.js';
 import type { SiteConfig } from './domain/site.js';
+import type { Visit } from './domain/visit.js';
+import type { RollupDelta } from './domain/rollup.js';
 
 /**
  * The event stream (Kinesis in AWS, the durable local stream on a laptop).
@@ -19,4 +21,29 @@ export interface SiteDirectory {
 export interface SaltStore {
   /** Salt of `day` (`YYYY-MM-DD`, UTC), created on first use; salts of older days are deleted. */
   saltFor(day: string): Promise<string>;
+}
+
+/** Where the sessionizer keeps visits (items VISIT, `docs/data-model.md`). */
+export interface VisitStore {
+  /** Visits of a visitor that end at or after `fromMs` and start at or before `toMs` (ms since epoch). */
+  visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]>;
+  /** Writes `put` and deletes `remove` (visits merged away or moved). Idempotent. */
+  writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void>;
+}
+
+/** The position of a batch in its stream: applied at most once per rollup item. */
+export interface StreamCheckpoint {
+  shard: string;
+  /** The batch's last sequence number (Kinesis: a decimal string). */
+  sequence: string;
+}
+
+/** Where the sessionizer keeps rollups (items ROLLUP, `docs/data-model.md`). */
+export interface RollupStore {
+  /**
+   * Adds each delta to its item unless the item already holds this shard's
+   * `checkpoint` or a later one — so a retried, duplicated or bisected batch
+   * changes nothing twice.
+   */
+  apply(deltas: readonly RollupDelta[], checkpoint: StreamCheckpoint): Promise<void>;
 }

@@ -14,6 +14,10 @@ import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { buildTrackerSync } from '../tracker/build.js';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { createLocalServer, type Route } from './server.js';
+import { sessionizePoller } from './consumers.js';
+
+/** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
+export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
 
 /** Table name in local mode (dynalite wants 3+ characters). */
 export const LOCAL_TABLE = 'footfall';
@@ -25,14 +29,17 @@ export interface LocalServiceOptions {
   host?: string;
   /** App mode (spec §1): serve `/api/v1` and `/mcp`. Without it they answer 404. */
   app: boolean;
-  /** Interval of the scheduled work (sessionizer, sweeps), ms. */
   clock?: () => number;
+  /** How often the local stream is handed to the sessionizer, ms; 0 leaves it to `sessionize()`. */
+  sessionizeIntervalMs?: number;
 }
 
 export interface LocalService {
   url: string;
   dataDir: string;
   dynamo: DynamoConnection;
+  /** Runs the sessionizer over everything on the stream now; resolves with the records processed. */
+  sessionize(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -74,6 +81,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
     { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
   ];
+  const sessionizer = sessionizePoller(localPaths(dataDir).stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
+  const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
+  if (interval > 0) sessionizer.start(interval);
   const server = createLocalServer(routes);
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
@@ -84,7 +94,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     dataDir,
     dynamo,
+    sessionize: () => sessionizer.drain(),
     close: async () => {
+      await sessionizer.stop();
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
       await stream.close();

@@ -1,0 +1,48 @@
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoConnection } from './client.js';
+
+type Key = Record<string, unknown>;
+type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
+
+const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+
+/**
+ * BatchWriteItem in chunks of 25, re-sending unprocessed items with backoff
+ * (DynamoDB returns them under throttling).
+ * @throws after 8 attempts with items still unprocessed
+ */
+export async function batchWrite(conn: DynamoConnection, requests: readonly WriteRequest[]): Promise<number> {
+  let calls = 0;
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: WriteRequest[] = requests.slice(i, i + 25);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= 8) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
+      if (attempt > 0) await pause(attempt);
+      calls++;
+      const result = await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: pending } }));
+      pending = (result.UnprocessedItems?.[conn.table] ?? []) as WriteRequest[];
+    }
+  }
+  return calls;
+}
+
+/**
+ * BatchGetItem in chunks of 100 (strongly consistent), re-asking for
+ * unprocessed keys. Returns the items found, in no particular order.
+ */
+export async function batchGet(conn: DynamoConnection, keys: readonly Key[]): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Key[] = keys.slice(i, i + 100);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= 8) throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
+      if (attempt > 0) await pause(attempt);
+      const result = await conn.doc.send(
+        new BatchGetCommand({ RequestItems: { [conn.table]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      items.push(...((result.Responses?.[conn.table] ?? []) as Record<string, unknown>[]));
+      pending = (result.UnprocessedKeys?.[conn.table]?.Keys ?? []) as Key[];
+    }
+  }
+  return items;
+}

@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import type { Visit } from './visit.js';
+import { pageviewsOf } from './visit.js';
+import { localDay } from './range.js';
+
+/** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
+export const DIMENSIONS = ['channel', 'referrer', 'campaign', 'keyword', 'landing_page', 'page', 'country', 'device', 'browser', 'os', 'language'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/**
+ * The value(s) a visit has for each dimension (spec §4.2 table). `null` is a
+ * visit without a value (the `(none)` row). `page` lists every page viewed,
+ * once per visit: the dimension counts visits that viewed the page.
+ */
+export const DIMENSION_VALUES: Readonly<Record<Dimension, (v: Visit) => ReadonlyArray<string | null>>> = {
+  channel: (v) => [v.attrs.channel],
+  referrer: (v) => [v.attrs.referrer_host],
+  campaign: (v) => [v.attrs.utm_campaign],
+  keyword: (v) => [v.attrs.utm_term],
+  landing_page: (v) => [v.landing_page],
+  page: (v) => [...new Set(v.events.filter((e) => e.type === 'pageview').map((e) => e.path))],
+  country: (v) => [v.attrs.country],
+  device: (v) => [v.attrs.device],
+  browser: (v) => [v.attrs.browser],
+  os: (v) => [v.attrs.os],
+  language: (v) => [v.attrs.language],
+};
+
+/**
+ * Rollup items of a dimension are split by a hash of the value into this many
+ * buckets, so that a period of a site with many distinct pages stays well under
+ * DynamoDB's 400 KB item limit (about 8,000 values of 40 bytes per bucket).
+ */
+export const DIMENSION_BUCKETS: Readonly<Record<Dimension, number>> = {
+  channel: 1,
+  referrer: 2,
+  campaign: 2,
+  keyword: 2,
+  landing_page: 4,
+  page: 8,
+  country: 1,
+  device: 1,
+  browser: 1,
+  os: 1,
+  language: 1,
+};
+
+/** Daily (`D`, local day `YYYY-MM-DD`) and monthly (`M`, `YYYY-MM`) rollups. */
+export type Granularity = 'D' | 'M';
+export type RollupMetric = 'visits' | Dimension;
+
+/** Identifies one rollup item of a site. */
+export interface RollupKey {
+  site: string;
+  metric: RollupMetric;
+  granularity: Granularity;
+  period: string;
+  bucket: number;
+}
+
+/** Stored key of "no value" (`(none)`): dimension values are never empty strings. */
+export const NONE = '';
+
+/**
+ * What one batch adds to one rollup item. `visits` and `pageviews` are visits
+ * that started in the period (and their page views); `values` counts visits
+ * per dimension value; `visitors` are visitor ids seen in the period (added to
+ * the item's sketch, which only grows: events are never taken back).
+ */
+export interface RollupDelta {
+  key: RollupKey;
+  visits: number;
+  pageviews: number;
+  values: Map<string, number>;
+  visitors: Set<string>;
+}
+
+export function bucketOf(dimension: Dimension, value: string): number {
+  const buckets = DIMENSION_BUCKETS[dimension];
+  if (buckets === 1) return 0;
+  return createHash('md5').update(value).digest().readUInt32BE(0) % buckets;
+}
+
+const keyString = (k: RollupKey) => `${k.site}|${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
+
+/** Accumulates rollup deltas of a batch: contributions of new visits minus those of the visits they replace. */
+export class RollupDeltas {
+  private readonly deltas = new Map<string, RollupDelta>();
+
+  private delta(key: RollupKey): RollupDelta {
+    const id = keyString(key);
+    let d = this.deltas.get(id);
+    if (!d) {
+      d = { key, visits: 0, pageviews: 0, values: new Map(), visitors: new Set() };
+      this.deltas.set(id, d);
+    }
+    return d;
+  }
+
+  /**
+   * Adds (`sign` 1) or takes back (`sign` -1) a visit's counts: to the `visits`
+   * items of its start day and month, and to each dimension's items.
+   * Days are local to `timezone`.
+   */
+  addVisit(visit: Visit, timezone: string, sign: 1 | -1): void {
+    const day = localDay(visit.start, timezone);
+    const periods: Array<[Granularity, string]> = [
+      ['D', day],
+      ['M', day.slice(0, 7)],
+    ];
+    const pageviews = pageviewsOf(visit);
+    for (const [granularity, period] of periods) {
+      const totals = this.delta({ site: visit.site, metric: 'visits', granularity, period, bucket: 0 });
+      totals.visits += sign;
+      totals.pageviews += sign * pageviews;
+      for (const dimension of DIMENSIONS) {
+        for (const raw of DIMENSION_VALUES[dimension](visit)) {
+          const value = raw ?? NONE;
+          const d = this.delta({ site: visit.site, metric: dimension, granularity, period, bucket: bucketOf(dimension, value) });
+          d.values.set(value, (d.values.get(value) ?? 0) + sign);
+        }
+      }
+    }
+  }
+
+  /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local day and month). */
+  addActivity(site: string, visitorId: string, tsMs: number, timezone: string): void {
+    const day = localDay(tsMs, timezone);
+    this.delta({ site, metric: 'visits', granularity: 'D', period: day, bucket: 0 }).visitors.add(visitorId);
+    this.delta({ site, metric: 'visits', granularity: 'M', period: day.slice(0, 7), bucket: 0 }).visitors.add(visitorId);
+  }
+
+  /** Non-empty deltas: zero counts and unchanged items are left out. */
+  list(): RollupDelta[] {
+    const out: RollupDelta[] = [];
+    for (const d of this.deltas.values()) {
+      for (const [value, n] of d.values) if (n === 0) d.values.delete(value);
+      if (d.visits !== 0 || d.pageviews !== 0 || d.values.size > 0 || d.visitors.size > 0) out.push(d);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,19 @@
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
+import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
+import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
+import { createSessionizeHandler } from '../handlers/sessionize.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+
+/** Lambda entry of the sessionizer (Kinesis event source mapping). */
+export const handler = createSessionizeHandler({
+  ...createTelemetry('sessionize'),
+  clock: Date.now,
+  sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
+  visits: new DynamoVisitStore(dynamo),
+  rollups: new DynamoRollupStore(dynamo),
+});

@@ -1,0 +1,133 @@
+import { trackedEventSchema, type TrackedEvent } from '../domain/tracked-event.js';
+import { VISIT_GAP_MS, buildVisits, sameVisit, visitEventOf, type Visit } from '../domain/visit.js';
+import { RollupDeltas } from '../domain/rollup.js';
+import type { SiteConfig } from '../domain/site.js';
+import type { RollupStore, SiteDirectory, StreamCheckpoint, VisitStore } from '../ports.js';
+
+export interface SessionizeDeps {
+  sites: SiteDirectory;
+  visits: VisitStore;
+  rollups: RollupStore;
+  /** Visitors read and written at once. */
+  concurrency?: number;
+}
+
+/** A stream record as the sessionizer needs it: its position and its data (the enriched event as JSON). */
+export interface SessionizeRecord {
+  sequenceNumber: string;
+  data: Buffer;
+}
+
+export interface SessionizeOutcome {
+  events: number;
+  visitors: number;
+  /** Records whose data was not an enriched event (logged and skipped, never retried forever). */
+  malformed: number;
+  /** Events of sites that no longer exist. */
+  orphaned: number;
+  visitsWritten: number;
+  visitsRemoved: number;
+  rollupItems: number;
+}
+
+/** The visits a visitor's new events change: the old ones they touch, and what replaces them. */
+export interface VisitorChange {
+  before: Visit[];
+  after: Visit[];
+}
+
+/**
+ * Merges a visitor's new events into the stored visits they can touch.
+ * Pure: `stored` are the visits around the events' time window.
+ */
+export function changeVisits(site: string, visitorId: string, stored: readonly Visit[], events: readonly TrackedEvent[]): VisitorChange {
+  const merged = buildVisits(site, visitorId, [...stored.flatMap((v) => v.events.map((e, i) => (i === 0 ? { ...e, attrs: v.attrs } : e))), ...events.map(visitEventOf)]);
+  // Stored visits that come out the same are not changes.
+  const unchanged = merged.filter((v) => stored.some((s) => sameVisit(s, v)));
+  return {
+    before: stored.filter((s) => !unchanged.some((u) => u.id === s.id)),
+    after: merged.filter((v) => !unchanged.includes(v)),
+  };
+}
+
+async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/**
+ * Turns one batch of the event stream into visits and rollups
+ * (DESIGN.md "Idempotency without transactions"):
+ *
+ * 1. group the batch's events by site and visitor;
+ * 2. read each visitor's stored visits around the events, merge, and compute
+ *    the rollup deltas (contributions of the new visits minus the old);
+ * 3. apply every rollup delta, each conditioned on the shard's checkpoint;
+ * 4. only then write the visits, which are what step 2 reads.
+ *
+ * A crash anywhere and a retry of the same batch give the same end state:
+ * before step 4 the retry computes the same deltas and the items already
+ * updated skip them; during step 4 every delta is already applied and the
+ * visits are recomputed identically (visit ids and contents are functions of
+ * their events).
+ *
+ * @throws on storage errors; the caller reports the whole batch as failed
+ */
+export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCheckpoint, records: readonly SessionizeRecord[]): Promise<SessionizeOutcome> {
+  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0 };
+  const byVisitor = new Map<string, TrackedEvent[]>();
+  for (const record of records) {
+    let event: TrackedEvent;
+    try {
+      event = trackedEventSchema.parse(JSON.parse(record.data.toString('utf8')));
+    } catch {
+      outcome.malformed++;
+      continue;
+    }
+    outcome.events++;
+    const key = `${event.site}\n${event.visitor_id}`;
+    const list = byVisitor.get(key);
+    if (list) list.push(event);
+    else byVisitor.set(key, [event]);
+  }
+
+  const sites = new Map<string, SiteConfig | null>();
+  for (const events of byVisitor.values()) {
+    const site = events[0]?.site ?? '';
+    if (!sites.has(site)) sites.set(site, await deps.sites.getSite(site));
+  }
+
+  const deltas = new RollupDeltas();
+  const changes: VisitorChange[] = [];
+  const groups = [...byVisitor.values()];
+  await inParallel(groups, deps.concurrency ?? 16, async (events) => {
+    const first = events[0] as TrackedEvent;
+    const site = sites.get(first.site);
+    if (!site) {
+      outcome.orphaned += events.length;
+      return;
+    }
+    const times = events.map((e) => e.ts);
+    const stored = await deps.visits.visitsAround(site.domain, first.visitor_id, Math.min(...times) - VISIT_GAP_MS, Math.max(...times) + VISIT_GAP_MS);
+    const change = changeVisits(site.domain, first.visitor_id, stored, events);
+    for (const v of change.before) deltas.addVisit(v, site.timezone, -1);
+    for (const v of change.after) deltas.addVisit(v, site.timezone, 1);
+    for (const e of events) deltas.addActivity(site.domain, e.visitor_id, e.ts, site.timezone);
+    changes.push(change);
+  });
+  outcome.visitors = groups.length;
+
+  const list = deltas.list();
+  await deps.rollups.apply(list, checkpoint);
+  outcome.rollupItems = list.length;
+
+  const put = changes.flatMap((c) => c.after);
+  const remove = changes.flatMap((c) => c.before);
+  await deps.visits.writeVisits(put, remove);
+  outcome.visitsWritten = put.length;
+  outcome.visitsRemoved = remove.length;
+  return outcome;
+}

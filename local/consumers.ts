@@ -1,0 +1,32 @@
+import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
+import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
+import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
+import { createTelemetry } from '../lambdas/observability/telemetry.js';
+import { toKinesisEvent } from './kinesis-event.js';
+import { LocalStreamPoller, type BatchConsumer } from './stream-poller.js';
+
+/** Checkpoint names of the local stream's consumers. */
+export const SESSIONIZER = 'sessionize';
+
+/** The sessionizer Lambda handler as a consumer of the local stream (same handler, same event shape). */
+export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number = Date.now): BatchConsumer {
+  const handler = createSessionizeHandler({
+    ...createTelemetry('sessionize-local'),
+    clock,
+    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
+    visits: new DynamoVisitStore(dynamo),
+    rollups: new DynamoRollupStore(dynamo),
+  });
+  return async (records) => {
+    const { batchItemFailures } = await handler(toKinesisEvent(records));
+    return batchItemFailures[0]?.itemIdentifier ?? null;
+  };
+}
+
+/** A poller feeding the sessionizer from the local stream in `streamDir`. */
+export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, onError?: (e: unknown) => void): LocalStreamPoller {
+  return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo), { batchSize: 1000, onError });
+}

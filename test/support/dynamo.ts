@@ -1,0 +1,40 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { startMemoryDynalite } from '../../local/dynalite.js';
+import type { SiteConfig } from '../../lambdas/domain/site.js';
+import { site } from './events.js';
+
+let tables = 0;
+
+/** An in-memory dynalite with a fresh table and account `acme` owning the given sites. */
+export async function memoryTable(sites: Array<Partial<SiteConfig>> = [{}]): Promise<{ conn: DynamoConnection; close(): Promise<void> }> {
+  const db = await startMemoryDynalite();
+  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, maxAttempts: 1 });
+  await ensureTable(conn);
+  const config = new DynamoConfigStore(conn);
+  await config.addAccount('acme', new Date());
+  for (const s of sites) await config.addSite(site(s));
+  return {
+    conn,
+    close: async () => {
+      conn.doc.destroy();
+      await db.close();
+    },
+  };
+}
+
+/** Every item of the table, sorted by key, without the attributes in `omit`. */
+export async function scanAll(conn: DynamoConnection, omit: readonly string[] = []): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await conn.doc.send(new ScanCommand({ TableName: conn.table, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items
+    .map((item) => Object.fromEntries(Object.entries(item).filter(([k]) => !omit.includes(k)).map(([k, v]) => [k, v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v])))
+    .sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
+}
