@@ -69,9 +69,8 @@ export class LocalStreamPoller {
       }
       const failedAt = await this.consume(records);
       if (failedAt !== null) {
-        const done = records.filter((r) => r.sequenceNumber < failedAt);
-        processed += done.length;
-        await this.saveCheckpoint(done.length > 0 ? Number(failedAt) : offset);
+        const done = records.some((r) => r.sequenceNumber < failedAt);
+        await this.saveCheckpoint(done ? Number(failedAt) : offset);
         throw new Error(`consumer ${this.name} failed at record ${failedAt}`);
       }
       processed += records.length;
