@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import * as z from 'zod';
-import { startLocalService } from '../local/service.js';
+import { DEFAULT_SESSIONIZE_INTERVAL_MS, startLocalService } from '../local/service.js';
 import { contextOf, parseArgs } from './main.js';
 
 const portSchema = z.coerce.number().int().min(0).max(65_535);
@@ -21,10 +21,12 @@ export function registerServeCommands(program: Command): void {
     .option('--app', 'app mode: also serve the report API (/api/v1) and MCP (/mcp)')
     .option('--port <n>', 'port to listen on', process.env.PORT ?? '8787')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .action(async (opts: { app?: boolean; port: string; host: string }, command: Command) => {
+    .option('--sessionize-interval <ms>', 'how often the stream is sessionized (0: only by `footfall sessionize`)', String(DEFAULT_SESSIONIZE_INTERVAL_MS))
+    .action(async (opts: { app?: boolean; port: string; host: string; sessionizeInterval: string }, command: Command) => {
       const ctx = contextOf(command);
       const port = parseArgs(portSchema, opts.port);
-      const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false });
+      const sessionizeIntervalMs = parseArgs(z.coerce.number().int().min(0).max(3_600_000), opts.sessionizeInterval);
+      const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false, sessionizeIntervalMs });
       if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
       else {
         ctx.print(`Footfall is running at ${service.url} (data in ${service.dataDir}${opts.app ? ', app mode' : ''})`);

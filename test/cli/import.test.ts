@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../support/cli.js';
+import { CHROME_UA } from '../support/events.js';
+import { openLocalStore } from '../../local/service.js';
+import { readRollups } from '../../lambdas/adapters/dynamo/rollup-reader.js';
+import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
+
+const BOT = 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)';
+
+describe('footfall import events', () => {
+  let dataDir = '';
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ff-import-'));
+    expect(runCli(['--data', dataDir, 'accounts', 'add', 'acme']).status).toBe(0);
+    expect(runCli(['--data', dataDir, 'sites', 'add', 'example.com', '--timezone', 'America/New_York', '--account', 'acme']).status).toBe(0);
+  });
+  afterAll(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it('imports valid lines with their timestamps, reports bad lines by number, and sessionizes', async () => {
+    const line = (o: Record<string, unknown>) => JSON.stringify({ n: 'pageview', u: 'https://example.com/', ua: CHROME_UA, ...o });
+    const file = join(dataDir, 'events.jsonl');
+    await writeFile(
+      file,
+      [
+        line({ ts: '2025-06-01T14:00:00Z', v: 'visitor-0001', r: 'https://www.google.com/', country: 'us', language: 'en-US,en;q=0.9' }),
+        line({ ts: '2025-06-01T14:10:00Z', v: 'visitor-0001', u: 'https://example.com/pricing' }),
+        line({ ts: '2025-06-01T14:12:00Z', v: 'visitor-0001', n: 'goal', g: 'Signup' }),
+        '{broken',
+        line({ ts: 'yesterday', v: 'visitor-0002' }),
+        line({ ts: '2025-06-02T03:00:00Z', ip: '198.51.100.4', s: 'other.org' }),
+        line({ ts: '2025-06-02T03:00:00Z', ip: '198.51.100.4', ua: BOT }),
+        '',
+        line({ ts: '2025-06-02T03:30:00Z', ip: '198.51.100.4', u: 'https://example.com/blog' }),
+      ].join('\n'),
+    );
+    const result = runCli(['--data', dataDir, '--json', 'import', 'events', file, '--site', 'example.com']);
+    expect(result.status, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ lines: 9, accepted: 4, invalid: 3, dropped: { bot: 1 }, sessionized: 4 });
+    expect(summary.errors).toEqual([
+      'line 4: not JSON',
+      'line 5: ts: Invalid ISO datetime',
+      'line 6: s: other.org is not the imported site example.com',
+    ]);
+
+    const { dynamo, db } = await openLocalStore(dataDir, 'cli');
+    try {
+      // 14:00Z is 10:00 in New York; 03:00Z on June 2 is still June 1 there.
+      const [day] = await readRollups(dynamo, 'example.com', 'visits', 'D', '2025-06-01', '2025-06-01');
+      expect(day).toMatchObject({ visits: 2, pageviews: 3, ids: expect.any(Array) });
+      expect(day?.ids).toHaveLength(2);
+      const [visit] = await new DynamoVisitStore(dynamo).visitsAround('example.com', 'visitor-0001', 0, Date.now());
+      expect(visit).toMatchObject({ start: Date.parse('2025-06-01T14:00:00Z'), attrs: { channel: 'Search', country: 'US', language: 'en-US' } });
+      expect(visit?.events.map((e) => e.goal ?? e.path)).toEqual(['/', '/pricing', 'Signup']);
+    } finally {
+      dynamo.doc.destroy();
+      await db.close();
+    }
+  }, 60_000);
+
+  it('exits 1 for a missing file and 2 for a bad --site', () => {
+    expect(runCli(['--data', dataDir, 'import', 'events', join(dataDir, 'nope.jsonl')])).toMatchObject({ status: 1 });
+    expect(runCli(['--data', dataDir, 'import', 'events', 'x.jsonl', '--site', 'not a site'])).toMatchObject({ status: 2 });
+  });
+});
