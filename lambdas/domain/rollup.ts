@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Visit } from './visit.js';
 import { pageviewsOf } from './visit.js';
-import { localDay } from './range.js';
+import { addDays, dayStart, localDay } from './range.js';
 
 /** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
 export const DIMENSIONS = ['channel', 'referrer', 'campaign', 'keyword', 'landing_page', 'page', 'country', 'device', 'browser', 'os', 'language'] as const;
@@ -75,10 +74,29 @@ export interface RollupDelta {
   visitors: Set<string>;
 }
 
+/** The bucket of a dimension value: FNV-1a (32-bit) of its UTF-16 code units, modulo the bucket count. */
 export function bucketOf(dimension: Dimension, value: string): number {
   const buckets = DIMENSION_BUCKETS[dimension];
   if (buckets === 1) return 0;
-  return createHash('md5').update(value).digest().readUInt32BE(0) % buckets;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % buckets;
+}
+
+/**
+ * `localDay` with a memory of the last local day seen per timezone: events of a
+ * batch cluster in time, so most lookups are a range check instead of an Intl call.
+ */
+export class LocalDays {
+  private readonly last = new Map<string, { from: number; to: number; day: string }>();
+
+  of(tsMs: number, timezone: string): string {
+    const hit = this.last.get(timezone);
+    if (hit && tsMs >= hit.from && tsMs < hit.to) return hit.day;
+    const day = localDay(tsMs, timezone);
+    this.last.set(timezone, { from: dayStart(day, timezone), to: dayStart(addDays(day, 1), timezone), day });
+    return day;
+  }
 }
 
 const keyString = (k: RollupKey) => `${k.site}|${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
@@ -86,6 +104,7 @@ const keyString = (k: RollupKey) => `${k.site}|${k.metric}|${k.granularity}|${k.
 /** Accumulates rollup deltas of a batch: contributions of new visits minus those of the visits they replace. */
 export class RollupDeltas {
   private readonly deltas = new Map<string, RollupDelta>();
+  private readonly days = new LocalDays();
 
   private delta(key: RollupKey): RollupDelta {
     const id = keyString(key);
@@ -103,7 +122,7 @@ export class RollupDeltas {
    * Days are local to `timezone`.
    */
   addVisit(visit: Visit, timezone: string, sign: 1 | -1): void {
-    const day = localDay(visit.start, timezone);
+    const day = this.days.of(visit.start, timezone);
     const periods: Array<[Granularity, string]> = [
       ['D', day],
       ['M', day.slice(0, 7)],
@@ -125,7 +144,7 @@ export class RollupDeltas {
 
   /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local day and month). */
   addActivity(site: string, visitorId: string, tsMs: number, timezone: string): void {
-    const day = localDay(tsMs, timezone);
+    const day = this.days.of(tsMs, timezone);
     this.delta({ site, metric: 'visits', granularity: 'D', period: day, bucket: 0 }).visitors.add(visitorId);
     this.delta({ site, metric: 'visits', granularity: 'M', period: day.slice(0, 7), bucket: 0 }).visitors.add(visitorId);
   }

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { DIMENSIONS, DIMENSION_BUCKETS, LocalDays, NONE, RollupDeltas, bucketOf } from '../../lambdas/domain/rollup.js';
+import { localDay } from '../../lambdas/domain/range.js';
+import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
+import { trackedEvent } from '../support/events.js';
+
+const T = Date.UTC(2026, 9, 24, 21, 0); // 23:00 in Berlin, the night before the clocks go back
+
+function visitOf(overrides: Parameters<typeof trackedEvent>[0] = {}, paths = ['/', '/a', '/']) {
+  const events = paths.map((path, i) => visitEventOf(trackedEvent({ ts: T + i * 60_000, event_id: `x${i}`, path, ...overrides })));
+  const [visit] = buildVisits('example.com', 'visitor-0001', events);
+  if (!visit) throw new Error('no visit');
+  return visit;
+}
+
+describe('RollupDeltas', () => {
+  it('adds a visit to the visits item and one value per dimension, pages once per visit', () => {
+    const deltas = new RollupDeltas();
+    deltas.addVisit(visitOf({ referrer_host: null, utm_campaign: 'spring' }), 'Europe/Berlin', 1);
+    const list = deltas.list();
+    const visits = list.find((d) => d.key.metric === 'visits' && d.key.granularity === 'D');
+    expect(visits).toMatchObject({ key: { period: '2026-10-24' }, visits: 1, pageviews: 3 });
+    const values = (metric: string) => Object.fromEntries(list.filter((d) => d.key.metric === metric && d.key.granularity === 'M').flatMap((d) => [...d.values]));
+    expect(values('page')).toEqual({ '/': 1, '/a': 1 });
+    expect(values('referrer')).toEqual({ [NONE]: 1 });
+    expect(values('campaign')).toEqual({ spring: 1 });
+    expect(values('landing_page')).toEqual({ '/': 1 });
+    for (const dimension of DIMENSIONS) expect(Object.keys(values(dimension)).length, dimension).toBeGreaterThan(0);
+  });
+
+  it('cancels out a visit added and taken back, leaving no delta', () => {
+    const deltas = new RollupDeltas();
+    const visit = visitOf();
+    deltas.addVisit(visit, 'UTC', 1);
+    deltas.addVisit(visit, 'UTC', -1);
+    expect(deltas.list()).toEqual([]);
+  });
+
+  it('records activity per local day and month', () => {
+    const deltas = new RollupDeltas();
+    deltas.addActivity('example.com', 'v1', T + 2 * 3600_000, 'Europe/Berlin'); // 01:00 the next local day
+    const days = deltas.list().map((d) => `${d.key.granularity}#${d.key.period}:${[...d.visitors].join()}`);
+    expect(days).toEqual(['D#2026-10-25:v1', 'M#2026-10:v1']);
+  });
+});
+
+describe('bucketOf', () => {
+  it('spreads values over the buckets of their dimension and is stable', () => {
+    const pages = Array.from({ length: 800 }, (_, i) => `/blog/post-${i}`);
+    const counts = new Array(DIMENSION_BUCKETS.page).fill(0);
+    for (const p of pages) counts[bucketOf('page', p)]++;
+    expect(Math.min(...counts)).toBeGreaterThan(60);
+    expect(bucketOf('page', '/pricing')).toBe(bucketOf('page', '/pricing'));
+    expect(bucketOf('channel', 'Search')).toBe(0);
+  });
+});
+
+describe('LocalDays', () => {
+  it.each([
+    ['Europe/Berlin', Date.UTC(2026, 9, 24, 21, 59)],
+    ['Europe/Berlin', Date.UTC(2026, 9, 24, 22, 0)],
+    ['Europe/Berlin', Date.UTC(2026, 9, 25, 22, 59)],
+    ['Europe/Berlin', Date.UTC(2026, 9, 25, 23, 0)],
+    ['America/Los_Angeles', Date.UTC(2026, 2, 8, 7, 59)],
+    ['America/Los_Angeles', Date.UTC(2026, 2, 8, 8, 0)],
+    ['Asia/Kolkata', Date.UTC(2026, 0, 1, 18, 29)],
+    ['Asia/Kolkata', Date.UTC(2026, 0, 1, 18, 30)],
+  ])('agrees with localDay in %s at %i, whatever came before', (tz, ts) => {
+    const days = new LocalDays();
+    for (const warm of [ts - 86_400_000, ts - 1, ts + 1, ts - 3_600_000]) expect(days.of(warm, tz)).toBe(localDay(warm, tz));
+    expect(days.of(ts, tz)).toBe(localDay(ts, tz));
+  });
+});
