@@ -10,6 +10,7 @@ export const LAMBDA_ENTRIES = {
   event: 'lambdas/entry/event.ts',
   health: 'lambdas/entry/health.ts',
   tracker: 'lambdas/entry/tracker-script.ts',
+  sessionize: 'lambdas/entry/sessionize.ts',
 } as const;
 
 /**

@@ -1,4 +1,5 @@
 import { benchIngest } from './ingest.js';
+import { benchSessionize } from './sessionize.js';
 import { lambdaBundleSizes } from './bundle.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -7,6 +8,8 @@ import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
 const figures: Figure[] = [];
 process.stderr.write('ingest…\n');
 figures.push(...(await benchIngest()));
+process.stderr.write('sessionize…\n');
+figures.push(...(await benchSessionize()));
 process.stderr.write('bundles…\n');
 for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
   figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });

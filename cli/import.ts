@@ -13,7 +13,7 @@ import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import type { DropReason } from '../lambdas/domain/enrich.js';
 import type { SaltStore } from '../lambdas/ports.js';
 import { localPaths } from '../local/service.js';
-import { sessionizePoller } from '../local/consumers.js';
+import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { withLocalStore } from './store.js';
@@ -104,7 +104,12 @@ export function registerImportCommands(program: Command): void {
           process.stderr.write('\n');
         }
         // With no server running, nothing else would sessionize the import: do it now.
-        if (owner) result.sessionized = await sessionizePoller(localPaths(ctx.dataDir).stream, dynamo).drain();
+        if (owner) {
+          const paths = localPaths(ctx.dataDir);
+          result.sessionized = await sessionizePoller(paths.stream, dynamo).drain();
+          const archive = archivePoller(paths.stream, paths.archive);
+          await archive.poller.drain().finally(() => archive.close());
+        }
         return result;
       });
       if (ctx.json) {

@@ -2,7 +2,10 @@ import { Command, CommanderError, Option } from 'commander';
 import * as z from 'zod';
 import { registerAdminCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
+import { registerSqlCommand } from './sql.js';
 import { registerStartCommand } from './start.js';
+import { registerStreamCommands } from './stream.js';
+import { registerImportCommands } from './import.js';
 
 /** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
 export class UsageError extends Error {}
@@ -43,7 +46,10 @@ export function buildProgram(): Command {
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   registerServeCommands(program);
   registerStartCommand(program);
+  registerStreamCommands(program);
+  registerImportCommands(program);
   registerAdminCommands(program);
+  registerSqlCommand(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }

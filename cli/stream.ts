@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { localPaths } from '../local/service.js';
-import { sessionizePoller } from '../local/consumers.js';
+import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf } from './main.js';
 import { withLocalStore } from './store.js';
 
@@ -8,14 +8,20 @@ import { withLocalStore } from './store.js';
 export function registerStreamCommands(program: Command): void {
   program
     .command('sessionize')
-    .description('sessionize everything on the local stream now (serve also does it every few seconds)')
+    .description('sessionize and archive everything on the local stream now (serve also does it every few seconds)')
     .action(async (_opts, command: Command) => {
       const ctx = contextOf(command);
-      const processed = await withLocalStore(ctx.dataDir, async (dynamo) => {
-        const poller = sessionizePoller(localPaths(ctx.dataDir).stream, dynamo);
-        return poller.drain();
+      const paths = localPaths(ctx.dataDir);
+      const result = await withLocalStore(ctx.dataDir, async (dynamo) => {
+        const sessionized = await sessionizePoller(paths.stream, dynamo).drain();
+        const archive = archivePoller(paths.stream, paths.archive);
+        try {
+          return { sessionized, archived: await archive.poller.drain() };
+        } finally {
+          await archive.close();
+        }
       });
-      if (ctx.json) ctx.printJson({ records: processed });
-      else ctx.print(`sessionized ${processed} records`);
+      if (ctx.json) ctx.printJson(result);
+      else ctx.print(`sessionized ${result.sessionized} records, archived ${result.archived}`);
     });
 }

@@ -7,9 +7,11 @@ import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { toKinesisEvent } from './kinesis-event.js';
 import { LocalStreamPoller, type BatchConsumer } from './stream-poller.js';
+import { createArchiveConsumer } from './archive.js';
 
 /** Checkpoint names of the local stream's consumers. */
 export const SESSIONIZER = 'sessionize';
+export const ARCHIVER = 'archive';
 
 /** The sessionizer Lambda handler as a consumer of the local stream (same handler, same event shape). */
 export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number = Date.now): BatchConsumer {
@@ -29,4 +31,20 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
 /** A poller feeding the sessionizer from the local stream in `streamDir`. */
 export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, onError?: (e: unknown) => void): LocalStreamPoller {
   return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo), { batchSize: 1000, onError });
+}
+
+/**
+ * The local stand-in for Firehose: a poller writing the stream to Parquet
+ * under `archiveDir`. `close()` stops it and releases DuckDB.
+ */
+export function archivePoller(streamDir: string, archiveDir: string, onError?: (e: unknown) => void): { poller: LocalStreamPoller; close(): Promise<void> } {
+  const consumer = createArchiveConsumer(archiveDir);
+  const poller = new LocalStreamPoller(streamDir, ARCHIVER, consumer, { batchSize: 5000, onError });
+  return {
+    poller,
+    close: async () => {
+      await poller.stop();
+      await consumer.close();
+    },
+  };
 }

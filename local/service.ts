@@ -14,7 +14,7 @@ import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { buildTrackerSync } from '../tracker/build.js';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { createLocalServer, type Route } from './server.js';
-import { sessionizePoller } from './consumers.js';
+import { archivePoller, sessionizePoller } from './consumers.js';
 
 /** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
 export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
@@ -40,6 +40,8 @@ export interface LocalService {
   dynamo: DynamoConnection;
   /** Runs the sessionizer over everything on the stream now; resolves with the records processed. */
   sessionize(): Promise<number>;
+  /** Writes everything on the stream to the Parquet archive now. */
+  archive(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -81,9 +83,15 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
     { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
   ];
-  const sessionizer = sessionizePoller(localPaths(dataDir).stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
+  const paths = localPaths(dataDir);
+  const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
+  const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
-  if (interval > 0) sessionizer.start(interval);
+  if (interval > 0) {
+    sessionizer.start(interval);
+    // Firehose buffers for a minute or more; locally the archive follows within seconds.
+    archiver.poller.start(interval * 2);
+  }
   const server = createLocalServer(routes);
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
@@ -95,8 +103,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     dataDir,
     dynamo,
     sessionize: () => sessionizer.drain(),
+    archive: () => archiver.poller.drain(),
     close: async () => {
       await sessionizer.stop();
+      await archiver.close();
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
       await stream.close();

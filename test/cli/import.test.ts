@@ -46,6 +46,13 @@ describe('footfall import events', () => {
       'line 6: s: other.org is not the imported site example.com',
     ]);
 
+    const sql = runCli(['--data', dataDir, '--json', 'sql', "SELECT dt, count(*) AS n FROM events WHERE site = 'example.com' GROUP BY dt ORDER BY dt"]);
+    expect(sql.status, sql.stderr).toBe(0);
+    expect(JSON.parse(sql.stdout)).toEqual([
+      { dt: '2025-06-01', n: 3 },
+      { dt: '2025-06-02', n: 1 },
+    ]);
+
     const { dynamo, db } = await openLocalStore(dataDir, 'cli');
     try {
       // 14:00Z is 10:00 in New York; 03:00Z on June 2 is still June 1 there.
