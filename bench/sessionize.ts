@@ -83,7 +83,7 @@ function* batches<T>(items: Iterable<T>, size: number): Generator<T[]> {
 }
 
 /** Pure sessionization: grouping, visit merging and rollup deltas, with visits kept in memory. */
-function benchPure(total: number): Figure[] {
+export function benchSessionizePure(total: number): Figure[] {
   const stored = new Map<string, Visit[]>();
   let peak = 0;
   let elapsed = 0n;
@@ -151,5 +151,5 @@ async function benchDynalite(total: number): Promise<Figure[]> {
 }
 
 export async function benchSessionize(): Promise<Figure[]> {
-  return [...benchPure(1_000_000), ...(await benchDynalite(50_000))];
+  return [...benchSessionizePure(1_000_000), ...(await benchDynalite(50_000))];
 }

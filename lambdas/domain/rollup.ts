@@ -17,7 +17,11 @@ export const DIMENSION_VALUES: Readonly<Record<Dimension, (v: Visit) => Readonly
   campaign: (v) => [v.attrs.utm_campaign],
   keyword: (v) => [v.attrs.utm_term],
   landing_page: (v) => [v.landing_page],
-  page: (v) => [...new Set(v.events.filter((e) => e.type === 'pageview').map((e) => e.path))],
+  page: (v) => {
+    const paths = new Set<string>();
+    for (const e of v.events) if (e.type === 'pageview') paths.add(e.path);
+    return [...paths];
+  },
   country: (v) => [v.attrs.country],
   device: (v) => [v.attrs.device],
   browser: (v) => [v.attrs.browser],
@@ -99,19 +103,39 @@ export class LocalDays {
   }
 }
 
-const keyString = (k: RollupKey) => `${k.site}|${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
+const MAX_BUCKETS = 8;
+/** Slot of a metric and bucket among a period's deltas: `visits` first, then each dimension's buckets. */
+const DIMENSION_INDEX = new Map<RollupMetric, number>(DIMENSIONS.map((d, i) => [d, i]));
+const slotOf = (metric: RollupMetric, bucket: number) => (metric === 'visits' ? 0 : 1 + (DIMENSION_INDEX.get(metric) ?? 0) * MAX_BUCKETS + bucket);
 
 /** Accumulates rollup deltas of a batch: contributions of new visits minus those of the visits they replace. */
 export class RollupDeltas {
-  private readonly deltas = new Map<string, RollupDelta>();
+  // Deltas by period, then by slot: one string key per visit and period instead of one per dimension.
+  private readonly periods = new Map<string, { site: string; granularity: Granularity; period: string; slots: Array<RollupDelta | undefined> }>();
   private readonly days = new LocalDays();
 
-  private delta(key: RollupKey): RollupDelta {
-    const id = keyString(key);
-    let d = this.deltas.get(id);
+  // The last period looked up per granularity: events of a batch mostly share their day and month.
+  private readonly recent: Partial<Record<Granularity, { site: string; period: string; slots: Array<RollupDelta | undefined> }>> = {};
+
+  private slots(site: string, granularity: Granularity, period: string): Array<RollupDelta | undefined> {
+    const last = this.recent[granularity];
+    if (last && last.period === period && last.site === site) return last.slots;
+    const id = `${site}|${granularity}|${period}`;
+    let entry = this.periods.get(id);
+    if (!entry) {
+      entry = { site, granularity, period, slots: [] };
+      this.periods.set(id, entry);
+    }
+    this.recent[granularity] = entry;
+    return entry.slots;
+  }
+
+  private delta(slots: Array<RollupDelta | undefined>, site: string, metric: RollupMetric, granularity: Granularity, period: string, bucket: number): RollupDelta {
+    const slot = slotOf(metric, bucket);
+    let d = slots[slot];
     if (!d) {
-      d = { key, visits: 0, pageviews: 0, values: new Map(), visitors: new Set() };
-      this.deltas.set(id, d);
+      d = { key: { site, metric, granularity, period, bucket }, visits: 0, pageviews: 0, values: new Map(), visitors: new Set() };
+      slots[slot] = d;
     }
     return d;
   }
@@ -128,16 +152,22 @@ export class RollupDeltas {
       ['M', day.slice(0, 7)],
     ];
     const pageviews = pageviewsOf(visit);
+    // Each dimension's values and buckets once per visit, then into both periods.
+    const values: Array<[Dimension, string, number]> = [];
+    for (const dimension of DIMENSIONS) {
+      for (const raw of DIMENSION_VALUES[dimension](visit)) {
+        const value = raw ?? NONE;
+        values.push([dimension, value, bucketOf(dimension, value)]);
+      }
+    }
     for (const [granularity, period] of periods) {
-      const totals = this.delta({ site: visit.site, metric: 'visits', granularity, period, bucket: 0 });
+      const slots = this.slots(visit.site, granularity, period);
+      const totals = this.delta(slots, visit.site, 'visits', granularity, period, 0);
       totals.visits += sign;
       totals.pageviews += sign * pageviews;
-      for (const dimension of DIMENSIONS) {
-        for (const raw of DIMENSION_VALUES[dimension](visit)) {
-          const value = raw ?? NONE;
-          const d = this.delta({ site: visit.site, metric: dimension, granularity, period, bucket: bucketOf(dimension, value) });
-          d.values.set(value, (d.values.get(value) ?? 0) + sign);
-        }
+      for (const [dimension, value, bucket] of values) {
+        const d = this.delta(slots, visit.site, dimension, granularity, period, bucket);
+        d.values.set(value, (d.values.get(value) ?? 0) + sign);
       }
     }
   }
@@ -145,16 +175,20 @@ export class RollupDeltas {
   /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local day and month). */
   addActivity(site: string, visitorId: string, tsMs: number, timezone: string): void {
     const day = this.days.of(tsMs, timezone);
-    this.delta({ site, metric: 'visits', granularity: 'D', period: day, bucket: 0 }).visitors.add(visitorId);
-    this.delta({ site, metric: 'visits', granularity: 'M', period: day.slice(0, 7), bucket: 0 }).visitors.add(visitorId);
+    const month = day.slice(0, 7);
+    this.delta(this.slots(site, 'D', day), site, 'visits', 'D', day, 0).visitors.add(visitorId);
+    this.delta(this.slots(site, 'M', month), site, 'visits', 'M', month, 0).visitors.add(visitorId);
   }
 
   /** Non-empty deltas: zero counts and unchanged items are left out. */
   list(): RollupDelta[] {
     const out: RollupDelta[] = [];
-    for (const d of this.deltas.values()) {
-      for (const [value, n] of d.values) if (n === 0) d.values.delete(value);
-      if (d.visits !== 0 || d.pageviews !== 0 || d.values.size > 0 || d.visitors.size > 0) out.push(d);
+    for (const { slots } of this.periods.values()) {
+      for (const d of slots) {
+        if (!d) continue;
+        for (const [value, n] of d.values) if (n === 0) d.values.delete(value);
+        if (d.visits !== 0 || d.pageviews !== 0 || d.values.size > 0 || d.visitors.size > 0) out.push(d);
+      }
     }
     return out;
   }

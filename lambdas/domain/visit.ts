@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Device, TrackedEvent } from './tracked-event.js';
 
 /** A visit ends after 30 minutes without an event (DESIGN.md "Visit"). */
@@ -73,12 +72,11 @@ export function visitEventOf(e: TrackedEvent): VisitEvent {
 }
 
 /**
- * A visit's id: a function of its site, visitor and first event, so that
- * recomputing the same visit (a retried batch) gives the same id.
+ * A visit's id is its first event's id: unique (a random UUID given at
+ * ingestion) and a function of the visit's events, so recomputing the same
+ * visit (a retried batch) gives the same id.
  */
-export function visitId(site: string, visitorId: string, firstEventId: string): string {
-  return createHash('sha256').update(`${site}\n${visitorId}\n${firstEventId}`).digest('base64url').slice(0, 16);
-}
+export const visitId = (firstEventId: string): string => firstEventId;
 
 const byTime = (a: VisitEvent, b: VisitEvent) => a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -108,7 +106,7 @@ export function buildVisits(site: string, visitorId: string, events: readonly Vi
     const attrs = group.find((e) => e.attrs)?.attrs;
     if (!attrs) throw new Error(`visit of ${visitorId} has no event with attributes`);
     visits.push({
-      id: visitId(site, visitorId, first.id),
+      id: visitId(first.id),
       site,
       visitor_id: visitorId,
       start: first.ts,
