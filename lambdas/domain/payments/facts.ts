@@ -1,0 +1,81 @@
+/**
+ * What a provider's webhook event tells us, in one vocabulary for every
+ * provider. Each provider module turns a verified event into these facts; the
+ * payment store merges them (DESIGN.md "Tracker and payments"): one payment is
+ * one row however many events describe it, and an event delivered twice
+ * changes nothing the second time.
+ */
+export const PROVIDERS = ['stripe', 'lemonsqueezy', 'paddle', 'polar'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** Payment statuses (`docs/payments.md`): a partial refund keeps `paid` with `refunded` > 0. */
+export const PAYMENT_STATUSES = ['paid', 'failed', 'refunded'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/**
+ * A fact about one payment. Every field but the ids is optional: an event
+ * states what it knows, and the store keeps the union (later facts win field
+ * by field, except that `refunded` only grows and `paid` never returns to a
+ * payment already `refunded`).
+ */
+export interface PaymentFact {
+  provider: Provider;
+  /**
+   * The id the payment row is known by (`provider_payment_id`): Stripe's
+   * PaymentIntent id when the event has one, Lemon Squeezy's order id,
+   * Paddle's transaction id, Polar's order id.
+   */
+  id: string;
+  /**
+   * Other ids of the same purchase that other events use instead (Stripe:
+   * the Checkout Session, Charge and Invoice ids); the store maps each to `id`.
+   */
+  aliases: string[];
+  /** Time of the payment, ms since epoch (UTC). */
+  ts?: number;
+  /** Amount in the currency's minor unit (ISO 4217 exponent: JPY 0, KWD 3). */
+  amount?: number;
+  /** ISO 4217 code, upper case. */
+  currency?: string;
+  /** The provider's own USD value of `amount`, when it gives one (decimal USD). */
+  amount_usd?: number;
+  /** Total refunded so far, minor unit of `currency` (cumulative, not this refund alone). */
+  refunded?: number;
+  status?: PaymentStatus;
+  customer_id?: string;
+  /** `footfall_visitor_id` from the metadata/custom data of this event's objects. */
+  visitor_id?: string;
+  /** A subscription renewal (not the first payment of the subscription). */
+  is_renewal?: boolean;
+  subscription_id?: string;
+}
+
+/** Subscription statuses as each provider names them, mapped to whether the customer is still paying. */
+export interface SubscriptionFact {
+  provider: Provider;
+  subscription_id: string;
+  customer_id?: string;
+  /** The provider's status word (`active`, `trialing`, `past_due`, `canceled`, `paused`, …). */
+  status: string;
+  /** True while the subscription is paying or will renew (active, trialing, past due). */
+  paying: boolean;
+  visitor_id?: string;
+  /** When the status took effect, ms since epoch. */
+  ts: number;
+}
+
+/** A customer record with a visitor id in its metadata (Stripe customers). */
+export interface CustomerFact {
+  provider: Provider;
+  customer_id: string;
+  visitor_id: string;
+}
+
+export interface ProviderFacts {
+  /** The provider's event id, for logs. */
+  event_id: string;
+  event_type: string;
+  payments: PaymentFact[];
+  subscriptions: SubscriptionFact[];
+  customers: CustomerFact[];
+}
