@@ -1,11 +1,12 @@
 import { Command, CommanderError, Option } from 'commander';
 import * as z from 'zod';
-import { registerAdminCommands } from './admin.js';
+import { registerAdminCommands, registerProviderCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
 import { registerStartCommand } from './start.js';
 import { registerStreamCommands } from './stream.js';
 import { registerImportCommands } from './import.js';
+import { registerFxCommands } from './fx.js';
 
 /** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
 export class UsageError extends Error {}
@@ -49,7 +50,9 @@ export function buildProgram(): Command {
   registerStreamCommands(program);
   registerImportCommands(program);
   registerAdminCommands(program);
+  registerProviderCommands(program);
   registerSqlCommand(program);
+  registerFxCommands(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }
