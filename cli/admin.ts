@@ -6,10 +6,14 @@ import {
   DEFAULT_LOOKBACK_DAYS,
   DEFAULT_RATE_LIMIT,
   accountIdSchema,
+  domainSchema,
   siteConfigSchema,
   siteSettingsSchema,
   type SiteConfig,
 } from '../lambdas/domain/site.js';
+import { PROVIDERS } from '../lambdas/domain/payments/facts.js';
+import { recreditSite } from '../lambdas/services/payments.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { contextOf, parseArgs } from './main.js';
 import { formatTable } from './output.js';
 import { withLocalStore } from './store.js';
@@ -93,8 +97,44 @@ export function registerAdminCommands(program: Command): void {
           rate_limit: opts.rateLimit === undefined ? undefined : parseArgs(intArg, opts.rateLimit),
         },
       );
-      const site = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).updateSite(domain.toLowerCase(), changes));
-      if (ctx.json) ctx.printJson(siteRow(site));
-      else ctx.print(`site ${site.domain} updated`);
+      // A new model or window credits every payment of the site again.
+      const recredit = changes.attribution !== undefined || changes.lookback_days !== undefined;
+      const { site, recredited } = await withLocalStore(ctx.dataDir, async (db) => {
+        const updated = await new DynamoConfigStore(db).updateSite(domain.toLowerCase(), changes);
+        return { site: updated, recredited: recredit ? await recreditSite(dynamoPaymentDeps(db), updated) : 0 };
+      });
+      if (ctx.json) ctx.printJson({ ...siteRow(site), recredited_payments: recredited });
+      else ctx.print(`site ${site.domain} updated${recredit ? `; ${recredited} payments credited again` : ''}`);
+    });
+}
+
+/** `providers connect|list`: the payment providers whose webhooks a site takes. */
+export function registerProviderCommands(program: Command): void {
+  const providers = program.command('providers').description('connect payment providers (webhook secrets)');
+  providers
+    .command('connect <provider>')
+    .description('store the webhook signing secret of a provider for a site')
+    .requiredOption('--site <domain>', 'the site the payments belong to')
+    .requiredOption('--webhook-secret <secret>', 'the signing secret the provider shows for the webhook endpoint')
+    .action(async (provider: string, opts: { site: string; webhookSecret: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const name = parseArgs(z.enum(PROVIDERS), provider);
+      const domain = parseArgs(domainSchema, opts.site);
+      const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret);
+      await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).connectProvider(domain, name, secret, new Date()));
+      const path = `/api/webhooks/${name}/${domain}`;
+      if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path });
+      else ctx.print(`${name} connected to ${domain}: point its webhook at https://<your host>${path}`);
+    });
+  providers
+    .command('list')
+    .description('list the providers connected to a site')
+    .requiredOption('--site <domain>', 'the site')
+    .action(async (opts: { site: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const domain = parseArgs(domainSchema, opts.site);
+      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).listProviders(domain));
+      if (ctx.json) ctx.printJson(list);
+      else ctx.print(formatTable(list, ['provider', 'connected']));
     });
 }

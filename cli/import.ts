@@ -17,6 +17,9 @@ import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { withLocalStore } from './store.js';
+import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
+import { applyProviderFacts } from '../lambdas/services/payments.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 
 /** Events written to the stream per put. */
 const CHUNK = 500;
@@ -55,6 +58,7 @@ function progress(done: number, total: number, lines: number): void {
 /** `import events <file.jsonl> [--site]`: historic events through the same validation and enrichment. */
 export function registerImportCommands(program: Command): void {
   const imports = program.command('import').description('import historic data');
+  registerPaymentImport(imports);
   imports
     .command('events <file>')
     .description('import events from a JSON-lines file (inbound fields plus ts, ua, ip, country, language)')
@@ -121,5 +125,40 @@ export function registerImportCommands(program: Command): void {
       for (const e of summary.errors) ctx.print(`  ${e}`);
       if (summary.invalid > summary.errors.length) ctx.print(`  … and ${summary.invalid - summary.errors.length} more`);
       ctx.print(summary.sessionized === null ? 'the running server sessionizes them within seconds' : `sessionized ${summary.sessionized} records`);
+    });
+}
+
+/** `import payments <file.jsonl>`: historic payments through the same merging, crediting and idempotency as webhooks. */
+export function registerPaymentImport(imports: Command): void {
+  imports
+    .command('payments <file>')
+    .description('import payments from a JSON-lines file (provider, provider_payment_id, ts, amount, currency, refunded, status, customer_id, visitor_id, is_renewal, subscription_id, subscription_status)')
+    .requiredOption('--site <domain>', 'the site the payments belong to')
+    .action(async (file: string, opts: { site: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const domain = parseArgs(domainSchema, opts.site);
+      if (!(await stat(file).catch(() => null))) throw new Error(`cannot read ${file}`);
+      const summary = await withLocalStore(ctx.dataDir, async (dynamo) => {
+        const site = await new DynamoConfigStore(dynamo).getSite(domain);
+        if (!site) throw new Error(`site ${domain} does not exist`);
+        const deps = dynamoPaymentDeps(dynamo);
+        const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[] };
+        for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+          result.lines++;
+          if (!text.trim()) continue;
+          try {
+            await applyProviderFacts(deps, site, parsePaymentLine(text, result.lines));
+            result.imported++;
+          } catch (error) {
+            if (!(error instanceof ImportLineError)) throw error;
+            result.invalid++;
+            if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
+          }
+        }
+        return result;
+      });
+      if (ctx.json) return ctx.printJson(summary);
+      ctx.print(`read ${summary.lines} lines: ${summary.imported} payments imported, ${summary.invalid} invalid`);
+      for (const e of summary.errors) ctx.print(`  ${e}`);
     });
 }

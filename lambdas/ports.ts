@@ -29,6 +29,8 @@ export interface VisitStore {
   visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]>;
   /** Writes `put` and deletes `remove` (visits merged away or moved). Idempotent. */
   writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void>;
+  /** The visitor's first visit ever on the site, or null. */
+  firstVisit(site: string, visitorId: string): Promise<Visit | null>;
 }
 
 /** The position of a batch in its stream: applied at most once per rollup item. */

@@ -8,6 +8,9 @@ import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.j
 import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
 import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import { createEventHandler } from '../lambdas/handlers/event.js';
+import { createWebhookHandler } from '../lambdas/handlers/webhook.js';
+import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
@@ -42,6 +45,8 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
+  /** Runs the scheduled work (re-crediting pending payments) now. */
+  scheduled(): Promise<{ sites: number; recredited: number }>;
   close(): Promise<void>;
 }
 
@@ -78,7 +83,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     stream,
     limiter: new SiteRateLimiter(),
   });
+  const config = new DynamoConfigStore(dynamo);
+  const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config });
   const routes: Route[] = [
+    { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
     { methods: ['POST', 'OPTIONS'], path: '/api/event', handler: eventHandler, functionName: 'event' },
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
     { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
@@ -87,10 +95,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
   const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
+  const scheduled = createScheduledHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config });
+  let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
     sessionizer.start(interval);
     // Firehose buffers for a minute or more; locally the archive follows within seconds.
     archiver.poller.start(interval * 2);
+    // The EventBridge schedule runs every 5 minutes in AWS; locally, right after the sessionizer catches up.
+    schedule = setInterval(() => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)), Math.max(interval * 5, 5_000));
   }
   const server = createLocalServer(routes);
   await new Promise<void>((resolveListen, reject) => {
@@ -104,7 +116,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     dynamo,
     sessionize: () => sessionizer.drain(),
     archive: () => archiver.poller.drain(),
+    scheduled: () => scheduled(),
     close: async () => {
+      clearInterval(schedule);
       await sessionizer.stop();
       await archiver.close();
       await new Promise<void>((r) => server.close(() => r()));

@@ -30,6 +30,9 @@ function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
+/** A provider connected to a site: the secret its webhooks are signed with. */
+const providerKey = (domain: string, provider: string) => ({ [PK]: `PROVIDER#${domain}`, [SK]: provider });
+
 /** Accounts and sites in the single table (`docs/data-model.md`, items ACCOUNT and SITE). */
 export class DynamoConfigStore implements SiteDirectory {
   constructor(private readonly conn: DynamoConnection) {}
@@ -130,5 +133,27 @@ export class DynamoConfigStore implements SiteDirectory {
       if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`site ${domain} does not exist`);
       throw error;
     }
+  }
+
+  /** Stores (or replaces) the webhook signing secret of a provider for a site. @throws NotFoundError for an unknown site */
+  async connectProvider(domain: string, provider: string, secret: string, now: Date): Promise<void> {
+    if (!(await this.getSite(domain))) throw new NotFoundError(`site ${domain} does not exist`);
+    await this.conn.doc.send(
+      new PutCommand({ TableName: this.conn.table, Item: { ...providerKey(domain, provider), type: 'PROVIDER', secret, connected: now.toISOString() } }),
+    );
+  }
+
+  /** The webhook secret of a provider for a site, or null when it is not connected. */
+  async providerSecret(domain: string, provider: string): Promise<string | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: providerKey(domain, provider), ConsistentRead: true }));
+    return Item ? String(Item.secret) : null;
+  }
+
+  /** The providers connected to a site, with when (never the secrets). */
+  async listProviders(domain: string): Promise<Array<{ provider: string; connected: string }>> {
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PROVIDER#${domain}` } }),
+    );
+    return Items.map((i) => ({ provider: String(i[SK]), connected: String(i.connected) }));
   }
 }

@@ -2,7 +2,8 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { parseRollupItem, rollupPk, type RollupItem } from './rollup-store.js';
-import type { Granularity, RollupMetric } from '../../domain/rollup.js';
+import type { Dimension, Granularity, RollupMetric } from '../../domain/rollup.js';
+import { paymentRollupPk } from './payment-store.js';
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
 export interface ReadCost {
@@ -58,4 +59,38 @@ export async function readRollups(
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/**
+ * Reads the payment rollups of a metric (`totals` or a dimension) for periods
+ * `from`..`to`: each period's entries by payment key, tombstones included.
+ */
+export async function readPaymentEntries(
+  conn: DynamoConnection,
+  site: string,
+  metric: 'totals' | Dimension,
+  granularity: Granularity,
+  from: string,
+  to: string,
+  cost?: ReadCost,
+): Promise<Array<{ period: string; entries: Record<string, number[] | unknown[]> }>> {
+  const out: Array<{ period: string; entries: Record<string, unknown[]> }> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await conn.doc.send(
+      new QueryCommand({
+        TableName: conn.table,
+        KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+        ExpressionAttributeValues: { ':pk': paymentRollupPk(site, metric), ':from': `${granularity}#${from}`, ':to': `${granularity}#${to}~` },
+        ExclusiveStartKey: start,
+      }),
+    );
+    if (cost) {
+      cost.requests++;
+      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
+    }
+    for (const item of page.Items ?? []) out.push({ period: String(item[SK]).slice(2), entries: JSON.parse(String(item.e ?? '{}')) });
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
 }

@@ -74,8 +74,9 @@ export class DynamoVisitStore implements VisitStore {
       const page = await this.conn.doc.send(
         new QueryCommand({
           TableName: this.conn.table,
-          KeyConditionExpression: `${PK} = :pk AND ${SK} <= :to`,
-          ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':to': skUpTo(toMs) },
+          // The partition also holds the visitor's payments (P#…): stay within the visits.
+          KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+          ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': skUpTo(toMs) },
           ScanIndexForward: false,
           Limit: 10,
           ExclusiveStartKey: start,
@@ -89,6 +90,20 @@ export class DynamoVisitStore implements VisitStore {
       start = page.LastEvaluatedKey;
       if (!start) return visits.reverse();
     }
+  }
+
+  async firstVisit(site: string, visitorId: string): Promise<Visit | null> {
+    this.calls.query++;
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :v)`,
+        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':v': 'V#' },
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    return Items[0] ? itemToVisit(Items[0]) : null;
   }
 
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {

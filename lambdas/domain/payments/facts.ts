@@ -23,7 +23,8 @@ export interface PaymentFact {
   /**
    * The id the payment row is known by (`provider_payment_id`): Stripe's
    * PaymentIntent id when the event has one, Lemon Squeezy's order id,
-   * Paddle's transaction id, Polar's order id.
+   * Paddle's transaction id, Polar's order id (Lemon Squeezy renewals:
+   * `subscription-invoice:<id>`, as invoices and orders are numbered apart).
    */
   id: string;
   /**
@@ -41,6 +42,12 @@ export interface PaymentFact {
   amount_usd?: number;
   /** Total refunded so far, minor unit of `currency` (cumulative, not this refund alone). */
   refunded?: number;
+  /**
+   * Single refunds by the provider's refund id, minor unit of `currency`, for
+   * providers whose refund events state one refund rather than a running total
+   * (Paddle adjustments); the store adds up the distinct ones.
+   */
+  refunds?: Array<{ id: string; amount: number }>;
   status?: PaymentStatus;
   customer_id?: string;
   /** `footfall_visitor_id` from the metadata/custom data of this event's objects. */
@@ -64,7 +71,7 @@ export interface SubscriptionFact {
   ts: number;
 }
 
-/** A customer record with a visitor id in its metadata (Stripe customers). */
+/** A customer with a visitor id: from its own metadata (Stripe customers) or from a checkout that names both. */
 export interface CustomerFact {
   provider: Provider;
   customer_id: string;

@@ -1,0 +1,17 @@
+import type { DynamoConnection } from './client.js';
+import { DynamoPaymentStore } from './payment-store.js';
+import { DynamoVisitStore } from './visit-store.js';
+import { DynamoFxStore, FxRates } from './fx-store.js';
+import { usdRateOf } from '../../domain/payments/fx.js';
+import type { PaymentDeps } from '../../services/payments.js';
+
+/** The payment use cases' dependencies on the single table (Lambda entries, local server, CLI). */
+export function dynamoPaymentDeps(conn: DynamoConnection, clock: () => number = Date.now): PaymentDeps {
+  const fx = new FxRates(new DynamoFxStore(conn));
+  return {
+    payments: new DynamoPaymentStore(conn),
+    visits: new DynamoVisitStore(conn),
+    rates: async () => usdRateOf(await fx.table()),
+    clock,
+  };
+}

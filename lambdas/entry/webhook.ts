@@ -1,0 +1,17 @@
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
+import { createWebhookHandler } from '../handlers/webhook.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const config = new DynamoConfigStore(dynamo);
+
+/** Lambda entry of `POST /api/webhooks/{provider}/{domain}`. */
+export const handler = createWebhookHandler({
+  ...createTelemetry('webhook'),
+  ...dynamoPaymentDeps(dynamo),
+  sites: config,
+  secrets: config,
+});

@@ -1,0 +1,51 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { NotFoundError } from '../domain/errors.js';
+import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
+import { PROVIDER_MODULES } from '../domain/payments/providers/index.js';
+import type { SiteConfig } from '../domain/site.js';
+import { applyProviderFacts, type PaymentDeps } from '../services/payments.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { bodyText, httpHandler, type HttpHandler } from './http.js';
+
+export interface WebhookHandlerDeps extends PaymentDeps, Telemetry {
+  sites: { getSite(domain: string): Promise<SiteConfig | null> };
+  secrets: { providerSecret(domain: string, provider: string): Promise<string | null> };
+}
+
+const isProvider = (p: string | undefined): p is Provider => (PROVIDERS as readonly string[]).includes(p ?? '');
+
+/**
+ * `POST /api/webhooks/{provider}/{domain}`: verifies the signature on the raw
+ * body with the secret of `footfall providers connect`, turns the event into
+ * facts and stores them. Unknown provider or site, or a provider not
+ * connected: 404. Bad or stale signature, or a payload we cannot read: 400
+ * with a JSON error, nothing stored. Event types we do not use: 200, ignored.
+ * A storage failure: 503, so the provider retries (`docs/payments.md`).
+ */
+export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
+  const { logger, metrics } = deps;
+  return httpHandler(
+    async (event) => {
+      const provider = event.pathParameters?.provider;
+      const domain = event.pathParameters?.domain?.toLowerCase() ?? '';
+      if (!isProvider(provider)) throw new NotFoundError(`unknown provider ${provider ?? ''}`);
+      const site = await deps.sites.getSite(domain);
+      if (!site) throw new NotFoundError(`unknown site ${domain}`);
+      const secret = await deps.secrets.providerSecret(domain, provider);
+      if (!secret) throw new NotFoundError(`${provider} is not connected to ${domain}`);
+      const module = PROVIDER_MODULES[provider];
+      const verified = module.verify(bodyText(event) ?? '', event.headers as Record<string, string | undefined>, secret, deps.clock());
+      const facts = module.facts(verified);
+      if (!facts) {
+        logger.debug('webhook event ignored', { provider, domain });
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ignored: true }) };
+      }
+      const outcome = await applyProviderFacts(deps, site, facts);
+      metrics.addMetric('WebhookEvents', MetricUnit.Count, 1);
+      metrics.publishStoredMetrics();
+      logger.info('webhook applied', { provider, domain, event_id: facts.event_id, event_type: facts.event_type, ...outcome });
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ...outcome }) };
+    },
+    { logger, errors: { format: 'json', unexpectedStatus: 503 } },
+  );
+}

@@ -1,0 +1,194 @@
+import type { SiteConfig } from '../domain/site.js';
+import { DIMENSIONS, DIMENSION_VALUES, NONE, type Dimension } from '../domain/rollup.js';
+import type { Visit } from '../domain/visit.js';
+import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/facts.js';
+import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
+import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
+import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
+import { paymentEntries, paymentKey, paymentPeriods } from '../domain/payments/entries.js';
+import type { UsdRate } from '../domain/payments/money.js';
+import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
+import type { VisitStore } from '../ports.js';
+
+const DAY_MS = 86_400_000;
+/** How long a payment whose visitor has no visit yet is credited again (webhooks are faster than the stream). */
+export const PENDING_CREDIT_MS = DAY_MS;
+
+export interface PaymentDeps {
+  payments: Pick<
+    DynamoPaymentStore,
+    'findPaymentIds' | 'repointAliases' | 'deletePayment' | 'linkAliases' | 'getPayment' | 'putPayment' | 'getCustomer' | 'putCustomer' | 'syncDerived' | 'markPending' | 'clearPending' | 'listPending' | 'listPayments'
+  >;
+  visits: VisitStore;
+  /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
+  rates: () => Promise<UsdRate>;
+  clock: () => number;
+}
+
+/** Every dimension's values of a visit, `(none)` as `''`. */
+function dimensionsOf(visit: Visit): Record<Dimension, string[]> {
+  return Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](visit).map((v) => v ?? NONE)])) as Record<Dimension, string[]>;
+}
+
+/**
+ * Credits a payment to one visit (DESIGN.md "Attribution models",
+ * "Customer → visitor"): a renewal inherits the credit of its customer's
+ * first attributed payment; otherwise the visitor is the customer's first
+ * attributed visitor, else the payment's own `footfall_visitor_id`, else the
+ * customer's metadata visitor, and the site's model picks among that
+ * visitor's visits in the lookback window.
+ */
+export async function attribute(deps: Pick<PaymentDeps, 'visits'>, site: SiteConfig, p: Payment, customer: Customer | null): Promise<Payment> {
+  const key = paymentKey(p);
+  const inherited = customer?.credit && customer.credit.payment_id !== key ? customer.credit : null;
+  if (p.is_renewal && inherited) {
+    return { ...p, visitor: inherited.visitor, touch: inherited.touch, touch_dims: inherited.touch_dims, first_touch: inherited.first_touch };
+  }
+  const visitor = inherited?.visitor ?? p.visitor_id ?? customer?.metadata_visitor ?? null;
+  if (!visitor || p.ts === null) return { ...p, visitor, touch: null, touch_dims: null, first_touch: null };
+  const visits = await deps.visits.visitsAround(site.domain, visitor, p.ts - site.lookback_days * DAY_MS, p.ts);
+  const credited = creditVisit(visits, p.ts, site.attribution, site.lookback_days);
+  const first = await deps.visits.firstVisit(site.domain, visitor);
+  return {
+    ...p,
+    visitor,
+    touch: credited ? touchOf(credited) : null,
+    touch_dims: credited ? dimensionsOf(credited) : null,
+    first_touch: first && first.start <= p.ts ? firstTouchOf(first) : null,
+  };
+}
+
+/** A customer after one of its payments settled: earliest payment and earliest attributed payment. */
+function customerAfter(customer: Customer, p: Payment): Customer {
+  const key = paymentKey(p);
+  let next = customer;
+  if (isCountable(p) && (!next.first_payment || next.first_payment.id === key || p.ts < next.first_payment.ts)) {
+    next = { ...next, first_payment: { id: key, ts: p.ts } };
+  } else if (!isCountable(p) && next.first_payment?.id === key) {
+    next = { ...next, first_payment: null };
+  }
+  const attributed = isCountable(p) && p.touch && p.touch_dims && p.visitor && !p.is_renewal;
+  if (attributed && (!next.credit || next.credit.payment_id === key || p.ts < next.credit.ts)) {
+    next = { ...next, credit: { payment_id: key, ts: p.ts, visitor: p.visitor as string, touch: p.touch!, touch_dims: p.touch_dims!, first_touch: p.first_touch } };
+  } else if (!attributed && next.credit?.payment_id === key) {
+    next = { ...next, credit: null };
+  }
+  return next;
+}
+
+async function updateCustomer(deps: PaymentDeps, site: string, provider: Provider, customerId: string, change: (c: Customer) => Customer): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const current = (await deps.payments.getCustomer(site, provider, customerId)) ?? emptyCustomer(site, provider, customerId);
+    const next = change(current);
+    if (next === current) return;
+    if (await deps.payments.putCustomer({ ...next, ver: current.ver + 1 })) return;
+  }
+  throw new Error(`customer ${provider}:${customerId}: too many concurrent updates`);
+}
+
+/**
+ * Merges facts into a payment (or just re-credits it when `fact` is null),
+ * stores it, and brings the customer, the payment rollups, the visitor's
+ * timeline and the pending list in line. Idempotent: the same fact again
+ * leaves every item as it was.
+ *
+ * @returns the payment as stored, or null when there is nothing to store
+ */
+export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, fact: PaymentFact | null, knownId?: string): Promise<Payment | null> {
+  const known = fact ? await deps.payments.findPaymentIds(site.domain, provider, [fact.id, ...fact.aliases]) : [];
+  const id = knownId ?? known[0] ?? fact?.id;
+  if (!id) return null;
+  // An event that names two payments stored apart folds the later-sorted ones into the first.
+  if (!knownId) for (const other of known.slice(1)) await foldPayment(deps, site, provider, id, other);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const current = await deps.payments.getPayment(site.domain, provider, id);
+    if (!current && !fact) return null;
+    const base = current ?? emptyPayment(site.domain, provider, id);
+    const merged = fact ? mergePaymentFact(base, { ...fact, id, aliases: [...fact.aliases, fact.id] }) : base;
+    const customer = merged.customer_id ? await deps.payments.getCustomer(site.domain, provider, merged.customer_id) : null;
+    const credited = await attribute(deps, site, merged, customer);
+    const changed = !current || paymentChanged(current, credited);
+    const payment = { ...credited, rev: changed ? base.rev + 1 : base.rev };
+    if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
+    if (fact) await deps.payments.linkAliases(site.domain, provider, id, payment.aliases);
+    if (payment.customer_id) await updateCustomer(deps, site.domain, provider, payment.customer_id, (c) => customerAfter(c, payment));
+    const previous = current ? { periods: paymentPeriods(current, site.timezone), visitor: current.visitor, ts: current.ts } : null;
+    await deps.payments.syncDerived(payment, paymentPeriods(payment, site.timezone), previous, paymentEntries(payment, site.timezone, await deps.rates()));
+    // A payment whose visitor has no credited visit yet may be waiting for the stream.
+    const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
+    if (waiting) await deps.payments.markPending(site.domain, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
+    else await deps.payments.clearPending(site.domain, payment);
+    return payment;
+  }
+  throw new Error(`payment ${provider}:${id}: too many concurrent updates`);
+}
+
+/** The facts a stored payment stands for, so it can be merged into another. */
+function asFact(p: Payment): PaymentFact {
+  const fact: PaymentFact = { provider: p.provider, id: p.provider_payment_id, aliases: p.aliases, refunded: p.refunded, is_renewal: p.is_renewal, refunds: Object.entries(p.refunds ?? {}).map(([id, amount]) => ({ id, amount })) };
+  if (p.ts !== null) fact.ts = p.ts;
+  if (p.amount !== null) fact.amount = p.amount;
+  if (p.currency !== null) fact.currency = p.currency;
+  if (p.provider_amount_usd !== null) fact.amount_usd = p.provider_amount_usd;
+  if (p.status !== null) fact.status = p.status;
+  if (p.customer_id !== null) fact.customer_id = p.customer_id;
+  if (p.visitor_id !== null) fact.visitor_id = p.visitor_id;
+  if (p.subscription_id !== null) fact.subscription_id = p.subscription_id;
+  return fact;
+}
+
+/**
+ * Merges the payment stored as `otherId` into `id`: its facts into the
+ * survivor, its aliases pointed at the survivor, its rollup entries and
+ * timeline copy removed, its row deleted. Each step can be repeated, so a
+ * crash in between is mended by the provider's retry.
+ */
+async function foldPayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, id: string, otherId: string): Promise<void> {
+  const other = await deps.payments.getPayment(site.domain, provider, otherId);
+  if (!other) return;
+  await settlePayment(deps, site, provider, { ...asFact(other), id, aliases: [otherId, ...other.aliases] }, id);
+  await deps.payments.repointAliases(site.domain, provider, id, [otherId, ...other.aliases]);
+  const gone = { ...other, visitor: null, rev: other.rev + 1 };
+  await deps.payments.syncDerived(gone, null, { periods: paymentPeriods(other, site.timezone), visitor: other.visitor, ts: other.ts }, paymentEntries(gone, site.timezone, await deps.rates()));
+  await deps.payments.clearPending(site.domain, other);
+  await deps.payments.deletePayment(site.domain, provider, otherId);
+}
+
+export interface FactsOutcome {
+  payments: number;
+  subscriptions: number;
+  customers: number;
+}
+
+/** Applies one verified webhook's facts: customers and subscriptions first, so payments see them. */
+export async function applyProviderFacts(deps: PaymentDeps, site: SiteConfig, facts: ProviderFacts): Promise<FactsOutcome> {
+  for (const c of facts.customers) {
+    await updateCustomer(deps, site.domain, c.provider, c.customer_id, (current) => (current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id }));
+  }
+  for (const s of facts.subscriptions) {
+    if (!s.customer_id) continue;
+    await updateCustomer(deps, site.domain, s.provider, s.customer_id, (current) => withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }));
+  }
+  for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
+  return { payments: facts.payments.length, subscriptions: facts.subscriptions.length, customers: facts.customers.length };
+}
+
+/** Credits again the payments waiting for their visits; drops those past their time. */
+export async function recreditPending(deps: PaymentDeps, site: SiteConfig): Promise<number> {
+  let done = 0;
+  for (const pending of await deps.payments.listPending(site.domain)) {
+    const payment = await settlePayment(deps, site, pending.provider, null, pending.id);
+    if (payment && pending.until < deps.clock()) await deps.payments.clearPending(site.domain, payment);
+    done++;
+  }
+  return done;
+}
+
+/** Credits every payment of a site again (after a change of attribution model or lookback window). */
+export async function recreditSite(deps: PaymentDeps, site: SiteConfig): Promise<number> {
+  const payments = await deps.payments.listPayments(site.domain);
+  // First payments before renewals, so renewals inherit the new credit.
+  payments.sort((a, b) => Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0));
+  for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
+  return payments.length;
+}

@@ -1,0 +1,169 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
+import { readPaymentEntries } from '../../lambdas/adapters/dynamo/rollup-reader.js';
+import { applyProviderFacts, recreditPending, recreditSite, settlePayment, type PaymentDeps } from '../../lambdas/services/payments.js';
+import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
+import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
+import type { SiteConfig } from '../../lambdas/domain/site.js';
+import { memoryTable } from '../support/dynamo.js';
+import { trackedEvent } from '../support/events.js';
+
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 5, 30, 12);
+
+const facts = (...payments: PaymentFact[]): ProviderFacts => ({ event_id: 'evt', event_type: 'test', payments, subscriptions: [], customers: [] });
+const stripe = (fact: Partial<PaymentFact> & { id: string }): PaymentFact => ({ provider: 'stripe', aliases: [], ...fact });
+
+describe('payments: merging, crediting, renewals, refunds, re-crediting', () => {
+  let conn: DynamoConnection;
+  let close: () => Promise<void>;
+  let deps: PaymentDeps;
+  let site: SiteConfig;
+  let now = NOW;
+
+  async function visitsOf(visitor: string, list: Array<[number, string]>) {
+    const events = list.map(([daysBefore, channel], i) =>
+      visitEventOf(trackedEvent({ event_id: `${visitor}-${i}`, visitor_id: visitor, ts: NOW - daysBefore * DAY, channel, path: `/${channel.toLowerCase()}` })),
+    );
+    await new DynamoVisitStore(conn).writeVisits(buildVisits('example.com', visitor, events), []);
+  }
+  const store = () => new DynamoPaymentStore(conn);
+  const get = (id: string) => store().getPayment('example.com', 'stripe', id);
+
+  beforeEach(async () => {
+    ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]));
+    site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
+    now = NOW;
+    deps = {
+      payments: store(),
+      visits: new DynamoVisitStore(conn),
+      rates: async () => (currency) => ({ EUR: 1.1, GBP: 1.25 })[currency] ?? null,
+      clock: () => now,
+    };
+    await visitsOf('visitor-aaaa', [
+      [10, 'Search'],
+      [5, 'AI'],
+      [1, 'Direct'],
+    ]);
+  });
+  afterEach(async () => close());
+
+  it('merges the events of one purchase into one payment, and a redelivery changes nothing', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_1', aliases: ['cs_1'], visitor_id: 'visitor-aaaa', customer_id: 'cus_1' })));
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_1', aliases: ['ch_1'], ts: NOW, amount: 5000, currency: 'USD', status: 'paid' })));
+    // An event that only knows the charge id still finds the payment.
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'ch_1', aliases: [], status: 'paid' })));
+    const payment = await get('pi_1');
+    expect(payment).toMatchObject({
+      provider_payment_id: 'pi_1',
+      aliases: ['ch_1', 'cs_1'],
+      ts: NOW,
+      amount: 5000,
+      currency: 'USD',
+      status: 'paid',
+      customer_id: 'cus_1',
+      visitor: 'visitor-aaaa',
+      touch: { channel: 'AI', landing_page: '/ai' },
+      first_touch: { channel: 'Search' },
+    });
+    const rev = payment?.rev;
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_1', aliases: ['ch_1'], ts: NOW, amount: 5000, currency: 'USD', status: 'paid' })));
+    expect((await get('pi_1'))?.rev).toBe(rev);
+    expect(await get('ch_1')).toBeNull();
+  });
+
+  it('folds two payments stored apart into one when an event links them', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_9', ts: NOW, amount: 3000, currency: 'USD', status: 'paid', visitor_id: 'visitor-aaaa' })));
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'in_9', ts: NOW, amount: 3000, currency: 'USD', status: 'paid', customer_id: 'cus_9', is_renewal: false })));
+    expect(await get('in_9')).not.toBeNull();
+    // invoice_payment.paid names both.
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'in_9', aliases: ['pi_9'] })));
+    expect(await get('pi_9')).toBeNull();
+    expect(await get('in_9')).toMatchObject({ aliases: ['pi_9'], customer_id: 'cus_9', visitor_id: 'visitor-aaaa', touch: { channel: 'AI' } });
+    const [day] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
+    expect(day?.entries['stripe:pi_9']).toHaveLength(1);
+    expect((day?.entries['stripe:in_9'] as number[])[2]).toBe(3000);
+    // Later events of either id land on the one payment.
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_9', refunded: 1000 })));
+    expect(await get('in_9')).toMatchObject({ refunded: 1000 });
+    expect(await get('pi_9')).toBeNull();
+  });
+
+  it('keeps partial refunds paid, full refunds refunded, and reports net USD in the rollups', async () => {
+    const base = stripe({ id: 'pi_2', ts: NOW, amount: 10000, currency: 'EUR', status: 'paid', visitor_id: 'visitor-aaaa', customer_id: 'cus_2' });
+    await applyProviderFacts(deps, site, facts(base));
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_2', refunded: 2500 })));
+    expect(await get('pi_2')).toMatchObject({ status: 'paid', refunded: 2500 });
+    const [day] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
+    // 100.00 EUR at 1.1 = 110.00 USD; 75% kept = 82.50 USD.
+    expect(day?.entries['stripe:pi_2']).toEqual([2, NOW, 8250, 'stripe:cus_2', '2026-06-25', 2]);
+    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'M', '2026-06', '2026-06');
+    expect(channel?.entries['stripe:pi_2']).toEqual([2, 8250, 'stripe:cus_2', ['AI']]);
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_2', refunded: 10000, status: 'refunded' })));
+    expect(await get('pi_2')).toMatchObject({ status: 'refunded', refunded: 10000 });
+    // A late "paid" for an earlier attempt does not bring a refunded payment back.
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_2', status: 'paid' })));
+    expect((await get('pi_2'))?.status).toBe('refunded');
+  });
+
+  it('lets renewals without metadata inherit the customer\'s first attributed visitor and credit', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_first', ts: NOW, amount: 2000, currency: 'USD', status: 'paid', visitor_id: 'visitor-aaaa', customer_id: 'cus_3' })));
+    now = NOW + 31 * DAY;
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'in_renew', ts: NOW + 30 * DAY, amount: 2000, currency: 'USD', status: 'paid', customer_id: 'cus_3', is_renewal: true })));
+    expect(await get('in_renew')).toMatchObject({ visitor: 'visitor-aaaa', visitor_id: null, touch: { channel: 'AI' }, is_renewal: true });
+  });
+
+  it('shows a second visitor\'s payment under the customer\'s first attributed visitor', async () => {
+    await visitsOf('visitor-bbbb', [[2, 'Email']]);
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_a', ts: NOW - DAY, amount: 1000, currency: 'USD', status: 'paid', visitor_id: 'visitor-aaaa', customer_id: 'cus_4' })));
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_b', ts: NOW, amount: 1000, currency: 'USD', status: 'paid', visitor_id: 'visitor-bbbb', customer_id: 'cus_4' })));
+    expect(await get('pi_b')).toMatchObject({ visitor_id: 'visitor-bbbb', visitor: 'visitor-aaaa' });
+  });
+
+  it('credits a payment that arrived before its visit once the visit lands', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_early', ts: NOW, amount: 900, currency: 'USD', status: 'paid', visitor_id: 'visitor-cccc' })));
+    expect(await get('pi_early')).toMatchObject({ visitor: 'visitor-cccc', touch: null });
+    expect(await store().listPending('example.com')).toHaveLength(1);
+    await visitsOf('visitor-cccc', [[0.01, 'Social']]);
+    expect(await recreditPending(deps, site)).toBe(1);
+    expect(await get('pi_early')).toMatchObject({ touch: { channel: 'Social' } });
+    expect(await store().listPending('example.com')).toEqual([]);
+  });
+
+  it('is Unattributed with no visitor, and stops waiting after a day', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_anon', ts: NOW, amount: 700, currency: 'USD', status: 'paid' })));
+    expect(await get('pi_anon')).toMatchObject({ visitor: null, touch: null, first_touch: null });
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_wait', ts: NOW, amount: 700, currency: 'USD', status: 'paid', visitor_id: 'visitor-dddd' })));
+    now = NOW + 2 * DAY;
+    await recreditPending(deps, site);
+    expect(await store().listPending('example.com')).toEqual([]);
+  });
+
+  it('credits every payment again when the model or window changes', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_m', ts: NOW, amount: 100, currency: 'USD', status: 'paid', visitor_id: 'visitor-aaaa' })));
+    expect((await get('pi_m'))?.touch?.channel).toBe('AI');
+    for (const [model, channel] of [['first_touch', 'Search'], ['last_touch', 'Direct'], ['last_non_direct', 'AI']] as const) {
+      site = await new DynamoConfigStore(conn).updateSite('example.com', { attribution: model });
+      await recreditSite(deps, site);
+      expect((await get('pi_m'))?.touch?.channel, model).toBe(channel);
+    }
+    site = await new DynamoConfigStore(conn).updateSite('example.com', { lookback_days: 3 });
+    await recreditSite(deps, site);
+    expect((await get('pi_m'))?.touch?.channel).toBe('Direct');
+    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
+    expect((channel?.entries['stripe:pi_m'] as unknown[])?.[3]).toEqual(['Direct']);
+  });
+
+  it('keeps failed payments out of the dimensions and re-settles idempotently', async () => {
+    await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_f', ts: NOW, amount: 100, currency: 'USD', status: 'failed', visitor_id: 'visitor-aaaa' })));
+    const [totals] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
+    expect(totals?.entries['stripe:pi_f']?.[5]).toBe(1);
+    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
+    expect(channel?.entries['stripe:pi_f']).toEqual([1]);
+    const again = await settlePayment(deps, site, 'stripe', null, 'pi_f');
+    expect(again?.rev).toBe(1);
+  });
+});
