@@ -11,6 +11,8 @@ export const LAMBDA_ENTRIES = {
   health: 'lambdas/entry/health.ts',
   tracker: 'lambdas/entry/tracker-script.ts',
   sessionize: 'lambdas/entry/sessionize.ts',
+  webhook: 'lambdas/entry/webhook.ts',
+  scheduled: 'lambdas/entry/scheduled.ts',
 } as const;
 
 /**

@@ -1,0 +1,18 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { readConfig } from '../lib/config.js';
+import { FootfallStack } from '../lib/footfall-stack.js';
+
+/**
+ * The CDK app (cdk.json: `node bin/run-ts.js bin/app.ts`). One
+ * environment-agnostic stack, so `cdk synth` needs no AWS account; settings
+ * come from the context (`lib/config.ts`, `docs/deploy.md`). cdk-nag's AWS
+ * Solutions pack validates the app at synthesis: any unacknowledged finding
+ * fails `cdk synth` and `cdk deploy`.
+ */
+const app = new App();
+new FootfallStack(app, 'Footfall', {
+  config: readConfig(app),
+  description: 'Footfall: self-hosted web analytics and revenue attribution',
+});
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,0 +1,208 @@
+import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
+import * as athena from 'aws-cdk-lib/aws-athena';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import type * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { ARCHIVE_PARTITION_KEYS, glueColumns } from '../lambdas/domain/archive-schema.js';
+import { NAMED_QUERIES } from '../sql/named-queries.js';
+import { secureBucket } from './secure-bucket.js';
+
+/** Key prefix of the Parquet events: `events/site=<domain>/dt=<YYYY-MM-DD>/`. */
+export const EVENTS_PREFIX = 'events/';
+/** Key prefix of records Firehose could not partition, convert or deliver. */
+export const ERRORS_PREFIX = 'errors/';
+
+const [SITE, DT] = ARCHIVE_PARTITION_KEYS.map((key) => key.name);
+if (SITE !== 'site' || DT !== 'dt') throw new Error('the archive layout assumes the partition keys site and dt, in that order');
+
+/**
+ * The JQ 1.6 expressions of Firehose's inline parsing, one per partition key:
+ * `site` as sent, `dt` the UTC date of `ts` (ms), as `archiveDt()` computes it
+ * (JQ's strftime on a number formats its UTC broken-down time).
+ */
+export const PARTITION_QUERIES = {
+  site: '.site',
+  dt: '(.ts / 1000 | floor | strftime("%Y-%m-%d"))',
+} as const;
+
+export const FIREHOSE_PREFIX = `${EVENTS_PREFIX}site=!{partitionKeyFromQuery:site}/dt=!{partitionKeyFromQuery:dt}/`;
+export const FIREHOSE_ERROR_PREFIX = `${ERRORS_PREFIX}!{firehose:error-output-type}/dt=!{timestamp:yyyy-MM-dd}/`;
+
+/**
+ * Firehose buffering. Parquet conversion needs at least 64 MiB and dynamic
+ * partitioning at least 60 s; each (site, dt) partition has its own buffer, so
+ * a file lands when 128 MiB or 5 minutes accumulate for it, whichever first.
+ */
+export const FIREHOSE_BUFFER_SIZE = Size.mebibytes(128);
+export const FIREHOSE_BUFFER_INTERVAL = Duration.minutes(5);
+
+/** Athena results expire after this many days. */
+export const ATHENA_RESULTS_DAYS = 30;
+/** Per-query scan limit of the workgroup (Athena bills per byte scanned): 100 GiB. */
+export const ATHENA_SCAN_LIMIT_BYTES = 100 * 1024 ** 3;
+
+export interface EventArchiveProps {
+  stream: kinesis.IStream;
+  /** Days the raw events are kept; 0 = forever. */
+  rawRetentionDays: number;
+  /** Target of the buckets' server access logs. */
+  accessLogs: s3.IBucket;
+  /** Glue database and Athena workgroup name (lowercase letters, digits, `_`). */
+  name: string;
+  logRetention: logs.RetentionDays;
+}
+
+/**
+ * The raw event archive, the source of truth (DESIGN.md): Firehose reads the
+ * event stream, converts JSON to Parquet against the Glue table and writes
+ * `events/site=/dt=` partitions; the Glue table (partition projection, no
+ * crawler) and an Athena workgroup with the named queries read them.
+ */
+export class EventArchive extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly resultsBucket: s3.Bucket;
+  readonly database: glue.CfnDatabase;
+  readonly table: glue.CfnTable;
+  readonly deliveryStream: firehose.DeliveryStream;
+  readonly workGroup: athena.CfnWorkGroup;
+  readonly namedQueries: athena.CfnNamedQuery[];
+
+  constructor(scope: Construct, id: string, props: EventArchiveProps) {
+    super(scope, id);
+    const account = Stack.of(this).account;
+
+    this.bucket = secureBucket(this, 'Events', {
+      accessLogs: props.accessLogs,
+      lifecycleRules: [
+        ...(props.rawRetentionDays > 0
+          ? [{ id: 'raw-events-retention', prefix: EVENTS_PREFIX, expiration: Duration.days(props.rawRetentionDays) }]
+          : []),
+        { id: 'delivery-errors', prefix: ERRORS_PREFIX, expiration: Duration.days(90) },
+      ],
+    });
+
+    this.database = new glue.CfnDatabase(this, 'Database', {
+      catalogId: account,
+      databaseInput: { name: props.name, description: 'Footfall raw event archive' },
+    });
+
+    const location = `s3://${this.bucket.bucketName}/${EVENTS_PREFIX}`;
+    this.table = new glue.CfnTable(this, 'Table', {
+      catalogId: account,
+      databaseName: props.name,
+      tableInput: {
+        name: 'events',
+        description: 'Raw events, one row per event (lambdas/domain/tracked-event.ts); filter on site and dt',
+        tableType: 'EXTERNAL_TABLE',
+        partitionKeys: ARCHIVE_PARTITION_KEYS.map(({ name, type }) => ({ name, type })),
+        parameters: {
+          EXTERNAL: 'TRUE',
+          classification: 'parquet',
+          'parquet.compression': 'SNAPPY',
+          'projection.enabled': 'true',
+          'projection.site.type': 'injected',
+          'projection.dt.type': 'date',
+          'projection.dt.format': 'yyyy-MM-dd',
+          'projection.dt.range': '2024-01-01,NOW',
+          'projection.dt.interval': '1',
+          'projection.dt.interval.unit': 'DAYS',
+          'storage.location.template': `${location}site=\${site}/dt=\${dt}/`,
+        },
+        storageDescriptor: {
+          columns: glueColumns().map(({ name, type }) => ({ name, type })),
+          location,
+          inputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+          outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+          serdeInfo: {
+            serializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
+            parameters: { 'serialization.format': '1' },
+          },
+          compressed: false,
+          storedAsSubDirectories: false,
+        },
+      },
+    });
+    this.table.addResourceDependency(this.database);
+
+    const firehoseLogs = new logs.LogGroup(this, 'DeliveryLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.deliveryStream = new firehose.DeliveryStream(this, 'Delivery', {
+      source: new firehose.KinesisStreamSource(props.stream),
+      destination: new firehose.S3Bucket(this.bucket, {
+        dataOutputPrefix: FIREHOSE_PREFIX,
+        errorOutputPrefix: FIREHOSE_ERROR_PREFIX,
+        bufferingSize: FIREHOSE_BUFFER_SIZE,
+        bufferingInterval: FIREHOSE_BUFFER_INTERVAL,
+        loggingConfig: new firehose.EnableLogging(firehoseLogs),
+        // The stream's records are single JSON events; OpenX parses `ts`
+        // (epoch milliseconds) into the Glue `timestamp` column.
+        dataFormatConversion: {
+          schemaConfiguration: firehose.SchemaConfiguration.fromCfnTable(this.table),
+          inputFormat: firehose.InputFormat.OPENX_JSON,
+          outputFormat: new firehose.ParquetOutputFormat({ compression: firehose.ParquetCompression.SNAPPY }),
+        },
+        dynamicPartitioning: { enabled: true },
+        processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
+      }),
+    });
+    // The L2 S3 destination grants `bucket.grantReadWrite` to its role: CDK's
+    // action groups (s3:GetObject*, s3:List*, …), scoped to this bucket and its
+    // objects; the Glue schema binding adds glue:GetSchemaVersion on "*".
+    const eventsBucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
+    const grantReason =
+      'Granted by the aws-kinesisfirehose L2 S3 destination (bucket.grantReadWrite on the archive bucket only): the wildcards are CDK action groups and the objects of this one bucket, which Firehose writes, lists and cleans up after failed multipart uploads.';
+    Validations.of(this.deliveryStream).acknowledge(
+      ...['s3:Abort*', 's3:DeleteObject*', 's3:GetBucket*', 's3:GetObject*', 's3:List*'].map((action) => ({
+        id: `AwsSolutions-IAM5[Action::${action}]`,
+        reason: grantReason,
+      })),
+      { id: `AwsSolutions-IAM5[Resource::<${eventsBucketId}.Arn>/*]`, reason: grantReason },
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'glue:GetSchemaVersion, added by the L2 SchemaConfiguration.fromCfnTable for Glue Schema Registry lookups, has no resource-level scoping in that grant; the table itself is read through glue:GetTable* scoped to the catalog, database and events table.',
+      },
+    );
+    Validations.of(this.deliveryStream).acknowledge({
+      id: 'AwsSolutions-KDF1',
+      reason: 'Firehose server-side encryption applies only to Direct PUT sources; this delivery stream reads the Kinesis stream, which is encrypted at rest (aws/kinesis), and writes to an SSE-S3 bucket, so the data is encrypted at every hop (https://docs.aws.amazon.com/firehose/latest/dev/encryption.html).',
+    });
+
+    this.resultsBucket = secureBucket(this, 'AthenaResults', {
+      accessLogs: props.accessLogs,
+      lifecycleRules: [{ id: 'expire-results', expiration: Duration.days(ATHENA_RESULTS_DAYS) }],
+    });
+    this.workGroup = new athena.CfnWorkGroup(this, 'WorkGroup', {
+      name: props.name,
+      description: 'Footfall: SQL over the raw event archive',
+      state: 'ENABLED',
+      recursiveDeleteOption: true,
+      workGroupConfiguration: {
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: ATHENA_SCAN_LIMIT_BYTES,
+        engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
+        resultConfiguration: {
+          outputLocation: `s3://${this.resultsBucket.bucketName}/results/`,
+          encryptionConfiguration: { encryptionOption: 'SSE_S3' },
+        },
+      },
+    });
+
+    this.namedQueries = NAMED_QUERIES.map((query) => {
+      const named = new athena.CfnNamedQuery(this, `Query-${query.name}`, {
+        name: query.name,
+        description: query.description,
+        database: props.name,
+        queryString: query.sql,
+        workGroup: this.workGroup.ref,
+      });
+      named.addResourceDependency(this.table);
+      return named;
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import * as z from 'zod';
+import type { Construct } from 'constructs';
+
+/**
+ * Deployment settings of the Footfall stack, from CDK context: `cdk.json`
+ * (typed JSON values) or the command line (`-c app=true`, where every value is
+ * a string). `docs/deploy.md` lists them.
+ */
+export interface FootfallConfig {
+  /** App mode: the report API and MCP (DESIGN.md "App mode"). */
+  app: boolean;
+  /** Kinesis shards; undefined = on-demand capacity mode. */
+  shards: number | undefined;
+  /** Days the raw Parquet events are kept on S3; 0 = forever. */
+  rawRetentionDays: number;
+  /** DynamoDB deletion protection. */
+  deletionProtection: boolean;
+  /** Default stage throttling of the HTTP API: steady requests per second. */
+  throttleRate: number;
+  /** Default stage throttling of the HTTP API: burst. */
+  throttleBurst: number;
+  /** Retention of every Lambda and API access log group, in days (a CloudWatch Logs value). */
+  logRetentionDays: number;
+  /** The sessionizer's iterator age (how far behind the stream it is) that raises the alarm, in seconds. */
+  iteratorAgeAlarmSeconds: number;
+}
+
+/** The context keys read by `readConfig`, with their defaults. */
+export const CONFIG_DEFAULTS = {
+  app: false,
+  shards: undefined,
+  rawRetentionDays: 730,
+  deletionProtection: true,
+  throttleRate: 1000,
+  throttleBurst: 2000,
+  logRetentionDays: 30,
+  iteratorAgeAlarmSeconds: 300,
+} as const satisfies FootfallConfig;
+
+/** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+
+/** `true`/`false` as JSON booleans or the strings the CLI passes. */
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+/** A whole number, as a JSON number or a decimal string. */
+const whole = z.union([z.number(), z.string().regex(/^\d+$/, 'a whole number').transform(Number)]).pipe(z.number().int());
+
+const schema = z.object({
+  app: flag.default(CONFIG_DEFAULTS.app),
+  shards: whole.pipe(z.number().min(1).max(500)).optional(),
+  rawRetentionDays: whole.pipe(z.number().min(0)).default(CONFIG_DEFAULTS.rawRetentionDays),
+  deletionProtection: flag.default(CONFIG_DEFAULTS.deletionProtection),
+  throttleRate: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.throttleRate),
+  throttleBurst: whole.pipe(z.number().min(1).max(5000)).default(CONFIG_DEFAULTS.throttleBurst),
+  logRetentionDays: whole
+    .refine((v) => (LOG_RETENTION_DAYS as readonly number[]).includes(v), `one of ${LOG_RETENTION_DAYS.join(', ')}`)
+    .default(CONFIG_DEFAULTS.logRetentionDays),
+  iteratorAgeAlarmSeconds: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.iteratorAgeAlarmSeconds),
+});
+
+/** The context keys this stack reads. */
+export const CONFIG_KEYS = Object.keys(schema.shape) as Array<keyof FootfallConfig>;
+
+/**
+ * Parses raw context values (missing keys take their defaults).
+ * @throws Error naming every invalid key
+ */
+export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>): FootfallConfig {
+  const input = Object.fromEntries(CONFIG_KEYS.map((key) => [key, raw[key] === null ? undefined : raw[key]]));
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid CDK context: ${problems.join('; ')}`);
+  }
+  return { ...result.data, shards: result.data.shards };
+}
+
+/** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */
+export function readConfig(scope: Construct): FootfallConfig {
+  return parseConfig(Object.fromEntries(CONFIG_KEYS.map((key) => [key, scope.node.tryGetContext(key)])));
+}

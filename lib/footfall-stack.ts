@@ -1,0 +1,206 @@
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
+import { EventArchive } from './archive.js';
+import type { FootfallConfig } from './config.js';
+import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
+import { FootfallHttpApi } from './http-api.js';
+import { FootfallFunction } from './lambda-defaults.js';
+import { secureBucket } from './secure-bucket.js';
+
+export interface FootfallStackProps extends StackProps {
+  config: FootfallConfig;
+  /** The function registry; tests pass their own. @default FUNCTIONS */
+  functions?: Readonly<Record<string, FunctionSpec>>;
+}
+
+/** API 5xx responses, as a percentage of requests, that raise the alarm. */
+export const API_5XX_ALARM_PERCENT = 1;
+/** Age of the newest archived data (Firehose `DeliveryToS3.DataFreshness`) that raises the alarm: 30 minutes. */
+export const ARCHIVE_FRESHNESS_ALARM_SECONDS = 1800;
+
+/**
+ * The whole Footfall service in one environment-agnostic stack (DESIGN.md
+ * picture): HTTP API → event Lambda → Kinesis → sessionize Lambda → DynamoDB,
+ * and Kinesis → Firehose → Parquet on S3 → Glue → Athena. Functions come
+ * from the registry in `lib/functions.ts`.
+ */
+export class FootfallStack extends Stack {
+  readonly config: FootfallConfig;
+  readonly table: dynamodb.Table;
+  readonly stream: kinesis.Stream;
+  readonly archive: EventArchive;
+  readonly http: FootfallHttpApi;
+  readonly functions: Record<string, FootfallFunction> = {};
+
+  constructor(scope: Construct, id: string, props: FootfallStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    this.config = config;
+    const logRetention = config.logRetentionDays as logs.RetentionDays;
+    // Glue database and Athena workgroup: unique per account and region, so named after the stack.
+    const name = this.stackName.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: PK, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: SK, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      deletionProtection: config.deletionProtection,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.stream = new kinesis.Stream(this, 'Events', {
+      ...(config.shards === undefined
+        ? { streamMode: kinesis.StreamMode.ON_DEMAND }
+        : { streamMode: kinesis.StreamMode.PROVISIONED, shardCount: config.shards }),
+      encryption: kinesis.StreamEncryption.MANAGED,
+      retentionPeriod: Duration.hours(24),
+    });
+
+    const accessLogs = secureBucket(this, 'AccessLogs', {
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the server access log bucket of the other buckets; logging its own access would log every log delivery, in a loop.',
+    });
+
+    this.archive = new EventArchive(this, 'Archive', {
+      stream: this.stream,
+      rawRetentionDays: config.rawRetentionDays,
+      accessLogs,
+      name,
+      logRetention,
+    });
+
+    Validations.of(this).acknowledge({
+      id: 'CloudFormation-Validate::W7001',
+      reason: 'The aws-kinesisfirehose L2 always adds its mapping of Firehose CIDR blocks (used only by Redshift, Splunk and HTTP endpoint destinations); an unused mapping changes nothing in the deployment.',
+    });
+
+    this.http = new FootfallHttpApi(this, 'Http', {
+      throttle: { rateLimit: config.throttleRate, burstLimit: config.throttleBurst },
+      logRetention,
+    });
+
+    const registry = props.functions ?? FUNCTIONS;
+    for (const [fnName, spec] of deployedFunctions(registry, config)) {
+      this.functions[fnName] = this.addFunction(fnName, spec, logRetention);
+    }
+
+    this.addAlarms();
+
+    new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'TrackingUrl', {
+      value: `${this.http.url}v.js`,
+      description: 'The tracking script: <script defer src="…/v.js" data-site="example.com"></script>',
+    });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB table (footfall --aws --table <name>)' });
+    new CfnOutput(this, 'StreamName', { value: this.stream.streamName, description: 'Kinesis event stream' });
+    new CfnOutput(this, 'EventsBucket', { value: this.archive.bucket.bucketName, description: 'Raw Parquet events (events/site=/dt=)' });
+    new CfnOutput(this, 'GlueDatabase', { value: name, description: 'Glue database of the events table' });
+    new CfnOutput(this, 'AthenaWorkGroup', { value: this.archive.workGroup.ref, description: 'Athena workgroup with the named queries' });
+  }
+
+  /** Builds, grants and wires one registry entry. */
+  private addFunction(fnName: string, spec: FunctionSpec, logRetention: logs.RetentionDays): FootfallFunction {
+    const fn = new FootfallFunction(this, fnName, {
+      entry: spec.entry,
+      service: fnName,
+      description: spec.description,
+      memorySize: spec.memoryMiB,
+      timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
+      environment: spec.env,
+      logRetention,
+    });
+    if (spec.table) fn.bindTable(this.table, spec.table);
+    if (spec.stream === 'consume') fn.consumeStream(this.stream);
+    else if (spec.stream) fn.bindStream(this.stream, spec.stream);
+
+    for (const route of spec.routes ?? []) {
+      const routes = fn.addRoute(this.http.api, route.path, route.methods.map((m) => m as apigwv2.HttpMethod));
+      for (const r of routes) {
+        Validations.of(r).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${r.node.id}: public by design (spec: the tracker posts without credentials; /v.js and /health are public); routes that need a key (report API, bearer key) check it in the handler so a revoked key stops working on the next request (DESIGN.md "API keys"), and webhooks verify the provider's signature.`,
+        });
+      }
+    }
+    if (spec.url) {
+      const url = fn.addPublicUrl();
+      new CfnOutput(this, spec.url.output, {
+        value: spec.url.path ? Fn.join('', [url.url, spec.url.path]) : url.url,
+        description: `${fnName}: public function URL`,
+      });
+    }
+    if (spec.everyMinutes !== undefined) {
+      fn.addSchedule(events.Schedule.rate(Duration.minutes(spec.everyMinutes)));
+    }
+    return fn;
+  }
+
+  private addAlarms(): void {
+    for (const [fnName, fn] of Object.entries(this.functions)) {
+      if (!fn.failedBatches) continue;
+      new cloudwatch.Alarm(this, `${fnName}FailedBatchesAlarm`, {
+        alarmDescription: `${fnName}: batches of the event stream failed every retry (see the queue for shard and sequence ranges)`,
+        metric: fn.failedBatches.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      new cloudwatch.Alarm(this, `${fnName}IteratorAgeAlarm`, {
+        alarmDescription: `${fnName}: falling behind the event stream (age of the last record read above ${this.config.iteratorAgeAlarmSeconds} s)`,
+        metric: fn.fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),
+        threshold: this.config.iteratorAgeAlarmSeconds * 1000,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+
+    const period = Duration.minutes(5);
+    new cloudwatch.Alarm(this, 'Api5xxRateAlarm', {
+      alarmDescription: `HTTP API: more than ${API_5XX_ALARM_PERCENT}% of requests answered 5xx`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
+        usingMetrics: {
+          errors: this.http.api.metricServerError({ period, statistic: 'Sum' }),
+          requests: this.http.api.metricCount({ period, statistic: 'Sum' }),
+        },
+        period,
+        label: '5xx %',
+      }),
+      threshold: API_5XX_ALARM_PERCENT,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    new cloudwatch.Alarm(this, 'ArchiveFreshnessAlarm', {
+      alarmDescription: 'Firehose: the oldest record not yet delivered to the raw archive is older than 30 minutes',
+      metric: new cloudwatch.Metric({
+        namespace: 'AWS/Firehose',
+        metricName: 'DeliveryToS3.DataFreshness',
+        dimensionsMap: { DeliveryStreamName: this.archive.deliveryStream.deliveryStreamName },
+        period,
+        statistic: 'Maximum',
+      }),
+      threshold: ARCHIVE_FRESHNESS_ALARM_SECONDS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

@@ -1,0 +1,91 @@
+import type { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { StreamAccess, TableAccess } from './lambda-defaults.js';
+
+/** An HTTP API route served by a function. */
+export interface RouteSpec {
+  /** Path as API Gateway writes it: `/api/event`, `/api/v1/{proxy+}`. */
+  path: string;
+  methods: ReadonlyArray<`${HttpMethod}`>;
+}
+
+/**
+ * One Lambda function of the stack: everything the stack needs to build it,
+ * grant it and wire it. The stack (`lib/footfall-stack.ts`) turns each entry
+ * of `FUNCTIONS` into a `FootfallFunction` with these settings.
+ */
+export interface FunctionSpec {
+  /** Entry file, relative to the repository root; it exports `handler`. */
+  entry: string;
+  description: string;
+  /** Only deployed in app mode (context `app=true`). */
+  appOnly?: boolean;
+  /** @default 512 */
+  memoryMiB?: number;
+  /** @default 10 */
+  timeoutSeconds?: number;
+  /** Extra environment variables (TABLE_NAME and STREAM_NAME come from `table` and `stream`). */
+  env?: Record<string, string>;
+  /** Access to the DynamoDB table; sets TABLE_NAME. */
+  table?: TableAccess;
+  /**
+   * The event stream: `put` sets STREAM_NAME and grants PutRecords; `consume`
+   * makes the function the stream's consumer (event source mapping, failure
+   * queue, iterator-age and failure-queue alarms).
+   */
+  stream?: StreamAccess | 'consume';
+  /** HTTP API routes. */
+  routes?: readonly RouteSpec[];
+  /** A public function URL (auth NONE) and a stack output `output` = the URL followed by `path`. */
+  url?: { output: string; path?: string };
+  /** Invoked by an EventBridge schedule every this many minutes. */
+  everyMinutes?: number;
+}
+
+/**
+ * The registry: one entry per function, built, granted and wired by the stack.
+ * Adding a function is adding a line. Keys are construct ids and Powertools
+ * service names (letters and digits); `appOnly` entries exist only with
+ * `-c app=true`.
+ */
+export const FUNCTIONS = {
+  event: {
+    entry: 'lambdas/entry/event.ts',
+    description: 'Event ingestion: POST /api/event',
+    table: 'readwrite',
+    stream: 'put',
+    routes: [{ path: '/api/event', methods: ['POST', 'OPTIONS'] }],
+  },
+  tracker: {
+    entry: 'lambdas/entry/tracker-script.ts',
+    description: 'Tracking script: GET /v.js',
+    memoryMiB: 256,
+    routes: [{ path: '/v.js', methods: ['GET'] }],
+  },
+  health: {
+    entry: 'lambdas/entry/health.ts',
+    description: 'Health check: GET /health',
+    memoryMiB: 256,
+    routes: [{ path: '/health', methods: ['GET'] }],
+  },
+  sessionize: {
+    entry: 'lambdas/entry/sessionize.ts',
+    description: 'Sessionizer: visits and rollups from the event stream',
+    memoryMiB: 1024,
+    timeoutSeconds: 60,
+    table: 'readwrite',
+    stream: 'consume',
+  },
+  // The functions to come: uncomment each line once its entry file exists.
+  // report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
+  // mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', url: { output: 'McpUrl', path: 'mcp' } },
+  webhook: { entry: 'lambdas/entry/webhook.ts', description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}', table: 'readwrite', routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }] },
+  scheduled: { entry: 'lambdas/entry/scheduled.ts', description: 'Re-credits payments that arrived before their visits', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
+} as const satisfies Record<string, FunctionSpec>;
+
+/** The functions deployed for a configuration: app-only ones only in app mode. */
+export function deployedFunctions(
+  registry: Readonly<Record<string, FunctionSpec>>,
+  options: { app: boolean },
+): Array<[string, FunctionSpec]> {
+  return Object.entries(registry).filter(([, spec]) => options.app || !spec.appOnly);
+}

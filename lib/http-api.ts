@@ -1,0 +1,61 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+export interface FootfallHttpApiProps {
+  /** Default stage throttling: steady requests per second and burst. */
+  throttle: { rateLimit: number; burstLimit: number };
+  logRetention: logs.RetentionDays;
+}
+
+/**
+ * One access log line per request, JSON. No source IP and no User-Agent: the
+ * raw IP is never stored (DESIGN.md "Visitor"), access logs included.
+ */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  time: '$context.requestTimeEpoch',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  latencyMs: '$context.responseLatency',
+  integrationLatencyMs: '$context.integrationLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationError: '$context.integration.error',
+  errorMessage: '$context.error.message',
+} as const;
+
+/** The HTTP API (API Gateway v2) and its `$default` stage, throttled and access-logged. */
+export class FootfallHttpApi extends Construct {
+  readonly api: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  readonly accessLogs: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: FootfallHttpApiProps) {
+    super(scope, id);
+    this.api = new apigwv2.HttpApi(this, 'Api', {
+      description: 'Footfall: tracking, ingestion and (app mode) the report API',
+      createDefaultStage: false,
+    });
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+    });
+  }
+
+  /** `https://{api-id}.execute-api.{region}.amazonaws.com/` (ends with `/`). */
+  get url(): string {
+    return this.stage.url;
+  }
+}

@@ -1,0 +1,247 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { KinesisEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { lambdaBuildOptions } from '../bench/bundle.js';
+import { METRICS_NAMESPACE } from '../lambdas/observability/telemetry.js';
+
+/** Repository root: entries, package-lock.json and the esbuild working directory. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Runtime and architecture of every Footfall function (DESIGN.md "Versions that work here"). */
+export const RUNTIME = lambda.Runtime.NODEJS_22_X;
+export const ARCHITECTURE = lambda.Architecture.ARM_64;
+export const DEFAULT_MEMORY_MIB = 512;
+export const DEFAULT_TIMEOUT = Duration.seconds(10);
+
+let buildOptions: ReturnType<typeof lambdaBuildOptions> | undefined;
+
+/**
+ * NodejsFunction bundling from the esbuild options the benchmark measures
+ * (`bench/bundle.ts`), so what is benchmarked is what is deployed: ESM for
+ * node22, minified, the createRequire banner, the tracker inlined by `define`,
+ * the runtime's AWS SDK v3 left external. Local esbuild, never Docker.
+ */
+export function sharedBundling(): BundlingOptions {
+  // The tracker is built once per process, not once per function.
+  buildOptions ??= lambdaBuildOptions();
+  return {
+    format: OutputFormat.ESM,
+    target: buildOptions.target,
+    minify: buildOptions.minify,
+    sourceMap: false,
+    banner: buildOptions.banner.js,
+    define: buildOptions.define,
+    mainFields: buildOptions.mainFields,
+    externalModules: buildOptions.external,
+    esbuildArgs: { '--legal-comments': buildOptions.legalComments },
+    forceDockerBundling: false,
+  };
+}
+
+/** DynamoDB actions per access level: only the item API the adapters use (`lambdas/adapters/dynamo`). */
+export const TABLE_ACTIONS = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  write: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+  readwrite: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+  ],
+} as const;
+export type TableAccess = keyof typeof TABLE_ACTIONS;
+
+/** Kinesis actions per access level. `read` is what an event source mapping needs. */
+export const STREAM_ACTIONS = {
+  put: ['kinesis:PutRecord', 'kinesis:PutRecords'],
+  read: [
+    'kinesis:DescribeStream',
+    'kinesis:DescribeStreamSummary',
+    'kinesis:GetRecords',
+    'kinesis:GetShardIterator',
+    'kinesis:ListShards',
+    'kinesis:SubscribeToShard',
+  ],
+} as const;
+export type StreamAccess = keyof typeof STREAM_ACTIONS;
+
+/** How a consumer reads the event stream (Kinesis event source mapping). */
+export const STREAM_CONSUMER_DEFAULTS = {
+  batchSize: 500,
+  maxBatchingWindow: Duration.seconds(5),
+  retryAttempts: 10,
+} as const;
+
+export interface FootfallFunctionProps {
+  /** Entry file relative to the repository root, e.g. `lambdas/entry/event.ts`. */
+  entry: string;
+  /** Service name: Powertools' `POWERTOOLS_SERVICE_NAME` and the metric dimension. */
+  service: string;
+  description?: string;
+  /** @default DEFAULT_MEMORY_MIB */
+  memorySize?: number;
+  /** @default DEFAULT_TIMEOUT */
+  timeout?: Duration;
+  environment?: Record<string, string>;
+  /** Retention of the function's log group. */
+  logRetention: logs.RetentionDays;
+}
+
+/**
+ * A Footfall Lambda function with the defaults in one place: NodejsFunction
+ * bundled by local esbuild with the shared options, nodejs22.x on arm64,
+ * memory and timeout, its own log group with a retention, active X-Ray
+ * tracing, the Powertools environment, and a role that starts empty: the log
+ * group, X-Ray and whatever `bind*` grants, never an AWS managed policy and
+ * never a wildcard action on data.
+ */
+export class FootfallFunction extends Construct {
+  readonly fn: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  /** The on-failure destination of its stream consumer, when `consumeStream` was called. */
+  failedBatches?: sqs.Queue;
+  private integration?: HttpLambdaIntegration;
+
+  constructor(scope: Construct, id: string, props: FootfallFunctionProps) {
+    super(scope, id);
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Footfall ${props.service} function`,
+    });
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // The only log permissions: streams and events in its own group (no logs:CreateLogGroup, no *).
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new NodejsFunction(this, 'Function', {
+      entry: `${PROJECT_ROOT}${props.entry}`,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      runtime: RUNTIME,
+      architecture: ARCHITECTURE,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MIB,
+      timeout: props.timeout ?? DEFAULT_TIMEOUT,
+      description: props.description,
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      bundling: sharedBundling(),
+      environment: {
+        POWERTOOLS_SERVICE_NAME: props.service,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+    });
+
+    Validations.of(this).acknowledge(
+      {
+        id: 'AwsSolutions-L1',
+        reason: 'nodejs22.x is pinned on purpose (DESIGN.md "Versions that work here"): the code, its dependencies and the benchmark are tested on Node 22; moving to a newer runtime is a deliberate upgrade, not a drift.',
+      },
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'Only the statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords): X-Ray has no resource-level permissions, so its resource must be "*" (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html).',
+      },
+    );
+  }
+
+  /** Sets `TABLE_NAME` and grants the item actions of `access` on the table (no Scan, no table management). */
+  bindTable(table: dynamodb.ITable, access: TableAccess): this {
+    this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }),
+    );
+    return this;
+  }
+
+  /**
+   * `put`: sets `STREAM_NAME` and grants PutRecord(s). `read`: grants what a
+   * reader needs (the event source mapping polls with the function's role).
+   * A stream encrypted with the AWS managed key (`alias/aws/kinesis`) needs no
+   * KMS permission; a customer managed key gets the matching grant.
+   */
+  bindStream(stream: kinesis.IStream, access: StreamAccess): this {
+    if (access === 'put') this.fn.addEnvironment('STREAM_NAME', stream.streamName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...STREAM_ACTIONS[access]], resources: [stream.streamArn] }),
+    );
+    if (stream.encryptionKey) {
+      if (access === 'put') stream.encryptionKey.grant(this.role, 'kms:GenerateDataKey');
+      else stream.encryptionKey.grantDecrypt(this.role);
+    }
+    return this;
+  }
+
+  /**
+   * Consumes the stream through a Kinesis event source mapping: batches with a
+   * batching window, partial batch failures reported by the handler, a failing
+   * batch bisected and retried, and what still fails recorded in an encrypted
+   * SQS queue (shard and sequence range; the records stay in the stream for its
+   * retention period).
+   */
+  consumeStream(stream: kinesis.IStream): this {
+    this.bindStream(stream, 'read');
+    const queue = new sqs.Queue(this, 'FailedBatches', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(queue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the failure destination of the Kinesis event source mapping (it holds the shard and sequence ranges of batches that exhausted their retries); nothing consumes it automatically, so it needs no DLQ of its own.',
+    });
+    this.failedBatches = queue;
+    this.fn.addEventSource(
+      new KinesisEventSource(stream, {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: STREAM_CONSUMER_DEFAULTS.batchSize,
+        maxBatchingWindow: STREAM_CONSUMER_DEFAULTS.maxBatchingWindow,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: STREAM_CONSUMER_DEFAULTS.retryAttempts,
+        onFailure: new SqsDlq(queue),
+      }),
+    );
+    return this;
+  }
+
+  /** Routes `methods path` of the HTTP API to this function (payload format 2.0). */
+  addRoute(api: apigwv2.HttpApi, path: string, methods: apigwv2.HttpMethod[]): apigwv2.HttpRoute[] {
+    this.integration ??= new HttpLambdaIntegration(`${this.node.id}Integration`, this.fn);
+    return api.addRoutes({ path, methods, integration: this.integration });
+  }
+
+  /** A public Lambda function URL (auth NONE, buffered): the function authenticates callers itself. */
+  addPublicUrl(): lambda.FunctionUrl {
+    return this.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE, invokeMode: lambda.InvokeMode.BUFFERED });
+  }
+
+  /** Invokes the function on an EventBridge schedule (a scheduled rule, asynchronous invocation retried twice). */
+  addSchedule(schedule: events.Schedule): events.Rule {
+    return new events.Rule(this, 'Schedule', {
+      schedule,
+      description: `Footfall ${this.node.id} on a schedule`,
+      targets: [new targets.LambdaFunction(this.fn, { retryAttempts: 2, maxEventAge: Duration.minutes(10) })],
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import { App } from 'aws-cdk-lib';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CONFIG_DEFAULTS, parseConfig, readConfig } from '../../lib/config.js';
+import { FUNCTIONS, deployedFunctions, type FunctionSpec } from '../../lib/functions.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('stack configuration from CDK context', () => {
+  it('defaults when nothing is set: ingestion only, on-demand stream, data protected', () => {
+    expect(parseConfig({})).toEqual({
+      app: false,
+      shards: undefined,
+      rawRetentionDays: 730,
+      deletionProtection: true,
+      throttleRate: 1000,
+      throttleBurst: 2000,
+      logRetentionDays: 30,
+      iteratorAgeAlarmSeconds: 300,
+    });
+    expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
+  });
+
+  it('takes the strings of `-c key=value` and the JSON values of cdk.json alike', () => {
+    const fromCli = parseConfig({ app: 'true', shards: '4', rawRetentionDays: '0', deletionProtection: 'false', throttleRate: '50', throttleBurst: '100', logRetentionDays: '365', iteratorAgeAlarmSeconds: '60' });
+    const fromJson = parseConfig({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, throttleRate: 50, throttleBurst: 100, logRetentionDays: 365, iteratorAgeAlarmSeconds: 60 });
+    expect(fromCli).toEqual(fromJson);
+    expect(fromCli).toMatchObject({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, logRetentionDays: 365 });
+  });
+
+  it.each([
+    [{ app: 'yes' }, 'app'],
+    [{ shards: '0' }, 'shards'],
+    [{ shards: '2.5' }, 'shards'],
+    [{ shards: 'many' }, 'shards'],
+    [{ rawRetentionDays: -1 }, 'rawRetentionDays'],
+    [{ deletionProtection: 'off' }, 'deletionProtection'],
+    [{ throttleBurst: 0 }, 'throttleBurst'],
+    [{ logRetentionDays: 31 }, 'logRetentionDays'],
+  ])('rejects %j, naming the key', (raw, key) => {
+    expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
+  });
+
+  it('reads the context of an app', () => {
+    const app = new App({ context: { app: 'true', shards: '2', deletionProtection: false } });
+    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730 });
+  });
+});
+
+describe('function registry', () => {
+  it('names existing entry files, each with a handler export', () => {
+    for (const [name, spec] of Object.entries(FUNCTIONS)) {
+      expect(name).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      expect(existsSync(`${root}${spec.entry}`), spec.entry).toBe(true);
+    }
+  });
+
+  it('keeps app-only functions out unless app mode is on', () => {
+    const registry: Record<string, FunctionSpec> = {
+      ingest: { entry: 'lambdas/entry/health.ts', description: 'always' },
+      report: { entry: 'lambdas/entry/health.ts', description: 'app only', appOnly: true },
+    };
+    expect(deployedFunctions(registry, { app: false }).map(([name]) => name)).toEqual(['ingest']);
+    expect(deployedFunctions(registry, { app: true }).map(([name]) => name)).toEqual(['ingest', 'report']);
+  });
+});

@@ -1,0 +1,506 @@
+import { App } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { builtinModules } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ARCHIVE_PARTITION_KEYS, archiveDt, glueColumns } from '../../lambdas/domain/archive-schema.js';
+import { FIREHOSE_PREFIX, PARTITION_QUERIES } from '../../lib/archive.js';
+import { FUNCTIONS, deployedFunctions, type FunctionSpec } from '../../lib/functions.js';
+import { ACCESS_LOG_FIELDS } from '../../lib/http-api.js';
+import { NAMED_QUERIES } from '../../sql/named-queries.js';
+import { buildTrackerSync } from '../../tracker/build.js';
+import { acknowledgments, synth, type Synthesized } from './synth.js';
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+
+const resourcesOf = (s: Synthesized, type: string): Record<string, Resource> =>
+  s.template.findResources(type) as Record<string, Resource>;
+const only = <T>(values: Record<string, T>): T => {
+  const all = Object.values(values);
+  expect(all).toHaveLength(1);
+  return all[0] as T;
+};
+const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+let main: Synthesized;
+/** Every non-default setting at once, without bundling (wiring only). */
+let variant: Synthesized;
+
+beforeAll(() => {
+  main = synth(); // the real thing: defaults, esbuild bundling of every function
+  variant = synth({
+    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false },
+    bundle: false,
+  });
+});
+
+describe('the stack as deployed by default', () => {
+  it('bundles every function with esbuild: ESM with the require banner, the tracker inlined, only the runtime SDK external', () => {
+    const functions = resourcesOf(main, 'AWS::Lambda::Function');
+    expect(Object.keys(functions)).toHaveLength(deployedFunctions(FUNCTIONS, { app: false }).length);
+    const outdir = (main.stack.node.root as App).outdir;
+    for (const [id, fn] of Object.entries(functions)) {
+      const key = (fn.Properties.Code as { S3Key: string }).S3Key;
+      const code = readFileSync(join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'), 'utf8');
+      expect(code.startsWith("import { createRequire as __cr } from 'node:module';"), id).toBe(true);
+      expect(code, id).not.toContain('__FOOTFALL_TRACKER__');
+      // Static ESM imports (`import{a as b}from"x"`, `import"x"`) of packages, not of node: builtins.
+      const bare = [...code.matchAll(/\bimport\s*(?:[\w$*{}\s,]+?from\s*)?"([^"]+)"/g)]
+        .map((m) => m[1] ?? '')
+        .filter((m) => /^[@a-z0-9][\w@./-]*$/i.test(m) && !m.startsWith('node:') && !builtinModules.includes(m));
+      expect(bare.filter((m) => !m.startsWith('@aws-sdk/')), id).toEqual([]);
+    }
+    const tracker = Object.entries(functions).find(([id]) => id.startsWith('tracker'))?.[1];
+    const key = (tracker?.Properties.Code as { S3Key: string }).S3Key;
+    const code = readFileSync(join(outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'), 'utf8');
+    expect(code.length).toBeGreaterThan(buildTrackerSync().length);
+  });
+
+  it('has no unacknowledged cdk-nag AWS Solutions finding', () => {
+    expect(main.nagViolations()).toEqual([]);
+  });
+
+  it('gives every acknowledged finding a specific reason', () => {
+    const acks = acknowledgments(main.stack);
+    expect(acks.length).toBeGreaterThan(0);
+    for (const ack of acks) {
+      expect(ack.reason.length, `${ack.path} ${ack.id}`).toBeGreaterThan(60);
+    }
+  });
+});
+
+describe('Lambda functions', () => {
+  it('run nodejs22.x on arm64 with active tracing and their own log group', () => {
+    const functions = resourcesOf(main, 'AWS::Lambda::Function');
+    const logGroups = resourcesOf(main, 'AWS::Logs::LogGroup');
+    for (const [id, fn] of Object.entries(functions)) {
+      expect(fn.Properties, id).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
+        Environment: { Variables: { POWERTOOLS_METRICS_NAMESPACE: 'Footfall', POWERTOOLS_SERVICE_NAME: expect.any(String) } },
+      });
+      const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+      expect(logGroups[logGroup]?.Properties.RetentionInDays, id).toBe(30);
+    }
+  });
+
+  it('bind the table and the stream by environment', () => {
+    main.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('POST /api/event'),
+      Environment: { Variables: { TABLE_NAME: { Ref: Match.anyValue() }, STREAM_NAME: { Ref: Match.anyValue() } } },
+    });
+    main.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('Sessionizer'),
+      Environment: { Variables: { TABLE_NAME: { Ref: Match.anyValue() } } },
+      Timeout: 60,
+    });
+  });
+
+  it('use roles without AWS managed policies', () => {
+    for (const [id, role] of Object.entries(resourcesOf(main, 'AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+    }
+  });
+});
+
+describe('IAM', () => {
+  it('has no "*" or "service:*" action, and "*" resources only where the service has no resource ARNs', () => {
+    const policies = resourcesOf(main, 'AWS::IAM::Policy');
+    expect(Object.keys(policies).length).toBeGreaterThan(0);
+    for (const [id, policy] of Object.entries(policies)) {
+      const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+      for (const statement of statements) {
+        const actions = asArray(statement.Action);
+        for (const action of actions) {
+          expect(action, id).not.toBe('*');
+          expect(action, id).not.toMatch(/^[a-z0-9-]+:\*$/);
+        }
+        if (statement.Resource === '*') {
+          // X-Ray (active tracing) and the Glue schema registry lookup of the Firehose L2.
+          expect(actions.every((a) => a.startsWith('xray:') || a === 'glue:GetSchemaVersion'), `${id}: ${actions.join(', ')}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('grants the functions only the DynamoDB item API and the Kinesis calls they make', () => {
+    const policies = resourcesOf(main, 'AWS::IAM::Policy');
+    const eventPolicy = Object.entries(policies).find(([id]) => id.startsWith('eventRole'))?.[1];
+    const actions = (eventPolicy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
+      ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    );
+    expect(actions.filter((a) => a.startsWith('kinesis:')).sort()).toEqual(['kinesis:PutRecord', 'kinesis:PutRecords']);
+  });
+});
+
+describe('HTTP API', () => {
+  it('routes the ingestion, tracker and health endpoints, and exactly the registry\'s routes', () => {
+    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+    expect(keys).toEqual(expect.arrayContaining(['GET /health', 'GET /v.js', 'OPTIONS /api/event', 'POST /api/event']));
+    const fromRegistry = deployedFunctions(FUNCTIONS, { app: false }).flatMap(([, spec]) =>
+      (spec.routes ?? []).flatMap((route) => route.methods.map((method) => `${method} ${route.path}`)),
+    );
+    expect(keys.sort()).toEqual(fromRegistry.sort());
+  });
+
+  it('throttles the $default stage and writes JSON access logs without IP addresses', () => {
+    const stage = only(resourcesOf(main, 'AWS::ApiGatewayV2::Stage'));
+    expect(stage.Properties).toMatchObject({
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
+    });
+    const settings = stage.Properties.AccessLogSettings as { Format: string; DestinationArn: unknown };
+    expect(JSON.parse(settings.Format)).toEqual(ACCESS_LOG_FIELDS);
+    expect(settings.Format).not.toMatch(/sourceIp|userAgent/);
+    expect(settings.DestinationArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^HttpAccessLogs/), 'Arn'] });
+  });
+
+  it('throttles by context', () => {
+    variant.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+    });
+  });
+});
+
+describe('Kinesis', () => {
+  it('is on-demand and encrypted with the AWS managed key by default', () => {
+    main.template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
+      StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+      ShardCount: Match.absent(),
+    });
+  });
+
+  it('is provisioned with N shards when shards=N', () => {
+    variant.template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'PROVISIONED' },
+      ShardCount: 3,
+      StreamEncryption: { EncryptionType: 'KMS' },
+    });
+  });
+
+  it('feeds the sessionizer in windowed batches, bisected on error, failures to an encrypted queue', () => {
+    const queues = resourcesOf(main, 'AWS::SQS::Queue');
+    const [queueId, queue] = Object.entries(queues)[0] ?? [];
+    expect(Object.keys(queues)).toHaveLength(1);
+    expect(queue?.Properties.SqsManagedSseEnabled).toBe(true);
+    main.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Events'), 'Arn'] },
+      FunctionName: { Ref: Match.stringLikeRegexp('^sessionize') },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 500,
+      MaximumBatchingWindowInSeconds: 5,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+    });
+    main.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: queueId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('Firehose to the Parquet archive', () => {
+  const delivery = () => only(resourcesOf(main, 'AWS::KinesisFirehose::DeliveryStream'));
+
+  it('reads the stream and converts OpenX JSON to Parquet against the Glue table', () => {
+    main.template.hasResourceProperties('AWS::KinesisFirehose::DeliveryStream', {
+      DeliveryStreamType: 'KinesisStreamAsSource',
+      KinesisStreamSourceConfiguration: { KinesisStreamARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Events'), 'Arn'] } },
+      ExtendedS3DestinationConfiguration: {
+        DataFormatConversionConfiguration: {
+          Enabled: true,
+          InputFormatConfiguration: { Deserializer: { OpenXJsonSerDe: {} } },
+          OutputFormatConfiguration: { Serializer: { ParquetSerDe: { Compression: 'SNAPPY' } } },
+          SchemaConfiguration: {
+            DatabaseName: 'footfall',
+            TableName: { Ref: Match.stringLikeRegexp('^ArchiveTable') },
+            VersionId: 'LATEST',
+          },
+        },
+      },
+    });
+  });
+
+  it('partitions dynamically by site and UTC date, with an error prefix and a large buffer', () => {
+    const config = delivery().Properties.ExtendedS3DestinationConfiguration as {
+      DynamicPartitioningConfiguration: unknown;
+      Prefix: string;
+      ErrorOutputPrefix: string;
+      BufferingHints: { SizeInMBs: number; IntervalInSeconds: number };
+      ProcessingConfiguration: { Processors: Array<{ Type: string; Parameters: Array<{ ParameterName: string; ParameterValue: string }> }> };
+    };
+    expect(config.DynamicPartitioningConfiguration).toEqual({ Enabled: true });
+    expect(config.Prefix).toBe('events/site=!{partitionKeyFromQuery:site}/dt=!{partitionKeyFromQuery:dt}/');
+    expect(config.Prefix).toBe(FIREHOSE_PREFIX);
+    expect(config.ErrorOutputPrefix).toMatch(/^errors\/!\{firehose:error-output-type\}\//);
+    expect(config.BufferingHints.SizeInMBs).toBeGreaterThanOrEqual(64);
+    expect(config.BufferingHints.IntervalInSeconds).toBeGreaterThanOrEqual(60);
+    const processor = config.ProcessingConfiguration.Processors.find((p) => p.Type === 'MetadataExtraction');
+    const params = Object.fromEntries((processor?.Parameters ?? []).map((p) => [p.ParameterName, p.ParameterValue]));
+    expect(params).toEqual({
+      JsonParsingEngine: 'JQ-1.6',
+      MetadataExtractionQuery: `{"site":${PARTITION_QUERIES.site},"dt":${PARTITION_QUERIES.dt}}`,
+    });
+  });
+
+  const jq = (() => {
+    try {
+      return execFileSync('jq', ['--version'], { encoding: 'utf8' }).trim();
+    } catch {
+      return undefined;
+    }
+  })();
+
+  it.skipIf(jq !== 'jq-1.6')('computes dt as archiveDt does (the query run through jq 1.6, the engine Firehose uses)', () => {
+    const config = delivery().Properties.ExtendedS3DestinationConfiguration as {
+      ProcessingConfiguration: { Processors: Array<{ Parameters: Array<{ ParameterName: string; ParameterValue: string }> }> };
+    };
+    const query = config.ProcessingConfiguration.Processors[0]?.Parameters.find((p) => p.ParameterName === 'MetadataExtractionQuery')?.ParameterValue;
+    const times = [0, Date.UTC(2026, 0, 14, 23, 59, 59, 999), Date.UTC(2026, 0, 15), Date.UTC(2024, 1, 29, 12, 30, 1, 1)];
+    for (const ts of times) {
+      const out = execFileSync('jq', ['-c', query ?? ''], { input: JSON.stringify({ site: 'example.com', ts, type: 'pageview' }), encoding: 'utf8' });
+      expect(JSON.parse(out)).toEqual({ site: 'example.com', dt: archiveDt(ts) });
+    }
+  });
+});
+
+describe('Glue table and Athena', () => {
+  it('has exactly the columns of glueColumns(), partitioned by site and dt', () => {
+    const table = only(resourcesOf(main, 'AWS::Glue::Table'));
+    const input = table.Properties.TableInput as {
+      Name: string;
+      PartitionKeys: Array<{ Name: string; Type: string }>;
+      StorageDescriptor: { Columns: Array<{ Name: string; Type: string }>; InputFormat: string; OutputFormat: string; SerdeInfo: { SerializationLibrary: string } };
+    };
+    expect(input.Name).toBe('events');
+    expect(input.StorageDescriptor.Columns).toEqual(glueColumns().map(({ name, type }) => ({ Name: name, Type: type })));
+    expect(input.PartitionKeys).toEqual(ARCHIVE_PARTITION_KEYS.map(({ name, type }) => ({ Name: name, Type: type })));
+    expect(input.StorageDescriptor).toMatchObject({
+      InputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
+      OutputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
+      SerdeInfo: { SerializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe' },
+    });
+  });
+
+  it('projects partitions (no crawler) onto the Firehose layout', () => {
+    main.template.hasResourceProperties('AWS::Glue::Table', {
+      DatabaseName: 'footfall',
+      TableInput: {
+        Parameters: Match.objectLike({
+          'projection.enabled': 'true',
+          'projection.site.type': 'injected',
+          'projection.dt.type': 'date',
+          'projection.dt.format': 'yyyy-MM-dd',
+          'projection.dt.range': '2024-01-01,NOW',
+          'storage.location.template': {
+            'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveEvents') }, '/events/site=${site}/dt=${dt}/']],
+          },
+        }),
+      },
+    });
+    expect(resourcesOf(main, 'AWS::Glue::Crawler')).toEqual({});
+  });
+
+  it('has an Athena workgroup that enforces encrypted results in its own bucket', () => {
+    main.template.hasResourceProperties('AWS::Athena::WorkGroup', {
+      Name: 'footfall',
+      WorkGroupConfiguration: {
+        EnforceWorkGroupConfiguration: true,
+        ResultConfiguration: {
+          EncryptionConfiguration: { EncryptionOption: 'SSE_S3' },
+          OutputLocation: { 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveAthenaResults') }, '/results/']] },
+        },
+      },
+    });
+  });
+
+  it('ships one named query per NAMED_QUERIES entry', () => {
+    const queries = Object.values(resourcesOf(main, 'AWS::Athena::NamedQuery')).map((q) => q.Properties);
+    expect(queries.map((q) => q.Name).sort()).toEqual(NAMED_QUERIES.map((q) => q.name).sort());
+    for (const named of NAMED_QUERIES) {
+      expect(queries.find((q) => q.Name === named.name)).toMatchObject({
+        QueryString: named.sql,
+        Description: named.description,
+        Database: 'footfall',
+        WorkGroup: { Ref: expect.stringMatching(/^ArchiveWorkGroup/) },
+      });
+    }
+  });
+});
+
+describe('S3', () => {
+  it('encrypts every bucket, blocks public access and denies requests without TLS', () => {
+    const buckets = resourcesOf(main, 'AWS::S3::Bucket');
+    const policies = Object.values(resourcesOf(main, 'AWS::S3::BucketPolicy'));
+    expect(Object.keys(buckets)).toHaveLength(3);
+    for (const [id, bucket] of Object.entries(buckets)) {
+      expect(bucket.Properties, id).toMatchObject({
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      });
+      expect(bucket.DeletionPolicy, id).toBe('Retain');
+      const policy = policies.find((p) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }));
+      const statements = (policy?.Properties.PolicyDocument as { Statement: Statement[] } | undefined)?.Statement ?? [];
+      expect(
+        statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+        id,
+      ).toBe(true);
+    }
+  });
+
+  it('keeps raw events rawRetentionDays (730 by default) and Athena results 30 days', () => {
+    main.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'events/', ExpirationInDays: 730, Status: 'Enabled' })]) },
+      LoggingConfiguration: Match.objectLike({ DestinationBucketName: { Ref: Match.stringLikeRegexp('^AccessLogs') } }),
+    });
+    main.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30, Status: 'Enabled' })]) },
+      LoggingConfiguration: Match.objectLike({ DestinationBucketName: { Ref: Match.stringLikeRegexp('^AccessLogs') } }),
+    });
+  });
+
+  it('keeps raw events forever with rawRetentionDays=0', () => {
+    const rules = Object.values(resourcesOf(variant, 'AWS::S3::Bucket')).flatMap(
+      (b) => (b.Properties.LifecycleConfiguration as { Rules: Array<{ Prefix?: string }> } | undefined)?.Rules ?? [],
+    );
+    expect(rules.filter((r) => r.Prefix === 'events/')).toEqual([]);
+  });
+});
+
+describe('DynamoDB', () => {
+  it('is the single table: pk/sk strings, on-demand, PITR, TTL, deletion protection, retained', () => {
+    const table = only(resourcesOf(main, 'AWS::DynamoDB::Table'));
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties).toMatchObject({
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+      DeletionProtectionEnabled: true,
+    });
+  });
+
+  it('drops deletion protection with deletionProtection=false (still retained)', () => {
+    const table = only(resourcesOf(variant, 'AWS::DynamoDB::Table'));
+    expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+});
+
+describe('alarms and outputs', () => {
+  it('alarms on failed batches, iterator age, the API 5xx rate and archive freshness', () => {
+    const alarms = Object.values(resourcesOf(main, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    expect(alarms).toHaveLength(4);
+    expect(alarms).toContainEqual(
+      expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' }),
+    );
+    expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Threshold: 300_000 }));
+    expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/Firehose', MetricName: 'DeliveryToS3.DataFreshness' }));
+    const rate = alarms.find((a) => Array.isArray(a.Metrics));
+    const metrics = rate?.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string } } }>;
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * errors / requests, 0)');
+    expect(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName])).toEqual([
+      ['errors', 'AWS/ApiGateway', '5xx'],
+      ['requests', 'AWS/ApiGateway', 'Count'],
+    ]);
+  });
+
+  it('outputs the tracking URL, the API URL, the table and the Athena workgroup', () => {
+    const outputs = main.template.findOutputs('*');
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining(['ApiUrl', 'AthenaWorkGroup', 'EventsBucket', 'GlueDatabase', 'StreamName', 'TableName', 'TrackingUrl']),
+    );
+    const tracking = JSON.stringify(outputs.TrackingUrl?.Value);
+    expect(tracking).toMatch(/execute-api/);
+    expect(tracking).toMatch(/\/v\.js"\]\]\}$/);
+    expect(outputs.AthenaWorkGroup?.Value).toEqual({ Ref: expect.stringMatching(/^ArchiveWorkGroup/) });
+  });
+});
+
+describe('app mode and the registry plumbing', () => {
+  // Stand-ins for the report, MCP and scheduled functions to come, on an existing entry.
+  const registry: Record<string, FunctionSpec> = {
+    health: FUNCTIONS.health,
+    reportish: { entry: 'lambdas/entry/health.ts', description: 'stand-in report API', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
+    mcpish: { entry: 'lambdas/entry/health.ts', description: 'stand-in MCP', appOnly: true, table: 'read', url: { output: 'McpishUrl', path: 'mcp' } },
+    cronish: { entry: 'lambdas/entry/health.ts', description: 'stand-in scheduled job', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
+  };
+  let off: Synthesized;
+  let on: Synthesized;
+  beforeAll(() => {
+    off = synth({ functions: registry, config: { app: false }, bundle: false });
+    on = synth({ functions: registry, config: { app: true }, bundle: false });
+  });
+
+  it('without app=true has no report route, no function URL and no MCP output', () => {
+    for (const s of [main, off]) {
+      const keys = Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+      expect(keys.filter((k) => k.includes('/api/v1'))).toEqual([]);
+      expect(resourcesOf(s, 'AWS::Lambda::Url')).toEqual({});
+      expect(Object.keys(s.template.findOutputs('McpUrl'))).toEqual([]);
+    }
+    expect(Object.keys(off.template.findOutputs('McpishUrl'))).toEqual([]);
+    expect(Object.keys(resourcesOf(off, 'AWS::Lambda::Function')).sort()).toEqual([
+      expect.stringMatching(/^cronishFunction/),
+      expect.stringMatching(/^healthFunction/),
+    ]);
+  });
+
+  it('with app=true adds the app-only routes and a public function URL with its output', () => {
+    expect(Object.keys(resourcesOf(on, 'AWS::Lambda::Function'))).toHaveLength(4);
+    on.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /api/v1/{proxy+}' });
+    const url = only(resourcesOf(on, 'AWS::Lambda::Url'));
+    expect(url.Properties).toMatchObject({ AuthType: 'NONE', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^mcpish/), 'Arn'] } });
+    on.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' });
+    // Public function URLs also need lambda:InvokeFunction, limited to calls through the URL.
+    on.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true });
+    const output = on.template.findOutputs('McpishUrl').McpishUrl;
+    expect(output?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^mcpishFunctionFunctionUrl/), 'FunctionUrl'] }, 'mcp']] });
+  });
+
+  it('gives a read-only function read actions only', () => {
+    const policy = Object.entries(resourcesOf(on, 'AWS::IAM::Policy')).find(([id]) => id.startsWith('reportishRole'))?.[1];
+    const actions = (policy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+  });
+
+  it('invokes a scheduled function every 5 minutes from EventBridge', () => {
+    const rule = only(resourcesOf(on, 'AWS::Events::Rule'));
+    expect(rule.Properties).toMatchObject({
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^cronishFunction/), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 600 } })],
+    });
+    on.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'events.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [Match.stringLikeRegexp('^cronishFunction'), 'Arn'] },
+    });
+    on.template.hasResourceProperties('AWS::Lambda::Function', { Description: 'stand-in scheduled job', Timeout: 120 });
+  });
+
+  it('stays cdk-nag clean with the new kinds of functions', () => {
+    expect(on.nagViolations()).toEqual([]);
+  });
+});
