@@ -13,6 +13,7 @@ export const LAMBDA_ENTRIES = {
   sessionize: 'lambdas/entry/sessionize.ts',
   webhook: 'lambdas/entry/webhook.ts',
   scheduled: 'lambdas/entry/scheduled.ts',
+  report: 'lambdas/entry/report.ts',
 } as const;
 
 /**

@@ -12,6 +12,7 @@ import {
   type SiteConfig,
 } from '../lambdas/domain/site.js';
 import { PROVIDERS } from '../lambdas/domain/payments/facts.js';
+import { DynamoKeyStore } from '../lambdas/adapters/dynamo/key-store.js';
 import { recreditSite } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { contextOf, parseArgs } from './main.js';
@@ -136,5 +137,44 @@ export function registerProviderCommands(program: Command): void {
       const list = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).listProviders(domain));
       if (ctx.json) ctx.printJson(list);
       else ctx.print(formatTable(list, ['provider', 'connected']));
+    });
+}
+
+/** `keys create|list|revoke`: API keys of the report API and MCP (spec §5). */
+export function registerKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('manage API keys (report API and MCP)');
+  keys
+    .command('create')
+    .description('create an API key for an account; the key is printed once')
+    .requiredOption('--account <id>', 'the account whose sites the key reads')
+    .option('--name <label>', 'a label to recognise the key by')
+    .action(async (opts: { account: string; name?: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const account = parseArgs(accountIdSchema, opts.account);
+      const name = opts.name === undefined ? null : parseArgs(z.string().trim().min(1).max(100), opts.name);
+      const created = await withLocalStore(ctx.dataDir, async (db) => {
+        if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist`);
+        return new DynamoKeyStore(db).create(account, name, new Date());
+      });
+      if (ctx.json) ctx.printJson({ id: created.id, key: created.key, account: created.account, name: created.name, created: created.created });
+      else ctx.print(`${created.key}\n(key ${created.id} for account ${account}; shown once, only its hash is stored)`);
+    });
+  keys
+    .command('list')
+    .description('list API keys (never the keys themselves)')
+    .action(async (_opts, command: Command) => {
+      const ctx = contextOf(command);
+      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoKeyStore(db).list());
+      if (ctx.json) ctx.printJson(list.map((k) => ({ id: k.id, account: k.account, name: k.name, created: k.created, last_used: k.last_used, revoked: k.revoked })));
+      else ctx.print(formatTable(list.map((k) => ({ ...k })), ['id', 'account', 'name', 'created', 'last_used', 'revoked']));
+    });
+  keys
+    .command('revoke <id>')
+    .description('revoke an API key; its next request fails')
+    .action(async (id: string, _opts, command: Command) => {
+      const ctx = contextOf(command);
+      const revoked = await withLocalStore(ctx.dataDir, (db) => new DynamoKeyStore(db).revoke(id, new Date()));
+      if (ctx.json) ctx.printJson(revoked);
+      else ctx.print(`key ${revoked.id} revoked`);
     });
 }

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import * as z from 'zod';
-import { registerAdminCommands, registerProviderCommands } from './admin.js';
+import { registerAdminCommands, registerKeyCommands, registerProviderCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
 import { registerStartCommand } from './start.js';
@@ -51,6 +51,7 @@ export function buildProgram(): Command {
   registerImportCommands(program);
   registerAdminCommands(program);
   registerProviderCommands(program);
+  registerKeyCommands(program);
   registerSqlCommand(program);
   registerFxCommands(program);
   for (const command of program.commands) applyExitOverride(command);

@@ -10,6 +10,8 @@ import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import { createEventHandler } from '../lambdas/handlers/event.js';
 import { createWebhookHandler } from '../lambdas/handlers/webhook.js';
 import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
+import { createReportHandler } from '../lambdas/handlers/report.js';
+import { dynamoReportDeps } from '../lambdas/adapters/dynamo/report-deps.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
@@ -103,6 +105,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     archiver.poller.start(interval * 2);
     // The EventBridge schedule runs every 5 minutes in AWS; locally, right after the sessionizer catches up.
     schedule = setInterval(() => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)), Math.max(interval * 5, 5_000));
+  }
+  if (options.app) {
+    routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
   }
   const server = createLocalServer(routes);
   await new Promise<void>((resolveListen, reject) => {

@@ -93,3 +93,27 @@ describe('footfall CLI: accounts and sites', () => {
     }
   }, 60_000);
 });
+
+describe('footfall keys', () => {
+  let dataDir = '';
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ff-keys-'));
+    runCli(['--data', dataDir, 'accounts', 'add', 'acme']);
+  });
+  afterAll(async () => rm(dataDir, { recursive: true, force: true }));
+  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+
+  it('creates a key shown once, lists keys without it, and revokes it', () => {
+    const created = cli('--json', 'keys', 'create', '--account', 'acme', '--name', 'laptop');
+    expect(created.status, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout);
+    expect(key).toEqual({ id: expect.stringMatching(/^key_[0-9a-f]{12}$/), key: expect.stringMatching(/^ff_[A-Za-z0-9_-]{43}$/), account: 'acme', name: 'laptop', created: expect.any(String) });
+    const listed = cli('--json', 'keys', 'list');
+    expect(listed.stdout).not.toContain(key.key);
+    expect(JSON.parse(listed.stdout)).toEqual([{ id: key.id, account: 'acme', name: 'laptop', created: key.created, last_used: null, revoked: null }]);
+    expect(cli('keys', 'revoke', key.id).stdout).toContain('revoked');
+    expect(JSON.parse(cli('--json', 'keys', 'list').stdout)[0].revoked).toEqual(expect.any(String));
+    expect(cli('keys', 'revoke', 'key_000000000000').status).toBe(1);
+    expect(cli('keys', 'create', '--account', 'nobody').status).toBe(1);
+  });
+});

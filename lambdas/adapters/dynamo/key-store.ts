@@ -1,0 +1,89 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { NotFoundError } from '../../domain/errors.js';
+import { hashApiKey, newApiKey, newKeyId } from '../../domain/api-key.js';
+
+/** An API key as listed: never the key itself. */
+export interface ApiKeyInfo {
+  id: string;
+  account: string;
+  name: string | null;
+  created: string;
+  last_used: string | null;
+  revoked: string | null;
+}
+
+const listKey = (id: string) => ({ [PK]: 'KEYS', [SK]: id });
+const hashKey = (hash: string) => ({ [PK]: `APIKEY#${hash}`, [SK]: 'KEY' });
+/** `last_used` is written at most this often per key and instance. */
+const LAST_USED_EVERY_MS = 5 * 60_000;
+
+/**
+ * API keys in the single table (`docs/data-model.md`: API_KEY by hash for
+ * authentication, KEY_INFO by id for listing). Only the SHA-256 of a key is
+ * stored. Authentication reads the key's item on every request (strongly
+ * consistent), so a revoked key fails on its very next request.
+ */
+export class DynamoKeyStore {
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly conn: DynamoConnection) {}
+
+  /** Creates a key for an account; the returned `key` is the only time it exists in clear. */
+  async create(account: string, name: string | null, now: Date): Promise<ApiKeyInfo & { key: string }> {
+    const key = newApiKey();
+    const hash = hashApiKey(key);
+    const info: ApiKeyInfo = { id: newKeyId(), account, name, created: now.toISOString(), last_used: null, revoked: null };
+    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...hashKey(hash), type: 'API_KEY', id: info.id, account, revoked: null } }));
+    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...listKey(info.id), type: 'KEY_INFO', ...info, hash } }));
+    return { ...info, key };
+  }
+
+  async list(): Promise<ApiKeyInfo[]> {
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': 'KEYS' } }),
+    );
+    return Items.map((i) => ({
+      id: String(i.id),
+      account: String(i.account),
+      name: (i.name as string | null) ?? null,
+      created: String(i.created),
+      last_used: (i.last_used as string | null) ?? null,
+      revoked: (i.revoked as string | null) ?? null,
+    }));
+  }
+
+  /** Revokes a key; its next request fails. @throws NotFoundError for an unknown id */
+  async revoke(id: string, now: Date): Promise<ApiKeyInfo> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }));
+    if (!Item) throw new NotFoundError(`no API key ${id}`);
+    const revoked = (Item.revoked as string | null) ?? now.toISOString();
+    // The lookup item first: that is what authentication reads.
+    await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: hashKey(String(Item.hash)), UpdateExpression: 'SET revoked = :r', ExpressionAttributeValues: { ':r': revoked } }));
+    await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: listKey(id), UpdateExpression: 'SET revoked = :r', ExpressionAttributeValues: { ':r': revoked } }));
+    return { id, account: String(Item.account), name: (Item.name as string | null) ?? null, created: String(Item.created), last_used: (Item.last_used as string | null) ?? null, revoked };
+  }
+
+  /**
+   * The account of a valid, unrevoked key, or null. Records `last_used` at
+   * most every few minutes per instance (a write per request would cost more
+   * than the read).
+   */
+  async authenticate(key: string, now: Date): Promise<string | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: hashKey(hashApiKey(key)), ConsistentRead: true }));
+    if (!Item || Item.revoked) return null;
+    const id = String(Item.id);
+    const last = this.touched.get(id) ?? 0;
+    if (now.getTime() - last >= LAST_USED_EVERY_MS) {
+      this.touched.set(id, now.getTime());
+      await this.conn.doc
+        .send(new UpdateCommand({ TableName: this.conn.table, Key: listKey(id), UpdateExpression: 'SET last_used = :t', ConditionExpression: `attribute_exists(${PK})`, ExpressionAttributeValues: { ':t': now.toISOString() } }))
+        .catch((error) => {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
+    }
+    return String(Item.account);
+  }
+}

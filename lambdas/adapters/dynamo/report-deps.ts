@@ -1,0 +1,22 @@
+import type { DynamoConnection } from './client.js';
+import { DynamoConfigStore } from './config-store.js';
+import { DynamoReportStore } from './report-store.js';
+import { DynamoKeyStore } from './key-store.js';
+import { DynamoFxStore, FxRates } from './fx-store.js';
+import { usdRateOf } from '../../domain/payments/fx.js';
+import type { ReportHandlerDeps } from '../../handlers/report.js';
+
+/**
+ * The report use cases' dependencies on the single table. `store()` gives a
+ * fresh report store per request so that its read cost counts one report.
+ */
+export function dynamoReportDeps(conn: DynamoConnection, clock: () => number = Date.now): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
+  const fx = new FxRates(new DynamoFxStore(conn));
+  return {
+    sites: new DynamoConfigStore(conn),
+    store: () => new DynamoReportStore(conn),
+    keys: new DynamoKeyStore(conn),
+    rates: async () => usdRateOf(await fx.table()),
+    clock,
+  };
+}

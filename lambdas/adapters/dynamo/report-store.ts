@@ -1,0 +1,91 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { itemBytes, readPaymentEntries, readRollups, type ReadCost } from './rollup-reader.js';
+import { itemToVisit, visitorPk } from './visit-store.js';
+import { paymentRollupPk } from './payment-store.js';
+import { rollupPk } from './rollup-store.js';
+import { batchGet } from './batch.js';
+import type { Dimension, RollupMetric } from '../../domain/rollup.js';
+import type { PeriodSpan } from '../../domain/reports/periods.js';
+import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
+import type { DimensionEntry, TotalsEntry } from '../../domain/payments/entries.js';
+import type { Payment } from '../../domain/payments/payment.js';
+import type { Provider } from '../../domain/payments/facts.js';
+import type { Visit } from '../../domain/visit.js';
+
+/**
+ * The reads of the report API (`docs/data-model.md`, "Reports"): rollups by
+ * period spans, payment entries, a visitor's partition, payments by key. Each
+ * call adds its requests and bytes to `cost`, for the benchmarks.
+ */
+export class DynamoReportStore {
+  constructor(
+    private readonly conn: DynamoConnection,
+    readonly cost: ReadCost = { requests: 0, bytes: 0 },
+  ) {}
+
+  /** Visits, page views, visitor sketches and value counts of a metric over the spans. */
+  async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<Array<{ visits: number; pageviews: number; sketch: VisitorSketch; counts: Record<string, number> }>> {
+    const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost)));
+    return reads.flat().map((item) => ({ visits: item.visits, pageviews: item.pageviews, sketch: deserializeSketch(item), counts: item.counts }));
+  }
+
+  async totalsEntries(site: string, spans: readonly PeriodSpan[]): Promise<Array<Record<string, TotalsEntry>>> {
+    const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, 'totals', s.granularity, s.from, s.to, this.cost)));
+    return reads.flat().map((r) => r.entries as Record<string, TotalsEntry>);
+  }
+
+  async dimensionEntries(site: string, dimension: Dimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, DimensionEntry>>> {
+    const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, dimension, s.granularity, s.from, s.to, this.cost)));
+    return reads.flat().map((r) => r.entries as Record<string, DimensionEntry>);
+  }
+
+  /** The first local day with a visit or a payment, or null (the start of range `all`). */
+  async firstDay(site: string): Promise<string | null> {
+    const first = async (pk: string) => {
+      const { Items = [] } = await this.conn.doc.send(
+        new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`, ExpressionAttributeValues: { ':pk': pk, ':d': 'D#' }, Limit: 1 }),
+      );
+      this.cost.requests++;
+      for (const item of Items) this.cost.bytes += itemBytes(item);
+      return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+    };
+    const days = (await Promise.all([first(rollupPk(site, 'visits')), first(paymentRollupPk(site, 'totals'))])).filter((d): d is string => d !== null);
+    return days.sort()[0] ?? null;
+  }
+
+  /** Everything in a visitor's partition: visits and the keys of their payments. */
+  async visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
+    const visits: Visit[] = [];
+    const payments: Array<{ provider: Provider; id: string }> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.conn.doc.send(
+        new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) }, ExclusiveStartKey: start }),
+      );
+      this.cost.requests++;
+      for (const item of page.Items ?? []) {
+        this.cost.bytes += itemBytes(item);
+        if (item.type === 'VISIT') visits.push(itemToVisit(item));
+        else if (item.type === 'VISITOR_PAYMENT') {
+          const [provider, ...id] = String(item.payment_key).split(':');
+          payments.push({ provider: provider as Provider, id: id.join(':') });
+        }
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return { visits, payments };
+  }
+
+  async payments(site: string, keys: ReadonlyArray<{ provider: Provider; id: string }>): Promise<Payment[]> {
+    if (keys.length === 0) return [];
+    const items = await batchGet(this.conn, keys.map((k) => ({ [PK]: `PAY#${site}`, [SK]: `P#${k.provider}#${k.id}` })));
+    this.cost.requests += Math.ceil(keys.length / 100);
+    return items.map((item) => {
+      this.cost.bytes += itemBytes(item);
+      const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
+      return rest as unknown as Payment;
+    });
+  }
+}

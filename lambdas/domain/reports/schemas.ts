@@ -1,0 +1,143 @@
+import * as z from 'zod';
+import { RANGE_NAMES } from '../range.js';
+import { DIMENSIONS } from '../rollup.js';
+
+/**
+ * The report API's parameters and responses as zod schemas (spec §2, §4).
+ * The handler validates parameters with them, the tests validate every
+ * response with them, and `openapi.ts` turns them into the OpenAPI document,
+ * so the three cannot drift apart.
+ */
+
+/** Breakdown `limit`: default 100, at most 1000 (spec §8); above the maximum is a 400 (`docs/api.md`). */
+export const BREAKDOWN_LIMIT = { default: 100, max: 1000 } as const;
+/** Payments `limit`: default 20, at most 200; `offset` default 0 (spec §8). */
+export const PAYMENTS_LIMIT = { default: 20, max: 200 } as const;
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe('Local date YYYY-MM-DD in the site\'s timezone');
+const limitOf = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback).describe(`Rows to return, 1 to ${max} (default ${fallback}); above ${max} is a 400`);
+
+export const rangeParams = z.object({
+  range: z.enum(RANGE_NAMES).optional().describe('today, 7d, 30d, 90d, 12m or all; default 30d, or all for a site tracked 30 days or less'),
+  from: day.optional().describe('First day, inclusive; with `to` it wins over `range`'),
+  to: day.optional().describe('Last day, inclusive; at most 10 years after `from`'),
+});
+export const breakdownParams = rangeParams.extend({ limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default) });
+export const paymentsParams = rangeParams.extend({
+  filter: z.enum(['all', 'attributed', 'unattributed', 'refunded']).default('all').describe('Which payments: all, attributed, unattributed or refunded'),
+  limit: limitOf(PAYMENTS_LIMIT.max, PAYMENTS_LIMIT.default),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
+});
+export const dimensionParam = z.enum(DIMENSIONS);
+
+export const rangeSchema = z.object({ from: day, to: day, timezone: z.string() });
+export const siteSchema = z.object({ domain: z.string(), timezone: z.string() });
+export const sitesResponse = z.object({ sites: z.array(siteSchema) });
+
+export const totalsSchema = z.object({
+  visitors: z.number().int(),
+  sessions: z.number().int(),
+  payments: z.number().int(),
+  customers: z.number().int(),
+  revenue_usd: z.number(),
+  converted: z.number().int(),
+  matched_payments: z.number().int(),
+  matched_revenue_usd: z.number(),
+  conversion: z.number().nullable(),
+  revenue_per_visitor: z.number().nullable(),
+});
+export const overviewResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  previous_range: rangeSchema,
+  current: totalsSchema,
+  previous: totalsSchema,
+  change: z.object({
+    visitors: z.number().nullable(),
+    revenue_usd: z.number().nullable(),
+    payments: z.number().nullable(),
+    conversion: z.number().nullable(),
+    revenue_per_visitor: z.number().nullable(),
+  }),
+});
+
+export const breakdownRowSchema = z.object({
+  key: z.string().nullable(),
+  label: z.string(),
+  unattributed: z.boolean(),
+  visitors: z.number().int(),
+  payments: z.number().int(),
+  customers: z.number().int(),
+  revenue_usd: z.number(),
+  revenue_per_visitor: z.number().nullable(),
+});
+export const breakdownResponse = z.object({ site: z.string(), range: rangeSchema, dimension: dimensionParam, total: z.number().int(), rows: z.array(breakdownRowSchema) });
+
+const rfc3339 = z.string().describe('RFC 3339, UTC');
+export const paymentRowSchema = z.object({
+  provider: z.string(),
+  provider_payment_id: z.string(),
+  ts: rfc3339,
+  amount: z.number().int().describe('Minor unit of currency'),
+  currency: z.string(),
+  amount_usd: z.number(),
+  refunded: z.number().int().describe('Minor unit of currency'),
+  net_usd: z.number(),
+  status: z.enum(['paid', 'failed', 'refunded']),
+  visitor_id: z.string().nullable(),
+  customer_id: z.string().nullable(),
+  is_renewal: z.boolean(),
+  visitor: z.string().nullable(),
+  touch: z
+    .object({
+      session_id: z.string(),
+      ts: rfc3339,
+      channel: z.string(),
+      referrer_host: z.string().nullable(),
+      source: z.string().nullable(),
+      campaign: z.string().nullable(),
+      landing_page: z.string(),
+      country: z.string().nullable(),
+      device: z.string(),
+    })
+    .nullable(),
+  first_touch: z.object({ ts: rfc3339, channel: z.string(), referrer_host: z.string().nullable(), source: z.string().nullable() }).nullable(),
+});
+export const paymentsResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  filter: z.enum(['all', 'attributed', 'unattributed', 'refunded']),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  rows: z.array(paymentRowSchema),
+});
+
+const stepSchema = z.union([
+  z.object({ type: z.literal('page'), ts: rfc3339, path: z.string(), secs: z.number().int().nullable() }),
+  z.object({ type: z.literal('goal'), ts: rfc3339, name: z.string() }),
+  z.object({ type: z.literal('exit'), ts: rfc3339, page: z.string().nullable(), link: z.string().nullable() }),
+  paymentRowSchema.extend({ type: z.literal('payment') }),
+]);
+export const visitEntrySchema = z.object({
+  type: z.literal('visit'),
+  start: rfc3339,
+  end: rfc3339,
+  channel: z.string(),
+  referrer_host: z.string().nullable(),
+  source: z.string().nullable(),
+  campaign: z.string().nullable(),
+  pageviews: z.number().int(),
+  steps: z.array(stepSchema),
+});
+export const timelineResponse = z.object({
+  site: z.string(),
+  visitor_id: z.string(),
+  country: z.string().nullable(),
+  browser: z.string().nullable(),
+  device: z.string().nullable(),
+  entries: z.array(z.union([visitEntrySchema, paymentRowSchema.extend({ type: z.literal('payment') })])),
+  payments: z.array(paymentRowSchema),
+});
+
+export const errorResponse = z.object({ error: z.string() });

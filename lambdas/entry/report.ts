@@ -1,0 +1,11 @@
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { dynamoReportDeps } from '../adapters/dynamo/report-deps.js';
+import { createReportHandler } from '../handlers/report.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+/** Lambda entry of `GET /api/v1/{proxy+}` (app mode). */
+export const handler = createReportHandler({
+  ...createTelemetry('report'),
+  ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') })),
+});

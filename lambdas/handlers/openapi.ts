@@ -1,0 +1,80 @@
+import * as z from 'zod';
+import {
+  breakdownParams,
+  breakdownResponse,
+  dimensionParam,
+  errorResponse,
+  overviewResponse,
+  paymentsParams,
+  paymentsResponse,
+  rangeParams,
+  sitesResponse,
+  timelineResponse,
+} from '../domain/reports/schemas.js';
+
+type Schema = z.ZodType;
+
+function parameters(schema: z.ZodObject, pathParams: Array<{ name: string; schema: Schema; description: string }> = []) {
+  const query = Object.entries(schema.shape).map(([name, field]) => {
+    const json = z.toJSONSchema(field as Schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    const { description, ...rest } = json;
+    return { name, in: 'query', required: false, description, schema: rest };
+  });
+  const path = pathParams.map((p) => ({ name: p.name, in: 'path', required: true, description: p.description, schema: z.toJSONSchema(p.schema) }));
+  return [...path, ...query];
+}
+
+const errors = {
+  '400': { description: 'A parameter is not valid', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '401': { description: 'Missing, wrong or revoked API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '404': { description: 'Unknown site (or another account\'s), or unknown visitor', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '503': { description: 'The data could not be read; retry later', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+};
+
+const ok = (ref: string) => ({ '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } }, ...errors });
+const domain = { name: 'domain', schema: z.string(), description: 'A site domain from /sites' };
+
+let cached: unknown;
+
+/** The OpenAPI 3.1 document of the report API, generated from the zod schemas the handler uses. */
+export function openApiDocument(): unknown {
+  cached ??= {
+    openapi: '3.1.0',
+    info: { title: 'Footfall report API', version: '1', description: 'Read-only reports of a Footfall installation (spec §4). Every request needs `Authorization: Bearer <API key>`.' },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/v1/sites': { get: { summary: 'The sites the key can read', operationId: 'listSites', responses: ok('Sites') } },
+      '/api/v1/sites/{domain}/overview': { get: { summary: 'Totals for the range and the period before it', operationId: 'getOverview', parameters: parameters(rangeParams, [domain]), responses: ok('Overview') } },
+      '/api/v1/sites/{domain}/breakdown/{dimension}': {
+        get: {
+          summary: 'Visitors and credited revenue per value of a dimension',
+          operationId: 'getBreakdown',
+          parameters: parameters(breakdownParams, [domain, { name: 'dimension', schema: dimensionParam, description: 'The dimension' }]),
+          responses: ok('Breakdown'),
+        },
+      },
+      '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: ok('Payments') } },
+      '/api/v1/sites/{domain}/visitors/{visitor_id}': {
+        get: {
+          summary: 'One visitor\'s visits, pages, goals, exits and payments',
+          operationId: 'getVisitorTimeline',
+          parameters: parameters(z.object({}), [domain, { name: 'visitor_id', schema: z.string(), description: 'A visitor id, as in payment rows' }]),
+          responses: ok('Timeline'),
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (ff_…) from `footfall keys create`' } },
+      schemas: {
+        Sites: z.toJSONSchema(sitesResponse),
+        Overview: z.toJSONSchema(overviewResponse),
+        Breakdown: z.toJSONSchema(breakdownResponse),
+        Payments: z.toJSONSchema(paymentsResponse),
+        Timeline: z.toJSONSchema(timelineResponse),
+        Error: z.toJSONSchema(errorResponse),
+      },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,99 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type * as z from 'zod';
+import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import { bearerKey } from '../domain/api-key.js';
+import { breakdownParams, dimensionParam, paymentsParams, rangeParams } from '../domain/reports/schemas.js';
+import { breakdown, listPayments, listSites, overview, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
+import { openApiDocument } from './openapi.js';
+
+export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry {
+  /** A report store per request, so that its read cost is one report's. */
+  store(): ReportDeps['store'];
+  keys: { authenticate(key: string, now: Date): Promise<string | null> };
+}
+
+/** Parses query parameters with a schema; a failure is a 400 naming the parameter (spec §7). */
+export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string | undefined>): T {
+  const result = schema.safeParse(query);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new BadParameterError(String(issue?.path[0] ?? 'query'), issue?.message ?? 'invalid');
+}
+
+/** The account of the request's bearer key (spec §5). @throws UnauthorizedError (401) */
+export async function authenticate(keys: ReportHandlerDeps['keys'], authorization: string | undefined, now: number): Promise<string> {
+  const key = bearerKey(authorization);
+  if (!key) throw new UnauthorizedError(authorization ? 'the Authorization header must be "Bearer <API key>"' : 'missing Authorization header');
+  const account = await keys.authenticate(key, new Date(now));
+  if (!account) throw new UnauthorizedError('unknown or revoked API key');
+  return account;
+}
+
+const decode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new BadParameterError('path', 'is not valid percent-encoding');
+  }
+};
+
+type Route = { pattern: RegExp; run: (deps: ReportDeps, account: string, params: string[], query: Record<string, string | undefined>) => Promise<unknown> };
+
+/** The report routes under `/api/v1` (spec §4.2), matched on the raw path. */
+const ROUTES: Route[] = [
+  { pattern: /^\/api\/v1\/sites\/?$/, run: (deps, account) => listSites(deps, account) },
+  { pattern: /^\/api\/v1\/sites\/([^/]+)\/overview\/?$/, run: (deps, account, [domain], q) => overview(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/breakdown\/([^/]+)\/?$/,
+    run: (deps, account, [domain, dimension], q) => {
+      const params = parseQuery(breakdownParams, q);
+      const dim = dimensionParam.safeParse(dimension);
+      if (!dim.success) throw new BadParameterError('dimension', `must be one of ${dimensionParam.options.join(', ')}`);
+      return breakdown(deps, account, domain ?? '', dim.data, params, params.limit);
+    },
+  },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/payments\/?$/,
+    run: (deps, account, [domain], q) => {
+      const p = parseQuery(paymentsParams, q);
+      return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
+    },
+  },
+  { pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/, run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? '') },
+];
+
+/**
+ * The report API (`GET /api/v1/*`, spec §4.2, §5, §7) for an API Gateway
+ * proxy route: bearer key first (401), then the route (404 for none), its
+ * parameters (400) and the report (404 for another account's site, 503 when
+ * the data cannot be read). `GET /api/v1/openapi.json` needs no key.
+ */
+export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
+  const { logger, metrics } = deps;
+  return httpHandler(
+    async (event: HttpEvent) => {
+      const started = deps.clock();
+      const path = event.rawPath;
+      if (event.requestContext.http.method !== 'GET') throw new NotFoundError('not found');
+      if (/^\/api\/v1\/openapi\.json$/.test(path)) return json(200, openApiDocument());
+      const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());
+      const query = (event.queryStringParameters ?? {}) as Record<string, string | undefined>;
+      for (const route of ROUTES) {
+        const match = route.pattern.exec(path);
+        if (!match) continue;
+        const body = await route.run({ ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
+        metrics.addMetric('ReportLatencyMs', MetricUnit.Milliseconds, deps.clock() - started);
+        metrics.publishStoredMetrics();
+        return json(200, body);
+      }
+      throw new NotFoundError('not found');
+    },
+    { logger, errors: { format: 'json', unexpectedStatus: 503 } },
+  );
+}
+
+function json(status: number, body: unknown) {
+  return { statusCode: status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
+}

@@ -1,0 +1,114 @@
+import { NotFoundError } from '../domain/errors.js';
+import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
+import type { SiteConfig } from '../domain/site.js';
+import type { Dimension } from '../domain/rollup.js';
+import { periodSpans } from '../domain/reports/periods.js';
+import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
+import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
+import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
+import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
+import { REFUNDED, type TotalsEntry } from '../domain/payments/entries.js';
+import type { UsdRate } from '../domain/payments/money.js';
+import type { Provider } from '../domain/payments/facts.js';
+import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';
+
+export interface ReportDeps {
+  sites: { listSites(): Promise<SiteConfig[]>; getSite(domain: string): Promise<SiteConfig | null> };
+  store: DynamoReportStore;
+  rates: () => Promise<UsdRate>;
+  clock: () => number;
+}
+
+export const PAYMENT_FILTERS = ['all', 'attributed', 'unattributed', 'refunded'] as const;
+export type PaymentFilter = (typeof PAYMENT_FILTERS)[number];
+
+/**
+ * The site of `domain` if `account` owns it (spec §5: a key reads every site
+ * of its account). Another account's site is as unknown as no site (§7: 404).
+ */
+export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, domain: string): Promise<SiteConfig> {
+  const site = await deps.sites.getSite(domain.toLowerCase());
+  if (!site || site.account !== account) throw new NotFoundError(`no site ${domain}`);
+  return site;
+}
+
+async function rangeOf(deps: ReportDeps, site: SiteConfig, query: RangeQuery) {
+  return resolveRange(query, { now: deps.clock(), timezone: site.timezone, firstDay: await deps.store.firstDay(site.domain) });
+}
+
+/** `GET /api/v1/sites` (spec §4.2). */
+export async function listSites(deps: Pick<ReportDeps, 'sites'>, account: string): Promise<{ sites: Array<{ domain: string; timezone: string }> }> {
+  const sites = (await deps.sites.listSites()).filter((s) => s.account === account);
+  return { sites: sites.map((s) => ({ domain: s.domain, timezone: s.timezone })) };
+}
+
+async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<OverviewTotals> {
+  const spans = periodSpans(range);
+  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, 'visits', spans), deps.store.totalsEntries(site.domain, spans)]);
+  return overviewTotals({ visits, payments }, range);
+}
+
+/** `GET /api/v1/sites/{domain}/overview` (spec §2.4, §4.2). */
+export async function overview(deps: ReportDeps, account: string, domain: string, query: RangeQuery) {
+  const site = await siteOf(deps, account, domain);
+  const { range, previous } = await rangeOf(deps, site, query);
+  const [current, before] = await Promise.all([totalsOf(deps, site, range), totalsOf(deps, site, previous)]);
+  return { site: site.domain, range, previous_range: previous, current, previous: before, change: overviewChange(current, before) };
+}
+
+/** `GET /api/v1/sites/{domain}/breakdown/{dimension}` (spec §2.5, §4.2). */
+export async function breakdown(deps: ReportDeps, account: string, domain: string, dimension: Dimension, query: RangeQuery, limit: number): Promise<{ site: string; range: DateRange; dimension: Dimension; total: number; rows: BreakdownRow[] }> {
+  const site = await siteOf(deps, account, domain);
+  const { range } = await rangeOf(deps, site, query);
+  const spans = periodSpans(range);
+  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, dimension, spans), deps.store.dimensionEntries(site.domain, dimension, spans)]);
+  const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
+  return { site: site.domain, range, dimension, total, rows };
+}
+
+const FILTER_TEST: Readonly<Record<PaymentFilter, (e: Exclude<TotalsEntry, [number]>) => boolean>> = {
+  all: () => true,
+  attributed: (e) => e[4] !== null,
+  unattributed: (e) => e[4] === null,
+  refunded: (e) => (e[5] & REFUNDED) !== 0,
+};
+
+/**
+ * `GET /api/v1/sites/{domain}/payments` (spec §2.6, §4.2): the payments of
+ * the range matching `filter`, newest first, failed ones included (their
+ * status says so); `total` counts all that match.
+ */
+export async function listPayments(deps: ReportDeps, account: string, domain: string, query: RangeQuery, filter: PaymentFilter, limit: number, offset: number): Promise<{ site: string; range: DateRange; filter: PaymentFilter; total: number; limit: number; offset: number; rows: PaymentRow[] }> {
+  const site = await siteOf(deps, account, domain);
+  const { range } = await rangeOf(deps, site, query);
+  const entries = (await deps.store.totalsEntries(site.domain, periodSpans(range))).flatMap((items) =>
+    Object.entries(items).filter((kv): kv is [string, Exclude<TotalsEntry, [number]>] => kv[1].length > 1),
+  );
+  const matching = entries.filter(([, e]) => FILTER_TEST[filter](e)).sort((a, b) => b[1][1] - a[1][1] || (a[0] < b[0] ? 1 : -1));
+  const page = matching.slice(offset, offset + limit).map(([key]) => {
+    const [provider, ...id] = key.split(':');
+    return { provider: provider as Provider, id: id.join(':') };
+  });
+  const rate = await deps.rates();
+  const stored = new Map((await deps.store.payments(site.domain, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
+  const rows = page.flatMap((k) => {
+    const p = stored.get(`${k.provider}:${k.id}`);
+    const row = p ? paymentRow(p, rate) : null;
+    return row ? [row] : [];
+  });
+  return { site: site.domain, range, filter, total: matching.length, limit, offset, rows };
+}
+
+/** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */
+export async function visitorTimeline(deps: ReportDeps, account: string, domain: string, visitorId: string): Promise<Timeline> {
+  const site = await siteOf(deps, account, domain);
+  const { visits, payments: keys } = await deps.store.visitor(site.domain, visitorId);
+  if (visits.length === 0 && keys.length === 0) throw new NotFoundError(`no visitor ${visitorId}`);
+  const rate = await deps.rates();
+  const payments = (await deps.store.payments(site.domain, keys)).flatMap((p) => {
+    const row = paymentRow(p, rate);
+    return row ? [row] : [];
+  });
+  return buildTimeline(site.domain, visitorId, visits, payments, deps.clock());
+}
+

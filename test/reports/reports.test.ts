@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { breakdownResponse, overviewResponse, paymentsResponse, sitesResponse, timelineResponse } from '../../lambdas/domain/reports/schemas.js';
+import { scenarioService } from './scenario.js';
+
+type Scenario = Awaited<ReturnType<typeof scenarioService>>;
+const MARCH = 'from=2026-03-01&to=2026-03-31';
+const P2_NET = 93.58; // 100 EUR at the ECB rate of 2026-03-02 (1.1698) = 116.98 USD; 80% kept.
+
+describe('report API on the hand-built scenario (every number by hand)', () => {
+  let s: Scenario;
+  beforeAll(async () => {
+    s = await scenarioService();
+  }, 60_000);
+  afterAll(async () => s.svc.cleanup());
+  const body = async (path: string) => {
+    const res = await s.get(path);
+    expect(res.status, `${path}: ${res.status}`).toBe(200);
+    return res.json();
+  };
+
+  it('lists the sites of the key\'s account only', async () => {
+    const sites = sitesResponse.parse(await body('/api/v1/sites'));
+    expect(sites).toEqual({ sites: [{ domain: 'empty.test', timezone: 'UTC' }, { domain: 'shop.test', timezone: 'Europe/Berlin' }] });
+  });
+
+  it('gives the overview, the previous period and the change', async () => {
+    const o = overviewResponse.parse(await body(`/api/v1/sites/shop.test/overview?${MARCH}`));
+    expect(o.range).toEqual({ from: '2026-03-01', to: '2026-03-31', timezone: 'Europe/Berlin' });
+    expect(o.previous_range).toEqual({ from: '2026-01-29', to: '2026-02-28', timezone: 'Europe/Berlin' });
+    expect(o.current).toEqual({
+      visitors: 3,
+      sessions: 4,
+      payments: 4,
+      customers: 3,
+      revenue_usd: 221.58,
+      converted: 2,
+      matched_payments: 3,
+      matched_revenue_usd: 191.58,
+      conversion: 0.666667,
+      revenue_per_visitor: 63.86,
+    });
+    expect(o.previous).toEqual({ visitors: 1, sessions: 1, payments: 1, customers: 1, revenue_usd: 20, converted: 1, matched_payments: 1, matched_revenue_usd: 20, conversion: 1, revenue_per_visitor: 20 });
+    expect(o.change).toEqual({ visitors: 2, revenue_usd: 10.079, payments: 3, conversion: -0.333333, revenue_per_visitor: 2.193 });
+  });
+
+  it('breaks down by channel, revenue first, with the Unattributed row', async () => {
+    const b = breakdownResponse.parse(await body(`/api/v1/sites/shop.test/breakdown/channel?${MARCH}`));
+    expect(b.total).toBe(5);
+    expect(b.rows).toEqual([
+      { key: 'Search', label: 'Search', unattributed: false, visitors: 1, payments: 2, customers: 1, revenue_usd: 98, revenue_per_visitor: 98 },
+      { key: 'Communities', label: 'Communities', unattributed: false, visitors: 1, payments: 1, customers: 1, revenue_usd: P2_NET, revenue_per_visitor: P2_NET },
+      { key: null, label: 'Unattributed', unattributed: true, visitors: 0, payments: 1, customers: 1, revenue_usd: 30, revenue_per_visitor: null },
+      { key: 'AI', label: 'AI', unattributed: false, visitors: 1, payments: 0, customers: 0, revenue_usd: 0, revenue_per_visitor: 0 },
+      { key: 'Direct', label: 'Direct', unattributed: false, visitors: 1, payments: 0, customers: 0, revenue_usd: 0, revenue_per_visitor: 0 },
+    ]);
+  });
+
+  it('counts a payment for every page of its credited visit, and visits per page viewed', async () => {
+    const b = breakdownResponse.parse(await body(`/api/v1/sites/shop.test/breakdown/page?${MARCH}`));
+    const byKey = Object.fromEntries(b.rows.map((r) => [r.label, [r.visitors, r.payments, r.revenue_usd]]));
+    expect(byKey).toEqual({ '/pricing': [3, 3, 191.58], '/': [2, 2, 98], '/blog': [1, 1, P2_NET], Unattributed: [0, 1, 30] });
+  });
+
+  it.each([
+    ['campaign', { launch: [1, 1], '(none)': [3, 2] }],
+    ['landing_page', { '/': [2, 2], '/blog': [1, 1], '/pricing': [1, 0] }],
+    ['referrer', { 'www.google.com': [1, 2], 'news.ycombinator.com': [1, 1], 'chatgpt.com': [1, 0], '(none)': [1, 0] }],
+    ['country', { DE: [2, 2], US: [1, 1], FR: [1, 0] }],
+    ['device', { Desktop: [3, 2], Mobile: [1, 1] }],
+    ['browser', { Chrome: [2, 2], Safari: [1, 1], Firefox: [1, 0] }],
+    ['os', { macOS: [2, 2], iOS: [1, 1], Linux: [1, 0] }],
+    ['keyword', { '(none)': [4, 3] }],
+    ['language', { de: [4, 3] }],
+  ])('breaks down by %s (visitors, payments per row)', async (dimension, expected) => {
+    const b = breakdownResponse.parse(await body(`/api/v1/sites/shop.test/breakdown/${dimension}?${MARCH}`));
+    const rows = Object.fromEntries(b.rows.filter((r) => !r.unattributed).map((r) => [r.label, [r.visitors, r.payments]]));
+    expect(rows).toEqual(expected);
+    expect(b.rows.find((r) => r.unattributed)).toMatchObject({ payments: 1, revenue_usd: 30 });
+    // The rows (Unattributed included) add up to the overview's payments, for every dimension but page.
+    expect(b.rows.reduce((n, r) => n + r.payments, 0)).toBe(4);
+  });
+
+  it('applies the breakdown limit after counting rows', async () => {
+    const b = breakdownResponse.parse(await body(`/api/v1/sites/shop.test/breakdown/channel?${MARCH}&limit=2`));
+    expect(b.total).toBe(5);
+    expect(b.rows.map((r) => r.label)).toEqual(['Search', 'Communities']);
+  });
+
+  it('lists payments newest first, with filters and paging', async () => {
+    const all = paymentsResponse.parse(await body(`/api/v1/sites/shop.test/payments?${MARCH}`));
+    expect(all).toMatchObject({ filter: 'all', total: 5, limit: 20, offset: 0 });
+    expect(all.rows.map((r) => r.provider_payment_id)).toEqual(['in_3', 'pi_1', 'pi_4', 'pi_5', 'pi_2']);
+    const p2 = all.rows.find((r) => r.provider_payment_id === 'pi_2');
+    expect(p2).toMatchObject({ amount: 10000, currency: 'EUR', amount_usd: 116.98, refunded: 2000, net_usd: P2_NET, status: 'paid', visitor: 'bob-00000001', touch: { channel: 'Communities', campaign: 'launch', landing_page: '/blog', device: 'Mobile', country: 'US' } });
+    expect(all.rows.find((r) => r.provider_payment_id === 'in_3')).toMatchObject({ is_renewal: true, visitor_id: null, visitor: 'alice-0001', touch: { channel: 'Search' }, first_touch: { channel: 'Search', ts: '2026-03-05T10:00:00.000Z' } });
+    expect(all.rows.find((r) => r.provider_payment_id === 'pi_5')).toMatchObject({ status: 'failed' });
+    const ids = async (q: string) => paymentsResponse.parse(await body(`/api/v1/sites/shop.test/payments?${MARCH}&${q}`));
+    expect((await ids('filter=attributed')).rows.map((r) => r.provider_payment_id)).toEqual(['in_3', 'pi_1', 'pi_5', 'pi_2']);
+    expect((await ids('filter=unattributed')).rows.map((r) => r.provider_payment_id)).toEqual(['pi_4']);
+    expect((await ids('filter=refunded')).rows.map((r) => r.provider_payment_id)).toEqual(['pi_2']);
+    const page = await ids('limit=2&offset=1');
+    expect(page).toMatchObject({ total: 5, limit: 2, offset: 1 });
+    expect(page.rows.map((r) => r.provider_payment_id)).toEqual(['pi_1', 'pi_4']);
+  });
+
+  it('gives a visitor\'s timeline: visits with pages, goals, payments and exits, renewals outside visits', async () => {
+    const t = timelineResponse.parse(await body('/api/v1/sites/shop.test/visitors/alice-0001'));
+    expect(t).toMatchObject({ site: 'shop.test', visitor_id: 'alice-0001', country: 'DE', browser: 'Chrome', device: 'Desktop' });
+    expect(t.entries.map((e) => e.type)).toEqual(['visit', 'visit', 'payment']);
+    const [v1, v2, renewal] = t.entries;
+    expect(v1).toMatchObject({ start: '2026-03-05T10:00:00.000Z', end: '2026-03-05T10:06:00.000Z', channel: 'Search', source: 'Google', pageviews: 2 });
+    expect(v1?.type === 'visit' && v1.steps).toEqual([
+      { type: 'page', ts: '2026-03-05T10:00:00.000Z', path: '/', secs: 300 },
+      { type: 'page', ts: '2026-03-05T10:05:00.000Z', path: '/pricing', secs: null },
+      { type: 'goal', ts: '2026-03-05T10:06:00.000Z', name: 'Signup' },
+      { type: 'exit', ts: '2026-03-05T10:06:00.000Z', page: '/pricing', link: null },
+    ]);
+    expect(v2?.type === 'visit' && v2.steps.map((s) => s.type)).toEqual(['page', 'payment', 'exit']);
+    expect(renewal).toMatchObject({ type: 'payment', provider_payment_id: 'in_3', is_renewal: true });
+    expect(t.payments.map((p) => p.provider_payment_id)).toEqual(['pi_1', 'in_3']);
+    const carol = timelineResponse.parse(await body('/api/v1/sites/shop.test/visitors/carol-000001'));
+    expect(carol.entries[0]?.type === 'visit' && carol.entries[0].steps.at(-1)).toEqual({ type: 'exit', ts: '2026-03-12T08:01:00.000Z', page: '/', link: 'https://github.com/x' });
+  });
+
+  it('answers 404 for an unknown visitor, a site of another account, or no site', async () => {
+    for (const path of ['/api/v1/sites/shop.test/visitors/nobody-123', '/api/v1/sites/rival.test/overview', '/api/v1/sites/nosuch.test/overview', '/api/v1/sites/shop.test/nothing']) {
+      const res = await s.get(path);
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toHaveProperty('error');
+    }
+  });
+
+  it.each([
+    ['range=week', 'range'],
+    ['from=2026-03-01', 'to'],
+    ['from=2026-03-31&to=2026-03-01', 'from'],
+    ['from=2026-02-30&to=2026-03-01', 'from'],
+    ['from=2010-01-01&to=2026-03-01', 'to'],
+    ['limit=0', 'limit'],
+    ['limit=1001', 'limit'],
+    ['limit=ten', 'limit'],
+  ])('answers 400 naming the parameter for %s', async (q, param) => {
+    const res = await s.get(`/api/v1/sites/shop.test/breakdown/channel?${q}`);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(new RegExp(`^${param}\\b`));
+  });
+
+  it('answers 400 for an unknown dimension or filter, and a payments limit over 200', async () => {
+    for (const [path, param] of [['/api/v1/sites/shop.test/breakdown/color', 'dimension'], ['/api/v1/sites/shop.test/payments?filter=big', 'filter'], ['/api/v1/sites/shop.test/payments?limit=201', 'limit'], ['/api/v1/sites/shop.test/payments?offset=-1', 'offset']] as const) {
+      const res = await s.get(path);
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error).toMatch(new RegExp(`^${param}\\b`));
+    }
+  });
+
+  it('uses range all for a site tracked 30 days or less, and echoes it', async () => {
+    const o = overviewResponse.parse(await body('/api/v1/sites/shop.test/overview'));
+    // First tracked day: 2026-02-15 (dave), 45 days before today: the default is 30d.
+    expect(o.range).toEqual({ from: '2026-03-02', to: '2026-03-31', timezone: 'Europe/Berlin' });
+    const all = overviewResponse.parse(await body('/api/v1/sites/shop.test/overview?range=all'));
+    expect(all.range.from).toBe('2026-02-15');
+    expect(all.current.sessions).toBe(5);
+    const empty = overviewResponse.parse(await body('/api/v1/sites/empty.test/overview'));
+    expect(empty.range).toEqual({ from: '2026-03-31', to: '2026-03-31', timezone: 'UTC' });
+    expect(empty.current).toMatchObject({ visitors: 0, conversion: null, revenue_per_visitor: null });
+    expect(empty.change.visitors).toBeNull();
+  });
+
+  it('serves its OpenAPI 3.1 document without a key', async () => {
+    const res = await s.get('/api/v1/openapi.json', null);
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/api/v1/sites/{domain}/breakdown/{dimension}');
+  });
+});
