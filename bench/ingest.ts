@@ -5,7 +5,7 @@ import { createEventHandler } from '../lambdas/handlers/event.js';
 import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import type { SiteConfig } from '../lambdas/domain/site.js';
 import { localContext } from '../local/api-gateway.js';
-import { REFERRERS, browserUserAgents, rng, zipf } from './workload.js';
+import { REFERRERS, browserUserAgents, rng, zipf } from '../local/demo/workload.js';
 import { percentile, type Figure } from './report.js';
 
 const SITE: SiteConfig = {

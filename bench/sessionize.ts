@@ -8,7 +8,7 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { startMemoryDynalite } from '../local/dynalite.js';
-import { REFERRERS, rng, zipf } from './workload.js';
+import { REFERRERS, rng, zipf } from '../local/demo/workload.js';
 import type { Figure } from './report.js';
 
 const SITE = 'shop.example';

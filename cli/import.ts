@@ -2,16 +2,9 @@ import { Command } from 'commander';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
-import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
-import { newSalt } from '../lambdas/domain/visitor.js';
-import { ImportLineError, parseImportLine } from '../lambdas/domain/import-line.js';
-import { enrichAll } from '../lambdas/services/ingest.js';
-import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
-import type { DropReason } from '../lambdas/domain/enrich.js';
-import type { SaltStore } from '../lambdas/ports.js';
+import { ImportLineError } from '../lambdas/domain/import-line.js';
+import { importEventLines, type ImportSummary } from '../local/import-events.js';
 import { localPaths } from '../local/service.js';
 import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf, parseArgs } from './main.js';
@@ -21,33 +14,10 @@ import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 
-/** Events written to the stream per put. */
-const CHUNK = 500;
 /** Errors listed in the summary; the rest are only counted. */
 const MAX_LISTED_ERRORS = 20;
 
-/**
- * Salts for historic events: one random salt per day, kept in memory for this
- * import only. The live salts of past days are deleted by design, so a
- * visitor without `v` in an import is only recognised within the import.
- */
-class ImportSalts implements SaltStore {
-  private readonly salts = new Map<string, string>();
-  async saltFor(day: string): Promise<string> {
-    let salt = this.salts.get(day);
-    if (!salt) this.salts.set(day, (salt = newSalt()));
-    return salt;
-  }
-}
-
-export interface ImportSummary {
-  lines: number;
-  accepted: number;
-  dropped: Partial<Record<DropReason, number>>;
-  invalid: number;
-  errors: string[];
-  sessionized: number | null;
-}
+type EventImportSummary = ImportSummary & { sessionized: number | null };
 
 function progress(done: number, total: number, lines: number): void {
   const width = 30;
@@ -69,44 +39,19 @@ export function registerImportCommands(program: Command): void {
       const size = (await stat(file).catch(() => null))?.size;
       if (size === undefined) throw new Error(`cannot read ${file}`);
       const summary = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
-        const stream = await LocalEventStream.open(localPaths(ctx.dataDir).stream);
-        const deps = {
-          sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000),
-          salts: new ImportSalts(),
-          stream,
-          limiter: new SiteRateLimiter(),
-        };
-        const result: ImportSummary = { lines: 0, accepted: 0, dropped: {}, invalid: 0, errors: [], sessionized: null };
         const tty = process.stderr.isTTY && !ctx.json;
         const input = createReadStream(file);
-        let pending: TrackedEvent[] = [];
-        const flush = async () => {
-          if (pending.length > 0) await stream.put(pending);
-          pending = [];
-        };
-        for await (const text of createInterface({ input, crlfDelay: Infinity })) {
-          result.lines++;
-          if (!text.trim()) continue;
-          try {
-            const { event, request } = parseImportLine(text, result.lines, site);
-            const outcome = await enrichAll(deps, [event], request, { rateLimit: false });
-            pending.push(...outcome.accepted);
-            result.accepted += outcome.accepted.length;
-            for (const [reason, n] of Object.entries(outcome.dropped)) result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;
-          } catch (error) {
-            if (!(error instanceof ImportLineError)) throw error;
-            result.invalid++;
-            if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
-          }
-          if (pending.length >= CHUNK) await flush();
-          if (tty && result.lines % 1000 === 0) progress(input.bytesRead, size, result.lines);
-        }
-        await flush();
-        await stream.close();
+        const imported = await importEventLines(dynamo, localPaths(ctx.dataDir).stream, createInterface({ input, crlfDelay: Infinity }), {
+          site,
+          onLine: (n) => {
+            if (tty && n % 1000 === 0) progress(input.bytesRead, size, n);
+          },
+        });
         if (tty) {
-          progress(size, size, result.lines);
+          progress(size, size, imported.lines);
           process.stderr.write('\n');
         }
+        const result: EventImportSummary = { ...imported, sessionized: null };
         // With no server running, nothing else would sessionize the import: do it now.
         if (owner) {
           const paths = localPaths(ctx.dataDir);

@@ -1,57 +1,88 @@
 import { Command } from 'commander';
 import * as z from 'zod';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { startLocalService } from '../local/service.js';
+import { startLocalService, type LocalService } from '../local/service.js';
+import { DEMO_SITE, demoKey, seedDemo } from '../local/demo/seed.js';
 import { contextOf, parseArgs } from './main.js';
 import { untilSignal } from './serve.js';
 
-/** The demo account and site `npm start` creates on a fresh data directory. */
-export const DEMO_ACCOUNT = 'demo';
-export const DEMO_SITE = 'demo.footfall.dev';
+const portSchema = z.coerce.number().int().min(0).max(65_535);
+const countSchema = (max: number) => z.coerce.number().int().min(1).max(max);
 
-/**
- * `start` (what `npm start` runs): `serve --app` on the data directory, with
- * a demo account and site created the first time.
- */
+function progressPrinter(tty: boolean) {
+  let last = '';
+  return (stage: string, done: number, total: number) => {
+    const line = `${stage} ${total > 0 ? Math.round((done / total) * 100) : 100}% (${done}/${total})`;
+    if (tty) process.stderr.write(`\r${line.padEnd(last.length)}`);
+    else if (done === total || done === 0) process.stderr.write(`${line}\n`);
+    if (tty && done === total) process.stderr.write('\n');
+    last = line;
+  };
+}
+
+function welcome(service: LocalService, key: string | null): string {
+  const url = service.url;
+  const auth = key ? `-H "Authorization: Bearer ${key}"` : '-H "Authorization: Bearer <key>"';
+  return [
+    `Footfall is running at ${url} (app mode, data in ${service.dataDir})`,
+    '',
+    `  tracker   <script defer src="${url}/v.js" data-site="${DEMO_SITE}"></script>`,
+    `  events    POST ${url}/api/event`,
+    `  reports   ${url}/api/v1/sites   (OpenAPI: ${url}/api/v1/openapi.json)`,
+    `  MCP       ${url}/mcp`,
+    `  API key   ${key ?? '(none yet)'}`,
+    '',
+    'Try:',
+    `  curl -s ${auth} "${url}/api/v1/sites/${DEMO_SITE}/overview?range=30d"`,
+    `  curl -s ${auth} "${url}/api/v1/sites/${DEMO_SITE}/breakdown/channel?range=90d"`,
+    `  curl -s -X POST ${url}/api/event -H 'User-Agent: Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' -d '{"n":"pageview","u":"https://${DEMO_SITE}/pricing","s":"${DEMO_SITE}"}'`,
+    '',
+    'Connect an AI assistant (Claude Code):',
+    `  claude mcp add --transport http footfall ${url}/mcp --header "Authorization: Bearer ${key ?? '<key>'}"`,
+    '',
+    'Ctrl-C stops it; the data stays for the next start.',
+  ].join('\n');
+}
+
+/** `start` (what `npm start` runs) and `demo`: the service with a demo site worth looking at. */
 export function registerStartCommand(program: Command): void {
   program
     .command('start')
-    .description('run the service locally in app mode with a demo site (what `npm start` runs)')
+    .description('run the service locally in app mode; the first time, seed a demo site with 90 days of traffic and payments')
     .option('--port <n>', 'port to listen on', process.env.PORT || '8787')
-    .action(async (opts: { port: string }, command: Command) => {
+    .option('--days <n>', 'days of demo data on first start', '90')
+    .option('--visits-per-day <n>', 'average demo visits per day', '150')
+    .action(async (opts: { port: string; days: string; visitsPerDay: string }, command: Command) => {
       const ctx = contextOf(command);
-      const port = parseArgs(z.coerce.number().int().min(0).max(65_535), opts.port);
+      const port = parseArgs(portSchema, opts.port);
+      const days = parseArgs(countSchema(3650), opts.days);
+      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay);
       const service = await startLocalService({ dataDir: ctx.dataDir, port, app: true });
-      const store = new DynamoConfigStore(service.dynamo);
-      if (!(await store.getAccount(DEMO_ACCOUNT))) await store.addAccount(DEMO_ACCOUNT, new Date());
-      if (!(await store.getSite(DEMO_SITE))) {
-        await store.addSite({
-          domain: DEMO_SITE,
-          timezone: 'UTC',
-          account: DEMO_ACCOUNT,
-          attribution: 'last_non_direct',
-          lookback_days: 30,
-          rate_limit: 1000,
-          created: new Date().toISOString(),
-        });
+      if (!(await new DynamoConfigStore(service.dynamo).getSite(DEMO_SITE))) {
+        process.stderr.write(`Seeding the demo site ${DEMO_SITE} with ${days} days of traffic and payments (first start only)…\n`);
+        await seedDemo(service, { days, visitsPerDay, onProgress: progressPrinter(process.stderr.isTTY) });
       }
-      const url = service.url;
-      ctx.print(
-        [
-          `Footfall is running at ${url} (data in ${service.dataDir})`,
-          '',
-          `  tracker    ${url}/v.js   <script defer src="${url}/v.js" data-site="${DEMO_SITE}"></script>`,
-          `  events     POST ${url}/api/event`,
-          `  health     ${url}/health`,
-          '',
-          'Send a page view:',
-          `  curl -i -X POST ${url}/api/event -H 'User-Agent: Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' \\`,
-          `    -d '{"n":"pageview","u":"https://${DEMO_SITE}/pricing","s":"${DEMO_SITE}","r":"https://news.ycombinator.com/"}'`,
-          '',
-          'Ctrl-C stops it; the data stays for the next start.',
-        ].join('\n'),
-      );
+      ctx.print(welcome(service, await demoKey(service.dataDir)));
       await untilSignal();
       await service.close();
+    });
+
+  program
+    .command('demo')
+    .description('seed the data directory with the demo site (stop a running serve first)')
+    .option('--days <n>', 'days of data', '90')
+    .option('--visits-per-day <n>', 'average visits per day', '150')
+    .action(async (opts: { days: string; visitsPerDay: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const days = parseArgs(countSchema(3650), opts.days);
+      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay);
+      const service = await startLocalService({ dataDir: ctx.dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+      try {
+        const seeded = await seedDemo(service, { days, visitsPerDay, onProgress: ctx.json ? undefined : progressPrinter(process.stderr.isTTY) });
+        if (ctx.json) ctx.printJson({ site: DEMO_SITE, key: seeded.key, events: seeded.events, webhooks: seeded.webhooks });
+        else ctx.print(`demo site ${DEMO_SITE}: ${seeded.events} events, ${seeded.webhooks} Stripe webhooks; API key ${seeded.key}`);
+      } finally {
+        await service.close();
+      }
     });
 }

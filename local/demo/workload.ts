@@ -22,7 +22,7 @@ export function zipf<T>(items: readonly T[], random: () => number): T {
 
 /** Real browser User-Agents (isbot's fixtures, copied in test/fixtures). */
 export function browserUserAgents(): string[] {
-  const file = fileURLToPath(new URL('../test/fixtures/user-agents/browsers.yml', import.meta.url));
+  const file = fileURLToPath(new URL('../../test/fixtures/user-agents/browsers.yml', import.meta.url));
   const byBrowser = parse(readFileSync(file, 'utf8')) as Record<string, string[]>;
   return Object.values(byBrowser).flat();
 }

@@ -1,0 +1,86 @@
+import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
+import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
+import { newSalt } from '../lambdas/domain/visitor.js';
+import { ImportLineError, parseImportLine } from '../lambdas/domain/import-line.js';
+import { enrichAll } from '../lambdas/services/ingest.js';
+import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
+import type { DropReason } from '../lambdas/domain/enrich.js';
+import type { SaltStore } from '../lambdas/ports.js';
+
+/** Events written to the stream per put. */
+const CHUNK = 500;
+/** Errors listed in the summary; the rest are only counted. */
+const MAX_LISTED_ERRORS = 20;
+
+/**
+ * Salts for historic events: one random salt per day, kept in memory for this
+ * import only. The live salts of past days are deleted by design, so a
+ * visitor without `v` in an import is only recognised within the import.
+ */
+class ImportSalts implements SaltStore {
+  private readonly salts = new Map<string, string>();
+  async saltFor(day: string): Promise<string> {
+    let salt = this.salts.get(day);
+    if (!salt) this.salts.set(day, (salt = newSalt()));
+    return salt;
+  }
+}
+
+export interface ImportSummary {
+  lines: number;
+  accepted: number;
+  dropped: Partial<Record<DropReason, number>>;
+  invalid: number;
+  errors: string[];
+}
+
+/**
+ * Historic events (one JSON object per line, `parseImportLine`) through the
+ * same validation and enrichment as live ones (bots dropped, no rate limit),
+ * onto the local stream under `streamDir`. A bad line is counted and listed
+ * with its number, never fatal.
+ *
+ * @param onLine called after each line with the count so far (progress)
+ */
+export async function importEventLines(
+  dynamo: DynamoConnection,
+  streamDir: string,
+  lines: AsyncIterable<string> | Iterable<string>,
+  options: { site?: string; onLine?: (count: number) => void } = {},
+): Promise<ImportSummary> {
+  const stream = await LocalEventStream.open(streamDir);
+  const deps = { sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000), salts: new ImportSalts(), stream, limiter: new SiteRateLimiter() };
+  const result: ImportSummary = { lines: 0, accepted: 0, dropped: {}, invalid: 0, errors: [] };
+  let pending: TrackedEvent[] = [];
+  const flush = async () => {
+    if (pending.length > 0) await stream.put(pending);
+    pending = [];
+  };
+  try {
+    for await (const text of lines) {
+      result.lines++;
+      if (text.trim()) {
+        try {
+          const { event, request } = parseImportLine(text, result.lines, options.site);
+          const outcome = await enrichAll(deps, [event], request, { rateLimit: false });
+          pending.push(...outcome.accepted);
+          result.accepted += outcome.accepted.length;
+          for (const [reason, n] of Object.entries(outcome.dropped)) result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;
+        } catch (error) {
+          if (!(error instanceof ImportLineError)) throw error;
+          result.invalid++;
+          if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
+        }
+      }
+      if (pending.length >= CHUNK) await flush();
+      options.onLine?.(result.lines);
+    }
+    await flush();
+  } finally {
+    await stream.close();
+  }
+  return result;
+}

@@ -1,0 +1,39 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, startServeProcess } from '../support/cli.js';
+
+describe('footfall demo: the demo site through the real paths', () => {
+  let dataDir = '';
+  afterAll(async () => rm(dataDir, { recursive: true, force: true }));
+
+  it('seeds traffic and payments that the report API then shows', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ff-demo-'));
+    const seeded = runCli(['--data', dataDir, '--json', 'demo', '--days', '21', '--visits-per-day', '30']);
+    expect(seeded.status, seeded.stderr).toBe(0);
+    const { key, events, webhooks } = JSON.parse(seeded.stdout);
+    expect(key).toMatch(/^ff_/);
+    expect(events).toBeGreaterThan(500);
+    expect(webhooks).toBeGreaterThan(0);
+
+    const { child, url } = await startServeProcess(dataDir, ['--app']);
+    try {
+      const res = await fetch(`${url}/api/v1/sites/demo.footfall.dev/overview?range=all`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      const overview = await res.json();
+      expect(overview.current.sessions).toBeGreaterThan(300);
+      expect(overview.current.visitors).toBeGreaterThan(200);
+      expect(overview.current.payments).toBeGreaterThan(0);
+      expect(overview.current.revenue_usd).toBeGreaterThan(0);
+      const channels = await (await fetch(`${url}/api/v1/sites/demo.footfall.dev/breakdown/channel?range=all`, { headers: { authorization: `Bearer ${key}` } })).json();
+      expect(channels.rows.map((r: { label: string }) => r.label)).toEqual(expect.arrayContaining(['Search', 'AI', 'Communities']));
+      const sql = runCli(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
+      expect(JSON.parse(sql.stdout)[0].n).toBe(events);
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
+});
