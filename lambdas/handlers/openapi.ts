@@ -8,6 +8,7 @@ import {
   paymentsParams,
   paymentsResponse,
   rangeParams,
+  retentionResponse,
   sitesResponse,
   timelineResponse,
 } from '../domain/reports/schemas.js';
@@ -55,6 +56,9 @@ export function openApiDocument(): unknown {
         },
       },
       '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: ok('Payments') } },
+      '/api/v1/sites/{domain}/retention': {
+        get: { summary: 'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn', operationId: 'getRetention', parameters: parameters(rangeParams, [domain]), responses: ok('Retention') },
+      },
       '/api/v1/sites/{domain}/visitors/{visitor_id}': {
         get: {
           summary: 'One visitor\'s visits, pages, goals, exits and payments',
@@ -71,6 +75,7 @@ export function openApiDocument(): unknown {
         Overview: z.toJSONSchema(overviewResponse),
         Breakdown: z.toJSONSchema(breakdownResponse),
         Payments: z.toJSONSchema(paymentsResponse),
+        Retention: z.toJSONSchema(retentionResponse),
         Timeline: z.toJSONSchema(timelineResponse),
         Error: z.toJSONSchema(errorResponse),
       },

@@ -3,7 +3,7 @@ import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { bearerKey } from '../domain/api-key.js';
 import { breakdownParams, dimensionParam, paymentsParams, rangeParams } from '../domain/reports/schemas.js';
-import { breakdown, listPayments, listSites, overview, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdown, listPayments, listSites, overview, retention, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -61,6 +61,7 @@ const ROUTES: Route[] = [
       return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
     },
   },
+  { pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/, run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/, run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? '') },
 ];
 

@@ -7,6 +7,7 @@ import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/r
 import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
+import { retentionReport, type RetentionReport } from '../domain/reports/retention.js';
 import { REFUNDED, type TotalsEntry } from '../domain/payments/entries.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
@@ -97,6 +98,18 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
     return row ? [row] : [];
   });
   return { site: site.domain, range, filter, total: matching.length, limit, offset, rows };
+}
+
+/**
+ * `GET /api/v1/sites/{domain}/retention` (spec §2.7, §4.2; `docs/retention.md`):
+ * reads every customer and every payment of the site (no rollup), so its cost
+ * grows with the site's payments, not with the range.
+ */
+export async function retention(deps: ReportDeps, account: string, domain: string, query: RangeQuery): Promise<RetentionReport> {
+  const site = await siteOf(deps, account, domain);
+  const { range } = await rangeOf(deps, site, query);
+  const [customers, payments, rate] = await Promise.all([deps.store.customers(site.domain), deps.store.allPayments(site.domain), deps.rates()]);
+  return retentionReport({ site: site.domain, range, customers, payments, now: deps.clock(), rate });
 }
 
 /** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */

@@ -11,6 +11,7 @@ import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { DimensionEntry, TotalsEntry } from '../../domain/payments/entries.js';
 import type { Payment } from '../../domain/payments/payment.js';
+import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
 
@@ -76,6 +77,33 @@ export class DynamoReportStore {
       start = page.LastEvaluatedKey;
     } while (start);
     return { visits, payments };
+  }
+
+  /** Every customer of the site: its whole `CUST#<site>` partition (retention). */
+  async customers(site: string): Promise<Customer[]> {
+    return (await this.partition(`CUST#${site}`)) as unknown as Customer[];
+  }
+
+  /** Every payment of the site, any status: its whole `PAY#<site>` partition (retention). */
+  async allPayments(site: string): Promise<Payment[]> {
+    return (await this.partition(`PAY#${site}`)) as unknown as Payment[];
+  }
+
+  /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */
+  private async partition(pk: string): Promise<Array<Record<string, unknown>>> {
+    const out: Array<Record<string, unknown>> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }));
+      this.cost.requests++;
+      for (const item of page.Items ?? []) {
+        this.cost.bytes += itemBytes(item);
+        const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
+        out.push(rest);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
   }
 
   async payments(site: string, keys: ReadonlyArray<{ provider: Provider; id: string }>): Promise<Payment[]> {

@@ -141,3 +141,34 @@ export const timelineResponse = z.object({
 });
 
 export const errorResponse = z.object({ error: z.string() });
+
+/** A group of the retention response (spec §2.7; formulas in `docs/retention.md`). */
+export const retentionGroupSchema = z.object({
+  key: z.string().nullable().describe('The channel, referrer or campaign; null for All customers, Unattributed and (none)'),
+  label: z.string(),
+  unattributed: z.boolean().describe('True only for the group of customers whose first payment is unattributed'),
+  customers: z.number().int().describe('Customers whose first payment is in the range'),
+  still_paying: z.number().int().describe('Of those, still paying today (provider subscription status, else payment recency)'),
+  first_payment_usd: z.number().describe('USD of their first payments, net of refunds'),
+  refunded_usd: z.number().describe('USD refunded over all their payments'),
+  net_ltv_usd: z.number().describe('USD of all their payments up to today, net of refunds'),
+  avg_ltv_usd: z.number().nullable().describe('net_ltv_usd / customers; null when there are no customers'),
+  refund_rate: z.number().nullable().describe('Customers with any refund / customers; null when there are no customers'),
+  churn_customers: z.number().int().describe('Customers whose churn can be judged (subscription status known, or subscription-like payments)'),
+  churned: z.number().int().describe('Of churn_customers, not still paying'),
+  churn_30d: z.number().nullable().describe('churned / churn_customers among the customers whose first payment was 30 to 60 days ago, whatever the range; null when there are none'),
+  share_customers: z.number().nullable().describe('customers / total customers'),
+  share_still_paying: z.number().nullable().describe('still_paying / total still_paying; null when nobody is still paying'),
+});
+export const retentionResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  days_of_data: z.number().int().describe('Local days from the first day with a payment to today, both inclusive; 0 without payments'),
+  day_one: z.boolean().describe('True under 60 days of payments: LTV is not meaningful yet'),
+  headline: z.string().nullable().describe('One-sentence finding; null when the data is too thin'),
+  total: retentionGroupSchema,
+  channels: z.array(retentionGroupSchema),
+  referrers: z.array(retentionGroupSchema),
+  campaigns: z.array(retentionGroupSchema),
+  status_sources: z.array(z.object({ provider: z.string(), subscription_status: z.boolean().describe('Whether the provider sent subscription status for any customer') })),
+});
