@@ -14,6 +14,7 @@ export const LAMBDA_ENTRIES = {
   webhook: 'lambdas/entry/webhook.ts',
   scheduled: 'lambdas/entry/scheduled.ts',
   report: 'lambdas/entry/report.ts',
+  mcp: 'lambdas/entry/mcp.ts',
 } as const;
 
 /**

@@ -77,7 +77,7 @@ export const FUNCTIONS = {
   },
   // The functions to come: uncomment each line once its entry file exists.
   report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
-  // mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', url: { output: 'McpUrl', path: 'mcp' } },
+  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', url: { output: 'McpUrl', path: 'mcp' } },
   webhook: { entry: 'lambdas/entry/webhook.ts', description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}', table: 'readwrite', routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }] },
   scheduled: { entry: 'lambdas/entry/scheduled.ts', description: 'Re-credits payments that arrived before their visits', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
 } as const satisfies Record<string, FunctionSpec>;

@@ -11,6 +11,7 @@ import { createEventHandler } from '../lambdas/handlers/event.js';
 import { createWebhookHandler } from '../lambdas/handlers/webhook.js';
 import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
 import { createReportHandler } from '../lambdas/handlers/report.js';
+import { createMcpHandler } from '../lambdas/handlers/mcp.js';
 import { dynamoReportDeps } from '../lambdas/adapters/dynamo/report-deps.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
@@ -108,6 +109,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }
   if (options.app) {
     routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
+    // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
+    routes.push({ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'mcp' });
   }
   const server = createLocalServer(routes);
   await new Promise<void>((resolveListen, reject) => {

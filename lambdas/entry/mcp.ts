@@ -1,0 +1,11 @@
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { dynamoReportDeps } from '../adapters/dynamo/report-deps.js';
+import { createMcpHandler } from '../handlers/mcp.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+/** Lambda entry of the MCP endpoint `/mcp` (app mode), behind a function URL. */
+export const handler = createMcpHandler({
+  ...createTelemetry('mcp'),
+  ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') })),
+});

@@ -1,0 +1,97 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { NotFoundError } from '../domain/errors.js';
+import { authenticate, type ReportHandlerDeps } from './report.js';
+import { httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
+import { createMcpServer } from './mcp-tools.js';
+
+/** The one path the MCP function answers (spec §4.5: `{base_url}/mcp`). */
+export const MCP_PATH = '/mcp';
+
+/** Hop-by-hop and length headers that describe the original HTTP message, not the rebuilt one. */
+const DROPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade']);
+
+/**
+ * The web `Request` of a Lambda function URL event (payload format 2.0, the
+ * shape of an API Gateway HTTP API event): method, URL, headers and body,
+ * decoding the base64 body the URL gives for non-text content types.
+ * Headers whose values a `Headers` object refuses are left out.
+ */
+export function toWebRequest(event: HttpEvent): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers ?? {})) {
+    if (value === undefined || DROPPED_HEADERS.has(name.toLowerCase())) continue;
+    try {
+      headers.set(name, value);
+    } catch {
+      // not a valid header value; a proxy would have refused it
+    }
+  }
+  if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '));
+  const host = headers.get('host') ?? event.requestContext.domainName;
+  const url = `https://${host}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+  const method = event.requestContext.http.method;
+  const hasBody = event.body !== undefined && method !== 'GET' && method !== 'HEAD';
+  const body = !hasBody ? undefined : event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body ?? '', 'base64')) : event.body;
+  return new Request(url, { method, headers, body });
+}
+
+/** The Lambda result of a web `Response`: status, headers and the body as text (the transport answers JSON or nothing). */
+export async function toHttpResult(response: Response): Promise<HttpResult> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  headers['cache-control'] = 'no-store';
+  const body = await response.text();
+  return { statusCode: response.status, headers, ...(body ? { body } : {}) };
+}
+
+function methodNotAllowed(): HttpResult {
+  return {
+    statusCode: 405,
+    headers: { allow: 'POST', 'content-type': 'application/json' },
+    body: JSON.stringify({ error: 'method not allowed: this MCP endpoint is stateless and takes POST only (no event stream, no session)' }),
+  };
+}
+
+/**
+ * The MCP endpoint (`/mcp`, spec §4.5, §5, §7) behind a Lambda function URL:
+ *
+ * 1. Any path but `/mcp` is 404; any method but `POST` is 405 with
+ *    `Allow: POST`. In stateless mode the SDK would answer `GET` with an
+ *    event stream that never ends and hang a buffered Lambda (DESIGN.md
+ *    "MCP transport"); `DELETE` ends a session, and there are none.
+ * 2. The bearer key, before any MCP processing: 401 `{"error": …}` without a
+ *    valid one, exactly as the report API.
+ * 3. A new `McpServer` and a new stateless `WebStandardStreamableHTTPServerTransport`
+ *    with JSON responses for this one request; its tools call the report use
+ *    cases with the key's account and a report store of their own.
+ *
+ * Tool errors are tool results with `isError: true` (`mcp-tools.ts`); a key
+ * lookup that fails is 503 like the report API.
+ */
+export function createMcpHandler(deps: ReportHandlerDeps): HttpHandler {
+  const { logger, metrics } = deps;
+  return httpHandler(
+    async (event: HttpEvent) => {
+      const started = deps.clock();
+      if (event.rawPath !== MCP_PATH && event.rawPath !== `${MCP_PATH}/`) throw new NotFoundError('not found');
+      if (event.requestContext.http.method !== 'POST') return methodNotAllowed();
+      const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());
+      const server = createMcpServer({ ...deps, store: deps.store() }, account, logger);
+      server.server.onerror = (error) => logger.debug('mcp request rejected', { message: error.message });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        const result = await toHttpResult(await transport.handleRequest(toWebRequest(event)));
+        metrics.addMetric('McpLatencyMs', MetricUnit.Milliseconds, deps.clock() - started);
+        metrics.publishStoredMetrics();
+        return result;
+      } finally {
+        await server.close();
+      }
+    },
+    { logger, errors: { format: 'json', unexpectedStatus: 503 } },
+  );
+}
