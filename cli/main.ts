@@ -4,7 +4,7 @@ import { registerAdminCommands, registerKeyCommands, registerProviderCommands } 
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
 import { registerStartCommand } from './start.js';
-import { registerStreamCommands } from './stream.js';
+import { registerRebuildCommand, registerStreamCommands } from './stream.js';
 import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
 
@@ -30,11 +30,11 @@ export function contextOf(command: Command): CliContext {
 }
 
 /** Parses `value` with `schema`, turning a zod failure into a one-line usage error naming the field. */
-export function parseArgs<T>(schema: z.ZodType<T>, value: unknown): T {
+export function parseArgs<T>(schema: z.ZodType<T>, value: unknown, name?: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  throw new UsageError(`${issue?.path.join('.') || 'argument'}: ${issue?.message ?? 'invalid'}`);
+  throw new UsageError(`${issue?.path.join('.') || name || 'argument'}: ${issue?.message ?? 'invalid'}`);
 }
 
 export function buildProgram(): Command {
@@ -48,6 +48,7 @@ export function buildProgram(): Command {
   registerServeCommands(program);
   registerStartCommand(program);
   registerStreamCommands(program);
+  registerRebuildCommand(program);
   registerImportCommands(program);
   registerAdminCommands(program);
   registerProviderCommands(program);

@@ -49,3 +49,15 @@ export interface RollupStore {
    */
   apply(deltas: readonly RollupDelta[], checkpoint: StreamCheckpoint): Promise<void>;
 }
+
+/** The raw event archive (Parquet on S3 through Athena; local Parquet through DuckDB). */
+export interface ArchiveReader {
+  /**
+   * Runs the query for a site's events whose partition day `dt` (UTC) is in
+   * `fromDt`..`toDt`, and resolves once the engine has the whole result, so a
+   * failed query is known before anything is changed. The pages come in time
+   * order (ties by event id).
+   * @throws Error with the engine's message when the query fails
+   */
+  events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>>;
+}

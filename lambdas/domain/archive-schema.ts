@@ -1,4 +1,4 @@
-import { TRACKED_EVENT_COLUMNS, type ColumnType } from './tracked-event.js';
+import { TRACKED_EVENT_COLUMNS, trackedEventSchema, type ColumnType, type TrackedEvent } from './tracked-event.js';
 
 /**
  * The raw event archive's table, derived from `TRACKED_EVENT_COLUMNS` (the one
@@ -64,4 +64,24 @@ export function glueColumns(): ArchiveColumn[] {
 /** Every column of the `events` table as queried (file columns, then partition columns). */
 export function archiveTableColumns(): ArchiveColumn[] {
   return [...glueColumns(), ...ARCHIVE_PARTITION_KEYS];
+}
+
+/**
+ * An enriched event from an archive row (DuckDB or Athena): `columns` names
+ * the row's values; `ts` comes as an RFC 3339 string or epoch ms, `site` from
+ * the partition. Values the engine returns as text are turned back into the
+ * schema's types.
+ *
+ * @throws ZodError when the row is not an event of the schema
+ */
+export function trackedEventFromRow(columns: readonly string[], row: readonly unknown[]): TrackedEvent {
+  const record: Record<string, unknown> = {};
+  columns.forEach((name, i) => (record[name] = row[i] ?? null));
+  const ts = record.ts;
+  const text = String(ts);
+  // Athena gives "2026-03-05 10:00:00.000" (UTC, no zone); DuckDB through runSql, RFC 3339.
+  record.ts = typeof ts === 'number' ? ts : Date.parse(/[zZ]$|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`);
+  if (record.screen_width !== null && record.screen_width !== undefined) record.screen_width = Number(record.screen_width);
+  delete record.dt;
+  return trackedEventSchema.parse(record);
 }

@@ -9,10 +9,10 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
 /** A local service on a fresh temp data directory with account `acme` and the given sites. */
 export async function startTestService(
   sites: Array<Partial<SiteConfig>> = [{}],
-  options: { app?: boolean; clock?: () => number } = {},
+  options: { app?: boolean; clock?: () => number; sessionizeIntervalMs?: number } = {},
 ): Promise<LocalService & { cleanup(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-svc-'));
-  const service = await startLocalService({ dataDir, port: 0, app: options.app ?? false, clock: options.clock });
+  const service = await startLocalService({ dataDir, port: 0, app: options.app ?? false, clock: options.clock, sessionizeIntervalMs: options.sessionizeIntervalMs });
   const store = new DynamoConfigStore(service.dynamo);
   await store.addAccount('acme', new Date());
   for (const s of sites) await store.addSite(site(s));

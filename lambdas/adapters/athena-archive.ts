@@ -1,0 +1,68 @@
+import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import { archiveTableColumns, trackedEventFromRow } from '../domain/archive-schema.js';
+import { domainSchema } from '../domain/site.js';
+import type { TrackedEvent } from '../domain/tracked-event.js';
+import type { ArchiveReader } from '../ports.js';
+
+/** A query Athena did not finish: failed, cancelled, or still running at the deadline. */
+export class AthenaQueryError extends Error {}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The raw archive through Athena (`rebuild` in AWS): one query over the Glue
+ * table, polled until it succeeds, then its result pages (1,000 rows each,
+ * the first page's first row being the header).
+ */
+export class AthenaArchiveReader implements ArchiveReader {
+  constructor(
+    private readonly client: AthenaClient,
+    private readonly options: { workGroup: string; database: string; table?: string; pollMs?: number; timeoutMs?: number; sleep?: (ms: number) => Promise<void> },
+  ) {}
+
+  async events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>> {
+    // The values go into SQL text: only a valid domain and dates get there.
+    const domain = domainSchema.parse(site);
+    if (!DAY.test(fromDt) || !DAY.test(toDt)) throw new AthenaQueryError(`bad dates ${fromDt}..${toDt}`);
+    const columns = archiveTableColumns().map((c) => `"${c.name}"`).join(', ');
+    const table = `"${this.options.database}"."${this.options.table ?? 'events'}"`;
+    const { QueryExecutionId: id } = await this.client.send(
+      new StartQueryExecutionCommand({
+        QueryString: `SELECT ${columns} FROM ${table} WHERE site = '${domain}' AND dt BETWEEN '${fromDt}' AND '${toDt}' ORDER BY ts, event_id`,
+        WorkGroup: this.options.workGroup,
+        QueryExecutionContext: { Database: this.options.database },
+      }),
+    );
+    if (!id) throw new AthenaQueryError('Athena returned no query execution id');
+    await this.waitFor(id);
+    const client = this.client;
+    return (async function* pages() {
+      let token: string | undefined;
+      let names: string[] | undefined;
+      do {
+        const page = await client.send(new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token, MaxResults: 1000 }));
+        names ??= (page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? []).map((c) => c.Name ?? '');
+        const rows = (page.ResultSet?.Rows ?? []).map((r) => (r.Data ?? []).map((d) => d.VarCharValue ?? null));
+        // The first row of the first page repeats the column names.
+        if (!token && rows[0]?.every((v, i) => v === names?.[i])) rows.shift();
+        if (rows.length > 0) yield rows.map((row) => trackedEventFromRow(names ?? [], row));
+        token = page.NextToken;
+      } while (token);
+    })();
+  }
+
+  private async waitFor(id: string): Promise<void> {
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const deadline = Date.now() + (this.options.timeoutMs ?? 15 * 60_000);
+    for (;;) {
+      const { QueryExecution } = await this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
+      const state = QueryExecution?.Status?.State;
+      if (state === 'SUCCEEDED') return;
+      if (state === 'FAILED' || state === 'CANCELLED') {
+        throw new AthenaQueryError(`Athena query ${id} ${state.toLowerCase()}: ${QueryExecution?.Status?.StateChangeReason ?? 'no reason given'}`);
+      }
+      if (Date.now() > deadline) throw new AthenaQueryError(`Athena query ${id} still ${state ?? 'unknown'} at the deadline`);
+      await sleep(this.options.pollMs ?? 1000);
+    }
+  }
+}
