@@ -1,5 +1,6 @@
 import { benchIngest } from './ingest.js';
 import { benchSessionize } from './sessionize.js';
+import { benchReports } from './reports.js';
 import { lambdaBundleSizes } from './bundle.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -10,6 +11,8 @@ process.stderr.write('ingest…\n');
 figures.push(...(await benchIngest()));
 process.stderr.write('sessionize…\n');
 figures.push(...(await benchSessionize()));
+process.stderr.write('reports (a year of traffic; takes a few minutes)…\n');
+figures.push(...(await benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000))));
 process.stderr.write('bundles…\n');
 for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
   figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });

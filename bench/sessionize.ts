@@ -70,7 +70,7 @@ export function* eventStream(total: number, days: number, seed = 7): Generator<T
   }
 }
 
-function* batches<T>(items: Iterable<T>, size: number): Generator<T[]> {
+export function* batches<T>(items: Iterable<T>, size: number): Generator<T[]> {
   let batch: T[] = [];
   for (const item of items) {
     batch.push(item);

@@ -1,0 +1,207 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DIMENSIONS, RollupDeltas, type Dimension } from '../lambdas/domain/rollup.js';
+import { changeVisits } from '../lambdas/services/sessionize.js';
+import type { Visit } from '../lambdas/domain/visit.js';
+import { DIMENSION_VALUES, NONE } from '../lambdas/domain/rollup.js';
+import { addVisitors, emptySketch, serializeSketch } from '../lambdas/domain/visitor-sketch.js';
+import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
+import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
+import { paymentEntries, paymentKey, paymentPeriods } from '../lambdas/domain/payments/entries.js';
+import { localDay } from '../lambdas/domain/range.js';
+import { createDynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { ensureTable, PK, SK } from '../lambdas/adapters/dynamo/table.js';
+import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
+import { rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { paymentRollupPk } from '../lambdas/adapters/dynamo/payment-store.js';
+import { visitToItem } from '../lambdas/adapters/dynamo/visit-store.js';
+import { breakdown, listPayments, overview, retention, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
+import { createArchiveConsumer } from '../local/archive.js';
+import { runSql } from '../local/sql.js';
+import { startMemoryDynalite } from '../local/dynalite.js';
+import { toSequenceNumber } from '../lambdas/adapters/local-stream.js';
+import { batches, eventStream } from './sessionize.js';
+import { rng } from '../local/demo/workload.js';
+import { percentile, type Figure } from './report.js';
+
+const SITE = 'shop.example';
+const TZ = 'Europe/Berlin';
+const DAY = 86_400_000;
+
+/**
+ * The report benchmark of issue 5: a site with a year of traffic (about 1M
+ * visits, 3M page views) and 20,000 payments. The year goes through the pure
+ * sessionizer and the payment rules in memory, and the resulting items — the
+ * same keys and contents the sessionizer and the payment service write — are
+ * loaded into dynalite in bulk (sessionizing 3.4M events through dynalite one
+ * batch at a time would take half an hour on this machine). The raw events go
+ * to Parquet through the archive consumer, for the DuckDB comparison.
+ */
+export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
+  const db = await startMemoryDynalite();
+  const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint });
+  await ensureTable(conn);
+  const config = new DynamoConfigStore(conn);
+  await config.addAccount('bench', new Date());
+  await config.addSite({ domain: SITE, timezone: TZ, account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
+  const archiveDir = await mkdtemp(join(tmpdir(), 'ff-bench-archive-'));
+  const archive = createArchiveConsumer(archiveDir);
+  const random = rng(99);
+
+  // 1. A year of events: visits and rollups in memory, raw events to Parquet.
+  const deltas = new RollupDeltas();
+  const latest = new Map<string, Visit>();
+  const keep: Visit[] = [];
+  let watched: string | null = null;
+  const watchedVisits = new Map<string, Visit>();
+  let visits = 0;
+  let pageviews = 0;
+  let sequence = 0;
+  for (const batch of batches(eventStream(totalEvents, 365, 3), 50_000)) {
+    await archive(batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: '', approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) })));
+    const byVisitor = new Map<string, typeof batch>();
+    for (const e of batch) {
+      const list = byVisitor.get(e.visitor_id);
+      if (list) list.push(e);
+      else byVisitor.set(e.visitor_id, [e]);
+    }
+    for (const [visitor, events] of byVisitor) {
+      watched ??= visitor;
+      const before = latest.get(visitor);
+      const change = changeVisits(SITE, visitor, before ? [before] : [], events);
+      for (const v of change.before) deltas.addVisit(v, TZ, -1);
+      for (const v of change.after) deltas.addVisit(v, TZ, 1);
+      for (const e of events) deltas.addActivity(SITE, visitor, e.ts, TZ);
+      visits += change.after.length - change.before.length;
+      const newest = change.after[change.after.length - 1];
+      if (newest) latest.set(visitor, newest);
+      if (visitor === watched) {
+        for (const v of change.before) watchedVisits.delete(v.id);
+        for (const v of change.after) watchedVisits.set(v.id, v);
+      }
+      for (const v of change.after) if (random() < 0.022) keep.push(v);
+    }
+    pageviews += batch.filter((e) => e.type === 'pageview').length;
+  }
+  await archive.close();
+  const now = Math.max(...[...latest.values()].map((v) => v.end)) + 60_000;
+
+  // 2. Rollup items as the sessionizer leaves them.
+  const items: Array<Record<string, unknown>> = [];
+  for (const d of deltas.list()) {
+    const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
+    if (d.key.metric === 'visits') {
+      const stored = serializeSketch(addVisitors(emptySketch(), d.visitors));
+      items.push({ ...key, type: 'ROLLUP', visits: d.visits, pageviews: d.pageviews, ...('ids' in stored ? { ids: JSON.stringify(stored.ids) } : { hll: stored.hll }), seq: { bench: '1' }, ver: 1 });
+    } else {
+      items.push({ ...key, type: 'ROLLUP', counts: JSON.stringify(Object.fromEntries(d.values)), seq: { bench: '1' }, ver: 1 });
+    }
+  }
+  // 3. 20,000 payments credited to sampled visits (USD and EUR, renewals, refunds, some unattributed).
+  const payments: Payment[] = keep.slice(0, 20_000).map((v, i) => {
+    const credited = random() > 0.1;
+    const eur = random() < 0.3;
+    const p = emptyPayment(SITE, 'stripe', `pi_bench_${i}`);
+    return {
+      ...p,
+      ts: v.end + 5 * 60_000,
+      amount: eur ? 2500 : 4900,
+      currency: eur ? 'EUR' : 'USD',
+      refunded: random() < 0.05 ? 1000 : 0,
+      status: 'paid',
+      customer_id: `cus_${Math.floor(i * 0.8)}`,
+      visitor_id: v.visitor_id,
+      is_renewal: i % 5 === 4,
+      visitor: credited ? v.visitor_id : null,
+      touch: credited ? touchOf(v) : null,
+      touch_dims: credited ? (Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](v).map((x) => x ?? NONE)])) as Record<Dimension, string[]>) : null,
+      first_touch: credited ? firstTouchOf(v) : null,
+      rev: 1,
+    };
+  });
+  const rate = (currency: string) => (currency === 'EUR' ? 1.16 : null);
+  const entries = new Map<string, Record<string, unknown>>();
+  for (const p of payments) {
+    const periods = paymentPeriods(p, TZ)!;
+    const e = paymentEntries(p, TZ, rate);
+    for (const [g, period] of [['D', periods.day], ['M', periods.month]] as const) {
+      for (const metric of ['totals', ...DIMENSIONS] as const) {
+        const id = `${paymentRollupPk(SITE, metric)}|${g}#${period}`;
+        const map = entries.get(id) ?? {};
+        map[paymentKey(p)] = metric === 'totals' ? e.totals : e.dimensions[metric];
+        entries.set(id, map);
+      }
+    }
+    items.push({ [PK]: `PAY#${SITE}`, [SK]: `P#stripe#${p.provider_payment_id}`, type: 'PAYMENT', ...p });
+  }
+  for (const [id, map] of entries) {
+    const [pk, sk] = id.split('|');
+    items.push({ [PK]: pk, [SK]: sk, type: 'PAYMENT_ROLLUP', e: JSON.stringify(map), ver: 1 });
+  }
+  for (const v of watchedVisits.values()) items.push(visitToItem(v));
+  await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
+
+  // 4. The reports, timed, with their DynamoDB requests and bytes.
+  const figures: Figure[] = [
+    { section: 'reports', name: 'bench site: visits', value: visits, unit: 'visits' },
+    { section: 'reports', name: 'bench site: page views', value: pageviews, unit: 'page views' },
+    { section: 'reports', name: 'bench site: payments', value: payments.length, unit: 'payments' },
+  ];
+  const fx = async () => (currency: string) => rate(currency);
+  const measure = async (name: string, run: (deps: ReportDeps) => Promise<unknown>, targets = true) => {
+    const times: number[] = [];
+    let cost = { requests: 0, bytes: 0 };
+    for (let i = 0; i < 5; i++) {
+      const store = new DynamoReportStore(conn);
+      const t0 = process.hrtime.bigint();
+      await run({ sites: config, store, rates: fx, clock: () => now });
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      cost = store.cost;
+    }
+    times.sort((a, b) => a - b);
+    const ms = percentile(times, 50);
+    figures.push(
+      { section: 'reports', name: `${name}: ms`, value: ms, unit: 'ms' },
+      { section: 'reports', name: `${name}: DynamoDB requests`, value: cost.requests, unit: 'requests', target: targets ? '≤ 25' : undefined },
+      { section: 'reports', name: `${name}: bytes read`, value: cost.bytes / 1e6, unit: 'MB', target: targets ? '≤ 4' : undefined },
+    );
+    return ms;
+  };
+  const results: Record<string, number> = {};
+  for (const range of ['30d', '12m'] as const) {
+    results[`overview ${range}`] = await measure(`overview ${range}`, (deps) => overview(deps, 'bench', SITE, { range }));
+    results[`channel ${range}`] = await measure(`breakdown channel ${range}`, (deps) => breakdown(deps, 'bench', SITE, 'channel', { range }, 100));
+    await measure(`breakdown page ${range}`, (deps) => breakdown(deps, 'bench', SITE, 'page', { range }, 100));
+    await measure(`payments ${range}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
+    await measure(`retention ${range}`, (deps) => retention(deps, 'bench', SITE, { range }), false);
+  }
+  await measure('visitor timeline', (deps) => visitorTimeline(deps, 'bench', SITE, watched ?? ''));
+
+  // 5. The same numbers from the raw Parquet with DuckDB: distinct visitors, visits (sessionized in SQL) and visits by channel.
+  for (const range of ['30d', '12m'] as const) {
+    const to = localDay(now, TZ);
+    const from = localDay(now - (range === '30d' ? 29 : 364) * DAY, TZ);
+    const sql = `WITH e AS (SELECT visitor_id, ts, channel, CAST(timezone('${TZ}', ts::TIMESTAMPTZ) AS DATE) AS day FROM events WHERE site = '${SITE}'),
+      s AS (SELECT *, CASE WHEN lag(ts) OVER (PARTITION BY visitor_id ORDER BY ts) IS NULL OR ts - lag(ts) OVER (PARTITION BY visitor_id ORDER BY ts) >= INTERVAL 30 MINUTE THEN 1 ELSE 0 END AS starts FROM e)
+      SELECT channel, count(*) FILTER (WHERE starts = 1) AS visits, count(DISTINCT visitor_id) AS visitors FROM s WHERE day BETWEEN DATE '${from}' AND DATE '${to}' GROUP BY channel`;
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = process.hrtime.bigint();
+      await runSql(archiveDir, sql);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    const duck = percentile(times, 50);
+    figures.push(
+      { section: 'reports', name: `DuckDB scan of the raw Parquet, overview + channels ${range}: ms`, value: duck, unit: 'ms' },
+      { section: 'reports', name: `speed-up of overview + channel breakdown over DuckDB, ${range}`, value: duck / ((results[`overview ${range}`] ?? 1) + (results[`channel ${range}`] ?? 1)), unit: '×', target: '≥ 10' },
+    );
+  }
+  conn.doc.destroy();
+  await db.close();
+  await rm(archiveDir, { recursive: true, force: true });
+  return figures;
+}
