@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createEventHandler } from '../lambdas/handlers/event.js';
 import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import type { SiteConfig } from '../lambdas/domain/site.js';
-import { localContext } from '../local/api-gateway.js';
+import { httpApiEvent, localContext } from '../local/api-gateway.js';
 import { REFERRERS, browserUserAgents, rng, zipf } from '../local/demo/workload.js';
 import { percentile, type Figure } from './report.js';
 
@@ -21,32 +21,13 @@ const SITE: SiteConfig = {
 const PATHS = ['/', '/pricing', '/blog/launch', '/docs/install', '/signup', '/features', ...Array.from({ length: 200 }, (_, i) => `/blog/post-${i}`)];
 
 function request(body: string, userAgent: string, random: () => number): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: 'POST /api/event',
-    rawPath: '/api/event',
-    rawQueryString: '',
-    headers: {
-      'user-agent': userAgent,
-      'content-type': 'text/plain',
-      'accept-language': random() < 0.5 ? 'en-US,en;q=0.9' : 'de-DE,de;q=0.8',
-      'cloudfront-viewer-country': random() < 0.5 ? 'US' : 'DE',
-    },
-    isBase64Encoded: false,
-    body,
-    requestContext: {
-      accountId: '1',
-      apiId: 'a',
-      domainName: 'x',
-      domainPrefix: 'x',
-      requestId: 'r',
-      routeKey: 'POST /api/event',
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-      http: { method: 'POST', path: '/api/event', protocol: 'HTTP/1.1', sourceIp: `203.0.113.${Math.floor(random() * 250)}`, userAgent },
-    },
+  const headers = {
+    'user-agent': userAgent,
+    'content-type': 'text/plain',
+    'accept-language': random() < 0.5 ? 'en-US,en;q=0.9' : 'de-DE,de;q=0.8',
+    'cloudfront-viewer-country': random() < 0.5 ? 'US' : 'DE',
   };
+  return httpApiEvent({ method: 'POST', path: '/api/event', headers, body, sourceIp: `203.0.113.${Math.floor(random() * 250)}` });
 }
 
 /** A realistic mix: repeated UAs, many referrers, UTM tags, 10% goals, a fifth without a visitor id. */

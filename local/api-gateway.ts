@@ -6,31 +6,40 @@ import type { HttpEvent, HttpResult } from '../lambdas/handlers/http.js';
 /** Content types API Gateway passes as text; others arrive base64-encoded (isBase64Encoded). */
 const TEXT_TYPES = /^(text\/|application\/(json|x-www-form-urlencoded|javascript|xml)|$)/i;
 
+/** What an HTTP API event is made of; the rest is filled in as API Gateway would. */
+export interface HttpEventInit {
+  method: string;
+  path: string;
+  query?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  isBase64Encoded?: boolean;
+  sourceIp?: string;
+  routeKey?: string;
+  pathParameters?: Record<string, string>;
+}
+
 /**
- * Turns a Node request into the API Gateway HTTP API (payload format 2.0)
- * event a Lambda handler gets in AWS, so local mode runs the same handlers.
+ * An API Gateway HTTP API (payload format 2.0) event, the shape a Lambda
+ * handler gets in AWS: for the local server, and for tests and benchmarks
+ * that call handlers directly.
  */
-export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters?: Record<string, string>): HttpEvent {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  }
+export function httpApiEvent(init: HttpEventInit): HttpEvent {
+  const headers = init.headers ?? {};
   const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
-  const contentType = headers['content-type'] ?? '';
-  const isText = TEXT_TYPES.test(contentType);
+  for (const [k, v] of new URLSearchParams(init.query ?? '')) query[k] = k in query ? `${query[k]},${v}` : v;
+  const routeKey = init.routeKey ?? `${init.method} ${init.path}`;
   const now = Date.now();
   return {
     version: '2.0',
     routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    rawPath: init.path,
+    rawQueryString: init.query ?? '',
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
-    pathParameters,
-    isBase64Encoded: body.length > 0 && !isText,
-    body: body.length === 0 ? undefined : isText ? body.toString('utf8') : body.toString('base64'),
+    pathParameters: init.pathParameters,
+    isBase64Encoded: init.isBase64Encoded ?? false,
+    body: init.body,
     requestContext: {
       accountId: 'local',
       apiId: 'local',
@@ -41,15 +50,33 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: 
       stage: '$default',
       time: new Date(now).toUTCString(),
       timeEpoch: now,
-      http: {
-        method: req.method ?? 'GET',
-        path: url.pathname,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
-        userAgent: headers['user-agent'] ?? '',
-      },
+      http: { method: init.method, path: init.path, protocol: 'HTTP/1.1', sourceIp: init.sourceIp ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
     },
   };
+}
+
+/**
+ * Turns a Node request into the API Gateway HTTP API (payload format 2.0)
+ * event a Lambda handler gets in AWS, so local mode runs the same handlers.
+ */
+export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters?: Record<string, string>): HttpEvent {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
+  return httpApiEvent({
+    method: req.method ?? 'GET',
+    path: url.pathname,
+    query: url.search.slice(1),
+    headers,
+    body: body.length === 0 ? undefined : isText ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !isText,
+    sourceIp: req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    routeKey,
+    pathParameters,
+  });
 }
 
 /** A Lambda context for handlers run in-process (their only consumers are the logger and timeouts). */

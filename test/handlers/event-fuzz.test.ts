@@ -5,7 +5,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createEventHandler } from '../../lambdas/handlers/event.js';
 import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
-import { localContext } from '../../local/api-gateway.js';
+import { httpApiEvent, localContext } from '../../local/api-gateway.js';
 import { CHROME_UA, site } from '../support/events.js';
 
 const handler = createEventHandler({
@@ -47,27 +47,7 @@ const headers = fc.dictionary(
 );
 
 function apiEvent(b: string, h: Record<string, string>, base64: boolean, method: string): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: 'POST /api/event',
-    rawPath: '/api/event',
-    rawQueryString: '',
-    headers: h,
-    isBase64Encoded: base64,
-    body: base64 ? Buffer.from(b).toString('base64') : b,
-    requestContext: {
-      accountId: '1',
-      apiId: 'a',
-      domainName: 'x',
-      domainPrefix: 'x',
-      requestId: 'r',
-      routeKey: 'POST /api/event',
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-      http: { method, path: '/api/event', protocol: 'HTTP/1.1', sourceIp: '198.51.100.7', userAgent: '' },
-    },
-  };
+  return httpApiEvent({ method, path: '/api/event', headers: h, body: base64 ? Buffer.from(b).toString('base64') : b, isBase64Encoded: base64, sourceIp: '198.51.100.7', routeKey: 'POST /api/event' });
 }
 
 describe('event handler under arbitrary input (property-based)', () => {

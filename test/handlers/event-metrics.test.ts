@@ -6,31 +6,11 @@ import { createEventHandler } from '../../lambdas/handlers/event.js';
 import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
 import { UnavailableError } from '../../lambdas/domain/errors.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
-import { localContext } from '../../local/api-gateway.js';
+import { httpApiEvent, localContext } from '../../local/api-gateway.js';
 import { CHROME_UA, site } from '../support/events.js';
 
 function apiEvent(body: string, headers: Record<string, string> = { 'user-agent': CHROME_UA }): APIGatewayProxyEventV2 {
-  return {
-    version: '2.0',
-    routeKey: 'POST /api/event',
-    rawPath: '/api/event',
-    rawQueryString: '',
-    headers,
-    isBase64Encoded: false,
-    body,
-    requestContext: {
-      accountId: '1',
-      apiId: 'a',
-      domainName: 'x',
-      domainPrefix: 'x',
-      requestId: 'r',
-      routeKey: 'POST /api/event',
-      stage: '$default',
-      time: '',
-      timeEpoch: 0,
-      http: { method: 'POST', path: '/api/event', protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: CHROME_UA },
-    },
-  };
+  return httpApiEvent({ method: 'POST', path: '/api/event', headers, body, sourceIp: '203.0.113.9' });
 }
 
 function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
