@@ -1,7 +1,7 @@
 import { benchIngest } from './ingest.js';
 import { benchSessionize } from './sessionize.js';
 import { benchReports } from './reports.js';
-import { lambdaBundleSizes } from './bundle.js';
+import { coldStartMs, lambdaBundleSizes } from './bundle.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
 
@@ -16,6 +16,9 @@ figures.push(...(await benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 
 process.stderr.write('bundles…\n');
 for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
   figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });
+}
+for (const [name, ms] of Object.entries(await coldStartMs())) {
+  figures.push({ section: 'bundle', name: `${name} Lambda, module load (cold start)`, value: ms, unit: 'ms' });
 }
 const tracker = trackerSizes(buildTrackerSync());
 figures.push(
