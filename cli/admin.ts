@@ -17,7 +17,7 @@ import { recreditSite } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { contextOf, parseArgs } from './main.js';
 import { formatTable } from './output.js';
-import { withLocalStore } from './store.js';
+import { withStore } from './store.js';
 
 const intArg = z.coerce.number().int();
 
@@ -39,7 +39,7 @@ export function registerAdminCommands(program: Command): void {
     .action(async (id: string, _opts, command: Command) => {
       const ctx = contextOf(command);
       const accountId = parseArgs(accountIdSchema, id);
-      const account = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).addAccount(accountId, new Date()));
+      const account = await withStore(ctx, (db) => new DynamoConfigStore(db).addAccount(accountId, new Date()));
       if (ctx.json) ctx.printJson(account);
       else ctx.print(`account ${account.id} added`);
     });
@@ -64,7 +64,7 @@ export function registerAdminCommands(program: Command): void {
         rate_limit: parseArgs(intArg, opts.rateLimit),
         created: new Date().toISOString(),
       });
-      const added = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).addSite(site));
+      const added = await withStore(ctx, (db) => new DynamoConfigStore(db).addSite(site));
       if (ctx.json) ctx.printJson(siteRow(added));
       else ctx.print(`site ${added.domain} added (${added.timezone}, account ${added.account}, ${added.attribution})`);
     });
@@ -74,7 +74,7 @@ export function registerAdminCommands(program: Command): void {
     .description('list sites')
     .action(async (_opts, command: Command) => {
       const ctx = contextOf(command);
-      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).listSites());
+      const list = await withStore(ctx, (db) => new DynamoConfigStore(db).listSites());
       const rows = list.map(siteRow);
       if (ctx.json) ctx.printJson(rows);
       else ctx.print(formatTable(rows, ['domain', 'timezone', 'account', 'attribution', 'lookback_days', 'rate_limit']));
@@ -100,7 +100,7 @@ export function registerAdminCommands(program: Command): void {
       );
       // A new model or window credits every payment of the site again.
       const recredit = changes.attribution !== undefined || changes.lookback_days !== undefined;
-      const { site, recredited } = await withLocalStore(ctx.dataDir, async (db) => {
+      const { site, recredited } = await withStore(ctx, async (db) => {
         const updated = await new DynamoConfigStore(db).updateSite(domain.toLowerCase(), changes);
         return { site: updated, recredited: recredit ? await recreditSite(dynamoPaymentDeps(db), updated) : 0 };
       });
@@ -122,7 +122,7 @@ export function registerProviderCommands(program: Command): void {
       const name = parseArgs(z.enum(PROVIDERS), provider);
       const domain = parseArgs(domainSchema, opts.site);
       const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret);
-      await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).connectProvider(domain, name, secret, new Date()));
+      await withStore(ctx, (db) => new DynamoConfigStore(db).connectProvider(domain, name, secret, new Date()));
       const path = `/api/webhooks/${name}/${domain}`;
       if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path });
       else ctx.print(`${name} connected to ${domain}: point its webhook at https://<your host>${path}`);
@@ -134,7 +134,7 @@ export function registerProviderCommands(program: Command): void {
     .action(async (opts: { site: string }, command: Command) => {
       const ctx = contextOf(command);
       const domain = parseArgs(domainSchema, opts.site);
-      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoConfigStore(db).listProviders(domain));
+      const list = await withStore(ctx, (db) => new DynamoConfigStore(db).listProviders(domain));
       if (ctx.json) ctx.printJson(list);
       else ctx.print(formatTable(list, ['provider', 'connected']));
     });
@@ -152,7 +152,7 @@ export function registerKeyCommands(program: Command): void {
       const ctx = contextOf(command);
       const account = parseArgs(accountIdSchema, opts.account);
       const name = opts.name === undefined ? null : parseArgs(z.string().trim().min(1).max(100), opts.name);
-      const created = await withLocalStore(ctx.dataDir, async (db) => {
+      const created = await withStore(ctx, async (db) => {
         if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist`);
         return new DynamoKeyStore(db).create(account, name, new Date());
       });
@@ -164,7 +164,7 @@ export function registerKeyCommands(program: Command): void {
     .description('list API keys (never the keys themselves)')
     .action(async (_opts, command: Command) => {
       const ctx = contextOf(command);
-      const list = await withLocalStore(ctx.dataDir, (db) => new DynamoKeyStore(db).list());
+      const list = await withStore(ctx, (db) => new DynamoKeyStore(db).list());
       if (ctx.json) ctx.printJson(list.map((k) => ({ id: k.id, account: k.account, name: k.name, created: k.created, last_used: k.last_used, revoked: k.revoked })));
       else ctx.print(formatTable(list.map((k) => ({ ...k })), ['id', 'account', 'name', 'created', 'last_used', 'revoked']));
     });
@@ -173,7 +173,7 @@ export function registerKeyCommands(program: Command): void {
     .description('revoke an API key; its next request fails')
     .action(async (id: string, _opts, command: Command) => {
       const ctx = contextOf(command);
-      const revoked = await withLocalStore(ctx.dataDir, (db) => new DynamoKeyStore(db).revoke(id, new Date()));
+      const revoked = await withStore(ctx, (db) => new DynamoKeyStore(db).revoke(id, new Date()));
       if (ctx.json) ctx.printJson(revoked);
       else ctx.print(`key ${revoked.id} revoked`);
     });

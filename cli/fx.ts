@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { DynamoFxStore, FxRates } from '../lambdas/adapters/dynamo/fx-store.js';
 import { FxFormatError, parseFxFile, rateInForce, type FxTable } from '../lambdas/domain/payments/fx.js';
 import { UsageError, contextOf, parseArgs } from './main.js';
-import { withLocalStore } from './store.js';
+import { withStore } from './store.js';
 
 const daySchema = z.iso.date('must be a date YYYY-MM-DD');
 const currencySchema = z
@@ -46,7 +46,7 @@ export function registerFxCommands(program: Command): void {
         .sort();
       if (days.length === 0) throw new UsageError(`${opts.file}: no days on or after ${from}`);
       const table: FxTable = { rates: Object.fromEntries(days.map((d) => [d, parsed.rates[d]!])) };
-      await withLocalStore(ctx.dataDir, (db) => new DynamoFxStore(db).putRates(table));
+      await withStore(ctx, (db) => new DynamoFxStore(db).putRates(table));
       const summary = {
         days: days.length,
         currencies: new Set(days.flatMap((d) => Object.keys(table.rates[d]!))).size,
@@ -66,7 +66,7 @@ export function registerFxCommands(program: Command): void {
         currency,
         date: opts.date ?? new Date().toISOString().slice(0, 10),
       });
-      const table = await withLocalStore(ctx.dataDir, (db) => new FxRates(new DynamoFxStore(db)).table());
+      const table = await withStore(ctx, (db) => new FxRates(new DynamoFxStore(db)).table());
       const found = rateInForce(table, code, date);
       if (!found) throw new Error(`no USD rate for ${code}`);
       if (ctx.json) ctx.printJson({ currency: code, date, usd_per_unit: found.rate, rate_date: found.since });

@@ -9,7 +9,7 @@ import { localPaths } from '../local/service.js';
 import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
-import { withLocalStore } from './store.js';
+import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
@@ -38,6 +38,7 @@ export function registerImportCommands(program: Command): void {
       const site = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site);
       const size = (await stat(file).catch(() => null))?.size;
       if (size === undefined) throw new Error(`cannot read ${file}`);
+      localOnly(ctx, 'import events');
       const summary = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
         const tty = process.stderr.isTTY && !ctx.json;
         const input = createReadStream(file);
@@ -83,7 +84,7 @@ export function registerPaymentImport(imports: Command): void {
       const ctx = contextOf(command);
       const domain = parseArgs(domainSchema, opts.site);
       if (!(await stat(file).catch(() => null))) throw new Error(`cannot read ${file}`);
-      const summary = await withLocalStore(ctx.dataDir, async (dynamo) => {
+      const summary = await withStore(ctx, async (dynamo) => {
         const site = await new DynamoConfigStore(dynamo).getSite(domain);
         if (!site) throw new Error(`site ${domain} does not exist`);
         const deps = dynamoPaymentDeps(dynamo);

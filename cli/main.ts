@@ -15,15 +15,19 @@ export class UsageError extends Error {}
 export interface CliContext {
   dataDir: string;
   json: boolean;
+  /** `--aws`: the deployed table (credentials and region from the AWS environment) instead of the local data directory. */
+  aws: { table: string } | null;
   print(text: string): void;
   printJson(value: unknown): void;
 }
 
 export function contextOf(command: Command): CliContext {
-  const options = command.optsWithGlobals<{ data: string; json?: boolean }>();
+  const options = command.optsWithGlobals<{ data: string; json?: boolean; aws?: boolean; table?: string }>();
+  if (options.aws && !options.table) throw new UsageError('--table: is required with --aws (the TableName output of the stack)');
   return {
     dataDir: options.data,
     json: options.json ?? false,
+    aws: options.aws ? { table: options.table as string } : null,
     print: (text) => process.stdout.write(`${text}\n`),
     printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
   };
@@ -42,6 +46,8 @@ export function buildProgram(): Command {
     .description('Footfall: self-hosted web analytics and revenue attribution')
     .addOption(new Option('--data <dir>', 'data directory of the local service').env('FOOTFALL_DATA').default('.data'))
     .option('--json', 'print JSON instead of text')
+    .option('--aws', 'work on the deployed stack\'s table (AWS credentials and region from the environment)')
+    .addOption(new Option('--table <name>', 'the DynamoDB table of the deployed stack (with --aws)').env('FOOTFALL_TABLE'))
     .showHelpAfterError(false)
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });

@@ -1,5 +1,6 @@
 import { openLocalStore } from '../local/service.js';
-import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { UsageError, type CliContext } from './main.js';
 
 /**
  * Runs `fn` against the data directory's table: through a running `serve`'s
@@ -14,4 +15,24 @@ export async function withLocalStore<T>(dataDir: string, fn: (dynamo: DynamoConn
     dynamo.doc.destroy();
     await db.close();
   }
+}
+
+/**
+ * Runs `fn` against the table the command works on: the deployed stack's with
+ * `--aws` (admin commands against AWS, `docs/deploy.md`), else the local data
+ * directory's (see `withLocalStore`).
+ */
+export async function withStore<T>(ctx: CliContext, fn: (dynamo: DynamoConnection) => Promise<T>): Promise<T> {
+  if (!ctx.aws) return withLocalStore(ctx.dataDir, (dynamo) => fn(dynamo));
+  const dynamo = createDynamoConnection({ table: ctx.aws.table });
+  try {
+    return await fn(dynamo);
+  } finally {
+    dynamo.doc.destroy();
+  }
+}
+
+/** For commands that need the local stream or archive. @throws UsageError with `--aws` */
+export function localOnly(ctx: CliContext, command: string): void {
+  if (ctx.aws) throw new UsageError(`${command}: works on a local data directory only, not with --aws`);
 }

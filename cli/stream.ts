@@ -13,7 +13,7 @@ import { domainSchema, type SiteConfig } from '../lambdas/domain/site.js';
 import { rebuildSite } from '../lambdas/services/rebuild.js';
 import { DuckDbArchiveReader } from '../local/archive-reader.js';
 import { runSql, sqlLiteral } from '../local/sql.js';
-import { withLocalStore } from './store.js';
+import { localOnly, withLocalStore } from './store.js';
 
 /** `sessionize`: one pass of the sessionizer over the local stream, now. */
 export function registerStreamCommands(program: Command): void {
@@ -23,6 +23,7 @@ export function registerStreamCommands(program: Command): void {
     .action(async (_opts, command: Command) => {
       const ctx = contextOf(command);
       const paths = localPaths(ctx.dataDir);
+      localOnly(ctx, 'sessionize');
       const result = await withLocalStore(ctx.dataDir, async (dynamo) => {
         const sessionized = await sessionizePoller(paths.stream, dynamo).drain();
         const archive = archivePoller(paths.stream, paths.archive);
@@ -53,6 +54,7 @@ export function registerRebuildCommand(program: Command): void {
       if (from && to && from > to) throw new UsageError('from: must not be after to');
       const domain = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site);
       const paths = localPaths(ctx.dataDir);
+      localOnly(ctx, 'rebuild');
       const results = await withLocalStore(ctx.dataDir, async (dynamo) => {
         // What is on the stream but not yet archived or sessionized goes first.
         await sessionizePoller(paths.stream, dynamo).drain();
