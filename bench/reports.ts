@@ -87,7 +87,7 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
     pageviews += batch.filter((e) => e.type === 'pageview').length;
   }
   await archive.close();
-  const now = Math.max(...[...latest.values()].map((v) => v.end)) + 60_000;
+  const now = [...latest.values()].reduce((max, v) => Math.max(max, v.end), 0) + 60_000;
 
   // 2. Rollup items as the sessionizer leaves them.
   const items: Array<Record<string, unknown>> = [];
