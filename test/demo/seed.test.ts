@@ -28,6 +28,16 @@ describe('footfall demo: the demo site through the real paths', () => {
       expect(overview.current.revenue_usd).toBeGreaterThan(0);
       const channels = await (await fetch(`${url}/api/v1/sites/demo.footfall.dev/breakdown/channel?range=all`, { headers: { authorization: `Bearer ${key}` } })).json();
       expect(channels.rows.map((r: { label: string }) => r.label)).toEqual(expect.arrayContaining(['Search', 'AI', 'Communities']));
+      // Invariants on a generated site: every breakdown but page adds up to the overview's payments
+      // and revenue (Unattributed row included), and channel visitors add up to sessions.
+      for (const dimension of ['channel', 'referrer', 'campaign', 'keyword', 'landing_page', 'country', 'device', 'browser', 'os', 'language']) {
+        const b = await (await fetch(`${url}/api/v1/sites/demo.footfall.dev/breakdown/${dimension}?range=all&limit=1000`, { headers: { authorization: `Bearer ${key}` } })).json();
+        const rows = b.rows as Array<{ payments: number; revenue_usd: number; visitors: number }>;
+        expect(b.total, dimension).toBe(rows.length);
+        expect(rows.reduce((n, r) => n + r.payments, 0), dimension).toBe(overview.current.payments);
+        expect(rows.reduce((n, r) => n + r.revenue_usd, 0), dimension).toBeCloseTo(overview.current.revenue_usd, 2);
+        expect(rows.reduce((n, r) => n + r.visitors, 0), dimension).toBe(overview.current.sessions);
+      }
       const sql = runCli(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
       expect(JSON.parse(sql.stdout)[0].n).toBe(events);
     } finally {
