@@ -1,6 +1,7 @@
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { DynamoBatchMarkers } from '../lambdas/adapters/dynamo/batch-marker-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
@@ -21,6 +22,7 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
+    markers: new DynamoBatchMarkers(dynamo),
   });
   return async (records) => {
     const { batchItemFailures } = await handler(toKinesisEvent(records));

@@ -1,10 +1,30 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamBatchResponse, KinesisStreamEvent } from 'aws-lambda';
 import { sessionizeBatch, type SessionizeDeps } from '../services/sessionize.js';
+import type { BatchMarker, DynamoBatchMarkers } from '../adapters/dynamo/batch-marker-store.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
 export interface SessionizeHandlerDeps extends SessionizeDeps, Telemetry {
   clock: () => number;
+  markers: Pick<DynamoBatchMarkers, 'get' | 'put'>;
+}
+
+const seq = (s: string) => BigInt(s);
+
+/**
+ * The batches to run for the records delivered: the records as one batch,
+ * unless the shard's last started batch began at the same record and ended
+ * earlier — a retry that grew after a failure. That batch is run again as it
+ * was first, then the rest: a rollup item that took the failed attempt's
+ * checkpoint must not take its records again under a later one.
+ */
+export function plannedBatches<T extends { sequence: string }>(records: readonly T[], marker: BatchMarker | null): T[][] {
+  const first = records[0];
+  const last = records[records.length - 1];
+  if (!first || !last || !marker || marker.first !== first.sequence || seq(marker.last) >= seq(last.sequence)) return [records.slice()];
+  const head = records.filter((r) => seq(r.sequence) <= seq(marker.last));
+  const tail = records.filter((r) => seq(r.sequence) > seq(marker.last));
+  return [head, tail];
 }
 
 /**
@@ -26,11 +46,15 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
     if (!first || !last) return { batchItemFailures: [] };
     const shard = first.eventID.split(':')[0] ?? 'shard';
     try {
-      const outcome = await sessionizeBatch(
-        deps,
-        { shard, sequence: last.kinesis.sequenceNumber },
-        records.map((r) => ({ sequenceNumber: r.kinesis.sequenceNumber, data: Buffer.from(r.kinesis.data, 'base64') })),
-      );
+      const all = records.map((r) => ({ sequence: r.kinesis.sequenceNumber, record: { sequenceNumber: r.kinesis.sequenceNumber, data: Buffer.from(r.kinesis.data, 'base64') } }));
+      const outcome = { events: 0, malformed: 0 };
+      for (const batch of plannedBatches(all, await deps.markers.get(shard))) {
+        const end = batch[batch.length - 1]?.sequence ?? last.kinesis.sequenceNumber;
+        await deps.markers.put(shard, { first: batch[0]?.sequence ?? end, last: end });
+        const done = await sessionizeBatch(deps, { shard, sequence: end }, batch.map((b) => b.record));
+        outcome.events += done.events;
+        outcome.malformed += done.malformed;
+      }
       metrics.addMetric('SessionizedEvents', MetricUnit.Count, outcome.events);
       metrics.addMetric('SessionizerLagMs', MetricUnit.Milliseconds, Math.max(0, deps.clock() - last.kinesis.approximateArrivalTimestamp * 1000));
       if (outcome.malformed > 0) {
@@ -38,7 +62,7 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
         logger.warn('malformed stream records skipped', { count: outcome.malformed, shard });
       }
       metrics.publishStoredMetrics();
-      logger.debug('batch sessionized', { shard, ...outcome });
+      logger.debug('batch sessionized', { shard, ...outcome, records: records.length });
       return { batchItemFailures: [] };
     } catch (error) {
       logger.error('batch failed; it will be retried', { shard, records: records.length, error: error as Error });
