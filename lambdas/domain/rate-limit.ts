@@ -12,11 +12,15 @@ export class SiteRateLimiter {
   /**
    * Takes one token for `site` at time `nowMs` (ms since epoch) from a bucket
    * refilled at `perSecond` tokens per second. Returns false when the bucket is empty.
+   *
+   * Times may arrive out of order (concurrent requests take their time before
+   * awaiting the site and the salt); an earlier time than the bucket's refills
+   * nothing and takes nothing away beyond its one token.
    */
   take(site: string, perSecond: number, nowMs: number): boolean {
     const capacity = perSecond * this.burstSeconds;
     const bucket = this.buckets.get(site) ?? { tokens: capacity, at: nowMs };
-    const refilled = Math.min(capacity, bucket.tokens + ((nowMs - bucket.at) / 1000) * perSecond);
+    const refilled = Math.min(capacity, bucket.tokens + (Math.max(0, nowMs - bucket.at) / 1000) * perSecond);
     const allowed = refilled >= 1;
     bucket.tokens = allowed ? refilled - 1 : refilled;
     bucket.at = Math.max(bucket.at, nowMs);

@@ -28,8 +28,20 @@ export function toWebRequest(event: HttpEvent): Request {
     }
   }
   if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '));
-  const host = headers.get('host') ?? event.requestContext.domainName;
-  const url = `https://${host}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+  const target = `${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+  // A Host header no request URL can be built on (`a b`, `[::1`, `x:99999`, `user@x`) would
+  // make `new Request` throw (a 503); the transport does not use the host, so fall back.
+  const usable = (host: string | null | undefined): host is string => {
+    if (!host) return false;
+    try {
+      const url = new URL(`https://${host}${target}`);
+      return url.username === '' && url.password === '';
+    } catch {
+      return false;
+    }
+  };
+  const host = [headers.get('host'), event.requestContext.domainName].find(usable) ?? 'localhost';
+  const url = `https://${host}${target}`;
   const method = event.requestContext.http.method;
   const hasBody = event.body !== undefined && method !== 'GET' && method !== 'HEAD';
   const body = !hasBody ? undefined : event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body ?? '', 'base64')) : event.body;

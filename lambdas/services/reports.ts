@@ -1,6 +1,7 @@
 import { NotFoundError } from '../domain/errors.js';
 import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
 import type { SiteConfig } from '../domain/site.js';
+import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
 import { periodSpans } from '../domain/reports/periods.js';
 import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
@@ -115,6 +116,9 @@ export async function retention(deps: ReportDeps, account: string, domain: strin
 /** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */
 export async function visitorTimeline(deps: ReportDeps, account: string, domain: string, visitorId: string): Promise<Timeline> {
   const site = await siteOf(deps, account, domain);
+  // Every stored visitor id is a valid one (tracker ids and daily hashes alike); any other
+  // has no events, and a long one would not even fit in a DynamoDB key (a 503 before this).
+  if (!isValidVisitorId(visitorId)) throw new NotFoundError(`no visitor ${visitorId}`);
   const { visits, payments: keys } = await deps.store.visitor(site.domain, visitorId);
   if (visits.length === 0 && keys.length === 0) throw new NotFoundError(`no visitor ${visitorId}`);
   const rate = await deps.rates();

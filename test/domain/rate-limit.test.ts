@@ -27,4 +27,14 @@ describe('SiteRateLimiter (spec §6.4)', () => {
     expect(limiter.take('a.com', 2, 60_000)).toBe(false);
     expect(limiter.take('a.com', 2, 59_000)).toBe(false);
   });
+
+  it('a time earlier than the last one does not drain the bucket (concurrent requests finish out of order)', () => {
+    const limiter = new SiteRateLimiter(2);
+    const t = 1_000_000;
+    expect(limiter.take('a.com', 1_000, t)).toBe(true);
+    // A request that took its time 500 ms earlier reaches the limiter after a later one:
+    // before the fix it subtracted 500 ms × rate (500 tokens) from the bucket.
+    for (let i = 0; i < 1_000; i++) expect(limiter.take('a.com', 1_000, t - 500)).toBe(true);
+    expect(Array.from({ length: 2_000 }, () => limiter.take('a.com', 1_000, t)).filter(Boolean).length).toBe(999);
+  });
 });

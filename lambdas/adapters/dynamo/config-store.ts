@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
+import { domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { SiteDirectory } from '../../ports.js';
 
@@ -82,6 +82,10 @@ export class DynamoConfigStore implements SiteDirectory {
   }
 
   async getSite(domain: string): Promise<SiteConfig | null> {
+    // Sites are added as domain names (domainSchema): anything else (a path segment
+    // of 5,000 characters, `..%2F..`) cannot be one, and may not even fit in a key
+    // (DynamoDB refuses sort keys over 1 KiB with a ValidationException, i.e. a 503).
+    if (!domainSchema.safeParse(domain).success) return null;
     const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: siteKey(domain) }));
     return Item ? toSite(stripKeys(Item)) : null;
   }
