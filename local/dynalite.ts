@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, type Server } from 'node:net';
 import { join } from 'node:path';
+import { closeDynaliteIterators } from './dynalite-iterators.js';
 
 const require = createRequire(import.meta.url);
 
@@ -89,6 +90,7 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
 }
 
 async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+  closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
@@ -114,6 +116,7 @@ async function startDynalite(dataDir: string, holderFile: string, lockFile: stri
 
 /** An in-memory dynalite for tests; returns its endpoint and a close function. */
 export async function startMemoryDynalite(): Promise<{ endpoint: string; close(): Promise<void> }> {
+  closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

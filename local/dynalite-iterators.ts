@@ -1,0 +1,54 @@
+import { createRequire } from 'node:module';
+
+/**
+ * Makes dynalite 4 close the LevelDB iterators behind its Query and Scan.
+ *
+ * dynalite 4.0.0 turns `db.values()` into a stream whose `destroy` calls
+ * `iterator.return()`, a method abstract-level 3 iterators do not have (they
+ * have `close()`), so every Query and Scan left its iterator open until the
+ * database closed. Each open iterator pins a LevelDB snapshot: the memtables
+ * and table files it sees can never be freed. Under the reliability load
+ * (`test/reliability/load.test.ts`) a `footfall serve` grew to 12.7 GB of
+ * memory and 21 GB of table files (13,000 files, 4,000 of them open) for
+ * 220 MB of events, and its rollups came out short of the stream; with this
+ * shim it stays flat (`test/adapters/local-dynalite.test.ts`).
+ *
+ * The shim gives the iterators of every abstract-level copy that dynalite's
+ * storage uses a `return()` that closes them; `closeDynaliteIterators` applies
+ * it before any dynalite starts (`local/dynalite.ts`).
+ */
+interface IteratorBase {
+  close(): Promise<void>;
+  return?: () => Promise<{ done: true; value: undefined }>;
+}
+
+/**
+ * The base class prototype (abstract-level's `CommonIterator`, shared by key,
+ * value and entry iterators) of each abstract-level copy behind dynalite's
+ * storage: classic-level on disk, memory-level in memory.
+ */
+export function dynaliteIteratorBases(): IteratorBase[] {
+  const fromDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
+  const bases = new Set<IteratorBase>();
+  for (const storage of ['classic-level', 'memory-level']) {
+    const fromStorage = createRequire(fromDynalite.resolve(storage));
+    const { AbstractIterator } = fromStorage('abstract-level') as { AbstractIterator: { prototype: object } };
+    bases.add(Object.getPrototypeOf(AbstractIterator.prototype) as IteratorBase);
+  }
+  return [...bases];
+}
+
+/** Gives those iterators a `return()` that closes them (see above). Idempotent. */
+export function closeDynaliteIterators(): void {
+  for (const base of dynaliteIteratorBases()) {
+    if (typeof base.close !== 'function' || base.return) continue;
+    Object.defineProperty(base, 'return', {
+      configurable: true,
+      writable: true,
+      value: async function (this: IteratorBase) {
+        await this.close();
+        return { done: true, value: undefined };
+      },
+    });
+  }
+}
