@@ -113,6 +113,25 @@ export function parseWith<T extends z.ZodType>(
   throw new WebhookPayloadError(provider, eventType, `${issue?.path.join('.') || 'event'}: ${issue?.message ?? 'invalid'}`);
 }
 
+/**
+ * A provider's `facts` step: validates the event envelope with `schema`, then
+ * hands it to the handler of its type (`typeOf`), or returns null for a type
+ * the provider module does not use (the webhook answers 200 "ignored").
+ * @throws WebhookPayloadError when the envelope does not match `schema`
+ */
+export function factsByType<T extends z.ZodType>(
+  schema: T,
+  provider: Provider,
+  typeOf: (envelope: z.output<T>) => string,
+  handlers: Readonly<Record<string, (envelope: z.output<T>) => ProviderFacts>>,
+): (event: unknown) => ProviderFacts | null {
+  return (event) => {
+    const envelope = parseWith(schema, event, provider, 'unknown');
+    const handler = handlers[typeOf(envelope)];
+    return handler ? handler(envelope) : null;
+  };
+}
+
 /** ProviderFacts with nothing in it: a used event type that, this time, states no fact. */
 export function noFacts(eventId: string, eventType: string): ProviderFacts {
   return { event_id: eventId, event_type: eventType, payments: [], subscriptions: [], customers: [] };

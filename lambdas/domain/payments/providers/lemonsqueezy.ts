@@ -25,6 +25,7 @@ import type { PaymentFact, PaymentStatus, ProviderFacts, SubscriptionFact } from
 import { normalizeCurrency, toMajor } from '../currency.js';
 import {
   compact,
+  factsByType,
   hexDigestsEqual,
   hmacSha256Hex,
   isoDateTime,
@@ -184,10 +185,6 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   return parseJsonBody(PROVIDER, rawBody);
 }
 
-function lemonFacts(event: unknown): ProviderFacts | null {
-  const envelope = parseWith(eventSchema, event, PROVIDER, 'unknown');
-  const handler = HANDLERS[envelope.meta.event_name];
-  return handler ? handler(envelope) : null;
-}
+const lemonFacts = factsByType(eventSchema, PROVIDER, (e) => e.meta.event_name, HANDLERS);
 
 export const lemonSqueezyProvider: ProviderModule = { provider: PROVIDER, verify, facts: lemonFacts };

@@ -24,6 +24,7 @@ import type { PaymentFact, ProviderFacts, SubscriptionFact } from '../facts.js';
 import { normalizeCurrency, toMajor } from '../currency.js';
 import {
   compact,
+  factsByType,
   hexDigestsEqual,
   hmacSha256Hex,
   isoDateTime,
@@ -221,10 +222,6 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   return parseJsonBody(PROVIDER, rawBody);
 }
 
-function paddleFacts(event: unknown): ProviderFacts | null {
-  const envelope = parseWith(eventSchema, event, PROVIDER, 'unknown');
-  const handler = HANDLERS[envelope.event_type];
-  return handler ? handler(envelope) : null;
-}
+const paddleFacts = factsByType(eventSchema, PROVIDER, (e) => e.event_type, HANDLERS);
 
 export const paddleProvider: ProviderModule = { provider: PROVIDER, verify, facts: paddleFacts };

@@ -17,6 +17,7 @@ import type { PaymentFact, PaymentStatus, ProviderFacts, SubscriptionFact } from
 import { normalizeCurrency } from '../currency.js';
 import {
   compact,
+  factsByType,
   isoDateTime,
   isoToMs,
   noFacts,
@@ -196,10 +197,6 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   }
 }
 
-function polarFacts(event: unknown): ProviderFacts | null {
-  const envelope = parseWith(eventSchema, event, PROVIDER, 'unknown');
-  const handler = HANDLERS[envelope.type];
-  return handler ? handler(envelope) : null;
-}
+const polarFacts = factsByType(eventSchema, PROVIDER, (e) => e.type, HANDLERS);
 
 export const polarProvider: ProviderModule = { provider: PROVIDER, verify, facts: polarFacts };

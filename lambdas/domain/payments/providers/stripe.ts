@@ -37,6 +37,7 @@ import type { CustomerFact, PaymentFact, PaymentStatus, ProviderFacts, Subscript
 import { minorUnitExponent, normalizeCurrency, rescaleMinor } from '../currency.js';
 import {
   compact,
+  factsByType,
   noFacts,
   otherIds,
   parseWith,
@@ -375,10 +376,6 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   }
 }
 
-function stripeFacts(event: unknown): ProviderFacts | null {
-  const envelope = parseWith(eventSchema, event, PROVIDER, 'unknown');
-  const handler = HANDLERS[envelope.type];
-  return handler ? handler(envelope) : null;
-}
+const stripeFacts = factsByType(eventSchema, PROVIDER, (e) => e.type, HANDLERS);
 
 export const stripeProvider: ProviderModule = { provider: PROVIDER, verify, facts: stripeFacts };
