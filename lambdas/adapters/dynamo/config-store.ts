@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -93,19 +93,14 @@ export class DynamoConfigStore implements SiteDirectory {
   /** Every site, ordered by domain. */
   async listSites(): Promise<SiteConfig[]> {
     const sites: SiteConfig[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({
-          TableName: this.conn.table,
-          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
-          ExpressionAttributeValues: { ':pk': SITES_PK, ':prefix': 'SITE#' },
-          ExclusiveStartKey: start,
-        }),
-      );
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
+      ExpressionAttributeValues: { ':pk': SITES_PK, ':prefix': 'SITE#' },
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) sites.push(toSite(stripKeys(item)));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return sites;
   }
 

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { batchWrite } from './batch.js';
 import { PK, SK } from './table.js';
@@ -34,16 +34,12 @@ export class DynamoFxStore {
   /** Every override day (Query on the FX partition). Malformed entries are skipped. */
   async loadOverrides(): Promise<FxTable> {
     const rates: FxTable['rates'] = {};
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({
-          TableName: this.conn.table,
-          KeyConditionExpression: `${PK} = :pk`,
-          ExpressionAttributeValues: { ':pk': FX_PK },
-          ExclusiveStartKey: start,
-        }),
-      );
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': FX_PK },
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) {
         const day = item[SK];
         if (typeof day !== 'string' || !DAY.test(day) || typeof item.rates !== 'object' || item.rates === null) continue;
@@ -52,8 +48,7 @@ export class DynamoFxStore {
         );
         if (row.length > 0) rates[day] = Object.fromEntries(row);
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return { rates };
   }
 }

@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -105,19 +105,14 @@ export class DynamoPaymentStore {
   /** Every payment of a site (for re-crediting after a change of model or window). */
   async listPayments(site: string): Promise<Payment[]> {
     const out: Payment[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({
-          TableName: this.conn.table,
-          KeyConditionExpression: `${PK} = :pk`,
-          ExpressionAttributeValues: { ':pk': `PAY#${site}` },
-          ExclusiveStartKey: start,
-        }),
-      );
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': `PAY#${site}` },
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) out.push(strip(item) as unknown as Payment);
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return out;
   }
 
@@ -152,14 +147,9 @@ export class DynamoPaymentStore {
   /** Every customer of a site (retention). */
   async listCustomers(site: string): Promise<Customer[]> {
     const out: Customer[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `CUST#${site}` }, ExclusiveStartKey: start }),
-      );
+    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `CUST#${site}` } })) {
       for (const item of page.Items ?? []) out.push(strip(item) as unknown as Customer);
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return out;
   }
 

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
@@ -16,22 +16,17 @@ export class DynamoRebuildStore {
 
   private async deleteQuery(pk: string, from: string, to: string): Promise<number> {
     let deleted = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({
-          TableName: this.conn.table,
-          KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-          ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
-          ProjectionExpression: `${PK}, ${SK}`,
-          ExclusiveStartKey: start,
-        }),
-      );
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+      ProjectionExpression: `${PK}, ${SK}`,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       const keys = page.Items ?? [];
       await batchWrite(this.conn, keys.map((Key) => ({ DeleteRequest: { Key } })));
       deleted += keys.length;
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return deleted;
   }
 

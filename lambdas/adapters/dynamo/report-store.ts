@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { itemBytes, readPaymentEntries, readRollups, type ReadCost } from './rollup-reader.js';
@@ -60,11 +60,7 @@ export class DynamoReportStore {
   async visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
     const visits: Visit[] = [];
     const payments: Array<{ provider: Provider; id: string }> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(
-        new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) }, ExclusiveStartKey: start }),
-      );
+    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) } })) {
       this.cost.requests++;
       for (const item of page.Items ?? []) {
         this.cost.bytes += itemBytes(item);
@@ -74,8 +70,7 @@ export class DynamoReportStore {
           payments.push({ provider: provider as Provider, id: id.join(':') });
         }
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return { visits, payments };
   }
 
@@ -92,17 +87,14 @@ export class DynamoReportStore {
   /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */
   private async partition(pk: string): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }));
+    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk } })) {
       this.cost.requests++;
       for (const item of page.Items ?? []) {
         this.cost.bytes += itemBytes(item);
         const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
         out.push(rest);
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
     return out;
   }
 

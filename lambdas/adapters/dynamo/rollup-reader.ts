@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { parseRollupItem, rollupPk, type RollupItem } from './rollup-store.js';
@@ -41,23 +41,18 @@ export async function readRollups(
   cost?: ReadCost,
 ): Promise<Array<RollupItem & { period: string }>> {
   const items: Array<RollupItem & { period: string }> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await conn.doc.send(
-      new QueryCommand({
-        TableName: conn.table,
-        KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-        ExpressionAttributeValues: { ':pk': rollupPk(site, metric), ':from': `${granularity}#${from}#`, ':to': `${granularity}#${to}#~` },
-        ExclusiveStartKey: start,
-      }),
-    );
+  const query = {
+    TableName: conn.table,
+    KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+    ExpressionAttributeValues: { ':pk': rollupPk(site, metric), ':from': `${granularity}#${from}#`, ':to': `${granularity}#${to}#~` },
+  };
+  for await (const page of paginateQuery({ client: conn.doc }, query)) {
     if (cost) {
       cost.requests++;
       for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
     }
     for (const item of page.Items ?? []) items.push({ ...parseRollupItem(item), period: String(item[SK]).split('#')[1] ?? '' });
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return items;
 }
 
@@ -75,22 +70,17 @@ export async function readPaymentEntries(
   cost?: ReadCost,
 ): Promise<Array<{ period: string; entries: Record<string, number[] | unknown[]> }>> {
   const out: Array<{ period: string; entries: Record<string, unknown[]> }> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await conn.doc.send(
-      new QueryCommand({
-        TableName: conn.table,
-        KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-        ExpressionAttributeValues: { ':pk': paymentRollupPk(site, metric), ':from': `${granularity}#${from}`, ':to': `${granularity}#${to}~` },
-        ExclusiveStartKey: start,
-      }),
-    );
+  const query = {
+    TableName: conn.table,
+    KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+    ExpressionAttributeValues: { ':pk': paymentRollupPk(site, metric), ':from': `${granularity}#${from}`, ':to': `${granularity}#${to}~` },
+  };
+  for await (const page of paginateQuery({ client: conn.doc }, query)) {
     if (cost) {
       cost.requests++;
       for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
     }
     for (const item of page.Items ?? []) out.push({ period: String(item[SK]).slice(2), entries: JSON.parse(String(item.e ?? '{}')) });
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return out;
 }
