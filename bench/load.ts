@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { readLocalStream, STREAM_FILE } from '../lambdas/adapters/local-stream.js';
 import { parseUserAgent } from '../lambdas/domain/user-agent.js';
@@ -320,9 +320,7 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
   let visitItems = 0;
   const { dynamo, db } = await openLocalStore(dataDir, 'cli');
   try {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await dynamo.doc.send(new ScanCommand({ TableName: dynamo.table, ExclusiveStartKey: start, ConsistentRead: true }));
+    for await (const page of paginateScan({ client: dynamo.doc }, { TableName: dynamo.table, ConsistentRead: true })) {
       for (const item of page.Items ?? []) {
         if (item.type === 'VISIT') {
           visitItems++;
@@ -334,8 +332,7 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
           rollups.pageviews += Number(item.pageviews ?? 0);
         }
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
   } finally {
     dynamo.doc.destroy();
     await db.close();

@@ -1,4 +1,4 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
@@ -28,12 +28,7 @@ export async function memoryTable(sites: Array<Partial<SiteConfig>> = [{}]): Pro
 /** Every item of the table, sorted by key, without the attributes in `omit`. */
 export async function scanAll(conn: DynamoConnection, omit: readonly string[] = []): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await conn.doc.send(new ScanCommand({ TableName: conn.table, ExclusiveStartKey: start }));
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) items.push(...(page.Items ?? []));
   return items
     .map((item) => Object.fromEntries(Object.entries(item).filter(([k]) => !omit.includes(k)).map(([k, v]) => [k, v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v])))
     .sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
