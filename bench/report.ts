@@ -23,8 +23,12 @@ function format(value: number): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 
-/** Prints the figures as one table and writes them as JSON to `bench/results/` (dated and `latest.json`). */
-export function writeReport(figures: readonly Figure[]): string {
+/**
+ * Prints the figures as one table and writes them as JSON to `bench/results/`:
+ * a dated file always, and `latest.json` only for a complete run (`partial`
+ * false), so a run of one section never hides the last full table.
+ */
+export function writeReport(figures: readonly Figure[], partial = false): string {
   const rows = figures.map((f) => [f.section, f.name, format(f.value), f.unit, f.target ?? '']);
   const head = ['section', 'figure', 'value', 'unit', 'target'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -34,7 +38,7 @@ export function writeReport(figures: readonly Figure[]): string {
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const json = JSON.stringify({ date: new Date().toISOString(), machine, figures }, null, 2);
-  writeFileSync(`${dir}latest.json`, `${json}\n`);
+  if (!partial) writeFileSync(`${dir}latest.json`, `${json}\n`);
   writeFileSync(`${dir}${new Date().toISOString().slice(0, 19).replace(/:/g, '')}.json`, `${json}\n`);
   return `${table}\n\nmachine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory_gib} GiB, Node ${machine.node}`;
 }

@@ -5,25 +5,56 @@ import { coldStartMs, lambdaBundleSizes } from './bundle.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
 
-/** `npm run bench`: every benchmark, one table, JSON in bench/results/. */
+/**
+ * `npm run bench`: every benchmark, one table, JSON in bench/results/.
+ * `npm run bench -- --only reports,bundle` runs the named sections alone (a
+ * partial run writes a dated JSON file and leaves `latest.json` alone), so a
+ * change can be measured without the minutes the whole run takes.
+ */
+const sections: Record<string, () => Promise<Figure[]>> = {
+  ingest: benchIngest,
+  sessionize: benchSessionize,
+  reports: () => benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
+  bundle: benchBundles,
+  tracker: async () => benchTracker(),
+};
+
+async function benchBundles(): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
+    figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });
+  }
+  for (const [name, ms] of Object.entries(await coldStartMs())) {
+    figures.push({ section: 'bundle', name: `${name} Lambda, module load (cold start)`, value: ms, unit: 'ms' });
+  }
+  return figures;
+}
+
+function benchTracker(): Figure[] {
+  const tracker = trackerSizes(buildTrackerSync());
+  return [
+    { section: 'tracker', name: 'v.js raw', value: tracker.raw, unit: 'B' },
+    { section: 'tracker', name: 'v.js gzip', value: tracker.gzip, unit: 'B', target: '≤ 1,000' },
+    { section: 'tracker', name: 'v.js brotli', value: tracker.brotli, unit: 'B' },
+  ];
+}
+
+function selectedSections(argv: readonly string[]): string[] {
+  const at = argv.indexOf('--only');
+  if (at < 0) return Object.keys(sections);
+  const names = (argv[at + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((name) => !(name in sections));
+  if (names.length === 0 || unknown.length > 0) {
+    process.stderr.write(`error: --only takes a comma-separated list of ${Object.keys(sections).join(', ')}; got '${argv[at + 1] ?? ''}'\n`);
+    process.exit(2);
+  }
+  return names;
+}
+
+const chosen = selectedSections(process.argv.slice(2));
 const figures: Figure[] = [];
-process.stderr.write('ingest…\n');
-figures.push(...(await benchIngest()));
-process.stderr.write('sessionize…\n');
-figures.push(...(await benchSessionize()));
-process.stderr.write('reports (a year of traffic; takes a few minutes)…\n');
-figures.push(...(await benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000))));
-process.stderr.write('bundles…\n');
-for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
-  figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });
+for (const name of chosen) {
+  process.stderr.write(`${name}…\n`);
+  figures.push(...(await sections[name]!()));
 }
-for (const [name, ms] of Object.entries(await coldStartMs())) {
-  figures.push({ section: 'bundle', name: `${name} Lambda, module load (cold start)`, value: ms, unit: 'ms' });
-}
-const tracker = trackerSizes(buildTrackerSync());
-figures.push(
-  { section: 'tracker', name: 'v.js raw', value: tracker.raw, unit: 'B' },
-  { section: 'tracker', name: 'v.js gzip', value: tracker.gzip, unit: 'B', target: '≤ 1,000' },
-  { section: 'tracker', name: 'v.js brotli', value: tracker.brotli, unit: 'B' },
-);
-console.log(writeReport(figures));
+console.log(writeReport(figures, chosen.length < Object.keys(sections).length));
