@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', 'tracker/dist/**', 'bench/results/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', 'tracker/dist/**', 'app/dist/**', 'bench/results/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,7 +18,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js', 'vitest*.config.ts'],
+    files: ['eslint.config.js', 'vitest*.config.ts', 'app/vite.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import * as z from 'zod';
 import { DEFAULT_SESSIONIZE_INTERVAL_MS, startLocalService } from '../local/service.js';
 import { contextOf, parseArgs } from './main.js';
+import { ensureAppBuilt } from '../app/build.js';
 
 const portSchema = z.coerce.number().int().min(0).max(65_535);
 
@@ -26,6 +27,8 @@ export function registerServeCommands(program: Command): void {
       const ctx = contextOf(command);
       const port = parseArgs(portSchema, opts.port);
       const sessionizeIntervalMs = parseArgs(z.coerce.number().int().min(0).max(3_600_000), opts.sessionizeInterval);
+      // App mode serves the dashboard from app/dist/: build it first when the sources changed.
+      if (opts.app) await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
       const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false, sessionizeIntervalMs });
       if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
       else {

@@ -5,6 +5,7 @@ import { startLocalService, type LocalService } from '../local/service.js';
 import { DEMO_SITE, demoKey, seedDemo } from '../local/demo/seed.js';
 import { contextOf, parseArgs } from './main.js';
 import { untilSignal } from './serve.js';
+import { ensureAppBuilt } from '../app/build.js';
 
 const portSchema = z.coerce.number().int().min(0).max(65_535);
 const countSchema = (max: number) => z.coerce.number().int().min(1).max(max);
@@ -57,6 +58,7 @@ export function registerStartCommand(program: Command): void {
       const port = parseArgs(portSchema, opts.port);
       const days = parseArgs(countSchema(3650), opts.days);
       const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay);
+      await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
       const service = await startLocalService({ dataDir: ctx.dataDir, port, app: true });
       if (!(await new DynamoConfigStore(service.dynamo).getSite(DEMO_SITE))) {
         process.stderr.write(`Seeding the demo site ${DEMO_SITE} with ${days} days of traffic and payments (first start only)…\n`);
