@@ -2,6 +2,7 @@ import { benchIngest } from './ingest.js';
 import { benchSessionize } from './sessionize.js';
 import { benchReports } from './reports.js';
 import { coldStartMs, lambdaBundleSizes } from './bundle.js';
+import { benchApp } from './app.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
 
@@ -17,6 +18,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   reports: () => benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
   bundle: benchBundles,
   tracker: async () => benchTracker(),
+  app: benchApp,
 };
 
 async function benchBundles(): Promise<Figure[]> {
