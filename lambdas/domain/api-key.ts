@@ -26,11 +26,21 @@ export function looksLikeApiKey(key: string): boolean {
 }
 
 /**
- * The key of an `Authorization: Bearer <key>` header (spec §5), or null for a
- * missing header, another scheme, or a value that is not one of our keys.
+ * What an `Authorization` header holds (spec §5, RFC 6750 §2.1):
+ * - `none`: no header (or an empty one);
+ * - `other`: not `Bearer <token>` (another scheme, a bare key, several tokens);
+ * - `malformed`: a bearer token that cannot be one of our keys (`Bearer ff_nope`);
+ * - `key`: a bearer token with the shape of our keys, still to be looked up.
  */
-export function bearerKey(header: string | undefined): string | null {
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-  const key = match?.[1];
-  return key && looksLikeApiKey(key) ? key : null;
+export type AuthorizationHeader =
+  | { kind: 'none' }
+  | { kind: 'other' }
+  | { kind: 'malformed'; token: string }
+  | { kind: 'key'; key: string };
+
+export function parseAuthorization(header: string | undefined): AuthorizationHeader {
+  if (!header?.trim()) return { kind: 'none' };
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1];
+  if (!token) return { kind: 'other' };
+  return looksLikeApiKey(token) ? { kind: 'key', key: token } : { kind: 'malformed', token };
 }

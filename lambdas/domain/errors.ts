@@ -8,6 +8,10 @@ export abstract class FootfallError extends Error {
   get publicMessage(): string {
     return this.message;
   }
+  /** Response headers the status calls for (e.g. `WWW-Authenticate` on a 401); none by default. */
+  get headers(): Readonly<Record<string, string>> {
+    return {};
+  }
 }
 
 /** Spec §7 event endpoint: the body is not a JSON event or an array of events (400 `invalid event`). */
@@ -29,11 +33,31 @@ export class BadParameterError extends FootfallError {
   }
 }
 
-/** Missing, malformed, unknown or revoked API key (401). */
+/** Realm of our bearer challenges (RFC 6750 §3). */
+export const AUTH_REALM = 'footfall';
+
+/**
+ * Missing, malformed, unknown or revoked API key (401). Every 401 carries the
+ * RFC 6750 §3 challenge `WWW-Authenticate: Bearer realm="footfall"`, so a
+ * client (MCP Inspector among them) reports the bad key instead of starting an
+ * OAuth sign-in; `error="invalid_token"` is added when a bearer key was sent
+ * (§3.1), and left out when no credentials or another scheme were sent (§3:
+ * "SHOULD NOT include an error code").
+ */
 export class UnauthorizedError extends FootfallError {
   readonly status = 401;
-  constructor(message = 'missing or invalid API key') {
+  constructor(
+    message = 'missing or invalid API key',
+    readonly tokenSent = false,
+  ) {
     super(message);
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    const params = [`realm="${AUTH_REALM}"`];
+    // error_description must be %x20-21 / %x23-5B / %x5D-7E (RFC 6750 §3): no quotes or backslashes.
+    if (this.tokenSent) params.push('error="invalid_token"', `error_description="${this.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`);
+    return { 'www-authenticate': `Bearer ${params.join(', ')}` };
   }
 }
 

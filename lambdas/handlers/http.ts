@@ -28,10 +28,11 @@ export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {
   const known = error instanceof FootfallError;
   const status = known ? error.status : format.unexpectedStatus;
   const message = known ? error.publicMessage : status === 503 ? 'data could not be read or written, retry later' : 'internal error';
+  const extra = known ? error.headers : {};
   if (format.format === 'text') {
-    return { statusCode: status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: TEXT_BODIES[status] ?? message };
+    return { statusCode: status, headers: { 'content-type': 'text/plain; charset=utf-8', ...extra }, body: TEXT_BODIES[status] ?? message };
   }
-  return { statusCode: status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: message }) };
+  return { statusCode: status, headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify({ error: message }) };
 }
 
 function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<HttpEvent, HttpResult> {

@@ -1,7 +1,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
-import { bearerKey } from '../domain/api-key.js';
+import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { breakdownParams, dimensionParam, paymentsParams, rangeParams } from '../domain/reports/schemas.js';
 import { breakdown, listPayments, listSites, overview, retention, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -22,12 +22,27 @@ export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string
   throw new BadParameterError(String(issue?.path[0] ?? 'query'), issue?.message ?? 'invalid');
 }
 
-/** The account of the request's bearer key (spec §5). @throws UnauthorizedError (401) */
+/** The 401 of each unusable `Authorization` header: message, and whether a bearer token was sent (RFC 6750 `invalid_token`). */
+const REJECTIONS: Readonly<Record<AuthorizationHeader['kind'], { message: string; tokenSent: boolean }>> = {
+  none: { message: 'missing Authorization header: send "Authorization: Bearer <API key>"', tokenSent: false },
+  other: { message: 'the Authorization header must be "Bearer <API key>"', tokenSent: false },
+  malformed: { message: 'the API key is not valid (Footfall keys are ff_ followed by 43 characters)', tokenSent: true },
+  key: { message: 'the API key is not valid (unknown or revoked)', tokenSent: true },
+};
+
+const rejection = (kind: AuthorizationHeader['kind']) => new UnauthorizedError(REJECTIONS[kind].message, REJECTIONS[kind].tokenSent);
+
+/**
+ * The account of the request's bearer key (spec §5). Every failure is a 401
+ * with `WWW-Authenticate: Bearer realm="footfall"` (RFC 6750 §3), plus
+ * `error="invalid_token"` when a bearer token was sent, malformed or not.
+ * @throws UnauthorizedError (401)
+ */
 export async function authenticate(keys: ReportHandlerDeps['keys'], authorization: string | undefined, now: number): Promise<string> {
-  const key = bearerKey(authorization);
-  if (!key) throw new UnauthorizedError(authorization ? 'the Authorization header must be "Bearer <API key>"' : 'missing Authorization header');
-  const account = await keys.authenticate(key, new Date(now));
-  if (!account) throw new UnauthorizedError('unknown or revoked API key');
+  const parsed = parseAuthorization(authorization);
+  if (parsed.kind !== 'key') throw rejection(parsed.kind);
+  const account = await keys.authenticate(parsed.key, new Date(now));
+  if (!account) throw rejection('key');
   return account;
 }
 

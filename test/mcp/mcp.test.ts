@@ -213,13 +213,19 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
 
   it('answers 401 JSON before any MCP processing without a valid key, and the client cannot connect', async () => {
     const unknown = newApiKey();
-    for (const authorization of [undefined, `Basic ${Buffer.from('a:b').toString('base64')}`, s.key, `Bearer ${unknown}`, `Bearer ${revokedKey}`]) {
+    for (const authorization of [undefined, `Basic ${Buffer.from('a:b').toString('base64')}`, s.key, 'Bearer ff_nope', `Bearer ${unknown}`, `Bearer ${revokedKey}`]) {
       const res = await post(INIT, authorization);
       expect(res.status, String(authorization)).toBe(401);
-      expect(await res.json()).toEqual({ error: expect.any(String) });
+      // RFC 6750 §3: the challenge on every 401, so MCP clients report the key instead of starting OAuth
+      const sentBearer = authorization?.startsWith('Bearer ') ?? false;
+      expect(res.headers.get('www-authenticate'), String(authorization)).toMatch(
+        sentBearer ? /^Bearer realm="footfall", error="invalid_token", error_description="the API key is not valid[^"]*"$/ : /^Bearer realm="footfall"$/,
+      );
+      expect(await res.json()).toEqual({ error: sentBearer ? expect.stringMatching(/^the API key is not valid/) : expect.any(String) });
       // not even a malformed body gets as far as the transport
       const junk = await fetch(`${s.svc.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...(authorization ? { authorization } : {}) }, body: '{not json' });
       expect(junk.status).toBe(401);
+      expect(junk.headers.get('www-authenticate')).toMatch(/^Bearer realm="footfall"/);
     }
     for (const key of [unknown, revokedKey]) {
       const client = new Client({ name: 'footfall-test', version: '1.0.0' });

@@ -25,22 +25,33 @@ describe('report API authentication matrix (spec §5, §7)', () => {
 
   const call = (path: string, authorization?: string) => fetch(`${s.svc.url}${path}`, { headers: authorization === undefined ? {} : { authorization } });
 
-  it.each(ENDPOINTS)('%s: 401 without a header, with another scheme, an unknown key, a revoked key; 200 with the key', async (path) => {
-    const cases: Array<[string | undefined, number]> = [
-      [undefined, 401],
-      [`Basic ${Buffer.from('a:b').toString('base64')}`, 401],
-      [`Token ${s.key}`, 401],
-      [s.key, 401],
-      [`Bearer ${newApiKey()}`, 401],
-      ['Bearer not-a-key', 401],
-      [`Bearer ${revokedKey}`, 401],
-      [`Bearer ${s.key}`, 200],
-      [`bearer ${s.key}`, 200],
+  // RFC 6750 §3: every 401 carries the Bearer challenge; error="invalid_token" only when a bearer token was sent.
+  const CHALLENGE = 'Bearer realm="footfall"';
+  const INVALID = /^Bearer realm="footfall", error="invalid_token", error_description="the API key is not valid [^"]*"$/;
+
+  it.each(ENDPOINTS)('%s: 401 with WWW-Authenticate without a header, with another scheme, an unknown key, a revoked key; 200 with the key', async (path) => {
+    const cases: Array<[string | undefined, number, string | RegExp | null, RegExp | null]> = [
+      [undefined, 401, CHALLENGE, /missing Authorization header/],
+      [`Basic ${Buffer.from('a:b').toString('base64')}`, 401, CHALLENGE, /must be "Bearer <API key>"/],
+      [`Token ${s.key}`, 401, CHALLENGE, /must be "Bearer <API key>"/],
+      [s.key, 401, CHALLENGE, /must be "Bearer <API key>"/],
+      [`Bearer ${newApiKey()}`, 401, INVALID, /^the API key is not valid \(unknown or revoked\)$/],
+      ['Bearer not-a-key', 401, INVALID, /^the API key is not valid/],
+      ['Bearer ff_nope', 401, INVALID, /^the API key is not valid/],
+      [`Bearer ${revokedKey}`, 401, INVALID, /^the API key is not valid \(unknown or revoked\)$/],
+      [`Bearer ${s.key}`, 200, null, null],
+      [`bearer ${s.key}`, 200, null, null],
     ];
-    for (const [authorization, status] of cases) {
+    for (const [authorization, status, challenge, message] of cases) {
       const res = await call(path, authorization);
       expect(res.status, `${authorization}`).toBe(status);
-      if (status === 401) expect(await res.json()).toEqual({ error: expect.any(String) });
+      if (status !== 401) {
+        expect(res.headers.get('www-authenticate')).toBeNull();
+        continue;
+      }
+      if (typeof challenge === 'string') expect(res.headers.get('www-authenticate'), `${authorization}`).toBe(challenge);
+      else expect(res.headers.get('www-authenticate'), `${authorization}`).toMatch(challenge ?? /never/);
+      expect(await res.json()).toEqual({ error: expect.stringMatching(message ?? /never/) });
     }
   });
 
