@@ -27,7 +27,16 @@ function parameters(schema: z.ZodObject, pathParams: Array<{ name: string; schem
 
 const errors = {
   '400': { description: 'A parameter is not valid', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-  '401': { description: 'Missing, wrong or revoked API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '401': {
+    description: 'Missing, malformed, wrong or revoked API key',
+    headers: {
+      'WWW-Authenticate': {
+        description: 'RFC 6750 §3 challenge: `Bearer realm="footfall"`, with `error="invalid_token"` when a bearer key was sent',
+        schema: { type: 'string' },
+      },
+    },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  },
   '404': { description: 'Unknown site (or another account\'s), or unknown visitor', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '503': { description: 'The data could not be read; retry later', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
 };
