@@ -23,6 +23,12 @@ export interface FootfallConfig {
   logRetentionDays: number;
   /** The sessionizer's iterator age (how far behind the stream it is) that raises the alarm, in seconds. */
   iteratorAgeAlarmSeconds: number;
+  /**
+   * The IP-to-country database (.mmdb) shipped in the event function's layer;
+   * undefined = the packaged DB-IP Lite database (`local/geo.ts`). `footfall
+   * geo update` installs one under `.data/geo/country.mmdb` (`docs/ingestion.md`).
+   */
+  geoDatabase: string | undefined;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -35,6 +41,7 @@ export const CONFIG_DEFAULTS = {
   throttleBurst: 2000,
   logRetentionDays: 30,
   iteratorAgeAlarmSeconds: 300,
+  geoDatabase: undefined,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -56,6 +63,7 @@ const schema = z.object({
     .refine((v) => (LOG_RETENTION_DAYS as readonly number[]).includes(v), `one of ${LOG_RETENTION_DAYS.join(', ')}`)
     .default(CONFIG_DEFAULTS.logRetentionDays),
   iteratorAgeAlarmSeconds: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.iteratorAgeAlarmSeconds),
+  geoDatabase: z.string().trim().regex(/\.mmdb$/, 'a path to a .mmdb file').optional(),
 });
 
 /** The context keys this stack reads. */
@@ -72,7 +80,7 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  return { ...result.data, shards: result.data.shards };
+  return { ...result.data, shards: result.data.shards, geoDatabase: result.data.geoDatabase };
 }
 
 /** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */

@@ -4,6 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
@@ -11,8 +12,11 @@ import { EventArchive } from './archive.js';
 import type { FootfallConfig } from './config.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
 import { FootfallHttpApi } from './http-api.js';
-import { FootfallFunction } from './lambda-defaults.js';
 import { secureBucket } from './secure-bucket.js';
+import { ARCHITECTURE, FootfallFunction, RUNTIME } from './lambda-defaults.js';
+import { CountryDatabase } from '../lambdas/adapters/country-database.js';
+import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
+import { basename, dirname, resolve } from 'node:path';
 
 export interface FootfallStackProps extends StackProps {
   config: FootfallConfig;
@@ -38,6 +42,7 @@ export class FootfallStack extends Stack {
   readonly archive: EventArchive;
   readonly http: FootfallHttpApi;
   readonly functions: Record<string, FootfallFunction> = {};
+  private countryLayer?: { layer: lambda.LayerVersion; path: string };
 
   constructor(scope: Construct, id: string, props: FootfallStackProps) {
     super(scope, id, props);
@@ -144,7 +149,33 @@ export class FootfallStack extends Stack {
     if (spec.everyMinutes !== undefined) {
       fn.addSchedule(events.Schedule.rate(Duration.minutes(spec.everyMinutes)));
     }
+    if (spec.countryDatabase) {
+      const { layer, path } = this.countryDatabaseLayer();
+      fn.fn.addLayers(layer);
+      fn.fn.addEnvironment('GEO_DATABASE_PATH', path);
+    }
     return fn;
+  }
+
+  /**
+   * The IP-to-country database as a Lambda layer (`docs/ingestion.md`
+   * "Country"): the .mmdb file and its licence, outside the function's 300 KB
+   * bundle, extracted by Lambda under /opt and read once per execution
+   * environment. Built once per stack; the file is checked at synth.
+   */
+  private countryDatabaseLayer(): { layer: lambda.LayerVersion; path: string } {
+    if (this.countryLayer) return this.countryLayer;
+    const file = resolve(this.config.geoDatabase ?? PACKAGED_COUNTRY_DATABASE);
+    const { info } = CountryDatabase.open(file);
+    const layer = new lambda.LayerVersion(this, 'CountryDatabase', {
+      code: lambda.Code.fromAsset(dirname(file), { exclude: ['*', `!${basename(file)}`, '!*LICENSE*'] }),
+      compatibleRuntimes: [RUNTIME],
+      compatibleArchitectures: [ARCHITECTURE],
+      description: `Footfall IP-to-country database: ${basename(file)} (${info.type}), built ${info.built.toISOString().slice(0, 10)}`,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.countryLayer = { layer, path: `/opt/${basename(file)}` };
+    return this.countryLayer;
   }
 
   private addAlarms(): void {

@@ -39,6 +39,8 @@ export interface FunctionSpec {
   url?: { output: string; path?: string };
   /** Invoked by an EventBridge schedule every this many minutes. */
   everyMinutes?: number;
+  /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
+  countryDatabase?: boolean;
 }
 
 /**
@@ -53,6 +55,7 @@ export const FUNCTIONS = {
     description: 'Event ingestion: POST /api/event',
     table: 'readwrite',
     stream: 'put',
+    countryDatabase: true,
     routes: [{ path: '/api/event', methods: ['POST', 'OPTIONS'] }],
   },
   tracker: {

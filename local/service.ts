@@ -21,6 +21,8 @@ import { buildTrackerSync } from '../tracker/build.js';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { createLocalServer, type Route } from './server.js';
 import { archivePoller, sessionizePoller } from './consumers.js';
+import { CountryDatabase } from '../lambdas/adapters/country-database.js';
+import { countryDatabasePath } from './geo.js';
 
 /** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
 export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
@@ -81,6 +83,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const eventHandler = createEventHandler({
     ...telemetry,
     clock,
+    // As in AWS: read once at start; the local server passes the client address as `sourceIp`.
+    countries: CountryDatabase.open(countryDatabasePath(dataDir)),
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
     salts: new DynamoSaltStore(dynamo),
     stream,

@@ -22,6 +22,16 @@ export const NOT_A_COUNTRY: ReadonlySet<string> = new Set(['XX', 'T1', 'ZZ', 'EU
 const ALPHA_2 = /^[A-Z]{2}$/;
 
 /**
+ * `value` as an ISO 3166-1 alpha-2 code in upper case, or null when it is not
+ * one: empty, not two letters, or in `NOT_A_COUNTRY`. The one rule for a
+ * header, an imported line and an IP-database record alike.
+ */
+export function countryCode(value: string | null | undefined): string | null {
+  const code = value?.trim().toUpperCase();
+  return code && ALPHA_2.test(code) && !NOT_A_COUNTRY.has(code) ? code : null;
+}
+
+/**
  * Viewer country as an ISO 3166-1 alpha-2 code in upper case (e.g. `DE`), or
  * null when no header in `COUNTRY_HEADERS` holds one. `headers` has lower-case
  * names. A value that is empty, not two letters or in `NOT_A_COUNTRY` counts as
@@ -29,8 +39,28 @@ const ALPHA_2 = /^[A-Z]{2}$/;
  */
 export function countryFromHeaders(headers: Readonly<Record<string, string | undefined>>): string | null {
   for (const { header } of COUNTRY_HEADERS) {
-    const code = headers[header]?.trim().toUpperCase();
-    if (code && ALPHA_2.test(code) && !NOT_A_COUNTRY.has(code)) return code;
+    const code = countryCode(headers[header]);
+    if (code) return code;
   }
   return null;
+}
+
+/** Answers the country of an IP address from an IP-to-country database (`lambdas/adapters/country-database.ts`). */
+export interface CountryLookup {
+  /** ISO 3166-1 alpha-2 code of `ip` (IPv4 or IPv6 text), or null: not an address, not in the database, reserved. */
+  countryOf(ip: string): string | null;
+}
+
+/**
+ * The event's country (spec §2.9, `docs/ingestion.md` "Country"): a CDN's
+ * country header when one holds a country (it saw the viewer, and a CDN's
+ * database is the better one), else the IP database's answer for the client
+ * address, else null. `lookup` is absent when no database is installed.
+ */
+export function resolveCountry(
+  headers: Readonly<Record<string, string | undefined>>,
+  ip: string,
+  lookup: CountryLookup | undefined,
+): string | null {
+  return countryFromHeaders(headers) ?? lookup?.countryOf(ip) ?? null;
 }

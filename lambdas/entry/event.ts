@@ -1,4 +1,5 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { CountryDatabase } from '../adapters/country-database.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import { DynamoSaltStore } from '../adapters/dynamo/salt-store.js';
 import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
@@ -10,10 +11,28 @@ import { requireEnv } from './env.js';
 
 // Built once per execution environment (cold start), reused by every invocation.
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const telemetry = createTelemetry('event');
+
+/**
+ * The country database from the stack's layer (`GEO_DATABASE_PATH`, under
+ * /opt), read once here. A missing or broken file is logged as an error and
+ * events go on with the CDN header alone: losing countries beats losing events.
+ */
+function openCountries(): CountryDatabase | undefined {
+  const path = process.env.GEO_DATABASE_PATH;
+  if (!path) return undefined;
+  try {
+    return CountryDatabase.open(path);
+  } catch (error) {
+    telemetry.logger.error('country database not loaded; countries come from CDN headers only', error as Error);
+    return undefined;
+  }
+}
 
 /** Lambda entry of `POST|OPTIONS /api/event` (API Gateway HTTP API, payload 2.0). */
 export const handler = createEventHandler({
-  ...createTelemetry('event'),
+  ...telemetry,
+  countries: openCountries(),
   clock: Date.now,
   sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
   salts: new DynamoSaltStore(dynamo),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countryFromHeaders } from '../../lambdas/domain/country.js';
+import { countryCode, countryFromHeaders, resolveCountry } from '../../lambdas/domain/country.js';
+import { clientAddress } from '../../lambdas/domain/client-address.js';
 
 describe('countryFromHeaders (spec §2.9)', () => {
   it.each<[string, Record<string, string | undefined>, string | null]>([
@@ -27,4 +28,35 @@ describe('countryFromHeaders (spec §2.9)', () => {
   ])('%s', (_label, headers, expected) => {
     expect(countryFromHeaders(headers)).toBe(expected);
   });
+});
+
+describe('clientAddress: the visitor address behind CloudFront or not', () => {
+  it.each<[string, Record<string, string | undefined>, string]>([
+    ['no header: the connection', {}, '192.0.2.10'],
+    ['CloudFront IPv4 with port', { 'cloudfront-viewer-address': '198.51.100.10:46532' }, '198.51.100.10'],
+    ['CloudFront IPv6 unbracketed with port', { 'cloudfront-viewer-address': '2001:db8::1:46532' }, '2001:db8::1'],
+    ['bracketed IPv6 with port', { 'cloudfront-viewer-address': '[2001:db8::7]:443' }, '2001:db8::7'],
+    ['no port: not the CloudFront form', { 'cloudfront-viewer-address': '198.51.100.10' }, '192.0.2.10'],
+    ['garbage', { 'cloudfront-viewer-address': 'evil:1234' }, '192.0.2.10'],
+    ['empty', { 'cloudfront-viewer-address': ' ' }, '192.0.2.10'],
+  ])('%s', (_label, headers, expected) => {
+    expect(clientAddress(headers, '192.0.2.10')).toBe(expected);
+  });
+});
+
+describe('countryCode and resolveCountry', () => {
+  const lookup = { countryOf: (ip: string) => (ip === '8.8.8.8' ? 'US' : null) };
+  it.each<[string, string | null | undefined, string | null]>([
+    ['upper-cases', 'de', 'DE'],
+    ['unknown ZZ', 'ZZ', null],
+    ['null', null, null],
+    ['undefined', undefined, null],
+  ])('countryCode: %s', (_label, value, expected) => expect(countryCode(value)).toBe(expected));
+  it.each<[string, Record<string, string>, string, typeof lookup | undefined, string | null]>([
+    ['header wins over the lookup', { 'cf-ipcountry': 'FR' }, '8.8.8.8', lookup, 'FR'],
+    ['lookup when no header', {}, '8.8.8.8', lookup, 'US'],
+    ['a header naming no country falls to the lookup', { 'cf-ipcountry': 'XX' }, '8.8.8.8', lookup, 'US'],
+    ['unknown address', {}, '192.0.2.1', lookup, null],
+    ['no database', {}, '8.8.8.8', undefined, null],
+  ])('resolveCountry: %s', (_label, headers, ip, db, expected) => expect(resolveCountry(headers, ip, db)).toBe(expected));
 });
