@@ -1,7 +1,4 @@
 import { Command } from 'commander';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { ImportLineError } from '../lambdas/domain/import-line.js';
 import { importEventLines, type ImportSummary } from '../local/import-events.js';
@@ -13,13 +10,19 @@ import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { openLines } from './lines.js';
 
 /** Errors listed in the summary; the rest are only counted. */
 const MAX_LISTED_ERRORS = 20;
 
 type EventImportSummary = ImportSummary & { sessionized: number | null };
 
-function progress(done: number, total: number, lines: number): void {
+/** One progress line on a terminal: a bar when the size is known (a file), else the count (standard input). */
+function progress(done: number, total: number | null, lines: number): void {
+  if (total === null) {
+    process.stderr.write(`\r${lines} lines`);
+    return;
+  }
   const width = 30;
   const filled = total > 0 ? Math.round((done / total) * width) : 0;
   process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / Math.max(total, 1)) * 100)}%  ${lines} lines`);
@@ -31,25 +34,23 @@ export function registerImportCommands(program: Command): void {
   registerPaymentImport(imports);
   imports
     .command('events <file>')
-    .description('import events from a JSON-lines file (inbound fields plus ts, ua, ip, country, language)')
+    .description('import events from a JSON-lines file, or standard input with - (inbound fields plus ts, ua, ip, country, language)')
     .option('--site <domain>', 'the site of every line (fills a missing s; other sites are errors)')
     .action(async (file: string, opts: { site?: string }, command: Command) => {
       const ctx = contextOf(command);
       const site = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site);
-      const size = (await stat(file).catch(() => null))?.size;
-      if (size === undefined) throw new Error(`cannot read ${file}`);
+      const source = await openLines(file);
       localOnly(ctx, 'import events');
       const summary = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
         const tty = process.stderr.isTTY && !ctx.json;
-        const input = createReadStream(file);
-        const imported = await importEventLines(dynamo, localPaths(ctx.dataDir).stream, createInterface({ input, crlfDelay: Infinity }), {
+        const imported = await importEventLines(dynamo, localPaths(ctx.dataDir).stream, source.lines, {
           site,
           onLine: (n) => {
-            if (tty && n % 1000 === 0) progress(input.bytesRead, size, n);
+            if (tty && n % 1000 === 0) progress(source.bytesRead(), source.size, n);
           },
         });
         if (tty) {
-          progress(size, size, imported.lines);
+          progress(source.bytesRead(), source.size, imported.lines);
           process.stderr.write('\n');
         }
         const result: EventImportSummary = { ...imported, sessionized: null };
@@ -78,18 +79,18 @@ export function registerImportCommands(program: Command): void {
 export function registerPaymentImport(imports: Command): void {
   imports
     .command('payments <file>')
-    .description('import payments from a JSON-lines file (provider, provider_payment_id, ts, amount, currency, refunded, status, customer_id, visitor_id, is_renewal, subscription_id, subscription_status)')
+    .description('import payments from a JSON-lines file, or standard input with - (provider, provider_payment_id, ts, amount, currency, refunded, status, customer_id, visitor_id, is_renewal, subscription_id, subscription_status)')
     .requiredOption('--site <domain>', 'the site the payments belong to')
     .action(async (file: string, opts: { site: string }, command: Command) => {
       const ctx = contextOf(command);
       const domain = parseArgs(domainSchema, opts.site);
-      if (!(await stat(file).catch(() => null))) throw new Error(`cannot read ${file}`);
+      const source = await openLines(file);
       const summary = await withStore(ctx, async (dynamo) => {
         const site = await new DynamoConfigStore(dynamo).getSite(domain);
         if (!site) throw new Error(`site ${domain} does not exist`);
         const deps = dynamoPaymentDeps(dynamo);
         const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[] };
-        for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+        for await (const text of source.lines) {
           result.lines++;
           if (!text.trim()) continue;
           try {

@@ -43,6 +43,10 @@ export interface ImportSummary {
  * onto the local stream under `streamDir`. A bad line is counted and listed
  * with its number, never fatal.
  *
+ * @param lines read only as this function iterates them: pass a generator
+ *   (`openLines` in `cli/lines.ts`), never a readline interface created before
+ *   the call — this function awaits before its first read, and lines a readline
+ *   interface emits before the first read are lost
  * @param onLine called after each line with the count so far (progress)
  */
 export async function importEventLines(

@@ -40,6 +40,9 @@ export interface EnrichInput {
 
 export type EnrichResult = { ok: true; event: TrackedEvent } | { ok: false; reason: DropReason };
 
+/** `TrackedEvent.source` holds at most this many characters (a host's maximum length). */
+const MAX_SOURCE_CHARS = 253;
+
 /** Page path as reported: the URL path, plus the fragment when it is a hash route (`#/…`). */
 function pagePath(url: URL): string {
   const path = url.hash.startsWith('#/') ? url.pathname + url.hash : url.pathname;
@@ -90,7 +93,8 @@ export function enrichEvent(input: EnrichInput): EnrichResult {
       path: pagePath(url),
       referrer_host: refHost,
       channel,
-      source,
+      // A raw utm_source (or `ref`) is the source when nobody knows it; cut to the column's limit like the UTM fields.
+      source: source === null ? null : source.slice(0, MAX_SOURCE_CHARS),
       utm_source: campaign.utm_source,
       utm_medium: campaign.utm_medium,
       utm_campaign: campaign.utm_campaign,

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliWithStdin } from '../support/cli.js';
 import { CHROME_UA } from '../support/events.js';
-import { openLocalStore } from '../../local/service.js';
+import { localPaths, openLocalStore } from '../../local/service.js';
+import { runSql } from '../../local/sql.js';
 import { readRollups } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 
@@ -67,6 +68,48 @@ describe('footfall import events', () => {
       await db.close();
     }
   }, 60_000);
+
+  describe('reads every line of every size, from a file and from standard input', () => {
+    /** A valid event line of about `bytes` bytes (the padding is in the query string, which no column keeps). */
+    const eventLine = (name: string, i: number, bytes = 0) =>
+      JSON.stringify({ n: 'pageview', u: `https://example.com/case-${name}/p${i % 7}?q=${'x'.repeat(bytes)}`, ts: new Date(Date.UTC(2025, 2, 1) + i * 60_000).toISOString(), v: `visitor-${String(i % 20).padStart(4, '0')}`, ua: CHROME_UA });
+    // The 1 MB case has lines from 200 bytes to 2.1 KB, so line ends fall anywhere in the reader's chunks.
+    const cases: Array<{ name: string; lines: (name: string) => string[]; end: string }> = [
+      { name: '0-bytes', lines: () => [], end: '' },
+      { name: '1-line-no-newline', lines: (n) => [eventLine(n, 0)], end: '' },
+      { name: '3-lines', lines: (n) => [0, 1, 2].map((i) => eventLine(n, i)), end: '\n' },
+      {
+        name: '1-MB',
+        lines: (n) => {
+          const out: string[] = [];
+          for (let i = 0, size = 0; size < 1_000_000; i++) {
+            out.push(eventLine(n, i, (i * 613) % 1900));
+            size += (out[i]?.length ?? 0) + 1;
+          }
+          return out;
+        },
+        end: '\n',
+      },
+    ];
+
+    const archived = async (name: string) => {
+      const { rows } = await runSql(localPaths(dataDir).archive, `SELECT count(*) FROM events WHERE path LIKE '/case-${name}/%'`);
+      return rows[0]?.[0];
+    };
+
+    it.each(cases.flatMap((c) => (['file', 'stdin'] as const).map((source) => ({ ...c, source }))))('$name from $source', async ({ name, lines: make, end, source }) => {
+      const tag = `${name}-${source}`;
+      const file = join(dataDir, `${tag}.jsonl`);
+      const content = make(tag);
+      const lines = content.length;
+      await writeFile(file, content.join('\n') + (lines > 0 ? end : ''));
+      const args = ['--data', dataDir, '--json', 'import', 'events', source === 'file' ? file : '-', '--site', 'example.com'];
+      const result = source === 'file' ? runCli(args) : await runCliWithStdin(args, file);
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
+      expect(await archived(tag)).toBe(lines);
+    }, 60_000);
+  });
 
   it('exits 1 for a missing file and 2 for a bad --site', () => {
     expect(runCli(['--data', dataDir, 'import', 'events', join(dataDir, 'nope.jsonl')])).toMatchObject({ status: 1 });
