@@ -7,6 +7,7 @@ import { registerStartCommand } from './start.js';
 import { registerRebuildCommand, registerStreamCommands } from './stream.js';
 import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
+import { registerGeoCommands } from './geo.js';
 
 /** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
 export class UsageError extends Error {}
@@ -61,6 +62,7 @@ export function buildProgram(): Command {
   registerKeyCommands(program);
   registerSqlCommand(program);
   registerFxCommands(program);
+  registerGeoCommands(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }

@@ -38,6 +38,7 @@ describe('stack configuration from CDK context', () => {
     [{ deletionProtection: 'off' }, 'deletionProtection'],
     [{ throttleBurst: 0 }, 'throttleBurst'],
     [{ logRetentionDays: 31 }, 'logRetentionDays'],
+    [{ geoDatabase: 'GeoLite2-Country.tar.gz' }, 'geoDatabase'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
   });

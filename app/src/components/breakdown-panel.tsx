@@ -178,6 +178,12 @@ export function BreakdownPanel(props: { title: string; dimensions: readonly Dime
           <span class="muted" data-shown={rows.length} data-total={total}>
             {rows.length > 0 ? `${formatCount(rows.length)} of ${formatCount(total)}` : ''}
           </span>
+          {dimension === 'country' ? (
+            // CC BY 4.0 of the default IP-to-country database asks for this link where its results are shown (docs/ingestion.md "Country").
+            <a class="muted credit" href="https://db-ip.com/" target="_blank" rel="noopener">
+              IP Geolocation by DB-IP
+            </a>
+          ) : null}
           {rows.length < total && limit < MAX_ROWS ? (
             <button type="button" class="btn btn-small" onClick={() => setLimit(Math.min(MAX_ROWS, limit + MORE_ROWS))} disabled={data.loading}>
               Show more
