@@ -238,6 +238,36 @@ export function localDay(tsMs: number, timezone: string): string {
 }
 
 /**
+ * The local wall-clock hour (`YYYY-MM-DDTHH` in `timezone`) of the instant
+ * `tsMs`. Where clocks fall back, the repeated hour is one hour here (both of
+ * its instants carry the same label); where they spring forward, the skipped
+ * hour has no instant at all.
+ */
+export function localHour(tsMs: number, timezone: string): string {
+  const f = wallFields(tsMs, timezone);
+  return `${formatDay(f.year, f.month, f.day)}T${pad(f.hour, 2)}`;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The wall-clock hours of local day `day` in `timezone`, in order, as
+ * `localHour` labels them: 24 on most days, 23 on the day clocks spring
+ * forward, 24 on the day they fall back (the repeated hour once). Found by
+ * stepping an hour at a time from the day's start, plus the last instant
+ * before the next day, so zones with 30- and 45-minute offsets and shifts
+ * come out right too.
+ */
+export function hoursOfDay(day: string, timezone: string): string[] {
+  const start = dayStart(day, timezone);
+  const end = dayStart(addDays(day, 1), timezone);
+  const hours = new Set<string>();
+  for (let t = start; t < end; t += HOUR_MS) hours.add(localHour(t, timezone));
+  if (end > start) hours.add(localHour(end - 1, timezone));
+  return [...hours].sort();
+}
+
+/**
  * The instant (ms since the epoch) at which local day `day` (`YYYY-MM-DD`)
  * starts in `timezone`: its local midnight, DST-correct (DESIGN.md "Days and
  * ranges"). Where midnight happens twice (America/Havana falls back from 01:00

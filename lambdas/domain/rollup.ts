@@ -1,6 +1,6 @@
 import type { Visit } from './visit.js';
 import { pageviewsOf } from './visit.js';
-import { addDays, dayStart, localDay } from './range.js';
+import { addDays, dayStart, localDay, localHour } from './range.js';
 
 /** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
 export const DIMENSIONS = ['channel', 'referrer', 'campaign', 'keyword', 'landing_page', 'page', 'country', 'device', 'browser', 'os', 'language'] as const;
@@ -48,8 +48,13 @@ export const DIMENSION_BUCKETS: Readonly<Record<Dimension, number>> = {
   language: 1,
 };
 
-/** Daily (`D`, local day `YYYY-MM-DD`) and monthly (`M`, `YYYY-MM`) rollups. */
-export type Granularity = 'D' | 'M';
+/**
+ * Daily (`D`, local day `YYYY-MM-DD`) and monthly (`M`, `YYYY-MM`) rollups of
+ * every metric, and hourly ones (`H`, local wall-clock hour `YYYY-MM-DDTHH`)
+ * of the `visits` metric only: the time series by hour (`docs/api.md`) needs
+ * visits, page views and visitors per hour, and no breakdown is by hour.
+ */
+export type Granularity = 'H' | 'D' | 'M';
 export type RollupMetric = 'visits' | Dimension;
 
 /** Identifies one rollup item of a site. */
@@ -87,19 +92,38 @@ export function bucketOf(dimension: Dimension, value: string): number {
   return (hash >>> 0) % buckets;
 }
 
+const HOUR_MS = 3_600_000;
+
 /**
- * `localDay` with a memory of the last local day seen per timezone: events of a
- * batch cluster in time, so most lookups are a range check instead of an Intl call.
+ * `localDay` and `localHour` with a memory of the last local day seen per
+ * timezone: events of a batch cluster in time, so most lookups are a range
+ * check instead of an Intl call.
  */
 export class LocalDays {
   private readonly last = new Map<string, { from: number; to: number; day: string }>();
 
-  of(tsMs: number, timezone: string): string {
+  private span(tsMs: number, timezone: string): { from: number; to: number; day: string } {
     const hit = this.last.get(timezone);
-    if (hit && tsMs >= hit.from && tsMs < hit.to) return hit.day;
+    if (hit && tsMs >= hit.from && tsMs < hit.to) return hit;
     const day = localDay(tsMs, timezone);
-    this.last.set(timezone, { from: dayStart(day, timezone), to: dayStart(addDays(day, 1), timezone), day });
-    return day;
+    const span = { from: dayStart(day, timezone), to: dayStart(addDays(day, 1), timezone), day };
+    this.last.set(timezone, span);
+    return span;
+  }
+
+  of(tsMs: number, timezone: string): string {
+    return this.span(tsMs, timezone).day;
+  }
+
+  /**
+   * `localHour(tsMs, timezone)`. On a day of exactly 24 hours the clock did
+   * not change, so the hour is the whole hours since local midnight; a DST day
+   * asks Intl.
+   */
+  hourOf(tsMs: number, timezone: string): string {
+    const { from, to, day } = this.span(tsMs, timezone);
+    if (to - from !== 24 * HOUR_MS) return localHour(tsMs, timezone);
+    return `${day}T${String(Math.floor((tsMs - from) / HOUR_MS)).padStart(2, '0')}`;
   }
 }
 
@@ -142,8 +166,8 @@ export class RollupDeltas {
 
   /**
    * Adds (`sign` 1) or takes back (`sign` -1) a visit's counts: to the `visits`
-   * items of its start day and month, and to each dimension's items.
-   * Days are local to `timezone`.
+   * items of its start hour, day and month, and to each dimension's items of
+   * its start day and month. Hours and days are local to `timezone`.
    */
   addVisit(visit: Visit, timezone: string, sign: 1 | -1): void {
     const day = this.days.of(visit.start, timezone);
@@ -170,14 +194,20 @@ export class RollupDeltas {
         d.values.set(value, (d.values.get(value) ?? 0) + sign);
       }
     }
+    const hour = this.days.hourOf(visit.start, timezone);
+    const hourly = this.delta(this.slots(visit.site, 'H', hour), visit.site, 'visits', 'H', hour, 0);
+    hourly.visits += sign;
+    hourly.pageviews += sign * pageviews;
   }
 
-  /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local day and month). */
+  /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local hour, day and month). */
   addActivity(site: string, visitorId: string, tsMs: number, timezone: string): void {
     const day = this.days.of(tsMs, timezone);
     const month = day.slice(0, 7);
     this.delta(this.slots(site, 'D', day), site, 'visits', 'D', day, 0).visitors.add(visitorId);
     this.delta(this.slots(site, 'M', month), site, 'visits', 'M', month, 0).visitors.add(visitorId);
+    const hour = this.days.hourOf(tsMs, timezone);
+    this.delta(this.slots(site, 'H', hour), site, 'visits', 'H', hour, 0).visitors.add(visitorId);
   }
 
   /** Non-empty deltas: zero counts and unchanged items are left out. */

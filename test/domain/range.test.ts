@@ -6,8 +6,10 @@ import {
   dayStart,
   daysBetween,
   eachDay,
+  hoursOfDay,
   isValidDay,
   localDay,
+  localHour,
   RANGE_NAMES,
   rangeBounds,
   resolveRange,
@@ -398,3 +400,38 @@ describe('splitMonths: whole months for monthly rollups, the rest for daily ones
 function nextMonth(month: string): string {
   return addDays(`${month}-28`, 4).slice(0, 7);
 }
+
+describe('localHour and hoursOfDay: wall-clock hours of a local day', () => {
+  it.each([
+    ['Europe/Berlin', '2026-03-20T09:10:00Z', '2026-03-20T10'],
+    ['Europe/Berlin', '2026-03-29T00:59:59Z', '2026-03-29T01'], // the last instant before clocks spring forward
+    ['Europe/Berlin', '2026-03-29T01:00:00Z', '2026-03-29T03'], // 02:00 does not exist
+    ['Europe/Berlin', '2026-10-25T00:30:00Z', '2026-10-25T02'], // 02:30 summer time
+    ['Europe/Berlin', '2026-10-25T01:30:00Z', '2026-10-25T02'], // 02:30 winter time: the same wall hour
+    ['Asia/Kolkata', '2026-01-01T18:29:00Z', '2026-01-01T23'],
+    ['Asia/Kolkata', '2026-01-01T18:30:00Z', '2026-01-02T00'],
+    ['Asia/Kathmandu', '2026-01-01T18:15:00Z', '2026-01-02T00'],
+    ['UTC', '2026-12-31T23:59:59Z', '2026-12-31T23'],
+  ])('%s at %s is %s', (tz, iso, hour) => {
+    expect(localHour(ms(iso), tz)).toBe(hour);
+  });
+
+  it.each([
+    ['UTC', '2026-03-29', 24, null],
+    ['Europe/Berlin', '2026-03-29', 23, '2026-03-29T02'], // spring forward: no 02:00
+    ['Europe/Berlin', '2026-10-25', 24, null], // fall back: 02:00 twice, one label
+    ['America/Havana', '2026-03-08', 23, '2026-03-08T00'], // midnight skipped: the day starts at 01:00
+    ['Australia/Lord_Howe', '2026-10-04', 24, null], // a 30-minute shift keeps every wall hour
+    ['Asia/Kathmandu', '2026-06-01', 24, null],
+  ])('%s on %s has %i hours (missing: %s)', (tz, day, count, missing) => {
+    const hours = hoursOfDay(day, tz);
+    expect(hours).toHaveLength(count);
+    expect(hours.every((h) => h.startsWith(`${day}T`))).toBe(true);
+    expect([...hours].sort()).toEqual(hours);
+    if (missing) expect(hours).not.toContain(missing);
+    // Every instant of the day falls in one of its hours.
+    const start = dayStart(day, tz);
+    const end = dayStart(addDays(day, 1), tz);
+    for (let t = start; t < end; t += 15 * 60_000) expect(hours).toContain(localHour(t, tz));
+  });
+});

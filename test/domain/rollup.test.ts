@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DIMENSIONS, DIMENSION_BUCKETS, LocalDays, NONE, RollupDeltas, bucketOf } from '../../lambdas/domain/rollup.js';
-import { localDay } from '../../lambdas/domain/range.js';
+import { localDay, localHour } from '../../lambdas/domain/range.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { trackedEvent } from '../support/events.js';
 
@@ -36,11 +36,26 @@ describe('RollupDeltas', () => {
     expect(deltas.list()).toEqual([]);
   });
 
-  it('records activity per local day and month', () => {
+  it('records activity per local hour, day and month', () => {
     const deltas = new RollupDeltas();
     deltas.addActivity('example.com', 'v1', T + 2 * 3600_000, 'Europe/Berlin'); // 01:00 the next local day
     const days = deltas.list().map((d) => `${d.key.granularity}#${d.key.period}:${[...d.visitors].join()}`);
-    expect(days).toEqual(['D#2026-10-25:v1', 'M#2026-10:v1']);
+    expect(days).toEqual(['D#2026-10-25:v1', 'M#2026-10:v1', 'H#2026-10-25T01:v1']);
+  });
+
+  it('adds a visit to the hourly visits item of its start, and no dimension by hour', () => {
+    const deltas = new RollupDeltas();
+    deltas.addVisit(visitOf(), 'Europe/Berlin', 1); // starts 23:00 local
+    const hourly = deltas.list().filter((d) => d.key.granularity === 'H');
+    expect(hourly.map((d) => [d.key.metric, d.key.period, d.visits, d.pageviews])).toEqual([['visits', '2026-10-24T23', 1, 3]]);
+  });
+
+  it('keys hours by the wall clock on the days clocks change (Berlin, 25 October 2026: 02:00 twice)', () => {
+    const deltas = new RollupDeltas();
+    const fallBack = Date.UTC(2026, 9, 25, 0, 30); // 02:30 summer time
+    for (const [i, ts] of [fallBack, fallBack + 3600_000, fallBack + 2 * 3600_000].entries()) deltas.addActivity('example.com', `v${i}`, ts, 'Europe/Berlin');
+    const hours = deltas.list().filter((d) => d.key.granularity === 'H').map((d) => `${d.key.period}:${[...d.visitors].join()}`);
+    expect(hours).toEqual(['2026-10-25T02:v0,v1', '2026-10-25T03:v2']);
   });
 });
 
@@ -59,15 +74,25 @@ describe('LocalDays', () => {
   it.each([
     ['Europe/Berlin', Date.UTC(2026, 9, 24, 21, 59)],
     ['Europe/Berlin', Date.UTC(2026, 9, 24, 22, 0)],
+    ['Europe/Berlin', Date.UTC(2026, 9, 25, 0, 59)],
+    ['Europe/Berlin', Date.UTC(2026, 9, 25, 1, 0)],
     ['Europe/Berlin', Date.UTC(2026, 9, 25, 22, 59)],
     ['Europe/Berlin', Date.UTC(2026, 9, 25, 23, 0)],
+    ['Europe/Berlin', Date.UTC(2026, 2, 29, 1, 0)],
     ['America/Los_Angeles', Date.UTC(2026, 2, 8, 7, 59)],
     ['America/Los_Angeles', Date.UTC(2026, 2, 8, 8, 0)],
     ['Asia/Kolkata', Date.UTC(2026, 0, 1, 18, 29)],
     ['Asia/Kolkata', Date.UTC(2026, 0, 1, 18, 30)],
-  ])('agrees with localDay in %s at %i, whatever came before', (tz, ts) => {
+    ['Asia/Kathmandu', Date.UTC(2026, 0, 1, 18, 14)],
+    ['Asia/Kathmandu', Date.UTC(2026, 0, 1, 18, 15)],
+    ['Australia/Lord_Howe', Date.UTC(2026, 9, 3, 15, 29)],
+    ['Australia/Lord_Howe', Date.UTC(2026, 9, 3, 15, 30)],
+  ])('agrees with localDay and localHour in %s at %i, whatever came before', (tz, ts) => {
     const days = new LocalDays();
-    for (const warm of [ts - 86_400_000, ts - 1, ts + 1, ts - 3_600_000]) expect(days.of(warm, tz)).toBe(localDay(warm, tz));
-    expect(days.of(ts, tz)).toBe(localDay(ts, tz));
+    const hours = new LocalDays();
+    for (const t of [ts - 86_400_000, ts - 1, ts + 1, ts - 3_600_000, ts + 1_800_000, ts]) {
+      expect(days.of(t, tz)).toBe(localDay(t, tz));
+      expect(hours.hourOf(t, tz)).toBe(localHour(t, tz));
+    }
   });
 });

@@ -30,13 +30,15 @@ export class DynamoRebuildStore {
     return deleted;
   }
 
-  /** Deletes every visit rollup of the months `fromMonth`..`toMonth` (`YYYY-MM`), daily and monthly. */
+  /** Deletes every visit rollup of the months `fromMonth`..`toMonth` (`YYYY-MM`): hourly, daily and monthly. */
   async deleteRollups(site: string, fromMonth: string, toMonth: string): Promise<number> {
     let deleted = 0;
     for (const metric of ['visits', ...DIMENSIONS] as RollupMetric[]) {
       deleted += await this.deleteQuery(rollupPk(site, metric), `D#${fromMonth}-01#`, `D#${toMonth}-31#~`);
       deleted += await this.deleteQuery(rollupPk(site, metric), `M#${fromMonth}#`, `M#${toMonth}#~`);
     }
+    // Hourly items exist for `visits` only (lambdas/domain/rollup.ts).
+    deleted += await this.deleteQuery(rollupPk(site, 'visits'), `H#${fromMonth}-01T`, `H#${toMonth}-31T~`);
     return deleted;
   }
 
