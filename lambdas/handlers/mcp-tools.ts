@@ -17,8 +17,11 @@ import {
   retentionResponse,
   sitesResponse,
   timelineResponse,
+  timeseriesParams,
+  timeseriesResponse,
 } from '../domain/reports/schemas.js';
-import { breakdown, listPayments, listSites, overview, retention, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { INTERVAL_MAX_DAYS } from '../domain/reports/timeseries.js';
+import { breakdown, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 
 /**
  * The MCP tools (spec §4.5): the report use cases of `/api/v1`, called the
@@ -67,6 +70,14 @@ const dimension = z
 export const TOOL_INPUTS = {
   list_sites: z.object({}),
   get_overview: z.object({ site, ...rangeFields }),
+  get_timeseries: z.object({
+    site,
+    ...rangeFields,
+    interval: timeseriesParams.shape.interval.describe(
+      `Points per local hour, day or month. Default: hour for a one-day range, day up to ${INTERVAL_MAX_DAYS.day} days, month beyond. ` +
+        `hour takes a range of at most ${INTERVAL_MAX_DAYS.hour} days, day at most ${INTERVAL_MAX_DAYS.day}.`,
+    ),
+  }),
   get_breakdown: z.object({
     site,
     dimension,
@@ -110,6 +121,15 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
       'revenue_usd (net of refunds), conversion (customers / visitors) and revenue_per_visitor, plus the relative change of the main ones (0.25 = 25% more; null when the previous value was 0).',
     output: overviewResponse,
     run: async (deps, account, args, site) => overview(deps, account, await site(), args),
+  },
+  get_timeseries: {
+    title: 'Time series',
+    description:
+      'Visitors, sessions (visits), page views, payments and revenue_usd (net of refunds) per local hour, day or month of a date range, every point of the range included, oldest first. ' +
+      'Sessions, payments and revenue of the points add up to get_overview\'s for the same range; visitors are distinct within each point, so they do not add up across points. ' +
+      'Use it for trends, peaks and "which day did revenue come in".',
+    output: timeseriesResponse,
+    run: async (deps, account, args, site) => timeseries(deps, account, await site(), args, args.interval),
   },
   get_breakdown: {
     title: 'Breakdown by dimension',

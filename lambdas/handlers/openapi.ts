@@ -11,6 +11,8 @@ import {
   retentionResponse,
   sitesResponse,
   timelineResponse,
+  timeseriesParams,
+  timeseriesResponse,
 } from '../domain/reports/schemas.js';
 
 type Schema = z.ZodType;
@@ -56,6 +58,14 @@ export function openApiDocument(): unknown {
     paths: {
       '/api/v1/sites': { get: { summary: 'The sites the key can read', operationId: 'listSites', responses: ok('Sites') } },
       '/api/v1/sites/{domain}/overview': { get: { summary: 'Totals for the range and the period before it', operationId: 'getOverview', parameters: parameters(rangeParams, [domain]), responses: ok('Overview') } },
+      '/api/v1/sites/{domain}/timeseries': {
+        get: {
+          summary: 'Visitors, sessions, page views, payments and revenue per local hour, day or month; the points add up to the overview (visitors excepted: distinct per point)',
+          operationId: 'getTimeseries',
+          parameters: parameters(timeseriesParams, [domain]),
+          responses: ok('Timeseries'),
+        },
+      },
       '/api/v1/sites/{domain}/breakdown/{dimension}': {
         get: {
           summary: 'Visitors and credited revenue per value of a dimension',
@@ -82,6 +92,7 @@ export function openApiDocument(): unknown {
       schemas: {
         Sites: z.toJSONSchema(sitesResponse),
         Overview: z.toJSONSchema(overviewResponse),
+        Timeseries: z.toJSONSchema(timeseriesResponse),
         Breakdown: z.toJSONSchema(breakdownResponse),
         Payments: z.toJSONSchema(paymentsResponse),
         Retention: z.toJSONSchema(retentionResponse),

@@ -2,8 +2,8 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
-import { breakdownParams, dimensionParam, paymentsParams, rangeParams } from '../domain/reports/schemas.js';
-import { breakdown, listPayments, listSites, overview, retention, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdownParams, dimensionParam, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import { breakdown, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -60,6 +60,13 @@ type Route = { pattern: RegExp; run: (deps: ReportDeps, account: string, params:
 const ROUTES: Route[] = [
   { pattern: /^\/api\/v1\/sites\/?$/, run: (deps, account) => listSites(deps, account) },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/overview\/?$/, run: (deps, account, [domain], q) => overview(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/timeseries\/?$/,
+    run: (deps, account, [domain], q) => {
+      const params = parseQuery(timeseriesParams, q);
+      return timeseries(deps, account, domain ?? '', params, params.interval);
+    },
+  },
   {
     pattern: /^\/api\/v1\/sites\/([^/]+)\/breakdown\/([^/]+)\/?$/,
     run: (deps, account, [domain, dimension], q) => {

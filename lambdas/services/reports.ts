@@ -1,4 +1,4 @@
-import { NotFoundError } from '../domain/errors.js';
+import { BadParameterError, NotFoundError } from '../domain/errors.js';
 import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
 import type { SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
@@ -9,6 +9,7 @@ import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
 import { retentionReport, type RetentionReport } from '../domain/reports/retention.js';
+import { INTERVAL_MAX_DAYS, defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval, type TimeseriesPoint } from '../domain/reports/timeseries.js';
 import { REFUNDED, type TotalsEntry } from '../domain/payments/entries.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
@@ -66,6 +67,24 @@ export async function breakdown(deps: ReportDeps, account: string, domain: strin
   const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, dimension, spans), deps.store.dimensionEntries(site.domain, dimension, spans)]);
   const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
   return { site: site.domain, range, dimension, total, rows };
+}
+
+/**
+ * `GET /api/v1/sites/{domain}/timeseries` (`docs/api.md`, "Time series"):
+ * visitors, sessions, page views, payments and revenue per local hour, day
+ * or month of the range; `interval` defaults by the range's length
+ * (`defaultInterval`). Reads one hourly or daily item per point (at most
+ * `INTERVAL_MAX_DAYS`), or the overview's spans by month.
+ * @throws BadParameterError (400) when the range is too long for the interval
+ */
+export async function timeseries(deps: ReportDeps, account: string, domain: string, query: RangeQuery, interval?: Interval): Promise<{ site: string; range: DateRange; interval: Interval; points: TimeseriesPoint[] }> {
+  const site = await siteOf(deps, account, domain);
+  const { range, days } = await rangeOf(deps, site, query);
+  const chosen = interval ?? defaultInterval(range);
+  const max = INTERVAL_MAX_DAYS[chosen];
+  if (max !== null && days > max) throw new BadParameterError('interval', `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`);
+  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, 'visits', visitSpans(range, chosen)), deps.store.totalsEntries(site.domain, paymentSpans(range, chosen))]);
+  return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
 }
 
 const FILTER_TEST: Readonly<Record<PaymentFilter, (e: Exclude<TotalsEntry, [number]>) => boolean>> = {

@@ -38,6 +38,20 @@ describe('footfall demo: the demo site through the real paths', () => {
         expect(rows.reduce((n, r) => n + r.revenue_usd, 0), dimension).toBeCloseTo(overview.current.revenue_usd, 2);
         expect(rows.reduce((n, r) => n + r.visitors, 0), dimension).toBe(overview.current.sessions);
       }
+      // The time series adds up to the overview of the same range, whatever the interval: sessions,
+      // payments and revenue (in cents) exactly; visitors are distinct per point, so at least the range's.
+      for (const [range, interval] of [['all', 'day'], ['all', 'month'], ['7d', 'hour'], ['today', 'hour']] as const) {
+        const total = range === 'all' ? overview : await (await fetch(`${url}/api/v1/sites/demo.footfall.dev/overview?range=${range}`, { headers: { authorization: `Bearer ${key}` } })).json();
+        const series = await (await fetch(`${url}/api/v1/sites/demo.footfall.dev/timeseries?range=${range}&interval=${interval}`, { headers: { authorization: `Bearer ${key}` } })).json();
+        const points = series.points as Array<{ visitors: number; sessions: number; payments: number; revenue_usd: number }>;
+        const label = `${range} by ${interval}`;
+        expect(series.range, label).toEqual(total.range);
+        expect(points.reduce((n, p) => n + p.sessions, 0), label).toBe(total.current.sessions);
+        expect(points.reduce((n, p) => n + p.payments, 0), label).toBe(total.current.payments);
+        expect(points.reduce((n, p) => n + Math.round(p.revenue_usd * 100), 0), label).toBe(Math.round(total.current.revenue_usd * 100));
+        expect(points.reduce((n, p) => n + p.visitors, 0), label).toBeGreaterThanOrEqual(total.current.visitors);
+        expect(Math.max(0, ...points.map((p) => p.visitors)), label).toBeLessThanOrEqual(total.current.visitors);
+      }
       const sql = runCli(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
       expect(JSON.parse(sql.stdout)[0].n).toBe(events);
     } finally {

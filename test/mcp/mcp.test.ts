@@ -19,7 +19,7 @@ import { SITE, scenarioService } from '../reports/scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
 
-const TOOLS = ['list_sites', 'get_overview', 'get_breakdown', 'get_retention', 'list_payments', 'get_visitor_timeline'];
+const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_retention', 'list_payments', 'get_visitor_timeline'];
 const MARCH = { from: '2026-03-01', to: '2026-03-31' };
 const INIT = {
   jsonrpc: '2.0',
@@ -84,7 +84,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'footfall' } } });
   });
 
-  it('lists the six read-only tools with described input schemas and output schemas', async () => {
+  it('lists the seven read-only tools with described input schemas and output schemas', async () => {
     const { tools } = await (await connect()).listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOLS);
     for (const tool of tools) {
@@ -108,6 +108,8 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect(props('list_payments').limit).toMatchObject({ maximum: 200 });
     expect(byName.get_visitor_timeline?.inputSchema.required).toEqual(['visitor_id']);
     expect(byName.get_overview?.inputSchema.required ?? []).toEqual([]);
+    expect(Object.keys(props('get_timeseries'))).toEqual(['site', 'range', 'from', 'to', 'interval']);
+    expect(props('get_timeseries').interval?.enum).toEqual(['hour', 'day', 'month']);
   });
 
   it.each([
@@ -115,6 +117,9 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_overview', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/overview?from=2026-03-01&to=2026-03-31'],
     ['get_overview', { site: SITE }, '/api/v1/sites/shop.test/overview'],
     ['get_overview', { site: 'SHOP.test', range: '7d' }, '/api/v1/sites/SHOP.test/overview?range=7d'],
+    ['get_timeseries', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/timeseries?from=2026-03-01&to=2026-03-31'],
+    ['get_timeseries', { site: SITE, from: '2026-03-20', to: '2026-03-20', interval: 'hour' }, '/api/v1/sites/shop.test/timeseries?from=2026-03-20&to=2026-03-20&interval=hour'],
+    ['get_timeseries', { site: SITE, range: 'all', interval: 'month' }, '/api/v1/sites/shop.test/timeseries?range=all&interval=month'],
     ['get_breakdown', { site: SITE, dimension: 'channel', ...MARCH }, '/api/v1/sites/shop.test/breakdown/channel?from=2026-03-01&to=2026-03-31'],
     ['get_breakdown', { site: SITE, dimension: 'page', range: '90d', limit: 2 }, '/api/v1/sites/shop.test/breakdown/page?range=90d&limit=2'],
     ['get_breakdown', { site: SITE, dimension: 'country', range: 'all' }, '/api/v1/sites/shop.test/breakdown/country?range=all'],
@@ -151,6 +156,8 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_overview', { site: SITE, from: '2026-03-31', to: '2026-03-01' }, /^from: must not be after to$/],
     ['get_overview', { site: SITE, from: '2026-02-30', to: '2026-03-01' }, /^from: /],
     ['get_overview', { site: SITE, from: '2000-01-01', to: '2026-03-01' }, /^to: must be at most 10 years after from$/],
+    ['get_timeseries', { site: SITE, range: '30d', interval: 'hour' }, /^interval: hour takes a range of at most 7 days/],
+    ['get_timeseries', { site: SITE, interval: 'week' }, /interval/],
     ['list_payments', { site: SITE, filter: 'big' }, /filter/],
     ['list_payments', { site: SITE, offset: -1 }, /offset/],
     ['get_visitor_timeline', { site: SITE, visitor_id: 'nobody-123' }, /^no visitor nobody-123$/],
@@ -167,6 +174,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     for (const other of ['rival.test', 'nope.test']) {
       for (const [name, args] of [
         ['get_overview', {}],
+        ['get_timeseries', {}],
         ['get_breakdown', { dimension: 'channel' }],
         ['get_retention', {}],
         ['list_payments', {}],
@@ -184,6 +192,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect((await call(client, 'list_sites')).structuredContent).toEqual({ sites: [{ domain: 'solo.test', timezone: 'America/New_York' }] });
     for (const [name, args, path] of [
       ['get_overview', { range: '7d' }, '/api/v1/sites/solo.test/overview?range=7d'],
+      ['get_timeseries', { range: 'today' }, '/api/v1/sites/solo.test/timeseries?range=today'],
       ['get_breakdown', { dimension: 'device' }, '/api/v1/sites/solo.test/breakdown/device'],
       ['get_retention', {}, '/api/v1/sites/solo.test/retention'],
       ['list_payments', { filter: 'unattributed' }, '/api/v1/sites/solo.test/payments?filter=unattributed'],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { breakdownResponse, overviewResponse, paymentsResponse, sitesResponse, timelineResponse } from '../../lambdas/domain/reports/schemas.js';
+import { breakdownResponse, overviewResponse, paymentsResponse, sitesResponse, timelineResponse, timeseriesResponse } from '../../lambdas/domain/reports/schemas.js';
 import { scenarioService } from './scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
@@ -41,6 +41,55 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     });
     expect(o.previous).toEqual({ visitors: 1, sessions: 1, payments: 1, customers: 1, revenue_usd: 20, converted: 1, matched_payments: 1, matched_revenue_usd: 20, conversion: 1, revenue_per_visitor: 20 });
     expect(o.change).toEqual({ visitors: 2, revenue_usd: 10.079, payments: 3, conversion: -0.333333, revenue_per_visitor: 2.193 });
+  });
+
+  it('gives the time series by day: every day of March, adding up to the overview', async () => {
+    const t = timeseriesResponse.parse(await body(`/api/v1/sites/shop.test/timeseries?${MARCH}&interval=day`));
+    expect(t.range).toEqual({ from: '2026-03-01', to: '2026-03-31', timezone: 'Europe/Berlin' });
+    expect(t.interval).toBe('day');
+    expect(t.points).toHaveLength(31);
+    const busy = t.points.filter((p) => p.sessions + p.payments > 0);
+    expect(busy).toEqual([
+      { start: '2026-03-05', visitors: 1, sessions: 1, pageviews: 2, payments: 0, revenue_usd: 0 },
+      { start: '2026-03-10', visitors: 1, sessions: 1, pageviews: 2, payments: 1, revenue_usd: P2_NET },
+      { start: '2026-03-12', visitors: 1, sessions: 1, pageviews: 1, payments: 0, revenue_usd: 0 }, // P5 failed
+      { start: '2026-03-15', visitors: 0, sessions: 0, pageviews: 0, payments: 1, revenue_usd: 30 },
+      { start: '2026-03-20', visitors: 1, sessions: 1, pageviews: 1, payments: 1, revenue_usd: 49 },
+      { start: '2026-03-25', visitors: 0, sessions: 0, pageviews: 0, payments: 1, revenue_usd: 49 },
+    ]);
+    // The default for 31 days is by day, and the points add up to the overview (sessions 4, payments 4, 221.58 USD).
+    expect(timeseriesResponse.parse(await body(`/api/v1/sites/shop.test/timeseries?${MARCH}`))).toEqual(t);
+    expect(t.points.reduce((n, p) => n + Math.round(p.revenue_usd * 100), 0)).toBe(22158);
+  });
+
+  it('gives the time series by hour in the site\'s timezone, 23 hours on the day clocks spring forward', async () => {
+    const day = timeseriesResponse.parse(await body('/api/v1/sites/shop.test/timeseries?from=2026-03-20&to=2026-03-20'));
+    expect(day.interval).toBe('hour');
+    expect(day.points.map((p) => p.start)).toEqual(Array.from({ length: 24 }, (_, h) => `2026-03-20T${String(h).padStart(2, '0')}:00`));
+    // V2 at 09:00Z and P1 at 09:10Z: 10:00 in Berlin (UTC+1 until 29 March).
+    expect(day.points.filter((p) => p.sessions + p.payments > 0)).toEqual([{ start: '2026-03-20T10:00', visitors: 1, sessions: 1, pageviews: 1, payments: 1, revenue_usd: 49 }]);
+    const dst = timeseriesResponse.parse(await body('/api/v1/sites/shop.test/timeseries?from=2026-03-29&to=2026-03-29&interval=hour'));
+    expect(dst.points).toHaveLength(23);
+    expect(dst.points.map((p) => p.start)).not.toContain('2026-03-29T02:00');
+  });
+
+  it('gives the time series by month, a partial month counting only the range\'s days', async () => {
+    const t = timeseriesResponse.parse(await body('/api/v1/sites/shop.test/timeseries?from=2026-02-15&to=2026-03-10&interval=month'));
+    expect(t.points).toEqual([
+      { start: '2026-02', visitors: 1, sessions: 1, pageviews: 1, payments: 1, revenue_usd: 20 },
+      { start: '2026-03', visitors: 2, sessions: 2, pageviews: 4, payments: 1, revenue_usd: P2_NET },
+    ]);
+  });
+
+  it.each([
+    ['range=30d&interval=hour', 'interval'],
+    ['from=2025-01-01&to=2026-03-31&interval=day', 'interval'],
+    ['interval=week', 'interval'],
+    ['range=yesterday', 'range'],
+  ])('answers 400 naming the parameter for timeseries?%s', async (q, param) => {
+    const res = await s.get(`/api/v1/sites/shop.test/timeseries?${q}`);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(new RegExp(`^${param}\\b`));
   });
 
   it('breaks down by channel, revenue first, with the Unattributed row', async () => {
@@ -172,5 +221,6 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/api/v1/sites/{domain}/breakdown/{dimension}');
+    expect(Object.keys(doc.paths)).toContain('/api/v1/sites/{domain}/timeseries');
   });
 });

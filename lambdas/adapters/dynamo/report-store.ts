@@ -26,10 +26,10 @@ export class DynamoReportStore {
     readonly cost: ReadCost = { requests: 0, bytes: 0 },
   ) {}
 
-  /** Visits, page views, visitor sketches and value counts of a metric over the spans. */
-  async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<Array<{ visits: number; pageviews: number; sketch: VisitorSketch; counts: Record<string, number> }>> {
+  /** Visits, page views, visitor sketches and value counts of a metric over the spans, each with its period. */
+  async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<Array<{ period: string; visits: number; pageviews: number; sketch: VisitorSketch; counts: Record<string, number> }>> {
     const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost)));
-    return reads.flat().map((item) => ({ visits: item.visits, pageviews: item.pageviews, sketch: deserializeSketch(item), counts: item.counts }));
+    return reads.flat().map((item) => ({ period: item.period, visits: item.visits, pageviews: item.pageviews, sketch: deserializeSketch(item), counts: item.counts }));
   }
 
   async totalsEntries(site: string, spans: readonly PeriodSpan[]): Promise<Array<Record<string, TotalsEntry>>> {

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { RANGE_NAMES } from '../range.js';
 import { DIMENSIONS } from '../rollup.js';
+import { INTERVALS, INTERVAL_MAX_DAYS } from './timeseries.js';
 
 /**
  * The report API's parameters and responses as zod schemas (spec §2, §4).
@@ -29,6 +30,15 @@ export const paymentsParams = rangeParams.extend({
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
 });
 export const dimensionParam = z.enum(DIMENSIONS);
+export const timeseriesParams = rangeParams.extend({
+  interval: z
+    .enum(INTERVALS)
+    .optional()
+    .describe(
+      `Points per local hour, day or month of the site's timezone; default hour for a one-day range, day up to ${INTERVAL_MAX_DAYS.day} days, month beyond. ` +
+        `hour takes at most ${INTERVAL_MAX_DAYS.hour} days and day at most ${INTERVAL_MAX_DAYS.day} (longer is a 400)`,
+    ),
+});
 
 export const rangeSchema = z.object({ from: day, to: day, timezone: z.string() });
 export const siteSchema = z.object({ domain: z.string(), timezone: z.string() });
@@ -72,6 +82,16 @@ export const breakdownRowSchema = z.object({
   revenue_per_visitor: z.number().nullable(),
 });
 export const breakdownResponse = z.object({ site: z.string(), range: rangeSchema, dimension: dimensionParam, total: z.number().int(), rows: z.array(breakdownRowSchema) });
+
+export const timeseriesPointSchema = z.object({
+  start: z.string().describe('Local start of the point in the site\'s timezone: YYYY-MM-DDTHH:00 (hour), YYYY-MM-DD (day) or YYYY-MM (month; a partial month counts only the range\'s days)'),
+  visitors: z.number().int().describe('Distinct visitors active in the point; a visitor active in two points counts in both, so these do not add up to the range\'s visitors'),
+  sessions: z.number().int().describe('Visits that started in the point; the points add up to the overview\'s sessions'),
+  pageviews: z.number().int().describe('Page views of the visits that started in the point'),
+  payments: z.number().int().describe('Payments (not failed) whose time is in the point; the points add up to the overview\'s payments'),
+  revenue_usd: z.number().describe('USD of those payments, net of refunds; the points add up to the overview\'s revenue_usd'),
+});
+export const timeseriesResponse = z.object({ site: z.string(), range: rangeSchema, interval: z.enum(INTERVALS), points: z.array(timeseriesPointSchema).describe('Every point of the range, empty ones included, oldest first') });
 
 const rfc3339 = z.string().describe('RFC 3339, UTC');
 export const paymentRowSchema = z.object({

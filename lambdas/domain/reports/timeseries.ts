@@ -1,0 +1,135 @@
+import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
+import { FAILED, type TotalsEntry } from '../payments/entries.js';
+import { daysBetween, eachDay, hoursOfDay, localDay, localHour, type DateRange } from '../range.js';
+import { periodSpans, usd, type PeriodSpan } from './periods.js';
+
+/** Intervals of the time series (`docs/api.md`, "Time series"). */
+export const INTERVALS = ['hour', 'day', 'month'] as const;
+export type Interval = (typeof INTERVALS)[number];
+
+/**
+ * Longest range each interval takes, in days: a bound on the points of one
+ * answer and on the rollup items it reads (one per hour or day). `month` reads
+ * monthly items and takes any range.
+ */
+export const INTERVAL_MAX_DAYS: Readonly<Record<Interval, number | null>> = { hour: 7, day: 400, month: null };
+
+/** One point of the series (`docs/api.md`): `start` is site-local; `revenue_usd` net of refunds. */
+export interface TimeseriesPoint {
+  start: string;
+  visitors: number;
+  sessions: number;
+  pageviews: number;
+  payments: number;
+  revenue_usd: number;
+}
+
+/** What a series reads: `visits` rollup items with their period, and the payment totals entries of the range's days and months. */
+export interface TimeseriesInput {
+  visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; sketch: VisitorSketch }>;
+  payments: ReadonlyArray<Record<string, TotalsEntry>>;
+}
+
+/**
+ * The interval when the query names none: by hour for one day, by day up to
+ * `INTERVAL_MAX_DAYS.day`, by month beyond.
+ */
+export function defaultInterval(range: Pick<DateRange, 'from' | 'to'>): Interval {
+  const days = daysBetween(range.from, range.to);
+  return days === 1 ? 'hour' : days <= (INTERVAL_MAX_DAYS.day ?? Infinity) ? 'day' : 'month';
+}
+
+/**
+ * The rollup reads of a series: hourly items of the range's days for `hour`,
+ * daily ones for `day`, and for `month` the same spans as the overview (whole
+ * months from monthly items, the days at each end from daily ones), so a
+ * partial first or last month counts only the range's days. Payments are
+ * read by day and month as for the overview (`paymentSpans`).
+ */
+export function visitSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): PeriodSpan[] {
+  const spans: Record<Interval, () => PeriodSpan[]> = {
+    hour: () => [{ granularity: 'H', from: `${range.from}T00`, to: `${range.to}T23` }],
+    day: () => [{ granularity: 'D', from: range.from, to: range.to }],
+    month: () => periodSpans(range),
+  };
+  return spans[interval]();
+}
+
+/** Payment totals are kept by day and month only; hours come from each payment's time. */
+export function paymentSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): PeriodSpan[] {
+  return interval === 'month' ? periodSpans(range) : [{ granularity: 'D', from: range.from, to: range.to }];
+}
+
+/** The point a rollup period belongs to, by the period's granularity and the series' interval. */
+const POINT_OF_PERIOD: Readonly<Record<Interval, (period: string) => string>> = {
+  hour: (p) => `${p}:00`,
+  day: (p) => p,
+  month: (p) => p.slice(0, 7),
+};
+
+/** The point a payment's time (ms) belongs to, in the site's timezone. */
+const POINT_OF_TIME: Readonly<Record<Interval, (ts: number, timezone: string) => string>> = {
+  hour: (ts, tz) => `${localHour(ts, tz)}:00`,
+  day: (ts, tz) => localDay(ts, tz),
+  month: (ts, tz) => localDay(ts, tz).slice(0, 7),
+};
+
+/** Every point of a range, in order, including those with nothing in them. */
+function pointStarts(range: DateRange, interval: Interval): string[] {
+  const days = eachDay(range.from, range.to);
+  if (interval === 'day') return days;
+  if (interval === 'month') return [...new Set(days.map((d) => d.slice(0, 7)))];
+  return days.flatMap((d) => hoursOfDay(d, range.timezone).map((h) => `${h}:00`));
+}
+
+/**
+ * The time series of a range (`GET /api/v1/sites/{domain}/timeseries`,
+ * `docs/api.md`): one point per local hour (`YYYY-MM-DDTHH:00`), day
+ * (`YYYY-MM-DD`) or month (`YYYY-MM`, only the range's days of a partial
+ * month) of the range in its timezone, empty ones included, oldest first.
+ *
+ * The points add up to the overview of the same range: `sessions` (visits
+ * that started in the point), `payments` and `revenue_usd` (payments that did
+ * not fail, by their time, net of refunds) add up exactly, as cents. Visitors
+ * are distinct within a point, so a visitor active in two points counts in
+ * both and the points' visitors add up to more than the range's.
+ * `pageviews` are those of the visits that started in the point.
+ *
+ * @param input the `visits` items read over `visitSpans(range, interval)` and
+ *   the totals entries over `paymentSpans(range, interval)`
+ */
+export function timeseriesPoints(input: TimeseriesInput, range: DateRange, interval: Interval): TimeseriesPoint[] {
+  const points = new Map<string, { sketches: VisitorSketch[]; sessions: number; pageviews: number; payments: number; cents: number }>();
+  const point = (start: string) => {
+    let p = points.get(start);
+    if (!p) points.set(start, (p = { sketches: [], sessions: 0, pageviews: 0, payments: 0, cents: 0 }));
+    return p;
+  };
+  for (const start of pointStarts(range, interval)) point(start);
+  for (const item of input.visits) {
+    const p = point(POINT_OF_PERIOD[interval](item.period));
+    p.sketches.push(item.sketch);
+    p.sessions += item.visits;
+    p.pageviews += item.pageviews;
+  }
+  for (const entries of input.payments) {
+    for (const entry of Object.values(entries)) {
+      if (entry.length === 1) continue;
+      const [, ts, net, , , flags] = entry;
+      if (flags & FAILED) continue;
+      const p = point(POINT_OF_TIME[interval](ts, range.timezone));
+      p.payments++;
+      p.cents += net;
+    }
+  }
+  return [...points]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([start, p]) => ({
+      start,
+      visitors: countVisitors(unionSketches(p.sketches)),
+      sessions: p.sessions,
+      pageviews: p.pageviews,
+      payments: p.payments,
+      revenue_usd: usd(p.cents),
+    }));
+}

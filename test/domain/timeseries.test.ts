@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { addVisitors, emptySketch } from '../../lambdas/domain/visitor-sketch.js';
+import { defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval } from '../../lambdas/domain/reports/timeseries.js';
+import { FAILED, REFUNDED, type TotalsEntry } from '../../lambdas/domain/payments/entries.js';
+import type { DateRange } from '../../lambdas/domain/range.js';
+
+const BERLIN = 'Europe/Berlin';
+const item = (period: string, visits: number, pageviews: number, ids: string[]) => ({ period, visits, pageviews, sketch: addVisitors(emptySketch(), ids) });
+const paid = (iso: string, cents: number, flags = 0): TotalsEntry => [1, Date.parse(iso), cents, 'stripe:cus', null, flags];
+
+describe('timeseriesPoints: one point per local hour, day or month, empty ones included', () => {
+  it('by day: visits, page views and distinct visitors per day; payments by their local day, failed ones left out', () => {
+    const range: DateRange = { from: '2026-03-01', to: '2026-03-03', timezone: BERLIN };
+    const points = timeseriesPoints(
+      {
+        visits: [item('2026-03-01', 2, 5, ['a', 'b']), item('2026-03-03', 1, 1, ['a'])],
+        payments: [
+          { 'stripe:p1': paid('2026-03-01T22:30:00Z', 4900) }, // 23:30 in Berlin: still the 1st
+          { 'stripe:p2': paid('2026-03-02T23:30:00Z', 1000, REFUNDED), 'stripe:p3': paid('2026-03-03T08:00:00Z', 500, FAILED), 'stripe:gone': [3] },
+        ],
+      },
+      range,
+      'day',
+    );
+    expect(points).toEqual([
+      { start: '2026-03-01', visitors: 2, sessions: 2, pageviews: 5, payments: 1, revenue_usd: 49 },
+      { start: '2026-03-02', visitors: 0, sessions: 0, pageviews: 0, payments: 0, revenue_usd: 0 },
+      { start: '2026-03-03', visitors: 1, sessions: 1, pageviews: 1, payments: 1, revenue_usd: 10 },
+    ]);
+  });
+
+  it('by month: whole months from monthly items, partial ones from their days in the range, visitors distinct per month', () => {
+    const range: DateRange = { from: '2026-01-30', to: '2026-03-02', timezone: BERLIN };
+    const points = timeseriesPoints(
+      {
+        visits: [item('2026-01-30', 1, 1, ['a']), item('2026-01-31', 1, 2, ['a']), item('2026-02', 10, 30, ['a', 'b', 'c']), item('2026-03-01', 1, 1, ['d'])],
+        payments: [{ x: paid('2026-02-14T12:00:00Z', 2000) }, { y: paid('2026-03-02T12:00:00Z', 333) }],
+      },
+      range,
+      'month',
+    );
+    expect(points).toEqual([
+      { start: '2026-01', visitors: 1, sessions: 2, pageviews: 3, payments: 0, revenue_usd: 0 },
+      { start: '2026-02', visitors: 3, sessions: 10, pageviews: 30, payments: 1, revenue_usd: 20 },
+      { start: '2026-03', visitors: 1, sessions: 1, pageviews: 1, payments: 1, revenue_usd: 3.33 },
+    ]);
+  });
+
+  it('by hour: 23 points on the day clocks spring forward, payments by their local hour', () => {
+    const range: DateRange = { from: '2026-03-29', to: '2026-03-29', timezone: BERLIN };
+    const points = timeseriesPoints({ visits: [item('2026-03-29T03', 1, 2, ['a'])], payments: [{ p: paid('2026-03-29T01:15:00Z', 100) }] }, range, 'hour');
+    expect(points).toHaveLength(23);
+    expect(points.map((p) => p.start)).not.toContain('2026-03-29T02:00');
+    expect(points.find((p) => p.start === '2026-03-29T03:00')).toEqual({ start: '2026-03-29T03:00', visitors: 1, sessions: 1, pageviews: 2, payments: 1, revenue_usd: 1 });
+  });
+
+  it('adds up to the range: sessions, payments and cents exactly, whatever the interval', () => {
+    const range: DateRange = { from: '2026-02-27', to: '2026-03-02', timezone: 'UTC' };
+    const payments: Array<Record<string, TotalsEntry>> = [{ a: paid('2026-02-27T00:00:00Z', 1), b: paid('2026-02-28T23:59:59Z', 10_001) }, { c: paid('2026-03-02T12:00:00Z', 7) }];
+    const visits = { hour: [item('2026-02-27T05', 3, 4, ['a'])], day: [item('2026-02-27', 3, 4, ['a'])], month: [item('2026-02-27', 3, 4, ['a'])] };
+    for (const interval of ['hour', 'day', 'month'] as Interval[]) {
+      const points = timeseriesPoints({ visits: visits[interval], payments }, range, interval);
+      expect(points.reduce((n, p) => n + p.sessions, 0), interval).toBe(3);
+      expect(points.reduce((n, p) => n + p.payments, 0), interval).toBe(3);
+      expect(points.reduce((n, p) => n + Math.round(p.revenue_usd * 100), 0), interval).toBe(10_009);
+    }
+  });
+});
+
+describe('timeseries reads and default interval', () => {
+  it.each([
+    [{ from: '2026-03-05', to: '2026-03-05' }, 'hour'],
+    [{ from: '2026-03-05', to: '2026-03-06' }, 'day'],
+    [{ from: '2025-03-06', to: '2026-03-05' }, 'day'],
+    [{ from: '2025-01-01', to: '2026-03-05' }, 'month'],
+  ])('defaults %j to %s', (range, interval) => {
+    expect(defaultInterval(range)).toBe(interval);
+  });
+
+  it.each([
+    ['hour', [{ granularity: 'H', from: '2026-01-30T00', to: '2026-03-02T23' }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
+    ['day', [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
+    [
+      'month',
+      [
+        { granularity: 'D', from: '2026-01-30', to: '2026-01-31' },
+        { granularity: 'M', from: '2026-02', to: '2026-02' },
+        { granularity: 'D', from: '2026-03-01', to: '2026-03-02' },
+      ],
+      null,
+    ],
+  ])('by %s reads %j', (interval, visits, payments) => {
+    const range = { from: '2026-01-30', to: '2026-03-02' };
+    expect(visitSpans(range, interval as Interval)).toEqual(visits);
+    expect(paymentSpans(range, interval as Interval)).toEqual(payments ?? visits);
+  });
+});
