@@ -292,7 +292,7 @@ export const api = {
 
   sites: () => get<{ sites: Array<{ domain: string; timezone: string }> }>('/api/v1/sites'),
   overview: (domain: string, range: RangeQuery) => get<Overview>(`${site(domain)}/overview${qs(range)}`),
-  timeseries: (domain: string, range: RangeQuery, interval: Interval) => get<Timeseries>(`${site(domain)}/timeseries${qs({ ...range, interval })}`),
+  timeseries: (domain: string, range: RangeQuery, interval?: Interval) => get<Timeseries>(`${site(domain)}/timeseries${qs({ ...range, interval })}`),
   breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
     get<Breakdown>(`${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit })}`),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>

@@ -47,20 +47,21 @@ export function daysBetween(from: string, to: string): number {
   return Math.round((Date.UTC(+to.slice(0, 4), +to.slice(5, 7) - 1, +to.slice(8, 10)) - Date.UTC(+from.slice(0, 4), +from.slice(5, 7) - 1, +from.slice(8, 10))) / 86_400_000) + 1;
 }
 
-/** Above this many days a chart by day is too dense to read; months instead. */
+/** Above this many days a chart by day is too dense to read; months instead (the API's own limit for `day`). */
 export const MAX_DAY_POINTS = 400;
 
 /**
  * The chart's interval: by hour for one day, by day up to a year and a bit,
- * by month beyond. `all` is unknown until the API says how long it is, so it
- * starts by day and the dashboard asks again by month when it is too long.
+ * by month beyond. The length of `all` is unknown until the API resolves it,
+ * so `all` leaves the choice to the API, whose default follows the same rule
+ * (`undefined`: no `interval` parameter).
  */
-export function intervalFor(range: RangeQuery): Interval {
+export function intervalFor(range: RangeQuery): Interval | undefined {
   if ('from' in range) {
     const days = daysBetween(range.from, range.to);
     return days <= 1 ? 'hour' : days <= MAX_DAY_POINTS ? 'day' : 'month';
   }
-  return range.range === 'today' ? 'hour' : 'day';
+  return range.range === 'today' ? 'hour' : range.range === 'all' ? undefined : 'day';
 }
 
 /** A short human label for a range: "Last 30 days", or "3 Mar – 9 Mar 2026". */

@@ -27,7 +27,7 @@ describe('the app\'s range in the URL', () => {
     [{ range: 'today' }, 'hour'],
     [{ range: '7d' }, 'day'],
     [{ range: '12m' }, 'day'],
-    [{ range: 'all' }, 'day'],
+    [{ range: 'all' }, undefined],
     [{ from: '2026-03-09', to: '2026-03-09' }, 'hour'],
     [{ from: '2026-03-01', to: '2026-03-09' }, 'day'],
     [{ from: '2025-01-01', to: '2026-02-04' }, 'day'],

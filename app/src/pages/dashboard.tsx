@@ -7,7 +7,7 @@ import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
 import { Card, Change, ErrorBox, Loading } from '../components/ui.js';
 import { formatCount, formatDuration, formatPercent, formatUsd, formatUsdOrDash } from '../format.js';
-import { formatDay, intervalFor, MAX_DAY_POINTS, rangeFromQuery, rangeSearch } from '../range.js';
+import { formatDay, intervalFor, rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 
 /** The dashboard's panels: every breakdown dimension of spec §4.2, grouped as Plausible groups them. */
@@ -28,11 +28,9 @@ const METRICS: ReadonlyArray<{ key: keyof Overview['current']; label: string; fo
   { key: 'revenue_per_visitor', label: 'Revenue / visitor', format: formatUsdOrDash, change: 'revenue_per_visitor' },
 ];
 
-/** The time series for a range, by month when by day would be too dense (`all` over a long history). */
-async function loadSeries(domain: string, range: RangeQuery): Promise<Timeseries> {
-  const series = await api.timeseries(domain, range, intervalFor(range));
-  if (series.interval === 'day' && series.points.length > MAX_DAY_POINTS) return api.timeseries(domain, range, 'month');
-  return series;
+/** The time series for a range, by month when by day would be too dense (the API chooses for `all`). */
+function loadSeries(domain: string, range: RangeQuery): Promise<Timeseries> {
+  return api.timeseries(domain, range, intervalFor(range));
 }
 
 function OverviewCards(props: { overview: Overview; domain: string; search: string }): JSX.Element {
