@@ -12,6 +12,10 @@ export abstract class FootfallError extends Error {
   get headers(): Readonly<Record<string, string>> {
     return {};
   }
+  /** The input field the error is about, sent as `field` beside `error` so a form shows it next to that field (docs/app.md). */
+  get field(): string | undefined {
+    return undefined;
+  }
 }
 
 /** Spec §7 event endpoint: the body is not a JSON event or an array of events (400 `invalid event`). */
@@ -72,4 +76,59 @@ export class UnavailableError extends FootfallError {
   constructor(message: string, cause?: unknown) {
     super(message, { cause });
   }
+}
+
+/** A form field of an app request is not valid (400 `{error, field}`): the message is written for the person filling the form. */
+export class FieldError extends FootfallError {
+  readonly status = 400;
+  constructor(
+    private readonly fieldName: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  override get field(): string {
+    return this.fieldName;
+  }
+}
+
+/** The thing to add exists already, e.g. a site or a user (409). */
+export class ConflictError extends FootfallError {
+  readonly status = 409;
+  constructor(
+    message: string,
+    private readonly fieldName?: string,
+  ) {
+    super(message);
+  }
+
+  override get field(): string | undefined {
+    return this.fieldName;
+  }
+}
+
+/** A signed-in request that may not do this: a cross-site write (CSRF check) or removing oneself (403). */
+export class ForbiddenError extends FootfallError {
+  readonly status = 403;
+}
+
+/** Too many sign-in attempts (429, with `Retry-After` in seconds, RFC 6585 §4). */
+export class TooManyRequestsError extends FootfallError {
+  readonly status = 429;
+  constructor(
+    message: string,
+    readonly retryAfterS: number,
+  ) {
+    super(message);
+  }
+
+  override get headers(): Readonly<Record<string, string>> {
+    return { 'retry-after': String(this.retryAfterS) };
+  }
+}
+
+/** A known path with another method (405). */
+export class MethodNotAllowedError extends FootfallError {
+  readonly status = 405;
 }

@@ -32,7 +32,8 @@ export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {
   if (format.format === 'text') {
     return { statusCode: status, headers: { 'content-type': 'text/plain; charset=utf-8', ...extra }, body: TEXT_BODIES[status] ?? message };
   }
-  return { statusCode: status, headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify({ error: message }) };
+  const field = known ? error.field : undefined;
+  return { statusCode: status, headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify(field ? { error: message, field } : { error: message }) };
 }
 
 function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<HttpEvent, HttpResult> {

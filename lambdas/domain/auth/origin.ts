@@ -1,0 +1,37 @@
+/** Methods that change state and so must pass the origin check (RFC 9110 §9.2.1: the others are safe). */
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface OriginCheckInput {
+  method: string;
+  /** The request's `Origin` header (RFC 6454), if any. */
+  origin: string | undefined;
+  /** The request's `Sec-Fetch-Site` header (Fetch Metadata), if any. */
+  secFetchSite: string | undefined;
+  /** Hosts (`host[:port]`, lowercase) this service answers on: the `Host` and `X-Forwarded-Host` of the request and the configured app origins. */
+  hosts: readonly string[];
+}
+
+/**
+ * The CSRF check of a request carrying the session cookie (OWASP CSRF
+ * Prevention Cheat Sheet, "Verifying Origin With Standard Headers" and
+ * "Fetch Metadata headers"): a safe method passes; otherwise `Sec-Fetch-Site`,
+ * when sent, must be `same-origin`, and `Origin`, when sent, must name one of
+ * our hosts; a request with neither header is refused, as the cheat sheet
+ * recommends (every browser sends `Origin` on a POST; curl must add it).
+ * Returns null when the request passes, else the reason.
+ */
+export function originProblem(input: OriginCheckInput): string | null {
+  if (!UNSAFE_METHODS.has(input.method.toUpperCase())) return null;
+  const site = input.secFetchSite?.trim().toLowerCase();
+  if (site && site !== 'same-origin') return `a ${site} request may not change anything`;
+  if (!input.origin) return site ? null : 'the Origin header is missing';
+  let host: string;
+  try {
+    const url = new URL(input.origin);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'the Origin is not a web origin';
+    host = url.host.toLowerCase();
+  } catch {
+    return 'the Origin header is not an origin';
+  }
+  return input.hosts.some((h) => h.toLowerCase() === host) ? null : `the Origin ${input.origin} is not this site`;
+}

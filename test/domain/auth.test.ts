@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { originProblem } from '../../lambdas/domain/auth/origin.js';
+import { cookieIsSecure, clearedSessionCookie, sessionCookie, sessionTokenOf } from '../../lambdas/domain/auth/cookie.js';
+import { SIGN_IN_LIMITS, attemptWindow, overLimit, retryAfterSeconds } from '../../lambdas/domain/auth/attempts.js';
+import { hashPassword, passwordSchema, SCRYPT_PARAMS, verifyPassword } from '../../lambdas/domain/auth/password.js';
+import { hashToken, looksLikeToken, newToken } from '../../lambdas/domain/auth/token.js';
+
+describe('origin check (CSRF, OWASP: standard headers and Fetch Metadata)', () => {
+  const hosts = ['app.example.com', 'localhost:8787'];
+  const cases: Array<[string, string | undefined, string | undefined, boolean]> = [
+    // method, Origin, Sec-Fetch-Site, passes
+    ['GET', undefined, undefined, true],
+    ['GET', 'https://evil.test', 'cross-site', true],
+    ['HEAD', 'https://evil.test', undefined, true],
+    ['POST', 'https://app.example.com', 'same-origin', true],
+    ['POST', 'http://localhost:8787', undefined, true],
+    ['DELETE', undefined, 'same-origin', true],
+    ['POST', 'https://evil.test', undefined, false],
+    ['POST', 'https://evil.test', 'cross-site', false],
+    ['POST', 'https://app.example.com', 'cross-site', false],
+    ['PUT', 'https://sub.app.example.com', 'same-site', false],
+    ['PATCH', 'https://app.example.com.evil.test', undefined, false],
+    ['POST', 'http://localhost:9999', undefined, false],
+    ['POST', 'null', undefined, false],
+    ['POST', 'file:///x', undefined, false],
+    ['POST', undefined, undefined, false],
+    ['DELETE', undefined, 'none', false],
+  ];
+  it.each(cases)('%s Origin=%s Sec-Fetch-Site=%s → passes %s', (method, origin, secFetchSite, passes) => {
+    expect(originProblem({ method, origin, secFetchSite, hosts }) === null).toBe(passes);
+  });
+});
+
+describe('session cookie', () => {
+  it('is HttpOnly, SameSite=Lax, Path=/, with Max-Age in seconds; Secure as asked', () => {
+    expect(sessionCookie('tok', 1209600, true)).toBe('ff_session=tok; Path=/; Max-Age=1209600; HttpOnly; Secure; SameSite=Lax');
+    expect(sessionCookie('tok', 10.9, false)).toBe('ff_session=tok; Path=/; Max-Age=10; HttpOnly; SameSite=Lax');
+    expect(clearedSessionCookie(true)).toBe('ff_session=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+  });
+  it.each([
+    ['always', undefined, true],
+    ['always', 'http', true],
+    ['local', undefined, false],
+    ['local', 'http', false],
+    ['local', 'https', true],
+    ['local', 'https, http', true],
+  ] as const)('Secure with %s and X-Forwarded-Proto %s: %s', (security, proto, secure) => {
+    expect(cookieIsSecure(security, proto)).toBe(secure);
+  });
+  it.each([
+    [['a=1', 'ff_session=abc'], undefined, 'abc'],
+    [undefined, 'a=1; ff_session=xyz; b=2', 'xyz'],
+    [['ff_session='], undefined, null],
+    [['ff_sessionx=abc'], 'xff_session=abc', null],
+    [undefined, undefined, null],
+  ] as const)('token from cookies %j and header %s: %s', (cookies, header, token) => {
+    expect(sessionTokenOf(cookies, header)).toBe(token);
+  });
+});
+
+describe('sign-in attempt windows', () => {
+  it('counts per scope and value in fixed windows, lowercase, hashed', () => {
+    const now = Date.UTC(2026, 10, 23, 10, 7);
+    const a = attemptWindow('email', 'Ana@Example.com', now);
+    const b = attemptWindow('email', 'ana@example.com', now + 60_000);
+    expect(a).toEqual(b);
+    expect(a.key).toMatch(/^email#[0-9a-f]{64}$/);
+    expect(a.key).not.toContain('ana');
+    expect(a.windowStart).toBe(Date.UTC(2026, 10, 23, 10, 0));
+    expect(a.expiresAt - a.windowStart).toBe(SIGN_IN_LIMITS.email.windowMs);
+    expect(attemptWindow('address', 'ana@example.com', now).key).not.toBe(a.key);
+    expect(retryAfterSeconds(a, now)).toBe(8 * 60);
+  });
+  it('the limit-th attempt passes, the next one does not', () => {
+    expect(overLimit('email', SIGN_IN_LIMITS.email.limit)).toBe(false);
+    expect(overLimit('email', SIGN_IN_LIMITS.email.limit + 1)).toBe(true);
+    expect(overLimit('address', SIGN_IN_LIMITS.address.limit + 1)).toBe(true);
+  });
+});
+
+describe('tokens', () => {
+  it('are 256 random bits, base64url, stored as SHA-256', () => {
+    const t = newToken();
+    expect(looksLikeToken(t)).toBe(true);
+    expect(Buffer.from(t, 'base64url')).toHaveLength(32);
+    expect(newToken()).not.toBe(t);
+    expect(hashToken(t)).toMatch(/^[0-9a-f]{64}$/);
+    expect(looksLikeToken(`${t}x`)).toBe(false);
+    expect(looksLikeToken('abc')).toBe(false);
+  });
+});
+
+describe('password hashing (scrypt, OWASP parameters)', () => {
+  it('uses at least N=2^17, r=8, p=1 and verifies only the right password', async () => {
+    expect(SCRYPT_PARAMS.N).toBeGreaterThanOrEqual(2 ** 17);
+    expect(SCRYPT_PARAMS.r).toBeGreaterThanOrEqual(8);
+    const hash = await hashPassword('correct horse battery');
+    expect(hash).toMatch(/^scrypt\$17\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(hash).not.toContain('correct');
+    expect(await verifyPassword('correct horse battery', hash)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
+    // A fresh salt each time.
+    expect(await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 })).not.toBe(await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 }));
+  });
+  it('never matches a malformed stored hash', async () => {
+    for (const stored of ['', 'scrypt$17$8$1$', 'bcrypt$x', 'scrypt$40$8$1$c2FsdA$a2V5']) expect(await verifyPassword('x', stored)).toBe(false);
+  });
+  it.each([
+    ['short', false],
+    ['ten chars!', true],
+    ['x'.repeat(256), true],
+    ['x'.repeat(257), false],
+  ])('accepts %s as a new password: %s', (pw, ok) => {
+    expect(passwordSchema.safeParse(pw).success).toBe(ok);
+  });
+});
