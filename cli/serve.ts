@@ -33,6 +33,7 @@ export function registerServeCommands(program: Command): void {
       if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
       else {
         ctx.print(`Footfall is running at ${service.url} (data in ${service.dataDir}${opts.app ? ', app mode' : ''})`);
+        if (opts.app) ctx.print(`  app:      ${service.url}/  (sign in with a user of \`footfall users add\`)`);
         ctx.print(`  tracker:  ${service.url}/v.js`);
         ctx.print(`  events:   POST ${service.url}/api/event`);
         ctx.print(`  health:   ${service.url}/health`);

@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import * as z from 'zod';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { startLocalService, type LocalService } from '../local/service.js';
-import { DEMO_SITE, demoKey, seedDemo } from '../local/demo/seed.js';
+import { DEMO_ACCOUNT, DEMO_SITE, demoKey, seedDemo } from '../local/demo/seed.js';
+import { ensureDemoUser, type DemoSignIn } from '../local/demo/user.js';
 import { contextOf, parseArgs } from './main.js';
 import { untilSignal } from './serve.js';
 import { ensureAppBuilt } from '../app/build.js';
@@ -21,11 +22,15 @@ function progressPrinter(tty: boolean) {
   };
 }
 
-function welcome(service: LocalService, key: string | null): string {
+function welcome(service: LocalService, key: string | null, demo: DemoSignIn): string {
   const url = service.url;
   const auth = key ? `-H "Authorization: Bearer ${key}"` : '-H "Authorization: Bearer <key>"';
+  const signIn = 'password' in demo ? [`  sign in   ${demo.email}  password ${demo.password}`] : [`  sign in   ${demo.email}: set a new password at ${demo.link}`, '            (a one-time link: the saved demo password was changed in the app)'];
   return [
     `Footfall is running at ${url} (app mode, data in ${service.dataDir})`,
+    '',
+    `  app       ${url}/`,
+    ...signIn,
     '',
     `  tracker   <script defer src="${url}/v.js" data-site="${DEMO_SITE}"></script>`,
     `  events    POST ${url}/api/event`,
@@ -64,7 +69,8 @@ export function registerStartCommand(program: Command): void {
         process.stderr.write(`Seeding the demo site ${DEMO_SITE} with ${days} days of traffic and payments (first start only)…\n`);
         await seedDemo(service, { days, visitsPerDay, onProgress: progressPrinter(process.stderr.isTTY) });
       }
-      ctx.print(welcome(service, await demoKey(service.dataDir)));
+      const demo = await ensureDemoUser(service.dynamo, service.dataDir, DEMO_ACCOUNT, service.url);
+      ctx.print(welcome(service, await demoKey(service.dataDir), demo));
       await untilSignal();
       await service.close();
     });

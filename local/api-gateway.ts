@@ -25,7 +25,9 @@ export interface HttpEventInit {
  * that call handlers directly.
  */
 export function httpApiEvent(init: HttpEventInit): HttpEvent {
-  const headers = init.headers ?? {};
+  // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie.
+  const { cookie, ...headers } = init.headers ?? {};
+  const cookies = cookie?.split(';').map((c) => c.trim()).filter(Boolean);
   const query: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(init.query ?? '')) query[k] = k in query ? `${query[k]},${v}` : v;
   const routeKey = init.routeKey ?? `${init.method} ${init.path}`;
@@ -35,6 +37,7 @@ export function httpApiEvent(init: HttpEventInit): HttpEvent {
     routeKey,
     rawPath: init.path,
     rawQueryString: init.query ?? '',
+    ...(cookies?.length ? { cookies } : {}),
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
     pathParameters: init.pathParameters,

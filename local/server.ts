@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../lambdas/handlers/http.js';
 import { localContext, sendResult, toApiGatewayEvent } from './api-gateway.js';
@@ -58,9 +58,10 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
 /**
  * The local stand-in for API Gateway: routes requests to the same Lambda
  * handlers as AWS, with the same event shape. Unknown paths get a JSON 404,
- * a known path with another method 405.
+ * a known path with another method 405; `fallback` (the app's static files)
+ * gets the requests no route matches first.
  */
-export function createLocalServer(routes: readonly Route[]): Server {
+export function createLocalServer(routes: readonly Route[], options: { fallback?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> } = {}): Server {
   const compiled = routes.map((route) => ({ ...route, regex: compile(route.path) }));
   return createServer(async (req, res) => {
     try {
@@ -68,6 +69,8 @@ export function createLocalServer(routes: readonly Route[]): Server {
       const matches = compiled.map((r) => ({ route: r, match: r.regex.exec(path) })).filter((m) => m.match);
       const hit = matches.find((m) => m.route.methods.includes(req.method ?? 'GET'));
       if (!hit) {
+        // The app's static files (app mode), as CloudFront serves them in AWS.
+        if (matches.length === 0 && options.fallback && (await options.fallback(req, res))) return;
         req.resume();
         const status = matches.length > 0 ? 405 : 404;
         sendResult(res, {

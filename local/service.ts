@@ -18,6 +18,11 @@ import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { buildTrackerSync } from '../tracker/build.js';
+import { createAppHandler } from '../lambdas/handlers/app.js';
+import { dynamoAuthDeps, dynamoSettingsDeps } from '../lambdas/adapters/dynamo/app-deps.js';
+import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
+import { APP_DIST } from '../app/build.js';
+import { staticAppHandler } from './static-app.js';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { createLocalServer, type Route } from './server.js';
 import { archivePoller, sessionizePoller } from './consumers.js';
@@ -35,8 +40,10 @@ export interface LocalServiceOptions {
   dataDir: string;
   port: number;
   host?: string;
-  /** App mode (spec §1): serve `/api/v1` and `/mcp`. Without it they answer 404. */
+  /** App mode (spec §1): serve `/api/v1`, `/mcp`, `/api/app` and the app's files. Without it they answer 404. */
   app: boolean;
+  /** The built app to serve in app mode. @default app/dist */
+  appDist?: string;
   clock?: () => number;
   /** How often the local stream is handed to the sessionizer, ms; 0 leaves it to `sessionize()`. */
   sessionizeIntervalMs?: number;
@@ -115,8 +122,17 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
     routes.push({ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'mcp' });
+    routes.push({
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      path: '/api/app/{proxy+}',
+      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, clock), cookieSecurity: 'local' }),
+      functionName: 'app',
+    });
   }
-  const server = createLocalServer(routes);
+  // What DynamoDB's TTL deletes in AWS (sessions, one-time links, sign-in counters), swept here every minute.
+  const sweep = setInterval(() => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)), 60_000);
+  sweep.unref();
+  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolveListen());
@@ -131,6 +147,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     scheduled: () => scheduled(),
     close: async () => {
       clearInterval(schedule);
+      clearInterval(sweep);
       await sessionizer.stop();
       await archiver.close();
       await new Promise<void>((r) => server.close(() => r()));

@@ -2,6 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
+import { sessionTokenOf } from '../domain/auth/cookie.js';
 import { breakdownParams, dimensionParam, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
 import { breakdown, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -12,6 +13,8 @@ export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry 
   /** A report store per request, so that its read cost is one report's. */
   store(): ReportDeps['store'];
   keys: { authenticate(key: string, now: Date): Promise<string | null> };
+  /** The account of an app session cookie (`ff_session`), or null (docs/app.md); without it only keys are taken. */
+  sessions?: { accountOf(token: string): Promise<string | null> };
 }
 
 /** Parses query parameters with a schema; a failure is a 400 naming the parameter (spec §7). */
@@ -30,6 +33,9 @@ const REJECTIONS: Readonly<Record<AuthorizationHeader['kind'], { message: string
   key: { message: 'the API key is not valid (unknown or revoked)', tokenSent: true },
 };
 
+/** A session cookie that no longer works: signed out, expired, or its user removed. */
+const SESSION_ENDED = 'the session has ended: sign in again, or send "Authorization: Bearer <API key>"';
+
 const rejection = (kind: AuthorizationHeader['kind']) => new UnauthorizedError(REJECTIONS[kind].message, REJECTIONS[kind].tokenSent);
 
 /**
@@ -43,6 +49,20 @@ export async function authenticate(keys: ReportHandlerDeps['keys'], authorizatio
   if (parsed.kind !== 'key') throw rejection(parsed.kind);
   const account = await keys.authenticate(parsed.key, new Date(now));
   if (!account) throw rejection('key');
+  return account;
+}
+
+/**
+ * The account a report request reads: its bearer key's when an
+ * `Authorization` header is sent (spec §5), else its app session's when the
+ * `ff_session` cookie is (the app reads through this same API, docs/app.md).
+ * @throws UnauthorizedError (401)
+ */
+async function accountOf(deps: ReportHandlerDeps, event: HttpEvent): Promise<string> {
+  const token = deps.sessions && !event.headers?.authorization?.trim() ? sessionTokenOf(event.cookies, event.headers?.cookie) : null;
+  if (!token || !deps.sessions) return authenticate(deps.keys, event.headers?.authorization, deps.clock());
+  const account = await deps.sessions.accountOf(token);
+  if (!account) throw new UnauthorizedError(SESSION_ENDED);
   return account;
 }
 
@@ -101,7 +121,7 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
       const path = event.rawPath;
       if (event.requestContext.http.method !== 'GET') throw new NotFoundError('not found');
       if (/^\/api\/v1\/openapi\.json$/.test(path)) return json(200, openApiDocument());
-      const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());
+      const account = await accountOf(deps, event);
       const query = (event.queryStringParameters ?? {}) as Record<string, string | undefined>;
       for (const route of ROUTES) {
         const match = route.pattern.exec(path);

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -140,6 +140,11 @@ export class DynamoConfigStore implements SiteDirectory {
     await this.conn.doc.send(
       new PutCommand({ TableName: this.conn.table, Item: { ...providerKey(domain, provider), type: 'PROVIDER', secret, connected: now.toISOString() } }),
     );
+  }
+
+  /** Forgets a provider's secret for a site: its webhooks are refused from the next one. */
+  async disconnectProvider(domain: string, provider: string): Promise<void> {
+    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: providerKey(domain, provider) }));
   }
 
   /** The webhook secret of a provider for a site, or null when it is not connected. */

@@ -4,6 +4,9 @@ import { DynamoReportStore } from './report-store.js';
 import { DynamoKeyStore } from './key-store.js';
 import { DynamoFxStore, FxRates } from './fx-store.js';
 import { usdRateOf } from '../../domain/payments/fx.js';
+import { DynamoUserStore } from './user-store.js';
+import { DynamoSessionStore } from './session-store.js';
+import { sessionOf } from '../../services/auth.js';
 import type { ReportHandlerDeps } from '../../handlers/report.js';
 
 /**
@@ -12,10 +15,13 @@ import type { ReportHandlerDeps } from '../../handlers/report.js';
  */
 export function dynamoReportDeps(conn: DynamoConnection, clock: () => number = Date.now): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
   const fx = new FxRates(new DynamoFxStore(conn));
+  // Only what a session check reads (no payments or settings code in the report bundle).
+  const auth = { users: new DynamoUserStore(conn), sessions: new DynamoSessionStore(conn), clock };
   return {
     sites: new DynamoConfigStore(conn),
     store: () => new DynamoReportStore(conn),
     keys: new DynamoKeyStore(conn),
+    sessions: { accountOf: async (token) => (await sessionOf(auth, token))?.user.account ?? null },
     rates: async () => usdRateOf(await fx.table()),
     clock,
   };

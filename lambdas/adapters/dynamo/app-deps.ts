@@ -1,0 +1,33 @@
+import type { DynamoConnection } from './client.js';
+import { DynamoConfigStore } from './config-store.js';
+import { DynamoKeyStore } from './key-store.js';
+import { DynamoUserStore } from './user-store.js';
+import { DynamoSessionStore } from './session-store.js';
+import { DynamoAttemptStore } from './attempt-store.js';
+import { DynamoWebhookLogStore } from './webhook-log-store.js';
+import { DynamoSiteActivity } from './site-activity.js';
+import { dynamoPaymentDeps } from './payment-deps.js';
+import { recreditSite } from '../../services/payments.js';
+import type { AuthDeps } from '../../services/auth.js';
+import type { SettingsDeps } from '../../services/account-settings.js';
+
+/** Sign-in and sessions on the single table. */
+export function dynamoAuthDeps(conn: DynamoConnection, clock: () => number = Date.now): AuthDeps {
+  return { users: new DynamoUserStore(conn), sessions: new DynamoSessionStore(conn), attempts: new DynamoAttemptStore(conn), clock };
+}
+
+/** Account settings on the single table; webhook secrets through the config store (the secret seam of `SettingsDeps.providers`). */
+export function dynamoSettingsDeps(conn: DynamoConnection, clock: () => number = Date.now): SettingsDeps {
+  const config = new DynamoConfigStore(conn);
+  const payments = dynamoPaymentDeps(conn, clock);
+  return {
+    sites: config,
+    activity: new DynamoSiteActivity(conn),
+    providers: config,
+    webhooks: new DynamoWebhookLogStore(conn),
+    keys: new DynamoKeyStore(conn),
+    users: new DynamoUserStore(conn),
+    recredit: (site) => recreditSite(payments, site),
+    clock,
+  };
+}

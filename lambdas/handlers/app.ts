@@ -1,0 +1,270 @@
+import * as z from 'zod';
+import { BadParameterError, FieldError, ForbiddenError, MethodNotAllowedError, NotFoundError } from '../domain/errors.js';
+import { clearedSessionCookie, cookieIsSecure, sessionCookie, sessionTokenOf, type CookieSecurity } from '../domain/auth/cookie.js';
+import { originProblem } from '../domain/auth/origin.js';
+import { PASSWORD_MAX } from '../domain/auth/password.js';
+import { acceptInvite, changePassword, invitePath, inviteInfo, sessionOf, signIn, signOut, type AuthDeps, type NewSession, type SignedIn } from '../services/auth.js';
+import {
+  addSite,
+  addSiteBody,
+  connectBody,
+  connectProvider,
+  createKey,
+  createKeyBody,
+  disconnectProvider,
+  inviteBody,
+  inviteUser,
+  listAppSites,
+  listKeys,
+  listProviders,
+  listUsers,
+  providerParam,
+  removeUser,
+  revokeKey,
+  updateSite,
+  updateSiteBody,
+  type SettingsDeps,
+} from '../services/account-settings.js';
+import type { User } from '../adapters/dynamo/user-store.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { bodyText, httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
+
+export interface AppHandlerDeps extends Telemetry {
+  auth: AuthDeps;
+  settings: SettingsDeps;
+  /** `always` in AWS (HTTPS); `local` on the local server (see `cookieIsSecure`). */
+  cookieSecurity: CookieSecurity;
+  /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
+  publicUrl?: string;
+}
+
+/** Bodies of app requests are small forms; anything larger is refused before parsing. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+interface Request {
+  event: HttpEvent;
+  params: string[];
+  body: unknown;
+  signedIn: SignedIn | null;
+  baseUrl: string;
+}
+
+/** What a route answers: a status, a JSON body, and a new session to set or `clear` to end it. */
+interface Reply {
+  status: number;
+  body?: unknown;
+  session?: NewSession | 'clear';
+}
+
+interface AppRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  pattern: RegExp;
+  /** Needs a signed-in user (401 otherwise). */
+  session: boolean;
+  body?: z.ZodType;
+  run(deps: AppHandlerDeps, req: Request): Promise<Reply>;
+}
+
+const me = (user: User) => ({ user: { email: user.email, created: user.created }, account: { id: user.account, name: user.account } });
+const ok = (body: unknown, status = 200): Reply => ({ status, body });
+const noContent: Reply = { status: 204 };
+/** The signed-in user of a route with `session: true` (the router has checked it). */
+const who = (req: Request) => req.signedIn as SignedIn;
+const account = (req: Request) => who(req).user.account;
+
+const signInBody = z.object({
+  email: z.string('Enter your email address.').trim().min(1, 'Enter your email address.').max(254, 'At most 254 characters.'),
+  password: z.string('Enter your password.').min(1, 'Enter your password.').max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters.`),
+});
+const passwordBody = z.object({
+  current_password: z.string('Enter your current password.').min(1, 'Enter your current password.').max(PASSWORD_MAX),
+  new_password: z.string('Enter a new password.'),
+});
+const acceptBody = z.object({ password: z.string('Enter a password.') });
+
+/** Every `/api/app/*` endpoint (docs/app.md), matched on the raw path; path parameters are percent-decoded. */
+const ROUTES: readonly AppRoute[] = [
+  { method: 'GET', pattern: /^\/api\/app\/me$/, session: true, run: async (_d, req) => ok(me(who(req).user)) },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sign-in$/,
+    session: false,
+    body: signInBody,
+    run: async (d, req) => {
+      const { user, session } = await signIn(d.auth, req.body as z.infer<typeof signInBody>, clientAddress(req.event));
+      return { status: 200, body: me(user), session };
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sign-out$/,
+    session: false,
+    run: async (d, req) => {
+      if (req.signedIn) await signOut(d.auth, req.signedIn);
+      return { status: 204, session: 'clear' };
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/password$/,
+    session: true,
+    body: passwordBody,
+    run: async (d, req) => ({ status: 204, session: await changePassword(d.auth, who(req), req.body as z.infer<typeof passwordBody>) }),
+  },
+  { method: 'GET', pattern: /^\/api\/app\/sites$/, session: true, run: async (d, req) => ok(await listAppSites(d.settings, account(req))) },
+  { method: 'POST', pattern: /^\/api\/app\/sites$/, session: true, body: addSiteBody, run: async (d, req) => ok(await addSite(d.settings, account(req), req.body as z.infer<typeof addSiteBody>), 201) },
+  {
+    method: 'PATCH',
+    pattern: /^\/api\/app\/sites\/([^/]+)$/,
+    session: true,
+    body: updateSiteBody,
+    run: async (d, req) => ok(await updateSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof updateSiteBody>)),
+  },
+  { method: 'GET', pattern: /^\/api\/app\/sites\/([^/]+)\/providers$/, session: true, run: async (d, req) => ok(await listProviders(d.settings, account(req), req.params[0]!, req.baseUrl)) },
+  {
+    method: 'PUT',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
+    session: true,
+    body: connectBody,
+    run: async (d, req) => ok(await connectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1]), (req.body as z.infer<typeof connectBody>).webhook_secret, req.baseUrl)),
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
+    session: true,
+    run: async (d, req) => (await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])), noContent),
+  },
+  { method: 'GET', pattern: /^\/api\/app\/keys$/, session: true, run: async (d, req) => ok(await listKeys(d.settings, account(req))) },
+  { method: 'POST', pattern: /^\/api\/app\/keys$/, session: true, body: createKeyBody, run: async (d, req) => ok(await createKey(d.settings, account(req), (req.body as z.infer<typeof createKeyBody>).name), 201) },
+  { method: 'DELETE', pattern: /^\/api\/app\/keys\/([^/]+)$/, session: true, run: async (d, req) => (await revokeKey(d.settings, account(req), req.params[0]!), noContent) },
+  { method: 'GET', pattern: /^\/api\/app\/users$/, session: true, run: async (d, req) => ok(await listUsers(d.settings, account(req))) },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/users$/,
+    session: true,
+    body: inviteBody,
+    run: async (d, req) => {
+      const { email, token } = await inviteUser(d.settings, account(req), (req.body as z.infer<typeof inviteBody>).email);
+      return ok({ email, invite_url: `${req.baseUrl}${invitePath(token)}` }, 201);
+    },
+  },
+  { method: 'DELETE', pattern: /^\/api\/app\/users\/([^/]+)$/, session: true, run: async (d, req) => (await removeUser(d.settings, account(req), who(req).user.email, req.params[0]!), noContent) },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/invites\/([^/]+)$/,
+    session: false,
+    run: async (d, req) => {
+      const invite = await inviteInfo(d.auth, req.params[0]!);
+      return ok({ email: invite.email, account: { id: invite.account, name: invite.account } });
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/invites\/([^/]+)$/,
+    session: false,
+    body: acceptBody,
+    run: async (d, req) => {
+      const { user, session } = await acceptInvite(d.auth, req.params[0]!, (req.body as z.infer<typeof acceptBody>).password);
+      return { status: 200, body: me(user), session };
+    },
+  },
+];
+
+function provider(value: string | undefined) {
+  const parsed = providerParam.safeParse(value);
+  if (!parsed.success) throw new NotFoundError(`unknown provider ${value ?? ''}`);
+  return parsed.data;
+}
+
+const decode = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new BadParameterError('path', 'is not valid percent-encoding');
+  }
+};
+
+/**
+ * The client's address, for the per-address sign-in limit: CloudFront's
+ * `CloudFront-Viewer-Address` (`ip:port`) when the request came through the
+ * distribution, else API Gateway's source IP (the local server's peer).
+ */
+export function clientAddress(event: HttpEvent): string {
+  const viewer = event.headers?.['cloudfront-viewer-address'];
+  if (viewer) return viewer.replace(/:\d+$/, '');
+  return event.requestContext.http.sourceIp;
+}
+
+/** Hosts the request may come from (the CSRF check) and the base URL of links and webhook URLs. */
+function hostsOf(deps: AppHandlerDeps, event: HttpEvent): { hosts: string[]; baseUrl: string } {
+  const h = event.headers ?? {};
+  const forwarded = h['x-forwarded-host']?.split(',')[0]?.trim();
+  const hosts = [h.host, forwarded].filter((x): x is string => !!x);
+  if (deps.publicUrl) {
+    const url = new URL(deps.publicUrl);
+    return { hosts: [...hosts, url.host], baseUrl: url.origin };
+  }
+  const secure = deps.cookieSecurity === 'always' || h['x-forwarded-proto'] === 'https';
+  return { hosts, baseUrl: `${secure ? 'https' : 'http'}://${forwarded ?? h.host ?? 'localhost'}` };
+}
+
+function parseBody(schema: z.ZodType, event: HttpEvent): unknown {
+  const text = bodyText(event) ?? '';
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new BadParameterError('body', `is larger than ${MAX_BODY_BYTES} bytes`);
+  let json: unknown;
+  try {
+    json = text.trim() ? JSON.parse(text) : {};
+  } catch {
+    throw new BadParameterError('body', 'must be a JSON object');
+  }
+  const result = schema.safeParse(json);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.length ? String(issue.path[0]) : 'body';
+  throw new FieldError(field, issue?.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : (issue?.message ?? 'not valid'));
+}
+
+/**
+ * The app's endpoints (`/api/app/*`, docs/app.md): sign-in, sessions and
+ * account settings, authenticated by the `ff_session` cookie. Every write
+ * passes the origin check first (403), then the session (401), then its body
+ * (400 `{error, field}`); answers are JSON and never cached.
+ */
+export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
+  const { logger } = deps;
+  return httpHandler(
+    async (event: HttpEvent): Promise<HttpResult> => {
+      const method = event.requestContext.http.method.toUpperCase();
+      const path = event.rawPath.replace(/\/+$/, '');
+      const matching = ROUTES.filter((r) => r.pattern.test(path));
+      const route = matching.find((r) => r.method === method);
+      if (!route) throw matching.length > 0 ? new MethodNotAllowedError('method not allowed') : new NotFoundError('not found');
+      const { hosts, baseUrl } = hostsOf(deps, event);
+      const problem = originProblem({ method, origin: event.headers?.origin, secFetchSite: event.headers?.['sec-fetch-site'], hosts });
+      if (problem) throw new ForbiddenError(`Refused: ${problem}.`);
+      const secure = cookieIsSecure(deps.cookieSecurity, event.headers?.['x-forwarded-proto']);
+      const token = sessionTokenOf(event.cookies, event.headers?.cookie);
+      const signedIn = token ? await sessionOf(deps.auth, token) : null;
+      if (route.session && !signedIn) {
+        return withCookie(errorJson(401, 'Sign in first.'), token ? clearedSessionCookie(secure) : undefined);
+      }
+      const body = route.body ? parseBody(route.body, event) : undefined;
+      const reply = await route.run(deps, { event, params: (route.pattern.exec(path) ?? []).slice(1).map(decode), body, signedIn, baseUrl });
+      const cookie = reply.session === 'clear' ? clearedSessionCookie(secure) : reply.session ? sessionCookie(reply.session.token, (reply.session.expires - deps.auth.clock()) / 1000, secure) : undefined;
+      const result: HttpResult =
+        reply.status === 204
+          ? { statusCode: 204, headers: { 'cache-control': 'no-store' } }
+          : { statusCode: reply.status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(reply.body) };
+      return withCookie(result, cookie);
+    },
+    { logger, errors: { format: 'json', unexpectedStatus: 503 } },
+  );
+}
+
+function errorJson(status: number, error: string): HttpResult {
+  return { statusCode: status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify({ error }) };
+}
+
+function withCookie(result: HttpResult, cookie: string | undefined): HttpResult {
+  return cookie ? { ...result, cookies: [cookie] } : result;
+}

@@ -1,0 +1,243 @@
+import * as z from 'zod';
+import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { ATTRIBUTION_MODELS, domainSchema, isValidTimezone, siteConfigSchema, type SiteConfig, type SiteSettings } from '../domain/site.js';
+import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
+import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
+import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
+import type { Member, User } from '../adapters/dynamo/user-store.js';
+import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
+
+/** The last webhook a provider sent for a site, and what became of it (`docs/app.md`). */
+export interface WebhookStatus {
+  ts: string;
+  status: number;
+  result: string;
+}
+
+/** What account settings need: the stores behind each section (DynamoDB in AWS and locally). */
+export interface SettingsDeps {
+  sites: {
+    getSite(domain: string): Promise<SiteConfig | null>;
+    listSites(): Promise<SiteConfig[]>;
+    addSite(site: SiteConfig): Promise<SiteConfig>;
+    updateSite(domain: string, changes: SiteSettings): Promise<SiteConfig>;
+  };
+  /** The last local day (`YYYY-MM-DD`, the site's timezone) with a visit, or null. */
+  activity: { lastDay(domain: string): Promise<string | null> };
+  /**
+   * Where webhook signing secrets go: the config store today. The one seam for
+   * a secret store (`docs/app.md`): connect, disconnect and list never return a secret.
+   */
+  providers: {
+    connectProvider(domain: string, provider: Provider, secret: string, now: Date): Promise<void>;
+    disconnectProvider(domain: string, provider: Provider): Promise<void>;
+    listProviders(domain: string): Promise<Array<{ provider: string; connected: string }>>;
+  };
+  webhooks: { lastWebhooks(domain: string): Promise<Partial<Record<Provider, WebhookStatus>>> };
+  keys: {
+    create(account: string, name: string | null, now: Date): Promise<ApiKeyInfo & { key: string }>;
+    list(): Promise<ApiKeyInfo[]>;
+    revoke(id: string, now: Date): Promise<ApiKeyInfo>;
+  };
+  users: AuthDeps['users'] & {
+    add(email: string, account: string, now: Date): Promise<User>;
+    remove(user: Pick<User, 'email' | 'account'>): Promise<void>;
+  };
+  /** Credits every payment of a site again (a new attribution model or lookback window). */
+  recredit(site: SiteConfig): Promise<number>;
+  clock: () => number;
+}
+
+// ---- Sites --------------------------------------------------------------------
+
+/** A site as account settings show it (`GET /api/app/sites`). */
+export interface AppSite {
+  domain: string;
+  timezone: string;
+  attribution: SiteConfig['attribution'];
+  lookback_days: number;
+  created: string;
+  /** The last local day with a visit, and its start as an RFC 3339 time; null before the first event is sessionized. */
+  last_event_day: string | null;
+  last_event_ts: string | null;
+}
+
+const timezone = z.string().trim().refine(isValidTimezone, 'Choose an IANA timezone such as Europe/Berlin.');
+
+export const addSiteBody = z.object({ domain: domainSchema, timezone });
+export const updateSiteBody = z
+  .object({
+    timezone,
+    attribution: z.enum(ATTRIBUTION_MODELS, 'Choose last_non_direct, last_touch or first_touch.'),
+    lookback_days: z.number('Enter a number of days.').int('Enter whole days.').min(1, 'At least 1 day.').max(365, 'At most 365 days.'),
+  })
+  .partial()
+  .strict();
+
+/** Start of local day `day` in `tz`, RFC 3339 UTC (the zone's offset at that day's noon, so DST days come out right). */
+function dayStartIso(day: string, tz: string): string {
+  const noon = new Date(`${day}T12:00:00Z`);
+  const local = new Date(noon.toLocaleString('en-US', { timeZone: tz }));
+  const utc = new Date(noon.toLocaleString('en-US', { timeZone: 'UTC' }));
+  return new Date(Date.parse(`${day}T00:00:00Z`) - (local.getTime() - utc.getTime())).toISOString();
+}
+
+async function appSite(deps: Pick<SettingsDeps, 'activity'>, site: SiteConfig): Promise<AppSite> {
+  const day = await deps.activity.lastDay(site.domain);
+  return {
+    domain: site.domain,
+    timezone: site.timezone,
+    attribution: site.attribution,
+    lookback_days: site.lookback_days,
+    created: site.created,
+    last_event_day: day,
+    last_event_ts: day ? dayStartIso(day, site.timezone) : null,
+  };
+}
+
+/** The site of `domain` if the account owns it; another account's site is as unknown as none (404). */
+export async function ownSite(deps: Pick<SettingsDeps, 'sites'>, account: string, domain: string): Promise<SiteConfig> {
+  const site = await deps.sites.getSite(domain.toLowerCase());
+  if (!site || site.account !== account) throw new NotFoundError(`no site ${domain}`);
+  return site;
+}
+
+export async function listAppSites(deps: Pick<SettingsDeps, 'sites' | 'activity'>, account: string): Promise<{ sites: AppSite[] }> {
+  const sites = (await deps.sites.listSites()).filter((s) => s.account === account);
+  return { sites: await Promise.all(sites.map((s) => appSite(deps, s))) };
+}
+
+/** Adds a site to the account. @throws ConflictError (409, field `domain`) when the domain is tracked already, by any account */
+export async function addSite(deps: Pick<SettingsDeps, 'sites' | 'activity' | 'clock'>, account: string, body: z.infer<typeof addSiteBody>): Promise<AppSite> {
+  const site = siteConfigSchema.parse({ domain: body.domain, timezone: body.timezone, account, created: new Date(deps.clock()).toISOString() });
+  if (await deps.sites.getSite(site.domain)) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+  try {
+    return await appSite(deps, await deps.sites.addSite(site));
+  } catch (error) {
+    if (error instanceof AlreadyExistsError) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+    throw error;
+  }
+}
+
+/** Changes a site's timezone, attribution model or lookback window; a new model or window credits its payments again. */
+export async function updateSite(deps: SettingsDeps, account: string, domain: string, changes: z.infer<typeof updateSiteBody>): Promise<AppSite> {
+  await ownSite(deps, account, domain);
+  const updated = await deps.sites.updateSite(domain.toLowerCase(), changes);
+  if (changes.attribution !== undefined || changes.lookback_days !== undefined) await deps.recredit(updated);
+  return appSite(deps, updated);
+}
+
+// ---- Payment providers ---------------------------------------------------------
+
+/** A provider as the site's settings show it; never the secret. */
+export interface ProviderView {
+  provider: Provider;
+  connected: boolean;
+  webhook_url: string;
+  connected_at: string | null;
+  last_webhook: WebhookStatus | null;
+}
+
+export const connectBody = z.object({
+  webhook_secret: z.string('Paste the signing secret.').trim().min(8, 'A signing secret has at least 8 characters.').max(512, 'A signing secret has at most 512 characters.'),
+});
+
+export const providerParam = z.enum(PROVIDERS);
+
+/** The path providers post a site's webhooks to (`POST /api/webhooks/{provider}/{domain}`). */
+export const webhookPath = (provider: Provider, domain: string) => `/api/webhooks/${provider}/${domain}`;
+
+/** The four providers of a site, connected or not, with the webhook URL on `baseUrl` and the last webhook received. */
+export async function listProviders(deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks'>, account: string, domain: string, baseUrl: string): Promise<{ providers: ProviderView[] }> {
+  const site = await ownSite(deps, account, domain);
+  const [connected, last] = await Promise.all([deps.providers.listProviders(site.domain), deps.webhooks.lastWebhooks(site.domain)]);
+  const when = new Map(connected.map((c) => [c.provider, c.connected]));
+  return {
+    providers: PROVIDERS.map((p) => ({
+      provider: p,
+      connected: when.has(p),
+      webhook_url: `${baseUrl}${webhookPath(p, site.domain)}`,
+      connected_at: when.get(p) ?? null,
+      last_webhook: last[p] ?? null,
+    })),
+  };
+}
+
+/** Stores (or replaces) a provider's signing secret for the site. */
+export async function connectProvider(deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks' | 'clock'>, account: string, domain: string, provider: Provider, secret: string, baseUrl: string): Promise<ProviderView> {
+  const site = await ownSite(deps, account, domain);
+  await deps.providers.connectProvider(site.domain, provider, secret, new Date(deps.clock()));
+  const { providers } = await listProviders(deps, account, domain, baseUrl);
+  return providers.find((p) => p.provider === provider)!;
+}
+
+/** Forgets a provider's secret: its webhooks are refused (404) from the next one. */
+export async function disconnectProvider(deps: Pick<SettingsDeps, 'sites' | 'providers'>, account: string, domain: string, provider: Provider): Promise<void> {
+  const site = await ownSite(deps, account, domain);
+  await deps.providers.disconnectProvider(site.domain, provider);
+}
+
+// ---- API keys ----------------------------------------------------------------------
+
+export interface KeyView {
+  id: string;
+  name: string;
+  created: string;
+  last_used: string | null;
+}
+
+export const createKeyBody = z.object({ name: z.string('Give the key a name.').trim().min(1, 'Give the key a name.').max(100, 'At most 100 characters.') });
+
+const keyView = (k: ApiKeyInfo): KeyView => ({ id: k.id, name: k.name ?? '', created: k.created, last_used: k.last_used });
+
+/** The account's keys that still work, newest first. */
+export async function listKeys(deps: Pick<SettingsDeps, 'keys'>, account: string): Promise<{ keys: KeyView[] }> {
+  const keys = (await deps.keys.list()).filter((k) => k.account === account && !k.revoked);
+  keys.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
+  return { keys: keys.map(keyView) };
+}
+
+/** Creates a key for the account; the answer is the only time the key exists in clear (spec §5). */
+export async function createKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, account: string, name: string): Promise<KeyView & { key: string }> {
+  const created = await deps.keys.create(account, name, new Date(deps.clock()));
+  return { ...keyView(created), key: created.key };
+}
+
+/** Revokes one of the account's keys: its next request gets 401. Another account's key is as unknown as none (404). */
+export async function revokeKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, account: string, id: string): Promise<void> {
+  const key = (await deps.keys.list()).find((k) => k.id === id);
+  if (!key || key.account !== account || key.revoked) throw new NotFoundError(`no API key ${id}`);
+  await deps.keys.revoke(id, new Date(deps.clock()));
+}
+
+// ---- Users -----------------------------------------------------------------------------
+
+export const emailSchema = z.email('Enter an email address such as ana@example.com.').max(254, 'At most 254 characters.').transform(normalizeEmail);
+export const inviteBody = z.object({ email: z.string('Enter an email address.').trim().pipe(emailSchema) });
+
+/** The account's users, active (password set) or invited. */
+export async function listUsers(deps: Pick<SettingsDeps, 'users'>, account: string): Promise<{ users: Member[] }> {
+  return { users: await deps.users.members(account) };
+}
+
+/**
+ * Adds a user to the account and makes their one-time set-password link
+ * (shown to the inviter, who sends it: Footfall sends no email).
+ * @throws ConflictError (409, field `email`) when the email has a user already
+ */
+export async function inviteUser(deps: Pick<SettingsDeps, 'users' | 'clock'>, account: string, email: string): Promise<{ email: string; token: string }> {
+  const user = await deps.users.add(email, account, new Date(deps.clock()));
+  return { email: user.email, token: await createInvite(deps, user) };
+}
+
+/**
+ * Removes a user of the account: their sessions fail from the next request.
+ * @throws ForbiddenError (403) for oneself, NotFoundError (404) for a user of another account
+ */
+export async function removeUser(deps: Pick<SettingsDeps, 'users'>, account: string, self: string, email: string): Promise<void> {
+  const target = normalizeEmail(email);
+  if (target === self) throw new ForbiddenError('You cannot remove yourself; ask another user of the account.');
+  const user = await deps.users.get(target);
+  if (!user || user.account !== account) throw new NotFoundError(`no user ${target}`);
+  await deps.users.remove(user);
+}
