@@ -1,5 +1,6 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { ensureAppBuilt } from '../app/build.js';
 import { readConfig } from '../lib/config.js';
 import { FootfallStack } from '../lib/footfall-stack.js';
 
@@ -11,8 +12,11 @@ import { FootfallStack } from '../lib/footfall-stack.js';
  * fails `cdk synth` and `cdk deploy`.
  */
 const app = new App();
+const config = readConfig(app);
+// App mode uploads app/dist: build it first when the sources changed (a no-op otherwise).
+if (config.app) await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
 new FootfallStack(app, 'Footfall', {
-  config: readConfig(app),
+  config,
   description: 'Footfall: self-hosted web analytics and revenue attribution',
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -8,6 +8,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
+import { AppDistribution } from './app-distribution.js';
 import { EventArchive } from './archive.js';
 import type { FootfallConfig } from './config.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
@@ -43,6 +44,9 @@ export class FootfallStack extends Stack {
   readonly http: FootfallHttpApi;
   readonly functions: Record<string, FootfallFunction> = {};
   private countryLayer?: { layer: lambda.LayerVersion; path: string };
+  /** App mode only: the dashboard's CloudFront distribution and bucket. */
+  readonly app: AppDistribution | undefined;
+  private readonly functionUrls: Record<string, lambda.FunctionUrl> = {};
 
   constructor(scope: Construct, id: string, props: FootfallStackProps) {
     super(scope, id, props);
@@ -103,6 +107,8 @@ export class FootfallStack extends Stack {
 
     this.addAlarms();
 
+    if (config.app) this.app = new AppDistribution(this, 'App', { api: this.http.api, mcpUrl: this.functionUrls.mcp, accessLogs });
+
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TrackingUrl', {
       value: `${this.http.url}v.js`,
@@ -141,6 +147,7 @@ export class FootfallStack extends Stack {
     }
     if (spec.url) {
       const url = fn.addPublicUrl();
+      this.functionUrls[fnName] = url;
       new CfnOutput(this, spec.url.output, {
         value: spec.url.path ? Fn.join('', [url.url, spec.url.path]) : url.url,
         description: `${fnName}: public function URL`,

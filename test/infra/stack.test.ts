@@ -9,6 +9,7 @@ import { ARCHIVE_PARTITION_KEYS, archiveDt, glueColumns } from '../../lambdas/do
 import { FIREHOSE_PREFIX, PARTITION_QUERIES } from '../../lib/archive.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from '../../lib/functions.js';
 import { ACCESS_LOG_FIELDS } from '../../lib/http-api.js';
+import { ensureAppBuilt } from '../../app/build.js';
 import { NAMED_QUERIES } from '../../sql/named-queries.js';
 import { buildTrackerSync } from '../../tracker/build.js';
 import { acknowledgments, synth, type Synthesized } from './synth.js';
@@ -448,7 +449,8 @@ describe('app mode and the registry plumbing', () => {
   };
   let off: Synthesized;
   let on: Synthesized;
-  beforeAll(() => {
+  beforeAll(async () => {
+    await ensureAppBuilt();
     off = synth({ functions: registry, config: { app: false }, bundle: false });
     on = synth({ functions: registry, config: { app: true }, bundle: false });
   });
@@ -468,7 +470,8 @@ describe('app mode and the registry plumbing', () => {
   });
 
   it('with app=true adds the app-only routes and a public function URL with its output', () => {
-    expect(Object.keys(resourcesOf(on, 'AWS::Lambda::Function'))).toHaveLength(4);
+    // Besides the CDK's BucketDeployment provider of the app's files (test/infra/app-distribution.test.ts).
+    expect(Object.keys(resourcesOf(on, 'AWS::Lambda::Function')).filter((id) => !id.startsWith('CustomCDKBucketDeployment'))).toHaveLength(4);
     on.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /api/v1/{proxy+}' });
     const url = only(resourcesOf(on, 'AWS::Lambda::Url'));
     expect(url.Properties).toMatchObject({ AuthType: 'NONE', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^mcpish/), 'Arn'] } });
