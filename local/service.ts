@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
@@ -76,6 +77,40 @@ export async function openLocalStore(dataDir: string, role: 'serve' | 'cli'): Pr
   return { dynamo, db };
 }
 
+/** Why a listen failed, for the one-line message of `PortUnavailableError`. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'is already in use',
+  EACCES: 'needs privileges this user does not have',
+  EADDRNOTAVAIL: 'is on an address this machine does not have',
+};
+
+/** The port of `serve`/`start` cannot be listened on (in use, privileged, no such address). */
+export class PortUnavailableError extends Error {
+  constructor(
+    readonly port: number,
+    readonly host: string,
+    readonly code: string,
+  ) {
+    super(
+      `port ${port} on ${host} ${LISTEN_FAILURES[code] ?? `cannot be listened on (${code})`}: ` +
+        'stop what listens there, or choose another port with --port <n> or the PORT environment variable',
+    );
+  }
+}
+
+/**
+ * Listens on `host:port`.
+ * @throws PortUnavailableError for the errors of `LISTEN_FAILURES`, else the listen error itself
+ */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolveListen, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code && error.code in LISTEN_FAILURES ? new PortUnavailableError(port, host, error.code) : error),
+    );
+    server.listen(port, host, () => resolveListen());
+  });
+}
+
 /**
  * Starts the whole service in this process on loopback, with the same
  * handlers as in AWS (DESIGN.md "Local mode").
@@ -105,6 +140,31 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
     { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
   ];
+  if (options.app) {
+    routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
+    // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
+    routes.push({ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'mcp' });
+    routes.push({
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      path: '/api/app/{proxy+}',
+      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, clock), cookieSecurity: 'local' }),
+      functionName: 'app',
+    });
+  }
+  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined });
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await listen(server, options.port, host);
+  } catch (error) {
+    // Release what is open so the process can exit instead of hanging on dynalite and the stream.
+    await stream.close();
+    dynamo.doc.destroy();
+    await db.close();
+    throw error;
+  }
+  // What DynamoDB's TTL deletes in AWS (sessions, one-time links, sign-in counters), swept here every minute.
+  const sweep = setInterval(() => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)), 60_000);
+  sweep.unref();
   const paths = localPaths(dataDir);
   const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
   const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
@@ -118,28 +178,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // The EventBridge schedule runs every 5 minutes in AWS; locally, right after the sessionizer catches up.
     schedule = setInterval(() => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)), Math.max(interval * 5, 5_000));
   }
-  if (options.app) {
-    routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
-    // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
-    routes.push({ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'mcp' });
-    routes.push({
-      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      path: '/api/app/{proxy+}',
-      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, clock), cookieSecurity: 'local' }),
-      functionName: 'app',
-    });
-  }
-  // What DynamoDB's TTL deletes in AWS (sessions, one-time links, sign-in counters), swept here every minute.
-  const sweep = setInterval(() => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)), 60_000);
-  sweep.unref();
-  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolveListen());
-  });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${host}:${port}`,
     dataDir,
     dynamo,
     sessionize: () => sessionizer.drain(),
