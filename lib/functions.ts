@@ -56,7 +56,8 @@ export const FUNCTIONS = {
     table: 'readwrite',
     stream: 'put',
     countryDatabase: true,
-    routes: [{ path: '/api/event', methods: ['POST', 'OPTIONS'] }],
+    // ANY: the handler answers methods other than POST and OPTIONS with a 405 that carries CORS, which API Gateway's own 404 would not.
+    routes: [{ path: '/api/event', methods: ['ANY'] }],
   },
   tracker: {
     entry: 'lambdas/entry/tracker-script.ts',

@@ -14,7 +14,23 @@ export interface Route {
   path: string;
   handler: RouteHandler;
   functionName: string;
+  /** The route answers cross-origin callers (`/api/event`): the server's own answers (413) carry `Access-Control-Allow-Origin: *` too. */
+  cors?: boolean;
 }
+
+/** Every method an HTTP API `ANY` route takes. */
+export const ANY_METHOD: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** Where the server logs: a request that failed at error level, a client that went away at debug level. */
+export interface ServerLog {
+  debug(message: string, extra: Record<string, unknown>): void;
+  error(message: string, error: Error): void;
+}
+
+const consoleLog: ServerLog = { debug: () => undefined, error: (message, error) => console.error(message, error) };
+
+/** The client closed the connection before its body was read: normal traffic (a tab closed, a beacon cut), not a server fault. */
+class ClientAbortedError extends Error {}
 
 function compile(path: string): RegExp {
   const pattern = path
@@ -40,9 +56,11 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let ended = false;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_REQUEST_BYTES) {
+        ended = true;
         resolve(null);
         req.removeAllListeners('data');
         req.resume();
@@ -50,8 +68,15 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
       }
       chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks));
+    });
+    // An abort mid-body is an 'error' (ECONNRESET, "aborted") and/or a 'close' before 'end'.
+    req.on('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ECONNRESET' || req.destroyed ? new ClientAbortedError(error.message) : error));
+    req.on('close', () => {
+      if (!ended) reject(new ClientAbortedError('aborted'));
+    });
   });
 }
 
@@ -61,7 +86,11 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
  * a known path with another method 405; `fallback` (the app's static files)
  * gets the requests no route matches first.
  */
-export function createLocalServer(routes: readonly Route[], options: { fallback?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> } = {}): Server {
+export function createLocalServer(
+  routes: readonly Route[],
+  options: { fallback?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>; log?: ServerLog } = {},
+): Server {
+  const log = options.log ?? consoleLog;
   const compiled = routes.map((route) => ({ ...route, regex: compile(route.path) }));
   return createServer(async (req, res) => {
     try {
@@ -82,7 +111,9 @@ export function createLocalServer(routes: readonly Route[], options: { fallback?
       }
       const body = await readBody(req);
       if (body === null) {
-        sendResult(res, { statusCode: 413, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'request too large' }) });
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (hit.route.cors) headers['access-control-allow-origin'] = '*';
+        sendResult(res, { statusCode: 413, headers, body: JSON.stringify({ error: 'request too large' }) });
         return;
       }
       const params = Object.fromEntries(
@@ -92,7 +123,11 @@ export function createLocalServer(routes: readonly Route[], options: { fallback?
       const event = toApiGatewayEvent(req, body, routeKey, Object.keys(params).length ? params : undefined);
       sendResult(res, await hit.route.handler(event, localContext(hit.route.functionName)));
     } catch (error) {
-      console.error('local server error', error);
+      if (error instanceof ClientAbortedError) {
+        log.debug('client aborted the request', { method: req.method, path: req.url?.split('?')[0] });
+        return;
+      }
+      log.error('local server error', error as Error);
       if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: 'internal error' }) });
     }
   });

@@ -25,7 +25,7 @@ import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
-import { createLocalServer, type Route } from './server.js';
+import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { archivePoller, sessionizePoller } from './consumers.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
@@ -136,7 +136,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config });
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
-    { methods: ['POST', 'OPTIONS'], path: '/api/event', handler: eventHandler, functionName: 'event' },
+    // ANY, as in the stack: the handler answers other methods 405 with CORS.
+    { methods: ANY_METHOD, path: '/api/event', handler: eventHandler, functionName: 'event', cors: true },
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
     { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
   ];
@@ -151,7 +152,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       functionName: 'app',
     });
   }
-  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined });
+  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined, log: telemetry.logger });
   const host = options.host ?? '127.0.0.1';
   try {
     await listen(server, options.port, host);

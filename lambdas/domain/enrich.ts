@@ -9,10 +9,23 @@ import { resolveVisitor } from './visitor.js';
 import type { UserAgentInfo } from './user-agent.js';
 
 /** Why an event was dropped silently (spec §6); each is counted in the `DroppedEvents` metric. */
-export const DROP_REASONS = ['bot', 'unknown_type', 'unknown_site', 'goal_without_name', 'foreign_host', 'rate_limited'] as const;
+export const DROP_REASONS = ['bot', 'unknown_type', 'unknown_site', 'goal_without_name', 'invalid_url', 'foreign_host', 'rate_limited'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-const EVENT_TYPES: Readonly<Record<string, TrackedEvent['type']>> = { pageview: 'pageview', goal: 'goal' };
+// A Map, not an object literal: `n: "toString"` must not find Object.prototype's.
+const EVENT_TYPES: ReadonlyMap<string, TrackedEvent['type']> = new Map([
+  ['pageview', 'pageview'],
+  ['goal', 'goal'],
+]);
+
+/** Longest host name DNS allows (RFC 1035 §2.3.4); the `hostname` column holds no more. */
+const MAX_HOSTNAME = 253;
+
+/** The page URL of `u` when it is an absolute http(s) URL, else null (spec §6.3: such a page has no host of the site). */
+function pageUrl(u: string): URL | null {
+  const url = URL.parse(u);
+  return url && (url.protocol === 'https:' || url.protocol === 'http:') ? url : null;
+}
 
 /** What the request (or an imported line) tells us besides the event body. */
 export interface RequestFacts {
@@ -59,14 +72,15 @@ function pagePath(url: URL): string {
 export function enrichEvent(input: EnrichInput): EnrichResult {
   const { event, site, request } = input;
   if (request.agent.bot) return { ok: false, reason: 'bot' };
-  const type = EVENT_TYPES[event.n];
+  const type = EVENT_TYPES.get(event.n);
   if (!type) return { ok: false, reason: 'unknown_type' };
   if (!site) return { ok: false, reason: 'unknown_site' };
   const goal = type === 'goal' ? normalizeGoalName(event.g) : null;
   if (type === 'goal' && !goal) return { ok: false, reason: 'goal_without_name' };
-  const url = new URL(event.u);
+  const url = pageUrl(event.u);
+  if (!url) return { ok: false, reason: 'invalid_url' };
   const hostname = url.hostname.toLowerCase();
-  if (!hostBelongsToSite(hostname, site.domain)) return { ok: false, reason: 'foreign_host' };
+  if (hostname.length > MAX_HOSTNAME || !hostBelongsToSite(hostname, site.domain)) return { ok: false, reason: 'foreign_host' };
   if (!input.withinRateLimit(site)) return { ok: false, reason: 'rate_limited' };
 
   const refHost = referrerHost(event.r, hostname, site.domain);

@@ -26,6 +26,17 @@ export class InvalidEventError extends FootfallError {
   }
 }
 
+/** The request body is over the endpoint's ceiling (413); `limit` in bytes. */
+export class PayloadTooLargeError extends FootfallError {
+  readonly status = 413;
+  constructor(readonly limit: number) {
+    super('request too large');
+  }
+  get detail(): string {
+    return `body over ${this.limit} bytes`;
+  }
+}
+
 /** A query or path parameter is not valid (400), e.g. an unknown range, dimension or filter. */
 export class BadParameterError extends FootfallError {
   readonly status = 400;

@@ -38,7 +38,8 @@ export function referrerHost(referrer: string | null | undefined, pageHost: stri
   if (!REFERRER_SCHEMES.has(url.protocol)) return null;
   // Non-special schemes (android-app:) keep the host's case; http(s) are already lowercased.
   const host = withoutTrailingDot(url.hostname.toLowerCase());
-  if (!host) return null;
+  // No DNS name is longer (RFC 1035 §2.3.4); the referrer_host column holds no more.
+  if (!host || host.length > 253) return null;
   if (url.protocol === 'android-app:') return host;
 
   const page = withoutTrailingDot(pageHost.trim().toLowerCase());

@@ -13,20 +13,30 @@ export interface EventHandlerDeps extends IngestDeps, Telemetry {
   countries?: CountryLookup;
 }
 
+/** Methods `/api/event` answers; the route takes any method so that the others get a 405 with CORS from here. */
+const ALLOWED_METHODS = 'POST, OPTIONS';
+
 /**
- * `POST /api/event` and its `OPTIONS` preflight (spec §4.3, §6, §7): parse,
- * ingest, answer 202 with an empty body. Drops are counted in the
- * `DroppedEvents` metric by `reason` and logged at debug level; accepted
- * events in `AcceptedEvents`. The client address (`clientAddress`) serves the
+ * `/api/event` (spec §4.3, §6, §7), routed for every method: `POST` parses,
+ * repairs and ingests, and answers 202 with an empty body; `OPTIONS` is the
+ * CORS preflight (204); any other method is 405 with `Allow`. Every answer,
+ * errors included (400, 405, 413, 503), carries `Access-Control-Allow-Origin: *`.
+ * Drops are counted in the `DroppedEvents` metric by `reason` (items that are
+ * not events as `not_an_event`) and logged at debug level; accepted events in
+ * `AcceptedEvents`. The client address (`clientAddress`) serves the
  * country lookup and the daily visitor hash only: it is never logged or stored.
  */
 export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
   const { logger, metrics } = deps;
   return httpHandler(
     async (event) => {
-      if (event.requestContext.http.method === 'OPTIONS') return { statusCode: 204, body: '' };
+      const method = event.requestContext.http.method;
+      if (method === 'OPTIONS') return { statusCode: 204, body: '' };
+      if (method !== 'POST') {
+        return { statusCode: 405, headers: { allow: ALLOWED_METHODS, 'content-type': 'text/plain; charset=utf-8' }, body: 'method not allowed' };
+      }
       const headers = event.headers as Record<string, string | undefined>;
-      const inbound = parseEventBody(bodyText(event));
+      const { events: inbound, notEvents } = parseEventBody(bodyText(event));
       const ip = clientAddress(headers, event.requestContext.http.sourceIp);
       const outcome = await ingestEvents(deps, inbound, {
         now: deps.clock(),
@@ -39,12 +49,13 @@ export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
         metrics.addMetric('AcceptedEvents', MetricUnit.Count, outcome.accepted.length);
         metrics.publishStoredMetrics();
       }
-      for (const [reason, count] of Object.entries(outcome.dropped)) {
+      const dropped: Record<string, number> = { ...outcome.dropped, ...(notEvents > 0 ? { not_an_event: notEvents } : {}) };
+      for (const [reason, count] of Object.entries(dropped)) {
         metrics.singleMetric().addDimension('reason', reason).addMetric('DroppedEvents', MetricUnit.Count, count);
         logger.debug('events dropped', { reason, count, sites: [...new Set(inbound.map((e) => e.s))] });
       }
       return { statusCode: 202, body: '' };
     },
-    { logger, errors: { format: 'text', unexpectedStatus: 503 }, cors: { methods: 'POST,OPTIONS' } },
+    { logger, errors: { format: 'text', unexpectedStatus: 503 }, cors: { methods: ALLOWED_METHODS.replace(' ', '') } },
   );
 }

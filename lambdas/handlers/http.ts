@@ -21,7 +21,7 @@ export interface ErrorFormat {
   unexpectedStatus: number;
 }
 
-const TEXT_BODIES: Readonly<Record<number, string>> = { 400: 'invalid event', 503: 'try again' };
+const TEXT_BODIES: Readonly<Record<number, string>> = { 400: 'invalid event', 405: 'method not allowed', 413: 'request too large', 503: 'try again' };
 
 /** The one place that maps typed errors to HTTP responses. */
 export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {

@@ -27,6 +27,9 @@ export type IngestRequest = Omit<RequestFacts, 'agent'>;
 // randomUUID draws from a cached entropy pool; randomBytes(16) per event was a fifth of ingest time.
 const randomEventId = (): string => randomUUID();
 
+/** The directory key of `s`: trimmed, lowercased; '' (a repaired non-string) names no site. */
+const siteKey = (s: string): string => s.trim().toLowerCase();
+
 /**
  * The ingestion use case: applies the drop and enrichment rules to each event
  * and writes the kept ones to the stream in one call.
@@ -57,7 +60,7 @@ export async function enrichAll(
   const agent = parseUserAgent(request.userAgent);
   if (agent.bot) return { accepted: [], dropped: { bot: events.length } };
   const facts: RequestFacts = { ...request, agent };
-  const domains = [...new Set(events.map((e) => e.s.trim().toLowerCase()))];
+  const domains = [...new Set(events.map((e) => siteKey(e.s)))];
   const sites = new Map<string, SiteConfig | null>(
     await Promise.all(domains.map(async (d) => [d, await deps.sites.getSite(d)] as const)),
   );
@@ -71,7 +74,7 @@ export async function enrichAll(
   for (const event of events) {
     const result = enrichEvent({
       event,
-      site: sites.get(event.s.trim().toLowerCase()) ?? null,
+      site: sites.get(siteKey(event.s)) ?? null,
       request: facts,
       salt,
       eventId: newEventId(),

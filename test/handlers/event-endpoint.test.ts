@@ -4,6 +4,7 @@ import { trackedEventSchema, type TrackedEvent } from '../../lambdas/domain/trac
 import { localPaths } from '../../local/service.js';
 import { CHROME_UA } from '../support/events.js';
 import { startTestService } from '../support/local.js';
+import { MAX_BODY_BYTES } from '../../lambdas/domain/inbound.js';
 
 type Service = Awaited<ReturnType<typeof startTestService>>;
 
@@ -121,7 +122,7 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   it.each([
     ['not JSON', '{oops'],
     ['an empty array', '[]'],
-    ['a field over its limit', JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'x'.repeat(300) })],
+    ['an object without n, u and s', JSON.stringify({ name: 'pageview', url: 'https://example.com/', domain: 'example.com' })],
   ])('answers 400 invalid event for %s, with CORS', async (_name, body) => {
     const res = await post(body);
     expect(res.status).toBe(400);
@@ -129,9 +130,26 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it('answers a body over 64 KiB with 400', async () => {
-    const res = await post(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com', r: 'x'.repeat(70_000) }));
-    expect(res.status).toBe(400);
+  it('answers a body over the ceiling (50 events of maximal fields) with 413 and CORS, and writes nothing', async () => {
+    const res = await post(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com', r: 'x'.repeat(MAX_BODY_BYTES) }));
+    expect(res.status).toBe(413);
+    expect(await res.text()).toBe('request too large');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await written()).toEqual([]);
+  });
+
+  it('answers a body past the server\'s 1 MiB read limit with 413 and CORS', async () => {
+    const res = await post('x'.repeat(1024 * 1024 + 1));
+    expect(res.status).toBe(413);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers %s with 405, Allow and CORS', async (method) => {
+    const res = await fetch(`${svc.url}/api/event`, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await res.text()).toBe('method not allowed');
   });
 
   it('answers the CORS preflight', async () => {

@@ -54,3 +54,20 @@ export function trackedEvent(overrides: Partial<TrackedEvent> = {}): TrackedEven
     ...overrides,
   };
 }
+
+/**
+ * The test oracle of spec §7 for the event endpoint: a body holds an event
+ * when it is JSON whose value, or one of whose first 50 items, is an object
+ * with `n`, `u` and `s` (docs/ingestion.md); only such bodies get a 202.
+ */
+export function holdsAnEvent(text: string): boolean {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  const isEvent = (item: unknown) =>
+    typeof item === 'object' && item !== null && !Array.isArray(item) && ['n', 'u', 's'].every((k) => (item as Record<string, unknown>)[k] != null);
+  return (Array.isArray(json) ? json.slice(0, 50) : [json]).some(isEvent);
+}
