@@ -79,6 +79,28 @@ export function visitorFrom(...metadata: Metadata[]): string | undefined {
   return undefined;
 }
 
+/**
+ * How far a webhook's signed timestamp may be from now, either way, seconds:
+ * the 5 minutes Stripe (https://docs.stripe.com/webhooks#verify-events),
+ * Paddle (https://developer.paddle.com/webhooks/signature-verification) and
+ * Standard Webhooks (Polar) document. Both directions: a timestamp from the
+ * future is as replayable as an old one once its time comes.
+ */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/**
+ * Checks a signed timestamp (seconds since the epoch) against `nowMs`: at most
+ * `SIGNATURE_TOLERANCE_SECONDS` old or ahead; exactly 300 s either way passes.
+ * Call it after the signature matched, so only a genuine delivery is called stale.
+ * @throws WebhookSignatureError `webhook timestamp too old` / `too new`
+ */
+export function checkSignedTime(signedAtSeconds: number, nowMs: number): void {
+  // Whole seconds, as Stripe's SDK and Standard Webhooks count: 300 s passes, 301 s does not.
+  const age = Math.floor(nowMs / 1000) - signedAtSeconds;
+  if (age > SIGNATURE_TOLERANCE_SECONDS) throw new WebhookSignatureError('webhook timestamp too old');
+  if (age < -SIGNATURE_TOLERANCE_SECONDS) throw new WebhookSignatureError('webhook timestamp too new');
+}
+
 /** HMAC-SHA256 of `message` under the UTF-8 bytes of `key`, lowercase hex. */
 export function hmacSha256Hex(key: string, message: string): string {
   return createHmac('sha256', key).update(message, 'utf8').digest('hex');

@@ -23,6 +23,7 @@ import * as z from 'zod';
 import type { PaymentFact, ProviderFacts, SubscriptionFact } from '../facts.js';
 import { normalizeCurrency, toMajor } from '../currency.js';
 import {
+  checkSignedTime,
   compact,
   factsByType,
   hexDigestsEqual,
@@ -40,8 +41,6 @@ import {
 
 const PROVIDER = 'paddle';
 
-/** Oldest signature timestamp we accept, seconds before now (replay protection, our choice). */
-const TOLERANCE_SECONDS = 300;
 
 /**
  * Transaction `origin` → renewal (https://developer.paddle.com/api-reference/transactions/overview,
@@ -205,8 +204,8 @@ function parseSignatureHeader(header: string): { ts: number; h1: string[] } | nu
 
 /**
  * Verifies `paddle-signature`: HMAC-SHA256 (hex) of `${ts}:${rawBody}` under
- * the endpoint's secret key, any `h1` matching, and `ts` no more than 5
- * minutes before `nowMs`
+ * the endpoint's secret key, any `h1` matching, and `ts` within 5 minutes of
+ * `nowMs` either way (`checkSignedTime`)
  * (https://developer.paddle.com/webhooks/signature-verification).
  */
 function verify(rawBody: string, headers: Record<string, string | undefined>, secret: string, nowMs: number): unknown {
@@ -218,7 +217,7 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   const expected = hmacSha256Hex(secret, `${parsed.ts}:${rawBody}`);
   if (!parsed.h1.some((h) => hexDigestsEqual(expected, h))) throw new WebhookSignatureError('webhook signature does not match');
   // Checked after the signature, so that only a genuine but old delivery is called stale.
-  if (Math.floor(nowMs / 1000) - parsed.ts > TOLERANCE_SECONDS) throw new WebhookSignatureError('webhook timestamp too old');
+  checkSignedTime(parsed.ts, nowMs);
   return parseJsonBody(PROVIDER, rawBody);
 }
 

@@ -36,6 +36,7 @@ import * as z from 'zod';
 import type { CustomerFact, PaymentFact, PaymentStatus, ProviderFacts, SubscriptionFact } from '../facts.js';
 import { minorUnitExponent, normalizeCurrency, rescaleMinor } from '../currency.js';
 import {
+  checkSignedTime,
   compact,
   factsByType,
   noFacts,
@@ -50,8 +51,6 @@ import {
 
 const PROVIDER = 'stripe';
 
-/** Stripe's own tolerance for the signature timestamp, seconds (https://docs.stripe.com/webhooks#verify-events). */
-const TOLERANCE_SECONDS = 300;
 
 /** Currencies whose Stripe API minor unit is not the ISO 4217 one: code → decimals in Stripe amounts. */
 const STRIPE_EXPONENTS: Readonly<Record<string, number>> = { ISK: 2, MGA: 0 };
@@ -355,25 +354,35 @@ const HANDLERS: Readonly<Record<string, (event: StripeEvent) => ProviderFacts>> 
   'customer.updated': customerChanged,
 };
 
+/** The signed `t=` of a `stripe-signature` header, seconds. */
+function signedAt(header: string): number | null {
+  const t = /(?:^|,)\s*t=(\d+)\s*(?:,|$)/.exec(header)?.[1];
+  return t === undefined ? null : Number(t);
+}
+
 /**
  * Verifies `stripe-signature` (`t=<seconds>,v1=<hex>`: HMAC-SHA256 of
- * `${t}.${rawBody}`) with `Stripe.webhooks.constructEvent`, 300 s tolerance
- * measured from `nowMs` (https://docs.stripe.com/webhooks#verify-events).
+ * `${t}.${rawBody}`) with `Stripe.webhooks.constructEvent`, then the
+ * timestamp with `checkSignedTime` (5 minutes either way from `nowMs`). The
+ * SDK's own tolerance is off (0) because it only refuses old timestamps, and
+ * accepted `t` a year ahead (https://docs.stripe.com/webhooks#verify-events).
  */
 function verify(rawBody: string, headers: Record<string, string | undefined>, secret: string, nowMs: number): unknown {
   const header = headers['stripe-signature'];
   if (!header) throw new WebhookSignatureError('missing webhook signature');
+  let event: unknown;
   try {
-    return Stripe.webhooks.constructEvent(rawBody, header, secret, TOLERANCE_SECONDS, undefined, nowMs);
+    event = Stripe.webhooks.constructEvent(rawBody, header, secret, 0, undefined, nowMs);
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeSignatureVerificationError) {
-      const stale = /tolerance/i.test(err.message);
-      throw new WebhookSignatureError(stale ? 'webhook timestamp too old' : 'webhook signature does not match', err.message);
-    }
+    if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw new WebhookSignatureError('webhook signature does not match', err.message);
     // Signed, but not JSON: the signature check passed before constructEvent parsed the body.
     if (err instanceof SyntaxError) throw new WebhookPayloadError(PROVIDER, 'unknown', 'body is not JSON');
     throw err;
   }
+  const t = signedAt(header);
+  if (t === null) throw new WebhookSignatureError('malformed webhook signature');
+  checkSignedTime(t, nowMs);
+  return event;
 }
 
 const stripeFacts = factsByType(eventSchema, PROVIDER, (e) => e.type, HANDLERS);
