@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { CountryDatabase } from '../lambdas/adapters/country-database.js';
+import { countryDatabasePath } from '../local/geo.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { ImportLineError } from '../lambdas/domain/import-line.js';
 import { importEventLines, type ImportSummary } from '../local/import-events.js';
@@ -45,6 +47,7 @@ export function registerImportCommands(program: Command): void {
         const tty = process.stderr.isTTY && !ctx.json;
         const imported = await importEventLines(dynamo, localPaths(ctx.dataDir).stream, source.lines, {
           site,
+          countries: CountryDatabase.open(countryDatabasePath(ctx.dataDir)),
           onLine: (n) => {
             if (tty && n % 1000 === 0) progress(source.bytesRead(), source.size, n);
           },

@@ -9,6 +9,7 @@ import { enrichAll } from '../lambdas/services/ingest.js';
 import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import type { DropReason } from '../lambdas/domain/enrich.js';
 import type { SaltStore } from '../lambdas/ports.js';
+import type { CountryLookup } from '../lambdas/domain/country.js';
 
 /** Events written to the stream per put. */
 const CHUNK = 500;
@@ -48,12 +49,14 @@ export interface ImportSummary {
  *   the call — this function awaits before its first read, and lines a readline
  *   interface emits before the first read are lost
  * @param onLine called after each line with the count so far (progress)
+ * @param countries the IP-to-country database: a line with `ip` and no valid
+ *   `country` gets the database's country, as a live event without a CDN header does
  */
 export async function importEventLines(
   dynamo: DynamoConnection,
   streamDir: string,
   lines: AsyncIterable<string> | Iterable<string>,
-  options: { site?: string; onLine?: (count: number) => void } = {},
+  options: { site?: string; onLine?: (count: number) => void; countries?: CountryLookup } = {},
 ): Promise<ImportSummary> {
   const stream = await LocalEventStream.open(streamDir);
   const deps = { sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000), salts: new ImportSalts(), stream, limiter: new SiteRateLimiter() };
@@ -69,7 +72,8 @@ export async function importEventLines(
       if (text.trim()) {
         try {
           const { event, request } = parseImportLine(text, result.lines, options.site);
-          const outcome = await enrichAll(deps, [event], request, { rateLimit: false });
+          const country = request.country ?? options.countries?.countryOf(request.ip) ?? null;
+          const outcome = await enrichAll(deps, [event], { ...request, country }, { rateLimit: false });
           pending.push(...outcome.accepted);
           result.accepted += outcome.accepted.length;
           for (const [reason, n] of Object.entries(outcome.dropped)) result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;

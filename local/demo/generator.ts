@@ -1,14 +1,37 @@
-import { REFERRERS, browserUserAgents, rng, zipf } from './workload.js';
+import type { CountryLookup } from '../../lambdas/domain/country.js';
+import { CountryDatabase } from '../../lambdas/adapters/country-database.js';
+import { PACKAGED_COUNTRY_DATABASE } from '../geo.js';
+import { rng, zipf } from './workload.js';
+import {
+  BROWSER_SHARES,
+  DEVICE_SHARES,
+  MARKETS,
+  OS_SHARES,
+  TABLET_BROWSER_SHARES,
+  WIDTH_SHARES,
+  addressPools,
+  pick,
+  userAgentsByCell,
+  type Browser,
+  type Device,
+  type Market,
+  type Os,
+} from './audience.js';
 
 /**
  * The demo site's traffic and payments (`npm start`, `footfall demo`,
- * `npm run bench`): a deterministic generator of realistic data — weekly
- * seasonality and growth, a channel mix with AI and Communities, many
- * landing pages, countries, devices, goals and outbound clicks; Stripe
- * one-off and subscription purchases in two currencies, renewals,
- * cancellations, refunds, failures and some payments without a visitor.
- * Events come out as `footfall import events` lines and payments as Stripe
- * webhook events, so the demo goes through the real paths.
+ * `npm run bench`; `docs/demo.md`): a deterministic generator of believable
+ * data. Visitors are drawn from the audience tables of `audience.ts`
+ * (devices, systems and browsers in StatCounter's shares, real User-Agent
+ * strings, countries with their languages, time zones and addresses the IP
+ * database places there); traffic follows the working week and each
+ * country's working day, grows over the period, and people come back; a
+ * funnel leads from a visit to the pricing page, a signup and a payment,
+ * often on a later visit. Payments are Stripe one-off and subscription
+ * purchases in two currencies, renewals, cancellations, refunds, failures
+ * and some without a visitor. Events come out as `footfall import events`
+ * lines (with the visitor's address, no country: the import looks it up) and
+ * payments as Stripe webhook events, so the demo goes through the real paths.
  */
 export interface DemoOptions {
   site: string;
@@ -17,10 +40,13 @@ export interface DemoOptions {
   /** The demo ends here (ms since epoch). */
   now: number;
   seed?: number;
+  /** Where visitor addresses come from; default the packaged database. */
+  countries?: CountryLookup;
 }
 
 const DAY = 86_400_000;
 const MIN = 60_000;
+const HOUR = 3_600_000;
 
 const PAGES = [
   '/', '/pricing', '/features', '/docs', '/docs/install', '/docs/tracking', '/docs/payments', '/docs/api', '/blog',
@@ -28,37 +54,67 @@ const PAGES = [
   '/blog/plausible-alternative', '/blog/stripe-attribution', '/blog/cost-per-million-events', '/compare/plausible', '/compare/umami',
   '/compare/datafast', '/changelog', '/about', '/careers', '/contact', '/signup', '/login', '/integrations/stripe', '/integrations/paddle',
   '/integrations/lemonsqueezy', '/integrations/polar', '/use-cases/saas', '/use-cases/newsletters', '/use-cases/ecommerce', '/security',
-  '/privacy', '/terms', '/status', '/docs/mcp', '/docs/sql', '/templates',
+  '/privacy', '/terms', '/status', '/docs/mcp', '/docs/sql', '/templates', '/billing',
 ];
 
-/** Channel mix: weight, where visits come from, and how often they buy. */
-const CHANNELS: Array<{ name: string; weight: number; buy: number; referrers?: string[]; utm?: string }> = [
-  { name: 'Direct', weight: 24, buy: 0.02 },
-  { name: 'Search', weight: 28, buy: 0.025, referrers: ['https://www.google.com/', 'https://www.google.de/', 'https://www.bing.com/', 'https://duckduckgo.com/', 'https://search.brave.com/'] },
-  { name: 'AI', weight: 9, buy: 0.045, referrers: ['https://chatgpt.com/', 'https://www.perplexity.ai/', 'https://claude.ai/', 'https://gemini.google.com/', 'https://copilot.microsoft.com/'] },
-  { name: 'Communities', weight: 11, buy: 0.035, referrers: ['https://news.ycombinator.com/item?id=41234567', 'https://www.reddit.com/r/SaaS/comments/1abc/', 'https://www.indiehackers.com/post/abc', 'https://www.producthunt.com/posts/footfall', 'https://lobste.rs/s/abc123'] },
-  { name: 'Social', weight: 10, buy: 0.01, referrers: ['https://t.co/aBcD', 'https://www.linkedin.com/', 'https://bsky.app/', 'https://l.facebook.com/', 'https://mastodon.social/'] },
-  { name: 'Email', weight: 6, buy: 0.05, utm: 'utm_source=newsletter&utm_medium=email&utm_campaign=' },
-  { name: 'Paid', weight: 6, buy: 0.02, utm: 'utm_source=google&utm_medium=cpc&utm_term=web+analytics&utm_campaign=' },
-  { name: 'Referral', weight: 6, buy: 0.02, referrers: REFERRERS.filter((r) => r.includes('blog')).slice(0, 12) },
-];
-const CAMPAIGNS = ['spring-launch', 'black-friday', 'weekly-digest', 'onboarding', 'retargeting'];
-const COUNTRIES: Array<[string, string, number]> = [
-  ['US', 'en-US,en;q=0.9', 30], ['DE', 'de-DE,de;q=0.9,en;q=0.8', 14], ['GB', 'en-GB,en;q=0.9', 10], ['FR', 'fr-FR,fr;q=0.9', 7],
-  ['IN', 'en-IN,en;q=0.9', 7], ['BR', 'pt-BR,pt;q=0.9', 5], ['CA', 'en-CA,en;q=0.9', 5], ['NL', 'nl-NL,nl;q=0.9', 4], ['JP', 'ja-JP,ja;q=0.9', 4],
-  ['ES', 'es-ES,es;q=0.9', 4], ['AU', 'en-AU,en;q=0.9', 3], ['SE', 'sv-SE,sv;q=0.9', 2], ['PL', 'pl-PL,pl;q=0.9', 2], ['IT', 'it-IT,it;q=0.9', 3],
-];
-const WIDTHS = [390, 414, 430, 820, 1024, 1280, 1440, 1536, 1920, 2560];
 const OUTBOUND = ['https://github.com/footfall/footfall', 'https://x.com/footfall', 'https://discord.gg/footfall', 'https://aws.amazon.com/cdk/'];
-/** Weekday traffic factors, Sunday first. */
-const WEEKDAY = [0.6, 1.1, 1.15, 1.1, 1.05, 0.95, 0.65];
 
-function weighted<T>(items: ReadonlyArray<T>, weight: (t: T) => number, random: () => number): T {
-  const total = items.reduce((s, t) => s + weight(t), 0);
-  let r = random() * total;
-  for (const t of items) if ((r -= weight(t)) < 0) return t;
-  return items[items.length - 1] as T;
-}
+/**
+ * Traffic per day of the week, Sunday first: a B2B site is read at work, so
+ * weekends bring about half a weekday's visits and Friday afternoons thin out.
+ */
+export const WEEKDAY_FACTOR = [0.55, 1.05, 1.1, 1.08, 1.02, 0.88, 0.5];
+/** Visits per local hour (0–23) on a working day: the office day, a lunch dip, a long evening tail. */
+const WORKDAY_HOURS = [1, 0.6, 0.4, 0.3, 0.3, 0.5, 1.2, 2.5, 4.5, 6.5, 7.5, 7.8, 6.6, 7.2, 7.8, 7.4, 6.5, 5, 4, 3.8, 3.6, 3, 2.2, 1.5];
+/** On weekends: later and flatter. */
+const WEEKEND_HOURS = [1.5, 1, 0.7, 0.5, 0.4, 0.4, 0.6, 1, 1.8, 2.8, 3.6, 4, 4.2, 4.2, 4.1, 4, 4, 4, 4.2, 4.5, 4.5, 4, 3.2, 2.2];
+const HOURS = Array.from({ length: 24 }, (_, h) => String(h));
+const hourShares = (weights: number[]) => HOURS.map((h, i) => [h, weights[i] ?? 0] as const);
+
+/**
+ * The funnel, per visit (`docs/demo.md`): besides landing on it, a new
+ * visitor goes on to the pricing page on a fifth of visits, a returning one on
+ * three in ten; about one in eleven of those sign up (times the channel's
+ * intent); three in ten signups pay, a third of them at once, the rest on a
+ * later visit within two weeks.
+ */
+export const FUNNEL = { pricing: 0.2, pricingReturning: 0.3, signup: 0.09, pay: 0.3, payAtOnce: 0.35 } as const;
+
+/** Where visits come from, how they land, and how ready they are to buy (`intent` scales the signup rate). */
+const CHANNELS: Array<{ name: string; weight: number; intent: number; referrers?: Array<readonly [string, number]>; utm?: string; landings: string[] }> = [
+  { name: 'Direct', weight: 22, intent: 1.1, landings: ['/', '/', '/pricing', '/docs', '/login'] },
+  {
+    name: 'Search',
+    weight: 30,
+    intent: 1,
+    // StatCounter's search engine shares (2025: Google about 90%, Bing about 4%), with DuckDuckGo and Brave a little higher for a developer audience.
+    referrers: [['https://www.google.com/', 70], ['https://www.google.de/', 8], ['https://www.google.co.uk/', 7], ['https://www.bing.com/', 5], ['https://duckduckgo.com/', 4], ['https://search.brave.com/', 2], ['https://www.ecosia.org/', 1.5], ['https://search.yahoo.com/', 1.5], ['https://yandex.com/', 1]],
+    landings: ['/blog/plausible-alternative', '/blog/privacy-first-analytics', '/compare/plausible', '/compare/umami', '/docs/install', '/', '/blog/stripe-attribution', '/blog/revenue-attribution', '/docs/tracking'],
+  },
+  { name: 'AI', weight: 8, intent: 1.5, referrers: [['https://chatgpt.com/', 60], ['https://www.perplexity.ai/', 15], ['https://claude.ai/', 10], ['https://gemini.google.com/', 10], ['https://copilot.microsoft.com/', 5]], landings: ['/', '/compare/plausible', '/compare/datafast', '/pricing', '/docs'] },
+  {
+    name: 'Communities',
+    weight: 10,
+    intent: 1.2,
+    referrers: [['https://news.ycombinator.com/item?id=41234567', 40], ['https://www.reddit.com/r/SaaS/comments/1abc/', 25], ['https://www.indiehackers.com/post/abc', 15], ['https://www.producthunt.com/posts/footfall', 12], ['https://lobste.rs/s/abc123', 8]],
+    landings: ['/blog/launch', '/', '/blog/cost-per-million-events', '/blog/self-hosting-on-aws'],
+  },
+  { name: 'Social', weight: 9, intent: 0.5, referrers: [['https://t.co/aBcD', 35], ['https://www.linkedin.com/', 30], ['https://bsky.app/', 15], ['https://mastodon.social/', 10], ['https://l.facebook.com/', 10]], landings: ['/blog/launch', '/blog/ai-search-traffic', '/', '/changelog'] },
+  { name: 'Email', weight: 6, intent: 1.6, utm: 'utm_source=newsletter&utm_medium=email&utm_campaign=', landings: ['/changelog', '/blog/revenue-attribution', '/pricing'] },
+  { name: 'Paid', weight: 6, intent: 0.9, utm: 'utm_source=google&utm_medium=cpc&utm_term=web+analytics&utm_campaign=', landings: ['/', '/pricing', '/compare/plausible'] },
+  {
+    name: 'Referral',
+    weight: 9,
+    intent: 1,
+    // Directories, review sites and the blogs and newsletters that link to an analytics tool; hosts the channel rules leave to Referral.
+    referrers: [['https://alternativeto.net/software/plausible-analytics/about/', 30], ['https://www.g2.com/products/footfall/reviews', 12], ['https://www.capterra.com/p/footfall/', 8], ['https://indielytics.example.com/best-privacy-analytics-2026', 15], ['https://saasweekly.example.org/issue/212', 10], ['https://docs.stripe.com/partners', 10], ['https://www.awesome-selfhosted.net/tags/analytics.html', 15]],
+    landings: ['/', '/integrations/stripe', '/integrations/paddle', '/blog/launch', '/compare/plausible'],
+  },
+];
+const CHANNEL_SHARES = CHANNELS.map((c) => [c.name, c.weight] as const);
+const CAMPAIGNS = ['spring-launch', 'black-friday', 'weekly-digest', 'onboarding', 'retargeting'];
+/** Where a visit goes next, by weight; `/pricing` is the funnel's door. */
+const NEXT_PAGES = PAGES.filter((p) => !['/signup', '/login', '/billing'].includes(p)).map((p) => [p, p === '/pricing' ? 0 : p === '/' || p === '/features' || p.startsWith('/docs') ? 4 : 1] as const);
 
 const hex = (random: () => number, n: number) => Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
 
@@ -69,6 +125,19 @@ export interface DemoVisit {
   start: number;
   end: number;
   channel: string;
+  /** What the visitor is, as drawn (the events carry the same through their User-Agent, width and address). */
+  country: string;
+  device: Device;
+  os: Os;
+  browser: Browser;
+  returning: boolean;
+  /** Local hour (0–23) and local day of the week (0 = Sunday) the visit began. */
+  localHour: number;
+  localWeekday: number;
+  /** The funnel steps this visit took. */
+  pricing: boolean;
+  signup: boolean;
+  checkout: boolean;
 }
 
 /** A Stripe webhook event of the demo: type, creation time (s) and object. */
@@ -87,56 +156,164 @@ export interface DemoData {
   webhooks: DemoWebhook[];
 }
 
-/** Generates the demo (deterministic for the same options). */
+/** A person in the demo: drawn once, the same on every visit. */
+interface Visitor {
+  /** The tracker's id; null for the few whose browser keeps no storage (they get the daily hash). */
+  id: string | null;
+  ip: string;
+  ua: string;
+  market: Market;
+  language: string;
+  width: number;
+  device: Device;
+  os: Os;
+  browser: Browser;
+  /** How likely a return visit is, relative to others. */
+  loyalty: number;
+  lastSeen: number;
+  signedUp: boolean;
+  /** A later visit that will pay, when the signup decided so. */
+  paysOnDay: number | null;
+}
+
+/** Draws a new visitor from the audience tables. */
+function newVisitor(random: () => number, agents: ReturnType<typeof userAgentsByCell>, pools: Map<string, string[]>): Visitor {
+  const market = pick(MARKETS.map((m) => [m.country, m.weight] as const), random);
+  const m = MARKETS.find((x) => x.country === market) as Market;
+  const device = pick(DEVICE_SHARES, random);
+  const os = pick(OS_SHARES[device], random);
+  const browser = pick((device === 'Tablet' ? TABLET_BROWSER_SHARES[os] : undefined) ?? BROWSER_SHARES[os], random);
+  const cell = agents.get(`${browser}|${os}`) as { phone: string[]; tablet: string[] };
+  const strings = device === 'Tablet' ? cell.tablet : cell.phone;
+  const pool = pools.get(market) as string[];
+  return {
+    id: random() < 0.05 ? null : `demo-${hex(random, 16)}`,
+    ip: pool[Math.floor(random() * pool.length)] as string,
+    ua: strings[Math.floor(random() * strings.length)] as string,
+    market: m,
+    language: pick(m.languages, random),
+    width: Number(pick(WIDTH_SHARES[device], random)),
+    device,
+    os,
+    browser,
+    loyalty: random() ** 2,
+    lastSeen: 0,
+    signedUp: false,
+    paysOnDay: null,
+  };
+}
+
+/** Generates the demo (deterministic for the same options and database). */
 export function generateDemo(options: DemoOptions): DemoData {
   const random = rng(options.seed ?? 20261121);
-  const agents = browserUserAgents();
+  const agents = userAgentsByCell();
+  const pools = addressPools(options.countries ?? CountryDatabase.open(PACKAGED_COUNTRY_DATABASE));
   const start = Math.floor(options.now / DAY) * DAY - (options.days - 1) * DAY;
-  const visitors: Array<{ id: string; ip: string; ua: string; country: [string, string, number]; width: number }> = [];
+  const visitors: Visitor[] = [];
   const lines: Array<{ ts: number; line: string }> = [];
   const visits: DemoVisit[] = [];
   const purchases: Array<{ at: number; visitor: string | null; channel: string }> = [];
 
   for (let d = 0; d < options.days; d++) {
     const dayStart = start + d * DAY;
+    const weekday = new Date(dayStart).getUTCDay();
     const growth = 0.7 + (0.6 * d) / Math.max(1, options.days - 1);
-    const count = Math.round(options.visitsPerDay * (WEEKDAY[new Date(dayStart).getUTCDay()] ?? 1) * growth * (0.85 + random() * 0.3));
-    for (let i = 0; i < count; i++) {
-      // Traffic peaks in the (European and American) afternoon.
-      const at = dayStart + Math.floor((6 + random() * 16 + random() * 2) * 3_600_000);
-      if (at > options.now) continue;
-      const returning = visitors.length > 20 && random() < 0.3;
-      const who = returning
-        ? (visitors[Math.floor(random() * visitors.length)] as (typeof visitors)[number])
-        : {
-            id: random() < 0.05 ? '' : `demo-${hex(random, 16)}`,
-            ip: `198.51.${Math.floor(random() * 255)}.${Math.floor(random() * 255)}`,
-            ua: zipf(agents, random),
-            country: weighted(COUNTRIES, (c) => c[2], random),
-            width: zipf(WIDTHS.slice().reverse(), random),
-          };
+    const count = Math.round(options.visitsPerDay * (WEEKDAY_FACTOR[weekday] ?? 1) * growth * (0.9 + random() * 0.2));
+    // Visitors who decided at signup to come back and pay today come first.
+    const due = visitors.filter((v) => v.paysOnDay === d);
+    // Returning visitors: seen in the last 30 days, the loyal ones more often.
+    const recent = visitors.filter((v) => v.lastSeen >= dayStart - 30 * DAY && v.paysOnDay !== d);
+    for (let i = 0; i < count + due.length; i++) {
+      const paying = i < due.length ? due[i] : undefined;
+      const returning = paying !== undefined || (recent.length > 50 && random() < 0.3);
+      const who = paying ?? (returning ? pickLoyal(recent, random) : newVisitor(random, agents, pools));
       if (!returning) visitors.push(who);
-      const channel = weighted(CHANNELS, (c) => c.weight, random);
-      const campaign = zipf(CAMPAIGNS, random);
-      const landing = zipf(PAGES, random);
-      const query = channel.utm ? `?${channel.utm}${campaign}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}` : '';
-      const referrer = channel.referrers ? zipf(channel.referrers, random) : null;
-      const pages = [landing, ...Array.from({ length: Math.floor(random() * random() * 6) }, () => zipf(PAGES, random))];
+      const hour = Number(pick(hourShares(weekday === 0 || weekday === 6 ? WEEKEND_HOURS : WORKDAY_HOURS), random));
+      const at = dayStart + Math.floor((hour - who.market.utcOffset) * HOUR + random() * HOUR);
+      if (at > options.now || at < start) continue;
+      who.lastSeen = at;
+      const drawn = paying || (returning && random() < 0.6) ? DIRECT.name : pick(CHANNEL_SHARES, random);
+      const channel = CHANNELS.find((c) => c.name === drawn) ?? DIRECT;
+      const visit = planVisit({ who, channel, paying: paying !== undefined, returning, random });
       let t = at;
-      const base = { s: options.site, ua: who.ua, ip: who.ip, country: who.country[0], language: who.country[1], w: who.width, ...(who.id ? { v: who.id } : {}) };
+      const base = { s: options.site, ua: who.ua, ip: who.ip, language: who.language, w: who.width, ...(who.id ? { v: who.id } : {}) };
       const push = (o: Record<string, unknown>) => lines.push({ ts: t, line: JSON.stringify({ ...base, ...o, ts: new Date(t).toISOString() }) });
-      pages.forEach((path, p) => {
-        push({ n: 'pageview', u: `https://${options.site}${path}${p === 0 ? query : ''}`, r: p === 0 ? referrer : `https://${options.site}${pages[p - 1]}` });
-        if (random() < 0.04) push({ n: 'goal', g: 'Signup', u: `https://${options.site}${path}` });
-        t += Math.floor(20_000 + random() * 160_000);
+      const campaign = zipf(CAMPAIGNS, random);
+      const query = channel.utm ? `?${channel.utm}${campaign}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}` : '';
+      const referrer = channel.referrers ? pick(channel.referrers, random) : null;
+      visit.pages.forEach((path, p) => {
+        push({ n: 'pageview', u: `https://${options.site}${path}${p === 0 ? query : ''}`, r: p === 0 ? referrer : `https://${options.site}${visit.pages[p - 1]}` });
+        if (path === '/signup' && visit.signup) push({ n: 'goal', g: 'Signup', u: `https://${options.site}${path}` });
+        if (path === '/billing' && visit.checkout) push({ n: 'goal', g: 'Checkout', u: `https://${options.site}${path}` });
+        t += Math.floor(15_000 + random() * 150_000);
       });
-      if (random() < 0.08) push({ n: 'goal', g: 'Outbound Link: Click', l: zipf(OUTBOUND, random), u: `https://${options.site}${pages[pages.length - 1]}` });
-      visits.push({ visitor: who.id || null, ip: who.ip, start: at, end: t, channel: channel.name });
-      if (random() < channel.buy && t + 2 * MIN <= options.now) purchases.push({ at: t + 2 * MIN, visitor: who.id || null, channel: channel.name });
+      if (random() < 0.06) push({ n: 'goal', g: 'Outbound Link: Click', l: zipf(OUTBOUND, random), u: `https://${options.site}${visit.pages[visit.pages.length - 1]}` });
+      if (visit.signup) who.signedUp = true;
+      if (visit.payInDays !== null) who.paysOnDay = d + visit.payInDays;
+      else if (paying) who.paysOnDay = null;
+      if (visit.checkout && t + 2 * MIN <= options.now) purchases.push({ at: t + 2 * MIN, visitor: who.id, channel: channel.name });
+      const local = new Date(at + who.market.utcOffset * HOUR);
+      visits.push({
+        visitor: who.id,
+        ip: who.ip,
+        start: at,
+        end: t,
+        channel: channel.name,
+        country: who.market.country,
+        device: who.device,
+        os: who.os,
+        browser: who.browser,
+        returning,
+        localHour: local.getUTCHours(),
+        localWeekday: local.getUTCDay(),
+        pricing: visit.pages.includes('/pricing'),
+        signup: visit.signup,
+        checkout: visit.checkout,
+      });
     }
   }
   lines.sort((a, b) => a.ts - b.ts);
   return { events: lines.map((l) => l.line), visits, webhooks: stripeWebhooks(purchases, options.now, random) };
+}
+
+const DIRECT = CHANNELS[0]!;
+
+/** A returning visitor, the loyal ones more often. */
+function pickLoyal(recent: readonly Visitor[], random: () => number): Visitor {
+  for (;;) {
+    const candidate = recent[Math.floor(random() * recent.length)] as Visitor;
+    if (random() < 0.2 + candidate.loyalty) return candidate;
+  }
+}
+
+/**
+ * The pages of one visit and its funnel steps: a landing page by channel, a
+ * few pages more, the pricing page with the funnel's odds, a signup from
+ * there; a visitor who decided to pay goes through login and billing.
+ */
+function planVisit(input: { who: Visitor; channel: (typeof CHANNELS)[number]; paying: boolean; returning: boolean; random: () => number }): {
+  pages: string[];
+  signup: boolean;
+  checkout: boolean;
+  /** Days until the visit that pays, when this signup will pay later. */
+  payInDays: number | null;
+} {
+  const { who, channel, random } = input;
+  if (input.paying) return { pages: ['/login', '/docs', '/billing'], signup: false, checkout: true, payInDays: null };
+  const pages = [input.returning && who.signedUp ? '/login' : (channel.landings[Math.floor(random() * channel.landings.length)] as string)];
+  while (pages.length < 8 && random() < 0.5) pages.push(pick(NEXT_PAGES, random));
+  const pricingOdds = input.returning ? FUNNEL.pricingReturning : FUNNEL.pricing;
+  if (!pages.includes('/pricing') && random() < pricingOdds) pages.splice(1 + Math.floor(random() * pages.length), 0, '/pricing');
+  const signup = !who.signedUp && pages.includes('/pricing') && random() < FUNNEL.signup * channel.intent;
+  if (!signup) return { pages, signup, checkout: false, payInDays: null };
+  pages.splice(pages.indexOf('/pricing') + 1, 0, '/signup');
+  if (random() >= FUNNEL.pay * Math.min(1.5, channel.intent)) return { pages, signup, checkout: false, payInDays: null };
+  if (random() < FUNNEL.payAtOnce) {
+    pages.splice(pages.indexOf('/signup') + 1, 0, '/billing');
+    return { pages, signup, checkout: true, payInDays: null };
+  }
+  // Most who pay later do so within a few days; a two-week trial is the limit.
+  return { pages, signup, checkout: false, payInDays: 1 + Math.floor(random() * random() * 14) };
 }
 
 /** Stripe events for the purchases: checkouts, first invoices, renewals, cancellations, refunds, failures. */

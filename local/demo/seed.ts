@@ -7,6 +7,8 @@ import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { importEventLines } from '../import-events.js';
 import { localPaths, type LocalService } from '../service.js';
 import { generateDemo } from './generator.js';
+import { CountryDatabase } from '../../lambdas/adapters/country-database.js';
+import { countryDatabasePath } from '../geo.js';
 
 export const DEMO_ACCOUNT = 'demo';
 export const DEMO_SITE = 'demo.footfall.dev';
@@ -48,9 +50,12 @@ export async function seedDemo(service: LocalService, options: SeedOptions): Pro
     await writeFile(keyFile(service.dataDir), `${key}\n`, { mode: 0o600 });
   }
 
-  const demo = generateDemo({ site: DEMO_SITE, days: options.days, visitsPerDay: options.visitsPerDay, now: Date.now() });
+  // The demo's events carry addresses, not countries: the import looks them up in the service's database.
+  const countries = CountryDatabase.open(countryDatabasePath(service.dataDir));
+  const demo = generateDemo({ site: DEMO_SITE, days: options.days, visitsPerDay: options.visitsPerDay, now: Date.now(), countries });
   const total = demo.events.length;
   await importEventLines(service.dynamo, localPaths(service.dataDir).stream, demo.events, {
+    countries,
     onLine: (n) => {
       if (n % 2000 === 0 || n === total) progress('importing events', n, total);
     },

@@ -32,9 +32,11 @@ describe('demo generator', () => {
   it('mixes channels, AI and Communities included, over many landing pages and countries', () => {
     const channels = new Set(demo.visits.map((v) => v.channel));
     for (const c of ['Direct', 'Search', 'AI', 'Communities', 'Social', 'Email', 'Paid', 'Referral']) expect(channels).toContain(c);
-    const lines = demo.events.map((l) => JSON.parse(l) as { u: string; country: string; r?: string | null });
+    const lines = demo.events.map((l) => JSON.parse(l) as { u: string; ip: string; r?: string | null });
     expect(new Set(lines.map((l) => new URL(l.u).pathname)).size).toBeGreaterThan(30);
-    expect(new Set(lines.map((l) => l.country)).size).toBeGreaterThan(10);
+    // Countries come from the addresses, through the same IP lookup as live events.
+    expect(new Set(demo.visits.map((v) => v.country)).size).toBeGreaterThan(10);
+    expect(new Set(lines.map((l) => l.ip)).size).toBeGreaterThan(300);
   });
 
   it('makes Stripe purchases: one-off and subscriptions in two currencies, renewals, refunds, failures, some without a visitor', () => {
