@@ -42,13 +42,15 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
     const xs = props.points.map((p) => pointSeconds(p.start));
     const visitors = cssVar('--chart-visitors');
     const revenue = cssVar('--chart-revenue');
+    // Half a step of room at each end, so the first and last revenue bars are drawn whole.
+    const half = xs.length > 1 ? (xs[xs.length - 1]! - xs[0]!) / (xs.length - 1) / 2 : 1800;
     const axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid'), width: 1 }, ticks: { stroke: cssVar('--grid'), width: 1 } };
     const opts: uPlot.Options = {
       width: el.clientWidth || 600,
       height: props.height ?? 260,
       tzDate: utc,
       cursor: { points: { size: 7 }, drag: { x: false, y: false } },
-      scales: { x: { time: true }, visitors: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] }, usd: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] } },
+      scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] }, visitors: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] }, usd: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] } },
       series: [
         { value: (_u, v) => (v === null ? '—' : LABEL[props.interval].format(new Date(v * 1000))) },
         { label: 'Visitors', scale: 'visitors', stroke: visitors, width: 2, fill: `${visitors}22`, points: { show: props.points.length <= 60 }, value: (_u, v) => (v === null ? '—' : formatCount(v)) },

@@ -1,0 +1,254 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startLocalService, type LocalService } from '../../local/service.js';
+import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
+import { ensureDemoUser } from '../../local/demo/user.js';
+import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import type { Breakdown, Overview, Payments, Retention, Timeline } from '../../app/src/api.js';
+import { launchChromium } from './harness.js';
+
+/**
+ * The app in Chromium against a `npm start`-style service (demo site, demo
+ * user): every page a signed-in user reaches, every number on it compared
+ * with the report API's answer for the same range, and screenshots of each
+ * page at desktop (1280×800) and phone (390×844) width into docs/app/.
+ * One service and one browser for the file.
+ */
+
+const SHOTS = fileURLToPath(new URL('../../docs/app/', import.meta.url));
+const SITE_PATH = `/sites/${DEMO_SITE}`;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+/** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */
+const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => string]> = [
+  ['visitors', (n) => formatCount(n ?? 0)],
+  ['sessions', (n) => formatCount(n ?? 0)],
+  ['revenue_usd', (n) => formatUsd(n ?? 0)],
+  ['payments', (n) => formatCount(n ?? 0)],
+  ['conversion', formatPercent],
+  ['revenue_per_visitor', formatUsdOrDash],
+];
+const PANELS: Record<string, string[]> = {
+  sources: ['channel', 'referrer', 'campaign', 'keyword'],
+  pages: ['page', 'landing_page'],
+  locations: ['country', 'language'],
+  devices: ['device', 'browser', 'os'],
+};
+const rowKey = (r: { key: string | null; unattributed: boolean }) => (r.unattributed ? '__unattributed' : (r.key ?? '__none'));
+
+describe('the app in Chromium on the demo site', () => {
+  let dataDir = '';
+  let svc: LocalService;
+  let browser: Browser;
+  let desktop: BrowserContext;
+  let phone: BrowserContext;
+  let page: Page;
+  let small: Page;
+  let key = '';
+  let password = '';
+
+  /** GET from the report API with the demo key: the numbers the app must show. */
+  const api = async <T>(path: string, bearer = key): Promise<T> => {
+    const res = await fetch(`${svc.url}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+    expect(res.status, path).toBe(200);
+    return (await res.json()) as T;
+  };
+  const text = async (p: Page, selector: string) => (await p.locator(selector).first().innerText()).trim();
+  /** Waits until nothing is loading (every `aria-busy` cleared) and fonts are laid out. */
+  const settled = async (p: Page) => {
+    await p.waitForLoadState('networkidle');
+    await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+  };
+  /** Screenshots the desktop page as it is, and the same URL on the phone. */
+  const shoot = async (name: string) => {
+    await settled(page);
+    // From the top, or the sticky header lands in the middle of a full-page capture.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+    await small.goto(page.url());
+    await settled(small);
+    // A phone's first screen: what a person sees before scrolling.
+    await small.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
+  };
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'app-web-browser-'));
+    // No background sessionizer: the numbers must not move between reading the page and the API.
+    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    key = (await seedDemo(svc, { days: 40, visitsPerDay: 40 })).key;
+    const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
+    if (!('password' in demo)) throw new Error('the fresh demo user has a password');
+    password = demo.password;
+    await mkdir(SHOTS, { recursive: true });
+    browser = await launchChromium();
+    desktop = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+    page = await desktop.newPage();
+    page.on('dialog', (d) => void d.accept());
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('signs in with the demo user, and the phone shares the session', async () => {
+    await page.goto(`${svc.url}/`);
+    await page.waitForURL(/\/sign-in/);
+    await page.screenshot({ path: join(SHOTS, 'sign-in-desktop.png') });
+    await page.fill('input[name=email]', 'demo@footfall.dev');
+    await page.fill('input[name=password]', 'not the password');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[role=alert]');
+    await page.fill('input[name=password]', password);
+    await page.click('button[type=submit]');
+    await page.waitForSelector(`[data-site="${DEMO_SITE}"]`);
+    const signedOut = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+    const signInPage = await signedOut.newPage();
+    await signInPage.goto(`${svc.url}/sign-in`);
+    await signInPage.waitForSelector('input[name=email]');
+    await signInPage.screenshot({ path: join(SHOTS, 'sign-in-phone.png') });
+    await signedOut.close();
+    phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, colorScheme: 'light', storageState: await desktop.storageState() });
+    small = await phone.newPage();
+  });
+
+  it('lists the site with the last 30 days\' visitors and revenue', async () => {
+    const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=30d`);
+    await page.goto(`${svc.url}/`);
+    await settled(page);
+    const card = `[data-site="${DEMO_SITE}"]`;
+    expect(await text(page, `${card} [data-metric=visitors]`)).toBe(formatCount(o.current.visitors));
+    expect(await text(page, `${card} [data-metric=revenue_usd]`)).toBe(formatUsd(o.current.revenue_usd));
+    await shoot('sites');
+  });
+
+  it('opens the site and shows the API\'s overview for every range, with a drawn chart', async () => {
+    await page.click(`[data-site="${DEMO_SITE}"] a`);
+    await page.waitForURL(new RegExp(`${SITE_PATH}\\?range=30d$`));
+    for (const range of ['today', '7d', '90d', '12m', 'all', '30d']) {
+      await page.click(`[data-range="${range}"]`);
+      await page.waitForURL(new RegExp(`range=${range}$`));
+      await settled(page);
+      const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=${range}`);
+      for (const [field, format] of CARDS) expect(await text(page, `[data-metric=${field}]`), `${range} ${field}`).toBe(format(o.current[field]));
+      expect(await page.locator('.chart canvas').count(), range).toBeGreaterThan(0);
+    }
+    // The keyboard picks ranges too (d/w/t/n/y/a).
+    await page.keyboard.press('w');
+    await page.waitForURL(/range=7d$/);
+    await page.keyboard.press('t');
+    await page.waitForURL(/range=30d$/);
+    await shoot('dashboard');
+  });
+
+  it('opens every breakdown panel tab with the API\'s rows, and shows more', async () => {
+    for (const [panel, dimensions] of Object.entries(PANELS)) {
+      for (const dimension of dimensions) {
+        await page.click(`[data-panel=${panel}] [data-dimension=${dimension}][role=tab]`);
+        const table = `[data-panel=${panel}] table.breakdown[data-dimension=${dimension}]`;
+        await page.waitForSelector(table);
+        await settled(page);
+        const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
+        const shown = await page.locator(`${table} tbody tr`).evaluateAll((rows) =>
+          rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
+        );
+        expect(shown, dimension).toEqual(b.rows.map((r) => [rowKey(r), r.unattributed ? '—' : formatCount(r.visitors), formatCount(r.payments), formatUsd(r.revenue_usd), formatUsdOrDash(r.revenue_per_visitor)]));
+      }
+    }
+    const pages = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/page?range=30d&limit=60`);
+    await page.click('[data-panel=pages] [data-dimension=page][role=tab]');
+    await settled(page);
+    await page.click('[data-panel=pages] button:has-text("Show more")');
+    await settled(page);
+    expect(await page.locator('[data-panel=pages] tbody tr').count()).toBe(pages.rows.length);
+    expect(pages.rows.length).toBeGreaterThan(10);
+  });
+
+  it('pages through the payments and opens a visitor', async () => {
+    await page.goto(`${svc.url}${SITE_PATH}/payments?range=all`);
+    for (const offset of [0, 20]) {
+      await settled(page);
+      const p = await api<Payments>(`/api/v1/sites/${DEMO_SITE}/payments?range=all&limit=20&offset=${offset}`);
+      expect(p.total).toBeGreaterThan(20);
+      const ids = await page.locator('tr[data-payment]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-payment'), r.querySelector('[data-col=net_usd]')?.textContent?.trim()]));
+      expect(ids, `offset ${offset}`).toEqual(p.rows.map((r) => [r.provider_payment_id, formatUsd(r.net_usd)]));
+      if (offset === 0) {
+        await shoot('payments');
+        await page.click('a[rel=next]');
+        await page.waitForURL(/offset=20/);
+      }
+    }
+    const visitorLink = page.locator('a.visitor-link').first();
+    const visitor = decodeURIComponent((await visitorLink.getAttribute('href'))!.split('/').pop()!);
+    await visitorLink.click();
+    await page.waitForSelector('[data-entry]');
+    await settled(page);
+    const t = await api<Timeline>(`/api/v1/sites/${DEMO_SITE}/visitors/${encodeURIComponent(visitor)}`);
+    expect(await page.locator('[data-entry=visit]').count()).toBe(t.entries.filter((e) => e.type === 'visit').length);
+    expect(await page.locator('[data-step=page]').count()).toBe(t.entries.flatMap((e) => (e.type === 'visit' ? e.steps.filter((s) => s.type === 'page') : [])).length);
+    await shoot('visitor');
+  });
+
+  it('shows retention as the API computes it', async () => {
+    await page.goto(`${svc.url}${SITE_PATH}/retention?range=all`);
+    await settled(page);
+    const r = await api<Retention>(`/api/v1/sites/${DEMO_SITE}/retention?range=all`);
+    expect(await text(page, '[data-key=__total] [data-col=customers]')).toBe(formatCount(r.total.customers));
+    expect(await text(page, '[data-key=__total] [data-col=net_ltv_usd]')).toBe(formatUsd(r.total.net_ltv_usd));
+    expect(await text(page, '[data-key=__total] [data-col=still_paying]')).toBe(formatCount(r.total.still_paying));
+    if (r.day_one) expect(await page.locator('[data-day-one]').count()).toBe(1);
+    await shoot('retention');
+  });
+
+  it('creates an API key that reads /api/v1, and revokes it: the next request gets 401', async () => {
+    await page.goto(`${svc.url}/settings/keys`);
+    await settled(page);
+    await page.fill('input[name=name]', 'browser test');
+    await page.click('button[type=submit]');
+    const secret = (await page.locator('[data-secret]').innerText()).trim();
+    expect(secret).toMatch(/^ff_/);
+    expect((await api<{ sites: unknown[] }>('/api/v1/sites', secret)).sites).toHaveLength(1);
+    await shoot('settings-keys');
+    await page.click('button[aria-label="Revoke browser test"]');
+    await page.waitForSelector('button[aria-label="Revoke browser test"]', { state: 'detached' });
+    const res = await fetch(`${svc.url}/api/v1/sites`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(res.status).toBe(401);
+  });
+
+  it('adds a site and shows its snippet, then connects Stripe to it', async () => {
+    await page.goto(`${svc.url}/settings/sites`);
+    await settled(page);
+    await page.fill('input[name=domain]', 'shop.example');
+    await page.selectOption('select[name=timezone]', 'America/New_York');
+    await page.click('form button[type=submit]');
+    await page.waitForURL(/\/settings\/sites\/shop\.example/);
+    await settled(page);
+    expect(await text(page, '[data-snippet]')).toBe(`<script defer src="${svc.url}/v.js" data-site="shop.example"></script>`);
+    const stripe = '[data-provider=stripe]';
+    await page.click(`${stripe} button:has-text("Connect")`);
+    await page.fill(`${stripe} input[name=webhook_secret]`, `whsec_${'a'.repeat(32)}`);
+    await page.click(`${stripe} button[type=submit]`);
+    await page.waitForSelector(`${stripe} .pill-ok`);
+    expect(await text(page, `${stripe} [data-webhook-url]`)).toMatch(/\/api\/webhooks\/stripe\/shop\.example$/);
+    await shoot('settings-site');
+    await page.goto(`${svc.url}/settings/sites`);
+    await shoot('settings-sites');
+  });
+
+  it('shows the account and users settings, and the dashboard in dark mode', async () => {
+    for (const section of ['account', 'users']) {
+      await page.goto(`${svc.url}/settings/${section}`);
+      await shoot(`settings-${section}`);
+    }
+    // Dark mode: the same dashboard with prefers-color-scheme: dark.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await small.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await shoot('dashboard-dark');
+  });
+});
