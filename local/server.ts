@@ -6,6 +6,21 @@ import { localContext, sendResult, toApiGatewayEvent } from './api-gateway.js';
 /** API Gateway's payload limit is 10 MB; locally we stop reading at 1 MiB and answer 413 as a proxy would. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/**
+ * How long an idle keep-alive connection stays open (ms). Node's default (5 s)
+ * races clients that reuse a connection after a pause: the server closes the
+ * socket just as the client sends on it (`UND_ERR_SOCKET`, issue 16). Proxies
+ * keep idle connections longer than their clients do (an ALB's idle timeout is
+ * 60 s by default, and AWS asks the server behind it to keep its own longer:
+ * ELB user guide, "Connection idle timeout"), so we do as a server behind one
+ * must: 65 s, above the 60 s. undici (Node's fetch) reads the `Keep-Alive:
+ * timeout=65` hint and drops its side a second earlier, so the client always
+ * closes first.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** Above the keep-alive timeout, so a connection idle that long is closed as idle, not as a slow request (Node http docs, `server.headersTimeout`). */
+export const HEADERS_TIMEOUT_MS = 66_000;
+
 export type RouteHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
 /** One route as in the HTTP API: methods, a path pattern with `{name}` and `{proxy+}` parameters, the handler. */
@@ -92,7 +107,7 @@ export function createLocalServer(
 ): Server {
   const log = options.log ?? consoleLog;
   const compiled = routes.map((route) => ({ ...route, regex: compile(route.path) }));
-  return createServer(async (req, res) => {
+  return createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, async (req, res) => {
     try {
       const path = new URL(req.url ?? '/', 'http://localhost').pathname;
       const matches = compiled.map((r) => ({ route: r, match: r.regex.exec(path) })).filter((m) => m.match);
