@@ -15,6 +15,7 @@ export const LAMBDA_ENTRIES = {
   scheduled: 'lambdas/entry/scheduled.ts',
   report: 'lambdas/entry/report.ts',
   mcp: 'lambdas/entry/mcp.ts',
+  app: 'lambdas/entry/app.ts',
 } as const;
 
 /**

@@ -8,6 +8,7 @@ import { registerRebuildCommand, registerStreamCommands } from './stream.js';
 import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
 import { registerGeoCommands } from './geo.js';
+import { registerUserCommands } from './users.js';
 
 /** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
 export class UsageError extends Error {}
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerAdminCommands(program);
   registerProviderCommands(program);
   registerKeyCommands(program);
+  registerUserCommands(program);
   registerSqlCommand(program);
   registerFxCommands(program);
   registerGeoCommands(program);

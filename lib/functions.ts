@@ -39,9 +39,40 @@ export interface FunctionSpec {
   url?: { output: string; path?: string };
   /** Invoked by an EventBridge schedule every this many minutes. */
   everyMinutes?: number;
+  /**
+   * Partitions (`pk` patterns, `*` a wildcard) the function may write: its
+   * write actions are conditioned on `dynamodb:LeadingKeys`, so it cannot
+   * touch any other item even with a bug. Reads stay table-wide.
+   */
+  writePartitions?: readonly string[];
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
 }
+
+/**
+ * What the app function writes (`docs/data-model.md`): users, memberships,
+ * sessions, one-time links, sign-in counters and their expiry index, sites,
+ * provider connections, API keys, and the payment items that re-crediting a
+ * site rewrites. Never visits' rollups, salts, stream markers or FX rates.
+ */
+export const APP_WRITE_PARTITIONS = [
+  'USER#*',
+  'ACCOUNT#*',
+  'SESSION#*',
+  'INVITE#*',
+  'ATTEMPTS#*',
+  'EXPIRING',
+  'SITES',
+  'PROVIDER#*',
+  'KEYS',
+  'APIKEY#*',
+  'PAY#*',
+  'PAYID#*',
+  'PR#*',
+  'CUST#*',
+  'PAYPENDING#*',
+  'VIS#*',
+] as const;
 
 /**
  * The registry: one entry per function, built, granted and wired by the stack.
@@ -83,6 +114,19 @@ export const FUNCTIONS = {
   report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
   mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', url: { output: 'McpUrl', path: 'mcp' } },
   webhook: { entry: 'lambdas/entry/webhook.ts', description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}', table: 'readwrite', routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }] },
+  app: {
+    entry: 'lambdas/entry/app.ts',
+    description: 'App API: /api/app/* (sign-in, sessions, account settings)',
+    appOnly: true,
+    // scrypt takes 128 MiB per hash, and Lambda's CPU grows with memory.
+    memoryMiB: 1024,
+    // A new attribution model credits every payment of the site again, in the request; past
+    // API Gateway's 30 s the client gets a 503 while the function finishes the job.
+    timeoutSeconds: 60,
+    table: 'readwrite',
+    writePartitions: APP_WRITE_PARTITIONS,
+    routes: [{ path: '/api/app/{proxy+}', methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }],
+  },
   scheduled: { entry: 'lambdas/entry/scheduled.ts', description: 'Re-credits payments that arrived before their visits', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
 } as const satisfies Record<string, FunctionSpec>;
 

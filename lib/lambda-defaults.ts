@@ -165,11 +165,25 @@ export class FootfallFunction extends Construct {
     );
   }
 
-  /** Sets `TABLE_NAME` and grants the item actions of `access` on the table (no Scan, no table management). */
-  bindTable(table: dynamodb.ITable, access: TableAccess): this {
+  /**
+   * Sets `TABLE_NAME` and grants the item actions of `access` on the table (no
+   * Scan, no table management). With `writePartitions`, the write actions are
+   * granted only on items whose partition key matches one of the patterns
+   * (`dynamodb:LeadingKeys`, IAM's fine-grained access control for DynamoDB).
+   */
+  bindTable(table: dynamodb.ITable, access: TableAccess, writePartitions?: readonly string[]): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
+    if (!writePartitions || access === 'read') {
+      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
+      return this;
+    }
+    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS.read], resources: [table.tableArn] }));
     this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }),
+      new iam.PolicyStatement({
+        actions: [...TABLE_ACTIONS.write],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...writePartitions] } },
+      }),
     );
     return this;
   }

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
@@ -22,8 +23,12 @@ import { buildTrackerSync } from '../tracker/build.js';
 import { createAppHandler } from '../lambdas/handlers/app.js';
 import { dynamoAuthDeps, dynamoSettingsDeps } from '../lambdas/adapters/dynamo/app-deps.js';
 import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
+import { DynamoWebhookLogStore } from '../lambdas/adapters/dynamo/webhook-log-store.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
+
+/** The running server's URL, for admin commands' links (`cli/users.ts`). */
+export const SERVER_FILE = 'server.json';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { archivePoller, sessionizePoller } from './consumers.js';
@@ -133,7 +138,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     limiter: new SiteRateLimiter(),
   });
   const config = new DynamoConfigStore(dynamo);
-  const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config });
+  const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config, log: new DynamoWebhookLogStore(dynamo) });
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
     // ANY, as in the stack: the handler answers other methods 405 with CORS.
@@ -180,8 +185,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     schedule = setInterval(() => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)), Math.max(interval * 5, 5_000));
   }
   const { port } = server.address() as AddressInfo;
+  const url = `http://${host}:${port}`;
+  // So admin commands can print links to this server (`footfall users add`).
+  await writeFile(join(dataDir, SERVER_FILE), JSON.stringify({ url, pid: process.pid }));
   return {
-    url: `http://${host}:${port}`,
+    url,
     dataDir,
     dynamo,
     sessionize: () => sessionizer.drain(),
@@ -192,6 +200,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       clearInterval(sweep);
       await sessionizer.stop();
       await archiver.close();
+      await rm(join(dataDir, SERVER_FILE), { force: true });
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();
       await stream.close();

@@ -1,6 +1,7 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
+import { DynamoWebhookLogStore } from '../adapters/dynamo/webhook-log-store.js';
 import { createWebhookHandler } from '../handlers/webhook.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
@@ -14,4 +15,5 @@ export const handler = createWebhookHandler({
   ...dynamoPaymentDeps(dynamo),
   sites: config,
   secrets: config,
+  log: new DynamoWebhookLogStore(dynamo),
 });

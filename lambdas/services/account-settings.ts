@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
 import { ATTRIBUTION_MODELS, domainSchema, isValidTimezone, siteConfigSchema, type SiteConfig, type SiteSettings } from '../domain/site.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
+import { dayStart, localHour } from '../domain/range.js';
 import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
 import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
 import type { Member, User } from '../adapters/dynamo/user-store.js';
@@ -22,8 +23,8 @@ export interface SettingsDeps {
     addSite(site: SiteConfig): Promise<SiteConfig>;
     updateSite(domain: string, changes: SiteSettings): Promise<SiteConfig>;
   };
-  /** The last local day (`YYYY-MM-DD`, the site's timezone) with a visit, or null. */
-  activity: { lastDay(domain: string): Promise<string | null> };
+  /** The last local hour (`YYYY-MM-DDTHH`) or day (`YYYY-MM-DD`) of the site's timezone with a visitor active, or null. */
+  activity: { lastActive(domain: string): Promise<string | null> };
   /**
    * Where webhook signing secrets go: the config store today. The one seam for
    * a secret store (`docs/app.md`): connect, disconnect and list never return a secret.
@@ -57,8 +58,11 @@ export interface AppSite {
   attribution: SiteConfig['attribution'];
   lookback_days: number;
   created: string;
-  /** The last local day with a visit, and its start as an RFC 3339 time; null before the first event is sessionized. */
-  last_event_day: string | null;
+  /**
+   * Whether events arrive: the start (RFC 3339, UTC) of the last local hour
+   * with a visitor active, once the sessionizer has seen it (seconds locally,
+   * the batching window in AWS); null before the first. Precise to the hour.
+   */
   last_event_ts: string | null;
 }
 
@@ -74,24 +78,30 @@ export const updateSiteBody = z
   .partial()
   .strict();
 
-/** Start of local day `day` in `tz`, RFC 3339 UTC (the zone's offset at that day's noon, so DST days come out right). */
-function dayStartIso(day: string, tz: string): string {
-  const noon = new Date(`${day}T12:00:00Z`);
-  const local = new Date(noon.toLocaleString('en-US', { timeZone: tz }));
-  const utc = new Date(noon.toLocaleString('en-US', { timeZone: 'UTC' }));
-  return new Date(Date.parse(`${day}T00:00:00Z`) - (local.getTime() - utc.getTime())).toISOString();
+const QUARTER_HOUR_MS = 15 * 60_000;
+
+/**
+ * The first instant (ms) of a local hour label (`YYYY-MM-DDTHH`) or day
+ * (`YYYY-MM-DD`) in `timezone`: the day's start, then quarter hours until the
+ * label's hour (offsets come in quarter hours: +05:45, +08:45).
+ */
+export function periodStart(period: string, timezone: string): number {
+  const [day, hour] = period.split('T') as [string, string | undefined];
+  const start = dayStart(day, timezone);
+  if (hour === undefined) return start;
+  for (let t = start; t < start + 26 * 3_600_000; t += QUARTER_HOUR_MS) if (localHour(t, timezone) === period) return t;
+  return start;
 }
 
 async function appSite(deps: Pick<SettingsDeps, 'activity'>, site: SiteConfig): Promise<AppSite> {
-  const day = await deps.activity.lastDay(site.domain);
+  const last = await deps.activity.lastActive(site.domain);
   return {
     domain: site.domain,
     timezone: site.timezone,
     attribution: site.attribution,
     lookback_days: site.lookback_days,
     created: site.created,
-    last_event_day: day,
-    last_event_ts: day ? dayStartIso(day, site.timezone) : null,
+    last_event_ts: last ? new Date(periodStart(last, site.timezone)).toISOString() : null,
   };
 }
 

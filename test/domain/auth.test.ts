@@ -15,6 +15,8 @@ describe('origin check (CSRF, OWASP: standard headers and Fetch Metadata)', () =
     ['POST', 'https://app.example.com', 'same-origin', true],
     ['POST', 'http://localhost:8787', undefined, true],
     ['DELETE', undefined, 'same-origin', true],
+    // Behind CloudFront the Host is the API's: the browser's Fetch Metadata decides.
+    ['POST', 'https://d111.cloudfront.net', 'same-origin', true],
     ['POST', 'https://evil.test', undefined, false],
     ['POST', 'https://evil.test', 'cross-site', false],
     ['POST', 'https://app.example.com', 'cross-site', false],

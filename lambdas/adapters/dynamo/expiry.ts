@@ -36,7 +36,8 @@ export async function sweepExpired(conn: DynamoConnection, nowMs: number, max = 
     new QueryCommand({
       TableName: conn.table,
       KeyConditionExpression: `${PK} = :pk AND ${SK} < :now`,
-      ExpressionAttributeValues: { ':pk': EXPIRING_PK, ':now': pad(Math.floor(nowMs / 1000)) },
+      // Entries whose (rounded up) expiry second has come: `<second>#…` sorts below the next second.
+      ExpressionAttributeValues: { ':pk': EXPIRING_PK, ':now': pad(Math.floor(nowMs / 1000) + 1) },
       Limit: max,
     }),
   );

@@ -4,23 +4,29 @@ import { PK, SK } from './table.js';
 import { rollupPk } from './rollup-store.js';
 
 /**
- * Whether a site's events have arrived: the newest daily `visits` rollup
- * (`R#<site>#visits`, `D#<day>#…`), one Query of one item, newest first.
+ * Whether a site's events have arrived: the newest hourly `visits` rollup
+ * (`R#<site>#visits`, `H#<local hour>#…`), else the newest daily one (data
+ * sessionized before hourly rollups existed); a Query of one item each,
+ * newest first.
  */
 export class DynamoSiteActivity {
   constructor(private readonly conn: DynamoConnection) {}
 
-  /** The last local day (`YYYY-MM-DD`) with a sessionized visit, or null. */
-  async lastDay(domain: string): Promise<string | null> {
-    const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({
-        TableName: this.conn.table,
-        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
-        ExpressionAttributeValues: { ':pk': rollupPk(domain, 'visits'), ':d': 'D#' },
-        ScanIndexForward: false,
-        Limit: 1,
-      }),
-    );
-    return Items[0] ? (String(Items[0][SK]).split('#')[1] ?? null) : null;
+  /** The last local hour (`YYYY-MM-DDTHH`) or, failing that, day (`YYYY-MM-DD`) with activity, or null. */
+  async lastActive(domain: string): Promise<string | null> {
+    for (const prefix of ['H#', 'D#']) {
+      const { Items = [] } = await this.conn.doc.send(
+        new QueryCommand({
+          TableName: this.conn.table,
+          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
+          ExpressionAttributeValues: { ':pk': rollupPk(domain, 'visits'), ':p': prefix },
+          ScanIndexForward: false,
+          Limit: 1,
+        }),
+      );
+      const period = Items[0] ? String(Items[0][SK]).split('#')[1] : undefined;
+      if (period) return period;
+    }
+    return null;
   }
 }

@@ -13,18 +13,20 @@ export interface OriginCheckInput {
 
 /**
  * The CSRF check of a request carrying the session cookie (OWASP CSRF
- * Prevention Cheat Sheet, "Verifying Origin With Standard Headers" and
- * "Fetch Metadata headers"): a safe method passes; otherwise `Sec-Fetch-Site`,
- * when sent, must be `same-origin`, and `Origin`, when sent, must name one of
- * our hosts; a request with neither header is refused, as the cheat sheet
+ * Prevention Cheat Sheet, "Fetch Metadata headers" and "Verifying Origin With
+ * Standard Headers"): a safe method passes. Otherwise a browser's
+ * `Sec-Fetch-Site` decides when sent (only `same-origin` passes: a page
+ * cannot forge it, and it holds behind CloudFront, where the `Host` the
+ * function sees is the API's); without it, `Origin` must name one of our
+ * hosts; a request with neither header is refused, as the cheat sheet
  * recommends (every browser sends `Origin` on a POST; curl must add it).
  * Returns null when the request passes, else the reason.
  */
 export function originProblem(input: OriginCheckInput): string | null {
   if (!UNSAFE_METHODS.has(input.method.toUpperCase())) return null;
   const site = input.secFetchSite?.trim().toLowerCase();
-  if (site && site !== 'same-origin') return `a ${site} request may not change anything`;
-  if (!input.origin) return site ? null : 'the Origin header is missing';
+  if (site) return site === 'same-origin' ? null : `a ${site} request may not change anything`;
+  if (!input.origin) return 'the Origin header is missing';
   let host: string;
   try {
     const url = new URL(input.origin);

@@ -1,0 +1,95 @@
+import { Command } from 'commander';
+import * as z from 'zod';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
+import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
+import { accountIdSchema } from '../lambdas/domain/site.js';
+import { ConflictError } from '../lambdas/domain/errors.js';
+import { emailSchema } from '../lambdas/services/account-settings.js';
+import { createInvite, invitePath, INVITE_TTL_MS } from '../lambdas/services/auth.js';
+import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
+import { formatTable } from './output.js';
+import { withStore } from './store.js';
+import { SERVER_FILE } from '../local/service.js';
+
+const urlSchema = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+
+/**
+ * The base URL of the links a command prints: `--url`; else, locally, the
+ * running server's URL (`<data>/server.json`) or the default port's.
+ * @throws UsageError with `--aws` and no `--url` (the stack's app URL is not known here)
+ */
+async function baseUrl(ctx: CliContext, url: string | undefined): Promise<string> {
+  if (url) return parseArgs(urlSchema, url);
+  if (ctx.aws) throw new UsageError('--url: is required with --aws (the app\'s address, e.g. https://stats.example.com)');
+  const running = await readFile(join(ctx.dataDir, SERVER_FILE), 'utf8').then((t) => JSON.parse(t) as { url?: string; pid?: number }, () => null);
+  return running?.url && running.pid && alive(running.pid) ? running.url : `http://127.0.0.1:${process.env.PORT || '8787'}`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const days = Math.round(INVITE_TTL_MS / 86_400_000);
+
+/** `users add|list|link`: the people who sign in to the app (docs/app.md). */
+export function registerUserCommands(program: Command): void {
+  const users = program.command('users').description('manage the users who sign in to the app');
+  users
+    .command('add <email>')
+    .description(`add a user to an account and print a one-time link (valid ${days} days) where they set their password`)
+    .requiredOption('--account <id>', 'the account the user belongs to')
+    .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
+    .action(async (email: string, opts: { account: string; url?: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const address = parseArgs(emailSchema, email);
+      const account = parseArgs(accountIdSchema, opts.account);
+      const base = await baseUrl(ctx, opts.url);
+      const token = await withStore(ctx, async (db) => {
+        if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist (footfall accounts add ${account})`);
+        const store = new DynamoUserStore(db);
+        const user = await store.add(address, account, new Date()).catch((e: unknown) => {
+          throw e instanceof ConflictError ? new Error(`${address} already has a user; footfall users link ${address} makes a new set-password link`) : e;
+        });
+        return createInvite({ users: store, clock: Date.now }, user);
+      });
+      const link = `${base}${invitePath(token)}`;
+      if (ctx.json) ctx.printJson({ email: address, account, link, expires_in_days: days });
+      else ctx.print(`${link}\n(user ${address} added to account ${account}; open the link within ${days} days to set a password; it works once)`);
+    });
+  users
+    .command('link <email>')
+    .description('print a new one-time set-password link for a user (a forgotten password)')
+    .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
+    .action(async (email: string, opts: { url?: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const address = parseArgs(emailSchema, email);
+      const base = await baseUrl(ctx, opts.url);
+      const token = await withStore(ctx, async (db) => {
+        const store = new DynamoUserStore(db);
+        const user = await store.get(address);
+        if (!user) throw new Error(`no user ${address}`);
+        return createInvite({ users: store, clock: Date.now }, user);
+      });
+      const link = `${base}${invitePath(token)}`;
+      if (ctx.json) ctx.printJson({ email: address, link, expires_in_days: days });
+      else ctx.print(`${link}\n(a one-time link for ${address}, valid ${days} days; setting a password signs out their other sessions)`);
+    });
+  users
+    .command('list')
+    .description('list the users of an account')
+    .requiredOption('--account <id>', 'the account')
+    .action(async (opts: { account: string }, command: Command) => {
+      const ctx = contextOf(command);
+      const account = parseArgs(accountIdSchema, opts.account);
+      const list = await withStore(ctx, (db) => new DynamoUserStore(db).members(account));
+      if (ctx.json) ctx.printJson(list);
+      else ctx.print(formatTable(list.map((m) => ({ ...m })), ['email', 'status', 'created']));
+    });
+}

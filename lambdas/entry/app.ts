@@ -1,0 +1,16 @@
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { dynamoAuthDeps, dynamoSettingsDeps } from '../adapters/dynamo/app-deps.js';
+import { createAppHandler } from '../handlers/app.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+
+/** Lambda entry of `/api/app/{proxy+}` (app mode): sign-in, sessions and account settings. */
+export const handler = createAppHandler({
+  ...createTelemetry('app'),
+  auth: dynamoAuthDeps(dynamo),
+  settings: dynamoSettingsDeps(dynamo),
+  cookieSecurity: 'always',
+  publicUrl: process.env.APP_URL || undefined,
+});
