@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CLI, runCli } from '../support/cli.js';
+
+const run = promisify(execFile);
+import { startLocalService } from '../../local/service.js';
+import { AppClient } from '../support/app-client.js';
+
+/** `footfall users add|link|list`: the first user of an account, made from the CLI (issue 17). */
+describe('footfall users', () => {
+  let dir: string;
+  const cli = (...args: string[]) => runCli(['--data', dir, ...args]);
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ff-users-'));
+    expect(cli('accounts', 'add', 'acme').status).toBe(0);
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('adds a user and prints a one-time link that sets the password and signs in, once', async () => {
+    const added = cli('--json', 'users', 'add', 'Ana@Example.com', '--account', 'acme', '--url', 'https://stats.example.com/');
+    expect(added.status, added.stderr).toBe(0);
+    const out = JSON.parse(added.stdout) as { email: string; account: string; link: string; expires_in_days: number };
+    expect(out).toMatchObject({ email: 'ana@example.com', account: 'acme', expires_in_days: 7 });
+    expect(out.link).toMatch(/^https:\/\/stats\.example\.com\/invite\/[A-Za-z0-9_-]{43}$/);
+    const text = cli('users', 'add', 'bo@example.com', '--account', 'acme');
+    expect(text.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8787\/invite\/[A-Za-z0-9_-]{43}\n/);
+
+    expect(cli('users', 'add', 'ana@example.com', '--account', 'acme')).toMatchObject({ status: 1, stderr: expect.stringContaining('already has a user') });
+    expect(cli('users', 'add', 'cy@example.com', '--account', 'nope')).toMatchObject({ status: 1, stderr: expect.stringContaining('does not exist') });
+    expect(cli('users', 'add', 'not-an-email', '--account', 'acme').status).toBe(2);
+    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toEqual([
+      { email: 'ana@example.com', created: expect.any(String), status: 'invited' },
+      { email: 'bo@example.com', created: expect.any(String), status: 'invited' },
+    ]);
+
+    const svc = await startLocalService({ dataDir: dir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    try {
+      const token = out.link.split('/').pop()!;
+      const ana = new AppClient(svc.url);
+      expect((await ana.call('GET', `/api/app/invites/${token}`)).body).toEqual({ email: 'ana@example.com', account: { id: 'acme', name: 'acme' } });
+      expect((await ana.call('POST', `/api/app/invites/${token}`, { password: 'ana-password-1' })).status).toBe(200);
+      expect((await ana.call('GET', '/api/app/me')).status).toBe(200);
+      expect((await new AppClient(svc.url).call('POST', `/api/app/invites/${token}`, { password: 'other-password' })).status).toBe(404);
+      // While serve runs (here, in this process: the command must not block it), a link points at it.
+      const { stdout } = await run(process.execPath, [CLI, '--data', dir, 'users', 'link', 'ana@example.com'], { env: { ...process.env, FOOTFALL_DATA: '', PORT: '' } });
+      expect(stdout.startsWith(`${svc.url}/invite/`)).toBe(true);
+    } finally {
+      await svc.close();
+    }
+  }, 180_000);
+});
