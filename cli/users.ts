@@ -12,6 +12,7 @@ import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
 import { formatTable } from './output.js';
 import { withStore } from './store.js';
 import { SERVER_FILE } from '../local/service.js';
+import { alive } from '../local/dynalite.js';
 
 const urlSchema = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 
@@ -25,15 +26,6 @@ async function baseUrl(ctx: CliContext, url: string | undefined): Promise<string
   if (ctx.aws) throw new UsageError('--url: is required with --aws (the app\'s address, e.g. https://stats.example.com)');
   const running = await readFile(join(ctx.dataDir, SERVER_FILE), 'utf8').then((t) => JSON.parse(t) as { url?: string; pid?: number }, () => null);
   return running?.url && running.pid && alive(running.pid) ? running.url : `http://127.0.0.1:${process.env.PORT || '8787'}`;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const days = Math.round(INVITE_TTL_MS / 86_400_000);

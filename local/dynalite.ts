@@ -26,7 +26,8 @@ export interface LocalDynamo {
   close(): Promise<void>;
 }
 
-function alive(pid: number): boolean {
+/** True when a process with this id runs (EPERM: it runs, as another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
