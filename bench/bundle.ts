@@ -59,16 +59,16 @@ export async function lambdaBundleSizes(): Promise<Record<string, { bytes: numbe
  * `GEO_DATABASE_PATH`, so its figure includes reading the country database
  * as in AWS, where the layer's file is read during init.
  */
-export async function coldStartMs(env: Record<string, Record<string, string>> = {}, entries: Record<string, string> = LAMBDA_ENTRIES): Promise<Record<string, number>> {
+export async function coldStartMs(env: Record<string, Record<string, string>> = {}): Promise<Record<string, number>> {
   const { mkdir, writeFile, rm } = await import('node:fs/promises');
   const { execFileSync } = await import('node:child_process');
   const dir = `${root}bench/.cold/`;
   await mkdir(dir, { recursive: true });
   const out: Record<string, number> = {};
   try {
-    for (const [name, entry] of Object.entries(entries)) {
+    for (const [name, entry] of Object.entries(LAMBDA_ENTRIES)) {
       const result = await build({ ...lambdaBuildOptions(), entryPoints: [`${root}${entry}`], write: false, absWorkingDir: root });
-      const file = `${dir}${name.replace(/\W+/g, '-')}.mjs`;
+      const file = `${dir}${name}.mjs`;
       await writeFile(file, result.outputFiles[0]?.contents ?? new Uint8Array());
       const runs: number[] = [];
       for (let i = 0; i < 5; i++) {
