@@ -8,8 +8,10 @@ import type { IngestRequest } from '../services/ingest.js';
  * One line of `footfall import events <file.jsonl>`: the inbound event fields
  * (spec §2.9) plus what a live request would have told us — `ts` (RFC 3339,
  * required: historic events keep their time), `ua`, `ip`, `country` (ISO
- * alpha-2), `language` (an Accept-Language value or a tag). `s` may be left out
- * when the import names a site with `--site`.
+ * alpha-2; without one, `importEventLines` looks `ip` up in the country
+ * database, as for a live event without a CDN header), `language` (an
+ * Accept-Language value or a tag). `s` may be left out when the import names
+ * a site with `--site`.
  */
 export const importLineSchema = inboundEventSchema.extend({
   s: z.string().min(1).max(253).optional(),
