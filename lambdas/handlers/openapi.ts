@@ -52,9 +52,9 @@ let cached: unknown;
 export function openApiDocument(): unknown {
   cached ??= {
     openapi: '3.1.0',
-    info: { title: 'Footfall report API', version: '1', description: 'Read-only reports of a Footfall installation (spec §4). Every request needs `Authorization: Bearer <API key>`.' },
+    info: { title: 'Footfall report API', version: '1', description: 'Read-only reports of a Footfall installation (spec §4). Every request needs `Authorization: Bearer <API key>`, or, from the app, its session cookie (docs/app.md).' },
     servers: [{ url: '/' }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { session: [] }],
     paths: {
       '/api/v1/sites': { get: { summary: 'The sites the key can read', operationId: 'listSites', responses: ok('Sites') } },
       '/api/v1/sites/{domain}/overview': { get: { summary: 'Totals for the range and the period before it', operationId: 'getOverview', parameters: parameters(rangeParams, [domain]), responses: ok('Overview') } },
@@ -88,7 +88,10 @@ export function openApiDocument(): unknown {
       },
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (ff_…) from `footfall keys create`' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (ff_…) from the app\'s settings or `footfall keys create`' },
+        session: { type: 'apiKey', in: 'cookie', name: 'ff_session', description: 'The app\'s session cookie, set by `POST /api/app/sign-in` (docs/app.md); used when no Authorization header is sent' },
+      },
       schemas: {
         Sites: z.toJSONSchema(sitesResponse),
         Overview: z.toJSONSchema(overviewResponse),

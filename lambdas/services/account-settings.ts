@@ -38,6 +38,7 @@ export interface SettingsDeps {
   keys: {
     create(account: string, name: string | null, now: Date): Promise<ApiKeyInfo & { key: string }>;
     list(): Promise<ApiKeyInfo[]>;
+    info(id: string): Promise<ApiKeyInfo | null>;
     revoke(id: string, now: Date): Promise<ApiKeyInfo>;
   };
   users: AuthDeps['users'] & {
@@ -215,7 +216,7 @@ export async function createKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, acco
 
 /** Revokes one of the account's keys: its next request gets 401. Another account's key is as unknown as none (404). */
 export async function revokeKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, account: string, id: string): Promise<void> {
-  const key = (await deps.keys.list()).find((k) => k.id === id);
+  const key = /^key_[0-9a-f]{12}$/.test(id) ? await deps.keys.info(id) : null;
   if (!key || key.account !== account || key.revoked) throw new NotFoundError(`no API key ${id}`);
   await deps.keys.revoke(id, new Date(deps.clock()));
 }

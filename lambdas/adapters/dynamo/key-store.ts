@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -14,6 +14,15 @@ export interface ApiKeyInfo {
   last_used: string | null;
   revoked: string | null;
 }
+
+const toInfo = (i: Record<string, unknown>): ApiKeyInfo => ({
+  id: String(i.id),
+  account: String(i.account),
+  name: (i.name as string | null) ?? null,
+  created: String(i.created),
+  last_used: (i.last_used as string | null) ?? null,
+  revoked: (i.revoked as string | null) ?? null,
+});
 
 const listKey = (id: string) => ({ [PK]: 'KEYS', [SK]: id });
 const hashKey = (hash: string) => ({ [PK]: `APIKEY#${hash}`, [SK]: 'KEY' });
@@ -41,18 +50,18 @@ export class DynamoKeyStore {
     return { ...info, key };
   }
 
+  /** Every key of every account, read a page of 100 at a time. */
   async list(): Promise<ApiKeyInfo[]> {
-    const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': 'KEYS' } }),
-    );
-    return Items.map((i) => ({
-      id: String(i.id),
-      account: String(i.account),
-      name: (i.name as string | null) ?? null,
-      created: String(i.created),
-      last_used: (i.last_used as string | null) ?? null,
-      revoked: (i.revoked as string | null) ?? null,
-    }));
+    const keys: ApiKeyInfo[] = [];
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': 'KEYS' }, Limit: 100 };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const i of page.Items ?? []) keys.push(toInfo(i));
+    return keys;
+  }
+
+  /** One key's information by id, or null. */
+  async info(id: string): Promise<ApiKeyInfo | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }));
+    return Item ? toInfo(Item) : null;
   }
 
   /** Revokes a key; its next request fails. @throws NotFoundError for an unknown id */
