@@ -5,6 +5,7 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { ImportLineError } from '../lambdas/domain/import-line.js';
 import { importEventLines, type ImportSummary } from '../local/import-events.js';
 import { localPaths } from '../local/service.js';
+import { localImportedIds } from '../local/imported-ids.js';
 import { archivePoller, sessionizePoller } from '../local/consumers.js';
 import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
@@ -45,9 +46,11 @@ export function registerImportCommands(program: Command): void {
       localOnly(ctx, 'import events');
       const summary = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
         const tty = process.stderr.isTTY && !ctx.json;
-        const imported = await importEventLines(dynamo, localPaths(ctx.dataDir).stream, source.lines, {
+        const paths = localPaths(ctx.dataDir);
+        const imported = await importEventLines(dynamo, paths.stream, source.lines, {
           site,
           countries: CountryDatabase.open(countryDatabasePath(ctx.dataDir)),
+          known: (domain) => localImportedIds(paths, domain),
           onLine: (n) => {
             if (tty && n % 1000 === 0) progress(source.bytesRead(), source.size, n);
           },
@@ -59,7 +62,6 @@ export function registerImportCommands(program: Command): void {
         const result: EventImportSummary = { ...imported, sessionized: null };
         // With no server running, nothing else would sessionize the import: do it now.
         if (owner) {
-          const paths = localPaths(ctx.dataDir);
           result.sessionized = await sessionizePoller(paths.stream, dynamo).drain();
           const archive = archivePoller(paths.stream, paths.archive);
           await archive.poller.drain().finally(() => archive.close());
@@ -71,7 +73,7 @@ export function registerImportCommands(program: Command): void {
         return;
       }
       const dropped = Object.entries(summary.dropped).map(([r, n]) => `${r} ${n}`).join(', ') || 'none';
-      ctx.print(`read ${summary.lines} lines: ${summary.accepted} accepted, ${summary.invalid} invalid, dropped: ${dropped}`);
+      ctx.print(`read ${summary.lines} lines: ${summary.accepted} accepted, ${summary.already_imported} already imported (skipped), ${summary.invalid} invalid, dropped: ${dropped}`);
       for (const e of summary.errors) ctx.print(`  ${e}`);
       if (summary.invalid > summary.errors.length) ctx.print(`  … and ${summary.invalid - summary.errors.length} more`);
       ctx.print(summary.sessionized === null ? 'the running server sessionizes them within seconds' : `sessionized ${summary.sessionized} records`);

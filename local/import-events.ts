@@ -4,7 +4,8 @@ import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.j
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import { newSalt } from '../lambdas/domain/visitor.js';
-import { ImportLineError, parseImportLine } from '../lambdas/domain/import-line.js';
+import { ImportLineError, importedEventId, parseImportLine } from '../lambdas/domain/import-line.js';
+import { createHash } from 'node:crypto';
 import { enrichAll } from '../lambdas/services/ingest.js';
 import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import type { DropReason } from '../lambdas/domain/enrich.js';
@@ -32,7 +33,10 @@ class ImportSalts implements SaltStore {
 
 export interface ImportSummary {
   lines: number;
+  /** Events written by this import. */
   accepted: number;
+  /** Lines whose event an earlier import already wrote (same site, text and occurrence); skipped. */
+  already_imported: number;
   dropped: Partial<Record<DropReason, number>>;
   invalid: number;
   errors: string[];
@@ -43,6 +47,11 @@ export interface ImportSummary {
  * same validation and enrichment as live ones (bots dropped, no rate limit),
  * onto the local stream under `streamDir`. A bad line is counted and listed
  * with its number, never fatal.
+ *
+ * Idempotent: each line's event id is `importedEventId` (site, text,
+ * occurrence), and a line whose id `options.known` already holds is counted
+ * in `already_imported` and not written again — importing a file twice, or a
+ * file that grew, adds only the new lines.
  *
  * @param lines read only as this function iterates them: pass a generator
  *   (`openLines` in `cli/lines.ts`), never a readline interface created before
@@ -56,11 +65,19 @@ export async function importEventLines(
   dynamo: DynamoConnection,
   streamDir: string,
   lines: AsyncIterable<string> | Iterable<string>,
-  options: { site?: string; onLine?: (count: number) => void; countries?: CountryLookup } = {},
+  options: { site?: string; onLine?: (count: number) => void; countries?: CountryLookup; known?: (site: string) => Promise<ReadonlySet<string>> } = {},
 ): Promise<ImportSummary> {
   const stream = await LocalEventStream.open(streamDir);
   const deps = { sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000), salts: new ImportSalts(), stream, limiter: new SiteRateLimiter() };
-  const result: ImportSummary = { lines: 0, accepted: 0, dropped: {}, invalid: 0, errors: [] };
+  const result: ImportSummary = { lines: 0, accepted: 0, already_imported: 0, dropped: {}, invalid: 0, errors: [] };
+  const knownBySite = new Map<string, Promise<ReadonlySet<string>>>();
+  const knownIn = (site: string) => {
+    let known = knownBySite.get(site);
+    if (!known) knownBySite.set(site, (known = options.known?.(site) ?? Promise.resolve(new Set<string>())));
+    return known;
+  };
+  // How many times each line's text came so far (keyed by a digest, so 100 MB of distinct lines stays small).
+  const seen = new Map<string, number>();
   let pending: TrackedEvent[] = [];
   const flush = async () => {
     if (pending.length > 0) await stream.put(pending);
@@ -72,8 +89,18 @@ export async function importEventLines(
       if (text.trim()) {
         try {
           const { event, request } = parseImportLine(text, result.lines, options.site);
+          const site = event.s.trim().toLowerCase();
+          const digest = createHash('sha256').update(`${site}\n${text.trim()}`).digest('base64');
+          const occurrence = seen.get(digest) ?? 0;
+          seen.set(digest, occurrence + 1);
+          const eventId = importedEventId(site, text, occurrence);
+          if ((await knownIn(site)).has(eventId)) {
+            result.already_imported++;
+            options.onLine?.(result.lines);
+            continue;
+          }
           const country = request.country ?? options.countries?.countryOf(request.ip) ?? null;
-          const outcome = await enrichAll(deps, [event], { ...request, country }, { rateLimit: false });
+          const outcome = await enrichAll({ ...deps, newEventId: () => eventId }, [event], { ...request, country }, { rateLimit: false });
           pending.push(...outcome.accepted);
           result.accepted += outcome.accepted.length;
           for (const [reason, n] of Object.entries(outcome.dropped)) result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;

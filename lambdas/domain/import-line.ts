@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { inboundEventSchema, type InboundEvent } from './inbound.js';
 import { countryFromHeaders } from './country.js';
@@ -68,3 +69,28 @@ export function parseImportLine(text: string, lineNumber: number, site?: string)
     },
   };
 }
+
+/**
+ * The event id of an imported line: a UUID (version 8, RFC 9562 §5.8: its
+ * bits are ours) from SHA-256 of the site, the line's text (trimmed) and its
+ * occurrence — how many identical lines came before it in the same input.
+ *
+ * Importing the same line again gives the same id, so the import can tell it
+ * is already there and the sessionizer, which keeps each event id once, could
+ * not count it twice anyway. The occurrence, not the line number, is the
+ * position: a file imported again after lines were added or removed above a
+ * line still gives that line its id, while two identical lines in one file
+ * (two page views in the same second, in an export at second precision) stay
+ * two events.
+ *
+ * @param site the site's domain, lowercase
+ * @param occurrence 0 for the first line with this text in the input, 1 for the next, …
+ */
+export function importedEventId(site: string, text: string, occurrence: number): string {
+  const hex = createHash('sha256').update(`${site}\n${occurrence}\n${text.trim()}`).digest('hex');
+  const variant = ((parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** True for an id `importedEventId` made (live events carry random version-4 UUIDs). */
+export const isImportedEventId = (id: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id);

@@ -5,6 +5,7 @@ import { Stripe } from 'stripe';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { importEventLines } from '../import-events.js';
+import { localImportedIds } from '../imported-ids.js';
 import { localPaths, type LocalService } from '../service.js';
 import { generateDemo } from './generator.js';
 import { CountryDatabase } from '../../lambdas/adapters/country-database.js';
@@ -56,6 +57,7 @@ export async function seedDemo(service: LocalService, options: SeedOptions): Pro
   const total = demo.events.length;
   await importEventLines(service.dynamo, localPaths(service.dataDir).stream, demo.events, {
     countries,
+    known: (site) => localImportedIds(localPaths(service.dataDir), site),
     onLine: (n) => {
       if (n % 2000 === 0 || n === total) progress('importing events', n, total);
     },

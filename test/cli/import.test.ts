@@ -6,6 +6,8 @@ import { runCli, runCliWithStdin } from '../support/cli.js';
 import { CHROME_UA } from '../support/events.js';
 import { localPaths, openLocalStore } from '../../local/service.js';
 import { runSql } from '../../local/sql.js';
+import { importEventLines } from '../../local/import-events.js';
+import { localImportedIds } from '../../local/imported-ids.js';
 import { readRollups } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 
@@ -109,6 +111,53 @@ describe('footfall import events', () => {
       expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
       expect(await archived(tag)).toBe(lines);
     }, 60_000);
+  });
+
+  describe('is idempotent: the same line imported twice is one event', () => {
+    const line = (path: string, minute: number) =>
+      JSON.stringify({ n: 'pageview', u: `https://example.com/again/${path}`, ts: new Date(Date.UTC(2025, 3, 1, 9, minute)).toISOString(), v: 'visitor-again', ua: CHROME_UA });
+    const archived = async () => (await runSql(localPaths(dataDir).archive, "SELECT count(*), count(DISTINCT event_id) FROM events WHERE path LIKE '/again/%'")).rows[0];
+
+    it('skips lines already imported, in a file imported again and in a file that grew, and says how many', async () => {
+      const first = join(dataDir, 'again-1.jsonl');
+      await writeFile(first, [line('a', 0), line('b', 1), line('c', 2)].join('\n'));
+      const once = runCli(['--data', dataDir, '--json', 'import', 'events', first, '--site', 'example.com']);
+      expect(JSON.parse(once.stdout)).toMatchObject({ lines: 3, accepted: 3, already_imported: 0 });
+      const twice = runCli(['--data', dataDir, '--json', 'import', 'events', first, '--site', 'example.com']);
+      expect(JSON.parse(twice.stdout)).toMatchObject({ lines: 3, accepted: 0, already_imported: 3, sessionized: 0 });
+      expect(await archived()).toEqual([3, 3]);
+
+      // A line above, a second copy of c (a second page view in that second) and a line below are new.
+      const grown = join(dataDir, 'again-2.jsonl');
+      await writeFile(grown, [line('z', 0), line('a', 0), line('b', 1), line('c', 2), line('c', 2), line('d', 3)].join('\n'));
+      const text = runCli(['--data', dataDir, 'import', 'events', grown, '--site', 'example.com']);
+      expect(text.stdout).toContain('read 6 lines: 3 accepted, 3 already imported (skipped), 0 invalid');
+      expect(await archived()).toEqual([6, 6]);
+
+      const { dynamo, db } = await openLocalStore(dataDir, 'cli');
+      try {
+        const visits = await new DynamoVisitStore(dynamo).visitsAround('example.com', 'visitor-again', 0, Date.now());
+        expect(visits.flatMap((v) => v.events.map((e) => e.path)).sort()).toEqual(['/again/a', '/again/b', '/again/c', '/again/c', '/again/d', '/again/z']);
+      } finally {
+        dynamo.doc.destroy();
+        await db.close();
+      }
+    }, 120_000);
+
+    it('finds lines written to the stream but not archived yet', async () => {
+      const lines = [line('tail-1', 30), line('tail-2', 31)];
+      const { dynamo, db } = await openLocalStore(dataDir, 'cli');
+      try {
+        const paths = localPaths(dataDir);
+        const known = (site: string) => localImportedIds(paths, site);
+        // Nothing archives between the two imports: the second finds the first's events on the stream.
+        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({ accepted: 2, already_imported: 0 });
+        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({ accepted: 0, already_imported: 2 });
+      } finally {
+        dynamo.doc.destroy();
+        await db.close();
+      }
+    });
   });
 
   it('exits 1 for a missing file and 2 for a bad --site', () => {

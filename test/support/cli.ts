@@ -7,9 +7,9 @@ export const CLI = fileURLToPath(new URL('../../bin/footfall.js', import.meta.ur
 
 const env = { ...process.env, FOOTFALL_DATA: '', PORT: '' };
 
-/** Runs `footfall …` to completion and returns its exit code and output. */
-export function runCli(args: string[]): { status: number; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: 60_000 });
+/** Runs `footfall …` to completion (killed after `timeoutMs`) and returns its exit code and output. */
+export function runCli(args: string[], timeoutMs = 60_000): { status: number; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: timeoutMs });
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
