@@ -4,6 +4,7 @@ import { cookieIsSecure, clearedSessionCookie, sessionCookie, sessionTokenOf } f
 import { SIGN_IN_LIMITS, attemptWindow, overLimit, retryAfterSeconds } from '../../lambdas/domain/auth/attempts.js';
 import { hashPassword, passwordSchema, SCRYPT_PARAMS, verifyPassword } from '../../lambdas/domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../../lambdas/domain/auth/token.js';
+import { periodStart } from '../../lambdas/services/account-settings.js';
 
 describe('origin check (CSRF, OWASP: standard headers and Fetch Metadata)', () => {
   const hosts = ['app.example.com', 'localhost:8787'];
@@ -114,5 +115,19 @@ describe('password hashing (scrypt, OWASP parameters)', () => {
     ['x'.repeat(257), false],
   ])('accepts %s as a new password: %s', (pw, ok) => {
     expect(passwordSchema.safeParse(pw).success).toBe(ok);
+  });
+});
+
+describe('when a site last saw a visitor: the start of a local hour or day', () => {
+  it.each([
+    ['2026-03-10', 'UTC', '2026-03-10T00:00:00.000Z'],
+    ['2026-03-10T15', 'UTC', '2026-03-10T15:00:00.000Z'],
+    ['2026-11-23T10', 'Europe/Berlin', '2026-11-23T09:00:00.000Z'],
+    // The day clocks spring forward: 03:00 CEST is 01:00 UTC.
+    ['2026-03-29T03', 'Europe/Berlin', '2026-03-29T01:00:00.000Z'],
+    ['2026-11-23T10', 'Asia/Kathmandu', '2026-11-23T04:15:00.000Z'],
+    ['2026-11-23', 'America/New_York', '2026-11-23T05:00:00.000Z'],
+  ])('%s in %s starts at %s', (period, tz, iso) => {
+    expect(new Date(periodStart(period, tz)).toISOString()).toBe(iso);
   });
 });
