@@ -126,8 +126,11 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
 /** The facts a stored payment stands for, so it can be merged into another. */
 function asFact(p: Payment): PaymentFact {
   const fact: PaymentFact = { provider: p.provider, id: p.provider_payment_id, aliases: p.aliases, refunded: p.refunded, is_renewal: p.is_renewal, refunds: Object.entries(p.refunds ?? {}).map(([id, amount]) => ({ id, amount })) };
-  if (p.ts !== null) fact.ts = p.ts;
-  if (p.amount !== null) fact.amount = p.amount;
+  const provisional = new Set(p.provisional ?? []);
+  const fallback: NonNullable<PaymentFact['fallback']> = {};
+  if (p.ts !== null) (provisional.has('ts') ? fallback : fact).ts = p.ts;
+  if (p.amount !== null) (provisional.has('amount') ? fallback : fact).amount = p.amount;
+  if (Object.keys(fallback).length > 0) fact.fallback = fallback;
   if (p.currency !== null) fact.currency = p.currency;
   if (p.provider_amount_usd !== null) fact.amount_usd = p.provider_amount_usd;
   if (p.status !== null) fact.status = p.status;

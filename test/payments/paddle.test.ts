@@ -124,6 +124,8 @@ describe('paddle facts: subscription story', () => {
       refunds: [{ id: 'adj_01h8c6tbrkpdd7vx61w7b1r0ap', amount: 100 }],
       customer_id: CTM,
       subscription_id: SUB,
+      // a partial refund: its time stands in for the payment's, its amount cannot
+      fallback: { ts: 1692626923297 },
     });
   });
 
@@ -195,6 +197,8 @@ describe('paddle facts: one-time EUR purchase, refunded in full', () => {
       refunds: [{ id: 'adj_01h8k2kz3x5c7v9b1n3m5q7w9e', amount: 23681 }],
       status: 'refunded',
       customer_id: 'ctm_01h8f7rr1w2x3c4v5b6n7m8k9j',
+      // refunded in full: the refund's time and amount stand in for the transaction's
+      fallback: { ts: 1692967131623, amount: 23681 },
     });
     const payment = [onlyPayment(factsOf('transaction.completed.eur.json')), onlyPayment(factsOf('adjustment.updated.full.json'))].reduce(mergePaymentFact, emptyPayment('example.com', 'paddle', TXN_EUR));
     expect(payment).toMatchObject({ amount: 23681, refunded: 23681, status: 'refunded' });

@@ -150,8 +150,10 @@ describe('polar facts: subscription story', () => {
   });
 
   it('order.refunded, partial → paid with the cumulative refunded_amount; full → refunded; no ts', () => {
-    expect(onlyPayment(factsOf('order.refunded.partial.json'))).toStrictEqual({ ...renewal, refunded: 4860, status: 'paid' });
-    expect(onlyPayment(factsOf('order.refunded.full.json'))).toStrictEqual({ ...renewal, refunded: 9720, status: 'refunded' });
+    // The order's creation stands in for the payment's time until order.paid states it.
+    const fallback = { ts: Date.parse('2026-03-10T09:30:58.630Z') };
+    expect(onlyPayment(factsOf('order.refunded.partial.json'))).toStrictEqual({ ...renewal, refunded: 4860, status: 'paid', fallback });
+    expect(onlyPayment(factsOf('order.refunded.full.json'))).toStrictEqual({ ...renewal, refunded: 9720, status: 'refunded', fallback });
   });
 
   it('the renewal’s events are one payment, ending refunded', () => {

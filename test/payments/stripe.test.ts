@@ -144,7 +144,7 @@ describe('stripe facts: one-time Checkout purchase', () => {
     });
   });
 
-  it('charge.refunded, partial: cumulative amount_refunded, still paid, no ts', () => {
+  it('charge.refunded, partial: cumulative amount_refunded, still paid, no ts but the charge time as a fallback', () => {
     expect(onlyPayment(factsOf('charge.refunded.partial.json'))).toStrictEqual({
       provider: 'stripe',
       id: PI,
@@ -155,6 +155,8 @@ describe('stripe facts: one-time Checkout purchase', () => {
       refunded: 1500,
       status: 'paid',
       customer_id: CUS,
+      // the charge's created: the payment's time, standing in until the payment's event comes
+      fallback: { ts: 1772446500_000 },
     });
   });
 
@@ -169,6 +171,8 @@ describe('stripe facts: one-time Checkout purchase', () => {
       refunded: 4900,
       status: 'refunded',
       customer_id: CUS,
+      // the charge's created: the payment's time, standing in until the payment's event comes
+      fallback: { ts: 1772446500_000 },
     });
   });
 

@@ -142,7 +142,10 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     const p2 = all.rows.find((r) => r.provider_payment_id === 'pi_2');
     expect(p2).toMatchObject({ amount: 10000, currency: 'EUR', amount_usd: 116.98, refunded: 2000, net_usd: P2_NET, status: 'paid', visitor: 'bob-00000001', touch: { channel: 'Communities', campaign: 'launch', landing_page: '/blog', device: 'Mobile', country: 'US' } });
     expect(all.rows.find((r) => r.provider_payment_id === 'in_3')).toMatchObject({ is_renewal: true, visitor_id: null, visitor: 'alice-0001', touch: { channel: 'Search' }, first_touch: { channel: 'Search', ts: '2026-03-05T10:00:00.000Z' } });
-    expect(all.rows.find((r) => r.provider_payment_id === 'pi_5')).toMatchObject({ status: 'failed' });
+    // A failed payment moved no money: net_usd 0 (issue 19.5), so the list adds up to the overview's revenue.
+    expect(all.rows.find((r) => r.provider_payment_id === 'pi_5')).toMatchObject({ status: 'failed', net_usd: 0, amount_usd: expect.any(Number) });
+    const overview = overviewResponse.parse(await body(`/api/v1/sites/shop.test/overview?${MARCH}`));
+    expect(Math.round(all.rows.reduce((sum, r) => sum + r.net_usd, 0) * 100) / 100).toBe(overview.current.revenue_usd);
     const ids = async (q: string) => paymentsResponse.parse(await body(`/api/v1/sites/shop.test/payments?${MARCH}&${q}`));
     expect((await ids('filter=attributed')).rows.map((r) => r.provider_payment_id)).toEqual(['in_3', 'pi_1', 'pi_5', 'pi_2']);
     expect((await ids('filter=unattributed')).rows.map((r) => r.provider_payment_id)).toEqual(['pi_4']);
@@ -165,10 +168,22 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
       { type: 'exit', ts: '2026-03-05T10:06:00.000Z', page: '/pricing', link: null },
     ]);
     expect(v2?.type === 'visit' && v2.steps.map((s) => s.type)).toEqual(['page', 'payment', 'exit']);
+    // Steps in time order, the exit last, even when the payment came after the last page (issue 19.5).
+    for (const entry of t.entries) {
+      if (entry.type !== 'visit') continue;
+      const times = entry.steps.map((step) => Date.parse(step.ts));
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+      expect(entry.steps.at(-1)?.type).toBe('exit');
+    }
     expect(renewal).toMatchObject({ type: 'payment', provider_payment_id: 'in_3', is_renewal: true });
     expect(t.payments.map((p) => p.provider_payment_id)).toEqual(['pi_1', 'in_3']);
     const carol = timelineResponse.parse(await body('/api/v1/sites/shop.test/visitors/carol-000001'));
-    expect(carol.entries[0]?.type === 'visit' && carol.entries[0].steps.at(-1)).toEqual({ type: 'exit', ts: '2026-03-12T08:01:00.000Z', page: '/', link: 'https://github.com/x' });
+    // Carol's last page is at 08:01 and her payment at 08:30: the exit follows the payment.
+    expect(carol.entries[0]?.type === 'visit' && carol.entries[0].steps.slice(-2).map((step) => [step.type, step.ts])).toEqual([
+      ['payment', '2026-03-12T08:30:00.000Z'],
+      ['exit', '2026-03-12T08:30:00.000Z'],
+    ]);
+    expect(carol.entries[0]?.type === 'visit' && carol.entries[0].steps.at(-1)).toEqual({ type: 'exit', ts: '2026-03-12T08:30:00.000Z', page: '/', link: 'https://github.com/x' });
   });
 
   it('answers 404 for an unknown visitor, a site of another account, or no site', async () => {

@@ -34,6 +34,16 @@ export interface PaymentFact {
   aliases: string[];
   /** Time of the payment, ms since epoch (UTC). */
   ts?: number;
+  /**
+   * Stand-ins for `ts` and `amount` from an event that does not state them,
+   * typically a refund that arrives before its payment (issue 18.4): the
+   * payment time the refund object carries (Stripe's charge `created`,
+   * Polar's order `created_at`), else the refund's own time (Paddle's
+   * adjustment); the amount of a full refund. They make the payment show and
+   * count until an event states the real values, which replace them
+   * whatever the order of arrival (`mergePaymentFact`).
+   */
+  fallback?: { ts?: number; amount?: number };
   /** Amount in the currency's minor unit (ISO 4217 exponent: JPY 0, KWD 3). */
   amount?: number;
   /** ISO 4217 code, upper case. */

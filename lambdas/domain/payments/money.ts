@@ -18,10 +18,15 @@ export function amountUsd(p: Payment, rate: UsdRate): number | null {
   return perUnit === null ? null : cents(toMajor(p.amount, p.currency) * perUnit);
 }
 
-/** USD net of refunds (spec §2.6 `net_usd`): `amount_usd` scaled by the share not refunded. */
+/**
+ * USD net of refunds (spec §2.6 `net_usd`): `amount_usd` scaled by the share
+ * not refunded; 0 for a failed payment, which moved no money (issue 19.5,
+ * `docs/api.md`), so the `filter=all` list adds up to the overview's revenue.
+ */
 export function netUsd(p: Payment, rate: UsdRate): number | null {
   const usd = amountUsd(p, rate);
   if (usd === null || p.amount === null) return null;
+  if (p.status === 'failed') return 0;
   if (p.amount <= 0) return usd;
   return cents((usd * Math.max(0, p.amount - p.refunded)) / p.amount);
 }

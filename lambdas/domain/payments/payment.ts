@@ -34,8 +34,13 @@ export interface Payment {
   first_touch: FirstTouch | null;
   /** Every breakdown dimension's values of the credited visit (`page`: all its pages); null when unattributed. */
   touch_dims: Record<Dimension, string[]> | null;
+  /** Fields that hold a fact's `fallback` rather than a stated value (absent on items stored before it existed: none). */
+  provisional?: ProvisionalField[];
   rev: number;
 }
+
+/** The fields a refund can stand in for until its payment's own event arrives. */
+export type ProvisionalField = 'ts' | 'amount';
 
 /** A payment with nothing known but its ids. */
 export function emptyPayment(site: string, provider: Provider, id: string): Payment {
@@ -75,34 +80,61 @@ function nextStatus(current: PaymentStatus | null, reported: PaymentStatus | und
 }
 
 /**
+ * One field that a fact may state or stand in for (`PaymentFact.fallback`):
+ * a stated value replaces a provisional one, and otherwise combines with the
+ * stored one by `combine`; a fallback fills only a field nothing stated, and
+ * combines with an earlier fallback. The result does not depend on the order
+ * the facts arrive in.
+ */
+function mergeField(
+  stored: number | null,
+  provisional: boolean,
+  stated: number | undefined,
+  fallback: number | undefined,
+  combine: (a: number, b: number) => number,
+): { value: number | null; provisional: boolean } {
+  if (stated !== undefined) return { value: stored === null || provisional ? stated : combine(stored, stated), provisional: false };
+  if (fallback !== undefined && (stored === null || provisional)) return { value: stored === null ? fallback : combine(stored, fallback), provisional: true };
+  return { value: stored, provisional };
+}
+
+/**
  * Merges one fact into a payment (DESIGN.md: one payment is one row however
  * many events describe it). Field by field: known values are kept unless the
  * fact brings a value; the time is the earliest reported; `refunded` only
- * grows, and single refunds add up by refund id; ids and aliases are unioned. Merging the same fact twice gives the
- * same payment, so a redelivered webhook changes nothing.
+ * grows, and single refunds add up by refund id; ids and aliases are unioned.
+ * A fact's `fallback` time and amount fill in only until a fact states them.
+ * Merging the same fact twice gives the same payment, so a redelivered
+ * webhook changes nothing.
  */
 export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
   const refunds = { ...(payment.refunds ?? {}) };
   for (const r of fact.refunds ?? []) refunds[r.id] = r.amount;
   const refunded = Math.max(payment.refunded, fact.refunded ?? 0, Object.values(refunds).reduce((a, b) => a + b, 0));
-  const amount = fact.amount ?? payment.amount;
+  const provisional = new Set(payment.provisional ?? []);
+  const ts = mergeField(payment.ts, provisional.has('ts'), fact.ts, fact.fallback?.ts, Math.min);
+  // A stated amount wins over the stored one (the latest event's); fallbacks (full refunds) keep the largest.
+  const amount = mergeField(payment.amount, provisional.has('amount'), fact.amount, fact.fallback?.amount, (stored, next) => (fact.amount === undefined ? Math.max(stored, next) : next));
+  const stillProvisional = (['ts', 'amount'] as const).filter((f) => ({ ts, amount })[f].provisional);
   const aliases = [...new Set([...payment.aliases, ...fact.aliases, ...(fact.id !== payment.provider_payment_id ? [fact.id] : [])])]
     .filter((a) => a !== payment.provider_payment_id)
     .sort();
+  const { provisional: _previous, ...rest } = payment;
   return {
-    ...payment,
+    ...rest,
     aliases,
-    ts: fact.ts === undefined ? payment.ts : payment.ts === null ? fact.ts : Math.min(payment.ts, fact.ts),
-    amount,
+    ts: ts.value,
+    amount: amount.value,
     currency: fact.currency ?? payment.currency,
     provider_amount_usd: fact.amount_usd ?? payment.provider_amount_usd,
     refunded,
     refunds,
-    status: nextStatus(payment.status, fact.status, amount !== null && amount > 0 && refunded >= amount),
+    status: nextStatus(payment.status, fact.status, amount.value !== null && amount.value > 0 && refunded >= amount.value),
     customer_id: payment.customer_id ?? fact.customer_id ?? null,
     visitor_id: payment.visitor_id ?? fact.visitor_id ?? null,
     is_renewal: fact.is_renewal ?? payment.is_renewal,
     subscription_id: payment.subscription_id ?? fact.subscription_id ?? null,
+    ...(stillProvisional.length > 0 ? { provisional: stillProvisional } : {}),
   };
 }
 

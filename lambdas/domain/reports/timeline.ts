@@ -39,7 +39,9 @@ export interface Timeline {
  * pages (`secs` to the next page view, null for the last), goals, payments
  * made during the visit (from its start to 30 minutes after its last event)
  * and, once the visit is over (30 minutes without an event, as of `now`), an
- * exit step with the last page and the last outbound link. Payments outside
+ * exit step with the last page and the last outbound link. Steps are in time
+ * order and the exit is last: its time is the visit's last event, or a
+ * payment made after that (at the provider's checkout), whichever is later. Payments outside
  * every visit are entries of their own. The header (country, browser,
  * device) is the latest visit's.
  *
@@ -64,11 +66,14 @@ export function buildTimeline(site: string, visitorId: string, visits: readonly 
         placed.add(p.row);
       }
     }
+    // Time order; at equal times the order of the list above (pages, goals, payments) holds, as sort is stable.
     steps.sort((a, b) => a.at - b.at);
     if (now - visit.end >= VISIT_GAP_MS) {
       const lastPage = pageviews[pageviews.length - 1];
       const lastLink = [...visit.events].reverse().find((e) => e.type === 'goal' && e.goal === OUTBOUND_GOAL && e.link);
-      steps.push({ at: visit.end, step: { type: 'exit', ts: iso(visit.end), page: lastPage?.path ?? null, link: lastLink?.link ?? null } });
+      // The exit is last: at the visit's last event, or at a payment made after it (at checkout) when there is one.
+      const exitAt = Math.max(visit.end, steps[steps.length - 1]?.at ?? visit.end);
+      steps.push({ at: exitAt, step: { type: 'exit', ts: iso(exitAt), page: lastPage?.path ?? null, link: lastLink?.link ?? null } });
     }
     return {
       type: 'visit',

@@ -98,6 +98,7 @@ const adjustmentSchema = z.object({
   customer_id: z.string().nullish(),
   subscription_id: z.string().nullish(),
   totals: z.object({ total: minorString, currency_code: z.string() }),
+  created_at: isoDateTime.nullish(),
 });
 
 const subscriptionSchema = z.object({
@@ -152,6 +153,8 @@ function adjustmentChanged(event: PaddleEvent): ProviderFacts {
     currency: normalizeCurrency(a.totals.currency_code),
     refunds: [{ id: a.id, amount: a.totals.total }],
     status: a.type === 'full' ? 'refunded' : undefined,
+    // Before its transaction arrives the payment shows at the refund's time and, refunded in full, for the refund's amount.
+    fallback: a.created_at ? compact({ ts: isoToMs(a.created_at), amount: a.type === 'full' ? a.totals.total : undefined }) : undefined,
     customer_id: a.customer_id ?? undefined,
     subscription_id: a.subscription_id ?? undefined,
   });

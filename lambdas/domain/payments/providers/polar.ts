@@ -74,6 +74,7 @@ const orderSchema = z.object({
   billing_reason: z.string(),
   customer_id: z.string(),
   subscription_id: z.string().nullish(),
+  created_at: isoDateTime.nullish(),
   metadata,
   customer,
 });
@@ -102,6 +103,8 @@ function orderFact(event: PolarEvent): ProviderFacts {
     aliases: [],
     // The event's time is the payment's for paid/created; a refund's time is not, so it states none.
     ts: event.type === 'order.refunded' ? undefined : isoToMs(event.timestamp),
+    // A refund that arrives first shows the payment at the order's creation until order.paid states its time.
+    fallback: event.type === 'order.refunded' && o.created_at ? { ts: isoToMs(o.created_at) } : undefined,
     amount: o.total_amount,
     currency: normalizeCurrency(o.currency),
     amount_usd: usdIfUsd(o.total_amount, o.currency),

@@ -116,6 +116,8 @@ const paymentIntentSchema = z.object({
 
 const chargeSchema = z.object({
   id: z.string(),
+  /** Unix seconds: when the charge, i.e. the payment, was made. */
+  created: z.number().int().nullish(),
   amount: z.number().int(),
   amount_refunded: z.number().int(),
   currency: z.string(),
@@ -260,7 +262,8 @@ function chargeFact(status: PaymentStatus) {
 /**
  * `charge.refunded`: `amount_refunded` is the cumulative total; `refunded` is
  * true once the whole charge is refunded (https://docs.stripe.com/api/charges/object#charge_object-refunded).
- * No `ts`: the event's time is the refund's, not the payment's.
+ * No `ts`: the event's time is the refund's, not the payment's; the charge's
+ * `created` is a `fallback` time, so a refund that comes first still shows.
  */
 function chargeRefunded(event: StripeEvent): ProviderFacts {
   const c = parseWith(chargeSchema, event.data.object, PROVIDER, event.type);
@@ -272,6 +275,8 @@ function chargeRefunded(event: StripeEvent): ProviderFacts {
     status: c.refunded ? 'refunded' : 'paid',
     customer_id: c.customer,
     visitor_id: visitorFrom(c.metadata),
+    // The charge's creation is the payment's time: it stands in until the payment's own event arrives.
+    fallback: c.created ? { ts: c.created * 1000 } : undefined,
   });
   return facts(event, { payments: [fact] });
 }
