@@ -12,5 +12,6 @@ export const handler = createAppHandler({
   auth: dynamoAuthDeps(dynamo),
   settings: dynamoSettingsDeps(dynamo),
   cookieSecurity: 'always',
+  trustViewerAddress: true,
   publicUrl: process.env.APP_URL || undefined,
 });

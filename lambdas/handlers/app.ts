@@ -36,6 +36,8 @@ export interface AppHandlerDeps extends Telemetry {
   cookieSecurity: CookieSecurity;
   /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
   publicUrl?: string;
+  /** Take the client's address from CloudFront's `CloudFront-Viewer-Address` (AWS, behind the distribution); never locally. */
+  trustViewerAddress?: boolean;
 }
 
 /** Bodies of app requests are small forms; anything larger is refused before parsing. */
@@ -91,7 +93,7 @@ const ROUTES: readonly AppRoute[] = [
     session: false,
     body: signInBody,
     run: async (d, req) => {
-      const { user, session } = await signIn(d.auth, req.body as z.infer<typeof signInBody>, clientAddress(req.event));
+      const { user, session } = await signIn(d.auth, req.body as z.infer<typeof signInBody>, clientAddress(req.event, d.trustViewerAddress ?? false));
       return { status: 200, body: me(user), session };
     },
   },
@@ -185,12 +187,14 @@ const decode = (s: string) => {
 };
 
 /**
- * The client's address, for the per-address sign-in limit: CloudFront's
- * `CloudFront-Viewer-Address` (`ip:port`) when the request came through the
- * distribution, else API Gateway's source IP (the local server's peer).
+ * The client's address, for the per-address sign-in limit: API Gateway's
+ * source IP (the local server's peer); in AWS, CloudFront's
+ * `CloudFront-Viewer-Address` (`ip:port`) when the distribution forwards it,
+ * since the source IP is then CloudFront's. Locally that header is never
+ * trusted (nothing in front sets it).
  */
-export function clientAddress(event: HttpEvent): string {
-  const viewer = event.headers?.['cloudfront-viewer-address'];
+export function clientAddress(event: HttpEvent, trustViewerAddress: boolean): string {
+  const viewer = trustViewerAddress ? event.headers?.['cloudfront-viewer-address'] : undefined;
   if (viewer) return viewer.replace(/:\d+$/, '');
   return event.requestContext.http.sourceIp;
 }

@@ -5,6 +5,8 @@ import { SIGN_IN_LIMITS, attemptWindow, overLimit, retryAfterSeconds } from '../
 import { hashPassword, passwordSchema, SCRYPT_PARAMS, verifyPassword } from '../../lambdas/domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../../lambdas/domain/auth/token.js';
 import { periodStart } from '../../lambdas/services/account-settings.js';
+import { clientAddress } from '../../lambdas/handlers/app.js';
+import { httpApiEvent } from '../../local/api-gateway.js';
 
 describe('origin check (CSRF, OWASP: standard headers and Fetch Metadata)', () => {
   const hosts = ['app.example.com', 'localhost:8787'];
@@ -129,5 +131,18 @@ describe('when a site last saw a visitor: the start of a local hour or day', () 
     ['2026-11-23', 'America/New_York', '2026-11-23T05:00:00.000Z'],
   ])('%s in %s starts at %s', (period, tz, iso) => {
     expect(new Date(periodStart(period, tz)).toISOString()).toBe(iso);
+  });
+});
+
+describe('the client address of the per-address sign-in limit', () => {
+  const event = (headers: Record<string, string>) => httpApiEvent({ method: 'POST', path: '/api/app/sign-in', headers, sourceIp: '130.176.1.2' });
+  it.each([
+    [{}, false, '130.176.1.2'],
+    [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, true, '203.0.113.9'],
+    [{ 'cloudfront-viewer-address': '2001:db8::7:443' }, true, '2001:db8::7'],
+    // Locally nothing sets the header, so a client's own is ignored.
+    [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, false, '130.176.1.2'],
+  ])('headers %j, trusting CloudFront %s: %s', (headers, trust, address) => {
+    expect(clientAddress(event(headers), trust)).toBe(address);
   });
 });
