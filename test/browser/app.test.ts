@@ -22,6 +22,8 @@ import { launchChromium } from './harness.js';
 const SHOTS = fileURLToPath(new URL('../../docs/app/', import.meta.url));
 const SITE_PATH = `/sites/${DEMO_SITE}`;
 const DESKTOP = { width: 1280, height: 800 };
+/** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
+const POLL = 15_000;
 const PHONE = { width: 390, height: 844 };
 
 /** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */
@@ -80,7 +82,7 @@ describe('the app in Chromium on the demo site', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'app-web-browser-'));
     // No background sessionizer: the numbers must not move between reading the page and the API.
     svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
-    key = (await seedDemo(svc, { days: 40, visitsPerDay: 40 })).key;
+    key = (await seedDemo(svc, { days: 35, visitsPerDay: 100 })).key;
     const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
     if (!('password' in demo)) throw new Error('the fresh demo user has a password');
     password = demo.password;
@@ -105,7 +107,7 @@ describe('the app in Chromium on the demo site', () => {
     await page.click('button[type=submit]');
     await page.waitForSelector('[role=alert]');
     await page.fill('input[name=password]', password);
-    await page.click('button[type=submit]');
+    await page.press('input[name=password]', 'Enter'); // the keyboard submits the form
     await page.waitForSelector(`[data-site="${DEMO_SITE}"]`);
     const signedOut = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
     const signInPage = await signedOut.newPage();
@@ -128,6 +130,7 @@ describe('the app in Chromium on the demo site', () => {
   });
 
   it('opens the site and shows the API\'s overview for every range, with a drawn chart', async () => {
+    await page.goto(`${svc.url}/`);
     await page.click(`[data-site="${DEMO_SITE}"] a`);
     await page.waitForURL(new RegExp(`${SITE_PATH}\\?range=30d$`));
     for (const range of ['today', '7d', '90d', '12m', 'all', '30d']) {
@@ -135,7 +138,8 @@ describe('the app in Chromium on the demo site', () => {
       await page.waitForURL(new RegExp(`range=${range}$`));
       await settled(page);
       const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=${range}`);
-      for (const [field, format] of CARDS) expect(await text(page, `[data-metric=${field}]`), `${range} ${field}`).toBe(format(o.current[field]));
+      // Polled: the page may still be swapping the previous range's numbers for these.
+      for (const [field, format] of CARDS) await expect.poll(() => text(page, `[data-metric=${field}]`), { message: `${range} ${field}`, timeout: POLL }).toBe(format(o.current[field]));
       expect(await page.locator('.chart canvas').count(), range).toBeGreaterThan(0);
     }
     // The keyboard picks ranges too (d/w/t/n/y/a).
@@ -154,18 +158,25 @@ describe('the app in Chromium on the demo site', () => {
         await page.waitForSelector(table);
         await settled(page);
         const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
-        const shown = await page.locator(`${table} tbody tr`).evaluateAll((rows) =>
-          rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
-        );
-        expect(shown, dimension).toEqual(b.rows.map((r) => [rowKey(r), r.unattributed ? '—' : formatCount(r.visitors), formatCount(r.payments), formatUsd(r.revenue_usd), formatUsdOrDash(r.revenue_per_visitor)]));
+        const shown = () =>
+          page.locator(`${table} tbody tr`).evaluateAll((rows) =>
+            rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
+          );
+        await expect
+          .poll(shown, { message: dimension, timeout: POLL })
+          .toEqual(b.rows.map((r) => [rowKey(r), r.unattributed ? '—' : formatCount(r.visitors), formatCount(r.payments), formatUsd(r.revenue_usd), formatUsdOrDash(r.revenue_per_visitor)]));
       }
     }
+    // Arrow keys move between a panel's tabs (WAI-ARIA tabs).
+    await page.click('[data-panel=sources] [data-dimension=channel][role=tab]');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => page.getAttribute('[data-panel=sources] [data-dimension=referrer][role=tab]', 'aria-selected'), { timeout: POLL }).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-dimension'))).toBe('referrer');
     const pages = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/page?range=30d&limit=60`);
     await page.click('[data-panel=pages] [data-dimension=page][role=tab]');
     await settled(page);
     await page.click('[data-panel=pages] button:has-text("Show more")');
-    await settled(page);
-    expect(await page.locator('[data-panel=pages] tbody tr').count()).toBe(pages.rows.length);
+    await page.waitForFunction((n) => document.querySelectorAll('[data-panel=pages] tbody tr').length === n, pages.rows.length);
     expect(pages.rows.length).toBeGreaterThan(10);
   });
 
@@ -175,8 +186,8 @@ describe('the app in Chromium on the demo site', () => {
       await settled(page);
       const p = await api<Payments>(`/api/v1/sites/${DEMO_SITE}/payments?range=all&limit=20&offset=${offset}`);
       expect(p.total).toBeGreaterThan(20);
-      const ids = await page.locator('tr[data-payment]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-payment'), r.querySelector('[data-col=net_usd]')?.textContent?.trim()]));
-      expect(ids, `offset ${offset}`).toEqual(p.rows.map((r) => [r.provider_payment_id, formatUsd(r.net_usd)]));
+      const ids = () => page.locator('tr[data-payment]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-payment'), r.querySelector('[data-col=net_usd]')?.textContent?.trim()]));
+      await expect.poll(ids, { message: `offset ${offset}`, timeout: POLL }).toEqual(p.rows.map((r) => [r.provider_payment_id, formatUsd(r.net_usd)]));
       if (offset === 0) {
         await shoot('payments');
         await page.click('a[rel=next]');

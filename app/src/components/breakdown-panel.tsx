@@ -98,8 +98,8 @@ export function BreakdownPanel(props: { title: string; dimensions: readonly Dime
   const max = Math.max(1, ...rows.map((r) => r.visitors));
   const total = data.data?.dimension === dimension ? data.data.total : 0;
   const onKey = (e: KeyboardEvent) => {
-    // Arrow keys move between tabs (WAI-ARIA tabs pattern).
-    const at = props.dimensions.indexOf(dimension);
+    // Arrow keys move between tabs (WAI-ARIA tabs pattern), from the tab that has the focus.
+    const at = props.dimensions.indexOf((e.currentTarget as HTMLElement).dataset.dimension as Dimension);
     const next = e.key === 'ArrowRight' ? at + 1 : e.key === 'ArrowLeft' ? at - 1 : null;
     if (next === null) return;
     const d = props.dimensions[(next + props.dimensions.length) % props.dimensions.length]!;
