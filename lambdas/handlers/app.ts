@@ -199,7 +199,22 @@ export function clientAddress(event: HttpEvent, trustViewerAddress: boolean): st
   return event.requestContext.http.sourceIp;
 }
 
-/** Hosts the request may come from (the CSRF check) and the base URL of links and webhook URLs. */
+const originOf = (value: string | undefined): string | null => {
+  try {
+    const url = new URL(value ?? '');
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Hosts the request may come from (the CSRF check), and the base URL of the
+ * links and webhook URLs it answers: the configured public URL; else the
+ * forwarded host; else, since behind CloudFront the `Host` is the API's own,
+ * the app origin the browser names in `Origin` (writes, which passed the
+ * origin check) or `Referer` (same-origin reads); else the `Host`.
+ */
 function hostsOf(deps: AppHandlerDeps, event: HttpEvent): { hosts: string[]; baseUrl: string } {
   const h = event.headers ?? {};
   const forwarded = h['x-forwarded-host']?.split(',')[0]?.trim();
@@ -209,7 +224,9 @@ function hostsOf(deps: AppHandlerDeps, event: HttpEvent): { hosts: string[]; bas
     return { hosts: [...hosts, url.host], baseUrl: url.origin };
   }
   const secure = deps.cookieSecurity === 'always' || h['x-forwarded-proto'] === 'https';
-  return { hosts, baseUrl: `${secure ? 'https' : 'http'}://${forwarded ?? h.host ?? 'localhost'}` };
+  const fromHost = `${secure ? 'https' : 'http'}://${forwarded ?? h.host ?? 'localhost'}`;
+  const viaBrowser = h['sec-fetch-site'] === 'same-origin' ? (originOf(h.origin) ?? originOf(h.referer)) : null;
+  return { hosts, baseUrl: forwarded ? fromHost : (viaBrowser ?? fromHost) };
 }
 
 function parseBody(schema: z.ZodType, event: HttpEvent): unknown {

@@ -168,3 +168,38 @@ describe('/api/app endpoints', () => {
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-2')).status).toBe(200);
   }, 60_000);
 });
+
+describe('links and webhook URLs behind CloudFront, where the Host is the API\'s', () => {
+  it('name the app origin the browser sends, not the API host', async () => {
+    const { createAppHandler } = await import('../../lambdas/handlers/app.js');
+    const { Logger } = await import('@aws-lambda-powertools/logger');
+    const { Metrics } = await import('@aws-lambda-powertools/metrics');
+    const { httpApiEvent, localContext } = await import('../../local/api-gateway.js');
+    const s = await scenarioService();
+    try {
+      await addUser(s.svc.dynamo, ANA.email, 'acme', ANA.password, CHEAP_SCRYPT);
+      const { dynamoAuthDeps, dynamoSettingsDeps } = await import('../../lambdas/adapters/dynamo/app-deps.js');
+      const handler = createAppHandler({
+        logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
+        auth: dynamoAuthDeps(s.svc.dynamo, () => NOW),
+        settings: dynamoSettingsDeps(s.svc.dynamo, () => NOW),
+        cookieSecurity: 'always',
+      });
+      const app = 'https://d111111abcdef8.cloudfront.net';
+      const base = { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'x-forwarded-proto': 'https', 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' };
+      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+        handler(httpApiEvent({ method, path, headers: { ...base, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) }), localContext('app'));
+      const signIn = await call('POST', '/api/app/sign-in', { origin: app }, { email: ANA.email, password: ANA.password });
+      expect(signIn.statusCode).toBe(200);
+      expect(signIn.cookies?.[0]).toMatch(/; HttpOnly; Secure; SameSite=Lax$/);
+      const cookie = signIn.cookies![0]!.split(';')[0]!;
+      const invited = await call('POST', '/api/app/users', { origin: app, cookie }, { email: 'dee@acme.test' });
+      expect(JSON.parse(invited.body!).invite_url).toMatch(new RegExp(`^${app}/invite/`));
+      const providers = await call('GET', `/api/app/sites/${SITE}/providers`, { referer: `${app}/settings/sites/${SITE}`, cookie });
+      expect(JSON.parse(providers.body!).providers[0].webhook_url).toBe(`${app}/api/webhooks/stripe/${SITE}`);
+    } finally {
+      await s.svc.cleanup();
+    }
+  }, 60_000);
+});
