@@ -132,7 +132,7 @@ export class FootfallStack extends Stack {
       environment: spec.env,
       logRetention,
     });
-    if (spec.table) fn.bindTable(this.table, spec.table, spec.writePartitions);
+    if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions });
     if (spec.stream === 'consume') fn.consumeStream(this.stream);
     else if (spec.stream) fn.bindStream(this.stream, spec.stream);
 

@@ -45,9 +45,23 @@ export interface FunctionSpec {
    * touch any other item even with a bug. Reads stay table-wide.
    */
   writePartitions?: readonly string[];
+  /**
+   * Partitions the function may read (with `writePartitions`, which it may
+   * also read): its read actions are conditioned on `dynamodb:LeadingKeys`
+   * too. Without it reads are table-wide (the app function, which reads what
+   * its user may see). Issue 18.5: no function but the webhook's reads
+   * `PROVIDER#*`, where the webhook signing secrets are.
+   */
+  readPartitions?: readonly string[];
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
 }
+
+/** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else, and no writes. */
+export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'PR#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
+
+/** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the timeline copies, the pending list. */
+export const PAYMENT_WRITE_PARTITIONS = ['PAY#*', 'PAYID#*', 'CUST#*', 'PR#*', 'VIS#*', 'PAYPENDING#*'] as const;
 
 /**
  * What the app function writes (`docs/data-model.md`): users, memberships,
@@ -85,6 +99,8 @@ export const FUNCTIONS = {
     entry: 'lambdas/entry/event.ts',
     description: 'Event ingestion: POST /api/event',
     table: 'readwrite',
+    readPartitions: ['SITES'],
+    writePartitions: ['SALT'],
     stream: 'put',
     countryDatabase: true,
     // ANY: the handler answers methods other than POST and OPTIONS with a 405 that carries CORS, which API Gateway's own 404 would not.
@@ -108,12 +124,22 @@ export const FUNCTIONS = {
     memoryMiB: 1024,
     timeoutSeconds: 60,
     table: 'readwrite',
+    readPartitions: ['SITES'],
+    writePartitions: ['VIS#*', 'R#*', 'SHARD#*'],
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.
-  report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
-  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', url: { output: 'McpUrl', path: 'mcp' } },
-  webhook: { entry: 'lambdas/entry/webhook.ts', description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}', table: 'readwrite', routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }] },
+  report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
+  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, url: { output: 'McpUrl', path: 'mcp' } },
+  webhook: {
+    entry: 'lambdas/entry/webhook.ts',
+    description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}',
+    table: 'readwrite',
+    // The only function that reads the signing secrets (PROVIDER#); it records the last delivery per provider (WEBHOOK#).
+    readPartitions: ['SITES', 'PROVIDER#*', 'FX'],
+    writePartitions: [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
+    routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }],
+  },
   app: {
     entry: 'lambdas/entry/app.ts',
     description: 'App API: /api/app/* (sign-in, sessions, account settings)',
@@ -127,7 +153,15 @@ export const FUNCTIONS = {
     writePartitions: APP_WRITE_PARTITIONS,
     routes: [{ path: '/api/app/{proxy+}', methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }],
   },
-  scheduled: { entry: 'lambdas/entry/scheduled.ts', description: 'Re-credits payments that arrived before their visits', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
+  scheduled: {
+    entry: 'lambdas/entry/scheduled.ts',
+    description: 'Re-credits payments that arrived before their visits',
+    table: 'readwrite',
+    readPartitions: ['SITES', 'FX'],
+    writePartitions: PAYMENT_WRITE_PARTITIONS,
+    everyMinutes: 5,
+    timeoutSeconds: 120,
+  },
 } as const satisfies Record<string, FunctionSpec>;
 
 /** The functions deployed for a configuration: app-only ones only in app mode. */

@@ -169,21 +169,28 @@ export class FootfallFunction extends Construct {
    * Sets `TABLE_NAME` and grants the item actions of `access` on the table (no
    * Scan, no table management). With `writePartitions`, the write actions are
    * granted only on items whose partition key matches one of the patterns
-   * (`dynamodb:LeadingKeys`, IAM's fine-grained access control for DynamoDB).
+   * (`dynamodb:LeadingKeys`, IAM's fine-grained access control for DynamoDB);
+   * with `readPartitions`, the read actions only on those and the write
+   * partitions. A `read` function gets no write action at all.
    */
-  bindTable(table: dynamodb.ITable, access: TableAccess, writePartitions?: readonly string[]): this {
+  bindTable(table: dynamodb.ITable, access: TableAccess, partitions: { read?: readonly string[]; write?: readonly string[] } = {}): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
-    if (!writePartitions || access === 'read') {
+    const leadingKeys = (patterns: readonly string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...new Set(patterns)] } });
+    const write = access === 'read' ? null : partitions.write;
+    if (!partitions.read && !write) {
       this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
       return this;
     }
-    this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS.read], resources: [table.tableArn] }));
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        actions: [...TABLE_ACTIONS.write],
+        actions: [...TABLE_ACTIONS.read],
         resources: [table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...writePartitions] } },
+        ...(partitions.read ? { conditions: leadingKeys([...partitions.read, ...(write ?? [])]) } : {}),
       }),
+    );
+    if (access === 'read') return this;
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: [...TABLE_ACTIONS.write], resources: [table.tableArn], ...(write ? { conditions: leadingKeys(write) } : {}) }),
     );
     return this;
   }

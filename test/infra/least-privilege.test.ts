@@ -1,0 +1,73 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTIONS, PAYMENT_WRITE_PARTITIONS, REPORT_READ_PARTITIONS } from '../../lib/functions.js';
+import { synth, type Synthesized } from './synth.js';
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
+const WRITE = ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+/** Whether IAM's StringLike patterns let a partition key through (`*` any characters). */
+const allows = (patterns: readonly string[] | null, pk: string) =>
+  patterns === null || patterns.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk));
+
+/**
+ * Issue 18.5: each function's DynamoDB access is scoped to the partitions it
+ * reads and writes (`dynamodb:LeadingKeys`); the report and MCP functions can
+ * neither read the webhook signing secrets (PROVIDER#) nor write anything.
+ */
+describe('least privilege on the table, per function (context app=true)', () => {
+  let on: Synthesized;
+  beforeAll(() => {
+    on = synth({ config: { app: true }, bundle: false });
+  });
+
+  /** A function's DynamoDB grants: the partitions it may read and write (null: table-wide; [] for none). */
+  function access(name: string): { read: string[] | null; write: string[] | null; readActions: string[]; writeActions: string[] } {
+    const [, policy] = Object.entries(on.template.findResources('AWS::IAM::Policy')).find(([id]) => id.startsWith(`${name}Role`))!;
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+    const of = (action: string) => statements.find((s) => asArray(s.Action).includes(action));
+    const keys = (s: Statement | undefined) => (s ? ((s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined) ?? null) : []);
+    for (const s of statements) expect(s.Effect).toBe('Allow');
+    return { read: keys(of('dynamodb:GetItem')), write: keys(of('dynamodb:PutItem')), readActions: asArray(of('dynamodb:GetItem')?.Action ?? []).sort(), writeActions: asArray(of('dynamodb:PutItem')?.Action ?? []).sort() };
+  }
+
+  it.each([
+    ['event', ['SITES', 'SALT'], ['SALT']],
+    ['sessionize', ['SITES', 'VIS#*', 'R#*', 'SHARD#*'], ['VIS#*', 'R#*', 'SHARD#*']],
+    ['report', [...REPORT_READ_PARTITIONS], []],
+    ['mcp', [...REPORT_READ_PARTITIONS], []],
+    ['webhook', ['SITES', 'PROVIDER#*', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'], [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*']],
+    ['scheduled', ['SITES', 'FX', ...PAYMENT_WRITE_PARTITIONS], [...PAYMENT_WRITE_PARTITIONS]],
+  ])('%s reads and writes only its own partitions', (name, read, write) => {
+    const a = access(name);
+    expect(a.readActions).toEqual(READ);
+    expect(a.read?.sort()).toEqual([...new Set(read)].sort());
+    expect(a.write?.sort()).toEqual([...write].sort());
+    expect(a.writeActions).toEqual(write.length > 0 ? WRITE : []);
+  });
+
+  it.each(['report', 'mcp'])('%s can neither read a webhook secret nor write anything', (name) => {
+    const a = access(name);
+    expect(allows(a.read, 'PROVIDER#shop.test')).toBe(false);
+    expect(a.writeActions).toEqual([]);
+    // What it needs to answer a request is within reach.
+    for (const pk of ['SITES', 'APIKEY#0a1b', 'SESSION#0a1b', 'USER#ana@acme.test', 'R#shop.test#visits', 'PR#shop.test#totals', 'VIS#shop.test#v-1', 'PAY#shop.test', 'CUST#shop.test', 'FX']) {
+      expect(allows(a.read, pk), pk).toBe(true);
+    }
+  });
+
+  it('leaves the webhook secrets (PROVIDER#) to the webhook function, and to the app function that connects providers', () => {
+    const readers = Object.keys(FUNCTIONS).filter((name) => Object.keys(on.template.findResources('AWS::IAM::Policy')).some((id) => id.startsWith(`${name}Role`)));
+    const canRead = readers.filter((name) => {
+      const a = access(name);
+      return a.readActions.length > 0 && allows(a.read, 'PROVIDER#shop.test');
+    });
+    expect(canRead.sort()).toEqual(['app', 'webhook']);
+    expect(access('webhook').write?.some((p) => allows([p], 'PROVIDER#shop.test'))).toBe(false);
+  });
+
+  it('stays free of unacknowledged cdk-nag findings', () => {
+    expect(on.nagViolations()).toEqual([]);
+  });
+});
