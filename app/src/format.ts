@@ -14,6 +14,9 @@ const pct = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDi
 /** An integer count: 12,345. */
 export const formatCount = (n: number): string => count.format(n);
 
+/** `1 visit`, `2 visits`: a count with its noun, English plural by `s`. */
+export const plural = (n: number, noun: string): string => `${count.format(n)} ${noun}${n === 1 ? '' : 's'}`;
+
 /** A count for tight places: 12.3K under a million is still exact below 10,000. */
 export const formatCompact = (n: number): string => (Math.abs(n) < 10_000 ? count.format(n) : compact.format(n));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countryName, formatAgo, formatChange, formatCompact, formatDuration, formatMinor, formatPercent, formatUsd, formatUsdAxis, formatUsdOrDash } from '../../app/src/format.js';
+import { countryName, formatAgo, formatChange, formatCompact, formatDuration, formatMinor, formatPercent, formatUsd, formatUsdAxis, formatUsdOrDash, plural } from '../../app/src/format.js';
 
 describe('the app\'s number formats', () => {
   it.each([
@@ -31,6 +31,7 @@ describe('the app\'s number formats', () => {
     expect(formatCompact(123_456)).toBe('123.5K');
     expect(formatUsdAxis(300)).toBe('$300');
     expect(formatUsdAxis(25_000)).toBe('$25K');
+    expect([plural(1, 'payment'), plural(0, 'payment'), plural(1200, 'visit')]).toEqual(['1 payment', '0 payments', '1,200 visits']);
   });
 
   it('formats durations and ages', () => {

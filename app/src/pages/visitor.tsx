@@ -3,7 +3,7 @@ import { useRoute } from 'preact-iso';
 import { api, type PaymentRow, type Step, type VisitEntry } from '../api.js';
 import { SiteHeader } from '../components/layout.js';
 import { ErrorBox, Loading } from '../components/ui.js';
-import { countryName, formatDateTime, formatDuration, formatMinor, formatTime, formatUsd } from '../format.js';
+import { countryName, formatDateTime, formatDuration, formatMinor, formatTime, formatUsd, plural } from '../format.js';
 import { PaymentRowView, PaymentsHead, touchSummary } from './payments.js';
 import { useData } from '../use-data.js';
 
@@ -123,7 +123,7 @@ export function VisitorPage(): JSX.Element {
             <h2 class="mono">{t.visitor_id}</h2>
             <p>
               {t.country ? countryName(t.country) : 'Unknown country'} · {t.browser ?? 'unknown browser'} · {t.device ?? 'unknown device'} ·{' '}
-              {t.entries.filter((e) => e.type === 'visit').length} visits · {t.payments.length} payments ({formatUsd(t.payments.reduce((sum, p) => sum + p.net_usd, 0))} net)
+              {plural(t.entries.filter((e) => e.type === 'visit').length, 'visit')} · {plural(t.payments.length, 'payment')} ({formatUsd(t.payments.reduce((sum, p) => sum + p.net_usd, 0))} net)
             </p>
           </div>
           <ol class="timeline">
