@@ -10,7 +10,7 @@ import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js
 import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
 import { paymentEntries, paymentKey, paymentPeriods } from '../lambdas/domain/payments/entries.js';
 import { localDay } from '../lambdas/domain/range.js';
-import { createDynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { ensureTable, PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
@@ -28,6 +28,8 @@ import { rng } from '../local/demo/workload.js';
 import { percentile, type Figure } from './report.js';
 
 const SITE = 'shop.example';
+/** The bench site's USD rate: EUR at 1.16, USD itself. */
+const rate = (currency: string) => (currency === 'EUR' ? 1.16 : null);
 const TZ = 'Europe/Berlin';
 const DAY = 86_400_000;
 
@@ -45,110 +47,14 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
   const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
-  await config.addAccount('bench', new Date());
-  await config.addSite({ domain: SITE, timezone: TZ, account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
   const archiveDir = await mkdtemp(join(tmpdir(), 'ff-bench-archive-'));
-  const archive = createArchiveConsumer(archiveDir);
-  const random = rng(99);
-
-  // 1. A year of events: visits and rollups in memory, raw events to Parquet.
-  const deltas = new RollupDeltas();
-  const latest = new Map<string, Visit>();
-  const keep: Visit[] = [];
-  let watched: string | null = null;
-  const watchedVisits = new Map<string, Visit>();
-  let visits = 0;
-  let pageviews = 0;
-  let sequence = 0;
-  for (const batch of batches(eventStream(totalEvents, 365, 3), 50_000)) {
-    await archive(batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: '', approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) })));
-    const byVisitor = new Map<string, typeof batch>();
-    for (const e of batch) {
-      const list = byVisitor.get(e.visitor_id);
-      if (list) list.push(e);
-      else byVisitor.set(e.visitor_id, [e]);
-    }
-    for (const [visitor, events] of byVisitor) {
-      watched ??= visitor;
-      const before = latest.get(visitor);
-      const change = changeVisits(SITE, visitor, before ? [before] : [], events);
-      for (const v of change.before) deltas.addVisit(v, TZ, -1);
-      for (const v of change.after) deltas.addVisit(v, TZ, 1);
-      for (const e of events) deltas.addActivity(SITE, visitor, e.ts, TZ);
-      visits += change.after.length - change.before.length;
-      const newest = change.after[change.after.length - 1];
-      if (newest) latest.set(visitor, newest);
-      if (visitor === watched) {
-        for (const v of change.before) watchedVisits.delete(v.id);
-        for (const v of change.after) watchedVisits.set(v.id, v);
-      }
-      for (const v of change.after) if (random() < 0.022) keep.push(v);
-    }
-    pageviews += batch.filter((e) => e.type === 'pageview').length;
-  }
-  await archive.close();
-  const now = [...latest.values()].reduce((max, v) => Math.max(max, v.end), 0) + 60_000;
-
-  // 2. Rollup items as the sessionizer leaves them.
-  const items: Array<Record<string, unknown>> = [];
-  for (const d of deltas.list()) {
-    const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
-    if (d.key.metric === 'visits') {
-      const stored = serializeSketch(addVisitors(emptySketch(), d.visitors));
-      items.push({ ...key, type: 'ROLLUP', visits: d.visits, pageviews: d.pageviews, ...('ids' in stored ? { ids: JSON.stringify(stored.ids) } : { hll: stored.hll }), seq: { bench: '1' }, ver: 1 });
-    } else {
-      items.push({ ...key, type: 'ROLLUP', counts: JSON.stringify(Object.fromEntries(d.values)), seq: { bench: '1' }, ver: 1 });
-    }
-  }
-  // 3. 20,000 payments credited to sampled visits (USD and EUR, renewals, refunds, some unattributed).
-  const payments: Payment[] = keep.slice(0, 20_000).map((v, i) => {
-    const credited = random() > 0.1;
-    const eur = random() < 0.3;
-    const p = emptyPayment(SITE, 'stripe', `pi_bench_${i}`);
-    return {
-      ...p,
-      ts: v.end + 5 * 60_000,
-      amount: eur ? 2500 : 4900,
-      currency: eur ? 'EUR' : 'USD',
-      refunded: random() < 0.05 ? 1000 : 0,
-      status: 'paid',
-      customer_id: `cus_${Math.floor(i * 0.8)}`,
-      visitor_id: v.visitor_id,
-      is_renewal: i % 5 === 4,
-      visitor: credited ? v.visitor_id : null,
-      touch: credited ? touchOf(v) : null,
-      touch_dims: credited ? (Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](v).map((x) => x ?? NONE)])) as Record<Dimension, string[]>) : null,
-      first_touch: credited ? firstTouchOf(v) : null,
-      rev: 1,
-    };
-  });
-  const rate = (currency: string) => (currency === 'EUR' ? 1.16 : null);
-  const entries = new Map<string, Record<string, unknown>>();
-  for (const p of payments) {
-    const periods = paymentPeriods(p, TZ)!;
-    const e = paymentEntries(p, TZ, rate);
-    for (const [g, period] of [['D', periods.day], ['M', periods.month]] as const) {
-      for (const metric of ['totals', ...DIMENSIONS] as const) {
-        const id = `${paymentRollupPk(SITE, metric)}|${g}#${period}`;
-        const map = entries.get(id) ?? {};
-        map[paymentKey(p)] = metric === 'totals' ? e.totals : e.dimensions[metric];
-        entries.set(id, map);
-      }
-    }
-    items.push({ [PK]: `PAY#${SITE}`, [SK]: `P#stripe#${p.provider_payment_id}`, type: 'PAYMENT', ...p });
-  }
-  for (const [id, map] of entries) {
-    const [pk, sk] = id.split('|');
-    items.push({ [PK]: pk, [SK]: sk, type: 'PAYMENT_ROLLUP', e: JSON.stringify(map), ver: 1 });
-  }
-  for (const v of watchedVisits.values()) items.push(visitToItem(v));
-  await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
+  const { now, watched, visits, pageviews, payments } = await loadBenchSite(conn, totalEvents, archiveDir);
 
   // 4. The reports, timed, with their DynamoDB requests and bytes.
   const figures: Figure[] = [
     { section: 'reports', name: 'bench site: visits', value: visits, unit: 'visits' },
     { section: 'reports', name: 'bench site: page views', value: pageviews, unit: 'page views' },
-    { section: 'reports', name: 'bench site: payments', value: payments.length, unit: 'payments' },
+    { section: 'reports', name: 'bench site: payments', value: payments, unit: 'payments' },
   ];
   const fx = async () => (currency: string) => rate(currency);
   const measure = async (name: string, run: (deps: ReportDeps) => Promise<unknown>, targets = true) => {
@@ -208,4 +114,122 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
   await db.close();
   await rm(archiveDir, { recursive: true, force: true });
   return figures;
+}
+
+/** What `loadBenchSite` wrote: the site, its account, the time its year ends (ms), and its size. */
+export interface BenchSite {
+  site: string;
+  account: string;
+  now: number;
+  watched: string | null;
+  visits: number;
+  pageviews: number;
+  payments: number;
+}
+
+/**
+ * Writes the bench site into the (existing) table of `conn`: account `bench`,
+ * site `shop.example`, and the items the sessionizer and the payment service
+ * would leave after a year of `totalEvents` events and 20,000 payments. With
+ * `archiveDir`, the raw events also go to Parquet there (for DuckDB).
+ */
+export async function loadBenchSite(conn: DynamoConnection, totalEvents: number, archiveDir?: string): Promise<BenchSite> {
+  const config = new DynamoConfigStore(conn);
+  await config.addAccount('bench', new Date());
+  await config.addSite({ domain: SITE, timezone: TZ, account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
+  const archive = archiveDir ? createArchiveConsumer(archiveDir) : null;
+  const random = rng(99);
+
+  // 1. A year of events: visits and rollups in memory, raw events to Parquet.
+  const deltas = new RollupDeltas();
+  const latest = new Map<string, Visit>();
+  const keep: Visit[] = [];
+  let watched: string | null = null;
+  const watchedVisits = new Map<string, Visit>();
+  let visits = 0;
+  let pageviews = 0;
+  let sequence = 0;
+  for (const batch of batches(eventStream(totalEvents, 365, 3), 50_000)) {
+    await archive?.(batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: '', approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) })));
+    const byVisitor = new Map<string, typeof batch>();
+    for (const e of batch) {
+      const list = byVisitor.get(e.visitor_id);
+      if (list) list.push(e);
+      else byVisitor.set(e.visitor_id, [e]);
+    }
+    for (const [visitor, events] of byVisitor) {
+      watched ??= visitor;
+      const before = latest.get(visitor);
+      const change = changeVisits(SITE, visitor, before ? [before] : [], events);
+      for (const v of change.before) deltas.addVisit(v, TZ, -1);
+      for (const v of change.after) deltas.addVisit(v, TZ, 1);
+      for (const e of events) deltas.addActivity(SITE, visitor, e.ts, TZ);
+      visits += change.after.length - change.before.length;
+      const newest = change.after[change.after.length - 1];
+      if (newest) latest.set(visitor, newest);
+      if (visitor === watched) {
+        for (const v of change.before) watchedVisits.delete(v.id);
+        for (const v of change.after) watchedVisits.set(v.id, v);
+      }
+      for (const v of change.after) if (random() < 0.022) keep.push(v);
+    }
+    pageviews += batch.filter((e) => e.type === 'pageview').length;
+  }
+  await archive?.close();
+  const now = [...latest.values()].reduce((max, v) => Math.max(max, v.end), 0) + 60_000;
+
+  // 2. Rollup items as the sessionizer leaves them.
+  const items: Array<Record<string, unknown>> = [];
+  for (const d of deltas.list()) {
+    const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
+    if (d.key.metric === 'visits') {
+      const stored = serializeSketch(addVisitors(emptySketch(), d.visitors));
+      items.push({ ...key, type: 'ROLLUP', visits: d.visits, pageviews: d.pageviews, ...('ids' in stored ? { ids: JSON.stringify(stored.ids) } : { hll: stored.hll }), seq: { bench: '1' }, ver: 1 });
+    } else {
+      items.push({ ...key, type: 'ROLLUP', counts: JSON.stringify(Object.fromEntries(d.values)), seq: { bench: '1' }, ver: 1 });
+    }
+  }
+  // 3. 20,000 payments credited to sampled visits (USD and EUR, renewals, refunds, some unattributed).
+  const payments: Payment[] = keep.slice(0, 20_000).map((v, i) => {
+    const credited = random() > 0.1;
+    const eur = random() < 0.3;
+    const p = emptyPayment(SITE, 'stripe', `pi_bench_${i}`);
+    return {
+      ...p,
+      ts: v.end + 5 * 60_000,
+      amount: eur ? 2500 : 4900,
+      currency: eur ? 'EUR' : 'USD',
+      refunded: random() < 0.05 ? 1000 : 0,
+      status: 'paid',
+      customer_id: `cus_${Math.floor(i * 0.8)}`,
+      visitor_id: v.visitor_id,
+      is_renewal: i % 5 === 4,
+      visitor: credited ? v.visitor_id : null,
+      touch: credited ? touchOf(v) : null,
+      touch_dims: credited ? (Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](v).map((x) => x ?? NONE)])) as Record<Dimension, string[]>) : null,
+      first_touch: credited ? firstTouchOf(v) : null,
+      rev: 1,
+    };
+  });
+  const entries = new Map<string, Record<string, unknown>>();
+  for (const p of payments) {
+    const periods = paymentPeriods(p, TZ)!;
+    const e = paymentEntries(p, TZ, rate);
+    for (const [g, period] of [['D', periods.day], ['M', periods.month]] as const) {
+      for (const metric of ['totals', ...DIMENSIONS] as const) {
+        const id = `${paymentRollupPk(SITE, metric)}|${g}#${period}`;
+        const map = entries.get(id) ?? {};
+        map[paymentKey(p)] = metric === 'totals' ? e.totals : e.dimensions[metric];
+        entries.set(id, map);
+      }
+    }
+    items.push({ [PK]: `PAY#${SITE}`, [SK]: `P#stripe#${p.provider_payment_id}`, type: 'PAYMENT', ...p });
+  }
+  for (const [id, map] of entries) {
+    const [pk, sk] = id.split('|');
+    items.push({ [PK]: pk, [SK]: sk, type: 'PAYMENT_ROLLUP', e: JSON.stringify(map), ver: 1 });
+  }
+  for (const v of watchedVisits.values()) items.push(visitToItem(v));
+  await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
+  return { site: SITE, account: 'bench', now, watched, visits, pageviews, payments: payments.length };
 }

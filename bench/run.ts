@@ -20,7 +20,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   reports: () => benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
   bundle: benchBundles,
   tracker: async () => benchTracker(),
-  app: benchApp,
+  app: () => benchApp(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
   geo: benchGeo,
 };
 
