@@ -21,6 +21,14 @@ import { encodeEvent, partitionKey } from './stream-record.js';
  */
 export const STREAM_FILE = 'events.log';
 
+/** The part of a file the stream writes through: appends and the durability call (`fdatasync`). */
+export type LogFile = Pick<FileHandle, 'write' | 'datasync' | 'close'>;
+
+/** Opens the log for appending; a test passes a file layer that loses what was not synced (issue 18.8). */
+export type LogFileOpener = (path: string) => Promise<LogFile>;
+
+const openForAppend: LogFileOpener = (path) => open(path, 'a');
+
 function formatLine(arrivalMs: number, key: string, data: Buffer): string {
   const body = `${arrivalMs}\t${key}\t${data.toString('utf8')}`;
   return `${crc32(body).toString(16).padStart(8, '0')}\t${body}\n`;
@@ -31,14 +39,14 @@ export class LocalEventStream implements EventStream {
   private flushing = false;
 
   private constructor(
-    private readonly handle: FileHandle,
+    private readonly handle: LogFile,
     private readonly clock: () => number,
   ) {}
 
-  /** Opens (creating if needed) the log under `dir`. */
-  static async open(dir: string, clock: () => number = Date.now): Promise<LocalEventStream> {
+  /** Opens (creating if needed) the log under `dir`; `openFile` is the file layer (the real one unless a test says otherwise). */
+  static async open(dir: string, clock: () => number = Date.now, openFile: LogFileOpener = openForAppend): Promise<LocalEventStream> {
     await mkdir(dir, { recursive: true });
-    return new LocalEventStream(await open(join(dir, STREAM_FILE), 'a'), clock);
+    return new LocalEventStream(await openFile(join(dir, STREAM_FILE)), clock);
   }
 
   put(events: readonly TrackedEvent[]): Promise<void> {
