@@ -19,7 +19,8 @@ import { launchChromium } from './harness.js';
  * One service and one browser for the file.
  */
 
-const SHOTS = fileURLToPath(new URL('../../docs/app/', import.meta.url));
+/** docs/app/ with FOOTFALL_APP_SCREENSHOTS=1 (to update the docs), else a scratch directory, so a test run leaves the tree clean. */
+const SHOTS = process.env.FOOTFALL_APP_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/app/', import.meta.url)) : join(tmpdir(), 'footfall-app-screenshots');
 const SITE_PATH = `/sites/${DEMO_SITE}`;
 const DESKTOP = { width: 1280, height: 800 };
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
