@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
@@ -17,10 +19,18 @@ interface Holder {
   pid: number;
   port: number;
   role: Role;
+  credentials: LocalCredentials;
+}
+
+/** The per-process credential of a data directory's dynalite: requests signed with another access key are refused. */
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 export interface LocalDynamo {
   endpoint: string;
+  credentials: LocalCredentials;
   /** True when this process runs dynalite (and must keep running for others). */
   owner: boolean;
   close(): Promise<void>;
@@ -61,7 +71,9 @@ async function readHolder(file: string): Promise<Holder | null> {
  * @throws Error when another `serve` already holds the directory, or after `waitMs`
  */
 export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_000): Promise<LocalDynamo> {
-  await mkdir(dataDir, { recursive: true });
+  // Only the owner may enter the data directory: it holds the database, the stream and dynalite's credential.
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
   const holderFile = join(dataDir, 'dynalite.json');
   const lockFile = join(dataDir, 'dynalite.lock');
   const deadline = Date.now() + waitMs;
@@ -70,7 +82,7 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
     if (holder && holder.pid !== process.pid && alive(holder.pid) && (await portOpen(holder.port))) {
       if (holder.role === 'serve') {
         if (role === 'serve') throw new Error(`footfall serve (pid ${holder.pid}) already runs on ${dataDir}`);
-        return { endpoint: `http://127.0.0.1:${holder.port}`, owner: false, close: async () => undefined };
+        return { endpoint: `http://127.0.0.1:${holder.port}`, credentials: holder.credentials, owner: false, close: async () => undefined };
       }
     } else {
       try {
@@ -90,19 +102,46 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
   }
 }
 
+/**
+ * Lets through only requests signed with `accessKeyId` (SigV4's
+ * `Credential=<key>/…`), answering others as DynamoDB answers an unknown key:
+ * a local process without the data directory's `dynalite.json` (mode 0600 in
+ * a 0700 directory) can neither read webhook secrets nor forge an API key
+ * item (issue 18.6).
+ */
+export function requireCredential(server: Server, accessKeyId: string): void {
+  const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
+  server.removeAllListeners('request');
+  const signedBy = `Credential=${accessKeyId}/`;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (String(req.headers.authorization ?? '').includes(signedBy)) {
+      for (const handler of handlers) handler(req, res);
+      return;
+    }
+    req.resume();
+    const body = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#UnrecognizedClientException', message: 'The security token included in the request is invalid.' });
+    res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+}
+
 async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
   closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const credentials: LocalCredentials = { accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(24).toString('base64url') };
+  requireCredential(server, credentials.accessKeyId);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as { port: number }).port;
-  await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role } satisfies Holder));
+  await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role, credentials } satisfies Holder), { mode: 0o600 });
+  await chmod(holderFile, 0o600);
   let closed = false;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    credentials,
     owner: true,
     close: async () => {
       if (closed) return;

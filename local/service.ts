@@ -77,7 +77,7 @@ export const localPaths = (dataDir: string) => ({ stream: join(dataDir, 'stream'
  */
 export async function openLocalStore(dataDir: string, role: 'serve' | 'cli'): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
   const db = await openLocalDynamo(resolve(dataDir), role);
-  const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint });
+  const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint, credentials: db.credentials });
   await ensureTable(dynamo);
   return { dynamo, db };
 }

@@ -7,15 +7,21 @@ export interface DynamoConnection {
 }
 
 /**
- * A DynamoDB document client. With `endpoint` (local dynalite) it uses fixed
- * dummy credentials and region so no AWS configuration is needed; without it,
+ * A DynamoDB document client. With `endpoint` (local dynalite) it uses the
+ * given credentials (or fixed dummy ones) and region so no AWS configuration is needed; without it,
  * the Lambda environment's region and role.
  */
-export function createDynamoConnection(options: { table: string; endpoint?: string; maxAttempts?: number }): DynamoConnection {
+export function createDynamoConnection(options: {
+  table: string;
+  endpoint?: string;
+  maxAttempts?: number;
+  /** With `endpoint`: the local store's per-process credential (`openLocalDynamo`); dummy ones by default. */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}): DynamoConnection {
   const local = options.endpoint !== undefined;
   const client = new DynamoDBClient({
     ...(local
-      ? { endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      ? { endpoint: options.endpoint, region: 'local', credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
     maxAttempts: options.maxAttempts ?? 4,
     // Options, not a handler instance: the SDK builds its default (HTTP/1.1) handler, so
