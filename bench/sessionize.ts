@@ -8,6 +8,9 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { startMemoryDynalite } from '../local/dynalite.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
+import { applyProviderFacts, recreditVisitors } from '../lambdas/services/payments.js';
 import { REFERRERS, rng, zipf } from '../local/demo/workload.js';
 import type { Figure } from './report.js';
 
@@ -121,14 +124,20 @@ export function benchSessionizePure(total: number): Figure[] {
   ];
 }
 
-/** End to end into dynalite: the real stores, batches of 1,000; requests per 1,000 events. */
-async function benchDynalite(total: number): Promise<Figure[]> {
+/** An in-memory dynalite with the table and the bench site. */
+async function benchTable() {
   const db = await startMemoryDynalite();
   const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   await config.addAccount('bench', new Date());
   await config.addSite({ domain: SITE, timezone: 'Europe/Berlin', account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
+  return { db, conn, config };
+}
+
+/** End to end into dynalite: the real stores, batches of 1,000; requests per 1,000 events. */
+async function benchDynalite(total: number): Promise<Figure[]> {
+  const { db, conn, config } = await benchTable();
   const visits = new DynamoVisitStore(conn);
   const rollups = new DynamoRollupStore(conn);
   let seq = 0;
@@ -150,6 +159,77 @@ async function benchDynalite(total: number): Promise<Figure[]> {
   ];
 }
 
+/**
+ * The sessionizer's re-credit step (issue 16.2) at its worst: every payment
+ * arrives before its payer's visits (an import of payments, then the events),
+ * one payer in 50 visitors, a purchase and two renewals each. DynamoDB
+ * requests are counted at the SDK client (a middleware on the document
+ * client), only while `recredit` runs.
+ */
+export async function benchRecredit(total: number, paymentsFirst: boolean): Promise<Figure[]> {
+  const { db, conn, config } = await benchTable();
+  const site = (await config.getSite(SITE))!;
+  const events = [...eventStream(total, 14, 11)];
+  const lastSeen = new Map<string, number>();
+  for (const e of events) lastSeen.set(e.visitor_id, Math.max(lastSeen.get(e.visitor_id) ?? 0, e.ts));
+  const payers = [...lastSeen.keys()].filter((_, i) => i % 50 === 0);
+  const payments = dynamoPaymentDeps(conn);
+  const lines: Array<{ at: number; line: string }> = [];
+  for (const visitor of payers) {
+    const ts = lastSeen.get(visitor) as number;
+    for (const [k, at] of [ts, ts + 86_400_000, ts + 2 * 86_400_000].entries()) {
+      lines.push({ at, line: JSON.stringify({ provider: 'stripe', provider_payment_id: `pi_${lines.length}`, ts: new Date(at).toISOString(), amount: 2900, currency: 'USD', customer_id: `cus_${visitor}`, visitor_id: visitor, is_renewal: k > 0 }) });
+    }
+  }
+  lines.sort((a, b) => a.at - b.at);
+  const n = lines.length;
+  // Worst case: every payment before any visit (payments imported first). Otherwise each as its webhook would come, at its time.
+  const settleUpTo = async (until: number) => {
+    while (lines.length > 0 && (lines[0] as { at: number }).at <= until) await applyProviderFacts(payments, site, parsePaymentLine((lines.shift() as { line: string }).line, 1));
+  };
+  if (paymentsFirst) await settleUpTo(Infinity);
+  let counting = false;
+  const requests = { read: 0, write: 0 };
+  const WRITES = new Set(['PutCommand', 'UpdateCommand', 'DeleteCommand', 'BatchWriteCommand', 'TransactWriteCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+  conn.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (counting) requests[WRITES.has(String(context.commandName)) ? 'write' : 'read']++;
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRecreditRequests' },
+  );
+  const deps = {
+    sites: config,
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn),
+    recredit: async (s: typeof site, visitors: readonly string[]) => {
+      counting = true;
+      try {
+        return await recreditVisitors(payments, s, visitors);
+      } finally {
+        counting = false;
+      }
+    },
+  };
+  let seq = 0;
+  let recredited = 0;
+  for (const batch of batches(events, 1000)) {
+    seq++;
+    await settleUpTo(Math.min(...batch.map((e) => e.ts)));
+    recredited += (await sessionizeBatch(deps, { shard: 'shardId-0', sequence: String(seq) }, batch.map((e) => ({ sequenceNumber: String(seq), data: Buffer.from(JSON.stringify(e)) })))).recredited;
+  }
+  await settleUpTo(Infinity);
+  const attributed = (await payments.payments.listPayments(SITE)).filter((p) => p.touch !== null).length;
+  conn.doc.destroy();
+  await db.close();
+  const when = paymentsFirst ? '(every payment before its visits)' : '(payments at their time)';
+  return [
+    { section: 'sessionize', name: `re-credit ${when}: payments credited again (${n} payments of ${payers.length} payers; ${attributed} attributed at the end)`, value: recredited, unit: 'payments' },
+    { section: 'sessionize', name: `re-credit ${when}: DynamoDB write requests per 1,000 events`, value: (requests.write / total) * 1000, unit: 'requests', target: '≤ 300 with the sessionizer' },
+    { section: 'sessionize', name: `re-credit ${when}: DynamoDB read requests per 1,000 events`, value: (requests.read / total) * 1000, unit: 'requests' },
+  ];
+}
+
 export async function benchSessionize(): Promise<Figure[]> {
-  return [...benchSessionizePure(1_000_000), ...(await benchDynalite(50_000))];
+  return [...benchSessionizePure(1_000_000), ...(await benchDynalite(50_000)), ...(await benchRecredit(10_000, false)), ...(await benchRecredit(10_000, true))];
 }

@@ -9,6 +9,8 @@ import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { toKinesisEvent } from './kinesis-event.js';
 import { LocalStreamPoller, type BatchConsumer } from './stream-poller.js';
 import { createArchiveConsumer } from './archive.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { recreditVisitors } from '../lambdas/services/payments.js';
 
 /** Checkpoint names of the local stream's consumers. */
 export const SESSIONIZER = 'sessionize';
@@ -16,6 +18,7 @@ export const ARCHIVER = 'archive';
 
 /** The sessionizer Lambda handler as a consumer of the local stream (same handler, same event shape). */
 export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number = Date.now): BatchConsumer {
+  const payments = dynamoPaymentDeps(dynamo, clock);
   const handler = createSessionizeHandler({
     ...createTelemetry('sessionize-local'),
     clock,
@@ -23,6 +26,7 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
     markers: new DynamoBatchMarkers(dynamo),
+    recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
   });
   return async (records) => {
     const { batchItemFailures } = await handler(toKinesisEvent(records));

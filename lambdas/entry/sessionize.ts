@@ -7,8 +7,11 @@ import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
 import { createSessionizeHandler } from '../handlers/sessionize.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
+import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
+import { recreditVisitors } from '../services/payments.js';
 
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const payments = dynamoPaymentDeps(dynamo);
 
 /** Lambda entry of the sessionizer (Kinesis event source mapping). */
 export const handler = createSessionizeHandler({
@@ -18,4 +21,5 @@ export const handler = createSessionizeHandler({
   visits: new DynamoVisitStore(dynamo),
   rollups: new DynamoRollupStore(dynamo),
   markers: new DynamoBatchMarkers(dynamo),
+  recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
 });

@@ -17,7 +17,21 @@ export const PENDING_CREDIT_MS = DAY_MS;
 export interface PaymentDeps {
   payments: Pick<
     DynamoPaymentStore,
-    'findPaymentIds' | 'repointAliases' | 'deletePayment' | 'linkAliases' | 'getPayment' | 'putPayment' | 'getCustomer' | 'putCustomer' | 'syncDerived' | 'markPending' | 'clearPending' | 'listPending' | 'listPayments'
+    | 'findPaymentIds'
+    | 'repointAliases'
+    | 'deletePayment'
+    | 'linkAliases'
+    | 'getPayment'
+    | 'getPayments'
+    | 'putPayment'
+    | 'getCustomer'
+    | 'putCustomer'
+    | 'syncDerived'
+    | 'markPending'
+    | 'clearPending'
+    | 'listPending'
+    | 'listPayments'
+    | 'visitorPayments'
   >;
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
@@ -73,7 +87,8 @@ function customerAfter(customer: Customer, p: Payment): Customer {
   } else if (!attributed && next.credit?.payment_id === key) {
     next = { ...next, credit: null };
   }
-  return next;
+  // The same customer again is no change: updateCustomer then writes nothing (a re-credit that changed nothing is free).
+  return JSON.stringify(next) === JSON.stringify(customer) ? customer : next;
 }
 
 async function updateCustomer(deps: PaymentDeps, site: string, provider: Provider, customerId: string, change: (c: Customer) => Customer): Promise<void> {
@@ -187,11 +202,43 @@ export async function recreditPending(deps: PaymentDeps, site: SiteConfig): Prom
   return done;
 }
 
+/** First payments before renewals (renewals inherit their customer's first credit), then by time. */
+const creditOrder = (a: Payment, b: Payment) => Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0);
+
+/**
+ * Credits again every payment on the timelines of `visitorIds` — called by
+ * the sessionizer after it wrote visits of these visitors (issue 16.2):
+ * a visit that arrives after its payment (an import, a redelivered webhook,
+ * a late stream) can make the payment attributable, or change which visit
+ * earned it (an earlier non-Direct visit in the window) or its first touch.
+ * Crediting therefore does not depend on the order data arrives in.
+ *
+ * Every visitor of a batch is checked, not only those whose visits changed:
+ * a batch retried after a crash between the visit writes and this step finds
+ * no visit change, yet must still finish the re-credit. `settlePayment` is
+ * idempotent, so a repeat writes nothing new. A visitor without payments
+ * costs one Query and no write.
+ *
+ * @returns payments credited again
+ */
+export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
+  let done = 0;
+  for (const visitor of new Set(visitorIds)) {
+    const keys = await deps.payments.visitorPayments(site.domain, visitor);
+    if (keys.length === 0) continue;
+    const payments = await deps.payments.getPayments(keys.map((k) => ({ site: site.domain, provider: k.provider, id: k.id })));
+    payments.sort(creditOrder);
+    for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
+    done += payments.length;
+  }
+  return done;
+}
+
 /** Credits every payment of a site again (after a change of attribution model or lookback window). */
 export async function recreditSite(deps: PaymentDeps, site: SiteConfig): Promise<number> {
   const payments = await deps.payments.listPayments(site.domain);
   // First payments before renewals, so renewals inherit the new credit.
-  payments.sort((a, b) => Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0));
+  payments.sort(creditOrder);
   for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
   return payments.length;
 }

@@ -10,6 +10,12 @@ export interface SessionizeDeps {
   rollups: RollupStore;
   /** Visitors read and written at once. */
   concurrency?: number;
+  /**
+   * Credits again the payments of these visitors (`recreditVisitors`), after
+   * their visits are written. Absent in `rebuild`, which credits the whole
+   * site once at its end.
+   */
+  recredit?: (site: SiteConfig, visitorIds: readonly string[]) => Promise<number>;
 }
 
 /** A stream record as the sessionizer needs it: its position and its data (the enriched event as JSON). */
@@ -28,6 +34,8 @@ export interface SessionizeOutcome {
   visitsWritten: number;
   visitsRemoved: number;
   rollupItems: number;
+  /** Payments credited again because visits of their visitor were written (step 5). */
+  recredited: number;
 }
 
 /** The visits a visitor's new events change: the old ones they touch, and what replaces them. */
@@ -66,18 +74,22 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * 2. read each visitor's stored visits around the events, merge, and compute
  *    the rollup deltas (contributions of the new visits minus the old);
  * 3. apply every rollup delta, each conditioned on the shard's checkpoint;
- * 4. only then write the visits, which are what step 2 reads.
+ * 4. only then write the visits, which are what step 2 reads;
+ * 5. credit again the payments of every visitor of the batch (`deps.recredit`),
+ *    so a visit arriving after its payment changes the payment's credit.
  *
  * A crash anywhere and a retry of the same batch give the same end state:
  * before step 4 the retry computes the same deltas and the items already
  * updated skip them; during step 4 every delta is already applied and the
  * visits are recomputed identically (visit ids and contents are functions of
- * their events).
+ * their events); during step 5 the retry credits the same payments again,
+ * which is idempotent, so it is done for every visitor of the batch, changed
+ * or not.
  *
  * @throws on storage errors; the caller reports the whole batch as failed
  */
 export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCheckpoint, records: readonly SessionizeRecord[]): Promise<SessionizeOutcome> {
-  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0 };
+  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0, recredited: 0 };
   const byVisitor = new Map<string, TrackedEvent[]>();
   for (const record of records) {
     let event: TrackedEvent;
@@ -129,5 +141,17 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
   await deps.visits.writeVisits(put, remove);
   outcome.visitsWritten = put.length;
   outcome.visitsRemoved = remove.length;
+
+  if (deps.recredit) {
+    const visitorsBySite = new Map<string, string[]>();
+    for (const events of groups) {
+      const first = events[0] as TrackedEvent;
+      if (!sites.get(first.site)) continue;
+      const list = visitorsBySite.get(first.site);
+      if (list) list.push(first.visitor_id);
+      else visitorsBySite.set(first.site, [first.visitor_id]);
+    }
+    for (const [domain, visitors] of visitorsBySite) outcome.recredited += await deps.recredit(sites.get(domain) as SiteConfig, visitors);
+  }
   return outcome;
 }

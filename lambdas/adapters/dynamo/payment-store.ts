@@ -182,6 +182,9 @@ export class DynamoPaymentStore {
       await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: visitorPaymentKey({ ...payment, visitor: previous.visitor, ts: previous.ts }) }));
     }
     if (payment.visitor) {
+      // Read before writing: a payment credited again without a change (most re-credits) costs a read, not a write.
+      const { Item: copy } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }));
+      if (copy && Number(copy.rev) >= payment.rev) return;
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
@@ -221,6 +224,30 @@ export class DynamoPaymentStore {
     throw new Error(`payment rollup ${key[PK]} ${key[SK]}: too many concurrent updates`);
   }
 
+  /**
+   * The payments on a visitor's timeline (VISITOR_PAYMENT items in the
+   * visitor's partition: those whose `visitor` is this visitor), by provider
+   * and canonical id. One Query, paged.
+   */
+  async visitorPayments(site: string, visitorId: string): Promise<Array<{ provider: Provider; id: string }>> {
+    const out: Array<{ provider: Provider; id: string }> = [];
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
+      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':p': 'P#' },
+      ProjectionExpression: SK,
+      Limit: 100,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      for (const item of page.Items ?? []) {
+        // P#<13-digit ts>#<provider>#<id>; the id may itself contain '#'.
+        const [, , provider, ...id] = String(item[SK]).split('#');
+        out.push({ provider: provider as Provider, id: id.join('#') });
+      }
+    }
+    return out;
+  }
+
   /** Marks a payment to be credited again later (its visits may not be sessionized yet). */
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
     await this.conn.doc.send(
@@ -229,7 +256,9 @@ export class DynamoPaymentStore {
   }
 
   async clearPending(site: string, payment: Payment): Promise<void> {
-    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)) }));
+    // Most payments were never pending: a read is cheaper than a delete of nothing.
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)), ConsistentRead: true }));
+    if (Item) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)) }));
   }
 
   /** Payments marked pending for a site, with the time until which they are retried. */
