@@ -124,8 +124,9 @@ export const FUNCTIONS = {
     memoryMiB: 1024,
     timeoutSeconds: 60,
     table: 'readwrite',
-    readPartitions: ['SITES'],
-    writePartitions: ['VIS#*', 'R#*', 'SHARD#*'],
+    // Settling payments again after their visitors' visits (issue 16.2) reads FX rates and writes payment items.
+    readPartitions: ['SITES', 'FX'],
+    writePartitions: ['R#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.
