@@ -17,7 +17,7 @@ import { recreditSite } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { contextOf, parseArgs } from './main.js';
 import { formatTable } from './output.js';
-import { withStore } from './store.js';
+import { secretBoxFor, withStore } from './store.js';
 
 const intArg = z.coerce.number().int();
 
@@ -122,7 +122,8 @@ export function registerProviderCommands(program: Command): void {
       const name = parseArgs(z.enum(PROVIDERS), provider);
       const domain = parseArgs(domainSchema, opts.site);
       const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret);
-      await withStore(ctx, (db) => new DynamoConfigStore(db).connectProvider(domain, name, secret, new Date()));
+      const secrets = await secretBoxFor(ctx);
+      await withStore(ctx, (db) => new DynamoConfigStore(db, secrets).connectProvider(domain, name, secret, new Date()));
       const path = `/api/webhooks/${name}/${domain}`;
       if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path });
       else ctx.print(`${name} connected to ${domain}: point its webhook at https://<your host>${path}`);

@@ -17,19 +17,22 @@ export class UsageError extends Error {}
 export interface CliContext {
   dataDir: string;
   json: boolean;
-  /** `--aws`: the deployed table (credentials and region from the AWS environment) instead of the local data directory. */
-  aws: { table: string } | null;
+  /**
+   * `--aws`: the deployed table (credentials and region from the AWS environment) instead of the local data directory;
+   * `kmsKey` (`--kms-key`, the stack's SecretsKeyArn output) seals webhook secrets.
+   */
+  aws: { table: string; kmsKey?: string } | null;
   print(text: string): void;
   printJson(value: unknown): void;
 }
 
 export function contextOf(command: Command): CliContext {
-  const options = command.optsWithGlobals<{ data: string; json?: boolean; aws?: boolean; table?: string }>();
+  const options = command.optsWithGlobals<{ data: string; json?: boolean; aws?: boolean; table?: string; kmsKey?: string }>();
   if (options.aws && !options.table) throw new UsageError('--table: is required with --aws (the TableName output of the stack)');
   return {
     dataDir: options.data,
     json: options.json ?? false,
-    aws: options.aws ? { table: options.table as string } : null,
+    aws: options.aws ? { table: options.table as string, ...(options.kmsKey ? { kmsKey: options.kmsKey } : {}) } : null,
     print: (text) => process.stdout.write(`${text}\n`),
     printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
   };
@@ -50,6 +53,7 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON instead of text')
     .option('--aws', 'work on the deployed stack\'s table (AWS credentials and region from the environment)')
     .addOption(new Option('--table <name>', 'the DynamoDB table of the deployed stack (with --aws)').env('FOOTFALL_TABLE'))
+    .addOption(new Option('--kms-key <arn>', 'the KMS key that seals webhook secrets (with --aws: the SecretsKeyArn output of the stack)').env('FOOTFALL_KMS_KEY'))
     .showHelpAfterError(false)
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });

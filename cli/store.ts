@@ -1,5 +1,9 @@
 import { openLocalStore } from '../local/service.js';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { KmsSecretBox } from '../lambdas/adapters/secrets/kms-secret-box.js';
+import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
+import type { SecretBox } from '../lambdas/ports.js';
 import { UsageError, type CliContext } from './main.js';
 
 /**
@@ -30,6 +34,18 @@ export async function withStore<T>(ctx: CliContext, fn: (dynamo: DynamoConnectio
   } finally {
     dynamo.doc.destroy();
   }
+}
+
+/**
+ * What seals webhook secrets for the command: with `--aws`, the stack's KMS key
+ * (`--kms-key`; the caller's credentials need `kms:GenerateDataKey` on it,
+ * `docs/security.md`), else the data directory's key file.
+ * @throws UsageError with `--aws` and no `--kms-key`
+ */
+export async function secretBoxFor(ctx: CliContext): Promise<SecretBox> {
+  if (!ctx.aws) return LocalSecretBox.open(ctx.dataDir);
+  if (!ctx.aws.kmsKey) throw new UsageError('--kms-key: is required with --aws to store a webhook secret (the SecretsKeyArn output of the stack)');
+  return new KmsSecretBox(new KMSClient({}), ctx.aws.kmsKey);
 }
 
 /** For commands that need the local stream or archive. @throws UsageError with `--aws` */

@@ -61,3 +61,25 @@ export interface ArchiveReader {
    */
   events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>>;
 }
+
+/**
+ * What a sealed secret is bound to: the site (domain) and provider whose
+ * webhooks it signs. A sealed secret opens only with the same context, so one
+ * copied to another site's or provider's item does not open (`docs/security.md`).
+ */
+export interface SecretContext {
+  site: string;
+  provider: string;
+}
+
+/**
+ * Encrypts webhook signing secrets at rest (issue 18.5): a KMS envelope in AWS,
+ * a key file in the data directory on a laptop. Sealed strings are JSON
+ * (`{v:1, kms|local, iv, tag, ct}`, `lambdas/adapters/secrets/sealed.ts`).
+ */
+export interface SecretBox {
+  /** Encrypts `plaintext` (UTF-8) bound to `context`; the result is a JSON string under 2 KiB for a 512-character secret. */
+  seal(plaintext: string, context: SecretContext): Promise<string>;
+  /** The plaintext of `seal`. @throws SecretUnreadableError when `sealed` is tampered with, sealed by another key, or bound to another context */
+  open(sealed: string, context: SecretContext): Promise<string>;
+}

@@ -4,6 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -42,6 +43,8 @@ export class FootfallStack extends Stack {
   readonly stream: kinesis.Stream;
   readonly archive: EventArchive;
   readonly http: FootfallHttpApi;
+  /** Envelope key of the webhook signing secrets (`docs/security.md`). */
+  readonly secretsKey: kms.Key;
   readonly functions: Record<string, FootfallFunction> = {};
   private countryLayer?: { layer: lambda.LayerVersion; path: string };
   /** App mode only: the dashboard's CloudFront distribution and bucket. */
@@ -100,6 +103,14 @@ export class FootfallStack extends Stack {
       logRetention,
     });
 
+    // Retained like the table: deleting the key would leave every sealed secret unreadable.
+    this.secretsKey = new kms.Key(this, 'SecretsKey', {
+      description: 'Footfall: envelope key of webhook signing secrets (data keys per secret, AES-256-GCM)',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    new CfnOutput(this, 'SecretsKeyArn', { value: this.secretsKey.keyArn, description: 'KMS key of webhook secrets (footfall --aws --kms-key <arn> providers connect)' });
+
     const registry = props.functions ?? FUNCTIONS;
     for (const [fnName, spec] of deployedFunctions(registry, config)) {
       this.functions[fnName] = this.addFunction(fnName, spec, logRetention);
@@ -133,6 +144,10 @@ export class FootfallStack extends Stack {
       logRetention,
     });
     if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions });
+    if (spec.secrets) {
+      fn.fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
+      this.secretsKey.grant(fn.fn, spec.secrets === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt');
+    }
     if (spec.stream === 'consume') fn.consumeStream(this.stream);
     else if (spec.stream) fn.bindStream(this.stream, spec.stream);
 

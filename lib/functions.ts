@@ -53,6 +53,13 @@ export interface FunctionSpec {
    * `PROVIDER#*`, where the webhook signing secrets are.
    */
   readPartitions?: readonly string[];
+  /**
+   * The KMS key of webhook signing secrets (`docs/security.md`): `seal` grants
+   * `kms:GenerateDataKey` (the app function, which stores them), `open` grants
+   * `kms:Decrypt` (the webhook function, which verifies with them); either sets
+   * SECRETS_KEY_ID. No other function gets any KMS permission on it.
+   */
+  secrets?: 'seal' | 'open';
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
 }
@@ -139,6 +146,7 @@ export const FUNCTIONS = {
     // The only function that reads the signing secrets (PROVIDER#); it records the last delivery per provider (WEBHOOK#).
     readPartitions: ['SITES', 'PROVIDER#*', 'FX'],
     writePartitions: [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
+    secrets: 'open',
     routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }],
   },
   app: {
@@ -152,6 +160,7 @@ export const FUNCTIONS = {
     timeoutSeconds: 60,
     table: 'readwrite',
     writePartitions: APP_WRITE_PARTITIONS,
+    secrets: 'seal',
     routes: [{ path: '/api/app/{proxy+}', methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }],
   },
   scheduled: {

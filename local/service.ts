@@ -24,6 +24,8 @@ import { createAppHandler } from '../lambdas/handlers/app.js';
 import { dynamoAuthDeps, dynamoSettingsDeps } from '../lambdas/adapters/dynamo/app-deps.js';
 import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
 import { DynamoWebhookLogStore } from '../lambdas/adapters/dynamo/webhook-log-store.js';
+import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
+import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
 
@@ -59,6 +61,8 @@ export interface LocalService {
   url: string;
   dataDir: string;
   dynamo: DynamoConnection;
+  /** Seals and opens webhook secrets with the data directory's key file (`docs/security.md`). */
+  secrets: SecretBox;
   /** Runs the sessionizer over everything on the stream now; resolves with the records processed. */
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
@@ -137,7 +141,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     stream,
     limiter: new SiteRateLimiter(),
   });
-  const config = new DynamoConfigStore(dynamo);
+  const secrets = await LocalSecretBox.open(dataDir);
+  const config = new DynamoConfigStore(dynamo, secrets);
   const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config, log: new DynamoWebhookLogStore(dynamo) });
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
@@ -153,7 +158,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       path: '/api/app/{proxy+}',
-      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, clock), cookieSecurity: 'local' }),
+      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, secrets, clock), cookieSecurity: 'local' }),
       functionName: 'app',
     });
   }
@@ -192,6 +197,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     url,
     dataDir,
     dynamo,
+    secrets,
     sessionize: () => sessionizer.drain(),
     archive: () => archiver.poller.drain(),
     scheduled: () => scheduled(),

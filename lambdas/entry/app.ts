@@ -3,6 +3,7 @@ import { dynamoAuthDeps, dynamoSettingsDeps } from '../adapters/dynamo/app-deps.
 import { createAppHandler } from '../handlers/app.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
+import { kmsSecretBox } from './secret-box.js';
 
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
 
@@ -10,7 +11,7 @@ const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
 export const handler = createAppHandler({
   ...createTelemetry('app'),
   auth: dynamoAuthDeps(dynamo),
-  settings: dynamoSettingsDeps(dynamo),
+  settings: dynamoSettingsDeps(dynamo, kmsSecretBox()),
   cookieSecurity: 'always',
   trustViewerAddress: true,
   publicUrl: process.env.APP_URL || undefined,

@@ -26,8 +26,8 @@ export interface SettingsDeps {
   /** The last local hour (`YYYY-MM-DDTHH`) or day (`YYYY-MM-DD`) of the site's timezone with a visitor active, or null. */
   activity: { lastActive(domain: string): Promise<string | null> };
   /**
-   * Where webhook signing secrets go: the config store today. The one seam for
-   * a secret store (`docs/app.md`): connect, disconnect and list never return a secret.
+   * Where webhook signing secrets go: the config store, which seals them
+   * (`docs/security.md`); connect, disconnect and list never return a secret.
    */
   providers: {
     connectProvider(domain: string, provider: Provider, secret: string, now: Date): Promise<void>;

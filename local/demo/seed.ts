@@ -38,7 +38,7 @@ export interface SeedOptions {
  */
 export async function seedDemo(service: LocalService, options: SeedOptions): Promise<{ key: string; events: number; webhooks: number }> {
   const progress = options.onProgress ?? (() => undefined);
-  const config = new DynamoConfigStore(service.dynamo);
+  const config = new DynamoConfigStore(service.dynamo, service.secrets);
   if (!(await config.getAccount(DEMO_ACCOUNT))) await config.addAccount(DEMO_ACCOUNT, new Date());
   if (!(await config.getSite(DEMO_SITE))) {
     await config.addSite({ domain: DEMO_SITE, timezone: DEMO_TIMEZONE, account: DEMO_ACCOUNT, attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });

@@ -184,7 +184,7 @@ describe('links and webhook URLs behind CloudFront, where the Host is the API\'s
         logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
         metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
         auth: dynamoAuthDeps(s.svc.dynamo, () => NOW),
-        settings: dynamoSettingsDeps(s.svc.dynamo, () => NOW),
+        settings: dynamoSettingsDeps(s.svc.dynamo, s.svc.secrets, () => NOW),
         cookieSecurity: 'always',
       });
       const app = 'https://d111111abcdef8.cloudfront.net';

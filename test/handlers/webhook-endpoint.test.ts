@@ -20,7 +20,7 @@ describe('POST /api/webhooks/{provider}/{domain} (Stripe, signed real payloads)'
   let svc: Service;
   beforeAll(async () => {
     svc = await startTestService([{ domain: 'example.com', timezone: 'UTC' }, { domain: 'other.org' }], { clock: () => NOW });
-    await new DynamoConfigStore(svc.dynamo).connectProvider('example.com', 'stripe', SECRET, new Date());
+    await new DynamoConfigStore(svc.dynamo, svc.secrets).connectProvider('example.com', 'stripe', SECRET, new Date());
     // The buyer came from Hacker News two days before paying.
     const visit = buildVisits('example.com', VISITOR, [
       visitEventOf(trackedEvent({ event_id: 'e1', visitor_id: VISITOR, ts: NOW - 2 * 86_400_000, channel: 'Communities', referrer_host: 'news.ycombinator.com', source: 'Hacker News', path: '/launch' })),

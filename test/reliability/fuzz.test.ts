@@ -348,7 +348,7 @@ describe('hostile input on every public surface of the local service (app mode)'
     // Webhooks need a clock near the real one: the Standard Webhooks library checks timestamps against it.
     hooks = await startTestService([{ domain: HOOK_SITE, timezone: 'UTC' }, { domain: 'unconnected.test', timezone: 'UTC' }]);
     hooksBase = hooks.url;
-    const config = new DynamoConfigStore(hooks.dynamo);
+    const config = new DynamoConfigStore(hooks.dynamo, hooks.secrets);
     for (const p of PROVIDERS) await config.connectProvider(HOOK_SITE, p, SECRETS[p], new Date());
   }, 120_000);
   afterAll(async () => {

@@ -4,7 +4,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
 import { NotFoundError } from '../../domain/errors.js';
-import type { SiteDirectory } from '../../ports.js';
+import type { SecretBox, SiteDirectory } from '../../ports.js';
 
 /** An account: the owner of sites and API keys. */
 export interface Account {
@@ -33,9 +33,22 @@ function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
 /** A provider connected to a site: the secret its webhooks are signed with. */
 const providerKey = (domain: string, provider: string) => ({ [PK]: `PROVIDER#${domain}`, [SK]: provider });
 
-/** Accounts and sites in the single table (`docs/data-model.md`, items ACCOUNT and SITE). */
+/**
+ * Accounts, sites and provider connections in the single table
+ * (`docs/data-model.md`, items ACCOUNT, SITE and PROVIDER). Webhook signing
+ * secrets go through `secrets` (issue 18.5): only the functions that write or
+ * read them are given one.
+ */
 export class DynamoConfigStore implements SiteDirectory {
-  constructor(private readonly conn: DynamoConnection) {}
+  constructor(
+    private readonly conn: DynamoConnection,
+    private readonly secrets?: SecretBox,
+  ) {}
+
+  private secretBox(): SecretBox {
+    if (!this.secrets) throw new Error('DynamoConfigStore: webhook secrets need a SecretBox');
+    return this.secrets;
+  }
 
   /** @throws AlreadyExistsError when the account exists */
   async addAccount(id: string, now: Date): Promise<Account> {
@@ -134,11 +147,18 @@ export class DynamoConfigStore implements SiteDirectory {
     }
   }
 
-  /** Stores (or replaces) the webhook signing secret of a provider for a site. @throws NotFoundError for an unknown site */
+  /**
+   * Stores (or replaces) the webhook signing secret of a provider for a site,
+   * sealed to the site and provider in attribute `sealed_secret`; the item of
+   * a secret stored before encryption (plaintext `secret`) is replaced whole.
+   * @throws NotFoundError for an unknown site
+   */
   async connectProvider(domain: string, provider: string, secret: string, now: Date): Promise<void> {
+    const box = this.secretBox();
     if (!(await this.getSite(domain))) throw new NotFoundError(`site ${domain} does not exist`);
+    const sealed = await box.seal(secret, { site: domain, provider });
     await this.conn.doc.send(
-      new PutCommand({ TableName: this.conn.table, Item: { ...providerKey(domain, provider), type: 'PROVIDER', secret, connected: now.toISOString() } }),
+      new PutCommand({ TableName: this.conn.table, Item: { ...providerKey(domain, provider), type: 'PROVIDER', sealed_secret: sealed, connected: now.toISOString() } }),
     );
   }
 
@@ -147,10 +167,18 @@ export class DynamoConfigStore implements SiteDirectory {
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: providerKey(domain, provider) }));
   }
 
-  /** The webhook secret of a provider for a site, or null when it is not connected. */
+  /**
+   * The webhook secret of a provider for a site, or null when it is not
+   * connected. Items written before secrets were sealed hold a plaintext
+   * `secret`: still read (`docs/security.md` "Migration": connecting the
+   * provider again seals it).
+   * @throws SecretUnreadableError when the sealed secret does not open (tampered, or copied from another site or provider)
+   */
   async providerSecret(domain: string, provider: string): Promise<string | null> {
     const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: providerKey(domain, provider), ConsistentRead: true }));
-    return Item ? String(Item.secret) : null;
+    if (!Item) return null;
+    if (typeof Item.sealed_secret === 'string') return this.secretBox().open(Item.sealed_secret, { site: domain, provider });
+    return typeof Item.secret === 'string' ? Item.secret : null;
   }
 
   /** The providers connected to a site, with when (never the secrets). */
