@@ -143,7 +143,7 @@ export class FootfallStack extends Stack {
       environment: spec.env,
       logRetention,
     });
-    if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions });
+    if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions, update: spec.attributeUpdate });
     if (spec.secrets) {
       fn.fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
       this.secretsKey.grant(fn.fn, spec.secrets === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt');

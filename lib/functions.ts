@@ -60,12 +60,27 @@ export interface FunctionSpec {
    * SECRETS_KEY_ID. No other function gets any KMS permission on it.
    */
   secrets?: 'seal' | 'open';
+  /**
+   * The one narrow write of a function otherwise `read`: `dynamodb:UpdateItem`
+   * only on items of `partitions` and only of `attributes` (plus the table's
+   * key attribute names, which IAM requires in `dynamodb:Attributes`), with
+   * no return values. See `FootfallFunction.bindTable`.
+   */
+  attributeUpdate?: { partitions: readonly string[]; attributes: readonly string[] };
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
 }
 
-/** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else, and no writes. */
+/** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
 export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'PR#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
+
+/**
+ * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
+ * item (`lambdas/adapters/dynamo/key-store.ts`, at most every 5 min per key).
+ * Not `hash`, `account` or `revoked`, and no other partition: they still
+ * cannot forge, revive or read a key (issue 18.5).
+ */
+export const KEY_USE_UPDATE = { partitions: ['KEYS'], attributes: ['last_used'] } as const;
 
 /** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the timeline copies, the pending list. */
 export const PAYMENT_WRITE_PARTITIONS = ['PAY#*', 'PAYID#*', 'CUST#*', 'PR#*', 'VIS#*', 'PAYPENDING#*'] as const;
@@ -137,8 +152,8 @@ export const FUNCTIONS = {
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.
-  report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
-  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, url: { output: 'McpUrl', path: 'mcp' } },
+  report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, attributeUpdate: KEY_USE_UPDATE, routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
+  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, attributeUpdate: KEY_USE_UPDATE, url: { output: 'McpUrl', path: 'mcp' } },
   webhook: {
     entry: 'lambdas/entry/webhook.ts',
     description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}',

@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { lambdaBuildOptions } from '../bench/bundle.js';
 import { METRICS_NAMESPACE } from '../lambdas/observability/telemetry.js';
+import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 
 /** Repository root: entries, package-lock.json and the esbuild working directory. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -171,12 +172,35 @@ export class FootfallFunction extends Construct {
    * granted only on items whose partition key matches one of the patterns
    * (`dynamodb:LeadingKeys`, IAM's fine-grained access control for DynamoDB);
    * with `readPartitions`, the read actions only on those and the write
-   * partitions. A `read` function gets no write action at all.
+   * partitions. A `read` function gets no write action at all, except
+   * `update`: `dynamodb:UpdateItem` on those partitions, of those attributes
+   * only (`ForAllValues:StringEquals` `dynamodb:Attributes`, which must list
+   * the key attributes too) and with `ReturnValues` NONE or absent, so it
+   * reads nothing back (AWS DynamoDB developer guide, "Using IAM policy
+   * conditions for fine-grained access control").
    */
-  bindTable(table: dynamodb.ITable, access: TableAccess, partitions: { read?: readonly string[]; write?: readonly string[] } = {}): this {
+  bindTable(
+    table: dynamodb.ITable,
+    access: TableAccess,
+    partitions: { read?: readonly string[]; write?: readonly string[]; update?: { partitions: readonly string[]; attributes: readonly string[] } } = {},
+  ): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
     const leadingKeys = (patterns: readonly string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...new Set(patterns)] } });
     const write = access === 'read' ? null : partitions.write;
+    const { update } = partitions;
+    if (update) {
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:UpdateItem'],
+          resources: [table.tableArn],
+          conditions: {
+            ...leadingKeys(update.partitions),
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': [PK, SK, ...update.attributes] },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+          },
+        }),
+      );
+    }
     if (!partitions.read && !write) {
       this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
       return this;

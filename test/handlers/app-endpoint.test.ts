@@ -119,8 +119,10 @@ describe('/api/app endpoints', () => {
     const bearer = (k: string) => fetch(`${s.svc.url}/api/v1/sites`, { headers: { authorization: `Bearer ${k}` } });
     expect((await bearer(key.key)).status).toBe(200);
     const listed = (await ana.call('GET', '/api/app/keys')).body as { keys: Array<Record<string, unknown>> };
-    // The report and MCP functions may not write (issue 18.5, IAM by partition), so a key's use is not recorded.
-    expect(listed.keys.find((k) => k.id === key.id)).toEqual({ id: key.id, name: 'Claude Code', created: key.created, last_used: null });
+    // The report function records the key's use (its one write, issue 18.5: last_used of a KEYS item).
+    const used = listed.keys.find((k) => k.id === key.id);
+    expect(used).toEqual({ id: key.id, name: 'Claude Code', created: key.created, last_used: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    expect(Date.parse(used!.last_used as string)).toBeGreaterThanOrEqual(Date.parse(key.created));
     expect(JSON.stringify(listed)).not.toContain(key.key);
     expect((await ana.call('POST', '/api/app/keys', { name: '   ' })).body).toEqual({ error: 'Give the key a name.', field: 'name' });
     // A bearer key reads; it writes nothing.

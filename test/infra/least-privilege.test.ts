@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTIONS, PAYMENT_WRITE_PARTITIONS, REPORT_READ_PARTITIONS } from '../../lib/functions.js';
+import { FUNCTIONS, KEY_USE_UPDATE, PAYMENT_WRITE_PARTITIONS, REPORT_READ_PARTITIONS } from '../../lib/functions.js';
 import { synth, type Synthesized } from './synth.js';
 
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
@@ -13,8 +13,9 @@ const allows = (patterns: readonly string[] | null, pk: string) =>
 
 /**
  * Issue 18.5: each function's DynamoDB access is scoped to the partitions it
- * reads and writes (`dynamodb:LeadingKeys`); the report and MCP functions can
- * neither read the webhook signing secrets (PROVIDER#) nor write anything.
+ * reads and writes (`dynamodb:LeadingKeys`); the report and MCP functions
+ * cannot read the webhook signing secrets (PROVIDER#), and their only write is
+ * a key's `last_used` (UpdateItem on `KEYS`, that attribute alone).
  */
 describe('least privilege on the table, per function (context app=true)', () => {
   let on: Synthesized;
@@ -22,14 +23,32 @@ describe('least privilege on the table, per function (context app=true)', () => 
     on = synth({ config: { app: true }, bundle: false });
   });
 
-  /** A function's DynamoDB grants: the partitions it may read and write (null: table-wide; [] for none). */
-  function access(name: string): { read: string[] | null; write: string[] | null; readActions: string[]; writeActions: string[] } {
+  /** An update-only statement (UpdateItem without PutItem): its partitions, attributes and return values. */
+  type Update = { actions: string[]; partitions: string[]; attributes: string[]; returnValues: unknown; conditions: string[] };
+  /** A function's DynamoDB grants: the partitions it may read and write (null: table-wide; [] for none), its update-only statements, and every action it has. */
+  function access(name: string): { read: string[] | null; write: string[] | null; readActions: string[]; writeActions: string[]; updates: Update[]; allActions: string[] } {
     const [, policy] = Object.entries(on.template.findResources('AWS::IAM::Policy')).find(([id]) => id.startsWith(`${name}Role`))!;
     const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
     const of = (action: string) => statements.find((s) => asArray(s.Action).includes(action));
     const keys = (s: Statement | undefined) => (s ? ((s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined) ?? null) : []);
     for (const s of statements) expect(s.Effect).toBe('Allow');
-    return { read: keys(of('dynamodb:GetItem')), write: keys(of('dynamodb:PutItem')), readActions: asArray(of('dynamodb:GetItem')?.Action ?? []).sort(), writeActions: asArray(of('dynamodb:PutItem')?.Action ?? []).sort() };
+    const updates = statements
+      .filter((s) => asArray(s.Action).includes('dynamodb:UpdateItem') && !asArray(s.Action).includes('dynamodb:PutItem'))
+      .map((s) => ({
+        actions: asArray(s.Action),
+        partitions: keys(s) ?? ['*'],
+        attributes: [...((s.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['*'])].sort(),
+        returnValues: s.Condition?.['StringEqualsIfExists']?.['dynamodb:ReturnValues'],
+        conditions: Object.keys(s.Condition ?? {}).sort(),
+      }));
+    return {
+      read: keys(of('dynamodb:GetItem')),
+      write: keys(of('dynamodb:PutItem')),
+      readActions: asArray(of('dynamodb:GetItem')?.Action ?? []).sort(),
+      writeActions: asArray(of('dynamodb:PutItem')?.Action ?? []).sort(),
+      updates,
+      allActions: [...new Set(statements.flatMap((s) => asArray(s.Action)))].sort(),
+    };
   }
 
   it.each([
@@ -46,12 +65,28 @@ describe('least privilege on the table, per function (context app=true)', () => 
     expect(a.read?.sort()).toEqual([...new Set(read)].sort());
     expect(a.write?.sort()).toEqual([...write].sort());
     expect(a.writeActions).toEqual(write.length > 0 ? WRITE : []);
+    expect(a.updates.length).toBe(name === 'report' || name === 'mcp' ? 1 : 0);
   });
 
-  it.each(['report', 'mcp'])('%s can neither read a webhook secret nor write anything', (name) => {
+  it.each(['report', 'mcp'])("%s cannot read a webhook secret, and its only write is a key's last_used", (name) => {
     const a = access(name);
     expect(allows(a.read, 'PROVIDER#shop.test')).toBe(false);
     expect(a.writeActions).toEqual([]);
+    // One write action in all its statements: UpdateItem, on KEYS items, of last_used (and the key attributes IAM requires), returning nothing.
+    expect(a.allActions.filter((action) => WRITE.includes(action))).toEqual(['dynamodb:UpdateItem']);
+    expect(a.updates).toEqual([
+      {
+        actions: ['dynamodb:UpdateItem'],
+        partitions: ['KEYS'],
+        attributes: ['last_used', 'pk', 'sk'],
+        returnValues: 'NONE',
+        conditions: ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEqualsIfExists'],
+      },
+    ]);
+    expect(KEY_USE_UPDATE.attributes).toEqual(['last_used']);
+    // So it cannot forge or revive a key (hash, account, revoked), nor touch any other partition.
+    for (const attribute of ['hash', 'account', 'revoked', 'name', 'id']) expect(a.updates[0]!.attributes, attribute).not.toContain(attribute);
+    for (const pk of ['APIKEY#0a1b', 'PROVIDER#shop.test', 'SITES', 'USER#ana@acme.test', 'SESSION#0a1b']) expect(allows(a.updates[0]!.partitions, pk), pk).toBe(false);
     // What it needs to answer a request is within reach.
     for (const pk of ['SITES', 'APIKEY#0a1b', 'SESSION#0a1b', 'USER#ana@acme.test', 'R#shop.test#visits', 'PR#shop.test#totals', 'VIS#shop.test#v-1', 'PAY#shop.test', 'CUST#shop.test', 'FX']) {
       expect(allows(a.read, pk), pk).toBe(true);

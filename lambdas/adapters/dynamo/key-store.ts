@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { NotFoundError } from '../../domain/errors.js';
@@ -25,6 +26,8 @@ const toInfo = (i: Record<string, unknown>): ApiKeyInfo => ({
 
 const listKey = (id: string) => ({ [PK]: 'KEYS', [SK]: id });
 const hashKey = (hash: string) => ({ [PK]: `APIKEY#${hash}`, [SK]: 'KEY' });
+/** `last_used` is written at most this often per key and instance. */
+const LAST_USED_EVERY_MS = 5 * 60_000;
 
 /**
  * API keys in the single table (`docs/data-model.md`: API_KEY by hash for
@@ -33,6 +36,8 @@ const hashKey = (hash: string) => ({ [PK]: `APIKEY#${hash}`, [SK]: 'KEY' });
  * consistent), so a revoked key fails on its very next request.
  */
 export class DynamoKeyStore {
+  private readonly touched = new Map<string, number>();
+
   constructor(private readonly conn: DynamoConnection) {}
 
   /** Creates a key for an account; the returned `key` is the only time it exists in clear. */
@@ -71,14 +76,36 @@ export class DynamoKeyStore {
   }
 
   /**
-   * The account of a valid, unrevoked key, or null. A read only: the report
-   * and MCP functions that call it may not write anything (issue 18.5, IAM
-   * scoped by `dynamodb:LeadingKeys`), so `last_used` is no longer recorded;
-   * keys created before keep the value they had.
+   * The account of a valid, unrevoked key, or null. Records the key's
+   * `last_used` (ISO 8601, UTC) at most every 5 minutes per key and instance
+   * (a write per request would cost more than the read). That write is the
+   * only one the report and MCP functions may make (issue 18.5, `lib/functions.ts`
+   * `KEY_USE_UPDATE`): UpdateItem on the `KEYS` partition, of `last_used`
+   * alone, returning nothing; so it names no other attribute and asks for no
+   * return values, and `attribute_exists` keeps it from creating an item.
    */
-  async authenticate(key: string, _now: Date): Promise<string | null> {
+  async authenticate(key: string, now: Date): Promise<string | null> {
     const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: hashKey(hashApiKey(key)), ConsistentRead: true }));
     if (!Item || Item.revoked) return null;
+    const id = String(Item.id);
+    const last = this.touched.get(id) ?? 0;
+    if (now.getTime() - last >= LAST_USED_EVERY_MS) {
+      this.touched.set(id, now.getTime());
+      await this.conn.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.conn.table,
+            Key: listKey(id),
+            UpdateExpression: 'SET last_used = :t',
+            ConditionExpression: `attribute_exists(${PK})`,
+            ExpressionAttributeValues: { ':t': now.toISOString() },
+            ReturnValues: 'NONE',
+          }),
+        )
+        .catch((error) => {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
+    }
     return String(Item.account);
   }
 }
