@@ -38,6 +38,16 @@ export const SPA_REWRITE_FUNCTION = `function handler(event) {
   return request;
 }`;
 
+/**
+ * Headers CloudFront sends to the event function: the viewer's that it reads
+ * (`user-agent`, `accept-language`; `content-type`, `origin`, `referer` for
+ * its logs and CORS), and the two CloudFront adds, `CloudFront-Viewer-Address`
+ * and `CloudFront-Viewer-Country` (CloudFront developer guide, "Add CloudFront
+ * request headers"), which only an origin request policy that lists them
+ * forwards. An allow-list, so nothing relies on what a managed policy holds.
+ */
+export const EVENT_ORIGIN_HEADERS = ['user-agent', 'accept-language', 'content-type', 'origin', 'referer', 'CloudFront-Viewer-Address', 'CloudFront-Viewer-Country'] as const;
+
 /** Paths served by the HTTP API through the distribution, besides `/api/*` (the tracker and the health check). */
 export const API_PATHS = ['/api/*', '/v.js', '/health'] as const;
 
@@ -113,6 +123,15 @@ export class AppDistribution extends Construct {
       responseHeadersPolicy: this.headers,
       compress: true,
     };
+    // The tracker's endpoint names the headers it reads (lambdas/handlers/event.ts) and asks CloudFront
+    // for the viewer's address and country: behind the distribution API Gateway sees the edge's address,
+    // and visitors must be looked up and hashed on their own (docs/ingestion.md, "Country").
+    const eventHeaders = new cloudfront.OriginRequestPolicy(this, 'EventHeaders', {
+      comment: 'Footfall /api/event: the headers the event function reads, and the viewer address and country',
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList(...EVENT_ORIGIN_HEADERS),
+      cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
+      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.none(),
+    });
     const apiDomain = Fn.select(2, Fn.split('/', props.api.apiEndpoint));
     const apiOrigin = new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY, originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2] });
 
@@ -134,6 +153,8 @@ export class AppDistribution extends Construct {
         functionAssociations: [{ function: spaRewrite, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
       },
       additionalBehaviors: {
+        // Before `/api/*`: CloudFront matches behaviours in this order.
+        '/api/event': { origin: apiOrigin, ...passThrough, originRequestPolicy: eventHeaders },
         ...Object.fromEntries(API_PATHS.map((path) => [path, { origin: apiOrigin, ...passThrough }])),
         ...(props.mcpUrl ? { '/mcp': { origin: new origins.FunctionUrlOrigin(props.mcpUrl), ...passThrough } } : {}),
       },

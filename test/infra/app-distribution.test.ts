@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureAppBuilt } from '../../app/build.js';
 import { APP_CSP as APP_CONTENT_SECURITY_POLICY, appSecurityHeaders } from '../../app/headers.js';
-import { SPA_REWRITE_FUNCTION } from '../../lib/app-distribution.js';
+import { EVENT_ORIGIN_HEADERS, SPA_REWRITE_FUNCTION } from '../../lib/app-distribution.js';
 import { synth, type Synthesized } from './synth.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -51,20 +51,33 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
   });
 
   it('sends /api/*, /v.js, /health and /mcp to the HTTP API and the MCP function URL, uncached, every viewer header but Host forwarded', () => {
-    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/api/*', '/v.js', '/health', '/mcp']);
+    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/api/event', '/api/*', '/v.js', '/health', '/mcp']);
     const origin = (b: Behavior) => config.Origins.find((o) => o.Id === b.TargetOriginId)!;
     for (const b of config.CacheBehaviors) {
       expect(b, b.PathPattern).toMatchObject({
         ViewerProtocolPolicy: 'https-only',
         CachePolicyId: CACHING_DISABLED,
-        OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
         AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
       });
+      if (b.PathPattern !== '/api/event') expect(b.OriginRequestPolicyId, b.PathPattern).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
       expect(origin(b).CustomOriginConfig, b.PathPattern).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
     }
-    const [api, mcp] = [config.CacheBehaviors[0]!, config.CacheBehaviors[3]!];
+    const [api, mcp] = [config.CacheBehaviors[1]!, config.CacheBehaviors[4]!];
     expect(JSON.stringify(origin(api).DomainName)).toMatch(/"Fn::Select":\[2,\{"Fn::Split":\["\/",\{"Fn::GetAtt":\["HttpApi[0-9A-F]+","ApiEndpoint"\]\}\]\}\]/);
     expect(JSON.stringify(origin(mcp).DomainName)).toMatch(/"Fn::GetAtt":\["mcpFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
+  });
+
+  it('sends the tracker\'s events with the viewer\'s address and country, so visitors are looked up and hashed on their own address', () => {
+    const event = config.CacheBehaviors[0]!;
+    expect(event.TargetOriginId).toBe(config.CacheBehaviors[1]!.TargetOriginId);
+    const [policyId, policy] = only(resources(app, 'AWS::CloudFront::OriginRequestPolicy'));
+    expect(event.OriginRequestPolicyId).toEqual({ Ref: policyId });
+    expect(policy.Properties.OriginRequestPolicyConfig).toMatchObject({
+      HeadersConfig: { HeaderBehavior: 'whitelist', Headers: [...EVENT_ORIGIN_HEADERS] },
+      CookiesConfig: { CookieBehavior: 'none' },
+      QueryStringsConfig: { QueryStringBehavior: 'none' },
+    });
+    expect(EVENT_ORIGIN_HEADERS).toEqual(expect.arrayContaining(['user-agent', 'accept-language', 'CloudFront-Viewer-Address', 'CloudFront-Viewer-Country']));
   });
 
   it('lets only the distribution read the app bucket, which blocks all public access', () => {
