@@ -1,5 +1,6 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import type { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -8,14 +9,21 @@ import { site } from './events.js';
 
 let tables = 0;
 
-/** An in-memory dynalite with a fresh table and account `acme` owning the given sites. */
-export async function memoryTable(sites: Array<Partial<SiteConfig>> = [{}]): Promise<{ conn: DynamoConnection; close(): Promise<void> }> {
+/**
+ * An in-memory dynalite with a fresh table and account `acme` owning the given sites. With
+ * `capacityMeter`, every request is counted (`conn.meter`); the set-up's own requests are forgotten.
+ */
+export async function memoryTable(
+  sites: Array<Partial<SiteConfig>> = [{}],
+  options: { capacityMeter?: CapacityMeter } = {},
+): Promise<{ conn: DynamoConnection; close(): Promise<void> }> {
   const db = await startMemoryDynalite();
-  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, maxAttempts: 1 });
+  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, maxAttempts: 1, ...options });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   await config.addAccount('acme', new Date());
   for (const s of sites) await config.addSite(site(s));
+  options.capacityMeter?.reset();
   return {
     conn,
     close: async () => {

@@ -1,15 +1,19 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { attachCapacityMeter, type CapacityMeter } from './capacity-meter.js';
 
 export interface DynamoConnection {
   doc: DynamoDBDocumentClient;
   table: string;
+  /** The meter counting this connection's requests and capacity units, when one was passed in. */
+  meter?: CapacityMeter;
 }
 
 /**
  * A DynamoDB document client. With `endpoint` (local dynalite) it uses the
  * given credentials (or fixed dummy ones) and region so no AWS configuration is needed; without it,
- * the Lambda environment's region and role.
+ * the Lambda environment's region and role. With `capacityMeter`, every request (each retry too)
+ * asks for and counts its consumed capacity (`capacity-meter.ts`); without it nothing is added.
  */
 export function createDynamoConnection(options: {
   table: string;
@@ -17,6 +21,8 @@ export function createDynamoConnection(options: {
   maxAttempts?: number;
   /** With `endpoint`: the local store's per-process credential (`openLocalDynamo`); dummy ones by default. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Counts requests, items, RCU/WCU and bytes per operation (benchmarks and tests; opt-in). */
+  capacityMeter?: CapacityMeter;
 }): DynamoConnection {
   const local = options.endpoint !== undefined;
   const client = new DynamoDBClient({
@@ -28,6 +34,8 @@ export function createDynamoConnection(options: {
     // bundles need not import @smithy and can use the Lambda runtime's SDK.
     requestHandler: { connectionTimeout: 2000, requestTimeout: 10_000 },
   });
+  if (options.capacityMeter) attachCapacityMeter(client.middlewareStack, options.capacityMeter);
+  // The document client shares the client's middleware stack, so the meter sees its calls too.
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  return { doc, table: options.table };
+  return { doc, table: options.table, ...(options.capacityMeter ? { meter: options.capacityMeter } : {}) };
 }
