@@ -40,6 +40,7 @@ const timezoneSchema = z.string().refine(isValidTimezone, 'must be an IANA timez
 const attributionSchema = z.enum(ATTRIBUTION_MODELS);
 const lookbackSchema = z.number().int().min(1).max(365);
 const rateLimitSchema = z.number().int().min(1).max(1_000_000);
+const generationSchema = z.number().int().min(0).max(1_000_000);
 
 /** The settings `footfall sites set` may change; absent fields stay as they are. */
 export const siteSettingsSchema = z
@@ -56,6 +57,12 @@ export const siteConfigSchema = z.object({
   rate_limit: rateLimitSchema.default(DEFAULT_RATE_LIMIT),
   /** RFC 3339 creation time. */
   created: z.string(),
+  /** The live data generation (`dataNamespace`); absent = 0, the domain itself. Set only by `footfall rebuild`'s switch. */
+  generation: generationSchema.optional(),
+  /** The generation a running `footfall rebuild` is building; while set, every write path writes it too (`writeTargets`). */
+  building: generationSchema.optional(),
+  /** A generation replaced by a rebuild whose items are still to be deleted (`footfall rebuild` cleans it up). */
+  retired: generationSchema.optional(),
 });
 
 /** A site as stored: its domain, timezone, owning account and attribution settings. */
@@ -68,4 +75,38 @@ export type SiteConfig = z.infer<typeof siteConfigSchema>;
 export function hostBelongsToSite(host: string, domain: string): boolean {
   const h = host.toLowerCase();
   return h === domain || h.endsWith(`.${domain}`);
+}
+
+/**
+ * The data namespace of a site's generation: the string every key of data
+ * derived for the site is built from (visits, rollups, payments, customers,
+ * aliases, pending credits; `docs/data-model.md` "Generations"). Generation 0
+ * is the domain itself, so data stored before generations existed is
+ * generation 0 and nothing moves; generation n > 0 is `<domain>~<n>` (`~` can
+ * never appear in a domain, so no site's namespace is another's).
+ */
+export function dataNamespace(domain: string, generation = 0): string {
+  return generation === 0 ? domain : `${domain}~${generation}`;
+}
+
+/**
+ * The namespace readers and writers of `site` use: its live generation's.
+ * The one place a SiteConfig becomes the `site` string the stores receive;
+ * every service calls this, never `site.domain`, for derived data.
+ */
+export function namespaceOf(site: SiteConfig): string {
+  return dataNamespace(site.domain, site.generation ?? 0);
+}
+
+/**
+ * The sites to write for one change of `site`'s derived data: the live
+ * generation, and while a rebuild runs (`building`) the generation it builds
+ * too, so events and payments arriving during a rebuild reach both
+ * (`docs/rebuild.md`). Each target has no `building`, so passing a target to a
+ * service that fans out again writes it once.
+ */
+export function writeTargets(site: SiteConfig): SiteConfig[] {
+  const { building, ...live } = site;
+  if (building === undefined) return [site];
+  return [live, { ...live, generation: building }];
 }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
-import { ATTRIBUTION_MODELS, domainSchema, isValidTimezone, siteConfigSchema, type SiteConfig, type SiteSettings } from '../domain/site.js';
+import { ATTRIBUTION_MODELS, domainSchema, isValidTimezone, namespaceOf, siteConfigSchema, type SiteConfig, type SiteSettings } from '../domain/site.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
 import { dayStart, localHour } from '../domain/range.js';
 import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
@@ -95,7 +95,7 @@ export function periodStart(period: string, timezone: string): number {
 }
 
 async function appSite(deps: Pick<SettingsDeps, 'activity'>, site: SiteConfig): Promise<AppSite> {
-  const last = await deps.activity.lastActive(site.domain);
+  const last = await deps.activity.lastActive(namespaceOf(site));
   return {
     domain: site.domain,
     timezone: site.timezone,

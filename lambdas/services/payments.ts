@@ -1,4 +1,4 @@
-import type { SiteConfig } from '../domain/site.js';
+import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import { DIMENSIONS, DIMENSION_VALUES, NONE, type Dimension } from '../domain/rollup.js';
 import type { Visit } from '../domain/visit.js';
 import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/facts.js';
@@ -60,9 +60,9 @@ export async function attribute(deps: Pick<PaymentDeps, 'visits'>, site: SiteCon
   }
   const visitor = inherited?.visitor ?? p.visitor_id ?? customer?.metadata_visitor ?? null;
   if (!visitor || p.ts === null) return { ...p, visitor, touch: null, touch_dims: null, first_touch: null };
-  const visits = await deps.visits.visitsAround(site.domain, visitor, p.ts - site.lookback_days * DAY_MS, p.ts);
+  const visits = await deps.visits.visitsAround(namespaceOf(site), visitor, p.ts - site.lookback_days * DAY_MS, p.ts);
   const credited = creditVisit(visits, p.ts, site.attribution, site.lookback_days);
-  const first = await deps.visits.firstVisit(site.domain, visitor);
+  const first = await deps.visits.firstVisit(namespaceOf(site), visitor);
   return {
     ...p,
     visitor,
@@ -110,29 +110,30 @@ async function updateCustomer(deps: PaymentDeps, site: string, provider: Provide
  * @returns the payment as stored, or null when there is nothing to store
  */
 export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, fact: PaymentFact | null, knownId?: string): Promise<Payment | null> {
-  const known = fact ? await deps.payments.findPaymentIds(site.domain, provider, [fact.id, ...fact.aliases]) : [];
+  const ns = namespaceOf(site);
+  const known = fact ? await deps.payments.findPaymentIds(ns, provider, [fact.id, ...fact.aliases]) : [];
   const id = knownId ?? known[0] ?? fact?.id;
   if (!id) return null;
   // An event that names two payments stored apart folds the later-sorted ones into the first.
   if (!knownId) for (const other of known.slice(1)) await foldPayment(deps, site, provider, id, other);
   for (let attempt = 0; attempt < 20; attempt++) {
-    const current = await deps.payments.getPayment(site.domain, provider, id);
+    const current = await deps.payments.getPayment(ns, provider, id);
     if (!current && !fact) return null;
-    const base = current ?? emptyPayment(site.domain, provider, id);
+    const base = current ?? emptyPayment(ns, provider, id);
     const merged = fact ? mergePaymentFact(base, { ...fact, id, aliases: [...fact.aliases, fact.id] }) : base;
-    const customer = merged.customer_id ? await deps.payments.getCustomer(site.domain, provider, merged.customer_id) : null;
+    const customer = merged.customer_id ? await deps.payments.getCustomer(ns, provider, merged.customer_id) : null;
     const credited = await attribute(deps, site, merged, customer);
     const changed = !current || paymentChanged(current, credited);
     const payment = { ...credited, rev: changed ? base.rev + 1 : base.rev };
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
-    if (fact) await deps.payments.linkAliases(site.domain, provider, id, payment.aliases);
-    if (payment.customer_id) await updateCustomer(deps, site.domain, provider, payment.customer_id, (c) => customerAfter(c, payment));
+    if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
+    if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
     const previous = current ? { periods: paymentPeriods(current, site.timezone), visitor: current.visitor, ts: current.ts } : null;
     await deps.payments.syncDerived(payment, paymentPeriods(payment, site.timezone), previous, paymentEntries(payment, site.timezone, await deps.rates()));
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
-    if (waiting) await deps.payments.markPending(site.domain, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
-    else await deps.payments.clearPending(site.domain, payment);
+    if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
+    else await deps.payments.clearPending(ns, payment);
     return payment;
   }
   throw new Error(`payment ${provider}:${id}: too many concurrent updates`);
@@ -162,14 +163,15 @@ function asFact(p: Payment): PaymentFact {
  * crash in between is mended by the provider's retry.
  */
 async function foldPayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, id: string, otherId: string): Promise<void> {
-  const other = await deps.payments.getPayment(site.domain, provider, otherId);
+  const ns = namespaceOf(site);
+  const other = await deps.payments.getPayment(ns, provider, otherId);
   if (!other) return;
   await settlePayment(deps, site, provider, { ...asFact(other), id, aliases: [otherId, ...other.aliases] }, id);
-  await deps.payments.repointAliases(site.domain, provider, id, [otherId, ...other.aliases]);
+  await deps.payments.repointAliases(ns, provider, id, [otherId, ...other.aliases]);
   const gone = { ...other, visitor: null, rev: other.rev + 1 };
   await deps.payments.syncDerived(gone, null, { periods: paymentPeriods(other, site.timezone), visitor: other.visitor, ts: other.ts }, paymentEntries(gone, site.timezone, await deps.rates()));
-  await deps.payments.clearPending(site.domain, other);
-  await deps.payments.deletePayment(site.domain, provider, otherId);
+  await deps.payments.clearPending(ns, other);
+  await deps.payments.deletePayment(ns, provider, otherId);
 }
 
 export interface FactsOutcome {
@@ -178,25 +180,46 @@ export interface FactsOutcome {
   customers: number;
 }
 
-/** Applies one verified webhook's facts: customers and subscriptions first, so payments see them. */
+/**
+ * Applies one verified webhook's facts: customers and subscriptions first, so
+ * payments see them. Written to every generation of `writeTargets(site)` (a
+ * rebuild's too, while one runs), the live one first.
+ */
 export async function applyProviderFacts(deps: PaymentDeps, site: SiteConfig, facts: ProviderFacts): Promise<FactsOutcome> {
-  for (const c of facts.customers) {
-    await updateCustomer(deps, site.domain, c.provider, c.customer_id, (current) => (current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id }));
-  }
-  for (const s of facts.subscriptions) {
-    if (!s.customer_id) continue;
-    await updateCustomer(deps, site.domain, s.provider, s.customer_id, (current) => withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }));
-  }
-  for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
+  for (const target of writeTargets(site)) await applyFactsTo(deps, target, facts);
   return { payments: facts.payments.length, subscriptions: facts.subscriptions.length, customers: facts.customers.length };
 }
 
-/** Credits again the payments waiting for their visits; drops those past their time. */
+async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: ProviderFacts): Promise<void> {
+  const ns = namespaceOf(site);
+  for (const c of facts.customers) {
+    await updateCustomer(deps, ns, c.provider, c.customer_id, (current) => (current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id }));
+  }
+  for (const s of facts.subscriptions) {
+    if (!s.customer_id) continue;
+    await updateCustomer(deps, ns, s.provider, s.customer_id, (current) => withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }));
+  }
+  for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
+}
+
+/**
+ * Credits again the payments waiting for their visits; drops those past their
+ * time. Every generation of `writeTargets(site)`.
+ * @returns payments credited again in the live generation
+ */
 export async function recreditPending(deps: PaymentDeps, site: SiteConfig): Promise<number> {
+  const [live, ...others] = writeTargets(site);
+  const done = await recreditPendingIn(deps, live as SiteConfig);
+  for (const target of others) await recreditPendingIn(deps, target);
+  return done;
+}
+
+async function recreditPendingIn(deps: PaymentDeps, site: SiteConfig): Promise<number> {
+  const ns = namespaceOf(site);
   let done = 0;
-  for (const pending of await deps.payments.listPending(site.domain)) {
+  for (const pending of await deps.payments.listPending(ns)) {
     const payment = await settlePayment(deps, site, pending.provider, null, pending.id);
-    if (payment && pending.until < deps.clock()) await deps.payments.clearPending(site.domain, payment);
+    if (payment && pending.until < deps.clock()) await deps.payments.clearPending(ns, payment);
     done++;
   }
   return done;
@@ -219,14 +242,25 @@ const creditOrder = (a: Payment, b: Payment) => Number(a.is_renewal) - Number(b.
  * idempotent, so a repeat writes nothing new. A visitor without payments
  * costs one Query and no write.
  *
- * @returns payments credited again
+ * Every generation of `writeTargets(site)` (the sessionizer calls this once
+ * per site of a batch, with the site as configured).
+ *
+ * @returns payments credited again in the live generation
  */
 export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
+  const [live, ...others] = writeTargets(site);
+  const done = await recreditVisitorsIn(deps, live as SiteConfig, visitorIds);
+  for (const target of others) await recreditVisitorsIn(deps, target, visitorIds);
+  return done;
+}
+
+async function recreditVisitorsIn(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
+  const ns = namespaceOf(site);
   let done = 0;
   for (const visitor of new Set(visitorIds)) {
-    const keys = await deps.payments.visitorPayments(site.domain, visitor);
+    const keys = await deps.payments.visitorPayments(ns, visitor);
     if (keys.length === 0) continue;
-    const payments = await deps.payments.getPayments(keys.map((k) => ({ site: site.domain, provider: k.provider, id: k.id })));
+    const payments = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     payments.sort(creditOrder);
     for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
     done += payments.length;
@@ -234,9 +268,21 @@ export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, visi
   return done;
 }
 
-/** Credits every payment of a site again (after a change of attribution model or lookback window). */
+/**
+ * Credits every payment of a site again (after a change of attribution model
+ * or lookback window), in every generation of `writeTargets(site)`.
+ * @returns payments of the live generation credited again
+ */
 export async function recreditSite(deps: PaymentDeps, site: SiteConfig): Promise<number> {
-  const payments = await deps.payments.listPayments(site.domain);
+  const [live, ...others] = writeTargets(site);
+  const done = await recreditGeneration(deps, live as SiteConfig);
+  for (const target of others) await recreditGeneration(deps, target);
+  return done;
+}
+
+/** Credits every payment of exactly `site`'s live generation again (`recreditSite` without the fan-out; a rebuild uses it on the generation it builds). */
+export async function recreditGeneration(deps: PaymentDeps, site: SiteConfig): Promise<number> {
+  const payments = await deps.payments.listPayments(namespaceOf(site));
   // First payments before renewals, so renewals inherit the new credit.
   payments.sort(creditOrder);
   for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);

@@ -1,6 +1,6 @@
 import { classifyChannel } from '../domain/channel.js';
 import { addDays, dayStart } from '../domain/range.js';
-import type { SiteConfig } from '../domain/site.js';
+import { namespaceOf, type SiteConfig } from '../domain/site.js';
 import type { TrackedEvent } from '../domain/tracked-event.js';
 import type { ArchiveReader } from '../ports.js';
 import { sessionizeBatch, type SessionizeDeps } from './sessionize.js';
@@ -62,7 +62,7 @@ export async function rebuildSite(deps: RebuildDeps, site: SiteConfig, from: str
   const pages = await deps.archive.events(site.domain, addDays(first, -1), addDays(last, 1));
 
   const outcome: RebuildOutcome = { from: first, to: last, events: 0, visitors: 0, rollupsDeleted: 0, visitsDeleted: 0, recredited: 0 };
-  outcome.rollupsDeleted = await deps.clear.deleteRollups(site.domain, first.slice(0, 7), last.slice(0, 7));
+  outcome.rollupsDeleted = await deps.clear.deleteRollups(namespaceOf(site), first.slice(0, 7), last.slice(0, 7));
   const cleared = new Set<string>();
   const shard = `rebuild-${Date.now()}`;
   let sequence = 0;
@@ -74,7 +74,7 @@ export async function rebuildSite(deps: RebuildDeps, site: SiteConfig, from: str
     for (const visitor of new Set(events.map((e) => e.visitor_id))) {
       if (cleared.has(visitor)) continue;
       cleared.add(visitor);
-      outcome.visitsDeleted += await deps.clear.deleteVisits(site.domain, visitor, startMs, endMs - 1);
+      outcome.visitsDeleted += await deps.clear.deleteVisits(namespaceOf(site), visitor, startMs, endMs - 1);
     }
     sequence++;
     await sessionizeBatch(deps.sessionize, { shard, sequence: String(sequence) }, events.map((e) => ({ sequenceNumber: String(sequence), data: Buffer.from(JSON.stringify(e)) })));

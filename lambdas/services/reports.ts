@@ -1,6 +1,6 @@
 import { BadParameterError, NotFoundError } from '../domain/errors.js';
 import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
-import type { SiteConfig } from '../domain/site.js';
+import { namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
 import { periodSpans } from '../domain/reports/periods.js';
@@ -36,7 +36,7 @@ export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, d
 }
 
 async function rangeOf(deps: ReportDeps, site: SiteConfig, query: RangeQuery) {
-  return resolveRange(query, { now: deps.clock(), timezone: site.timezone, firstDay: await deps.store.firstDay(site.domain) });
+  return resolveRange(query, { now: deps.clock(), timezone: site.timezone, firstDay: await deps.store.firstDay(namespaceOf(site)) });
 }
 
 /** `GET /api/v1/sites` (spec §4.2). */
@@ -47,7 +47,7 @@ export async function listSites(deps: Pick<ReportDeps, 'sites'>, account: string
 
 async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<OverviewTotals> {
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, 'visits', spans), deps.store.totalsEntries(site.domain, spans)]);
+  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', spans), deps.store.totalsEntries(namespaceOf(site), spans)]);
   return overviewTotals({ visits, payments }, range);
 }
 
@@ -64,7 +64,7 @@ export async function breakdown(deps: ReportDeps, account: string, domain: strin
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, dimension, spans), deps.store.dimensionEntries(site.domain, dimension, spans)]);
+  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), dimension, spans), deps.store.dimensionEntries(namespaceOf(site), dimension, spans)]);
   const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
   return { site: site.domain, range, dimension, total, rows };
 }
@@ -83,7 +83,7 @@ export async function timeseries(deps: ReportDeps, account: string, domain: stri
   const chosen = interval ?? defaultInterval(range);
   const max = INTERVAL_MAX_DAYS[chosen];
   if (max !== null && days > max) throw new BadParameterError('interval', `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`);
-  const [visits, payments] = await Promise.all([deps.store.rollups(site.domain, 'visits', visitSpans(range, chosen)), deps.store.totalsEntries(site.domain, paymentSpans(range, chosen))]);
+  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', visitSpans(range, chosen)), deps.store.totalsEntries(namespaceOf(site), paymentSpans(range, chosen))]);
   return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
 }
 
@@ -102,7 +102,7 @@ const FILTER_TEST: Readonly<Record<PaymentFilter, (e: Exclude<TotalsEntry, [numb
 export async function listPayments(deps: ReportDeps, account: string, domain: string, query: RangeQuery, filter: PaymentFilter, limit: number, offset: number): Promise<{ site: string; range: DateRange; filter: PaymentFilter; total: number; limit: number; offset: number; rows: PaymentRow[] }> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
-  const entries = (await deps.store.totalsEntries(site.domain, periodSpans(range))).flatMap((items) =>
+  const entries = (await deps.store.totalsEntries(namespaceOf(site), periodSpans(range))).flatMap((items) =>
     Object.entries(items).filter((kv): kv is [string, Exclude<TotalsEntry, [number]>] => kv[1].length > 1),
   );
   const matching = entries.filter(([, e]) => FILTER_TEST[filter](e)).sort((a, b) => b[1][1] - a[1][1] || (a[0] < b[0] ? 1 : -1));
@@ -111,7 +111,7 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
     return { provider: provider as Provider, id: id.join(':') };
   });
   const rate = await deps.rates();
-  const stored = new Map((await deps.store.payments(site.domain, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
+  const stored = new Map((await deps.store.payments(namespaceOf(site), page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
   const rows = page.flatMap((k) => {
     const p = stored.get(`${k.provider}:${k.id}`);
     const row = p ? paymentRow(p, rate) : null;
@@ -128,7 +128,7 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
 export async function retention(deps: ReportDeps, account: string, domain: string, query: RangeQuery): Promise<RetentionReport> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
-  const [customers, payments, rate] = await Promise.all([deps.store.customers(site.domain), deps.store.allPayments(site.domain), deps.rates()]);
+  const [customers, payments, rate] = await Promise.all([deps.store.customers(namespaceOf(site)), deps.store.allPayments(namespaceOf(site)), deps.rates()]);
   return retentionReport({ site: site.domain, range, customers, payments, now: deps.clock(), rate });
 }
 
@@ -138,10 +138,10 @@ export async function visitorTimeline(deps: ReportDeps, account: string, domain:
   // Every stored visitor id is a valid one (tracker ids and daily hashes alike); any other
   // has no events, and a long one would not even fit in a DynamoDB key (a 503 before this).
   if (!isValidVisitorId(visitorId)) throw new NotFoundError(`no visitor ${visitorId}`);
-  const { visits, payments: keys } = await deps.store.visitor(site.domain, visitorId);
+  const { visits, payments: keys } = await deps.store.visitor(namespaceOf(site), visitorId);
   if (visits.length === 0 && keys.length === 0) throw new NotFoundError(`no visitor ${visitorId}`);
   const rate = await deps.rates();
-  const payments = (await deps.store.payments(site.domain, keys)).flatMap((p) => {
+  const payments = (await deps.store.payments(namespaceOf(site), keys)).flatMap((p) => {
     const row = paymentRow(p, rate);
     return row ? [row] : [];
   });

@@ -1,7 +1,7 @@
 import { trackedEventSchema, type TrackedEvent } from '../domain/tracked-event.js';
 import { VISIT_GAP_MS, buildVisits, sameVisit, visitEventOf, type Visit } from '../domain/visit.js';
 import { RollupDeltas } from '../domain/rollup.js';
-import type { SiteConfig } from '../domain/site.js';
+import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import type { RollupStore, SiteDirectory, StreamCheckpoint, VisitStore } from '../ports.js';
 
 export interface SessionizeDeps {
@@ -11,9 +11,10 @@ export interface SessionizeDeps {
   /** Visitors read and written at once. */
   concurrency?: number;
   /**
-   * Credits again the payments of these visitors (`recreditVisitors`), after
-   * their visits are written. Absent in `rebuild`, which credits the whole
-   * site once at its end.
+   * Credits again the payments of these visitors (`recreditVisitors`, which
+   * writes every generation of `writeTargets(site)`), after their visits are
+   * written. Absent in `rebuild`, which credits the whole generation it
+   * builds once at its end.
    */
   recredit?: (site: SiteConfig, visitorIds: readonly string[]) => Promise<number>;
 }
@@ -70,7 +71,9 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * Turns one batch of the event stream into visits and rollups
  * (DESIGN.md "Idempotency without transactions"):
  *
- * 1. group the batch's events by site and visitor;
+ * 1. group the batch's events by site and visitor; each site's data is written
+ *    in every generation of `writeTargets` (the live one, and the one a
+ *    running rebuild builds), under its namespace (`namespaceOf`);
  * 2. read each visitor's stored visits around the events, merge, and compute
  *    the rollup deltas (contributions of the new visits minus the old);
  * 3. apply every rollup delta, each conditioned on the shard's checkpoint;
@@ -115,19 +118,24 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
   const deltas = new RollupDeltas();
   const changes: VisitorChange[] = [];
   const groups = [...byVisitor.values()];
-  await inParallel(groups, deps.concurrency ?? 16, async (events) => {
-    const first = events[0] as TrackedEvent;
-    const site = sites.get(first.site);
+  // One unit of work per visitor and generation written (two while a rebuild builds one).
+  const work = groups.flatMap((events) => {
+    const site = sites.get((events[0] as TrackedEvent).site);
     if (!site) {
       outcome.orphaned += events.length;
-      return;
+      return [];
     }
+    return writeTargets(site).map((target) => ({ target, events }));
+  });
+  await inParallel(work, deps.concurrency ?? 16, async ({ target, events }) => {
+    const first = events[0] as TrackedEvent;
+    const ns = namespaceOf(target);
     const times = events.map((e) => e.ts);
-    const stored = await deps.visits.visitsAround(site.domain, first.visitor_id, Math.min(...times) - VISIT_GAP_MS, Math.max(...times) + VISIT_GAP_MS);
-    const change = changeVisits(site.domain, first.visitor_id, stored, events);
-    for (const v of change.before) deltas.addVisit(v, site.timezone, -1);
-    for (const v of change.after) deltas.addVisit(v, site.timezone, 1);
-    for (const e of events) deltas.addActivity(site.domain, e.visitor_id, e.ts, site.timezone);
+    const stored = await deps.visits.visitsAround(ns, first.visitor_id, Math.min(...times) - VISIT_GAP_MS, Math.max(...times) + VISIT_GAP_MS);
+    const change = changeVisits(ns, first.visitor_id, stored, events);
+    for (const v of change.before) deltas.addVisit(v, target.timezone, -1);
+    for (const v of change.after) deltas.addVisit(v, target.timezone, 1);
+    for (const e of events) deltas.addActivity(ns, e.visitor_id, e.ts, target.timezone);
     changes.push(change);
   });
   outcome.visitors = groups.length;
