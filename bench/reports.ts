@@ -5,7 +5,6 @@ import { DIMENSIONS, RollupDeltas, type Dimension } from '../lambdas/domain/roll
 import { changeVisits } from '../lambdas/services/sessionize.js';
 import type { Visit } from '../lambdas/domain/visit.js';
 import { DIMENSION_VALUES, NONE } from '../lambdas/domain/rollup.js';
-import { addVisitors, emptySketch, serializeSketch } from '../lambdas/domain/visitor-sketch.js';
 import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
 import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
 import { paymentEntries, paymentKey, paymentPeriods } from '../lambdas/domain/payments/entries.js';
@@ -15,7 +14,7 @@ import { ensureTable, PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
-import { rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { paymentRollupPk } from '../lambdas/adapters/dynamo/payment-store.js';
 import { visitToItem } from '../lambdas/adapters/dynamo/visit-store.js';
 import { breakdown, listPayments, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
@@ -182,12 +181,7 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
   const items: Array<Record<string, unknown>> = [];
   for (const d of deltas.list()) {
     const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
-    if (d.key.metric === 'visits') {
-      const stored = serializeSketch(addVisitors(emptySketch(), d.visitors));
-      items.push({ ...key, type: 'ROLLUP', visits: d.visits, pageviews: d.pageviews, ...('ids' in stored ? { ids: JSON.stringify(stored.ids) } : { hll: stored.hll }), seq: { bench: '1' }, ver: 1 });
-    } else {
-      items.push({ ...key, type: 'ROLLUP', counts: JSON.stringify(Object.fromEntries(d.values)), seq: { bench: '1' }, ver: 1 });
-    }
+    items.push({ ...key, type: 'ROLLUP', ...mergeRollupItem(undefined, d), seq: { bench: '1' }, ver: 1 });
   }
   // 3. 20,000 payments credited to sampled visits (USD and EUR, renewals, refunds, some unattributed).
   const payments: Payment[] = keep.slice(0, 20_000).map((v, i) => {

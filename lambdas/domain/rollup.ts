@@ -1,5 +1,5 @@
 import type { Visit } from './visit.js';
-import { pageviewsOf } from './visit.js';
+import { OUTBOUND_GOAL, pageviewsOf } from './visit.js';
 import { addDays, dayStart, localDay, localHour } from './range.js';
 
 /** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
@@ -49,13 +49,111 @@ export const DIMENSION_BUCKETS: Readonly<Record<Dimension, number>> = {
 };
 
 /**
+ * Goal rollups (issue 20, `docs/api.md` "Goals") are split like a dimension,
+ * by a hash of the goal key, into this many buckets.
+ */
+export const GOAL_BUCKETS = 4;
+
+/**
  * Daily (`D`, local day `YYYY-MM-DD`) and monthly (`M`, `YYYY-MM`) rollups of
  * every metric, and hourly ones (`H`, local wall-clock hour `YYYY-MM-DDTHH`)
  * of the `visits` metric only: the time series by hour (`docs/api.md`) needs
  * visits, page views and visitors per hour, and no breakdown is by hour.
+ * `goal` is the goals report's metric (not a breakdown dimension).
  */
 export type Granularity = 'H' | 'D' | 'M';
-export type RollupMetric = 'visits' | Dimension;
+export type RollupMetric = 'visits' | Dimension | 'goal';
+
+/**
+ * Named counters of the `visits` items besides `visits` and `pageviews`, all
+ * counts that add (issue 20, the overview's top stats, `docs/api.md`):
+ * - `bounces`: visits with exactly one page view and no goal (Plausible's
+ *   bounce: https://plausible.io/docs/metrics-definitions);
+ * - `timed_visits`: visits with more than one event, the ones whose duration
+ *   is measured;
+ * - `duration_ms`: the sum over those visits of last event time minus first
+ *   event time, in milliseconds.
+ */
+export const VISIT_COUNTERS = ['bounces', 'timed_visits', 'duration_ms'] as const;
+export type VisitCounter = (typeof VISIT_COUNTERS)[number];
+
+/**
+ * Goal keys (the values of the `goal` metric): a goal's name, and for
+ * `Outbound Link: Click` also one key per link URL, the name and the URL
+ * joined by `GOAL_LINK_SEPARATOR` (a control character no goal name keeps).
+ */
+export const GOAL_LINK_SEPARATOR = '\u001f';
+export const goalLinkKey = (name: string, link: string): string => `${name}${GOAL_LINK_SEPARATOR}${link}`;
+/**
+ * A goal item keeps at most `GOAL_KEYS_PER_ITEM` goal keys (goal names are
+ * free-form): the counts and visitors of keys beyond go to `OTHER_GOALS_KEY`.
+ * With `GOAL_BUCKETS` items per period, a site's period holds at most 200
+ * goal keys (names and outbound URLs together); an item stays under
+ * 50 × (2 KiB URL + 64 B name + a 2 KiB visitor sketch) ≈ 210 KB, below
+ * DynamoDB's 400 KB.
+ */
+export const GOAL_KEYS_PER_ITEM = 50;
+export const OTHER_GOALS_KEY = `${GOAL_LINK_SEPARATOR}(other)`;
+/**
+ * Goal visitor sketches: the exact ids up to 32, then 2^10 HyperLogLog
+ * registers (1 KiB, relative standard error 1.04/√1024 = 3.25%).
+ */
+export const GOAL_VISITOR_LIMITS = { exact: 32, precision: 10 } as const;
+
+/**
+ * Where a goal key's counts go in an item that already holds `known` keys:
+ * to the key itself if it is known or there is room (it is then added to
+ * `known`), else to `OTHER_GOALS_KEY`. Keys are never removed from an item,
+ * so every delta of a key goes to the same place.
+ */
+export function goalKeySlot(known: Set<string>): (key: string) => string {
+  return (key) => {
+    if (known.has(key)) return key;
+    if (known.size < GOAL_KEYS_PER_ITEM) {
+      known.add(key);
+      return key;
+    }
+    return OTHER_GOALS_KEY;
+  };
+}
+
+/** Every rollup metric: `visits`, the dimensions and `goal`. */
+export const ROLLUP_METRICS: readonly RollupMetric[] = ['visits', ...DIMENSIONS, 'goal'];
+
+/** The goal name and link URL (null for a goal's own key) of a goal key. */
+export function parseGoalKey(key: string): { goal: string; link: string | null } {
+  const at = key.indexOf(GOAL_LINK_SEPARATOR);
+  return at < 0 ? { goal: key, link: null } : { goal: key.slice(0, at), link: key.slice(at + 1) };
+}
+
+/**
+ * The goal keys of a visit with the goal events of each: every goal's name,
+ * and for outbound link clicks with a URL the link's key as well.
+ */
+export function goalKeysOf(visit: Visit): Map<string, number> {
+  const keys = new Map<string, number>();
+  for (const e of visit.events) {
+    if (e.type !== 'goal' || e.goal === null) continue;
+    keys.set(e.goal, (keys.get(e.goal) ?? 0) + 1);
+    if (e.goal === OUTBOUND_GOAL && e.link !== null) {
+      const key = goalLinkKey(e.goal, e.link);
+      keys.set(key, (keys.get(key) ?? 0) + 1);
+    }
+  }
+  return keys;
+}
+
+/** The top-stats counters of one visit (`VISIT_COUNTERS`). */
+export function visitCounters(visit: Visit): Record<VisitCounter, number> {
+  const pageviews = pageviewsOf(visit);
+  const goals = visit.events.some((e) => e.type === 'goal');
+  const timed = visit.events.length > 1;
+  return {
+    bounces: pageviews === 1 && !goals ? 1 : 0,
+    timed_visits: timed ? 1 : 0,
+    duration_ms: timed ? visit.end - visit.start : 0,
+  };
+}
 
 /** Identifies one rollup item of a site. */
 export interface RollupKey {
@@ -70,22 +168,36 @@ export interface RollupKey {
 export const NONE = '';
 
 /**
- * What one batch adds to one rollup item. `visits` and `pageviews` are visits
- * that started in the period (and their page views); `values` counts visits
- * per dimension value; `visitors` are visitor ids seen in the period (added to
- * the item's sketch, which only grows: events are never taken back).
+ * What one batch adds to one rollup item. Storage adds every count to the
+ * item's and unions every set into its sketches, whatever the field's name,
+ * so a new counter needs no storage change:
+ * - `visits` and `pageviews`: visits that started in the period (and their
+ *   page views), on `visits` items;
+ * - `counters`: named counts that add: `VISIT_COUNTERS` on `visits` items;
+ *   on `goal` items the completions (goal events) per goal key;
+ * - `values`: visits per dimension value; on `goal` items the visits in which
+ *   each goal key happened (once per visit);
+ * - `visitors`: visitor ids seen in the period (added to the item's sketch,
+ *   which only grows: events are never taken back), on `visits` items;
+ * - `valueVisitors`: visitor ids per value (a small sketch per value, which
+ *   only grows), on `goal` items: the visitors who completed each goal key.
  */
 export interface RollupDelta {
   key: RollupKey;
   visits: number;
   pageviews: number;
+  counters: Map<string, number>;
   values: Map<string, number>;
   visitors: Set<string>;
+  valueVisitors: Map<string, Set<string>>;
 }
 
-/** The bucket of a dimension value: FNV-1a (32-bit) of its UTF-16 code units, modulo the bucket count. */
-export function bucketOf(dimension: Dimension, value: string): number {
-  const buckets = DIMENSION_BUCKETS[dimension];
+/** The bucket count of each metric split by value. */
+const BUCKETS: Readonly<Record<Exclude<RollupMetric, 'visits'>, number>> = { ...DIMENSION_BUCKETS, goal: GOAL_BUCKETS };
+
+/** The bucket of a dimension value or goal key: FNV-1a (32-bit) of its UTF-16 code units, modulo the bucket count. */
+export function bucketOf(dimension: Exclude<RollupMetric, 'visits'>, value: string): number {
+  const buckets = BUCKETS[dimension];
   if (buckets === 1) return 0;
   let hash = 0x811c9dc5;
   for (let i = 0; i < value.length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193);
@@ -130,6 +242,7 @@ export class LocalDays {
 const MAX_BUCKETS = 8;
 /** Slot of a metric and bucket among a period's deltas: `visits` first, then each dimension's buckets. */
 const DIMENSION_INDEX = new Map<RollupMetric, number>(DIMENSIONS.map((d, i) => [d, i]));
+DIMENSION_INDEX.set('goal', DIMENSIONS.length);
 const slotOf = (metric: RollupMetric, bucket: number) => (metric === 'visits' ? 0 : 1 + (DIMENSION_INDEX.get(metric) ?? 0) * MAX_BUCKETS + bucket);
 
 /** Accumulates rollup deltas of a batch: contributions of new visits minus those of the visits they replace. */
@@ -158,7 +271,7 @@ export class RollupDeltas {
     const slot = slotOf(metric, bucket);
     let d = slots[slot];
     if (!d) {
-      d = { key: { site, metric, granularity, period, bucket }, visits: 0, pageviews: 0, values: new Map(), visitors: new Set() };
+      d = { key: { site, metric, granularity, period, bucket }, visits: 0, pageviews: 0, counters: new Map(), values: new Map(), visitors: new Set(), valueVisitors: new Map() };
       slots[slot] = d;
     }
     return d;
@@ -166,8 +279,10 @@ export class RollupDeltas {
 
   /**
    * Adds (`sign` 1) or takes back (`sign` -1) a visit's counts: to the `visits`
-   * items of its start hour, day and month, and to each dimension's items of
-   * its start day and month. Hours and days are local to `timezone`.
+   * items of its start hour, day and month (with `VISIT_COUNTERS`), and to
+   * each dimension's and the `goal` metric's items of its start day and month.
+   * Hours and days are local to `timezone`. Goal visitors are only added
+   * (`sign` 1): like every visitor sketch they only grow.
    */
   addVisit(visit: Visit, timezone: string, sign: 1 | -1): void {
     const day = this.days.of(visit.start, timezone);
@@ -176,6 +291,8 @@ export class RollupDeltas {
       ['M', day.slice(0, 7)],
     ];
     const pageviews = pageviewsOf(visit);
+    const counters = Object.entries(visitCounters(visit)).filter(([, n]) => n !== 0);
+    const goals = [...goalKeysOf(visit)].map(([key, n]) => [key, n, bucketOf('goal', key)] as const);
     // Each dimension's values and buckets once per visit, then into both periods.
     const values: Array<[Dimension, string, number]> = [];
     for (const dimension of DIMENSIONS) {
@@ -189,15 +306,27 @@ export class RollupDeltas {
       const totals = this.delta(slots, visit.site, 'visits', granularity, period, 0);
       totals.visits += sign;
       totals.pageviews += sign * pageviews;
+      addCounts(totals.counters, counters, sign);
       for (const [dimension, value, bucket] of values) {
         const d = this.delta(slots, visit.site, dimension, granularity, period, bucket);
         d.values.set(value, (d.values.get(value) ?? 0) + sign);
+      }
+      for (const [key, completions, bucket] of goals) {
+        const d = this.delta(slots, visit.site, 'goal', granularity, period, bucket);
+        d.values.set(key, (d.values.get(key) ?? 0) + sign);
+        d.counters.set(key, (d.counters.get(key) ?? 0) + sign * completions);
+        if (sign === 1) {
+          let ids = d.valueVisitors.get(key);
+          if (!ids) d.valueVisitors.set(key, (ids = new Set()));
+          ids.add(visit.visitor_id);
+        }
       }
     }
     const hour = this.days.hourOf(visit.start, timezone);
     const hourly = this.delta(this.slots(visit.site, 'H', hour), visit.site, 'visits', 'H', hour, 0);
     hourly.visits += sign;
     hourly.pageviews += sign * pageviews;
+    addCounts(hourly.counters, counters, sign);
   }
 
   /** Records that `visitorId` was active at `tsMs` (for distinct visitors per local hour, day and month). */
@@ -217,9 +346,14 @@ export class RollupDeltas {
       for (const d of slots) {
         if (!d) continue;
         for (const [value, n] of d.values) if (n === 0) d.values.delete(value);
-        if (d.visits !== 0 || d.pageviews !== 0 || d.values.size > 0 || d.visitors.size > 0) out.push(d);
+        for (const [name, n] of d.counters) if (n === 0) d.counters.delete(name);
+        if (d.visits !== 0 || d.pageviews !== 0 || d.counters.size > 0 || d.values.size > 0 || d.visitors.size > 0 || d.valueVisitors.size > 0) out.push(d);
       }
     }
     return out;
   }
+}
+
+function addCounts(into: Map<string, number>, counts: ReadonlyArray<[string, number]>, sign: 1 | -1): void {
+  for (const [name, n] of counts) into.set(name, (into.get(name) ?? 0) + sign * n);
 }

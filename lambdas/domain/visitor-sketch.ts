@@ -17,7 +17,21 @@ export const EXACT_LIMIT = 1000;
 /** log2 of the register count. */
 export const HLL_PRECISION = 14;
 const M = 1 << HLL_PRECISION;
-const ALPHA = 0.7213 / (1 + 1.079 / M);
+
+/**
+ * When a sketch turns from exact ids into registers: at more than `exact`
+ * ids, into 2^`precision` registers (relative standard error 1.04/√2^precision).
+ * The visitors of `visits` rollups use the default; smaller sketches (goal
+ * visitors, `docs/data-model.md`) pass their own.
+ */
+export interface SketchLimits {
+  exact: number;
+  precision: number;
+}
+export const VISITOR_LIMITS: SketchLimits = { exact: EXACT_LIMIT, precision: HLL_PRECISION };
+
+/** log2 of a register array's length (a power of two). */
+const precisionOf = (registers: Uint8Array) => 31 - Math.clz32(registers.length);
 
 export type VisitorSketch = { kind: 'exact'; ids: Set<string> } | { kind: 'hll'; registers: Uint8Array };
 
@@ -26,35 +40,37 @@ export const emptySketch = (): VisitorSketch => ({ kind: 'exact', ids: new Set()
 function addToRegisters(registers: Uint8Array, id: string): void {
   // 64 bits of SHA-1: the first p bits pick the register, the rank is the
   // position of the first 1 in the remaining 64 - p bits (1-based).
+  const p = precisionOf(registers);
   const digest = createHash('sha1').update(id).digest();
   const hi = digest.readUInt32BE(0);
   const lo = digest.readUInt32BE(4);
-  const index = hi >>> (32 - HLL_PRECISION);
-  const next32 = ((hi << HLL_PRECISION) | (lo >>> (32 - HLL_PRECISION))) >>> 0;
-  const tail = (lo << HLL_PRECISION) >>> 0;
-  const rank = next32 !== 0 ? Math.clz32(next32) + 1 : tail !== 0 ? 33 + Math.clz32(tail) : 65 - HLL_PRECISION;
+  const index = hi >>> (32 - p);
+  const next32 = ((hi << p) | (lo >>> (32 - p))) >>> 0;
+  const tail = (lo << p) >>> 0;
+  const rank = next32 !== 0 ? Math.clz32(next32) + 1 : tail !== 0 ? 33 + Math.clz32(tail) : 65 - p;
   if (rank > (registers[index] ?? 0)) registers[index] = rank;
 }
 
-function toRegisters(ids: Iterable<string>): Uint8Array {
-  const registers = new Uint8Array(M);
+function toRegisters(ids: Iterable<string>, m = M): Uint8Array {
+  const registers = new Uint8Array(m);
   for (const id of ids) addToRegisters(registers, id);
   return registers;
 }
 
 /** Adds visitor ids to a sketch (in place when possible); returns the sketch to keep. */
-export function addVisitors(sketch: VisitorSketch, ids: Iterable<string>): VisitorSketch {
+export function addVisitors(sketch: VisitorSketch, ids: Iterable<string>, limits: SketchLimits = VISITOR_LIMITS): VisitorSketch {
   if (sketch.kind === 'hll') {
     for (const id of ids) addToRegisters(sketch.registers, id);
     return sketch;
   }
   for (const id of ids) sketch.ids.add(id);
-  return sketch.ids.size > EXACT_LIMIT ? { kind: 'hll', registers: toRegisters(sketch.ids) } : sketch;
+  return sketch.ids.size > limits.exact ? { kind: 'hll', registers: toRegisters(sketch.ids, 1 << limits.precision) } : sketch;
 }
 
 /**
  * Unions sketches (periods of a range) into one. The result is exact when all
  * inputs are exact, whatever the size of the union; it is only for counting.
+ * @throws Error when two register sketches have different precisions
  */
 export function unionSketches(sketches: readonly VisitorSketch[]): VisitorSketch {
   if (sketches.every((s) => s.kind === 'exact')) {
@@ -62,10 +78,13 @@ export function unionSketches(sketches: readonly VisitorSketch[]): VisitorSketch
     for (const s of sketches) for (const id of s.ids) ids.add(id);
     return { kind: 'exact', ids };
   }
-  const registers = new Uint8Array(M);
+  // Sketches of one metric share a precision; exact ids are hashed into it.
+  const m = Math.max(...sketches.map((s) => (s.kind === 'hll' ? s.registers.length : 0)));
+  const registers = new Uint8Array(m);
   for (const s of sketches) {
-    const other = s.kind === 'hll' ? s.registers : toRegisters(s.ids);
-    for (let i = 0; i < M; i++) if ((other[i] ?? 0) > (registers[i] ?? 0)) registers[i] = other[i] ?? 0;
+    const other = s.kind === 'hll' ? s.registers : toRegisters(s.ids, m);
+    if (other.length !== m) throw new Error(`cannot union sketches of ${other.length} and ${m} registers`);
+    for (let i = 0; i < m; i++) if ((other[i] ?? 0) > (registers[i] ?? 0)) registers[i] = other[i] ?? 0;
   }
   return { kind: 'hll', registers };
 }
@@ -73,16 +92,18 @@ export function unionSketches(sketches: readonly VisitorSketch[]): VisitorSketch
 /** Distinct visitors in the sketch: exact, or the HyperLogLog estimate rounded to an integer. */
 export function countVisitors(sketch: VisitorSketch): number {
   if (sketch.kind === 'exact') return sketch.ids.size;
+  const m = sketch.registers.length;
+  const alpha = 0.7213 / (1 + 1.079 / m);
   let sum = 0;
   let zeros = 0;
-  for (let i = 0; i < M; i++) {
+  for (let i = 0; i < m; i++) {
     const r = sketch.registers[i] ?? 0;
     sum += 2 ** -r;
     if (r === 0) zeros++;
   }
-  const raw = (ALPHA * M * M) / sum;
+  const raw = (alpha * m * m) / sum;
   // Small range: linear counting is more accurate while registers are still empty.
-  if (raw <= 2.5 * M && zeros > 0) return Math.round(M * Math.log(M / zeros));
+  if (raw <= 2.5 * m && zeros > 0) return Math.round(m * Math.log(m / zeros));
   return Math.round(raw);
 }
 
@@ -92,6 +113,8 @@ export function serializeSketch(sketch: VisitorSketch): { ids: string[] } | { hl
 }
 
 export function deserializeSketch(stored: { ids?: string[] | null; hll?: Uint8Array | null }): VisitorSketch {
-  if (stored.hll && stored.hll.length === M) return { kind: 'hll', registers: new Uint8Array(stored.hll) };
+  const n = stored.hll?.length ?? 0;
+  // Any power of two from 2^4 registers up: `visits` sketches have 2^14, goal sketches fewer.
+  if (stored.hll && n >= 16 && (n & (n - 1)) === 0) return { kind: 'hll', registers: new Uint8Array(stored.hll) };
   return { kind: 'exact', ids: new Set(stored.ids ?? []) };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DIMENSIONS, DIMENSION_BUCKETS, LocalDays, NONE, RollupDeltas, bucketOf } from '../../lambdas/domain/rollup.js';
+import { DIMENSIONS, DIMENSION_BUCKETS, GOAL_KEYS_PER_ITEM, LocalDays, NONE, OTHER_GOALS_KEY, RollupDeltas, bucketOf, goalKeySlot, goalLinkKey, parseGoalKey } from '../../lambdas/domain/rollup.js';
 import { localDay, localHour } from '../../lambdas/domain/range.js';
-import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
+import { OUTBOUND_GOAL, buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { trackedEvent } from '../support/events.js';
 
 const T = Date.UTC(2026, 9, 24, 21, 0); // 23:00 in Berlin, the night before the clocks go back
@@ -94,5 +94,67 @@ describe('LocalDays', () => {
       expect(days.of(t, tz)).toBe(localDay(t, tz));
       expect(hours.hourOf(t, tz)).toBe(localHour(t, tz));
     }
+  });
+});
+
+describe('RollupDeltas: top-stats counters and goals (issue 20)', () => {
+  const goalVisit = () => {
+    const events = [
+      visitEventOf(trackedEvent({ ts: T, event_id: 'g0', path: '/' })),
+      visitEventOf(trackedEvent({ ts: T + 10_000, event_id: 'g1', path: '/', type: 'goal', goal: 'Signup' })),
+      visitEventOf(trackedEvent({ ts: T + 20_000, event_id: 'g2', path: '/', type: 'goal', goal: 'Signup' })),
+      visitEventOf(trackedEvent({ ts: T + 30_000, event_id: 'g3', path: '/', type: 'goal', goal: OUTBOUND_GOAL, link: 'https://github.com/x' })),
+    ];
+    const [visit] = buildVisits('example.com', 'visitor-0001', events);
+    if (!visit) throw new Error('no visit');
+    return visit;
+  };
+
+  it('adds bounces, timed visits and duration to the hour, day and month visits items', () => {
+    const deltas = new RollupDeltas();
+    deltas.addVisit(visitOf(), 'Europe/Berlin', 1); // 3 page views over 120 s
+    const visits = deltas.list().filter((d) => d.key.metric === 'visits');
+    expect(visits.map((d) => [d.key.granularity, Object.fromEntries(d.counters)])).toEqual([
+      ['D', { timed_visits: 1, duration_ms: 120_000 }],
+      ['M', { timed_visits: 1, duration_ms: 120_000 }],
+      ['H', { timed_visits: 1, duration_ms: 120_000 }],
+    ]);
+    const bounce = new RollupDeltas();
+    bounce.addVisit(visitOf({}, ['/']), 'UTC', 1);
+    expect(Object.fromEntries(bounce.list()[0]?.counters ?? [])).toEqual({ bounces: 1 });
+  });
+
+  it('counts goal completions, visits with the goal, its visitors, and outbound clicks per URL', () => {
+    const deltas = new RollupDeltas();
+    deltas.addVisit(goalVisit(), 'UTC', 1);
+    const goal = deltas.list().filter((d) => d.key.metric === 'goal' && d.key.granularity === 'D');
+    const merged = <T>(pick: (d: (typeof goal)[number]) => Map<string, T>) => Object.fromEntries(goal.flatMap((d) => [...pick(d)]));
+    const link = goalLinkKey(OUTBOUND_GOAL, 'https://github.com/x');
+    expect(merged((d) => d.counters)).toEqual({ Signup: 2, [OUTBOUND_GOAL]: 1, [link]: 1 });
+    expect(merged((d) => d.values)).toEqual({ Signup: 1, [OUTBOUND_GOAL]: 1, [link]: 1 });
+    expect(Object.fromEntries(Object.entries(merged((d) => d.valueVisitors)).map(([k, v]) => [k, [...v]]))).toEqual({ Signup: ['visitor-0001'], [OUTBOUND_GOAL]: ['visitor-0001'], [link]: ['visitor-0001'] });
+    for (const d of goal) for (const key of d.values.keys()) expect(d.key.bucket).toBe(bucketOf('goal', key));
+    expect(parseGoalKey(link)).toEqual({ goal: OUTBOUND_GOAL, link: 'https://github.com/x' });
+    expect(parseGoalKey('Signup')).toEqual({ goal: 'Signup', link: null });
+  });
+
+  it('takes back counts of a replaced visit but keeps its goal visitors (sketches only grow)', () => {
+    const deltas = new RollupDeltas();
+    deltas.addVisit(goalVisit(), 'UTC', 1);
+    deltas.addVisit(goalVisit(), 'UTC', -1);
+    const left = deltas.list();
+    expect(left.every((d) => d.key.metric === 'goal' && d.values.size === 0 && d.counters.size === 0 && d.valueVisitors.size > 0)).toBe(true);
+  });
+});
+
+describe('goalKeySlot: at most GOAL_KEYS_PER_ITEM keys per goal item', () => {
+  it('admits keys until the item is full, then sends new ones to the other-goals key, known ones to themselves', () => {
+    const known = new Set(Array.from({ length: GOAL_KEYS_PER_ITEM - 1 }, (_, i) => `g${i}`));
+    const slot = goalKeySlot(known);
+    expect(slot('new-1')).toBe('new-1');
+    expect(slot('new-2')).toBe(OTHER_GOALS_KEY);
+    expect(slot('g0')).toBe('g0');
+    expect(slot('new-1')).toBe('new-1');
+    expect(known.size).toBe(GOAL_KEYS_PER_ITEM);
   });
 });

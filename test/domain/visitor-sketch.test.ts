@@ -62,3 +62,23 @@ describe('visitor sketch: exact while small, HyperLogLog beyond', () => {
     expect(countVisitors(deserializeSketch({}))).toBe(0);
   });
 });
+
+describe('visitor sketch: smaller sketches (goal visitors)', () => {
+  it('turns into 2^precision registers past its own exact limit, within 3 standard errors', () => {
+    const limits = { exact: 32, precision: 10 };
+    expect(addVisitors(emptySketch(), ids('g', 32), limits).kind).toBe('exact');
+    const s = addVisitors(emptySketch(), ids('g', 20_000), limits);
+    expect(s.kind === 'hll' && s.registers.length).toBe(1024);
+    expect(Math.abs(countVisitors(s) - 20_000) / 20_000).toBeLessThan(3 * 0.0325);
+    const stored = serializeSketch(s);
+    expect(countVisitors(deserializeSketch(stored as { hll: Uint8Array }))).toBe(countVisitors(s));
+    const union = unionSketches([s, addVisitors(emptySketch(), ids('h', 5), limits)]);
+    expect(union.kind === 'hll' && union.registers.length).toBe(1024);
+  });
+
+  it('refuses to union register sketches of different precisions', () => {
+    const small = addVisitors(emptySketch(), ids('g', 100), { exact: 32, precision: 10 });
+    const big = addVisitors(emptySketch(), ids('g', 2000));
+    expect(() => unionSketches([small, big])).toThrow(/1024 and 16384/);
+  });
+});

@@ -27,9 +27,14 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     const o = overviewResponse.parse(await body(`/api/v1/sites/shop.test/overview?${MARCH}`));
     expect(o.range).toEqual({ from: '2026-03-01', to: '2026-03-31', timezone: 'Europe/Berlin' });
     expect(o.previous_range).toEqual({ from: '2026-01-29', to: '2026-02-28', timezone: 'Europe/Berlin' });
+    // Top stats: V1 (2 pages + Signup, 360 s), V2 (1 page: a bounce), V3 (2 pages, 200 s), V4 (1 page + outbound click, 60 s).
     expect(o.current).toEqual({
       visitors: 3,
       sessions: 4,
+      pageviews: 6,
+      views_per_visit: 1.5,
+      bounce_rate: 0.25,
+      visit_duration: 207, // (360 + 200 + 60) / 3 = 206.67
       payments: 4,
       customers: 3,
       revenue_usd: 221.58,
@@ -39,8 +44,19 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
       conversion: 0.666667,
       revenue_per_visitor: 63.86,
     });
-    expect(o.previous).toEqual({ visitors: 1, sessions: 1, payments: 1, customers: 1, revenue_usd: 20, converted: 1, matched_payments: 1, matched_revenue_usd: 20, conversion: 1, revenue_per_visitor: 20 });
-    expect(o.change).toEqual({ visitors: 2, revenue_usd: 10.079, payments: 3, conversion: -0.333333, revenue_per_visitor: 2.193 });
+    expect(o.previous).toEqual({ visitors: 1, sessions: 1, pageviews: 1, views_per_visit: 1, bounce_rate: 1, visit_duration: null, payments: 1, customers: 1, revenue_usd: 20, converted: 1, matched_payments: 1, matched_revenue_usd: 20, conversion: 1, revenue_per_visitor: 20 });
+    expect(o.change).toEqual({
+      visitors: 2,
+      revenue_usd: 10.079,
+      payments: 3,
+      conversion: -0.333333,
+      revenue_per_visitor: 2.193,
+      sessions: 3,
+      pageviews: 5,
+      views_per_visit: 0.5,
+      bounce_rate: -0.75,
+      visit_duration: null, // no timed visit before
+    });
   });
 
   it('gives the time series by day: every day of March, adding up to the overview', async () => {

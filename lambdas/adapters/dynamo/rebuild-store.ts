@@ -4,7 +4,7 @@ import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
 import { rollupPk } from './rollup-store.js';
 import { visitorPk, visitSk } from './visit-store.js';
-import { DIMENSIONS, type RollupMetric } from '../../domain/rollup.js';
+import { ROLLUP_METRICS } from '../../domain/rollup.js';
 
 /**
  * What `rebuild` clears before deriving again: a site's visit rollups of whole
@@ -33,7 +33,7 @@ export class DynamoRebuildStore {
   /** Deletes every visit rollup of the months `fromMonth`..`toMonth` (`YYYY-MM`): hourly, daily and monthly. */
   async deleteRollups(site: string, fromMonth: string, toMonth: string): Promise<number> {
     let deleted = 0;
-    for (const metric of ['visits', ...DIMENSIONS] as RollupMetric[]) {
+    for (const metric of ROLLUP_METRICS) {
       deleted += await this.deleteQuery(rollupPk(site, metric), `D#${fromMonth}-01#`, `D#${toMonth}-31#~`);
       deleted += await this.deleteQuery(rollupPk(site, metric), `M#${fromMonth}#`, `M#${toMonth}#~`);
     }

@@ -15,6 +15,17 @@ import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
 
+/** One rollup item as the reports use it (`RollupItem` with its sketch read). */
+export interface RollupRead {
+  period: string;
+  visits: number;
+  pageviews: number;
+  counters: Record<string, number>;
+  sketch: VisitorSketch;
+  counts: Record<string, number>;
+  valueSketches: Record<string, VisitorSketch>;
+}
+
 /**
  * The reads of the report API (`docs/data-model.md`, "Reports"): rollups by
  * period spans, payment entries, a visitor's partition, payments by key. Each
@@ -26,10 +37,21 @@ export class DynamoReportStore {
     readonly cost: ReadCost = { requests: 0, bytes: 0 },
   ) {}
 
-  /** Visits, page views, visitor sketches and value counts of a metric over the spans, each with its period. */
-  async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<Array<{ period: string; visits: number; pageviews: number; sketch: VisitorSketch; counts: Record<string, number> }>> {
+  /**
+   * Visits, page views, named counters, visitor sketches, value counts and
+   * per-value visitor sketches of a metric over the spans, each with its period.
+   */
+  async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<RollupRead[]> {
     const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost)));
-    return reads.flat().map((item) => ({ period: item.period, visits: item.visits, pageviews: item.pageviews, sketch: deserializeSketch(item), counts: item.counts }));
+    return reads.flat().map((item) => ({
+      period: item.period,
+      visits: item.visits,
+      pageviews: item.pageviews,
+      counters: item.counters,
+      sketch: deserializeSketch(item),
+      counts: item.counts,
+      valueSketches: item.valueSketches,
+    }));
   }
 
   async totalsEntries(site: string, spans: readonly PeriodSpan[]): Promise<Array<Record<string, TotalsEntry>>> {

@@ -2,11 +2,23 @@ import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-ske
 import { FAILED, type TotalsEntry } from '../payments/entries.js';
 import type { DateRange } from '../range.js';
 import { ratio, usd } from './periods.js';
+import { VISIT_COUNTERS, type VisitCounter } from '../rollup.js';
 
-/** Overview totals (spec §2.4). */
+/**
+ * Overview totals (spec §2.4), and the top stats of issue 20 (`docs/api.md`,
+ * "Top stats"): `pageviews`; `views_per_visit` = pageviews / sessions;
+ * `bounce_rate` = visits with one page view and no goal / sessions;
+ * `visit_duration` = mean seconds from first to last event of the visits with
+ * more than one event, rounded to whole seconds. Each is null without a
+ * visit (or, for the duration, without a visit of two events or more).
+ */
 export interface OverviewTotals {
   visitors: number;
   sessions: number;
+  pageviews: number;
+  views_per_visit: number | null;
+  bounce_rate: number | null;
+  visit_duration: number | null;
   payments: number;
   customers: number;
   revenue_usd: number;
@@ -19,7 +31,7 @@ export interface OverviewTotals {
 
 /** What the overview reads for one range: the visits rollups and the payment totals entries. */
 export interface OverviewInput {
-  visits: ReadonlyArray<{ visits: number; sketch: VisitorSketch }>;
+  visits: ReadonlyArray<{ visits: number; pageviews: number; counters: Readonly<Record<string, number>>; sketch: VisitorSketch }>;
   payments: ReadonlyArray<Record<string, TotalsEntry>>;
 }
 
@@ -33,6 +45,7 @@ export interface OverviewInput {
 export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'from' | 'to'>): OverviewTotals {
   const visitors = countVisitors(unionSketches(input.visits.map((v) => v.sketch)));
   const sessions = input.visits.reduce((n, v) => n + v.visits, 0);
+  const top = topStats(input.visits);
   let payments = 0;
   let cents = 0;
   let matched = 0;
@@ -57,6 +70,7 @@ export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'fro
   return {
     visitors,
     sessions,
+    ...top,
     payments,
     customers: customers.size,
     revenue_usd: usd(cents),
@@ -68,13 +82,39 @@ export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'fro
   };
 }
 
+/** The sums a range's top stats are computed from: one entry per `visits` rollup item read. */
+export type TopStatsInput = ReadonlyArray<{ visits: number; pageviews: number; counters: Readonly<Record<string, number>> }>;
+
+/**
+ * Page views, views per visit, bounce rate and visit duration of the visits
+ * items of a range (formulas on `OverviewTotals`; counters in
+ * `VISIT_COUNTERS`, `lambdas/domain/rollup.ts`).
+ */
+export function topStats(items: TopStatsInput): Pick<OverviewTotals, 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration'> {
+  let visits = 0;
+  let pageviews = 0;
+  const sums: Record<VisitCounter, number> = { bounces: 0, timed_visits: 0, duration_ms: 0 };
+  for (const item of items) {
+    visits += item.visits;
+    pageviews += item.pageviews;
+    for (const name of VISIT_COUNTERS) sums[name] += item.counters[name] ?? 0;
+  }
+  return {
+    pageviews,
+    views_per_visit: visits > 0 ? ratio(pageviews / visits) : null,
+    bounce_rate: visits > 0 ? ratio(sums.bounces / visits) : null,
+    visit_duration: sums.timed_visits > 0 ? Math.round(sums.duration_ms / 1000 / sums.timed_visits) : null,
+  };
+}
+
 /** Relative change (spec §2.4, DESIGN.md): `(current - previous) / previous`, null when previous is 0 or missing. */
 export function relativeChange(current: number | null, previous: number | null): number | null {
   if (current === null || previous === null || previous === 0) return null;
   return ratio((current - previous) / previous);
 }
 
-export const CHANGE_KEYS = ['visitors', 'revenue_usd', 'payments', 'conversion', 'revenue_per_visitor'] as const;
+/** The fields of `change`: spec §2.4's, then the top stats' (issue 20). */
+export const CHANGE_KEYS = ['visitors', 'revenue_usd', 'payments', 'conversion', 'revenue_per_visitor', 'sessions', 'pageviews', 'views_per_visit', 'bounce_rate', 'visit_duration'] as const;
 
 /** The `change` object of the overview. */
 export function overviewChange(current: OverviewTotals, previous: OverviewTotals): Record<(typeof CHANGE_KEYS)[number], number | null> {

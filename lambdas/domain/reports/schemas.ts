@@ -47,6 +47,10 @@ export const sitesResponse = z.object({ sites: z.array(siteSchema) });
 export const totalsSchema = z.object({
   visitors: z.number().int(),
   sessions: z.number().int(),
+  pageviews: z.number().int().describe('Page views of the visits that started in the range'),
+  views_per_visit: z.number().nullable().describe('pageviews / sessions; null without a visit'),
+  bounce_rate: z.number().nullable().describe('Visits with one page view and no goal / sessions, 0 to 1; null without a visit'),
+  visit_duration: z.number().int().nullable().describe('Mean seconds from the first to the last event of the visits with more than one event, rounded; null when there is none'),
   payments: z.number().int(),
   customers: z.number().int(),
   revenue_usd: z.number(),
@@ -68,6 +72,11 @@ export const overviewResponse = z.object({
     payments: z.number().nullable(),
     conversion: z.number().nullable(),
     revenue_per_visitor: z.number().nullable(),
+    sessions: z.number().nullable(),
+    pageviews: z.number().nullable(),
+    views_per_visit: z.number().nullable(),
+    bounce_rate: z.number().nullable(),
+    visit_duration: z.number().nullable(),
   }),
 });
 
