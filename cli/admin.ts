@@ -15,11 +15,25 @@ import { PROVIDERS } from '../lambdas/domain/payments/facts.js';
 import { DynamoKeyStore } from '../lambdas/adapters/dynamo/key-store.js';
 import { recreditSite } from '../lambdas/services/payments.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
-import { contextOf, parseArgs } from './main.js';
+import { contextOf, parseArgs, parseFields } from './main.js';
 import { formatTable } from './output.js';
 import { secretBoxFor, withStore } from './store.js';
+import { API_URL_LOOKUP, baseUrl } from './urls.js';
 
-const intArg = z.coerce.number().int();
+/** A numeric option's text as a number (`abc` → NaN, which the site schema reports with the range it allows). */
+const numeric = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+
+/** The command-line names of a site's fields and the text given for each, for `parseFields`' messages. */
+function siteFields(given: Record<string, string | undefined>) {
+  return {
+    domain: { name: '<domain>', given: given.domain },
+    timezone: { name: '--timezone', given: given.timezone },
+    account: { name: '--account', given: given.account },
+    attribution: { name: '--attribution', given: given.attribution },
+    lookback_days: { name: '--lookback-days', given: given.lookbackDays },
+    rate_limit: { name: '--rate-limit', given: given.rateLimit },
+  };
+}
 
 const siteRow = (s: SiteConfig) => ({
   domain: s.domain,
@@ -38,7 +52,7 @@ export function registerAdminCommands(program: Command): void {
     .description('add an account')
     .action(async (id: string, _opts, command: Command) => {
       const ctx = contextOf(command);
-      const accountId = parseArgs(accountIdSchema, id);
+      const accountId = parseArgs(accountIdSchema, id, '<id>');
       const account = await withStore(ctx, (db) => new DynamoConfigStore(db).addAccount(accountId, new Date()));
       if (ctx.json) ctx.printJson(account);
       else ctx.print(`account ${account.id} added`);
@@ -48,22 +62,19 @@ export function registerAdminCommands(program: Command): void {
   sites
     .command('add <domain>')
     .description('add a site to track')
-    .requiredOption('--timezone <iana>', 'timezone of the site\'s days, e.g. Europe/Berlin')
-    .requiredOption('--account <id>', 'account that owns the site')
+    // Checked in the action, not by commander, so that a bad <domain> is reported before a missing option.
+    .option('--timezone <iana>', 'required: IANA timezone of the site\'s days, e.g. Europe/Berlin or UTC')
+    .option('--account <id>', 'required: account that owns the site (footfall accounts add <id>)')
     .addOption(new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS).default('last_non_direct'))
     .option('--lookback-days <n>', 'attribution lookback window in days', String(DEFAULT_LOOKBACK_DAYS))
     .option('--rate-limit <n>', 'events per second accepted per ingest instance', String(DEFAULT_RATE_LIMIT))
-    .action(async (domain: string, opts: Record<string, string>, command: Command) => {
+    .action(async (domain: string, opts: Record<string, string | undefined>, command: Command) => {
       const ctx = contextOf(command);
-      const site = parseArgs(siteConfigSchema, {
-        domain,
-        timezone: opts.timezone,
-        account: opts.account,
-        attribution: opts.attribution,
-        lookback_days: parseArgs(intArg, opts.lookbackDays),
-        rate_limit: parseArgs(intArg, opts.rateLimit),
-        created: new Date().toISOString(),
-      });
+      const site = parseFields(
+        siteConfigSchema,
+        { domain, timezone: opts.timezone, account: opts.account, attribution: opts.attribution, lookback_days: numeric(opts.lookbackDays), rate_limit: numeric(opts.rateLimit), created: new Date().toISOString() },
+        siteFields({ domain, ...opts }),
+      );
       const added = await withStore(ctx, (db) => new DynamoConfigStore(db).addSite(site));
       if (ctx.json) ctx.printJson(siteRow(added));
       else ctx.print(`site ${added.domain} added (${added.timezone}, account ${added.account}, ${added.attribution})`);
@@ -89,14 +100,10 @@ export function registerAdminCommands(program: Command): void {
     .option('--rate-limit <n>', 'events per second accepted per ingest instance')
     .action(async (domain: string, opts: Record<string, string | undefined>, command: Command) => {
       const ctx = contextOf(command);
-      const changes = parseArgs(
+      const changes = parseFields(
         siteSettingsSchema,
-        {
-          timezone: opts.timezone,
-          attribution: opts.attribution,
-          lookback_days: opts.lookbackDays === undefined ? undefined : parseArgs(intArg, opts.lookbackDays),
-          rate_limit: opts.rateLimit === undefined ? undefined : parseArgs(intArg, opts.rateLimit),
-        },
+        { timezone: opts.timezone, attribution: opts.attribution, lookback_days: numeric(opts.lookbackDays), rate_limit: numeric(opts.rateLimit) },
+        siteFields(opts),
       );
       // A new model or window credits every payment of the site again.
       const recredit = changes.attribution !== undefined || changes.lookback_days !== undefined;
@@ -117,16 +124,19 @@ export function registerProviderCommands(program: Command): void {
     .description('store the webhook signing secret of a provider for a site')
     .requiredOption('--site <domain>', 'the site the payments belong to')
     .requiredOption('--webhook-secret <secret>', 'the signing secret the provider shows for the webhook endpoint')
-    .action(async (provider: string, opts: { site: string; webhookSecret: string }, command: Command) => {
+    .option('--url <base>', 'the address the provider reaches the service at (default: the running local server; with --aws: the stack\'s ApiUrl output)')
+    .action(async (provider: string, opts: { site: string; webhookSecret: string; url?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const name = parseArgs(z.enum(PROVIDERS), provider);
-      const domain = parseArgs(domainSchema, opts.site);
-      const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret);
+      const name = parseArgs(z.enum(PROVIDERS), provider, '<provider>');
+      const domain = parseArgs(domainSchema, opts.site, '--site');
+      const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret, { name: '--webhook-secret', secret: true });
+      const base = await baseUrl(ctx, opts.url);
       const secrets = await secretBoxFor(ctx);
       await withStore(ctx, (db) => new DynamoConfigStore(db, secrets).connectProvider(domain, name, secret, new Date()));
       const path = `/api/webhooks/${name}/${domain}`;
-      if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path });
-      else ctx.print(`${name} connected to ${domain}: point its webhook at https://<your host>${path}`);
+      if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path, webhook_url: base ? `${base}${path}` : null });
+      else if (base) ctx.print(`${name} connected to ${domain}: point its webhook at ${base}${path}`);
+      else ctx.print(`${name} connected to ${domain}: point its webhook at <ApiUrl>${path.slice(1)}, where <ApiUrl> is the ApiUrl output of the stack (${API_URL_LOOKUP}; or pass --url)`);
     });
   providers
     .command('list')
@@ -134,7 +144,7 @@ export function registerProviderCommands(program: Command): void {
     .requiredOption('--site <domain>', 'the site')
     .action(async (opts: { site: string }, command: Command) => {
       const ctx = contextOf(command);
-      const domain = parseArgs(domainSchema, opts.site);
+      const domain = parseArgs(domainSchema, opts.site, '--site');
       const list = await withStore(ctx, (db) => new DynamoConfigStore(db).listProviders(domain));
       if (ctx.json) ctx.printJson(list);
       else ctx.print(formatTable(list, ['provider', 'connected']));
@@ -151,8 +161,8 @@ export function registerKeyCommands(program: Command): void {
     .option('--name <label>', 'a label to recognise the key by')
     .action(async (opts: { account: string; name?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const account = parseArgs(accountIdSchema, opts.account);
-      const name = opts.name === undefined ? null : parseArgs(z.string().trim().min(1).max(100), opts.name);
+      const account = parseArgs(accountIdSchema, opts.account, '--account');
+      const name = opts.name === undefined ? null : parseArgs(z.string().trim().min(1).max(100), opts.name, '--name');
       const created = await withStore(ctx, async (db) => {
         if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist`);
         return new DynamoKeyStore(db).create(account, name, new Date());

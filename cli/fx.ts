@@ -39,7 +39,7 @@ export function registerFxCommands(program: Command): void {
     .option('--from <YYYY-MM-DD>', 'store only the days on or after this date')
     .action(async (opts: { file: string; from?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const from = opts.from === undefined ? undefined : parseArgs(z.object({ from: daySchema }), { from: opts.from }).from;
+      const from = opts.from === undefined ? undefined : parseArgs(daySchema, opts.from, '--from');
       const parsed = await readRates(opts.file);
       const days = Object.keys(parsed.rates)
         .filter((d) => from === undefined || d >= from)
@@ -62,10 +62,8 @@ export function registerFxCommands(program: Command): void {
     .option('--date <YYYY-MM-DD>', 'the day (default: today, UTC)')
     .action(async (currency: string, opts: { date?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const { currency: code, date } = parseArgs(z.object({ currency: currencySchema, date: daySchema }), {
-        currency,
-        date: opts.date ?? new Date().toISOString().slice(0, 10),
-      });
+      const code = parseArgs(currencySchema, currency, '<currency>');
+      const date = parseArgs(daySchema, opts.date ?? new Date().toISOString().slice(0, 10), '--date');
       const table = await withStore(ctx, (db) => new FxRates(new DynamoFxStore(db)).table());
       const found = rateInForce(table, code, date);
       if (!found) throw new Error(`no USD rate for ${code}`);

@@ -41,7 +41,7 @@ export function registerImportCommands(program: Command): void {
     .option('--site <domain>', 'the site of every line (fills a missing s; other sites are errors)')
     .action(async (file: string, opts: { site?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const site = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site);
+      const site = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site, '--site');
       const source = await openLines(file);
       localOnly(ctx, 'import events');
       const summary = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
@@ -88,7 +88,7 @@ export function registerPaymentImport(imports: Command): void {
     .requiredOption('--site <domain>', 'the site the payments belong to')
     .action(async (file: string, opts: { site: string }, command: Command) => {
       const ctx = contextOf(command);
-      const domain = parseArgs(domainSchema, opts.site);
+      const domain = parseArgs(domainSchema, opts.site, '--site');
       const source = await openLines(file);
       const summary = await withStore(ctx, async (dynamo) => {
         const site = await new DynamoConfigStore(dynamo).getSite(domain);

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import * as z from 'zod';
+import { readFileSync } from 'node:fs';
 import { registerAdminCommands, registerKeyCommands, registerProviderCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
@@ -9,9 +10,9 @@ import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
 import { registerGeoCommands } from './geo.js';
 import { registerUserCommands } from './users.js';
+import { UsageError } from './usage.js';
 
-/** Usage errors: bad arguments or options. Exit code 2 with a one-line message. */
-export class UsageError extends Error {}
+export { UsageError, parseArgs, parseFields } from './usage.js';
 
 /** What every command receives: where the data is and how to print. */
 export interface CliContext {
@@ -38,17 +39,16 @@ export function contextOf(command: Command): CliContext {
   };
 }
 
-/** Parses `value` with `schema`, turning a zod failure into a one-line usage error naming the field. */
-export function parseArgs<T>(schema: z.ZodType<T>, value: unknown, name?: string): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw new UsageError(`${issue?.path.join('.') || name || 'argument'}: ${issue?.message ?? 'invalid'}`);
+/** The package's version (`footfall --version`), read from package.json next to the sources. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
 }
 
 export function buildProgram(): Command {
   const program = new Command('footfall')
     .description('Footfall: self-hosted web analytics and revenue attribution')
+    .version(packageVersion(), '-V, --version', 'print the version of footfall')
     .addOption(new Option('--data <dir>', 'data directory of the local service').env('FOOTFALL_DATA').default('.data'))
     .option('--json', 'print JSON instead of text')
     .option('--aws', 'work on the deployed stack\'s table (AWS credentials and region from the environment)')

@@ -25,8 +25,8 @@ export function registerServeCommands(program: Command): void {
     .option('--sessionize-interval <ms>', 'how often the stream is sessionized (0: only by `footfall sessionize`)', String(DEFAULT_SESSIONIZE_INTERVAL_MS))
     .action(async (opts: { app?: boolean; port: string; host: string; sessionizeInterval: string }, command: Command) => {
       const ctx = contextOf(command);
-      const port = parseArgs(portSchema, opts.port);
-      const sessionizeIntervalMs = parseArgs(z.coerce.number().int().min(0).max(3_600_000), opts.sessionizeInterval);
+      const port = parseArgs(portSchema, opts.port, '--port');
+      const sessionizeIntervalMs = parseArgs(z.coerce.number().int().min(0).max(3_600_000), opts.sessionizeInterval, '--sessionize-interval');
       // App mode serves the dashboard from app/dist/: build it first when the sources changed.
       if (opts.app) await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
       const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false, sessionizeIntervalMs });

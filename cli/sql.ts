@@ -5,7 +5,7 @@ import { SqlError, runSql } from '../local/sql.js';
 import { UsageError, contextOf, parseArgs } from './main.js';
 import { formatTable } from './output.js';
 
-const querySchema = z.string().trim().min(1, 'the query is empty');
+const querySchema = z.string().trim().min(1, 'must be a query (the query is empty)');
 
 /**
  * Column names usable as object keys: a name repeated in the result
@@ -37,7 +37,7 @@ export function registerSqlCommand(program: Command): void {
     .description('run SQL (DuckDB) over the raw event archive: a view `events` with the archive columns plus site and dt')
     .action(async (query: string, _opts, command: Command) => {
       const ctx = contextOf(command);
-      const sql = parseArgs(querySchema, query);
+      const sql = parseArgs(querySchema, query, '<query>');
       let result;
       try {
         result = await runSql(localPaths(ctx.dataDir).archive, sql);

@@ -60,9 +60,9 @@ export function registerStartCommand(program: Command): void {
     .option('--visits-per-day <n>', 'average demo visits per day', '150')
     .action(async (opts: { port: string; days: string; visitsPerDay: string }, command: Command) => {
       const ctx = contextOf(command);
-      const port = parseArgs(portSchema, opts.port);
-      const days = parseArgs(countSchema(3650), opts.days);
-      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay);
+      const port = parseArgs(portSchema, opts.port, '--port');
+      const days = parseArgs(countSchema(3650), opts.days, '--days');
+      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay, '--visits-per-day');
       await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
       const service = await startLocalService({ dataDir: ctx.dataDir, port, app: true });
       if (!(await new DynamoConfigStore(service.dynamo).getSite(DEMO_SITE))) {
@@ -82,8 +82,8 @@ export function registerStartCommand(program: Command): void {
     .option('--visits-per-day <n>', 'average visits per day', '150')
     .action(async (opts: { days: string; visitsPerDay: string }, command: Command) => {
       const ctx = contextOf(command);
-      const days = parseArgs(countSchema(3650), opts.days);
-      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay);
+      const days = parseArgs(countSchema(3650), opts.days, '--days');
+      const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay, '--visits-per-day');
       const service = await startLocalService({ dataDir: ctx.dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
       try {
         const seeded = await seedDemo(service, { days, visitsPerDay, onProgress: ctx.json ? undefined : progressPrinter(process.stderr.isTTY) });

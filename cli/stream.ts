@@ -51,8 +51,8 @@ export function registerRebuildCommand(program: Command): void {
       const day = z.string().refine(isValidDay, 'must be a date YYYY-MM-DD');
       const from = opts.from === undefined ? undefined : parseArgs(day, opts.from, '--from');
       const to = opts.to === undefined ? undefined : parseArgs(day, opts.to, '--to');
-      if (from && to && from > to) throw new UsageError('from: must not be after to');
-      const domain = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site);
+      if (from && to && from > to) throw new UsageError(`--from "${from}" is not valid: must not be after --to "${to}"`);
+      const domain = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site, '--site');
       const paths = localPaths(ctx.dataDir);
       localOnly(ctx, 'rebuild');
       const results = await withLocalStore(ctx.dataDir, async (dynamo) => {

@@ -1,7 +1,4 @@
 import { Command } from 'commander';
-import * as z from 'zod';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
 import { accountIdSchema } from '../lambdas/domain/site.js';
@@ -11,21 +8,13 @@ import { createInvite, invitePath, INVITE_TTL_MS } from '../lambdas/services/aut
 import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
 import { formatTable } from './output.js';
 import { withStore } from './store.js';
-import { SERVER_FILE } from '../local/service.js';
-import { alive } from '../local/dynalite.js';
+import { baseUrl } from './urls.js';
 
-const urlSchema = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
-
-/**
- * The base URL of the links a command prints: `--url`; else, locally, the
- * running server's URL (`<data>/server.json`) or the default port's.
- * @throws UsageError with `--aws` and no `--url` (the stack's app URL is not known here)
- */
-async function baseUrl(ctx: CliContext, url: string | undefined): Promise<string> {
-  if (url) return parseArgs(urlSchema, url);
-  if (ctx.aws) throw new UsageError('--url: is required with --aws (the app\'s address, e.g. https://stats.example.com)');
-  const running = await readFile(join(ctx.dataDir, SERVER_FILE), 'utf8').then((t) => JSON.parse(t) as { url?: string; pid?: number }, () => null);
-  return running?.url && running.pid && alive(running.pid) ? running.url : `http://127.0.0.1:${process.env.PORT || '8787'}`;
+/** The base of the set-password links: see `baseUrl`. @throws UsageError with `--aws` and no `--url` (the stack's app URL is not known here) */
+async function linkBase(ctx: CliContext, url: string | undefined): Promise<string> {
+  const base = await baseUrl(ctx, url);
+  if (base === null) throw new UsageError('--url is required with --aws: the app\'s address, e.g. https://stats.example.com (the AppUrl output of the stack)');
+  return base;
 }
 
 const days = Math.round(INVITE_TTL_MS / 86_400_000);
@@ -40,9 +29,9 @@ export function registerUserCommands(program: Command): void {
     .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
     .action(async (email: string, opts: { account: string; url?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const address = parseArgs(emailSchema, email);
-      const account = parseArgs(accountIdSchema, opts.account);
-      const base = await baseUrl(ctx, opts.url);
+      const address = parseArgs(emailSchema, email, '<email>');
+      const account = parseArgs(accountIdSchema, opts.account, '--account');
+      const base = await linkBase(ctx, opts.url);
       const token = await withStore(ctx, async (db) => {
         if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist (footfall accounts add ${account})`);
         const store = new DynamoUserStore(db);
@@ -61,8 +50,8 @@ export function registerUserCommands(program: Command): void {
     .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
     .action(async (email: string, opts: { url?: string }, command: Command) => {
       const ctx = contextOf(command);
-      const address = parseArgs(emailSchema, email);
-      const base = await baseUrl(ctx, opts.url);
+      const address = parseArgs(emailSchema, email, '<email>');
+      const base = await linkBase(ctx, opts.url);
       const token = await withStore(ctx, async (db) => {
         const store = new DynamoUserStore(db);
         const user = await store.get(address);
@@ -79,7 +68,7 @@ export function registerUserCommands(program: Command): void {
     .requiredOption('--account <id>', 'the account')
     .action(async (opts: { account: string }, command: Command) => {
       const ctx = contextOf(command);
-      const account = parseArgs(accountIdSchema, opts.account);
+      const account = parseArgs(accountIdSchema, opts.account, '--account');
       const list = await withStore(ctx, (db) => new DynamoUserStore(db).members(account));
       if (ctx.json) ctx.printJson(list);
       else ctx.print(formatTable(list.map((m) => ({ ...m })), ['email', 'status', 'created']));

@@ -31,12 +31,15 @@ export const domainSchema = z
   .max(253)
   .regex(/^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a domain name such as example.com');
 
+const ACCOUNT_ID_RULE = 'must be 1-64 letters, digits, dot, dash or underscore';
 export const accountIdSchema = z
-  .string()
+  .string({ error: ACCOUNT_ID_RULE })
   .trim()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 letters, digits, dot, dash or underscore');
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, ACCOUNT_ID_RULE);
 
-const timezoneSchema = z.string().refine(isValidTimezone, 'must be an IANA timezone such as Europe/Berlin');
+// The rule as the message for a missing value too, so that "required" says what to give.
+const TIMEZONE_RULE = 'must be an IANA timezone such as Europe/Berlin';
+const timezoneSchema = z.string({ error: TIMEZONE_RULE }).refine(isValidTimezone, TIMEZONE_RULE);
 const attributionSchema = z.enum(ATTRIBUTION_MODELS);
 const lookbackSchema = z.number().int().min(1).max(365);
 const rateLimitSchema = z.number().int().min(1).max(1_000_000);
