@@ -16,7 +16,7 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
 import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { paymentRollupPk } from '../lambdas/adapters/dynamo/payment-store.js';
-import { visitToItem } from '../lambdas/adapters/dynamo/visit-store.js';
+import { visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
 import { breakdown, listPayments, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
 import { createArchiveConsumer } from '../local/archive.js';
 import { runSql } from '../local/sql.js';
@@ -223,7 +223,7 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
     const [pk, sk] = id.split('|');
     items.push({ [PK]: pk, [SK]: sk, type: 'PAYMENT_ROLLUP', e: JSON.stringify(map), ver: 1 });
   }
-  for (const v of watchedVisits.values()) items.push(visitToItem(v));
+  for (const v of watchedVisits.values()) items.push(...visitToItems(v));
   await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
   return { site: SITE, account: 'bench', now, watched, visits, pageviews, payments: payments.length };
 }

@@ -102,7 +102,7 @@ export function benchSessionizePure(total: number): Figure[] {
     const deltas = new RollupDeltas();
     for (const [visitor, evs] of byVisitor) {
       const before = stored.get(visitor) ?? [];
-      const min = Math.min(...evs.map((e) => e.ts)) - 1_800_000;
+      const min = evs.reduce((m, e) => Math.min(m, e.ts), Infinity) - 1_800_000;
       const around = before.filter((v) => v.end >= min);
       const change = changeVisits(SITE, visitor, around, evs);
       for (const v of change.before) deltas.addVisit(v, 'Europe/Berlin', -1);
@@ -215,7 +215,7 @@ export async function benchRecredit(total: number, paymentsFirst: boolean): Prom
   let recredited = 0;
   for (const batch of batches(events, 1000)) {
     seq++;
-    await settleUpTo(Math.min(...batch.map((e) => e.ts)));
+    await settleUpTo(batch.reduce((m, e) => Math.min(m, e.ts), Infinity));
     recredited += (await sessionizeBatch(deps, { shard: 'shardId-0', sequence: String(seq) }, batch.map((e) => ({ sequenceNumber: String(seq), data: Buffer.from(JSON.stringify(e)) })))).recredited;
   }
   await settleUpTo(Infinity);

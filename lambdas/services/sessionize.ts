@@ -130,8 +130,14 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
   await inParallel(work, deps.concurrency ?? 16, async ({ target, events }) => {
     const first = events[0] as TrackedEvent;
     const ns = namespaceOf(target);
-    const times = events.map((e) => e.ts);
-    const stored = await deps.visits.visitsAround(ns, first.visitor_id, Math.min(...times) - VISIT_GAP_MS, Math.max(...times) + VISIT_GAP_MS);
+    // A loop, not Math.min(...times): a spread of 120,000+ arguments overflows the stack (RangeError).
+    let from = first.ts;
+    let to = first.ts;
+    for (const e of events) {
+      if (e.ts < from) from = e.ts;
+      if (e.ts > to) to = e.ts;
+    }
+    const stored = await deps.visits.visitsAround(ns, first.visitor_id, from - VISIT_GAP_MS, to + VISIT_GAP_MS);
     const change = changeVisits(ns, first.visitor_id, stored, events);
     for (const v of change.before) deltas.addVisit(v, target.timezone, -1);
     for (const v of change.after) deltas.addVisit(v, target.timezone, 1);

@@ -12,13 +12,15 @@ let tables = 0;
 /**
  * An in-memory dynalite with a fresh table and account `acme` owning the given sites. With
  * `capacityMeter`, every request is counted (`conn.meter`); the set-up's own requests are forgotten.
+ * `maxAttempts` is 1 (no SDK retries) unless a test blocks the event loop long
+ * enough for the server to close an idle keep-alive socket (as AWS does too).
  */
 export async function memoryTable(
   sites: Array<Partial<SiteConfig>> = [{}],
-  options: { capacityMeter?: CapacityMeter } = {},
+  options: { capacityMeter?: CapacityMeter; maxAttempts?: number } = {},
 ): Promise<{ conn: DynamoConnection; close(): Promise<void> }> {
   const db = await startMemoryDynalite();
-  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, maxAttempts: 1, ...options });
+  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, ...options, maxAttempts: options.maxAttempts ?? 1 });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   await config.addAccount('acme', new Date());

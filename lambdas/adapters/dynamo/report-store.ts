@@ -2,7 +2,7 @@ import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { itemBytes, readPaymentEntries, readRollups, type ReadCost } from './rollup-reader.js';
-import { itemToVisit, visitorPk } from './visit-store.js';
+import { assembleVisits, visitorPk } from './visit-store.js';
 import { paymentRollupPk } from './payment-store.js';
 import { rollupPk } from './rollup-store.js';
 import { batchGet } from './batch.js';
@@ -80,20 +80,20 @@ export class DynamoReportStore {
 
   /** Everything in a visitor's partition: visits and the keys of their payments. */
   async visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
-    const visits: Visit[] = [];
+    const visitItems: Array<Record<string, unknown>> = [];
     const payments: Array<{ provider: Provider; id: string }> = [];
     for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) } })) {
       this.cost.requests++;
       for (const item of page.Items ?? []) {
         this.cost.bytes += itemBytes(item);
-        if (item.type === 'VISIT') visits.push(itemToVisit(item));
+        if (item.type === 'VISIT' || item.type === 'VISIT_CHUNK') visitItems.push(item);
         else if (item.type === 'VISITOR_PAYMENT') {
           const [provider, ...id] = String(item.payment_key).split(':');
           payments.push({ provider: provider as Provider, id: id.join(':') });
         }
       }
     }
-    return { visits, payments };
+    return { visits: assembleVisits(visitItems), payments };
   }
 
   /** Every customer of the site: its whole `CUST#<site>` partition (retention). */

@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
@@ -9,16 +9,75 @@ import type { VisitStore } from '../../ports.js';
 export const visitorPk = (site: string, visitorId: string) => `VIS#${site}#${visitorId}`;
 /** Visits sort by start time (13-digit ms), so "visits before a time" is a key range. */
 export const visitSk = (start: number, id: string) => `V#${String(start).padStart(13, '0')}#${id}`;
+/**
+ * A chunk of a visit's events sorts right after its VISIT item (the visit's
+ * key is a prefix of it), so every key range over visits also covers their
+ * chunks: `<visit sk>#<generation>#<index, 6 digits>`.
+ */
+export const visitChunkSk = (start: number, id: string, generation: number, index: number) => `${visitSk(start, id)}#${generation}#${String(index).padStart(6, '0')}`;
 const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~`;
+
+/**
+ * Most JSON bytes of event rows in one chunk (a chunk holds at least one row,
+ * whatever its size). A visit's events are cut greedily, in time order, into
+ * chunks of at most this size; every chunk but the last is a VISIT_CHUNK item,
+ * written once, and the last stays in the VISIT item, which a batch that only
+ * appends events rewrites with the new events. 2 KB keeps the VISIT item of a
+ * long visit at about 3 WRU per rewrite, and the chunks at 2 WRU per ~20 events.
+ */
+export const CHUNK_BYTES = 2048;
 
 /** Compact event rows: [ts, type (0 page view, 1 goal), path, goal, link, id]. */
 type EventRow = [number, 0 | 1, string, string | null, string | null, string];
 
-/** A visit as a VISIT item (`docs/data-model.md`). */
-export function visitToItem(v: Visit): Record<string, unknown> {
-  const rows: EventRow[] = v.events.map((e) => [e.ts, e.type === 'goal' ? 1 : 0, e.path, e.goal, e.link, e.id]);
-  return {
-    [PK]: visitorPk(v.site, v.visitor_id),
+const rowOf = (e: VisitEvent): EventRow => [e.ts, e.type === 'goal' ? 1 : 0, e.path, e.goal, e.link, e.id];
+const eventOf = ([ts, type, path, goal, link, id]: EventRow): VisitEvent => ({ id, ts, type: type === 1 ? 'goal' : 'pageview', path, goal, link });
+
+/**
+ * Cuts a visit's event rows (JSON) into chunks of at most `CHUNK_BYTES`: a
+ * function of the events only, so a visit that gained events at its end keeps
+ * every closed chunk as it was.
+ */
+export function chunkRows(events: readonly VisitEvent[]): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let bytes = 2;
+  for (const e of events) {
+    const row = JSON.stringify(rowOf(e));
+    const size = Buffer.byteLength(row) + 1;
+    if (current.length > 0 && bytes + size > CHUNK_BYTES) {
+      chunks.push(current);
+      current = [];
+      bytes = 2;
+    }
+    current.push(row);
+    bytes += size;
+  }
+  chunks.push(current);
+  return chunks;
+}
+
+const joinRows = (rows: readonly string[]) => `[${rows.join(',')}]`;
+
+/** How a stored visit is laid out: its chunk generation and the number of VISIT_CHUNK items. */
+interface Layout {
+  generation: number;
+  chunks: number;
+}
+
+/**
+ * A visit as items (`docs/data-model.md`, VISIT and VISIT_CHUNK): the VISIT
+ * item (summary and the last chunk of events) and one VISIT_CHUNK item per
+ * other chunk, under chunk generation `generation`. Used by the store and by
+ * bulk loads (`bench/reports.ts`).
+ */
+export function visitItems(v: Visit, generation = 0): { head: Record<string, unknown>; chunks: Array<Record<string, unknown>> } {
+  const all = chunkRows(v.events);
+  const tail = all[all.length - 1] ?? [];
+  const pk = visitorPk(v.site, v.visitor_id);
+  const chunks = all.slice(0, -1).map((rows, k) => ({ [PK]: pk, [SK]: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', ev: joinRows(rows) }));
+  const head = {
+    [PK]: pk,
     [SK]: visitSk(v.start, v.id),
     type: 'VISIT',
     id: v.id,
@@ -29,93 +88,172 @@ export function visitToItem(v: Visit): Record<string, unknown> {
     landing_page: v.landing_page,
     pageviews: pageviewsOf(v),
     attrs: v.attrs,
-    ev: JSON.stringify(rows),
+    events: v.events.length,
+    g: generation,
+    c: chunks.length,
+    ev: joinRows(tail),
   };
+  return { head, chunks };
 }
 
-export function itemToVisit(item: Record<string, unknown>): Visit {
-  const attrs = item.attrs as VisitAttributes;
-  const rows = JSON.parse(String(item.ev)) as EventRow[];
-  const events: VisitEvent[] = rows.map(([ts, type, path, goal, link, id], i) => ({
-    id,
-    ts,
-    type: type === 1 ? 'goal' : 'pageview',
-    path,
-    goal,
-    link,
-    ...(i === 0 ? { attrs } : {}),
-  }));
-  return {
-    id: String(item.id),
-    site: String(item.site),
-    visitor_id: String(item.visitor_id),
-    start: Number(item.start),
-    end: Number(item.end),
-    landing_page: String(item.landing_page),
-    attrs,
-    events,
-  };
+/** Every item of a visit, VISIT item first (bulk loads). */
+export const visitToItems = (v: Visit): Array<Record<string, unknown>> => {
+  const { head, chunks } = visitItems(v);
+  return [head, ...chunks];
+};
+
+/** The stored layout of visits read by a store, so that a rewrite knows which chunks exist. */
+const layouts = new WeakMap<Visit, Layout>();
+
+/**
+ * Visits from VISIT and VISIT_CHUNK items of one partition, in any order.
+ * A visit takes its VISIT item's chunk generation and count; a chunk that is
+ * missing (a visit being deleted after a merge: its chunks go first) leaves
+ * its events out, which is harmless because a visit is only deleted once the
+ * visit that took its events is written.
+ */
+export function assembleVisits(items: ReadonlyArray<Record<string, unknown>>): Visit[] {
+  const chunks = new Map<string, string>();
+  for (const item of items) if (item.type === 'VISIT_CHUNK') chunks.set(String(item[SK]), String(item.ev));
+  const visits: Visit[] = [];
+  const heads = items.filter((i) => i.type === 'VISIT').sort((a, b) => (String(a[SK]) < String(b[SK]) ? -1 : 1));
+  for (const item of heads) {
+    const layout: Layout = { generation: Number(item.g ?? 0), chunks: Number(item.c ?? 0) };
+    const rows: EventRow[] = [];
+    for (let k = 0; k < layout.chunks; k++) {
+      const ev = chunks.get(visitChunkSk(Number(item.start), String(item.id), layout.generation, k));
+      if (ev !== undefined) rows.push(...(JSON.parse(ev) as EventRow[]));
+    }
+    rows.push(...(JSON.parse(String(item.ev)) as EventRow[]));
+    const attrs = item.attrs as VisitAttributes;
+    const events = rows.map(eventOf);
+    if (events[0]) events[0] = { ...events[0], attrs };
+    const visit: Visit = {
+      id: String(item.id),
+      site: String(item.site),
+      visitor_id: String(item.visitor_id),
+      start: Number(item.start),
+      end: Number(item.end),
+      landing_page: String(item.landing_page),
+      attrs,
+      events,
+    };
+    layouts.set(visit, layout);
+    visits.push(visit);
+  }
+  return visits;
 }
 
-/** Visits in the single table: one partition per visitor, sorted by start. */
+const sameIds = (a: readonly VisitEvent[], b: readonly VisitEvent[], n: number) => {
+  for (let i = 0; i < n; i++) if (a[i]?.id !== b[i]?.id) return false;
+  return true;
+};
+
+/** Visits in the single table: one partition per visitor, sorted by start, long visits in chunks. */
 export class DynamoVisitStore implements VisitStore {
   /** Requests made, for the benchmark's request counts. */
   readonly calls = { query: 0, batchWrite: 0 };
 
   constructor(private readonly conn: DynamoConnection) {}
 
+  private async query(input: Omit<QueryCommandInput, 'TableName'>): Promise<{ items: Array<Record<string, unknown>>; next?: Record<string, unknown> }> {
+    this.calls.query++;
+    const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, ConsistentRead: true, ...input }));
+    return { items: page.Items ?? [], next: page.LastEvaluatedKey };
+  }
+
   async visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]> {
-    const visits: Visit[] = [];
+    const items: Array<Record<string, unknown>> = [];
     let start: Record<string, unknown> | undefined;
     // Newest first from `toMs` back; visits do not overlap, so the first one
-    // ending before `fromMs` means every older one does too.
-    for (;;) {
-      this.calls.query++;
-      const page = await this.conn.doc.send(
-        new QueryCommand({
-          TableName: this.conn.table,
-          // The partition also holds the visitor's payments (P#…): stay within the visits.
-          KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-          ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': skUpTo(toMs) },
-          ScanIndexForward: false,
-          Limit: 10,
-          ExclusiveStartKey: start,
-          ConsistentRead: true,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if (Number(item.end) < fromMs) return visits.reverse();
-        visits.push(itemToVisit(item));
+    // ending before `fromMs` means every older one does too. A visit's chunks
+    // come before its VISIT item in this order. The first page is small: most
+    // batches need the visitor's latest visit only.
+    for (let page = 0; ; page++) {
+      const { items: got, next } = await this.query({
+        // The partition also holds the visitor's payments (P#…): stay within the visits.
+        KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': skUpTo(toMs) },
+        ScanIndexForward: false,
+        Limit: page === 0 ? 4 : 100,
+        ExclusiveStartKey: start,
+      });
+      for (const item of got) {
+        if (item.type === 'VISIT' && Number(item.end) < fromMs) return assembleVisits(items);
+        items.push(item);
       }
-      start = page.LastEvaluatedKey;
-      if (!start) return visits.reverse();
+      start = next;
+      if (!start) return assembleVisits(items);
     }
   }
 
   async firstVisit(site: string, visitorId: string): Promise<Visit | null> {
-    this.calls.query++;
-    const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({
-        TableName: this.conn.table,
-        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :v)`,
-        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':v': 'V#' },
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    return Items[0] ? itemToVisit(Items[0]) : null;
+    const { items } = await this.query({
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :v)`,
+      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':v': 'V#' },
+      Limit: 1,
+    });
+    const head = items[0];
+    if (!head) return null;
+    const all = [head];
+    if (Number(head.c ?? 0) > 0) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await this.query({
+          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :chunks)`,
+          ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':chunks': `${String(head[SK])}#${Number(head.g ?? 0)}#` },
+          ExclusiveStartKey: start,
+        });
+        all.push(...page.items);
+        start = page.next;
+      } while (start);
+    }
+    return assembleVisits(all)[0] ?? null;
   }
 
+  /**
+   * Writes `put` and deletes `remove`, in an order that keeps every visit
+   * readable whole if the process dies between two requests: new chunks
+   * first, then VISIT items (which name their chunk generation and count),
+   * then chunks no VISIT item names any more, then the VISIT items of visits
+   * merged away. A visit that only gained events at its end writes its new
+   * chunks and its VISIT item; any other change writes all its chunks under
+   * the next generation. Idempotent.
+   */
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {
-    const putItems = put.map(visitToItem);
-    const written = new Set(putItems.map((i) => `${i[PK]}|${i[SK]}`));
-    const deletes = remove
-      .map((v) => ({ [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitSk(v.start, v.id) }))
-      .filter((k) => !written.has(`${k[PK]}|${k[SK]}`));
-    const unique = new Map(deletes.map((k) => [`${k[PK]}|${k[SK]}`, k]));
+    const key = (v: Visit) => `${visitorPk(v.site, v.visitor_id)}|${visitSk(v.start, v.id)}`;
+    const old = new Map(remove.map((v) => [key(v), v]));
+    const chunkPuts: Array<Record<string, unknown>> = [];
+    const headPuts: Array<Record<string, unknown>> = [];
+    const chunkDeletes: Array<Record<string, string>> = [];
+    const headDeletes = new Map<string, Record<string, string>>();
+    const dropChunks = (v: Visit, layout: Layout | undefined) => {
+      for (let k = 0; k < (layout?.chunks ?? 0); k++) chunkDeletes.push({ [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitChunkSk(v.start, v.id, layout?.generation ?? 0, k) });
+    };
+    const written = new Set<string>();
+    for (const v of put) {
+      written.add(key(v));
+      const before = old.get(key(v));
+      const layout = before ? layouts.get(before) : undefined;
+      const appended = before !== undefined && layout !== undefined && before.events.length <= v.events.length && sameIds(before.events, v.events, before.events.length);
+      const generation = layout === undefined ? 0 : appended ? layout.generation : layout.generation + 1;
+      const { head, chunks } = visitItems(v, generation);
+      // Appended: the chunks the stored visit had are unchanged (chunking is greedy in time order).
+      for (const chunk of appended ? chunks.slice(layout.chunks) : chunks) chunkPuts.push(chunk);
+      headPuts.push(head);
+      if (layout && !appended) dropChunks(v, layout);
+    }
+    for (const v of remove) {
+      if (written.has(key(v))) continue;
+      dropChunks(v, layouts.get(v));
+      headDeletes.set(key(v), { [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitSk(v.start, v.id) });
+    }
+    // New chunks before the VISIT items that name them; the rest in one list, in order.
+    if (chunkPuts.length > 0) this.calls.batchWrite += await batchWrite(this.conn, chunkPuts.map((Item) => ({ PutRequest: { Item } })));
     this.calls.batchWrite += await batchWrite(this.conn, [
-      ...putItems.map((Item) => ({ PutRequest: { Item } })),
-      ...[...unique.values()].map((Key) => ({ DeleteRequest: { Key } })),
+      ...headPuts.map((Item) => ({ PutRequest: { Item } })),
+      ...chunkDeletes.map((Key) => ({ DeleteRequest: { Key } })),
+      ...[...headDeletes.values()].map((Key) => ({ DeleteRequest: { Key } })),
     ]);
   }
 }
