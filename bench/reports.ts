@@ -1,10 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIMENSIONS, RollupDeltas, type Dimension } from '../lambdas/domain/rollup.js';
+import { PAYMENT_DIMENSIONS, RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
 import { changeVisits } from '../lambdas/services/sessionize.js';
 import type { Visit } from '../lambdas/domain/visit.js';
-import { DIMENSION_VALUES, NONE } from '../lambdas/domain/rollup.js';
 import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
 import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
 import { paymentEntries, paymentKey, paymentPeriods } from '../lambdas/domain/payments/entries.js';
@@ -200,7 +199,7 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
       is_renewal: i % 5 === 4,
       visitor: credited ? v.visitor_id : null,
       touch: credited ? touchOf(v) : null,
-      touch_dims: credited ? (Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](v).map((x) => x ?? NONE)])) as Record<Dimension, string[]>) : null,
+      touch_dims: credited ? paymentDimensionsOf(v) : null,
       first_touch: credited ? firstTouchOf(v) : null,
       rev: 1,
     };
@@ -210,7 +209,7 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
     const periods = paymentPeriods(p, TZ)!;
     const e = paymentEntries(p, TZ, rate);
     for (const [g, period] of [['D', periods.day], ['M', periods.month]] as const) {
-      for (const metric of ['totals', ...DIMENSIONS] as const) {
+      for (const metric of ['totals', ...PAYMENT_DIMENSIONS] as const) {
         const id = `${paymentRollupPk(SITE, metric)}|${g}#${period}`;
         const map = entries.get(id) ?? {};
         map[paymentKey(p)] = metric === 'totals' ? e.totals : e.dimensions[metric];

@@ -143,6 +143,20 @@ export function goalKeysOf(visit: Visit): Map<string, number> {
   return keys;
 }
 
+/**
+ * What payments are grouped by: the breakdown dimensions and `goal`, the
+ * goal keys of the credited visit (issue 20: revenue by goal; a payment
+ * counts for every goal key of its visit, like `page`).
+ */
+export const PAYMENT_DIMENSIONS = [...DIMENSIONS, 'goal'] as const;
+export type PaymentDimension = (typeof PAYMENT_DIMENSIONS)[number];
+
+/** Every payment dimension's values of a (credited) visit, `(none)` as `NONE`. */
+export function paymentDimensionsOf(visit: Visit): Record<PaymentDimension, string[]> {
+  const out = Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](visit).map((v) => v ?? NONE)])) as Record<Dimension, string[]>;
+  return { ...out, goal: [...goalKeysOf(visit).keys()] };
+}
+
 /** The top-stats counters of one visit (`VISIT_COUNTERS`). */
 export function visitCounters(visit: Visit): Record<VisitCounter, number> {
   const pageviews = pageviewsOf(visit);

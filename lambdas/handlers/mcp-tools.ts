@@ -10,6 +10,8 @@ import {
   PAYMENTS_LIMIT,
   breakdownParams,
   breakdownResponse,
+  goalsParams,
+  goalsResponse,
   overviewResponse,
   paymentsParams,
   paymentsResponse,
@@ -21,7 +23,7 @@ import {
   timeseriesResponse,
 } from '../domain/reports/schemas.js';
 import { INTERVAL_MAX_DAYS } from '../domain/reports/timeseries.js';
-import { breakdown, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdown, goals, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 
 /**
  * The MCP tools (spec §4.5): the report use cases of `/api/v1`, called the
@@ -84,6 +86,12 @@ export const TOOL_INPUTS = {
     ...rangeFields,
     limit: breakdownParams.shape.limit.describe(`Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`),
   }),
+  get_goals: z.object({
+    site,
+    ...rangeFields,
+    goal: goalsParams.shape.goal.describe('Only this goal. "Outbound Link: Click" gives one row per clicked link URL. Leave out for one row per goal name.'),
+    limit: goalsParams.shape.limit.describe(`Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`),
+  }),
   get_retention: z.object({ site, ...rangeFields }),
   list_payments: z.object({
     site,
@@ -141,6 +149,15 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
       'Rows: visitors, payments, customers, revenue_usd, revenue_per_visitor, most revenue first.',
     output: breakdownResponse,
     run: async (deps, account, args, site) => breakdown(deps, account, await site(), args.dimension, args, args.limit),
+  },
+  get_goals: {
+    title: 'Goal conversions',
+    description:
+      'Goals (custom events such as Signup, and outbound link clicks) over a date range: per goal, the distinct visitors who completed it, the visits and completions, ' +
+      'conversion_rate (completing visitors / all visitors of the range, 0 to 1) and revenue_usd of the payments credited to visits in which the goal happened. ' +
+      'Pass goal="Outbound Link: Click" to see which links were clicked. Most revenue first.',
+    output: goalsResponse,
+    run: async (deps, account, args, site) => goals(deps, account, await site(), args, args.goal ?? null, args.limit),
   },
   get_retention: {
     title: 'Retention and lifetime value',

@@ -4,6 +4,8 @@ import {
   breakdownResponse,
   dimensionParam,
   errorResponse,
+  goalsParams,
+  goalsResponse,
   overviewResponse,
   paymentsParams,
   paymentsResponse,
@@ -74,6 +76,14 @@ export function openApiDocument(): unknown {
           responses: ok('Breakdown'),
         },
       },
+      '/api/v1/sites/{domain}/goals': {
+        get: {
+          summary: 'Per goal: visitors who completed it, visits, completions, conversion rate and credited revenue; `goal=Outbound Link: Click` gives one row per link URL',
+          operationId: 'getGoals',
+          parameters: parameters(goalsParams, [domain]),
+          responses: ok('Goals'),
+        },
+      },
       '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: ok('Payments') } },
       '/api/v1/sites/{domain}/retention': {
         get: { summary: 'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn', operationId: 'getRetention', parameters: parameters(rangeParams, [domain]), responses: ok('Retention') },
@@ -97,6 +107,7 @@ export function openApiDocument(): unknown {
         Overview: z.toJSONSchema(overviewResponse),
         Timeseries: z.toJSONSchema(timeseriesResponse),
         Breakdown: z.toJSONSchema(breakdownResponse),
+        Goals: z.toJSONSchema(goalsResponse),
         Payments: z.toJSONSchema(paymentsResponse),
         Retention: z.toJSONSchema(retentionResponse),
         Timeline: z.toJSONSchema(timelineResponse),

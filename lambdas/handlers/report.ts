@@ -3,8 +3,8 @@ import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
-import { breakdownParams, dimensionParam, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
-import { breakdown, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdownParams, dimensionParam, goalsParams, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import { breakdown, goals, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -101,6 +101,13 @@ const ROUTES: Route[] = [
     run: (deps, account, [domain], q) => {
       const p = parseQuery(paymentsParams, q);
       return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
+    },
+  },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/goals\/?$/,
+    run: (deps, account, [domain], q) => {
+      const p = parseQuery(goalsParams, q);
+      return goals(deps, account, domain ?? '', p, p.goal ?? null, p.limit);
     },
   },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/, run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)) },

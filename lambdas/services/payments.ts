@@ -1,6 +1,5 @@
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
-import { DIMENSIONS, DIMENSION_VALUES, NONE, type Dimension } from '../domain/rollup.js';
-import type { Visit } from '../domain/visit.js';
+import { paymentDimensionsOf } from '../domain/rollup.js';
 import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/facts.js';
 import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
 import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
@@ -39,10 +38,6 @@ export interface PaymentDeps {
   clock: () => number;
 }
 
-/** Every dimension's values of a visit, `(none)` as `''`. */
-function dimensionsOf(visit: Visit): Record<Dimension, string[]> {
-  return Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](visit).map((v) => v ?? NONE)])) as Record<Dimension, string[]>;
-}
 
 /**
  * Credits a payment to one visit (DESIGN.md "Attribution models",
@@ -67,7 +62,7 @@ export async function attribute(deps: Pick<PaymentDeps, 'visits'>, site: SiteCon
     ...p,
     visitor,
     touch: credited ? touchOf(credited) : null,
-    touch_dims: credited ? dimensionsOf(credited) : null,
+    touch_dims: credited ? paymentDimensionsOf(credited) : null,
     first_touch: first && first.start <= p.ts ? firstTouchOf(first) : null,
   };
 }

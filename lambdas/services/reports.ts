@@ -6,6 +6,8 @@ import type { Dimension } from '../domain/rollup.js';
 import { periodSpans } from '../domain/reports/periods.js';
 import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
 import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
+import { goalRows, type GoalRow } from '../domain/reports/goals.js';
+import { countVisitors, unionSketches } from '../domain/visitor-sketch.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
 import { retentionReport, type RetentionReport } from '../domain/reports/retention.js';
@@ -67,6 +69,24 @@ export async function breakdown(deps: ReportDeps, account: string, domain: strin
   const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), dimension, spans), deps.store.dimensionEntries(namespaceOf(site), dimension, spans)]);
   const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
   return { site: site.domain, range, dimension, total, rows };
+}
+
+/**
+ * `GET /api/v1/sites/{domain}/goals` (`docs/api.md`, "Goals"): per goal name
+ * (or per link URL of `goal`) visitors, visits, completions, conversion rate
+ * and credited revenue, from the `goal` rollups, the visits rollups (the
+ * range's visitors) and the `goal` payment entries: at most three Queries
+ * each (`periodSpans`).
+ */
+export async function goals(deps: ReportDeps, account: string, domain: string, query: RangeQuery, goal: string | null, limit: number): Promise<{ site: string; range: DateRange; goal: string | null; visitors: number; total: number; rows: GoalRow[] }> {
+  const site = await siteOf(deps, account, domain);
+  const { range } = await rangeOf(deps, site, query);
+  const spans = periodSpans(range);
+  const ns = namespaceOf(site);
+  const [items, visits, payments] = await Promise.all([deps.store.rollups(ns, 'goal', spans), deps.store.rollups(ns, 'visits', spans), deps.store.dimensionEntries(ns, 'goal', spans)]);
+  const visitors = countVisitors(unionSketches(visits.map((v) => v.sketch)));
+  const { total, rows } = goalRows({ items, payments, visitors }, goal, limit);
+  return { site: site.domain, range, goal, visitors, total, rows };
 }
 
 /**

@@ -19,7 +19,7 @@ import { SITE, scenarioService } from '../reports/scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
 
-const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_retention', 'list_payments', 'get_visitor_timeline'];
+const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_goals', 'get_retention', 'list_payments', 'get_visitor_timeline'];
 const MARCH = { from: '2026-03-01', to: '2026-03-31' };
 const INIT = {
   jsonrpc: '2.0',
@@ -84,7 +84,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect(await res.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'footfall' } } });
   });
 
-  it('lists the seven read-only tools with described input schemas and output schemas', async () => {
+  it('lists the read-only tools with described input schemas and output schemas', async () => {
     const { tools } = await (await connect()).listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOLS);
     for (const tool of tools) {
@@ -110,6 +110,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect(byName.get_overview?.inputSchema.required ?? []).toEqual([]);
     expect(Object.keys(props('get_timeseries'))).toEqual(['site', 'range', 'from', 'to', 'interval']);
     expect(props('get_timeseries').interval?.enum).toEqual(['hour', 'day', 'month']);
+    expect(Object.keys(props('get_goals'))).toEqual(['site', 'range', 'from', 'to', 'goal', 'limit']);
   });
 
   it.each([
@@ -123,6 +124,8 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_breakdown', { site: SITE, dimension: 'channel', ...MARCH }, '/api/v1/sites/shop.test/breakdown/channel?from=2026-03-01&to=2026-03-31'],
     ['get_breakdown', { site: SITE, dimension: 'page', range: '90d', limit: 2 }, '/api/v1/sites/shop.test/breakdown/page?range=90d&limit=2'],
     ['get_breakdown', { site: SITE, dimension: 'country', range: 'all' }, '/api/v1/sites/shop.test/breakdown/country?range=all'],
+    ['get_goals', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/goals?from=2026-03-01&to=2026-03-31'],
+    ['get_goals', { site: SITE, range: '90d', goal: 'Outbound Link: Click', limit: 5 }, '/api/v1/sites/shop.test/goals?range=90d&goal=Outbound%20Link%3A%20Click&limit=5'],
     ['get_retention', { site: SITE, range: '90d' }, '/api/v1/sites/shop.test/retention?range=90d'],
     ['list_payments', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31'],
     ['list_payments', { site: SITE, range: '90d', filter: 'attributed', limit: 1, offset: 1 }, '/api/v1/sites/shop.test/payments?range=90d&filter=attributed&limit=1&offset=1'],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { breakdownResponse, overviewResponse, paymentsResponse, sitesResponse, timelineResponse, timeseriesResponse } from '../../lambdas/domain/reports/schemas.js';
+import { breakdownResponse, goalsResponse, overviewResponse, paymentsResponse, sitesResponse, timelineResponse, timeseriesResponse } from '../../lambdas/domain/reports/schemas.js';
 import { scenarioService } from './scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
@@ -57,6 +57,25 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
       bounce_rate: -0.75,
       visit_duration: null, // no timed visit before
     });
+  });
+
+  it('gives the goals report: visitors, visits, completions, conversion and the revenue of visits with the goal', async () => {
+    const g = goalsResponse.parse(await body(`/api/v1/sites/shop.test/goals?${MARCH}`));
+    expect(g).toMatchObject({ goal: null, visitors: 3, total: 2 });
+    // Signup happened in V1, which P1 and its renewal P3 are credited to (98 USD); the outbound click in V4 (P5 failed: no revenue).
+    expect(g.rows).toEqual([
+      { goal: 'Signup', link: null, other: false, visitors: 1, visits: 1, completions: 1, conversion_rate: 0.333333, payments: 2, revenue_usd: 98 },
+      { goal: 'Outbound Link: Click', link: null, other: false, visitors: 1, visits: 1, completions: 1, conversion_rate: 0.333333, payments: 0, revenue_usd: 0 },
+    ]);
+    const links = goalsResponse.parse(await body(`/api/v1/sites/shop.test/goals?${MARCH}&goal=${encodeURIComponent('Outbound Link: Click')}`));
+    expect(links.rows).toEqual([{ goal: 'Outbound Link: Click', link: 'https://github.com/x', other: false, visitors: 1, visits: 1, completions: 1, conversion_rate: 0.333333, payments: 0, revenue_usd: 0 }]);
+    expect(goalsResponse.parse(await body(`/api/v1/sites/shop.test/goals?${MARCH}&goal=Signup`)).rows.map((r) => r.goal)).toEqual(['Signup']);
+    expect(goalsResponse.parse(await body(`/api/v1/sites/shop.test/goals?${MARCH}&goal=Nope`))).toMatchObject({ total: 0, rows: [] });
+    expect(goalsResponse.parse(await body(`/api/v1/sites/shop.test/goals?${MARCH}&limit=1`))).toMatchObject({ total: 2, rows: [{ goal: 'Signup' }] });
+    expect(goalsResponse.parse(await body('/api/v1/sites/shop.test/goals?from=2026-02-01&to=2026-02-28'))).toMatchObject({ visitors: 1, total: 0, rows: [] });
+    const bad = await s.get(`/api/v1/sites/shop.test/goals?limit=1001`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: expect.stringMatching(/^limit: /) });
   });
 
   it('gives the time series by day: every day of March, adding up to the overview', async () => {

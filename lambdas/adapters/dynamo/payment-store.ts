@@ -9,14 +9,14 @@ import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { DimensionEntry, PaymentPeriods, TotalsEntry } from '../../domain/payments/entries.js';
 import { paymentKey } from '../../domain/payments/entries.js';
-import { DIMENSIONS, type Dimension, type Granularity } from '../../domain/rollup.js';
+import { PAYMENT_DIMENSIONS, type PaymentDimension, type Granularity } from '../../domain/rollup.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `PAY#${site}`, [SK]: `P#${provider}#${id}` });
 const aliasKey = (site: string, provider: Provider, alias: string) => ({ [PK]: `PAYID#${site}#${provider}`, [SK]: alias });
 const customerItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `CUST#${site}`, [SK]: `${provider}#${id}` });
 /** Payment rollups: entries per payment, by metric (`totals` or a dimension) and site-local period. */
-export const paymentRollupPk = (site: string, metric: 'totals' | Dimension) => `PR#${site}#${metric}`;
-const paymentRollupKey = (site: string, metric: 'totals' | Dimension, granularity: Granularity, period: string) => ({
+export const paymentRollupPk = (site: string, metric: 'totals' | PaymentDimension) => `PR#${site}#${metric}`;
+const paymentRollupKey = (site: string, metric: 'totals' | PaymentDimension, granularity: Granularity, period: string) => ({
   [PK]: paymentRollupPk(site, metric),
   [SK]: `${granularity}#${period}`,
 });
@@ -164,14 +164,14 @@ export class DynamoPaymentStore {
     payment: Payment,
     periods: PaymentPeriods | null,
     previous: { periods: PaymentPeriods | null; visitor: string | null; ts: number | null } | null,
-    entries: { totals: TotalsEntry; dimensions: Record<Dimension, DimensionEntry> },
+    entries: { totals: TotalsEntry; dimensions: Record<PaymentDimension, DimensionEntry> },
   ): Promise<void> {
     const key = paymentKey(payment);
     const writes: Array<[Record<string, string>, TotalsEntry | DimensionEntry]> = [];
     const place = (p: PaymentPeriods, tombstone: boolean) => {
       for (const [g, period] of [['D', p.day], ['M', p.month]] as const) {
         writes.push([paymentRollupKey(payment.site, 'totals', g, period), tombstone ? [payment.rev] : entries.totals]);
-        for (const d of DIMENSIONS) writes.push([paymentRollupKey(payment.site, d, g, period), tombstone ? [payment.rev] : entries.dimensions[d]]);
+        for (const d of PAYMENT_DIMENSIONS) writes.push([paymentRollupKey(payment.site, d, g, period), tombstone ? [payment.rev] : entries.dimensions[d]]);
       }
     };
     if (previous?.periods && (!periods || previous.periods.day !== periods.day)) place(previous.periods, true);

@@ -6,7 +6,7 @@ import { assembleVisits, visitorPk } from './visit-store.js';
 import { paymentRollupPk } from './payment-store.js';
 import { rollupPk } from './rollup-store.js';
 import { batchGet } from './batch.js';
-import type { Dimension, RollupMetric } from '../../domain/rollup.js';
+import type { PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { DimensionEntry, TotalsEntry } from '../../domain/payments/entries.js';
@@ -59,7 +59,7 @@ export class DynamoReportStore {
     return reads.flat().map((r) => r.entries as Record<string, TotalsEntry>);
   }
 
-  async dimensionEntries(site: string, dimension: Dimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, DimensionEntry>>> {
+  async dimensionEntries(site: string, dimension: PaymentDimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, DimensionEntry>>> {
     const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, dimension, s.granularity, s.from, s.to, this.cost)));
     return reads.flat().map((r) => r.entries as Record<string, DimensionEntry>);
   }

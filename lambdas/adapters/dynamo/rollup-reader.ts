@@ -2,7 +2,7 @@ import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { parseRollupItem, rollupPk, type RollupItem } from './rollup-store.js';
-import type { Dimension, Granularity, RollupMetric } from '../../domain/rollup.js';
+import type { Granularity, PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import { paymentRollupPk } from './payment-store.js';
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
@@ -63,7 +63,7 @@ export async function readRollups(
 export async function readPaymentEntries(
   conn: DynamoConnection,
   site: string,
-  metric: 'totals' | Dimension,
+  metric: 'totals' | PaymentDimension,
   granularity: Granularity,
   from: string,
   to: string,

@@ -1,6 +1,6 @@
 import type { Provider } from './facts.js';
 import type { FirstTouch, Touch } from './attribution.js';
-import type { Dimension } from '../rollup.js';
+import type { PaymentDimension } from '../rollup.js';
 
 /** The credit of a customer's first attributed payment, which renewals inherit (DESIGN.md "Customer → visitor"). */
 export interface CustomerCredit {
@@ -8,7 +8,7 @@ export interface CustomerCredit {
   ts: number;
   visitor: string;
   touch: Touch;
-  touch_dims: Record<Dimension, string[]>;
+  touch_dims: Record<PaymentDimension, string[]>;
   first_touch: FirstTouch | null;
 }
 

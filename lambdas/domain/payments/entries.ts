@@ -1,4 +1,4 @@
-import { DIMENSIONS, type Dimension } from '../rollup.js';
+import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../rollup.js';
 import { localDay } from '../range.js';
 import { isCountable, type Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
@@ -44,9 +44,9 @@ export function paymentPeriods(p: Payment, timezone: string): PaymentPeriods | n
  * tombstones. Failed payments keep a totals entry (listed, not counted) and
  * leave the dimensions.
  */
-export function paymentEntries(p: Payment, timezone: string, rate: UsdRate): { totals: TotalsEntry; dimensions: Record<Dimension, DimensionEntry> } {
+export function paymentEntries(p: Payment, timezone: string, rate: UsdRate): { totals: TotalsEntry; dimensions: Record<PaymentDimension, DimensionEntry> } {
   const tombstone: [number] = [p.rev];
-  const dimensions = Object.fromEntries(DIMENSIONS.map((d) => [d, tombstone])) as Record<Dimension, DimensionEntry>;
+  const dimensions = Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, tombstone])) as Record<PaymentDimension, DimensionEntry>;
   const net = netUsd(p, rate);
   if (p.ts === null || p.amount === null || p.currency === null || net === null) return { totals: tombstone, dimensions };
   const flags = (p.status === 'failed' ? FAILED : 0) | (p.refunded > 0 ? REFUNDED : 0);
@@ -54,6 +54,6 @@ export function paymentEntries(p: Payment, timezone: string, rate: UsdRate): { t
   const cents = Math.round(net * 100);
   const totals: TotalsEntry = [p.rev, p.ts, cents, customerKey(p), touchDay, flags];
   if (!isCountable(p)) return { totals, dimensions };
-  for (const d of DIMENSIONS) dimensions[d] = [p.rev, cents, customerKey(p), p.touch_dims ? (p.touch_dims[d] ?? []) : null];
+  for (const d of PAYMENT_DIMENSIONS) dimensions[d] = [p.rev, cents, customerKey(p), p.touch_dims ? (p.touch_dims[d] ?? []) : null];
   return { totals, dimensions };
 }

@@ -1,6 +1,6 @@
 import type { PaymentFact, PaymentStatus, Provider } from './facts.js';
 import type { FirstTouch, Touch } from './attribution.js';
-import type { Dimension } from '../rollup.js';
+import type { PaymentDimension } from '../rollup.js';
 
 /**
  * A payment as stored: the merged facts of every event that described it,
@@ -33,7 +33,7 @@ export interface Payment {
   touch: Touch | null;
   first_touch: FirstTouch | null;
   /** Every breakdown dimension's values of the credited visit (`page`: all its pages); null when unattributed. */
-  touch_dims: Record<Dimension, string[]> | null;
+  touch_dims: Record<PaymentDimension, string[]> | null;
   /** Fields that hold a fact's `fallback` rather than a stated value (absent on items stored before it existed: none). */
   provisional?: ProvisionalField[];
   rev: number;

@@ -30,6 +30,16 @@ export const paymentsParams = rangeParams.extend({
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
 });
 export const dimensionParam = z.enum(DIMENSIONS);
+export const goalsParams = rangeParams.extend({
+  goal: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Only this goal\'s rows; `Outbound Link: Click` gives one row per link URL. Without it, one row per goal name'),
+  limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
+});
 export const timeseriesParams = rangeParams.extend({
   interval: z
     .enum(INTERVALS)
@@ -91,6 +101,26 @@ export const breakdownRowSchema = z.object({
   revenue_per_visitor: z.number().nullable(),
 });
 export const breakdownResponse = z.object({ site: z.string(), range: rangeSchema, dimension: dimensionParam, total: z.number().int(), rows: z.array(breakdownRowSchema) });
+
+export const goalRowSchema = z.object({
+  goal: z.string().describe('The goal name; `(other goals)` on the row of goal names beyond the per-period cap (docs/data-model.md)'),
+  link: z.string().nullable().describe('The link URL of an `Outbound Link: Click` row (with `goal=Outbound Link: Click`); null on a goal\'s row'),
+  other: z.boolean().describe('True only on the `(other goals)` row'),
+  visitors: z.number().int().describe('Distinct visitors who completed it, in visits that started in the range (exact up to 32 a day or month, then 3.25% standard error)'),
+  visits: z.number().int().describe('Visits that started in the range in which it happened'),
+  completions: z.number().int().describe('Its events in those visits'),
+  conversion_rate: z.number().nullable().describe('visitors / the range\'s visitors, 0 to 1; null when the range has no visitor'),
+  payments: z.number().int().describe('Payments of the range (not failed) credited to a visit in which it happened'),
+  revenue_usd: z.number().describe('USD of those payments, net of refunds'),
+});
+export const goalsResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  goal: z.string().nullable().describe('The `goal` parameter, or null'),
+  visitors: z.number().int().describe('Distinct visitors of the range (the overview\'s), the denominator of conversion_rate'),
+  total: z.number().int().describe('Rows before `limit`'),
+  rows: z.array(goalRowSchema).describe('Most revenue first, then visitors, then name or URL'),
+});
 
 export const timeseriesPointSchema = z.object({
   start: z.string().describe('Local start of the point in the site\'s timezone: YYYY-MM-DDTHH:00 (hour), YYYY-MM-DD (day) or YYYY-MM (month; a partial month counts only the range\'s days)'),
