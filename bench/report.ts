@@ -9,6 +9,8 @@ export interface Figure {
   value: number;
   unit: string;
   target?: string;
+  /** A breakdown of `value` (same unit), in the JSON only. */
+  detail?: Record<string, number>;
 }
 
 /** Percentile (0–100) of a sorted array of numbers. */

@@ -94,6 +94,13 @@ describe('CapacityMeter against dynalite', () => {
     expect(batch.total).toMatchObject({ rcu: 1.5, items: 3, calls: 1, requests: 1 });
   });
 
+  it('a Query that matches nothing counts the minimum read unit AWS bills (dynalite reports 0)', async () => {
+    const query = (ConsistentRead: boolean) =>
+      meter.measure(() => conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'nothing' }, ConsistentRead })));
+    expect((await query(false)).total).toMatchObject({ rcu: 0.5, items: 0 });
+    expect((await query(true)).total).toMatchObject({ rcu: 1, items: 0 });
+  });
+
   it('a BatchWriteItem counts each item (its ConsumedCapacity is a list)', async () => {
     const items = Array.from({ length: 25 }, (_, i) => ({ ...itemOf(`b${i}`, 1500), pk: 'b' }));
     const { total, byOperation } = await meter.measure(() =>

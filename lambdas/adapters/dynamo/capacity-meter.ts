@@ -22,7 +22,7 @@ import type {
  * - `items`: items read (GetItem 0/1, Query/Scan `Count`, BatchGetItem responses) or written
  *   (1 per Put/Update/Delete, BatchWriteItem requests minus unprocessed ones).
  * - `rcu` / `wcu`: read and write capacity units as DynamoDB reports them in `ConsumedCapacity`
- *   (on-demand: RRU / WRU, the same numbers).
+ *   (on-demand: RRU / WRU, the same numbers); a GetItem or Query counts at least one read unit.
  * - `bytesSent` / `bytesReceived`: HTTP request body and response body (`Content-Length`) bytes.
  */
 export interface CapacityCounts {
@@ -151,6 +151,14 @@ interface ConsumedCapacity {
   WriteCapacityUnits?: number;
 }
 
+/**
+ * The least a single-partition read bills: one read unit of 4 KB, 0.5 RRU eventually consistent and
+ * 1 strongly consistent, even when nothing matches (reads round up to the next 4 KB; DynamoDB
+ * Developer Guide, "Capacity unit consumption for read operations"). dynalite reports 0 for a Query
+ * that matches nothing; AWS reports the minimum, so taking the larger changes nothing against AWS.
+ */
+const MINIMUM_READ: Readonly<Record<string, true>> = { GetItem: true, Query: true };
+
 /** RCU and WCU of a `ConsumedCapacity` (an object, or a list for batch and transaction calls). */
 function unitsOf(consumed: ConsumedCapacity | ConsumedCapacity[] | undefined, kind: Kind, statement: string): { rcu: number; wcu: number } {
   const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
@@ -251,6 +259,7 @@ export function attachCapacityMeter(stack: MiddlewareStack<object, MetadataBeare
       const output = result.output as unknown as Loose;
       const response = result.response as { headers?: Record<string, string> } | undefined;
       const units = kind ? unitsOf(output.ConsumedCapacity as ConsumedCapacity | undefined, kind, String(input.Statement ?? '')) : { rcu: 0, wcu: 0 };
+      if (MINIMUM_READ[operation]) units.rcu = Math.max(units.rcu, input.ConsistentRead === true ? 1 : 0.5);
       meter.record(operation, {
         requests: 1,
         items: ITEMS[operation]?.(input, output) ?? 0,
