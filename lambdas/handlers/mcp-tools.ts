@@ -126,7 +126,7 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
     title: 'Overview totals',
     description:
       'Totals of a site over a date range and over the period of equal length just before it: visitors, sessions, payments, customers, ' +
-      'revenue_usd (net of refunds), conversion (customers / visitors) and revenue_per_visitor, and the top stats: pageviews, views_per_visit, ' +
+      'revenue_usd (net of refunds), conversion (converted / visitors, where converted counts the customers whose visitor was tracked in the range; spec §2.4) and revenue_per_visitor, and the top stats: pageviews, views_per_visit, ' +
       'bounce_rate (visits with one page view and no goal / visits, 0 to 1) and visit_duration (mean seconds of the visits with more than one event), ' +
       'plus the relative change of each (0.25 = 25% more; null when the previous value was 0).',
     output: overviewResponse,

@@ -97,6 +97,9 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
       }
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    // Spec §2.4: conversion is converted / visitors, not customers / visitors (issue 19.9).
+    expect(byName.get_overview?.description).toContain('conversion (converted / visitors');
+    expect(byName.get_overview?.description).not.toContain('customers / visitors');
     const props = (name: string) => byName[name]?.inputSchema.properties as Record<string, { enum?: string[]; type?: string; maximum?: number }>;
     expect(Object.keys(props('list_sites') ?? {})).toEqual([]);
     expect(Object.keys(props('get_overview'))).toEqual(['site', 'range', 'from', 'to']);
