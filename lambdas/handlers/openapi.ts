@@ -2,12 +2,15 @@ import * as z from 'zod';
 import {
   breakdownParams,
   breakdownResponse,
+  breakdownRowSchema,
   dimensionParam,
+  goalRowSchema,
   errorResponse,
   goalsParams,
   goalsResponse,
   overviewResponse,
   paymentsParams,
+  paymentRowSchema,
   paymentsResponse,
   rangeParams,
   retentionResponse,
@@ -16,6 +19,7 @@ import {
   timeseriesParams,
   timeseriesResponse,
 } from '../domain/reports/schemas.js';
+import { csvColumns } from '../domain/reports/csv.js';
 
 type Schema = z.ZodType;
 
@@ -46,6 +50,15 @@ const errors = {
 };
 
 const ok = (ref: string) => ({ '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } }, ...errors });
+/** A report that also answers CSV (`format=csv` or `Accept: text/csv`): the rows' columns, RFC 4180. */
+const okOrCsv = (ref: string, columns: string) => ({
+  '200': {
+    description: `OK. With \`format=csv\` or \`Accept: text/csv\`: the rows as CSV (RFC 4180, CRLF, header line), columns ${columns}`,
+    headers: { 'Content-Disposition': { description: 'With CSV: `attachment; filename="<site>-<report>-<from>-to-<to>.csv"`', schema: { type: 'string' } } },
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } }, 'text/csv': { schema: { type: 'string' } } },
+  },
+  ...errors,
+});
 const domain = { name: 'domain', schema: z.string(), description: 'A site domain from /sites' };
 
 let cached: unknown;
@@ -73,7 +86,7 @@ export function openApiDocument(): unknown {
           summary: 'Visitors and credited revenue per value of a dimension',
           operationId: 'getBreakdown',
           parameters: parameters(breakdownParams, [domain, { name: 'dimension', schema: dimensionParam, description: 'The dimension' }]),
-          responses: ok('Breakdown'),
+          responses: okOrCsv('Breakdown', csvColumns(breakdownRowSchema).join(', ')),
         },
       },
       '/api/v1/sites/{domain}/goals': {
@@ -81,10 +94,10 @@ export function openApiDocument(): unknown {
           summary: 'Per goal: visitors who completed it, visits, completions, conversion rate and credited revenue; `goal=Outbound Link: Click` gives one row per link URL',
           operationId: 'getGoals',
           parameters: parameters(goalsParams, [domain]),
-          responses: ok('Goals'),
+          responses: okOrCsv('Goals', csvColumns(goalRowSchema).join(', ')),
         },
       },
-      '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: ok('Payments') } },
+      '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: okOrCsv('Payments', csvColumns(paymentRowSchema).join(', ')) } },
       '/api/v1/sites/{domain}/retention': {
         get: { summary: 'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn', operationId: 'getRetention', parameters: parameters(rangeParams, [domain]), responses: ok('Retention') },
       },

@@ -1,9 +1,11 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type * as z from 'zod';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
-import { breakdownParams, dimensionParam, goalsParams, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import * as z from 'zod';
+import { breakdownParams, breakdownRowSchema, dimensionParam, goalRowSchema, goalsParams, paymentRowSchema, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import { formatParam, toCsv } from '../domain/reports/csv.js';
+import type { DateRange } from '../domain/range.js';
 import { breakdown, goals, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
@@ -74,7 +76,21 @@ const decode = (s: string) => {
   }
 };
 
-type Route = { pattern: RegExp; run: (deps: ReportDeps, account: string, params: string[], query: Record<string, string | undefined>) => Promise<unknown> };
+/** A report that also answers CSV: the schema of its rows (the columns) and the file name of a body. */
+interface CsvExport {
+  rows: z.ZodObject;
+  filename(body: { site: string; range: DateRange } & Record<string, unknown>): string;
+}
+
+type Route = {
+  pattern: RegExp;
+  run: (deps: ReportDeps, account: string, params: string[], query: Record<string, string | undefined>) => Promise<unknown>;
+  csv?: CsvExport;
+};
+
+const span = (range: DateRange) => `${range.from}-to-${range.to}`;
+/** File name characters: a site domain and our words are already safe; anything else becomes `_`. */
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 
 /** The report routes under `/api/v1` (spec §4.2), matched on the raw path. */
 const ROUTES: Route[] = [
@@ -95,6 +111,7 @@ const ROUTES: Route[] = [
       if (!dim.success) throw new BadParameterError('dimension', `must be one of ${dimensionParam.options.join(', ')}`);
       return breakdown(deps, account, domain ?? '', dim.data, params, params.limit);
     },
+    csv: { rows: breakdownRowSchema, filename: (b) => safe(`${b.site}-${String(b.dimension)}-${span(b.range)}.csv`) },
   },
   {
     pattern: /^\/api\/v1\/sites\/([^/]+)\/payments\/?$/,
@@ -102,6 +119,7 @@ const ROUTES: Route[] = [
       const p = parseQuery(paymentsParams, q);
       return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
     },
+    csv: { rows: paymentRowSchema, filename: (b) => safe(`${b.site}-payments-${String(b.filter)}-${span(b.range)}.csv`) },
   },
   {
     pattern: /^\/api\/v1\/sites\/([^/]+)\/goals\/?$/,
@@ -109,6 +127,7 @@ const ROUTES: Route[] = [
       const p = parseQuery(goalsParams, q);
       return goals(deps, account, domain ?? '', p, p.goal ?? null, p.limit);
     },
+    csv: { rows: goalRowSchema, filename: (b) => safe(`${b.site}-goals${b.goal ? `-${String(b.goal)}` : ''}-${span(b.range)}.csv`) },
   },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/, run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/, run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? '') },
@@ -133,15 +152,42 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
       for (const route of ROUTES) {
         const match = route.pattern.exec(path);
         if (!match) continue;
+        const csv = wantsCsv(route, query, event.headers?.accept);
         const body = await route.run({ ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
         metrics.addMetric('ReportLatencyMs', MetricUnit.Milliseconds, deps.clock() - started);
         metrics.publishStoredMetrics();
-        return json(200, body);
+        return csv ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] }) : json(200, body);
       }
       throw new NotFoundError('not found');
     },
     { logger, errors: { format: 'json', unexpectedStatus: 503 } },
   );
+}
+
+/**
+ * The CSV export of a request, or null for JSON: `format=csv`, or no
+ * `format` and an `Accept` header naming `text/csv` (`docs/api.md`, "CSV
+ * export"). Errors stay JSON whatever was asked.
+ * @throws BadParameterError (400) for `format=csv` on a report without CSV, or an unknown format
+ */
+function wantsCsv(route: Route, query: Record<string, string | undefined>, accept: string | undefined): CsvExport | null {
+  const format = parseQuery(z.object({ format: formatParam }), { format: query.format }).format;
+  if (format === 'json') return null;
+  if (format === 'csv' && !route.csv) throw new BadParameterError('format', 'csv is available for breakdowns, payments and goals');
+  const asked = format === 'csv' || (format === undefined && /(^|,)\s*text\/csv\b/i.test(accept ?? ''));
+  return asked && route.csv ? route.csv : null;
+}
+
+function csvResponse(csv: CsvExport, body: Parameters<CsvExport['filename']>[0] & { rows: unknown[] }) {
+  return {
+    statusCode: 200,
+    headers: {
+      'content-type': 'text/csv; charset=utf-8; header=present',
+      'content-disposition': `attachment; filename="${csv.filename(body)}"`,
+      'cache-control': 'no-store',
+    },
+    body: toCsv(csv.rows, body.rows),
+  };
 }
 
 function json(status: number, body: unknown) {

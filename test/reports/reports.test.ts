@@ -78,6 +78,40 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     expect(await bad.json()).toEqual({ error: expect.stringMatching(/^limit: /) });
   });
 
+  it('exports breakdowns, payments and goals as CSV with the JSON\'s columns; errors stay JSON', async () => {
+    const get = (path: string, accept?: string) => fetch(`${s.svc.url}${path}`, { headers: { authorization: `Bearer ${s.key}`, ...(accept ? { accept } : {}) } });
+    const cells = (v: unknown) => (v === null ? '' : String(v));
+    const json = breakdownResponse.parse(await body(`/api/v1/sites/shop.test/breakdown/channel?${MARCH}`));
+    const res = await get(`/api/v1/sites/shop.test/breakdown/channel?${MARCH}&format=csv`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="shop.test-channel-2026-03-01-to-2026-03-31.csv"');
+    const text = await res.text();
+    expect(text.endsWith('\r\n')).toBe(true);
+    const lines = text.split('\r\n').slice(0, -1);
+    expect(lines[0]).toBe('key,label,unattributed,visitors,payments,customers,revenue_usd,revenue_per_visitor');
+    expect(lines.slice(1)).toEqual(json.rows.map((r) => [r.key, r.label, r.unattributed, r.visitors, r.payments, r.customers, r.revenue_usd, r.revenue_per_visitor].map(cells).join(',')));
+
+    const goalsCsv = await get(`/api/v1/sites/shop.test/goals?${MARCH}&goal=${encodeURIComponent('Outbound Link: Click')}`, 'text/csv');
+    expect(goalsCsv.headers.get('content-disposition')).toBe('attachment; filename="shop.test-goals-Outbound_Link_Click-2026-03-01-to-2026-03-31.csv"');
+    expect(await goalsCsv.text()).toBe('goal,link,other,visitors,visits,completions,conversion_rate,payments,revenue_usd\r\nOutbound Link: Click,https://github.com/x,false,1,1,1,0.333333,0,0\r\n');
+
+    const payments = await (await get(`/api/v1/sites/shop.test/payments?${MARCH}&filter=refunded&format=csv`)).text();
+    const [header, row] = payments.split('\r\n');
+    expect(header?.split(',').slice(0, 3)).toEqual(['provider', 'provider_payment_id', 'ts']);
+    expect(header).toContain(',touch.channel,');
+    const values = Object.fromEntries((header ?? '').split(',').map((h, i) => [h, row?.split(',')[i]]));
+    expect(values).toMatchObject({ provider_payment_id: 'pi_2', status: 'paid', refunded: '2000', 'touch.channel': 'Communities', 'touch.campaign': 'launch', is_renewal: 'false', 'first_touch.channel': 'Communities' });
+
+    // format=json wins over Accept; a report without CSV says so; errors stay JSON.
+    expect((await get(`/api/v1/sites/shop.test/goals?${MARCH}&format=json`, 'text/csv')).headers.get('content-type')).toContain('application/json');
+    const noCsv = await get(`/api/v1/sites/shop.test/overview?${MARCH}&format=csv`);
+    expect([noCsv.status, await noCsv.json()]).toEqual([400, { error: 'format: csv is available for breakdowns, payments and goals' }]);
+    const unknown = await get('/api/v1/sites/nope.test/goals?format=csv', 'text/csv');
+    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, 'application/json']);
+    expect((await get('/api/v1/sites/shop.test/goals?format=xml')).status).toBe(400);
+  });
+
   it('gives the time series by day: every day of March, adding up to the overview', async () => {
     const t = timeseriesResponse.parse(await body(`/api/v1/sites/shop.test/timeseries?${MARCH}&interval=day`));
     expect(t.range).toEqual({ from: '2026-03-01', to: '2026-03-31', timezone: 'Europe/Berlin' });

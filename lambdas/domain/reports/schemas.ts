@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { RANGE_NAMES } from '../range.js';
 import { DIMENSIONS } from '../rollup.js';
 import { INTERVALS, INTERVAL_MAX_DAYS } from './timeseries.js';
+import { formatParam } from './csv.js';
 
 /**
  * The report API's parameters and responses as zod schemas (spec §2, §4).
@@ -23,11 +24,12 @@ export const rangeParams = z.object({
   from: day.optional().describe('First day, inclusive; with `to` it wins over `range`'),
   to: day.optional().describe('Last day, inclusive; at most 10 years after `from`'),
 });
-export const breakdownParams = rangeParams.extend({ limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default) });
+export const breakdownParams = rangeParams.extend({ limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default), format: formatParam });
 export const paymentsParams = rangeParams.extend({
   filter: z.enum(['all', 'attributed', 'unattributed', 'refunded']).default('all').describe('Which payments: all, attributed, unattributed or refunded'),
   limit: limitOf(PAYMENTS_LIMIT.max, PAYMENTS_LIMIT.default),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
+  format: formatParam,
 });
 export const dimensionParam = z.enum(DIMENSIONS);
 export const goalsParams = rangeParams.extend({
@@ -39,6 +41,7 @@ export const goalsParams = rangeParams.extend({
     .optional()
     .describe('Only this goal\'s rows; `Outbound Link: Click` gives one row per link URL. Without it, one row per goal name'),
   limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
+  format: formatParam,
 });
 export const timeseriesParams = rangeParams.extend({
   interval: z
