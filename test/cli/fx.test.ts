@@ -22,19 +22,32 @@ describe('footfall fx', () => {
     const before = cli('--json', 'fx', 'rate', 'EUR', '--date', '2026-04-13');
     expect(before.status).toBe(0);
     // The bundled table: the first ECB business day of April 2026.
-    expect(JSON.parse(before.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1605, rate_date: '2026-04-01' });
+    expect(JSON.parse(before.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1605, rate_date: '2026-04-01', rate_age_days: 12 });
+    // Issue 19.11: a rate more than a week old is said, on stderr, with how to get newer ones.
+    expect(before.stderr).toBe(
+      'warning: the EUR rate used for 2026-04-13 is 12 days old (rate of 2026-04-01); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
+    );
 
     const update = cli('--json', 'fx', 'update', '--file', ECB_CSV);
     expect(update.status).toBe(0);
     expect(JSON.parse(update.stdout)).toEqual({ days: 3, currencies: 29, from: '2026-04-09', to: '2026-04-13' });
 
     const after = cli('--json', 'fx', 'rate', 'eur', '--date', '2026-04-13');
-    expect(JSON.parse(after.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1684, rate_date: '2026-04-13' });
+    expect(JSON.parse(after.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1684, rate_date: '2026-04-13', rate_age_days: 0 });
+    expect(after.stderr).toBe('');
     // Saturday 2026-04-11: Friday's rate. GBP = 1.1711 / 0.87105.
     expect(cli('fx', 'rate', 'GBP', '--date', '2026-04-11')).toMatchObject({
       status: 0,
-      stdout: '1 GBP = 1.3444693 USD on 2026-04-11 (rate of 2026-04-10)\n',
+      stdout: '1 GBP = 1.3444693 USD on 2026-04-11 (rate of 2026-04-10, 1 day old)\n',
+      stderr: '',
     });
+    // Eight days after the last table day: one day past the week, so a warning; the text says the age too.
+    expect(cli('fx', 'rate', 'EUR', '--date', '2026-04-21')).toEqual({
+      status: 0,
+      stdout: '1 EUR = 1.1684 USD on 2026-04-21 (rate of 2026-04-13, 8 days old)\n',
+      stderr: 'warning: the EUR rate used for 2026-04-21 is 8 days old (rate of 2026-04-13); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
+    });
+    expect(cli('fx', 'rate', 'EUR', '--date', '2026-04-20').stderr).toBe('');
   });
 
   it('updates from our JSON format and prints a text summary', async () => {
@@ -44,7 +57,7 @@ describe('footfall fx', () => {
       status: 0,
       stdout: 'stored 1 days of rates for 2 currencies (2026-04-14 to 2026-04-14)\n',
     });
-    expect(JSON.parse(cli('--json', 'fx', 'rate', 'CHF', '--date', '2026-04-20').stdout)).toMatchObject({ usd_per_unit: 1.26, rate_date: '2026-04-14' });
+    expect(JSON.parse(cli('--json', 'fx', 'rate', 'CHF', '--date', '2026-04-20').stdout)).toMatchObject({ usd_per_unit: 1.26, rate_date: '2026-04-14', rate_age_days: 6 });
   });
 
   it.each([
@@ -63,8 +76,8 @@ describe('footfall fx', () => {
   it.each([
     [['fx', 'update', '--file', '/nonexistent/rates.csv'], /cannot read/],
     [['fx', 'update'], /--file/],
-    [['fx', 'rate', 'EURO'], /currency: must be an ISO 4217 code/],
-    [['fx', 'rate', 'EUR', '--date', '2026-13-01'], /date: must be a date/],
+    [['fx', 'rate', 'EURO'], /<currency> "EURO" is not valid: must be an ISO 4217 code/],
+    [['fx', 'rate', 'EUR', '--date', '2026-13-01'], /--date "2026-13-01" is not valid: must be a date/],
   ])('exits 2 for bad arguments: %j', (args, message) => {
     const result = cli(...args);
     expect(result.status).toBe(2);

@@ -1,4 +1,4 @@
-import { App } from 'aws-cdk-lib';
+import { testApp } from './synth.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -44,7 +44,7 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('reads the context of an app', () => {
-    const app = new App({ context: { app: 'true', shards: '2', deletionProtection: false } });
+    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false } });
     expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730 });
   });
 });

@@ -1,7 +1,10 @@
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { readFileSync } from 'node:fs';
+import { afterAll } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type FootfallConfig } from '../../lib/config.js';
 import { FootfallStack } from '../../lib/footfall-stack.js';
@@ -11,6 +14,28 @@ import type { FunctionSpec } from '../../lib/functions.js';
 const cdkJson = JSON.parse(readFileSync(fileURLToPath(new URL('../../cdk.json', import.meta.url)), 'utf8')) as {
   context: Record<string, unknown>;
 };
+
+const outdirs: string[] = [];
+
+/**
+ * A CDK App whose cloud assembly goes to a temp directory of ours. Without an
+ * `outdir`, CDK makes `$TMPDIR/cdk.outXXXXXX` for every App and never removes
+ * it (issue 19.11: `npm test` left hundreds); these are removed after the
+ * test file that made them (`removeSynthOutputs`, registered below).
+ */
+export function testApp(props: AppProps = {}): App {
+  const outdir = mkdtempSync(join(tmpdir(), 'ff-cdk-out-'));
+  outdirs.push(outdir);
+  return new App({ ...props, outdir });
+}
+
+/** Removes every cloud assembly `testApp` made in this test file so far. */
+export function removeSynthOutputs(): void {
+  for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+// A test file that imports this module cleans up after its last test, whatever it synthesized.
+afterAll(removeSynthOutputs);
 
 export interface Synthesized {
   stack: FootfallStack;
@@ -24,7 +49,7 @@ export interface Synthesized {
  * get placeholder code), for tests about wiring rather than code.
  */
 export function synth(options: { config?: Partial<FootfallConfig>; functions?: Record<string, FunctionSpec>; bundle?: boolean } = {}): Synthesized {
-  const app = new App({
+  const app = testApp({
     context: { ...cdkJson.context, ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}) },
   });
   const stack = new FootfallStack(app, 'Footfall', {
