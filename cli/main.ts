@@ -5,7 +5,8 @@ import { registerAdminCommands, registerKeyCommands, registerProviderCommands } 
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
 import { registerStartCommand } from './start.js';
-import { registerRebuildCommand, registerStreamCommands } from './stream.js';
+import { registerStreamCommands } from './stream.js';
+import { registerRebuildCommand } from './rebuild.js';
 import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
 import { registerGeoCommands } from './geo.js';

@@ -60,6 +60,15 @@ export interface ArchiveReader {
    * @throws Error with the engine's message when the query fails
    */
   events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>>;
+  /** The first partition day (`dt`, UTC `YYYY-MM-DD`) holding an event of the site, or null when none does. @throws Error with the engine's message */
+  firstDay(site: string): Promise<string | null>;
+  /**
+   * The distinct visitor ids of a site's events in `fromDt`..`toDt`, in pages
+   * (a rebuild deletes a replaced generation's visits by visitor: its VISIT
+   * partitions are keyed by visitor, and nothing may scan the table).
+   * @throws Error with the engine's message when the query fails
+   */
+  visitors(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<string[]>>;
 }
 
 /**

@@ -12,6 +12,9 @@ import { createArchiveConsumer } from './archive.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../lambdas/services/payments.js';
 
+/** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
+export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
+
 /** Checkpoint names of the local stream's consumers. */
 export const SESSIONIZER = 'sessionize';
 export const ARCHIVER = 'archive';
@@ -22,7 +25,7 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
   const handler = createSessionizeHandler({
     ...createTelemetry('sessionize-local'),
     clock,
-    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
+    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
     markers: new DynamoBatchMarkers(dynamo),

@@ -33,7 +33,7 @@ import { staticAppHandler } from './static-app.js';
 export const SERVER_FILE = 'server.json';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
-import { archivePoller, sessionizePoller } from './consumers.js';
+import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 
@@ -136,7 +136,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     clock,
     // As in AWS: read once at start; the local server passes the client address as `sourceIp`.
     countries: CountryDatabase.open(countryDatabasePath(dataDir)),
-    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 5_000, clock),
+    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     salts: new DynamoSaltStore(dynamo),
     stream,
     limiter: new SiteRateLimiter(),

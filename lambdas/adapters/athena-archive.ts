@@ -10,9 +10,10 @@ export class AthenaQueryError extends Error {}
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
- * The raw archive through Athena (`rebuild` in AWS): one query over the Glue
- * table, polled until it succeeds, then its result pages (1,000 rows each,
- * the first page's first row being the header).
+ * The raw archive through Athena (`rebuild --aws`): one query over the Glue
+ * table per call, partition-pruned on `site` and `dt`, polled until it
+ * succeeds, then its result pages (1,000 rows each, the first page's first
+ * row being the header).
  */
 export class AthenaArchiveReader implements ArchiveReader {
   constructor(
@@ -21,17 +22,41 @@ export class AthenaArchiveReader implements ArchiveReader {
   ) {}
 
   async events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>> {
-    // The values go into SQL text: only a valid domain and dates get there.
+    const columns = archiveTableColumns().map((c) => `"${c.name}"`).join(', ');
+    const rows = await this.query(`SELECT ${columns} FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)} ORDER BY ts, event_id`);
+    return (async function* pages() {
+      for await (const { names, rows: page } of rows) yield page.map((row) => trackedEventFromRow(names, row));
+    })();
+  }
+
+  async firstDay(site: string): Promise<string | null> {
+    const domain = domainSchema.parse(site);
+    for await (const { rows } of await this.query(`SELECT min(dt) FROM ${this.table()} WHERE site = '${domain}'`)) return rows[0]?.[0] ?? null;
+    return null;
+  }
+
+  async visitors(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<string[]>> {
+    const rows = await this.query(`SELECT DISTINCT visitor_id FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)}`);
+    return (async function* pages() {
+      for await (const { rows: page } of rows) yield page.flatMap((row) => (row[0] ? [row[0]] : []));
+    })();
+  }
+
+  private table(): string {
+    return `"${this.options.database}"."${this.options.table ?? 'events'}"`;
+  }
+
+  /** The partition filter; the values go into SQL text, so only a valid domain and dates get there. */
+  private where(site: string, fromDt: string, toDt: string): string {
     const domain = domainSchema.parse(site);
     if (!DAY.test(fromDt) || !DAY.test(toDt)) throw new AthenaQueryError(`bad dates ${fromDt}..${toDt}`);
-    const columns = archiveTableColumns().map((c) => `"${c.name}"`).join(', ');
-    const table = `"${this.options.database}"."${this.options.table ?? 'events'}"`;
+    return `site = '${domain}' AND dt BETWEEN '${fromDt}' AND '${toDt}'`;
+  }
+
+  /** Runs `sql`, waits until it succeeded, and pages its result (the header row dropped). */
+  private async query(sql: string): Promise<AsyncIterable<{ names: string[]; rows: Array<Array<string | null>> }>> {
     const { QueryExecutionId: id } = await this.client.send(
-      new StartQueryExecutionCommand({
-        QueryString: `SELECT ${columns} FROM ${table} WHERE site = '${domain}' AND dt BETWEEN '${fromDt}' AND '${toDt}' ORDER BY ts, event_id`,
-        WorkGroup: this.options.workGroup,
-        QueryExecutionContext: { Database: this.options.database },
-      }),
+      new StartQueryExecutionCommand({ QueryString: sql, WorkGroup: this.options.workGroup, QueryExecutionContext: { Database: this.options.database } }),
     );
     if (!id) throw new AthenaQueryError('Athena returned no query execution id');
     await this.waitFor(id);
@@ -45,7 +70,7 @@ export class AthenaArchiveReader implements ArchiveReader {
         const rows = (page.ResultSet?.Rows ?? []).map((r) => (r.Data ?? []).map((d) => d.VarCharValue ?? null));
         // The first row of the first page repeats the column names.
         if (!token && rows[0]?.every((v, i) => v === names?.[i])) rows.shift();
-        if (rows.length > 0) yield rows.map((row) => trackedEventFromRow(names ?? [], row));
+        if (rows.length > 0) yield { names: names ?? [], rows };
         token = page.NextToken;
       } while (token);
     })();

@@ -1,6 +1,9 @@
 import type { SiteConfig } from '../domain/site.js';
 import type { SiteDirectory } from '../ports.js';
 
+/** How long the ingest and sessionizer functions keep a site (ms): a change of the SITE item reaches them within this. */
+export const SITE_CACHE_TTL_MS = 30_000;
+
 /**
  * Keeps site lookups in memory for `ttlMs` (unknown sites too, so a flood of
  * events for a site that does not exist costs one read per TTL). The ingest
@@ -11,7 +14,7 @@ export class CachedSiteDirectory implements SiteDirectory {
 
   constructor(
     private readonly inner: SiteDirectory,
-    private readonly ttlMs = 30_000,
+    private readonly ttlMs = SITE_CACHE_TTL_MS,
     private readonly clock: () => number = Date.now,
   ) {}
 

@@ -30,6 +30,7 @@ export interface PaymentDeps {
     | 'clearPending'
     | 'listPending'
     | 'listPayments'
+    | 'listCustomers'
     | 'visitorPayments'
   >;
   visits: VisitStore;
@@ -282,4 +283,43 @@ export async function recreditGeneration(deps: PaymentDeps, site: SiteConfig): P
   payments.sort(creditOrder);
   for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
   return payments.length;
+}
+
+/**
+ * Copies a generation's payment facts into another generation of the same
+ * site (`footfall rebuild`, `docs/rebuild.md`): payments come from the
+ * providers, not from the archive, so a generation built from the archive
+ * gets them from the live one. Customers first (their metadata visitor and
+ * subscription statuses), then every payment as the facts it stands for, in
+ * credit order (first payments before renewals), each credited against the
+ * target generation's visits. Everything derived (credits, customers' first
+ * payments, rollups, timeline copies, pending credits) is computed again in
+ * the target's layout. Idempotent, and commutes with webhooks written to
+ * both generations meanwhile (facts merge).
+ *
+ * @param onProgress called after each payment with the count done and the total
+ * @returns payments copied
+ */
+export async function copyPayments(
+  deps: PaymentDeps,
+  from: SiteConfig,
+  to: SiteConfig,
+  onProgress?: (done: number, total: number) => void | Promise<void>,
+): Promise<number> {
+  const target = namespaceOf(to);
+  for (const c of await deps.payments.listCustomers(namespaceOf(from))) {
+    await updateCustomer(deps, target, c.provider, c.customer_id, (current) => {
+      let next = c.metadata_visitor && current.metadata_visitor !== c.metadata_visitor ? { ...current, metadata_visitor: c.metadata_visitor } : current;
+      for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
+      return next;
+    });
+  }
+  const payments = await deps.payments.listPayments(namespaceOf(from));
+  payments.sort(creditOrder);
+  let done = 0;
+  for (const p of payments) {
+    await settlePayment(deps, to, p.provider, asFact(p), p.provider_payment_id);
+    await onProgress?.(++done, payments.length);
+  }
+  return done;
 }

@@ -58,4 +58,27 @@ describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
     expect(mock.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
     mock.restore();
   });
+
+  it('finds the first archived day and the distinct visitors of a span, each in one partition-pruned query (rebuild, cleanup)', async () => {
+    const mock = mockClient(AthenaClient);
+    mock.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q3' });
+    mock.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    const header = (name: string) => ({ ResultSetMetadata: { ColumnInfo: [{ Name: name, Type: 'varchar' }] } });
+    mock
+      .on(GetQueryResultsCommand)
+      .resolvesOnce({ ResultSet: { ...header('_col0'), Rows: [{ Data: [{ VarCharValue: '_col0' }] }, { Data: [{ VarCharValue: '2025-01-07' }] }] } })
+      .resolvesOnce({ ResultSet: { ...header('visitor_id'), Rows: [{ Data: [{ VarCharValue: 'visitor_id' }] }, { Data: [{ VarCharValue: 'visitor-a' }] }] }, NextToken: 'n' })
+      .resolvesOnce({ ResultSet: { ...header('visitor_id'), Rows: [{ Data: [{ VarCharValue: 'visitor-b' }] }, { Data: [{}] }] } });
+    const athena = reader(new AthenaClient({}));
+    expect(await athena.firstDay('example.com')).toBe('2025-01-07');
+    const pages = [];
+    for await (const page of await athena.visitors('example.com', '2025-01-07', '2026-11-24')) pages.push(page);
+    expect(pages).toEqual([['visitor-a'], ['visitor-b']]);
+    const queries = mock.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input.QueryString);
+    expect(queries).toEqual([
+      `SELECT min(dt) FROM "footfall"."events" WHERE site = 'example.com'`,
+      `SELECT DISTINCT visitor_id FROM "footfall"."events" WHERE site = 'example.com' AND dt BETWEEN '2025-01-07' AND '2026-11-24'`,
+    ]);
+    mock.restore();
+  });
 });

@@ -15,6 +15,18 @@ export interface Account {
 /** Thrown when adding an account or site that already exists. */
 export class AlreadyExistsError extends Error {}
 
+/** A rebuild step found the SITE item in another state than the one it starts from (`docs/rebuild.md`). */
+export class GenerationConflictError extends Error {
+  constructor(
+    readonly domain: string,
+    readonly expected: string,
+    readonly site: SiteConfig,
+  ) {
+    const state = [`live generation ${site.generation ?? 0}`, site.building !== undefined ? `generation ${site.building} being built` : null, site.retired !== undefined ? `generation ${site.retired} retired, not yet deleted` : null].filter(Boolean).join(', ');
+    super(`${domain}: expected ${expected}, found ${state}`);
+  }
+}
+
 const accountKey = (id: string) => ({ [PK]: `ACCOUNT#${id}`, [SK]: 'ACCOUNT' });
 // All sites share one partition: a self-hosted install has a handful, and the
 // ingest path reads them through an in-memory cache.
@@ -145,6 +157,56 @@ export class DynamoConfigStore implements SiteDirectory {
       if (error instanceof ConditionalCheckFailedException) throw new NotFoundError(`site ${domain} does not exist`);
       throw error;
     }
+  }
+
+  /**
+   * One conditional write on the SITE item (`docs/rebuild.md`): the
+   * generation fields a rebuild moves through. Each returns the site as
+   * written, or throws GenerationConflictError when the item is not in the
+   * state the step starts from (another rebuild, a finished or abandoned one).
+   */
+  private async generationStep(domain: string, update: string, condition: string, values: Record<string, number>, expected: string): Promise<SiteConfig> {
+    try {
+      const { Attributes } = await this.conn.doc.send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: siteKey(domain),
+          UpdateExpression: update,
+          ConditionExpression: `attribute_exists(${PK}) AND ${condition}`,
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toSite(stripKeys(Attributes ?? {}));
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const site = await this.getSite(domain);
+      if (!site) throw new NotFoundError(`site ${domain} does not exist`);
+      throw new GenerationConflictError(domain, expected, site);
+    }
+  }
+
+  /** Marks `generation` as being built: refused while another one is built or a replaced one awaits deletion. */
+  beginBuilding(domain: string, generation: number): Promise<SiteConfig> {
+    return this.generationStep(domain, 'SET building = :g', 'attribute_not_exists(building) AND attribute_not_exists(retired)', { ':g': generation }, 'no rebuild running and none to clean up');
+  }
+
+  /**
+   * Makes the built generation live and the live one retired, in one write:
+   * readers read the old generation before it and the new one after.
+   */
+  switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
+    return this.generationStep(domain, 'SET retired = if_not_exists(generation, :zero), generation = :g REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation, ':zero': 0 }, `generation ${generation} being built`);
+  }
+
+  /** Gives up the generation being built: no writer writes it any more, and it is left to be deleted as `retired`. */
+  abandonBuilding(domain: string, generation: number): Promise<SiteConfig> {
+    return this.generationStep(domain, 'SET retired = :g REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation }, `generation ${generation} being built`);
+  }
+
+  /** Forgets the retired generation once its items are deleted. */
+  clearRetired(domain: string, generation: number): Promise<SiteConfig> {
+    return this.generationStep(domain, 'REMOVE retired', 'retired = :g', { ':g': generation }, `generation ${generation} retired`);
   }
 
   /**

@@ -1,27 +1,120 @@
-import { paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
 import { rollupPk } from './rollup-store.js';
-import { visitorPk, visitSk } from './visit-store.js';
-import { ROLLUP_METRICS } from '../../domain/rollup.js';
+import { visitorPk } from './visit-store.js';
+import { paymentRollupPk } from './payment-store.js';
+import { ROLLUP_METRICS, type RollupMetric } from '../../domain/rollup.js';
+import { PROVIDERS } from '../../domain/payments/facts.js';
 
 /**
- * What `rebuild` clears before deriving again: a site's visit rollups of whole
- * months and the visits that started in a time span. Payment items are kept
- * (they come from providers, not from the archive) and credited again after.
+ * Every partition of a data namespace that is not keyed by visitor: the
+ * rollups, payments, aliases, customers, payment rollups and pending credits
+ * (`docs/data-model.md`). A new item type derived for a site whose partition
+ * key is not a visitor's must be listed here, or a retired generation's copy
+ * of it is never deleted (test/rebuild/rebuild.test.ts scans the table for leftovers).
+ */
+export function namespacePartitions(ns: string): string[] {
+  return [
+    ...ROLLUP_METRICS.map((metric) => rollupPk(ns, metric)),
+    // Payment rollups exist per dimension and goal (and totals); a metric without them costs one empty Query.
+    ...['totals' as const, ...ROLLUP_METRICS.filter((m): m is Exclude<RollupMetric, 'visits'> => m !== 'visits')].map((metric) => paymentRollupPk(ns, metric as Parameters<typeof paymentRollupPk>[1])),
+    `PAY#${ns}`,
+    `CUST#${ns}`,
+    `PAYPENDING#${ns}`,
+    ...PROVIDERS.map((provider) => `PAYID#${ns}#${provider}`),
+  ];
+}
+
+/** Where a rebuild of one generation got to: the last batch whose visits and rollups are written. */
+export const rebuildCheckpointSchema = z.object({
+  generation: z.number().int().min(1),
+  /** RFC 3339: when the rebuild of this generation began. */
+  started: z.string(),
+  /** Batches of the archive sessionized so far (their sequence numbers are 1..batches). */
+  batches: z.number().int().min(0),
+  /** Events sessionized so far. */
+  events: z.number().int().min(0),
+  /** The last event sessionized (archive order: ts, then event id), or null before the first batch. */
+  after: z.object({ ts: z.number(), id: z.string() }).nullable(),
+});
+export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
+
+const stateKey = (domain: string) => ({ [PK]: `REBUILD#${domain}`, [SK]: 'STATE' });
+const checkpointKey = (domain: string, generation: number) => ({ [PK]: `REBUILD#${domain}`, [SK]: `G#${String(generation).padStart(7, '0')}` });
+
+/**
+ * What `footfall rebuild` keeps besides the generation fields of the SITE
+ * item (`docs/rebuild.md`): the highest generation number ever begun (so a
+ * number is never reused, even after an abandoned rebuild), a checkpoint per
+ * generation being built (to resume after a crash), and the deletion of a
+ * retired generation's items. Items REBUILD, one partition per site, each
+ * under 1 KB.
  */
 export class DynamoRebuildStore {
   constructor(private readonly conn: DynamoConnection) {}
 
-  private async deleteQuery(pk: string, from: string, to: string): Promise<number> {
+  /**
+   * A new generation number for the site, above every one begun before
+   * (`floor`: the site's live or retired generation). One conditional-free
+   * ADD: two concurrent rebuilds get different numbers, and the SITE item's
+   * conditional write lets only one of them build.
+   */
+  async nextGeneration(domain: string, floor: number): Promise<number> {
+    const { Attributes } = await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: stateKey(domain),
+        UpdateExpression: 'SET last_generation = if_not_exists(last_generation, :floor) + :one, #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':floor': floor, ':one': 1, ':type': 'REBUILD' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const next = Number(Attributes?.last_generation);
+    // A number below the floor was left by a state item older than the site's generations (never in practice): skip past it.
+    return next > floor ? next : this.nextGeneration(domain, floor);
+  }
+
+  /**
+   * The first site-local day with a visit in the namespace (its first daily
+   * `visits` rollup), or null: what a rebuild derives from the archive and
+   * would lose if the archive starts later. Payments do not count: they are
+   * copied, not derived from the archive. One Query, one item.
+   */
+  async firstVisitDay(ns: string): Promise<string | null> {
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
+        ExpressionAttributeValues: { ':pk': rollupPk(ns, 'visits'), ':d': 'D#' },
+        ProjectionExpression: SK,
+        Limit: 1,
+      }),
+    );
+    return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+  }
+
+  /** The checkpoint of a generation being built, or null before its first batch. */
+  async checkpoint(domain: string, generation: number): Promise<RebuildCheckpoint | null> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: checkpointKey(domain, generation), ConsistentRead: true }));
+    return Item ? rebuildCheckpointSchema.parse(Item) : null;
+  }
+
+  async saveCheckpoint(domain: string, checkpoint: RebuildCheckpoint): Promise<void> {
+    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...checkpointKey(domain, checkpoint.generation), type: 'REBUILD', ...checkpoint } }));
+  }
+
+  async deleteCheckpoint(domain: string, generation: number): Promise<void> {
+    await batchWrite(this.conn, [{ DeleteRequest: { Key: checkpointKey(domain, generation) } }]);
+  }
+
+  /** Deletes every item of a partition, page by page (1 MB Query pages, 25-item batch deletes); resolves with the count. */
+  private async deletePartition(pk: string): Promise<number> {
     let deleted = 0;
-    const query = {
-      TableName: this.conn.table,
-      KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
-      ProjectionExpression: `${PK}, ${SK}`,
-    };
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: `${PK}, ${SK}` };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       const keys = page.Items ?? [];
       await batchWrite(this.conn, keys.map((Key) => ({ DeleteRequest: { Key } })));
@@ -30,20 +123,37 @@ export class DynamoRebuildStore {
     return deleted;
   }
 
-  /** Deletes every visit rollup of the months `fromMonth`..`toMonth` (`YYYY-MM`): hourly, daily and monthly. */
-  async deleteRollups(site: string, fromMonth: string, toMonth: string): Promise<number> {
-    let deleted = 0;
-    for (const metric of ROLLUP_METRICS) {
-      deleted += await this.deleteQuery(rollupPk(site, metric), `D#${fromMonth}-01#`, `D#${toMonth}-31#~`);
-      deleted += await this.deleteQuery(rollupPk(site, metric), `M#${fromMonth}#`, `M#${toMonth}#~`);
+  /**
+   * The visitors with a VISITOR_PAYMENT copy in the namespace: the `visitor`
+   * of its PAYMENT items (a payment's visitor may have no event in the archive).
+   */
+  async paymentVisitors(ns: string): Promise<string[]> {
+    const visitors = new Set<string>();
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PAY#${ns}` }, ProjectionExpression: 'visitor' };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      for (const item of page.Items ?? []) if (typeof item.visitor === 'string') visitors.add(item.visitor);
     }
-    // Hourly items exist for `visits` only (lambdas/domain/rollup.ts).
-    deleted += await this.deleteQuery(rollupPk(site, 'visits'), `H#${fromMonth}-01T`, `H#${toMonth}-31T~`);
-    return deleted;
+    return [...visitors];
   }
 
-  /** Deletes a visitor's visits that started in `fromMs`..`toMs` (their payments stay). */
-  async deleteVisits(site: string, visitorId: string, fromMs: number, toMs: number): Promise<number> {
-    return this.deleteQuery(visitorPk(site, visitorId), visitSk(fromMs, ''), `${visitSk(toMs, '')}~`);
+  /**
+   * Deletes every item of the data namespace `ns`: the partitions of
+   * `namespacePartitions`, and the visit partitions of `visitors` (pages of
+   * visitor ids: everyone with an archived event, plus `paymentVisitors`).
+   * A visitor met twice costs one more empty Query, so pages need not be
+   * distinct from each other. Safe to repeat after a crash.
+   * @returns items deleted
+   */
+  async deleteNamespace(ns: string, visitors: AsyncIterable<readonly string[]>, onProgress?: (deleted: number) => void | Promise<void>): Promise<number> {
+    let deleted = 0;
+    for await (const page of visitors) {
+      for (const visitor of new Set(page)) deleted += await this.deletePartition(visitorPk(ns, visitor));
+      await onProgress?.(deleted);
+    }
+    for (const pk of namespacePartitions(ns)) {
+      deleted += await this.deletePartition(pk);
+      await onProgress?.(deleted);
+    }
+    return deleted;
   }
 }
