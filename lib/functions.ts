@@ -72,7 +72,7 @@ export interface FunctionSpec {
 }
 
 /** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
-export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'PR#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
+export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'RT#*', 'PR#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
 
 /**
  * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
@@ -148,7 +148,7 @@ export const FUNCTIONS = {
     table: 'readwrite',
     // Settling payments again after their visitors' visits (issue 16.2) reads FX rates and writes payment items.
     readPartitions: ['SITES', 'FX'],
-    writePartitions: ['R#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
+    writePartitions: ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.

@@ -1,3 +1,4 @@
+import { DynamoRealtimeStore } from '../lambdas/adapters/dynamo/realtime-store.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
@@ -28,6 +29,7 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
+    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: true }), clock },
     markers: new DynamoBatchMarkers(dynamo),
     recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
   });
@@ -38,8 +40,8 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
 }
 
 /** A poller feeding the sessionizer from the local stream in `streamDir`. */
-export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, onError?: (e: unknown) => void): LocalStreamPoller {
-  return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo), { batchSize: 1000, onError });
+export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, onError?: (e: unknown) => void, clock: () => number = Date.now): LocalStreamPoller {
+  return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo, clock), { batchSize: 1000, onError });
 }
 
 /**

@@ -177,7 +177,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const sweep = setInterval(() => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)), 60_000);
   sweep.unref();
   const paths = localPaths(dataDir);
-  const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error));
+  const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error), clock);
   const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
   const scheduled = createScheduledHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config });

@@ -1,6 +1,7 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
+import { DynamoRealtimeStore } from '../adapters/dynamo/realtime-store.js';
 import { DynamoBatchMarkers } from '../adapters/dynamo/batch-marker-store.js';
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
@@ -20,6 +21,7 @@ export const handler = createSessionizeHandler({
   sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
   visits: new DynamoVisitStore(dynamo),
   rollups: new DynamoRollupStore(dynamo),
+  realtime: { store: new DynamoRealtimeStore(dynamo), clock: Date.now },
   markers: new DynamoBatchMarkers(dynamo),
   recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
 });

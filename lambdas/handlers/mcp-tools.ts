@@ -11,6 +11,8 @@ import {
   breakdownParams,
   breakdownResponse,
   goalsParams,
+  realtimeParams,
+  realtimeResponse,
   goalsResponse,
   overviewResponse,
   paymentsParams,
@@ -23,7 +25,7 @@ import {
   timeseriesResponse,
 } from '../domain/reports/schemas.js';
 import { INTERVAL_MAX_DAYS } from '../domain/reports/timeseries.js';
-import { breakdown, goals, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdown, goals, realtime, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 
 /**
  * The MCP tools (spec §4.5): the report use cases of `/api/v1`, called the
@@ -92,6 +94,7 @@ export const TOOL_INPUTS = {
     goal: goalsParams.shape.goal.describe('Only this goal. "Outbound Link: Click" gives one row per clicked link URL. Leave out for one row per goal name.'),
     limit: goalsParams.shape.limit.describe(`Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`),
   }),
+  get_realtime: z.object({ site, limit: realtimeParams.shape.limit.describe('Most pages and referrers to return, 1 to 100 (default 10).') }),
   get_retention: z.object({ site, ...rangeFields }),
   list_payments: z.object({
     site,
@@ -158,6 +161,14 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
       'Pass goal="Outbound Link: Click" to see which links were clicked. Most revenue first.',
     output: goalsResponse,
     run: async (deps, account, args, site) => goals(deps, account, await site(), args, args.goal ?? null, args.limit),
+  },
+  get_realtime: {
+    title: 'Current visitors',
+    description:
+      'Visitors on the site right now: distinct visitors with an event in the last 5 minutes, the pages they viewed and the referrers of their visits, most visitors first. ' +
+      'Counted once the sessionizer has processed their events, so it can lag by its batching window (seconds). No date range.',
+    output: realtimeResponse,
+    run: async (deps, account, args, site) => realtime(deps, account, await site(), args.limit),
   },
   get_retention: {
     title: 'Retention and lifetime value',

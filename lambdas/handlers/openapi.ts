@@ -7,6 +7,8 @@ import {
   goalRowSchema,
   errorResponse,
   goalsParams,
+  realtimeParams,
+  realtimeResponse,
   goalsResponse,
   overviewResponse,
   paymentsParams,
@@ -97,6 +99,14 @@ export function openApiDocument(): unknown {
           responses: okOrCsv('Goals', csvColumns(goalRowSchema).join(', ')),
         },
       },
+      '/api/v1/sites/{domain}/realtime': {
+        get: {
+          summary: 'Current visitors (an event in the last 5 minutes), their pages and referrers; as late as the sessionizer\'s batching window',
+          operationId: 'getRealtime',
+          parameters: parameters(realtimeParams, [domain]),
+          responses: ok('Realtime'),
+        },
+      },
       '/api/v1/sites/{domain}/payments': { get: { summary: 'Payments, newest first', operationId: 'listPayments', parameters: parameters(paymentsParams, [domain]), responses: okOrCsv('Payments', csvColumns(paymentRowSchema).join(', ')) } },
       '/api/v1/sites/{domain}/retention': {
         get: { summary: 'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn', operationId: 'getRetention', parameters: parameters(rangeParams, [domain]), responses: ok('Retention') },
@@ -121,6 +131,7 @@ export function openApiDocument(): unknown {
         Timeseries: z.toJSONSchema(timeseriesResponse),
         Breakdown: z.toJSONSchema(breakdownResponse),
         Goals: z.toJSONSchema(goalsResponse),
+        Realtime: z.toJSONSchema(realtimeResponse),
         Payments: z.toJSONSchema(paymentsResponse),
         Retention: z.toJSONSchema(retentionResponse),
         Timeline: z.toJSONSchema(timelineResponse),

@@ -3,10 +3,10 @@ import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/e
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
 import * as z from 'zod';
-import { breakdownParams, breakdownRowSchema, dimensionParam, goalRowSchema, goalsParams, paymentRowSchema, paymentsParams, rangeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import { breakdownParams, breakdownRowSchema, dimensionParam, goalRowSchema, goalsParams, paymentRowSchema, paymentsParams, rangeParams, realtimeParams, timeseriesParams } from '../domain/reports/schemas.js';
 import { formatParam, toCsv } from '../domain/reports/csv.js';
 import type { DateRange } from '../domain/range.js';
-import { breakdown, goals, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import { breakdown, goals, listPayments, listSites, overview, realtime, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -129,6 +129,7 @@ const ROUTES: Route[] = [
     },
     csv: { rows: goalRowSchema, filename: (b) => safe(`${b.site}-goals${b.goal ? `-${String(b.goal)}` : ''}-${span(b.range)}.csv`) },
   },
+  { pattern: /^\/api\/v1\/sites\/([^/]+)\/realtime\/?$/, run: (deps, account, [domain], q) => realtime(deps, account, domain ?? '', parseQuery(realtimeParams, q).limit) },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/, run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
   { pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/, run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? '') },
 ];

@@ -7,6 +7,7 @@ import { periodSpans } from '../domain/reports/periods.js';
 import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
 import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
 import { goalRows, type GoalRow } from '../domain/reports/goals.js';
+import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../domain/realtime.js';
 import { countVisitors, unionSketches } from '../domain/visitor-sketch.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
@@ -87,6 +88,19 @@ export async function goals(deps: ReportDeps, account: string, domain: string, q
   const visitors = countVisitors(unionSketches(visits.map((v) => v.sketch)));
   const { total, rows } = goalRows({ items, payments, visitors }, goal, limit);
   return { site: site.domain, range, goal, visitors, total, rows };
+}
+
+/**
+ * `GET /api/v1/sites/{domain}/realtime` (`docs/api.md`, "Realtime"): the
+ * visitors with an event in the last 5 minutes and their pages and
+ * referrers, from the realtime items the sessionizer wrote in the last 6 UTC
+ * minutes (one Query).
+ */
+export async function realtime(deps: ReportDeps, account: string, domain: string, limit: number): Promise<{ site: string; as_of: string; window_seconds: number } & RealtimeReport> {
+  const site = await siteOf(deps, account, domain);
+  const now = deps.clock();
+  const slices = await deps.store.realtime(namespaceOf(site), now - REALTIME_WINDOW_MS);
+  return { site: site.domain, as_of: new Date(now).toISOString(), window_seconds: REALTIME_WINDOW_MS / 1000, ...realtimeReport(slices, now, limit) };
 }
 
 /**

@@ -3,6 +3,7 @@ import { VISIT_GAP_MS, buildVisits, sameVisit, visitEventOf, type Visit } from '
 import { RollupDeltas } from '../domain/rollup.js';
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import type { RollupStore, SiteDirectory, StreamCheckpoint, VisitStore } from '../ports.js';
+import { realtimeSlices, type RealtimeSlice } from '../domain/realtime.js';
 
 export interface SessionizeDeps {
   sites: SiteDirectory;
@@ -17,6 +18,12 @@ export interface SessionizeDeps {
    * builds once at its end.
    */
   recredit?: (site: SiteConfig, visitorIds: readonly string[]) => Promise<number>;
+  /**
+   * Where the realtime slices of the batch's recent events go (step 6,
+   * `docs/api.md` "Realtime"), and the clock that says what is recent.
+   * Absent in `rebuild`: history is never current.
+   */
+  realtime?: { store: { write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> }; clock: () => number };
 }
 
 /** A stream record as the sessionizer needs it: its position and its data (the enriched event as JSON). */
@@ -37,6 +44,8 @@ export interface SessionizeOutcome {
   rollupItems: number;
   /** Payments credited again because visits of their visitor were written (step 5). */
   recredited: number;
+  /** Site-minutes of recent events written for realtime (step 6). */
+  realtimeItems: number;
 }
 
 /** The visits a visitor's new events change: the old ones they touch, and what replaces them. */
@@ -79,7 +88,11 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * 3. apply every rollup delta, each conditioned on the shard's checkpoint;
  * 4. only then write the visits, which are what step 2 reads;
  * 5. credit again the payments of every visitor of the batch (`deps.recredit`),
- *    so a visit arriving after its payment changes the payment's credit.
+ *    so a visit arriving after its payment changes the payment's credit;
+ * 6. write the realtime slices of the batch's recent events (`deps.realtime`):
+ *    one item per site-minute, keyed by the checkpoint, so a retry overwrites
+ *    them with the same content (the clock decides what is recent, so a retry
+ *    much later may write fewer).
  *
  * A crash anywhere and a retry of the same batch give the same end state:
  * before step 4 the retry computes the same deltas and the items already
@@ -92,7 +105,7 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * @throws on storage errors; the caller reports the whole batch as failed
  */
 export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCheckpoint, records: readonly SessionizeRecord[]): Promise<SessionizeOutcome> {
-  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0, recredited: 0 };
+  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0, recredited: 0, realtimeItems: 0 };
   const byVisitor = new Map<string, TrackedEvent[]>();
   for (const record of records) {
     let event: TrackedEvent;
@@ -117,6 +130,7 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
 
   const deltas = new RollupDeltas();
   const changes: VisitorChange[] = [];
+  const recent: Array<{ site: string; events: readonly TrackedEvent[]; visits: readonly Visit[] }> = [];
   const groups = [...byVisitor.values()];
   // One unit of work per visitor and generation written (two while a rebuild builds one).
   const work = groups.flatMap((events) => {
@@ -143,6 +157,9 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
     for (const v of change.after) deltas.addVisit(v, target.timezone, 1);
     for (const e of events) deltas.addActivity(ns, e.visitor_id, e.ts, target.timezone);
     changes.push(change);
+    // Realtime is read from the live generation only.
+    const site = sites.get(first.site) as SiteConfig;
+    if (deps.realtime && ns === namespaceOf(site)) recent.push({ site: ns, events, visits: change.after });
   });
   outcome.visitors = groups.length;
 
@@ -166,6 +183,11 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
       else visitorsBySite.set(first.site, [first.visitor_id]);
     }
     for (const [domain, visitors] of visitorsBySite) outcome.recredited += await deps.recredit(sites.get(domain) as SiteConfig, visitors);
+  }
+  if (deps.realtime) {
+    const slices = realtimeSlices(recent, deps.realtime.clock());
+    await deps.realtime.store.write(slices, checkpoint);
+    outcome.realtimeItems = slices.length;
   }
   return outcome;
 }

@@ -54,7 +54,7 @@ describe('least privilege on the table, per function (context app=true)', () => 
   it.each([
     ['event', ['SITES', 'SALT'], ['SALT']],
     // Its last step credits again the payments of the visitors it wrote (issue 16.2): payment items and FX rates.
-    ['sessionize', ['SITES', 'FX', 'R#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS]],
+    ['sessionize', ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS]],
     ['report', [...REPORT_READ_PARTITIONS], []],
     ['mcp', [...REPORT_READ_PARTITIONS], []],
     ['webhook', ['SITES', 'PROVIDER#*', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'], [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*']],

@@ -19,7 +19,7 @@ import { SITE, scenarioService } from '../reports/scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
 
-const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_goals', 'get_retention', 'list_payments', 'get_visitor_timeline'];
+const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_goals', 'get_realtime', 'get_retention', 'list_payments', 'get_visitor_timeline'];
 const MARCH = { from: '2026-03-01', to: '2026-03-31' };
 const INIT = {
   jsonrpc: '2.0',
@@ -129,6 +129,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_breakdown', { site: SITE, dimension: 'country', range: 'all' }, '/api/v1/sites/shop.test/breakdown/country?range=all'],
     ['get_goals', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/goals?from=2026-03-01&to=2026-03-31'],
     ['get_goals', { site: SITE, range: '90d', goal: 'Outbound Link: Click', limit: 5 }, '/api/v1/sites/shop.test/goals?range=90d&goal=Outbound%20Link%3A%20Click&limit=5'],
+    ['get_realtime', { site: SITE, limit: 3 }, '/api/v1/sites/shop.test/realtime?limit=3'],
     ['get_retention', { site: SITE, range: '90d' }, '/api/v1/sites/shop.test/retention?range=90d'],
     ['list_payments', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31'],
     ['list_payments', { site: SITE, range: '90d', filter: 'attributed', limit: 1, offset: 1 }, '/api/v1/sites/shop.test/payments?range=90d&filter=attributed&limit=1&offset=1'],

@@ -6,6 +6,8 @@ import { assembleVisits, visitorPk } from './visit-store.js';
 import { paymentRollupPk } from './payment-store.js';
 import { rollupPk } from './rollup-store.js';
 import { batchGet } from './batch.js';
+import { DynamoRealtimeStore } from './realtime-store.js';
+import type { RealtimeSlice } from '../../domain/realtime.js';
 import type { PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
@@ -62,6 +64,11 @@ export class DynamoReportStore {
   async dimensionEntries(site: string, dimension: PaymentDimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, DimensionEntry>>> {
     const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, dimension, s.granularity, s.from, s.to, this.cost)));
     return reads.flat().map((r) => r.entries as Record<string, DimensionEntry>);
+  }
+
+  /** The realtime slices of a site from the minute of `sinceMs` on (`docs/api.md`, "Realtime"). */
+  async realtime(site: string, sinceMs: number): Promise<RealtimeSlice[]> {
+    return new DynamoRealtimeStore(this.conn).read(site, sinceMs, this.cost);
   }
 
   /** The first local day with a visit or a payment, or null (the start of range `all`). */

@@ -105,6 +105,18 @@ export const breakdownRowSchema = z.object({
 });
 export const breakdownResponse = z.object({ site: z.string(), range: rangeSchema, dimension: dimensionParam, total: z.number().int(), rows: z.array(breakdownRowSchema) });
 
+/** Realtime `limit`: rows of pages and of referrers, default 10, at most 100. */
+export const REALTIME_LIMIT = { default: 10, max: 100 } as const;
+export const realtimeParams = z.object({ limit: limitOf(REALTIME_LIMIT.max, REALTIME_LIMIT.default) });
+export const realtimeResponse = z.object({
+  site: z.string(),
+  as_of: z.string().describe('RFC 3339, UTC: the time the answer was computed'),
+  window_seconds: z.number().int().describe('Visitors are current while their last event is at most this old (300)'),
+  visitors: z.number().int().describe('Distinct visitors with an event in the window, as far as the sessionizer has processed them (docs/api.md "Realtime": up to its batching window late)'),
+  pages: z.array(z.object({ page: z.string(), visitors: z.number().int().describe('Current visitors who viewed it in the window') })).describe('Most visitors first'),
+  referrers: z.array(z.object({ referrer: z.string().nullable().describe('Referring host of their visit; null for none (Direct)'), visitors: z.number().int() })).describe('Most visitors first'),
+});
+
 export const goalRowSchema = z.object({
   goal: z.string().describe('The goal name; `(other goals)` on the row of goal names beyond the per-period cap (docs/data-model.md)'),
   link: z.string().nullable().describe('The link URL of an `Outbound Link: Click` row (with `goal=Outbound Link: Click`); null on a goal\'s row'),
