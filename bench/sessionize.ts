@@ -12,6 +12,7 @@ import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
 import { toKinesisEvent } from '../local/kinesis-event.js';
 import { toSequenceNumber } from '../lambdas/adapters/local-stream.js';
 import { trafficStream } from './traffic.js';
+import { STREAM_CONSUMER_DEFAULTS } from '../lib/lambda-defaults.js';
 import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
@@ -264,25 +265,40 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   return results;
 }
 
-/** The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month. */
+/** The batch the default stack's event source mapping delivers at a traffic level on one shard: the window's events, at most the batch size. */
+export function defaultBatch(eventsPerMonth: number): number {
+  const window = STREAM_CONSUMER_DEFAULTS.maxBatchingWindow.toSeconds();
+  return Math.max(1, Math.min(STREAM_CONSUMER_DEFAULTS.batchSize, Math.round((eventsPerMonth / MONTH_S) * window)));
+}
+
+/**
+ * The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,
+ * then the default stack's batching (`defaultBatch`) at 1M, 10M and 100M events a month. Each
+ * traffic level is warmed up with at most an hour or 10,000 events, whichever is less.
+ */
 export async function benchSessionizeCost(): Promise<Figure[]> {
-  const eventsPerMonth = Number(process.env.FOOTFALL_BENCH_SESSIONIZE_RATE ?? 10_000_000);
-  const costs = await sessionizeCost({
-    eventsPerMonth,
-    batchSizes: (process.env.FOOTFALL_BENCH_BATCH_SIZES ?? '5,20,100,500').split(',').map(Number),
-    measureEvents: Number(process.env.FOOTFALL_BENCH_SESSIONIZE_EVENTS ?? 2_000),
-    warmupHours: Number(process.env.FOOTFALL_BENCH_WARMUP_HOURS ?? 1),
-  });
-  const perSecond = eventsPerMonth / MONTH_S;
+  const env = process.env;
+  const measureEvents = Number(env.FOOTFALL_BENCH_SESSIONIZE_EVENTS ?? 2_000);
+  const warmup = (eventsPerMonth: number) => Math.min(Number(env.FOOTFALL_BENCH_WARMUP_HOURS ?? 1), 10_000 / ((eventsPerMonth / MONTH_S) * 3600));
+  const sizes = (env.FOOTFALL_BENCH_BATCH_SIZES ?? '500,100,20,5').split(',').map(Number);
   const figures: Figure[] = [];
-  for (const c of costs) {
-    const label = `batch ${c.batchSize} (${(c.batchSize / perSecond).toFixed(1)} s of one shard at ${eventsPerMonth / 1e6}M events/month)`;
+  const add = (eventsPerMonth: number, c: SessionizeCost, role: string) => {
+    const label = `${role}batch ${c.batchSize} (${(c.batchSize / (eventsPerMonth / MONTH_S)).toFixed(1)} s of one shard at ${eventsPerMonth / 1e6}M events/month)`;
+    const detail = (key: 'wru' | 'rru' | 'requests') => Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v[key]]));
     figures.push(
-      { section: 'sessionize', name: `${label}: WRU per 1,000 events`, value: c.wru, unit: 'WRU', target: '≤ 500', detail: Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v.wru])) },
-      { section: 'sessionize', name: `${label}: RRU per 1,000 events`, value: c.rru, unit: 'RRU', target: '≤ 500', detail: Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v.rru])) },
-      { section: 'sessionize', name: `${label}: requests per 1,000 events`, value: c.requests, unit: 'requests', detail: Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v.requests])) },
+      { section: 'sessionize', name: `${label}: WRU per 1,000 events`, value: c.wru, unit: 'WRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('wru') },
+      { section: 'sessionize', name: `${label}: RRU per 1,000 events`, value: c.rru, unit: 'RRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('rru') },
+      { section: 'sessionize', name: `${label}: requests per 1,000 events`, value: c.requests, unit: 'requests', detail: detail('requests') },
       { section: 'sessionize', name: `${label}: into dynalite`, value: c.eventsPerSecond, unit: 'events/s' },
     );
+  };
+  const levels = env.FOOTFALL_BENCH_SESSIONIZE_RATE ? [Number(env.FOOTFALL_BENCH_SESSIONIZE_RATE)] : TRAFFIC_LEVELS;
+  for (const eventsPerMonth of levels) {
+    const chosen = defaultBatch(eventsPerMonth);
+    const table = eventsPerMonth === 10_000_000 ? sizes : [];
+    const batchSizes = [...new Set([...table, chosen])].sort((x, y) => y - x);
+    const costs = await sessionizeCost({ eventsPerMonth, batchSizes, measureEvents: Math.max(measureEvents, 2 * chosen), warmupHours: warmup(eventsPerMonth) });
+    for (const c of costs) add(eventsPerMonth, c, c.batchSize === chosen ? 'default stack, ' : '');
   }
   return figures;
 }

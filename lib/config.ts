@@ -9,8 +9,12 @@ import type { Construct } from 'constructs';
 export interface FootfallConfig {
   /** App mode: the report API and MCP (DESIGN.md "App mode"). */
   app: boolean;
-  /** Kinesis shards; undefined = on-demand capacity mode. */
-  shards: number | undefined;
+  /**
+   * Kinesis capacity: a number of provisioned shards (default 1), or `on-demand`. One shard takes
+   * 1,000 records/s; it is the cheaper mode below about 2.6 billion events a month and gives the
+   * sessionizer all of a site's events in one batch (`docs/cost.md`, "Batching").
+   */
+  shards: number | 'on-demand';
   /** Days the raw Parquet events are kept on S3; 0 = forever. */
   rawRetentionDays: number;
   /** DynamoDB deletion protection. */
@@ -34,7 +38,7 @@ export interface FootfallConfig {
 /** The context keys read by `readConfig`, with their defaults. */
 export const CONFIG_DEFAULTS = {
   app: false,
-  shards: undefined,
+  shards: 1,
   rawRetentionDays: 730,
   deletionProtection: true,
   throttleRate: 1000,
@@ -54,7 +58,7 @@ const whole = z.union([z.number(), z.string().regex(/^\d+$/, 'a whole number').t
 
 const schema = z.object({
   app: flag.default(CONFIG_DEFAULTS.app),
-  shards: whole.pipe(z.number().min(1).max(500)).optional(),
+  shards: z.union([z.literal('on-demand'), whole.pipe(z.number().min(1).max(500))]).default(CONFIG_DEFAULTS.shards),
   rawRetentionDays: whole.pipe(z.number().min(0)).default(CONFIG_DEFAULTS.rawRetentionDays),
   deletionProtection: flag.default(CONFIG_DEFAULTS.deletionProtection),
   throttleRate: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.throttleRate),
@@ -80,7 +84,7 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  return { ...result.data, shards: result.data.shards, geoDatabase: result.data.geoDatabase };
+  return { ...result.data, geoDatabase: result.data.geoDatabase };
 }
 
 /** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */

@@ -70,7 +70,7 @@ export class FootfallStack extends Stack {
     });
 
     this.stream = new kinesis.Stream(this, 'Events', {
-      ...(config.shards === undefined
+      ...(config.shards === 'on-demand'
         ? { streamMode: kinesis.StreamMode.ON_DEMAND }
         : { streamMode: kinesis.StreamMode.PROVISIONED, shardCount: config.shards }),
       encryption: kinesis.StreamEncryption.MANAGED,

@@ -81,10 +81,17 @@ export const STREAM_ACTIONS = {
 } as const;
 export type StreamAccess = keyof typeof STREAM_ACTIONS;
 
-/** How a consumer reads the event stream (Kinesis event source mapping). */
+/**
+ * How a consumer reads the event stream (Kinesis event source mapping). The sessionizer's DynamoDB
+ * cost per event falls as its batches grow (rollup items are written once per batch, whatever the
+ * number of events in them), so the window is long and the batch size caps the work of one
+ * invocation: a 60 s window gives batches of about 23 events at 1M events a month on one shard,
+ * 230 at 10M and 2,000 (the cap, every ~50 s) at 100M; dashboards lag by up to the window. Measured
+ * cost per batch size and the choice: `docs/cost.md`, "Batching" (`npm run bench -- --only sessionize`).
+ */
 export const STREAM_CONSUMER_DEFAULTS = {
-  batchSize: 500,
-  maxBatchingWindow: Duration.seconds(5),
+  batchSize: 2000,
+  maxBatchingWindow: Duration.seconds(60),
   retryAttempts: 10,
 } as const;
 

@@ -8,10 +8,10 @@ import { FUNCTIONS, deployedFunctions, type FunctionSpec } from '../../lib/funct
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('stack configuration from CDK context', () => {
-  it('defaults when nothing is set: ingestion only, on-demand stream, data protected', () => {
+  it('defaults when nothing is set: ingestion only, one provisioned shard, data protected', () => {
     expect(parseConfig({})).toEqual({
       app: false,
-      shards: undefined,
+      shards: 1,
       rawRetentionDays: 730,
       deletionProtection: true,
       throttleRate: 1000,
@@ -41,6 +41,10 @@ describe('stack configuration from CDK context', () => {
     [{ geoDatabase: 'GeoLite2-Country.tar.gz' }, 'geoDatabase'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
+  });
+
+  it('takes on-demand capacity instead of shards', () => {
+    expect(parseConfig({ shards: 'on-demand' })).toMatchObject({ shards: 'on-demand' });
   });
 
   it('reads the context of an app', () => {

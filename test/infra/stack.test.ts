@@ -171,10 +171,17 @@ describe('HTTP API', () => {
 });
 
 describe('Kinesis', () => {
-  it('is on-demand and encrypted with the AWS managed key by default', () => {
+  it('is one provisioned shard, encrypted with the AWS managed key, by default', () => {
     main.template.hasResourceProperties('AWS::Kinesis::Stream', {
-      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
+      StreamModeDetails: { StreamMode: 'PROVISIONED' },
+      ShardCount: 1,
       StreamEncryption: { EncryptionType: 'KMS', KeyId: 'alias/aws/kinesis' },
+    });
+  });
+
+  it('is on-demand when shards=on-demand', () => {
+    synth({ config: { shards: 'on-demand' }, bundle: false }).template.hasResourceProperties('AWS::Kinesis::Stream', {
+      StreamModeDetails: { StreamMode: 'ON_DEMAND' },
       ShardCount: Match.absent(),
     });
   });
@@ -196,8 +203,8 @@ describe('Kinesis', () => {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Events'), 'Arn'] },
       FunctionName: { Ref: Match.stringLikeRegexp('^sessionize') },
       StartingPosition: 'TRIM_HORIZON',
-      BatchSize: 500,
-      MaximumBatchingWindowInSeconds: 5,
+      BatchSize: 2000,
+      MaximumBatchingWindowInSeconds: 60,
       BisectBatchOnFunctionError: true,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       MaximumRetryAttempts: 10,
