@@ -180,10 +180,11 @@ export const FUNCTIONS = {
   },
   scheduled: {
     entry: 'lambdas/entry/scheduled.ts',
-    description: 'Re-credits payments that arrived before their visits',
+    description: 'Folds pending rollup deltas into rollups; re-credits payments that arrived before their visits',
     table: 'readwrite',
     readPartitions: ['SITES', 'FX'],
-    writePartitions: PAYMENT_WRITE_PARTITIONS,
+    // R#: the rollups and their delta log (docs/data-model.md, "Rollups: a delta log, compacted").
+    writePartitions: ['R#*', ...PAYMENT_WRITE_PARTITIONS],
     everyMinutes: 5,
     timeoutSeconds: 120,
   },

@@ -6,6 +6,7 @@ import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapte
 import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoSaltStore } from '../lambdas/adapters/dynamo/salt-store.js';
+import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
 import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
@@ -67,8 +68,8 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
-  /** Runs the scheduled work (re-crediting pending payments) now. */
-  scheduled(): Promise<{ sites: number; recredited: number }>;
+  /** Runs the scheduled work (rollup compaction, re-crediting pending payments) now. */
+  scheduled(): Promise<{ sites: number; recredited: number; compacted: number }>;
   close(): Promise<void>;
 }
 
@@ -180,7 +181,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error), clock);
   const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
-  const scheduled = createScheduledHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config });
+  const scheduled = createScheduledHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, rollups: new DynamoRollupStore(dynamo) });
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
     sessionizer.start(interval);

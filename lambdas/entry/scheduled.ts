@@ -1,5 +1,6 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
 import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
 import { createScheduledHandler } from '../handlers/scheduled.js';
 import { createTelemetry } from '../observability/telemetry.js';
@@ -12,4 +13,5 @@ export const handler = createScheduledHandler({
   ...createTelemetry('scheduled'),
   ...dynamoPaymentDeps(dynamo),
   sites: new DynamoConfigStore(dynamo),
+  rollups: new DynamoRollupStore(dynamo),
 });

@@ -1,23 +1,37 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SiteConfig } from '../domain/site.js';
+import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import { recreditPending, type PaymentDeps } from '../services/payments.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
 export interface ScheduledDeps extends PaymentDeps, Telemetry {
   sites: { listSites(): Promise<SiteConfig[]> };
+  /** Folds a site namespace's pending rollup deltas into its rollups (`DynamoRollupStore.compact`). */
+  rollups: { compact(site: string): Promise<{ parts: number; items: number }> };
 }
 
 /**
- * The periodic work (EventBridge schedule; a timer locally): credits again
- * the payments that arrived before their visits were sessionized (webhooks are
- * faster than the stream). Visits need no closing pass: a visit is stored as
- * it grows, and its exit step is derived when read (`docs/data-model.md`).
+ * The periodic work (EventBridge schedule every 5 minutes; a timer locally):
+ * folds each site's pending rollup deltas into its rollups (every generation
+ * being written: `writeTargets`), so each rollup item is rewritten once per
+ * run instead of once per batch (`docs/data-model.md`, "Rollups: a delta log,
+ * compacted"); and credits again the payments that arrived before their
+ * visits were sessionized (webhooks are faster than the stream). Visits need
+ * no closing pass: a visit is stored as it grows, and its exit step is
+ * derived when read. A site that fails is logged and tried again next run.
  */
-export function createScheduledHandler(deps: ScheduledDeps): () => Promise<{ sites: number; recredited: number }> {
+export function createScheduledHandler(deps: ScheduledDeps): () => Promise<{ sites: number; recredited: number; compacted: number }> {
   return async () => {
     let recredited = 0;
+    let compacted = 0;
     const sites = await deps.sites.listSites();
     for (const site of sites) {
+      for (const target of writeTargets(site)) {
+        try {
+          compacted += (await deps.rollups.compact(namespaceOf(target))).parts;
+        } catch (error) {
+          deps.logger.error('rollup compaction failed; the next run tries again', { site: namespaceOf(target), error: error as Error });
+        }
+      }
       try {
         recredited += await recreditPending(deps, site);
       } catch (error) {
@@ -25,7 +39,8 @@ export function createScheduledHandler(deps: ScheduledDeps): () => Promise<{ sit
       }
     }
     deps.metrics.addMetric('RecreditedPayments', MetricUnit.Count, recredited);
+    deps.metrics.addMetric('CompactedRollupDeltas', MetricUnit.Count, compacted);
     deps.metrics.publishStoredMetrics();
-    return { sites: sites.length, recredited };
+    return { sites: sites.length, recredited, compacted };
   };
 }

@@ -58,7 +58,8 @@ describe('least privilege on the table, per function (context app=true)', () => 
     ['report', [...REPORT_READ_PARTITIONS], []],
     ['mcp', [...REPORT_READ_PARTITIONS], []],
     ['webhook', ['SITES', 'PROVIDER#*', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'], [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*']],
-    ['scheduled', ['SITES', 'FX', ...PAYMENT_WRITE_PARTITIONS], [...PAYMENT_WRITE_PARTITIONS]],
+    // R#: rollups and their delta log, which the scheduled run compacts.
+    ['scheduled', ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', ...PAYMENT_WRITE_PARTITIONS]],
   ])('%s reads and writes only its own partitions', (name, read, write) => {
     const a = access(name);
     expect(a.readActions).toEqual(READ);

@@ -46,8 +46,13 @@ describe('writes while a rebuild builds a generation', () => {
     const outcome = await sessionizeBatch(deps, { shard: 's', sequence: '1' }, batch.map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })));
     expect(outcome).toMatchObject({ events: 3, visitors: 2, visitsWritten: 4 });
     const live = await itemsOf('example.com');
-    expect(live.length).toBeGreaterThan(4);
+    expect(live.map((i) => i.type).sort()).toEqual(['ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'VISIT', 'VISIT']);
     expect(await itemsOf('example.com~1')).toEqual(live);
+    // Folded into rollup items, the two generations still match.
+    for (const ns of ['example.com', 'example.com~1']) await deps.rollups.compact(ns);
+    const compacted = await itemsOf('example.com');
+    expect(compacted.filter((i) => i.type === 'ROLLUP').length).toBeGreaterThan(4);
+    expect(await itemsOf('example.com~1')).toEqual(compacted);
   });
 
   it('a webhook\'s payment is stored and credited in both generations, against each one\'s visits', async () => {

@@ -46,19 +46,26 @@ async function runBatch(conn: DynamoConnection, index: number) {
   await sessionizeBatch(deps, { shard: 'shard-1', sequence }, batch.map((ev) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(ev)) })));
 }
 
+/** Every batch once, without faults, counting each batch's writes (its crash points). */
+async function cleanRun() {
+  const clean = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]);
+  const writesPerBatch: number[] = [];
+  for (let i = 0; i < BATCHES.length; i++) {
+    const counter = crashAt(clean.conn, Number.POSITIVE_INFINITY);
+    await runBatch(clean.conn, i);
+    writesPerBatch.push(counter.writes());
+    counter.disarm();
+  }
+  return { clean, writesPerBatch };
+}
+
 describe('sessionizer fault injection: a crash at any write point, then a retry, ends as a clean run', () => {
   it('matches the clean run item for item, for every write point of every batch', async () => {
-    const clean = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]);
-    const writesPerBatch: number[] = [];
-    for (let i = 0; i < BATCHES.length; i++) {
-      const counter = crashAt(clean.conn, Number.POSITIVE_INFINITY);
-      await runBatch(clean.conn, i);
-      writesPerBatch.push(counter.writes());
-      counter.disarm();
-    }
+    const { clean, writesPerBatch } = await cleanRun();
     const expected = await scanAll(clean.conn, ['created']);
     await clean.close();
-    expect(writesPerBatch.every((n) => n > 5)).toBe(true);
+    // A delta part, the shard's log state, the visits: each a crash point.
+    expect(writesPerBatch.every((n) => n >= 3)).toBe(true);
 
     let scenarios = 0;
     for (let i = 0; i < BATCHES.length; i++) {
@@ -78,4 +85,53 @@ describe('sessionizer fault injection: a crash at any write point, then a retry,
     }
     expect(scenarios).toBe(writesPerBatch.reduce((a, b) => a + b, 0));
   }, 180_000);
+
+  it('with the delta log compacted between batches, after a crash, and crashing itself, ends as a clean run', async () => {
+    const compact = (conn: DynamoConnection) => new DynamoRollupStore(conn, 1).compact('example.com');
+    const { clean, writesPerBatch } = await cleanRun();
+    const counter = crashAt(clean.conn, Number.POSITIVE_INFINITY);
+    expect((await compact(clean.conn)).parts).toBe(BATCHES.length);
+    const compactionWrites = counter.writes();
+    counter.disarm();
+    // `ver` counts compactions, which differ between the runs; everything else must not.
+    const expected = await scanAll(clean.conn, ['created', 'ver']);
+    await clean.close();
+    expect(expected.filter((i) => i.type === 'ROLLUP_DELTA')).toEqual([]);
+    expect(expected.filter((i) => i.type === 'ROLLUP').length).toBeGreaterThan(20);
+
+    // A crash in batch i at write k, with compactions before the retry (which folds and deletes what the
+    // failed attempt logged, so the retry logs it again) and after every batch.
+    for (let i = 0; i < BATCHES.length; i++) {
+      for (let k = 0; k < (writesPerBatch[i] ?? 0); k++) {
+        const db = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]);
+        for (let j = 0; j < i; j++) {
+          await runBatch(db.conn, j);
+          await compact(db.conn);
+        }
+        const fault = crashAt(db.conn, k);
+        await expect(runBatch(db.conn, i)).rejects.toBeInstanceOf(Crash);
+        fault.disarm();
+        await compact(db.conn);
+        await runBatch(db.conn, i);
+        await runBatch(db.conn, i);
+        await compact(db.conn);
+        for (let j = i + 1; j < BATCHES.length; j++) await runBatch(db.conn, j);
+        await compact(db.conn);
+        expect(await scanAll(db.conn, ['created', 'ver']), `batch ${i}, crash at write ${k}, compacted between`).toEqual(expected);
+        await db.close();
+      }
+    }
+
+    // A crash of the compactor at each of its writes, then a compaction that finishes.
+    for (let k = 0; k < compactionWrites; k++) {
+      const db = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]);
+      for (let j = 0; j < BATCHES.length; j++) await runBatch(db.conn, j);
+      const fault = crashAt(db.conn, k);
+      await expect(compact(db.conn)).rejects.toBeInstanceOf(Crash);
+      fault.disarm();
+      await compact(db.conn);
+      expect(await scanAll(db.conn, ['created', 'ver']), `compaction crash at write ${k}`).toEqual(expected);
+      await db.close();
+    }
+  }, 300_000);
 });

@@ -3,7 +3,8 @@ import * as z from 'zod';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
-import { rollupPk } from './rollup-store.js';
+import { readPendingParts, rollupPk } from './rollup-store.js';
+import { rollupLogPk } from './rollup-log.js';
 import { visitorPk } from './visit-store.js';
 import { paymentRollupPk } from './payment-store.js';
 import { ROLLUP_METRICS, type RollupMetric } from '../../domain/rollup.js';
@@ -19,6 +20,8 @@ import { PROVIDERS } from '../../domain/payments/facts.js';
 export function namespacePartitions(ns: string): string[] {
   return [
     ...ROLLUP_METRICS.map((metric) => rollupPk(ns, metric)),
+    // The rollup delta log: pending deltas and per-shard log states.
+    rollupLogPk(ns),
     // Payment rollups exist per dimension and goal (and totals); a metric without them costs one empty Query.
     ...['totals' as const, ...ROLLUP_METRICS.filter((m): m is Exclude<RollupMetric, 'visits'> => m !== 'visits')].map((metric) => paymentRollupPk(ns, metric as Parameters<typeof paymentRollupPk>[1])),
     `PAY#${ns}`,
@@ -82,7 +85,8 @@ export class DynamoRebuildStore {
    * The first site-local day with a visit in the namespace (its first daily
    * `visits` rollup), or null: what a rebuild derives from the archive and
    * would lose if the archive starts later. Payments do not count: they are
-   * copied, not derived from the archive. One Query, one item.
+   * copied, not derived from the archive. One Query of one item, and the
+   * pending rollup deltas (`docs/data-model.md`, "Rollups: a delta log, compacted").
    */
   async firstVisitDay(ns: string): Promise<string | null> {
     const { Items = [] } = await this.conn.doc.send(
@@ -94,7 +98,10 @@ export class DynamoRebuildStore {
         Limit: 1,
       }),
     );
-    return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+    const folded = Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+    // Visits whose rollup deltas are not compacted yet count too.
+    const logged = (await readPendingParts(this.conn, ns)).flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period));
+    return [folded, ...logged].filter((d): d is string => d !== null).sort()[0] ?? null;
   }
 
   /** The checkpoint of a generation being built, or null before its first batch. */

@@ -4,7 +4,8 @@ import { PK, SK } from './table.js';
 import { itemBytes, readPaymentEntries, readRollups, type ReadCost } from './rollup-reader.js';
 import { assembleVisits, visitorPk } from './visit-store.js';
 import { paymentRollupPk } from './payment-store.js';
-import { rollupPk } from './rollup-store.js';
+import { readPendingParts, rollupPk } from './rollup-store.js';
+import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
 import { DynamoRealtimeStore } from './realtime-store.js';
 import type { RealtimeSlice } from '../../domain/realtime.js';
@@ -39,12 +40,25 @@ export class DynamoReportStore {
     readonly cost: ReadCost = { requests: 0, bytes: 0 },
   ) {}
 
+  /** Each site's pending rollup deltas, read once per store (a report's reads share them). */
+  private readonly pendingBySite = new Map<string, Promise<PendingPart[]>>();
+
+  private pending(site: string): Promise<PendingPart[]> {
+    let read = this.pendingBySite.get(site);
+    if (!read) {
+      read = readPendingParts(this.conn, site, { cost: this.cost });
+      this.pendingBySite.set(site, read);
+    }
+    return read;
+  }
+
   /**
    * Visits, page views, named counters, visitor sketches, value counts and
    * per-value visitor sketches of a metric over the spans, each with its period.
    */
   async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<RollupRead[]> {
-    const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost)));
+    const pending = await this.pending(site);
+    const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost, pending)));
     return reads.flat().map((item) => ({
       period: item.period,
       visits: item.visits,
@@ -81,7 +95,10 @@ export class DynamoReportStore {
       for (const item of Items) this.cost.bytes += itemBytes(item);
       return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
     };
-    const days = (await Promise.all([first(rollupPk(site, 'visits')), first(paymentRollupPk(site, 'totals'))])).filter((d): d is string => d !== null);
+    const [visits, payments, pending] = await Promise.all([first(rollupPk(site, 'visits')), first(paymentRollupPk(site, 'totals')), this.pending(site)]);
+    // Visits not compacted yet count too (a new site's first minutes).
+    const logged = pending.flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period));
+    const days = [visits, payments, ...logged].filter((d): d is string => d !== null);
     return days.sort()[0] ?? null;
   }
 

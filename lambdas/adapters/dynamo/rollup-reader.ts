@@ -1,7 +1,8 @@
 import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { parseRollupItem, rollupPk, type RollupItem } from './rollup-store.js';
+import { foldDeltas, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
+import type { PendingPart } from './rollup-log.js';
 import type { Granularity, PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import { paymentRollupPk } from './payment-store.js';
 
@@ -28,8 +29,12 @@ export function itemBytes(value: unknown): number {
 
 /**
  * Reads a metric's rollup items of a site for periods `from`..`to` inclusive
- * (`YYYY-MM-DD` for days, `YYYY-MM` for months), all buckets, with one Query
- * (paged at 1 MB).
+ * (`YYYY-MM-DD` for days, `YYYY-MM` for months, `YYYY-MM-DDTHH` for hours),
+ * all buckets, with one Query (paged at 1 MB), and folds in the site's
+ * pending deltas (`docs/data-model.md`, "Rollups: a delta log, compacted"):
+ * `pending` when the caller read them already (one Query per report, not per
+ * metric), else read here. An item that only pending deltas touch is
+ * returned too, so the answer is the same before and after compaction.
  */
 export async function readRollups(
   conn: DynamoConnection,
@@ -39,19 +44,44 @@ export async function readRollups(
   from: string,
   to: string,
   cost?: ReadCost,
+  pending?: readonly PendingPart[],
 ): Promise<Array<RollupItem & { period: string }>> {
-  const items: Array<RollupItem & { period: string }> = [];
+  const lower = `${granularity}#${from}#`;
+  const upper = `${granularity}#${to}#~`;
+  const stored = new Map<string, Record<string, unknown>>();
   const query = {
     TableName: conn.table,
     KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-    ExpressionAttributeValues: { ':pk': rollupPk(site, metric), ':from': `${granularity}#${from}#`, ':to': `${granularity}#${to}#~` },
+    ExpressionAttributeValues: { ':pk': rollupPk(site, metric), ':from': lower, ':to': upper },
   };
-  for await (const page of paginateQuery({ client: conn.doc }, query)) {
-    if (cost) {
-      cost.requests++;
-      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
+  const [, parts] = await Promise.all([
+    (async () => {
+      for await (const page of paginateQuery({ client: conn.doc }, query)) {
+        if (cost) {
+          cost.requests++;
+          for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
+        }
+        for (const item of page.Items ?? []) stored.set(String(item[SK]), item);
+      }
+    })(),
+    pending ?? readPendingParts(conn, site, { cost }),
+  ]);
+  const logged = new Map<string, LoggedDelta[]>();
+  for (const part of parts) {
+    for (const delta of part.deltas) {
+      if (delta.key.metric !== metric) continue;
+      const sk = rollupSk(delta.key.granularity, delta.key.period, delta.key.bucket);
+      if (sk < lower || sk > upper) continue;
+      const list = logged.get(sk);
+      if (list) list.push({ shard: part.shard, position: part.position, delta });
+      else logged.set(sk, [{ shard: part.shard, position: part.position, delta }]);
     }
-    for (const item of page.Items ?? []) items.push({ ...parseRollupItem(item), period: String(item[SK]).split('#')[1] ?? '' });
+  }
+  const items: Array<RollupItem & { period: string }> = [];
+  for (const sk of [...new Set([...stored.keys(), ...logged.keys()])].sort()) {
+    const item = stored.get(sk);
+    const folded = foldDeltas(item, logged.get(sk) ?? []);
+    items.push({ ...parseRollupItem(folded ? folded.attributes : (item ?? {})), period: sk.split('#')[1] ?? '' });
   }
   return items;
 }

@@ -1,10 +1,11 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { rollupPk } from './rollup-store.js';
+import { readPendingParts, rollupPk } from './rollup-store.js';
 
 /**
- * Whether a site's events have arrived: the newest hourly `visits` rollup
+ * Whether a site's events have arrived: the newest hour of its pending
+ * rollup deltas, else the newest hourly `visits` rollup
  * (`R#<site>#visits`, `H#<local hour>#…`), else the newest daily one (data
  * sessionized before hourly rollups existed); a Query of one item each,
  * newest first.
@@ -14,6 +15,9 @@ export class DynamoSiteActivity {
 
   /** The last local hour (`YYYY-MM-DDTHH`) or, failing that, day (`YYYY-MM-DD`) with activity, or null. */
   async lastActive(domain: string): Promise<string | null> {
+    // Deltas not compacted yet are the newest activity (`docs/data-model.md`, "Rollups: a delta log, compacted").
+    const logged = (await readPendingParts(this.conn, domain)).flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'H').map((d) => d.key.period));
+    if (logged.length > 0) return logged.sort()[logged.length - 1] ?? null;
     for (const prefix of ['H#', 'D#']) {
       const { Items = [] } = await this.conn.doc.send(
         new QueryCommand({
