@@ -22,18 +22,14 @@ import type { AttributionModel } from '../../lambdas/domain/site.js';
  * without a visitor) go through the real paths — `import events` and the
  * sessionizer; payments either as `import payments` lines or as Stripe
  * webhooks signed with Stripe's scheme (`invoice.paid` for a customer's
- * purchase and renewals, `payment_intent.succeeded` for a one-off payment,
- * `charge.refunded` for a refund, in either order) — in a random order and
+ * purchase and renewals, `invoice.payment_failed` for a failed renewal,
+ * `payment_intent.succeeded` for a one-off payment, `charge.refunded` for a
+ * refund, in either order) — in a random order and
  * chunking, then `footfall rebuild` of the site; and again with every visit
  * before every payment, all imported. The reports, read through the report API
  * (overview, every breakdown, payments, retention, timelines), must be the
  * same after the random arrival, after the rebuild and in the reference, and
  * every payment's credit must equal a direct computation from the inputs.
- *
- * A failed renewal always goes through `import payments`: Stripe announces it
- * as `invoice.payment_failed`, which the Stripe module does not use, and the
- * `payment_intent.payment_failed` it does use does not say the payment renews
- * a subscription (so `is_renewal` would differ; see the report of issue 16).
  */
 const DAY = 86_400_000;
 const BASE = Date.UTC(2025, 2, 1);
@@ -64,7 +60,8 @@ const visitsArb = fc
   .tuple(...VISITORS.map((visitor) => fc.uniqueArray(fc.record({ day: fc.integer({ min: 0, max: 60 }), channel: fc.constantFrom('Direct' as const, 'Search' as const), pages: fc.integer({ min: 1, max: 2 }) }), { selector: (v) => v.day, maxLength: 4 }).map((vs) => vs.map((v) => ({ ...v, visitor })))))
   .map((perVisitor) => perVisitor.flat());
 const paymentsArb = fc
-  .array(fc.record({ visitor: fc.option(fc.constantFrom(...VISITORS), { freq: 4 }), day: fc.integer({ min: 0, max: 70 }), minute: fc.integer({ min: 0, max: 200 }), amount: fc.integer({ min: 100, max: 10_000 }), refundedPart: fc.constantFrom(0, 0, 0.5), failed: fc.boolean() }), { maxLength: 6 })
+  // Two of the four visitors pay (the others only visit), so customers often renew and renewals often fail.
+  .array(fc.record({ visitor: fc.option(fc.constantFrom(...VISITORS.slice(0, 2)), { freq: 4 }), day: fc.integer({ min: 0, max: 70 }), minute: fc.integer({ min: 0, max: 200 }), amount: fc.integer({ min: 100, max: 10_000 }), refundedPart: fc.constantFrom(0, 0, 0.5), failed: fc.boolean() }), { maxLength: 6 })
   .map((ps) => ps.map((p, i) => ({ id: `pi_${i}`, visitor: p.visitor, day: p.day, minute: p.minute, amount: p.amount, refunded: Math.floor(p.amount * p.refundedPart), failed: p.failed })));
 
 interface PaymentLine {
@@ -136,11 +133,12 @@ process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
  * them (object shapes of https://docs.stripe.com/api/events/types, API version
  * 2024-06-20, before basil, so PaymentIntents and invoices name each other): a
  * customer's payment is a subscription invoice (`subscription_create`, then
- * `subscription_cycle` for renewals) whose metadata carries the visitor ID; a
+ * `subscription_cycle` for renewals, paid or, for a failed renewal, still
+ * open after the attempt) whose metadata carries the visitor ID; a
  * payment without a visitor is a one-off PaymentIntent with no customer; a
  * partial refund is `charge.refunded` with the cumulative `amount_refunded`.
  */
-function stripeBodies({ p, renewal }: PaymentLine): string[] {
+function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
   const created = Math.floor(paymentTs(p) / 1000);
   const customer = p.visitor ? `cus_${p.visitor}` : null;
   const metadata = p.visitor ? { footfall_visitor_id: p.visitor } : {};
@@ -148,10 +146,11 @@ function stripeBodies({ p, renewal }: PaymentLine): string[] {
     JSON.stringify({ id: `evt_${p.id}_${type}`, object: 'event', api_version: '2024-06-20', type, created, livemode: false, data: { object } });
   const bodies = [
     p.visitor
-      ? event('invoice.paid', {
+      ? event(failed ? 'invoice.payment_failed' : 'invoice.paid', {
           id: `in_${p.id}`,
           object: 'invoice',
-          amount_paid: p.amount,
+          amount_due: p.amount,
+          amount_paid: failed ? 0 : p.amount,
           currency: 'usd',
           billing_reason: renewal ? 'subscription_cycle' : 'subscription_create',
           customer,
@@ -160,12 +159,12 @@ function stripeBodies({ p, renewal }: PaymentLine): string[] {
           subscription: `sub_${p.visitor}`,
           subscription_details: { metadata },
           metadata: {},
-          status: 'paid',
-          status_transitions: { paid_at: created },
+          status: failed ? 'open' : 'paid',
+          status_transitions: { paid_at: failed ? null : created },
         })
       : event('payment_intent.succeeded', { id: p.id, object: 'payment_intent', amount: p.amount, amount_received: p.amount, currency: 'usd', customer: null, latest_charge: `ch_${p.id}`, metadata: {}, status: 'succeeded' }),
   ];
-  if (p.refunded > 0) {
+  if (p.refunded > 0 && !failed) {
     bodies.push(event('charge.refunded', { id: `ch_${p.id}`, object: 'charge', created, amount: p.amount, amount_refunded: p.refunded, currency: 'usd', refunded: false, payment_intent: p.id, customer, metadata }));
   }
   return bodies;
@@ -254,7 +253,7 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('crediting does not depend on arrival order (issue 16.2)', () => {
   it('random orders and chunkings through import events, sessionize, import payments, Stripe webhooks and a rebuild give the same reports and the direct credit', async () => {
-    const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
+    const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
     console.log(`arrival-order property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     await fc.assert(
       fc.asyncProperty(
@@ -278,9 +277,10 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           };
           const shuffled = [...events].sort(() => (draw() % 2 === 0 ? -1 : 1));
           const eventChunks = chunks(shuffled).map((c): Step => ({ kind: 'events', lines: c }));
-          // Each chunk of payments comes as webhooks or as an import, at random; a refund may be delivered before its payment.
+          // Each chunk of payments comes as webhooks (3 in 4) or as an import (the reference's path), at random;
+          // a refund may be delivered before its payment.
           const paymentChunks = chunks(lines).map((c): Step => {
-            if (c.some((l) => l.failed) || draw() % 2 === 0) return { kind: 'import', lines: c.map((l) => l.line) };
+            if (draw() % 4 === 0) return { kind: 'import', lines: c.map((l) => l.line) };
             return { kind: 'webhooks', bodies: c.flatMap((l) => (draw() % 2 === 0 ? stripeBodies(l) : stripeBodies(l).reverse())) };
           });
           const steps: Step[] = [];

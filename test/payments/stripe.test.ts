@@ -325,6 +325,38 @@ describe('stripe facts: subscription through Checkout', () => {
     });
   });
 
+  it('invoice.payment_failed: a failed renewal, keyed like its invoice.paid would be, at the attempt\'s time', () => {
+    expect(factsOf('invoice.payment_failed.legacy.json')).toStrictEqual({
+      event_id: 'evt_1PhbFaB7WZ01zgkWinFail03',
+      event_type: 'invoice.payment_failed',
+      payments: [
+        {
+          provider: 'stripe',
+          id: 'pi_3PgqFalB7WZ01zgkWfail000001',
+          aliases: ['in_1PgqFalB7WZ01zgkWfail000001', 'ch_3PgqFalB7WZ01zgkWfail000001'],
+          ts: Date.UTC(2026, 4, 5, 15, 2, 0),
+          amount: 2000,
+          currency: 'USD',
+          amount_usd: 20,
+          status: 'failed',
+          customer_id: CUS,
+          visitor_id: VISITOR_SUB,
+          is_renewal: true,
+          subscription_id: SUB,
+        },
+      ],
+      subscriptions: [],
+      customers: [],
+    });
+    // A retry that succeeds is invoice.paid on the same invoice and PaymentIntent: one row, paid.
+    const paid = withObject('invoice.payment_failed.legacy.json', 'invoice.paid', { status: 'paid', paid: true, amount_paid: 2000, amount_remaining: 0, status_transitions: { paid_at: 1778252520 } });
+    const merged = converge([factsOf('invoice.payment_failed.legacy.json'), factsOfEvent(paid)].map((f) => onlyPayment(f)));
+    expect(merged).toHaveLength(1);
+    expect(merged[0]!.fact).toMatchObject({ status: 'paid', amount: 2000, is_renewal: true });
+    // An invoice with nothing due states no payment.
+    expect(factsOfEvent(withObject('invoice.payment_failed.legacy.json', 'invoice.payment_failed', { amount_due: 0 }))?.payments).toStrictEqual([]);
+  });
+
   it('a $0 invoice (trial start) and a no-payment checkout state no payment', () => {
     expect(factsOfEvent(withObject('invoice.paid.subscription_create.json', 'invoice.paid', { amount_paid: 0 }))?.payments).toStrictEqual([]);
     const trial = factsOfEvent(

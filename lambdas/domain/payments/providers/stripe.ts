@@ -132,6 +132,8 @@ const chargeSchema = z.object({
 const invoiceSchema = z.object({
   id: z.string(),
   amount_paid: z.number().int(),
+  /** What the invoice asks for; what a failed attempt tried to collect. */
+  amount_due: z.number().int().nullish(),
   currency: z.string(),
   billing_reason: z.string().nullish(),
   customer: ref,
@@ -281,29 +283,51 @@ function chargeRefunded(event: StripeEvent): ProviderFacts {
   return facts(event, { payments: [fact] });
 }
 
-function invoicePaid(event: StripeEvent): ProviderFacts {
-  const inv = parseWith(invoiceSchema, event.data.object, PROVIDER, event.type);
-  // A $0 invoice (trial start, full credit) moves no money.
-  if (inv.amount_paid === 0) return facts(event, {});
+type Invoice = z.infer<typeof invoiceSchema>;
+
+/** An invoice's payment fact: keyed by its PaymentIntent when known, renewal by `billing_reason`, visitor from the subscription's metadata. */
+function invoiceFact(inv: Invoice, fields: { ts: number; amount: number; status: PaymentStatus }): PaymentFact {
   const payments = inv.payments?.data ?? [];
   const settled = payments.find((p) => p.status === 'paid') ?? payments[0];
   const subscriptionDetails = inv.parent?.subscription_details;
-  const fact = payment({
+  return payment({
     provider: PROVIDER,
     ...keyed({
       paymentIntent: inv.payment_intent ?? settled?.payment.payment_intent,
       invoice: inv.id,
       charge: inv.charge ?? settled?.payment.charge,
     }),
-    ts: inv.status_transitions?.paid_at ? inv.status_transitions.paid_at * 1000 : eventMs(event),
-    ...money(inv.amount_paid, inv.currency),
-    status: 'paid',
+    ts: fields.ts,
+    ...money(fields.amount, inv.currency),
+    status: fields.status,
     customer_id: inv.customer,
     visitor_id: visitorFrom(subscriptionDetails?.metadata, inv.subscription_details?.metadata, inv.metadata),
     is_renewal: RENEWAL_BY_BILLING_REASON[inv.billing_reason ?? ''] ?? false,
     subscription_id: subscriptionDetails?.subscription ?? inv.subscription,
   });
-  return facts(event, { payments: [fact] });
+}
+
+function invoicePaid(event: StripeEvent): ProviderFacts {
+  const inv = parseWith(invoiceSchema, event.data.object, PROVIDER, event.type);
+  // A $0 invoice (trial start, full credit) moves no money.
+  if (inv.amount_paid === 0) return facts(event, {});
+  const ts = inv.status_transitions?.paid_at ? inv.status_transitions.paid_at * 1000 : eventMs(event);
+  return facts(event, { payments: [invoiceFact(inv, { ts, amount: inv.amount_paid, status: 'paid' })] });
+}
+
+/**
+ * `invoice.payment_failed`: an attempt to pay an invoice failed
+ * (https://docs.stripe.com/api/events/types#event_types-invoice.payment_failed).
+ * Of the failure events it is the one that says whether the payment renews a
+ * subscription (`billing_reason`), so a failed renewal arrives as what it is,
+ * as `import payments` would state it. Time: the attempt (the event). A
+ * retry that later succeeds is `invoice.paid` on the same invoice and
+ * PaymentIntent: the same row, and `paid` wins (a status never steps back).
+ */
+function invoicePaymentFailed(event: StripeEvent): ProviderFacts {
+  const inv = parseWith(invoiceSchema, event.data.object, PROVIDER, event.type);
+  if (!inv.amount_due) return facts(event, {});
+  return facts(event, { payments: [invoiceFact(inv, { ts: eventMs(event), amount: inv.amount_due, status: 'failed' })] });
 }
 
 /**
@@ -351,6 +375,7 @@ const HANDLERS: Readonly<Record<string, (event: StripeEvent) => ProviderFacts>> 
   'charge.failed': chargeFact('failed'),
   'charge.refunded': chargeRefunded,
   'invoice.paid': invoicePaid,
+  'invoice.payment_failed': invoicePaymentFailed,
   'invoice_payment.paid': invoicePaymentPaid,
   'customer.subscription.created': subscriptionChanged,
   'customer.subscription.updated': subscriptionChanged,
