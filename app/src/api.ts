@@ -90,6 +90,46 @@ export interface Totals {
   matched_revenue_usd: number;
   conversion: number | null;
   revenue_per_visitor: number | null;
+  pageviews: number;
+  views_per_visit: number | null;
+  bounce_rate: number | null;
+  /** Mean seconds of visits with more than one event (docs/api.md "Top stats"). */
+  visit_duration: number | null;
+}
+
+/** The fields of the overview's `change` (spec §2.4 and the top stats). */
+export type ChangeKey = 'visitors' | 'revenue_usd' | 'payments' | 'conversion' | 'revenue_per_visitor' | 'sessions' | 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration';
+
+/** A row of the goals report (docs/api.md "Goals"). */
+export interface GoalRow {
+  goal: string;
+  link: string | null;
+  other: boolean;
+  visitors: number;
+  visits: number;
+  completions: number;
+  conversion_rate: number | null;
+  payments: number;
+  revenue_usd: number;
+}
+
+export interface Goals {
+  site: string;
+  range: Range;
+  goal: string | null;
+  visitors: number;
+  total: number;
+  rows: GoalRow[];
+}
+
+/** Current visitors (docs/api.md "Realtime"). */
+export interface Realtime {
+  site: string;
+  as_of: string;
+  window_seconds: number;
+  visitors: number;
+  pages: Array<{ page: string; visitors: number }>;
+  referrers: Array<{ referrer: string | null; visitors: number }>;
 }
 
 export interface Overview {
@@ -98,7 +138,7 @@ export interface Overview {
   previous_range: Range;
   current: Totals;
   previous: Totals;
-  change: Record<'visitors' | 'revenue_usd' | 'payments' | 'conversion' | 'revenue_per_visitor', number | null>;
+  change: Record<ChangeKey, number | null>;
 }
 
 export interface Point {
@@ -297,6 +337,8 @@ export const api = {
     get<Breakdown>(`${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit })}`),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
     get<Payments>(`${site(domain)}/payments${qs({ ...range, filter, limit, offset })}`),
+  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) => get<Goals>(`${site(domain)}/goals${qs({ ...range, goal, limit })}`),
+  realtime: (domain: string) => get<Realtime>(`${site(domain)}/realtime${qs({ limit: 5 })}`),
   retention: (domain: string, range: RangeQuery) => get<Retention>(`${site(domain)}/retention${qs(range)}`),
   visitor: (domain: string, id: string) => get<Timeline>(`${site(domain)}/visitors/${enc(id)}`),
 
@@ -317,4 +359,15 @@ export const api = {
 
   invite: (token: string) => get<{ email: string; account: string | { id: string; name: string } }>(`/api/app/invites/${enc(token)}`, { quiet401: true }),
   acceptInvite: (token: string, password: string) => post<Me>(`/api/app/invites/${enc(token)}`, { password }, { quiet401: true }),
+};
+
+/**
+ * The CSV download of a report (docs/api.md "CSV export"): the same path and
+ * parameters as its JSON with `format=csv`; the browser sends the session
+ * cookie and saves the file under the server's Content-Disposition name.
+ */
+export const csvHref = {
+  breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) => `${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit, format: 'csv' })}`,
+  payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) => `${site(domain)}/payments${qs({ ...range, filter, limit, offset, format: 'csv' })}`,
+  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) => `${site(domain)}/goals${qs({ ...range, goal, limit, format: 'csv' })}`,
 };

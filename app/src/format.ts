@@ -29,6 +29,10 @@ export const formatUsdShort = (n: number): string => (Math.abs(n) >= 100_000 ? u
 /** A ratio as a percentage (0.0123 → 1.2%); null → an em dash. */
 export const formatPercent = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : pct.format(n));
 
+const ratio2 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+/** A ratio such as views per visit to two decimals, or an em dash for null. */
+export const formatRatio = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : ratio2.format(n));
+
 /** USD or an em dash for null (revenue per visitor before any payment is matched). */
 export const formatUsdOrDash = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : usd.format(n));
 

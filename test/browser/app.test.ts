@@ -7,8 +7,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
 import { ensureDemoUser } from '../../local/demo/user.js';
-import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
-import type { Breakdown, Overview, Payments, Retention, Timeline } from '../../app/src/api.js';
+import { formatCount, formatDuration, formatPercent, formatRatio, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import type { Breakdown, Goals, Overview, Payments, Realtime, Retention, Timeline } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
 
 /**
@@ -31,6 +31,10 @@ const PHONE = { width: 390, height: 844 };
 const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => string]> = [
   ['visitors', (n) => formatCount(n ?? 0)],
   ['sessions', (n) => formatCount(n ?? 0)],
+  ['pageviews', (n) => formatCount(n ?? 0)],
+  ['views_per_visit', formatRatio],
+  ['bounce_rate', formatPercent],
+  ['visit_duration', formatDuration],
   ['revenue_usd', (n) => formatUsd(n ?? 0)],
   ['payments', (n) => formatCount(n ?? 0)],
   ['conversion', formatPercent],
@@ -179,6 +183,33 @@ describe('the app in Chromium on the demo site', () => {
     await page.click('[data-panel=pages] button:has-text("Show more")');
     await page.waitForFunction((n) => document.querySelectorAll('[data-panel=pages] tbody tr').length === n, pages.rows.length);
     expect(pages.rows.length).toBeGreaterThan(10);
+  });
+
+  it('shows the goals as the API counts them, opens the outbound links, and offers their CSV', async () => {
+    const goalRows = (goal: string) =>
+      page.locator(`[data-panel=goals] table[data-goal="${goal}"] tbody tr`).evaluateAll((rows) =>
+        rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'completions', 'conversion_rate', 'revenue_usd'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
+      );
+    const expected = (g: Goals) => g.rows.map((r) => [r.link ?? r.goal, formatCount(r.visitors), formatCount(r.completions), formatPercent(r.conversion_rate), formatUsd(r.revenue_usd)]);
+    const all = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10`);
+    expect(all.rows.map((r) => r.goal)).toEqual(expect.arrayContaining(['Signup', 'Outbound Link: Click']));
+    await expect.poll(() => goalRows(''), { message: 'goals', timeout: POLL }).toEqual(expected(all));
+    await page.click('[data-panel=goals] button:has-text("Outbound Link: Click")');
+    const links = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10&goal=${encodeURIComponent('Outbound Link: Click')}`);
+    expect(links.rows.length).toBeGreaterThan(0);
+    await expect.poll(() => goalRows('Outbound Link: Click'), { message: 'links', timeout: POLL }).toEqual(expected(links));
+    // The CSV link downloads the rows on screen, with the session cookie, as the API's CSV.
+    const href = await page.getAttribute('[data-panel=goals] [data-csv=goals]', 'href');
+    const csv = await page.evaluate(async (url) => (await fetch(url!, { credentials: 'same-origin' })).text(), href);
+    expect(csv.split('\r\n').slice(1, -1).map((line) => line.split(',')[1])).toEqual(links.rows.map((r) => r.link));
+    await page.locator('[data-panel=goals]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'goals-desktop.png'), fullPage: true });
+    await page.click('[data-panel=goals] [data-action=all-goals]');
+    await expect.poll(() => goalRows(''), { timeout: POLL }).toEqual(expected(all));
+    // The realtime indicator says what the API says.
+    const rt = await api<Realtime>(`/api/v1/sites/${DEMO_SITE}/realtime?limit=5`);
+    await expect.poll(() => page.getAttribute('[data-realtime]', 'data-realtime'), { timeout: POLL }).toBe(String(rt.visitors));
+    expect(await page.getAttribute('[data-panel=sources] [data-csv]', 'href')).toContain('format=csv');
   });
 
   it('pages through the payments and opens a visitor', async () => {

@@ -1,6 +1,6 @@
-import type { JSX } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, type BreakdownRow, type RangeQuery } from '../api.js';
+import { api, csvHref, type BreakdownRow, type RangeQuery } from '../api.js';
 import { countryName, formatCount, formatUsd, formatUsdOrDash } from '../format.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
@@ -42,6 +42,29 @@ const KEY_HEADING: Record<Dimension, string> = {
   browser: 'Browser',
   os: 'OS',
 };
+
+/**
+ * A panel's footer: rows shown of the total, `children` (a credit), the CSV
+ * link of the rows on screen, and "Show more" while the API has more rows.
+ */
+export function PanelFoot(props: { shown: number; total: number; limit: number; setLimit(n: number): void; loading: boolean; csv: string; csvName: string; children?: ComponentChildren }): JSX.Element {
+  return (
+    <footer class="panel-foot">
+      <span class="muted" data-shown={props.shown} data-total={props.total}>
+        {props.shown > 0 ? `${formatCount(props.shown)} of ${formatCount(props.total)}` : ''}
+      </span>
+      {props.children}
+      <a class="btn btn-small btn-ghost" data-csv={props.csvName} href={props.csv} download>
+        CSV
+      </a>
+      {props.shown < props.total && props.limit < MAX_ROWS ? (
+        <button type="button" class="btn btn-small" onClick={() => props.setLimit(Math.min(MAX_ROWS, props.limit + MORE_ROWS))} disabled={props.loading}>
+          Show more
+        </button>
+      ) : null}
+    </footer>
+  );
+}
 
 /** A column heading that abbreviates itself at phone width (CSS chooses). */
 function Short(props: { long: string; short: string }): JSX.Element {
@@ -174,22 +197,14 @@ export function BreakdownPanel(props: { title: string; dimensions: readonly Dime
           </tbody>
         </table>
         {!data.loading && rows.length === 0 && !data.error ? <p class="empty-panel">No data in this range.</p> : null}
-        <footer class="panel-foot">
-          <span class="muted" data-shown={rows.length} data-total={total}>
-            {rows.length > 0 ? `${formatCount(rows.length)} of ${formatCount(total)}` : ''}
-          </span>
+        <PanelFoot shown={rows.length} total={total} limit={limit} setLimit={setLimit} loading={data.loading} csv={csvHref.breakdown(props.domain, dimension, props.range, limit)} csvName={dimension}>
           {dimension === 'country' ? (
             // CC BY 4.0 of the default IP-to-country database asks for this link where its results are shown (docs/ingestion.md "Country").
             <a class="muted credit" href="https://db-ip.com/" target="_blank" rel="noopener">
               IP Geolocation by DB-IP
             </a>
           ) : null}
-          {rows.length < total && limit < MAX_ROWS ? (
-            <button type="button" class="btn btn-small" onClick={() => setLimit(Math.min(MAX_ROWS, limit + MORE_ROWS))} disabled={data.loading}>
-              Show more
-            </button>
-          ) : null}
-        </footer>
+        </PanelFoot>
       </div>
     </section>
   );

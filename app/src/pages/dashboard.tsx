@@ -6,7 +6,9 @@ import { TimeChart } from '../components/chart.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
 import { Card, Change, ErrorBox, Loading } from '../components/ui.js';
-import { formatCount, formatDuration, formatPercent, formatUsd, formatUsdOrDash } from '../format.js';
+import { formatCount, formatDuration, formatPercent, formatRatio, formatUsd, formatUsdOrDash } from '../format.js';
+import { GoalsPanel } from '../components/goals-panel.js';
+import { RealtimeIndicator } from '../components/realtime.js';
 import { formatDay, intervalFor, rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 
@@ -21,7 +23,11 @@ export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimensi
 /** The overview's figures in the order the cards show them; `change` names the key of `change` (spec §2.4). */
 const METRICS: ReadonlyArray<{ key: keyof Overview['current']; label: string; format: (n: number | null) => string; change?: keyof Overview['change']; detail?: boolean }> = [
   { key: 'visitors', label: 'Visitors', format: (n) => formatCount(n ?? 0), change: 'visitors' },
-  { key: 'sessions', label: 'Visits', format: (n) => formatCount(n ?? 0) },
+  { key: 'sessions', label: 'Visits', format: (n) => formatCount(n ?? 0), change: 'sessions' },
+  { key: 'pageviews', label: 'Pageviews', format: (n) => formatCount(n ?? 0), change: 'pageviews' },
+  { key: 'views_per_visit', label: 'Views / visit', format: formatRatio, change: 'views_per_visit' },
+  { key: 'bounce_rate', label: 'Bounce rate', format: formatPercent, change: 'bounce_rate' },
+  { key: 'visit_duration', label: 'Visit duration', format: formatDuration, change: 'visit_duration' },
   { key: 'revenue_usd', label: 'Revenue', format: (n) => formatUsd(n ?? 0), change: 'revenue_usd', detail: true },
   { key: 'payments', label: 'Payments', format: (n) => formatCount(n ?? 0), change: 'payments', detail: true },
   { key: 'conversion', label: 'Conversion', format: formatPercent, change: 'conversion' },
@@ -75,7 +81,10 @@ export function Dashboard(): JSX.Element {
   return (
     <div class="page">
       <SiteHeader domain={domain} search={search} current="dashboard">
-        <RangePicker range={range} />
+        <div class="header-tools">
+          <RealtimeIndicator domain={domain} />
+          <RangePicker range={range} />
+        </div>
       </SiteHeader>
       {shown ? (
         <p class="range-line muted">
@@ -96,6 +105,7 @@ export function Dashboard(): JSX.Element {
         {PANELS.map((p) => (
           <BreakdownPanel key={p.title} title={p.title} dimensions={p.dimensions} domain={domain} range={range} />
         ))}
+        <GoalsPanel domain={domain} range={range} />
       </div>
       <p class="muted small">
         Numbers are the report API's (<code>/api/v1</code>) for the same range. Visitors are distinct visitors with an event in the range; visits count visits that started in it; a visit lasts until {formatDuration(1800)} without an event.

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, type PaymentFilter, type PaymentRow, type Touch } from '../api.js';
+import { api, csvHref, type PaymentFilter, type PaymentRow, type Touch } from '../api.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
 import { ErrorBox, Loading } from '../components/ui.js';
@@ -157,6 +157,9 @@ export function PaymentsPage(): JSX.Element {
               {page.total === 0 ? '' : `${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} of ${formatCount(page.total)}`}
             </span>
             <span class="pager-buttons">
+              <a class="btn btn-small btn-ghost" data-csv="payments" href={csvHref.payments(domain, range, filter, PAGE_SIZE, page.offset)} download title="This page of payments as CSV">
+                CSV
+              </a>
               {page.offset > 0 ? (
                 <a class="btn btn-small" href={href(filter, Math.max(0, page.offset - PAGE_SIZE))} rel="prev">
                   ← Newer

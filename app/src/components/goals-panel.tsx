@@ -1,0 +1,96 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, csvHref, type GoalRow, type RangeQuery } from '../api.js';
+import { formatCount, formatPercent, formatUsd } from '../format.js';
+import { useData } from '../use-data.js';
+import { ErrorBox } from './ui.js';
+import { FIRST_ROWS, PanelFoot } from './breakdown-panel.js';
+
+/** The goal whose rows are its link URLs (DESIGN.md "Tracker"). */
+export const OUTBOUND_GOAL = 'Outbound Link: Click';
+
+/**
+ * The Goals panel (docs/api.md "Goals"): per goal the visitors who completed
+ * it, completions, conversion rate and credited revenue; a goal's name opens
+ * its detail (for outbound link clicks, one row per URL), "All goals" goes
+ * back. A CSV link downloads the rows on screen.
+ */
+export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.Element {
+  const [goal, setGoal] = useState<string | null>(null);
+  const [limits, setLimits] = useState<Record<string, number>>({});
+  const rangeKey = JSON.stringify(props.range);
+  const limitKey = `${goal ?? ''}|${rangeKey}`;
+  const limit = limits[limitKey] ?? FIRST_ROWS;
+  const data = useData(() => api.goals(props.domain, props.range, goal, limit), `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}`);
+  const rows = data.data && data.data.goal === goal ? data.data.rows : [];
+  const total = data.data && data.data.goal === goal ? data.data.total : 0;
+  const max = Math.max(1, ...rows.map((r) => r.visitors));
+  const label = (r: GoalRow) => r.link ?? r.goal;
+  return (
+    <section class="card panel" data-panel="goals" aria-busy={data.loading}>
+      <header class="card-head">
+        <h2>{goal === null ? 'Goals' : goal}</h2>
+        {goal !== null ? (
+          <button type="button" class="btn btn-ghost btn-small" data-action="all-goals" onClick={() => setGoal(null)}>
+            All goals
+          </button>
+        ) : null}
+      </header>
+      <div class="panel-body">
+        {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
+        <table class="breakdown" data-goal={goal ?? ''}>
+          <thead>
+            <tr>
+              <th scope="col">{goal === OUTBOUND_GOAL ? 'Link' : 'Goal'}</th>
+              <th scope="col" class="num" title="Distinct visitors who completed it">
+                Visitors
+              </th>
+              <th scope="col" class="num" title="Completions (goal events)">
+                Events
+              </th>
+              <th scope="col" class="num" title="Visitors who completed it / all visitors of the range">
+                <abbr title="Conversion rate">CR</abbr>
+              </th>
+              <th scope="col" class="num" title="Revenue of payments credited to visits with this goal, USD net of refunds">
+                Revenue
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={label(row)} data-key={label(row)}>
+                <th scope="row" class="key">
+                  <span class="bar" style={{ width: `${(row.visitors / max) * 100}%` }} aria-hidden="true" />
+                  {goal === null && !row.other ? (
+                    <button type="button" class="label link-button" title={`Open ${row.goal}`} onClick={() => setGoal(row.goal)}>
+                      {row.goal}
+                    </button>
+                  ) : (
+                    <span class={row.other ? 'label none' : 'label'} title={label(row)}>
+                      {label(row)}
+                    </span>
+                  )}
+                </th>
+                <td class="num" data-col="visitors">
+                  {formatCount(row.visitors)}
+                </td>
+                <td class="num" data-col="completions">
+                  {formatCount(row.completions)}
+                </td>
+                <td class="num" data-col="conversion_rate">
+                  {formatPercent(row.conversion_rate)}
+                </td>
+                <td class="num" data-col="revenue_usd">
+                  {formatUsd(row.revenue_usd)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {!data.loading && rows.length === 0 && !data.error ? <p class="empty-panel">{goal === null ? 'No goals in this range. Goals are custom events (plausible-style `n: "goal"`) and outbound link clicks.' : 'No completions in this range.'}</p> : null}
+        <PanelFoot shown={rows.length} total={total} limit={limit} setLimit={(n) => setLimits({ ...limits, [limitKey]: n })} loading={data.loading} csv={csvHref.goals(props.domain, props.range, goal, limit)} csvName="goals" />
+      </div>
+    </section>
+  );
+}
+
