@@ -66,6 +66,8 @@ export const siteConfigSchema = z.object({
   building: generationSchema.optional(),
   /** A generation replaced by a rebuild whose items are still to be deleted (`footfall rebuild` cleans it up). */
   retired: generationSchema.optional(),
+  /** The storage layout (`DATA_LAYOUT`) the live generation's items are written in; absent = 1, the layout before versions. */
+  layout: z.number().int().min(1).optional(),
 });
 
 /** A site as stored: its domain, timezone, owning account and attribution settings. */
@@ -112,4 +114,26 @@ export function writeTargets(site: SiteConfig): SiteConfig[] {
   const { building, ...live } = site;
   if (building === undefined) return [site];
   return [live, { ...live, generation: building }];
+}
+
+/**
+ * The storage layout of derived items this code reads and writes. A release
+ * that changes how an existing derived item type is stored (its key, or what
+ * its attributes mean) increments it: readers then answer 503 for a site
+ * whose live generation is in another layout (`layoutMismatch`) instead of
+ * misreading it, until `footfall rebuild` has written a generation in this
+ * layout and switched to it (`docs/rebuild.md` "Migrating to a new layout").
+ * New sites are created in it. Adding an item type, or a field readers
+ * default when absent, needs no increment.
+ */
+export const DATA_LAYOUT = 1;
+
+/**
+ * Null when `site`'s live generation is in the layout this code reads, else
+ * why its reports cannot be answered (the message of a 503).
+ */
+export function layoutMismatch(site: SiteConfig): string | null {
+  const layout = site.layout ?? 1;
+  if (layout === DATA_LAYOUT) return null;
+  return `${site.domain}: its data is stored in layout ${layout} and this release reads layout ${DATA_LAYOUT}; it answers again once \`footfall rebuild --site ${site.domain}\` has migrated it (docs/rebuild.md)`;
 }

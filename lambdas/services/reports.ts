@@ -1,6 +1,6 @@
-import { BadParameterError, NotFoundError } from '../domain/errors.js';
+import { BadParameterError, NotFoundError, UnavailableError } from '../domain/errors.js';
 import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
-import { namespaceOf, type SiteConfig } from '../domain/site.js';
+import { layoutMismatch, namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
 import { periodSpans } from '../domain/reports/periods.js';
@@ -31,10 +31,14 @@ export type PaymentFilter = (typeof PAYMENT_FILTERS)[number];
 /**
  * The site of `domain` if `account` owns it (spec §5: a key reads every site
  * of its account). Another account's site is as unknown as no site (§7: 404).
+ * @throws UnavailableError (503) while the site's data waits for a migration to this release's layout (`layoutMismatch`)
  */
 export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, domain: string): Promise<SiteConfig> {
   const site = await deps.sites.getSite(domain.toLowerCase());
   if (!site || site.account !== account) throw new NotFoundError(`no site ${domain}`);
+  // Data in another storage layout would be misread: 503 until a rebuild migrates it.
+  const mismatch = layoutMismatch(site);
+  if (mismatch) throw new UnavailableError(mismatch);
   return site;
 }
 

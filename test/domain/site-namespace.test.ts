@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataNamespace, namespaceOf, siteConfigSchema, writeTargets, type SiteConfig } from '../../lambdas/domain/site.js';
+import { DATA_LAYOUT, dataNamespace, layoutMismatch, namespaceOf, siteConfigSchema, writeTargets, type SiteConfig } from '../../lambdas/domain/site.js';
 
 const site: SiteConfig = siteConfigSchema.parse({ domain: 'example.com', timezone: 'UTC', account: 'acme', created: '2026-11-01T00:00:00Z' });
 
@@ -37,5 +37,15 @@ describe('data namespaces (docs/data-model.md "Generations")', () => {
     expect(siteConfigSchema.safeParse({ ...site, building: -1 }).success).toBe(false);
     expect(siteConfigSchema.safeParse({ ...site, generation: 1.5 }).success).toBe(false);
     expect(siteConfigSchema.parse({ ...site, generation: 2, building: 3, retired: 1 })).toMatchObject({ generation: 2, building: 3, retired: 1 });
+  });
+
+  it.each([
+    ['no layout (data stored before layouts were versioned) is layout 1', undefined, DATA_LAYOUT === 1],
+    ['this release\'s layout', DATA_LAYOUT, true],
+    ['another layout (written by a later or an earlier release)', DATA_LAYOUT + 1, false],
+  ])('readers read a site whose data is in %s: %s', (_name, layout, readable) => {
+    const stored = layout === undefined ? site : { ...site, layout };
+    expect(layoutMismatch(stored) === null).toBe(readable);
+    if (!readable) expect(layoutMismatch(stored)).toContain('footfall rebuild --site example.com');
   });
 });

@@ -7,7 +7,9 @@ import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { abandonRebuild, ArchiveTooShortError, rebuildSite, type RebuildDeps, type RebuildProgress } from '../../lambdas/services/rebuild.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
-import { namespaceOf, type SiteConfig } from '../../lambdas/domain/site.js';
+import { DATA_LAYOUT, namespaceOf, type SiteConfig } from '../../lambdas/domain/site.js';
+import { UnavailableError } from '../../lambdas/domain/errors.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { LOCAL_SITE_CACHE_TTL_MS, SESSIONIZER, sessionizeConsumer } from '../../local/consumers.js';
@@ -221,6 +223,17 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     const afterResume = await read();
     await rebuild();
     expect(await read()).toEqual(afterResume);
+  }, 120_000);
+
+  it('migrates a site whose data is in another storage layout: reports answer 503 until the rebuild switches to this layout', async () => {
+    const before = await read();
+    // As after deploying a release whose DATA_LAYOUT is not the one the site's data was written in.
+    await svc.dynamo.doc.send(new UpdateCommand({ TableName: svc.dynamo.table, Key: { pk: 'SITES', sk: `SITE#${DOMAIN}` }, UpdateExpression: 'SET layout = :l', ExpressionAttributeValues: { ':l': DATA_LAYOUT + 1 } }));
+    await expect(read()).rejects.toThrow(UnavailableError);
+    await expect(read()).rejects.toThrow(`its data is stored in layout ${DATA_LAYOUT + 1} and this release reads layout ${DATA_LAYOUT}`);
+    await rebuild();
+    expect(await site()).toMatchObject({ generation: 1, layout: DATA_LAYOUT });
+    expect((await read()).overview).toEqual(before.overview);
   }, 120_000);
 
   it('refuses, before any write, to drop data older than the archive', async () => {

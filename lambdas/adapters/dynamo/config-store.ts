@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, pag
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
+import { DATA_LAYOUT, domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { SecretBox, SiteDirectory } from '../../ports.js';
 
@@ -89,8 +89,10 @@ export class DynamoConfigStore implements SiteDirectory {
    * @throws NotFoundError when the account does not exist
    * @throws AlreadyExistsError when the site exists
    */
-  async addSite(site: SiteConfig): Promise<SiteConfig> {
-    if (!(await this.getAccount(site.account))) throw new NotFoundError(`account ${site.account} does not exist`);
+  async addSite(input: SiteConfig): Promise<SiteConfig> {
+    if (!(await this.getAccount(input.account))) throw new NotFoundError(`account ${input.account} does not exist`);
+    // A new site has no data yet: it starts in this release's layout.
+    const site = { ...input, layout: input.layout ?? DATA_LAYOUT };
     try {
       await this.conn.doc.send(
         new PutCommand({
@@ -196,7 +198,8 @@ export class DynamoConfigStore implements SiteDirectory {
    * readers read the old generation before it and the new one after.
    */
   switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(domain, 'SET retired = if_not_exists(generation, :zero), generation = :g REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation, ':zero': 0 }, `generation ${generation} being built`);
+    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`).
+    return this.generationStep(domain, 'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT }, `generation ${generation} being built`);
   }
 
   /** Gives up the generation being built: no writer writes it any more, and it is left to be deleted as `retired`. */
