@@ -1,12 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PAYMENT_DIMENSIONS, RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
+import { RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
 import { changeVisits } from '../lambdas/services/sessionize.js';
 import type { Visit } from '../lambdas/domain/visit.js';
 import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
 import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
-import { paymentEntries, paymentKey, paymentPeriods } from '../lambdas/domain/payments/entries.js';
 import { addDays, dayStart, localDay } from '../lambdas/domain/range.js';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { CapacityMeter, totalOf } from '../lambdas/adapters/dynamo/capacity-meter.js';
@@ -15,7 +14,7 @@ import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
 import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
-import { paymentRollupPk } from '../lambdas/adapters/dynamo/payment-store.js';
+import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';
 import { visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
 import { breakdown, listPayments, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
 import { createArchiveConsumer } from '../local/archive.js';
@@ -226,25 +225,9 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
       rev: 1,
     };
   });
-  const entries = new Map<string, Record<string, unknown>>();
-  for (const p of payments) {
-    const periods = paymentPeriods(p, TZ)!;
-    const e = paymentEntries(p, TZ, rate);
-    for (const [g, period] of [['D', periods.day], ['M', periods.month]] as const) {
-      for (const metric of ['totals', ...PAYMENT_DIMENSIONS] as const) {
-        const id = `${paymentRollupPk(SITE, metric)}|${g}#${period}`;
-        const map = entries.get(id) ?? {};
-        map[paymentKey(p)] = metric === 'totals' ? e.totals : e.dimensions[metric];
-        entries.set(id, map);
-      }
-    }
-    items.push({ [PK]: `PAY#${SITE}`, [SK]: `P#stripe#${p.provider_payment_id}`, type: 'PAYMENT', ...p });
-  }
-  for (const [id, map] of entries) {
-    const [pk, sk] = id.split('|');
-    items.push({ [PK]: pk, [SK]: sk, type: 'PAYMENT_ROLLUP', e: JSON.stringify(map), ver: 1 });
-  }
   for (const v of watchedVisits.values()) items.push(...visitToItems(v));
   await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
+  // Payments, their timeline copies, list items and counters: the items settling them leaves.
+  await new DynamoPaymentStore(conn).bulkLoad(SITE, TZ, payments, rate);
   return { site: SITE, account: 'bench', now, watched, visits, pageviews, payments: payments.length };
 }

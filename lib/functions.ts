@@ -72,7 +72,7 @@ export interface FunctionSpec {
 }
 
 /** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
-export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'RT#*', 'PR#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
+export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'RT#*', 'PR#*', 'PL#*', 'PLR#*', 'PT#*', 'PU#*', 'PD#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
 
 /**
  * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
@@ -82,8 +82,8 @@ export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*
  */
 export const KEY_USE_UPDATE = { partitions: ['KEYS'], attributes: ['last_used'] } as const;
 
-/** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the timeline copies, the pending list. */
-export const PAYMENT_WRITE_PARTITIONS = ['PAY#*', 'PAYID#*', 'CUST#*', 'PR#*', 'VIS#*', 'PAYPENDING#*'] as const;
+/** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the list and its counters, the timeline copies, the pending list. */
+export const PAYMENT_WRITE_PARTITIONS = ['PAY#*', 'PAYID#*', 'CUST#*', 'PR#*', 'PL#*', 'PLR#*', 'PT#*', 'PU#*', 'PD#*', 'VIS#*', 'PAYPENDING#*'] as const;
 
 /**
  * What the app function writes (`docs/data-model.md`): users, memberships,
@@ -105,6 +105,11 @@ export const APP_WRITE_PARTITIONS = [
   'PAY#*',
   'PAYID#*',
   'PR#*',
+  'PL#*',
+  'PLR#*',
+  'PT#*',
+  'PU#*',
+  'PD#*',
   'CUST#*',
   'PAYPENDING#*',
   'VIS#*',

@@ -4,7 +4,8 @@ import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/fa
 import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
 import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
-import { paymentEntries, paymentKey, paymentPeriods } from '../domain/payments/entries.js';
+import { contributionOf, paymentKey } from '../domain/payments/contribution.js';
+import { listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
 import type { VisitStore } from '../ports.js';
@@ -32,6 +33,8 @@ export interface PaymentDeps {
     | 'listPayments'
     | 'listCustomers'
     | 'visitorPayments'
+    | 'bulkLoad'
+    | 'dropLegacyRollups'
   >;
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
@@ -119,13 +122,19 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     const merged = fact ? mergePaymentFact(base, { ...fact, id, aliases: [...fact.aliases, fact.id] }) : base;
     const customer = merged.customer_id ? await deps.payments.getCustomer(ns, provider, merged.customer_id) : null;
     const credited = await attribute(deps, site, merged, customer);
-    const changed = !current || paymentChanged(current, credited);
-    const payment = { ...credited, rev: changed ? base.rev + 1 : base.rev };
+    const rate = await deps.rates();
+    // Positions the payment leaves in the list (a re-credit, a refund, a real time replacing a stand-in)
+    // are kept on the payment until removed, so a crash before their removal is mended by the retry.
+    const left = current ? positionsOf(current, site.timezone, rate).filter((pos) => !positionsOf(credited, site.timezone, rate).includes(pos)) : [];
+    const unlisted = [...new Set([...(credited.unlisted ?? []), ...left])];
+    const candidate: Payment = { ...credited, ...(unlisted.length > 0 ? { unlisted } : {}) };
+    if (unlisted.length === 0) delete candidate.unlisted;
+    const changed = !current || paymentChanged(current, candidate);
+    const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
-    const previous = current ? { periods: paymentPeriods(current, site.timezone), visitor: current.visitor, ts: current.ts } : null;
-    await deps.payments.syncDerived(payment, paymentPeriods(payment, site.timezone), previous, paymentEntries(payment, site.timezone, await deps.rates()));
+    await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
@@ -133,6 +142,12 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     return payment;
   }
   throw new Error(`payment ${provider}:${id}: too many concurrent updates`);
+}
+
+/** The list positions (`positionId`) a payment occupies in its current state. */
+function positionsOf(p: Payment, timezone: string, rate: UsdRate): string[] {
+  const c = contributionOf(p, timezone, rate);
+  return c ? listKeys(p.site, c).map(positionId) : [];
 }
 
 /** The facts a stored payment stands for, so it can be merged into another. */
@@ -164,8 +179,9 @@ async function foldPayment(deps: PaymentDeps, site: SiteConfig, provider: Provid
   if (!other) return;
   await settlePayment(deps, site, provider, { ...asFact(other), id, aliases: [otherId, ...other.aliases] }, id);
   await deps.payments.repointAliases(ns, provider, id, [otherId, ...other.aliases]);
-  const gone = { ...other, visitor: null, rev: other.rev + 1 };
-  await deps.payments.syncDerived(gone, null, { periods: paymentPeriods(other, site.timezone), visitor: other.visitor, ts: other.ts }, paymentEntries(gone, site.timezone, await deps.rates()));
+  const rate = await deps.rates();
+  const gone: Payment = { ...other, visitor: null, rev: other.rev + 1, unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])] };
+  await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
   await deps.payments.clearPending(ns, other);
   await deps.payments.deletePayment(ns, provider, otherId);
 }
@@ -322,4 +338,24 @@ export async function copyPayments(
     await onProgress?.(++done, payments.length);
   }
   return done;
+}
+
+/**
+ * Derives a site's payment list and its day and month counters
+ * (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) from
+ * its PAYMENT items, the source of truth, and deletes the per-payment
+ * PAYMENT_ROLLUP entries they replace (`docs/data-model.md`, "Migration"):
+ * the migration to the bounded payment layout, and the payment half of
+ * `footfall rebuild` (on the generation it builds: `namespaceOf(site)`). Run
+ * it while no webhook or import writes that generation's payments (the list
+ * items are written unconditionally).
+ *
+ * @returns payments read
+ */
+export async function derivePaymentRollups(deps: Pick<PaymentDeps, 'payments' | 'rates'>, site: SiteConfig): Promise<number> {
+  const ns = namespaceOf(site);
+  const payments = await deps.payments.listPayments(ns);
+  await deps.payments.bulkLoad(ns, site.timezone, payments, await deps.rates(), false);
+  await deps.payments.dropLegacyRollups(ns);
+  return payments.length;
 }

@@ -13,7 +13,8 @@ import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
 import { retentionReport, type RetentionReport } from '../domain/reports/retention.js';
 import { INTERVAL_MAX_DAYS, defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval, type TimeseriesPoint } from '../domain/reports/timeseries.js';
-import { REFUNDED, type TotalsEntry } from '../domain/payments/entries.js';
+import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
+import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';
@@ -25,8 +26,9 @@ export interface ReportDeps {
   clock: () => number;
 }
 
-export const PAYMENT_FILTERS = ['all', 'attributed', 'unattributed', 'refunded'] as const;
-export type PaymentFilter = (typeof PAYMENT_FILTERS)[number];
+/** Payment list filters (spec §4.2). */
+export const PAYMENT_FILTERS = LIST_CLASSES;
+export type PaymentFilter = ListClass;
 
 /**
  * The site of `domain` if `account` owns it (spec §5: a key reads every site
@@ -54,8 +56,9 @@ export async function listSites(deps: Pick<ReportDeps, 'sites'>, account: string
 
 async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<OverviewTotals> {
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', spans), deps.store.totalsEntries(namespaceOf(site), spans)]);
-  return overviewTotals({ visits, payments }, range);
+  const ns = namespaceOf(site);
+  const [visits, periods, payers] = await Promise.all([deps.store.rollups(ns, 'visits', spans), deps.store.paymentTotals(ns, spans), deps.store.paymentCustomers(ns, spans)]);
+  return overviewTotals({ visits, payments: periods.map((p) => p.totals), payers }, range);
 }
 
 /** `GET /api/v1/sites/{domain}/overview` (spec §2.4, §4.2). */
@@ -71,7 +74,7 @@ export async function breakdown(deps: ReportDeps, account: string, domain: strin
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), dimension, spans), deps.store.dimensionEntries(namespaceOf(site), dimension, spans)]);
+  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), dimension, spans), deps.store.paymentDimension(namespaceOf(site), dimension, spans)]);
   const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
   return { site: site.domain, range, dimension, total, rows };
 }
@@ -88,7 +91,7 @@ export async function goals(deps: ReportDeps, account: string, domain: string, q
   const { range } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
-  const [items, visits, payments] = await Promise.all([deps.store.rollups(ns, 'goal', spans), deps.store.rollups(ns, 'visits', spans), deps.store.dimensionEntries(ns, 'goal', spans)]);
+  const [items, visits, payments] = await Promise.all([deps.store.rollups(ns, 'goal', spans), deps.store.rollups(ns, 'visits', spans), deps.store.paymentDimension(ns, 'goal', spans)]);
   const visitors = countVisitors(unionSketches(visits.map((v) => v.sketch)));
   const { total, rows } = goalRows({ items, payments, visitors }, goal, limit);
   return { site: site.domain, range, goal, visitors, total, rows };
@@ -121,41 +124,55 @@ export async function timeseries(deps: ReportDeps, account: string, domain: stri
   const chosen = interval ?? defaultInterval(range);
   const max = INTERVAL_MAX_DAYS[chosen];
   if (max !== null && days > max) throw new BadParameterError('interval', `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`);
-  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', visitSpans(range, chosen)), deps.store.totalsEntries(namespaceOf(site), paymentSpans(range, chosen))]);
+  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', visitSpans(range, chosen)), deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen))]);
   return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
 }
-
-const FILTER_TEST: Readonly<Record<PaymentFilter, (e: Exclude<TotalsEntry, [number]>) => boolean>> = {
-  all: () => true,
-  attributed: (e) => e[4] !== null,
-  unattributed: (e) => e[4] === null,
-  refunded: (e) => (e[5] & REFUNDED) !== 0,
-};
 
 /**
  * `GET /api/v1/sites/{domain}/payments` (spec §2.6, §4.2): the payments of
  * the range matching `filter`, newest first, failed ones included (their
  * status says so); `total` counts all that match.
+ *
+ * Reads the range's counters (the overview's spans), skips whole months and
+ * days newest first by their count for the filter (a month it lands in is
+ * read by day), then Queries the list from that day back, newest first, one
+ * Query per month partition the page spans, each reading at most the day's
+ * remainder plus `limit` keys (`docs/data-model.md`, "Payments list").
  */
 export async function listPayments(deps: ReportDeps, account: string, domain: string, query: RangeQuery, filter: PaymentFilter, limit: number, offset: number): Promise<{ site: string; range: DateRange; filter: PaymentFilter; total: number; limit: number; offset: number; rows: PaymentRow[] }> {
   const site = await siteOf(deps, account, domain);
+  const ns = namespaceOf(site);
   const { range } = await rangeOf(deps, site, query);
-  const entries = (await deps.store.totalsEntries(namespaceOf(site), periodSpans(range))).flatMap((items) =>
-    Object.entries(items).filter((kv): kv is [string, Exclude<TotalsEntry, [number]>] => kv[1].length > 1),
-  );
-  const matching = entries.filter(([, e]) => FILTER_TEST[filter](e)).sort((a, b) => b[1][1] - a[1][1] || (a[0] < b[0] ? 1 : -1));
-  const page = matching.slice(offset, offset + limit).map(([key]) => {
+  const periods = (await deps.store.paymentTotals(ns, periodSpans(range))).sort((a, b) => (a.period < b.period ? 1 : -1));
+  const total = periods.reduce((n, p) => n + p.totals.listed[filter], 0);
+  // The newest day holding the page's first payment, and how many of that class come before it from there.
+  const start = async (list: readonly StoredPeriod[], skip: number): Promise<{ day: string; skip: number } | null> => {
+    for (const p of list) {
+      const n = p.totals.listed[filter];
+      if (skip >= n) {
+        skip -= n;
+        continue;
+      }
+      if (p.granularity === 'D') return { day: p.period, skip };
+      const days = await deps.store.paymentTotals(ns, [{ granularity: 'D', from: `${p.period}-01`, to: `${p.period}-31` }]);
+      return start(days.sort((a, b) => (a.period < b.period ? 1 : -1)), skip);
+    }
+    return null;
+  };
+  const first = offset < total ? await start(periods, offset) : null;
+  const keys = first ? await deps.store.paymentPage(ns, filter, range.from, first.day, first.skip, limit) : [];
+  const page = keys.map((key) => {
     const [provider, ...id] = key.split(':');
     return { provider: provider as Provider, id: id.join(':') };
   });
   const rate = await deps.rates();
-  const stored = new Map((await deps.store.payments(namespaceOf(site), page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
+  const stored = new Map((await deps.store.payments(ns, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
   const rows = page.flatMap((k) => {
     const p = stored.get(`${k.provider}:${k.id}`);
     const row = p ? paymentRow(p, rate) : null;
     return row ? [row] : [];
   });
-  return { site: site.domain, range, filter, total: matching.length, limit, offset, rows };
+  return { site: site.domain, range, filter, total, limit, offset, rows };
 }
 
 /**

@@ -5,7 +5,7 @@ import { GOAL_KEYS_PER_ITEM, OTHER_GOALS_KEY, RollupDeltas, goalLinkKey } from '
 import { OUTBOUND_GOAL, buildVisits, visitEventOf, type Visit } from '../../lambdas/domain/visit.js';
 import { goalRows, OTHER_GOALS_LABEL } from '../../lambdas/domain/reports/goals.js';
 import { addVisitors, emptySketch } from '../../lambdas/domain/visitor-sketch.js';
-import type { DimensionEntry } from '../../lambdas/domain/payments/entries.js';
+import { UNATTRIBUTED_KEY, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
 import { trackedEvent } from '../support/events.js';
 
 const T = Date.UTC(2026, 2, 5, 10);
@@ -18,7 +18,8 @@ describe('goalRows', () => {
     { counts: { Signup: 3, [OUTBOUND_GOAL]: 2, [LINK]: 2 }, counters: { Signup: 4, [OUTBOUND_GOAL]: 3, [LINK]: 3 }, valueSketches: { Signup: sketch('a', 'b'), [OUTBOUND_GOAL]: sketch('c'), [LINK]: sketch('c') } },
     { counts: { Signup: 1, [OTHER_GOALS_KEY]: 1 }, counters: { Signup: 1, [OTHER_GOALS_KEY]: 1 }, valueSketches: { Signup: sketch('b', 'd'), [OTHER_GOALS_KEY]: sketch('e') } },
   ];
-  const payments: Array<Record<string, DimensionEntry>> = [{ 'stripe:1': [1, 4900, 'c1', ['Signup', OUTBOUND_GOAL, LINK]], 'stripe:2': [1, 1000, 'c2', null], 'stripe:3': [2] }];
+  // One payment of 49.00 credited to a visit with Signup, the outbound goal and its link; one of 10.00 Unattributed.
+  const payments: Array<Record<string, ValueCounters>> = [{ Signup: [1, 4900, ['c1']], [OUTBOUND_GOAL]: [1, 4900, ['c1']], [LINK]: [1, 4900, ['c1']], [UNATTRIBUTED_KEY]: [1, 1000, ['c2']] }];
 
   it('adds visits, completions and payments over periods and unions visitors', () => {
     const { total, rows } = goalRows({ items, payments, visitors: 10 }, null, 100);

@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { addVisitors, emptySketch } from '../../lambdas/domain/visitor-sketch.js';
 import { defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval } from '../../lambdas/domain/reports/timeseries.js';
-import { FAILED, REFUNDED, type TotalsEntry } from '../../lambdas/domain/payments/entries.js';
+import { dayTotals, monthTotals, type Contribution } from '../../lambdas/domain/payments/contribution.js';
+import { localDay, localHour } from '../../lambdas/domain/range.js';
 import type { DateRange } from '../../lambdas/domain/range.js';
 
 const BERLIN = 'Europe/Berlin';
 const item = (period: string, visits: number, pageviews: number, ids: string[]) => ({ period, visits, pageviews, sketch: addVisitors(emptySketch(), ids) });
-const paid = (iso: string, cents: number, flags = 0): TotalsEntry => [1, Date.parse(iso), cents, 'stripe:cus', null, flags];
+const FAILED = 1;
+const REFUNDED = 2;
+/** A payment's contribution in `tz` (flags: FAILED, REFUNDED). */
+const paid = (iso: string, cents: number, flags = 0, tz = BERLIN): Contribution => {
+  const ts = Date.parse(iso);
+  return { key: `stripe:${iso}`, rev: 1, ts, day: localDay(ts, tz), hour: localHour(ts, tz), cents, customer: 'cus', touch_day: null, failed: (flags & FAILED) !== 0, refunded: (flags & REFUNDED) !== 0, dims: null };
+};
+/** The day items of some contributions, as the store keeps them. */
+const days = (...cs: Contribution[]) => [...new Set(cs.map((c) => c.day))].map((day) => ({ period: day, totals: dayTotals(day, cs.filter((c) => c.day === day)) }));
+const month = (m: string, ...cs: Contribution[]) => ({ period: m, totals: monthTotals(m, days(...cs).map((d) => d.totals)) });
 
 describe('timeseriesPoints: one point per local hour, day or month, empty ones included', () => {
   it('by day: visits, page views and distinct visitors per day; payments by their local day, failed ones left out', () => {
@@ -14,10 +24,8 @@ describe('timeseriesPoints: one point per local hour, day or month, empty ones i
     const points = timeseriesPoints(
       {
         visits: [item('2026-03-01', 2, 5, ['a', 'b']), item('2026-03-03', 1, 1, ['a'])],
-        payments: [
-          { 'stripe:p1': paid('2026-03-01T22:30:00Z', 4900) }, // 23:30 in Berlin: still the 1st
-          { 'stripe:p2': paid('2026-03-02T23:30:00Z', 1000, REFUNDED), 'stripe:p3': paid('2026-03-03T08:00:00Z', 500, FAILED), 'stripe:gone': [3] },
-        ],
+        // 23:30 in Berlin: still the 1st; 00:30 on the 3rd.
+        payments: days(paid('2026-03-01T22:30:00Z', 4900), paid('2026-03-02T23:30:00Z', 1000, REFUNDED), paid('2026-03-03T08:00:00Z', 500, FAILED)),
       },
       range,
       'day',
@@ -34,7 +42,7 @@ describe('timeseriesPoints: one point per local hour, day or month, empty ones i
     const points = timeseriesPoints(
       {
         visits: [item('2026-01-30', 1, 1, ['a']), item('2026-01-31', 1, 2, ['a']), item('2026-02', 10, 30, ['a', 'b', 'c']), item('2026-03-01', 1, 1, ['d'])],
-        payments: [{ x: paid('2026-02-14T12:00:00Z', 2000) }, { y: paid('2026-03-02T12:00:00Z', 333) }],
+        payments: [month('2026-02', paid('2026-02-14T12:00:00Z', 2000)), ...days(paid('2026-03-02T12:00:00Z', 333))],
       },
       range,
       'month',
@@ -48,7 +56,7 @@ describe('timeseriesPoints: one point per local hour, day or month, empty ones i
 
   it('by hour: 23 points on the day clocks spring forward, payments by their local hour', () => {
     const range: DateRange = { from: '2026-03-29', to: '2026-03-29', timezone: BERLIN };
-    const points = timeseriesPoints({ visits: [item('2026-03-29T03', 1, 2, ['a'])], payments: [{ p: paid('2026-03-29T01:15:00Z', 100) }] }, range, 'hour');
+    const points = timeseriesPoints({ visits: [item('2026-03-29T03', 1, 2, ['a'])], payments: days(paid('2026-03-29T01:15:00Z', 100)) }, range, 'hour');
     expect(points).toHaveLength(23);
     expect(points.map((p) => p.start)).not.toContain('2026-03-29T02:00');
     expect(points.find((p) => p.start === '2026-03-29T03:00')).toEqual({ start: '2026-03-29T03:00', visitors: 1, sessions: 1, pageviews: 2, payments: 1, revenue_usd: 1 });
@@ -56,7 +64,7 @@ describe('timeseriesPoints: one point per local hour, day or month, empty ones i
 
   it('adds up to the range: sessions, payments and cents exactly, whatever the interval', () => {
     const range: DateRange = { from: '2026-02-27', to: '2026-03-02', timezone: 'UTC' };
-    const payments: Array<Record<string, TotalsEntry>> = [{ a: paid('2026-02-27T00:00:00Z', 1), b: paid('2026-02-28T23:59:59Z', 10_001) }, { c: paid('2026-03-02T12:00:00Z', 7) }];
+    const payments = days(paid('2026-02-27T00:00:00Z', 1, 0, 'UTC'), paid('2026-02-28T23:59:59Z', 10_001, 0, 'UTC'), paid('2026-03-02T12:00:00Z', 7, 0, 'UTC'));
     const visits = { hour: [item('2026-02-27T05', 3, 4, ['a'])], day: [item('2026-02-27', 3, 4, ['a'])], month: [item('2026-02-27', 3, 4, ['a'])] };
     for (const interval of ['hour', 'day', 'month'] as Interval[]) {
       const points = timeseriesPoints({ visits: visits[interval], payments }, range, interval);

@@ -3,7 +3,8 @@ import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { readPaymentEntries } from '../../lambdas/adapters/dynamo/rollup-reader.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { customerHash } from '../../lambdas/domain/payments/contribution.js';
 import { applyProviderFacts, recreditPending, recreditSite, settlePayment, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
@@ -83,9 +84,9 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     await applyProviderFacts(deps, site, facts(stripe({ id: 'in_9', aliases: ['pi_9'] })));
     expect(await get('pi_9')).toBeNull();
     expect(await get('in_9')).toMatchObject({ aliases: ['pi_9'], customer_id: 'cus_9', visitor_id: 'visitor-aaaa', touch: { channel: 'AI' } });
-    const [day] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
-    expect(day?.entries['stripe:pi_9']).toHaveLength(1);
-    expect((day?.entries['stripe:in_9'] as number[])[2]).toBe(3000);
+    const listed = await new PaymentListStore(conn).dayContributions('example.com', '2026-06-30');
+    expect(listed.map((c) => c.key)).toEqual(['stripe:in_9']);
+    expect(listed[0]?.cents).toBe(3000);
     // Later events of either id land on the one payment.
     await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_9', refunded: 1000 })));
     expect(await get('in_9')).toMatchObject({ refunded: 1000 });
@@ -97,11 +98,17 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     await applyProviderFacts(deps, site, facts(base));
     await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_2', refunded: 2500 })));
     expect(await get('pi_2')).toMatchObject({ status: 'paid', refunded: 2500 });
-    const [day] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
+    const list = new PaymentListStore(conn);
     // 100.00 EUR at 1.1 = 110.00 USD; 75% kept = 82.50 USD.
-    expect(day?.entries['stripe:pi_2']).toEqual([2, NOW, 8250, 'stripe:cus_2', '2026-06-25', 2]);
-    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'M', '2026-06', '2026-06');
-    expect(channel?.entries['stripe:pi_2']).toEqual([2, 8250, 'stripe:cus_2', ['AI']]);
+    expect(await list.dayContributions('example.com', '2026-06-30')).toEqual([
+      { key: 'stripe:pi_2', rev: 2, ts: NOW, day: '2026-06-30', hour: expect.stringMatching(/^2026-06-30T/), cents: 8250, customer: customerHash('stripe:cus_2'), touch_day: '2026-06-25', failed: false, refunded: true, dims: expect.objectContaining({ channel: ['AI'] }) },
+    ]);
+    const [day] = await list.periods('example.com', 'D', '2026-06-30', '2026-06-30');
+    expect(day?.totals).toMatchObject({ listed: { all: 1, attributed: 1, unattributed: 0, refunded: 1 }, payments: 1, cents: 8250, touch: { '2026-06-25': [1, 8250] } });
+    const [month] = await list.periods('example.com', 'M', '2026-06', '2026-06');
+    expect(month?.totals).toMatchObject({ listed: { all: 1, refunded: 1 }, payments: 1, cents: 8250 });
+    const [channel] = await list.dimension('example.com', 'channel', 'M', '2026-06', '2026-06');
+    expect(channel?.values).toEqual({ AI: [1, 8250, [customerHash('stripe:cus_2')]] });
     await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_2', refunded: 10000, status: 'refunded' })));
     expect(await get('pi_2')).toMatchObject({ status: 'refunded', refunded: 10000 });
     // A late "paid" for an earlier attempt does not bring a refunded payment back.
@@ -153,16 +160,17 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     site = await new DynamoConfigStore(conn).updateSite('example.com', { lookback_days: 3 });
     await recreditSite(deps, site);
     expect((await get('pi_m'))?.touch?.channel).toBe('Direct');
-    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
-    expect((channel?.entries['stripe:pi_m'] as unknown[])?.[3]).toEqual(['Direct']);
+    const channel = await new PaymentListStore(conn).dimension('example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
+    // Only the bucket of the last credit holds the payment; the buckets it left hold nothing.
+    expect(channel.flatMap((item) => Object.entries(item.values))).toEqual([['Direct', [1, 100, [customerHash('payment:stripe:pi_m')]]]]);
   });
 
   it('keeps failed payments out of the dimensions and re-settles idempotently', async () => {
     await applyProviderFacts(deps, site, facts(stripe({ id: 'pi_f', ts: NOW, amount: 100, currency: 'USD', status: 'failed', visitor_id: 'visitor-aaaa' })));
-    const [totals] = await readPaymentEntries(conn, 'example.com', 'totals', 'D', '2026-06-30', '2026-06-30');
-    expect(totals?.entries['stripe:pi_f']?.[5]).toBe(1);
-    const [channel] = await readPaymentEntries(conn, 'example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
-    expect(channel?.entries['stripe:pi_f']).toEqual([1]);
+    const [day] = await new PaymentListStore(conn).periods('example.com', 'D', '2026-06-30', '2026-06-30');
+    expect(day?.totals).toMatchObject({ listed: { all: 1, attributed: 1 }, payments: 0, cents: 0 });
+    const channel = await new PaymentListStore(conn).dimension('example.com', 'channel', 'D', '2026-06-30', '2026-06-30');
+    expect(channel.flatMap((item) => Object.entries(item.values))).toEqual([]);
     const again = await settlePayment(deps, site, 'stripe', null, 'pi_f');
     expect(again?.rev).toBe(1);
   });

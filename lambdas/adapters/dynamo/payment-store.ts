@@ -1,25 +1,20 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { batchGet } from './batch.js';
+import { batchGet, batchWrite } from './batch.js';
 import { visitorPk } from './visit-store.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
-import type { DimensionEntry, PaymentPeriods, TotalsEntry } from '../../domain/payments/entries.js';
-import { paymentKey } from '../../domain/payments/entries.js';
-import { PAYMENT_DIMENSIONS, type PaymentDimension, type Granularity } from '../../domain/rollup.js';
+import type { UsdRate } from '../../domain/payments/money.js';
+import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
+import { PaymentListStore } from './payment-list-store.js';
+import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `PAY#${site}`, [SK]: `P#${provider}#${id}` });
 const aliasKey = (site: string, provider: Provider, alias: string) => ({ [PK]: `PAYID#${site}#${provider}`, [SK]: alias });
 const customerItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `CUST#${site}`, [SK]: `${provider}#${id}` });
-/** Payment rollups: entries per payment, by metric (`totals` or a dimension) and site-local period. */
-export const paymentRollupPk = (site: string, metric: 'totals' | PaymentDimension) => `PR#${site}#${metric}`;
-const paymentRollupKey = (site: string, metric: 'totals' | PaymentDimension, granularity: Granularity, period: string) => ({
-  [PK]: paymentRollupPk(site, metric),
-  [SK]: `${granularity}#${period}`,
-});
 /** A payment's copy in its visitor's partition, next to the visits (timeline reads one partition). */
 const visitorPaymentKey = (p: Payment) => ({
   [PK]: visitorPk(p.site, p.visitor ?? ''),
@@ -33,9 +28,10 @@ function strip(item: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * Payments, their aliases, customers and payment rollups in the single table
- * (`docs/data-model.md`: PAYMENT, PAYMENT_ALIAS, CUSTOMER, PAYMENT_ROLLUP,
- * VISITOR_PAYMENT, PAYMENT_PENDING). Writes that several webhook deliveries
+ * Payments, their aliases, customers, the payment list and its rollups in
+ * the single table (`docs/data-model.md`: PAYMENT, PAYMENT_ALIAS, CUSTOMER,
+ * PAYMENT_LIST and its counters (`PaymentListStore`), VISITOR_PAYMENT,
+ * PAYMENT_PENDING). Writes that several webhook deliveries
  * may race on are conditioned on the version read (`rev`, `ver`).
  */
 export class DynamoPaymentStore {
@@ -154,29 +150,77 @@ export class DynamoPaymentStore {
   }
 
   /**
-   * Brings a payment's derived items in line with it: its entries in the
-   * payment rollups of `periods` (tombstones in `previous` periods it left)
-   * and its copy in the visitor's partition. Each rollup item takes the entry
-   * only if it holds an older `rev` for the payment, so replays and races
-   * settle on the newest state.
+   * Loads payments no other writer is changing, in bulk (the report
+   * benchmark, the migration to the list layout, rebuild): their PAYMENT
+   * items (unless `writePayments` is false), timeline copies, dimension
+   * entries, list items, and the totals of every day and month they touch,
+   * each recomputed once. The same items `settlePayment` leaves, written with
+   * BatchWriteItem.
    */
-  async syncDerived(
-    payment: Payment,
-    periods: PaymentPeriods | null,
-    previous: { periods: PaymentPeriods | null; visitor: string | null; ts: number | null } | null,
-    entries: { totals: TotalsEntry; dimensions: Record<PaymentDimension, DimensionEntry> },
-  ): Promise<void> {
+  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true): Promise<void> {
+    const items: Array<Record<string, unknown>> = [];
+    for (const p of payments) {
+      if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
+      if (p.visitor) items.push({ ...visitorPaymentKey(p), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p), rev: p.rev });
+    }
+    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+    await this.list.bulkLoad(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []));
+  }
+
+  /**
+   * Deletes a site's PAYMENT_ROLLUP items (`PR#<site>#totals` and
+   * `PR#<site>#<dimension>`): the per-payment entries that the list,
+   * PAYMENT_TOTALS and PAYMENT_DIMENSION replaced; nothing reads them any
+   * more. Returns how many were deleted.
+   */
+  async dropLegacyRollups(site: string): Promise<number> {
+    let deleted = 0;
+    for (const metric of ['totals', ...PAYMENT_DIMENSIONS]) {
+      const keys: Array<Record<string, unknown>> = [];
+      const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PR#${site}#${metric}` }, ProjectionExpression: `${PK}, ${SK}` };
+      for await (const page of paginateQuery({ client: this.conn.doc }, query)) keys.push(...(page.Items ?? []));
+      await batchWrite(this.conn, keys.map((Key) => ({ DeleteRequest: { Key } })));
+      deleted += keys.length;
+    }
+    return deleted;
+  }
+
+  /** The list and its period rollups (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS). */
+  get list(): PaymentListStore {
+    return (this.listStore ??= new PaymentListStore(this.conn));
+  }
+
+  private listStore: PaymentListStore | undefined;
+
+  /**
+   * Brings a payment's derived items in line with it: its list items and the
+   * counters of the days and months they touch (`PaymentListStore.sync`),
+   * and its copy in the visitor's partition. Each takes only a newer `rev` of
+   * the payment, so replays and races settle on the newest state. Positions
+   * in `payment.unlisted` are removed, then forgotten.
+   *
+   * @param previous the visitor and time of the payment as it was stored before, whose timeline copy moves
+   */
+  async syncDerived(payment: Payment, contribution: Contribution | null, previous: { visitor: string | null; ts: number | null } | null): Promise<void> {
     const key = paymentKey(payment);
-    const writes: Array<[Record<string, string>, TotalsEntry | DimensionEntry]> = [];
-    const place = (p: PaymentPeriods, tombstone: boolean) => {
-      for (const [g, period] of [['D', p.day], ['M', p.month]] as const) {
-        writes.push([paymentRollupKey(payment.site, 'totals', g, period), tombstone ? [payment.rev] : entries.totals]);
-        for (const d of PAYMENT_DIMENSIONS) writes.push([paymentRollupKey(payment.site, d, g, period), tombstone ? [payment.rev] : entries.dimensions[d]]);
-      }
-    };
-    if (previous?.periods && (!periods || previous.periods.day !== periods.day)) place(previous.periods, true);
-    if (periods) place(periods, false);
-    await Promise.all(writes.map(([k, entry]) => this.setEntry(k, key, entry)));
+    const unlisted = payment.unlisted ?? [];
+    const storedRev = async () => (await this.getPayment(payment.site, payment.provider, payment.provider_payment_id))?.rev ?? Number.MAX_SAFE_INTEGER;
+    await this.list.sync(payment.site, contribution, unlisted, storedRev);
+    if (unlisted.length > 0) {
+      await this.conn.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.conn.table,
+            Key: paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
+            UpdateExpression: 'REMOVE unlisted',
+            ConditionExpression: 'rev = :rev',
+            ExpressionAttributeValues: { ':rev': payment.rev },
+          }),
+        )
+        .catch((error) => {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
+    }
 
     if (previous?.visitor && (previous.visitor !== payment.visitor || previous.ts !== payment.ts)) {
       await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: visitorPaymentKey({ ...payment, visitor: previous.visitor, ts: previous.ts }) }));
@@ -196,32 +240,6 @@ export class DynamoPaymentStore {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       });
     }
-  }
-
-  private async setEntry(key: Record<string, string>, paymentKeyString: string, entry: TotalsEntry | DimensionEntry): Promise<void> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
-      const entries = Item?.e ? (JSON.parse(String(Item.e)) as Record<string, number[]>) : {};
-      const current = entries[paymentKeyString];
-      if (current && (current[0] ?? 0) >= (entry[0] ?? 0) && JSON.stringify(current) === JSON.stringify(entry)) return;
-      if (current && (current[0] ?? 0) > (entry[0] ?? 0)) return;
-      entries[paymentKeyString] = entry as number[];
-      const ver = Number(Item?.ver ?? 0);
-      try {
-        await this.conn.doc.send(
-          new PutCommand({
-            TableName: this.conn.table,
-            Item: { ...key, type: 'PAYMENT_ROLLUP', e: JSON.stringify(entries), ver: ver + 1 },
-            ConditionExpression: Item ? 'ver = :ver' : `attribute_not_exists(${PK})`,
-            ExpressionAttributeValues: Item ? { ':ver': ver } : undefined,
-          }),
-        );
-        return;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      }
-    }
-    throw new Error(`payment rollup ${key[PK]} ${key[SK]}: too many concurrent updates`);
   }
 
   /**

@@ -6,14 +6,15 @@ import { batchWrite } from './batch.js';
 import { readPendingParts, rollupPk } from './rollup-store.js';
 import { rollupLogPk } from './rollup-log.js';
 import { visitorPk } from './visit-store.js';
-import { paymentRollupPk } from './payment-store.js';
-import { ROLLUP_METRICS, type RollupMetric } from '../../domain/rollup.js';
+import { PaymentListStore, counterPartitions } from './payment-list-store.js';
+import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
 
 /**
  * Every partition of a data namespace that is not keyed by visitor: the
- * rollups, payments, aliases, customers, payment rollups and pending credits
- * (`docs/data-model.md`). A new item type derived for a site whose partition
+ * rollups, payments, aliases, customers, payment counters and pending credits
+ * (`docs/data-model.md`; the payment list's month partitions come from
+ * `PaymentListStore.listPartitions`). A new item type derived for a site whose partition
  * key is not a visitor's must be listed here, or a retired generation's copy
  * of it is never deleted (test/rebuild/rebuild.test.ts scans the table for leftovers).
  */
@@ -22,8 +23,8 @@ export function namespacePartitions(ns: string): string[] {
     ...ROLLUP_METRICS.map((metric) => rollupPk(ns, metric)),
     // The rollup delta log: pending deltas and per-shard log states.
     rollupLogPk(ns),
-    // Payment rollups exist per dimension and goal (and totals); a metric without them costs one empty Query.
-    ...['totals' as const, ...ROLLUP_METRICS.filter((m): m is Exclude<RollupMetric, 'visits'> => m !== 'visits')].map((metric) => paymentRollupPk(ns, metric as Parameters<typeof paymentRollupPk>[1])),
+    // Payment counters per dimension and goal, and the legacy per-payment rollups; one empty Query each at worst.
+    ...counterPartitions(ns),
     `PAY#${ns}`,
     `CUST#${ns}`,
     `PAYPENDING#${ns}`,
@@ -157,7 +158,8 @@ export class DynamoRebuildStore {
       for (const visitor of new Set(page)) deleted += await this.deletePartition(visitorPk(ns, visitor));
       await onProgress?.(deleted);
     }
-    for (const pk of namespacePartitions(ns)) {
+    // The payment list's month partitions are found from the month counters, so before those go.
+    for (const pk of [...(await new PaymentListStore(this.conn).listPartitions(ns)), ...namespacePartitions(ns)]) {
       deleted += await this.deletePartition(pk);
       await onProgress?.(deleted);
     }

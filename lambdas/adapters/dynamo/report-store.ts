@@ -1,9 +1,8 @@
 import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { itemBytes, readPaymentEntries, readRollups, type ReadCost } from './rollup-reader.js';
+import { itemBytes, readRollups, type ReadCost } from './rollup-reader.js';
 import { assembleVisits, visitorPk } from './visit-store.js';
-import { paymentRollupPk } from './payment-store.js';
 import { readPendingParts, rollupPk } from './rollup-store.js';
 import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
@@ -12,7 +11,8 @@ import type { RealtimeSlice } from '../../domain/realtime.js';
 import type { PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
-import type { DimensionEntry, TotalsEntry } from '../../domain/payments/entries.js';
+import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
+import { PaymentListStore, type StoredPeriod } from './payment-list-store.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
@@ -38,7 +38,11 @@ export class DynamoReportStore {
   constructor(
     private readonly conn: DynamoConnection,
     readonly cost: ReadCost = { requests: 0, bytes: 0 },
-  ) {}
+  ) {
+    this.list = new PaymentListStore(conn);
+  }
+
+  private readonly list: PaymentListStore;
 
   /** Each site's pending rollup deltas, read once per store (a report's reads share them). */
   private readonly pendingBySite = new Map<string, Promise<PendingPart[]>>();
@@ -70,14 +74,25 @@ export class DynamoReportStore {
     }));
   }
 
-  async totalsEntries(site: string, spans: readonly PeriodSpan[]): Promise<Array<Record<string, TotalsEntry>>> {
-    const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, 'totals', s.granularity, s.from, s.to, this.cost)));
-    return reads.flat().map((r) => r.entries as Record<string, TotalsEntry>);
+  /** The payment counters of the spans' periods (`PaymentListStore.periods`). */
+  async paymentTotals(site: string, spans: readonly PeriodSpan[]): Promise<StoredPeriod[]> {
+    return (await Promise.all(spans.map((s) => this.list.periods(site, s.granularity, s.from, s.to, false, this.cost)))).flat();
   }
 
-  async dimensionEntries(site: string, dimension: PaymentDimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, DimensionEntry>>> {
-    const reads = await Promise.all(spans.map((s) => readPaymentEntries(this.conn, site, dimension, s.granularity, s.from, s.to, this.cost)));
-    return reads.flat().map((r) => r.entries as Record<string, DimensionEntry>);
+  /** The distinct payers of the spans' periods. */
+  async paymentCustomers(site: string, spans: readonly PeriodSpan[]): Promise<PeriodCustomers[]> {
+    return (await Promise.all(spans.map((s) => this.list.customers(site, s.granularity, s.from, s.to, false, this.cost)))).flat();
+  }
+
+  /** Payment keys of a class from local day `startDay` back to `fromDay`, newest first, from `offset`, at most `limit` (`PaymentListStore.page`). */
+  async paymentPage(site: string, cls: ListClass, fromDay: string, startDay: string, offset: number, limit: number): Promise<string[]> {
+    return this.list.page(site, cls, fromDay, startDay, offset, limit, this.cost);
+  }
+
+  /** A payment dimension's counters per value over the spans' periods, one map per item read. */
+  async paymentDimension(site: string, dimension: PaymentDimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, ValueCounters>>> {
+    const reads = await Promise.all(spans.map((s) => this.list.dimension(site, dimension, s.granularity, s.from, s.to, false, this.cost)));
+    return reads.flat().map((r) => r.values);
   }
 
   /** The realtime slices of a site from the minute of `sinceMs` on (`docs/api.md`, "Realtime"). */
@@ -95,7 +110,7 @@ export class DynamoReportStore {
       for (const item of Items) this.cost.bytes += itemBytes(item);
       return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
     };
-    const [visits, payments, pending] = await Promise.all([first(rollupPk(site, 'visits')), first(paymentRollupPk(site, 'totals')), this.pending(site)]);
+    const [visits, payments, pending] = await Promise.all([first(rollupPk(site, 'visits')), this.list.firstDay(site, this.cost), this.pending(site)]);
     // Visits not compacted yet count too (a new site's first minutes).
     const logged = pending.flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period));
     const days = [visits, payments, ...logged].filter((d): d is string => d !== null);

@@ -3,8 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { foldDeltas, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
 import type { PendingPart } from './rollup-log.js';
-import type { Granularity, PaymentDimension, RollupMetric } from '../../domain/rollup.js';
-import { paymentRollupPk } from './payment-store.js';
+import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
 export interface ReadCost {
@@ -84,33 +83,4 @@ export async function readRollups(
     items.push({ ...parseRollupItem(folded ? folded.attributes : (item ?? {})), period: sk.split('#')[1] ?? '' });
   }
   return items;
-}
-
-/**
- * Reads the payment rollups of a metric (`totals` or a dimension) for periods
- * `from`..`to`: each period's entries by payment key, tombstones included.
- */
-export async function readPaymentEntries(
-  conn: DynamoConnection,
-  site: string,
-  metric: 'totals' | PaymentDimension,
-  granularity: Granularity,
-  from: string,
-  to: string,
-  cost?: ReadCost,
-): Promise<Array<{ period: string; entries: Record<string, number[] | unknown[]> }>> {
-  const out: Array<{ period: string; entries: Record<string, unknown[]> }> = [];
-  const query = {
-    TableName: conn.table,
-    KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-    ExpressionAttributeValues: { ':pk': paymentRollupPk(site, metric), ':from': `${granularity}#${from}`, ':to': `${granularity}#${to}~` },
-  };
-  for await (const page of paginateQuery({ client: conn.doc }, query)) {
-    if (cost) {
-      cost.requests++;
-      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
-    }
-    for (const item of page.Items ?? []) out.push({ period: String(item[SK]).slice(2), entries: JSON.parse(String(item.e ?? '{}')) });
-  }
-  return out;
 }

@@ -36,6 +36,11 @@ export interface Payment {
   touch_dims: Record<PaymentDimension, string[]> | null;
   /** Fields that hold a fact's `fallback` rather than a stated value (absent on items stored before it existed: none). */
   provisional?: ProvisionalField[];
+  /**
+   * List positions (`pk|sk` of PAYMENT_LIST items) the payment held in an
+   * earlier state and that may still need removing; cleared once removed.
+   */
+  unlisted?: string[];
   rev: number;
 }
 

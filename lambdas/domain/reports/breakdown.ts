@@ -1,5 +1,5 @@
 import { NONE } from '../rollup.js';
-import type { DimensionEntry } from '../payments/entries.js';
+import { UNATTRIBUTED_KEY, valueTotals, type ValueCounters } from '../payments/contribution.js';
 import { ratio, usd } from './periods.js';
 
 /** A breakdown row (spec §2.5). */
@@ -25,32 +25,24 @@ export const UNATTRIBUTED_LABEL = 'Unattributed';
  * visitors, then label; `total` is the row count before `limit`.
  *
  * @param visitCounts value → visits, one map per rollup item read
- * @param paymentEntries payment key → entry, one map per payment rollup item read
+ * @param paymentCounters value → counted payments, net cents, payers, one map per PAYMENT_DIMENSION item read
  */
-export function breakdownRows(
-  visitCounts: ReadonlyArray<Record<string, number>>,
-  paymentEntries: ReadonlyArray<Record<string, DimensionEntry>>,
-  limit: number,
-): { total: number; rows: BreakdownRow[] } {
-  const rows = new Map<string, { visitors: number; payments: number; cents: number; customers: Set<string> }>();
+export function breakdownRows(visitCounts: ReadonlyArray<Record<string, number>>, paymentCounters: ReadonlyArray<Record<string, ValueCounters>>, limit: number): { total: number; rows: BreakdownRow[] } {
+  const rows = new Map<string, { visitors: number; payments: number; cents: number; customers: number }>();
   const row = (value: string) => {
     let r = rows.get(value);
-    if (!r) rows.set(value, (r = { visitors: 0, payments: 0, cents: 0, customers: new Set() }));
+    if (!r) rows.set(value, (r = { visitors: 0, payments: 0, cents: 0, customers: 0 }));
     return r;
   };
   for (const counts of visitCounts) for (const [value, n] of Object.entries(counts)) row(value).visitors += n;
-  const unattributed = { payments: 0, cents: 0, customers: new Set<string>() };
-  for (const entries of paymentEntries) {
-    for (const entry of Object.values(entries)) {
-      if (entry.length === 1) continue;
-      const [, net, customer, values] = entry;
-      const targets = values === null ? [unattributed] : values.map(row);
-      for (const t of targets) {
-        t.payments++;
-        t.cents += net;
-        t.customers.add(customer);
-      }
-    }
+  const totals = valueTotals(paymentCounters);
+  const unattributed = totals.get(UNATTRIBUTED_KEY) ?? { payments: 0, cents: 0, payers: 0 };
+  for (const [value, t] of totals) {
+    if (value === UNATTRIBUTED_KEY) continue;
+    const r = row(value);
+    r.payments = t.payments;
+    r.cents = t.cents;
+    r.customers = t.payers;
   }
   const out: BreakdownRow[] = [...rows]
     .filter(([, r]) => r.visitors !== 0 || r.payments !== 0)
@@ -60,12 +52,12 @@ export function breakdownRows(
       unattributed: false,
       visitors: r.visitors,
       payments: r.payments,
-      customers: r.customers.size,
+      customers: r.customers,
       revenue_usd: usd(r.cents),
       revenue_per_visitor: r.visitors > 0 ? ratio(r.cents / 100 / r.visitors) : null,
     }));
   if (unattributed.payments > 0) {
-    out.push({ key: null, label: UNATTRIBUTED_LABEL, unattributed: true, visitors: 0, payments: unattributed.payments, customers: unattributed.customers.size, revenue_usd: usd(unattributed.cents), revenue_per_visitor: null });
+    out.push({ key: null, label: UNATTRIBUTED_LABEL, unattributed: true, visitors: 0, payments: unattributed.payments, customers: unattributed.payers, revenue_usd: usd(unattributed.cents), revenue_per_visitor: null });
   }
   out.sort((a, b) => b.revenue_usd - a.revenue_usd || b.visitors - a.visitors || a.label.localeCompare(b.label));
   return { total: out.length, rows: out.slice(0, limit) };

@@ -1,6 +1,6 @@
 import { OTHER_GOALS_KEY, parseGoalKey } from '../rollup.js';
 import { OUTBOUND_GOAL } from '../visit.js';
-import type { DimensionEntry } from '../payments/entries.js';
+import { UNATTRIBUTED_KEY, valueTotals, type ValueCounters } from '../payments/contribution.js';
 import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
 import { ratio, usd } from './periods.js';
 
@@ -35,8 +35,8 @@ export interface GoalRow {
 export interface GoalsInput {
   /** The `goal` rollup items of the range: visits, completions and a visitor sketch per goal key. */
   items: ReadonlyArray<{ counts: Readonly<Record<string, number>>; counters: Readonly<Record<string, number>>; valueSketches: Readonly<Record<string, VisitorSketch>> }>;
-  /** The `goal` payment entries of the range (values: goal keys of the credited visit). */
-  payments: ReadonlyArray<Record<string, DimensionEntry>>;
+  /** The `goal` payment counters of the range, per goal key of the credited visit (PAYMENT_DIMENSION items). */
+  payments: ReadonlyArray<Record<string, ValueCounters>>;
   /** Distinct visitors of the range (the overview's `visitors`). */
   visitors: number;
 }
@@ -69,16 +69,11 @@ export function goalRows(input: GoalsInput, goal: string | null, limit: number):
     for (const [key, n] of Object.entries(item.counters)) if (wanted(key)) row(key).completions += n;
     for (const [key, sketch] of Object.entries(item.valueSketches)) if (wanted(key)) row(key).sketches.push(sketch);
   }
-  for (const entries of input.payments) {
-    for (const entry of Object.values(entries)) {
-      if (entry.length === 1 || entry[3] === null) continue;
-      for (const key of entry[3]) {
-        if (!wanted(key)) continue;
-        const r = row(key);
-        r.payments++;
-        r.cents += entry[1];
-      }
-    }
+  for (const [key, t] of valueTotals(input.payments)) {
+    if (key === UNATTRIBUTED_KEY || !wanted(key)) continue;
+    const r = row(key);
+    r.payments += t.payments;
+    r.cents += t.cents;
   }
   const rows: GoalRow[] = [...acc]
     .map(([key, r]) => {

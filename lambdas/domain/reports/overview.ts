@@ -1,5 +1,5 @@
 import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
-import { FAILED, type TotalsEntry } from '../payments/entries.js';
+import { attributedOf, convertedIn, customersIn, matchedIn, type PeriodCustomers, type PeriodTotals } from '../payments/contribution.js';
 import type { DateRange } from '../range.js';
 import { ratio, usd } from './periods.js';
 import { VISIT_COUNTERS, type VisitCounter } from '../rollup.js';
@@ -29,10 +29,11 @@ export interface OverviewTotals {
   revenue_per_visitor: number | null;
 }
 
-/** What the overview reads for one range: the visits rollups and the payment totals entries. */
+/** What the overview reads for one range: the visits rollups, and the payment counters and payers of the range's periods. */
 export interface OverviewInput {
   visits: ReadonlyArray<{ visits: number; pageviews: number; counters: Readonly<Record<string, number>>; sketch: VisitorSketch }>;
-  payments: ReadonlyArray<Record<string, TotalsEntry>>;
+  payments: ReadonlyArray<PeriodTotals>;
+  payers: ReadonlyArray<PeriodCustomers>;
 }
 
 /**
@@ -50,34 +51,28 @@ export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'fro
   let cents = 0;
   let matched = 0;
   let matchedCents = 0;
-  const customers = new Set<string>();
-  const converted = new Set<string>();
-  for (const entries of input.payments) {
-    for (const entry of Object.values(entries)) {
-      if (entry.length === 1) continue;
-      const [, , net, customer, touchDay, flags] = entry;
-      if (flags & FAILED) continue;
-      payments++;
-      cents += net;
-      customers.add(customer);
-      if (touchDay !== null && touchDay >= range.from && touchDay <= range.to) {
-        matched++;
-        matchedCents += net;
-        converted.add(customer);
-      }
-    }
+  let attributed = 0;
+  for (const t of input.payments) {
+    payments += t.payments;
+    cents += t.cents;
+    const [n, c] = matchedIn(t, range.from, range.to);
+    matched += n;
+    matchedCents += c;
+    attributed += attributedOf(t);
   }
+  const customers = customersIn(input.payers);
+  const converted = convertedIn(input.payers, range.from, range.to, matched, attributed);
   return {
     visitors,
     sessions,
     ...top,
     payments,
-    customers: customers.size,
+    customers,
     revenue_usd: usd(cents),
-    converted: converted.size,
+    converted,
     matched_payments: matched,
     matched_revenue_usd: usd(matchedCents),
-    conversion: matched > 0 && visitors > 0 ? ratio(converted.size / visitors) : null,
+    conversion: matched > 0 && visitors > 0 ? ratio(converted / visitors) : null,
     revenue_per_visitor: matched > 0 && visitors > 0 ? ratio(matchedCents / 100 / visitors) : null,
   };
 }

@@ -2,7 +2,7 @@ import { addDays, daysBetween, localDay, type DateRange } from '../range.js';
 import { isCountable, type Payment } from '../payments/payment.js';
 import type { Customer } from '../payments/customer.js';
 import type { Touch } from '../payments/attribution.js';
-import { customerKey } from '../payments/entries.js';
+import { customerKey } from '../payments/contribution.js';
 import { amountUsd, netUsd, type UsdRate } from '../payments/money.js';
 import { NONE_LABEL, UNATTRIBUTED_LABEL } from './breakdown.js';
 import { ratio, usd } from './periods.js';

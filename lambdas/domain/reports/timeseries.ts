@@ -1,6 +1,6 @@
 import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
-import { FAILED, type TotalsEntry } from '../payments/entries.js';
-import { daysBetween, eachDay, hoursOfDay, localDay, localHour, type DateRange } from '../range.js';
+import type { PeriodTotals } from '../payments/contribution.js';
+import { daysBetween, eachDay, hoursOfDay, type DateRange } from '../range.js';
 import { periodSpans, usd, type PeriodSpan } from './periods.js';
 
 /** Intervals of the time series (`docs/api.md`, "Time series"). */
@@ -24,10 +24,10 @@ export interface TimeseriesPoint {
   revenue_usd: number;
 }
 
-/** What a series reads: `visits` rollup items with their period, and the payment totals entries of the range's days and months. */
+/** What a series reads: `visits` rollup items with their period, and the payment counters of the range's days and months. */
 export interface TimeseriesInput {
   visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; sketch: VisitorSketch }>;
-  payments: ReadonlyArray<Record<string, TotalsEntry>>;
+  payments: ReadonlyArray<{ period: string; totals: PeriodTotals }>;
 }
 
 /**
@@ -55,7 +55,7 @@ export function visitSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Inte
   return spans[interval]();
 }
 
-/** Payment totals are kept by day and month only; hours come from each payment's time. */
+/** Payment totals are kept by day and month; a day's item holds its hours. */
 export function paymentSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): PeriodSpan[] {
   return interval === 'month' ? periodSpans(range) : [{ granularity: 'D', from: range.from, to: range.to }];
 }
@@ -65,13 +65,6 @@ const POINT_OF_PERIOD: Readonly<Record<Interval, (period: string) => string>> = 
   hour: (p) => `${p}:00`,
   day: (p) => p,
   month: (p) => p.slice(0, 7),
-};
-
-/** The point a payment's time (ms) belongs to, in the site's timezone. */
-const POINT_OF_TIME: Readonly<Record<Interval, (ts: number, timezone: string) => string>> = {
-  hour: (ts, tz) => `${localHour(ts, tz)}:00`,
-  day: (ts, tz) => localDay(ts, tz),
-  month: (ts, tz) => localDay(ts, tz).slice(0, 7),
 };
 
 /** Every point of a range, in order, including those with nothing in them. */
@@ -96,7 +89,7 @@ function pointStarts(range: DateRange, interval: Interval): string[] {
  * `pageviews` are those of the visits that started in the point.
  *
  * @param input the `visits` items read over `visitSpans(range, interval)` and
- *   the totals entries over `paymentSpans(range, interval)`
+ *   the payment counters over `paymentSpans(range, interval)`
  */
 export function timeseriesPoints(input: TimeseriesInput, range: DateRange, interval: Interval): TimeseriesPoint[] {
   const points = new Map<string, { sketches: VisitorSketch[]; sessions: number; pageviews: number; payments: number; cents: number }>();
@@ -112,14 +105,13 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     p.sessions += item.visits;
     p.pageviews += item.pageviews;
   }
-  for (const entries of input.payments) {
-    for (const entry of Object.values(entries)) {
-      if (entry.length === 1) continue;
-      const [, ts, net, , , flags] = entry;
-      if (flags & FAILED) continue;
-      const p = point(POINT_OF_TIME[interval](ts, range.timezone));
-      p.payments++;
-      p.cents += net;
+  for (const { period, totals } of input.payments) {
+    const parts: Array<[string, number, number]> =
+      interval === 'hour' ? Object.entries(totals.hours).map(([hour, [n, cents]]) => [POINT_OF_PERIOD.hour(hour), n, cents]) : [[POINT_OF_PERIOD[interval](period), totals.payments, totals.cents]];
+    for (const [start, n, cents] of parts) {
+      const p = point(start);
+      p.payments += n;
+      p.cents += cents;
     }
   }
   return [...points]

@@ -1,0 +1,412 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { itemBytes, type ReadCost } from './rollup-reader.js';
+import { batchWrite } from './batch.js';
+import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
+import {
+  ALL_BUCKETS,
+  bucketsOf,
+  dimensionCounters,
+  mergeDimensionCounters,
+  type DimensionBucket,
+  type ValueCounters,
+  dayCustomers,
+  dayTotals,
+  deserializeCustomers,
+  mergeCustomers,
+  monthTotals,
+  serializeCustomers,
+  type Contribution,
+  type ListClass,
+  type PeriodCustomers,
+  type PeriodTotals,
+} from '../../domain/payments/contribution.js';
+
+/**
+ * PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS and PAYMENT_CHANGE items
+ * (`docs/data-model.md`, "Payments"). Every key is built from the `site`
+ * string the store is given (the site's namespace).
+ *
+ * - PAYMENT_LIST `PL#<site>#<YYYY-MM>` / `<A|U>#<day>#<ts 13>#<provider:id>`:
+ *   one per listed payment (A attributed, U unattributed), holding its
+ *   contribution; refunded payments also have a copy in `PLR#<site>#<YYYY-MM>`
+ *   / `<day>#<ts 13>#<provider:id>` so the `refunded` filter reads only them.
+ * - PAYMENT_TOTALS `PT#<site>` / `D#<day>`, `M#<month>`: counters.
+ * - PAYMENT_CUSTOMERS `PU#<site>` / `D#<day>`, `M#<month>`: distinct payers.
+ * - PAYMENT_DIMENSION `PD#<site>#<dimension>` / `D#<day>#<bucket>`,
+ *   `M#<month>#<bucket>`: counted payments, net cents and payers per value of
+ *   the credited visit.
+ * - PAYMENT_CHANGE `PT#<site>` / `C#<day>`, `C#<month>`: a counter bumped after
+ *   every change of the period's list items; a recompute writes its result
+ *   only if no recompute that started later already wrote (`src`).
+ */
+export const listPk = (site: string, month: string) => `PL#${site}#${month}`;
+export const refundedPk = (site: string, month: string) => `PLR#${site}#${month}`;
+export const totalsPk = (site: string) => `PT#${site}`;
+export const customersPk = (site: string) => `PU#${site}`;
+export const dimensionPk = (site: string, d: PaymentDimension) => `PD#${site}#${d}`;
+const splitBucket = (db: DimensionBucket): [PaymentDimension, number] => {
+  const i = db.lastIndexOf('#');
+  return [db.slice(0, i) as PaymentDimension, Number(db.slice(i + 1))];
+};
+const pad = (ts: number) => String(ts).padStart(13, '0');
+
+/**
+ * The partitions of a site's payment counters that do not depend on time:
+ * PAYMENT_TOTALS and PAYMENT_CUSTOMERS, PAYMENT_DIMENSION per dimension, and
+ * the legacy PAYMENT_ROLLUP ones (deleted by the migration, listed so a
+ * retired generation leaves none). The list's month partitions are found
+ * with `listPartitions`.
+ */
+export function counterPartitions(site: string): string[] {
+  return [totalsPk(site), customersPk(site), ...PAYMENT_DIMENSIONS.map((d) => dimensionPk(site, d)), ...['totals', ...PAYMENT_DIMENSIONS].map((m) => `PR#${site}#${m}`)];
+}
+
+/** Where a contribution is listed: its main item and, when refunded, its copy. */
+export function listKeys(site: string, c: Pick<Contribution, 'day' | 'ts' | 'key' | 'touch_day' | 'refunded'>): Array<{ pk: string; sk: string }> {
+  const month = c.day.slice(0, 7);
+  const keys = [{ pk: listPk(site, month), sk: `${c.touch_day !== null ? 'A' : 'U'}#${c.day}#${pad(c.ts)}#${c.key}` }];
+  if (c.refunded) keys.push({ pk: refundedPk(site, month), sk: `${c.day}#${pad(c.ts)}#${c.key}` });
+  return keys;
+}
+
+/** `pk|sk` of a list position, the form a payment keeps of positions to remove (`Payment.unlisted`). */
+export const positionId = (k: { pk: string; sk: string }) => `${k.pk}|${k.sk}`;
+const parsePosition = (id: string) => {
+  const i = id.indexOf('|');
+  return { pk: id.slice(0, i), sk: id.slice(i + 1) };
+};
+/** The local day a list position belongs to. */
+const dayOfPosition = (k: { pk: string; sk: string }) => (k.pk.startsWith('PLR#') ? k.sk.slice(0, 10) : k.sk.slice(2, 12));
+
+/** A period's counters as stored. */
+export interface StoredPeriod {
+  granularity: Granularity;
+  period: string;
+  totals: PeriodTotals;
+}
+
+function toContribution(item: Record<string, unknown>): Contribution {
+  return JSON.parse(String(item.c)) as Contribution;
+}
+
+/** The store of the payment list and its period rollups. */
+export class PaymentListStore {
+  constructor(private readonly conn: DynamoConnection) {}
+
+  /**
+   * Brings the list and rollups in line with one payment: writes its list
+   * items (if `c` is newer than what is stored), removes `stale` positions,
+   * then recomputes every day and month it touched. The main list item
+   * carries `pending` until the recomputes finished, so a retry after a crash
+   * at any point finishes them; a payment already in line costs one read.
+   *
+   * @param c the payment's contribution, or null when it has none (leaves the list)
+   * @param stale positions (`positionId`) the payment held before and no longer holds
+   * @returns whether anything was written
+   */
+  async sync(site: string, c: Contribution | null, stale: readonly string[], storedRev: () => Promise<number>): Promise<boolean> {
+    const keys = c ? listKeys(site, c) : [];
+    const main = keys[0];
+    const wanted = new Set(keys.map(positionId));
+    const gone = [...new Set(stale)].filter((id) => !wanted.has(id));
+    if (c && main) {
+      const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: main.pk, [SK]: main.sk }, ConsistentRead: true }));
+      if (Item && Number(Item.rev) > c.rev) return false;
+      const upToDate = Item && Number(Item.rev) === c.rev && !Item.pending && gone.length === 0;
+      if (upToDate) return false;
+      const all = [...new Set([...gone, ...((Item?.stale as string[] | undefined) ?? [])])].filter((id) => !wanted.has(id));
+      for (const [i, k] of keys.entries()) {
+        const body = i === 0 ? { c: JSON.stringify(c), pending: 1, ...(all.length > 0 ? { stale: all } : {}) } : {};
+        if (!(await this.putIfNotNewer({ [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...body }, c.rev))) return false;
+      }
+      // The dimension buckets to recompute: those of the new and the replaced contribution; after a
+      // crash (`pending`) the replaced one is gone, so every bucket.
+      const replaced = Item && !Item.pending ? bucketsOf(toContribution(Item)) : Item ? ALL_BUCKETS : [];
+      const buckets = new Set<DimensionBucket>([...bucketsOf(c), ...replaced]);
+      if ((await storedRev()) > c.rev) {
+        // A newer revision settled meanwhile and may have moved the payment: take back what this one
+        // wrote (only if still ours) and recompute; the newer one's own sync places it.
+        for (const k of keys) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(k), ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': c.rev } })).catch(ignoreCondition);
+        await this.removeAndRecompute(site, [], [c.day], buckets);
+        return true;
+      }
+      await this.removeAndRecompute(site, all, [c.day], buckets);
+      await this.conn.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.conn.table,
+            Key: { [PK]: main.pk, [SK]: main.sk },
+            UpdateExpression: 'REMOVE pending, stale',
+            ConditionExpression: 'rev = :rev',
+            ExpressionAttributeValues: { ':rev': c.rev },
+          }),
+        )
+        .catch(ignoreCondition);
+      return true;
+    }
+    if (gone.length === 0) return false;
+    await this.removeAndRecompute(site, gone, [], new Set());
+    return true;
+  }
+
+  private async putIfNotNewer(item: Record<string, unknown>, rev: number): Promise<boolean> {
+    try {
+      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: item, ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`, ExpressionAttributeValues: { ':rev': rev } }));
+      return true;
+    } catch (error) {
+      ignoreCondition(error);
+      return false;
+    }
+  }
+
+  /**
+   * Deletes the `gone` positions (their contributions' buckets join
+   * `buckets`), then recomputes each day touched and then each month.
+   */
+  private async removeAndRecompute(site: string, gone: readonly string[], days: readonly string[], buckets: Set<DimensionBucket>): Promise<void> {
+    for (const id of gone) {
+      const key = toKey(parsePosition(id));
+      const { Attributes } = await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: key, ReturnValues: 'ALL_OLD' }));
+      if (Attributes?.c) for (const b of bucketsOf(toContribution(Attributes))) buckets.add(b);
+    }
+    const touched = new Set([...days, ...gone.map((id) => dayOfPosition(parsePosition(id)))]);
+    for (const day of [...touched].sort()) await this.recomputeDay(site, day, buckets);
+    for (const month of new Set([...touched].map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, buckets);
+  }
+
+  /**
+   * Loads many contributions at once (bench, migration, rebuild): writes
+   * their list items with BatchWriteItem, then recomputes each day and month
+   * they touch once. Only for payments no other writer is changing (the list
+   * items are written unconditionally).
+   * @returns the BatchWriteItem calls made
+   */
+  async bulkLoad(site: string, contributions: readonly Contribution[]): Promise<number> {
+    const requests = contributions.flatMap((c) =>
+      listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
+    );
+    const calls = await batchWrite(this.conn, requests);
+    const days = [...new Set(contributions.map((c) => c.day))].sort();
+    const all = new Set(ALL_BUCKETS);
+    for (const day of days) await this.recomputeDay(site, day, all);
+    for (const month of new Set(days.map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, all);
+    return calls;
+  }
+
+  /** Bumps a period's change counter and returns its new value (the recompute that follows owns it). */
+  private async bump(site: string, period: string): Promise<number> {
+    const { Attributes } = await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: totalsPk(site), [SK]: `C#${period}` },
+        UpdateExpression: 'ADD n :one SET #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'PAYMENT_CHANGE' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.n ?? 1);
+  }
+
+  /** The contributions listed on a local day (its A and U items), read consistently. */
+  async dayContributions(site: string, day: string): Promise<Contribution[]> {
+    const out: Contribution[] = [];
+    for (const cls of ['A', 'U']) {
+      const query = {
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :day)`,
+        ExpressionAttributeValues: { ':pk': listPk(site, day.slice(0, 7)), ':day': `${cls}#${day}#` },
+        ConsistentRead: true,
+      };
+      for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) out.push(toContribution(item));
+    }
+    return out;
+  }
+
+  /**
+   * Recomputes a day's totals, payers and the dimension `buckets` from its
+   * list items. The change counter is bumped before the Query, and each
+   * result is written only over a result computed from an older counter, so
+   * of two racing recomputes the one that saw more wins.
+   */
+  async recomputeDay(site: string, day: string, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
+    const src = await this.bump(site, day);
+    const contributions = await this.dayContributions(site, day);
+    await Promise.all([
+      this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
+      ...[...buckets].map((db) => {
+        const [d, b] = splitBucket(db);
+        return this.writeGuarded({ [PK]: dimensionPk(site, d), [SK]: `D#${day}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(dimensionCounters(contributions, d, b)) }, src);
+      }),
+    ]);
+  }
+
+  /** Recomputes a month's totals, payers and dimension `buckets` from its days' items (same guard as `recomputeDay`). */
+  async recomputeMonth(site: string, month: string, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
+    const src = await this.bump(site, month);
+    const dims = [...new Set([...buckets].map((db) => splitBucket(db)[0]))];
+    const [totals, customers, ...days] = await Promise.all([
+      this.periods(site, 'D', `${month}-01`, `${month}-31`, true),
+      this.customers(site, 'D', `${month}-01`, `${month}-31`, true),
+      ...dims.map((d) => this.dimension(site, d, 'D', `${month}-01`, `${month}-31`, true)),
+    ]);
+    const byBucket = new Map<DimensionBucket, Array<Record<string, ValueCounters>>>();
+    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), item.values]);
+    await Promise.all([
+      this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers)),
+      ...[...buckets].map((db) => {
+        const [d, b] = splitBucket(db);
+        return this.writeGuarded({ [PK]: dimensionPk(site, d), [SK]: `M#${month}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(mergeDimensionCounters(byBucket.get(db) ?? [])) }, src);
+      }),
+    ]);
+  }
+
+  /** Puts a recomputed item unless one computed from a newer change counter is there. */
+  private async writeGuarded(item: Record<string, unknown>, src: number): Promise<void> {
+    await this.conn.doc
+      .send(new PutCommand({ TableName: this.conn.table, Item: { ...item, src }, ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`, ExpressionAttributeValues: { ':src': src } }))
+      .catch(ignoreCondition);
+  }
+
+  private async writePeriod(site: string, g: Granularity, period: string, src: number, totals: PeriodTotals, customers: PeriodCustomers): Promise<void> {
+    await Promise.all([
+      this.writeGuarded({ [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) }, src),
+      this.writeGuarded({ [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...(serializeCustomers(customers) as unknown as Record<string, unknown>) }, src),
+    ]);
+  }
+
+  /** A dimension's payment counters per value, by period and bucket, from `from` to `to` (inclusive). */
+  async dimension(site: string, d: PaymentDimension, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
+    return (await this.query(dimensionPk(site, d), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => {
+      const [, period, bucket] = String(item[SK]).split('#');
+      return { period: period ?? '', bucket: Number(bucket), values: JSON.parse(String(item.v)) as Record<string, ValueCounters> };
+    });
+  }
+
+  /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
+  async periods(site: string, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<StoredPeriod[]> {
+    return (await this.query(totalsPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => ({
+      granularity: g,
+      period: String(item[SK]).slice(2),
+      totals: JSON.parse(String(item.t)) as PeriodTotals,
+    }));
+  }
+
+  /** Period payers of `granularity` from `from` to `to` (inclusive), oldest first. */
+  async customers(site: string, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<PeriodCustomers[]> {
+    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => deserializeCustomers(item));
+  }
+
+  private async query(pk: string, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<Record<string, unknown>>> {
+    const out: Array<Record<string, unknown>> = [];
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+      ConsistentRead: consistent,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      if (cost) cost.requests++;
+      for (const item of page.Items ?? []) {
+        if (cost) cost.bytes += itemBytes(item);
+        out.push(item);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Listed payments of a class from local day `startDay` back to `fromDay`,
+   * newest first (ties by key descending), skipping `offset` and returning at
+   * most `limit` keys. One Query per month partition and source (`all` merges
+   * the attributed and unattributed items), each reading at most
+   * `offset + limit` keys; months are read newest first until the page is full.
+   * @returns payment keys (`provider:id`)
+   */
+  async page(site: string, cls: ListClass, fromDay: string, startDay: string, offset: number, limit: number, cost?: ReadCost): Promise<string[]> {
+    const rows: Array<{ ts: string; key: string }> = [];
+    for (let month = startDay.slice(0, 7); month >= fromDay.slice(0, 7) && rows.length < offset + limit; month = previousMonth(month)) {
+      const lo = fromDay.slice(0, 7) === month ? fromDay : `${month}-01`;
+      const hi = startDay.slice(0, 7) === month ? startDay : `${month}-31`;
+      const want = offset + limit - rows.length;
+      const sources: Record<ListClass, Array<[string, string]>> = {
+        all: [
+          [listPk(site, month), 'A#'],
+          [listPk(site, month), 'U#'],
+        ],
+        attributed: [[listPk(site, month), 'A#']],
+        unattributed: [[listPk(site, month), 'U#']],
+        refunded: [[refundedPk(site, month), '']],
+      };
+      const read = await Promise.all(sources[cls].map(([pk, prefix]) => this.readKeys(pk, prefix, lo, hi, want, cost)));
+      const merged = read.flat().sort((a, b) => (a.ts === b.ts ? (a.key < b.key ? 1 : -1) : a.ts < b.ts ? 1 : -1));
+      rows.push(...merged.slice(0, want));
+    }
+    return rows.slice(offset, offset + limit).map((r) => r.key);
+  }
+
+  /** Up to `want` list keys of one partition and prefix between two local days, newest first. */
+  private async readKeys(pk: string, prefix: string, lo: string, hi: string, want: number, cost?: ReadCost): Promise<Array<{ ts: string; key: string }>> {
+    const out: Array<{ ts: string; key: string }> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.conn.doc.send(
+        new QueryCommand({
+          TableName: this.conn.table,
+          KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :lo AND :hi`,
+          ExpressionAttributeValues: { ':pk': pk, ':lo': `${prefix}${lo}#`, ':hi': `${prefix}${hi}#~` },
+          ProjectionExpression: SK,
+          ScanIndexForward: false,
+          Limit: want - out.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      if (cost) cost.requests++;
+      for (const item of Items) {
+        if (cost) cost.bytes += itemBytes(item);
+        // <prefix><day>#<ts 13>#<provider:id>
+        const rest = String(item[SK]).slice(prefix.length + 11);
+        out.push({ ts: rest.slice(0, 13), key: rest.slice(14) });
+      }
+      start = LastEvaluatedKey;
+    } while (start && out.length < want);
+    return out;
+  }
+
+  /**
+   * The list's partitions (PAYMENT_LIST and its refunded copies) of every
+   * month that has a month counter: one Query of the month keys of
+   * `PT#<site>`. For deleting a retired generation (`rebuild-store.ts`).
+   */
+  async listPartitions(site: string): Promise<string[]> {
+    const months = (await this.query(totalsPk(site), 'M#', 'M#~', true)).map((item) => String(item[SK]).slice(2));
+    return months.flatMap((m) => [listPk(site, m), refundedPk(site, m)]);
+  }
+
+  /** The first local day with a listed payment, or null. */
+  async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`, ExpressionAttributeValues: { ':pk': totalsPk(site), ':d': 'D#' }, Limit: 1 }),
+    );
+    if (cost) {
+      cost.requests++;
+      for (const item of Items) cost.bytes += itemBytes(item);
+    }
+    return Items[0] ? String(Items[0][SK]).slice(2) : null;
+  }
+}
+
+const toKey = (k: { pk: string; sk: string }) => ({ [PK]: k.pk, [SK]: k.sk });
+
+/** `YYYY-MM` of the month before. */
+function previousMonth(month: string): string {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return m === 1 ? `${y - 1}-12` : `${y}-${String(m - 1).padStart(2, '0')}`;
+}
+
+function ignoreCondition(error: unknown): void {
+  if (!(error instanceof ConditionalCheckFailedException)) throw error;
+}

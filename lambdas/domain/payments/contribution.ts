@@ -1,0 +1,374 @@
+import { createHash } from 'node:crypto';
+import { localDay, localHour, addDays } from '../range.js';
+import { DIMENSION_BUCKETS, GOAL_BUCKETS, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../rollup.js';
+import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
+import type { Payment } from './payment.js';
+import { netUsd, type UsdRate } from './money.js';
+
+/**
+ * What one payment puts into the payment rollups (`docs/data-model.md`,
+ * "Payments"). A payment is stored once more as a PAYMENT_LIST item in its
+ * site-local month, holding this contribution; the day's PAYMENT_TOTALS and
+ * PAYMENT_CUSTOMERS items are recomputed from the list items of that day, and
+ * the month's from its days. A rollup is therefore a function of the list
+ * items, whatever order payments, refunds and re-credits arrive in, and a
+ * replay recomputes the same numbers (exactly once without transactions).
+ */
+export interface Contribution {
+  /** `provider:id` (`paymentKey`). */
+  key: string;
+  rev: number;
+  /** Time of the payment, ms since epoch (UTC). */
+  ts: number;
+  /** Site-local day and hour of `ts` (`YYYY-MM-DD`, `YYYY-MM-DDTHH`). */
+  day: string;
+  hour: string;
+  /** Net of refunds, USD cents, at the rate in force when the payment was last settled. */
+  cents: number;
+  /** The distinct-payer key, hashed (`customerHash`). */
+  customer: string;
+  /** Site-local day the credited visit started, null when Unattributed. */
+  touch_day: string | null;
+  failed: boolean;
+  refunded: boolean;
+  /** Every dimension's values of the credited visit (`page`: its pages, at most `MAX_VALUES`); null when Unattributed. */
+  dims: Record<PaymentDimension, string[]> | null;
+}
+
+/** Payment list filters (spec §4.2 `filter`) and the list class that serves each. */
+export const LIST_CLASSES = ['all', 'attributed', 'unattributed', 'refunded'] as const;
+export type ListClass = (typeof LIST_CLASSES)[number];
+
+export const paymentKey = (p: Pick<Payment, 'provider' | 'provider_payment_id'>) => `${p.provider}:${p.provider_payment_id}`;
+
+/** Distinct payers: the provider's customer, or the payment itself when it has no customer. */
+export const customerKey = (p: Payment) => (p.customer_id ? `${p.provider}:${p.customer_id}` : `payment:${paymentKey(p)}`);
+
+/**
+ * A payer key as the rollups store it: 66 bits of SHA-256 in 11 base64url
+ * characters. Only distinct counting uses it; a collision among a site's
+ * payers has a probability under 10^-8 below 10^6 payers (birthday bound
+ * n²/2^67), far inside the sketch's error once it takes over.
+ */
+export const customerHash = (key: string) => createHash('sha256').update(key).digest('base64url').slice(0, 11);
+
+/**
+ * The contribution of a payment, or null while it has no place in the list
+ * (no time, amount or currency yet, or no USD rate for its currency).
+ * Failed payments are listed (their status says so) but not counted.
+ */
+export function contributionOf(p: Payment, timezone: string, rate: UsdRate): Contribution | null {
+  const net = netUsd(p, rate);
+  if (p.ts === null || p.amount === null || p.currency === null || net === null) return null;
+  return {
+    key: paymentKey(p),
+    rev: p.rev,
+    ts: p.ts,
+    day: localDay(p.ts, timezone),
+    hour: localHour(p.ts, timezone),
+    cents: Math.round(net * 100),
+    customer: customerHash(customerKey(p)),
+    touch_day: p.touch ? localDay(p.touch.ts, timezone) : null,
+    failed: p.status === 'failed',
+    refunded: p.refunded > 0,
+    dims: p.touch && p.touch_dims ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, [...new Set(p.touch_dims?.[d] ?? [])].slice(0, MAX_VALUES)])) as Record<PaymentDimension, string[]>) : null,
+  };
+}
+
+/** Whether a payment counts in the totals (spec §3: not failed). */
+export const counts = (c: Contribution) => !c.failed;
+
+/** The list classes a contribution is listed under. */
+export function classesOf(c: Contribution): ListClass[] {
+  return ['all', c.touch_day !== null ? 'attributed' : 'unattributed', ...(c.refunded ? (['refunded'] as const) : [])];
+}
+
+/** `[payments, cents]`: a counter pair. */
+export type Pair = [number, number];
+
+/**
+ * Counters of one period (day or month), PAYMENT_TOTALS: small and bounded
+ * (`docs/data-model.md`). `touch` is the histogram of counted, attributed
+ * payments by the day their credited visit started, which the overview needs
+ * for "matched" over any range; touch days more than `TOUCH_DAYS_KEPT` days
+ * before the period are merged by month (bounds the item whatever the site's
+ * age; `matchedIn` says what that costs in exactness).
+ */
+export interface PeriodTotals {
+  /** Listed payments per class (failed included). */
+  listed: Record<ListClass, number>;
+  /** Counted payments and their net cents. */
+  payments: number;
+  cents: number;
+  /** By local hour (`YYYY-MM-DDTHH`), day items only. */
+  hours: Record<string, Pair>;
+  /** By touch day (`YYYY-MM-DD`) or, older than `TOUCH_DAYS_KEPT`, touch month (`YYYY-MM`). */
+  touch: Record<string, Pair>;
+}
+
+/** How far back before a period its touch histogram keeps days (beyond: months). 400 covers any range of the `12m` preset and the `day` time series. */
+export const TOUCH_DAYS_KEPT = 400;
+
+export const emptyTotals = (): PeriodTotals => ({ listed: { all: 0, attributed: 0, unattributed: 0, refunded: 0 }, payments: 0, cents: 0, hours: {}, touch: {} });
+
+const addPair = (into: Record<string, Pair>, key: string, n: number, cents: number) => {
+  const p = (into[key] ??= [0, 0]);
+  p[0] += n;
+  p[1] += cents;
+};
+
+/** The touch histogram key of a touch day for a period starting on `periodStart`. */
+export const touchKey = (touchDay: string, periodStart: string) => (touchDay < addDays(periodStart, -TOUCH_DAYS_KEPT) ? touchDay.slice(0, 7) : touchDay);
+
+/** The totals of one day from its list items' contributions. */
+export function dayTotals(day: string, contributions: readonly Contribution[]): PeriodTotals {
+  const t = emptyTotals();
+  for (const c of contributions) {
+    for (const cls of classesOf(c)) t.listed[cls]++;
+    if (!counts(c)) continue;
+    t.payments++;
+    t.cents += c.cents;
+    addPair(t.hours, c.hour, 1, c.cents);
+    if (c.touch_day !== null) addPair(t.touch, touchKey(c.touch_day, day), 1, c.cents);
+  }
+  return t;
+}
+
+/** The totals of a month from its days' totals (hours are left to the days). */
+export function monthTotals(month: string, days: readonly PeriodTotals[]): PeriodTotals {
+  const t = emptyTotals();
+  const start = `${month}-01`;
+  for (const d of days) {
+    for (const cls of LIST_CLASSES) t.listed[cls] += d.listed[cls];
+    t.payments += d.payments;
+    t.cents += d.cents;
+    for (const [k, [n, cents]] of Object.entries(d.touch)) addPair(t.touch, k.length === 10 ? touchKey(k, start) : k, n, cents);
+  }
+  return t;
+}
+
+/**
+ * Counted payments of a period whose credited visit started in `from`..`to`
+ * ("matched", spec §2.4). Exact when the touch day is kept by day; a touch
+ * older than `TOUCH_DAYS_KEPT` days before the period is known by month only,
+ * and counts when its month lies in the range (only a range longer than 400
+ * days whose first month is partial can tell the difference).
+ */
+export function matchedIn(t: PeriodTotals, from: string, to: string): Pair {
+  const out: Pair = [0, 0];
+  for (const [k, [n, cents]] of Object.entries(t.touch)) {
+    const inside = k.length === 10 ? k >= from && k <= to : k >= from.slice(0, 7) && k <= to.slice(0, 7);
+    if (!inside) continue;
+    out[0] += n;
+    out[1] += cents;
+  }
+  return out;
+}
+
+/**
+ * Distinct payers of one period, PAYMENT_CUSTOMERS: `customers` of counted
+ * payments (exact set while at most `EXACT_LIMIT`, then HyperLogLog,
+ * `visitor-sketch.ts`), and `touched`, for "converted" (payers of matched
+ * payments): each payer's touch days while the period has at most
+ * `EXACT_LIMIT` of them (exact over any range), else a sketch of the payers
+ * with any touch (`convertedIn` then estimates; `docs/data-model.md`).
+ */
+export interface PeriodCustomers {
+  customers: VisitorSketch;
+  touched: { kind: 'exact'; days: Record<string, string[]> } | { kind: 'sketch'; sketch: VisitorSketch };
+}
+
+export const emptyCustomers = (): PeriodCustomers => ({ customers: emptySketch(), touched: { kind: 'exact', days: {} } });
+
+/** Adds one payer's touch days to a period's `touched`, switching to a sketch past the limit. */
+function addTouched(into: PeriodCustomers, customer: string, days: readonly string[]): void {
+  if (into.touched.kind === 'sketch') {
+    into.touched.sketch = addVisitors(into.touched.sketch, [customer]);
+    return;
+  }
+  const held = new Set(into.touched.days[customer] ?? []);
+  for (const d of days) held.add(d);
+  into.touched.days[customer] = [...held].sort();
+  const size = Object.values(into.touched.days).reduce((n, ds) => n + ds.length, 0);
+  if (size > EXACT_LIMIT) into.touched = { kind: 'sketch', sketch: addVisitors(emptySketch(), Object.keys(into.touched.days)) };
+}
+
+/** The distinct payers of one day from its list items' contributions. */
+export function dayCustomers(contributions: readonly Contribution[]): PeriodCustomers {
+  const out = emptyCustomers();
+  const counted = contributions.filter(counts);
+  out.customers = addVisitors(out.customers, counted.map((c) => c.customer));
+  for (const c of counted) if (c.touch_day !== null) addTouched(out, c.customer, [c.touch_day]);
+  return out;
+}
+
+/** The distinct payers of a month from its days'. */
+export function mergeCustomers(periods: readonly PeriodCustomers[]): PeriodCustomers {
+  const out = emptyCustomers();
+  out.customers = reduceSketch(periods.map((p) => p.customers));
+  for (const p of periods) {
+    if (p.touched.kind === 'sketch') {
+      const known = out.touched.kind === 'exact' ? Object.keys(out.touched.days) : [];
+      const base = out.touched.kind === 'sketch' ? out.touched.sketch : addVisitors(emptySketch(), known);
+      out.touched = { kind: 'sketch', sketch: unionSketches([base, p.touched.sketch]) };
+    } else {
+      for (const [customer, days] of Object.entries(p.touched.days)) addTouched(out, customer, days);
+    }
+  }
+  return out;
+}
+
+/** A union that stays a sketch a period can store (exact sets past the limit become registers). */
+function reduceSketch(sketches: readonly VisitorSketch[]): VisitorSketch {
+  const union = unionSketches(sketches);
+  return union.kind === 'exact' ? addVisitors(emptySketch(), union.ids) : union;
+}
+
+/** Distinct payers of counted payments over the periods of a range. */
+export function customersIn(periods: readonly PeriodCustomers[]): number {
+  return countVisitors(unionSketches(periods.map((p) => p.customers)));
+}
+
+/**
+ * Distinct payers of matched payments ("converted", spec §2.4) over the
+ * periods of range `from`..`to`: exact while every period holds its payers'
+ * touch days. Otherwise an estimate: the distinct payers with any touch in
+ * those periods (HyperLogLog), times the share of attributed payments that
+ * are matched (`matched / attributed`), documented in `docs/data-model.md`.
+ */
+export function convertedIn(periods: readonly PeriodCustomers[], from: string, to: string, matched: number, attributed: number): number {
+  if (periods.every((p) => p.touched.kind === 'exact')) {
+    const ids = new Set<string>();
+    for (const p of periods) {
+      if (p.touched.kind !== 'exact') continue;
+      for (const [customer, days] of Object.entries(p.touched.days)) if (days.some((d) => (d.length === 10 ? d >= from && d <= to : d >= from.slice(0, 7) && d <= to.slice(0, 7)))) ids.add(customer);
+    }
+    return ids.size;
+  }
+  const sketches = periods.map((p) => (p.touched.kind === 'sketch' ? p.touched.sketch : addVisitors(emptySketch(), Object.keys(p.touched.days))));
+  const touched = countVisitors(unionSketches(sketches));
+  return attributed === 0 ? 0 : Math.round((touched * matched) / attributed);
+}
+
+/** Stored form of `PeriodCustomers` (sketches as ids or registers). */
+export interface StoredCustomers {
+  customers: { ids: string[] } | { hll: Uint8Array };
+  touched_days?: Record<string, string[]>;
+  touched?: { ids: string[] } | { hll: Uint8Array };
+}
+
+export function serializeCustomers(c: PeriodCustomers): StoredCustomers {
+  return c.touched.kind === 'exact' ? { customers: serializeSketch(c.customers), touched_days: c.touched.days } : { customers: serializeSketch(c.customers), touched: serializeSketch(c.touched.sketch) };
+}
+
+export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustomers {
+  const customers = deserializeSketch((s.customers ?? {}) as { ids?: string[]; hll?: Uint8Array });
+  if (s.touched) return { customers, touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) } };
+  return { customers, touched: { kind: 'exact', days: s.touched_days ?? {} } };
+}
+
+/** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
+export const attributedOf = (t: PeriodTotals): number => Object.values(t.touch).reduce((n, [k]) => n + k, 0);
+
+/** The most values of one dimension a payment credits (`page`: the credited visit's first 100 distinct pages), bounding its list item. */
+export const MAX_VALUES = 100;
+
+/** Row key of Unattributed payments in a dimension's rollups (no dimension value is a NUL). */
+export const UNATTRIBUTED_KEY = '\u0000';
+
+/** `[payments, net cents, payers]`: payers are hashed ids while the item holds at most `EXACT_LIMIT` of them in all, else the period's distinct count. */
+export type ValueCounters = [number, number, string[] | number];
+
+/** The values a contribution credits in one dimension: its visit's, or the Unattributed key. */
+export const creditedValues = (c: Contribution, d: PaymentDimension): readonly string[] => (c.dims ? (c.dims[d] ?? []) : [UNATTRIBUTED_KEY]);
+
+/** The rollup bucket of a value (`DIMENSION_BUCKETS`); Unattributed lives in bucket 0. */
+export const bucketOfValue = (d: PaymentDimension, value: string) => (value === UNATTRIBUTED_KEY ? 0 : bucketOf(d, value));
+
+/**
+ * A day's payment counters of one dimension bucket, from the day's
+ * contributions: counted payments, net cents and payers per value of the
+ * credited visit (spec §4.2 rules 1–5: `page` counts every page of the
+ * visit), Unattributed under `UNATTRIBUTED_KEY`.
+ */
+export function dimensionCounters(contributions: readonly Contribution[], d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
+  const sets = new Map<string, { n: number; cents: number; payers: Set<string> }>();
+  for (const c of contributions) {
+    if (!counts(c)) continue;
+    for (const value of creditedValues(c, d)) {
+      if (bucketOfValue(d, value) !== bucket) continue;
+      let row = sets.get(value);
+      if (!row) sets.set(value, (row = { n: 0, cents: 0, payers: new Set() }));
+      row.n++;
+      row.cents += c.cents;
+      row.payers.add(c.customer);
+    }
+  }
+  return packCounters(sets);
+}
+
+/** Sums a month's days of one dimension bucket. Payers stay exact sets while every day's are and the month's stay under the limit. */
+export function mergeDimensionCounters(days: ReadonlyArray<Record<string, ValueCounters>>): Record<string, ValueCounters> {
+  return packCounters(sumCounters(days));
+}
+
+/** Per value: payments and cents added, payers unioned while every input holds a set, else their counts added. */
+function sumCounters(periods: ReadonlyArray<Record<string, ValueCounters>>): Map<string, { n: number; cents: number; payers: Set<string> | number }> {
+  const sums = new Map<string, { n: number; cents: number; payers: Set<string> | number }>();
+  for (const period of periods) {
+    for (const [value, [n, cents, payers]] of Object.entries(period)) {
+      let row = sums.get(value);
+      if (!row) sums.set(value, (row = { n: 0, cents: 0, payers: new Set() }));
+      row.n += n;
+      row.cents += cents;
+      row.payers = addPayers(row.payers, payers);
+    }
+  }
+  return sums;
+}
+
+function addPayers(into: Set<string> | number, payers: string[] | number): Set<string> | number {
+  if (typeof into === 'number' || typeof payers === 'number') return (typeof into === 'number' ? into : into.size) + (typeof payers === 'number' ? payers : payers.length);
+  for (const p of payers) into.add(p);
+  return into;
+}
+
+/** Stored form: payer sets while the item holds at most `EXACT_LIMIT` payer entries in all, else each value's count. */
+function packCounters(rows: ReadonlyMap<string, { n: number; cents: number; payers: Set<string> | number }>): Record<string, ValueCounters> {
+  const entries = [...rows].reduce((n, [, r]) => n + (typeof r.payers === 'number' ? EXACT_LIMIT + 1 : r.payers.size), 0);
+  const exact = entries <= EXACT_LIMIT;
+  const out: Record<string, ValueCounters> = {};
+  for (const [value, r] of [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const payers = typeof r.payers === 'number' ? r.payers : exact ? [...r.payers].sort() : r.payers.size;
+    out[value] = [r.n, r.cents, payers];
+  }
+  return out;
+}
+
+/** A dimension and bucket of the payment rollups, `<dimension>#<bucket>`. */
+export type DimensionBucket = `${PaymentDimension}#${number}`;
+
+/** Every dimension bucket (a recompute that cannot tell which changed writes them all). */
+export const ALL_BUCKETS: readonly DimensionBucket[] = PAYMENT_DIMENSIONS.flatMap((d) => Array.from({ length: d === 'goal' ? GOAL_BUCKETS : DIMENSION_BUCKETS[d] }, (_, b) => `${d}#${b}` as DimensionBucket));
+
+/** The dimension buckets a contribution's values fall in. */
+export function bucketsOf(c: Contribution): DimensionBucket[] {
+  return [...new Set(PAYMENT_DIMENSIONS.flatMap((d) => creditedValues(c, d).map((v) => `${d}#${bucketOfValue(d, v)}` as DimensionBucket)))];
+}
+
+/** Payment counters of one breakdown row over a range (`breakdown.ts`). */
+export interface ValueTotals {
+  payments: number;
+  cents: number;
+  payers: number;
+}
+
+/**
+ * Adds up the periods' counters of one dimension per value. Payers are the
+ * union of the periods' sets while every period holds sets for the value
+ * (exact); otherwise the sum of the periods' distinct counts, which counts a
+ * payer paying in two periods twice (`docs/data-model.md`).
+ */
+export function valueTotals(periods: ReadonlyArray<Record<string, ValueCounters>>): Map<string, ValueTotals> {
+  return new Map([...sumCounters(periods)].map(([value, r]) => [value, { payments: r.n, cents: r.cents, payers: typeof r.payers === 'number' ? r.payers : r.payers.size }]));
+}
