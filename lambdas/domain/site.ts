@@ -125,8 +125,13 @@ export function writeTargets(site: SiteConfig): SiteConfig[] {
  * layout and switched to it (`docs/rebuild.md` "Migrating to a new layout").
  * New sites are created in it. Adding an item type, or a field readers
  * default when absent, needs no increment.
+ *
+ * Layouts: 1, everything before versions; 2, payments counted from the
+ * payment list and its recomputed counters (PAYMENT_LIST, PAYMENT_TOTALS,
+ * PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) instead of per-payment
+ * PAYMENT_ROLLUP entries, which layout 2 no longer reads.
  */
-export const DATA_LAYOUT = 1;
+export const DATA_LAYOUT = 2;
 
 /**
  * Null when `site`'s live generation is in the layout this code reads, else
