@@ -16,7 +16,9 @@ import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
 import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';
 import { visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
-import { breakdown, listPayments, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
+import { breakdown, goals, listPayments, overview, realtime, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
+import { DynamoRealtimeStore } from '../lambdas/adapters/dynamo/realtime-store.js';
+import { minuteOf, type RealtimeSlice } from '../lambdas/domain/realtime.js';
 import { createArchiveConsumer } from '../local/archive.js';
 import { compareAnswers, openDuckBaseline, type DuckAnswer } from './duckdb-baseline.js';
 import { startMemoryDynalite } from '../local/dynalite.js';
@@ -89,7 +91,12 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
     await measure(`breakdown page ${range}`, (deps) => breakdown(deps, 'bench', SITE, 'page', { range }, 100));
     await measure(`payments ${range}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
     await measure(`retention ${range}`, (deps) => retention(deps, 'bench', SITE, { range }));
+    await measure(`goals ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, null, 100));
+    await measure(`goals outbound links ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, 'Outbound Link: Click', 100));
   }
+  // Realtime: 6 minutes of 5-second batches (the stack's batching window), 20 current visitors each, as the sessionizer writes them.
+  await loadRealtime(conn, now);
+  await measure('realtime (72 batch items)', (deps) => realtime(deps, 'bench', SITE, 10));
   await measure('timeseries 12m by month', (deps) => timeseries(deps, 'bench', SITE, { range: '12m' }, 'month'));
   await measure('timeseries today by hour', (deps) => timeseries(deps, 'bench', SITE, { range: 'today' }, 'hour'));
   await measure('visitor timeline', (deps) => visitorTimeline(deps, 'bench', SITE, watched ?? ''));
@@ -140,6 +147,21 @@ export interface BenchSite {
   visits: number;
   pageviews: number;
   payments: number;
+}
+
+/**
+ * Realtime items of the bench site: one per 5-second batch over the 6 minutes
+ * before `now`, each with 20 visitors on 3 pages (what the sessionizer writes
+ * at ~4 events a second; `docs/api.md` "Realtime").
+ */
+async function loadRealtime(conn: DynamoConnection, now: number): Promise<void> {
+  const store = new DynamoRealtimeStore(conn);
+  for (let batch = 0; batch < 72; batch++) {
+    const ts = now - 360_000 + batch * 5_000;
+    const visitors: RealtimeSlice['visitors'] = {};
+    for (let i = 0; i < 20; i++) visitors[`rt-visitor-${(batch * 7 + i) % 300}`] = [ts, i % 4 === 0 ? 'www.google.com' : null, ['/', `/blog/post-${i % 3}`]];
+    await store.write([{ site: SITE, minute: minuteOf(ts), visitors }], { shard: 'shardId-0', sequence: String(batch) });
+  }
 }
 
 /**

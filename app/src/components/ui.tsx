@@ -73,10 +73,12 @@ export function CopyButton(props: { text: string; label?: string }): JSX.Element
 }
 
 /** A relative change against the previous period (spec §2.4), coloured by direction. */
-export function Change(props: { value: number | null | undefined }): JSX.Element | null {
+export function Change(props: { value: number | null | undefined; lowerIsBetter?: boolean }): JSX.Element | null {
   const text = formatChange(props.value);
   if (text === null) return <span class="change change-none" title="No previous value to compare with">—</span>;
-  const dir = (props.value ?? 0) > 0 ? 'up' : (props.value ?? 0) < 0 ? 'down' : 'flat';
+  // The colour says good (up) or bad (down); the arrow keeps the direction. A lower bounce rate is good.
+  const sign = Math.sign(props.value ?? 0) * (props.lowerIsBetter ? -1 : 1);
+  const dir = sign > 0 ? 'up' : sign < 0 ? 'down' : 'flat';
   return (
     <span class={`change change-${dir}`} title="Change against the previous period of equal length">
       {text}

@@ -21,12 +21,12 @@ export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimensi
 ];
 
 /** The overview's figures in the order the cards show them; `change` names the key of `change` (spec §2.4). */
-const METRICS: ReadonlyArray<{ key: keyof Overview['current']; label: string; format: (n: number | null) => string; change?: keyof Overview['change']; detail?: boolean }> = [
+const METRICS: ReadonlyArray<{ key: keyof Overview['current']; label: string; format: (n: number | null) => string; change?: keyof Overview['change']; detail?: boolean; lowerIsBetter?: boolean }> = [
   { key: 'visitors', label: 'Visitors', format: (n) => formatCount(n ?? 0), change: 'visitors' },
   { key: 'sessions', label: 'Visits', format: (n) => formatCount(n ?? 0), change: 'sessions' },
   { key: 'pageviews', label: 'Pageviews', format: (n) => formatCount(n ?? 0), change: 'pageviews' },
   { key: 'views_per_visit', label: 'Views / visit', format: formatRatio, change: 'views_per_visit' },
-  { key: 'bounce_rate', label: 'Bounce rate', format: formatPercent, change: 'bounce_rate' },
+  { key: 'bounce_rate', label: 'Bounce rate', format: formatPercent, change: 'bounce_rate', lowerIsBetter: true },
   { key: 'visit_duration', label: 'Visit duration', format: formatDuration, change: 'visit_duration' },
   { key: 'revenue_usd', label: 'Revenue', format: (n) => formatUsd(n ?? 0), change: 'revenue_usd', detail: true },
   { key: 'payments', label: 'Payments', format: (n) => formatCount(n ?? 0), change: 'payments', detail: true },
@@ -50,7 +50,7 @@ function OverviewCards(props: { overview: Overview; domain: string; search: stri
             <span class="metric-value" data-metric={m.key}>
               {m.format(current[m.key])}
             </span>
-            {m.change ? <Change value={change[m.change]} /> : <span class="change change-none" title={`Previous period: ${m.format(previous[m.key])}`}>{m.format(previous[m.key])} before</span>}
+            {m.change ? <Change value={change[m.change]} lowerIsBetter={m.lowerIsBetter} /> : <span class="change change-none" title={`Previous period: ${m.format(previous[m.key])}`}>{m.format(previous[m.key])} before</span>}
           </>
         );
         return m.detail ? (
