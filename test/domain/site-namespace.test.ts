@@ -40,7 +40,7 @@ describe('data namespaces (docs/data-model.md "Generations")', () => {
   });
 
   it.each([
-    ['no layout (data stored before layouts were versioned) is layout 1', undefined, DATA_LAYOUT === 1],
+    ['no layout (data stored before layouts were versioned) is layout 1', undefined, (DATA_LAYOUT as number) === 1],
     ['this release\'s layout', DATA_LAYOUT, true],
     ['another layout (written by a later or an earlier release)', DATA_LAYOUT + 1, false],
   ])('readers read a site whose data is in %s: %s', (_name, layout, readable) => {
