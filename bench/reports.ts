@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
+import { DIMENSIONS, RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
 import { changeVisits } from '../lambdas/services/sessionize.js';
 import type { Visit } from '../lambdas/domain/visit.js';
 import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
@@ -40,7 +40,7 @@ const VISITOR_TOLERANCE = 0.0243;
 
 /**
  * The report benchmark of issue 5: a site with a year of traffic (about 1M
- * visits, 3M page views) and 20,000 payments. The year goes through the pure
+ * visits, 3M page views) and `FOOTFALL_BENCH_PAYMENTS` payments (20,000 by default). The year goes through the pure
  * sessionizer and the payment rules in memory, and the resulting items — the
  * same keys and contents the sessionizer and the payment service write — are
  * loaded into dynalite in bulk (sessionizing 3.4M events through dynalite one
@@ -83,13 +83,14 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
     );
     return ms;
   };
-  for (const range of ['30d', '12m'] as const) {
+  // Every report the dashboard, the API and MCP answer, at 7d, 30d and 12m.
+  for (const range of ['7d', '30d', '12m'] as const) {
     await measure(`overview ${range}`, (deps) => overview(deps, 'bench', SITE, { range }));
-    await measure(`breakdown channel ${range}`, (deps) => breakdown(deps, 'bench', SITE, 'channel', { range }, 100));
-    // By day, as the dashboard charts both ranges: one daily visits item (a 16 KB HyperLogLog on this site) per point.
+    for (const dimension of DIMENSIONS) await measure(`breakdown ${dimension} ${range}`, (deps) => breakdown(deps, 'bench', SITE, dimension, { range }, 100));
+    // By day, as the dashboard charts every range.
     await measure(`timeseries ${range} by day`, (deps) => timeseries(deps, 'bench', SITE, { range }, 'day'));
-    await measure(`breakdown page ${range}`, (deps) => breakdown(deps, 'bench', SITE, 'page', { range }, 100));
-    await measure(`payments ${range}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
+    await measure(`payments ${range}, page 1`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
+    await measure(`payments ${range}, page 2`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 20));
     await measure(`retention ${range}`, (deps) => retention(deps, 'bench', SITE, { range }));
     await measure(`goals ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, null, 100));
     await measure(`goals outbound links ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, 'Outbound Link: Click', 100));
@@ -138,6 +139,17 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
   return figures;
 }
 
+/**
+ * Payments a year of the bench site: `FOOTFALL_BENCH_PAYMENTS`, one of the scale points 20000
+ * (default), 100000 or 1000000 (issue 15.5).
+ * @throws Error for any other value
+ */
+export function paymentTarget(raw = process.env.FOOTFALL_BENCH_PAYMENTS ?? '20000'): number {
+  const n = Number(raw);
+  if (![20_000, 100_000, 1_000_000].includes(n)) throw new Error(`FOOTFALL_BENCH_PAYMENTS must be 20000, 100000 or 1000000; got '${raw}'`);
+  return n;
+}
+
 /** What `loadBenchSite` wrote: the site, its account, the time its year ends (ms), and its size. */
 export interface BenchSite {
   site: string;
@@ -167,7 +179,7 @@ async function loadRealtime(conn: DynamoConnection, now: number): Promise<void> 
 /**
  * Writes the bench site into the (existing) table of `conn`: account `bench`,
  * site `shop.example`, and the items the sessionizer and the payment service
- * would leave after a year of `totalEvents` events and 20,000 payments. With
+ * would leave after a year of `totalEvents` events and `paymentTarget()` payments of subscribing customers. With
  * `archiveDir`, the raw events also go to Parquet there (for DuckDB).
  */
 export async function loadBenchSite(conn: DynamoConnection, totalEvents: number, archiveDir?: string): Promise<BenchSite> {
@@ -211,7 +223,7 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
         for (const v of change.before) watchedVisits.delete(v.id);
         for (const v of change.after) watchedVisits.set(v.id, v);
       }
-      for (const v of change.after) if (random() < 0.022) keep.push(v);
+      for (const v of change.after) if (random() < 0.02) keep.push(v);
     }
     pageviews += batch.filter((e) => e.type === 'pageview').length;
   }
@@ -223,30 +235,39 @@ export async function loadBenchSite(conn: DynamoConnection, totalEvents: number,
     const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
     items.push({ ...key, type: 'ROLLUP', ...mergeRollupItem(undefined, d), seq: { bench: '1' }, ver: 1 });
   }
-  // 3. 20,000 payments credited to sampled visits (USD and EUR, renewals, refunds, some unattributed).
-  // Spread over the whole year, the last 30 days included: every k-th of the sampled visits.
-  const paid = Array.from({ length: Math.min(20_000, keep.length) }, (_, i) => keep[Math.floor((i * keep.length) / Math.min(20_000, keep.length))] as Visit);
-  const payments: Payment[] = paid.map((v, i) => {
+  // 3. Payments of customers with monthly subscriptions: a customer's first payment follows a
+  //    sampled visit (the visits spread over the whole year), renewals every 30 days until the
+  //    customer cancels (6% a month) or the year ends, so the last 30 days have payments too;
+  //    3% refunded in full, 30% in EUR, 10% not attributed to a visit.
+  const wanted = paymentTarget();
+  const payments: Payment[] = [];
+  const starters = keep.length;
+  for (let c = 0; payments.length < wanted && starters > 0; c++) {
+    const v = keep[Math.floor(random() * starters)] as Visit;
     const credited = random() > 0.1;
     const eur = random() < 0.3;
-    const p = emptyPayment(SITE, 'stripe', `pi_bench_${i}`);
-    return {
-      ...p,
-      ts: v.end + 5 * 60_000,
-      amount: eur ? 2500 : 4900,
-      currency: eur ? 'EUR' : 'USD',
-      refunded: random() < 0.05 ? 1000 : 0,
-      status: 'paid',
-      customer_id: `cus_${Math.floor(i * 0.8)}`,
-      visitor_id: v.visitor_id,
-      is_renewal: i % 5 === 4,
-      visitor: credited ? v.visitor_id : null,
-      touch: credited ? touchOf(v) : null,
-      touch_dims: credited ? paymentDimensionsOf(v) : null,
-      first_touch: credited ? firstTouchOf(v) : null,
-      rev: 1,
-    };
-  });
+    for (let k = 0, ts = v.end + 5 * 60_000; ts < now && payments.length < wanted; k++, ts += 30 * 86_400_000) {
+      const p = emptyPayment(SITE, 'stripe', `pi_bench_${payments.length}`);
+      const refunded = random() < 0.03;
+      payments.push({
+        ...p,
+        ts,
+        amount: eur ? 2500 : 4900,
+        currency: eur ? 'EUR' : 'USD',
+        refunded: refunded ? (eur ? 2500 : 4900) : 0,
+        status: 'paid',
+        customer_id: `cus_${c}`,
+        visitor_id: v.visitor_id,
+        is_renewal: k > 0,
+        visitor: credited ? v.visitor_id : null,
+        touch: credited ? touchOf(v) : null,
+        touch_dims: credited ? paymentDimensionsOf(v) : null,
+        first_touch: credited ? firstTouchOf(v) : null,
+        rev: 1,
+      });
+      if (random() < 0.06) break;
+    }
+  }
   for (const v of watchedVisits.values()) items.push(...visitToItems(v));
   await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
   // Payments, their timeline copies, list items and counters: the items settling them leaves.
