@@ -139,6 +139,8 @@ const WEBHOOKS = 'webhooks (not counted)';
 /** Events a month at the traffic levels of `docs/cost.md`. */
 export const TRAFFIC_LEVELS = [1_000_000, 10_000_000, 100_000_000] as const;
 const MONTH_S = 30 * 86_400;
+/** The scheduled function's interval (`lib/functions.ts`, `everyMinutes: 5`), which compacts the rollup delta log. */
+const COMPACT_MS = 5 * 60_000;
 
 /** What the sessionizer's DynamoDB requests cost per 1,000 events at one batch size. */
 export interface SessionizeCost {
@@ -174,13 +176,16 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const steps = new StepMeter(meter);
   const payments = dynamoPaymentDeps(conn);
   let clock = 0;
+  const rollups = steps.wrap(new DynamoRollupStore(conn), 'rollups');
+  // The scheduled function folds the rollup delta log every 5 minutes (lib/functions.ts): its cost is the sessionizer's too.
+  let compacted = 0;
   const handler = createSessionizeHandler({
     logger: new Logger({ logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Bench' }),
     clock: () => clock,
     sites: new CachedSiteDirectory(steps.wrap(config, 'sites'), 30_000, () => clock),
     visits: steps.wrap(new DynamoVisitStore(conn), 'visits'),
-    rollups: steps.wrap(new DynamoRollupStore(conn), 'rollups'),
+    rollups,
     markers: steps.wrap(new DynamoBatchMarkers(conn), 'markers'),
     recredit: (s, visitors) => {
       steps.enter('recredit');
@@ -216,6 +221,10 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const run = async (batch: TrackedEvent[]) => {
     if (batch.length === 0) return;
     clock = batch.reduce((max, e) => Math.max(max, e.ts), 0);
+    if (Math.floor(clock / COMPACT_MS) > compacted) {
+      compacted = Math.floor(clock / COMPACT_MS);
+      await rollups.compact(SITE);
+    }
     const records = batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: `${e.site}#${e.visitor_id}`, approximateArrivalTimestamp: clock, data: Buffer.from(JSON.stringify(e)) }));
     const { batchItemFailures } = await handler(toKinesisEvent(records));
     if (batchItemFailures.length > 0) throw new Error('a bench batch failed');

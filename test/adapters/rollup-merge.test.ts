@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { rollupDelta } from '../support/rollup.js';
 import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-store.js';
-import { GOAL_KEYS_PER_ITEM, GOAL_VISITOR_LIMITS, OTHER_GOALS_KEY, type RollupDelta, type RollupMetric } from '../../lambdas/domain/rollup.js';
+import { GOAL_KEYS_PER_ITEM, GOAL_VISITOR_LIMITS, OTHER_GOALS_KEY } from '../../lambdas/domain/rollup.js';
 import { countVisitors } from '../../lambdas/domain/visitor-sketch.js';
 
-const delta = (metric: RollupMetric, d: Partial<Omit<RollupDelta, 'key'>>): RollupDelta => ({
-  key: { site: 'example.com', metric, granularity: 'D', period: '2026-03-05', bucket: 0 },
-  visits: 0,
-  pageviews: 0,
-  counters: new Map(),
-  values: new Map(),
-  visitors: new Set(),
-  valueVisitors: new Map(),
-  ...d,
-});
+const delta = rollupDelta;
 
 describe('mergeRollupItem: storage adds any counter and unions any sketch (RollupDelta contract)', () => {
   it('adds named counters of visits items, whatever their names, beside visits, page views and visitors', () => {
