@@ -4,6 +4,7 @@ import { benchReports } from './reports.js';
 import { coldStartMs, lambdaBundleSizes } from './bundle.js';
 import { benchApp } from './app.js';
 import { benchGeo } from './geo.js';
+import { benchRebuild } from './rebuild.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -22,6 +23,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   tracker: async () => benchTracker(),
   app: () => benchApp(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
   geo: benchGeo,
+  rebuild: () => benchRebuild(),
 };
 
 async function benchBundles(): Promise<Figure[]> {
