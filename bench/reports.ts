@@ -95,7 +95,8 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
     await measure(`goals ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, null, 100));
     await measure(`goals outbound links ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, 'Outbound Link: Click', 100));
   }
-  // Realtime: 6 minutes of 5-second batches (the stack's batching window), 20 current visitors each, as the sessionizer writes them.
+  // Realtime: 6 minutes of 5-second batches, 20 current visitors each, as the sessionizer writes them
+  // (an upper bound: the stack's 60 s batching window writes 6-12 items in 6 minutes).
   await loadRealtime(conn, now);
   await measure('realtime (72 batch items)', (deps) => realtime(deps, 'bench', SITE, 10));
   await measure('timeseries 12m by month', (deps) => timeseries(deps, 'bench', SITE, { range: '12m' }, 'month'));
