@@ -52,7 +52,7 @@ describe('usage errors name the option, the value and what is allowed', () => {
     [['keys', 'create', '--account', 'acme', '--name', ' '], '--name " " is not valid: must be at least 1 character'],
     [['fx', 'rate', 'EURO'], '<currency> "EURO" is not valid: must be an ISO 4217 code such as EUR'],
     [['fx', 'rate', 'EUR', '--date', '2026-13-01'], '--date "2026-13-01" is not valid: must be a date YYYY-MM-DD'],
-    [['rebuild', '--from', '2026-02-30'], '--from "2026-02-30" is not valid: must be a date YYYY-MM-DD'],
+    [['rebuild', '--site', 'bad_domain!'], '--site "bad_domain!" is not valid: must be a domain name such as example.com'],
     [['sql', ''], '<query> "" is not valid: must be a query (the query is empty)'],
   ])('%j', async (args, message) => {
     const result = await run(...args);
