@@ -220,6 +220,8 @@ describe('paddle facts: unused and malformed events', () => {
     ['an amount sent as a number', () => withData('adjustment.updated.json', { totals: { total: 100, currency_code: 'USD' } })],
     ['a negative amount string', () => withData('adjustment.updated.json', { totals: { total: '-100', currency_code: 'USD' } })],
     ['a transaction without details', () => withData('transaction.completed.json', { details: null })],
+    // Found by the reliability fuzz: an empty id became an empty DynamoDB key, a 503 the provider would retry for ever.
+    ['a transaction with an empty id', () => withData('transaction.completed.json', { id: '' })],
     ['a subscription without status', () => withData('subscription.created.json', { status: undefined })],
     ['no event_id', () => ({ event_type: 'transaction.completed', occurred_at: '2023-08-22T07:15:45Z', data: {} })],
   ])('%s → WebhookPayloadError', (_case, build) => {

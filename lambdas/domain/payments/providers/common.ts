@@ -149,8 +149,14 @@ export function factsByType<T extends z.ZodType>(
 ): (event: unknown) => ProviderFacts | null {
   return (event) => {
     const envelope = parseWith(schema, event, provider, 'unknown');
-    const handler = handlers[typeOf(envelope)];
-    return handler ? handler(envelope) : null;
+    const type = typeOf(envelope);
+    const handler = handlers[type];
+    if (!handler) return null;
+    const facts = handler(envelope);
+    // Ids are keys of the payment's items, and DynamoDB rejects an empty key: a payment without an id is a
+    // bad payload (400), not a storage failure (503); an empty other id names nothing and is left out.
+    if (facts.payments.some((p) => p.id === '')) throw new WebhookPayloadError(provider, type, 'the payment id is empty');
+    return { ...facts, payments: facts.payments.map((p) => ({ ...p, aliases: p.aliases.filter((a) => a !== '') })) };
   };
 }
 
