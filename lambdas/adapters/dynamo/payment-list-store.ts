@@ -12,6 +12,7 @@ import {
   mergeDimensionCounters,
   type DimensionBucket,
   type ValueCounters,
+  splitDimensionCounters,
   dayCustomers,
   dayTotals,
   deserializeCustomers,
@@ -52,6 +53,12 @@ const splitBucket = (db: DimensionBucket): [PaymentDimension, number] => {
   return [db.slice(0, i) as PaymentDimension, Number(db.slice(i + 1))];
 };
 const pad = (ts: number) => String(ts).padStart(13, '0');
+/** Sort key of part `index` (≥ 1) of a PAYMENT_DIMENSION bucket `base` written by the recompute `src` (sorts right after `base`). */
+const dimensionPartSk = (base: string, src: number, index: number) => `${base}#${String(src).padStart(10, '0')}#${String(index).padStart(3, '0')}`;
+const parsePartSk = (sk: string) => {
+  const [, , , src, index] = sk.split('#');
+  return { src: Number(src), index: Number(index) };
+};
 
 /**
  * The partitions of a site's payment counters that do not depend on time:
@@ -239,7 +246,7 @@ export class PaymentListStore {
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
       ...[...buckets].map((db) => {
         const [d, b] = splitBucket(db);
-        return this.writeGuarded({ [PK]: dimensionPk(site, d), [SK]: `D#${day}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(dimensionCounters(contributions, d, b)) }, src);
+        return this.writeDimension(dimensionPk(site, d), `D#${day}#${b}`, dimensionCounters(contributions, d, b), src);
       }),
     ]);
   }
@@ -259,7 +266,7 @@ export class PaymentListStore {
       this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers)),
       ...[...buckets].map((db) => {
         const [d, b] = splitBucket(db);
-        return this.writeGuarded({ [PK]: dimensionPk(site, d), [SK]: `M#${month}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(mergeDimensionCounters(byBucket.get(db) ?? [])) }, src);
+        return this.writeDimension(dimensionPk(site, d), `M#${month}#${b}`, mergeDimensionCounters(byBucket.get(db) ?? []), src);
       }),
     ]);
   }
@@ -271,6 +278,52 @@ export class PaymentListStore {
       .catch(ignoreCondition);
   }
 
+  /**
+   * Writes a recomputed dimension bucket (sort key `base`, `<D|M>#<period>#<bucket>`)
+   * as parts of at most `DIMENSION_PART_BYTES` (`splitDimensionCounters`):
+   * the first in the bucket's item, which names its recompute (`src`) and
+   * part count (`p`), the others in items `<base>#<src, 10 digits>#<index, 3 digits>`.
+   * Those are written first, under keys no other recompute uses, then the
+   * bucket's item on the usual guard (`writeGuarded`), so a reader that takes
+   * the parts its bucket item names (`dimension`) always reads one
+   * recompute's whole result. Parts of older recomputes are deleted once a
+   * newer bucket item is in; a recompute that lost the race deletes its own.
+   * A crash between the writes leaves parts no bucket item names: readers
+   * skip them and the bucket's next recompute that has or had parts deletes them.
+   */
+  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number): Promise<void> {
+    const [first = {}, ...rest] = splitDimensionCounters(values);
+    const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', v: JSON.stringify(v), src }));
+    if (parts.length > 0) await batchWrite(this.conn, parts.map((Item) => ({ PutRequest: { Item } })));
+    let old: Record<string, unknown> | undefined;
+    try {
+      ({ Attributes: old } = await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}) },
+          ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
+          ExpressionAttributeValues: { ':src': src },
+          ReturnValues: 'ALL_OLD',
+        }),
+      ));
+    } catch (error) {
+      ignoreCondition(error);
+      if (parts.length > 0) await batchWrite(this.conn, parts.map((p) => ({ DeleteRequest: { Key: { [PK]: p[PK], [SK]: p[SK] } } })));
+      return;
+    }
+    if (parts.length > 0 || Number(old?.p ?? 1) > 1) await this.dropParts(pk, base, src);
+  }
+
+  /** Deletes a bucket's parts of recomputes older than `src` (superseded, or left by a crash). */
+  private async dropParts(pk: string, base: string, src: number): Promise<void> {
+    const stale: Array<Record<string, unknown>> = [];
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`, ExpressionAttributeValues: { ':pk': pk, ':p': `${base}#` }, ProjectionExpression: `${PK}, ${SK}`, ConsistentRead: true };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      for (const item of page.Items ?? []) if (parsePartSk(String(item[SK])).src < src) stale.push({ [PK]: item[PK], [SK]: item[SK] });
+    }
+    if (stale.length > 0) await batchWrite(this.conn, stale.map((Key) => ({ DeleteRequest: { Key } })));
+  }
+
   private async writePeriod(site: string, g: Granularity, period: string, src: number, totals: PeriodTotals, customers: PeriodCustomers): Promise<void> {
     await Promise.all([
       this.writeGuarded({ [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) }, src),
@@ -280,10 +333,19 @@ export class PaymentListStore {
 
   /** A dimension's payment counters per value, by period and bucket, from `from` to `to` (inclusive). */
   async dimension(site: string, d: PaymentDimension, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    return (await this.query(dimensionPk(site, d), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => {
-      const [, period, bucket] = String(item[SK]).split('#');
-      return { period: period ?? '', bucket: Number(bucket), values: JSON.parse(String(item.v)) as Record<string, ValueCounters> };
-    });
+    // A bucket's item, then its parts (`writeDimension`): only the parts of the recompute the item names count.
+    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; src: number; parts: number }> = [];
+    for (const item of await this.query(dimensionPk(site, d), `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
+      const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
+      const values = JSON.parse(String(item.v)) as Record<string, ValueCounters>;
+      if (partSrc === undefined) {
+        out.push({ period, bucket: Number(bucket), values, src: Number(item.src), parts: Number(item.p ?? 1) });
+        continue;
+      }
+      const owner = out.at(-1);
+      if (owner && owner.period === period && owner.bucket === Number(bucket) && Number(partSrc) === owner.src && Number(index) < owner.parts) Object.assign(owner.values, values);
+    }
+    return out.map(({ period, bucket, values }) => ({ period, bucket, values }));
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */

@@ -345,6 +345,45 @@ function packCounters(rows: ReadonlyMap<string, { n: number; cents: number; paye
   return out;
 }
 
+/**
+ * Most bytes of one PAYMENT_DIMENSION item's `v` JSON. A bucket's values are
+ * free-form (pages, referrers, campaigns: whatever the tracker was sent), so
+ * a bucket of a period can hold any number of them: its counters are cut
+ * into parts of at most this many bytes (`splitDimensionCounters`), one item
+ * each. One value's entry is at most about 20 KB (a 2,048-character path
+ * escaped as JSON, ≤ 12 KB, plus ≤ `EXACT_LIMIT` payer ids of 14 bytes), so
+ * every part holds at least one value and stays within the bound.
+ */
+export const DIMENSION_PART_BYTES = 32 * 1024;
+
+/**
+ * A bucket's counters cut, in value order, into parts whose JSON is at most
+ * `maxBytes` each (a part always holds at least one value). Each value is in
+ * exactly one part; the parts' union is `values`. Always at least one part
+ * (an empty bucket is one empty part).
+ */
+export function splitDimensionCounters(values: Readonly<Record<string, ValueCounters>>, maxBytes = DIMENSION_PART_BYTES): Array<Record<string, ValueCounters>> {
+  const parts: Array<Record<string, ValueCounters>> = [];
+  let part: Record<string, ValueCounters> = {};
+  let bytes = 2;
+  let size = 0;
+  for (const [value, counters] of Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    // "key":[…], — the entry as JSON.stringify writes it.
+    const entry = Buffer.byteLength(JSON.stringify(value)) + Buffer.byteLength(JSON.stringify(counters)) + 2;
+    if (size > 0 && bytes + entry > maxBytes) {
+      parts.push(part);
+      part = {};
+      bytes = 2;
+      size = 0;
+    }
+    part[value] = counters;
+    bytes += entry;
+    size++;
+  }
+  parts.push(part);
+  return parts;
+}
+
 /** A dimension and bucket of the payment rollups, `<dimension>#<bucket>`. */
 export type DimensionBucket = `${PaymentDimension}#${number}`;
 
