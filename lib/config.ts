@@ -33,6 +33,19 @@ export interface FootfallConfig {
    * geo update` installs one under `.data/geo/country.mmdb` (`docs/ingestion.md`).
    */
   geoDatabase: string | undefined;
+  /**
+   * X-Ray on the hot path (the `event` and `tracker` functions): false (default) sets their tracing
+   * to PassThrough, and the HTTP API, which X-Ray cannot trace, never asks for a trace, so they record
+   * none; true traces them actively (Lambda's fixed sampling: the first request each second and 5% of
+   * the rest, about $20 a month at 10M events, `docs/cost.md`). The other functions are always traced actively.
+   */
+  hotPathTracing: boolean;
+  /**
+   * DynamoDB point-in-time recovery (35 days of restore points, billed per GB of table a month).
+   * On by default: payments, customers and configuration are not in the Parquet archive
+   * (`docs/deploy.md`, "Point-in-time recovery").
+   */
+  pointInTimeRecovery: boolean;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -46,6 +59,8 @@ export const CONFIG_DEFAULTS = {
   logRetentionDays: 30,
   iteratorAgeAlarmSeconds: 300,
   geoDatabase: undefined,
+  hotPathTracing: false,
+  pointInTimeRecovery: true,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -68,6 +83,8 @@ const schema = z.object({
     .default(CONFIG_DEFAULTS.logRetentionDays),
   iteratorAgeAlarmSeconds: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.iteratorAgeAlarmSeconds),
   geoDatabase: z.string().trim().regex(/\.mmdb$/, 'a path to a .mmdb file').optional(),
+  hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
+  pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
 });
 
 /** The context keys this stack reads. */

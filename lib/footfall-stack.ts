@@ -63,7 +63,7 @@ export class FootfallStack extends Stack {
       partitionKey: { name: PK, type: dynamodb.AttributeType.STRING },
       sortKey: { name: SK, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
       timeToLiveAttribute: TTL_ATTRIBUTE,
       deletionProtection: config.deletionProtection,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -142,6 +142,9 @@ export class FootfallStack extends Stack {
       timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
       environment: spec.env,
       logRetention,
+      // The hot path records no trace unless asked (`hotPathTracing`): HTTP APIs never sample a request, so PassThrough traces nothing.
+      tracing: spec.hotPath && !this.config.hotPathTracing ? lambda.Tracing.PASS_THROUGH : lambda.Tracing.ACTIVE,
+      hotPathLogging: spec.hotPath,
     });
     if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions, update: spec.attributeUpdate });
     if (spec.secrets) {

@@ -69,6 +69,12 @@ export interface FunctionSpec {
   attributeUpdate?: { partitions: readonly string[]; attributes: readonly string[] };
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
+  /**
+   * Invoked once per tracked event or script load (the hot path, millions of times a month): no
+   * X-Ray traces unless the stack is deployed with `-c hotPathTracing=true`, and no Lambda
+   * platform log lines (`START`/`END`/`REPORT`) (`HOT_PATH_LOGGING`). `docs/cost.md`, "Defaults".
+   */
+  hotPath?: boolean;
 }
 
 /** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
@@ -130,6 +136,7 @@ export const FUNCTIONS = {
     writePartitions: ['SALT'],
     stream: 'put',
     countryDatabase: true,
+    hotPath: true,
     // ANY: the handler answers methods other than POST and OPTIONS with a 405 that carries CORS, which API Gateway's own 404 would not.
     routes: [{ path: '/api/event', methods: ['ANY'] }],
   },
@@ -137,6 +144,7 @@ export const FUNCTIONS = {
     entry: 'lambdas/entry/tracker-script.ts',
     description: 'Tracking script: GET /v.js',
     memoryMiB: 256,
+    hotPath: true,
     routes: [{ path: '/v.js', methods: ['GET'] }],
   },
   health: {

@@ -11,20 +11,22 @@ export interface FootfallHttpApiProps {
 }
 
 /**
- * One access log line per request, JSON. No source IP and no User-Agent: the
- * raw IP is never stored (DESIGN.md "Visitor"), access logs included.
+ * One access log line per request, JSON, kept short because every tracked event writes one and
+ * CloudWatch Logs bills ingestion by the byte ($0.50/GB, `docs/cost.md`): about 120 bytes a line
+ * for an event, half of the 230 the longer field names took. `id` is API Gateway's request id, `t` the
+ * request time (epoch ms), `ms` the response latency, `err` API Gateway's own error message
+ * (throttling, a bad route) and `lambdaErr` the integration's (the function failed or timed out);
+ * both are `-` when there was none. No source IP and no User-Agent: the raw IP is never stored
+ * (DESIGN.md "Visitor"), access logs included.
  */
 export const ACCESS_LOG_FIELDS = {
-  requestId: '$context.requestId',
-  time: '$context.requestTimeEpoch',
-  routeKey: '$context.routeKey',
+  id: '$context.requestId',
+  t: '$context.requestTimeEpoch',
+  route: '$context.routeKey',
   status: '$context.status',
-  responseLength: '$context.responseLength',
-  latencyMs: '$context.responseLatency',
-  integrationLatencyMs: '$context.integrationLatency',
-  integrationStatus: '$context.integrationStatus',
-  integrationError: '$context.integration.error',
-  errorMessage: '$context.error.message',
+  ms: '$context.responseLatency',
+  err: '$context.error.message',
+  lambdaErr: '$context.integration.error',
 } as const;
 
 /** The HTTP API (API Gateway v2) and its `$default` stage, throttled and access-logged. */

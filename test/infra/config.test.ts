@@ -18,6 +18,8 @@ describe('stack configuration from CDK context', () => {
       throttleBurst: 2000,
       logRetentionDays: 30,
       iteratorAgeAlarmSeconds: 300,
+      hotPathTracing: false,
+      pointInTimeRecovery: true,
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });
@@ -39,6 +41,8 @@ describe('stack configuration from CDK context', () => {
     [{ throttleBurst: 0 }, 'throttleBurst'],
     [{ logRetentionDays: 31 }, 'logRetentionDays'],
     [{ geoDatabase: 'GeoLite2-Country.tar.gz' }, 'geoDatabase'],
+    [{ hotPathTracing: 'sampled' }, 'hotPathTracing'],
+    [{ pointInTimeRecovery: 'no' }, 'pointInTimeRecovery'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
   });
@@ -48,8 +52,8 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('reads the context of an app', () => {
-    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false } });
-    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730 });
+    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false, hotPathTracing: 'true', pointInTimeRecovery: 'false' } });
+    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730, hotPathTracing: true, pointInTimeRecovery: false });
   });
 });
 

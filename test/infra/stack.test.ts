@@ -33,7 +33,7 @@ let variant: Synthesized;
 beforeAll(() => {
   main = synth(); // the real thing: defaults, esbuild bundling of every function
   variant = synth({
-    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false },
+    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false },
     bundle: false,
   });
 });
@@ -74,7 +74,7 @@ describe('the stack as deployed by default', () => {
 });
 
 describe('Lambda functions', () => {
-  it('run nodejs22.x on arm64 with active tracing and their own log group', () => {
+  it('run nodejs22.x on arm64, each with its own log group', () => {
     const functions = resourcesOf(main, 'AWS::Lambda::Function');
     const logGroups = resourcesOf(main, 'AWS::Logs::LogGroup');
     for (const [id, fn] of Object.entries(functions)) {
@@ -82,12 +82,38 @@ describe('Lambda functions', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        TracingConfig: { Mode: 'Active' },
         Environment: { Variables: { POWERTOOLS_METRICS_NAMESPACE: 'Footfall', POWERTOOLS_SERVICE_NAME: expect.any(String) } },
       });
       const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
       expect(logGroups[logGroup]?.Properties.RetentionInDays, id).toBe(30);
     }
+  });
+
+  /** Tracing mode and logging of each deployed function, by its registry name (`POWERTOOLS_SERVICE_NAME`). */
+  const tracingOf = (s: Synthesized) =>
+    Object.fromEntries(
+      Object.values(resourcesOf(s, 'AWS::Lambda::Function')).map((fn) => {
+        const { Variables } = fn.Properties.Environment as { Variables: Record<string, string> };
+        const { LogFormat, SystemLogLevel, ApplicationLogLevel } = fn.Properties.LoggingConfig as Record<string, unknown>;
+        return [Variables.POWERTOOLS_SERVICE_NAME, { tracing: (fn.Properties.TracingConfig as { Mode: string } | undefined)?.Mode, LogFormat, SystemLogLevel, ApplicationLogLevel }];
+      }),
+    );
+  const hotPath = Object.entries(FUNCTIONS).filter(([, spec]) => (spec as FunctionSpec).hotPath).map(([name]) => name);
+
+  it('trace nothing and drop Lambda\'s platform log lines on the hot path by default; trace every other function', () => {
+    expect(hotPath.sort()).toEqual(['event', 'tracker']);
+    for (const [name, mode] of Object.entries(tracingOf(main))) {
+      if (hotPath.includes(name)) {
+        // PassThrough: only a caller's sampled trace header would be traced, and HTTP APIs send none.
+        expect(mode, name).toEqual({ tracing: 'PassThrough', LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: undefined });
+      } else {
+        expect(mode, name).toEqual({ tracing: 'Active', LogFormat: undefined, SystemLogLevel: undefined, ApplicationLogLevel: undefined });
+      }
+    }
+  });
+
+  it('traces the hot path actively with hotPathTracing=true', () => {
+    for (const [name, mode] of Object.entries(tracingOf(variant))) expect(mode.tracing, name).toBe('Active');
   });
 
   it('bind the table and the stream by environment', () => {
@@ -160,6 +186,9 @@ describe('HTTP API', () => {
     const settings = stage.Properties.AccessLogSettings as { Format: string; DestinationArn: unknown };
     expect(JSON.parse(settings.Format)).toEqual(ACCESS_LOG_FIELDS);
     expect(settings.Format).not.toMatch(/sourceIp|userAgent/);
+    // A line per tracked event, billed by the byte: with every value 16 characters long it stays under
+    // 190 bytes (the ten long-named fields it replaced took 336).
+    expect(settings.Format.replace(/\$context\.[\w.]+/g, 'x'.repeat(16)).length).toBeLessThan(190);
     expect(settings.DestinationArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^HttpAccessLogs/), 'Arn'] });
   });
 
@@ -409,9 +438,10 @@ describe('DynamoDB', () => {
     });
   });
 
-  it('drops deletion protection with deletionProtection=false (still retained)', () => {
+  it('drops deletion protection with deletionProtection=false and point-in-time recovery with pointInTimeRecovery=false (still retained)', () => {
     const table = only(resourcesOf(variant, 'AWS::DynamoDB::Table'));
     expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: false });
     expect(table.DeletionPolicy).toBe('Retain');
   });
 });
