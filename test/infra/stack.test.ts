@@ -90,7 +90,8 @@ describe('Lambda functions', () => {
   });
 
   /** Tracing mode and logging of each deployed function, by its registry name (`POWERTOOLS_SERVICE_NAME`). */
-  const tracingOf = (s: Synthesized) =>
+  type Mode = { tracing?: string; LogFormat: unknown; SystemLogLevel: unknown; ApplicationLogLevel: unknown };
+  const tracingOf = (s: Synthesized): Record<string, Mode> =>
     Object.fromEntries(
       Object.values(resourcesOf(s, 'AWS::Lambda::Function')).map((fn) => {
         const { Variables } = fn.Properties.Environment as { Variables: Record<string, string> };
