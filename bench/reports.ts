@@ -1,76 +1,100 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIMENSIONS, RollupDeltas, paymentDimensionsOf } from '../lambdas/domain/rollup.js';
-import { changeVisits } from '../lambdas/services/sessionize.js';
-import type { Visit } from '../lambdas/domain/visit.js';
-import { touchOf, firstTouchOf } from '../lambdas/domain/payments/attribution.js';
-import { emptyPayment, type Payment } from '../lambdas/domain/payments/payment.js';
-import { addDays, dayStart, localDay } from '../lambdas/domain/range.js';
+import { DIMENSIONS } from '../lambdas/domain/rollup.js';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { CapacityMeter, totalOf } from '../lambdas/adapters/dynamo/capacity-meter.js';
-import { ensureTable, PK, SK } from '../lambdas/adapters/dynamo/table.js';
-import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
+import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
-import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
-import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';
-import { visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
 import { breakdown, goals, listPayments, overview, realtime, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
 import { DynamoRealtimeStore } from '../lambdas/adapters/dynamo/realtime-store.js';
 import { minuteOf, type RealtimeSlice } from '../lambdas/domain/realtime.js';
-import { createArchiveConsumer } from '../local/archive.js';
 import { compareAnswers, openDuckBaseline, type DuckAnswer } from './duckdb-baseline.js';
 import { startMemoryDynalite } from '../local/dynalite.js';
-import { toSequenceNumber } from '../lambdas/adapters/local-stream.js';
-import { batches } from './sessionize.js';
-import { trafficStream } from './traffic.js';
-import { rng } from '../local/demo/workload.js';
+import { BENCH_SITE as SITE, BENCH_TIMEZONE as TZ, benchRate, loadBenchSite } from './bench-site.js';
+import { EVENTS_PER_VISIT } from './traffic.js';
 import { percentile, type Figure } from './report.js';
 
-const SITE = 'shop.example';
-/** The bench site's USD rate: EUR at 1.16, USD itself. */
-const rate = (currency: string) => (currency === 'EUR' ? 1.16 : null);
-const TZ = 'Europe/Berlin';
 /**
  * How far Footfall's distinct visitors may be from DuckDB's exact count: 3 standard errors of the
  * HyperLogLog (3 × 0.81%, `lambdas/domain/visitor-sketch.ts`, docs/data-model.md).
  */
 const VISITOR_TOLERANCE = 0.0243;
+/** The report budget of issue 15.3, per report: DynamoDB requests and MB received. */
+const BUDGET = { requests: 25, mb: 4 };
+/** A report reading more than this is run once, not five times (retention over whole partitions at 1M payments reads a GB). */
+const RUN_ONCE_ABOVE_MB = 50;
+
+/** A scale point of the report benchmark: events and payments over the 365 days. */
+export interface BenchScale {
+  label: string;
+  events: number;
+  payments: number;
+}
 
 /**
- * The report benchmark of issue 5: a site with a year of traffic (about 1M
- * visits, 3M page views) and `FOOTFALL_BENCH_PAYMENTS` payments (20,000 by default). The year goes through the pure
- * sessionizer and the payment rules in memory, and the resulting items — the
- * same keys and contents the sessionizer and the payment service write — are
- * loaded into dynalite in bulk (sessionizing 3.4M events through dynalite one
- * batch at a time would take half an hour on this machine). The raw events go
- * to Parquet through the archive consumer, for the DuckDB comparison.
+ * The scale point from the environment (issue 15.5, `docs/benchmarks.md`):
+ * `FOOTFALL_BENCH_SITE=issue15` is the report budget's site, 1M visits and
+ * 100,000 payments a month over the year (28.4M events, 1.2M payments);
+ * otherwise `FOOTFALL_BENCH_EVENTS` (default 3.4M, about 1.45M visits) and
+ * `FOOTFALL_BENCH_PAYMENTS`, one of 20000 (default), 100000 and 1000000.
+ * @throws Error for any other payments value or an unknown site
  */
-export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
+export function benchScale(env: NodeJS.ProcessEnv = process.env): BenchScale {
+  if (env.FOOTFALL_BENCH_SITE !== undefined && env.FOOTFALL_BENCH_SITE !== '') {
+    if (env.FOOTFALL_BENCH_SITE !== 'issue15') throw new Error(`FOOTFALL_BENCH_SITE must be issue15; got '${env.FOOTFALL_BENCH_SITE}'`);
+    return { label: '1M visits and 100,000 payments a month', events: Math.round(((1_000_000 * EVENTS_PER_VISIT) / 30) * 365), payments: 1_200_000 };
+  }
+  const events = Number(env.FOOTFALL_BENCH_EVENTS ?? 3_400_000);
+  if (!Number.isInteger(events) || events < 1000) throw new Error(`FOOTFALL_BENCH_EVENTS must be an integer of at least 1000; got '${env.FOOTFALL_BENCH_EVENTS}'`);
+  const raw = env.FOOTFALL_BENCH_PAYMENTS ?? '20000';
+  const payments = Number(raw);
+  if (![20_000, 100_000, 1_000_000].includes(payments)) throw new Error(`FOOTFALL_BENCH_PAYMENTS must be 20000, 100000 or 1000000; got '${raw}'`);
+  return { label: `${(events / 1e6).toFixed(1)}M events, ${payments.toLocaleString('en-US')} payments a year`, events, payments };
+}
+
+/**
+ * The report benchmark (issues 5 and 15.5): the bench site (`bench/bench-site.ts`: the 365 days
+ * ending now, sessionized by the real sessionizer, payments through the real payment service) at
+ * the scale point `benchScale()`, every report measured at the SDK client against the budget of
+ * 25 requests and 4 MB, and the DuckDB baseline over the same events' Parquet.
+ */
+export async function benchReports(scale: BenchScale = benchScale()): Promise<Figure[]> {
   const db = await startMemoryDynalite();
   const meter = new CapacityMeter();
   const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint, capacityMeter: meter });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   const archiveDir = await mkdtemp(join(tmpdir(), 'ff-bench-archive-'));
-  const { now, watched, visits, pageviews, payments } = await loadBenchSite(conn, totalEvents, archiveDir);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const loaded = await loadBenchSite(conn, { events: scale.events, payments: scale.payments, archiveDir, log });
+  const { now, watched } = loaded;
+  log(`bench site loaded: ${JSON.stringify(loaded)}`);
 
-  // 4. The reports, timed, with their DynamoDB requests and bytes.
   const figures: Figure[] = [
-    { section: 'reports', name: 'bench site: visits', value: visits, unit: 'visits' },
-    { section: 'reports', name: 'bench site: page views', value: pageviews, unit: 'page views' },
-    { section: 'reports', name: 'bench site: payments', value: payments, unit: 'payments' },
+    { section: 'reports', name: `bench site (${scale.label}): visits`, value: loaded.visits, unit: 'visits' },
+    { section: 'reports', name: 'bench site: page views', value: loaded.pageviews, unit: 'page views' },
+    { section: 'reports', name: 'bench site: payments', value: loaded.payments, unit: 'payments' },
+    { section: 'reports', name: 'bench site: customers', value: loaded.customers, unit: 'customers' },
+    { section: 'reports', name: 'bench site load: sessionize (real sessionizer, rollup log + compaction)', value: loaded.ms.sessionize / 1000, unit: 's' },
+    { section: 'reports', name: 'bench site load: payments (real payment service, in memory)', value: loaded.ms.payments / 1000, unit: 's' },
+    { section: 'reports', name: 'bench site load: payment items written (bulk)', value: loaded.ms.write / 1000, unit: 's' },
   ];
-  const fx = async () => (currency: string) => rate(currency);
-  // Each report five times: the median time; requests, response bytes and RRU counted at the SDK client (CapacityMeter).
-  const measure = async (name: string, run: (deps: ReportDeps) => Promise<unknown>, targets = true) => {
+  const fx = async () => benchRate;
+  const over: string[] = [];
+  // Each report five times (once when it reads more than RUN_ONCE_ABOVE_MB): the median time;
+  // requests, response bytes and RRU counted at the SDK client (CapacityMeter).
+  const measure = async <T>(name: string, run: (deps: ReportDeps) => Promise<T>, targets = true): Promise<T> => {
     const times: number[] = [];
     let cost = totalOf({});
-    for (let i = 0; i < 5; i++) {
+    let answer: T | undefined;
+    for (let i = 0; i < 5 && (i === 0 || cost.bytesReceived / 1e6 <= RUN_ONCE_ABOVE_MB); i++) {
       const store = new DynamoReportStore(conn);
       const t0 = process.hrtime.bigint();
-      cost = (await meter.measure(() => run({ sites: config, store, rates: fx, clock: () => now }))).total;
+      const measured = await meter.measure(() => run({ sites: config, store, rates: fx, clock: () => now }));
+      cost = measured.total;
+      answer = measured.result;
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     times.sort((a, b) => a - b);
@@ -81,7 +105,9 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
       { section: 'reports', name: `${name}: bytes received`, value: cost.bytesReceived / 1e6, unit: 'MB', target: targets ? '≤ 4' : undefined },
       { section: 'reports', name: `${name}: RRU`, value: cost.rcu, unit: 'RRU' },
     );
-    return ms;
+    if (targets && (cost.requests > BUDGET.requests || cost.bytesReceived / 1e6 > BUDGET.mb)) over.push(`${name} (${cost.requests} requests, ${(cost.bytesReceived / 1e6).toFixed(2)} MB)`);
+    log(`${name}: ${ms.toFixed(1)} ms, ${cost.requests} requests, ${(cost.bytesReceived / 1e6).toFixed(3)} MB, ${cost.rcu} RRU`);
+    return answer as T;
   };
   // Every report the dashboard, the API and MCP answer, at 7d, 30d and 12m.
   for (const range of ['7d', '30d', '12m'] as const) {
@@ -89,8 +115,11 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
     for (const dimension of DIMENSIONS) await measure(`breakdown ${dimension} ${range}`, (deps) => breakdown(deps, 'bench', SITE, dimension, { range }, 100));
     // By day, as the dashboard charts every range.
     await measure(`timeseries ${range} by day`, (deps) => timeseries(deps, 'bench', SITE, { range }, 'day'));
-    await measure(`payments ${range}, page 1`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
+    const first = await measure(`payments ${range}, page 1`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
     await measure(`payments ${range}, page 2`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 20));
+    // A deep page: the middle of the range's list.
+    const deep = Math.floor(first.total / 2 / 20) * 20;
+    await measure(`payments ${range}, page ${deep / 20 + 1} of ${Math.ceil(first.total / 20)}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, deep));
     await measure(`retention ${range}`, (deps) => retention(deps, 'bench', SITE, { range }));
     await measure(`goals ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, null, 100));
     await measure(`goals outbound links ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, 'Outbound Link: Click', 100));
@@ -101,7 +130,10 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
   await measure('realtime (72 batch items)', (deps) => realtime(deps, 'bench', SITE, 10));
   await measure('timeseries 12m by month', (deps) => timeseries(deps, 'bench', SITE, { range: '12m' }, 'month'));
   await measure('timeseries today by hour', (deps) => timeseries(deps, 'bench', SITE, { range: 'today' }, 'hour'));
+  await measure('timeseries 7d by hour', (deps) => timeseries(deps, 'bench', SITE, { range: '7d' }, 'hour'));
   await measure('visitor timeline', (deps) => visitorTimeline(deps, 'bench', SITE, watched ?? ''));
+  figures.push({ section: 'reports', name: 'reports over the budget (25 requests, 4 MB)', value: over.length, unit: 'reports', target: '0' });
+  if (over.length > 0) log(`over the budget: ${over.join('; ')}`);
 
   // 5. The same numbers from the raw Parquet with DuckDB, as an analyst writes it (`bench/duckdb-baseline.ts`):
   //    one connection, best of five against Footfall's best of five, answers compared number by number.
@@ -141,28 +173,6 @@ export async function benchReports(totalEvents = 3_400_000): Promise<Figure[]> {
 }
 
 /**
- * Payments a year of the bench site: `FOOTFALL_BENCH_PAYMENTS`, one of the scale points 20000
- * (default), 100000 or 1000000 (issue 15.5).
- * @throws Error for any other value
- */
-export function paymentTarget(raw = process.env.FOOTFALL_BENCH_PAYMENTS ?? '20000'): number {
-  const n = Number(raw);
-  if (![20_000, 100_000, 1_000_000].includes(n)) throw new Error(`FOOTFALL_BENCH_PAYMENTS must be 20000, 100000 or 1000000; got '${raw}'`);
-  return n;
-}
-
-/** What `loadBenchSite` wrote: the site, its account, the time its year ends (ms), and its size. */
-export interface BenchSite {
-  site: string;
-  account: string;
-  now: number;
-  watched: string | null;
-  visits: number;
-  pageviews: number;
-  payments: number;
-}
-
-/**
  * Realtime items of the bench site: one per 5-second batch over the 6 minutes
  * before `now`, each with 20 visitors on 3 pages (what the sessionizer writes
  * at ~4 events a second; `docs/api.md` "Realtime").
@@ -175,103 +185,4 @@ async function loadRealtime(conn: DynamoConnection, now: number): Promise<void> 
     for (let i = 0; i < 20; i++) visitors[`rt-visitor-${(batch * 7 + i) % 300}`] = [ts, i % 4 === 0 ? 'www.google.com' : null, ['/', `/blog/post-${i % 3}`]];
     await store.write([{ site: SITE, minute: minuteOf(ts), visitors }], { shard: 'shardId-0', sequence: String(batch) });
   }
-}
-
-/**
- * Writes the bench site into the (existing) table of `conn`: account `bench`,
- * site `shop.example`, and the items the sessionizer and the payment service
- * would leave after a year of `totalEvents` events and `paymentTarget()` payments of subscribing customers. With
- * `archiveDir`, the raw events also go to Parquet there (for DuckDB).
- */
-export async function loadBenchSite(conn: DynamoConnection, totalEvents: number, archiveDir?: string): Promise<BenchSite> {
-  const config = new DynamoConfigStore(conn);
-  await config.addAccount('bench', new Date());
-  await config.addSite({ domain: SITE, timezone: TZ, account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
-  const archive = archiveDir ? createArchiveConsumer(archiveDir) : null;
-  const random = rng(99);
-
-  // 1. A year of events: visits and rollups in memory, raw events to Parquet.
-  const deltas = new RollupDeltas();
-  const latest = new Map<string, Visit>();
-  const keep: Visit[] = [];
-  let watched: string | null = null;
-  const watchedVisits = new Map<string, Visit>();
-  let visits = 0;
-  let pageviews = 0;
-  let sequence = 0;
-  // Exactly the 365 days ending today (site-local): from midnight 364 days ago until now.
-  const now = Date.now();
-  const from = dayStart(addDays(localDay(now, TZ), -364), TZ);
-  for (const batch of batches(trafficStream({ site: SITE, from, to: now, eventsPerMonth: (totalEvents * 30) / 365, seed: 3 }), 50_000)) {
-    await archive?.(batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: '', approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) })));
-    const byVisitor = new Map<string, typeof batch>();
-    for (const e of batch) {
-      const list = byVisitor.get(e.visitor_id);
-      if (list) list.push(e);
-      else byVisitor.set(e.visitor_id, [e]);
-    }
-    for (const [visitor, events] of byVisitor) {
-      watched ??= visitor;
-      const before = latest.get(visitor);
-      const change = changeVisits(SITE, visitor, before ? [before] : [], events);
-      for (const v of change.before) deltas.addVisit(v, TZ, -1);
-      for (const v of change.after) deltas.addVisit(v, TZ, 1);
-      for (const e of events) deltas.addActivity(SITE, visitor, e.ts, TZ);
-      visits += change.after.length - change.before.length;
-      const newest = change.after[change.after.length - 1];
-      if (newest) latest.set(visitor, newest);
-      if (visitor === watched) {
-        for (const v of change.before) watchedVisits.delete(v.id);
-        for (const v of change.after) watchedVisits.set(v.id, v);
-      }
-      for (const v of change.after) if (random() < 0.02) keep.push(v);
-    }
-    pageviews += batch.filter((e) => e.type === 'pageview').length;
-  }
-  await archive?.close();
-
-  // 2. Rollup items as the sessionizer leaves them.
-  const items: Array<Record<string, unknown>> = [];
-  for (const d of deltas.list()) {
-    const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
-    items.push({ ...key, type: 'ROLLUP', ...mergeRollupItem(undefined, d), seq: { bench: '1' }, ver: 1 });
-  }
-  // 3. Payments of customers with monthly subscriptions: a customer's first payment follows a
-  //    sampled visit (the visits spread over the whole year), renewals every 30 days until the
-  //    customer cancels (6% a month) or the year ends, so the last 30 days have payments too;
-  //    3% refunded in full, 30% in EUR, 10% not attributed to a visit.
-  const wanted = paymentTarget();
-  const payments: Payment[] = [];
-  const starters = keep.length;
-  for (let c = 0; payments.length < wanted && starters > 0; c++) {
-    const v = keep[Math.floor(random() * starters)] as Visit;
-    const credited = random() > 0.1;
-    const eur = random() < 0.3;
-    for (let k = 0, ts = v.end + 5 * 60_000; ts < now && payments.length < wanted; k++, ts += 30 * 86_400_000) {
-      const p = emptyPayment(SITE, 'stripe', `pi_bench_${payments.length}`);
-      const refunded = random() < 0.03;
-      payments.push({
-        ...p,
-        ts,
-        amount: eur ? 2500 : 4900,
-        currency: eur ? 'EUR' : 'USD',
-        refunded: refunded ? (eur ? 2500 : 4900) : 0,
-        status: 'paid',
-        customer_id: `cus_${c}`,
-        visitor_id: v.visitor_id,
-        is_renewal: k > 0,
-        visitor: credited ? v.visitor_id : null,
-        touch: credited ? touchOf(v) : null,
-        touch_dims: credited ? paymentDimensionsOf(v) : null,
-        first_touch: credited ? firstTouchOf(v) : null,
-        rev: 1,
-      });
-      if (random() < 0.06) break;
-    }
-  }
-  for (const v of watchedVisits.values()) items.push(...visitToItems(v));
-  await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
-  // Payments, their timeline copies, list items and counters: the items settling them leaves.
-  await new DynamoPaymentStore(conn).bulkLoad(SITE, TZ, payments, rate);
-  return { site: SITE, account: 'bench', now, watched, visits, pageviews, payments: payments.length };
 }

@@ -18,10 +18,10 @@ import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
 const sections: Record<string, () => Promise<Figure[]>> = {
   ingest: benchIngest,
   sessionize: benchSessionize,
-  reports: () => benchReports(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
+  reports: () => benchReports(),
   bundle: benchBundles,
   tracker: async () => benchTracker(),
-  app: () => benchApp(Number(process.env.FOOTFALL_BENCH_EVENTS ?? 3_400_000)),
+  app: () => benchApp(),
   geo: benchGeo,
   rebuild: () => benchRebuild(),
 };

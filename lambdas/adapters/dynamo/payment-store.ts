@@ -150,6 +150,15 @@ export class DynamoPaymentStore {
   }
 
   /**
+   * Writes customers no other writer is changing, in bulk with
+   * BatchWriteItem (the report benchmark's loader): the CUSTOMER items
+   * `putCustomer` leaves, unconditionally.
+   */
+  async bulkLoadCustomers(customers: readonly Customer[]): Promise<void> {
+    await batchWrite(this.conn, customers.map((c) => ({ PutRequest: { Item: { ...customerItemKey(c.site, c.provider, c.customer_id), type: 'CUSTOMER', ...c } } })));
+  }
+
+  /**
    * Loads payments no other writer is changing, in bulk (the report
    * benchmark, the migration to the list layout, rebuild): their PAYMENT
    * items (unless `writePayments` is false), timeline copies, dimension

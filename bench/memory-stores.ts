@@ -1,0 +1,252 @@
+import type { Visit } from '../lambdas/domain/visit.js';
+import type { Payment } from '../lambdas/domain/payments/payment.js';
+import type { Customer } from '../lambdas/domain/payments/customer.js';
+import type { Provider } from '../lambdas/domain/payments/facts.js';
+import type { UsdRate } from '../lambdas/domain/payments/money.js';
+import type { Contribution } from '../lambdas/domain/payments/contribution.js';
+import { paymentKey } from '../lambdas/domain/payments/contribution.js';
+import type { PaymentDeps } from '../lambdas/services/payments.js';
+import type { RollupStore, StreamCheckpoint, VisitStore } from '../lambdas/ports.js';
+import type { RollupDelta } from '../lambdas/domain/rollup.js';
+import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
+import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+
+/**
+ * In-memory stand-ins for the two stores the bench site's loader runs the
+ * real sessionizer (`sessionizeBatch`) and the real payment service
+ * (`applyProviderFacts`) against, so that a year of a large site is computed
+ * by the product's own code without a DynamoDB round trip per visitor or
+ * payment (`bench/bench-site.ts`). They keep the semantics of the DynamoDB
+ * stores that the services rely on (conditional writes by version, copies
+ * rather than shared objects, visits returned by overlap with a window); the
+ * loader then writes what they hold with the DynamoDB stores' bulk paths.
+ * `test/bench/bench-site.test.ts` shows the result equals the DynamoDB path.
+ */
+
+/**
+ * Rollups in memory (the `RollupStore` port): each batch's deltas folded
+ * into their items with `mergeRollupItem`, exactly as the compactor folds
+ * the rollup log (`DynamoRollupStore.compact`, `foldDeltas`), so that a year
+ * of rollups costs one write per item, not a log part per batch and a
+ * conditional write per item and compaction. A batch at or before the
+ * shard's last one is skipped, as the log state does.
+ */
+export class MemoryRollupStore implements RollupStore {
+  private readonly items = new Map<string, { key: Record<string, string>; attributes: Record<string, unknown>; folds: number }>();
+  private readonly last = new Map<string, bigint>();
+
+  async apply(deltas: readonly RollupDelta[], checkpoint: StreamCheckpoint): Promise<void> {
+    const sequence = BigInt(checkpoint.sequence);
+    if ((this.last.get(checkpoint.shard) ?? -1n) >= sequence) return;
+    this.last.set(checkpoint.shard, sequence);
+    for (const d of deltas) {
+      const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
+      const id = `${key[PK]}\n${key[SK]}`;
+      const item = this.items.get(id);
+      this.items.set(id, { key, attributes: mergeRollupItem(item?.attributes, d), folds: (item?.folds ?? 0) + 1 });
+    }
+  }
+
+  /**
+   * The ROLLUP items as the compactor leaves them after folding every batch:
+   * keys, data attributes, `seq` (the last batch of each shard, part 0) and
+   * `ver` (writes made; the compactor's count depends on when it ran).
+   */
+  *rollupItems(): Generator<Record<string, unknown>> {
+    const seq = Object.fromEntries([...this.last].map(([shard, s]) => [shard, `${s}.0`]));
+    for (const { key, attributes, folds } of this.items.values()) yield { ...key, ...attributes, type: 'ROLLUP', seq, ver: folds };
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+}
+
+/**
+ * Visits by visitor, in memory (the `VisitStore` port). To keep a year of a
+ * site with millions of visitors within memory, `evictEndedBefore` drops the
+ * visits that no later event can touch, except those of visitors `keep`
+ * selects (the bench's payers: their visits are credited later). Visits are
+ * shared, not copied: the sessionizer and the payment service build new
+ * visits and never change one they read.
+ */
+export class MemoryVisitStore implements VisitStore {
+  private readonly visits = new Map<string, Visit[]>();
+
+  constructor(private readonly keep: (visitorId: string) => boolean) {}
+
+  /** Visits of a visitor ending at or after `fromMs` and starting at or before `toMs` (ms), oldest first; copies. */
+  async visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]> {
+    return (this.visits.get(`${site}\n${visitorId}`) ?? []).filter((v) => v.end >= fromMs && v.start <= toMs);
+  }
+
+  async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {
+    for (const v of remove) {
+      const key = `${v.site}\n${v.visitor_id}`;
+      const list = (this.visits.get(key) ?? []).filter((s) => s.id !== v.id);
+      if (list.length > 0) this.visits.set(key, list);
+      else this.visits.delete(key);
+    }
+    for (const v of put) {
+      const key = `${v.site}\n${v.visitor_id}`;
+      const list = (this.visits.get(key) ?? []).filter((s) => s.id !== v.id);
+      list.push(v);
+      list.sort((a, b) => a.start - b.start);
+      this.visits.set(key, list);
+    }
+  }
+
+  async firstVisit(site: string, visitorId: string): Promise<Visit | null> {
+    return this.visits.get(`${site}\n${visitorId}`)?.[0] ?? null;
+  }
+
+  /** Every stored visit of a visitor, oldest first (not copies: do not change them). */
+  visitsOf(site: string, visitorId: string): readonly Visit[] {
+    return this.visits.get(`${site}\n${visitorId}`) ?? [];
+  }
+
+  /**
+   * Drops visits that ended before `ms` of visitors `keep` does not select.
+   * Safe when every later event has `ts` ≥ `ms` + 30 minutes (the visit gap):
+   * the sessionizer then never reads them again.
+   */
+  evictEndedBefore(ms: number): void {
+    for (const [key, list] of this.visits) {
+      if (this.keep(key.slice(key.indexOf('\n') + 1))) continue;
+      const live = list.filter((v) => v.end >= ms);
+      if (live.length === 0) this.visits.delete(key);
+      else if (live.length !== list.length) this.visits.set(key, live);
+    }
+  }
+
+  /** Ids of the visitors of `site` with stored visits. */
+  *visitors(site: string): Generator<string> {
+    for (const key of this.visits.keys()) if (key.startsWith(`${site}\n`)) yield key.slice(site.length + 1);
+  }
+
+  /** Visitors with stored visits. */
+  get size(): number {
+    return this.visits.size;
+  }
+}
+
+type PaymentPort = PaymentDeps['payments'];
+
+/**
+ * Payments, aliases, customers and pending credits in memory (the payment
+ * service's store port). The derived items (list, counters, timeline copies)
+ * are not kept: the loader writes them from the payments with
+ * `DynamoPaymentStore.bulkLoad`, which writes what `syncDerived` would.
+ */
+export class MemoryPaymentStore implements PaymentPort {
+  readonly payments = new Map<string, Payment>();
+  readonly customers = new Map<string, Customer>();
+  readonly aliases = new Map<string, string>();
+  readonly pending = new Map<string, { site: string; provider: Provider; id: string; until: number }>();
+
+  private static key(site: string, provider: Provider, id: string): string {
+    return `${site}\n${provider}\n${id}`;
+  }
+
+  async findPaymentIds(site: string, provider: Provider, ids: readonly string[]): Promise<string[]> {
+    const found = new Set<string>();
+    for (const id of ids) {
+      const to = this.aliases.get(MemoryPaymentStore.key(site, provider, id));
+      if (to !== undefined) found.add(to);
+    }
+    return [...found].sort();
+  }
+
+  async repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.aliases.set(MemoryPaymentStore.key(site, provider, id), paymentId);
+  }
+
+  async deletePayment(site: string, provider: Provider, id: string): Promise<void> {
+    this.payments.delete(MemoryPaymentStore.key(site, provider, id));
+  }
+
+  async linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
+    for (const id of new Set([paymentId, ...ids])) {
+      const key = MemoryPaymentStore.key(site, provider, id);
+      if (!this.aliases.has(key)) this.aliases.set(key, paymentId);
+    }
+  }
+
+  async getPayment(site: string, provider: Provider, id: string): Promise<Payment | null> {
+    const p = this.payments.get(MemoryPaymentStore.key(site, provider, id));
+    return p ? structuredClone(p) : null;
+  }
+
+  async putPayment(payment: Payment, expectedRev: number): Promise<boolean> {
+    const key = MemoryPaymentStore.key(payment.site, payment.provider, payment.provider_payment_id);
+    const stored = this.payments.get(key);
+    if ((stored?.rev ?? 0) !== expectedRev) return false;
+    this.payments.set(key, structuredClone(payment));
+    return true;
+  }
+
+  async listPayments(site: string): Promise<Payment[]> {
+    return [...this.payments.values()].filter((p) => p.site === site).map((p) => structuredClone(p));
+  }
+
+  async getPayments(keys: ReadonlyArray<{ site: string; provider: Provider; id: string }>): Promise<Payment[]> {
+    return keys.flatMap((k) => {
+      const p = this.payments.get(MemoryPaymentStore.key(k.site, k.provider, k.id));
+      return p ? [structuredClone(p)] : [];
+    });
+  }
+
+  async getCustomer(site: string, provider: Provider, customerId: string): Promise<Customer | null> {
+    const c = this.customers.get(MemoryPaymentStore.key(site, provider, customerId));
+    return c ? structuredClone(c) : null;
+  }
+
+  async putCustomer(customer: Customer): Promise<boolean> {
+    const key = MemoryPaymentStore.key(customer.site, customer.provider, customer.customer_id);
+    if ((this.customers.get(key)?.ver ?? 0) !== customer.ver - 1) return false;
+    this.customers.set(key, structuredClone(customer));
+    return true;
+  }
+
+  async listCustomers(site: string): Promise<Customer[]> {
+    return [...this.customers.values()].filter((c) => c.site === site).map((c) => structuredClone(c));
+  }
+
+  /** What `DynamoPaymentStore.syncDerived` does to the payment itself: forgets `unlisted` once its positions are gone. */
+  async syncDerived(payment: Payment, _contribution: Contribution | null, _previous: { visitor: string | null; ts: number | null } | null): Promise<void> {
+    const key = MemoryPaymentStore.key(payment.site, payment.provider, payment.provider_payment_id);
+    const stored = this.payments.get(key);
+    if (stored && stored.rev === payment.rev && stored.unlisted) {
+      const { unlisted: _gone, ...rest } = stored;
+      this.payments.set(key, rest);
+    }
+  }
+
+  async visitorPayments(site: string, visitorId: string): Promise<Array<{ provider: Provider; id: string }>> {
+    return [...this.payments.values()]
+      .filter((p) => p.site === site && p.visitor === visitorId)
+      .sort((a, b) => (a.ts ?? 0) - (b.ts ?? 0))
+      .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
+  }
+
+  async markPending(site: string, payment: Payment, until: number): Promise<void> {
+    this.pending.set(`${site}\n${paymentKey(payment)}`, { site, provider: payment.provider, id: payment.provider_payment_id, until });
+  }
+
+  async clearPending(site: string, payment: Payment): Promise<void> {
+    this.pending.delete(`${site}\n${paymentKey(payment)}`);
+  }
+
+  async listPending(site: string): Promise<Array<{ provider: Provider; id: string; until: number }>> {
+    return [...this.pending.values()].filter((p) => p.site === site).map(({ provider, id, until }) => ({ provider, id, until }));
+  }
+
+  async bulkLoad(_site: string, _timezone: string, payments: readonly Payment[], _rate: UsdRate, writePayments = true): Promise<void> {
+    if (writePayments) for (const p of payments) this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
+  }
+
+  /** There are no legacy per-payment rollups in memory. */
+  async dropLegacyRollups(_site: string): Promise<number> {
+    return 0;
+  }
+}
