@@ -41,7 +41,7 @@ import { MemoryPaymentStore, MemoryRollupStore, MemoryVisitStore } from './memor
  *   without a visitor id (not attributed). Then the PAYMENT and CUSTOMER
  *   items, timeline copies, list items and every day's and month's counters
  *   are written with the stores' bulk paths (`DynamoPaymentStore.bulkLoad`,
- *   `bulkLoadCustomers`), a month of payments at a time. Payment aliases
+ *   `bulkLoadCustomers`), customers first. Payment aliases
  *   (webhook lookups, read by no report) are not written.
  *
  * `test/bench/bench-site.test.ts` loads a small site both this way and
@@ -267,19 +267,11 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
 
   // 3. What the payment service's store holds, with the DynamoDB stores' bulk paths; one visitor's visits.
   const store = new DynamoPaymentStore(conn);
-  const byMonth = new Map<string, typeof all>();
   const all = [...payments.payments.values()];
-  for (const p of all) {
-    const month = new Date(p.ts ?? 0).toISOString().slice(0, 7);
-    const list = byMonth.get(month);
-    if (list) list.push(p);
-    else byMonth.set(month, [p]);
-  }
-  for (const [month, list] of [...byMonth].sort(([a], [b]) => a.localeCompare(b))) {
-    await store.bulkLoad(ns, site.timezone, list, benchRate);
-    log(`bench site: payments of ${month} written (${list.length.toLocaleString('en-US')})`);
-  }
+  // Customers first: the payment items' bulk path reads them (as rebuild's does).
   await store.bulkLoadCustomers([...payments.customers.values()]);
+  await store.bulkLoad(ns, site.timezone, all, benchRate);
+  log(`bench site: ${all.length.toLocaleString('en-US')} payments and ${payments.customers.size.toLocaleString('en-US')} customers written`);
   for (const p of payments.pending.values()) {
     const payment = payments.payments.get(`${p.site}\n${p.provider}\n${p.id}`);
     if (payment) await store.markPending(p.site, payment, p.until);
