@@ -1,7 +1,7 @@
 import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { foldDeltas, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
+import { foldGroup, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
 import type { PendingPart } from './rollup-log.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 
@@ -33,7 +33,9 @@ export function itemBytes(value: unknown): number {
  * pending deltas (`docs/data-model.md`, "Rollups: a delta log, compacted"):
  * `pending` when the caller read them already (one Query per report, not per
  * metric), else read here. An item that only pending deltas touch is
- * returned too, so the answer is the same before and after compaction.
+ * returned too, so the answer is the same before and after compaction. A
+ * dimension bucket's overflow parts are separate items of the answer (each
+ * value is in one of them), folded as the compactor folds them (`foldGroup`).
  */
 export async function readRollups(
   conn: DynamoConnection,
@@ -65,22 +67,38 @@ export async function readRollups(
     })(),
     pending ?? readPendingParts(conn, site, { cost }),
   ]);
-  const logged = new Map<string, LoggedDelta[]>();
+  // Stored parts and pending deltas by bucket (`G#<period>#<bucket>`): a bucket's overflow parts fold together (`foldGroup`).
+  const buckets = new Map<string, { parts: Array<Record<string, unknown> | undefined>; logged: LoggedDelta[] }>();
+  const bucket = (base: string) => {
+    let b = buckets.get(base);
+    if (!b) buckets.set(base, (b = { parts: [], logged: [] }));
+    return b;
+  };
+  for (const [sk, item] of stored) {
+    const [g, period, b, part] = sk.split('#');
+    bucket(`${g}#${period}#${b}`).parts[Number(part ?? 0)] = item;
+  }
   for (const part of parts) {
     for (const delta of part.deltas) {
       if (delta.key.metric !== metric) continue;
       const sk = rollupSk(delta.key.granularity, delta.key.period, delta.key.bucket);
       if (sk < lower || sk > upper) continue;
-      const list = logged.get(sk);
-      if (list) list.push({ shard: part.shard, position: part.position, delta });
-      else logged.set(sk, [{ shard: part.shard, position: part.position, delta }]);
+      bucket(sk).logged.push({ shard: part.shard, position: part.position, delta });
     }
   }
   const items: Array<RollupItem & { period: string }> = [];
-  for (const sk of [...new Set([...stored.keys(), ...logged.keys()])].sort()) {
-    const item = stored.get(sk);
-    const folded = foldDeltas(item, logged.get(sk) ?? []);
-    items.push({ ...parseRollupItem(folded ? folded.attributes : (item ?? {})), period: sk.split('#')[1] ?? '' });
+  for (const base of [...buckets.keys()].sort()) {
+    const { parts: read, logged } = buckets.get(base) ?? { parts: [], logged: [] };
+    const { folded } = logged.length > 0 ? foldGroup(read, logged) : { folded: [] };
+    const period = base.split('#')[1] ?? '';
+    for (let i = 0; i < Math.max(read.length, folded.length); i++) {
+      const item = folded[i]?.attributes ?? read[i];
+      if (!item) continue;
+      const parsed = parseRollupItem(item);
+      // A dimension value back at 0 stays in its item (`mergeRollupItem`), not in the answer.
+      if (metric !== 'goal') parsed.counts = Object.fromEntries(Object.entries(parsed.counts).filter(([, n]) => n !== 0));
+      items.push({ ...parsed, period });
+    }
   }
   return items;
 }

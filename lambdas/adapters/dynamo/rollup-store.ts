@@ -10,8 +10,38 @@ import type { RollupStore, StreamCheckpoint } from '../../ports.js';
 
 /** Partition of one metric's rollups of a site; items sort by granularity, period and bucket. */
 export const rollupPk = (site: string, metric: RollupMetric) => `R#${site}#${metric}`;
-export const rollupSk = (granularity: Granularity, period: string, bucket: number) => `${granularity}#${period}#${bucket}`;
-const keyOf = (k: RollupKey) => ({ [PK]: rollupPk(k.site, k.metric), [SK]: rollupSk(k.granularity, k.period, k.bucket) });
+/**
+ * Sort key of a rollup item: part 0 of a bucket is `<granularity>#<period>#<bucket>`,
+ * its overflow parts (dimension items, `foldGroup`) `…#<bucket>#<part, 3 digits>`,
+ * which sort right after it and inside every range a reader queries.
+ */
+export const rollupSk = (granularity: Granularity, period: string, bucket: number, part = 0) => `${granularity}#${period}#${bucket}${part > 0 ? `#${String(part).padStart(3, '0')}` : ''}`;
+const bucketId = (k: RollupKey) => `${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
+const keyOf = (k: RollupKey, part = 0) => ({ [PK]: rollupPk(k.site, k.metric), [SK]: rollupSk(k.granularity, k.period, k.bucket, part) });
+
+/**
+ * Most bytes of a dimension rollup item's values, as `valueBytes` measures
+ * them. Dimension values are free-form (pages, referrers, campaigns, keywords:
+ * whatever the tracker is sent), so a bucket of a period can hold any number;
+ * the compactor puts values that would take a bucket's last item past this
+ * bound into a new overflow part (`foldGroup`). One value measures at most
+ * ~12 KB (a 2,048-character path escaped as JSON), so a part always has room
+ * for at least one, and an item stays under this plus its keys, `seq` and
+ * `ver` (~33 KB with a few shards).
+ */
+export const ROLLUP_PART_BYTES = 32 * 1024;
+
+/**
+ * A value's room in a dimension item's `counts` JSON (`"value":count,`) with
+ * the count given 10 digits, so the measure of an item depends only on which
+ * values it holds, never on their counts: it never shrinks (values are never
+ * removed from an item), which is what keeps a replayed fold placing values
+ * where the first one did.
+ */
+export const valueBytes = (value: string) => Buffer.byteLength(JSON.stringify(value)) + 12;
+
+/** Whether a metric's buckets are split into overflow parts: the dimensions (`visits` has no values; `goal` folds keys past 50 into the other-goals key). */
+const splits = (metric: RollupMetric) => metric !== 'visits' && metric !== 'goal';
 
 
 /** A rollup item as read from the table (`docs/data-model.md`, item ROLLUP). */
@@ -46,7 +76,7 @@ export function parseRollupItem(item: Record<string, unknown>): RollupItem {
 
 /**
  * Adds counts into a stored map through `slot` (where each key's counts go).
- * Zero totals are dropped unless `keepZero` (goal items keep their keys).
+ * Zero totals are dropped unless `keepZero` (value counts keep their keys).
  */
 function addCounts(current: Record<string, number>, delta: ReadonlyMap<string, number>, slot: (key: string) => string, keepZero: boolean): Record<string, number> {
   const out = { ...current };
@@ -65,7 +95,9 @@ const same = (key: string) => key;
  * The attributes of a rollup item after `delta` is added to `item` (or to an
  * empty item): every count adds, every visitor set is unioned into its
  * sketch, whatever the counter's name (`RollupDelta`). Goal items fold keys
- * beyond `GOAL_KEYS_PER_ITEM` into the other-goals key (`goalKeySlot`).
+ * beyond `GOAL_KEYS_PER_ITEM` into the other-goals key (`goalKeySlot`). A
+ * value (or goal key) whose count falls to 0 stays in `counts` (reports skip
+ * zero rows): an item's values only grow, which `foldGroup` relies on.
  * Keys, `type`, `seq` and `ver` are the caller's. Exported so that a bulk
  * load (the report benchmark) writes items exactly as the sessionizer does.
  */
@@ -77,7 +109,8 @@ export function mergeRollupItem(item: Record<string, unknown> | undefined, delta
   const counters = addCounts(current.counters, delta.counters, slot, goal);
   if (Object.keys(counters).length > 0) out.n = JSON.stringify(counters);
   if (delta.key.metric !== 'visits') {
-    out.counts = JSON.stringify(addCounts(current.counts, delta.values, slot, goal));
+    // Values stay in their item at 0, so a value's every change lands where its first one did (`foldGroup`).
+    out.counts = JSON.stringify(addCounts(current.counts, delta.values, slot, true));
     if (goal) {
       const sketches: Record<string, VisitorSketch> = { ...current.valueSketches };
       for (const [key, ids] of delta.valueVisitors) {
@@ -130,6 +163,77 @@ export function foldDeltas(item: Record<string, unknown> | undefined, logged: re
     applied = true;
   }
   return applied && merged ? { attributes: merged, seq } : null;
+}
+
+/** Attributes of a stored item that are not its data (`mergeRollupItem`'s output). */
+const META = new Set<string>([PK, SK, 'type', 'seq', 'ver', 'p']);
+const dataOf = (item: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(item ?? {}).filter(([k]) => !META.has(k)));
+
+/** One part of a bucket after a fold: what to write (null: unchanged). */
+export type FoldedPart = { attributes: Record<string, unknown>; seq: Record<string, string> } | null;
+
+/**
+ * Folds logged deltas of one bucket of one period into its parts
+ * (`parts[0]` the bucket's item, `parts[i]` overflow part i; undefined where
+ * an item is not stored). Pure: the compactor writes the result, readers fold
+ * pending deltas with it too, so both place values alike.
+ *
+ * Dimension buckets (`splits`): each value's counts go to the part that holds
+ * it; a value no part holds goes to the last part while that part's values
+ * measure at most `ROLLUP_PART_BYTES` (`valueBytes`) with it, else to a new
+ * part after it (the count of parts is recorded on part 0 as `p`, so part 0 is
+ * written whenever that count grows). Values are never removed from a part,
+ * so a value stays where it first landed, in exactly one part. Each part
+ * skips the deltas its own `seq` covers (`foldDeltas`).
+ *
+ * Exactly once across a crash between the parts' writes holds because a
+ * fold's writes go in part order, part 0 first: a value whose counts a
+ * written part took is found there again; one whose part was not written is
+ * placed again in a part that was not written either (written parts before it
+ * were too full for it then and only grew since; the last part is at least
+ * the one it went to, as part 0 records the count). Other metrics are one
+ * item, folded as `foldDeltas` does.
+ *
+ * @returns per part (index = part number) its new data and `seq`, or null if unchanged; `count`, the bucket's number of parts
+ */
+export function foldGroup(parts: ReadonlyArray<Record<string, unknown> | undefined>, logged: readonly LoggedDelta[]): { folded: FoldedPart[]; count: number } {
+  const metric = logged[0]?.delta.key.metric;
+  if (metric === undefined || !splits(metric)) return { folded: [foldDeltas(parts[0], logged)], count: Math.max(1, parts.length) };
+  const stored = Math.max(1, parts.length, Number(parts[0]?.p ?? 1));
+  const owner = new Map<string, number>();
+  const measure: number[] = [];
+  for (let i = 0; i < stored; i++) {
+    const counts = parts[i]?.counts ? (JSON.parse(String(parts[i]?.counts)) as Record<string, number>) : {};
+    measure[i] = 0;
+    for (const value of Object.keys(counts)) {
+      owner.set(value, i);
+      measure[i] = (measure[i] ?? 0) + valueBytes(value);
+    }
+  }
+  const place = (value: string): number => {
+    const last = measure.length - 1;
+    const room = valueBytes(value);
+    const at = (measure[last] ?? 0) === 0 || (measure[last] ?? 0) + room <= ROLLUP_PART_BYTES ? last : measure.push(0) - 1;
+    measure[at] = (measure[at] ?? 0) + room;
+    owner.set(value, at);
+    return at;
+  };
+  const routed: LoggedDelta[][] = [];
+  for (const entry of logged) {
+    const { delta } = entry;
+    const byPart = new Map<number, Map<string, number>>();
+    for (const value of [...delta.values.keys()].sort()) {
+      const at = owner.get(value) ?? place(value);
+      let values = byPart.get(at);
+      if (!values) byPart.set(at, (values = new Map()));
+      values.set(value, delta.values.get(value) ?? 0);
+    }
+    for (const [at, values] of byPart) (routed[at] ??= []).push({ ...entry, delta: { ...delta, values } });
+  }
+  const count = measure.length;
+  const folded = Array.from({ length: count }, (_, i) => foldDeltas(parts[i], routed[i] ?? []));
+  if (count > stored && !folded[0]) folded[0] = { attributes: dataOf(parts[0]), seq: { ...((parts[0]?.seq ?? {}) as Record<string, string>) } };
+  return { folded, count };
 }
 
 /**
@@ -228,25 +332,24 @@ export class DynamoRollupStore implements RollupStore {
       this.calls.query++;
       const pending = await readPendingParts(this.conn, site, { consistent: true, limit: maxParts });
       if (pending.length === 0) return done;
-      const byItem = new Map<string, { key: Record<string, string>; logged: LoggedDelta[] }>();
+      // Deltas by bucket (its item and overflow parts), in log order.
+      const byBucket = new Map<string, { key: RollupKey; logged: LoggedDelta[] }>();
       for (const part of pending) {
         for (const delta of part.deltas) {
           const key = keyOf(delta.key);
           const id = `${key[PK]}|${key[SK]}`;
-          const entry = byItem.get(id) ?? { key, logged: [] as LoggedDelta[] };
+          const entry = byBucket.get(id) ?? { key: delta.key, logged: [] as LoggedDelta[] };
           entry.logged.push({ shard: part.shard, position: part.position, delta });
-          byItem.set(id, entry);
+          byBucket.set(id, entry);
         }
       }
-      const entries = [...byItem.values()];
-      const current = new Map<string, Record<string, unknown>>();
-      this.calls.batchGet += Math.ceil(entries.length / 100);
-      for (const item of await batchGet(this.conn, entries.map((e) => e.key))) current.set(`${item[PK]}|${item[SK]}`, item);
+      const entries = [...byBucket.values()];
+      const current = await this.readBuckets(entries.map((e) => e.key));
       let next = 0;
       const worker = async () => {
         while (next < entries.length) {
-          const { key, logged } = entries[next++] as { key: Record<string, string>; logged: LoggedDelta[] };
-          if (await this.foldOne(key, logged, current.get(`${key[PK]}|${key[SK]}`))) done.items++;
+          const { key, logged } = entries[next++] as { key: RollupKey; logged: LoggedDelta[] };
+          done.items += await this.foldBucket(key, logged, current.get(bucketId(key)) ?? []);
         }
       };
       await Promise.all(Array.from({ length: Math.min(this.concurrency, entries.length) }, worker));
@@ -256,30 +359,67 @@ export class DynamoRollupStore implements RollupStore {
     }
   }
 
-  private async foldOne(key: Record<string, string>, logged: readonly LoggedDelta[], read: Record<string, unknown> | undefined): Promise<boolean> {
-    let item = read;
+  /**
+   * Every stored part of each bucket (consistent): one BatchGet of the
+   * buckets' items, then one of the overflow parts their `p` names.
+   * @returns the parts of each bucket by `bucketId`, index = part number
+   */
+  private async readBuckets(keys: readonly RollupKey[]): Promise<Map<string, Array<Record<string, unknown> | undefined>>> {
+    const out = new Map<string, Array<Record<string, unknown> | undefined>>();
+    const bySk = new Map<string, { id: string; part: number }>();
+    const get = async (wanted: Array<{ key: RollupKey; part: number }>) => {
+      for (const { key, part } of wanted) bySk.set(`${keyOf(key, part)[PK]}|${keyOf(key, part)[SK]}`, { id: bucketId(key), part });
+      this.calls.batchGet += Math.ceil(wanted.length / 100);
+      for (const item of await batchGet(this.conn, wanted.map(({ key, part }) => keyOf(key, part)))) {
+        const at = bySk.get(`${item[PK]}|${item[SK]}`);
+        if (!at) continue;
+        const parts = out.get(at.id) ?? [];
+        parts[at.part] = item;
+        out.set(at.id, parts);
+      }
+    };
+    await get(keys.map((key) => ({ key, part: 0 })));
+    const overflow = keys.flatMap((key) => Array.from({ length: Math.max(0, Number(out.get(bucketId(key))?.[0]?.p ?? 1) - 1) }, (_, i) => ({ key, part: i + 1 })));
+    if (overflow.length > 0) await get(overflow);
+    return out;
+  }
+
+  /**
+   * Folds a bucket's logged deltas into its parts (`foldGroup`) and writes
+   * the changed parts one by one in part order, each conditioned on its
+   * `ver`. A conflict (another compactor wrote meanwhile) rereads the bucket
+   * and folds again: parts written already skip what they took.
+   * @returns parts written
+   */
+  private async foldBucket(key: RollupKey, logged: readonly LoggedDelta[], read: ReadonlyArray<Record<string, unknown> | undefined>): Promise<number> {
+    let parts = read;
+    let written = 0;
     for (let attempt = 0; attempt < 20; attempt++) {
-      const folded = foldDeltas(item, logged);
-      if (!folded) return false;
-      const version = Number(item?.ver ?? 0);
+      const { folded, count } = foldGroup(parts, logged);
       try {
-        this.calls.put++;
-        await this.conn.doc.send(
-          new PutCommand({
-            TableName: this.conn.table,
-            Item: { ...key, ...folded.attributes, type: 'ROLLUP', seq: folded.seq, ver: version + 1 },
-            ConditionExpression: item ? 'ver = :ver' : `attribute_not_exists(${PK})`,
-            ExpressionAttributeValues: item ? { ':ver': version } : undefined,
-          }),
-        );
-        return true;
+        for (const [i, part] of folded.entries()) {
+          if (!part) continue;
+          const item = parts[i];
+          const version = Number(item?.ver ?? 0);
+          this.calls.put++;
+          await this.conn.doc.send(
+            new PutCommand({
+              TableName: this.conn.table,
+              Item: { ...keyOf(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: 'ROLLUP', seq: part.seq, ver: version + 1 },
+              ConditionExpression: item ? 'ver = :ver' : `attribute_not_exists(${PK})`,
+              ExpressionAttributeValues: item ? { ':ver': version } : undefined,
+            }),
+          );
+          written++;
+        }
+        return written;
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
         this.calls.conflicts++;
         this.calls.get++;
-        item = (await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }))).Item;
+        parts = (await this.readBuckets([key])).get(bucketId(key)) ?? [];
       }
     }
-    throw new Error(`rollup ${key[PK]} ${key[SK]}: too many concurrent updates`);
+    throw new Error(`rollup ${keyOf(key)[PK]} ${keyOf(key)[SK]}: too many concurrent updates`);
   }
 }
