@@ -5,7 +5,7 @@ import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attributi
 import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, paymentKey } from '../domain/payments/contribution.js';
-import { listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
+import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
 import type { VisitStore } from '../ports.js';
@@ -27,6 +27,7 @@ export interface PaymentDeps {
     | 'getCustomer'
     | 'putCustomer'
     | 'syncDerived'
+    | 'finishSync'
     | 'markPending'
     | 'clearPending'
     | 'listPending'
@@ -106,9 +107,12 @@ async function updateCustomer(deps: PaymentDeps, site: string, provider: Provide
  * timeline and the pending list in line. Idempotent: the same fact again
  * leaves every item as it was.
  *
+ * @param batch when given, the payment rollups' recomputes wait for
+ *   `deps.payments.finishSync(batch)`, done once for many payments
+ *   (`recreditVisitors`); the caller must call it
  * @returns the payment as stored, or null when there is nothing to store
  */
-export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, fact: PaymentFact | null, knownId?: string): Promise<Payment | null> {
+export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, fact: PaymentFact | null, knownId?: string, batch?: RecomputeBatch): Promise<Payment | null> {
   const ns = namespaceOf(site);
   const known = fact ? await deps.payments.findPaymentIds(ns, provider, [fact.id, ...fact.aliases]) : [];
   const id = knownId ?? known[0] ?? fact?.id;
@@ -134,7 +138,7 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
-    await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null);
+    await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null, batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
@@ -268,15 +272,18 @@ export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, visi
 
 async function recreditVisitorsIn(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
   const ns = namespaceOf(site);
+  // Every payment's list items first, then each day and month they touch recomputed once (issue 16's budget).
+  const batch = new RecomputeBatch();
   let done = 0;
   for (const visitor of new Set(visitorIds)) {
     const keys = await deps.payments.visitorPayments(ns, visitor);
     if (keys.length === 0) continue;
     const payments = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     payments.sort(creditOrder);
-    for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
+    for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch);
     done += payments.length;
   }
+  await deps.payments.finishSync(batch);
   return done;
 }
 

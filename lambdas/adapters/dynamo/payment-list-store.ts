@@ -99,6 +99,37 @@ function toContribution(item: Record<string, unknown>): Contribution {
   return JSON.parse(String(item.c)) as Contribution;
 }
 
+/**
+ * The recomputes that many syncs of one site leave to one pass
+ * (`PaymentListStore.sync` with a batch, then `PaymentListStore.finish`):
+ * the union of their days and dimension buckets, the list items whose
+ * `pending` to clear, and steps to run after (a payment forgetting the
+ * positions it left). Reusable after `finish`.
+ */
+export class RecomputeBatch {
+  site: string | null = null;
+  readonly days = new Set<string>();
+  readonly buckets = new Set<DimensionBucket>();
+  readonly settled: Array<{ key: { pk: string; sk: string }; rev: number }> = [];
+  readonly after: Array<() => Promise<void>> = [];
+
+  add(site: string, days: ReadonlySet<string>, buckets: ReadonlySet<DimensionBucket>, settled: { key: { pk: string; sk: string }; rev: number } | null): void {
+    if (this.site !== null && this.site !== site) throw new Error(`a recompute batch is for one site: ${this.site}, not ${site}`);
+    this.site = site;
+    for (const d of days) this.days.add(d);
+    for (const b of buckets) this.buckets.add(b);
+    if (settled) this.settled.push(settled);
+  }
+
+  clear(): void {
+    this.site = null;
+    this.days.clear();
+    this.buckets.clear();
+    this.settled.length = 0;
+    this.after.length = 0;
+  }
+}
+
 /** The store of the payment list and its period rollups. */
 export class PaymentListStore {
   constructor(private readonly conn: DynamoConnection) {}
@@ -110,11 +141,18 @@ export class PaymentListStore {
    * carries `pending` until the recomputes finished, so a retry after a crash
    * at any point finishes them; a payment already in line costs one read.
    *
+   * With `batch`, the recomputes (and the removal of `pending`) are left to
+   * `finish(batch)`, which does them once for every sync of the batch: the
+   * sessionizer's re-credit settles a batch's payments first, then recomputes
+   * the union of their days and months (`docs/data-model.md`, "Payments").
+   * A crash before `finish` leaves `pending` on the list items, which the
+   * retry's sync of the same payment finishes as after any crash.
+   *
    * @param c the payment's contribution, or null when it has none (leaves the list)
    * @param stale positions (`positionId`) the payment held before and no longer holds
    * @returns whether anything was written
    */
-  async sync(site: string, c: Contribution | null, stale: readonly string[], storedRev: () => Promise<number>): Promise<boolean> {
+  async sync(site: string, c: Contribution | null, stale: readonly string[], storedRev: () => Promise<number>, batch?: RecomputeBatch): Promise<boolean> {
     const keys = c ? listKeys(site, c) : [];
     const main = keys[0];
     const wanted = new Set(keys.map(positionId));
@@ -137,26 +175,52 @@ export class PaymentListStore {
         // A newer revision settled meanwhile and may have moved the payment: take back what this one
         // wrote (only if still ours) and recompute; the newer one's own sync places it.
         for (const k of keys) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(k), ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': c.rev } })).catch(ignoreCondition);
-        await this.removeAndRecompute(site, [], [c.day], buckets);
+        await this.recompute(site, new Set([c.day]), buckets);
         return true;
       }
-      await this.removeAndRecompute(site, all, [c.day], buckets);
-      await this.conn.doc
-        .send(
-          new UpdateCommand({
-            TableName: this.conn.table,
-            Key: { [PK]: main.pk, [SK]: main.sk },
-            UpdateExpression: 'REMOVE pending, stale',
-            ConditionExpression: 'rev = :rev',
-            ExpressionAttributeValues: { ':rev': c.rev },
-          }),
-        )
-        .catch(ignoreCondition);
+      const days = await this.removePositions(all, buckets);
+      days.add(c.day);
+      const settled = { key: main, rev: c.rev };
+      if (batch) batch.add(site, days, buckets, settled);
+      else {
+        await this.recompute(site, days, buckets);
+        await this.clearPending(settled);
+      }
       return true;
     }
     if (gone.length === 0) return false;
-    await this.removeAndRecompute(site, gone, [], new Set());
+    const buckets = new Set<DimensionBucket>();
+    const days = await this.removePositions(gone, buckets);
+    if (batch) batch.add(site, days, buckets, null);
+    else await this.recompute(site, days, buckets);
     return true;
+  }
+
+  /**
+   * Does the recomputes a batch of syncs left (`sync` with `batch`): each
+   * day once, then each month once, then removes the synced list items'
+   * `pending` and `stale`, then runs the batch's `after` steps in order.
+   */
+  async finish(batch: RecomputeBatch): Promise<void> {
+    if (batch.site !== null) await this.recompute(batch.site, batch.days, batch.buckets);
+    for (const settled of batch.settled) await this.clearPending(settled);
+    for (const step of batch.after) await step();
+    batch.clear();
+  }
+
+  /** Removes a synced list item's `pending` and `stale`, if it still holds the revision synced. */
+  private async clearPending(settled: { key: { pk: string; sk: string }; rev: number }): Promise<void> {
+    await this.conn.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: toKey(settled.key),
+          UpdateExpression: 'REMOVE pending, stale',
+          ConditionExpression: 'rev = :rev',
+          ExpressionAttributeValues: { ':rev': settled.rev },
+        }),
+      )
+      .catch(ignoreCondition);
   }
 
   private async putIfNotNewer(item: Record<string, unknown>, rev: number): Promise<boolean> {
@@ -170,18 +234,24 @@ export class PaymentListStore {
   }
 
   /**
-   * Deletes the `gone` positions (their contributions' buckets join
-   * `buckets`), then recomputes each day touched and then each month.
+   * Deletes the `gone` positions; their contributions' buckets join
+   * `buckets` (every bucket for a position already gone: a retry after a
+   * crash that deleted it cannot know which it held).
+   * @returns the local days of the positions
    */
-  private async removeAndRecompute(site: string, gone: readonly string[], days: readonly string[], buckets: Set<DimensionBucket>): Promise<void> {
+  private async removePositions(gone: readonly string[], buckets: Set<DimensionBucket>): Promise<Set<string>> {
     for (const id of gone) {
       const key = toKey(parsePosition(id));
       const { Attributes } = await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: key, ReturnValues: 'ALL_OLD' }));
-      if (Attributes?.c) for (const b of bucketsOf(toContribution(Attributes))) buckets.add(b);
+      for (const b of Attributes?.c ? bucketsOf(toContribution(Attributes)) : Attributes ? [] : ALL_BUCKETS) buckets.add(b);
     }
-    const touched = new Set([...days, ...gone.map((id) => dayOfPosition(parsePosition(id)))]);
-    for (const day of [...touched].sort()) await this.recomputeDay(site, day, buckets);
-    for (const month of new Set([...touched].map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, buckets);
+    return new Set(gone.map((id) => dayOfPosition(parsePosition(id))));
+  }
+
+  /** Recomputes each of `days`, then each of their months, for the totals, payers and the dimension `buckets`. */
+  private async recompute(site: string, days: ReadonlySet<string>, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
+    for (const day of [...days].sort()) await this.recomputeDay(site, day, buckets);
+    for (const month of new Set([...days].sort().map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, buckets);
   }
 
   /**
@@ -196,10 +266,7 @@ export class PaymentListStore {
       listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
     );
     const calls = await batchWrite(this.conn, requests);
-    const days = [...new Set(contributions.map((c) => c.day))].sort();
-    const all = new Set(ALL_BUCKETS);
-    for (const day of days) await this.recomputeDay(site, day, all);
-    for (const month of new Set(days.map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, all);
+    await this.recompute(site, new Set(contributions.map((c) => c.day)), new Set(ALL_BUCKETS));
     return calls;
   }
 

@@ -9,7 +9,7 @@ import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
-import { PaymentListStore } from './payment-list-store.js';
+import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
 import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `PAY#${site}`, [SK]: `P#${provider}#${id}` });
@@ -194,6 +194,11 @@ export class DynamoPaymentStore {
     return deleted;
   }
 
+  /** Finishes the syncs `syncDerived` left to `batch`: each day and month recomputed once (`PaymentListStore.finish`). */
+  async finishSync(batch: RecomputeBatch): Promise<void> {
+    await this.list.finish(batch);
+  }
+
   /** The list and its period rollups (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS). */
   get list(): PaymentListStore {
     return (this.listStore ??= new PaymentListStore(this.conn));
@@ -208,27 +213,35 @@ export class DynamoPaymentStore {
    * the payment, so replays and races settle on the newest state. Positions
    * in `payment.unlisted` are removed, then forgotten.
    *
+   * With `batch`, the list's recomputes and the forgetting of `unlisted`
+   * wait for `finishSync(batch)` (`PaymentListStore.sync`).
+   *
    * @param previous the visitor and time of the payment as it was stored before, whose timeline copy moves
    */
-  async syncDerived(payment: Payment, contribution: Contribution | null, previous: { visitor: string | null; ts: number | null } | null): Promise<void> {
+  async syncDerived(payment: Payment, contribution: Contribution | null, previous: { visitor: string | null; ts: number | null } | null, batch?: RecomputeBatch): Promise<void> {
     const key = paymentKey(payment);
     const unlisted = payment.unlisted ?? [];
     const storedRev = async () => (await this.getPayment(payment.site, payment.provider, payment.provider_payment_id))?.rev ?? Number.MAX_SAFE_INTEGER;
-    await this.list.sync(payment.site, contribution, unlisted, storedRev);
+    await this.list.sync(payment.site, contribution, unlisted, storedRev, batch);
     if (unlisted.length > 0) {
-      await this.conn.doc
-        .send(
-          new UpdateCommand({
-            TableName: this.conn.table,
-            Key: paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
-            UpdateExpression: 'REMOVE unlisted',
-            ConditionExpression: 'rev = :rev',
-            ExpressionAttributeValues: { ':rev': payment.rev },
-          }),
-        )
-        .catch((error) => {
-          if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        });
+      const forget = async () => {
+        await this.conn.doc
+          .send(
+            new UpdateCommand({
+              TableName: this.conn.table,
+              Key: paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
+              UpdateExpression: 'REMOVE unlisted',
+              ConditionExpression: 'rev = :rev',
+              ExpressionAttributeValues: { ':rev': payment.rev },
+            }),
+          )
+          .catch((error) => {
+            if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          });
+      };
+      // Only once the positions' days are recomputed: until then a crash must leave them for the retry.
+      if (batch) batch.after.push(forget);
+      else await forget();
     }
 
     if (previous?.visitor && (previous.visitor !== payment.visitor || previous.ts !== payment.ts)) {
