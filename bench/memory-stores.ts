@@ -10,6 +10,7 @@ import type { RollupStore, StreamCheckpoint, VisitStore } from '../lambdas/ports
 import type { RollupDelta } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
 
 /**
  * In-memory stand-ins for the two stores the bench site's loader runs the
@@ -220,6 +221,11 @@ export class MemoryPaymentStore implements PaymentPort {
       const { unlisted: _gone, ...rest } = stored;
       this.payments.set(key, rest);
     }
+  }
+
+  /** Nothing waits for a batch's end in memory: `syncDerived` keeps no counters and forgets `unlisted` at once. */
+  async finishSync(batch: RecomputeBatch): Promise<void> {
+    batch.clear();
   }
 
   async visitorPayments(site: string, visitorId: string): Promise<Array<{ provider: Provider; id: string }>> {
