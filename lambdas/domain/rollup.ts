@@ -151,10 +151,37 @@ export function goalKeysOf(visit: Visit): Map<string, number> {
 export const PAYMENT_DIMENSIONS = [...DIMENSIONS, 'goal'] as const;
 export type PaymentDimension = (typeof PAYMENT_DIMENSIONS)[number];
 
-/** Every payment dimension's values of a (credited) visit, `(none)` as `NONE`. */
+/**
+ * The most values of one dimension a payment credits, and the most bytes
+ * (UTF-8) they take together: the first values in the visit's order while
+ * both hold, and always the first. A visit can view thousands of pages (or
+ * click thousands of outbound links) of up to 2,048 characters each, and a
+ * payment's credited values are stored on its PAYMENT item, its customer's
+ * CUSTOMER item and its PAYMENT_LIST item, so without this cap one long
+ * visit would take those items past DynamoDB's 400 KB item limit. With it,
+ * one payment's values of the 12 payment dimensions take at most 12 × 6 KB
+ * (4 KiB, or one longer value alone: 2,048 characters of 3 bytes) in the
+ * worst case, typically a few hundred bytes (`docs/data-model.md`).
+ */
+export const CREDITED_VALUES = { count: 100, bytes: 4096 } as const;
+
+/** `values` deduplicated and cut to `CREDITED_VALUES` (the first value is always kept). */
+export function creditedValuesOf(values: Iterable<string>): string[] {
+  const out: string[] = [];
+  let bytes = 0;
+  for (const v of new Set(values)) {
+    const size = Buffer.byteLength(v);
+    if (out.length >= CREDITED_VALUES.count || (out.length > 0 && bytes + size > CREDITED_VALUES.bytes)) break;
+    out.push(v);
+    bytes += size;
+  }
+  return out;
+}
+
+/** Every payment dimension's values of a (credited) visit, `(none)` as `NONE`, each cut to `CREDITED_VALUES`. */
 export function paymentDimensionsOf(visit: Visit): Record<PaymentDimension, string[]> {
-  const out = Object.fromEntries(DIMENSIONS.map((d) => [d, DIMENSION_VALUES[d](visit).map((v) => v ?? NONE)])) as Record<Dimension, string[]>;
-  return { ...out, goal: [...goalKeysOf(visit).keys()] };
+  const out = Object.fromEntries(DIMENSIONS.map((d) => [d, creditedValuesOf(DIMENSION_VALUES[d](visit).map((v) => v ?? NONE))])) as Record<Dimension, string[]>;
+  return { ...out, goal: creditedValuesOf(goalKeysOf(visit).keys()) };
 }
 
 /** The top-stats counters of one visit (`VISIT_COUNTERS`). */

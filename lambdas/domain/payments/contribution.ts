@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localDay, localHour, addDays } from '../range.js';
-import { DIMENSION_BUCKETS, GOAL_BUCKETS, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../rollup.js';
+import { DIMENSION_BUCKETS, GOAL_BUCKETS, PAYMENT_DIMENSIONS, bucketOf, creditedValuesOf, type PaymentDimension } from '../rollup.js';
 import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
 import type { Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
@@ -31,7 +31,7 @@ export interface Contribution {
   touch_day: string | null;
   failed: boolean;
   refunded: boolean;
-  /** Every dimension's values of the credited visit (`page`: its pages, at most `MAX_VALUES`); null when Unattributed. */
+  /** Every dimension's values of the credited visit (`page`: its pages, cut to `CREDITED_VALUES`); null when Unattributed. */
   dims: Record<PaymentDimension, string[]> | null;
 }
 
@@ -71,7 +71,8 @@ export function contributionOf(p: Payment, timezone: string, rate: UsdRate): Con
     touch_day: p.touch ? localDay(p.touch.ts, timezone) : null,
     failed: p.status === 'failed',
     refunded: p.refunded > 0,
-    dims: p.touch && p.touch_dims ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, [...new Set(p.touch_dims?.[d] ?? [])].slice(0, MAX_VALUES)])) as Record<PaymentDimension, string[]>) : null,
+    // Cut again: a payment settled before `CREDITED_VALUES` existed may hold more.
+    dims: p.touch && p.touch_dims ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, creditedValuesOf(p.touch_dims?.[d] ?? [])])) as Record<PaymentDimension, string[]>) : null,
   };
 }
 
@@ -269,9 +270,6 @@ export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustome
 
 /** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
 export const attributedOf = (t: PeriodTotals): number => Object.values(t.touch).reduce((n, [k]) => n + k, 0);
-
-/** The most values of one dimension a payment credits (`page`: the credited visit's first 100 distinct pages), bounding its list item. */
-export const MAX_VALUES = 100;
 
 /** Row key of Unattributed payments in a dimension's rollups (no dimension value is a NUL). */
 export const UNATTRIBUTED_KEY = '\u0000';
