@@ -4,7 +4,7 @@ import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/fa
 import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
 import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
-import { contributionOf, paymentKey } from '../domain/payments/contribution.js';
+import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
 import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
@@ -36,6 +36,10 @@ export interface PaymentDeps {
     | 'visitorPayments'
     | 'bulkLoad'
     | 'dropLegacyRollups'
+    | 'syncPayer'
+    | 'dropPayerPayment'
+    | 'syncCustomerPayer'
+    | 'markCohortsReady'
   >;
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
@@ -135,10 +139,13 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     if (unlisted.length === 0) delete candidate.unlisted;
     const changed = !current || paymentChanged(current, candidate);
     const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
+    // A payment that changes payer (a customer id learnt later) leaves the old payer's retention first, so a crash cannot strand it there.
+    if (current && customerKey(current) !== customerKey(payment)) await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
     await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null, batch);
+    await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock());
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
@@ -186,6 +193,7 @@ async function foldPayment(deps: PaymentDeps, site: SiteConfig, provider: Provid
   const rate = await deps.rates();
   const gone: Payment = { ...other, visitor: null, rev: other.rev + 1, unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])] };
   await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
+  await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
   await deps.payments.clearPending(ns, other);
   await deps.payments.deletePayment(ns, provider, otherId);
 }
@@ -210,10 +218,13 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
   const ns = namespaceOf(site);
   for (const c of facts.customers) {
     await updateCustomer(deps, ns, c.provider, c.customer_id, (current) => (current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id }));
+    await deps.payments.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
   }
   for (const s of facts.subscriptions) {
     if (!s.customer_id) continue;
     await updateCustomer(deps, ns, s.provider, s.customer_id, (current) => withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }));
+    // Also when nothing changed: a retry after a crash between the customer's write and this recompute finishes it.
+    await deps.payments.syncCustomerPayer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
   }
   for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
 }
@@ -336,6 +347,7 @@ export async function copyPayments(
       for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
       return next;
     });
+    await deps.payments.syncCustomerPayer(target, to.timezone, c.provider, c.customer_id, deps.clock());
   }
   const payments = await deps.payments.listPayments(namespaceOf(from));
   payments.sort(creditOrder);
@@ -344,25 +356,30 @@ export async function copyPayments(
     await settlePayment(deps, to, p.provider, asFact(p), p.provider_payment_id);
     await onProgress?.(++done, payments.length);
   }
+  // Every payment of the target went through settlePayment: its retention cohorts are complete.
+  await deps.payments.markCohortsReady(target);
   return done;
 }
 
 /**
  * Derives a site's payment list and its day and month counters
- * (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) from
- * its PAYMENT items, the source of truth, and deletes the per-payment
+ * (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) and
+ * retention's payer summaries and cohorts (marked `ready`, so the retention
+ * report reads them) from its PAYMENT and CUSTOMER items, the source of
+ * truth, and deletes the per-payment
  * PAYMENT_ROLLUP entries they replace (`docs/data-model.md`, "Migration"):
  * the migration to the bounded payment layout, and the payment half of
  * `footfall rebuild` (on the generation it builds: `namespaceOf(site)`). Run
  * it while no webhook or import writes that generation's payments (the list
- * items are written unconditionally).
+ * items are written unconditionally). With `clock`, "paying until" days
+ * already past are dropped from the cohorts as they are written.
  *
  * @returns payments read
  */
-export async function derivePaymentRollups(deps: Pick<PaymentDeps, 'payments' | 'rates'>, site: SiteConfig): Promise<number> {
+export async function derivePaymentRollups(deps: Pick<PaymentDeps, 'payments' | 'rates'> & Partial<Pick<PaymentDeps, 'clock'>>, site: SiteConfig): Promise<number> {
   const ns = namespaceOf(site);
   const payments = await deps.payments.listPayments(ns);
-  await deps.payments.bulkLoad(ns, site.timezone, payments, await deps.rates(), false);
+  await deps.payments.bulkLoad(ns, site.timezone, payments, await deps.rates(), false, deps.clock?.());
   await deps.payments.dropLegacyRollups(ns);
   return payments.length;
 }

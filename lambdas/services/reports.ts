@@ -1,5 +1,5 @@
 import { BadParameterError, NotFoundError, UnavailableError } from '../domain/errors.js';
-import { resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
+import { localDay, resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
 import { layoutMismatch, namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
@@ -11,7 +11,7 @@ import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../doma
 import { countVisitors, unionSketches } from '../domain/visitor-sketch.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
-import { retentionReport, type RetentionReport } from '../domain/reports/retention.js';
+import { churnWindow, retentionFromCohorts, retentionReport, type RetentionReport } from '../domain/reports/retention.js';
 import { INTERVAL_MAX_DAYS, defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval, type TimeseriesPoint } from '../domain/reports/timeseries.js';
 import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
 import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
@@ -177,14 +177,23 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
 
 /**
  * `GET /api/v1/sites/{domain}/retention` (spec §2.7, §4.2; `docs/retention.md`):
- * reads every customer and every payment of the site (no rollup), so its cost
- * grows with the site's payments, not with the range.
+ * from the cohort rollups of the range's first-payment days (months inside,
+ * days at the ends) and of the `churn_30d` window, the first day with a
+ * payer and the status sources: at most 8 Queries and a GetItem besides the
+ * site and range lookups, whatever the site's history. A generation written
+ * before the cohorts existed (no `ready` mark: `docs/rebuild.md`) is read
+ * whole instead, every customer and payment, as before, until
+ * `footfall rebuild` (or `derivePaymentRollups`) writes its cohorts.
  */
 export async function retention(deps: ReportDeps, account: string, domain: string, query: RangeQuery): Promise<RetentionReport> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
-  const [customers, payments, rate] = await Promise.all([deps.store.customers(namespaceOf(site)), deps.store.allPayments(namespaceOf(site)), deps.rates()]);
-  return retentionReport({ site: site.domain, range, customers, payments, now: deps.clock(), rate });
+  const ns = namespaceOf(site);
+  const now = deps.clock();
+  const cohorts = await deps.store.retentionCohorts(ns, periodSpans(range), periodSpans(churnWindow(localDay(now, range.timezone))));
+  if (cohorts.ready) return retentionFromCohorts(site.domain, range, now, cohorts);
+  const [customers, payments, rate] = await Promise.all([deps.store.customers(ns), deps.store.allPayments(ns), deps.rates()]);
+  return retentionReport({ site: site.domain, range, customers, payments, now, rate });
 }
 
 /** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */

@@ -11,6 +11,7 @@ import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
 import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
+import { CohortStore } from './cohort-store.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `PAY#${site}`, [SK]: `P#${provider}#${id}` });
 const aliasKey = (site: string, provider: Provider, alias: string) => ({ [PK]: `PAYID#${site}#${provider}`, [SK]: alias });
@@ -163,10 +164,14 @@ export class DynamoPaymentStore {
    * benchmark, the migration to the list layout, rebuild): their PAYMENT
    * items (unless `writePayments` is false), timeline copies, dimension
    * entries, list items, and the totals of every day and month they touch,
-   * each recomputed once. The same items `settlePayment` leaves, written with
+   * each recomputed once, and retention's payer summaries and cohorts
+   * (`CohortStore.bulkLoad`, from these payments and the site's CUSTOMER
+   * items). The same items `settlePayment` leaves, written with
    * BatchWriteItem.
+   *
+   * @param now ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is
    */
-  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true): Promise<void> {
+  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true, now?: number): Promise<void> {
     const items: Array<Record<string, unknown>> = [];
     for (const p of payments) {
       if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
@@ -174,6 +179,7 @@ export class DynamoPaymentStore {
     }
     await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
     await this.list.bulkLoad(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []));
+    await this.cohorts.bulkLoad(site, timezone, payments, await this.listCustomers(site), rate, now);
   }
 
   /**
@@ -205,6 +211,33 @@ export class DynamoPaymentStore {
   }
 
   private listStore: PaymentListStore | undefined;
+
+  /** Retention's payer summaries and cohort rollups (`CohortStore`). */
+  get cohorts(): CohortStore {
+    return (this.cohortStore ??= new CohortStore(this.conn));
+  }
+
+  private cohortStore: CohortStore | undefined;
+
+  /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`). */
+  async syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number): Promise<void> {
+    await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now);
+  }
+
+  /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
+  async dropPayerPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void> {
+    await this.cohorts.dropPayment(site, timezone, payer, paymentKey, now);
+  }
+
+  /** Recomputes a customer's summary after its CUSTOMER item changed (`CohortStore.syncCustomer`). */
+  async syncCustomerPayer(site: string, timezone: string, provider: Provider, customerId: string, now: number): Promise<void> {
+    await this.cohorts.syncCustomer(site, timezone, provider, customerId, now);
+  }
+
+  /** Marks a generation's retention items complete (`CohortStore.markReady`): written by whatever wrote all its payments. */
+  async markCohortsReady(site: string): Promise<void> {
+    await this.cohorts.markReady(site);
+  }
 
   /**
    * Brings a payment's derived items in line with it: its list items and the

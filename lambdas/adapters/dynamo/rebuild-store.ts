@@ -6,6 +6,7 @@ import { batchWrite } from './batch.js';
 import { readPendingParts, rollupPk } from './rollup-store.js';
 import { rollupLogPk } from './rollup-log.js';
 import { visitorPk } from './visit-store.js';
+import { cohortPk, memberPk, payerPk } from './cohort-store.js';
 import { PaymentListStore, counterPartitions } from './payment-list-store.js';
 import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
@@ -27,6 +28,10 @@ export function namespacePartitions(ns: string): string[] {
     ...counterPartitions(ns),
     `PAY#${ns}`,
     `CUST#${ns}`,
+    // Retention: payers' payments and states, cohort members, cohorts (`cohort-store.ts`).
+    payerPk(ns),
+    memberPk(ns),
+    cohortPk(ns),
     `PAYPENDING#${ns}`,
     ...PROVIDERS.map((provider) => `PAYID#${ns}#${provider}`),
   ];

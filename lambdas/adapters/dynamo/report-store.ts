@@ -13,6 +13,8 @@ import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type StoredPeriod } from './payment-list-store.js';
+import { CohortStore } from './cohort-store.js';
+import type { CohortGroups } from '../../domain/reports/cohorts.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
@@ -40,9 +42,11 @@ export class DynamoReportStore {
     readonly cost: ReadCost = { requests: 0, bytes: 0 },
   ) {
     this.list = new PaymentListStore(conn);
+    this.cohortStore = new CohortStore(conn);
   }
 
   private readonly list: PaymentListStore;
+  private readonly cohortStore: CohortStore;
 
   /** Each site's pending rollup deltas, read once per store (a report's reads share them). */
   private readonly pendingBySite = new Map<string, Promise<PendingPart[]>>();
@@ -135,12 +139,29 @@ export class DynamoReportStore {
     return { visits: assembleVisits(visitItems), payments };
   }
 
-  /** Every customer of the site: its whole `CUST#<site>` partition (retention). */
+  /**
+   * Retention's cohort counters (`CohortStore`): the range's periods, the
+   * `churn_30d` window's, the first day with a payer, and the status sources
+   * with `ready` (false for a generation written before the cohorts: the
+   * report then reads every customer and payment). Four kinds of reads, at
+   * most 3 Queries per span list, each paged at 1 MB.
+   */
+  async retentionCohorts(site: string, range: readonly PeriodSpan[], window: readonly PeriodSpan[]): Promise<{ ready: boolean; considered: CohortGroups; window: CohortGroups; firstDay: string | null; sources: Record<string, boolean> }> {
+    const [flags, considered, churn, firstDay] = await Promise.all([
+      this.cohortStore.sourceFlags(site, false, this.cost),
+      this.cohortStore.cohorts(site, range, this.cost),
+      this.cohortStore.cohorts(site, window, this.cost),
+      this.cohortStore.firstDay(site, this.cost),
+    ]);
+    return { ready: flags.ready, considered, window: churn, firstDay, sources: flags.sources };
+  }
+
+  /** Every customer of the site: its whole `CUST#<site>` partition (retention of a generation without cohorts). */
   async customers(site: string): Promise<Customer[]> {
     return (await this.partition(`CUST#${site}`)) as unknown as Customer[];
   }
 
-  /** Every payment of the site, any status: its whole `PAY#<site>` partition (retention). */
+  /** Every payment of the site, any status: its whole `PAY#<site>` partition (retention of a generation without cohorts). */
   async allPayments(site: string): Promise<Payment[]> {
     return (await this.partition(`PAY#${site}`)) as unknown as Payment[];
   }

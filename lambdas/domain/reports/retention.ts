@@ -1,11 +1,24 @@
 import { addDays, daysBetween, localDay, type DateRange } from '../range.js';
-import { isCountable, type Payment } from '../payments/payment.js';
+import type { Payment } from '../payments/payment.js';
 import type { Customer } from '../payments/customer.js';
-import type { Touch } from '../payments/attribution.js';
 import { customerKey } from '../payments/contribution.js';
-import { amountUsd, netUsd, type UsdRate } from '../payments/money.js';
+import type { UsdRate } from '../payments/money.js';
 import { NONE_LABEL, UNATTRIBUTED_LABEL } from './breakdown.js';
 import { ratio, usd } from './periods.js';
+import {
+  NONE,
+  OTHER,
+  UNATTRIBUTED,
+  cohortOf,
+  payerPaymentOf,
+  payerSummary,
+  stillPayingOn,
+  totalOf,
+  type CohortCounts,
+  type CohortGroups,
+  type Grouping,
+  type PayerPayment,
+} from './cohorts.js';
 
 /**
  * The retention report (spec §2.7, §4.2; every formula in `docs/retention.md`):
@@ -14,21 +27,17 @@ import { ratio, usd } from './periods.js';
  * much they paid, how much was refunded and whether they are still paying.
  */
 
-const DAY_MS = 86_400_000;
 /** `day_one`: under this many days of payments (spec §8). */
 export const DAY_ONE_DAYS = 60;
 /** The `churn_30d` cohort: first payment this many days before today, both ends inclusive (spec §8). */
 export const CHURN_WINDOW = { from: 30, to: 60 } as const;
-/** Billing period assumed for a subscription-like customer with a single payment. */
-export const DEFAULT_PERIOD_DAYS = 31;
-/** Bounds of a billing period inferred from payment intervals. */
-export const PERIOD_BOUNDS_DAYS = { min: 7, max: 366 } as const;
-/** Late payments tolerated before a recency-judged customer stops counting as paying. */
-export const GRACE_DAYS = 7;
+export { DEFAULT_PERIOD_DAYS, GRACE_DAYS, PERIOD_BOUNDS_DAYS } from './cohorts.js';
 /** The headline needs this many customers in total, this many in the channel it names, and this lift over the average. */
 export const HEADLINE = { minCustomers: 10, minGroup: 3, minLift: 1.1 } as const;
 
 export const TOTAL_LABEL = 'All customers';
+/** Labels of the referrers or campaigns folded together past `COHORT_KEYS_PER_ITEM` in one cohort item. */
+export const OTHER_LABELS: Record<Grouping, string> = { channels: '(other channels)', referrers: '(other referrers)', campaigns: '(other campaigns)' };
 
 /** A group of customers (spec §2.7 "Group fields"); `total`, channels, referrers and campaigns all carry every field. */
 export interface RetentionGroup {
@@ -81,129 +90,63 @@ export interface RetentionInput {
   rate: UsdRate;
 }
 
-/** How a customer's "still paying" was judged. */
-type StatusBasis = 'provider' | 'recency' | 'one-off';
-
-/** One payer (a provider customer, or a payment with no customer) and what the report needs of them. */
-interface Payer {
-  firstDay: string;
-  /** The visit credited for the first payment; null when it is unattributed. */
-  credit: Touch | null;
-  firstCents: number;
-  netCents: number;
-  refundedCents: number;
-  anyRefund: boolean;
-  basis: StatusBasis;
-  stillPaying: boolean;
-}
-
-type Counted = Payment & { ts: number; amount: number; currency: string; usd: number; net: number };
-
-const cents = (dollars: number) => Math.round(dollars * 100);
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-}
-
 /**
- * Whether a payer still pays, and on what basis (`docs/retention.md`
- * "Still paying"): the provider's subscription status when it sent any for
- * the customer; else, for a subscription-like payer (a renewal, a
- * subscription id, or two payments or more), a payment not refunded in full
- * within one billing period plus the grace; a one-off buyer is not paying and
- * cannot churn.
+ * What the report reads from the cohort rollups (`docs/retention.md`, "How
+ * it is computed"): the cohorts of the range's first-payment days, those of
+ * the `churn_30d` window (30–60 local days before today), the site's first
+ * day with a countable payment, and the providers seen.
  */
-function statusOf(payments: readonly Counted[], customer: Customer | undefined, now: number): { basis: StatusBasis; stillPaying: boolean } {
-  const subscriptions = Object.values(customer?.subscriptions ?? {});
-  if (subscriptions.length > 0) return { basis: 'provider', stillPaying: subscriptions.some((s) => s.paying) };
-  const subscriptionLike = payments.length > 1 || payments.some((p) => p.is_renewal || (p.subscription_id ?? null) !== null);
-  if (!subscriptionLike) return { basis: 'one-off', stillPaying: false };
-  const gaps = payments.slice(1).map((p, i) => p.ts - (payments[i]?.ts ?? p.ts));
-  const period = gaps.length === 0 ? DEFAULT_PERIOD_DAYS * DAY_MS : Math.min(Math.max(median(gaps), PERIOD_BOUNDS_DAYS.min * DAY_MS), PERIOD_BOUNDS_DAYS.max * DAY_MS);
-  const last = payments.filter((p) => p.status !== 'refunded').at(-1);
-  return { basis: 'recency', stillPaying: last !== undefined && now - last.ts <= period + GRACE_DAYS * DAY_MS };
+export interface RetentionCohorts {
+  considered: CohortGroups;
+  window: CohortGroups;
+  /** Local day of the site's first countable payment; null when none. */
+  firstDay: string | null;
+  /** Every provider seen among the site's customers and payments: whether it sent a subscription status. */
+  sources: Record<string, boolean>;
 }
-
-/** Every payer with a countable payment up to `now`, keyed like the overview's distinct payers. */
-function payersOf(input: RetentionInput): Payer[] {
-  const byPayer = new Map<string, Counted[]>();
-  for (const p of input.payments) {
-    if (!isCountable(p) || p.ts > input.now) continue;
-    const gross = amountUsd(p, input.rate);
-    const net = netUsd(p, input.rate);
-    if (gross === null || net === null) continue;
-    const key = customerKey(p);
-    const list = byPayer.get(key) ?? [];
-    list.push({ ...p, usd: gross, net });
-    byPayer.set(key, list);
-  }
-  const customers = new Map(input.customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
-  return [...byPayer].map(([key, payments]) => {
-    payments.sort((a, b) => a.ts - b.ts || (a.provider_payment_id < b.provider_payment_id ? -1 : 1));
-    const first = payments[0] as Counted;
-    let netCents = 0;
-    let refundedCents = 0;
-    for (const p of payments) {
-      netCents += cents(p.net);
-      refundedCents += cents(p.usd) - cents(p.net);
-    }
-    return {
-      firstDay: localDay(first.ts, input.range.timezone),
-      credit: first.touch,
-      firstCents: cents(first.net),
-      netCents,
-      refundedCents,
-      anyRefund: payments.some((p) => p.refunded > 0),
-      ...statusOf(payments, customers.get(key), input.now),
-    };
-  });
-}
-
-/** A dimension of the first payment's credit: a value, `(none)`, or Unattributed. */
-type Dim = (t: Touch) => string | null;
-const UNATTRIBUTED = '\u0000unattributed';
-const NONE = '\u0000none';
-const groupId = (p: Payer, dim: Dim) => (p.credit === null ? UNATTRIBUTED : (dim(p.credit) || NONE));
 
 interface Shares {
   customers: number;
   stillPaying: number;
 }
 
-/** The fields of one group (`docs/retention.md` "Formulas"). */
-function groupOf(id: string | null, members: readonly Payer[], cohort: readonly Payer[], totals: Shares | null): RetentionGroup {
-  const customers = members.length;
-  const stillPaying = members.filter((m) => m.stillPaying).length;
-  const judged = members.filter((m) => m.basis !== 'one-off');
-  const netCents = members.reduce((n, m) => n + m.netCents, 0);
-  const cohortJudged = cohort.filter((m) => m.basis !== 'one-off');
+function labelOf(id: string | null, grouping: Grouping): string {
+  if (id === null) return TOTAL_LABEL;
+  if (id === UNATTRIBUTED) return UNATTRIBUTED_LABEL;
+  if (id === NONE) return NONE_LABEL;
+  if (id === OTHER) return OTHER_LABELS[grouping];
+  return id;
+}
+
+/** The fields of one group (`docs/retention.md` "Formulas") from its cohort counters and its `churn_30d` cohort's. */
+function groupOf(id: string | null, grouping: Grouping, members: CohortCounts, cohort: CohortCounts | undefined, today: string, totals: Shares | null): RetentionGroup {
+  const customers = members.customers;
+  const stillPaying = stillPayingOn(members, today);
+  const cohortJudged = cohort?.judged ?? 0;
   const shares = totals ?? { customers, stillPaying };
   return {
-    key: id === null || id === UNATTRIBUTED || id === NONE ? null : id,
-    label: id === null ? TOTAL_LABEL : id === UNATTRIBUTED ? UNATTRIBUTED_LABEL : id === NONE ? NONE_LABEL : id,
+    key: id === null || id === UNATTRIBUTED || id === NONE || id === OTHER ? null : id,
+    label: labelOf(id, grouping),
     unattributed: id === UNATTRIBUTED,
     customers,
     still_paying: stillPaying,
-    first_payment_usd: usd(members.reduce((n, m) => n + m.firstCents, 0)),
-    refunded_usd: usd(members.reduce((n, m) => n + m.refundedCents, 0)),
-    net_ltv_usd: usd(netCents),
-    avg_ltv_usd: customers > 0 ? usd(netCents / customers) : null,
-    refund_rate: customers > 0 ? ratio(members.filter((m) => m.anyRefund).length / customers) : null,
-    churn_customers: judged.length,
-    churned: judged.filter((m) => !m.stillPaying).length,
-    churn_30d: cohortJudged.length > 0 ? ratio(cohortJudged.filter((m) => !m.stillPaying).length / cohortJudged.length) : null,
+    first_payment_usd: usd(members.first),
+    refunded_usd: usd(members.refunded),
+    net_ltv_usd: usd(members.net),
+    avg_ltv_usd: customers > 0 ? usd(members.net / customers) : null,
+    refund_rate: customers > 0 ? ratio(members.refunds / customers) : null,
+    churn_customers: members.judged,
+    churned: members.judged - stillPaying,
+    churn_30d: cohort && cohortJudged > 0 ? ratio((cohortJudged - stillPayingOn(cohort, today)) / cohortJudged) : null,
     share_customers: shares.customers > 0 ? ratio(customers / shares.customers) : null,
     share_still_paying: shares.stillPaying > 0 ? ratio(stillPaying / shares.stillPaying) : null,
   };
 }
 
-/** The groups of one dimension, most net LTV first, then most customers, then label. */
-function groupsBy(dim: Dim, considered: readonly Payer[], cohort: readonly Payer[], totals: Shares): RetentionGroup[] {
-  const ids = [...new Set(considered.map((p) => groupId(p, dim)))];
-  return ids
-    .map((id) => groupOf(id, considered.filter((p) => groupId(p, dim) === id), cohort.filter((p) => groupId(p, dim) === id), totals))
+/** The groups of one grouping, most net LTV first, then most customers, then label. */
+function groupsBy(grouping: Grouping, c: RetentionCohorts, today: string, totals: Shares): RetentionGroup[] {
+  return Object.entries(c.considered[grouping])
+    .map(([id, members]) => groupOf(id, grouping, members, c.window[grouping][id], today, totals))
     .sort((a, b) => b.net_ltv_usd - a.net_ltv_usd || b.customers - a.customers || a.label.localeCompare(b.label));
 }
 
@@ -231,39 +174,69 @@ export function retentionHeadline(total: RetentionGroup, channels: readonly Rete
     : `Customers from ${best.label} have the highest average LTV: ${figures}`;
 }
 
+
 /**
- * The retention report of a site (spec §2.7): pure, from every customer and
- * payment of the site. Customers considered are the payers whose first
- * countable payment falls on a local day of the range; `churn_30d` looks at
- * the payers whose first payment was 30 to 60 local days before today, in
- * or out of the range.
+ * The retention report (spec §2.7) from cohort counters: customers
+ * considered are the payers whose first countable payment falls on a local
+ * day of the range; `churn_30d` looks at the payers whose first payment was
+ * 30 to 60 local days before today, in or out of the range. Pure: `now` is
+ * the caller's clock, and "still paying" is read as of its local day.
  */
-export function retentionReport(input: RetentionInput): RetentionReport {
-  const today = localDay(input.now, input.range.timezone);
-  const payers = payersOf(input);
-  const considered = payers.filter((p) => p.firstDay >= input.range.from && p.firstDay <= input.range.to);
-  const windowFrom = addDays(today, -CHURN_WINDOW.to);
-  const windowTo = addDays(today, -CHURN_WINDOW.from);
-  const cohort = payers.filter((p) => p.firstDay >= windowFrom && p.firstDay <= windowTo);
-  const total = groupOf(null, considered, cohort, null);
+export function retentionFromCohorts(site: string, range: DateRange, now: number, c: RetentionCohorts): RetentionReport {
+  const today = localDay(now, range.timezone);
+  const total = groupOf(null, 'channels', totalOf(c.considered.channels), totalOf(c.window.channels), today, null);
   const shares = { customers: total.customers, stillPaying: total.still_paying };
-  const channels = groupsBy((t) => t.channel, considered, cohort, shares);
-  const firstDay = payers.map((p) => p.firstDay).sort()[0];
-  const daysOfData = firstDay === undefined || firstDay > today ? 0 : daysBetween(firstDay, today);
+  const channels = groupsBy('channels', c, today, shares);
+  const daysOfData = c.firstDay === null || c.firstDay > today ? 0 : daysBetween(c.firstDay, today);
   const dayOne = daysOfData < DAY_ONE_DAYS;
-  const providers = new Map<string, boolean>();
-  for (const p of input.payments) if (isCountable(p) && p.ts <= input.now) providers.set(p.provider, providers.get(p.provider) ?? false);
-  for (const c of input.customers) providers.set(c.provider, (providers.get(c.provider) ?? false) || Object.keys(c.subscriptions ?? {}).length > 0);
   return {
-    site: input.site,
-    range: input.range,
+    site,
+    range,
     days_of_data: daysOfData,
     day_one: dayOne,
     headline: retentionHeadline(total, channels, dayOne),
     total,
     channels,
-    referrers: groupsBy((t) => t.referrer_host, considered, cohort, shares),
-    campaigns: groupsBy((t) => t.campaign, considered, cohort, shares),
-    status_sources: [...providers].sort(([a], [b]) => a.localeCompare(b)).map(([provider, known]) => ({ provider, subscription_status: known })),
+    referrers: groupsBy('referrers', c, today, shares),
+    campaigns: groupsBy('campaigns', c, today, shares),
+    status_sources: Object.entries(c.sources)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([provider, known]) => ({ provider, subscription_status: known })),
   };
+}
+
+/** The `churn_30d` window of first-payment days (both inclusive) for today's local day. */
+export function churnWindow(today: string): { from: string; to: string } {
+  return { from: addDays(today, -CHURN_WINDOW.to), to: addDays(today, -CHURN_WINDOW.from) };
+}
+
+/**
+ * The retention report of a site (spec §2.7) from every customer and payment
+ * of the site: each payer's summary (`payerSummary`) from its countable
+ * payments up to `now`, then the same cohort counters the cohort rollups
+ * keep. The reference the cohort rollups are tested against, and the path of
+ * a generation written before them (`docs/retention.md`).
+ */
+export function retentionReport(input: RetentionInput): RetentionReport {
+  const tz = input.range.timezone;
+  const byPayer = new Map<string, PayerPayment[]>();
+  const providers: Record<string, boolean> = {};
+  for (const p of input.payments) {
+    if (p.ts === null || p.ts > input.now) continue;
+    const entry = payerPaymentOf(p, input.rate);
+    if (!entry) continue;
+    providers[p.provider] ??= false;
+    const key = customerKey(p);
+    byPayer.set(key, [...(byPayer.get(key) ?? []), entry]);
+  }
+  const customers = new Map(input.customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
+  for (const c of input.customers) providers[c.provider] = (providers[c.provider] ?? false) || Object.keys(c.subscriptions ?? {}).length > 0;
+  const payers = [...byPayer].flatMap(([key, entries]) => payerSummary(entries, Object.values(customers.get(key)?.subscriptions ?? {}), tz) ?? []);
+  const window = churnWindow(localDay(input.now, tz));
+  return retentionFromCohorts(input.site, input.range, input.now, {
+    considered: cohortOf(payers.filter((p) => p.day >= input.range.from && p.day <= input.range.to)),
+    window: cohortOf(payers.filter((p) => p.day >= window.from && p.day <= window.to)),
+    firstDay: payers.map((p) => p.day).sort()[0] ?? null,
+    sources: providers,
+  });
 }

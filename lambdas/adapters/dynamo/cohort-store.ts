@@ -1,0 +1,460 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { batchWrite } from './batch.js';
+import { itemBytes, type ReadCost } from './rollup-reader.js';
+import { localDay } from '../../domain/range.js';
+import type { Payment } from '../../domain/payments/payment.js';
+import type { Customer, SubscriptionState } from '../../domain/payments/customer.js';
+import { customerKey } from '../../domain/payments/contribution.js';
+import type { UsdRate } from '../../domain/payments/money.js';
+import type { PeriodSpan } from '../../domain/reports/periods.js';
+import {
+  GROUPINGS,
+  cohortOf,
+  deserializeGroups,
+  emptyCohort,
+  mergeCohorts,
+  payerPaymentOf,
+  payerSummary,
+  serializeGroups,
+  type CohortGroups,
+  type Grouping,
+  type PayerPayment,
+  type PayerSummary,
+} from '../../domain/reports/cohorts.js';
+
+/**
+ * Retention's items (`docs/data-model.md`, "Retention: payer summaries and
+ * cohorts"), three partitions per site namespace:
+ *
+ * - PAYER_PAYMENT `CP#<site>` / `<payer id>P#<provider:id>`: one countable
+ *   payment of a payer (`PayerPayment`, `e`), with the payment's `rev`; a
+ *   payment that stopped being countable keeps its key without `e` (so an
+ *   older revision cannot bring it back). `pending` until the payer's summary
+ *   took it in. ≤ 1 KB (a campaign and a referrer host of the credit).
+ * - PAYER_STATE `CP#<site>` / `<payer id>S`: the payer's change counter `n`,
+ *   the cohort days its summary may be held on (`held`, a string set of at
+ *   most two days while a move runs, one after), `pend` while a recompute
+ *   runs. < 200 B.
+ * - COHORT_MEMBER `CM#<site>` / `<first day>#<payer>`: the payer's summary
+ *   (`PayerSummary`, `m`) on the local day of its first countable payment,
+ *   with the payer counter it was computed from (`src`). ≤ 1 KB.
+ * - COHORT `CH#<site>` / `D#<day>#<grouping>`, `M#<month>#<grouping>`
+ *   (grouping: channels, referrers, campaigns): counters per group id
+ *   (`serializeGroups`, `v`), `n` the payers of the period (channels items),
+ *   `src` the change counter `C#<period>` it was computed from. Referrers and
+ *   campaigns hold at most `COHORT_KEYS_PER_ITEM` ids; "paying until" days
+ *   before the day of the recompute are dropped, so a group's histogram has
+ *   at most 375 days: ≤ 100 × (≤ 2.3 KB id + 5 KB histogram) worst case,
+ *   a few KB in practice.
+ * - `CH#<site>` / `SRC`: `p_<provider>` 0 (seen) or 1 (sent a subscription
+ *   status) and `ready` (this generation's summaries and cohorts cover all
+ *   its payments: written by every path that writes a whole generation).
+ *
+ * `<payer id>` is the payer key (`customerKey`) with its length in front,
+ * `<length>:<payer>#`, so no payer's prefix is another's.
+ */
+export const payerPk = (site: string) => `CP#${site}`;
+export const memberPk = (site: string) => `CM#${site}`;
+export const cohortPk = (site: string) => `CH#${site}`;
+const payerPrefix = (payer: string) => `${payer.length}:${payer}#`;
+const entrySk = (payer: string, paymentKey: string) => `${payerPrefix(payer)}P#${paymentKey}`;
+const stateSk = (payer: string) => `${payerPrefix(payer)}S`;
+const memberSk = (day: string, payer: string) => `${day}#${payer}`;
+const SOURCES_SK = 'SRC';
+
+/** The provider of a payer key: `provider:customer`, or `payment:provider:id` for a payment without a customer. */
+const providerOf = (payer: string) => (payer.startsWith('payment:') ? payer.split(':')[1] : payer.split(':')[0]) ?? '';
+/** The customer id of a payer key, or null for a payment without a customer. */
+const customerIdOf = (payer: string) => (payer.startsWith('payment:') ? null : payer.slice(payer.indexOf(':') + 1));
+
+/**
+ * The three COHORT items of a period (`D#<day>` or `M#<month>`): one per
+ * grouping, the channels one carrying the period's payers (`n`).
+ */
+export function cohortItems(site: string, period: string, cohort: CohortGroups, payers: number, src: number): Array<Record<string, unknown>> {
+  return GROUPINGS.map((grouping) => ({ [PK]: cohortPk(site), [SK]: `${period}#${grouping}`, type: 'COHORT', v: serializeGroups(cohort[grouping]), ...(grouping === 'channels' ? { n: payers } : {}), src }));
+}
+
+/** The first "paying until" day a recompute at `now` keeps: its local day; every day without a clock. */
+const dropBefore = (now: number | undefined, timezone: string) => (now === undefined ? '' : localDay(now, timezone));
+
+function ignoreCondition(error: unknown): void {
+  if (!(error instanceof ConditionalCheckFailedException)) throw error;
+}
+
+/** What a payer's recompute needs: its countable payments and its customer's subscription statuses. */
+interface PayerFacts {
+  summary: PayerSummary | null;
+  statuses: SubscriptionState[];
+  customerExists: boolean;
+}
+
+/** The cohort rollups of retention and the per-payer items they are recomputed from. */
+export class CohortStore {
+  constructor(private readonly conn: DynamoConnection) {}
+
+  /**
+   * Brings a payer's retention items in line with one of its payments: its
+   * PAYER_PAYMENT item takes the payment's entry unless a newer revision
+   * wrote one, then the payer's summary and cohorts are recomputed. A
+   * payment already in line costs one read. Idempotent; safe after a crash
+   * anywhere (the entry stays `pending` until the recompute finished).
+   *
+   * @param now ms since epoch, the caller's clock ("paying until" days before its local day are dropped)
+   */
+  async syncPayment(site: string, timezone: string, payment: Payment, rate: UsdRate, now: number): Promise<void> {
+    const payer = customerKey(payment);
+    const entry = payerPaymentOf(payment, rate);
+    const key = { [PK]: payerPk(site), [SK]: entrySk(payer, `${payment.provider}:${payment.provider_payment_id}`) };
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
+    const wanted = entry ? JSON.stringify(entry) : null;
+    if (!Item && wanted === null) return;
+    if (Item && Number(Item.rev) > payment.rev) return;
+    if (Item && !Item.pending && ((Item.e as string | undefined) ?? null) === wanted) return;
+    try {
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...key, type: 'PAYER_PAYMENT', rev: payment.rev, pending: 1, ...(wanted !== null ? { e: wanted } : {}) },
+          ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`,
+          ExpressionAttributeValues: { ':rev': payment.rev },
+        }),
+      );
+    } catch (error) {
+      ignoreCondition(error);
+      return;
+    }
+    await this.recomputePayer(site, timezone, payer, now);
+    await this.conn.doc
+      .send(new UpdateCommand({ TableName: this.conn.table, Key: key, UpdateExpression: 'REMOVE pending', ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': payment.rev } }))
+      .catch(ignoreCondition);
+  }
+
+  /**
+   * Takes a payment away from a payer it no longer belongs to (its customer
+   * id changed, or it was folded into another payment), then recomputes that
+   * payer. Idempotent.
+   */
+  async dropPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void> {
+    const key = { [PK]: payerPk(site), [SK]: entrySk(payer, paymentKey) };
+    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: key }));
+    // Always recomputed (a read when in line): a crash after the delete left the summary to mend.
+    await this.recomputePayer(site, timezone, payer, now);
+  }
+
+  /** Recomputes a provider customer's summary after its CUSTOMER item changed (subscription statuses; a new customer is a status source). */
+  async syncCustomer(site: string, timezone: string, provider: string, customerId: string, now: number): Promise<void> {
+    await this.recomputePayer(site, timezone, `${provider}:${customerId}`, now);
+  }
+
+  private async readPayer(site: string, payer: string, timezone: string): Promise<PayerFacts> {
+    const entries: PayerPayment[] = [];
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
+      ExpressionAttributeValues: { ':pk': payerPk(site), ':p': `${payerPrefix(payer)}P#` },
+      ConsistentRead: true,
+      Limit: 200,
+    };
+    const customerId = customerIdOf(payer);
+    const [customer] = await Promise.all([
+      customerId === null
+        ? Promise.resolve(undefined)
+        : this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: `CUST#${site}`, [SK]: `${providerOf(payer)}#${customerId}` }, ConsistentRead: true })).then((r) => r.Item),
+      (async () => {
+        for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) if (typeof item.e === 'string') entries.push(JSON.parse(item.e) as PayerPayment);
+      })(),
+    ]);
+    const statuses = Object.values(((customer as Customer | undefined)?.subscriptions ?? {}) as Record<string, SubscriptionState>);
+    return { summary: payerSummary(entries, statuses, timezone), statuses, customerExists: customer !== undefined };
+  }
+
+  /**
+   * Recomputes a payer's summary and moves its COHORT_MEMBER item, then the
+   * cohorts of every day (and month) it left or joined. Reads first: when the
+   * stored member, the days held and the status sources already match, and
+   * no recompute was left half done (`pend`), nothing is written. Otherwise
+   * the payer's counter is bumped before reading again, and the member is
+   * written only over one computed from an older counter, so of two racing
+   * recomputes the one that read later wins.
+   */
+  private async recomputePayer(site: string, timezone: string, payer: string, now: number): Promise<void> {
+    const stateKey = { [PK]: payerPk(site), [SK]: stateSk(payer) };
+    const provider = providerOf(payer);
+    const sourcesOk = (facts: PayerFacts, sources: Record<string, boolean>) =>
+      !(facts.summary !== null || facts.customerExists) || (provider in sources && (facts.statuses.length === 0 || sources[provider] === true));
+    const [{ Item: state }, before, { sources, exists }] = await Promise.all([
+      this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: stateKey, ConsistentRead: true })),
+      this.readPayer(site, payer, timezone),
+      this.sourceFlags(site, true),
+    ]);
+    // A generation's first recompute: if it is new, its cohorts will hold every payer (`docs/rebuild.md`).
+    if (!exists && (await this.isNew(site))) await this.markReady(site);
+    const heldBefore = [...((state?.held as Set<string> | undefined) ?? [])];
+    const dayBefore = before.summary?.day ?? null;
+    if (!state?.pend && sourcesOk(before, sources) && heldBefore.length === (dayBefore === null ? 0 : 1) && heldBefore.every((d) => d === dayBefore)) {
+      const stored = dayBefore === null ? undefined : (await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: memberPk(site), [SK]: memberSk(dayBefore, payer) }, ConsistentRead: true }))).Item;
+      if (((stored?.m as string | undefined) ?? null) === (before.summary ? JSON.stringify(before.summary) : null)) return;
+    }
+    const { Attributes: bumped } = await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: stateKey,
+        UpdateExpression: 'ADD n :one SET pend = :one, #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'PAYER_STATE' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const src = Number(bumped?.n ?? 1);
+    const facts = await this.readPayer(site, payer, timezone);
+    const day = facts.summary?.day ?? null;
+    if (!sourcesOk(facts, sources)) await this.markSource(site, provider, facts.statuses.length > 0);
+    const held = new Set<string>((bumped?.held as Set<string> | undefined) ?? []);
+    if (day !== null && facts.summary) {
+      if (!held.has(day)) {
+        await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: stateKey, UpdateExpression: 'ADD held :day', ExpressionAttributeValues: { ':day': new Set([day]) } }));
+      }
+      await this.conn.doc
+        .send(
+          new PutCommand({
+            TableName: this.conn.table,
+            Item: { [PK]: memberPk(site), [SK]: memberSk(day, payer), type: 'COHORT_MEMBER', m: JSON.stringify(facts.summary), src },
+            ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
+            ExpressionAttributeValues: { ':src': src },
+          }),
+        )
+        .catch(ignoreCondition);
+    }
+    for (const d of held) {
+      if (d === day) continue;
+      await this.conn.doc
+        .send(new DeleteCommand({ TableName: this.conn.table, Key: { [PK]: memberPk(site), [SK]: memberSk(d, payer) }, ConditionExpression: 'src < :src', ExpressionAttributeValues: { ':src': src } }))
+        .catch(ignoreCondition);
+    }
+    const days = [...new Set([...held, ...(day !== null ? [day] : [])])].sort();
+    await this.recomputeCohorts(site, timezone, days, now);
+    await this.conn.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: stateKey,
+          UpdateExpression: day !== null ? 'SET held = :held REMOVE pend' : 'REMOVE pend, held',
+          ConditionExpression: 'n = :src',
+          ExpressionAttributeValues: { ':src': src, ...(day !== null ? { ':held': new Set([day]) } : {}) },
+        }),
+      )
+      .catch(ignoreCondition);
+  }
+
+  /** Recomputes the cohorts of `days` and then of their months. */
+  private async recomputeCohorts(site: string, timezone: string, days: readonly string[], now?: number): Promise<void> {
+    for (const day of days) await this.recomputeDay(site, timezone, day, now);
+    for (const month of new Set(days.map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, timezone, month, now);
+  }
+
+  /** Bumps a cohort period's change counter and returns its new value (the recompute that follows owns it). */
+  private async bump(site: string, period: string): Promise<number> {
+    const { Attributes } = await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: cohortPk(site), [SK]: `C#${period}` },
+        UpdateExpression: 'ADD n :one SET #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'COHORT_CHANGE' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.n ?? 1);
+  }
+
+  /** The summaries of the payers whose first payment is on a local day, read consistently. */
+  async dayMembers(site: string, day: string): Promise<PayerSummary[]> {
+    const out: PayerSummary[] = [];
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :day)`,
+      ExpressionAttributeValues: { ':pk': memberPk(site), ':day': `${day}#` },
+      ConsistentRead: true,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) out.push(JSON.parse(String(item.m)) as PayerSummary);
+    return out;
+  }
+
+  /**
+   * Recomputes a day's three cohort items from its members (change counter
+   * bumped before the Query; each item written only over one computed from
+   * an older counter, as the payment counters are).
+   */
+  async recomputeDay(site: string, timezone: string, day: string, now?: number): Promise<void> {
+    const src = await this.bump(site, day);
+    const members = await this.dayMembers(site, day);
+    await this.writeCohort(site, `D#${day}`, cohortOf(members, dropBefore(now, timezone), true), members.length, src);
+  }
+
+  /** Recomputes a month's three cohort items from its days' items (same guard as `recomputeDay`). */
+  async recomputeMonth(site: string, timezone: string, month: string, now?: number): Promise<void> {
+    const src = await this.bump(site, month);
+    const days = await this.read(site, { granularity: 'D', from: `${month}-01`, to: `${month}-31` }, true);
+    await this.writeCohort(site, `M#${month}`, mergeCohorts(days.map((d) => d.cohort), dropBefore(now, timezone), true), days.reduce((n, d) => n + d.payers, 0), src);
+  }
+
+  private async writeCohort(site: string, period: string, cohort: CohortGroups, payers: number, src: number): Promise<void> {
+    await Promise.all(
+      cohortItems(site, period, cohort, payers, src).map((Item) =>
+        this.conn.doc
+          .send(new PutCommand({ TableName: this.conn.table, Item, ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`, ExpressionAttributeValues: { ':src': src } }))
+          .catch(ignoreCondition),
+      ),
+    );
+  }
+
+  /** The cohort items of one span, per period, with the payers of each (from its channels item). */
+  private async read(site: string, span: PeriodSpan, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; cohort: CohortGroups; payers: number }>> {
+    const byPeriod = new Map<string, { period: string; cohort: CohortGroups; payers: number }>();
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+      ExpressionAttributeValues: { ':pk': cohortPk(site), ':from': `${span.granularity}#${span.from}#`, ':to': `${span.granularity}#${span.to}#~` },
+      ConsistentRead: consistent,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      if (cost) cost.requests++;
+      for (const item of page.Items ?? []) {
+        if (cost) cost.bytes += itemBytes(item);
+        const [, period = '', grouping] = String(item[SK]).split('#');
+        const entry = byPeriod.get(period) ?? { period, cohort: emptyCohort(), payers: 0 };
+        entry.cohort[grouping as Grouping] = deserializeGroups(String(item.v));
+        if (grouping === 'channels') entry.payers = Number(item.n ?? 0);
+        byPeriod.set(period, entry);
+      }
+    }
+    return [...byPeriod.values()];
+  }
+
+  /** The cohorts of the spans' periods together (a report's range, or the `churn_30d` window). */
+  async cohorts(site: string, spans: readonly PeriodSpan[], cost?: ReadCost): Promise<CohortGroups> {
+    const read = await Promise.all(spans.map((s) => this.read(site, s, false, cost)));
+    return mergeCohorts(read.flat().map((r) => r.cohort));
+  }
+
+  /** The first local day with a payer's first countable payment, or null (pages of day keys until one has payers). */
+  async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const { Items = [], LastEvaluatedKey } = await this.conn.doc.send(
+        new QueryCommand({
+          TableName: this.conn.table,
+          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
+          ExpressionAttributeValues: { ':pk': cohortPk(site), ':d': 'D#' },
+          ProjectionExpression: `${SK}, n`,
+          Limit: 60,
+          ExclusiveStartKey: start,
+        }),
+      );
+      if (cost) cost.requests++;
+      for (const item of Items) {
+        if (cost) cost.bytes += itemBytes(item);
+        if (Number(item.n ?? 0) > 0) return String(item[SK]).slice(2, 12);
+      }
+      start = LastEvaluatedKey;
+    } while (start);
+    return null;
+  }
+
+  /**
+   * The status sources seen (`p_<provider>`: 1 when it sent a subscription
+   * status), whether this generation's cohorts are complete (`ready`), and
+   * whether the item exists at all (it does once anything was recomputed).
+   */
+  async sourceFlags(site: string, consistent = false, cost?: ReadCost): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK }, ConsistentRead: consistent }));
+    if (cost) {
+      cost.requests++;
+      if (Item) cost.bytes += itemBytes(Item);
+    }
+    const sources: Record<string, boolean> = {};
+    for (const [k, v] of Object.entries(Item ?? {})) if (k.startsWith('p_')) sources[k.slice(2)] = Number(v) === 1;
+    return { exists: Item !== undefined, ready: Item?.ready === 1, sources };
+  }
+
+  /**
+   * Whether a generation with no retention item yet is new rather than
+   * written by a release before them: at most the one payment and the one
+   * customer being settled now (two Queries of at most 2 keys, made once per
+   * generation: afterwards the sources item exists either way).
+   */
+  private async isNew(site: string): Promise<boolean> {
+    const few = async (pk: string) =>
+      ((await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: PK, Limit: 2, ConsistentRead: true }))).Items ?? []).length <= 1;
+    const [payments, customers] = await Promise.all([few(`PAY#${site}`), few(`CUST#${site}`)]);
+    return payments && customers;
+  }
+
+  /** Records a provider as a status source (monotone: customers are never deleted, statuses never removed). */
+  private async markSource(site: string, provider: string, status: boolean): Promise<void> {
+    await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK },
+        UpdateExpression: status ? 'SET #p = :one, #type = :type' : 'SET #p = if_not_exists(#p, :zero), #type = :type',
+        ExpressionAttributeNames: { '#p': `p_${provider}`, '#type': 'type' },
+        ExpressionAttributeValues: { ...(status ? { ':one': 1 } : { ':zero': 0 }), ':type': 'COHORT_SOURCES' },
+      }),
+    );
+  }
+
+  /** Marks this generation's summaries and cohorts complete: the report reads them instead of every payment. */
+  async markReady(site: string): Promise<void> {
+    await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK },
+        UpdateExpression: 'SET ready = :one, #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'COHORT_SOURCES' },
+      }),
+    );
+  }
+
+  /**
+   * Writes the retention items of payments and customers no other writer is
+   * changing (the report benchmark, the migration, `derivePaymentRollups`):
+   * every PAYER_PAYMENT, PAYER_STATE and COHORT_MEMBER with BatchWriteItem,
+   * each touched day's and month's cohorts recomputed once, the status
+   * sources, and `ready`. The items `syncPayment` would leave.
+   * @returns payers written
+   */
+  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], customers: readonly Customer[], rate: UsdRate, now?: number): Promise<number> {
+    const byPayer = new Map<string, Array<{ p: Payment; e: PayerPayment | null }>>();
+    for (const p of payments) byPayer.set(customerKey(p), [...(byPayer.get(customerKey(p)) ?? []), { p, e: payerPaymentOf({ ...p, site }, rate) }]);
+    const customerOf = new Map(customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
+    const sources = new Map<string, boolean>();
+    for (const c of customers) sources.set(c.provider, (sources.get(c.provider) ?? false) || Object.keys(c.subscriptions).length > 0);
+    const items: Array<Record<string, unknown>> = [];
+    const days = new Set<string>();
+    for (const [payer, list] of byPayer) {
+      const summary = payerSummary(
+        list.flatMap((x) => x.e ?? []),
+        Object.values(customerOf.get(payer)?.subscriptions ?? {}),
+        timezone,
+      );
+      for (const { p, e } of list) {
+        if (e) items.push({ [PK]: payerPk(site), [SK]: entrySk(payer, e.key), type: 'PAYER_PAYMENT', rev: p.rev, e: JSON.stringify(e) });
+      }
+      if (!summary) continue;
+      sources.set(providerOf(payer), sources.get(providerOf(payer)) ?? false);
+      days.add(summary.day);
+      items.push({ [PK]: payerPk(site), [SK]: stateSk(payer), type: 'PAYER_STATE', n: 0, held: new Set([summary.day]) });
+      items.push({ [PK]: memberPk(site), [SK]: memberSk(summary.day, payer), type: 'COHORT_MEMBER', m: JSON.stringify(summary), src: 0 });
+    }
+    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+    await this.recomputeCohorts(site, timezone, [...days].sort(), now);
+    for (const [provider, status] of sources) await this.markSource(site, provider, status);
+    await this.markReady(site);
+    return byPayer.size;
+  }
+}
