@@ -251,6 +251,23 @@ export class MemoryPaymentStore implements PaymentPort {
     if (writePayments) for (const p of payments) this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
   }
 
+  /** Retention's payer summaries and cohorts are derived items too: the loader's `DynamoPaymentStore.bulkLoad` writes them (and marks them ready). */
+  async syncPayer(_payment: Payment, _timezone: string, _rate: UsdRate, _now: number): Promise<void> {
+    return;
+  }
+
+  async dropPayerPayment(_site: string, _timezone: string, _payer: string, _paymentKey: string, _now: number): Promise<void> {
+    return;
+  }
+
+  async syncCustomerPayer(_site: string, _timezone: string, _provider: Provider, _customerId: string, _now: number): Promise<void> {
+    return;
+  }
+
+  async markCohortsReady(_site: string): Promise<void> {
+    return;
+  }
+
   /** There are no legacy per-payment rollups in memory. */
   async dropLegacyRollups(_site: string): Promise<number> {
     return 0;
