@@ -270,7 +270,7 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   const all = [...payments.payments.values()];
   // Customers first: the payment items' bulk path reads them (as rebuild's does).
   await store.bulkLoadCustomers([...payments.customers.values()]);
-  await store.bulkLoad(ns, site.timezone, all, benchRate);
+  await store.bulkLoad(ns, site.timezone, all, benchRate, true, now);
   log(`bench site: ${all.length.toLocaleString('en-US')} payments and ${payments.customers.size.toLocaleString('en-US')} customers written`);
   for (const p of payments.pending.values()) {
     const payment = payments.payments.get(`${p.site}\n${p.provider}\n${p.id}`);

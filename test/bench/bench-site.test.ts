@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -31,19 +32,22 @@ const NOW = Date.UTC(2026, 10, 20, 10, 30);
 
 /**
  * Items the loader does not write, or writes differently by design:
- * bookkeeping of the write paths (the rollup log's state, the list's
- * change counters and the recompute guard `src`, rollup `seq`/`ver`),
+ * bookkeeping of the write paths (the rollup log's state, the list's and
+ * the cohorts' change counters and the recompute guard `src`, rollup
+ * `seq`/`ver`, a payer's recompute counter),
  * payment aliases (webhook lookups no report reads), the configuration, and
  * VISIT items of other visitors than the timeline's (no report reads them).
  */
-const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'BATCH_MARKER']);
+const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER']);
 const DROPPED_ATTRIBUTES = ['src', 'seq', 'ver'];
+/** Change counters kept on data items of some types (retention's payer state counts its recomputes). */
+const COUNTERS: Record<string, string[]> = { PAYER_STATE: ['n', 'pend'] };
 
 /** An item in a form where equal meaning is equal value: JSON attributes parsed, visitor id sets sorted. */
 function normalize(item: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) {
-    if (DROPPED_ATTRIBUTES.includes(k)) continue;
+    if (DROPPED_ATTRIBUTES.includes(k) || COUNTERS[String(item.type)]?.includes(k)) continue;
     let value: unknown = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
     if (typeof value === 'string' && /^[[{]/.test(value)) value = JSON.parse(value);
     if (item.type === 'ROLLUP' && k === 'ids') value = [...(value as string[])].sort();
@@ -134,6 +138,8 @@ describe('the bench site loader', () => {
     expect(types(ours)).toEqual(types(theirs));
     for (const type of ['ROLLUP', 'PAYMENT', 'CUSTOMER', 'PAYMENT_LIST', 'PAYMENT_TOTALS', 'VISITOR_PAYMENT', 'VISIT']) expect(types(ours)).toContain(type);
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
-    for (const [key, item] of theirs) expect({ key, item: ours.get(key) }).toEqual({ key, item });
+    const differences = [...theirs].filter(([key, item]) => !isDeepStrictEqual(ours.get(key), item)).map(([key, item]) => ({ key, loader: ours.get(key), stack: item }));
+    expect(differences.slice(0, 3)).toEqual([]);
+    expect(differences.length).toBe(0);
   });
 });
