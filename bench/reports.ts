@@ -77,7 +77,7 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     { section: 'reports', name: 'bench site: page views', value: loaded.pageviews, unit: 'page views' },
     { section: 'reports', name: 'bench site: payments', value: loaded.payments, unit: 'payments' },
     { section: 'reports', name: 'bench site: customers', value: loaded.customers, unit: 'customers' },
-    { section: 'reports', name: 'bench site load: sessionize (real sessionizer, rollup log + compaction)', value: loaded.ms.sessionize / 1000, unit: 's' },
+    { section: 'reports', name: 'bench site load: sessionize (real sessionizer, in-memory stores, Parquet archive)', value: loaded.ms.sessionize / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payments (real payment service, in memory)', value: loaded.ms.payments / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payment items written (bulk)', value: loaded.ms.write / 1000, unit: 's' },
   ];
