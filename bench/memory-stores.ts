@@ -7,9 +7,9 @@ import type { Contribution } from '../lambdas/domain/payments/contribution.js';
 import { paymentKey } from '../lambdas/domain/payments/contribution.js';
 import type { PaymentDeps } from '../lambdas/services/payments.js';
 import type { RollupStore, StreamCheckpoint, VisitStore } from '../lambdas/ports.js';
-import type { RollupDelta } from '../lambdas/domain/rollup.js';
+import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
-import { mergeRollupItem, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { foldGroup, rollupPk, rollupSk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
 import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
 
 /**
@@ -26,40 +26,54 @@ import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-sto
 
 /**
  * Rollups in memory (the `RollupStore` port): each batch's deltas folded
- * into their items with `mergeRollupItem`, exactly as the compactor folds
- * the rollup log (`DynamoRollupStore.compact`, `foldDeltas`), so that a year
- * of rollups costs one write per item, not a log part per batch and a
- * conditional write per item and compaction. A batch at or before the
+ * into their buckets' items with `foldGroup`, exactly as the compactor folds
+ * the rollup log (`DynamoRollupStore.compact`: a bucket's parts, overflow
+ * parts of dimension buckets included, `p` on part 0 when there are
+ * several, `seq` per shard, `ver` per write), the batch being one log part.
+ * A year of rollups then costs one write per item, not a log part per batch
+ * and a conditional write per item and compaction. A batch at or before the
  * shard's last one is skipped, as the log state does.
  */
 export class MemoryRollupStore implements RollupStore {
-  private readonly items = new Map<string, { key: Record<string, string>; attributes: Record<string, unknown>; folds: number }>();
+  private readonly buckets = new Map<string, { key: RollupKey; parts: Array<Record<string, unknown> | undefined> }>();
   private readonly last = new Map<string, bigint>();
 
   async apply(deltas: readonly RollupDelta[], checkpoint: StreamCheckpoint): Promise<void> {
     const sequence = BigInt(checkpoint.sequence);
     if ((this.last.get(checkpoint.shard) ?? -1n) >= sequence) return;
     this.last.set(checkpoint.shard, sequence);
-    for (const d of deltas) {
-      const key = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket) };
-      const id = `${key[PK]}\n${key[SK]}`;
-      const item = this.items.get(id);
-      this.items.set(id, { key, attributes: mergeRollupItem(item?.attributes, d), folds: (item?.folds ?? 0) + 1 });
+    const byBucket = new Map<string, LoggedDelta[]>();
+    for (const delta of deltas) {
+      const id = `${delta.key.site}|${delta.key.metric}|${delta.key.granularity}|${delta.key.period}|${delta.key.bucket}`;
+      const list = byBucket.get(id);
+      const entry = { shard: checkpoint.shard, position: { sequence, part: 0 }, delta };
+      if (list) list.push(entry);
+      else byBucket.set(id, [entry]);
+    }
+    for (const [id, logged] of byBucket) {
+      const { key } = (logged[0] as LoggedDelta).delta;
+      const bucket = this.buckets.get(id) ?? { key, parts: [] };
+      const { folded, count } = foldGroup(bucket.parts, logged);
+      for (const [i, part] of folded.entries()) {
+        if (!part) continue;
+        const version = Number(bucket.parts[i]?.ver ?? 0);
+        const sk = rollupSk(key.granularity, key.period, key.bucket, i);
+        bucket.parts[i] = { [PK]: rollupPk(key.site, key.metric), [SK]: sk, ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: 'ROLLUP', seq: part.seq, ver: version + 1 };
+      }
+      this.buckets.set(id, bucket);
     }
   }
 
-  /**
-   * The ROLLUP items as the compactor leaves them after folding every batch:
-   * keys, data attributes, `seq` (the last batch of each shard, part 0) and
-   * `ver` (writes made; the compactor's count depends on when it ran).
-   */
+  /** The ROLLUP items as the compactor leaves them after folding every batch (`ver` counts this store's writes). */
   *rollupItems(): Generator<Record<string, unknown>> {
-    const seq = Object.fromEntries([...this.last].map(([shard, s]) => [shard, `${s}.0`]));
-    for (const { key, attributes, folds } of this.items.values()) yield { ...key, ...attributes, type: 'ROLLUP', seq, ver: folds };
+    for (const { parts } of this.buckets.values()) for (const part of parts) if (part) yield part;
   }
 
+  /** Items held. */
   get size(): number {
-    return this.items.size;
+    let n = 0;
+    for (const { parts } of this.buckets.values()) n += parts.filter(Boolean).length;
+    return n;
   }
 }
 
