@@ -111,7 +111,11 @@ export class CohortStore {
     const key = { [PK]: payerPk(site), [SK]: entrySk(payer, `${payment.provider}:${payment.provider_payment_id}`) };
     const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
     const wanted = entry ? JSON.stringify(entry) : null;
-    if (!Item && wanted === null) return;
+    if (!Item && wanted === null) {
+      // A payment no payer counts (a failed one) may be a generation's first: mark it ready now, or its first countable payment finds it new no longer.
+      await this.readyIfNew(site);
+      return;
+    }
     if (Item && Number(Item.rev) > payment.rev) return;
     if (Item && !Item.pending && ((Item.e as string | undefined) ?? null) === wanted) return;
     try {
@@ -191,8 +195,7 @@ export class CohortStore {
       this.readPayer(site, payer, timezone),
       this.sourceFlags(site, true),
     ]);
-    // A generation's first recompute: if it is new, its cohorts will hold every payer (`docs/rebuild.md`).
-    if (!exists && (await this.isNew(site))) await this.markReady(site);
+    if (!exists) await this.readyIfNew(site);
     const heldBefore = [...((state?.held as Set<string> | undefined) ?? [])];
     const dayBefore = before.summary?.day ?? null;
     if (!state?.pend && sourcesOk(before, sources) && heldBefore.length === (dayBefore === null ? 0 : 1) && heldBefore.every((d) => d === dayBefore)) {
@@ -387,6 +390,12 @@ export class CohortStore {
    * customer being settled now (two Queries of at most 2 keys, made once per
    * generation: afterwards the sources item exists either way).
    */
+  /** A generation's first write of retention items: if it is new (at most one payment and one customer), its cohorts will hold every payer (`docs/rebuild.md`), so it is marked ready. */
+  private async readyIfNew(site: string): Promise<void> {
+    if ((await this.sourceFlags(site, true)).exists) return;
+    if (await this.isNew(site)) await this.markReady(site);
+  }
+
   private async isNew(site: string): Promise<boolean> {
     const few = async (pk: string) =>
       ((await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: PK, Limit: 2, ConsistentRead: true }))).Items ?? []).length <= 1;
