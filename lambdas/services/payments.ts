@@ -111,7 +111,8 @@ async function updateCustomer(deps: PaymentDeps, site: string, provider: Provide
  * timeline and the pending list in line. Idempotent: the same fact again
  * leaves every item as it was.
  *
- * @param batch when given, the payment rollups' recomputes wait for
+ * @param batch when given, the payment rollups' recomputes (and the
+ *   retention payers' and cohorts', `CohortStore.syncPayment`) wait for
  *   `deps.payments.finishSync(batch)`, done once for many payments
  *   (`recreditVisitors`); the caller must call it
  * @returns the payment as stored, or null when there is nothing to store
@@ -145,7 +146,7 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
     await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null, batch);
-    await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock());
+    await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock(), batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);

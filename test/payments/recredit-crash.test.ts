@@ -122,5 +122,5 @@ describe('re-credit with one recompute per batch: a crash at any write, then the
       expect(await readable(db.conn), `crash at write ${k} of ${writes}`).toEqual(expected);
     }
     await db.close();
-  }, 180_000);
+  }, 900_000);
 });

@@ -8,7 +8,7 @@ import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { cohortPk, memberPk, payerPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
 import { retentionReport, type RetentionReport } from '../../lambdas/domain/reports/retention.js';
-import { applyProviderFacts, derivePaymentRollups, type PaymentDeps } from '../../lambdas/services/payments.js';
+import { applyProviderFacts, derivePaymentRollups, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { emptyCustomer } from '../../lambdas/domain/payments/customer.js';
 import { retention, type ReportDeps } from '../../lambdas/services/reports.js';
@@ -194,6 +194,31 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     expect(await cohortItems()).toEqual(before);
     expect(await both(site)).toEqual(viaWebhooks);
     expect(viaWebhooks[0]?.cohorts.total).toMatchObject({ customers: 3, churn_customers: 2 });
+  }, 60_000);
+
+  it('moves customers to their channel when a re-credit batch credits payments imported before their visits', async () => {
+    const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
+    const visits = new DynamoVisitStore(conn);
+    const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn), visits, rates: async () => rate, clock: () => NOW };
+    const payers: GenPayer[] = ['vis-a', 'vis-b', 'vis-b'].map((visitor, i) => ({
+      provider: 'stripe',
+      customer: true,
+      visitor,
+      payments: [{ day: 90 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true }, { day: 60 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: true, sub: true }],
+      statuses: [],
+    }));
+    for (const facts of factsOf(payers)) await applyProviderFacts(deps, site, facts);
+    expect((await both(site))[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([['Unattributed', 3]]);
+    // The visits arrive after their payments; the sessionizer's re-credit of these visitors (one batch) credits them.
+    for (const [visitor, attrs] of Object.entries(VISITORS)) {
+      const events = Array.from({ length: 9 }, (_, k) => visitEventOf(trackedEvent({ event_id: `${site.domain}-${visitor}-${k}`, site: site.domain, visitor_id: visitor, ts: NOW - (160 - 20 * k) * DAY, ...attrs })));
+      await visits.writeVisits(buildVisits(site.domain, visitor, events), []);
+    }
+    await recreditVisitors(deps, site, ['vis-a', 'vis-b']);
+    const after = await both(site);
+    for (const { cohorts, whole } of after) expect(cohorts).toEqual(whole);
+    expect(after[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([['Communities', 2], ['Search', 1]]);
+    expect((await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined)).toEqual([]);
   }, 60_000);
 
   it('answers from every payment and customer while a generation has no cohorts yet (written before them)', async () => {

@@ -4,6 +4,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
+import type { RecomputeBatch } from './payment-list-store.js';
 import { localDay } from '../../domain/range.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer, SubscriptionState } from '../../domain/payments/customer.js';
@@ -104,8 +105,10 @@ export class CohortStore {
    * anywhere (the entry stays `pending` until the recompute finished).
    *
    * @param now ms since epoch, the caller's clock ("paying until" days before its local day are dropped)
+   * @param batch when given (a re-credit of many payments), the payer recomputes wait for the
+   *   batch's end (`RecomputeBatch.after`), each payer and each cohort day and month recomputed once
    */
-  async syncPayment(site: string, timezone: string, payment: Payment, rate: UsdRate, now: number): Promise<void> {
+  async syncPayment(site: string, timezone: string, payment: Payment, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void> {
     const payer = customerKey(payment);
     const entry = payerPaymentOf(payment, rate);
     const key = { [PK]: payerPk(site), [SK]: entrySk(payer, `${payment.provider}:${payment.provider_payment_id}`) };
@@ -131,10 +134,50 @@ export class CohortStore {
       ignoreCondition(error);
       return;
     }
+    if (batch) {
+      this.defer(batch, site, timezone, now, payer, { key, rev: payment.rev });
+      return;
+    }
     await this.recomputePayer(site, timezone, payer, now);
+    await this.settled({ key, rev: payment.rev });
+  }
+
+  /** Removes a PAYER_PAYMENT item's `pending`, if it still holds the revision synced. */
+  private async settled(entry: { key: Record<string, unknown>; rev: number }): Promise<void> {
     await this.conn.doc
-      .send(new UpdateCommand({ TableName: this.conn.table, Key: key, UpdateExpression: 'REMOVE pending', ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': payment.rev } }))
+      .send(new UpdateCommand({ TableName: this.conn.table, Key: entry.key, UpdateExpression: 'REMOVE pending', ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': entry.rev } }))
       .catch(ignoreCondition);
+  }
+
+  /** The payers (and their pending payment items) a recompute batch waits to recompute. */
+  private readonly deferred = new WeakMap<RecomputeBatch, { site: string; timezone: string; now: number; payers: Set<string>; entries: Array<{ key: Record<string, unknown>; rev: number }> }>();
+
+  private defer(batch: RecomputeBatch, site: string, timezone: string, now: number, payer: string, entry: { key: Record<string, unknown>; rev: number }): void {
+    let waiting = this.deferred.get(batch);
+    if (!waiting) {
+      const created = { site, timezone, now, payers: new Set<string>(), entries: [] as Array<{ key: Record<string, unknown>; rev: number }> };
+      this.deferred.set(batch, created);
+      batch.after.push(async () => {
+        this.deferred.delete(batch);
+        await this.finishDeferred(created);
+      });
+      waiting = created;
+    }
+    waiting.payers.add(payer);
+    waiting.entries.push(entry);
+  }
+
+  /** A batch's end: each payer recomputed, then the cohort days and months they touched once, then their states and payment items released. */
+  private async finishDeferred(w: { site: string; timezone: string; now: number; payers: Set<string>; entries: Array<{ key: Record<string, unknown>; rev: number }> }): Promise<void> {
+    const days = new Set<string>();
+    const release: Array<() => Promise<void>> = [];
+    for (const payer of [...w.payers].sort()) {
+      const done = await this.recomputePayer(w.site, w.timezone, payer, w.now, days);
+      if (done) release.push(done);
+    }
+    await this.recomputeCohorts(w.site, w.timezone, [...days].sort(), w.now);
+    for (const done of release) await done();
+    for (const entry of w.entries) await this.settled(entry);
   }
 
   /**
@@ -184,8 +227,11 @@ export class CohortStore {
    * the payer's counter is bumped before reading again, and the member is
    * written only over one computed from an older counter, so of two racing
    * recomputes the one that read later wins.
+   *
+   * @param collect when given, the cohort days to recompute are added to it and the payer's
+   *   release (its state's `pend`) is returned, to run after the caller recomputed them
    */
-  private async recomputePayer(site: string, timezone: string, payer: string, now: number): Promise<void> {
+  private async recomputePayer(site: string, timezone: string, payer: string, now: number, collect?: Set<string>): Promise<(() => Promise<void>) | null> {
     const stateKey = { [PK]: payerPk(site), [SK]: stateSk(payer) };
     const provider = providerOf(payer);
     const sourcesOk = (facts: PayerFacts, sources: Record<string, boolean>) =>
@@ -200,7 +246,7 @@ export class CohortStore {
     const dayBefore = before.summary?.day ?? null;
     if (!state?.pend && sourcesOk(before, sources) && heldBefore.length === (dayBefore === null ? 0 : 1) && heldBefore.every((d) => d === dayBefore)) {
       const stored = dayBefore === null ? undefined : (await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: memberPk(site), [SK]: memberSk(dayBefore, payer) }, ConsistentRead: true }))).Item;
-      if (((stored?.m as string | undefined) ?? null) === (before.summary ? JSON.stringify(before.summary) : null)) return;
+      if (((stored?.m as string | undefined) ?? null) === (before.summary ? JSON.stringify(before.summary) : null)) return null;
     }
     const { Attributes: bumped } = await this.conn.doc.send(
       new UpdateCommand({
@@ -239,18 +285,26 @@ export class CohortStore {
         .catch(ignoreCondition);
     }
     const days = [...new Set([...held, ...(day !== null ? [day] : [])])].sort();
+    const release = async () => {
+      await this.conn.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.conn.table,
+            Key: stateKey,
+            UpdateExpression: day !== null ? 'SET held = :held REMOVE pend' : 'REMOVE pend, held',
+            ConditionExpression: 'n = :src',
+            ExpressionAttributeValues: { ':src': src, ...(day !== null ? { ':held': new Set([day]) } : {}) },
+          }),
+        )
+        .catch(ignoreCondition);
+    };
+    if (collect) {
+      for (const d of days) collect.add(d);
+      return release;
+    }
     await this.recomputeCohorts(site, timezone, days, now);
-    await this.conn.doc
-      .send(
-        new UpdateCommand({
-          TableName: this.conn.table,
-          Key: stateKey,
-          UpdateExpression: day !== null ? 'SET held = :held REMOVE pend' : 'REMOVE pend, held',
-          ConditionExpression: 'n = :src',
-          ExpressionAttributeValues: { ':src': src, ...(day !== null ? { ':held': new Set([day]) } : {}) },
-        }),
-      )
-      .catch(ignoreCondition);
+    await release();
+    return null;
   }
 
   /** Recomputes the cohorts of `days` and then of their months. */

@@ -219,9 +219,9 @@ export class DynamoPaymentStore {
 
   private cohortStore: CohortStore | undefined;
 
-  /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`). */
-  async syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number): Promise<void> {
-    await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now);
+  /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`; with `batch`, at `finishSync(batch)`). */
+  async syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void> {
+    await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now, batch);
   }
 
   /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
