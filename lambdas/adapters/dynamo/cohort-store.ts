@@ -438,18 +438,18 @@ export class CohortStore {
     return { exists: Item !== undefined, ready: Item?.ready === 1, sources };
   }
 
-  /**
-   * Whether a generation with no retention item yet is new rather than
-   * written by a release before them: at most the one payment and the one
-   * customer being settled now (two Queries of at most 2 keys, made once per
-   * generation: afterwards the sources item exists either way).
-   */
   /** A generation's first write of retention items: if it is new (at most one payment and one customer), its cohorts will hold every payer (`docs/rebuild.md`), so it is marked ready. */
   private async readyIfNew(site: string): Promise<void> {
     if ((await this.sourceFlags(site, true)).exists) return;
     if (await this.isNew(site)) await this.markReady(site);
   }
 
+  /**
+   * Whether a generation with no retention item yet is new rather than
+   * written by a release before them: at most the one payment and the one
+   * customer being settled now (two Queries of at most 2 keys, made once per
+   * generation: afterwards the sources item exists either way).
+   */
   private async isNew(site: string): Promise<boolean> {
     const few = async (pk: string) =>
       ((await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: PK, Limit: 2, ConsistentRead: true }))).Items ?? []).length <= 1;
