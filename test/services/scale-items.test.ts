@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { distinctPagesDay, paymentsMonth } from '../support/scale-items.js';
+
+/**
+ * Issue 15's "What must show it works", at sizes `npm test` can afford; the
+ * issue's sizes (100,000 payments in a month, 100,000 distinct pages and
+ * referrers in a day) run in the reliability suite
+ * (`test/reliability/scale-items.test.ts`). The long visits (a visit of
+ * 50,000 events, a visitor with 200,000 events in one batch) are
+ * `sessionize-long-visits.test.ts`.
+ */
+describe('storage that scales (issue 15), small: every write succeeds, every report answers correctly within budget, every item within its bound', () => {
+  it('a month of 1,000 payments (bulk load and webhooks) over 1,000 distinct landing pages and referrers', async () => {
+    const { costs, items } = await paymentsMonth({ payments: 1000, webhook: 5, values: 1000 });
+    console.log('payments month, small:', JSON.stringify({ costs, items }));
+    expect(items.PAYMENT_DIMENSION?.items).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a day of 3,000 distinct 300-character page paths and referrers through the sessionizer and compactor: buckets split into parts', async () => {
+    const { costs, items } = await distinctPagesDay({ distinct: 3000, pathChars: 300, batch: 500, compactEvery: 4 });
+    console.log('distinct pages day, small:', JSON.stringify({ costs, items }));
+    // 3,000 × ~310 bytes of page values in 8 buckets a period: ~116 KB a bucket, so several parts each.
+    expect(items['ROLLUP (dimension)']?.max).toBeGreaterThan(24 * 1024);
+  }, 120_000);
+});
