@@ -22,6 +22,7 @@ import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts, recreditVisitors } from '../lambdas/services/payments.js';
 import type { Figure } from './report.js';
+import { rollupBytesOfPeriod, tableBytesByType, type BytesByType } from './storage.js';
 
 const SITE = 'shop.example';
 const DAY = 86_400_000;
@@ -142,6 +143,35 @@ const MONTH_S = 30 * 86_400;
 /** The scheduled function's interval (`lib/functions.ts`, `everyMinutes: 5`), which compacts the rollup delta log. */
 const COMPACT_MS = 5 * 60_000;
 
+/**
+ * The sessionizer's steps as `docs/cost.md` splits its cost: each `StepMeter` step (`visits.visitsAround`,
+ * `rollups.compact`, …) by the first rule whose pattern it matches. Rollups include the scheduled
+ * compaction of their delta log; markers and config are the batch markers and the site lookup.
+ */
+export const STEP_GROUPS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^visits\./, 'visits'],
+  [/^rollups\./, 'rollups'],
+  [/^recredit/, 're-credit'],
+  [/^(markers|sites)\./, 'markers and config'],
+];
+
+/** The group of a step (`STEP_GROUPS`), `other` when none matches. */
+export function stepGroup(step: string): string {
+  return STEP_GROUPS.find(([pattern]) => pattern.test(step))?.[1] ?? 'other';
+}
+
+/** Per-step figures summed by `stepGroup`. */
+export function groupSteps(steps: SessionizeCost['steps']): SessionizeCost['steps'] {
+  const out: SessionizeCost['steps'] = {};
+  for (const [step, c] of Object.entries(steps)) {
+    const into = (out[stepGroup(step)] ??= { wru: 0, rru: 0, requests: 0 });
+    into.wru += c.wru;
+    into.rru += c.rru;
+    into.requests += c.requests;
+  }
+  return out;
+}
+
 /** What the sessionizer's DynamoDB requests cost per 1,000 events at one batch size. */
 export interface SessionizeCost {
   batchSize: number;
@@ -153,7 +183,18 @@ export interface SessionizeCost {
   requests: number;
   /** Per 1,000 events, by step (`sites.getSite`, `markers.put`, `visits.visitsAround`, `rollups.apply`, …). */
   steps: Record<string, { wru: number; rru: number; requests: number }>;
+  /** The same, summed by `STEP_GROUPS`. */
+  groups: Record<string, { wru: number; rru: number; requests: number }>;
   eventsPerSecond: number;
+  /** Mean wall time of one batch through the handler on dynalite (ms): the processing part of the dashboards' lag. */
+  msPerBatch: number;
+}
+
+/** What the table holds after a `sessionizeCost` run, read back with a Scan: every item type, and the events and payments that made them. */
+export interface StoredAfterRun {
+  events: number;
+  payments: number;
+  byType: BytesByType;
 }
 
 /**
@@ -170,7 +211,7 @@ export interface SessionizeCost {
  * (through the payment service, not counted): so the re-credit step finds payments as in production.
  * The site lookup is cached 30 s of traffic time, as in a warm Lambda container.
  */
-export async function sessionizeCost(options: { eventsPerMonth: number; batchSizes: readonly number[]; measureEvents: number; warmupHours: number }): Promise<SessionizeCost[]> {
+export async function sessionizeCost(options: { eventsPerMonth: number; batchSizes: readonly number[]; measureEvents: number; warmupHours: number }): Promise<{ costs: SessionizeCost[]; stored: StoredAfterRun }> {
   const { db, conn, config, meter } = await benchTable();
   const site = (await config.getSite(SITE))!;
   const steps = new StepMeter(meter);
@@ -200,6 +241,7 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const due: Array<{ at: number; line: string }> = [];
   let sequence = 0;
   let paid = 0;
+  let sessionized = 0;
   const take = (n: number, until = Infinity): TrackedEvent[] => {
     const out: TrackedEvent[] = [];
     while (out.length < n) {
@@ -228,6 +270,7 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
     const records = batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: `${e.site}#${e.visitor_id}`, approximateArrivalTimestamp: clock, data: Buffer.from(JSON.stringify(e)) }));
     const { batchItemFailures } = await handler(toKinesisEvent(records));
     if (batchItemFailures.length > 0) throw new Error('a bench batch failed');
+    sessionized += batch.length;
   };
   // The warm-up, not counted.
   for (;;) {
@@ -267,18 +310,31 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
       const requests = c.requests - (b?.requests ?? 0);
       if (requests > 0 && step !== WEBHOOKS) bySteps[step] = { wru: per(wru), rru: per(rru), requests: per(requests) };
     }
-    results.push({ batchSize: size, events: window.length, batches: count, wru: per(spent.wcu), rru: per(spent.rcu), requests: per(spent.requests), steps: bySteps, eventsPerSecond: window.length / seconds });
+    results.push({ batchSize: size, events: window.length, batches: count, wru: per(spent.wcu), rru: per(spent.rcu), requests: per(spent.requests), steps: bySteps, groups: groupSteps(bySteps), eventsPerSecond: window.length / seconds, msPerBatch: (seconds * 1000) / count });
   }
+  const stored = { events: sessionized, payments: paid - due.length, byType: await tableBytesByType(conn) };
   conn.doc.destroy();
   await db.close();
-  return results;
+  return { costs: results, stored };
 }
 
-/** The batch the default stack's event source mapping delivers at a traffic level on one shard: the window's events, at most the batch size. */
-export function defaultBatch(eventsPerMonth: number): number {
-  const window = STREAM_CONSUMER_DEFAULTS.maxBatchingWindow.toSeconds();
-  return Math.max(1, Math.min(STREAM_CONSUMER_DEFAULTS.batchSize, Math.round((eventsPerMonth / MONTH_S) * window)));
+/**
+ * The batch the event source mapping delivers at a traffic level on one shard: the window's
+ * events, at most the batch size. `windowSeconds` defaults to the stack's window (60 s).
+ */
+export function defaultBatch(eventsPerMonth: number, windowSeconds = STREAM_CONSUMER_DEFAULTS.maxBatchingWindow.toSeconds()): number {
+  return Math.max(1, Math.min(STREAM_CONSUMER_DEFAULTS.batchSize, Math.round((eventsPerMonth / MONTH_S) * windowSeconds)));
 }
+
+/**
+ * The longest batching window Lambda allows for a Kinesis event source (300 s, "MaximumBatchingWindowInSeconds",
+ * AWS Lambda API Reference, CreateEventSourceMapping): the documented alternative to the default
+ * 60 s, measured at 1M and 10M events a month (at 100M the 2,000-record cap is reached first).
+ */
+export const LONGEST_WINDOW_S = 300;
+
+/** Item types that are not kept per event: rollups (measured over a month apart), the realtime items (1 hour TTL), markers and configuration. */
+const NOT_PER_EVENT = new Set(['ROLLUP', 'ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'REALTIME', 'BATCH_MARKER', 'SITE', 'ACCOUNT']);
 
 /**
  * The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,
@@ -293,23 +349,56 @@ export async function benchSessionizeCost(): Promise<Figure[]> {
   const figures: Figure[] = [];
   const add = (eventsPerMonth: number, c: SessionizeCost, role: string) => {
     const label = `${role}batch ${c.batchSize} (${(c.batchSize / (eventsPerMonth / MONTH_S)).toFixed(1)} s of one shard at ${eventsPerMonth / 1e6}M events/month)`;
-    const detail = (key: 'wru' | 'rru' | 'requests') => Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v[key]]));
+    // Per step, then per group (`group:visits`, …): the shares docs/cost.md quotes.
+    const detail = (key: 'wru' | 'rru' | 'requests') => ({
+      ...Object.fromEntries(Object.entries(c.steps).map(([k, v]) => [k, v[key]])),
+      ...Object.fromEntries(Object.entries(c.groups).map(([k, v]) => [`group:${k}`, v[key]])),
+    });
     figures.push(
       { section: 'sessionize', name: `${label}: WRU per 1,000 events`, value: c.wru, unit: 'WRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('wru') },
       { section: 'sessionize', name: `${label}: RRU per 1,000 events`, value: c.rru, unit: 'RRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('rru') },
       { section: 'sessionize', name: `${label}: requests per 1,000 events`, value: c.requests, unit: 'requests', detail: detail('requests') },
       { section: 'sessionize', name: `${label}: into dynalite`, value: c.eventsPerSecond, unit: 'events/s' },
+      { section: 'sessionize', name: `${label}: ms per batch on dynalite`, value: c.msPerBatch, unit: 'ms' },
     );
   };
   const levels = env.FOOTFALL_BENCH_SESSIONIZE_RATE ? [Number(env.FOOTFALL_BENCH_SESSIONIZE_RATE)] : TRAFFIC_LEVELS;
   for (const eventsPerMonth of levels) {
     const chosen = defaultBatch(eventsPerMonth);
+    const longest = defaultBatch(eventsPerMonth, LONGEST_WINDOW_S);
     const table = eventsPerMonth === 10_000_000 ? sizes : [];
-    const batchSizes = [...new Set([...table, chosen])].sort((x, y) => y - x);
-    const costs = await sessionizeCost({ eventsPerMonth, batchSizes, measureEvents: Math.max(measureEvents, 2 * chosen), warmupHours: warmup(eventsPerMonth) });
-    for (const c of costs) add(eventsPerMonth, c, c.batchSize === chosen ? 'default stack, ' : '');
+    const batchSizes = [...new Set([...table, chosen, longest])].sort((x, y) => y - x);
+    const { costs, stored } = await sessionizeCost({ eventsPerMonth, batchSizes, measureEvents: Math.max(measureEvents, 2 * longest), warmupHours: warmup(eventsPerMonth) });
+    for (const c of costs) add(eventsPerMonth, c, c.batchSize === chosen ? 'default stack, ' : c.batchSize === longest && longest !== chosen ? `${LONGEST_WINDOW_S} s window, ` : '');
+    figures.push(...storedFigures(eventsPerMonth, stored));
   }
   return figures;
+}
+
+/**
+ * DynamoDB bytes stored per event at a traffic level (issue 15.6: measured, not assumed), billed
+ * storage with the 100-byte item overhead: the items a `sessionizeCost` run leaves per event
+ * (visits, their chunks, payments and their list and counter items, read back with a Scan), and
+ * the compacted rollup items of the same traffic (`rollupBytesOfPeriod` over about a million
+ * events, at least a day: `FOOTFALL_BENCH_ROLLUP_DAYS`), scaled to 30 days and spread over the
+ * month's events. Fewer days than 30 undercount the month items (a month holds more distinct
+ * values than its first days); day and hour items scale exactly.
+ */
+function storedFigures(eventsPerMonth: number, stored: StoredAfterRun): Figure[] {
+  const name = `stored at ${eventsPerMonth / 1e6}M events/month`;
+  const perEvent: Record<string, number> = {};
+  for (const [type, { bytes }] of Object.entries(stored.byType)) if (!NOT_PER_EVENT.has(type)) perEvent[type] = bytes / stored.events;
+  // About a million events of traffic, at least a day: 30 days at 1M a month, 3 at 10M, 1 at 100M.
+  const days = Number(process.env.FOOTFALL_BENCH_ROLLUP_DAYS ?? Math.max(1, Math.round((30 * 1_000_000) / eventsPerMonth)));
+  const rollups = rollupBytesOfPeriod({ site: SITE, timezone: 'Europe/Berlin', eventsPerMonth, from: Date.UTC(2026, 9, 1), days });
+  const monthly = Object.fromEntries(Object.entries(rollups.byMetric).map(([metric, { bytes }]) => [metric, (bytes * 30) / days]));
+  const rollupMonth = Object.values(monthly).reduce((a, b) => a + b, 0);
+  const kept = Object.values(perEvent).reduce((a, b) => a + b, 0);
+  return [
+    { section: 'sessionize', name: `${name}: visits, chunks and payments per event (${stored.events} events, ${stored.payments} payments read back)`, value: kept, unit: 'B/event', detail: perEvent },
+    { section: 'sessionize', name: `${name}: rollup items per month (${days} days compacted${days < 30 ? ', scaled to 30' : ''})`, value: rollupMonth / 2 ** 20, unit: 'MiB', detail: Object.fromEntries(Object.entries(monthly).map(([k, v]) => [k, v / 2 ** 20])) },
+    { section: 'sessionize', name: `${name}: all per event`, value: kept + rollupMonth / eventsPerMonth, unit: 'B/event', target: 'cost.md assumed 300' },
+  ];
 }
 
 /** DynamoDB operations that write (counted apart from reads in the re-credit figures). */

@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs';
+import * as z from 'zod';
+import { FUNCTIONS } from '../lib/functions.js';
+import { FIREHOSE_BUFFER_INTERVAL } from '../lib/archive.js';
+import { DROP_REASONS } from '../lambdas/domain/enrich.js';
+import type { Figure } from './report.js';
+
+/**
+ * The cost model of `docs/cost.md`: AWS list prices in us-east-1 (USD, no free tier) applied to
+ * the figures `npm run bench -- --only sessionize` measured (WRU, RRU and stored bytes per event at
+ * the default stack's batches) and to the model's assumptions below. Every price and assumption is
+ * sourced in `docs/cost.md`; this file only does the arithmetic, so the table there is reproducible:
+ *
+ *     node bin/run-ts.js bench/cost-model.ts bench/results/<run>.json
+ */
+
+const GB = 2 ** 30;
+const MONTH_HOURS = 730;
+
+/** List prices, USD (`docs/cost.md`, "Prices used"). */
+export const PRICES = {
+  apiPerMillion: 1.0,
+  lambdaRequestPerMillion: 0.2,
+  lambdaGbSecond: 0.0000133334,
+  kinesisShardHour: 0.015,
+  kinesisPutUnitPerMillion: 0.014,
+  kinesisOnDemandStreamHour: 0.04,
+  kinesisOnDemandInPerGb: 0.08,
+  kinesisOnDemandOutPerGb: 0.04,
+  firehoseIngestPerGb: 0.029,
+  firehoseConversionPerGb: 0.018,
+  firehosePartitioningPerGb: 0.02,
+  firehoseObjectsPerThousand: 0.005,
+  firehoseJqHour: 0.07,
+  s3GbMonth: 0.023,
+  s3PutPerThousand: 0.005,
+  wruPerMillion: 0.625,
+  rruPerMillion: 0.125,
+  dynamoGbMonth: 0.25,
+  pitrGbMonth: 0.2,
+  logsIngestPerGb: 0.5,
+  logsStoredGbMonth: 0.03,
+  metricMonth: 0.3,
+  alarmMetricMonth: 0.1,
+  tracePerMillion: 5.0,
+  kmsKeyMonth: 1.0,
+} as const;
+
+/** The model's assumptions (`docs/cost.md`, "Assumptions"). */
+export const ASSUMPTIONS = {
+  requestsPerEvent: 1.1,
+  /** Share of events that also fetch `/v.js` (cached a day by the browser). */
+  scriptLoadsPerEvent: 0.1,
+  /** Firehose bills every record in 5 KB increments (ingestion and format conversion). */
+  firehoseRecordKb: 5,
+  enrichedEventKb: 0.7,
+  parquetBytesPerEvent: 150,
+  eventFunction: { seconds: 0.025, gb: 0.5 },
+  trackerFunction: { seconds: 0.005, gb: 0.25 },
+  /** Sessionizer Lambda seconds per event at 1 GB. */
+  sessionizeSecondsPerEvent: 0.002,
+  jqSecondsPerRecord: 20e-6,
+  /** Bytes a month of CloudWatch Logs per event: the `AcceptedEvents` EMF line (201 B, Powertools' output) and 1.1 access log lines (121 B, `lib/http-api.ts`). */
+  logBytesPerEvent: 201 + 1.1 * 121,
+  logStoredShare: 0.2,
+  /** CloudWatch alarm metrics: 4 alarms, the 5xx rate one on 2 metrics (`lib/footfall-stack.ts`). */
+  alarmMetrics: 5,
+  monthsOfData: 12,
+} as const;
+
+/** Active sites by traffic level: each sends events in every Firehose buffer, so one S3 object per site per buffer. */
+const SITES: Record<number, number> = { 1_000_000: 5, 10_000_000: 50, 100_000_000: 200 };
+
+/**
+ * Custom metrics the stack emits (EMF, each metric × dimension set billed as one metric): the
+ * `event` function's `AcceptedEvents` and `DroppedEvents` per drop reason (`DROP_REASONS` and
+ * `not_an_event`), the sessionizer's `SessionizedEvents`, `SessionizerLagMs`, `MalformedRecords`,
+ * the scheduled function's `RecreditedPayments` and `CompactedRollupDeltas`, the webhook's
+ * `WebhookEvents` (`lambdas/handlers/*.ts`, all with the `service` dimension).
+ */
+export const CUSTOM_METRICS = 1 + DROP_REASONS.length + 1 + 3 + 2 + 1;
+
+/** What the model needs from a bench run, per traffic level. */
+export interface Measured {
+  eventsPerMonth: number;
+  batch: number;
+  wru: number;
+  rru: number;
+  /** DynamoDB billed bytes stored per event (items kept per event plus a month's rollups over its events). */
+  storedBytesPerEvent: number;
+}
+
+const levelOf = (name: string): number | null => {
+  const m = / at ([\d.]+)M events\/month/.exec(name);
+  return m ? Number(m[1]) * 1e6 : null;
+};
+
+/** The default stack's rows and the stored bytes of a `--only sessionize` run, by traffic level. */
+export function measuredFrom(figures: readonly Figure[]): Measured[] {
+  const out = new Map<number, Partial<Measured>>();
+  for (const f of figures) {
+    const level = levelOf(f.name);
+    if (level === null) continue;
+    const m = out.get(level) ?? { eventsPerMonth: level };
+    out.set(level, m);
+    const batch = /^default stack, batch (\d+) /.exec(f.name);
+    if (batch && f.name.endsWith(': WRU per 1,000 events')) Object.assign(m, { batch: Number(batch[1]), wru: f.value });
+    if (batch && f.name.endsWith(': RRU per 1,000 events')) m.rru = f.value;
+    if (f.name.startsWith('stored at ') && f.name.endsWith(': all per event')) m.storedBytesPerEvent = f.value;
+  }
+  const schema = z.object({ eventsPerMonth: z.number(), batch: z.number(), wru: z.number(), rru: z.number(), storedBytesPerEvent: z.number() });
+  return [...out.values()].map((m) => schema.parse(m)).sort((a, b) => a.eventsPerMonth - b.eventsPerMonth);
+}
+
+/** One line of the monthly bill: name and USD. */
+export type Line = [string, number];
+
+/** The monthly bill of the default stack (1 provisioned shard, PITR on, no hot-path tracing) at one traffic level. */
+export function monthlyBill(m: Measured): Line[] {
+  const P = PRICES;
+  const A = ASSUMPTIONS;
+  const E = m.eventsPerMonth;
+  const M = 1e6;
+  const sessionizeInvocations = E / m.batch;
+  const scheduledInvocations = (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5);
+  const objects = (SITES[E] ?? 1) * ((30 * 24 * 3600) / FIREHOSE_BUFFER_INTERVAL.toSeconds());
+  const storedGb = (A.monthsOfData * E * m.storedBytesPerEvent) / GB;
+  const logGb = (E * A.logBytesPerEvent) / GB;
+  return [
+    ['API Gateway HTTP API requests', ((A.requestsPerEvent * E) / M) * P.apiPerMillion],
+    ['Lambda requests', ((E + A.scriptLoadsPerEvent * E + sessionizeInvocations + scheduledInvocations) / M) * P.lambdaRequestPerMillion],
+    ['Lambda duration (arm64)', (E * A.eventFunction.seconds * A.eventFunction.gb + A.scriptLoadsPerEvent * E * A.trackerFunction.seconds * A.trackerFunction.gb + E * A.sessionizeSecondsPerEvent) * P.lambdaGbSecond],
+    ['Kinesis, 1 provisioned shard', MONTH_HOURS * P.kinesisShardHour + (E / M) * P.kinesisPutUnitPerMillion],
+    ['Firehose ingestion and Parquet conversion', ((E * A.firehoseRecordKb * 1024) / GB) * (P.firehoseIngestPerGb + P.firehoseConversionPerGb)],
+    ['Firehose dynamic partitioning', ((E * A.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb + (objects / 1000) * P.firehoseObjectsPerThousand + ((E * A.jqSecondsPerRecord) / 3600) * P.firehoseJqHour],
+    ['S3 storage (month 12) and PUTs', ((A.monthsOfData * E * A.parquetBytesPerEvent) / GB) * P.s3GbMonth + (objects / 1000) * P.s3PutPerThousand],
+    ['DynamoDB writes (measured)', ((E * m.wru) / 1000 / M) * P.wruPerMillion],
+    ['DynamoDB reads (measured)', ((E * m.rru) / 1000 / M) * P.rruPerMillion],
+    ['DynamoDB storage (measured, month 12)', storedGb * P.dynamoGbMonth],
+    ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
+    ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
+    ['CloudWatch custom metrics and alarms', CUSTOM_METRICS * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
+    ['X-Ray traces (sessionizer batches, scheduled runs)', ((sessionizeInvocations + scheduledInvocations) / M) * P.tracePerMillion],
+    ['KMS key of webhook secrets', P.kmsKeyMonth],
+  ];
+}
+
+/**
+ * What the other settings would change, USD a month (added to the total): on-demand Kinesis
+ * (stream hours and data in and out, two consumers; at the 1-shard DynamoDB figures, a lower
+ * bound since on-demand splits batches), X-Ray on the hot path (`-c hotPathTracing=true`: the first
+ * request each second and 5% of the rest, per hot-path function), and PITR off.
+ */
+export function alternatives(m: Measured): Line[] {
+  const P = PRICES;
+  const A = ASSUMPTIONS;
+  const E = m.eventsPerMonth;
+  const perSecond = 30 * 24 * 3600;
+  const sampled = (requests: number) => Math.min(requests, perSecond) + 0.05 * Math.max(0, requests - perSecond);
+  const onDemand = MONTH_HOURS * P.kinesisOnDemandStreamHour + ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);
+  const provisioned = MONTH_HOURS * P.kinesisShardHour + (E / 1e6) * P.kinesisPutUnitPerMillion;
+  const pitr = monthlyBill(m).find(([name]) => name.startsWith('DynamoDB point-in-time'))?.[1] ?? 0;
+  return [
+    ['*on-demand Kinesis instead of 1 shard (`-c shards=on-demand`)*', onDemand - provisioned],
+    ['*X-Ray on the hot path (`-c hotPathTracing=true`)*', ((sampled(E) + sampled(A.scriptLoadsPerEvent * E)) / 1e6) * P.tracePerMillion],
+    ['*without point-in-time recovery (`-c pointInTimeRecovery=false`)*', -pitr],
+  ];
+}
+
+/** The bill as a markdown table, one column per traffic level, then the alternatives' differences. */
+export function billTable(levels: readonly Measured[]): string {
+  const bills = levels.map(monthlyBill);
+  const usd = (n: number) => n.toFixed(2);
+  const head = `| Line | ${levels.map((l) => `${l.eventsPerMonth / 1e6}M events`).join(' | ')} |`;
+  const rows = (bills[0] ?? []).map(([name], i) => `| ${name} | ${bills.map((b) => usd(b[i]?.[1] ?? 0)).join(' | ')} |`);
+  const totals = `| **Total (default stack)** | ${bills.map((b) => `**${usd(b.reduce((s, [, v]) => s + v, 0))}**`).join(' | ')} |`;
+  const other = levels.map(alternatives);
+  const deltas = (other[0] ?? []).map(([name], i) => `| ${name} | ${other.map((o) => `*${(o[i]?.[1] ?? 0) >= 0 ? '+' : '−'}${usd(Math.abs(o[i]?.[1] ?? 0))}*`).join(' | ')} |`);
+  return [head, `|---|${levels.map(() => '---:').join('|')}|`, ...rows, totals, ...deltas].join('\n');
+}
+
+if (process.argv[1]?.endsWith('cost-model.ts')) {
+  const file = process.argv[2];
+  if (!file) {
+    process.stderr.write('usage: node bin/run-ts.js bench/cost-model.ts <bench/results/….json>\n');
+    process.exit(2);
+  }
+  const { figures } = z.object({ figures: z.array(z.object({ name: z.string(), value: z.number(), unit: z.string(), section: z.string() })) }).parse(JSON.parse(readFileSync(file, 'utf8')));
+  console.log(billTable(measuredFrom(figures)));
+}
