@@ -26,6 +26,15 @@ const BUDGET = { requests: 25, mb: 4 };
 /** A report reading more than this is run once, not five times (retention over whole partitions at 1M payments reads a GB). */
 const RUN_ONCE_ABOVE_MB = 50;
 
+/**
+ * Whether a report (or `duckdb`, the baseline) is measured: `FOOTFALL_BENCH_REPORTS`, a
+ * comma-separated list of name prefixes (`retention,payments`), selects some; unset, all.
+ */
+export function selected(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const only = (env.FOOTFALL_BENCH_REPORTS ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  return only.length === 0 || only.some((prefix) => name.startsWith(prefix));
+}
+
 /** A scale point of the report benchmark: events and payments over the 365 days. */
 export interface BenchScale {
   label: string;
@@ -83,9 +92,16 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
   ];
   const fx = async () => benchRate;
   const over: string[] = [];
+  const finish = async () => {
+    conn.doc.destroy();
+    await db.close();
+    await rm(archiveDir, { recursive: true, force: true });
+    return figures;
+  };
   // Each report five times (once when it reads more than RUN_ONCE_ABOVE_MB): the median time;
   // requests, response bytes and RRU counted at the SDK client (CapacityMeter).
-  const measure = async <T>(name: string, run: (deps: ReportDeps) => Promise<T>, targets = true): Promise<T> => {
+  const measure = async <T>(name: string, run: (deps: ReportDeps) => Promise<T>, targets = true): Promise<T | undefined> => {
+    if (!selected(name)) return undefined;
     const times: number[] = [];
     let cost = totalOf({});
     let answer: T | undefined;
@@ -118,8 +134,8 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     const first = await measure(`payments ${range}, page 1`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 0));
     await measure(`payments ${range}, page 2`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, 20));
     // A deep page: the middle of the range's list.
-    const deep = Math.floor(first.total / 2 / 20) * 20;
-    await measure(`payments ${range}, page ${deep / 20 + 1} of ${Math.ceil(first.total / 20)}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, deep));
+    const deep = first ? Math.floor(first.total / 2 / 20) * 20 : 0;
+    if (first) await measure(`payments ${range}, page ${deep / 20 + 1} of ${Math.ceil(first.total / 20)}`, (deps) => listPayments(deps, 'bench', SITE, { range }, 'all', 20, deep));
     await measure(`retention ${range}`, (deps) => retention(deps, 'bench', SITE, { range }));
     await measure(`goals ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, null, 100));
     await measure(`goals outbound links ${range}`, (deps) => goals(deps, 'bench', SITE, { range }, 'Outbound Link: Click', 100));
@@ -137,6 +153,7 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
 
   // 5. The same numbers from the raw Parquet with DuckDB, as an analyst writes it (`bench/duckdb-baseline.ts`):
   //    one connection, best of five against Footfall's best of five, answers compared number by number.
+  if (!selected('duckdb')) return finish();
   const duck = await openDuckBaseline(archiveDir, SITE, TZ);
   try {
     for (const range of ['30d', '12m'] as const) {
@@ -166,10 +183,7 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
   } finally {
     duck.close();
   }
-  conn.doc.destroy();
-  await db.close();
-  await rm(archiveDir, { recursive: true, force: true });
-  return figures;
+  return finish();
 }
 
 /**
