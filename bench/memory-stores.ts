@@ -95,6 +95,15 @@ export class MemoryVisitStore implements VisitStore {
     return (this.visits.get(`${site}\n${visitorId}`) ?? []).filter((v) => v.end >= fromMs && v.start <= toMs);
   }
 
+  /**
+   * `visitsAround`, with no payments marker kept in memory: `latestPayment`
+   * is the latest time there is, so the sessionizer's re-credit looks up
+   * every visitor of a batch, as for a site without markers.
+   */
+  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }> {
+    return { visits: await this.visitsAround(site, visitorId, fromMs, toMs), latestPayment: Number.MAX_SAFE_INTEGER };
+  }
+
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {
     for (const v of remove) {
       const key = `${v.site}\n${v.visitor_id}`;

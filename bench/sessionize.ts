@@ -1,5 +1,5 @@
 import { RollupDeltas } from '../lambdas/domain/rollup.js';
-import { changeVisits, sessionizeBatch } from '../lambdas/services/sessionize.js';
+import { changeVisits, sessionizeBatch, type VisitorRecredit } from '../lambdas/services/sessionize.js';
 import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import type { Visit } from '../lambdas/domain/visit.js';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -442,7 +442,7 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
     sites: config,
     visits: new DynamoVisitStore(conn),
     rollups: new DynamoRollupStore(conn),
-    recredit: async (s: typeof site, visitors: readonly string[]) => {
+    recredit: async (s: typeof site, visitors: readonly VisitorRecredit[]) => {
       const { result, total, byOperation } = await meter.measure(() => recreditVisitors(payments, s, visitors));
       recreditSpent.push(total);
       for (const [operation, counts] of Object.entries(byOperation)) requestsOf[WRITE_OPERATIONS.test(operation) ? 'write' : 'read'] += counts.requests;

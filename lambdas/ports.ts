@@ -27,6 +27,12 @@ export interface SaltStore {
 export interface VisitStore {
   /** Visits of a visitor that end at or after `fromMs` and start at or before `toMs` (ms since epoch). */
   visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]>;
+  /**
+   * `visitsAround`, and in the same request the latest time (ms) of any
+   * payment placed on the visitor's timeline (the VISITOR_PAYMENTS marker),
+   * null when there is none.
+   */
+  visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }>;
   /** Writes `put` and deletes `remove` (visits merged away or moved). Idempotent. */
   writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void>;
   /** The visitor's first visit ever on the site, or null. */

@@ -2,6 +2,7 @@ import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import { paymentDimensionsOf } from '../domain/rollup.js';
 import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/facts.js';
 import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
+import { paymentsToRecredit } from '../domain/payments/recredit.js';
 import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
@@ -257,41 +258,50 @@ async function recreditPendingIn(deps: PaymentDeps, site: SiteConfig): Promise<n
 const creditOrder = (a: Payment, b: Payment) => Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0);
 
 /**
- * Credits again every payment on the timelines of `visitorIds` — called by
- * the sessionizer after it wrote visits of these visitors (issue 16.2):
- * a visit that arrives after its payment (an import, a redelivered webhook,
- * a late stream) can make the payment attributable, or change which visit
- * earned it (an earlier non-Direct visit in the window) or its first touch.
- * Crediting therefore does not depend on the order data arrives in.
+ * Credits again the payments on the timelines of `visitors` that their new
+ * visits can change — called by the sessionizer after it wrote visits of
+ * these visitors (issue 16.2): a visit that arrives after its payment (an
+ * import, a redelivered webhook, a late stream) can make the payment
+ * attributable, or change which visit earned it (an earlier non-Direct visit
+ * in the window) or its first touch. Crediting therefore does not depend on
+ * the order data arrives in.
  *
- * Every visitor of a batch is checked, not only those whose visits changed:
- * a batch retried after a crash between the visit writes and this step finds
- * no visit change, yet must still finish the re-credit. `settlePayment` is
- * idempotent, so a repeat writes nothing new. A visitor without payments
- * costs one Query and no write.
+ * Of each visitor's payments, those a visit starting at or after the entry's
+ * `since` can change (`paymentsToRecredit`: a payment at or after `since`,
+ * and then the visitor's renewals) are settled again, in credit order; an
+ * entry without `since` credits them all. `settlePayment` is idempotent and
+ * writes nothing when a credit does not change, so a retried batch, which
+ * selects the same payments, finishes what a crash interrupted. The payments'
+ * list items are written first and each day and month they touch is
+ * recomputed once, at the end (`RecomputeBatch`). A visitor costs one Query
+ * of its payments, plus a BatchGetItem when it has some.
  *
- * Every generation of `writeTargets(site)` (the sessionizer calls this once
- * per site of a batch, with the site as configured).
+ * Each entry is credited in the generation its `namespace` names, among
+ * `writeTargets(site)`; an entry without one, in every generation.
  *
  * @returns payments credited again in the live generation
  */
-export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
-  const [live, ...others] = writeTargets(site);
-  const done = await recreditVisitorsIn(deps, live as SiteConfig, visitorIds);
-  for (const target of others) await recreditVisitorsIn(deps, target, visitorIds);
+export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, entries: ReadonlyArray<{ visitor: string; since?: number; namespace?: string }>): Promise<number> {
+  let done = 0;
+  for (const [i, target] of writeTargets(site).entries()) {
+    const ns = namespaceOf(target);
+    const credited = await recreditVisitorsIn(deps, target, entries.filter((e) => e.namespace === undefined || e.namespace === ns));
+    if (i === 0) done = credited;
+  }
   return done;
 }
 
-async function recreditVisitorsIn(deps: PaymentDeps, site: SiteConfig, visitorIds: readonly string[]): Promise<number> {
+async function recreditVisitorsIn(deps: PaymentDeps, site: SiteConfig, visitors: ReadonlyArray<{ visitor: string; since?: number }>): Promise<number> {
   const ns = namespaceOf(site);
   // Every payment's list items first, then each day and month they touch recomputed once (issue 16's budget).
   const batch = new RecomputeBatch();
   let done = 0;
-  for (const visitor of new Set(visitorIds)) {
+  for (const { visitor, since } of visitors) {
     const keys = await deps.payments.visitorPayments(ns, visitor);
     if (keys.length === 0) continue;
-    const payments = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
-    payments.sort(creditOrder);
+    const all = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
+    all.sort(creditOrder);
+    const payments = since === undefined ? all : paymentsToRecredit(all, since);
     for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch);
     done += payments.length;
   }

@@ -4,6 +4,7 @@ import { RollupDeltas } from '../domain/rollup.js';
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import type { RollupStore, SiteDirectory, StreamCheckpoint, VisitStore } from '../ports.js';
 import { realtimeSlices, type RealtimeSlice } from '../domain/realtime.js';
+import { visitorMayNeedRecredit } from '../domain/payments/recredit.js';
 
 export interface SessionizeDeps {
   sites: SiteDirectory;
@@ -12,12 +13,12 @@ export interface SessionizeDeps {
   /** Visitors read and written at once. */
   concurrency?: number;
   /**
-   * Credits again the payments of these visitors (`recreditVisitors`, which
-   * writes every generation of `writeTargets(site)`), after their visits are
+   * Credits again the payments these visits can change (`recreditVisitors`,
+   * each entry in the generation `namespace` names), after the visits are
    * written. Absent in `rebuild`, which credits the whole generation it
    * builds once at its end.
    */
-  recredit?: (site: SiteConfig, visitorIds: readonly string[]) => Promise<number>;
+  recredit?: (site: SiteConfig, visitors: readonly VisitorRecredit[]) => Promise<number>;
   /**
    * Where the realtime slices of the batch's recent events go (step 6,
    * `docs/api.md` "Realtime"), and the clock that says what is recent.
@@ -52,6 +53,22 @@ export interface SessionizeOutcome {
 export interface VisitorChange {
   before: Visit[];
   after: Visit[];
+  /**
+   * Start (ms) of the earliest visit holding one of the events, changed or
+   * not: every visit in `after` and `before` starts there or later (a visit
+   * is only removed when merged into one that starts no later), and a retry
+   * of the batch, which changes nothing, finds the same value.
+   */
+  since: number;
+}
+
+/** A visitor whose payments a batch's visits may credit differently (`paymentsToRecredit`), in one generation. */
+export interface VisitorRecredit {
+  visitor: string;
+  /** The batch's `VisitorChange.since` for this visitor, ms. */
+  since: number;
+  /** The generation's namespace (`namespaceOf`). */
+  namespace: string;
 }
 
 /**
@@ -62,9 +79,16 @@ export function changeVisits(site: string, visitorId: string, stored: readonly V
   const merged = buildVisits(site, visitorId, [...stored.flatMap((v) => v.events.map((e, i) => (i === 0 ? { ...e, attrs: v.attrs } : e))), ...events.map(visitEventOf)]);
   // Stored visits that come out the same are not changes.
   const unchanged = merged.filter((v) => stored.some((s) => sameVisit(s, v)));
+  // Visits do not overlap: the earliest event's visit is the one starting last at or before it.
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const e of events) if (e.ts < earliest) earliest = e.ts;
+  let since = Number.NEGATIVE_INFINITY;
+  for (const v of merged) if (v.start <= earliest && v.start > since) since = v.start;
+  if (since === Number.NEGATIVE_INFINITY) since = earliest;
   return {
     before: stored.filter((s) => !unchanged.some((u) => u.id === s.id)),
     after: merged.filter((v) => !unchanged.includes(v)),
+    since,
   };
 }
 
@@ -87,8 +111,12 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  *    the rollup deltas (contributions of the new visits minus the old);
  * 3. apply every rollup delta, each conditioned on the shard's checkpoint;
  * 4. only then write the visits, which are what step 2 reads;
- * 5. credit again the payments of every visitor of the batch (`deps.recredit`),
- *    so a visit arriving after its payment changes the payment's credit;
+ * 5. credit again the payments the batch's visits can change (`deps.recredit`),
+ *    so a visit arriving after its payment changes the payment's credit: of
+ *    the visitors whose payments marker (read with the visits in step 2)
+ *    says they have a payment at or after the start of the batch's earliest
+ *    visit of theirs (`visitorMayNeedRecredit`; every visitor while the site
+ *    predates markers), those payments (`paymentsToRecredit`);
  * 6. write the realtime slices of the batch's recent events (`deps.realtime`):
  *    one item per site-minute, keyed by the checkpoint, so a retry overwrites
  *    them with the same content (the clock decides what is recent, so a retry
@@ -99,8 +127,9 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  * updated skip them; during step 4 every delta is already applied and the
  * visits are recomputed identically (visit ids and contents are functions of
  * their events); during step 5 the retry credits the same payments again,
- * which is idempotent, so it is done for every visitor of the batch, changed
- * or not.
+ * which is idempotent; who is credited again is computed from the batch's
+ * resulting visits (`VisitorChange.since`), not from what changed, so the
+ * retry selects the same payments and finishes what the crash interrupted.
  *
  * @throws on storage errors; the caller reports the whole batch as failed
  */
@@ -130,6 +159,7 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
 
   const deltas = new RollupDeltas();
   const changes: VisitorChange[] = [];
+  const recredits: Array<{ domain: string; entry: VisitorRecredit }> = [];
   const recent: Array<{ site: string; events: readonly TrackedEvent[]; visits: readonly Visit[] }> = [];
   const groups = [...byVisitor.values()];
   // One unit of work per visitor and generation written (two while a rebuild builds one).
@@ -151,8 +181,12 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
       if (e.ts < from) from = e.ts;
       if (e.ts > to) to = e.ts;
     }
-    const stored = await deps.visits.visitsAround(ns, first.visitor_id, from - VISIT_GAP_MS, to + VISIT_GAP_MS);
+    // The visitor's payments marker comes with the visits, in the same Query (step 5 needs it).
+    const { visits: stored, latestPayment } = await deps.visits.visitsAndPayments(ns, first.visitor_id, from - VISIT_GAP_MS, to + VISIT_GAP_MS);
     const change = changeVisits(ns, first.visitor_id, stored, events);
+    if (deps.recredit && visitorMayNeedRecredit(latestPayment, change.since, target.payment_marks === true)) {
+      recredits.push({ domain: first.site, entry: { visitor: first.visitor_id, since: change.since, namespace: ns } });
+    }
     for (const v of change.before) deltas.addVisit(v, target.timezone, -1);
     for (const v of change.after) deltas.addVisit(v, target.timezone, 1);
     for (const e of events) deltas.addActivity(ns, e.visitor_id, e.ts, target.timezone);
@@ -174,15 +208,17 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
   outcome.visitsRemoved = remove.length;
 
   if (deps.recredit) {
-    const visitorsBySite = new Map<string, string[]>();
-    for (const events of groups) {
-      const first = events[0] as TrackedEvent;
-      if (!sites.get(first.site)) continue;
-      const list = visitorsBySite.get(first.site);
-      if (list) list.push(first.visitor_id);
-      else visitorsBySite.set(first.site, [first.visitor_id]);
+    const bySite = new Map<string, VisitorRecredit[]>();
+    for (const { domain, entry } of recredits) {
+      const list = bySite.get(domain);
+      if (list) list.push(entry);
+      else bySite.set(domain, [entry]);
     }
-    for (const [domain, visitors] of visitorsBySite) outcome.recredited += await deps.recredit(sites.get(domain) as SiteConfig, visitors);
+    // In a fixed order (the visitors were read in parallel), so a retry settles in the same order.
+    for (const [domain, visitors] of bySite) {
+      visitors.sort((a, b) => (a.namespace === b.namespace ? (a.visitor < b.visitor ? -1 : a.visitor > b.visitor ? 1 : 0) : a.namespace < b.namespace ? -1 : 1));
+      outcome.recredited += await deps.recredit(sites.get(domain) as SiteConfig, visitors);
+    }
   }
   if (deps.realtime) {
     const slices = realtimeSlices(recent, deps.realtime.clock());

@@ -125,7 +125,7 @@ describe('payments list: a payment that moves leaves nothing behind', () => {
     // Its visit arrives; the sessionizer's re-credit moves it to the attributed list.
     const events = [visitEventOf(trackedEvent({ event_id: 'mv-1', site: 'move.test', visitor_id: 'visitor-move', ts: NOW - 4 * DAY, channel: 'Search' }))];
     await new DynamoVisitStore(conn).writeVisits(buildVisits('move.test', 'visitor-move', events), []);
-    await recreditVisitors(deps, site, ['visitor-move']);
+    await recreditVisitors(deps, site, [{ visitor: 'visitor-move' }]);
     const items = await listItems('PL#move.test#2026-06');
     expect(items.map((i) => i.sk)).toEqual([`A#2026-06-27#${NOW - 3 * DAY}#stripe:pi_m`]);
     expect(items[0]).not.toHaveProperty('pending');

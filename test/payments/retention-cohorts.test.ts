@@ -214,7 +214,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
       const events = Array.from({ length: 9 }, (_, k) => visitEventOf(trackedEvent({ event_id: `${site.domain}-${visitor}-${k}`, site: site.domain, visitor_id: visitor, ts: NOW - (160 - 20 * k) * DAY, ...attrs })));
       await visits.writeVisits(buildVisits(site.domain, visitor, events), []);
     }
-    await recreditVisitors(deps, site, ['vis-a', 'vis-b']);
+    await recreditVisitors(deps, site, [{ visitor: 'vis-a' }, { visitor: 'vis-b' }]);
     const after = await both(site);
     for (const { cohorts, whole } of after) expect(cohorts).toEqual(whole);
     expect(after[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([['Communities', 2], ['Search', 1]]);

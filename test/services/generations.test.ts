@@ -73,7 +73,7 @@ describe('writes while a rebuild builds a generation', () => {
     await sessionizeBatch({ sites: new DynamoConfigStore(conn), visits, rollups: new DynamoRollupStore(conn) }, { shard: 's', sequence: '2' }, [
       { sequenceNumber: '2', data: Buffer.from(JSON.stringify(ev(0, 'visitor-a', { channel: 'Search', source: 'Google' }))) },
     ]);
-    expect(await recreditVisitors(deps, site, ['visitor-a'])).toBe(1);
+    expect(await recreditVisitors(deps, site, [{ visitor: 'visitor-a' }])).toBe(1);
     expect((await payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
     const query = { from: '2026-10-01', to: '2026-10-31' };
     const live = await reportSnapshot(conn, site, T0 + 60 * MIN, query, ['visitor-a']);

@@ -91,8 +91,8 @@ export class DynamoConfigStore implements SiteDirectory {
    */
   async addSite(input: SiteConfig): Promise<SiteConfig> {
     if (!(await this.getAccount(input.account))) throw new NotFoundError(`account ${input.account} does not exist`);
-    // A new site has no data yet: it starts in this release's layout.
-    const site = { ...input, layout: input.layout ?? DATA_LAYOUT };
+    // A new site has no data yet: it starts in this release's layout, with payments markers.
+    const site = { ...input, layout: input.layout ?? DATA_LAYOUT, payment_marks: input.payment_marks ?? true };
     try {
       await this.conn.doc.send(
         new PutCommand({
@@ -167,7 +167,7 @@ export class DynamoConfigStore implements SiteDirectory {
    * written, or throws GenerationConflictError when the item is not in the
    * state the step starts from (another rebuild, a finished or abandoned one).
    */
-  private async generationStep(domain: string, update: string, condition: string, values: Record<string, number>, expected: string): Promise<SiteConfig> {
+  private async generationStep(domain: string, update: string, condition: string, values: Record<string, number | boolean>, expected: string): Promise<SiteConfig> {
     try {
       const { Attributes } = await this.conn.doc.send(
         new UpdateCommand({
@@ -198,8 +198,14 @@ export class DynamoConfigStore implements SiteDirectory {
    * readers read the old generation before it and the new one after.
    */
   switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
-    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`).
-    return this.generationStep(domain, 'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT }, `generation ${generation} being built`);
+    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`), with payments markers.
+    return this.generationStep(
+      domain,
+      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, payment_marks = :marks REMOVE building',
+      'building = :g AND attribute_not_exists(retired)',
+      { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT, ':marks': true },
+      `generation ${generation} being built`,
+    );
   }
 
   /** Gives up the generation being built: no writer writes it any more, and it is left to be deleted as `retired`. */

@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchGet, batchWrite } from './batch.js';
-import { visitorPk } from './visit-store.js';
+import { PAYMENTS_MARK_SK, visitorPk } from './visit-store.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
@@ -164,7 +164,9 @@ export class DynamoPaymentStore {
    * benchmark, the migration to the list layout, rebuild): their PAYMENT
    * items (unless `writePayments` is false), timeline copies, dimension
    * entries, list items, and the totals of every day and month they touch,
-   * each recomputed once, and retention's payer summaries and cohorts
+   * each recomputed once; each visitor's payments marker, set to the latest
+   * of the loaded payments (so `payments` must hold every payment of their
+   * visitors); and retention's payer summaries and cohorts
    * (`CohortStore.bulkLoad`, from these payments and the site's CUSTOMER
    * items). The same items `settlePayment` leaves, written with
    * BatchWriteItem.
@@ -173,10 +175,16 @@ export class DynamoPaymentStore {
    */
   async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true, now?: number): Promise<void> {
     const items: Array<Record<string, unknown>> = [];
+    const latest = new Map<string, number>();
     for (const p of payments) {
       if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
-      if (p.visitor) items.push({ ...visitorPaymentKey(p), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p), rev: p.rev });
+      if (p.visitor) {
+        items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p), rev: p.rev });
+        latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
+      }
     }
+    // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
+    for (const [visitor, ts] of latest) items.push({ [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts });
     await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
     await this.list.bulkLoad(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []));
     await this.cohorts.bulkLoad(site, timezone, payments, await this.listCustomers(site), rate, now);
@@ -284,6 +292,8 @@ export class DynamoPaymentStore {
       // Read before writing: a payment credited again without a change (most re-credits) costs a read, not a write.
       const { Item: copy } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }));
       if (copy && Number(copy.rev) >= payment.rev) return;
+      // A new position on the timeline: the visitor's marker first, so no copy is ever above its marker's time.
+      if (!copy) await this.markVisitor(payment.site, payment.visitor, payment.ts ?? 0);
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
@@ -295,6 +305,28 @@ export class DynamoPaymentStore {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
       });
     }
+  }
+
+  /**
+   * Raises the visitor's payments marker (VISITOR_PAYMENTS, `PAYMENTS_MARK_SK`)
+   * to `ts` (ms) unless it is already there or later: one conditional
+   * UpdateItem, a lost condition being the "already later" case.
+   */
+  private async markVisitor(site: string, visitor: string, ts: number): Promise<void> {
+    await this.conn.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK },
+          UpdateExpression: 'SET latest = :ts, #type = :type',
+          ConditionExpression: 'attribute_not_exists(latest) OR latest < :ts',
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: { ':ts': ts, ':type': 'VISITOR_PAYMENTS' },
+        }),
+      )
+      .catch((error) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   /**

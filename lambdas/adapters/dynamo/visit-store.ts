@@ -16,6 +16,14 @@ export const visitSk = (start: number, id: string) => `V#${String(start).padStar
  */
 export const visitChunkSk = (start: number, id: string, generation: number, index: number) => `${visitSk(start, id)}#${generation}#${String(index).padStart(6, '0')}`;
 const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~`;
+/**
+ * The visitor's payments marker (VISITOR_PAYMENTS, `docs/data-model.md`):
+ * `latest`, the latest time (ms) of any payment whose timeline copy was
+ * placed in the partition. It sorts after every visit (`V#…`), so the
+ * sessionizer's newest-first Query of the visits reads it first, in the same
+ * request (`visitsAndPayments`). Written by `DynamoPaymentStore`.
+ */
+export const PAYMENTS_MARK_SK = 'W#payments';
 
 /**
  * Most JSON bytes of event rows in one chunk (a chunk holds at least one row,
@@ -163,27 +171,57 @@ export class DynamoVisitStore implements VisitStore {
   }
 
   async visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]> {
+    return (await this.around(site, visitorId, fromMs, toMs, false)).visits;
+  }
+
+  /**
+   * `visitsAround`, and the visitor's payments marker (`PAYMENTS_MARK_SK`)
+   * read by the same Query: it starts at the top of the partition instead
+   * of at `toMs`. Visits starting after `toMs` are skipped; when the first
+   * page holds only such visits (events imported long after newer ones were
+   * sessionized), one more Query starts at `toMs`, so an import of old
+   * events never reads the visitor's whole later history.
+   *
+   * @returns the visits, and `latestPayment`: the marker's time (ms), null when the partition has none
+   */
+  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }> {
+    return this.around(site, visitorId, fromMs, toMs, true);
+  }
+
+  private async around(site: string, visitorId: string, fromMs: number, toMs: number, withMark: boolean): Promise<{ visits: Visit[]; latestPayment: number | null }> {
     const items: Array<Record<string, unknown>> = [];
+    const upTo = skUpTo(toMs);
+    let latestPayment: number | null = null;
     let start: Record<string, unknown> | undefined;
-    // Newest first from `toMs` back; visits do not overlap, so the first one
-    // ending before `fromMs` means every older one does too. A visit's chunks
-    // come before its VISIT item in this order. The first page is small: most
-    // batches need the visitor's latest visit only.
-    for (let page = 0; ; page++) {
+    let top = withMark;
+    let first = true;
+    // Newest first from `toMs` back (or from the marker, above every visit);
+    // visits do not overlap, so the first one ending before `fromMs` means
+    // every older one does too. A visit's chunks come before its VISIT item
+    // in this order. The first page is small: most batches need the
+    // visitor's latest visit only (and the marker).
+    for (;;) {
       const { items: got, next } = await this.query({
-        // The partition also holds the visitor's payments (P#…): stay within the visits.
+        // The partition also holds the visitor's payments (P#…): stay within the visits (and the marker).
         KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': skUpTo(toMs) },
+        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': top ? PAYMENTS_MARK_SK : upTo },
         ScanIndexForward: false,
-        Limit: page === 0 ? 4 : 100,
+        Limit: first ? (top ? 5 : 4) : 100,
         ExclusiveStartKey: start,
       });
       for (const item of got) {
-        if (item.type === 'VISIT' && Number(item.end) < fromMs) return assembleVisits(items);
-        items.push(item);
+        const sk = String(item[SK]);
+        if (sk === PAYMENTS_MARK_SK) latestPayment = Number(item.latest);
+        else if (sk > upTo) continue;
+        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items), latestPayment };
+        else items.push(item);
       }
       start = next;
-      if (!start) return assembleVisits(items);
+      if (!start) return { visits: assembleVisits(items), latestPayment };
+      // Still above `toMs`: start again from it (a small first page again) rather than page through every later visit.
+      first = top && String(start[SK]) > upTo;
+      if (first) start = undefined;
+      top = false;
     }
   }
 
