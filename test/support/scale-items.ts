@@ -37,6 +37,8 @@ export const ITEM_BOUNDS: Readonly<Record<string, number>> = {
   VISIT: 2048 + 3072,
   VISIT_CHUNK: 4400,
   VISITOR_PAYMENT: 1024,
+  // The visitor's payments marker: keys and `latest` (< 100 B of attributes).
+  VISITOR_PAYMENTS: 200,
   // Dimension parts: 32 KiB of values plus keys, `seq`, `ver`; `visits` items: 1,000 ids of ≤ 64 characters.
   ROLLUP: 70_000,
   ROLLUP_DELTA: 256 * 1024,
