@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
+import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { batchWrite } from './batch.js';
@@ -272,17 +273,7 @@ export class PaymentListStore {
 
   /** Bumps a period's change counter and returns its new value (the recompute that follows owns it). */
   private async bump(site: string, period: string): Promise<number> {
-    const { Attributes } = await this.conn.doc.send(
-      new UpdateCommand({
-        TableName: this.conn.table,
-        Key: { [PK]: totalsPk(site), [SK]: `C#${period}` },
-        UpdateExpression: 'ADD n :one SET #type = :type',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':one': 1, ':type': 'PAYMENT_CHANGE' },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    return Number(Attributes?.n ?? 1);
+    return bumpChangeCounter(this.conn, totalsPk(site), period, 'PAYMENT_CHANGE');
   }
 
   /** The contributions listed on a local day (its A and U items), read consistently. */
