@@ -86,13 +86,20 @@ export class MemoryRollupStore implements RollupStore {
  * visits and never change one they read.
  */
 export class MemoryVisitStore implements VisitStore {
-  private readonly visits = new Map<string, Visit[]>();
+  /** Visits of the visitors `keep` selects (kept for ever), and of the others (dropped once ended). */
+  private readonly kept = new Map<string, Visit[]>();
+  private readonly transient = new Map<string, Visit[]>();
 
   constructor(private readonly keep: (visitorId: string) => boolean) {}
 
+  /** The map a visitor's visits live in: eviction walks only the transient one, not the payers' (most of the memory). */
+  private mapOf(visitorId: string): Map<string, Visit[]> {
+    return this.keep(visitorId) ? this.kept : this.transient;
+  }
+
   /** Visits of a visitor ending at or after `fromMs` and starting at or before `toMs` (ms), oldest first; copies. */
   async visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]> {
-    return (this.visits.get(`${site}\n${visitorId}`) ?? []).filter((v) => v.end >= fromMs && v.start <= toMs);
+    return (this.mapOf(visitorId).get(`${site}\n${visitorId}`) ?? []).filter((v) => v.end >= fromMs && v.start <= toMs);
   }
 
   /**
@@ -106,51 +113,54 @@ export class MemoryVisitStore implements VisitStore {
 
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {
     for (const v of remove) {
+      const map = this.mapOf(v.visitor_id);
       const key = `${v.site}\n${v.visitor_id}`;
-      const list = (this.visits.get(key) ?? []).filter((s) => s.id !== v.id);
-      if (list.length > 0) this.visits.set(key, list);
-      else this.visits.delete(key);
+      const list = (map.get(key) ?? []).filter((s) => s.id !== v.id);
+      if (list.length > 0) map.set(key, list);
+      else map.delete(key);
     }
     for (const v of put) {
+      const map = this.mapOf(v.visitor_id);
       const key = `${v.site}\n${v.visitor_id}`;
-      const list = (this.visits.get(key) ?? []).filter((s) => s.id !== v.id);
+      const list = (map.get(key) ?? []).filter((s) => s.id !== v.id);
       list.push(v);
       list.sort((a, b) => a.start - b.start);
-      this.visits.set(key, list);
+      map.set(key, list);
     }
   }
 
   async firstVisit(site: string, visitorId: string): Promise<Visit | null> {
-    return this.visits.get(`${site}\n${visitorId}`)?.[0] ?? null;
+    return this.mapOf(visitorId).get(`${site}\n${visitorId}`)?.[0] ?? null;
   }
 
   /** Every stored visit of a visitor, oldest first (not copies: do not change them). */
   visitsOf(site: string, visitorId: string): readonly Visit[] {
-    return this.visits.get(`${site}\n${visitorId}`) ?? [];
+    return this.mapOf(visitorId).get(`${site}\n${visitorId}`) ?? [];
   }
 
   /**
    * Drops visits that ended before `ms` of visitors `keep` does not select.
    * Safe when every later event has `ts` ≥ `ms` + 30 minutes (the visit gap):
-   * the sessionizer then never reads them again.
+   * the sessionizer then never reads them again. Walks only those visitors
+   * (the last hours' of traffic), so a load's eviction costs no more with
+   * a million payers kept than with a thousand.
    */
   evictEndedBefore(ms: number): void {
-    for (const [key, list] of this.visits) {
-      if (this.keep(key.slice(key.indexOf('\n') + 1))) continue;
+    for (const [key, list] of this.transient) {
       const live = list.filter((v) => v.end >= ms);
-      if (live.length === 0) this.visits.delete(key);
-      else if (live.length !== list.length) this.visits.set(key, live);
+      if (live.length === 0) this.transient.delete(key);
+      else if (live.length !== list.length) this.transient.set(key, live);
     }
   }
 
   /** Ids of the visitors of `site` with stored visits. */
   *visitors(site: string): Generator<string> {
-    for (const key of this.visits.keys()) if (key.startsWith(`${site}\n`)) yield key.slice(site.length + 1);
+    for (const map of [this.kept, this.transient]) for (const key of map.keys()) if (key.startsWith(`${site}\n`)) yield key.slice(site.length + 1);
   }
 
   /** Visitors with stored visits. */
   get size(): number {
-    return this.visits.size;
+    return this.kept.size + this.transient.size;
   }
 }
 

@@ -1,18 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DIMENSIONS } from '../lambdas/domain/rollup.js';
-import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { CapacityMeter, totalOf } from '../lambdas/adapters/dynamo/capacity-meter.js';
-import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../lambdas/adapters/dynamo/report-store.js';
 import { breakdown, goals, listPayments, overview, realtime, retention, timeseries, visitorTimeline, type ReportDeps } from '../lambdas/services/reports.js';
 import { DynamoRealtimeStore } from '../lambdas/adapters/dynamo/realtime-store.js';
 import { minuteOf, type RealtimeSlice } from '../lambdas/domain/realtime.js';
 import { compareAnswers, openDuckBaseline, type DuckAnswer } from './duckdb-baseline.js';
-import { startMemoryDynalite } from '../local/dynalite.js';
-import { BENCH_SITE as SITE, BENCH_TIMEZONE as TZ, benchRate, loadBenchSite } from './bench-site.js';
+import { BENCH_SITE as SITE, BENCH_TIMEZONE as TZ, benchRate } from './bench-site.js';
+import { openBenchTable } from './bench-table.js';
 import { EVENTS_PER_VISIT } from './traffic.js';
 import { percentile, type Figure } from './report.js';
 
@@ -70,17 +66,14 @@ export function benchScale(env: NodeJS.ProcessEnv = process.env): BenchScale {
  * 25 requests and 4 MB, and the DuckDB baseline over the same events' Parquet.
  */
 export async function benchReports(scale: BenchScale = benchScale()): Promise<Figure[]> {
-  const db = await startMemoryDynalite();
   const meter = new CapacityMeter();
-  const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint, capacityMeter: meter });
-  await ensureTable(conn);
-  const config = new DynamoConfigStore(conn);
-  const archiveDir = await mkdtemp(join(tmpdir(), 'ff-bench-archive-'));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   // The raw events go to Parquet only for the DuckDB baseline (its share of the load's time is large).
-  const loaded = await loadBenchSite(conn, { events: scale.events, payments: scale.payments, archiveDir: selected('duckdb') ? archiveDir : undefined, log });
+  const table = await openBenchTable({ events: scale.events, payments: scale.payments, days: 365, archive: selected('duckdb') }, meter, log, process.env.FOOTFALL_BENCH_CACHE || undefined);
+  const { conn, site: loaded } = table;
+  const config = new DynamoConfigStore(conn);
   const { now, watched } = loaded;
-  log(`bench site loaded: ${JSON.stringify(loaded)}`);
+  log(`bench site ${table.reused ? 'reused' : 'loaded'}: ${JSON.stringify(loaded)}`);
 
   const figures: Figure[] = [
     { section: 'reports', name: `bench site (${scale.label}): visits`, value: loaded.visits, unit: 'visits' },
@@ -90,13 +83,13 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     { section: 'reports', name: 'bench site load: sessionize (real sessionizer, in-memory stores, Parquet archive)', value: loaded.ms.sessionize / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payments (real payment service, in memory)', value: loaded.ms.payments / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payment items written (bulk)', value: loaded.ms.write / 1000, unit: 's' },
+    // The load times above are those of the run that loaded the table when it came from FOOTFALL_BENCH_CACHE.
+    { section: 'reports', name: 'bench site table reused from FOOTFALL_BENCH_CACHE (1) or loaded by this run (0)', value: table.reused ? 1 : 0, unit: '' },
   ];
   const fx = async () => benchRate;
   const over: string[] = [];
   const finish = async () => {
-    conn.doc.destroy();
-    await db.close();
-    await rm(archiveDir, { recursive: true, force: true });
+    await table.close();
     return figures;
   };
   // Each report five times (once when it reads more than RUN_ONCE_ABOVE_MB): the median time;
@@ -155,7 +148,7 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
   // 5. The same numbers from the raw Parquet with DuckDB, as an analyst writes it (`bench/duckdb-baseline.ts`):
   //    one connection, best of five against Footfall's best of five, answers compared number by number.
   if (!selected('duckdb')) return finish();
-  const duck = await openDuckBaseline(archiveDir, SITE, TZ);
+  const duck = await openDuckBaseline(table.archiveDir as string, SITE, TZ);
   try {
     for (const range of ['30d', '12m'] as const) {
       const deps: ReportDeps = { sites: config, store: new DynamoReportStore(conn), rates: fx, clock: () => now };
