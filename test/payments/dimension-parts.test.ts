@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { ALL_BUCKETS, DIMENSION_PART_BYTES, splitDimensionCounters, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
+import { ALL_SLOTS, DIMENSION_PART_BYTES, splitDimensionCounters, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
@@ -91,8 +91,8 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
     const orphan = { pk: `PD#${SITE}#landing_page`, sk: `D#${DAYS[0]}#0#0000000000#001`, type: 'PAYMENT_DIMENSION', v: JSON.stringify({ '/ghost': [5, 500, 1] }), src: 0 };
     await conn.doc.send(new PutCommand({ TableName: conn.table, Item: orphan }));
     expect(await read(list, 'landing_page', 'D', DAYS[0] ?? '', DAYS[0] ?? '')).not.toHaveProperty('/ghost');
-    await list.recomputeDay(SITE, DAYS[0] ?? '', new Set(ALL_BUCKETS));
-    await list.recomputeMonth(SITE, '2026-05', new Set(ALL_BUCKETS));
+    await list.recomputeDay(SITE, DAYS[0] ?? '', new Set(ALL_SLOTS));
+    await list.recomputeMonth(SITE, '2026-05', new Set(ALL_SLOTS));
     const items = (await scanAll(conn)).filter((i) => i.type === 'PAYMENT_DIMENSION');
     expect(items.some((i) => i.sk === orphan.sk)).toBe(false);
     // Every part left is named by its bucket item.

@@ -7,11 +7,20 @@ import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { batchWrite } from './batch.js';
 import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
 import {
-  ALL_BUCKETS,
-  bucketsOf,
+  ALL_SLOTS,
+  GROUPED_DIMENSIONS,
+  GROUP_SLOT,
+  UNATTRIBUTED_KEY,
+  dayGroup,
   dimensionCounters,
+  flattenGroup,
+  isGrouped,
   mergeDimensionCounters,
-  type DimensionBucket,
+  mergeGroups,
+  slotsOf,
+  unflattenGroup,
+  type DimensionSlot,
+  type GroupRows,
   type ValueCounters,
   splitDimensionCounters,
   dayCustomers,
@@ -39,7 +48,11 @@ import {
  * - PAYMENT_CUSTOMERS `PU#<site>` / `D#<day>`, `M#<month>`: distinct payers.
  * - PAYMENT_DIMENSION `PD#<site>#<dimension>` / `D#<day>#<bucket>`,
  *   `M#<month>#<bucket>`: counted payments, net cents and payers per value of
- *   the credited visit.
+ *   the credited visit. The one-bucket dimensions and the Unattributed row
+ *   share one item per period, the group (`g` set), under the key of
+ *   `channel`'s bucket 0; items written before the group existed (each
+ *   dimension its own, Unattributed in every bucket 0) read as before until
+ *   their period is recomputed.
  * - PAYMENT_CHANGE `PT#<site>` / `C#<day>`, `C#<month>`: a counter bumped after
  *   every change of the period's list items; a recompute writes its result
  *   only if no recompute that started later already wrote (`src`).
@@ -49,7 +62,9 @@ export const refundedPk = (site: string, month: string) => `PLR#${site}#${month}
 export const totalsPk = (site: string) => `PT#${site}`;
 export const customersPk = (site: string) => `PU#${site}`;
 export const dimensionPk = (site: string, d: PaymentDimension) => `PD#${site}#${d}`;
-const splitBucket = (db: DimensionBucket): [PaymentDimension, number] => {
+/** Where a period's group item lives (`channel`'s bucket 0, which it replaces). */
+const groupPk = (site: string) => dimensionPk(site, 'channel');
+const splitBucket = (db: Exclude<DimensionSlot, typeof GROUP_SLOT>): [PaymentDimension, number] => {
   const i = db.lastIndexOf('#');
   return [db.slice(0, i) as PaymentDimension, Number(db.slice(i + 1))];
 };
@@ -100,32 +115,40 @@ function toContribution(item: Record<string, unknown>): Contribution {
   return JSON.parse(String(item.c)) as Contribution;
 }
 
+/** The dimension slots to recompute per local day (a month recomputes the union of its days'). */
+export type DaySlots = Map<string, Set<DimensionSlot>>;
+
+/** Adds `slots` to `day`'s in `into`. */
+function addSlots(into: DaySlots, day: string, slots: Iterable<DimensionSlot>): void {
+  let held = into.get(day);
+  if (!held) into.set(day, (held = new Set()));
+  for (const s of slots) held.add(s);
+}
+
 /**
  * The recomputes that many syncs of one site leave to one pass
  * (`PaymentListStore.sync` with a batch, then `PaymentListStore.finish`):
- * the union of their days and dimension buckets, the list items whose
+ * per day, the union of the dimension slots its syncs touched (a day is not
+ * recomputed for another day's payments' slots), the list items whose
  * `pending` to clear, and steps to run after (a payment forgetting the
  * positions it left). Reusable after `finish`.
  */
 export class RecomputeBatch {
   site: string | null = null;
-  readonly days = new Set<string>();
-  readonly buckets = new Set<DimensionBucket>();
+  readonly days: DaySlots = new Map();
   readonly settled: Array<{ key: { pk: string; sk: string }; rev: number }> = [];
   readonly after: Array<() => Promise<void>> = [];
 
-  add(site: string, days: ReadonlySet<string>, buckets: ReadonlySet<DimensionBucket>, settled: { key: { pk: string; sk: string }; rev: number } | null): void {
+  add(site: string, days: DaySlots, settled: { key: { pk: string; sk: string }; rev: number } | null): void {
     if (this.site !== null && this.site !== site) throw new Error(`a recompute batch is for one site: ${this.site}, not ${site}`);
     this.site = site;
-    for (const d of days) this.days.add(d);
-    for (const b of buckets) this.buckets.add(b);
+    for (const [day, slots] of days) addSlots(this.days, day, slots);
     if (settled) this.settled.push(settled);
   }
 
   clear(): void {
     this.site = null;
     this.days.clear();
-    this.buckets.clear();
     this.settled.length = 0;
     this.after.length = 0;
   }
@@ -164,36 +187,41 @@ export class PaymentListStore {
       const upToDate = Item && Number(Item.rev) === c.rev && !Item.pending && gone.length === 0;
       if (upToDate) return false;
       const all = [...new Set([...gone, ...((Item?.stale as string[] | undefined) ?? [])])].filter((id) => !wanted.has(id));
+      // A payment that moves to a new position keeps the positions it left on itself (`stale`: its
+      // `unlisted`) until their days are recomputed, and a retry recomputes the new position's day
+      // from what it finds there: no `pending` to set and clear (issue 16's write budget). A
+      // contribution replaced in place needs `pending`: after a crash only that says the replaced
+      // one's slots may not be recomputed yet.
+      const moved = !Item && gone.length > 0 && all.length === gone.length;
       for (const [i, k] of keys.entries()) {
-        const body = i === 0 ? { c: JSON.stringify(c), pending: 1, ...(all.length > 0 ? { stale: all } : {}) } : {};
+        const body = i === 0 ? { c: JSON.stringify(c), ...(moved ? {} : { pending: 1, ...(all.length > 0 ? { stale: all } : {}) }) } : {};
         if (!(await this.putIfNotNewer({ [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...body }, c.rev))) return false;
       }
-      // The dimension buckets to recompute: those of the new and the replaced contribution; after a
-      // crash (`pending`) the replaced one is gone, so every bucket.
-      const replaced = Item && !Item.pending ? bucketsOf(toContribution(Item)) : Item ? ALL_BUCKETS : [];
-      const buckets = new Set<DimensionBucket>([...bucketsOf(c), ...replaced]);
+      // The dimension slots of its day to recompute: those of the new and the replaced contribution
+      // (same position, same day); after a crash (`pending`) the replaced one is gone, so every slot.
+      const replaced = Item && !Item.pending ? slotsOf(toContribution(Item)) : Item ? ALL_SLOTS : [];
+      const days: DaySlots = new Map([[c.day, new Set([...slotsOf(c), ...replaced])]]);
       if ((await storedRev()) > c.rev) {
         // A newer revision settled meanwhile and may have moved the payment: take back what this one
         // wrote (only if still ours) and recompute; the newer one's own sync places it.
         for (const k of keys) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(k), ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': c.rev } })).catch(ignoreCondition);
-        await this.recompute(site, new Set([c.day]), buckets);
+        await this.recompute(site, days);
         return true;
       }
-      const days = await this.removePositions(all, buckets);
-      days.add(c.day);
-      const settled = { key: main, rev: c.rev };
-      if (batch) batch.add(site, days, buckets, settled);
+      await this.removePositions(all, days);
+      const settled = moved ? null : { key: main, rev: c.rev };
+      if (batch) batch.add(site, days, settled);
       else {
-        await this.recompute(site, days, buckets);
-        await this.clearPending(settled);
+        await this.recompute(site, days);
+        if (settled) await this.clearPending(settled);
       }
       return true;
     }
     if (gone.length === 0) return false;
-    const buckets = new Set<DimensionBucket>();
-    const days = await this.removePositions(gone, buckets);
-    if (batch) batch.add(site, days, buckets, null);
-    else await this.recompute(site, days, buckets);
+    const days: DaySlots = new Map();
+    await this.removePositions(gone, days);
+    if (batch) batch.add(site, days, null);
+    else await this.recompute(site, days);
     return true;
   }
 
@@ -203,7 +231,7 @@ export class PaymentListStore {
    * `pending` and `stale`, then runs the batch's `after` steps in order.
    */
   async finish(batch: RecomputeBatch): Promise<void> {
-    if (batch.site !== null) await this.recompute(batch.site, batch.days, batch.buckets);
+    if (batch.site !== null) await this.recompute(batch.site, batch.days);
     for (const settled of batch.settled) await this.clearPending(settled);
     for (const step of batch.after) await step();
     batch.clear();
@@ -235,24 +263,28 @@ export class PaymentListStore {
   }
 
   /**
-   * Deletes the `gone` positions; their contributions' buckets join
-   * `buckets` (every bucket for a position already gone: a retry after a
-   * crash that deleted it cannot know which it held).
-   * @returns the local days of the positions
+   * Deletes the `gone` positions; each position's day joins `days` with its
+   * contribution's slots (every slot for a position already gone: a retry
+   * after a crash that deleted it cannot know which it held; none for a
+   * refunded copy, whose main item carries the counters).
    */
-  private async removePositions(gone: readonly string[], buckets: Set<DimensionBucket>): Promise<Set<string>> {
+  private async removePositions(gone: readonly string[], days: DaySlots): Promise<void> {
     for (const id of gone) {
-      const key = toKey(parsePosition(id));
-      const { Attributes } = await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: key, ReturnValues: 'ALL_OLD' }));
-      for (const b of Attributes?.c ? bucketsOf(toContribution(Attributes)) : Attributes ? [] : ALL_BUCKETS) buckets.add(b);
+      const position = parsePosition(id);
+      const { Attributes } = await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(position), ReturnValues: 'ALL_OLD' }));
+      addSlots(days, dayOfPosition(position), Attributes?.c ? slotsOf(toContribution(Attributes)) : Attributes ? [] : ALL_SLOTS);
     }
-    return new Set(gone.map((id) => dayOfPosition(parsePosition(id))));
   }
 
-  /** Recomputes each of `days`, then each of their months, for the totals, payers and the dimension `buckets`. */
-  private async recompute(site: string, days: ReadonlySet<string>, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
-    for (const day of [...days].sort()) await this.recomputeDay(site, day, buckets);
-    for (const month of new Set([...days].sort().map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, month, buckets);
+  /** Recomputes each day of `days` (totals, payers and its dimension slots), then each of their months (the union of its days' slots). */
+  private async recompute(site: string, days: ReadonlyMap<string, ReadonlySet<DimensionSlot>>): Promise<void> {
+    const months = new Map<string, Set<DimensionSlot>>();
+    for (const day of [...days.keys()].sort()) {
+      const slots = days.get(day) ?? new Set();
+      await this.recomputeDay(site, day, slots);
+      addSlots(months, day.slice(0, 7), slots);
+    }
+    for (const [month, slots] of months) await this.recomputeMonth(site, month, slots);
   }
 
   /**
@@ -267,7 +299,7 @@ export class PaymentListStore {
       listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
     );
     const calls = await batchWrite(this.conn, requests);
-    await this.recompute(site, new Set(contributions.map((c) => c.day)), new Set(ALL_BUCKETS));
+    await this.recompute(site, new Map(contributions.map((c) => [c.day, new Set(ALL_SLOTS)])));
     return calls;
   }
 
@@ -292,40 +324,42 @@ export class PaymentListStore {
   }
 
   /**
-   * Recomputes a day's totals, payers and the dimension `buckets` from its
+   * Recomputes a day's totals, payers and the dimension `slots` from its
    * list items. The change counter is bumped before the Query, and each
    * result is written only over a result computed from an older counter, so
    * of two racing recomputes the one that saw more wins.
    */
-  async recomputeDay(site: string, day: string, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
+  async recomputeDay(site: string, day: string, slots: ReadonlySet<DimensionSlot>): Promise<void> {
     const src = await this.bump(site, day);
     const contributions = await this.dayContributions(site, day);
     await Promise.all([
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
-      ...[...buckets].map((db) => {
-        const [d, b] = splitBucket(db);
+      ...[...slots].map((slot) => {
+        if (slot === GROUP_SLOT) return this.writeDimension(groupPk(site), `D#${day}#0`, flattenGroup(dayGroup(contributions)), src, true);
+        const [d, b] = splitBucket(slot);
         return this.writeDimension(dimensionPk(site, d), `D#${day}#${b}`, dimensionCounters(contributions, d, b), src);
       }),
     ]);
   }
 
-  /** Recomputes a month's totals, payers and dimension `buckets` from its days' items (same guard as `recomputeDay`). */
-  async recomputeMonth(site: string, month: string, buckets: ReadonlySet<DimensionBucket>): Promise<void> {
+  /** Recomputes a month's totals, payers and dimension `slots` from its days' items (same guard as `recomputeDay`). */
+  async recomputeMonth(site: string, month: string, slots: ReadonlySet<DimensionSlot>): Promise<void> {
     const src = await this.bump(site, month);
-    const dims = [...new Set([...buckets].map((db) => splitBucket(db)[0]))];
-    const [totals, customers, ...days] = await Promise.all([
-      this.periods(site, 'D', `${month}-01`, `${month}-31`, true),
-      this.customers(site, 'D', `${month}-01`, `${month}-31`, true),
-      ...dims.map((d) => this.dimension(site, d, 'D', `${month}-01`, `${month}-31`, true)),
+    const [from, to] = [`${month}-01`, `${month}-31`];
+    const buckets = [...slots].filter((slot) => slot !== GROUP_SLOT).map(splitBucket);
+    const dims = [...new Set(buckets.map(([d]) => d))];
+    const [totals, customers, group, ...days] = await Promise.all([
+      this.periods(site, 'D', from, to, true),
+      this.customers(site, 'D', from, to, true),
+      slots.has(GROUP_SLOT) ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true) : Promise.resolve(new Map<string, GroupRows>()),
+      ...dims.map((d) => this.bucketItems(dimensionPk(site, d), 'D', from, to, true)),
     ]);
-    const byBucket = new Map<DimensionBucket, Array<Record<string, ValueCounters>>>();
-    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), item.values]);
+    const byBucket = new Map<string, Array<Record<string, ValueCounters>>>();
+    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), withoutUnattributed(item.values)]);
     await Promise.all([
       this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers)),
-      ...[...buckets].map((db) => {
-        const [d, b] = splitBucket(db);
-        return this.writeDimension(dimensionPk(site, d), `M#${month}#${b}`, mergeDimensionCounters(byBucket.get(db) ?? []), src);
-      }),
+      ...(slots.has(GROUP_SLOT) ? [this.writeDimension(groupPk(site), `M#${month}#0`, flattenGroup(mergeGroups([...group.values()])), src, true)] : []),
+      ...buckets.map(([d, b]) => this.writeDimension(dimensionPk(site, d), `M#${month}#${b}`, mergeDimensionCounters(byBucket.get(`${d}#${b}`) ?? []), src)),
     ]);
   }
 
@@ -337,7 +371,7 @@ export class PaymentListStore {
   }
 
   /**
-   * Writes a recomputed dimension bucket (sort key `base`, `<D|M>#<period>#<bucket>`)
+   * Writes a recomputed dimension bucket or group (sort key `base`, `<D|M>#<period>#<bucket>`; `group`: marked `g`)
    * as parts of at most `DIMENSION_PART_BYTES` (`splitDimensionCounters`):
    * the first in the bucket's item, which names its recompute (`src`) and
    * part count (`p`), the others in items `<base>#<src, 10 digits>#<index, 3 digits>`.
@@ -349,7 +383,7 @@ export class PaymentListStore {
    * A crash between the writes leaves parts no bucket item names: readers
    * skip them and the bucket's next recompute that has or had parts deletes them.
    */
-  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number): Promise<void> {
+  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number, group = false): Promise<void> {
     const [first = {}, ...rest] = splitDimensionCounters(values);
     const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', v: JSON.stringify(v), src }));
     if (parts.length > 0) await batchWrite(this.conn, parts.map((Item) => ({ PutRequest: { Item } })));
@@ -358,7 +392,7 @@ export class PaymentListStore {
       ({ Attributes: old } = await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}) },
+          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...(group ? { g: 1 } : {}) },
           ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
           ExpressionAttributeValues: { ':src': src },
           ReturnValues: 'ALL_OLD',
@@ -389,21 +423,72 @@ export class PaymentListStore {
     ]);
   }
 
-  /** A dimension's payment counters per value, by period and bucket, from `from` to `to` (inclusive). */
+  /**
+   * A dimension's payment counters per value, by period and bucket, from
+   * `from` to `to` (inclusive), the Unattributed row (`UNATTRIBUTED_KEY`)
+   * included once per period: for a grouped dimension one entry per period
+   * (its rows and the Unattributed row, from the group); for a bucketed one
+   * its buckets' entries and one with the period's Unattributed row.
+   * Requests: one Query for `channel`, two for a bucketed dimension (its
+   * items and the groups), one for another grouped dimension (two while its
+   * range holds periods not recomputed since the group existed).
+   */
   async dimension(site: string, d: PaymentDimension, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    // A bucket's item, then its parts (`writeDimension`): only the parts of the recompute the item names count.
-    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; src: number; parts: number }> = [];
-    for (const item of await this.query(dimensionPk(site, d), `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
+    if (isGrouped(d)) {
+      const groups = await this.groups(site, g, from, to, d === 'channel' ? [] : [d], consistent, cost);
+      return [...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }));
+    }
+    const [own, groups] = await Promise.all([this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost), this.groups(site, g, from, to, [], consistent, cost)]);
+    return [
+      ...own.map(({ period, bucket, values }) => ({ period, bucket, values: withoutUnattributed(values) })),
+      ...[...groups].filter(([, rows]) => Object.keys(rows.unattributed).length > 0).map(([period, rows]) => ({ period, bucket: 0, values: rows.unattributed })),
+    ];
+  }
+
+  /**
+   * Each period's group from `from` to `to`: its group item, or for a period
+   * not recomputed since the group existed (an item of `channel` alone,
+   * `g` unset) that item's rows and Unattributed row, with the rows of each
+   * of `legacy` from its own items (read only when such a period is in range).
+   */
+  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, GroupRows>> {
+    const out = new Map<string, GroupRows>();
+    const old = new Set<string>();
+    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
+      if (item.group) {
+        out.set(item.period, unflattenGroup(item.values));
+        continue;
+      }
+      const { [UNATTRIBUTED_KEY]: unattributed, ...channel } = item.values;
+      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {} });
+      old.add(item.period);
+    }
+    if (old.size === 0 || legacy.length === 0) return out;
+    const reads = await Promise.all(legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)));
+    for (const [i, d] of legacy.entries()) {
+      for (const item of reads[i] ?? []) {
+        const rows = out.get(item.period);
+        if (rows && old.has(item.period)) rows.dims[d] = { ...rows.dims[d], ...withoutUnattributed(item.values) };
+      }
+    }
+    return out;
+  }
+
+  /** The bucket items of one PAYMENT_DIMENSION partition from `from` to `to`, each with its parts merged in (`writeDimension`); `group` for a group item. */
+  private async bucketItems(pk: string, g: Granularity, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean }>> {
+    // A bucket's item, then its parts: only the parts of the recompute the item names count.
+    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; src: number; parts: number }> = [];
+    for (const item of await this.query(pk, `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = JSON.parse(String(item.v)) as Record<string, ValueCounters>;
       if (partSrc === undefined) {
-        out.push({ period, bucket: Number(bucket), values, src: Number(item.src), parts: Number(item.p ?? 1) });
+        out.push({ period, bucket: Number(bucket), values, group: item.g !== undefined, src: Number(item.src), parts: Number(item.p ?? 1) });
         continue;
       }
       const owner = out.at(-1);
       if (owner && owner.period === period && owner.bucket === Number(bucket) && Number(partSrc) === owner.src && Number(index) < owner.parts) Object.assign(owner.values, values);
     }
-    return out.map(({ period, bucket, values }) => ({ period, bucket, values }));
+    return out.map(({ period, bucket, values, group }) => ({ period, bucket, values, group }));
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
@@ -520,6 +605,15 @@ export class PaymentListStore {
 }
 
 const toKey = (k: { pk: string; sk: string }) => ({ [PK]: k.pk, [SK]: k.sk });
+
+/** The grouped dimensions other than `channel`: their own items hold their rows in periods not recomputed since the group existed. */
+const GROUPED_LEGACY = GROUPED_DIMENSIONS.filter((d) => d !== 'channel');
+
+/** Counters without the Unattributed row (which items written before the group existed kept in every bucket 0). */
+function withoutUnattributed(values: Record<string, ValueCounters>): Record<string, ValueCounters> {
+  const { [UNATTRIBUTED_KEY]: _gone, ...rest } = values;
+  return rest;
+}
 
 /** `YYYY-MM` of the month before. */
 function previousMonth(month: string): string {

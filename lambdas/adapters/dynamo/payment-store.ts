@@ -179,7 +179,7 @@ export class DynamoPaymentStore {
     for (const p of payments) {
       if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
       if (p.visitor) {
-        items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p), rev: p.rev });
+        items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p) });
         latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
       }
     }
@@ -289,21 +289,14 @@ export class DynamoPaymentStore {
       await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: visitorPaymentKey({ ...payment, visitor: previous.visitor, ts: previous.ts }) }));
     }
     if (payment.visitor) {
-      // Read before writing: a payment credited again without a change (most re-credits) costs a read, not a write.
+      // Read before writing: a copy already in place is left as it is. Its key and payment key are all it
+      // holds, and they do not change with the payment's revision (issue 16's write budget), so racing
+      // writers of a new copy write the same item.
       const { Item: copy } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }));
-      if (copy && Number(copy.rev) >= payment.rev) return;
+      if (copy) return;
       // A new position on the timeline: the visitor's marker first, so no copy is ever above its marker's time.
-      if (!copy) await this.markVisitor(payment.site, payment.visitor, payment.ts ?? 0);
-      await this.conn.doc.send(
-        new PutCommand({
-          TableName: this.conn.table,
-          Item: { ...visitorPaymentKey(payment), type: 'VISITOR_PAYMENT', payment_key: key, rev: payment.rev },
-          ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`,
-          ExpressionAttributeValues: { ':rev': payment.rev },
-        }),
-      ).catch((error) => {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      });
+      await this.markVisitor(payment.site, payment.visitor, payment.ts ?? 0);
+      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...visitorPaymentKey(payment), type: 'VISITOR_PAYMENT', payment_key: key } }));
     }
   }
 

@@ -271,30 +271,49 @@ export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustome
 /** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
 export const attributedOf = (t: PeriodTotals): number => Object.values(t.touch).reduce((n, [k]) => n + k, 0);
 
-/** Row key of Unattributed payments in a dimension's rollups (no dimension value is a NUL). */
+/** Row key of Unattributed payments in the rollups and breakdowns (no dimension value is a NUL). */
 export const UNATTRIBUTED_KEY = '\u0000';
 
 /** `[payments, net cents, payers]`: payers are hashed ids while the item holds at most `EXACT_LIMIT` of them in all, else the period's distinct count. */
 export type ValueCounters = [number, number, string[] | number];
 
-/** The values a contribution credits in one dimension: its visit's, or the Unattributed key. */
-export const creditedValues = (c: Contribution, d: PaymentDimension): readonly string[] => (c.dims ? (c.dims[d] ?? []) : [UNATTRIBUTED_KEY]);
-
-/** The rollup bucket of a value (`DIMENSION_BUCKETS`); Unattributed lives in bucket 0. */
-export const bucketOfValue = (d: PaymentDimension, value: string) => (value === UNATTRIBUTED_KEY ? 0 : bucketOf(d, value));
+/** How many rollup buckets a payment dimension's values are hashed into (`DIMENSION_BUCKETS`, `GOAL_BUCKETS`). */
+export const bucketCount = (d: PaymentDimension) => (d === 'goal' ? GOAL_BUCKETS : DIMENSION_BUCKETS[d]);
 
 /**
- * A day's payment counters of one dimension bucket, from the day's
- * contributions: counted payments, net cents and payers per value of the
- * credited visit (spec §4.2 rules 1–5: `page` counts every page of the
- * visit), Unattributed under `UNATTRIBUTED_KEY`.
+ * The payment dimensions of one bucket (channel, country, device, browser,
+ * os, language). Their rows share one PAYMENT_DIMENSION item per period, the
+ * period's group, with the Unattributed row (`docs/data-model.md`,
+ * "Payments"): a payment's credit changing rewrites one item for all of them
+ * instead of one per dimension.
+ */
+export const GROUPED_DIMENSIONS = PAYMENT_DIMENSIONS.filter((d) => bucketCount(d) === 1);
+/** The dimensions whose values keep their own items, hashed into buckets. */
+export const BUCKETED_DIMENSIONS = PAYMENT_DIMENSIONS.filter((d) => bucketCount(d) > 1);
+export const isGrouped = (d: PaymentDimension) => bucketCount(d) === 1;
+
+/**
+ * A period's group (the grouped dimensions' rows and the Unattributed row),
+ * as recomputed and merged; stored flattened (`flattenGroup`).
+ */
+export interface GroupRows {
+  dims: Partial<Record<PaymentDimension, Record<string, ValueCounters>>>;
+  /** `{ [UNATTRIBUTED_KEY]: counters }`, or empty when the period has no counted Unattributed payment. */
+  unattributed: Record<string, ValueCounters>;
+}
+
+/**
+ * A day's payment counters of one bucket of a bucketed dimension, from the
+ * day's contributions: counted payments, net cents and payers per value of
+ * the credited visit (spec §4.2 rules 1–5: `page` counts every page of the
+ * visit). Unattributed payments are the group's (`dayGroup`).
  */
 export function dimensionCounters(contributions: readonly Contribution[], d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
   const sets = new Map<string, { n: number; cents: number; payers: Set<string> }>();
   for (const c of contributions) {
-    if (!counts(c)) continue;
-    for (const value of creditedValues(c, d)) {
-      if (bucketOfValue(d, value) !== bucket) continue;
+    if (!counts(c) || !c.dims) continue;
+    for (const value of c.dims[d] ?? []) {
+      if (bucketOf(d, value) !== bucket) continue;
       let row = sets.get(value);
       if (!row) sets.set(value, (row = { n: 0, cents: 0, payers: new Set() }));
       row.n++;
@@ -303,6 +322,55 @@ export function dimensionCounters(contributions: readonly Contribution[], d: Pay
     }
   }
   return packCounters(sets);
+}
+
+/** A day's group: each grouped dimension's counters (`dimensionCounters`) and the Unattributed row. */
+export function dayGroup(contributions: readonly Contribution[]): GroupRows {
+  const unattributed = { n: 0, cents: 0, payers: new Set<string>() };
+  for (const c of contributions) {
+    if (!counts(c) || c.dims) continue;
+    unattributed.n++;
+    unattributed.cents += c.cents;
+    unattributed.payers.add(c.customer);
+  }
+  return {
+    dims: Object.fromEntries(GROUPED_DIMENSIONS.map((d) => [d, dimensionCounters(contributions, d, 0)])),
+    unattributed: unattributed.n > 0 ? packCounters(new Map([[UNATTRIBUTED_KEY, unattributed]])) : {},
+  };
+}
+
+/** A month's group from its days' groups (each dimension and the Unattributed row merged as `mergeDimensionCounters`). */
+export function mergeGroups(days: readonly GroupRows[]): GroupRows {
+  return {
+    dims: Object.fromEntries(GROUPED_DIMENSIONS.map((d) => [d, mergeDimensionCounters(days.map((g) => g.dims[d] ?? {}))])),
+    unattributed: mergeDimensionCounters(days.map((g) => g.unattributed)),
+  };
+}
+
+/**
+ * A group as one item's `v`: `<dimension>#<value>` keys (no dimension name
+ * holds a `#`) and the Unattributed row under `UNATTRIBUTED_KEY`. Each
+ * dimension keeps the payer exactness it was packed with.
+ */
+export function flattenGroup(g: GroupRows): Record<string, ValueCounters> {
+  const out: Record<string, ValueCounters> = { ...g.unattributed };
+  for (const [d, values] of Object.entries(g.dims)) for (const [value, counters] of Object.entries(values ?? {})) out[`${d}#${value}`] = counters;
+  return out;
+}
+
+/** The inverse of `flattenGroup` (parts merged first). */
+export function unflattenGroup(flat: Readonly<Record<string, ValueCounters>>): GroupRows {
+  const out: GroupRows = { dims: {}, unattributed: {} };
+  for (const [key, counters] of Object.entries(flat)) {
+    if (key === UNATTRIBUTED_KEY) {
+      out.unattributed[key] = counters;
+      continue;
+    }
+    const i = key.indexOf('#');
+    const d = key.slice(0, i) as PaymentDimension;
+    (out.dims[d] ??= {})[key.slice(i + 1)] = counters;
+  }
+  return out;
 }
 
 /** Sums a month's days of one dimension bucket. Payers stay exact sets while every day's are and the month's stay under the limit. */
@@ -382,15 +450,26 @@ export function splitDimensionCounters(values: Readonly<Record<string, ValueCoun
   return parts;
 }
 
-/** A dimension and bucket of the payment rollups, `<dimension>#<bucket>`. */
+/** A bucketed dimension's bucket of the payment rollups, `<dimension>#<bucket>`. */
 export type DimensionBucket = `${PaymentDimension}#${number}`;
+/** The group item of a period (`GroupRows`). */
+export const GROUP_SLOT = 'group';
+/** What a recompute of a period writes: its group, and buckets of bucketed dimensions. */
+export type DimensionSlot = typeof GROUP_SLOT | DimensionBucket;
 
-/** Every dimension bucket (a recompute that cannot tell which changed writes them all). */
-export const ALL_BUCKETS: readonly DimensionBucket[] = PAYMENT_DIMENSIONS.flatMap((d) => Array.from({ length: d === 'goal' ? GOAL_BUCKETS : DIMENSION_BUCKETS[d] }, (_, b) => `${d}#${b}` as DimensionBucket));
+/** Every slot (a recompute that cannot tell which changed writes them all). */
+export const ALL_SLOTS: readonly DimensionSlot[] = [GROUP_SLOT, ...BUCKETED_DIMENSIONS.flatMap((d) => Array.from({ length: bucketCount(d) }, (_, b) => `${d}#${b}` as DimensionBucket))];
 
-/** The dimension buckets a contribution's values fall in. */
-export function bucketsOf(c: Contribution): DimensionBucket[] {
-  return [...new Set(PAYMENT_DIMENSIONS.flatMap((d) => creditedValues(c, d).map((v) => `${d}#${bucketOfValue(d, v)}` as DimensionBucket)))];
+/**
+ * The slots a contribution's counters fall in: always the group (its
+ * Unattributed row or its grouped dimensions' values; a failed payment too,
+ * which counts nowhere: it costs the group item of its day, never a value),
+ * and the bucket of each of its bucketed dimensions' values.
+ */
+export function slotsOf(c: Contribution): DimensionSlot[] {
+  const dims = c.dims;
+  if (!dims) return [GROUP_SLOT];
+  return [GROUP_SLOT, ...new Set(BUCKETED_DIMENSIONS.flatMap((d) => (dims[d] ?? []).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket)))];
 }
 
 /** Payment counters of one breakdown row over a range (`breakdown.ts`). */

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { PaymentListStore, RecomputeBatch, dimensionPk, listKeys, positionId } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { ALL_SLOTS, GROUPED_DIMENSIONS, UNATTRIBUTED_KEY, bucketCount, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
+import { PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { memoryTable, scanAll } from '../support/dynamo.js';
+
+/**
+ * The group layout of the payment dimension rollups (`docs/data-model.md`,
+ * "Payments"): the one-bucket dimensions and the Unattributed row in one
+ * item per period, the bucketed dimensions in their buckets without it, and
+ * a day recomputed only for the slots its own payments touched. Breakdowns
+ * read from these items must equal a direct computation from the list, and
+ * items written before the group existed must read as they did.
+ */
+const SITE = 'group.test';
+const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
+const DAYS = ['2026-05-30', '2026-05-31', '2026-06-01'];
+const VALUES = ['Direct', 'Search', '/', '/pricing', '/blog/a', 'FR', 'en-US', '(none)', 'Signup', 'x'.repeat(40)];
+
+/** A contribution: `attributed` takes one to three values per dimension from `VALUES`. */
+const contributionArb = (i: number) =>
+  fc.record({
+    day: fc.constantFrom(...DAYS),
+    attributed: fc.boolean(),
+    failed: fc.boolean(),
+    customer: fc.integer({ min: 0, max: 6 }),
+    cents: fc.integer({ min: 100, max: 9900 }),
+    values: fc.array(fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }), { minLength: PAYMENT_DIMENSIONS.length, maxLength: PAYMENT_DIMENSIONS.length }),
+  }).map(({ day, attributed, failed, customer, cents, values }) => build(i, day, attributed ? values : null, failed, customer, cents, 1));
+
+function build(i: number, day: string, values: string[][] | null, failed: boolean, customer: number, cents: number, rev: number): Contribution {
+  const ts = Date.parse(`${day}T10:00:00Z`) + i * 1000;
+  const dims = values ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d, k) => [d, values[k] ?? []])) as Record<PaymentDimension, string[]>) : null;
+  return { key: `stripe:pi_${i}`, rev, ts, day, hour: `${day}T10`, cents, customer: `c${customer}`, touch_day: dims ? day : null, failed, refunded: false, dims };
+}
+
+/** Payments, cents and payers per value of a dimension over the given days, Unattributed under its key, computed directly. */
+function expected(contributions: readonly Contribution[], d: PaymentDimension, days: readonly string[]): Record<string, [number, number, number]> {
+  const out: Record<string, [number, number, Set<string>]> = {};
+  for (const c of contributions) {
+    if (c.failed || !days.includes(c.day)) continue;
+    for (const v of c.dims ? c.dims[d] : [UNATTRIBUTED_KEY]) {
+      const row = (out[v] ??= [0, 0, new Set()]);
+      row[0]++;
+      row[1] += c.cents;
+      row[2].add(c.customer);
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([v, [n, cents, payers]]) => [v, [n, cents, payers.size]]));
+}
+
+async function read(list: PaymentListStore, site: string, d: PaymentDimension, g: 'D' | 'M', from: string, to: string): Promise<Record<string, [number, number, number]>> {
+  const items = await list.dimension(site, d, g, from, to, true);
+  return Object.fromEntries([...valueTotals(items.map((i) => i.values))].filter(([, t]) => t.payments > 0).map(([v, t]) => [v, [t.payments, t.cents, t.payers]]));
+}
+
+/** Every dimension's breakdown over each day, the two days of May, and the months, against the direct computation. */
+async function expectBreakdowns(list: PaymentListStore, site: string, contributions: readonly Contribution[]): Promise<void> {
+  for (const d of PAYMENT_DIMENSIONS) {
+    for (const day of DAYS) expect(await read(list, site, d, 'D', day, day), `${d} ${day}`).toEqual(expected(contributions, d, [day]));
+    expect(await read(list, site, d, 'D', DAYS[0] ?? '', DAYS[1] ?? ''), `${d} May days`).toEqual(expected(contributions, d, DAYS.slice(0, 2)));
+    expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(contributions, d, DAYS.slice(0, 2)));
+    expect(await read(list, site, d, 'M', '2026-06', '2026-06'), `${d} June`).toEqual(expected(contributions, d, DAYS.slice(2)));
+  }
+}
+
+/** Puts a contribution's list item as a settled payment leaves it (no `pending`). */
+async function putListItem(conn: DynamoConnection, site: string, c: Contribution): Promise<void> {
+  const [main] = listKeys(site, c);
+  await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: main?.pk, sk: main?.sk, type: 'PAYMENT_LIST', rev: c.rev, c: JSON.stringify(c) } }));
+}
+
+/**
+ * The items the layout before the group wrote for one period: each dimension
+ * its own buckets, the Unattributed row in every dimension's bucket 0 (payer
+ * sets exact at this size).
+ */
+async function putOldLayout(conn: DynamoConnection, site: string, contributions: readonly Contribution[], g: 'D' | 'M', period: string): Promise<void> {
+  const inPeriod = contributions.filter((c) => !c.failed && (g === 'D' ? c.day === period : c.day.startsWith(period)));
+  for (const d of PAYMENT_DIMENSIONS) {
+    for (let b = 0; b < bucketCount(d); b++) {
+      const rows: Record<string, ValueCounters> = {};
+      for (const c of inPeriod) {
+        for (const v of c.dims ? c.dims[d] : [UNATTRIBUTED_KEY]) {
+          if ((v === UNATTRIBUTED_KEY ? 0 : bucketOf(d, v)) !== b) continue;
+          const [n, cents, payers] = rows[v] ?? [0, 0, []];
+          rows[v] = [n + 1, cents + c.cents, [...new Set([...(payers as string[]), c.customer])].sort()];
+        }
+      }
+      await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: dimensionPk(site, d), sk: `${g}#${period}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(rows), src: 0 } }));
+    }
+  }
+}
+
+describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimensions and Unattributed', () => {
+  let conn: DynamoConnection;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: 'UTC' }]));
+  });
+  afterAll(async () => close());
+
+  it('reads every breakdown as a direct computation after any payments move from Unattributed to a credit in one batch', async () => {
+    console.log(`payment dimension groups property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.tuple(...Array.from({ length: 8 }, (_, i) => contributionArb(i))),
+        fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+        async (initial, moves) => {
+          // A namespace of its own per run (the store takes any site namespace).
+          const site = `run${run++}.${SITE}`;
+          const list = new PaymentListStore(conn);
+          await list.bulkLoad(site, initial);
+          await expectBreakdowns(list, site, initial);
+          // The re-credit's batch: each moved payment gets its visit's values (rev 2), leaving its Unattributed position.
+          const batch = new RecomputeBatch();
+          const after = initial.map((c, i) => (moves[i] && !c.dims ? build(i, c.day, PAYMENT_DIMENSIONS.map((_, k) => [VALUES[(i + k) % VALUES.length] ?? '/']), c.failed, Number(c.customer.slice(1)), c.cents, 2) : c));
+          for (const [i, c] of after.entries()) {
+            if (c === initial[i]) continue;
+            const left = listKeys(site, initial[i] as Contribution).map(positionId);
+            await list.sync(site, c, left, async () => c.rev, batch);
+          }
+          await list.finish(batch);
+          await expectBreakdowns(list, site, after);
+        },
+      ),
+      { seed, numRuns: 4 },
+    );
+  }, 300_000);
+
+  it('reads periods written before the group existed as before, and mixed with recomputed ones', async () => {
+    const site = `legacy.${SITE}`;
+    const contributions = Array.from({ length: 12 }, (_, i) =>
+      build(i, DAYS[i % 3] ?? '', i % 4 === 0 ? null : PAYMENT_DIMENSIONS.map((_, k) => [VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/']), i === 5, i % 5, 1000 + i, 1),
+    );
+    for (const c of contributions) await putListItem(conn, site, c);
+    for (const day of DAYS) await putOldLayout(conn, site, contributions, 'D', day);
+    await putOldLayout(conn, site, contributions, 'M', '2026-05');
+    await putOldLayout(conn, site, contributions, 'M', '2026-06');
+    const list = new PaymentListStore(conn);
+    const readAs = (d: PaymentDimension, g: 'D' | 'M', from: string, to: string) =>
+      list.dimension(site, d, g, from, to, true).then((items) => Object.fromEntries([...valueTotals(items.map((i) => i.values))].filter(([, t]) => t.payments > 0).map(([v, t]) => [v, [t.payments, t.cents, t.payers]])));
+    const check = async (all: readonly Contribution[]) => {
+      for (const d of PAYMENT_DIMENSIONS) {
+        for (const day of DAYS) expect(await readAs(d, 'D', day, day), `${d} ${day}`).toEqual(expected(all, d, [day]));
+        expect(await readAs(d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(all, d, DAYS.slice(0, 2)));
+      }
+    };
+    await check(contributions);
+    // One payment of the first day moves to a credit: that day and May are recomputed in the group
+    // layout (its group and the moved payment's buckets only); the second day stays as written before.
+    const moved = contributions[0] as Contribution;
+    const now = build(0, moved.day, PAYMENT_DIMENSIONS.map(() => ['Search']), false, 0, moved.cents, 2);
+    await list.sync(site, now, listKeys(site, moved).map(positionId), async () => 2);
+    const after = contributions.map((c, i) => (i === 0 ? now : c));
+    await check(after);
+    const groups = (await scanAll(conn)).filter((i) => String(i.pk).includes(`#${site}#`) && i.g !== undefined).map((i) => String(i.sk));
+    expect(groups.sort()).toEqual([`D#${DAYS[0]}#0`, 'M#2026-05#0']);
+    // A bulk recompute of every slot leaves the same numbers.
+    await list.recomputeDay(site, DAYS[1] ?? '', new Set(ALL_SLOTS));
+    await list.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
+    await check(after);
+    expect(GROUPED_DIMENSIONS).toEqual(['channel', 'country', 'device', 'browser', 'os', 'language']);
+  }, 120_000);
+});
