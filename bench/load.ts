@@ -8,6 +8,7 @@ import autocannon from 'autocannon';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { eventsOfItem } from '../lambdas/adapters/dynamo/visit-store.js';
 import { namespaceOf, writeTargets } from '../lambdas/domain/site.js';
 import { readLocalStream, STREAM_FILE } from '../lambdas/adapters/local-stream.js';
 import { parseUserAgent } from '../lambdas/domain/user-agent.js';
@@ -328,15 +329,9 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
     for await (const page of paginateScan({ client: dynamo.doc }, { TableName: dynamo.table, ConsistentRead: true })) {
       for (const item of page.Items ?? []) {
         // A long visit keeps its events in VISIT_CHUNK items besides its VISIT item.
-        if (item.type === 'VISIT_CHUNK') {
-          for (const [, type, , , , id] of JSON.parse(String(item.ev)) as Array<[number, 0 | 1, string, string | null, string | null, string]>) {
-            visits.push({ id, token: null, goal: type === 1 });
-          }
-        } else if (item.type === 'VISIT') {
-          visitItems++;
-          for (const [, type, , , , id] of JSON.parse(String(item.ev)) as Array<[number, 0 | 1, string, string | null, string | null, string]>) {
-            visits.push({ id, token: null, goal: type === 1 });
-          }
+        if (item.type === 'VISIT_CHUNK' || item.type === 'VISIT') {
+          if (item.type === 'VISIT') visitItems++;
+          for (const e of eventsOfItem(item)) visits.push({ id: e.id, token: null, goal: e.type === 'goal' });
         } else if (item.type === 'ROLLUP' && /^R#.*#visits$/.test(String(item.pk)) && String(item.sk).startsWith('D#')) {
           rollups.visits += Number(item.visits ?? 0);
           rollups.pageviews += Number(item.pageviews ?? 0);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { RollupDeltas } from '../lambdas/domain/rollup.js';
 import { changeVisits, sessionizeBatch, type VisitorRecredit } from '../lambdas/services/sessionize.js';
 import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
@@ -22,9 +23,25 @@ import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts, recreditVisitors } from '../lambdas/services/payments.js';
 import type { Figure } from './report.js';
-import { rollupBytesOfPeriod, tableBytesByType, type BytesByType } from './storage.js';
+import { rollupBytesOfPeriod, tableBytesByType, visitFormsCompared, type BytesByType } from './storage.js';
 
 const SITE = 'shop.example';
+/**
+ * Visitor ids of production's length: the tracker makes 22–44 base-36 digits (`tracker/src/v.ts`),
+ * the daily hash is `h-` and 32 hex digits; this prefix and the traffic's visitor number make about
+ * 31. Every item of a visitor's partition carries it in its key.
+ */
+const VISITOR_PREFIX = 'k7q2x9m4w1c8z5b3n6j2h4f0-';
+
+/**
+ * An event id as production gives one, a UUID (`randomEventId`, `lambdas/services/ingest.ts`),
+ * derived from the traffic's own id so that runs repeat. Stored bytes depend on it: every event
+ * of a visit keeps its id (36 characters, against the traffic's ~20).
+ */
+export function uuidOf(id: string): string {
+  const h = createHash('sha256').update(id).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[parseInt(h.charAt(16), 16) % 4]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
 const DAY = 86_400_000;
 /** Where the pure and re-credit benches' traffic starts (their figures do not depend on the date). */
 const YEAR_START = Date.UTC(2026, 0, 1);
@@ -209,7 +226,8 @@ export interface StoredAfterRun {
  * then each batch size gets the next `measureEvents` events (about 9 minutes of traffic at 10M a
  * month for 2,000). A visitor who signs up pays 40% of the time, 10 minutes later
  * (through the payment service, not counted): so the re-credit step finds payments as in production.
- * The site lookup is cached 30 s of traffic time, as in a warm Lambda container.
+ * The site lookup is cached 30 s of traffic time, as in a warm Lambda container. Event and
+ * visitor ids have production's lengths (`uuidOf`, `VISITOR_PREFIX`): they are in every row and key.
  */
 export async function sessionizeCost(options: { eventsPerMonth: number; batchSizes: readonly number[]; measureEvents: number; warmupHours: number }): Promise<{ costs: SessionizeCost[]; stored: StoredAfterRun }> {
   const { db, conn, config, meter } = await benchTable();
@@ -237,7 +255,7 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const warmEnd = Date.UTC(2026, 10, 17, 9);
   const from = warmEnd - options.warmupHours * 3_600_000;
   const hours = options.warmupHours + 12;
-  const events = trafficStream({ site: SITE, from, to: from + hours * 3_600_000, eventsPerMonth: options.eventsPerMonth, seed: 15 })[Symbol.iterator]();
+  const events = trafficStream({ site: SITE, from, to: from + hours * 3_600_000, eventsPerMonth: options.eventsPerMonth, seed: 15, visitorPrefix: VISITOR_PREFIX })[Symbol.iterator]();
   const due: Array<{ at: number; line: string }> = [];
   let sequence = 0;
   let paid = 0;
@@ -247,7 +265,7 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
     while (out.length < n) {
       const next = events.next();
       if (next.done) break;
-      const e = next.value;
+      const e = { ...next.value, event_id: uuidOf(next.value.event_id) };
       out.push(e);
       if (e.goal === 'Signup' && Number(/\d+$/.exec(e.visitor_id)?.[0] ?? 0) % 5 < 2) {
         due.push({ at: e.ts + 600_000, line: JSON.stringify({ provider: 'stripe', provider_payment_id: `pi_${++paid}`, ts: new Date(e.ts + 600_000).toISOString(), amount: 4900, currency: 'USD', customer_id: `cus_${e.visitor_id}`, visitor_id: e.visitor_id }) });
@@ -479,10 +497,26 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
   ];
 }
 
+/**
+ * The VISIT item forms compared (`visitFormsCompared`): three hours of 10M-a-month traffic with
+ * production's ids, bytes per event of form 0 and form 1 and form 1's CPU time per visit.
+ */
+export function benchVisitForms(): Figure[] {
+  const c = visitFormsCompared({ eventsPerMonth: 10_000_000, hours: 3, ids: { event: uuidOf, visitorPrefix: VISITOR_PREFIX } });
+  const name = `VISIT items of ${c.visits} visits (${c.events} events, 10M/month traffic, UUID event ids)`;
+  return [
+    { section: 'sessionize', name: `${name}: form 0 (JSON rows, attributes by name), stored per event`, value: c.form0, unit: 'B/event' },
+    { section: 'sessionize', name: `${name}: form 1 (compact rows, DEFLATE), stored per event`, value: c.form1, unit: 'B/event' },
+    { section: 'sessionize', name: `${name}: form 1, building a visit's items`, value: c.writeUs, unit: 'µs/visit' },
+    { section: 'sessionize', name: `${name}: form 1, reading a visit's items`, value: c.readUs, unit: 'µs/visit' },
+  ];
+}
+
 export async function benchSessionize(): Promise<Figure[]> {
   const live = defaultBatch(10_000_000);
   return [
     ...benchSessionizePure(1_000_000),
+    ...benchVisitForms(),
     ...(await benchSessionizeCost()),
     ...(await benchRecredit(10_000, false, live)),
     // The worst case is an import of events after their payments: full batches, and the live batch for comparison.

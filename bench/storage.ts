@@ -8,6 +8,8 @@ import { itemBytes } from '../lambdas/adapters/dynamo/rollup-reader.js';
 import { foldGroup, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { trafficStream } from './traffic.js';
+import { buildVisits, pageviewsOf, visitEventOf } from '../lambdas/domain/visit.js';
+import { assembleVisits, visitChunkSk, visitorPk, visitSk, visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
 
 /**
  * Storage DynamoDB bills for one item: its size (attribute names plus values, as `itemBytes`
@@ -109,4 +111,86 @@ export function rollupBytesOfPeriod(options: { site: string; timezone: string; e
     }
   }
   return { events, byMetric };
+}
+
+/**
+ * Form 0 of VISIT and VISIT_CHUNK items, as `visitItems` wrote them until
+ * form 1 (main 86d9ba0): the summary as attributes, event rows
+ * `[ts, type, path, goal, link, id]` as a JSON string `ev`, chunks of at most
+ * 2,048 bytes of those rows. Items in this form stay in tables until a
+ * rebuild, so every reader must keep reading them.
+ */
+export function form0VisitItems(v: Visit, generation = 0): Array<Record<string, unknown>> {
+  const rows = v.events.map((e) => JSON.stringify([e.ts, e.type === 'goal' ? 1 : 0, e.path, e.goal, e.link, e.id]));
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    if (current.length > 0 && bytes + Buffer.byteLength(row) + 1 > 2048) {
+      chunks.push(current);
+      current = [];
+      bytes = 2;
+    }
+    current.push(row);
+    bytes += Buffer.byteLength(row) + 1;
+  }
+  chunks.push(current);
+  const pk = visitorPk(v.site, v.visitor_id);
+  const closed = chunks.slice(0, -1).map((c, k) => ({ pk, sk: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', ev: `[${c.join(',')}]` }));
+  const head = {
+    pk,
+    sk: visitSk(v.start, v.id),
+    type: 'VISIT',
+    id: v.id,
+    site: v.site,
+    visitor_id: v.visitor_id,
+    start: v.start,
+    end: v.end,
+    landing_page: v.landing_page,
+    pageviews: pageviewsOf(v),
+    attrs: v.attrs,
+    events: v.events.length,
+    g: generation,
+    c: closed.length,
+    ev: `[${(chunks[chunks.length - 1] ?? []).join(',')}]`,
+  };
+  return [head, ...closed];
+}
+
+
+/**
+ * VISIT items of the two forms compared on the same visits (`lambdas/adapters/dynamo/visit-codec.ts`):
+ * `hours` of `trafficStream` at `eventsPerMonth` with production's ids (`ids`: event and visitor
+ * ids as `bench/sessionize.ts` makes them), each visitor's events grouped into visits whole.
+ * Billed bytes per event of each form (with the 100-byte item overhead), and the CPU time of form
+ * 1: building a visit's items (compact rows, DEFLATE) and reading them back (`assembleVisits`),
+ * µs per visit on one core, best of three passes.
+ */
+export function visitFormsCompared(options: { eventsPerMonth: number; hours: number; ids: { event: (id: string) => string; visitorPrefix: string } }): { events: number; visits: number; form0: number; form1: number; writeUs: number; readUs: number } {
+  const from = Date.UTC(2026, 10, 17, 6);
+  const byVisitor = new Map<string, ReturnType<typeof visitEventOf>[]>();
+  let events = 0;
+  for (const e of trafficStream({ site: 'shop.example', from, to: from + options.hours * 3_600_000, eventsPerMonth: options.eventsPerMonth, seed: 15, visitorPrefix: options.ids.visitorPrefix })) {
+    const list = byVisitor.get(e.visitor_id) ?? [];
+    list.push(visitEventOf({ ...e, event_id: options.ids.event(e.event_id) }));
+    byVisitor.set(e.visitor_id, list);
+    events++;
+  }
+  const visits = [...byVisitor].flatMap(([visitor, list]) => buildVisits('shop.example', visitor, list));
+  const bytes = (items: Array<Record<string, unknown>>) => items.reduce((n, item) => n + storedItemBytes(item), 0);
+  const form0 = visits.reduce((n, v) => n + bytes(form0VisitItems(v)), 0);
+  let form1 = 0;
+  let writeUs = Infinity;
+  let readUs = Infinity;
+  for (let pass = 0; pass < 3; pass++) {
+    const t0 = process.hrtime.bigint();
+    const written = visits.map(visitToItems);
+    const t1 = process.hrtime.bigint();
+    for (const [i, items] of written.entries()) assembleVisits(items, 'shop.example', (visits[i] as Visit).visitor_id);
+    const t2 = process.hrtime.bigint();
+    writeUs = Math.min(writeUs, Number(t1 - t0) / 1e3 / visits.length);
+    readUs = Math.min(readUs, Number(t2 - t1) / 1e3 / visits.length);
+    form1 = written.reduce((n, items) => n + bytes(items), 0);
+  }
+  return { events, visits: visits.length, form0: form0 / events, form1: form1 / events, writeUs, readUs };
 }

@@ -53,7 +53,8 @@ describe('bounded VISIT items (issue 15.1)', () => {
     expect(visit?.events.map((e) => e.id)).toEqual(events.map((e) => e.event_id));
     const sizes = await visitItemSizes();
     expect(sizes.filter((s) => s.type === 'VISIT')).toHaveLength(1);
-    expect(sizes.filter((s) => s.type === 'VISIT_CHUNK').length).toBeGreaterThan(1000);
+    // About 58 form-1 rows of these events in 2 KB: some 870 chunks.
+    expect(sizes.filter((s) => s.type === 'VISIT_CHUNK').length).toBeGreaterThan(500);
     expect(Math.max(...sizes.filter((s) => s.type === 'VISIT_CHUNK').map((s) => s.bytes))).toBeLessThanOrEqual(CHUNK_BYTES + 200);
     expect(Math.max(...sizes.filter((s) => s.type === 'VISIT').map((s) => s.bytes))).toBeLessThanOrEqual(CHUNK_BYTES + SUMMARY_BYTES);
     const [day] = await readRollups(conn, 'example.com', 'visits', 'D', '2026-03-10', '2026-03-10');
@@ -75,11 +76,11 @@ describe('bounded VISIT items (issue 15.1)', () => {
   it('rewrites only the end of a visit that grows, and moves a visit whole to a new chunk generation when a late event lands inside it', async () => {
     const events = stream('v', 0, 300, 1000);
     await run(events.slice(0, 200));
-    const before = new Map((await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK').map((i) => [String(i.sk), i.ev]));
+    const before = new Map((await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK').map((i) => [String(i.sk), i.z]));
     await run(events.slice(200));
     const after = (await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK');
     // Every chunk written by the first batch is still there, unchanged.
-    for (const [sk, ev] of before) expect(after.find((i) => i.sk === sk)?.ev).toBe(ev);
+    for (const [sk, z] of before) expect(after.find((i) => i.sk === sk)?.z).toEqual(z);
     expect(after.length).toBeGreaterThan(before.size);
 
     // A late event between two early events: every chunk moves to generation 1, generation 0 is gone.
@@ -93,7 +94,7 @@ describe('bounded VISIT items (issue 15.1)', () => {
     // An earlier event moves the visit's start: the old VISIT item and its chunks are deleted.
     await run([trackedEvent({ ts: T0 - 60_000, event_id: 'v-early', visitor_id: 'v', path: '/early' })]);
     const items = (await scanAll(conn)).filter((i) => i.type === 'VISIT' || i.type === 'VISIT_CHUNK');
-    expect(items.filter((i) => i.type === 'VISIT').map((i) => i.id)).toEqual(['v-early']);
+    expect(items.filter((i) => i.type === 'VISIT').map((i) => String(i.sk).slice(16))).toEqual(['v-early']);
     expect(items.every((i) => String(i.sk).includes('v-early'))).toBe(true);
     const [moved] = await deps.visits.visitsAround('example.com', 'v', 0, Number.MAX_SAFE_INTEGER);
     expect(moved?.events.length).toBe(302);

@@ -136,7 +136,7 @@ export class DynamoReportStore {
         }
       }
     }
-    return { visits: assembleVisits(visitItems), payments };
+    return { visits: assembleVisits(visitItems, site, visitorId), payments };
   }
 
   /**

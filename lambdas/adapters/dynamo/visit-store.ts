@@ -2,7 +2,8 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
-import { pageviewsOf, type Visit, type VisitAttributes, type VisitEvent } from '../../domain/visit.js';
+import type { Visit, VisitEvent } from '../../domain/visit.js';
+import { compactRow, decodeChunk, decodeHead, encodeChunk, encodeHead, isCompact } from './visit-codec.js';
 import type { VisitStore } from '../../ports.js';
 
 /** Partition of one visitor's visits on one site. */
@@ -26,32 +27,28 @@ const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~
 export const PAYMENTS_MARK_SK = 'W#payments';
 
 /**
- * Most JSON bytes of event rows in one chunk (a chunk holds at least one row,
- * whatever its size). A visit's events are cut greedily, in time order, into
- * chunks of at most this size; every chunk but the last is a VISIT_CHUNK item,
- * written once, and the last stays in the VISIT item, which a batch that only
- * appends events rewrites with the new events. 2 KB keeps the VISIT item of a
- * long visit at about 3 WRU per rewrite, and the chunks at 2 WRU per ~20 events.
+ * Most JSON bytes of event rows in one chunk (form-1 rows before compression,
+ * `compactRow`; a chunk holds at least one row, whatever its size). A visit's
+ * events are cut greedily, in time order, into chunks of at most this size;
+ * every chunk but the last is a VISIT_CHUNK item, written once, and the last
+ * stays in the VISIT item, which a batch that only appends events rewrites
+ * with the new events. Compressed (`visit-codec.ts`), 2 KB of rows keep the
+ * VISIT item of a long visit at 1–2 WRU per rewrite, and a chunk (~30 events
+ * with UUID ids) at 1–2 WRU.
  */
 export const CHUNK_BYTES = 2048;
 
-/** Compact event rows: [ts, type (0 page view, 1 goal), path, goal, link, id]. */
-type EventRow = [number, 0 | 1, string, string | null, string | null, string];
-
-const rowOf = (e: VisitEvent): EventRow => [e.ts, e.type === 'goal' ? 1 : 0, e.path, e.goal, e.link, e.id];
-const eventOf = ([ts, type, path, goal, link, id]: EventRow): VisitEvent => ({ id, ts, type: type === 1 ? 'goal' : 'pageview', path, goal, link });
-
 /**
- * Cuts a visit's event rows (JSON) into chunks of at most `CHUNK_BYTES`: a
- * function of the events only, so a visit that gained events at its end keeps
- * every closed chunk as it was.
+ * Cuts a visit's events into chunks of form-1 JSON rows of at most
+ * `CHUNK_BYTES`: a function of the visit's events, start and id only, so a
+ * visit that gained events at its end keeps every closed chunk as it was.
  */
-export function chunkRows(events: readonly VisitEvent[]): string[][] {
+export function chunkRows(events: readonly VisitEvent[], start: number, visitId: string): string[][] {
   const chunks: string[][] = [];
   let current: string[] = [];
   let bytes = 2;
   for (const e of events) {
-    const row = JSON.stringify(rowOf(e));
+    const row = compactRow(e, start, visitId);
     const size = Buffer.byteLength(row) + 1;
     if (current.length > 0 && bytes + size > CHUNK_BYTES) {
       chunks.push(current);
@@ -65,42 +62,31 @@ export function chunkRows(events: readonly VisitEvent[]): string[][] {
   return chunks;
 }
 
-const joinRows = (rows: readonly string[]) => `[${rows.join(',')}]`;
-
-/** How a stored visit is laid out: its chunk generation and the number of VISIT_CHUNK items. */
+/** How a stored visit is laid out: its chunk generation, the number of VISIT_CHUNK items, and whether they are form 1 (`visit-codec.ts`). */
 interface Layout {
   generation: number;
   chunks: number;
+  compact: boolean;
 }
 
 /**
- * A visit as items (`docs/data-model.md`, VISIT and VISIT_CHUNK): the VISIT
- * item (summary and the last chunk of events) and one VISIT_CHUNK item per
- * other chunk, under chunk generation `generation`. Used by the store and by
- * bulk loads (`bench/reports.ts`).
+ * A visit as items (`docs/data-model.md`, VISIT and VISIT_CHUNK), form 1
+ * (`visit-codec.ts`): the VISIT item (keys, `type`, `end`, the chunk
+ * generation `g` and count `c` when not 0, and `z`: attributes and the last
+ * chunk of events) and one VISIT_CHUNK item (`z`: its events) per other
+ * chunk, under chunk generation `generation`. Used by the store and by bulk
+ * loads.
  */
 export function visitItems(v: Visit, generation = 0): { head: Record<string, unknown>; chunks: Array<Record<string, unknown>> } {
-  const all = chunkRows(v.events);
+  const all = chunkRows(v.events, v.start, v.id);
   const tail = all[all.length - 1] ?? [];
   const pk = visitorPk(v.site, v.visitor_id);
-  const chunks = all.slice(0, -1).map((rows, k) => ({ [PK]: pk, [SK]: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', ev: joinRows(rows) }));
-  const head = {
-    [PK]: pk,
-    [SK]: visitSk(v.start, v.id),
-    type: 'VISIT',
-    id: v.id,
-    site: v.site,
-    visitor_id: v.visitor_id,
-    start: v.start,
-    end: v.end,
-    landing_page: v.landing_page,
-    pageviews: pageviewsOf(v),
-    attrs: v.attrs,
-    events: v.events.length,
-    g: generation,
-    c: chunks.length,
-    ev: joinRows(tail),
-  };
+  const chunks = all.slice(0, -1).map((rows, k) => ({ [PK]: pk, [SK]: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', z: encodeChunk(rows) }));
+  // The landing page is the first event's path: stated only when the first event is in a chunk (or, never from buildVisits, differs).
+  const landing = chunks.length > 0 || v.events[0]?.path !== v.landing_page ? v.landing_page : null;
+  const head: Record<string, unknown> = { [PK]: pk, [SK]: visitSk(v.start, v.id), type: 'VISIT', end: v.end, z: encodeHead(v.attrs, tail, landing) };
+  if (generation !== 0) head.g = generation;
+  if (chunks.length !== 0) head.c = chunks.length;
   return { head, chunks };
 }
 
@@ -114,42 +100,55 @@ export const visitToItems = (v: Visit): Array<Record<string, unknown>> => {
 const layouts = new WeakMap<Visit, Layout>();
 
 /**
- * Visits from VISIT and VISIT_CHUNK items of one partition, in any order.
- * A visit takes its VISIT item's chunk generation and count; a chunk that is
- * missing (a visit being deleted after a merge: its chunks go first) leaves
- * its events out, which is harmless because a visit is only deleted once the
- * visit that took its events is written.
+ * Visits of `visitorId` on `site` (the strings the partition key was built
+ * from) from VISIT and VISIT_CHUNK items of its partition, of either form,
+ * in any order. A visit takes its VISIT item's chunk generation and count; a
+ * chunk that is missing (a visit being deleted after a merge: its chunks go
+ * first) leaves its events out, which is harmless because a visit is only
+ * deleted once the visit that took its events is written.
  */
-export function assembleVisits(items: ReadonlyArray<Record<string, unknown>>): Visit[] {
-  const chunks = new Map<string, string>();
-  for (const item of items) if (item.type === 'VISIT_CHUNK') chunks.set(String(item[SK]), String(item.ev));
+export function assembleVisits(items: ReadonlyArray<Record<string, unknown>>, site: string, visitorId: string): Visit[] {
+  const chunks = new Map<string, Record<string, unknown>>();
+  for (const item of items) if (item.type === 'VISIT_CHUNK') chunks.set(String(item[SK]), item);
   const visits: Visit[] = [];
   const heads = items.filter((i) => i.type === 'VISIT').sort((a, b) => (String(a[SK]) < String(b[SK]) ? -1 : 1));
   for (const item of heads) {
-    const layout: Layout = { generation: Number(item.g ?? 0), chunks: Number(item.c ?? 0) };
-    const rows: EventRow[] = [];
+    const sk = String(item[SK]);
+    const head = decodeHead(item, sk);
+    const layout: Layout = { generation: Number(item.g ?? 0), chunks: Number(item.c ?? 0), compact: isCompact(item) };
+    const events: VisitEvent[] = [];
     for (let k = 0; k < layout.chunks; k++) {
-      const ev = chunks.get(visitChunkSk(Number(item.start), String(item.id), layout.generation, k));
-      if (ev !== undefined) rows.push(...(JSON.parse(ev) as EventRow[]));
+      const chunk = chunks.get(visitChunkSk(head.start, head.id, layout.generation, k));
+      if (chunk !== undefined) events.push(...decodeChunk(chunk, head.start, head.id));
     }
-    rows.push(...(JSON.parse(String(item.ev)) as EventRow[]));
-    const attrs = item.attrs as VisitAttributes;
-    const events = rows.map(eventOf);
-    if (events[0]) events[0] = { ...events[0], attrs };
+    events.push(...head.events);
+    if (events[0]) events[0] = { ...events[0], attrs: head.attrs };
     const visit: Visit = {
-      id: String(item.id),
-      site: String(item.site),
-      visitor_id: String(item.visitor_id),
-      start: Number(item.start),
-      end: Number(item.end),
-      landing_page: String(item.landing_page),
-      attrs,
+      id: head.id,
+      site,
+      visitor_id: visitorId,
+      start: head.start,
+      end: head.end,
+      landing_page: head.landingPage ?? events[0]?.path ?? '',
+      attrs: head.attrs,
       events,
     };
     layouts.set(visit, layout);
     visits.push(visit);
   }
   return visits;
+}
+
+/**
+ * The events stored in one VISIT or VISIT_CHUNK item of either form, read
+ * without its visit's other items (a table scan that accounts for every
+ * event, `bench/load.ts`): the visit's start and id come from the item's
+ * sort key. A chunk's events have no attributes.
+ */
+export function eventsOfItem(item: Record<string, unknown>): VisitEvent[] {
+  const sk = String(item[SK]);
+  if (item.type === 'VISIT') return decodeHead(item, sk).events;
+  return decodeChunk(item, Number(sk.slice(2, 15)), sk.slice(16).replace(/#\d+#\d{6}$/, ''));
 }
 
 const sameIds = (a: readonly VisitEvent[], b: readonly VisitEvent[], n: number) => {
@@ -213,11 +212,11 @@ export class DynamoVisitStore implements VisitStore {
         const sk = String(item[SK]);
         if (sk === PAYMENTS_MARK_SK) latestPayment = Number(item.latest);
         else if (sk > upTo) continue;
-        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items), latestPayment };
+        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items, site, visitorId), latestPayment };
         else items.push(item);
       }
       start = next;
-      if (!start) return { visits: assembleVisits(items), latestPayment };
+      if (!start) return { visits: assembleVisits(items, site, visitorId), latestPayment };
       // Still above `toMs`: start again from it (a small first page again) rather than page through every later visit.
       first = top && String(start[SK]) > upTo;
       if (first) start = undefined;
@@ -246,7 +245,7 @@ export class DynamoVisitStore implements VisitStore {
         start = page.next;
       } while (start);
     }
-    return assembleVisits(all)[0] ?? null;
+    return assembleVisits(all, site, visitorId)[0] ?? null;
   }
 
   /**
@@ -273,7 +272,7 @@ export class DynamoVisitStore implements VisitStore {
       written.add(key(v));
       const before = old.get(key(v));
       const layout = before ? layouts.get(before) : undefined;
-      const appended = before !== undefined && layout !== undefined && before.events.length <= v.events.length && sameIds(before.events, v.events, before.events.length);
+      const appended = before !== undefined && layout !== undefined && (layout.compact || layout.chunks === 0) && before.events.length <= v.events.length && sameIds(before.events, v.events, before.events.length);
       const generation = layout === undefined ? 0 : appended ? layout.generation : layout.generation + 1;
       const { head, chunks } = visitItems(v, generation);
       // Appended: the chunks the stored visit had are unchanged (chunking is greedy in time order).
