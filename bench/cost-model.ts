@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { FUNCTIONS } from '../lib/functions.js';
 import { FIREHOSE_BUFFER_INTERVAL } from '../lib/archive.js';
-import { DROP_REASONS } from '../lambdas/domain/enrich.js';
+import { CUSTOM_METRICS } from '../lambdas/observability/telemetry.js';
 import type { Figure } from './report.js';
 
 /**
@@ -60,8 +60,13 @@ export const ASSUMPTIONS = {
   /** Sessionizer Lambda seconds per event at 1 GB. */
   sessionizeSecondsPerEvent: 0.002,
   jqSecondsPerRecord: 20e-6,
-  /** Bytes a month of CloudWatch Logs per event: the `AcceptedEvents` EMF line (201 B, Powertools' output) and 1.1 access log lines (121 B, `lib/http-api.ts`). */
-  logBytesPerEvent: 201 + 1.1 * 121,
+  /**
+   * Bytes of CloudWatch Logs per event: 1.1 access log lines (121 B, `lib/http-api.ts`). A
+   * request whose events are all accepted writes no function log line (no platform lines, no
+   * metric: `docs/cost.md`, "Defaults"); dropped events write a `DroppedEvents` EMF line per
+   * request and reason, not counted here (bots and other drops are not in the model's events).
+   */
+  logBytesPerEvent: 1.1 * 121,
   logStoredShare: 0.2,
   /** CloudWatch alarm metrics: 4 alarms, the 5xx rate one on 2 metrics (`lib/footfall-stack.ts`). */
   alarmMetrics: 5,
@@ -72,13 +77,12 @@ export const ASSUMPTIONS = {
 const SITES: Record<number, number> = { 1_000_000: 5, 10_000_000: 50, 100_000_000: 200 };
 
 /**
- * Custom metrics the stack emits (EMF, each metric × dimension set billed as one metric): the
- * `event` function's `AcceptedEvents` and `DroppedEvents` per drop reason (`DROP_REASONS` and
- * `not_an_event`), the sessionizer's `SessionizedEvents`, `SessionizerLagMs`, `MalformedRecords`,
- * the scheduled function's `RecreditedPayments` and `CompactedRollupDeltas`, the webhook's
- * `WebhookEvents` (`lambdas/handlers/*.ts`, all with the `service` dimension).
+ * Custom metrics the stack emits (EMF, each metric × dimension set billed as one metric):
+ * `CUSTOM_METRICS` of `lambdas/observability/telemetry.ts`, each with the `service` dimension
+ * only. Counted as if each had data every hour of the month (an upper bound: `MalformedRecords`
+ * has none in a healthy stack).
  */
-export const CUSTOM_METRICS = 1 + DROP_REASONS.length + 1 + 3 + 2 + 1;
+export const CUSTOM_METRIC_COUNT = Object.keys(CUSTOM_METRICS).length;
 
 /** What the model needs from a bench run, per traffic level. */
 export interface Measured {
@@ -139,7 +143,7 @@ export function monthlyBill(m: Measured): Line[] {
     ['DynamoDB storage (measured, month 12)', storedGb * P.dynamoGbMonth],
     ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
     ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
-    ['CloudWatch custom metrics and alarms', CUSTOM_METRICS * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
+    ['CloudWatch custom metrics and alarms', CUSTOM_METRIC_COUNT * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
     ['X-Ray traces (sessionizer batches, scheduled runs)', ((sessionizeInvocations + scheduledInvocations) / M) * P.tracePerMillion],
     ['KMS key of webhook secrets', P.kmsKeyMonth],
   ];

@@ -241,7 +241,6 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const handler = createSessionizeHandler({
     logger: new Logger({ logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Bench' }),
-    clock: () => clock,
     sites: new CachedSiteDirectory(steps.wrap(config, 'sites'), 30_000, () => clock),
     visits: steps.wrap(new DynamoVisitStore(conn), 'visits'),
     rollups,

@@ -120,7 +120,7 @@ export interface FootfallFunctionProps {
  * platform events) before they reach CloudWatch Logs, about 0.3 KB an invocation that would be
  * billed as ingestion ($0.50/GB). The application log level stays INFO: the EMF lines of Powertools
  * Metrics carry no `level` and Lambda files them as INFO, so a stricter level would drop the
- * `AcceptedEvents` and `DroppedEvents` metrics. Duration and errors stay in the `AWS/Lambda`
+ * `DroppedEvents` metric. Duration and errors stay in the `AWS/Lambda`
  * metrics, which do not come from these lines. Source: AWS Lambda Developer Guide, "Log-level
  * filtering" (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html).
  */

@@ -25,7 +25,6 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
   const payments = dynamoPaymentDeps(dynamo, clock);
   const handler = createSessionizeHandler({
     ...createTelemetry('sessionize-local'),
-    clock,
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),

@@ -17,7 +17,6 @@ const payments = dynamoPaymentDeps(dynamo);
 /** Lambda entry of the sessionizer (Kinesis event source mapping). */
 export const handler = createSessionizeHandler({
   ...createTelemetry('sessionize'),
-  clock: Date.now,
   sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
   visits: new DynamoVisitStore(dynamo),
   rollups: new DynamoRollupStore(dynamo),

@@ -4,7 +4,7 @@ import { resolveCountry, type CountryLookup } from '../domain/country.js';
 import { languageFromAcceptLanguage } from '../domain/language.js';
 import { clientAddress } from '../domain/client-address.js';
 import { ingestEvents, type IngestDeps } from '../services/ingest.js';
-import type { Telemetry } from '../observability/telemetry.js';
+import { CUSTOM_METRICS, type Telemetry } from '../observability/telemetry.js';
 import { bodyText, httpHandler, type HttpHandler } from './http.js';
 
 export interface EventHandlerDeps extends IngestDeps, Telemetry {
@@ -21,9 +21,12 @@ const ALLOWED_METHODS = 'POST, OPTIONS';
  * repairs and ingests, and answers 202 with an empty body; `OPTIONS` is the
  * CORS preflight (204); any other method is 405 with `Allow`. Every answer,
  * errors included (400, 405, 413, 503), carries `Access-Control-Allow-Origin: *`.
- * Drops are counted in the `DroppedEvents` metric by `reason` (items that are
- * not events as `not_an_event`) and logged at debug level; accepted events in
- * `AcceptedEvents`. The client address (`clientAddress`) serves the
+ * Drops are counted in the `DroppedEvents` metric, one EMF line per reason
+ * with the reason as a property (items that are not events as
+ * `not_an_event`), and logged at debug level. Accepted events emit nothing:
+ * AWS/Kinesis `IncomingRecords` of the stream counts them for free, and a
+ * line per request would be the hot path's largest log cost
+ * (`docs/deploy.md`, "Metrics"). The client address (`clientAddress`) serves the
  * country lookup and the daily visitor hash only: it is never logged or stored.
  */
 export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
@@ -45,13 +48,10 @@ export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
         country: resolveCountry(headers, ip, deps.countries),
         language: languageFromAcceptLanguage(headers['accept-language']),
       });
-      if (outcome.accepted.length > 0) {
-        metrics.addMetric('AcceptedEvents', MetricUnit.Count, outcome.accepted.length);
-        metrics.publishStoredMetrics();
-      }
       const dropped: Record<string, number> = { ...outcome.dropped, ...(notEvents > 0 ? { not_an_event: notEvents } : {}) };
       for (const [reason, count] of Object.entries(dropped)) {
-        metrics.singleMetric().addDimension('reason', reason).addMetric('DroppedEvents', MetricUnit.Count, count);
+        // The reason is a property, not a dimension: one billed metric instead of one per reason; Logs Insights sums by it.
+        metrics.singleMetric().addMetadata('reason', reason).addMetric(CUSTOM_METRICS.dropped, MetricUnit.Count, count);
         logger.debug('events dropped', { reason, count, sites: [...new Set(inbound.map((e) => e.s))] });
       }
       return { statusCode: 202, body: '' };

@@ -1,4 +1,3 @@
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { NotFoundError } from '../domain/errors.js';
 import { authenticate, type ReportHandlerDeps } from './report.js';
@@ -84,10 +83,9 @@ function methodNotAllowed(): HttpResult {
  * lookup that fails is 503 like the report API.
  */
 export function createMcpHandler(deps: ReportHandlerDeps): HttpHandler {
-  const { logger, metrics } = deps;
+  const { logger } = deps;
   return httpHandler(
     async (event: HttpEvent) => {
-      const started = deps.clock();
       if (event.rawPath !== MCP_PATH && event.rawPath !== `${MCP_PATH}/`) throw new NotFoundError('not found');
       if (event.requestContext.http.method !== 'POST') return methodNotAllowed();
       const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());
@@ -97,8 +95,6 @@ export function createMcpHandler(deps: ReportHandlerDeps): HttpHandler {
       try {
         await server.connect(transport);
         const result = await toHttpResult(await transport.handleRequest(toWebRequest(event)));
-        metrics.addMetric('McpLatencyMs', MetricUnit.Milliseconds, deps.clock() - started);
-        metrics.publishStoredMetrics();
         return result;
       } finally {
         await server.close();

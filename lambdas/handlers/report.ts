@@ -1,4 +1,3 @@
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
@@ -141,10 +140,9 @@ const ROUTES: Route[] = [
  * the data cannot be read). `GET /api/v1/openapi.json` needs no key.
  */
 export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
-  const { logger, metrics } = deps;
+  const { logger } = deps;
   return httpHandler(
     async (event: HttpEvent) => {
-      const started = deps.clock();
       const path = event.rawPath;
       if (event.requestContext.http.method !== 'GET') throw new NotFoundError('not found');
       if (/^\/api\/v1\/openapi\.json$/.test(path)) return json(200, openApiDocument());
@@ -155,8 +153,6 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
         if (!match) continue;
         const csv = wantsCsv(route, query, event.headers?.accept);
         const body = await route.run({ ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
-        metrics.addMetric('ReportLatencyMs', MetricUnit.Milliseconds, deps.clock() - started);
-        metrics.publishStoredMetrics();
         return csv ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] }) : json(200, body);
       }
       throw new NotFoundError('not found');

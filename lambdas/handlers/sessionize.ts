@@ -2,10 +2,9 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamBatchResponse, KinesisStreamEvent } from 'aws-lambda';
 import { sessionizeBatch, type SessionizeDeps } from '../services/sessionize.js';
 import type { BatchMarker, DynamoBatchMarkers } from '../adapters/dynamo/batch-marker-store.js';
-import type { Telemetry } from '../observability/telemetry.js';
+import { CUSTOM_METRICS, type Telemetry } from '../observability/telemetry.js';
 
 export interface SessionizeHandlerDeps extends SessionizeDeps, Telemetry {
-  clock: () => number;
   markers: Pick<DynamoBatchMarkers, 'get' | 'put'>;
 }
 
@@ -34,8 +33,10 @@ export function plannedBatches<T extends { sequence: string }>(records: readonly
  * bisects it if the function itself fails); `sessionizeBatch` makes the retry
  * safe. Locally the stream poller calls the same handler with the same event.
  *
- * Metrics: `SessionizedEvents`, `SessionizerLagMs` (now minus the arrival
- * time of the batch's last record), `MalformedRecords`.
+ * Metrics: `MalformedRecords` (records that are not tracked events, skipped),
+ * only when there are some. Events, lag and failures are AWS metrics of the
+ * stream and the function (Kinesis `IncomingRecords`, Lambda `IteratorAge`,
+ * `Errors`; `docs/deploy.md`, "Metrics").
  */
 export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: KinesisStreamEvent) => Promise<KinesisStreamBatchResponse> {
   const { logger, metrics } = deps;
@@ -55,13 +56,12 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
         outcome.events += done.events;
         outcome.malformed += done.malformed;
       }
-      metrics.addMetric('SessionizedEvents', MetricUnit.Count, outcome.events);
-      metrics.addMetric('SessionizerLagMs', MetricUnit.Milliseconds, Math.max(0, deps.clock() - last.kinesis.approximateArrivalTimestamp * 1000));
+      // Events and lag are AWS metrics already (Kinesis IncomingRecords, Lambda IteratorAge, the alarm's): only malformed records are ours.
       if (outcome.malformed > 0) {
-        metrics.addMetric('MalformedRecords', MetricUnit.Count, outcome.malformed);
+        metrics.addMetric(CUSTOM_METRICS.malformed, MetricUnit.Count, outcome.malformed);
+        metrics.publishStoredMetrics();
         logger.warn('malformed stream records skipped', { count: outcome.malformed, shard });
       }
-      metrics.publishStoredMetrics();
       logger.debug('batch sessionized', { shard, ...outcome, records: records.length });
       return { batchItemFailures: [] };
     } catch (error) {

@@ -1,4 +1,3 @@
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FootfallError, NotFoundError } from '../domain/errors.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
 import { PROVIDER_MODULES } from '../domain/payments/providers/index.js';
@@ -25,7 +24,7 @@ const isProvider = (p: string | undefined): p is Provider => (PROVIDERS as reado
  * A storage failure: 503, so the provider retries (`docs/payments.md`).
  */
 export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
-  const { logger, metrics } = deps;
+  const { logger } = deps;
   return httpHandler(
     async (event) => {
       const provider = event.pathParameters?.provider;
@@ -49,8 +48,6 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
           return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ignored: true }) };
         }
         const outcome = await applyProviderFacts(deps, site, facts);
-        metrics.addMetric('WebhookEvents', MetricUnit.Count, 1);
-        metrics.publishStoredMetrics();
         logger.info('webhook applied', { provider, domain, event_id: facts.event_id, event_type: facts.event_type, ...outcome });
         await record(200, `${facts.event_type}: ${outcome.payments} payments, ${outcome.subscriptions} subscriptions, ${outcome.customers} customers`);
         return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ...outcome }) };

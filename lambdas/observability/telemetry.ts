@@ -4,6 +4,19 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 /** Namespace of every Footfall metric (CloudWatch EMF). */
 export const METRICS_NAMESPACE = 'Footfall';
 
+/**
+ * Every custom metric Footfall emits (`docs/deploy.md`, "Metrics"), each with
+ * the `service` dimension only: one billed metric per name and function.
+ * Anything an AWS metric already counts (accepted events, sessionizer lag,
+ * latency, invocations) is not one of them.
+ */
+export const CUSTOM_METRICS = {
+  /** Events dropped by the `event` function; the reason is a property of the line, not a dimension. */
+  dropped: 'DroppedEvents',
+  /** Stream records the sessionizer skipped because they are not tracked events. */
+  malformed: 'MalformedRecords',
+} as const;
+
 /** The structured logger and EMF metrics of one handler (Powertools for AWS Lambda). */
 export interface Telemetry {
   logger: Logger;

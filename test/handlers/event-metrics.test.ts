@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -13,26 +13,28 @@ function apiEvent(body: string, headers: Record<string, string> = { 'user-agent'
   return httpApiEvent({ method: 'POST', path: '/api/event', headers, body, sourceIp: '203.0.113.9' });
 }
 
+/**
+ * The handler with real Powertools Metrics (enabled for the test) whose EMF
+ * lines are read back from stdout: each metric as CloudWatch would bill it
+ * (name and dimension set) with the line's `reason` property.
+ */
 function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
+  vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+  const lines: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = String(chunk);
+    if (text.includes('"_aws"')) lines.push(...text.split('\n').filter((l) => l.includes('"_aws"')));
+    else return write(chunk, ...(rest as []));
+    return true;
+  });
   const metrics = new Metrics({ namespace: 'Test', serviceName: 'test' });
   const logger = new Logger({ serviceName: 'test', logLevel: 'DEBUG' });
-  const added: Array<{ name: string; value: number; reason?: string }> = [];
-  vi.spyOn(metrics, 'addMetric').mockImplementation((name, _unit, value) => {
-    added.push({ name, value });
-    return metrics;
-  });
-  vi.spyOn(metrics, 'singleMetric').mockImplementation(() => {
-    let reason: string | undefined;
-    const single = {
-      addDimension: (_k: string, v: string) => ((reason = v), single),
-      addMetric: (name: string, _u: unknown, value: number) => {
-        added.push({ name, value, reason });
-        return single;
-      },
-    };
-    return single as unknown as Metrics;
-  });
-  vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => metrics);
+  const emitted = () =>
+    lines.flatMap((line) => {
+      const emf = JSON.parse(line) as { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> }; reason?: string } & Record<string, unknown>;
+      return emf._aws.CloudWatchMetrics.flatMap((d) => d.Metrics.map((m) => ({ name: m.Name, dimensions: d.Dimensions, value: emf[m.Name], reason: emf.reason })));
+    });
   const debug = vi.spyOn(logger, 'debug').mockImplementation(() => undefined);
   vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   const handler = createEventHandler({
@@ -44,12 +46,17 @@ function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
     stream: { put },
     limiter: new SiteRateLimiter(),
   });
-  return { handler, added, debug };
+  return { handler, emitted, debug };
 }
 
 describe('event handler metrics and failures', () => {
-  it('counts accepted events and each drop reason, with a debug log line per reason', async () => {
-    const { handler, added, debug } = setup(async () => undefined);
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.unstubAllEnvs();
+  });
+
+  it('counts each drop reason in one metric, the reason a property of its line, with a debug log line per reason', async () => {
+    const { handler, emitted, debug } = setup(async () => undefined);
     const body = JSON.stringify([
       { n: 'pageview', u: 'https://example.com/', s: 'example.com' },
       { n: 'pageview', u: 'https://example.com/2', s: 'example.com' },
@@ -60,22 +67,29 @@ describe('event handler metrics and failures', () => {
     ]);
     const res = await handler(apiEvent(body), localContext('event'));
     expect(res.statusCode).toBe(202);
-    expect(added).toEqual(
-      expect.arrayContaining([
-        { name: 'AcceptedEvents', value: 2 },
-        { name: 'DroppedEvents', value: 1, reason: 'unknown_site' },
-        { name: 'DroppedEvents', value: 1, reason: 'goal_without_name' },
-        { name: 'DroppedEvents', value: 1, reason: 'foreign_host' },
-        { name: 'DroppedEvents', value: 1, reason: 'unknown_type' },
-      ]),
-    );
+    // Accepted events are AWS/Kinesis IncomingRecords: no metric of ours.
+    expect(emitted().map((m) => [m.name, m.value, m.reason]).sort()).toEqual([
+      ['DroppedEvents', 1, 'foreign_host'],
+      ['DroppedEvents', 1, 'goal_without_name'],
+      ['DroppedEvents', 1, 'unknown_site'],
+      ['DroppedEvents', 1, 'unknown_type'],
+    ]);
+    // One billed metric: the same name and dimension set on every line.
+    expect(new Set(emitted().map((m) => `${m.name}|${JSON.stringify(m.dimensions)}`))).toEqual(new Set(['DroppedEvents|[["service"]]']));
     expect(debug.mock.calls.filter(([msg]) => msg === 'events dropped')).toHaveLength(4);
   });
 
+  it('writes no metric line for a request whose events are all accepted', async () => {
+    const { handler, emitted } = setup(async () => undefined);
+    const res = await handler(apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })), localContext('event'));
+    expect(res.statusCode).toBe(202);
+    expect(emitted()).toEqual([]);
+  });
+
   it('counts bots', async () => {
-    const { handler, added } = setup(async () => undefined);
+    const { handler, emitted } = setup(async () => undefined);
     await handler(apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }), { 'user-agent': 'curl/8.4.0' }), localContext('event'));
-    expect(added).toEqual([{ name: 'DroppedEvents', value: 1, reason: 'bot' }]);
+    expect(emitted()).toEqual([{ name: 'DroppedEvents', dimensions: [['service']], value: 1, reason: 'bot' }]);
   });
 
   it('answers 503 try again when the stream write fails, and 503 on any unexpected error', async () => {

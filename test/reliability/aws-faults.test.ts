@@ -220,7 +220,6 @@ async function compactAll(conn: DynamoConnection, retry = false): Promise<number
 function sessionizer(conn: DynamoConnection, rollups = new DynamoRollupStore(conn)) {
   return createSessionizeHandler({
     ...silent(),
-    clock: () => T0 + 2 * 86_400_000,
     sites: new DynamoConfigStore(conn),
     visits: new DynamoVisitStore(conn),
     rollups,

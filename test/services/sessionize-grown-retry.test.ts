@@ -30,7 +30,6 @@ function handlerFor(conn: DynamoConnection) {
   return createSessionizeHandler({
     logger: new Logger({ logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'T' }),
-    clock: () => T0,
     sites: new DynamoConfigStore(conn),
     visits: new DynamoVisitStore(conn),
     rollups: new DynamoRollupStore(conn, 1),
