@@ -4,13 +4,14 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, RecomputeBatch, dimensionPk, listKeys, positionId } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { ALL_SLOTS, GROUPED_DIMENSIONS, UNATTRIBUTED_KEY, bucketCount, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
-import { PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { NONE, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
 /**
  * The group layout of the payment dimension rollups (`docs/data-model.md`,
- * "Payments"): the one-bucket dimensions and the Unattributed row in one
- * item per period, the bucketed dimensions in their buckets without it, and
+ * "The group"): the one-bucket dimensions, the bucketed ones' `(none)` rows
+ * and the Unattributed row in one item per period, the bucketed dimensions'
+ * other values in their buckets, and
  * a day recomputed only for the slots its own payments touched. Breakdowns
  * read from these items must equal a direct computation from the list, and
  * items written before the group existed must read as they did.
@@ -18,7 +19,8 @@ import { memoryTable, scanAll } from '../support/dynamo.js';
 const SITE = 'group.test';
 const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
 const DAYS = ['2026-05-30', '2026-05-31', '2026-06-01'];
-const VALUES = ['Direct', 'Search', '/', '/pricing', '/blog/a', 'FR', 'en-US', '(none)', 'Signup', 'x'.repeat(40)];
+/** Credited values, `NONE` (a visit without the dimension's value: counted in the group for bucketed dimensions) among them. */
+const VALUES = ['Direct', 'Search', '/', '/pricing', '/blog/a', 'FR', 'en-US', NONE, 'Signup', 'x'.repeat(40)];
 
 /** A contribution: `attributed` takes one to three values per dimension from `VALUES`. */
 const contributionArb = (i: number) =>
@@ -135,7 +137,7 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
   it('reads periods written before the group existed as before, and mixed with recomputed ones', async () => {
     const site = `legacy.${SITE}`;
     const contributions = Array.from({ length: 12 }, (_, i) =>
-      build(i, DAYS[i % 3] ?? '', i % 4 === 0 ? null : PAYMENT_DIMENSIONS.map((_, k) => [VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/']), i === 5, i % 5, 1000 + i, 1),
+      build(i, DAYS[i % 3] ?? '', i % 4 === 0 ? null : PAYMENT_DIMENSIONS.map((_, k) => [...new Set([VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/'])]), i === 5, i % 5, 1000 + i, 1),
     );
     for (const c of contributions) await putListItem(conn, site, c);
     for (const day of DAYS) await putOldLayout(conn, site, contributions, 'D', day);

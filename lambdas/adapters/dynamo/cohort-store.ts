@@ -83,6 +83,14 @@ export function cohortItems(site: string, period: string, cohort: CohortGroups, 
 /** The first "paying until" day a recompute at `now` keeps: its local day; every day without a clock. */
 const dropBefore = (now: number | undefined, timezone: string) => (now === undefined ? '' : localDay(now, timezone));
 
+/** The payers a recompute batch waits to recompute (their states marked `pend`). */
+interface Deferred {
+  site: string;
+  timezone: string;
+  now: number;
+  payers: Set<string>;
+}
+
 function ignoreCondition(error: unknown): void {
   if (!(error instanceof ConditionalCheckFailedException)) throw error;
 }
@@ -103,11 +111,14 @@ export class CohortStore {
    * PAYER_PAYMENT item takes the payment's entry unless a newer revision
    * wrote one, then the payer's summary and cohorts are recomputed. A
    * payment already in line costs one read. Idempotent; safe after a crash
-   * anywhere (the entry stays `pending` until the recompute finished).
+   * anywhere (the entry stays `pending` until the recompute finished; in a batch, the payer's state `pend`).
    *
    * @param now ms since epoch, the caller's clock ("paying until" days before its local day are dropped)
    * @param batch when given (a re-credit of many payments), the payer recomputes wait for the
-   *   batch's end (`RecomputeBatch.after`), each payer and each cohort day and month recomputed once
+   *   batch's end (`RecomputeBatch.after`), each payer and each cohort day and month recomputed once.
+   *   The payer's state is then marked `pend` once, before its first entry of the batch is written,
+   *   instead of each entry `pending` (one write per payer, not two per payment: issue 16's budget);
+   *   a retry finds the mark, since only the payer's recompute clears it
    */
   async syncPayment(site: string, timezone: string, payment: Payment, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void> {
     const payer = customerKey(payment);
@@ -121,26 +132,53 @@ export class CohortStore {
       return;
     }
     if (Item && Number(Item.rev) > payment.rev) return;
-    if (Item && !Item.pending && ((Item.e as string | undefined) ?? null) === wanted) return;
+    if (Item && !Item.pending && ((Item.e as string | undefined) ?? null) === wanted) {
+      // In line; in a batch, the retry of one that crashed before its payers' recomputes finished finds their marks.
+      if (batch && (await this.payerMarked(site, payer))) this.defer(batch, site, timezone, now, payer);
+      return;
+    }
+    if (batch) await this.markPayer(batch, site, payer);
     try {
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { ...key, type: 'PAYER_PAYMENT', rev: payment.rev, pending: 1, ...(wanted !== null ? { e: wanted } : {}) },
+          Item: { ...key, type: 'PAYER_PAYMENT', rev: payment.rev, ...(batch ? {} : { pending: 1 }), ...(wanted !== null ? { e: wanted } : {}) },
           ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`,
           ExpressionAttributeValues: { ':rev': payment.rev },
         }),
       );
     } catch (error) {
       ignoreCondition(error);
+      // A newer revision's entry is in: its own sync recomputes the payer; in a batch, this one's mark is released too.
+      if (batch) this.defer(batch, site, timezone, now, payer);
       return;
     }
     if (batch) {
-      this.defer(batch, site, timezone, now, payer, { key, rev: payment.rev });
+      this.defer(batch, site, timezone, now, payer);
       return;
     }
     await this.recomputePayer(site, timezone, payer, now);
     await this.settled({ key, rev: payment.rev });
+  }
+
+  /** Marks a payer's state `pend` (its recompute owed) once per batch, before the batch writes its first entry of the payer. */
+  private async markPayer(batch: RecomputeBatch, site: string, payer: string): Promise<void> {
+    if (this.deferred.get(batch)?.payers.has(payer)) return;
+    await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: payerPk(site), [SK]: stateSk(payer) },
+        UpdateExpression: 'SET pend = :one, #type = :type',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':one': 1, ':type': 'PAYER_STATE' },
+      }),
+    );
+  }
+
+  /** Whether a payer's state says a recompute of it is owed (`pend`). */
+  private async payerMarked(site: string, payer: string): Promise<boolean> {
+    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: payerPk(site), [SK]: stateSk(payer) }, ConsistentRead: true }));
+    return Item?.pend !== undefined;
   }
 
   /** Removes a PAYER_PAYMENT item's `pending`, if it still holds the revision synced. */
@@ -151,12 +189,12 @@ export class CohortStore {
   }
 
   /** The payers (and their pending payment items) a recompute batch waits to recompute. */
-  private readonly deferred = new WeakMap<RecomputeBatch, { site: string; timezone: string; now: number; payers: Set<string>; entries: Array<{ key: Record<string, unknown>; rev: number }> }>();
+  private readonly deferred = new WeakMap<RecomputeBatch, Deferred>();
 
-  private defer(batch: RecomputeBatch, site: string, timezone: string, now: number, payer: string, entry: { key: Record<string, unknown>; rev: number }): void {
+  private defer(batch: RecomputeBatch, site: string, timezone: string, now: number, payer: string): void {
     let waiting = this.deferred.get(batch);
     if (!waiting) {
-      const created = { site, timezone, now, payers: new Set<string>(), entries: [] as Array<{ key: Record<string, unknown>; rev: number }> };
+      const created: Deferred = { site, timezone, now, payers: new Set<string>() };
       this.deferred.set(batch, created);
       batch.after.push(async () => {
         this.deferred.delete(batch);
@@ -165,11 +203,10 @@ export class CohortStore {
       waiting = created;
     }
     waiting.payers.add(payer);
-    waiting.entries.push(entry);
   }
 
-  /** A batch's end: each payer recomputed, then the cohort days and months they touched once, then their states and payment items released. */
-  private async finishDeferred(w: { site: string; timezone: string; now: number; payers: Set<string>; entries: Array<{ key: Record<string, unknown>; rev: number }> }): Promise<void> {
+  /** A batch's end: each payer recomputed, then the cohort days and months they touched once, then their states released. */
+  private async finishDeferred(w: Deferred): Promise<void> {
     const days = new Set<string>();
     const release: Array<() => Promise<void>> = [];
     for (const payer of [...w.payers].sort()) {
@@ -178,7 +215,6 @@ export class CohortStore {
     }
     await this.recomputeCohorts(w.site, w.timezone, [...days].sort(), w.now);
     for (const done of release) await done();
-    for (const entry of w.entries) await this.settled(entry);
   }
 
   /**

@@ -5,10 +5,9 @@ import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { batchWrite } from './batch.js';
-import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
+import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
 import {
   ALL_SLOTS,
-  GROUPED_DIMENSIONS,
   GROUP_SLOT,
   UNATTRIBUTED_KEY,
   dayGroup,
@@ -355,7 +354,7 @@ export class PaymentListStore {
       ...dims.map((d) => this.bucketItems(dimensionPk(site, d), 'D', from, to, true)),
     ]);
     const byBucket = new Map<string, Array<Record<string, ValueCounters>>>();
-    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), withoutUnattributed(item.values)]);
+    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), bucketOnly(item.values)]);
     await Promise.all([
       this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers)),
       ...(slots.has(GROUP_SLOT) ? [this.writeDimension(groupPk(site), `M#${month}#0`, flattenGroup(mergeGroups([...group.values()])), src, true)] : []),
@@ -428,7 +427,8 @@ export class PaymentListStore {
    * `from` to `to` (inclusive), the Unattributed row (`UNATTRIBUTED_KEY`)
    * included once per period: for a grouped dimension one entry per period
    * (its rows and the Unattributed row, from the group); for a bucketed one
-   * its buckets' entries and one with the period's Unattributed row.
+   * its buckets' entries and one with the period's `(none)` and Unattributed
+   * rows from the group.
    * Requests: one Query for `channel`, two for a bucketed dimension (its
    * items and the groups), one for another grouped dimension (two while its
    * range holds periods not recomputed since the group existed).
@@ -439,36 +439,40 @@ export class PaymentListStore {
       return [...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }));
     }
     const [own, groups] = await Promise.all([this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost), this.groups(site, g, from, to, [], consistent, cost)]);
+    // A period with a group item counts `(none)` there; before the group, in its bucket.
+    const grouped = new Set([...groups].filter(([, rows]) => !rows.old).map(([period]) => period));
     return [
-      ...own.map(({ period, bucket, values }) => ({ period, bucket, values: withoutUnattributed(values) })),
-      ...[...groups].filter(([, rows]) => Object.keys(rows.unattributed).length > 0).map(([period, rows]) => ({ period, bucket: 0, values: rows.unattributed })),
+      ...own.map(({ period, bucket, values }) => ({ period, bucket, values: grouped.has(period) ? bucketOnly(values) : withoutUnattributed(values) })),
+      ...[...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } })).filter((e) => Object.keys(e.values).length > 0),
     ];
   }
 
   /**
    * Each period's group from `from` to `to`: its group item, or for a period
-   * not recomputed since the group existed (an item of `channel` alone,
-   * `g` unset) that item's rows and Unattributed row, with the rows of each
-   * of `legacy` from its own items (read only when such a period is in range).
+   * not recomputed since the group existed (`old`: an item of `channel`
+   * alone, `g` unset) that item's rows and Unattributed row, with, from their
+   * own items, the rows of each one-bucket dimension of `legacy` and the
+   * `(none)` row of each bucketed one (read only when such a period is in range).
    */
-  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, GroupRows>> {
-    const out = new Map<string, GroupRows>();
-    const old = new Set<string>();
+  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, GroupRows & { old: boolean }>> {
+    const out = new Map<string, GroupRows & { old: boolean }>();
     for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
       if (item.group) {
-        out.set(item.period, unflattenGroup(item.values));
+        out.set(item.period, { ...unflattenGroup(item.values), old: false });
         continue;
       }
       const { [UNATTRIBUTED_KEY]: unattributed, ...channel } = item.values;
-      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {} });
-      old.add(item.period);
+      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {}, old: true });
     }
-    if (old.size === 0 || legacy.length === 0) return out;
+    if (![...out.values()].some((rows) => rows.old) || legacy.length === 0) return out;
     const reads = await Promise.all(legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)));
     for (const [i, d] of legacy.entries()) {
       for (const item of reads[i] ?? []) {
         const rows = out.get(item.period);
-        if (rows && old.has(item.period)) rows.dims[d] = { ...rows.dims[d], ...withoutUnattributed(item.values) };
+        if (!rows?.old) continue;
+        const values = withoutUnattributed(item.values);
+        const taken = isGrouped(d) ? values : NONE in values ? { [NONE]: values[NONE] as ValueCounters } : {};
+        rows.dims[d] = { ...rows.dims[d], ...taken };
       }
     }
     return out;
@@ -606,12 +610,18 @@ export class PaymentListStore {
 
 const toKey = (k: { pk: string; sk: string }) => ({ [PK]: k.pk, [SK]: k.sk });
 
-/** The grouped dimensions other than `channel`: their own items hold their rows in periods not recomputed since the group existed. */
-const GROUPED_LEGACY = GROUPED_DIMENSIONS.filter((d) => d !== 'channel');
+/** The dimensions whose own items hold group rows (all their rows, or their `(none)`) in periods not recomputed since the group existed. */
+const GROUPED_LEGACY = PAYMENT_DIMENSIONS.filter((d) => d !== 'channel');
 
 /** Counters without the Unattributed row (which items written before the group existed kept in every bucket 0). */
 function withoutUnattributed(values: Record<string, ValueCounters>): Record<string, ValueCounters> {
   const { [UNATTRIBUTED_KEY]: _gone, ...rest } = values;
+  return rest;
+}
+
+/** A bucketed dimension's counters without the rows its group holds (Unattributed, `(none)`), as a bucket written before the group held them. */
+function bucketOnly(values: Record<string, ValueCounters>): Record<string, ValueCounters> {
+  const { [UNATTRIBUTED_KEY]: _gone, [NONE]: _none, ...rest } = values;
   return rest;
 }
 

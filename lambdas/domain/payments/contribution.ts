@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localDay, localHour, addDays } from '../range.js';
-import { DIMENSION_BUCKETS, GOAL_BUCKETS, PAYMENT_DIMENSIONS, bucketOf, creditedValuesOf, type PaymentDimension } from '../rollup.js';
+import { DIMENSION_BUCKETS, GOAL_BUCKETS, NONE, PAYMENT_DIMENSIONS, bucketOf, creditedValuesOf, type PaymentDimension } from '../rollup.js';
 import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
 import type { Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
@@ -283,9 +283,10 @@ export const bucketCount = (d: PaymentDimension) => (d === 'goal' ? GOAL_BUCKETS
 /**
  * The payment dimensions of one bucket (channel, country, device, browser,
  * os, language). Their rows share one PAYMENT_DIMENSION item per period, the
- * period's group, with the Unattributed row (`docs/data-model.md`,
- * "Payments"): a payment's credit changing rewrites one item for all of them
- * instead of one per dimension.
+ * period's group, with the Unattributed row and every bucketed dimension's
+ * `(none)` row (`docs/data-model.md`, "The group"): a payment's credit
+ * changing rewrites one item for all of them instead of one per dimension,
+ * and a visit without a campaign, keyword or referrer costs no bucket.
  */
 export const GROUPED_DIMENSIONS = PAYMENT_DIMENSIONS.filter((d) => bucketCount(d) === 1);
 /** The dimensions whose values keep their own items, hashed into buckets. */
@@ -293,8 +294,9 @@ export const BUCKETED_DIMENSIONS = PAYMENT_DIMENSIONS.filter((d) => bucketCount(
 export const isGrouped = (d: PaymentDimension) => bucketCount(d) === 1;
 
 /**
- * A period's group (the grouped dimensions' rows and the Unattributed row),
- * as recomputed and merged; stored flattened (`flattenGroup`).
+ * A period's group (the grouped dimensions' rows, the bucketed dimensions'
+ * `(none)` rows and the Unattributed row), as recomputed and merged; stored
+ * flattened (`flattenGroup`).
  */
 export interface GroupRows {
   dims: Partial<Record<PaymentDimension, Record<string, ValueCounters>>>;
@@ -302,18 +304,27 @@ export interface GroupRows {
   unattributed: Record<string, ValueCounters>;
 }
 
+/** Whether a dimension's value is counted in its period's group rather than in a bucket of its own. */
+const inGroup = (d: PaymentDimension, value: string) => isGrouped(d) || value === NONE;
+
 /**
- * A day's payment counters of one bucket of a bucketed dimension, from the
- * day's contributions: counted payments, net cents and payers per value of
- * the credited visit (spec §4.2 rules 1–5: `page` counts every page of the
- * visit). Unattributed payments are the group's (`dayGroup`).
+ * A day's payment counters of one bucket of a dimension, from the day's
+ * contributions: counted payments, net cents and payers per value of the
+ * credited visit (spec §4.2 rules 1–5: `page` counts every page of the
+ * visit). Unattributed payments, and a bucketed dimension's `(none)`, are
+ * the group's (`dayGroup`).
  */
 export function dimensionCounters(contributions: readonly Contribution[], d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
+  return dimensionRows(contributions, d, (value) => !inGroup(d, value) && bucketOf(d, value) === bucket);
+}
+
+/** A day's counters of the values of `d` that `keep` takes. */
+function dimensionRows(contributions: readonly Contribution[], d: PaymentDimension, keep: (value: string) => boolean): Record<string, ValueCounters> {
   const sets = new Map<string, { n: number; cents: number; payers: Set<string> }>();
   for (const c of contributions) {
     if (!counts(c) || !c.dims) continue;
     for (const value of c.dims[d] ?? []) {
-      if (bucketOf(d, value) !== bucket) continue;
+      if (!keep(value)) continue;
       let row = sets.get(value);
       if (!row) sets.set(value, (row = { n: 0, cents: 0, payers: new Set() }));
       row.n++;
@@ -324,7 +335,7 @@ export function dimensionCounters(contributions: readonly Contribution[], d: Pay
   return packCounters(sets);
 }
 
-/** A day's group: each grouped dimension's counters (`dimensionCounters`) and the Unattributed row. */
+/** A day's group: each grouped dimension's counters, each bucketed one's `(none)` row, and the Unattributed row. */
 export function dayGroup(contributions: readonly Contribution[]): GroupRows {
   const unattributed = { n: 0, cents: 0, payers: new Set<string>() };
   for (const c of contributions) {
@@ -334,7 +345,7 @@ export function dayGroup(contributions: readonly Contribution[]): GroupRows {
     unattributed.payers.add(c.customer);
   }
   return {
-    dims: Object.fromEntries(GROUPED_DIMENSIONS.map((d) => [d, dimensionCounters(contributions, d, 0)])),
+    dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, dimensionRows(contributions, d, (value) => inGroup(d, value))])),
     unattributed: unattributed.n > 0 ? packCounters(new Map([[UNATTRIBUTED_KEY, unattributed]])) : {},
   };
 }
@@ -342,7 +353,7 @@ export function dayGroup(contributions: readonly Contribution[]): GroupRows {
 /** A month's group from its days' groups (each dimension and the Unattributed row merged as `mergeDimensionCounters`). */
 export function mergeGroups(days: readonly GroupRows[]): GroupRows {
   return {
-    dims: Object.fromEntries(GROUPED_DIMENSIONS.map((d) => [d, mergeDimensionCounters(days.map((g) => g.dims[d] ?? {}))])),
+    dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, mergeDimensionCounters(days.map((g) => g.dims[d] ?? {}))])),
     unattributed: mergeDimensionCounters(days.map((g) => g.unattributed)),
   };
 }
@@ -462,14 +473,15 @@ export const ALL_SLOTS: readonly DimensionSlot[] = [GROUP_SLOT, ...BUCKETED_DIME
 
 /**
  * The slots a contribution's counters fall in: always the group (its
- * Unattributed row or its grouped dimensions' values; a failed payment too,
- * which counts nowhere: it costs the group item of its day, never a value),
- * and the bucket of each of its bucketed dimensions' values.
+ * Unattributed row, its grouped dimensions' values and its `(none)`s; a
+ * failed payment too, which counts nowhere: it costs the group item of its
+ * day, never a value), and the bucket of each other value of its bucketed
+ * dimensions.
  */
 export function slotsOf(c: Contribution): DimensionSlot[] {
   const dims = c.dims;
   if (!dims) return [GROUP_SLOT];
-  return [GROUP_SLOT, ...new Set(BUCKETED_DIMENSIONS.flatMap((d) => (dims[d] ?? []).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket)))];
+  return [GROUP_SLOT, ...new Set(BUCKETED_DIMENSIONS.flatMap((d) => (dims[d] ?? []).filter((v) => !inGroup(d, v)).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket)))];
 }
 
 /** Payment counters of one breakdown row over a range (`breakdown.ts`). */
