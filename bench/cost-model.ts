@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { FUNCTIONS } from '../lib/functions.js';
+import { CONFIG_DEFAULTS, type FootfallConfig } from '../lib/config.js';
 import { FIREHOSE_BUFFER_INTERVAL } from '../lib/archive.js';
 import { CUSTOM_METRICS } from '../lambdas/observability/telemetry.js';
 import type { Figure } from './report.js';
@@ -37,6 +38,9 @@ export const PRICES = {
   wruPerMillion: 0.625,
   rruPerMillion: 0.125,
   dynamoGbMonth: 0.25,
+  /** Standard-IA table class: storage per GB-month, and its request prices as a multiple of Standard's. */
+  dynamoIaGbMonth: 0.1,
+  dynamoIaRequestFactor: 1.25,
   pitrGbMonth: 0.2,
   logsIngestPerGb: 0.5,
   logsStoredGbMonth: 0.03,
@@ -119,9 +123,25 @@ export function measuredFrom(figures: readonly Figure[]): Measured[] {
 /** One line of the monthly bill: name and USD. */
 export type Line = [string, number];
 
-/** The monthly bill of the default stack (1 provisioned shard, PITR on, no hot-path tracing) at one traffic level. */
-export function monthlyBill(m: Measured): Line[] {
+/** The table class that is not the default, and the classes' names. */
+const OTHER_TABLE_CLASS = { standard: 'standard-ia', 'standard-ia': 'standard' } as const satisfies Record<FootfallConfig['tableClass'], FootfallConfig['tableClass']>;
+const TABLE_CLASS_NAMES = { standard: 'Standard', 'standard-ia': 'Standard-IA' } as const satisfies Record<FootfallConfig['tableClass'], string>;
+
+/** DynamoDB's request and storage prices of a table class (`-c tableClass`). */
+function dynamoPrices(tableClass: FootfallConfig['tableClass']): { wru: number; rru: number; gbMonth: number } {
   const P = PRICES;
+  return tableClass === 'standard'
+    ? { wru: P.wruPerMillion, rru: P.rruPerMillion, gbMonth: P.dynamoGbMonth }
+    : { wru: P.wruPerMillion * P.dynamoIaRequestFactor, rru: P.rruPerMillion * P.dynamoIaRequestFactor, gbMonth: P.dynamoIaGbMonth };
+}
+
+/**
+ * The monthly bill of the default stack (1 provisioned shard, PITR on, no hot-path tracing, the
+ * default table class of `lib/config.ts` unless `tableClass` says otherwise) at one traffic level.
+ */
+export function monthlyBill(m: Measured, tableClass: FootfallConfig['tableClass'] = CONFIG_DEFAULTS.tableClass): Line[] {
+  const P = PRICES;
+  const D = dynamoPrices(tableClass);
   const A = ASSUMPTIONS;
   const E = m.eventsPerMonth;
   const M = 1e6;
@@ -138,9 +158,9 @@ export function monthlyBill(m: Measured): Line[] {
     ['Firehose ingestion and Parquet conversion', ((E * A.firehoseRecordKb * 1024) / GB) * (P.firehoseIngestPerGb + P.firehoseConversionPerGb)],
     ['Firehose dynamic partitioning', ((E * A.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb + (objects / 1000) * P.firehoseObjectsPerThousand + ((E * A.jqSecondsPerRecord) / 3600) * P.firehoseJqHour],
     ['S3 storage (month 12) and PUTs', ((A.monthsOfData * E * A.parquetBytesPerEvent) / GB) * P.s3GbMonth + (objects / 1000) * P.s3PutPerThousand],
-    ['DynamoDB writes (measured)', ((E * m.wru) / 1000 / M) * P.wruPerMillion],
-    ['DynamoDB reads (measured)', ((E * m.rru) / 1000 / M) * P.rruPerMillion],
-    ['DynamoDB storage (measured, month 12)', storedGb * P.dynamoGbMonth],
+    ['DynamoDB writes (measured)', ((E * m.wru) / 1000 / M) * D.wru],
+    ['DynamoDB reads (measured)', ((E * m.rru) / 1000 / M) * D.rru],
+    ['DynamoDB storage (measured, month 12)', storedGb * D.gbMonth],
     ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
     ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
     ['CloudWatch custom metrics and alarms', CUSTOM_METRIC_COUNT * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
@@ -163,17 +183,32 @@ export function alternatives(m: Measured): Line[] {
   const sampled = (requests: number) => Math.min(requests, perSecond) + 0.05 * Math.max(0, requests - perSecond);
   const onDemand = MONTH_HOURS * P.kinesisOnDemandStreamHour + ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);
   const provisioned = MONTH_HOURS * P.kinesisShardHour + (E / 1e6) * P.kinesisPutUnitPerMillion;
+  const total = (bill: Line[]) => bill.reduce((sum, [, usd]) => sum + usd, 0);
   const pitr = monthlyBill(m).find(([name]) => name.startsWith('DynamoDB point-in-time'))?.[1] ?? 0;
+  const other = OTHER_TABLE_CLASS[CONFIG_DEFAULTS.tableClass];
   return [
+    [`*${TABLE_CLASS_NAMES[other]} table class instead (\`-c tableClass=${other}\`), month 12*`, total(monthlyBill(m, other)) - total(monthlyBill(m))],
     ['*on-demand Kinesis instead of 1 shard (`-c shards=on-demand`)*', onDemand - provisioned],
     ['*X-Ray on the hot path (`-c hotPathTracing=true`)*', ((sampled(E) + sampled(A.scriptLoadsPerEvent * E)) / 1e6) * P.tracePerMillion],
     ['*without point-in-time recovery (`-c pointInTimeRecovery=false`)*', -pitr],
   ];
 }
 
+/**
+ * From how many months of stored data on the Standard-IA table class costs less a month than
+ * Standard at one traffic level: its dearer requests (`dynamoIaRequestFactor`) against its cheaper
+ * storage, which grows by a month of data every month. PITR is billed the same in both classes.
+ */
+export function tableClassBreakEvenMonths(m: Measured): number {
+  const P = PRICES;
+  const requests = ((m.eventsPerMonth * m.wru) / 1000 / 1e6) * P.wruPerMillion + ((m.eventsPerMonth * m.rru) / 1000 / 1e6) * P.rruPerMillion;
+  const storageSavedPerMonthOfData = ((m.eventsPerMonth * m.storedBytesPerEvent) / GB) * (P.dynamoGbMonth - P.dynamoIaGbMonth);
+  return (requests * (P.dynamoIaRequestFactor - 1)) / storageSavedPerMonthOfData;
+}
+
 /** The bill as a markdown table, one column per traffic level, then the alternatives' differences. */
 export function billTable(levels: readonly Measured[]): string {
-  const bills = levels.map(monthlyBill);
+  const bills = levels.map((l) => monthlyBill(l));
   const usd = (n: number) => n.toFixed(2);
   const head = `| Line | ${levels.map((l) => `${l.eventsPerMonth / 1e6}M events`).join(' | ')} |`;
   const rows = (bills[0] ?? []).map(([name], i) => `| ${name} | ${bills.map((b) => usd(b[i]?.[1] ?? 0)).join(' | ')} |`);
@@ -190,5 +225,7 @@ if (process.argv[1]?.endsWith('cost-model.ts')) {
     process.exit(2);
   }
   const { figures } = z.object({ figures: z.array(z.object({ name: z.string(), value: z.number(), unit: z.string(), section: z.string() })) }).parse(JSON.parse(readFileSync(file, 'utf8')));
-  console.log(billTable(measuredFrom(figures)));
+  const levels = measuredFrom(figures);
+  console.log(billTable(levels));
+  console.log(`\nStandard-IA costs less than Standard from ${levels.map((l) => `${tableClassBreakEvenMonths(l).toFixed(1)} months of data at ${l.eventsPerMonth / 1e6}M`).join(', ')}.`);
 }

@@ -46,6 +46,14 @@ export interface FootfallConfig {
    * (`docs/deploy.md`, "Point-in-time recovery").
    */
   pointInTimeRecovery: boolean;
+  /**
+   * DynamoDB table class: `standard-ia` (default: Standard-Infrequent Access, storage 60% cheaper,
+   * every read and write 25% dearer) or `standard`. Footfall keeps every visit, so storage grows
+   * every month while requests do not: with the measured requests and bytes per event Standard-IA
+   * costs less from about 10 months of data at 10M events a month (at most $0.40 a month more
+   * before that at 1M, `docs/cost.md`, "Table class"). The class of a deployed table changes in place.
+   */
+  tableClass: 'standard' | 'standard-ia';
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -61,6 +69,7 @@ export const CONFIG_DEFAULTS = {
   geoDatabase: undefined,
   hotPathTracing: false,
   pointInTimeRecovery: true,
+  tableClass: 'standard-ia',
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -85,6 +94,7 @@ const schema = z.object({
   geoDatabase: z.string().trim().regex(/\.mmdb$/, 'a path to a .mmdb file').optional(),
   hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
+  tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),
 });
 
 /** The context keys this stack reads. */

@@ -64,6 +64,7 @@ export class FootfallStack extends Stack {
       sortKey: { name: SK, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
+      tableClass: config.tableClass === 'standard' ? dynamodb.TableClass.STANDARD : dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
       timeToLiveAttribute: TTL_ATTRIBUTE,
       deletionProtection: config.deletionProtection,
       removalPolicy: RemovalPolicy.RETAIN,

@@ -20,6 +20,7 @@ describe('stack configuration from CDK context', () => {
       iteratorAgeAlarmSeconds: 300,
       hotPathTracing: false,
       pointInTimeRecovery: true,
+      tableClass: 'standard-ia',
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });
@@ -43,6 +44,7 @@ describe('stack configuration from CDK context', () => {
     [{ geoDatabase: 'GeoLite2-Country.tar.gz' }, 'geoDatabase'],
     [{ hotPathTracing: 'sampled' }, 'hotPathTracing'],
     [{ pointInTimeRecovery: 'no' }, 'pointInTimeRecovery'],
+    [{ tableClass: 'infrequent' }, 'tableClass'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
   });
@@ -52,8 +54,8 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('reads the context of an app', () => {
-    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false, hotPathTracing: 'true', pointInTimeRecovery: 'false' } });
-    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730, hotPathTracing: true, pointInTimeRecovery: false });
+    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false, hotPathTracing: 'true', pointInTimeRecovery: 'false', tableClass: 'standard' } });
+    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard' });
   });
 });
 

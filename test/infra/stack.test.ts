@@ -33,7 +33,7 @@ let variant: Synthesized;
 beforeAll(() => {
   main = synth(); // the real thing: defaults, esbuild bundling of every function
   variant = synth({
-    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false },
+    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard' },
     bundle: false,
   });
 });
@@ -420,7 +420,7 @@ describe('S3', () => {
 });
 
 describe('DynamoDB', () => {
-  it('is the single table: pk/sk strings, on-demand, PITR, TTL, deletion protection, retained', () => {
+  it('is the single table: pk/sk strings, on-demand, Standard-IA, PITR, TTL, deletion protection, retained', () => {
     const table = only(resourcesOf(main, 'AWS::DynamoDB::Table'));
     expect(table.DeletionPolicy).toBe('Retain');
     expect(table.Properties).toMatchObject({
@@ -436,11 +436,13 @@ describe('DynamoDB', () => {
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
       DeletionProtectionEnabled: true,
+      TableClass: 'STANDARD_INFREQUENT_ACCESS',
     });
   });
 
-  it('drops deletion protection with deletionProtection=false and point-in-time recovery with pointInTimeRecovery=false (still retained)', () => {
+  it('drops deletion protection with deletionProtection=false and point-in-time recovery with pointInTimeRecovery=false (still retained); Standard with tableClass=standard', () => {
     const table = only(resourcesOf(variant, 'AWS::DynamoDB::Table'));
+    expect(table.Properties.TableClass).toBe('STANDARD');
     expect(table.Properties.DeletionProtectionEnabled).toBe(false);
     expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: false });
     expect(table.DeletionPolicy).toBe('Retain');
