@@ -9,7 +9,7 @@ import type { PaymentDeps } from '../lambdas/services/payments.js';
 import type { RollupStore, StreamCheckpoint, VisitStore } from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
-import { foldGroup, rollupPk, rollupSk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
 import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
 
 /**
@@ -29,7 +29,8 @@ import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-sto
  * into their buckets' items with `foldGroup`, exactly as the compactor folds
  * the rollup log (`DynamoRollupStore.compact`: a bucket's parts, overflow
  * parts of dimension buckets included, `p` on part 0 when there are
- * several, `seq` per shard, `ver` per write), the batch being one log part.
+ * several, a `visits` bucket's counters and visitor set, `seq` per shard,
+ * `ver` per write), the batch being one log part.
  * A year of rollups then costs one write per item, not a log part per batch
  * and a conditional write per item and compaction. A batch at or before the
  * shard's last one is skipped, as the log state does.
@@ -57,8 +58,7 @@ export class MemoryRollupStore implements RollupStore {
       for (const [i, part] of folded.entries()) {
         if (!part) continue;
         const version = Number(bucket.parts[i]?.ver ?? 0);
-        const sk = rollupSk(key.granularity, key.period, key.bucket, i);
-        bucket.parts[i] = { [PK]: rollupPk(key.site, key.metric), [SK]: sk, ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: 'ROLLUP', seq: part.seq, ver: version + 1 };
+        bucket.parts[i] = { [PK]: rollupPk(key.site, key.metric), [SK]: partSk(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: partType(key.metric, i), seq: part.seq, ver: version + 1 };
       }
       this.buckets.set(id, bucket);
     }

@@ -351,7 +351,7 @@ export function defaultBatch(eventsPerMonth: number, windowSeconds = STREAM_CONS
 export const LONGEST_WINDOW_S = 300;
 
 /** Item types that are not kept per event: rollups (measured over a month apart), the realtime items (1 hour TTL), markers and configuration. */
-const NOT_PER_EVENT = new Set(['ROLLUP', 'ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'REALTIME', 'BATCH_MARKER', 'SITE', 'ACCOUNT']);
+const NOT_PER_EVENT = new Set(['ROLLUP', 'ROLLUP_COUNTS', 'ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'REALTIME', 'BATCH_MARKER', 'SITE', 'ACCOUNT']);
 
 /**
  * The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,

@@ -5,7 +5,7 @@ import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import { changeVisits } from '../lambdas/services/sessionize.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { itemBytes } from '../lambdas/adapters/dynamo/rollup-reader.js';
-import { foldGroup, rollupPk, rollupSk } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { foldGroup, partSk, partType, rollupPk } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { trafficStream } from './traffic.js';
 import { buildVisits, pageviewsOf, visitEventOf } from '../lambdas/domain/visit.js';
@@ -102,11 +102,11 @@ export function rollupBytesOfPeriod(options: { site: string; timezone: string; e
   const byMetric: BytesByType = {};
   const position = { sequence: 49650000000000000000000000000000000000000000000000000000n, part: 0 };
   for (const d of deltas.list()) {
-    // As the compactor writes it: a dimension bucket in parts of at most ROLLUP_PART_BYTES of values.
+    // As the compactor writes it: a dimension bucket in parts of at most ROLLUP_PART_BYTES of values, a `visits` bucket as its counters and its visitor set.
     const { folded } = foldGroup([], [{ shard: 'shardId-000000000000', position, delta: d }]);
     for (const [part, written] of folded.entries()) {
       if (!written) continue;
-      const item = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: rollupSk(d.key.granularity, d.key.period, d.key.bucket, part), type: 'ROLLUP', ...written.attributes, seq: written.seq, ver: 1 };
+      const item = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: partSk(d.key, part), type: partType(d.key.metric, part), ...written.attributes, seq: written.seq, ver: 1 };
       count(byMetric, d.key.metric, storedItemBytes(item));
     }
   }

@@ -114,8 +114,9 @@ export async function realtime(deps: ReportDeps, account: string, domain: string
  * `GET /api/v1/sites/{domain}/timeseries` (`docs/api.md`, "Time series"):
  * visitors, sessions, page views, payments and revenue per local hour, day
  * or month of the range; `interval` defaults by the range's length
- * (`defaultInterval`). Reads one hourly or daily item per point (at most
- * `INTERVAL_MAX_DAYS`), or the overview's spans by month.
+ * (`defaultInterval`). Reads one hourly or daily counter item per point (at
+ * most `INTERVAL_MAX_DAYS`; its distinct visitors without its visitor set),
+ * or the overview's spans by month (the sets of a partial month's days).
  * @throws BadParameterError (400) when the range is too long for the interval
  */
 export async function timeseries(deps: ReportDeps, account: string, domain: string, query: RangeQuery, interval?: Interval): Promise<{ site: string; range: DateRange; interval: Interval; points: TimeseriesPoint[] }> {
@@ -124,7 +125,7 @@ export async function timeseries(deps: ReportDeps, account: string, domain: stri
   const chosen = interval ?? defaultInterval(range);
   const max = INTERVAL_MAX_DAYS[chosen];
   if (max !== null && days > max) throw new BadParameterError('interval', `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`);
-  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), 'visits', visitSpans(range, chosen)), deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen))]);
+  const [visits, payments] = await Promise.all([deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true), deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen))]);
   return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
 }
 

@@ -6,7 +6,7 @@ import { localDay, localHour } from '../../lambdas/domain/range.js';
 import type { DateRange } from '../../lambdas/domain/range.js';
 
 const BERLIN = 'Europe/Berlin';
-const item = (period: string, visits: number, pageviews: number, ids: string[]) => ({ period, visits, pageviews, sketch: addVisitors(emptySketch(), ids) });
+const item = (period: string, visits: number, pageviews: number, ids: string[]) => ({ period, visits, pageviews, visitors: ids.length, sketch: addVisitors(emptySketch(), ids) });
 const FAILED = 1;
 const REFUNDED = 2;
 /** A payment's contribution in `tz` (flags: FAILED, REFUNDED). */
@@ -85,21 +85,37 @@ describe('timeseries reads and default interval', () => {
     expect(defaultInterval(range)).toBe(interval);
   });
 
+  // Visitor sets only where a point unions several periods (a partial month's days); else each item's count.
   it.each([
-    ['hour', [{ granularity: 'H', from: '2026-01-30T00', to: '2026-03-02T23' }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
-    ['day', [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
+    ['hour', [{ granularity: 'H', from: '2026-01-30T00', to: '2026-03-02T23', sketches: false }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
+    ['day', [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02', sketches: false }], [{ granularity: 'D', from: '2026-01-30', to: '2026-03-02' }]],
     [
       'month',
+      [
+        { granularity: 'D', from: '2026-01-30', to: '2026-01-31', sketches: true },
+        { granularity: 'M', from: '2026-02', to: '2026-02', sketches: false },
+        { granularity: 'D', from: '2026-03-01', to: '2026-03-02', sketches: true },
+      ],
       [
         { granularity: 'D', from: '2026-01-30', to: '2026-01-31' },
         { granularity: 'M', from: '2026-02', to: '2026-02' },
         { granularity: 'D', from: '2026-03-01', to: '2026-03-02' },
       ],
-      null,
     ],
   ])('by %s reads %j', (interval, visits, payments) => {
     const range = { from: '2026-01-30', to: '2026-03-02' };
     expect(visitSpans(range, interval as Interval)).toEqual(visits);
-    expect(paymentSpans(range, interval as Interval)).toEqual(payments ?? visits);
+    expect(paymentSpans(range, interval as Interval)).toEqual(payments);
+  });
+
+  it("takes a point's one item's distinct count without its set, and unions the sets of a point of several items", () => {
+    const range: DateRange = { from: '2026-01-30', to: '2026-02-28', timezone: 'UTC' };
+    const noSet = (period: string, visitors: number) => ({ period, visits: visitors, pageviews: visitors, visitors, sketch: null });
+    const points = timeseriesPoints({ visits: [item('2026-01-30', 1, 1, ['a', 'b']), item('2026-01-31', 1, 1, ['b', 'c']), noSet('2026-02', 123_456)], payments: [] }, range, 'month');
+    expect(points.map((p) => [p.start, p.visitors])).toEqual([
+      ['2026-01', 3],
+      ['2026-02', 123_456],
+    ]);
+    expect(() => timeseriesPoints({ visits: [noSet('2026-01-30', 2), noSet('2026-01-31', 2)], payments: [] }, range, 'month')).toThrow(/visitor sets/);
   });
 });

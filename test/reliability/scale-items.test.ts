@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distinctPagesDay, paymentsMonth } from '../support/scale-items.js';
+import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-items.js';
 
 /**
  * Issue 15's "What must show it works" at the issue's sizes (the small
@@ -15,6 +15,8 @@ const long = process.env.FOOTFALL_RELIABILITY === 'long';
 /** The issue's sizes in the long form; a twentieth in the short form that runs on every landing. */
 const PAYMENTS = long ? 100_000 : 5_000;
 const DISTINCT = long ? 100_000 : 5_000;
+/** 1M visits a month: at most ~33,000 distinct visitors a day. */
+const PER_DAY = long ? 33_000 : 1_650;
 
 describe('storage that scales (issue 15) at the issue sizes', () => {
   it(`a month of ${PAYMENTS} payments over ${PAYMENTS / 5} distinct landing pages and referrers`, async () => {
@@ -27,5 +29,11 @@ describe('storage that scales (issue 15) at the issue sizes', () => {
     const { costs, items } = await distinctPagesDay({ distinct: DISTINCT, pathChars: 20, batch: 2000, compactEvery: 7 });
     console.log(`[reliability] ${JSON.stringify({ check: 'distinct pages day', distinct: DISTINCT, costs, items })}`);
     expect(items['ROLLUP (dimension)']?.items).toBeGreaterThan(DISTINCT / 1000);
+  }, 3_600_000);
+
+  it(`a year of ${PER_DAY} visitors a day: time series and overviews within budget`, async () => {
+    const { costs, items } = await visitorsYear({ perDay: PER_DAY });
+    console.log(`[reliability] ${JSON.stringify({ check: 'visitors year', perDay: PER_DAY, costs, items })}`);
+    expect(items.ROLLUP_COUNTS?.items).toBe(365 + 13);
   }, 3_600_000);
 });

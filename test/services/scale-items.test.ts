@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distinctPagesDay, paymentsMonth } from '../support/scale-items.js';
+import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-items.js';
 
 /**
  * Issue 15's "What must show it works", at sizes `npm test` can afford; the
@@ -22,4 +22,12 @@ describe('storage that scales (issue 15), small: every write succeeds, every rep
     // 3,000 × ~310 bytes of page values in 8 buckets a period: ~116 KB a bucket, so several parts each.
     expect(items['ROLLUP (dimension)']?.max).toBeGreaterThan(24 * 1024);
   }, 120_000);
+
+  it('a year of 1,100 visitors a day (HyperLogLog past 1,000): the series by day reads counts, not visitor sets', async () => {
+    const { costs, items } = await visitorsYear({ perDay: 1100 });
+    console.log('visitors year, small:', JSON.stringify({ costs, items }));
+    // 365 counter items of ~200 B, not 365 sets (the issue's bench year read 8.62 MB here).
+    expect(costs['timeseries 12m by day']?.bytes).toBeLessThan(200 * 1024);
+    expect(items.ROLLUP_COUNTS?.items).toBe(365 + 13);
+  }, 300_000);
 });

@@ -10,7 +10,8 @@ import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { contributionOf, counts, UNATTRIBUTED_KEY, type Contribution } from '../../lambdas/domain/payments/contribution.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
-import { DIMENSIONS, PAYMENT_DIMENSIONS, NONE, type Dimension, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { DIMENSIONS, PAYMENT_DIMENSIONS, NONE, type Dimension, type PaymentDimension, type RollupDelta } from '../../lambdas/domain/rollup.js';
+import { addVisitors, countVisitors, emptySketch, unionSketches } from '../../lambdas/domain/visitor-sketch.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { breakdown, goals, listPayments, overview, retention, timeseries, type ReportDeps } from '../../lambdas/services/reports.js';
@@ -39,8 +40,10 @@ export const ITEM_BOUNDS: Readonly<Record<string, number>> = {
   VISITOR_PAYMENT: 1024,
   // The visitor's payments marker: keys and `latest` (< 100 B of attributes).
   VISITOR_PAYMENTS: 200,
-  // Dimension parts: 32 KiB of values plus keys, `seq`, `ver`; `visits` items: 1,000 ids of ≤ 64 characters.
+  // Dimension parts: 32 KiB of values plus keys, `seq`, `ver`; `visits` items: 1,000 ids of ≤ 64 characters (packed, less).
   ROLLUP: 70_000,
+  // A `visits` bucket's counts and distinct count: keys, two counts, three named counters, `u`, `seq` (~135 B a shard), `ver`.
+  ROLLUP_COUNTS: 1024,
   ROLLUP_DELTA: 256 * 1024,
   ROLLUP_LOG_STATE: 1024,
   BATCH_MARKER: 1024,
@@ -210,6 +213,14 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     const payers = new Set(counted.map((c) => c.customer)).size;
     // Exact up to 1,000 payers a period, then HyperLogLog (0.81% standard error): 3 standard errors.
     expect(close(o.current.customers, payers, payers > 1000 ? 0.025 : 0), `customers ${o.current.customers} vs ${payers}`).toBe(true);
+    // 30 days off the month's bounds: daily items, the payer sets of 60 days (this range and the previous one).
+    const days30 = { from: '2026-05-02', to: '2026-05-31' };
+    const o30 = await run('overview 30 days', (d) => overview(d, 'acme', site, days30));
+    const counted30 = counted.filter((c) => c.day >= days30.from);
+    expect(o30.current.payments).toBe(counted30.length);
+    const payers30 = new Set(counted30.map((c) => c.customer)).size;
+    const perDay = Math.max(...[...new Set(counted30.map((c) => c.day))].map((day) => new Set(counted30.filter((c) => c.day === day).map((c) => c.customer)).size));
+    expect(close(o30.current.customers, payers30, perDay > 1000 ? 0.025 : 0), `customers 30 days ${o30.current.customers} vs ${payers30}`).toBe(true);
 
     for (const dimension of DIMENSIONS) {
       const b = await run(`breakdown ${dimension}`, (d) => breakdown(d, 'acme', site, dimension, range, 1_000_000));
@@ -317,6 +328,68 @@ export async function distinctPagesDay(size: { distinct: number; pathChars: numb
     const o = await measured(meter, 'overview', conn, (d) => overview(d, 'acme', site, dayRange), NOW, costs);
     expect(o.current.sessions).toBe(size.distinct);
     expect(o.current.pageviews).toBe(size.distinct);
+    return { costs, items: await assertItemBounds(conn) };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * A year of `visits` rollups with `perDay` distinct visitors a day (issue
+ * 15: 1M visits a month is ~33,000 a day), one logged batch a day through
+ * the rollup store, compacted every 30 days and the last day left pending
+ * (readers fold it in); then the time series of the 365 days by day and by
+ * month, and the overview of 30 days and of the year, compared with a
+ * direct computation (the same sketches built from the ids: exact equality,
+ * HyperLogLog estimates included), each within the budget, and every item
+ * within its bound.
+ */
+export async function visitorsYear(size: { perDay: number }): Promise<{ costs: Record<string, { requests: number; bytes: number }>; items: Record<string, { items: number; max: number }> }> {
+  const meter = new CapacityMeter();
+  const site = 'year.test';
+  const db = await memoryTable([{ domain: site, timezone: 'UTC' }], { capacityMeter: meter, maxAttempts: 3 });
+  const { conn } = db;
+  try {
+    const last = Date.UTC(2026, 5, 9);
+    const days = Array.from({ length: 365 }, (_, k) => new Date(last - (364 - k) * DAY).toISOString().slice(0, 10));
+    // A tenth of a day's visitors came the day before too (the union over days is less than the sum).
+    const idsOf = (k: number) => Array.from({ length: size.perDay }, (_, i) => (i < size.perDay / 10 && k > 0 ? `v${k - 1}-${i}` : `v${k}-${i}`));
+    const rollups = new DynamoRollupStore(conn);
+    const delta = (granularity: 'D' | 'M', period: string, ids: string[]): RollupDelta => ({
+      key: { site, metric: 'visits', granularity, period, bucket: 0 },
+      visits: ids.length,
+      pageviews: 2 * ids.length,
+      counters: new Map(),
+      values: new Map(),
+      visitors: new Set(ids),
+      valueVisitors: new Map(),
+    });
+    for (const [k, day] of days.entries()) {
+      const ids = idsOf(k);
+      await rollups.apply([delta('D', day, ids), delta('M', day.slice(0, 7), ids)], { shard: 'shard-1', sequence: String(k + 1) });
+      if (k % 30 === 29 && k < days.length - 1) await rollups.compact(site);
+    }
+    await rollups.compact(site);
+    await rollups.apply([delta('D', days.at(-1) ?? '', ['late-1', 'late-2']), delta('M', (days.at(-1) ?? '').slice(0, 7), ['late-1', 'late-2'])], { shard: 'shard-1', sequence: String(days.length + 1) });
+    const sketches = days.map((_, k) => addVisitors(emptySketch(), [...idsOf(k), ...(k === days.length - 1 ? ['late-1', 'late-2'] : [])]));
+    const visitorsOf = (from: string, to: string) => countVisitors(unionSketches(sketches.filter((_, k) => (days[k] ?? '') >= from && (days[k] ?? '') <= to)));
+    const costs: Record<string, { requests: number; bytes: number }> = {};
+    const run = <T>(name: string, report: (deps: ReportDeps) => Promise<T>) => measured(meter, name, conn, report, last + DAY / 2, costs);
+    const range = { from: days[0] ?? '', to: days.at(-1) ?? '' };
+
+    const byDay = await run('timeseries 12m by day', (d) => timeseries(d, 'acme', site, range, 'day'));
+    expect(byDay.points.map((p) => p.visitors)).toEqual(sketches.map((s) => countVisitors(s)));
+    expect(byDay.points.reduce((n, p) => n + p.sessions, 0)).toBe(365 * size.perDay + 2);
+    const byMonth = await run('timeseries 12m by month', (d) => timeseries(d, 'acme', site, range, 'month'));
+    for (const point of byMonth.points) {
+      const inMonth = days.filter((day) => day.startsWith(point.start));
+      expect(point.visitors, point.start).toBe(visitorsOf(inMonth[0] ?? '', inMonth.at(-1) ?? ''));
+    }
+    const days30 = { from: days[days.length - 30] ?? '', to: range.to };
+    const o30 = await run('overview 30d (visitors)', (d) => overview(d, 'acme', site, days30));
+    expect(o30.current.visitors).toBe(visitorsOf(days30.from, days30.to));
+    const oYear = await run('overview 12m (visitors)', (d) => overview(d, 'acme', site, range));
+    expect(oYear.current.visitors).toBe(visitorsOf(range.from, range.to));
     return { costs, items: await assertItemBounds(conn) };
   } finally {
     await db.close();

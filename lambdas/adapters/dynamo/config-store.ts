@@ -91,8 +91,8 @@ export class DynamoConfigStore implements SiteDirectory {
    */
   async addSite(input: SiteConfig): Promise<SiteConfig> {
     if (!(await this.getAccount(input.account))) throw new NotFoundError(`account ${input.account} does not exist`);
-    // A new site has no data yet: it starts in this release's layout, with payments markers.
-    const site = { ...input, layout: input.layout ?? DATA_LAYOUT, payment_marks: input.payment_marks ?? true };
+    // A new site has no data yet: it starts in this release's layout, with payments markers and visits counts items.
+    const site = { ...input, layout: input.layout ?? DATA_LAYOUT, payment_marks: input.payment_marks ?? true, visit_counts: input.visit_counts ?? true };
     try {
       await this.conn.doc.send(
         new PutCommand({
@@ -198,10 +198,10 @@ export class DynamoConfigStore implements SiteDirectory {
    * readers read the old generation before it and the new one after.
    */
   switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
-    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`), with payments markers.
+    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`), with payments markers and visits counts items.
     return this.generationStep(
       domain,
-      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, payment_marks = :marks REMOVE building',
+      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, payment_marks = :marks, visit_counts = :marks REMOVE building',
       'building = :g AND attribute_not_exists(retired)',
       { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT, ':marks': true },
       `generation ${generation} being built`,

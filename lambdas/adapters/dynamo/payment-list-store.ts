@@ -3,6 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, pag
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
+import { packCustomers, unpackCustomers } from './sketch-codec.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { batchWrite } from './batch.js';
 import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
@@ -27,7 +28,6 @@ import {
   deserializeCustomers,
   mergeCustomers,
   monthTotals,
-  serializeCustomers,
   type Contribution,
   type ListClass,
   type PeriodCustomers,
@@ -418,7 +418,7 @@ export class PaymentListStore {
   private async writePeriod(site: string, g: Granularity, period: string, src: number, totals: PeriodTotals, customers: PeriodCustomers): Promise<void> {
     await Promise.all([
       this.writeGuarded({ [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) }, src),
-      this.writeGuarded({ [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...(serializeCustomers(customers) as unknown as Record<string, unknown>) }, src),
+      this.writeGuarded({ [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...packCustomers(customers) }, src),
     ]);
   }
 
@@ -504,9 +504,12 @@ export class PaymentListStore {
     }));
   }
 
-  /** Period payers of `granularity` from `from` to `to` (inclusive), oldest first. */
+  /**
+   * Period payers of `granularity` from `from` to `to` (inclusive), oldest
+   * first: packed (`packCustomers`), or as items written before stored them.
+   */
   async customers(site: string, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<PeriodCustomers[]> {
-    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => deserializeCustomers(item));
+    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => unpackCustomers(item) ?? deserializeCustomers(item));
   }
 
   private async query(pk: string, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<Record<string, unknown>>> {

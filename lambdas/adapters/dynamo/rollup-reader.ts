@@ -1,8 +1,9 @@
 import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { foldGroup, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
+import { countsOf, foldDeltas, foldGroup, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
 import type { PendingPart } from './rollup-log.js';
+import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
@@ -24,6 +25,20 @@ export function itemBytes(value: unknown): number {
   if (value instanceof Set) return [...value].reduce((n: number, v) => n + itemBytes(v), 0);
   if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + itemBytes(v) + 1, 0);
   return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + Buffer.byteLength(k) + itemBytes(v) + 1, 0);
+}
+
+/** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key; requests and bytes added to `cost`. */
+async function queryRange(conn: DynamoConnection, pk: string, lower: string, upper: string, cost?: ReadCost): Promise<Map<string, Record<string, unknown>>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const query = { TableName: conn.table, KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`, ExpressionAttributeValues: { ':pk': pk, ':from': lower, ':to': upper } };
+  for await (const page of paginateQuery({ client: conn.doc }, query)) {
+    if (cost) {
+      cost.requests++;
+      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
+    }
+    for (const item of page.Items ?? []) out.set(String(item[SK]), item);
+  }
+  return out;
 }
 
 /**
@@ -49,24 +64,7 @@ export async function readRollups(
 ): Promise<Array<RollupItem & { period: string }>> {
   const lower = `${granularity}#${from}#`;
   const upper = `${granularity}#${to}#~`;
-  const stored = new Map<string, Record<string, unknown>>();
-  const query = {
-    TableName: conn.table,
-    KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-    ExpressionAttributeValues: { ':pk': rollupPk(site, metric), ':from': lower, ':to': upper },
-  };
-  const [, parts] = await Promise.all([
-    (async () => {
-      for await (const page of paginateQuery({ client: conn.doc }, query)) {
-        if (cost) {
-          cost.requests++;
-          for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
-        }
-        for (const item of page.Items ?? []) stored.set(String(item[SK]), item);
-      }
-    })(),
-    pending ?? readPendingParts(conn, site, { cost }),
-  ]);
+  const [stored, parts] = await Promise.all([queryRange(conn, rollupPk(site, metric), lower, upper, cost), pending ?? readPendingParts(conn, site, { cost })]);
   // Stored parts and pending deltas by bucket (`G#<period>#<bucket>`): a bucket's overflow parts fold together (`foldGroup`).
   const buckets = new Map<string, { parts: Array<Record<string, unknown> | undefined>; logged: LoggedDelta[] }>();
   const bucket = (base: string) => {
@@ -91,7 +89,9 @@ export async function readRollups(
     const { parts: read, logged } = buckets.get(base) ?? { parts: [], logged: [] };
     const { folded } = logged.length > 0 ? foldGroup(read, logged) : { folded: [] };
     const period = base.split('#')[1] ?? '';
-    for (let i = 0; i < Math.max(read.length, folded.length); i++) {
+    // A `visits` bucket's part 1 is its ROLLUP_COUNTS item, outside this range (`readVisitCounts`).
+    const parts = metric === 'visits' ? 1 : Math.max(read.length, folded.length);
+    for (let i = 0; i < parts; i++) {
       const item = folded[i]?.attributes ?? read[i];
       if (!item) continue;
       const parsed = parseRollupItem(item);
@@ -101,4 +101,72 @@ export async function readRollups(
     }
   }
   return items;
+}
+
+/** One `visits` rollup bucket of a period as a time series reads it (`readVisitCounts`). */
+export interface VisitCountsRead {
+  period: string;
+  visits: number;
+  pageviews: number;
+  counters: Record<string, number>;
+  /** Distinct visitors of the period: exact while its set is exact (≤ 1,000 ids), else the HyperLogLog estimate. */
+  visitors: number;
+}
+
+/**
+ * Reads the `visits` counts of a site for periods `from`..`to` inclusive
+ * (`readRollups`' periods) without their visitor sets: one Query of the
+ * ROLLUP_COUNTS items (~200 B a period; `u` is the period's distinct
+ * visitors), plus one BatchGet of the ROLLUP items (with their sets) of the
+ * periods whose counts a pending delta is not in yet, folded as the
+ * compactor folds them (`foldDeltas`, then `countsOf`), so the counts are
+ * exact with deltas pending and after any crash of the compactor. Only for
+ * a generation whose every `visits` bucket has its counts item
+ * (`SiteConfig.visit_counts`); others are read with `readRollups`.
+ * @param options.pending the site's pending log parts when the caller read them already (one Query per report), else read here
+ * @param options.cost requests and bytes read are added to it
+ */
+export async function readVisitCounts(
+  conn: DynamoConnection,
+  site: string,
+  granularity: Granularity,
+  from: string,
+  to: string,
+  options: { cost?: ReadCost; pending?: readonly PendingPart[] } = {},
+): Promise<VisitCountsRead[]> {
+  const { cost } = options;
+  const lower = `${granularity}#${from}#`;
+  const upper = `${granularity}#${to}#~`;
+  const [read, parts] = await Promise.all([queryRange(conn, rollupPk(site, 'visits'), `C#${lower}`, `C#${upper}`, cost), options.pending ?? readPendingParts(conn, site, { cost })]);
+  // Keyed by the bucket's ROLLUP sort key: a ROLLUP_COUNTS key is `C#` + it.
+  const counts = new Map([...read].map(([sk, item]) => [sk.slice(2), item]));
+  const logged = new Map<string, LoggedDelta[]>();
+  for (const part of parts) {
+    for (const delta of part.deltas) {
+      if (delta.key.metric !== 'visits') continue;
+      const sk = rollupSk(delta.key.granularity, delta.key.period, delta.key.bucket);
+      if (sk < lower || sk > upper) continue;
+      const list = logged.get(sk) ?? [];
+      list.push({ shard: part.shard, position: part.position, delta });
+      logged.set(sk, list);
+    }
+  }
+  // Counts that a pending delta is not in: their ROLLUP items (sets included) are what to fold.
+  const behind = [...logged.keys()].filter((sk) => foldDeltas(counts.get(sk), logged.get(sk) ?? [], () => ({})) !== null);
+  const items = new Map<string, Record<string, unknown>>();
+  if (behind.length > 0) {
+    for (const item of await batchGet(conn, behind.map((sk) => ({ [PK]: rollupPk(site, 'visits'), [SK]: sk })))) {
+      items.set(String(item[SK]), item);
+      if (cost) cost.bytes += itemBytes(item);
+    }
+    if (cost) cost.requests += Math.ceil(behind.length / 100);
+  }
+  const out: VisitCountsRead[] = [];
+  for (const sk of [...new Set([...counts.keys(), ...behind])].sort()) {
+    const stored = items.get(sk);
+    const current = behind.includes(sk) ? countsOf(foldDeltas(stored, logged.get(sk) ?? [])?.attributes ?? stored ?? {}) : (counts.get(sk) ?? {});
+    const parsed = parseRollupItem(current);
+    out.push({ period: sk.split('#')[1] ?? '', visits: parsed.visits, pageviews: parsed.pageviews, counters: parsed.counters, visitors: Number(current.u ?? 0) });
+  }
+  return out;
 }

@@ -5,8 +5,9 @@ import { PK, SK } from './table.js';
 import { batchGet, batchWrite } from './batch.js';
 import { comparePositions, decodeDeltaPart, deltaSk, encodeDeltaParts, formatPosition, parseDeltaSk, parsePosition, rollupLogPk, shardStateSk, type LogPosition, type PendingPart } from './rollup-log.js';
 import { GOAL_VISITOR_LIMITS, goalKeySlot, type Granularity, type RollupDelta, type RollupKey, type RollupMetric } from '../../domain/rollup.js';
-import { addVisitors, deserializeSketch, emptySketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
+import { addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { RollupStore, StreamCheckpoint } from '../../ports.js';
+import { packSketch, unpackSketch } from './sketch-codec.js';
 
 /** Partition of one metric's rollups of a site; items sort by granularity, period and bucket. */
 export const rollupPk = (site: string, metric: RollupMetric) => `R#${site}#${metric}`;
@@ -16,8 +17,31 @@ export const rollupPk = (site: string, metric: RollupMetric) => `R#${site}#${met
  * which sort right after it and inside every range a reader queries.
  */
 export const rollupSk = (granularity: Granularity, period: string, bucket: number, part = 0) => `${granularity}#${period}#${bucket}${part > 0 ? `#${String(part).padStart(3, '0')}` : ''}`;
+/**
+ * Sort key of a `visits` bucket's ROLLUP_COUNTS item: its counts and its
+ * distinct visitors `u`, without the visitor set, so that a time series
+ * (one period per point) reads ~200 B a period, not the set of up to 16 KB
+ * the bucket's ROLLUP item carries. `C#` sorts outside every `H#`, `D#` and
+ * `M#` range the set readers query (`docs/data-model.md`, "Distinct visitors").
+ */
+export const countsSk = (granularity: Granularity, period: string, bucket: number) => `C#${granularity}#${period}#${bucket}`;
+
+/** A `visits` bucket's parts as `foldGroup` numbers them: 0 its ROLLUP item (counts and visitor set), 1 its ROLLUP_COUNTS item. */
+export const COUNTS_PART = 1;
+
+/**
+ * Sort key of part `part` of a bucket (`foldGroup`'s numbering): a `visits`
+ * bucket's part 1 is its ROLLUP_COUNTS item, any other bucket's parts past 0
+ * are overflow parts.
+ */
+export const partSk = (k: Pick<RollupKey, 'metric' | 'granularity' | 'period' | 'bucket'>, part: number) =>
+  k.metric === 'visits' && part === COUNTS_PART ? countsSk(k.granularity, k.period, k.bucket) : rollupSk(k.granularity, k.period, k.bucket, part);
+
+/** Item type of part `part` of a bucket of `metric` (`partSk`). */
+export const partType = (metric: RollupMetric, part: number) => (metric === 'visits' && part === COUNTS_PART ? 'ROLLUP_COUNTS' : 'ROLLUP');
+
 const bucketId = (k: RollupKey) => `${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
-const keyOf = (k: RollupKey, part = 0) => ({ [PK]: rollupPk(k.site, k.metric), [SK]: rollupSk(k.granularity, k.period, k.bucket, part) });
+const keyOf = (k: RollupKey, part = 0) => ({ [PK]: rollupPk(k.site, k.metric), [SK]: partSk(k, part) });
 
 /**
  * Most bytes of a dimension rollup item's values, as `valueBytes` measures
@@ -63,16 +87,20 @@ type StoredValueSketch = string[] | string;
 
 export function parseRollupItem(item: Record<string, unknown>): RollupItem {
   const stored = item.vv ? (JSON.parse(String(item.vv)) as Record<string, StoredValueSketch>) : {};
+  // A `visits` item's visitor set packed (`vz`) or, written before, raw (`ids`, `hll`).
+  const packed = item.vz instanceof Uint8Array ? serializeSketch(unpackSketch(item.vz)) : null;
   return {
     visits: Number(item.visits ?? 0),
     pageviews: Number(item.pageviews ?? 0),
     counters: item.n ? (JSON.parse(String(item.n)) as Record<string, number>) : {},
     counts: item.counts ? (JSON.parse(String(item.counts)) as Record<string, number>) : {},
-    ids: item.ids ? (JSON.parse(String(item.ids)) as string[]) : undefined,
-    hll: item.hll instanceof Uint8Array ? item.hll : undefined,
+    ids: packed ? ('ids' in packed ? packed.ids : undefined) : item.ids ? (JSON.parse(String(item.ids)) as string[]) : undefined,
+    hll: packed ? ('hll' in packed ? packed.hll : undefined) : item.hll instanceof Uint8Array ? item.hll : undefined,
     valueSketches: Object.fromEntries(Object.entries(stored).map(([k, v]) => [k, deserializeSketch(typeof v === 'string' ? { hll: Buffer.from(v, 'base64') } : { ids: v })])),
   };
 }
+
+const emptyItem = (): RollupItem => ({ visits: 0, pageviews: 0, counters: {}, counts: {}, valueSketches: {} });
 
 /**
  * Adds counts into a stored map through `slot` (where each key's counts go).
@@ -98,41 +126,94 @@ const same = (key: string) => key;
  * beyond `GOAL_KEYS_PER_ITEM` into the other-goals key (`goalKeySlot`). A
  * value (or goal key) whose count falls to 0 stays in `counts` (reports skip
  * zero rows): an item's values only grow, which `foldGroup` relies on.
- * Keys, `type`, `seq` and `ver` are the caller's. Exported so that a bulk
- * load (the report benchmark) writes items exactly as the sessionizer does.
+ * Keys, `type`, `seq` and `ver` are the caller's. A `visits` item's
+ * visitor set is written packed (`vz`).
  */
 export function mergeRollupItem(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
-  const current: RollupItem = item ? parseRollupItem(item) : { visits: 0, pageviews: 0, counters: {}, counts: {}, valueSketches: {} };
+  if (delta.key.metric === 'visits') return { ...mergeVisitCounts(item, delta), ...mergeVisitorSet(item, delta) };
+  const current = item ? parseRollupItem(item) : emptyItem();
   const out: Record<string, unknown> = {};
   const goal = delta.key.metric === 'goal';
   const slot = goal ? goalKeySlot(new Set([...Object.keys(current.counts), ...Object.keys(current.counters), ...Object.keys(current.valueSketches)])) : same;
   const counters = addCounts(current.counters, delta.counters, slot, goal);
   if (Object.keys(counters).length > 0) out.n = JSON.stringify(counters);
-  if (delta.key.metric !== 'visits') {
-    // Values stay in their item at 0, so a value's every change lands where its first one did (`foldGroup`).
-    out.counts = JSON.stringify(addCounts(current.counts, delta.values, slot, true));
-    if (goal) {
-      const sketches: Record<string, VisitorSketch> = { ...current.valueSketches };
-      for (const [key, ids] of delta.valueVisitors) {
-        const at = slot(key);
-        sketches[at] = addVisitors(sketches[at] ?? emptySketch(), ids, GOAL_VISITOR_LIMITS);
-      }
-      const stored: Record<string, StoredValueSketch> = {};
-      for (const [key, sketch] of Object.entries(sketches)) {
-        const s = serializeSketch(sketch);
-        stored[key] = 'ids' in s ? s.ids : Buffer.from(s.hll).toString('base64');
-      }
-      out.vv = JSON.stringify(stored);
+  // Values stay in their item at 0, so a value's every change lands where its first one did (`foldGroup`).
+  out.counts = JSON.stringify(addCounts(current.counts, delta.values, slot, true));
+  if (goal) {
+    const sketches: Record<string, VisitorSketch> = { ...current.valueSketches };
+    for (const [key, ids] of delta.valueVisitors) {
+      const at = slot(key);
+      sketches[at] = addVisitors(sketches[at] ?? emptySketch(), ids, GOAL_VISITOR_LIMITS);
     }
-    return out;
+    const stored: Record<string, StoredValueSketch> = {};
+    for (const [key, sketch] of Object.entries(sketches)) {
+      const s = serializeSketch(sketch);
+      stored[key] = 'ids' in s ? s.ids : Buffer.from(s.hll).toString('base64');
+    }
+    out.vv = JSON.stringify(stored);
   }
-  out.visits = current.visits + delta.visits;
-  out.pageviews = current.pageviews + delta.pageviews;
-  const sketch = addVisitors(deserializeSketch({ ids: current.ids, hll: current.hll }), delta.visitors);
-  const stored = serializeSketch(sketch);
-  if ('ids' in stored) out.ids = JSON.stringify(stored.ids);
-  else out.hll = stored.hll;
   return out;
+}
+
+
+/** A `visits` delta added to an item's counts (`visits`, `pageviews`, `n`). */
+function mergeVisitCounts(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
+  const current = item ? parseRollupItem(item) : emptyItem();
+  const counters = addCounts(current.counters, delta.counters, same, false);
+  return { ...(Object.keys(counters).length > 0 ? { n: JSON.stringify(counters) } : {}), visits: current.visits + delta.visits, pageviews: current.pageviews + delta.pageviews };
+}
+
+/**
+ * A `visits` delta's visitors unioned into a visitor set, stored packed
+ * (`vz`, `packSketch`: ≤ `EXACT_LIMIT` ids, then HyperLogLog registers,
+ * deflated). Items written before carry `ids`/`hll` raw, read alike.
+ */
+function mergeVisitorSet(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
+  return { vz: packSketch(addVisitors(visitorSetOf(item), delta.visitors)) };
+}
+
+/** The visitor set an item holds (`vz`, or raw `ids`/`hll`; an item without any is the empty set). */
+export function visitorSetOf(item: Record<string, unknown> | undefined): VisitorSketch {
+  if (item?.vz instanceof Uint8Array) return unpackSketch(item.vz);
+  const { ids, hll } = parseRollupItem(item ?? {});
+  return deserializeSketch({ ids, hll });
+}
+
+/** Whether two `seq` maps record the same positions. */
+const sameMarks = (a: unknown, b: unknown) => {
+  const x = (a ?? {}) as Record<string, string>;
+  const y = (b ?? {}) as Record<string, string>;
+  return Object.keys(x).length === Object.keys(y).length && Object.entries(x).every(([k, v]) => y[k] === v);
+};
+
+/** The ROLLUP_COUNTS attributes of a `visits` ROLLUP item's data: its counts and `u`, its visitor set counted. */
+export function countsOf(attributes: Record<string, unknown>): Record<string, unknown> {
+  const { n, visits, pageviews } = attributes;
+  return { ...(n !== undefined ? { n } : {}), visits: Number(visits ?? 0), pageviews: Number(pageviews ?? 0), u: countVisitors(visitorSetOf(attributes)) };
+}
+
+/**
+ * Folds logged `visits` deltas into a bucket's two items: its ROLLUP item
+ * (counts and visitor set, `mergeRollupItem`, skipping what its `seq`
+ * covers) and its ROLLUP_COUNTS item, the projection of the ROLLUP item as
+ * folded (`countsOf`) with the same `seq`. The ROLLUP item is written first
+ * (part order), so a ROLLUP_COUNTS item never covers a delta the set lacks;
+ * after a crash between the two writes, the retry finds the counts behind
+ * (their `seq` differs) and writes them again, and a reader that finds
+ * pending deltas past the counts' `seq` reads the ROLLUP item instead. A
+ * ROLLUP item written before ROLLUP_COUNTS existed (its set raw in `ids` or
+ * `hll`) is folded alike and written packed (`vz`); without new deltas it
+ * stays as it is. Pure: the compactor writes the result, readers fold pending
+ * deltas with it.
+ * @returns [ROLLUP part, ROLLUP_COUNTS part], each null when unchanged
+ */
+export function foldVisits(item: Record<string, unknown> | undefined, counts: Record<string, unknown> | undefined, logged: readonly LoggedDelta[]): FoldedPart[] {
+  const folded = foldDeltas(item, logged);
+  // Nothing new for the ROLLUP item (a retry after it was written): the counts may still be behind it.
+  const base = folded ?? (item ? { attributes: dataOf(item), seq: { ...((item.seq ?? {}) as Record<string, string>) } } : null);
+  if (!base) return [null, null];
+  const current = counts !== undefined && counts.u !== undefined && sameMarks(counts.seq, base.seq);
+  return [folded, current ? null : { attributes: countsOf(base.attributes), seq: { ...base.seq } }];
 }
 
 /** A delta read from the log, with where it stands in its shard's order. */
@@ -149,7 +230,11 @@ export interface LoggedDelta {
  * Pure; the compactor writes the result, readers only read it.
  * @returns the item's new data attributes (`mergeRollupItem`) and `seq`, or null when nothing was new
  */
-export function foldDeltas(item: Record<string, unknown> | undefined, logged: readonly LoggedDelta[]): { attributes: Record<string, unknown>; seq: Record<string, string> } | null {
+export function foldDeltas(
+  item: Record<string, unknown> | undefined,
+  logged: readonly LoggedDelta[],
+  merge: (item: Record<string, unknown> | undefined, delta: RollupDelta) => Record<string, unknown> = mergeRollupItem,
+): { attributes: Record<string, unknown>; seq: Record<string, string> } | null {
   const marks = (item?.seq ?? {}) as Record<string, string>;
   const seq = { ...marks };
   let merged = item;
@@ -158,7 +243,7 @@ export function foldDeltas(item: Record<string, unknown> | undefined, logged: re
     const mark = marks[shard];
     // Compared with the marks the item had before this fold: pieces of one part share a position.
     if (mark !== undefined && comparePositions(position, parsePosition(mark)) <= 0) continue;
-    merged = mergeRollupItem(merged, delta);
+    merged = merge(merged, delta);
     seq[shard] = formatPosition(position);
     applied = true;
   }
@@ -191,13 +276,16 @@ export type FoldedPart = { attributes: Record<string, unknown>; seq: Record<stri
  * written part took is found there again; one whose part was not written is
  * placed again in a part that was not written either (written parts before it
  * were too full for it then and only grew since; the last part is at least
- * the one it went to, as part 0 records the count). Other metrics are one
- * item, folded as `foldDeltas` does.
+ * the one it went to, as part 0 records the count). A `visits` bucket is
+ * its ROLLUP item (part 0) and its ROLLUP_COUNTS item (part 1,
+ * `foldVisits`); `goal` buckets are one item, folded as `foldDeltas` does.
+ * Writers write the parts in part order, at `partSk`.
  *
  * @returns per part (index = part number) its new data and `seq`, or null if unchanged; `count`, the bucket's number of parts
  */
 export function foldGroup(parts: ReadonlyArray<Record<string, unknown> | undefined>, logged: readonly LoggedDelta[]): { folded: FoldedPart[]; count: number } {
   const metric = logged[0]?.delta.key.metric;
+  if (metric === 'visits') return { folded: foldVisits(parts[0], parts[COUNTS_PART], logged), count: 1 };
   if (metric === undefined || !splits(metric)) return { folded: [foldDeltas(parts[0], logged)], count: Math.max(1, parts.length) };
   const stored = Math.max(1, parts.length, Number(parts[0]?.p ?? 1));
   const owner = new Map<string, number>();
@@ -378,7 +466,8 @@ export class DynamoRollupStore implements RollupStore {
         out.set(at.id, parts);
       }
     };
-    await get(keys.map((key) => ({ key, part: 0 })));
+    // A `visits` bucket's ROLLUP_COUNTS item is read with its ROLLUP item (`foldVisits` folds both).
+    await get(keys.flatMap((key) => (key.metric === 'visits' ? [{ key, part: 0 }, { key, part: COUNTS_PART }] : [{ key, part: 0 }])));
     const overflow = keys.flatMap((key) => Array.from({ length: Math.max(0, Number(out.get(bucketId(key))?.[0]?.p ?? 1) - 1) }, (_, i) => ({ key, part: i + 1 })));
     if (overflow.length > 0) await get(overflow);
     return out;
@@ -405,7 +494,7 @@ export class DynamoRollupStore implements RollupStore {
           await this.conn.doc.send(
             new PutCommand({
               TableName: this.conn.table,
-              Item: { ...keyOf(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: 'ROLLUP', seq: part.seq, ver: version + 1 },
+              Item: { ...keyOf(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: partType(key.metric, i), seq: part.seq, ver: version + 1 },
               ConditionExpression: item ? 'ver = :ver' : `attribute_not_exists(${PK})`,
               ExpressionAttributeValues: item ? { ':ver': version } : undefined,
             }),

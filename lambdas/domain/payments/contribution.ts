@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { localDay, localHour, addDays } from '../range.js';
 import { DIMENSION_BUCKETS, GOAL_BUCKETS, NONE, PAYMENT_DIMENSIONS, bucketOf, creditedValuesOf, type PaymentDimension } from '../rollup.js';
-import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
+import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
 import type { Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
 
@@ -251,15 +251,11 @@ export function convertedIn(periods: readonly PeriodCustomers[], from: string, t
   return attributed === 0 ? 0 : Math.round((touched * matched) / attributed);
 }
 
-/** Stored form of `PeriodCustomers` (sketches as ids or registers). */
+/** Stored form of `PeriodCustomers` in items written before they were packed (`sketch-codec.ts`, `packCustomers`): sketches as ids or registers. */
 export interface StoredCustomers {
   customers: { ids: string[] } | { hll: Uint8Array };
   touched_days?: Record<string, string[]>;
   touched?: { ids: string[] } | { hll: Uint8Array };
-}
-
-export function serializeCustomers(c: PeriodCustomers): StoredCustomers {
-  return c.touched.kind === 'exact' ? { customers: serializeSketch(c.customers), touched_days: c.touched.days } : { customers: serializeSketch(c.customers), touched: serializeSketch(c.touched.sketch) };
 }
 
 export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustomers {

@@ -24,9 +24,13 @@ export interface TimeseriesPoint {
   revenue_usd: number;
 }
 
-/** What a series reads: `visits` rollup items with their period, and the payment counters of the range's days and months. */
+/**
+ * What a series reads: `visits` rollup items with their period and distinct
+ * visitors (and their visitor sets where `visitSpans` asks for them), and the
+ * payment counters of the range's days and months.
+ */
 export interface TimeseriesInput {
-  visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; sketch: VisitorSketch }>;
+  visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; visitors: number; sketch: VisitorSketch | null }>;
   payments: ReadonlyArray<{ period: string; totals: PeriodTotals }>;
 }
 
@@ -43,14 +47,16 @@ export function defaultInterval(range: Pick<DateRange, 'from' | 'to'>): Interval
  * The rollup reads of a series: hourly items of the range's days for `hour`,
  * daily ones for `day`, and for `month` the same spans as the overview (whole
  * months from monthly items, the days at each end from daily ones), so a
- * partial first or last month counts only the range's days. Payments are
- * read by day and month as for the overview (`paymentSpans`).
+ * partial first or last month counts only the range's days. A point of one
+ * item takes that item's distinct visitors; only the days of a partial month
+ * are unioned, so only those spans read visitor sets (`sketches`). Payments
+ * are read by day and month as for the overview (`paymentSpans`).
  */
-export function visitSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): PeriodSpan[] {
-  const spans: Record<Interval, () => PeriodSpan[]> = {
-    hour: () => [{ granularity: 'H', from: `${range.from}T00`, to: `${range.to}T23` }],
-    day: () => [{ granularity: 'D', from: range.from, to: range.to }],
-    month: () => periodSpans(range),
+export function visitSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): Array<PeriodSpan & { sketches: boolean }> {
+  const spans: Record<Interval, () => Array<PeriodSpan & { sketches: boolean }>> = {
+    hour: () => [{ granularity: 'H', from: `${range.from}T00`, to: `${range.to}T23`, sketches: false }],
+    day: () => [{ granularity: 'D', from: range.from, to: range.to, sketches: false }],
+    month: () => periodSpans(range).map((s) => ({ ...s, sketches: s.granularity === 'D' })),
   };
   return spans[interval]();
 }
@@ -92,16 +98,16 @@ function pointStarts(range: DateRange, interval: Interval): string[] {
  *   the payment counters over `paymentSpans(range, interval)`
  */
 export function timeseriesPoints(input: TimeseriesInput, range: DateRange, interval: Interval): TimeseriesPoint[] {
-  const points = new Map<string, { sketches: VisitorSketch[]; sessions: number; pageviews: number; payments: number; cents: number }>();
+  const points = new Map<string, { items: Array<TimeseriesInput['visits'][number]>; sessions: number; pageviews: number; payments: number; cents: number }>();
   const point = (start: string) => {
     let p = points.get(start);
-    if (!p) points.set(start, (p = { sketches: [], sessions: 0, pageviews: 0, payments: 0, cents: 0 }));
+    if (!p) points.set(start, (p = { items: [], sessions: 0, pageviews: 0, payments: 0, cents: 0 }));
     return p;
   };
   for (const start of pointStarts(range, interval)) point(start);
   for (const item of input.visits) {
     const p = point(POINT_OF_PERIOD[interval](item.period));
-    p.sketches.push(item.sketch);
+    p.items.push(item);
     p.sessions += item.visits;
     p.pageviews += item.pageviews;
   }
@@ -118,10 +124,27 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([start, p]) => ({
       start,
-      visitors: countVisitors(unionSketches(p.sketches)),
+      visitors: pointVisitors(p.items),
       sessions: p.sessions,
       pageviews: p.pageviews,
       payments: p.payments,
       revenue_usd: usd(p.cents),
     }));
+}
+
+/**
+ * Distinct visitors of a point: its one item's count, or the union of its
+ * items' visitor sets (a partial month's days).
+ * @throws Error when a point of several items lacks a set (`visitSpans` asks for them)
+ */
+function pointVisitors(items: ReadonlyArray<{ visitors: number; sketch: VisitorSketch | null }>): number {
+  if (items.length <= 1) return items[0]?.visitors ?? 0;
+  return countVisitors(
+    unionSketches(
+      items.map((i) => {
+        if (!i.sketch) throw new Error('a time series point of several periods needs their visitor sets');
+        return i.sketch;
+      }),
+    ),
+  );
 }
