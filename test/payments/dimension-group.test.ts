@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, RecomputeBatch, dimensionPk, listKeys, positionId } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { ALL_SLOTS, GROUPED_DIMENSIONS, UNATTRIBUTED_KEY, bucketCount, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
@@ -132,6 +132,41 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
       ),
       { seed, numRuns: 4 },
     );
+  }, 300_000);
+
+  it('holds a small day inline, writes every bucket when it outgrows the group, and never reads the stale buckets of an inline period', async () => {
+    const site = `grow.${SITE}`;
+    const day = DAYS[0] ?? '';
+    const list = new PaymentListStore(conn);
+    const long = (i: number) => `/landing/${String(i).padStart(6, '0')}/${'y'.repeat(80)}`;
+    const big = (i: number, page: string) => ({ ...build(i, day, PAYMENT_DIMENSIONS.map(() => ['Search']), false, i % 7, 1000 + i, 1), dims: { ...Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, ['Search']])), landing_page: [page], page: [page] } as Record<PaymentDimension, string[]> });
+    const check = async (all: readonly Contribution[]) => {
+      for (const d of ['landing_page', 'page', 'channel', 'referrer'] as const) {
+        expect(await read(list, site, d, 'D', day, day), `${d} ${day}`).toEqual(expected(all, d, [day]));
+        expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(all, d, DAYS.slice(0, 2)));
+      }
+    };
+    const groupItem = async () => (await scanAll(conn)).find((i) => i.pk === dimensionPk(site, 'channel') && i.sk === `D#${day}#0`);
+    // 400 payments on distinct landing pages in every bucket: too many values for one item, so buckets.
+    const first = Array.from({ length: 400 }, (_, i) => big(i, long(i)));
+    await list.bulkLoad(site, first);
+    expect((await groupItem())?.i).toBeUndefined();
+    await check(first);
+    // All but five leave: the day fits its group again, inline; its buckets still hold the 400 (stale, unread).
+    for (const c of first.slice(5)) for (const k of listKeys(site, c)) await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
+    await list.recomputeDay(site, day, new Set(ALL_SLOTS));
+    await list.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
+    expect((await groupItem())?.i).toBe(1);
+    await check(first.slice(0, 5));
+    // 400 new payments whose pages all fall in bucket 0: their sync touches bucket 0 alone, yet the day
+    // outgrows its group, so every bucket is written again (the stale ones of the first 400 would count).
+    const bucket0 = Array.from({ length: 4000 }, (_, i) => long(10_000 + i)).filter((v) => bucketOf('landing_page', v) === 0 && bucketOf('page', v) === 0).slice(0, 400);
+    const added = bucket0.map((page, i) => big(1000 + i, page));
+    const batch = new RecomputeBatch();
+    for (const c of added) await list.sync(site, c, [], async () => c.rev, batch);
+    await list.finish(batch);
+    expect((await groupItem())?.i).toBeUndefined();
+    await check([...first.slice(0, 5), ...added]);
   }, 300_000);
 
   it('reads periods written before the group existed as before, and mixed with recomputed ones', async () => {

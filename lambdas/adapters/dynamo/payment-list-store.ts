@@ -10,8 +10,10 @@ import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } fro
 import {
   ALL_SLOTS,
   GROUP_SLOT,
+  bucketRows,
+  dayRows,
+  groupOf,
   UNATTRIBUTED_KEY,
-  dayGroup,
   dimensionCounters,
   flattenGroup,
   isGrouped,
@@ -326,40 +328,88 @@ export class PaymentListStore {
    * Recomputes a day's totals, payers and the dimension `slots` from its
    * list items. The change counter is bumped before the Query, and each
    * result is written only over a result computed from an older counter, so
-   * of two racing recomputes the one that saw more wins.
+   * of two racing recomputes the one that saw more wins. The dimensions go
+   * inline into the day's group while they fit one item (`writeDimensions`).
    */
   async recomputeDay(site: string, day: string, slots: ReadonlySet<DimensionSlot>): Promise<void> {
     const src = await this.bump(site, day);
     const contributions = await this.dayContributions(site, day);
     await Promise.all([
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
-      ...[...slots].map((slot) => {
-        if (slot === GROUP_SLOT) return this.writeDimension(groupPk(site), `D#${day}#0`, flattenGroup(dayGroup(contributions)), src, true);
-        const [d, b] = splitBucket(slot);
-        return this.writeDimension(dimensionPk(site, d), `D#${day}#${b}`, dimensionCounters(contributions, d, b), src);
-      }),
+      slots.size > 0 ? this.writeDimensions(site, `D#${day}`, src, dayRows(contributions), slots, async (d, b) => dimensionCounters(contributions, d, b)) : Promise.resolve(),
     ]);
   }
 
-  /** Recomputes a month's totals, payers and dimension `slots` from its days' items (same guard as `recomputeDay`). */
+  /**
+   * Recomputes a month's totals, payers and dimension `slots` from its days'
+   * items (same guard as `recomputeDay`): the days' groups, and the buckets
+   * of the days whose group does not hold them inline.
+   */
   async recomputeMonth(site: string, month: string, slots: ReadonlySet<DimensionSlot>): Promise<void> {
     const src = await this.bump(site, month);
     const [from, to] = [`${month}-01`, `${month}-31`];
-    const buckets = [...slots].filter((slot) => slot !== GROUP_SLOT).map(splitBucket);
-    const dims = [...new Set(buckets.map(([d]) => d))];
-    const [totals, customers, group, ...days] = await Promise.all([
+    const [totals, customers, days] = await Promise.all([
       this.periods(site, 'D', from, to, true),
       this.customers(site, 'D', from, to, true),
-      slots.has(GROUP_SLOT) ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true) : Promise.resolve(new Map<string, GroupRows>()),
-      ...dims.map((d) => this.bucketItems(dimensionPk(site, d), 'D', from, to, true)),
+      slots.size > 0 ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true) : Promise.resolve(new Map<string, PeriodGroup>()),
     ]);
-    const byBucket = new Map<string, Array<Record<string, ValueCounters>>>();
-    for (const [i, d] of dims.entries()) for (const item of days[i] ?? []) byBucket.set(`${d}#${item.bucket}`, [...(byBucket.get(`${d}#${item.bucket}`) ?? []), bucketOnly(item.values)]);
-    await Promise.all([
-      this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers)),
-      ...(slots.has(GROUP_SLOT) ? [this.writeDimension(groupPk(site), `M#${month}#0`, flattenGroup(mergeGroups([...group.values()])), src, true)] : []),
-      ...buckets.map(([d, b]) => this.writeDimension(dimensionPk(site, d), `M#${month}#${b}`, mergeDimensionCounters(byBucket.get(`${d}#${b}`) ?? []), src)),
-    ]);
+    const writes: Array<Promise<void>> = [this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers))];
+    if (slots.size > 0) {
+      // Every day inline: the month's rows are their merge. Otherwise a bucket merges the inline days' rows and the other days' bucket items.
+      const rows = [...days.values()].every((g) => g.inline) ? mergeGroups([...days.values()]) : null;
+      const bucket = async (d: PaymentDimension, b: number) => {
+        if (rows) return bucketRows(rows.dims[d] ?? {}, d, b);
+        const items = await this.bucketItems(dimensionPk(site, d), 'D', from, to, true);
+        return mergeDimensionCounters([
+          ...[...days.values()].filter((g) => g.inline).map((g) => bucketRows(g.dims[d] ?? {}, d, b)),
+          ...items.filter((i) => i.bucket === b && !days.get(i.period)?.inline).map((i) => bucketOnly(i.values)),
+        ]);
+      };
+      writes.push(this.writeDimensions(site, `M#${month}`, src, rows ?? mergeGroups([...days.values()].map(groupOf)), slots, bucket, rows === null));
+    }
+    await Promise.all(writes);
+  }
+
+  /**
+   * Writes a recomputed period's dimension counters (`base`: `<D|M>#<period>`).
+   * `rows` holds every dimension (or, with `split`, only the group's part):
+   * while it fits one item it goes inline into the period's group (`i`), and
+   * readers ignore the period's buckets. Otherwise the `slots`' buckets
+   * (`bucket` computes one) are written first, then the group without the
+   * buckets' rows, on condition that the group it replaces is not inline:
+   * buckets under an inline group are stale, so when that condition stops
+   * it every bucket is written, then the group (`docs/data-model.md`, "The group").
+   */
+  private async writeDimensions(
+    site: string,
+    base: string,
+    src: number,
+    rows: GroupRows,
+    slots: ReadonlySet<DimensionSlot>,
+    bucket: (d: PaymentDimension, b: number) => Promise<Record<string, ValueCounters>>,
+    split = false,
+  ): Promise<void> {
+    const all = flattenGroup(rows);
+    if (!split && splitDimensionCounters(all).length === 1) {
+      await this.writeDimension(groupPk(site), `${base}#0`, all, src, { g: 1, i: 1 });
+      return;
+    }
+    const group = flattenGroup(split ? rows : groupOf(rows));
+    const writeBuckets = async (which: readonly DimensionSlot[]) => {
+      await Promise.all(
+        which
+          .filter((slot) => slot !== GROUP_SLOT)
+          .map(async (slot) => {
+            const [d, b] = splitBucket(slot);
+            await this.writeDimension(dimensionPk(site, d), `${base}#${b}`, await bucket(d, b), src);
+          }),
+      );
+    };
+    await writeBuckets([...slots]);
+    if (await this.writeDimension(groupPk(site), `${base}#0`, group, src, { g: 1 }, true)) return;
+    // Not those written already: a second write from the same counter would lose its guard and delete its parts, which are the first's.
+    await writeBuckets(ALL_SLOTS.filter((slot) => !slots.has(slot)));
+    await this.writeDimension(groupPk(site), `${base}#0`, group, src, { g: 1 });
   }
 
   /** Puts a recomputed item unless one computed from a newer change counter is there. */
@@ -370,7 +420,7 @@ export class PaymentListStore {
   }
 
   /**
-   * Writes a recomputed dimension bucket or group (sort key `base`, `<D|M>#<period>#<bucket>`; `group`: marked `g`)
+   * Writes a recomputed dimension bucket or group (sort key `base`, `<D|M>#<period>#<bucket>`; `marks`: a group's `g`, `i`)
    * as parts of at most `DIMENSION_PART_BYTES` (`splitDimensionCounters`):
    * the first in the bucket's item, which names its recompute (`src`) and
    * part count (`p`), the others in items `<base>#<src, 10 digits>#<index, 3 digits>`.
@@ -381,8 +431,10 @@ export class PaymentListStore {
    * newer bucket item is in; a recompute that lost the race deletes its own.
    * A crash between the writes leaves parts no bucket item names: readers
    * skip them and the bucket's next recompute that has or had parts deletes them.
+   * With `notInline`, the item is not written over a group held inline (`writeDimensions`).
+   * @returns false only when `notInline` stopped it (an item from a newer counter is no reason)
    */
-  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number, group = false): Promise<void> {
+  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number, marks: Record<string, number> = {}, notInline = false): Promise<boolean> {
     const [first = {}, ...rest] = splitDimensionCounters(values);
     const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', v: JSON.stringify(v), src }));
     if (parts.length > 0) await batchWrite(this.conn, parts.map((Item) => ({ PutRequest: { Item } })));
@@ -391,8 +443,8 @@ export class PaymentListStore {
       ({ Attributes: old } = await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...(group ? { g: 1 } : {}) },
-          ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
+          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...marks },
+          ConditionExpression: notInline ? `attribute_not_exists(${PK}) OR (src < :src AND attribute_not_exists(i))` : `attribute_not_exists(${PK}) OR src < :src`,
           ExpressionAttributeValues: { ':src': src },
           ReturnValues: 'ALL_OLD',
         }),
@@ -400,9 +452,13 @@ export class PaymentListStore {
     } catch (error) {
       ignoreCondition(error);
       if (parts.length > 0) await batchWrite(this.conn, parts.map((p) => ({ DeleteRequest: { Key: { [PK]: p[PK], [SK]: p[SK] } } })));
-      return;
+      if (!notInline) return true;
+      // Lost to a newer recompute, or stopped by a group held inline (then older than this one).
+      const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: pk, [SK]: base }, ConsistentRead: true }));
+      return Number(Item?.src ?? 0) >= src;
     }
     if (parts.length > 0 || Number(old?.p ?? 1) > 1) await this.dropParts(pk, base, src);
+    return true;
   }
 
   /** Deletes a bucket's parts of recomputes older than `src` (superseded, or left by a crash). */
@@ -434,16 +490,19 @@ export class PaymentListStore {
    * range holds periods not recomputed since the group existed).
    */
   async dimension(site: string, d: PaymentDimension, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    if (isGrouped(d)) {
-      const groups = await this.groups(site, g, from, to, d === 'channel' ? [] : [d], consistent, cost);
-      return [...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }));
-    }
-    const [own, groups] = await Promise.all([this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost), this.groups(site, g, from, to, [], consistent, cost)]);
-    // A period with a group item counts `(none)` there; before the group, in its bucket.
-    const grouped = new Set([...groups].filter(([, rows]) => !rows.old).map(([period]) => period));
+    const groups = await this.groups(site, g, from, to, isGrouped(d) && d !== 'channel' ? [d] : [], consistent, cost);
+    const fromGroups = [...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } })).filter((e) => Object.keys(e.values).length > 0);
+    // A bucketed dimension's buckets, read only when some period does not hold them inline.
+    if (isGrouped(d) || [...groups.values()].every((rows) => rows.inline)) return fromGroups;
+    const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost);
     return [
-      ...own.map(({ period, bucket, values }) => ({ period, bucket, values: grouped.has(period) ? bucketOnly(values) : withoutUnattributed(values) })),
-      ...[...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } })).filter((e) => Object.keys(e.values).length > 0),
+      ...own.flatMap(({ period, bucket, values }) => {
+        const rows = groups.get(period);
+        if (rows?.inline) return [];
+        // A period with a group counts `(none)` there; before the group, in its bucket.
+        return [{ period, bucket, values: rows && !rows.old ? bucketOnly(values) : withoutUnattributed(values) }];
+      }),
+      ...fromGroups,
     ];
   }
 
@@ -454,15 +513,15 @@ export class PaymentListStore {
    * own items, the rows of each one-bucket dimension of `legacy` and the
    * `(none)` row of each bucketed one (read only when such a period is in range).
    */
-  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, GroupRows & { old: boolean }>> {
-    const out = new Map<string, GroupRows & { old: boolean }>();
+  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, PeriodGroup>> {
+    const out = new Map<string, PeriodGroup>();
     for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
       if (item.group) {
-        out.set(item.period, { ...unflattenGroup(item.values), old: false });
+        out.set(item.period, { ...unflattenGroup(item.values), old: false, inline: item.inline });
         continue;
       }
       const { [UNATTRIBUTED_KEY]: unattributed, ...channel } = item.values;
-      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {}, old: true });
+      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {}, old: true, inline: false });
     }
     if (![...out.values()].some((rows) => rows.old) || legacy.length === 0) return out;
     const reads = await Promise.all(legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)));
@@ -479,20 +538,20 @@ export class PaymentListStore {
   }
 
   /** The bucket items of one PAYMENT_DIMENSION partition from `from` to `to`, each with its parts merged in (`writeDimension`); `group` for a group item. */
-  private async bucketItems(pk: string, g: Granularity, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean }>> {
+  private async bucketItems(pk: string, g: Granularity, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean }>> {
     // A bucket's item, then its parts: only the parts of the recompute the item names count.
-    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; src: number; parts: number }> = [];
+    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean; src: number; parts: number }> = [];
     for (const item of await this.query(pk, `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = JSON.parse(String(item.v)) as Record<string, ValueCounters>;
       if (partSrc === undefined) {
-        out.push({ period, bucket: Number(bucket), values, group: item.g !== undefined, src: Number(item.src), parts: Number(item.p ?? 1) });
+        out.push({ period, bucket: Number(bucket), values, group: item.g !== undefined, inline: item.i !== undefined, src: Number(item.src), parts: Number(item.p ?? 1) });
         continue;
       }
       const owner = out.at(-1);
       if (owner && owner.period === period && owner.bucket === Number(bucket) && Number(partSrc) === owner.src && Number(index) < owner.parts) Object.assign(owner.values, values);
     }
-    return out.map(({ period, bucket, values, group }) => ({ period, bucket, values, group }));
+    return out.map(({ period, bucket, values, group, inline }) => ({ period, bucket, values, group, inline }));
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
@@ -612,6 +671,9 @@ export class PaymentListStore {
 }
 
 const toKey = (k: { pk: string; sk: string }) => ({ [PK]: k.pk, [SK]: k.sk });
+
+/** A period's group as read: `old` when written before the group existed (a `channel` item), `inline` when it holds every dimension. */
+type PeriodGroup = GroupRows & { old: boolean; inline: boolean };
 
 /** The dimensions whose own items hold group rows (all their rows, or their `(none)`) in periods not recomputed since the group existed. */
 const GROUPED_LEGACY = PAYMENT_DIMENSIONS.filter((d) => d !== 'channel');

@@ -300,15 +300,15 @@ export interface GroupRows {
   unattributed: Record<string, ValueCounters>;
 }
 
-/** Whether a dimension's value is counted in its period's group rather than in a bucket of its own. */
-const inGroup = (d: PaymentDimension, value: string) => isGrouped(d) || value === NONE;
+/** Whether a dimension's value is counted in its period's group rather than in a bucket of its own (while the period's buckets are in use). */
+export const inGroup = (d: PaymentDimension, value: string) => isGrouped(d) || value === NONE;
 
 /**
  * A day's payment counters of one bucket of a dimension, from the day's
  * contributions: counted payments, net cents and payers per value of the
  * credited visit (spec §4.2 rules 1–5: `page` counts every page of the
  * visit). Unattributed payments, and a bucketed dimension's `(none)`, are
- * the group's (`dayGroup`).
+ * the group's (`groupOf`).
  */
 export function dimensionCounters(contributions: readonly Contribution[], d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
   return dimensionRows(contributions, d, (value) => !inGroup(d, value) && bucketOf(d, value) === bucket);
@@ -331,8 +331,13 @@ function dimensionRows(contributions: readonly Contribution[], d: PaymentDimensi
   return packCounters(sets);
 }
 
-/** A day's group: each grouped dimension's counters, each bucketed one's `(none)` row, and the Unattributed row. */
-export function dayGroup(contributions: readonly Contribution[]): GroupRows {
+/**
+ * A day's rows of every dimension, each packed as one (payers exact while
+ * the dimension's rows hold ≤ `EXACT_LIMIT` of them), and the Unattributed
+ * row: what a small period's group holds inline (`docs/data-model.md`,
+ * "The group").
+ */
+export function dayRows(contributions: readonly Contribution[]): GroupRows {
   const unattributed = { n: 0, cents: 0, payers: new Set<string>() };
   for (const c of contributions) {
     if (!counts(c) || c.dims) continue;
@@ -341,10 +346,23 @@ export function dayGroup(contributions: readonly Contribution[]): GroupRows {
     unattributed.payers.add(c.customer);
   }
   return {
-    dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, dimensionRows(contributions, d, (value) => inGroup(d, value))])),
+    dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, dimensionRows(contributions, d, () => true)])),
     unattributed: unattributed.n > 0 ? packCounters(new Map([[UNATTRIBUTED_KEY, unattributed]])) : {},
   };
 }
+
+/** The group part of rows that hold every dimension (`dayRows`): what a period's group holds once its buckets take the rest. */
+export function groupOf(rows: GroupRows): GroupRows {
+  return { dims: Object.fromEntries(Object.entries(rows.dims).map(([d, values]) => [d, pick(values ?? {}, (v) => inGroup(d as PaymentDimension, v))])), unattributed: rows.unattributed };
+}
+
+/** One bucket's rows of a bucketed dimension, from rows that hold the whole dimension (its `(none)` is the group's). */
+export function bucketRows(values: Readonly<Record<string, ValueCounters>>, d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
+  return pick(values, (v) => !inGroup(d, v) && bucketOf(d, v) === bucket);
+}
+
+const pick = (values: Readonly<Record<string, ValueCounters>>, keep: (value: string) => boolean): Record<string, ValueCounters> =>
+  Object.fromEntries(Object.entries(values).filter(([v]) => keep(v)));
 
 /** A month's group from its days' groups (each dimension and the Unattributed row merged as `mergeDimensionCounters`). */
 export function mergeGroups(days: readonly GroupRows[]): GroupRows {
