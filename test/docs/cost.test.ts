@@ -11,8 +11,10 @@ describe('the cost model of docs/cost.md', () => {
       if (name.startsWith('DynamoDB writes')) expect(b[i]?.[1]).toBeCloseTo(2 * usd, 10);
       else expect(b[i]?.[1], name).toBe(usd);
     }
-    // 10M events × 500 WRU per 1,000 = 5M WRU at $0.625 per million.
-    expect(a.find(([name]) => name.startsWith('DynamoDB writes'))?.[1]).toBeCloseTo(3.125, 10);
+    // 10M events × 500 WRU per 1,000 = 5M WRU at $0.625 per million on Standard, 25% more on Standard-IA.
+    const writes = (tableClass: 'standard' | 'standard-ia') => monthlyBill(base, tableClass).find(([name]) => name.startsWith('DynamoDB writes'))?.[1];
+    expect(writes('standard')).toBeCloseTo(3.125, 10);
+    expect(writes('standard-ia')).toBeCloseTo(3.90625, 10);
   });
 });
 
