@@ -38,18 +38,22 @@ import { MemoryPaymentStore, MemoryRollupStore, MemoryVisitStore } from './memor
  *   whole year), renewals every 30 days until the customer cancels (6% a
  *   month: a `canceled` subscription fact) or the year ends, so the last 30
  *   days have payments; 3% refunded in full a few days later, 30% in EUR, 10%
- *   without a visitor id (not attributed). Then the PAYMENT and CUSTOMER
- *   items, timeline copies, list items and every day's and month's counters
- *   are written with the stores' bulk paths (`DynamoPaymentStore.bulkLoad`,
- *   `bulkLoadCustomers`), customers first. Payment aliases
- *   (webhook lookups, read by no report) are not written.
+ *   without a visitor id (not attributed). Every `paymentChunk` payments
+ *   (a batch of whole customers: a customer's webhooks touch only its own
+ *   payments, so once applied they are final) the PAYMENT and CUSTOMER
+ *   items, timeline copies, list and payer items are written with the
+ *   stores' bulk paths (`bulkLoadCustomers`, then a chunk of
+ *   `DynamoPaymentStore.bulkLoader`) and dropped from memory; every day's
+ *   and month's counters and the cohorts are recomputed once at the end.
+ *   Payment aliases (webhook lookups, read by no report) are not written.
  *
  * `test/bench/bench-site.test.ts` loads a small site both this way and
  * through DynamoDB with the sessionizer in small batches and webhooks one
  * by one, and compares the tables item by item.
  *
  * Memory: the visits of payers (about 2.5 × the payers needed) plus the
- * visits of the last two hours of traffic; the payments and customers.
+ * visits of the last two hours of traffic; one chunk of payments and
+ * customers, and the bulk load's visitors, payer keys and days.
  */
 export interface BenchSiteOptions {
   /** Events over the range (about 2.34 per visit). */
@@ -66,6 +70,12 @@ export interface BenchSiteOptions {
   batchEvents?: number;
   /** Progress lines (to stderr in the bench). */
   log?: (line: string) => void;
+  /**
+   * Payments held in memory before they are written and dropped (a batch of
+   * whole customers, so a little more); default 20,000. The equality test
+   * sets it small to cross many chunk boundaries.
+   */
+  paymentChunk?: number;
   /** Called with each webhook's facts as the payment service takes them (the equality test replays them). */
   onWebhook?: (facts: ProviderFacts) => void;
 }
@@ -81,8 +91,10 @@ export interface BenchSite {
   pageviews: number;
   payments: number;
   customers: number;
-  /** Time spent per phase, ms. */
+  /** Time spent per phase, ms: the payments' is the payment service's, the write's the bulk path's (the two alternate, a batch of customers at a time). */
   ms: { sessionize: number; payments: number; write: number };
+  /** The largest V8 heap in use seen after a batch of payments was written, bytes (`process.memoryUsage().heapUsed`). */
+  peakHeapBytes: number;
 }
 
 export const BENCH_SITE = 'shop.example';
@@ -234,9 +246,13 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   log(`bench site: ${rollups.size.toLocaleString('en-US')} rollup items written`);
   const sessionized = Date.now();
 
-  // 2. Payments: each payer's subscription webhooks through the payment service, in memory.
+  // 2. Payments: each payer's subscription webhooks through the payment service, in memory, a batch of
+  // customers at a time; 3. each batch written with the DynamoDB stores' bulk path (in chunks) and dropped.
   const payments = new MemoryPaymentStore();
   const paymentDeps: PaymentDeps = { payments, visits: visitStore, rates: async () => benchRate, clock: () => now };
+  const store = new DynamoPaymentStore(conn);
+  const load = store.bulkLoader(ns, site.timezone, benchRate, { now });
+  const chunk = options.paymentChunk ?? 20_000;
   const random = rng(99);
   const payers: string[] = [];
   for (const visitor of visitStore.visitors(ns)) if (isPayer(visitor)) payers.push(visitor);
@@ -247,35 +263,46 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   }
   let made = 0;
   let customers = 0;
+  let written = 0;
   let watched: string | null = null;
+  const timing = { payments: 0, write: 0 };
+  let peakHeap = process.memoryUsage().heapUsed;
+  // A customer's webhooks refer to its own payments and subscription only, so once they are applied its
+  // payments and customer are final: write them (customers first: the bulk path's finish reads them).
+  const writeOut = async () => {
+    const startedWrite = Date.now();
+    const out = payments.drain();
+    await store.bulkLoadCustomers(out.customers);
+    await load.add(out.payments);
+    for (const p of out.pending) await store.markPending(p.site, p.payment, p.until);
+    written += out.payments.length;
+    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+    timing.write += Date.now() - startedWrite;
+    log(`bench site: ${written.toLocaleString('en-US')} payments written, ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB heap`);
+  };
   for (const visitor of payers) {
     if (made >= options.payments) break;
     const own = visitStore.visitsOf(ns, visitor);
     const visit = own[Math.floor(random() * own.length)];
     if (!visit || visit.end + 5 * 60_000 >= now) continue;
+    const startedPayer = Date.now();
     const webhooks = subscriptionWebhooks(`cus_${customers}`, visit, now, random, options.payments - made, made);
     for (const w of webhooks) {
       options.onWebhook?.(w);
       await applyProviderFacts(paymentDeps, site, w);
     }
+    timing.payments += Date.now() - startedPayer;
     made += paymentsIn(webhooks);
     customers++;
     watched ??= visitor;
+    if (payments.payments.size >= chunk) await writeOut();
   }
   if (made < options.payments) throw new Error(`bench site: ${payers.length} payers made ${made} of ${options.payments} payments; raise PAYER_HEADROOM`);
-  const settled = Date.now();
-
-  // 3. What the payment service's store holds, with the DynamoDB stores' bulk paths; one visitor's visits.
-  const store = new DynamoPaymentStore(conn);
-  const all = [...payments.payments.values()];
-  // Customers first: the payment items' bulk path reads them (as rebuild's does).
-  await store.bulkLoadCustomers([...payments.customers.values()]);
-  await store.bulkLoad(ns, site.timezone, all, benchRate, true, now);
-  log(`bench site: ${all.length.toLocaleString('en-US')} payments and ${payments.customers.size.toLocaleString('en-US')} customers written`);
-  for (const p of payments.pending.values()) {
-    const payment = payments.payments.get(`${p.site}\n${p.provider}\n${p.id}`);
-    if (payment) await store.markPending(p.site, payment, p.until);
-  }
+  await writeOut();
+  const finishing = Date.now();
+  await load.finish();
+  timing.write += Date.now() - finishing;
+  log(`bench site: ${written.toLocaleString('en-US')} payments and ${customers.toLocaleString('en-US')} customers written`);
   if (watched) await new DynamoVisitStore(conn).writeVisits(visitStore.visitsOf(ns, watched), []);
   return {
     site: BENCH_SITE,
@@ -284,8 +311,9 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
     watched,
     visits,
     pageviews,
-    payments: all.length,
+    payments: written,
     customers,
-    ms: { sessionize: sessionized - started, payments: settled - sessionized, write: Date.now() - settled },
+    ms: { sessionize: sessionized - started, payments: timing.payments, write: timing.write },
+    peakHeapBytes: peakHeap,
   };
 }

@@ -88,6 +88,7 @@ const cachedSiteSchema = z.object({
     payments: z.number(),
     customers: z.number(),
     ms: z.object({ sessionize: z.number(), payments: z.number(), write: z.number() }),
+    peakHeapBytes: z.number(),
   }),
 });
 

@@ -11,6 +11,7 @@ import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
 import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
+import type { PaymentBulkLoad } from '../lambdas/adapters/dynamo/payment-store.js';
 
 /**
  * In-memory stand-ins for the two stores the bench site's loader runs the
@@ -280,8 +281,42 @@ export class MemoryPaymentStore implements PaymentPort {
     return [...this.pending.values()].filter((p) => p.site === site).map(({ provider, id, until }) => ({ provider, id, until }));
   }
 
-  async bulkLoad(_site: string, _timezone: string, payments: readonly Payment[], _rate: UsdRate, writePayments = true): Promise<void> {
-    if (writePayments) for (const p of payments) this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
+  /** What `DynamoPaymentStore.bulkLoader` does to the payments themselves: stores them (unless `writePayments` is false). */
+  bulkLoader(_site: string, _timezone: string, _rate: UsdRate, options: { writePayments?: boolean } = {}): PaymentBulkLoad {
+    return {
+      add: async (payments) => {
+        if (options.writePayments ?? true) for (const p of payments) this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
+      },
+      finish: async () => undefined,
+    };
+  }
+
+  /** A site's payments, `limit` at a time (all at once without it). */
+  async *paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]> {
+    const all = await this.listPayments(site);
+    const size = Math.max(1, limit ?? all.length);
+    for (let i = 0; i < all.length; i += size) yield all.slice(i, i + size);
+  }
+
+  /**
+   * Takes every payment, customer and pending credit out of the store, and
+   * forgets the aliases (the loader writes a batch of customers whose
+   * webhooks are all applied: no later webhook looks them up).
+   */
+  drain(): { payments: Payment[]; customers: Customer[]; pending: Array<{ site: string; payment: Payment; until: number }> } {
+    const out = {
+      payments: [...this.payments.values()],
+      customers: [...this.customers.values()],
+      pending: [...this.pending.values()].flatMap((p) => {
+        const payment = this.payments.get(MemoryPaymentStore.key(p.site, p.provider, p.id));
+        return payment ? [{ site: p.site, payment, until: p.until }] : [];
+      }),
+    };
+    this.payments.clear();
+    this.customers.clear();
+    this.pending.clear();
+    this.aliases.clear();
+    return out;
   }
 
   /** Retention's payer summaries and cohorts are derived items too: the loader's `DynamoPaymentStore.bulkLoad` writes them (and marks them ready). */

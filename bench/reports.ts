@@ -83,6 +83,7 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     { section: 'reports', name: 'bench site load: sessionize (real sessionizer, in-memory stores, Parquet archive)', value: loaded.ms.sessionize / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payments (real payment service, in memory)', value: loaded.ms.payments / 1000, unit: 's' },
     { section: 'reports', name: 'bench site load: payment items written (bulk)', value: loaded.ms.write / 1000, unit: 's' },
+    { section: 'reports', name: 'bench site load: largest loader heap after a chunk of payments was written', value: Math.round(loaded.peakHeapBytes / 1e6), unit: 'MB' },
     // The load times above are those of the run that loaded the table when it came from FOOTFALL_BENCH_CACHE.
     { section: 'reports', name: 'bench site table reused from FOOTFALL_BENCH_CACHE (1) or loaded by this run (0)', value: table.reused ? 1 : 0, unit: '' },
   ];

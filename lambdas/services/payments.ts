@@ -35,7 +35,8 @@ export interface PaymentDeps {
     | 'listPayments'
     | 'listCustomers'
     | 'visitorPayments'
-    | 'bulkLoad'
+    | 'bulkLoader'
+    | 'paymentPages'
     | 'dropLegacyRollups'
     | 'syncPayer'
     | 'dropPayerPayment'
@@ -383,14 +384,27 @@ export async function copyPayments(
  * `footfall rebuild` (on the generation it builds: `namespaceOf(site)`). Run
  * it while no webhook or import writes that generation's payments (the list
  * items are written unconditionally). With `clock`, "paying until" days
- * already past are dropped from the cohorts as they are written.
+ * already past are dropped from the cohorts as they are written. The
+ * payments are read and written a Query page at a time
+ * (`DynamoPaymentStore.bulkLoader`): memory holds one page, not the site's
+ * payments.
  *
+ * @param pageSize PAYMENT items per page; default a 1 MB Query page
  * @returns payments read
  */
-export async function derivePaymentRollups(deps: Pick<PaymentDeps, 'payments' | 'rates'> & Partial<Pick<PaymentDeps, 'clock'>>, site: SiteConfig): Promise<number> {
+export async function derivePaymentRollups(
+  deps: Pick<PaymentDeps, 'payments' | 'rates'> & Partial<Pick<PaymentDeps, 'clock'>>,
+  site: SiteConfig,
+  pageSize?: number,
+): Promise<number> {
   const ns = namespaceOf(site);
-  const payments = await deps.payments.listPayments(ns);
-  await deps.payments.bulkLoad(ns, site.timezone, payments, await deps.rates(), false, deps.clock?.());
+  const load = deps.payments.bulkLoader(ns, site.timezone, await deps.rates(), { writePayments: false, now: deps.clock?.() });
+  let read = 0;
+  for await (const page of deps.payments.paymentPages(ns, pageSize)) {
+    await load.add(page);
+    read += page.length;
+  }
+  await load.finish();
   await deps.payments.dropLegacyRollups(ns);
-  return payments.length;
+  return read;
 }

@@ -178,7 +178,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     );
   }, 300_000);
 
-  it('gives the same cohorts through the bulk path (derivePaymentRollups) as through the webhooks', async () => {
+  it('gives the same cohorts through the bulk path (derivePaymentRollups, one page or a payment at a time) as through the webhooks', async () => {
     const payers: GenPayer[] = [
       { provider: 'stripe', customer: true, visitor: 'vis-b', payments: [{ day: 100, amount: 4900, eur: false, refund: 'none', failed: false, renewal: false, sub: true }, { day: 70, amount: 4900, eur: false, refund: 'partial', failed: false, renewal: true, sub: true }], statuses: [] },
       { provider: 'paddle', customer: false, visitor: 'vis-a', payments: [{ day: 40, amount: 900, eur: true, refund: 'none', failed: false, renewal: false, sub: false }], statuses: [] },
@@ -192,6 +192,13 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     // The derivation writes every item again from the PAYMENT and CUSTOMER items, as a migration would.
     await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site);
     expect(await cohortItems()).toEqual(before);
+    expect(await both(site)).toEqual(viaWebhooks);
+    // Again a page of one payment at a time: a payer's payments in several chunks of the bulk load.
+    const summaries = async () => (await items(conn, payerPk(site.domain))).concat(await items(conn, memberPk(site.domain))).map((i) => [i.sk, i.e ?? i.m ?? [...(i.held as Set<string>)]]);
+    const oneShot = await summaries();
+    expect(await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site, 1)).toBe(4);
+    expect(await cohortItems()).toEqual(before);
+    expect(await summaries()).toEqual(oneShot);
     expect(await both(site)).toEqual(viaWebhooks);
     expect(viaWebhooks[0]?.cohorts.total).toMatchObject({ customers: 3, churn_customers: 2 });
   }, 60_000);

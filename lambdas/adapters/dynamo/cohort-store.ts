@@ -66,6 +66,13 @@ const entrySk = (payer: string, paymentKey: string) => `${payerPrefix(payer)}P#$
 const stateSk = (payer: string) => `${payerPrefix(payer)}S`;
 const memberSk = (day: string, payer: string) => `${day}#${payer}`;
 const SOURCES_SK = 'SRC';
+/** The payer key of a PAYER_PAYMENT or PAYER_STATE sort key (`<length>:<payer>#…`). */
+const payerOfSk = (sk: string) => {
+  const colon = sk.indexOf(':');
+  return sk.slice(colon + 1, colon + 1 + Number(sk.slice(0, colon)));
+};
+/** Summary items (PAYER_STATE, COHORT_MEMBER) a bulk load holds before writing them: ≤ 1 KB each, so at most about 1 MB. */
+const SUMMARY_WRITE_BUFFER = 1_000;
 
 /** The provider of a payer key: `provider:customer`, or `payment:provider:id` for a payment without a customer. */
 const providerOf = (payer: string) => (payer.startsWith('payment:') ? payer.split(':')[1] : payer.split(':')[0]) ?? '';
@@ -516,35 +523,84 @@ export class CohortStore {
    * every PAYER_PAYMENT, PAYER_STATE and COHORT_MEMBER with BatchWriteItem,
    * each touched day's and month's cohorts recomputed once, the status
    * sources, and `ready`. The items `syncPayment` would leave.
+   * `bulkWrite` then `bulkSummarize`.
    * @returns payers written
    */
   async bulkLoad(site: string, timezone: string, payments: readonly Payment[], customers: readonly Customer[], rate: UsdRate, now?: number): Promise<number> {
-    const byPayer = new Map<string, Array<{ p: Payment; e: PayerPayment | null }>>();
-    for (const p of payments) byPayer.set(customerKey(p), [...(byPayer.get(customerKey(p)) ?? []), { p, e: payerPaymentOf({ ...p, site }, rate) }]);
+    const payers = new Set<string>();
+    await this.bulkWrite(site, payments, rate, payers);
+    await this.bulkSummarize(site, timezone, payers, customers, now);
+    return payers.size;
+  }
+
+  /**
+   * The first half of a bulk load taken in chunks: writes the chunk's
+   * PAYER_PAYMENT items (its countable payments; a payment that is not
+   * countable writes nothing, as in `bulkLoad`) with BatchWriteItem and adds
+   * their payer keys (`customerKey`) to `payers`. A payer's payments may be
+   * spread over any number of chunks: its summary is computed in
+   * `bulkSummarize`, from the table.
+   */
+  async bulkWrite(site: string, payments: readonly Payment[], rate: UsdRate, payers: Set<string>): Promise<void> {
+    const items: Array<Record<string, unknown>> = [];
+    for (const p of payments) {
+      const payer = customerKey(p);
+      payers.add(payer);
+      const e = payerPaymentOf({ ...p, site }, rate);
+      if (e) items.push({ [PK]: payerPk(site), [SK]: entrySk(payer, e.key), type: 'PAYER_PAYMENT', rev: p.rev, e: JSON.stringify(e) });
+    }
+    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+  }
+
+  /**
+   * The second half of a bulk load: for each of `payers`, its summary from
+   * its PAYER_PAYMENT entries read back (one paged, consistent Query of the
+   * site's `CP#` partition, where a payer's entries are contiguous: the
+   * payer id is length-prefixed), with its customer's subscription statuses
+   * from `customers`; its PAYER_STATE and COHORT_MEMBER written with
+   * BatchWriteItem (buffered, `SUMMARY_WRITE_BUFFER` items at a time); then
+   * each day with a member and its month recomputed once, the status sources
+   * and `ready`. Memory: the payer keys, the customers and one payer's
+   * entries, not the payments.
+   * @param now ms since epoch ("paying until" days before its local day are dropped); omitted, none is
+   */
+  async bulkSummarize(site: string, timezone: string, payers: ReadonlySet<string>, customers: readonly Customer[], now?: number): Promise<void> {
     const customerOf = new Map(customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
     const sources = new Map<string, boolean>();
     for (const c of customers) sources.set(c.provider, (sources.get(c.provider) ?? false) || Object.keys(c.subscriptions).length > 0);
-    const items: Array<Record<string, unknown>> = [];
     const days = new Set<string>();
-    for (const [payer, list] of byPayer) {
-      const summary = payerSummary(
-        list.flatMap((x) => x.e ?? []),
-        Object.values(customerOf.get(payer)?.subscriptions ?? {}),
-        timezone,
-      );
-      for (const { p, e } of list) {
-        if (e) items.push({ [PK]: payerPk(site), [SK]: entrySk(payer, e.key), type: 'PAYER_PAYMENT', rev: p.rev, e: JSON.stringify(e) });
-      }
-      if (!summary) continue;
+    let items: Array<Record<string, unknown>> = [];
+    const flush = async () => {
+      await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+      items = [];
+    };
+    const summarize = async (payer: string, entries: readonly PayerPayment[]) => {
+      const summary = payerSummary(entries, Object.values(customerOf.get(payer)?.subscriptions ?? {}), timezone);
+      if (!summary) return;
       sources.set(providerOf(payer), sources.get(providerOf(payer)) ?? false);
       days.add(summary.day);
       items.push({ [PK]: payerPk(site), [SK]: stateSk(payer), type: 'PAYER_STATE', n: 0, held: new Set([summary.day]) });
       items.push({ [PK]: memberPk(site), [SK]: memberSk(summary.day, payer), type: 'COHORT_MEMBER', m: JSON.stringify(summary), src: 0 });
+      if (items.length >= SUMMARY_WRITE_BUFFER) await flush();
+    };
+    let current: string | null = null;
+    let entries: PayerPayment[] = [];
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': payerPk(site) }, ConsistentRead: true };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
+      for (const item of page.Items ?? []) {
+        if (item.type !== 'PAYER_PAYMENT' || item.e === undefined) continue;
+        const payer = payerOfSk(String(item[SK]));
+        if (payer !== current) {
+          if (current !== null && payers.has(current)) await summarize(current, entries);
+          [current, entries] = [payer, []];
+        }
+        entries.push(JSON.parse(String(item.e)) as PayerPayment);
+      }
     }
-    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+    if (current !== null && payers.has(current)) await summarize(current, entries);
+    await flush();
     await this.recomputeCohorts(site, timezone, [...days].sort(), now);
     for (const [provider, status] of sources) await this.markSource(site, provider, status);
     await this.markReady(site);
-    return byPayer.size;
   }
 }

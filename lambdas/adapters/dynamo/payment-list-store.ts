@@ -292,16 +292,37 @@ export class PaymentListStore {
    * Loads many contributions at once (bench, migration, rebuild): writes
    * their list items with BatchWriteItem, then recomputes each day and month
    * they touch once. Only for payments no other writer is changing (the list
-   * items are written unconditionally).
+   * items are written unconditionally). `bulkWrite` then `bulkRecompute`.
    * @returns the BatchWriteItem calls made
    */
   async bulkLoad(site: string, contributions: readonly Contribution[]): Promise<number> {
-    const requests = contributions.flatMap((c) =>
-      listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
-    );
-    const calls = await batchWrite(this.conn, requests);
-    await this.recompute(site, new Map(contributions.map((c) => [c.day, new Set(ALL_SLOTS)])));
+    const days = new Set<string>();
+    const calls = await this.bulkWrite(site, contributions, days);
+    await this.bulkRecompute(site, days);
     return calls;
+  }
+
+  /**
+   * The first half of a bulk load taken in chunks: writes the chunk's list
+   * items (PAYMENT_LIST, PAYMENT_LIST_REFUNDED) with BatchWriteItem and adds
+   * the local days they fall on to `days`. Nothing is recomputed: the days
+   * read their list items back in `bulkRecompute`, once every chunk is in,
+   * so chunk boundaries leave no trace in the items.
+   * @returns the BatchWriteItem calls made
+   */
+  async bulkWrite(site: string, contributions: readonly Contribution[], days: Set<string>): Promise<number> {
+    for (const c of contributions) days.add(c.day);
+    return batchWrite(
+      this.conn,
+      contributions.flatMap((c) =>
+        listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
+      ),
+    );
+  }
+
+  /** The second half of a bulk load: recomputes each of `days` (`YYYY-MM-DD`, site-local) once, every dimension slot, then each of their months once. */
+  async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
+    await this.recompute(site, new Map([...days].map((day) => [day, new Set(ALL_SLOTS)])));
   }
 
   /** Bumps a period's change counter and returns its new value (the recompute that follows owns it). */

@@ -23,6 +23,12 @@ const visitorPaymentKey = (p: Payment) => ({
 });
 const pendingKey = (site: string, key: string) => ({ [PK]: `PAYPENDING#${site}`, [SK]: key });
 
+/** A bulk load in chunks (`DynamoPaymentStore.bulkLoader`): `add` each chunk of payments, then `finish` once. */
+export interface PaymentBulkLoad {
+  add(payments: readonly Payment[]): Promise<void>;
+  finish(): Promise<void>;
+}
+
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
   return rest;
@@ -102,14 +108,7 @@ export class DynamoPaymentStore {
   /** Every payment of a site (for re-crediting after a change of model or window). */
   async listPayments(site: string): Promise<Payment[]> {
     const out: Payment[] = [];
-    const query = {
-      TableName: this.conn.table,
-      KeyConditionExpression: `${PK} = :pk`,
-      ExpressionAttributeValues: { ':pk': `PAY#${site}` },
-    };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      for (const item of page.Items ?? []) out.push(strip(item) as unknown as Payment);
-    }
+    for await (const page of this.paymentPages(site)) out.push(...page);
     return out;
   }
 
@@ -169,25 +168,75 @@ export class DynamoPaymentStore {
    * visitors); and retention's payer summaries and cohorts
    * (`CohortStore.bulkLoad`, from these payments and the site's CUSTOMER
    * items). The same items `settlePayment` leaves, written with
-   * BatchWriteItem.
+   * BatchWriteItem. One chunk of `bulkLoader`: the items are those of any
+   * split of `payments` into chunks.
    *
    * @param now ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is
    */
   async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true, now?: number): Promise<void> {
-    const items: Array<Record<string, unknown>> = [];
+    const load = this.bulkLoader(site, timezone, rate, { writePayments, now });
+    await load.add(payments);
+    await load.finish();
+  }
+
+  /**
+   * A bulk load (`bulkLoad`) taken in chunks, so the caller holds one chunk
+   * of payments at a time (`derivePaymentRollups` pages the PAYMENT items;
+   * the report benchmark's loader writes its payments a batch of customers
+   * at a time). `add` writes a chunk's PAYMENT, VISITOR_PAYMENT, list and
+   * PAYER_PAYMENT items at once; `finish` (once, after the last chunk)
+   * writes each visitor's marker, recomputes every day and month touched
+   * once, then the payers' summaries, members and cohorts
+   * (`CohortStore.bulkSummarize`, reading the site's CUSTOMER items), so
+   * the table ends item for item as after one `bulkLoad` of all the
+   * payments, whatever the chunks and their order
+   * (`test/payments/bulk-load-chunks.test.ts`). A payment must be in one
+   * chunk only, and every payment of a visitor or payer in some chunk.
+   * Memory between chunks: the days, the visitors with their latest payment
+   * time and the payer keys, not the payments.
+   *
+   * @param options.writePayments false to leave the PAYMENT items as they are (they are the source); default true
+   * @param options.now ms since epoch, as for `bulkLoad`
+   */
+  bulkLoader(site: string, timezone: string, rate: UsdRate, options: { writePayments?: boolean; now?: number } = {}): PaymentBulkLoad {
+    const writePayments = options.writePayments ?? true;
     const latest = new Map<string, number>();
-    for (const p of payments) {
-      if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
-      if (p.visitor) {
-        items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p) });
-        latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
-      }
-    }
-    // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
-    for (const [visitor, ts] of latest) items.push({ [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts });
-    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
-    await this.list.bulkLoad(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []));
-    await this.cohorts.bulkLoad(site, timezone, payments, await this.listCustomers(site), rate, now);
+    const days = new Set<string>();
+    const payers = new Set<string>();
+    let finished = false;
+    return {
+      add: async (payments) => {
+        if (finished) throw new Error('bulk load: add after finish');
+        const items: Array<Record<string, unknown>> = [];
+        for (const p of payments) {
+          if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
+          if (p.visitor) {
+            items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p) });
+            latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
+          }
+        }
+        await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+        await this.list.bulkWrite(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []), days);
+        await this.cohorts.bulkWrite(site, payments, rate, payers);
+      },
+      finish: async () => {
+        if (finished) throw new Error('bulk load: finished twice');
+        finished = true;
+        // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
+        await batchWrite(this.conn, [...latest].map(([visitor, ts]) => ({ PutRequest: { Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts } } })));
+        await this.list.bulkRecompute(site, days);
+        await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
+      },
+    };
+  }
+
+  /**
+   * A site's PAYMENT items a Query page at a time (1 MB, or `limit` items),
+   * for callers that must not hold every payment at once (`derivePaymentRollups`).
+   */
+  async *paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]> {
+    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PAY#${site}` }, Limit: limit };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) yield (page.Items ?? []).map((item) => strip(item) as unknown as Payment);
   }
 
   /**

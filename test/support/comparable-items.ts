@@ -1,0 +1,34 @@
+/**
+ * What "the same items" means when a bulk path's table is compared with
+ * the table the stack's write paths leave (`test/bench/bench-site.test.ts`,
+ * `test/payments/bulk-load-chunks.test.ts`): bookkeeping of the write paths
+ * (the rollup log's state, the list's and the cohorts' change counters and
+ * the recompute guard `src`, rollup `seq`/`ver`, a payer's recompute
+ * counter), payment aliases (webhook lookups no report reads) and batch
+ * markers are left out; JSON attributes are compared parsed and visitor id
+ * sets sorted.
+ */
+export const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER']);
+const DROPPED_ATTRIBUTES = ['src', 'seq', 'ver'];
+/** Change counters kept on data items of some types (retention's payer state counts its recomputes). */
+const COUNTERS: Record<string, string[]> = { PAYER_STATE: ['n', 'pend'] };
+
+/** An item in a form where equal meaning is equal value: JSON attributes parsed, visitor id sets sorted, bookkeeping attributes dropped. */
+export function normalize(item: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) {
+    if (DROPPED_ATTRIBUTES.includes(k) || COUNTERS[String(item.type)]?.includes(k)) continue;
+    let value: unknown = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
+    if (typeof value === 'string' && /^[[{]/.test(value)) value = JSON.parse(value);
+    if (item.type === 'ROLLUP' && k === 'ids') value = [...(value as string[])].sort();
+    if (item.type === 'ROLLUP' && k === 'vv') value = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([g, s]) => [g, Array.isArray(s) ? [...s].sort() : s]));
+    out[k] = value;
+  }
+  return out;
+}
+
+/** A PAYMENT_DIMENSION item of a bucket without payments: the bulk recompute writes every bucket of a day, a webhook only those it touched. */
+export const emptyDimension = (item: Record<string, unknown>) => item.type === 'PAYMENT_DIMENSION' && Object.keys(JSON.parse(String(item.v)) as object).length === 0;
+
+/** Whether an item takes part in the comparison: not bookkeeping, not an empty dimension bucket. */
+export const compared = (item: Record<string, unknown>) => !BOOKKEEPING.has(String(item.type ?? '')) && !emptyDimension(item);
