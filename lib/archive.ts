@@ -34,10 +34,28 @@ export const FIREHOSE_ERROR_PREFIX = `${ERRORS_PREFIX}!{firehose:error-output-ty
 /**
  * Firehose buffering. Parquet conversion needs at least 64 MiB and dynamic
  * partitioning at least 60 s; each (site, dt) partition has its own buffer, so
- * a file lands when 128 MiB or 5 minutes accumulate for it, whichever first.
+ * a file lands when 128 MiB (the most, `SizeInMBs` 1–128) or 15 minutes (the
+ * most, `IntervalInSeconds` 0–900) accumulate for it, whichever first
+ * (Firehose API reference, "BufferingHints":
+ * https://docs.aws.amazon.com/firehose/latest/APIReference/API_BufferingHints.html).
+ * The longest interval because dynamic partitioning bills $0.005 per 1,000
+ * objects and S3 a PUT per object, one object per active site and buffer:
+ * 15 minutes writes a third of the objects 5 minutes did (`docs/cost.md`).
+ * The price is freshness: raw events reach Athena up to 15 minutes late, and
+ * with dynamic partitioning's multi-stage buffering up to 1.5 times that
+ * (`FIREHOSE_DELIVERY_FACTOR`).
  */
 export const FIREHOSE_BUFFER_SIZE = Size.mebibytes(128);
-export const FIREHOSE_BUFFER_INTERVAL = Duration.minutes(5);
+export const FIREHOSE_BUFFER_INTERVAL = Duration.minutes(15);
+/**
+ * How late, as a multiple of the buffer interval, a record may reach S3 with
+ * dynamic partitioning: "end-to-end delay of a batch of records might be 1.5
+ * times of the configured buffering hint time" (Amazon Data Firehose developer
+ * guide, "Buffer data for dynamic partitioning":
+ * https://docs.aws.amazon.com/firehose/latest/dev/buffering.html). The rebuild
+ * fence and the archive freshness alarm wait this long.
+ */
+export const FIREHOSE_DELIVERY_FACTOR = 1.5;
 
 /** Athena results expire after this many days. */
 export const ATHENA_RESULTS_DAYS = 30;

@@ -273,7 +273,7 @@ describe('Firehose to the Parquet archive', () => {
     });
   });
 
-  it('partitions dynamically by site and UTC date, with an error prefix and a large buffer', () => {
+  it('partitions dynamically by site and UTC date, with an error prefix and the largest buffer Firehose allows (128 MiB, 15 minutes: fewest objects)', () => {
     const config = delivery().Properties.ExtendedS3DestinationConfiguration as {
       DynamicPartitioningConfiguration: unknown;
       Prefix: string;
@@ -285,8 +285,8 @@ describe('Firehose to the Parquet archive', () => {
     expect(config.Prefix).toBe('events/site=!{partitionKeyFromQuery:site}/dt=!{partitionKeyFromQuery:dt}/');
     expect(config.Prefix).toBe(FIREHOSE_PREFIX);
     expect(config.ErrorOutputPrefix).toMatch(/^errors\/!\{firehose:error-output-type\}\//);
-    expect(config.BufferingHints.SizeInMBs).toBeGreaterThanOrEqual(64);
-    expect(config.BufferingHints.IntervalInSeconds).toBeGreaterThanOrEqual(60);
+    // Parquet conversion needs ≥ 64 MiB and dynamic partitioning ≥ 60 s; BufferingHints allows at most 128 MiB and 900 s.
+    expect(config.BufferingHints).toEqual({ SizeInMBs: 128, IntervalInSeconds: 900 });
     const processor = config.ProcessingConfiguration.Processors.find((p) => p.Type === 'MetadataExtraction');
     const params = Object.fromEntries((processor?.Parameters ?? []).map((p) => [p.ParameterName, p.ParameterValue]));
     expect(params).toEqual({
