@@ -19,7 +19,10 @@ export interface FootfallConfig {
   rawRetentionDays: number;
   /** DynamoDB deletion protection. */
   deletionProtection: boolean;
-  /** Default stage throttling of the HTTP API: steady requests per second. */
+  /**
+   * Default stage throttling of the HTTP API: steady requests per second. The hot path's function
+   * URLs are not behind it (`hotPathConcurrency` throttles them).
+   */
   throttleRate: number;
   /** Default stage throttling of the HTTP API: burst. */
   throttleBurst: number;
@@ -54,6 +57,16 @@ export interface FootfallConfig {
    * before that at 1M, `docs/cost.md`, "Table class"). The class of a deployed table changes in place.
    */
   tableClass: 'standard' | 'standard-ia';
+  /**
+   * Reserved concurrency of each hot-path function (`event`, `tracker`); undefined (default): none.
+   * It is what throttles their function URLs, which have no stage throttle: at most 10 × N requests
+   * per second each, and HTTP 429 beyond (AWS Lambda developer guide, "Throttling function URLs"),
+   * and it keeps a flood of events from taking the account's concurrency from the sessionizer and
+   * the webhooks. Off by default because a reservation must leave at least 100 of the account's
+   * concurrency unreserved (Lambda API reference, `PutFunctionConcurrency`): new accounts, whose
+   * quota starts at 10, cannot deploy one (`docs/deploy.md`, "Throttling").
+   */
+  hotPathConcurrency: number | undefined;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -70,6 +83,7 @@ export const CONFIG_DEFAULTS = {
   hotPathTracing: false,
   pointInTimeRecovery: true,
   tableClass: 'standard-ia',
+  hotPathConcurrency: undefined,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -95,6 +109,7 @@ const schema = z.object({
   hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
   tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),
+  hotPathConcurrency: whole.pipe(z.number().min(1)).optional(),
 });
 
 /** The context keys this stack reads. */
@@ -111,7 +126,7 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  return { ...result.data, geoDatabase: result.data.geoDatabase };
+  return { ...result.data, geoDatabase: result.data.geoDatabase, hotPathConcurrency: result.data.hotPathConcurrency };
 }
 
 /** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */

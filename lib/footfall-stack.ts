@@ -26,16 +26,19 @@ export interface FootfallStackProps extends StackProps {
   functions?: Readonly<Record<string, FunctionSpec>>;
 }
 
-/** API 5xx responses, as a percentage of requests, that raise the alarm. */
+/** API 5xx responses, as a percentage of requests, that raise the alarm (the HTTP API's, and each hot-path function URL's). */
 export const API_5XX_ALARM_PERCENT = 1;
 /** Age of the newest archived data (Firehose `DeliveryToS3.DataFreshness`) that raises the alarm: 30 minutes. */
 export const ARCHIVE_FRESHNESS_ALARM_SECONDS = 1800;
 
 /**
  * The whole Footfall service in one environment-agnostic stack (DESIGN.md
- * picture): HTTP API → event Lambda → Kinesis → sessionize Lambda → DynamoDB,
- * and Kinesis → Firehose → Parquet on S3 → Glue → Athena. Functions come
- * from the registry in `lib/functions.ts`.
+ * picture, with one departure: the hot path's own function URLs instead of the
+ * HTTP API, `docs/architecture.md`): event function URL → event Lambda →
+ * Kinesis → sessionize Lambda → DynamoDB, and Kinesis → Firehose → Parquet on
+ * S3 → Glue → Athena; the HTTP API serves the report API, webhooks, the app
+ * and the hot path's old routes. Functions come from the registry in
+ * `lib/functions.ts`.
  */
 export class FootfallStack extends Stack {
   readonly config: FootfallConfig;
@@ -50,6 +53,7 @@ export class FootfallStack extends Stack {
   /** App mode only: the dashboard's CloudFront distribution and bucket. */
   readonly app: AppDistribution | undefined;
   private readonly functionUrls: Record<string, lambda.FunctionUrl> = {};
+  private readonly registry: Readonly<Record<string, FunctionSpec>>;
 
   constructor(scope: Construct, id: string, props: FootfallStackProps) {
     super(scope, id, props);
@@ -112,8 +116,8 @@ export class FootfallStack extends Stack {
     });
     new CfnOutput(this, 'SecretsKeyArn', { value: this.secretsKey.keyArn, description: 'KMS key of webhook secrets (footfall --aws --kms-key <arn> providers connect)' });
 
-    const registry = props.functions ?? FUNCTIONS;
-    for (const [fnName, spec] of deployedFunctions(registry, config)) {
+    this.registry = props.functions ?? FUNCTIONS;
+    for (const [fnName, spec] of deployedFunctions(this.registry, config)) {
       this.functions[fnName] = this.addFunction(fnName, spec, logRetention);
     }
 
@@ -122,10 +126,6 @@ export class FootfallStack extends Stack {
     if (config.app) this.app = new AppDistribution(this, 'App', { api: this.http.api, mcpUrl: this.functionUrls.mcp, accessLogs });
 
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
-    new CfnOutput(this, 'TrackingUrl', {
-      value: `${this.http.url}v.js`,
-      description: 'The tracking script: <script defer src="…/v.js" data-site="example.com"></script>',
-    });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB table (footfall --aws --table <name>)' });
     new CfnOutput(this, 'StreamName', { value: this.stream.streamName, description: 'Kinesis event stream' });
     new CfnOutput(this, 'EventsBucket', { value: this.archive.bucket.bucketName, description: 'Raw Parquet events (events/site=/dt=)' });
@@ -146,6 +146,7 @@ export class FootfallStack extends Stack {
       // The hot path records no trace unless asked (`hotPathTracing`): HTTP APIs never sample a request, so PassThrough traces nothing.
       tracing: spec.hotPath && !this.config.hotPathTracing ? lambda.Tracing.PASS_THROUGH : lambda.Tracing.ACTIVE,
       hotPathLogging: spec.hotPath,
+      reservedConcurrency: spec.hotPath ? this.config.hotPathConcurrency : undefined,
     });
     if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions, update: spec.attributeUpdate });
     if (spec.secrets) {
@@ -168,9 +169,12 @@ export class FootfallStack extends Stack {
       const url = fn.addPublicUrl();
       this.functionUrls[fnName] = url;
       new CfnOutput(this, spec.url.output, {
-        value: spec.url.path ? Fn.join('', [url.url, spec.url.path]) : url.url,
-        description: `${fnName}: public function URL`,
+        value: this.publicUrl(fnName, spec),
+        description: spec.url.description ?? `${fnName}: public function URL`,
       });
+    }
+    for (const [variable, target] of Object.entries(spec.urlEnv ?? {})) {
+      fn.fn.addEnvironment(variable, this.publicUrl(target, this.registry[target]));
     }
     if (spec.everyMinutes !== undefined) {
       fn.addSchedule(events.Schedule.rate(Duration.minutes(spec.everyMinutes)));
@@ -181,6 +185,16 @@ export class FootfallStack extends Stack {
       fn.fn.addEnvironment('GEO_DATABASE_PATH', path);
     }
     return fn;
+  }
+
+  /**
+   * A function's public URL followed by its `url.path` (a token until deploy).
+   * @throws Error when the function has no URL yet (not in the registry, no `url`, or later in it)
+   */
+  private publicUrl(fnName: string, spec: FunctionSpec | undefined): string {
+    const url = this.functionUrls[fnName];
+    if (!url || !spec?.url) throw new Error(`function ${fnName} has no public URL (it needs \`url\` and must come earlier in the registry)`);
+    return spec.url.path ? Fn.join('', [url.url, spec.url.path]) : url.url;
   }
 
   /**
@@ -202,6 +216,25 @@ export class FootfallStack extends Stack {
     });
     this.countryLayer = { layer, path: `/opt/${basename(file)}` };
     return this.countryLayer;
+  }
+
+  /** An alarm on the share of requests answered 5xx over 5 minutes: above `API_5XX_ALARM_PERCENT` in 2 of 3 periods. */
+  private add5xxRateAlarm(id: string, what: string, errors: cloudwatch.IMetric, requests: cloudwatch.IMetric): cloudwatch.Alarm {
+    const period = Duration.minutes(5);
+    return new cloudwatch.Alarm(this, id, {
+      alarmDescription: `${what}: more than ${API_5XX_ALARM_PERCENT}% of requests answered 5xx`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)',
+        usingMetrics: { errors, requests },
+        period,
+        label: '5xx %',
+      }),
+      threshold: API_5XX_ALARM_PERCENT,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
   }
 
   private addAlarms(): void {
@@ -227,23 +260,13 @@ export class FootfallStack extends Stack {
     }
 
     const period = Duration.minutes(5);
-    new cloudwatch.Alarm(this, 'Api5xxRateAlarm', {
-      alarmDescription: `HTTP API: more than ${API_5XX_ALARM_PERCENT}% of requests answered 5xx`,
-      metric: new cloudwatch.MathExpression({
-        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
-        usingMetrics: {
-          errors: this.http.api.metricServerError({ period, statistic: 'Sum' }),
-          requests: this.http.api.metricCount({ period, statistic: 'Sum' }),
-        },
-        period,
-        label: '5xx %',
-      }),
-      threshold: API_5XX_ALARM_PERCENT,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    this.add5xxRateAlarm('Api5xxRateAlarm', 'HTTP API', this.http.api.metricServerError({ period, statistic: 'Sum' }), this.http.api.metricCount({ period, statistic: 'Sum' }));
+    // The hot path's function URLs are not behind the HTTP API: their own metrics (AWS/Lambda, free):
+    // Url5xxCount counts function errors and timeouts and the 503s the event handler answers when it cannot write.
+    for (const [fnName, fn] of Object.entries(this.functions)) {
+      if (!this.functionUrls[fnName] || !this.registry[fnName]?.hotPath) continue;
+      this.add5xxRateAlarm(`${fnName}Url5xxRateAlarm`, `${fnName} function URL`, fn.fn.metric('Url5xxCount', { period, statistic: 'Sum' }), fn.fn.metric('UrlRequestCount', { period, statistic: 'Sum' }));
+    }
 
     new cloudwatch.Alarm(this, 'ArchiveFreshnessAlarm', {
       alarmDescription: 'Firehose: the oldest record not yet delivered to the raw archive is older than 30 minutes',

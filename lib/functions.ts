@@ -35,8 +35,17 @@ export interface FunctionSpec {
   stream?: StreamAccess | 'consume';
   /** HTTP API routes. */
   routes?: readonly RouteSpec[];
-  /** A public function URL (auth NONE) and a stack output `output` = the URL followed by `path`. */
-  url?: { output: string; path?: string };
+  /**
+   * A public function URL (auth NONE, buffered, no CORS configuration of its own, so the
+   * handler's CORS headers and OPTIONS answers pass through) and a stack output `output` = the
+   * URL followed by `path`. The function answers every path of its URL.
+   */
+  url?: { output: string; path?: string; description?: string };
+  /**
+   * Environment variables holding another function's public URL followed by its `url.path`
+   * (`{ EVENT_URL: 'event' }`); that function must come earlier in the registry and have `url`.
+   */
+  urlEnv?: Readonly<Record<string, string>>;
   /** Invoked by an EventBridge schedule every this many minutes. */
   everyMinutes?: number;
   /**
@@ -73,6 +82,8 @@ export interface FunctionSpec {
    * Invoked once per tracked event or script load (the hot path, millions of times a month): no
    * X-Ray traces unless the stack is deployed with `-c hotPathTracing=true`, and no Lambda
    * platform log lines (`START`/`END`/`REPORT`) (`HOT_PATH_LOGGING`). `docs/cost.md`, "Defaults".
+   * With `-c hotPathConcurrency=N` its reserved concurrency is N, which also throttles its function
+   * URL (`docs/deploy.md`, "Throttling"); with `url`, its URL's 5xx rate raises an alarm.
    */
   hotPath?: boolean;
 }
@@ -130,21 +141,26 @@ export const APP_WRITE_PARTITIONS = [
 export const FUNCTIONS = {
   event: {
     entry: 'lambdas/entry/event.ts',
-    description: 'Event ingestion: POST /api/event',
+    description: 'Event ingestion: POST /api/event (its function URL; the HTTP API route for snippets installed before)',
     table: 'readwrite',
     readPartitions: ['SITES'],
     writePartitions: ['SALT'],
     stream: 'put',
     countryDatabase: true,
     hotPath: true,
+    // The hot path's own URL: no API Gateway request fee per event (docs/cost.md). The route stays for scripts that post to it.
+    url: { output: 'EventUrl', path: 'api/event', description: 'Event endpoint (function URL): where the served script posts; data-api of a self-hosted script' },
     // ANY: the handler answers methods other than POST and OPTIONS with a 405 that carries CORS, which API Gateway's own 404 would not.
     routes: [{ path: '/api/event', methods: ['ANY'] }],
   },
   tracker: {
     entry: 'lambdas/entry/tracker-script.ts',
-    description: 'Tracking script: GET /v.js',
+    description: 'Tracking script: GET /v.js (its function URL; the HTTP API route for snippets installed before)',
     memoryMiB: 256,
     hotPath: true,
+    url: { output: 'TrackingUrl', path: 'v.js', description: 'The tracking script: <script defer src="…/v.js" data-site="example.com"></script>' },
+    // The script it serves posts to the event function's URL, wherever it was loaded from.
+    urlEnv: { EVENT_URL: 'event' },
     routes: [{ path: '/v.js', methods: ['GET'] }],
   },
   health: {

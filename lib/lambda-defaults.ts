@@ -112,6 +112,8 @@ export interface FootfallFunctionProps {
   tracing?: lambda.Tracing;
   /** The hot path's logging (`HOT_PATH_LOGGING`) instead of Lambda's plain-text default. */
   hotPathLogging?: boolean;
+  /** Reserved concurrency (also the throttle of a function URL: 10 × it requests/s); undefined: none. */
+  reservedConcurrency?: number;
 }
 
 /**
@@ -172,6 +174,7 @@ export class FootfallFunction extends Construct {
       logGroup: this.logGroup,
       tracing: props.tracing ?? lambda.Tracing.ACTIVE,
       ...(props.hotPathLogging ? HOT_PATH_LOGGING : {}),
+      ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
       bundling: sharedBundling(),
       environment: {
         POWERTOOLS_SERVICE_NAME: props.service,
@@ -303,7 +306,14 @@ export class FootfallFunction extends Construct {
     return api.addRoutes({ path, methods, integration: this.integration });
   }
 
-  /** A public Lambda function URL (auth NONE, buffered): the function authenticates callers itself. */
+  /**
+   * A public Lambda function URL (auth NONE, buffered): the function authenticates callers itself.
+   * No CORS configuration: Lambda then passes every request, OPTIONS preflights included, to the
+   * function and returns its headers as they are, so the handlers' own CORS answers hold (a
+   * configured CORS would take precedence over them: AWS Lambda developer guide, "Cross-origin
+   * resource sharing (CORS)", https://docs.aws.amazon.com/lambda/latest/dg/urls-configuration.html#urls-cors).
+   * Lambda bills a URL's requests as invocations only: no per-request fee as API Gateway's.
+   */
   addPublicUrl(): lambda.FunctionUrl {
     return this.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE, invokeMode: lambda.InvokeMode.BUFFERED });
   }

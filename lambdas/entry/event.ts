@@ -29,7 +29,7 @@ function openCountries(): CountryDatabase | undefined {
   }
 }
 
-/** Lambda entry of `POST|OPTIONS /api/event` (API Gateway HTTP API, payload 2.0). */
+/** Lambda entry of `POST|OPTIONS /api/event`: its function URL (`EventUrl`) and the HTTP API route, both payload format 2.0. */
 export const handler = createEventHandler({
   ...telemetry,
   countries: openCountries(),

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRequire } from 'node:module';
-import type { Server } from 'node:net';
 import {
-  CreateStreamCommand,
   DescribeStreamCommand,
   GetRecordsCommand,
   GetShardIteratorCommand,
@@ -10,36 +7,22 @@ import {
   PutRecordsCommand,
 } from '@aws-sdk/client-kinesis';
 import { mockClient } from 'aws-sdk-client-mock';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { KinesisEventStream, createKinesisClient } from '../../lambdas/adapters/kinesis-stream.js';
+import { KinesisEventStream } from '../../lambdas/adapters/kinesis-stream.js';
 import { partitionKey } from '../../lambdas/adapters/stream-record.js';
 import { UnavailableError } from '../../lambdas/domain/errors.js';
 import { trackedEvent } from '../support/events.js';
-
-const require = createRequire(import.meta.url);
+import { startKinesalite, type Kinesalite } from '../support/kinesalite.js';
 
 describe('KinesisEventStream against kinesalite', () => {
-  let server: Server;
+  let kinesis: Kinesalite;
   let client: KinesisClient;
   const streamName = 'footfall-events';
 
   beforeAll(async () => {
-    const kinesalite = require('kinesalite') as (o: Record<string, unknown>) => Server;
-    server = kinesalite({ createStreamMs: 0, deleteStreamMs: 0, shardLimit: 10 });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const { port } = server.address() as { port: number };
-    client = createKinesisClient({ endpoint: `http://127.0.0.1:${port}`, requestHandler: new NodeHttpHandler() });
-    await client.send(new CreateStreamCommand({ StreamName: streamName, ShardCount: 1 }));
-    for (;;) {
-      const d = await client.send(new DescribeStreamCommand({ StreamName: streamName }));
-      if (d.StreamDescription?.StreamStatus === 'ACTIVE') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    kinesis = await startKinesalite(streamName);
+    client = kinesis.client;
   });
-  afterAll(async () => {
-    client.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-  });
+  afterAll(async () => kinesis.close());
 
   it('puts every event with the site+visitor partition key, in chunks of 500', async () => {
     const events = Array.from({ length: 1203 }, (_, i) => trackedEvent({ path: `/k${i}`, visitor_id: `visitor-${i % 7}abc` }));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser } from 'playwright-core';
 import { buildTrackerSync } from '../../tracker/build.js';
+import { withEventEndpoint } from '../../lambdas/handlers/tracker-script.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -89,10 +90,12 @@ export async function startHarness(): Promise<Harness> {
         res.end();
         return;
       }
-      if (url.pathname === '/v.js') {
+      // /v-deployed.js: the script as the deployed tracker function serves it, its default endpoint
+      // another origin's (the event function URL's in AWS; collector.test here).
+      if (url.pathname === '/v.js' || url.pathname === '/v-deployed.js') {
         state.scriptLoads++;
         res.writeHead(200, { 'Content-Type': 'application/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
-        res.end(script);
+        res.end(url.pathname === '/v.js' ? script : withEventEndpoint(script, `http://collector.test:${port}/api/event`));
         return;
       }
       // Fixtures: /name.html, and any History API path under a fixture falls back to a 404 (never reloaded).

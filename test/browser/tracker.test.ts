@@ -154,6 +154,19 @@ describe('page views', () => {
     expect(harness.requests[0]?.contentType).toMatch(/^text\/plain/);
   });
 
+  it('posts to the event URL the deployed script was served with (the event function URL in AWS), without a preflight; data-api still wins', async () => {
+    const page = await open('/deployed.html');
+    const [event] = await exactly(1);
+    expect(event).toEqual(await base(page, '/deployed.html'));
+    expect(harness.requests.map((r) => `${r.method} ${r.host}`)).toEqual([`POST collector.test:${harness.port}`]);
+    expect(harness.requests[0]?.contentType).toMatch(/^text\/plain/);
+
+    harness.reset();
+    await open('/deployed-api.html');
+    await exactly(1);
+    expect(harness.requests.map((r) => `${r.method} ${r.host}`)).toEqual([`POST external.test:${harness.port}`]);
+  });
+
   it('counts once when the script is included twice', async () => {
     const page = await open('/double.html');
     await harness.waitForEvents(1);

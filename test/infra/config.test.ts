@@ -30,11 +30,15 @@ describe('stack configuration from CDK context', () => {
     const fromJson = parseConfig({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, throttleRate: 50, throttleBurst: 100, logRetentionDays: 365, iteratorAgeAlarmSeconds: 60 });
     expect(fromCli).toEqual(fromJson);
     expect(fromCli).toMatchObject({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, logRetentionDays: 365 });
+    expect(parseConfig({ hotPathConcurrency: '100' }).hotPathConcurrency).toBe(100);
+    expect(parseConfig({ hotPathConcurrency: 100 }).hotPathConcurrency).toBe(100);
   });
 
   it.each([
     [{ app: 'yes' }, 'app'],
     [{ shards: '0' }, 'shards'],
+    [{ hotPathConcurrency: '0' }, 'hotPathConcurrency'],
+    [{ hotPathConcurrency: 'lots' }, 'hotPathConcurrency'],
     [{ shards: '2.5' }, 'shards'],
     [{ shards: 'many' }, 'shards'],
     [{ rawRetentionDays: -1 }, 'rawRetentionDays'],

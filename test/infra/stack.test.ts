@@ -33,7 +33,7 @@ let variant: Synthesized;
 beforeAll(() => {
   main = synth(); // the real thing: defaults, esbuild bundling of every function
   variant = synth({
-    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard' },
+    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard', hotPathConcurrency: 50 },
     bundle: false,
   });
 });
@@ -449,9 +449,61 @@ describe('DynamoDB', () => {
   });
 });
 
+describe('the hot path on function URLs (no API Gateway request per event)', () => {
+  const functionIdOf = (s: Synthesized, name: string) => Object.keys(resourcesOf(s, 'AWS::Lambda::Function')).find((id) => id.startsWith(`${name}Function`));
+
+  it('gives the event and tracker functions public, buffered URLs without a CORS configuration of their own', () => {
+    const urls = resourcesOf(main, 'AWS::Lambda::Url');
+    for (const name of ['event', 'tracker']) {
+      const url = Object.entries(urls).find(([id]) => id.startsWith(`${name}FunctionFunctionUrl`))?.[1];
+      expect(url?.Properties, name).toEqual({ AuthType: 'NONE', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
+      // Anyone may call them, and only through the URL.
+      main.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE', FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
+      main.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true, FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
+    }
+  });
+
+  it('tells the tracker the event URL (EVENT_URL), so the script it serves posts there', () => {
+    const tracker = resourcesOf(main, 'AWS::Lambda::Function')[functionIdOf(main, 'tracker') ?? ''];
+    const env = (tracker?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(env.EVENT_URL).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event']] });
+  });
+
+  it('keeps the HTTP API routes of the hot path for snippets installed before', () => {
+    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+    expect(keys).toEqual(expect.arrayContaining(['GET /v.js', 'ANY /api/event']));
+  });
+
+  it('reserves no concurrency by default, and hotPathConcurrency=N on both hot-path functions only (their URLs then take at most 10 × N requests/s)', () => {
+    for (const fn of Object.values(resourcesOf(main, 'AWS::Lambda::Function'))) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const reserved = Object.entries(resourcesOf(variant, 'AWS::Lambda::Function'))
+      .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+      .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.ReservedConcurrentExecutions]);
+    expect(reserved.sort()).toEqual([
+      ['event', 50],
+      ['tracker', 50],
+    ]);
+  });
+
+  it('alarms when more than 1% of either URL\'s requests answer 5xx (its own AWS/Lambda metrics)', () => {
+    for (const name of ['event', 'tracker']) {
+      const alarm = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith(`${name}Url5xxRateAlarm`))?.[1];
+      expect(alarm?.Properties, name).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'notBreaching' });
+      const metrics = alarm?.Properties.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: unknown } } }>;
+      expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
+      expect(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName, m.MetricStat?.Metric.Dimensions])).toEqual([
+        ['errors', 'AWS/Lambda', 'Url5xxCount', [{ Name: 'FunctionName', Value: { Ref: functionIdOf(main, name) } }]],
+        ['requests', 'AWS/Lambda', 'UrlRequestCount', [{ Name: 'FunctionName', Value: { Ref: functionIdOf(main, name) } }]],
+      ]);
+    }
+  });
+});
+
 describe('alarms and outputs', () => {
   it('alarms on failed batches, iterator age, the API 5xx rate and archive freshness', () => {
-    const alarms = Object.values(resourcesOf(main, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    const alarms = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm'))
+      .filter(([id]) => !/^(event|tracker)Url5xx/.test(id))
+      .map(([, a]) => a.Properties);
     expect(alarms).toHaveLength(4);
     expect(alarms).toContainEqual(
       expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' }),
@@ -460,7 +512,7 @@ describe('alarms and outputs', () => {
     expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/Firehose', MetricName: 'DeliveryToS3.DataFreshness' }));
     const rate = alarms.find((a) => Array.isArray(a.Metrics));
     const metrics = rate?.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string } } }>;
-    expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * errors / requests, 0)');
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
     expect(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName])).toEqual([
       ['errors', 'AWS/ApiGateway', '5xx'],
       ['requests', 'AWS/ApiGateway', 'Count'],
@@ -472,9 +524,10 @@ describe('alarms and outputs', () => {
     expect(Object.keys(outputs)).toEqual(
       expect.arrayContaining(['ApiUrl', 'AthenaWorkGroup', 'EventsBucket', 'GlueDatabase', 'StreamName', 'TableName', 'TrackingUrl']),
     );
-    const tracking = JSON.stringify(outputs.TrackingUrl?.Value);
-    expect(tracking).toMatch(/execute-api/);
-    expect(tracking).toMatch(/\/v\.js"\]\]\}$/);
+    // The tracker's own function URL, not the HTTP API (no API Gateway request per script load).
+    expect(outputs.TrackingUrl?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^trackerFunctionFunctionUrl/), 'FunctionUrl'] }, 'v.js']] });
+    expect(outputs.EventUrl?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event']] });
+    expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(/execute-api/);
     expect(outputs.AthenaWorkGroup?.Value).toEqual({ Ref: expect.stringMatching(/^ArchiveWorkGroup/) });
   });
 });
@@ -495,13 +548,14 @@ describe('app mode and the registry plumbing', () => {
     on = synth({ functions: registry, config: { app: true }, bundle: false });
   });
 
-  it('without app=true has no report route, no function URL and no MCP output', () => {
+  it('without app=true has no report route, no function URL but the hot path\'s and no MCP output', () => {
     for (const s of [main, off]) {
       const keys = Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
       expect(keys.filter((k) => k.includes('/api/v1'))).toEqual([]);
-      expect(resourcesOf(s, 'AWS::Lambda::Url')).toEqual({});
       expect(Object.keys(s.template.findOutputs('McpUrl'))).toEqual([]);
     }
+    expect(resourcesOf(off, 'AWS::Lambda::Url')).toEqual({});
+    expect(Object.keys(resourcesOf(main, 'AWS::Lambda::Url')).sort()).toEqual([expect.stringMatching(/^eventFunctionFunctionUrl/), expect.stringMatching(/^trackerFunctionFunctionUrl/)]);
     expect(Object.keys(off.template.findOutputs('McpishUrl'))).toEqual([]);
     expect(Object.keys(resourcesOf(off, 'AWS::Lambda::Function')).sort()).toEqual([
       expect.stringMatching(/^cronishFunction/),
