@@ -52,7 +52,14 @@ export const PRICES = {
 
 /** The model's assumptions (`docs/cost.md`, "Assumptions"). */
 export const ASSUMPTIONS = {
-  requestsPerEvent: 1.1,
+  /**
+   * Requests through API Gateway, which no longer carries the hot path (events and script loads
+   * go to the function URLs, billed as Lambda invocations only): the dashboard, a month of five
+   * people opening it 50 times a day at about 20 requests a load (150,000), plus payment
+   * webhooks, about 4 provider deliveries per payment at one payment per ~200 events.
+   */
+  apiRequestsPerMonth: 150_000,
+  apiRequestsPerEvent: 4 / 200,
   /** Share of events that also fetch `/v.js` (cached a day by the browser). */
   scriptLoadsPerEvent: 0.1,
   /** Firehose bills every record in 5 KB increments (ingestion and format conversion). */
@@ -65,15 +72,19 @@ export const ASSUMPTIONS = {
   sessionizeSecondsPerEvent: 0.002,
   jqSecondsPerRecord: 20e-6,
   /**
-   * Bytes of CloudWatch Logs per event: 1.1 access log lines (121 B, `lib/http-api.ts`). A
-   * request whose events are all accepted writes no function log line (no platform lines, no
-   * metric: `docs/cost.md`, "Defaults"); dropped events write a `DroppedEvents` EMF line per
-   * request and reason, not counted here (bots and other drops are not in the model's events).
+   * Bytes of CloudWatch Logs per API Gateway request: its access log line (121 B, `lib/http-api.ts`).
+   * The hot path writes none: its function URLs have no access log, and a request whose events are
+   * all accepted writes no function log line (no platform lines, no metric: `docs/cost.md`,
+   * "Defaults"); dropped events write a `DroppedEvents` EMF line per request and reason, not
+   * counted here (bots and other drops are not in the model's events).
    */
-  logBytesPerEvent: 1.1 * 121,
+  logBytesPerApiRequest: 121,
   logStoredShare: 0.2,
-  /** CloudWatch alarm metrics: 4 alarms, the 5xx rate one on 2 metrics (`lib/footfall-stack.ts`). */
-  alarmMetrics: 5,
+  /**
+   * CloudWatch alarm metrics: 6 alarms, the three 5xx rate ones (the HTTP API's and each hot-path
+   * function URL's) on 2 metrics each (`lib/footfall-stack.ts`).
+   */
+  alarmMetrics: 9,
   monthsOfData: 12,
 } as const;
 
@@ -138,6 +149,8 @@ function dynamoPrices(tableClass: FootfallConfig['tableClass']): { wru: number; 
 /**
  * The monthly bill of the default stack (1 provisioned shard, PITR on, no hot-path tracing, the
  * default table class of `lib/config.ts` unless `tableClass` says otherwise) at one traffic level.
+ * Events and script loads reach Lambda through function URLs: Lambda's request and duration
+ * lines count them, and nothing else does (a URL adds no charge of its own).
  */
 export function monthlyBill(m: Measured, tableClass: FootfallConfig['tableClass'] = CONFIG_DEFAULTS.tableClass): Line[] {
   const P = PRICES;
@@ -149,9 +162,10 @@ export function monthlyBill(m: Measured, tableClass: FootfallConfig['tableClass'
   const scheduledInvocations = (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5);
   const objects = (SITES[E] ?? 1) * ((30 * 24 * 3600) / FIREHOSE_BUFFER_INTERVAL.toSeconds());
   const storedGb = (A.monthsOfData * E * m.storedBytesPerEvent) / GB;
-  const logGb = (E * A.logBytesPerEvent) / GB;
+  const apiRequests = A.apiRequestsPerMonth + A.apiRequestsPerEvent * E;
+  const logGb = (apiRequests * A.logBytesPerApiRequest) / GB;
   return [
-    ['API Gateway HTTP API requests', ((A.requestsPerEvent * E) / M) * P.apiPerMillion],
+    ['API Gateway HTTP API requests (dashboard, API, webhooks)', (apiRequests / M) * P.apiPerMillion],
     ['Lambda requests', ((E + A.scriptLoadsPerEvent * E + sessionizeInvocations + scheduledInvocations) / M) * P.lambdaRequestPerMillion],
     ['Lambda duration (arm64)', (E * A.eventFunction.seconds * A.eventFunction.gb + A.scriptLoadsPerEvent * E * A.trackerFunction.seconds * A.trackerFunction.gb + E * A.sessionizeSecondsPerEvent) * P.lambdaGbSecond],
     ['Kinesis, 1 provisioned shard', MONTH_HOURS * P.kinesisShardHour + (E / M) * P.kinesisPutUnitPerMillion],
