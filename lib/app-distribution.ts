@@ -13,10 +13,16 @@ import { APP_CSP, IMMUTABLE_CACHE, REVALIDATE_CACHE, appSecurityHeaders } from '
 import { secureBucket } from './secure-bucket.js';
 
 export interface AppDistributionProps {
-  /** The HTTP API: `/api/*`, `/v.js` and `/health` go to it. */
+  /** The HTTP API: `/api/*` and `/health` go to it, and `/api/event` and `/v.js` without `hotPathUrls`. */
   api: apigwv2.HttpApi;
   /** The MCP function URL: `/mcp` goes to it (DESIGN.md "App mode"); none, no `/mcp` behaviour. */
   mcpUrl?: lambda.IFunctionUrl;
+  /**
+   * The hot path's function URLs: `/api/event` goes to the event function's and `/v.js` to the
+   * tracker's, so a script loaded from `AppUrl` (or posting to it with `data-api`) costs no API
+   * Gateway request (`docs/cost.md`).
+   */
+  hotPathUrls?: { event: lambda.IFunctionUrl; tracker: lambda.IFunctionUrl };
   /** Where the app bucket's S3 access logs go. */
   accessLogs: s3.IBucket;
   /** The built app (`npm run build:app`). @default app/dist */
@@ -48,15 +54,12 @@ export const SPA_REWRITE_FUNCTION = `function handler(event) {
  */
 export const EVENT_ORIGIN_HEADERS = ['user-agent', 'accept-language', 'content-type', 'origin', 'referer', 'CloudFront-Viewer-Address', 'CloudFront-Viewer-Country'] as const;
 
-/** Paths served by the HTTP API through the distribution, besides `/api/*` (the tracker and the health check). */
-export const API_PATHS = ['/api/*', '/v.js', '/health'] as const;
-
 /**
  * The app in AWS (issue 17, DESIGN.md "App mode"): one CloudFront
  * distribution whose default behaviour serves the built app from a private
- * S3 bucket through origin access control, and whose `/api/*`, `/v.js`,
- * `/health` and `/mcp` behaviours go to the HTTP API and the MCP function URL
- * uncached, so the session cookie is first-party and `{base}/mcp` works.
+ * S3 bucket through origin access control, and whose `/api/*` and `/health`
+ * behaviours go to the HTTP API, `/api/event`, `/v.js` and `/mcp` to their
+ * functions' URLs, all uncached, so the session cookie is first-party and `{base}/mcp` works.
  * Every response carries the app's security headers (`app/headers.ts`, the
  * local server's too).
  *
@@ -134,6 +137,7 @@ export class AppDistribution extends Construct {
     });
     const apiDomain = Fn.select(2, Fn.split('/', props.api.apiEndpoint));
     const apiOrigin = new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY, originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2] });
+    const hotPath = props.hotPathUrls;
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Footfall app of ${Stack.of(this).stackName}`,
@@ -154,8 +158,10 @@ export class AppDistribution extends Construct {
       },
       additionalBehaviors: {
         // Before `/api/*`: CloudFront matches behaviours in this order.
-        '/api/event': { origin: apiOrigin, ...passThrough, originRequestPolicy: eventHeaders },
-        ...Object.fromEntries(API_PATHS.map((path) => [path, { origin: apiOrigin, ...passThrough }])),
+        '/api/event': { origin: hotPath ? new origins.FunctionUrlOrigin(hotPath.event) : apiOrigin, ...passThrough, originRequestPolicy: eventHeaders },
+        '/api/*': { origin: apiOrigin, ...passThrough },
+        '/v.js': { origin: hotPath ? new origins.FunctionUrlOrigin(hotPath.tracker) : apiOrigin, ...passThrough },
+        '/health': { origin: apiOrigin, ...passThrough },
         ...(props.mcpUrl ? { '/mcp': { origin: new origins.FunctionUrlOrigin(props.mcpUrl), ...passThrough } } : {}),
       },
     });

@@ -123,7 +123,15 @@ export class FootfallStack extends Stack {
 
     this.addAlarms();
 
-    if (config.app) this.app = new AppDistribution(this, 'App', { api: this.http.api, mcpUrl: this.functionUrls.mcp, accessLogs });
+    const { event: eventUrl, tracker: trackerUrl } = this.functionUrls;
+    if (config.app) {
+      this.app = new AppDistribution(this, 'App', {
+        api: this.http.api,
+        mcpUrl: this.functionUrls.mcp,
+        hotPathUrls: eventUrl && trackerUrl ? { event: eventUrl, tracker: trackerUrl } : undefined,
+        accessLogs,
+      });
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB table (footfall --aws --table <name>)' });

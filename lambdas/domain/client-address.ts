@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 /**
  * The header CloudFront adds when an origin request policy forwards it: the
  * viewer's address and source port, `198.51.100.10:46532`, IPv6 unbracketed
- * (`2001:db8::1:46532`). Behind CloudFront the connection API Gateway sees
+ * (`2001:db8::1:46532`). Behind CloudFront the connection the function sees
  * (`sourceIp`) is CloudFront's, so this is the visitor's address there.
  * https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/adding-cloudfront-headers.html
  */

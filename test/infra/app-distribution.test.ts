@@ -50,7 +50,7 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
     expect(fn.Properties).toMatchObject({ FunctionCode: SPA_REWRITE_FUNCTION, FunctionConfig: { Runtime: 'cloudfront-js-2.0' }, AutoPublish: true });
   });
 
-  it('sends /api/*, /v.js, /health and /mcp to the HTTP API and the MCP function URL, uncached, every viewer header but Host forwarded', () => {
+  it('sends /api/* and /health to the HTTP API, /api/event, /v.js and /mcp to their function URLs, uncached, every viewer header but Host forwarded', () => {
     expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/api/event', '/api/*', '/v.js', '/health', '/mcp']);
     const origin = (b: Behavior) => config.Origins.find((o) => o.Id === b.TargetOriginId)!;
     for (const b of config.CacheBehaviors) {
@@ -62,14 +62,17 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
       if (b.PathPattern !== '/api/event') expect(b.OriginRequestPolicyId, b.PathPattern).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
       expect(origin(b).CustomOriginConfig, b.PathPattern).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
     }
-    const [api, mcp] = [config.CacheBehaviors[1]!, config.CacheBehaviors[4]!];
-    expect(JSON.stringify(origin(api).DomainName)).toMatch(/"Fn::Select":\[2,\{"Fn::Split":\["\/",\{"Fn::GetAtt":\["HttpApi[0-9A-F]+","ApiEndpoint"\]\}\]\}\]/);
+    const [event, api, tracker, health, mcp] = config.CacheBehaviors as [Behavior, Behavior, Behavior, Behavior, Behavior];
+    for (const b of [api, health]) expect(JSON.stringify(origin(b).DomainName), b.PathPattern).toMatch(/"Fn::Select":\[2,\{"Fn::Split":\["\/",\{"Fn::GetAtt":\["HttpApi[0-9A-F]+","ApiEndpoint"\]\}\]\}\]/);
+    // The hot path through AppUrl pays CloudFront's requests only, not API Gateway's (docs/cost.md).
+    expect(JSON.stringify(origin(event).DomainName)).toMatch(/"Fn::GetAtt":\["eventFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
+    expect(JSON.stringify(origin(tracker).DomainName)).toMatch(/"Fn::GetAtt":\["trackerFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
     expect(JSON.stringify(origin(mcp).DomainName)).toMatch(/"Fn::GetAtt":\["mcpFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
   });
 
   it('sends the tracker\'s events with the viewer\'s address and country, so visitors are looked up and hashed on their own address', () => {
     const event = config.CacheBehaviors[0]!;
-    expect(event.TargetOriginId).toBe(config.CacheBehaviors[1]!.TargetOriginId);
+    expect(event.PathPattern).toBe('/api/event');
     const [policyId, policy] = only(resources(app, 'AWS::CloudFront::OriginRequestPolicy'));
     expect(event.OriginRequestPolicyId).toEqual({ Ref: policyId });
     expect(policy.Properties.OriginRequestPolicyConfig).toMatchObject({
