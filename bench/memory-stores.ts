@@ -6,7 +6,7 @@ import type { UsdRate } from '../lambdas/domain/payments/money.js';
 import type { Contribution } from '../lambdas/domain/payments/contribution.js';
 import { paymentKey } from '../lambdas/domain/payments/contribution.js';
 import type { PaymentDeps } from '../lambdas/services/payments.js';
-import type { RollupStore, StreamCheckpoint, VisitStore } from '../lambdas/ports.js';
+import type { RollupStore, StreamCheckpoint, VisitStore, VisitsAndPayments } from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
@@ -108,8 +108,9 @@ export class MemoryVisitStore implements VisitStore {
    * is the latest time there is, so the sessionizer's re-credit looks up
    * every visitor of a batch, as for a site without markers.
    */
-  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }> {
-    return { visits: await this.visitsAround(site, visitorId, fromMs, toMs), latestPayment: Number.MAX_SAFE_INTEGER };
+  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<VisitsAndPayments> {
+    const all = this.mapOf(visitorId).get(`${site}\n${visitorId}`) ?? [];
+    return { visits: await this.visitsAround(site, visitorId, fromMs, toMs), latestPayment: Number.MAX_SAFE_INTEGER, later: all.some((v) => v.start > toMs) };
   }
 
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {

@@ -10,6 +10,8 @@ import { CapacityMeter, difference, totalOf, type CapacityByOperation, type Capa
 import { DynamoBatchMarkers } from '../lambdas/adapters/dynamo/batch-marker-store.js';
 import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
+import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
+import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
 import { toKinesisEvent } from '../local/kinesis-event.js';
 import { toSequenceNumber } from '../lambdas/adapters/local-stream.js';
 import { trafficStream } from './traffic.js';
@@ -233,9 +235,12 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const { db, conn, config, meter } = await benchTable();
   const site = (await config.getSite(SITE))!;
   const steps = new StepMeter(meter);
-  const payments = dynamoPaymentDeps(conn);
   let clock = 0;
+  // Webhooks record their marker raises at traffic time, where the sessionizer's cache reads them.
+  const payments = dynamoPaymentDeps(conn, () => clock);
   const rollups = steps.wrap(new DynamoRollupStore(conn), 'rollups');
+  // One warm container takes every batch of the shard, as Lambda does for a steady stream.
+  const visitCache = new ShardVisitCache(steps.wrap(new DynamoRecentPaymentMarks(conn), 'visits'), { clock: () => clock });
   // The scheduled function folds the rollup delta log every 5 minutes (lib/functions.ts): its cost is the sessionizer's too.
   let compacted = 0;
   const handler = createSessionizeHandler({
@@ -245,6 +250,7 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
     visits: steps.wrap(new DynamoVisitStore(conn), 'visits'),
     rollups,
     markers: steps.wrap(new DynamoBatchMarkers(conn), 'markers'),
+    visitCache,
     recredit: (s, visitors) => {
       steps.enter('recredit');
       return recreditVisitors(payments, s, visitors);

@@ -32,11 +32,44 @@ export interface VisitStore {
    * payment placed on the visitor's timeline (the VISITOR_PAYMENTS marker),
    * null when there is none.
    */
-  visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }>;
+  visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number, options?: VisitReadOptions): Promise<VisitsAndPayments>;
   /** Writes `put` and deletes `remove` (visits merged away or moved). Idempotent. */
   writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void>;
   /** The visitor's first visit ever on the site, or null. */
   firstVisit(site: string, visitorId: string): Promise<Visit | null>;
+}
+
+/** How `VisitStore.visitsAndPayments` reads. */
+export interface VisitReadOptions {
+  /**
+   * false: an eventually consistent read (half the read units), for a caller
+   * that knows every write to the partition's visits finished long enough
+   * ago (`ShardVisitCache`). Default true.
+   */
+  consistent?: boolean;
+}
+
+/** What `VisitStore.visitsAndPayments` found. */
+export interface VisitsAndPayments {
+  visits: Visit[];
+  /** The VISITOR_PAYMENTS marker's time (ms), null when there is none. */
+  latestPayment: number | null;
+  /** Whether the partition holds a visit that starts after `toMs` (left out of `visits`). */
+  later: boolean;
+}
+
+/**
+ * The recent raises of visitors' payments markers in one namespace
+ * (RECENT_PAYMENT_MARK, `docs/data-model.md`): what a reader that did not read
+ * a visitor's marker since `fromMs` (ms) needs to learn of it.
+ */
+export interface RecentPaymentMarks {
+  /**
+   * Raises at or after `fromMs`, strongly consistent: per visitor the highest
+   * marker time raised (ms); `reset` when a bulk load rewrote markers of any
+   * visitors in that time (then no visitor's marker may be taken as known).
+   */
+  since(site: string, fromMs: number): Promise<{ latest: Map<string, number>; reset: boolean }>;
 }
 
 /** The position of a batch in its stream: applied at most once per rollup item. */

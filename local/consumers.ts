@@ -12,6 +12,8 @@ import { LocalStreamPoller, type BatchConsumer } from './stream-poller.js';
 import { createArchiveConsumer } from './archive.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../lambdas/services/payments.js';
+import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
+import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
 
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
 export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
@@ -30,6 +32,7 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
     rollups: new DynamoRollupStore(dynamo),
     realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: true }), clock },
     markers: new DynamoBatchMarkers(dynamo),
+    visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(dynamo), { clock }),
     recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
   });
   return async (records) => {

@@ -111,6 +111,12 @@ export function dataNamespace(domain: string, generation = 0): string {
   return generation === 0 ? domain : `${domain}~${generation}`;
 }
 
+/** The domain whose generation `ns` is (`dataNamespace`'s inverse: `~` never occurs in a domain). */
+export function domainOfNamespace(ns: string): string {
+  const cut = ns.indexOf('~');
+  return cut < 0 ? ns : ns.slice(0, cut);
+}
+
 /**
  * The namespace readers and writers of `site` use: its live generation's.
  * The one place a SiteConfig becomes the `site` string the stores receive;

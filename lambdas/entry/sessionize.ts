@@ -10,6 +10,8 @@ import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
 import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../services/payments.js';
+import { ShardVisitCache } from '../adapters/shard-visit-cache.js';
+import { DynamoRecentPaymentMarks } from '../adapters/dynamo/recent-payment-marks.js';
 
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
 const payments = dynamoPaymentDeps(dynamo);
@@ -22,5 +24,6 @@ export const handler = createSessionizeHandler({
   rollups: new DynamoRollupStore(dynamo),
   realtime: { store: new DynamoRealtimeStore(dynamo), clock: Date.now },
   markers: new DynamoBatchMarkers(dynamo),
+  visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(dynamo)),
   recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
 });

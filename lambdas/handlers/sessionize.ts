@@ -3,9 +3,15 @@ import type { KinesisStreamBatchResponse, KinesisStreamEvent } from 'aws-lambda'
 import { sessionizeBatch, type SessionizeDeps } from '../services/sessionize.js';
 import type { BatchMarker, DynamoBatchMarkers } from '../adapters/dynamo/batch-marker-store.js';
 import { CUSTOM_METRICS, type Telemetry } from '../observability/telemetry.js';
+import type { ShardVisitCache } from '../adapters/shard-visit-cache.js';
 
 export interface SessionizeHandlerDeps extends SessionizeDeps, Telemetry {
   markers: Pick<DynamoBatchMarkers, 'get' | 'put'>;
+  /**
+   * Visits this container wrote, kept per shard for its next batch (the
+   * Lambda entry and the local server; absent: every visitor is read strongly).
+   */
+  visitCache?: ShardVisitCache;
 }
 
 const seq = (s: string) => BigInt(s);
@@ -49,10 +55,22 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
     try {
       const all = records.map((r) => ({ sequence: r.kinesis.sequenceNumber, record: { sequenceNumber: r.kinesis.sequenceNumber, data: Buffer.from(r.kinesis.data, 'base64') } }));
       const outcome = { events: 0, malformed: 0 };
-      for (const batch of plannedBatches(all, await deps.markers.get(shard))) {
+      let found = await deps.markers.get(shard);
+      for (const batch of plannedBatches(all, found)) {
         const end = batch[batch.length - 1]?.sequence ?? last.kinesis.sequenceNumber;
-        await deps.markers.put(shard, { first: batch[0]?.sequence ?? end, last: end });
-        const done = await sessionizeBatch(deps, { shard, sequence: end }, batch.map((b) => b.record));
+        const marker = { first: batch[0]?.sequence ?? end, last: end };
+        // Decided from the marker found before this batch puts its own: was the shard's last batch this container's?
+        const visits = deps.visitCache?.batch(shard, found, deps.visits, deps.sites);
+        let done;
+        try {
+          await deps.markers.put(shard, marker);
+          done = await sessionizeBatch(visits ? { ...deps, visits } : deps, { shard, sequence: end }, batch.map((b) => b.record));
+        } catch (error) {
+          visits?.abandon();
+          throw error;
+        }
+        visits?.commit(marker);
+        found = marker;
         outcome.events += done.events;
         outcome.malformed += done.malformed;
       }

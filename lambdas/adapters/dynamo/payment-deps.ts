@@ -9,7 +9,7 @@ import type { PaymentDeps } from '../../services/payments.js';
 export function dynamoPaymentDeps(conn: DynamoConnection, clock: () => number = Date.now): PaymentDeps {
   const fx = new FxRates(new DynamoFxStore(conn));
   return {
-    payments: new DynamoPaymentStore(conn),
+    payments: new DynamoPaymentStore(conn, clock),
     visits: new DynamoVisitStore(conn),
     rates: async () => usdRateOf(await fx.table()),
     clock,

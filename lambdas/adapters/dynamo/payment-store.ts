@@ -4,6 +4,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchGet, batchWrite } from './batch.js';
 import { PAYMENTS_MARK_SK, visitorPk } from './visit-store.js';
+import { DynamoRecentPaymentMarks } from './recent-payment-marks.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
@@ -42,7 +43,15 @@ function strip(item: Record<string, unknown>): Record<string, unknown> {
  * may race on are conditioned on the version read (`rev`, `ver`).
  */
 export class DynamoPaymentStore {
-  constructor(private readonly conn: DynamoConnection) {}
+  private readonly recentMarks: DynamoRecentPaymentMarks;
+
+  /** @param clock ms since epoch: the time RECENT_PAYMENT_MARK items are recorded at */
+  constructor(
+    private readonly conn: DynamoConnection,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.recentMarks = new DynamoRecentPaymentMarks(conn);
+  }
 
   /**
    * The canonical ids of the payments known by any of `ids`, sorted: none for
@@ -223,6 +232,8 @@ export class DynamoPaymentStore {
         if (finished) throw new Error('bulk load: finished twice');
         finished = true;
         // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
+        // Too many to list as recent raises: one reset tells the sessionizer to trust no marker it holds (`ShardVisitCache`).
+        if (latest.size > 0) await this.recentMarks.recordReset(site, this.clock());
         await batchWrite(this.conn, [...latest].map(([visitor, ts]) => ({ PutRequest: { Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts } } })));
         await this.list.bulkRecompute(site, days);
         await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
@@ -352,9 +363,12 @@ export class DynamoPaymentStore {
   /**
    * Raises the visitor's payments marker (VISITOR_PAYMENTS, `PAYMENTS_MARK_SK`)
    * to `ts` (ms) unless it is already there or later: one conditional
-   * UpdateItem, a lost condition being the "already later" case.
+   * UpdateItem, a lost condition being the "already later" case. The raise
+   * is recorded first as a RECENT_PAYMENT_MARK, so a sessionizer that holds
+   * the visitor's visits without reading them learns of it (`ShardVisitCache`).
    */
   private async markVisitor(site: string, visitor: string, ts: number): Promise<void> {
+    await this.recentMarks.record(site, visitor, ts, this.clock());
     await this.conn.doc
       .send(
         new UpdateCommand({

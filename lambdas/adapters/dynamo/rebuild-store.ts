@@ -10,6 +10,7 @@ import { cohortPk, memberPk, payerPk } from './cohort-store.js';
 import { PaymentListStore, counterPartitions } from './payment-list-store.js';
 import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
+import { recentMarksPk } from './recent-payment-marks.js';
 
 /**
  * Every partition of a data namespace that is not keyed by visitor: the
@@ -33,6 +34,7 @@ export function namespacePartitions(ns: string): string[] {
     memberPk(ns),
     cohortPk(ns),
     `PAYPENDING#${ns}`,
+    recentMarksPk(ns),
     ...PROVIDERS.map((provider) => `PAYID#${ns}#${provider}`),
   ];
 }

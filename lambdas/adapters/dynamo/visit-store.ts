@@ -4,7 +4,7 @@ import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
 import type { Visit, VisitEvent } from '../../domain/visit.js';
 import { compactRow, decodeChunk, decodeHead, encodeChunk, encodeHead, isCompact } from './visit-codec.js';
-import type { VisitStore } from '../../ports.js';
+import type { VisitReadOptions, VisitStore, VisitsAndPayments } from '../../ports.js';
 
 /** Partition of one visitor's visits on one site. */
 export const visitorPk = (site: string, visitorId: string) => `VIS#${site}#${visitorId}`;
@@ -163,14 +163,14 @@ export class DynamoVisitStore implements VisitStore {
 
   constructor(private readonly conn: DynamoConnection) {}
 
-  private async query(input: Omit<QueryCommandInput, 'TableName'>): Promise<{ items: Array<Record<string, unknown>>; next?: Record<string, unknown> }> {
+  private async query(input: Omit<QueryCommandInput, 'TableName'>, consistent = true): Promise<{ items: Array<Record<string, unknown>>; next?: Record<string, unknown> }> {
     this.calls.query++;
-    const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, ConsistentRead: true, ...input }));
+    const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, ConsistentRead: consistent, ...input }));
     return { items: page.Items ?? [], next: page.LastEvaluatedKey };
   }
 
   async visitsAround(site: string, visitorId: string, fromMs: number, toMs: number): Promise<Visit[]> {
-    return (await this.around(site, visitorId, fromMs, toMs, false)).visits;
+    return (await this.around(site, visitorId, fromMs, toMs, false, true)).visits;
   }
 
   /**
@@ -181,16 +181,17 @@ export class DynamoVisitStore implements VisitStore {
    * sessionized), one more Query starts at `toMs`, so an import of old
    * events never reads the visitor's whole later history.
    *
-   * @returns the visits, and `latestPayment`: the marker's time (ms), null when the partition has none
+   * @returns the visits, `latestPayment`: the marker's time (ms), null when the partition has none, and `later`: whether a visit starting after `toMs` was passed over
    */
-  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<{ visits: Visit[]; latestPayment: number | null }> {
-    return this.around(site, visitorId, fromMs, toMs, true);
+  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number, options: VisitReadOptions = {}): Promise<VisitsAndPayments> {
+    return this.around(site, visitorId, fromMs, toMs, true, options.consistent ?? true);
   }
 
-  private async around(site: string, visitorId: string, fromMs: number, toMs: number, withMark: boolean): Promise<{ visits: Visit[]; latestPayment: number | null }> {
+  private async around(site: string, visitorId: string, fromMs: number, toMs: number, withMark: boolean, consistent: boolean): Promise<VisitsAndPayments> {
     const items: Array<Record<string, unknown>> = [];
     const upTo = skUpTo(toMs);
     let latestPayment: number | null = null;
+    let later = false;
     let start: Record<string, unknown> | undefined;
     let top = withMark;
     let first = true;
@@ -207,16 +208,16 @@ export class DynamoVisitStore implements VisitStore {
         ScanIndexForward: false,
         Limit: first ? (top ? 5 : 4) : 100,
         ExclusiveStartKey: start,
-      });
+      }, consistent);
       for (const item of got) {
         const sk = String(item[SK]);
         if (sk === PAYMENTS_MARK_SK) latestPayment = Number(item.latest);
-        else if (sk > upTo) continue;
-        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items, site, visitorId), latestPayment };
+        else if (sk > upTo) later = true;
+        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items, site, visitorId), latestPayment, later };
         else items.push(item);
       }
       start = next;
-      if (!start) return { visits: assembleVisits(items, site, visitorId), latestPayment };
+      if (!start) return { visits: assembleVisits(items, site, visitorId), latestPayment, later };
       // Still above `toMs`: start again from it (a small first page again) rather than page through every later visit.
       first = top && String(start[SK]) > upTo;
       if (first) start = undefined;
@@ -268,6 +269,7 @@ export class DynamoVisitStore implements VisitStore {
       for (let k = 0; k < (layout?.chunks ?? 0); k++) chunkDeletes.push({ [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitChunkSk(v.start, v.id, layout?.generation ?? 0, k) });
     };
     const written = new Set<string>();
+    const laidOut: Array<[Visit, Layout]> = [];
     for (const v of put) {
       written.add(key(v));
       const before = old.get(key(v));
@@ -278,6 +280,7 @@ export class DynamoVisitStore implements VisitStore {
       // Appended: the chunks the stored visit had are unchanged (chunking is greedy in time order).
       for (const chunk of appended ? chunks.slice(layout.chunks) : chunks) chunkPuts.push(chunk);
       headPuts.push(head);
+      laidOut.push([v, { generation, chunks: chunks.length, compact: true }]);
       if (layout && !appended) dropChunks(v, layout);
     }
     for (const v of remove) {
@@ -292,5 +295,7 @@ export class DynamoVisitStore implements VisitStore {
       ...chunkDeletes.map((Key) => ({ DeleteRequest: { Key } })),
       ...[...headDeletes.values()].map((Key) => ({ DeleteRequest: { Key } })),
     ]);
+    // The visits written are now stored as laid out: a caller that keeps them (`ShardVisitCache`) can rewrite them later as if read.
+    for (const [v, layout] of laidOut) layouts.set(v, layout);
   }
 }
