@@ -22,9 +22,12 @@ export interface ShardVisitCacheOptions {
   maxAgeMs?: number;
   /**
    * How long after a shard's last batch ended its visits may be read
-   * eventually consistently (ms). DynamoDB: "an eventually consistent read
-   * … might not reflect the results of a recently completed write";
-   * replication takes well under a second. Default 10 s.
+   * eventually consistently (ms). DynamoDB states no bound: eventually
+   * consistent reads "may not reflect the results of a recently completed
+   * write … If you repeat your read request after a short time, the response
+   * should eventually return the more recent item" (Developer Guide, "DynamoDB
+   * read consistency"). Default 30 s, half the default batching window, so
+   * the stack's batches at every traffic level qualify.
    */
   settleMs?: number;
 }
@@ -96,7 +99,7 @@ export class ShardVisitCache {
     this.maxVisitors = options.maxVisitors ?? 20_000;
     this.maxEvents = options.maxEventsPerVisitor ?? 500;
     this.maxAgeMs = options.maxAgeMs ?? 30 * 60_000;
-    this.settleMs = options.settleMs ?? 10_000;
+    this.settleMs = options.settleMs ?? 30_000;
   }
 
   /** Visitors kept now (tests, the benchmark). */

@@ -61,7 +61,7 @@ const VISITS = [
 async function prepared(): Promise<{ conn: DynamoConnection; close: () => Promise<void>; deps: PaymentDeps; site: SiteConfig }> {
   const { conn, close } = await memoryTable([{ domain: DOMAIN, timezone: 'America/New_York' }]);
   const site = (await new DynamoConfigStore(conn).getSite(DOMAIN))!;
-  const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn), visits: new DynamoVisitStore(conn), rates: async () => () => null, clock: () => NOW };
+  const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn, () => NOW), visits: new DynamoVisitStore(conn), rates: async () => () => null, clock: () => NOW };
   for (const p of PAYMENTS) await applyProviderFacts(deps, site, { event_id: p.id, event_type: 't', payments: [p], subscriptions: [], customers: [] });
   await deps.visits.writeVisits(VISITS, []);
   return { conn, close, deps, site };

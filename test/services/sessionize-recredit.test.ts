@@ -114,7 +114,7 @@ describe('DynamoVisitStore.visitsAndPayments', () => {
     // Live: the events are the newest; one request.
     const live = await store.visitsAndPayments(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN);
     expect(store.calls.query).toBe(1);
-    expect(live).toEqual({ visits: await t.visits.visitsAround(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN), latestPayment: T + 130 * 60 * MIN });
+    expect(live).toEqual({ visits: await t.visits.visitsAround(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN), latestPayment: T + 130 * 60 * MIN, later: false });
 
     // Old events: the first page holds only later visits, so the next Query starts at `toMs`.
     const before = store.calls.query;
@@ -122,6 +122,8 @@ describe('DynamoVisitStore.visitsAndPayments', () => {
     expect(store.calls.query - before).toBe(2);
     expect(old.visits.map((v) => v.start)).toEqual([T]);
     expect(old.latestPayment).toBe(T + 130 * 60 * MIN);
+    // It says later visits were passed over (what `ShardVisitCache` needs to know before keeping the read).
+    expect(old.later).toBe(true);
 
     // A visitor without payments has no marker.
     expect((await store.visitsAndPayments(DOMAIN, 'nobody', 0, NOW)).latestPayment).toBeNull();

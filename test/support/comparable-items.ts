@@ -8,7 +8,7 @@
  * markers are left out; JSON attributes are compared parsed and visitor id
  * sets sorted.
  */
-export const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER']);
+export const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER', 'RECENT_PAYMENT_MARK']);
 const DROPPED_ATTRIBUTES = ['src', 'seq', 'ver'];
 /** Change counters kept on data items of some types (retention's payer state counts its recomputes). */
 const COUNTERS: Record<string, string[]> = { PAYER_STATE: ['n', 'pend'] };

@@ -40,6 +40,8 @@ export const ITEM_BOUNDS: Readonly<Record<string, number>> = {
   VISITOR_PAYMENT: 1024,
   // The visitor's payments marker: keys and `latest` (< 100 B of attributes).
   VISITOR_PAYMENTS: 200,
+  // A recent raise of a visitor's marker: keys (a visitor id of ≤ 64 characters), `latest`, `expires_at`.
+  RECENT_PAYMENT_MARK: 200,
   // Dimension parts: 32 KiB of values plus keys, `seq`, `ver`; `visits` items: 1,000 ids of ≤ 64 characters (packed, less).
   ROLLUP: 70_000,
   // A `visits` bucket's counts and distinct count: keys, two counts, three named counters, `u`, `seq` (~135 B a shard), `ver`.
