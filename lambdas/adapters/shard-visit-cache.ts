@@ -1,12 +1,8 @@
 import { VISIT_GAP_MS, type Visit } from '../domain/visit.js';
 import { domainOfNamespace, namespaceOf } from '../domain/site.js';
 import type { RecentPaymentMarks, SiteDirectory, VisitReadOptions, VisitStore, VisitsAndPayments } from '../ports.js';
+import type { BatchMarker } from './dynamo/batch-marker-store.js';
 
-/** The batch a shard's sessionizer started last (`BatchMarker`): sequence numbers of its first and last records. */
-export interface ShardBatch {
-  first: string;
-  last: string;
-}
 
 export interface ShardVisitCacheOptions {
   /** ms since epoch. Default `Date.now`. */
@@ -53,7 +49,7 @@ interface ShardState {
   live: Set<string>;
 }
 
-const batchKey = (b: ShardBatch | null) => (b === null ? '' : `${b.first}-${b.last}`);
+const batchKey = (b: BatchMarker | null) => (b === null ? '' : `${b.first}-${b.last}`);
 const maxOf = (a: number | null, b: number | undefined) => (b === undefined ? a : a === null ? b : Math.max(a, b));
 const eventsOf = (visits: readonly Visit[]) => visits.reduce((n, v) => n + v.events.length, 0);
 
@@ -113,7 +109,7 @@ export class ShardVisitCache {
    * own) is the batch this container finished last on the shard. Call
    * `commit` once the batch succeeded, `abandon` when it failed.
    */
-  batch(shard: string, found: ShardBatch | null, visits: VisitStore, sites: SiteDirectory): BatchVisits {
+  batch(shard: string, found: BatchMarker | null, visits: VisitStore, sites: SiteDirectory): BatchVisits {
     const state = this.shards.get(shard);
     const continuous = state !== undefined && state.batch === batchKey(found) && found !== null;
     if (!continuous) this.forget(shard);
@@ -143,7 +139,7 @@ export class ShardVisitCache {
   }
 
   /** @internal records a finished batch: its visitors' visits as stored now */
-  finish(shard: string, done: ShardBatch, live: ReadonlySet<string>, kept: ReadonlyArray<{ ns: string; visitor: string; entry: Entry | null }>): void {
+  finish(shard: string, done: BatchMarker, live: ReadonlySet<string>, kept: ReadonlyArray<{ ns: string; visitor: string; entry: Entry | null }>): void {
     const state = this.shards.get(shard);
     this.shards.set(shard, { batch: batchKey(done), doneAt: this.clock(), live: new Set([...(state?.live ?? []), ...live]) });
     for (const { ns, visitor, entry } of kept) {
@@ -246,7 +242,7 @@ export class BatchVisits implements VisitStore {
   }
 
   /** The batch `done` (the marker it put) succeeded: keep its visitors' visits as now stored. */
-  commit(done: ShardBatch): void {
+  commit(done: BatchMarker): void {
     const put = new Map<string, Visit[]>();
     for (const v of this.put) {
       const key = `${v.site}\n${v.visitor_id}`;

@@ -1,6 +1,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamBatchResponse, KinesisStreamEvent } from 'aws-lambda';
-import { sessionizeBatch, type SessionizeDeps } from '../services/sessionize.js';
+import { sessionizeBatch, type SessionizeDeps, type SessionizeOutcome } from '../services/sessionize.js';
 import type { BatchMarker, DynamoBatchMarkers } from '../adapters/dynamo/batch-marker-store.js';
 import { CUSTOM_METRICS, type Telemetry } from '../observability/telemetry.js';
 import type { ShardVisitCache } from '../adapters/shard-visit-cache.js';
@@ -61,7 +61,7 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
         const marker = { first: batch[0]?.sequence ?? end, last: end };
         // Decided from the marker found before this batch puts its own: was the shard's last batch this container's?
         const visits = deps.visitCache?.batch(shard, found, deps.visits, deps.sites);
-        let done;
+        let done: SessionizeOutcome;
         try {
           await deps.markers.put(shard, marker);
           done = await sessionizeBatch(visits ? { ...deps, visits } : deps, { shard, sequence: end }, batch.map((b) => b.record));
