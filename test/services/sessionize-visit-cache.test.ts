@@ -103,6 +103,31 @@ describe('ShardVisitCache: what a batch reads', () => {
     expect(sixth.counts).toEqual({ kept: 0, eventual: 0, strong: 1 });
   }, 60_000);
 
+  it('keeps at most maxVisitors visitors, none with more than maxEventsPerVisitor events, and only visits near the newest', async () => {
+    const small = new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), { clock: () => now, maxVisitors: 2, maxEventsPerVisitor: 3 });
+    // Past the bulk reset the test before recorded.
+    now += 40 * MIN;
+    const run = async (events: TrackedEvent[], found: { first: string; last: string } | null, done: { first: string; last: string }) => {
+      const view = small.batch('shard-3', found, deps.visits, deps.sites);
+      await sessionizeBatch({ ...deps, visits: view }, { shard: 'shard-3', sequence: done.last }, events.map((e) => ({ sequenceNumber: done.last, data: Buffer.from(JSON.stringify(e)) })));
+      view.commit(done);
+      return view.counts;
+    };
+    const at = now;
+    // Three visitors: the least recently kept goes. A visitor of four events is not kept at all.
+    await run(['k1', 'k2', 'k3'].map((v, i) => trackedEvent({ event_id: `${v}-0`, visitor_id: v, ts: at + i })), null, { first: '1', last: '1' });
+    expect(small.size).toBe(2);
+    await run(Array.from({ length: 4 }, (_, i) => trackedEvent({ event_id: `big-${i}`, visitor_id: 'big', ts: at + i * 1000 })), { first: '1', last: '1' }, { first: '2', last: '2' });
+    expect(small.size).toBe(2);
+    now += 60_000;
+    expect(await run([trackedEvent({ event_id: 'k3-1', visitor_id: 'k3', ts: now }), trackedEvent({ event_id: 'big-4', visitor_id: 'big', ts: now })], { first: '2', last: '2' }, { first: '3', last: '3' })).toEqual({ kept: 1, eventual: 1, strong: 0 });
+    // A visit that ended more than an hour before the visitor's newest is no longer kept: an event reaching back to it reads.
+    now += 60_000;
+    expect(await run([trackedEvent({ event_id: 'k3-2', visitor_id: 'k3', ts: at + 3 * 3_600_000 })], { first: '3', last: '3' }, { first: '4', last: '4' })).toEqual({ kept: 1, eventual: 0, strong: 0 });
+    now += 60_000;
+    expect(await run([trackedEvent({ event_id: 'k3-3', visitor_id: 'k3', ts: at + 5 * 60_000 })], { first: '4', last: '4' }, { first: '5', last: '5' })).toEqual({ kept: 0, eventual: 1, strong: 0 });
+  });
+
   it('forgets the shard when a batch fails', async () => {
     now += 60_000;
     const view = cache.batch('shard-2', null, deps.visits, deps.sites);
