@@ -13,6 +13,45 @@ import { EVENTS_PER_VISIT } from './traffic.js';
 import { percentile, type Figure } from './report.js';
 
 /**
+ * What a partition key's items are, for the bytes-received split of each report: its first
+ * segment (`R`, `PD`, `PT`, `PU`, …), and for rollups and payment dimensions (`R#<site>#<metric>`,
+ * `PD#<site>#<dimension>`) the metric or dimension too (`PD page`); the site is left out.
+ */
+export function partitionKind(pk: string): string {
+  const parts = pk.split('#');
+  return (parts[0] === 'R' || parts[0] === 'PD') && parts.length >= 3 ? `${parts[0]} ${parts.at(-1)}` : (parts[0] ?? '');
+}
+
+/** The partition key a DynamoDB request reads, marshalled (`{ S: … }`) or not; '' when it reads several (BatchGetItem). */
+function partitionOf(input: Record<string, unknown>): string {
+  const value = (v: unknown) => (v && typeof v === 'object' && 'S' in v ? String((v as { S: unknown }).S) : typeof v === 'string' ? v : '');
+  const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  if (values?.[':pk'] !== undefined) return value(values[':pk']);
+  const key = input.Key as Record<string, unknown> | undefined;
+  return key ? value(key.pk) : '';
+}
+
+/**
+ * Adds each response's body bytes (`Content-Length`, as `CapacityMeter` counts them) to
+ * `into[partitionKind(pk)]`, or to `into[operation]` for a request of several partitions.
+ */
+function attachBytesByPartition(conn: DynamoConnection, into: () => Map<string, number>): void {
+  conn.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const headers = (result.response as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+      const bytes = Number(Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-length')?.[1] ?? 0) || 0;
+      const pk = partitionOf(args.input as Record<string, unknown>);
+      const label = pk ? partitionKind(pk) : String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+      const split = into();
+      split.set(label, (split.get(label) ?? 0) + bytes);
+      return result;
+    },
+    { step: 'deserialize', name: 'benchBytesByPartition', priority: 'low', override: true },
+  );
+}
+
+/**
  * How far Footfall's distinct visitors may be from DuckDB's exact count: 3 standard errors of the
  * HyperLogLog (3 × 0.81%, `lambdas/domain/visitor-sketch.ts`, docs/data-model.md).
  */
@@ -71,6 +110,9 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
   // The raw events go to Parquet only for the DuckDB baseline (its share of the load's time is large).
   const table = await openBenchTable({ events: scale.events, payments: scale.payments, days: 365, archive: selected('duckdb') }, meter, log, process.env.FOOTFALL_BENCH_CACHE || undefined);
   const { conn, site: loaded } = table;
+  // Bytes received per kind of partition, of the report being measured (`measure` resets it).
+  let byPartition = new Map<string, number>();
+  attachBytesByPartition(conn, () => byPartition);
   const config = new DynamoConfigStore(conn);
   const { now, watched } = loaded;
   log(`bench site ${table.reused ? 'reused' : 'loaded'}: ${JSON.stringify(loaded)}`);
@@ -100,12 +142,15 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     const times: number[] = [];
     let cost = totalOf({});
     let answer: T | undefined;
+    let split = new Map<string, number>();
     for (let i = 0; i < 5 && (i === 0 || cost.bytesReceived / 1e6 <= RUN_ONCE_ABOVE_MB); i++) {
       const store = new DynamoReportStore(conn);
+      byPartition = new Map();
       const t0 = process.hrtime.bigint();
       const measured = await meter.measure(() => run({ sites: config, store, rates: fx, clock: () => now }));
       cost = measured.total;
       answer = measured.result;
+      split = byPartition;
       times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
     times.sort((a, b) => a - b);
@@ -113,11 +158,19 @@ export async function benchReports(scale: BenchScale = benchScale()): Promise<Fi
     figures.push(
       { section: 'reports', name: `${name}: ms`, value: ms, unit: 'ms' },
       { section: 'reports', name: `${name}: DynamoDB requests`, value: cost.requests, unit: 'requests', target: targets ? '≤ 25' : undefined },
-      { section: 'reports', name: `${name}: bytes received`, value: cost.bytesReceived / 1e6, unit: 'MB', target: targets ? '≤ 4' : undefined },
+      {
+        section: 'reports',
+        name: `${name}: bytes received`,
+        value: cost.bytesReceived / 1e6,
+        unit: 'MB',
+        target: targets ? '≤ 4' : undefined,
+        detail: Object.fromEntries([...split].sort(([, a], [, b]) => b - a).map(([kind, bytes]) => [kind, bytes / 1e6])),
+      },
       { section: 'reports', name: `${name}: RRU`, value: cost.rcu, unit: 'RRU' },
     );
     if (targets && (cost.requests > BUDGET.requests || cost.bytesReceived / 1e6 > BUDGET.mb)) over.push(`${name} (${cost.requests} requests, ${(cost.bytesReceived / 1e6).toFixed(2)} MB)`);
-    log(`${name}: ${ms.toFixed(1)} ms, ${cost.requests} requests, ${(cost.bytesReceived / 1e6).toFixed(3)} MB, ${cost.rcu} RRU`);
+    const parts = [...split].sort(([, a], [, b]) => b - a).map(([kind, bytes]) => `${kind} ${(bytes / 1e6).toFixed(3)}`);
+    log(`${name}: ${ms.toFixed(1)} ms, ${cost.requests} requests, ${(cost.bytesReceived / 1e6).toFixed(3)} MB (${parts.join(', ')}), ${cost.rcu} RRU`);
     return answer as T;
   };
   // Every report the dashboard, the API and MCP answer, at 7d, 30d and 12m.

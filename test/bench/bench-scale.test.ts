@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchScale, selected } from '../../bench/reports.js';
+import { benchScale, partitionKind, selected } from '../../bench/reports.js';
 
 describe('the report benchmark scale points (docs/benchmarks.md)', () => {
   it.each([
@@ -26,5 +26,16 @@ describe('the report benchmark scale points (docs/benchmarks.md)', () => {
     ['duckdb', { FOOTFALL_BENCH_REPORTS: 'retention' }, false],
   ])('FOOTFALL_BENCH_REPORTS selects %s: %o → %s', (name, env, expected) => {
     expect(selected(name, env)).toBe(expected);
+  });
+
+  it.each([
+    ['PD#shop.example#page', 'PD page'],
+    ['PD#shop.example~2#channel', 'PD channel'],
+    ['R#shop.example#visits', 'R visits'],
+    ['R#shop.example#~log', 'R ~log'],
+    ['PU#shop.example', 'PU'],
+    ['SITES', 'SITES'],
+  ])('splits bytes received by partition kind: %s is %s', (pk, kind) => {
+    expect(partitionKind(pk)).toBe(kind);
   });
 });

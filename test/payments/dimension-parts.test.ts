@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
+import { PACKED_OVERHEAD_BYTES, unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
 import { ALL_SLOTS, DIMENSION_PART_BYTES, splitDimensionCounters, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
@@ -44,6 +45,13 @@ async function read(list: PaymentListStore, d: PaymentDimension, g: 'D' | 'M', f
   return Object.fromEntries([...valueTotals(items.map((i) => i.values))].map(([v, t]) => [v, [t.payments, t.cents, t.payers]]));
 }
 
+/** The table's PAYMENT_DIMENSION items as read, binary attributes as bytes (`scanAll` gives them in base64). */
+async function dimensionItems(conn: DynamoConnection): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) out.push(...(page.Items ?? []).filter((i) => i.type === 'PAYMENT_DIMENSION'));
+  return out;
+}
+
 describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values stays within its item bound', () => {
   it('cuts counters into parts of at most the bound, each value in one part, in value order', () => {
     const values: Record<string, ValueCounters> = {};
@@ -81,6 +89,46 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
       expect(await read(list, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '')).toEqual(expected(loaded, d));
     }
   });
+
+  it('writes `vz` only (`packDimension`): each part ≤ DIMENSION_PART_BYTES of JSON, packed within PACKED_OVERHEAD_BYTES more, as read back', async () => {
+    const items = await dimensionItems(conn);
+    expect(items.filter((i) => String(i.sk).split('#').length === 5).length).toBeGreaterThan(10);
+    let [json, packed] = [0, 0];
+    for (const item of items) {
+      const at = `${String(item.pk)} ${String(item.sk)}`;
+      expect(item.v, at).toBeUndefined();
+      expect(item.vz, at).toBeInstanceOf(Uint8Array);
+      const raw = Buffer.byteLength(JSON.stringify(unpackDimension(item)));
+      expect(raw, at).toBeLessThanOrEqual(DIMENSION_PART_BYTES);
+      expect((item.vz as Uint8Array).length, at).toBeLessThanOrEqual(raw + PACKED_OVERHEAD_BYTES);
+      // Keys (≤ ~100 bytes), type, src, p, g, i.
+      expect(itemBytes(item), at).toBeLessThanOrEqual(DIMENSION_PART_BYTES + PACKED_OVERHEAD_BYTES + 256);
+      json += raw;
+      packed += (item.vz as Uint8Array).length;
+    }
+    expect(packed).toBeLessThan(json / 2);
+  });
+
+  it('reads the same counters from items in the older JSON form (`v`), all of them or every other one, until a recompute packs them again', async () => {
+    const readAll = async () => {
+      const out: Record<string, unknown> = {};
+      for (const d of PAYMENT_DIMENSIONS) out[d] = [await list.dimension(SITE, d, 'M', '2026-05', '2026-05', true), await list.dimension(SITE, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '', true)];
+      return out;
+    };
+    const packedRead = await readAll();
+    expect(JSON.stringify(packedRead)).toContain('/landing/003999/');
+    const items = await dimensionItems(conn);
+    const asJson = ({ vz, ...rest }: Record<string, unknown>) => ({ ...rest, v: JSON.stringify(unpackDimension({ vz })) });
+    const put = (item: Record<string, unknown>) => conn.doc.send(new PutCommand({ TableName: conn.table, Item: asJson(item) }));
+    for (const [k, item] of items.entries()) if (k % 2 === 0) await put(item);
+    expect(await readAll()).toEqual(packedRead);
+    for (const item of items) await put(item);
+    expect((await dimensionItems(conn)).every((i) => typeof i.v === 'string' && i.vz === undefined)).toBe(true);
+    expect(await readAll()).toEqual(packedRead);
+    await list.bulkRecompute(SITE, DAYS);
+    expect((await dimensionItems(conn)).every((i) => i.v === undefined && i.vz instanceof Uint8Array)).toBe(true);
+    expect(await readAll()).toEqual(packedRead);
+  }, 60_000);
 
   it('a recompute that needs fewer parts deletes the old ones; a crash between part and bucket writes leaves nothing a reader counts', async () => {
     // Half the payments of the first day leave (refund-free removal, as a payment moving away does).

@@ -11,6 +11,7 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import { trackedEvent } from '../support/events.js';
+import { emptyDimension } from '../support/comparable-items.js';
 
 /**
  * The sessionizer's re-credit settles a batch's payments first and recomputes
@@ -90,7 +91,7 @@ const recredit = (deps: PaymentDeps, site: SiteConfig) => recreditVisitors(deps,
  * every bucket of a day; an empty one reads as a missing one).
  */
 async function readable(conn: DynamoConnection): Promise<Array<Record<string, unknown>>> {
-  return (await scanAll(conn, ['created', 'src', 'n'])).filter((i) => !(i.type === 'PAYMENT_DIMENSION' && i.v === '{}'));
+  return (await scanAll(conn, ['created', 'src', 'n'])).filter((i) => !emptyDimension(i));
 }
 
 describe('re-credit with one recompute per batch: a crash at any write, then the retry, ends as a clean run', () => {

@@ -1,3 +1,5 @@
+import { unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
+
 /**
  * What "the same items" means when a bulk path's table is compared with
  * the table the stack's write paths leave (`test/bench/bench-site.test.ts`,
@@ -5,7 +7,8 @@
  * (the rollup log's state, the list's and the cohorts' change counters and
  * the recompute guard `src`, rollup `seq`/`ver`, a payer's recompute
  * counter), payment aliases (webhook lookups no report reads) and batch
- * markers are left out; JSON attributes are compared parsed and visitor id
+ * markers are left out; JSON attributes are compared parsed (a
+ * PAYMENT_DIMENSION item's counters as `v`, packed or not) and visitor id
  * sets sorted.
  */
 export const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER', 'RECENT_PAYMENT_MARK']);
@@ -18,6 +21,10 @@ export function normalize(item: Record<string, unknown>): Record<string, unknown
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) {
     if (DROPPED_ATTRIBUTES.includes(k) || COUNTERS[String(item.type)]?.includes(k)) continue;
+    if (item.type === 'PAYMENT_DIMENSION' && (k === 'v' || k === 'vz')) {
+      out.v = dimensionValues(item);
+      continue;
+    }
     let value: unknown = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
     if (typeof value === 'string' && /^[[{]/.test(value)) value = JSON.parse(value);
     if (item.type === 'ROLLUP' && k === 'ids') value = [...(value as string[])].sort();
@@ -27,8 +34,11 @@ export function normalize(item: Record<string, unknown>): Record<string, unknown
   return out;
 }
 
+/** A PAYMENT_DIMENSION item's counters, packed (`vz` as bytes, or in base64 as `scanAll` gives it) or in the older JSON `v`. */
+export const dimensionValues = (item: Record<string, unknown>) => unpackDimension(typeof item.vz === 'string' ? { vz: Buffer.from(item.vz, 'base64') } : item);
+
 /** A PAYMENT_DIMENSION item of a bucket without payments: the bulk recompute writes every bucket of a day, a webhook only those it touched. */
-export const emptyDimension = (item: Record<string, unknown>) => item.type === 'PAYMENT_DIMENSION' && Object.keys(JSON.parse(String(item.v)) as object).length === 0;
+export const emptyDimension = (item: Record<string, unknown>) => item.type === 'PAYMENT_DIMENSION' && Object.keys(dimensionValues(item)).length === 0;
 
 /** Whether an item takes part in the comparison: not bookkeeping, not an empty dimension bucket. */
 export const compared = (item: Record<string, unknown>) => !BOOKKEEPING.has(String(item.type ?? '')) && !emptyDimension(item);

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, pag
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
-import { packCustomers, unpackCustomers } from './sketch-codec.js';
+import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './sketch-codec.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { batchWrite } from './batch.js';
 import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
@@ -457,14 +457,14 @@ export class PaymentListStore {
    */
   private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number, marks: Record<string, number> = {}, notInline = false): Promise<boolean> {
     const [first = {}, ...rest] = splitDimensionCounters(values);
-    const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', v: JSON.stringify(v), src }));
+    const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', ...packDimension(v), src }));
     if (parts.length > 0) await batchWrite(this.conn, parts.map((Item) => ({ PutRequest: { Item } })));
     let old: Record<string, unknown> | undefined;
     try {
       ({ Attributes: old } = await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', v: JSON.stringify(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...marks },
+          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', ...packDimension(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...marks },
           ConditionExpression: notInline ? `attribute_not_exists(${PK}) OR (src < :src AND attribute_not_exists(i))` : `attribute_not_exists(${PK}) OR src < :src`,
           ExpressionAttributeValues: { ':src': src },
           ReturnValues: 'ALL_OLD',
@@ -564,7 +564,7 @@ export class PaymentListStore {
     const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean; src: number; parts: number }> = [];
     for (const item of await this.query(pk, `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
-      const values = JSON.parse(String(item.v)) as Record<string, ValueCounters>;
+      const values = unpackDimension(item);
       if (partSrc === undefined) {
         out.push({ period, bucket: Number(bucket), values, group: item.g !== undefined, inline: item.i !== undefined, src: Number(item.src), parts: Number(item.p ?? 1) });
         continue;

@@ -1,6 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { deserializeSketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
-import type { PeriodCustomers } from '../../domain/payments/contribution.js';
+import type { PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
 
 /**
  * Stored form of the distinct-count sets (visitors of a `visits` rollup,
@@ -10,7 +10,9 @@ import type { PeriodCustomers } from '../../domain/payments/contribution.js';
  * zeros and small ranks: 2^14 registers deflate to 1.5–7 KB from 1,000 to
  * 1M members (measured), not 16 KB; 1,000 hashed ids to ~10 KB, not 19 KB.
  * Deflate never grows its input by more than a few bytes per 16 KB block,
- * so a packed set stays within the raw set's bound.
+ * so a packed set stays within the raw set's bound. The PAYMENT_DIMENSION
+ * counters, whose payer sets are most of their bytes, are packed the same
+ * way (`packDimension`).
  */
 
 /** First byte of a packed set before deflating: what the rest is. */
@@ -48,4 +50,35 @@ export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers 
   if (item.tz instanceof Uint8Array) return { customers, touched: { kind: 'sketch', sketch: unpackSketch(item.tz) } };
   const days = item.tdz instanceof Uint8Array ? (JSON.parse(inflateRawSync(item.tdz).toString('utf8')) as Record<string, string[]>) : {};
   return { customers, touched: { kind: 'exact', days } };
+}
+
+/**
+ * Most bytes `packDimension` adds to its JSON: raw deflate keeps input it
+ * cannot shrink in stored blocks of about 16 KiB with a few bytes of header
+ * each (32 KiB of random bytes: +10 bytes), so a part cut at
+ * `DIMENSION_PART_BYTES` of JSON packs to at most that plus these.
+ */
+export const PACKED_OVERHEAD_BYTES = 16;
+
+/**
+ * A PAYMENT_DIMENSION item's counters as stored (`docs/data-model.md`): `vz`,
+ * the deflated JSON of `[payments, net cents, payers]` per value, instead of
+ * the JSON string `v` of items written before. Payers are 11-character
+ * base64url hashes (`customerHash`, 66 bits: not whole bytes, so kept as
+ * text), which deflate codes at about 6 bits a character, and a payer
+ * credited with several values of the item repeats within deflate's 32 KiB
+ * window (a group lists each payer once per dimension): on the bench site a
+ * day's group packs to 23% of its JSON, its page buckets to 47%
+ * (`docs/data-model.md`, "Distinct payers"). Parts are cut on the JSON's
+ * size before packing (`splitDimensionCounters`), so the item bound stays
+ * what it was (`PACKED_OVERHEAD_BYTES`).
+ */
+export function packDimension(values: Readonly<Record<string, ValueCounters>>): { vz: Buffer } {
+  return { vz: deflateRawSync(JSON.stringify(values)) };
+}
+
+/** The counters of a PAYMENT_DIMENSION item: packed (`packDimension`), or the JSON `v` of an item written before (an item with neither holds none). */
+export function unpackDimension(item: Record<string, unknown>): Record<string, ValueCounters> {
+  const json = item.vz instanceof Uint8Array ? inflateRawSync(item.vz).toString('utf8') : item.v === undefined ? '{}' : String(item.v);
+  return JSON.parse(json) as Record<string, ValueCounters>;
 }
