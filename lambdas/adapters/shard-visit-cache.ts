@@ -214,7 +214,7 @@ export class BatchVisits implements VisitStore {
       const startedAt = this.cache.now();
       this.counts.strong++;
       const read = await this.inner.visitsAndPayments(ns, visitor, fromMs, toMs);
-      this.note(ns, visitor, live && !read.later ? { from: fromMs, visits: read.visits, latestPayment: read.latestPayment, asOf: startedAt } : null);
+      this.reads.push({ ns, visitor, entry: live && !read.later ? { from: fromMs, visits: read.visits, latestPayment: read.latestPayment, asOf: startedAt } : null });
       return read;
     }
     const latest = recent.latest.get(visitor);
@@ -222,7 +222,7 @@ export class BatchVisits implements VisitStore {
     if (kept !== undefined && kept.from <= fromMs) {
       this.counts.kept++;
       const latestPayment = maxOf(kept.latestPayment, latest);
-      this.note(ns, visitor, { from: kept.from, visits: kept.visits, latestPayment, asOf: recent.asOf });
+      this.reads.push({ ns, visitor, entry: { from: kept.from, visits: kept.visits, latestPayment, asOf: recent.asOf } });
       return { visits: kept.visits.filter((v) => v.end >= fromMs && v.start <= toMs), latestPayment, later: kept.visits.some((v) => v.start > toMs) };
     }
     const settled = this.continuity?.settled === true;
@@ -231,7 +231,7 @@ export class BatchVisits implements VisitStore {
     const read = await this.inner.visitsAndPayments(ns, visitor, fromMs, toMs, { consistent: !settled });
     // An eventually consistent read may miss a marker raised a moment ago: the recent raises have it.
     const latestPayment = maxOf(read.latestPayment, latest);
-    this.note(ns, visitor, read.later ? null : { from: fromMs, visits: read.visits, latestPayment, asOf: recent.asOf });
+    this.reads.push({ ns, visitor, entry: read.later ? null : { from: fromMs, visits: read.visits, latestPayment, asOf: recent.asOf } });
     return { ...read, latestPayment };
   }
 
@@ -264,10 +264,6 @@ export class BatchVisits implements VisitStore {
   /** The batch failed: what the shard's visits are is no longer known. */
   abandon(): void {
     this.cache.forget(this.shard);
-  }
-
-  private note(ns: string, visitor: string, entry: Entry | null): void {
-    this.reads.push({ ns, visitor, entry });
   }
 
   private isLive(ns: string): Promise<boolean> {

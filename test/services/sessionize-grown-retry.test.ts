@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
-import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { DynamoBatchMarkers } from '../../lambdas/adapters/dynamo/batch-marker-store.js';
-import { createSessionizeHandler, plannedBatches } from '../../lambdas/handlers/sessionize.js';
+import { plannedBatches } from '../../lambdas/handlers/sessionize.js';
+import { sessionizeHandlerFor } from '../support/sessionize.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import type { LocalStreamRecord } from '../../lambdas/adapters/local-stream.js';
 import { toKinesisEvent } from '../../local/kinesis-event.js';
@@ -26,16 +21,7 @@ const EVENTS: TrackedEvent[] = [
 const record = (e: TrackedEvent, i: number): LocalStreamRecord => ({ sequenceNumber: String(100 + i), partitionKey: e.visitor_id, approximateArrivalTimestamp: T0, data: Buffer.from(JSON.stringify(e)) });
 const RECORDS = EVENTS.map(record);
 
-function handlerFor(conn: DynamoConnection) {
-  return createSessionizeHandler({
-    logger: new Logger({ logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: 'T' }),
-    sites: new DynamoConfigStore(conn),
-    visits: new DynamoVisitStore(conn),
-    rollups: new DynamoRollupStore(conn, 1),
-    markers: new DynamoBatchMarkers(conn),
-  });
-}
+const handlerFor = (conn: DynamoConnection) => sessionizeHandlerFor(conn);
 
 describe('a retry that arrives with more records than the attempt that failed', () => {
   it('plans the old batch again first, then the rest', () => {

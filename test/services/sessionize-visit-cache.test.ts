@@ -1,17 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { DynamoBatchMarkers } from '../../lambdas/adapters/dynamo/batch-marker-store.js';
 import { DynamoRecentPaymentMarks } from '../../lambdas/adapters/dynamo/recent-payment-marks.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { ShardVisitCache } from '../../lambdas/adapters/shard-visit-cache.js';
-import { createSessionizeHandler } from '../../lambdas/handlers/sessionize.js';
 import { sessionizeBatch, type SessionizeDeps } from '../../lambdas/services/sessionize.js';
 import { applyProviderFacts, recreditVisitors } from '../../lambdas/services/payments.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
@@ -21,6 +17,7 @@ import { toKinesisEvent } from '../../local/kinesis-event.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { compared, normalize } from '../support/comparable-items.js';
+import { sessionizeHandlerFor } from '../support/sessionize.js';
 
 const T0 = Date.UTC(2026, 10, 20, 9);
 const MIN = 60_000;
@@ -176,18 +173,9 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
         try {
           let now = T0;
           const clock = () => now;
-          const handlerOf = (conn: DynamoConnection, cache?: ShardVisitCache) => {
+          const handlerOf = (conn: DynamoConnection, visitCache?: ShardVisitCache) => {
             const payments = dynamoPaymentDeps(conn, clock);
-            return createSessionizeHandler({
-              logger: new Logger({ logLevel: 'SILENT' }),
-              metrics: new Metrics({ namespace: 'T' }),
-              sites: new DynamoConfigStore(conn),
-              visits: new DynamoVisitStore(conn),
-              rollups: new DynamoRollupStore(conn, 1),
-              markers: new DynamoBatchMarkers(conn),
-              recredit: (s, visitors) => recreditVisitors(payments, s, visitors),
-              visitCache: cache,
-            });
+            return sessionizeHandlerFor(conn, { recredit: (s, visitors) => recreditVisitors(payments, s, visitors), visitCache });
           };
           const plain = handlerOf(ref.conn);
           const containers = [0, 1].map(() => handlerOf(sut.conn, new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), { clock })));
