@@ -90,7 +90,9 @@ export interface AssetSize {
  */
 export function firstPageAssets(dist = APP_DIST): AssetSize[] {
   const html = readFileSync(join(dist, 'index.html'), 'utf8');
-  const refs = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)="(\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+  const refs = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)="(\/assets\/[^"]+\.(?:js|css))"/g)].map(
+    (m) => m[1]!,
+  );
   return [...new Set(refs)].map((ref) => {
     const body = readFileSync(join(dist, ref));
     return { file: ref, raw: statSync(join(dist, ref)).size, gzip: gzipSync(body, { level: 9 }).length };

@@ -134,7 +134,15 @@ export function payerShare(events: number, payments: number, days: number): numb
 
 /** The bench site's configuration as `addSite` stores it (attribution: last non-direct in 30 days). */
 export function benchSiteConfig(created: string): SiteConfig {
-  return { domain: BENCH_SITE, timezone: BENCH_TIMEZONE, account: BENCH_ACCOUNT, attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created };
+  return {
+    domain: BENCH_SITE,
+    timezone: BENCH_TIMEZONE,
+    account: BENCH_ACCOUNT,
+    attribution: 'last_non_direct',
+    lookback_days: 30,
+    rate_limit: 1000,
+    created,
+  };
 }
 
 /**
@@ -157,25 +165,71 @@ export function subscriptionWebhooks(
   const currency = eur ? 'EUR' : 'USD';
   const subscription = `sub_${customer}`;
   const out: Array<{ ts: number; facts: ProviderFacts }> = [];
-  const webhook = (ts: number, type: string, facts: Partial<ProviderFacts>) => out.push({ ts, facts: { event_id: `evt_${customer}_${out.length}`, event_type: type, payments: [], subscriptions: [], customers: [], ...facts } });
+  const webhook = (ts: number, type: string, facts: Partial<ProviderFacts>) =>
+    out.push({
+      ts,
+      facts: {
+        event_id: `evt_${customer}_${out.length}`,
+        event_type: type,
+        payments: [],
+        subscriptions: [],
+        customers: [],
+        ...facts,
+      },
+    });
   let ts = visit.end + 5 * 60_000;
   for (let k = 0; ts < now && k < paymentsLeft; k++, ts += 30 * DAY_MS) {
     const id = `pi_bench_${firstPayment + k}`;
-    const payment = { provider: 'stripe' as const, id, aliases: [`in_bench_${firstPayment + k}`], ts, amount, currency, status: 'paid' as const, customer_id: customer, subscription_id: subscription, is_renewal: k > 0 };
+    const payment = {
+      provider: 'stripe' as const,
+      id,
+      aliases: [`in_bench_${firstPayment + k}`],
+      ts,
+      amount,
+      currency,
+      status: 'paid' as const,
+      customer_id: customer,
+      subscription_id: subscription,
+      is_renewal: k > 0,
+    };
     if (k === 0) {
       webhook(ts, 'checkout.session.completed', {
         customers: credited ? [{ provider: 'stripe', customer_id: customer, visitor_id: visit.visitor_id }] : [],
-        subscriptions: [{ provider: 'stripe', subscription_id: subscription, customer_id: customer, status: 'active', paying: true, ts }],
+        subscriptions: [
+          {
+            provider: 'stripe',
+            subscription_id: subscription,
+            customer_id: customer,
+            status: 'active',
+            paying: true,
+            ts,
+          },
+        ],
         payments: [credited ? { ...payment, visitor_id: visit.visitor_id } : payment],
       });
     } else webhook(ts, 'invoice.paid', { payments: [payment] });
     if (random() < 0.03) {
       const at = ts + (1 + random() * 6) * DAY_MS;
-      if (at < now) webhook(at, 'charge.refunded', { payments: [{ provider: 'stripe', id, aliases: [], refunded: amount, status: 'refunded' }] });
+      if (at < now)
+        webhook(at, 'charge.refunded', {
+          payments: [{ provider: 'stripe', id, aliases: [], refunded: amount, status: 'refunded' }],
+        });
     }
     if (random() < 0.06) {
       const at = ts + (1 + random() * 28) * DAY_MS;
-      if (at < now) webhook(at, 'customer.subscription.deleted', { subscriptions: [{ provider: 'stripe', subscription_id: subscription, customer_id: customer, status: 'canceled', paying: false, ts: at }] });
+      if (at < now)
+        webhook(at, 'customer.subscription.deleted', {
+          subscriptions: [
+            {
+              provider: 'stripe',
+              subscription_id: subscription,
+              customer_id: customer,
+              status: 'canceled',
+              paying: false,
+              ts: at,
+            },
+          ],
+        });
       break;
     }
   }
@@ -192,7 +246,8 @@ export function benchTraffic(events: number, now: number, days = 365): Generator
 }
 
 /** Payments (first and renewals) among a customer's webhooks. */
-export const paymentsIn = (webhooks: readonly ProviderFacts[]) => webhooks.reduce((n, w) => n + w.payments.filter((p) => p.amount !== undefined).length, 0);
+export const paymentsIn = (webhooks: readonly ProviderFacts[]) =>
+  webhooks.reduce((n, w) => n + w.payments.filter((p) => p.amount !== undefined).length, 0);
 
 /**
  * Writes the bench site into the (existing) table of `conn` (see the
@@ -214,7 +269,11 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   const started = Date.now();
   const visitStore = new MemoryVisitStore(isPayer);
   const rollups = new MemoryRollupStore();
-  const deps: SessionizeDeps = { sites: { getSite: async (domain) => (domain === site.domain ? site : null) }, visits: visitStore, rollups };
+  const deps: SessionizeDeps = {
+    sites: { getSite: async (domain) => (domain === site.domain ? site : null) },
+    visits: visitStore,
+    rollups,
+  };
   const archive = options.archiveDir ? createArchiveConsumer(options.archiveDir) : null;
   const batchEvents = options.batchEvents ?? 20_000;
   let records: Array<SessionizeRecord & { partitionKey: string; approximateArrivalTimestamp: number }> = [];
@@ -226,23 +285,37 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   const flush = async () => {
     if (records.length === 0) return;
     await archive?.(records);
-    const outcome = await sessionizeBatch(deps, { shard: 'shardId-000000000000', sequence: (records[records.length - 1] as SessionizeRecord).sequenceNumber }, records);
+    const outcome = await sessionizeBatch(
+      deps,
+      { shard: 'shardId-000000000000', sequence: (records[records.length - 1] as SessionizeRecord).sequenceNumber },
+      records,
+    );
     visits += outcome.visitsWritten - outcome.visitsRemoved;
     records = [];
     if (++batch % 50 === 0) {
-      log(`bench site: ${sequence.toLocaleString('en-US')} events, ${visits.toLocaleString('en-US')} visits, ${visitStore.size.toLocaleString('en-US')} visitors in memory, ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB heap`);
+      log(
+        `bench site: ${sequence.toLocaleString('en-US')} events, ${visits.toLocaleString('en-US')} visits, ${visitStore.size.toLocaleString('en-US')} visitors in memory, ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB heap`,
+      );
     }
     visitStore.evictEndedBefore(latest - EVICT_AFTER_MS);
   };
   for (const e of benchTraffic(options.events, now, options.days)) {
     if (e.type === 'pageview') pageviews++;
     if (e.ts > latest) latest = e.ts;
-    records.push({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: e.visitor_id, approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) });
+    records.push({
+      sequenceNumber: toSequenceNumber(++sequence),
+      partitionKey: e.visitor_id,
+      approximateArrivalTimestamp: e.ts,
+      data: Buffer.from(JSON.stringify(e)),
+    });
     if (records.length >= batchEvents) await flush();
   }
   await flush();
   await archive?.close();
-  await batchWrite(conn, [...rollups.rollupItems()].map((Item) => ({ PutRequest: { Item } })));
+  await batchWrite(
+    conn,
+    [...rollups.rollupItems()].map((Item) => ({ PutRequest: { Item } })),
+  );
   log(`bench site: ${rollups.size.toLocaleString('en-US')} rollup items written`);
   const sessionized = Date.now();
 
@@ -278,7 +351,9 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
     written += out.payments.length;
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
     timing.write += Date.now() - startedWrite;
-    log(`bench site: ${written.toLocaleString('en-US')} payments written, ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB heap`);
+    log(
+      `bench site: ${written.toLocaleString('en-US')} payments written, ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB heap`,
+    );
   };
   for (const visitor of payers) {
     if (made >= options.payments) break;
@@ -297,12 +372,17 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
     watched ??= visitor;
     if (payments.payments.size >= chunk) await writeOut();
   }
-  if (made < options.payments) throw new Error(`bench site: ${payers.length} payers made ${made} of ${options.payments} payments; raise PAYER_HEADROOM`);
+  if (made < options.payments)
+    throw new Error(
+      `bench site: ${payers.length} payers made ${made} of ${options.payments} payments; raise PAYER_HEADROOM`,
+    );
   await writeOut();
   const finishing = Date.now();
   await load.finish();
   timing.write += Date.now() - finishing;
-  log(`bench site: ${written.toLocaleString('en-US')} payments and ${customers.toLocaleString('en-US')} customers written`);
+  log(
+    `bench site: ${written.toLocaleString('en-US')} payments and ${customers.toLocaleString('en-US')} customers written`,
+  );
   if (watched) await new DynamoVisitStore(conn).writeVisits(visitStore.visitsOf(ns, watched), []);
   return {
     site: BENCH_SITE,

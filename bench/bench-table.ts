@@ -20,7 +20,14 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * services and domain), the loader and its traffic model, and the locked
  * dependencies. A change to any of them makes a cached table stale.
  */
-const CODE = ['lambdas', 'local', 'bench/bench-site.ts', 'bench/traffic.ts', 'bench/memory-stores.ts', 'package-lock.json'];
+const CODE = [
+  'lambdas',
+  'local',
+  'bench/bench-site.ts',
+  'bench/traffic.ts',
+  'bench/memory-stores.ts',
+  'package-lock.json',
+];
 
 /** The bench site's dimensions a cached table is kept for. */
 export interface BenchSiteKey {
@@ -54,7 +61,9 @@ async function filesUnder(path: string): Promise<string[]> {
     throw error;
   }
   const nested = await Promise.all(
-    entries.filter((e) => e.name !== 'node_modules' && !e.name.startsWith('.')).map((e) => (e.isDirectory() ? filesUnder(join(path, e.name)) : [join(path, e.name)])),
+    entries
+      .filter((e) => e.name !== 'node_modules' && !e.name.startsWith('.'))
+      .map((e) => (e.isDirectory() ? filesUnder(join(path, e.name)) : [join(path, e.name)])),
   );
   return nested.flat();
 }
@@ -65,14 +74,20 @@ async function filesUnder(path: string): Promise<string[]> {
  */
 export async function benchCodeVersion(root = ROOT): Promise<string> {
   const hash = createHash('sha256').update(`layout ${DATA_LAYOUT}\n`);
-  const files = (await Promise.all(CODE.map((p) => filesUnder(join(root, p))))).flat().filter((f) => /\.(ts|tsx|js|mjs|json)$/.test(f)).sort();
+  const files = (await Promise.all(CODE.map((p) => filesUnder(join(root, p)))))
+    .flat()
+    .filter((f) => /\.(ts|tsx|js|mjs|json)$/.test(f))
+    .sort();
   for (const file of files) hash.update(`${file.slice(root.length)}\n`).update(await readFile(file));
   return hash.digest('hex');
 }
 
 /** The cache entry's name for a bench site: its dimensions and the code version, hashed (16 hex digits). */
 export function benchCacheName(key: BenchSiteKey, code: string): string {
-  return createHash('sha256').update(JSON.stringify({ ...key, code })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify({ ...key, code }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 const cachedSiteSchema = z.object({
@@ -94,9 +109,13 @@ const cachedSiteSchema = z.object({
 
 /** A dynalite on LevelDB in a child process (`bench/dynalite-process.ts`); resolves once it listens. */
 async function startDynaliteProcess(dir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/run-ts.js'), join(ROOT, 'bench/dynalite-process.ts'), dir], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/run-ts.js'), join(ROOT, 'bench/dynalite-process.ts'), dir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const ready = new Promise<void>((r) => createInterface({ input: child.stdout! }).on('line', (line) => line === 'ready' && r()));
+  const ready = new Promise<void>((r) =>
+    createInterface({ input: child.stdout! }).on('line', (line) => line === 'ready' && r()),
+  );
   const code = await Promise.race([ready.then(() => undefined), exited]);
   if (code !== undefined) throw new Error(`bench dynalite process exited with ${code}`);
   return child;
@@ -126,13 +145,24 @@ async function stopDynaliteProcess(child: ChildProcess): Promise<void> {
  *
  * @throws Error when the load fails (the entry is then left incomplete, and reloaded next time)
  */
-export async function openBenchTable(key: BenchSiteKey, meter: CapacityMeter, log: (line: string) => void, cacheRoot?: string): Promise<BenchTable> {
+export async function openBenchTable(
+  key: BenchSiteKey,
+  meter: CapacityMeter,
+  log: (line: string) => void,
+  cacheRoot?: string,
+): Promise<BenchTable> {
   if (!cacheRoot) {
     const db = await startMemoryDynalite();
     const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint, capacityMeter: meter });
     await ensureTable(conn);
     const archiveDir = key.archive ? await mkdtemp(join(tmpdir(), 'ff-bench-archive-')) : null;
-    const site = await loadBenchSite(conn, { events: key.events, payments: key.payments, days: key.days, archiveDir: archiveDir ?? undefined, log });
+    const site = await loadBenchSite(conn, {
+      events: key.events,
+      payments: key.payments,
+      days: key.days,
+      archiveDir: archiveDir ?? undefined,
+      log,
+    });
     return {
       conn,
       site,
@@ -160,12 +190,23 @@ export async function openBenchTable(key: BenchSiteKey, meter: CapacityMeter, lo
   const child = await startDynaliteProcess(dir);
   try {
     const db = await openLocalDynamo(dir, 'cli');
-    const conn = createDynamoConnection({ table: 'bench', endpoint: db.endpoint, credentials: db.credentials, capacityMeter: meter });
+    const conn = createDynamoConnection({
+      table: 'bench',
+      endpoint: db.endpoint,
+      credentials: db.credentials,
+      capacityMeter: meter,
+    });
     const archiveDir = key.archive ? join(dir, 'archive') : null;
     let site = cached?.site;
     if (!site) {
       await ensureTable(conn);
-      site = await loadBenchSite(conn, { events: key.events, payments: key.payments, days: key.days, archiveDir: archiveDir ?? undefined, log });
+      site = await loadBenchSite(conn, {
+        events: key.events,
+        payments: key.payments,
+        days: key.days,
+        archiveDir: archiveDir ?? undefined,
+        log,
+      });
       await writeFile(siteFile, `${JSON.stringify({ key, code, site }, null, 2)}\n`);
     }
     return {

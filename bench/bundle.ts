@@ -44,7 +44,12 @@ export function lambdaBuildOptions() {
 export async function lambdaBundleSizes(): Promise<Record<string, { bytes: number; gzip: number }>> {
   const sizes: Record<string, { bytes: number; gzip: number }> = {};
   for (const [name, entry] of Object.entries(LAMBDA_ENTRIES)) {
-    const result = await build({ ...lambdaBuildOptions(), entryPoints: [`${root}${entry}`], write: false, absWorkingDir: root });
+    const result = await build({
+      ...lambdaBuildOptions(),
+      entryPoints: [`${root}${entry}`],
+      write: false,
+      absWorkingDir: root,
+    });
     const code = result.outputFiles[0]?.contents ?? new Uint8Array();
     sizes[name] = { bytes: code.length, gzip: gzipSync(code).length };
   }
@@ -67,14 +72,27 @@ export async function coldStartMs(env: Record<string, Record<string, string>> = 
   const out: Record<string, number> = {};
   try {
     for (const [name, entry] of Object.entries(LAMBDA_ENTRIES)) {
-      const result = await build({ ...lambdaBuildOptions(), entryPoints: [`${root}${entry}`], write: false, absWorkingDir: root });
+      const result = await build({
+        ...lambdaBuildOptions(),
+        entryPoints: [`${root}${entry}`],
+        write: false,
+        absWorkingDir: root,
+      });
       const file = `${dir}${name}.mjs`;
       await writeFile(file, result.outputFiles[0]?.contents ?? new Uint8Array());
       const runs: number[] = [];
       for (let i = 0; i < 5; i++) {
         const script = `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`;
         const printed = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-          env: { ...process.env, ...env[name], TABLE_NAME: 'bench', STREAM_NAME: 'bench', AWS_REGION: 'us-east-1', POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+          env: {
+            ...process.env,
+            ...env[name],
+            TABLE_NAME: 'bench',
+            STREAM_NAME: 'bench',
+            AWS_REGION: 'us-east-1',
+            POWERTOOLS_METRICS_DISABLED: 'true',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
           encoding: 'utf8',
         });
         runs.push(Number(printed.trim().split('\n').pop()));

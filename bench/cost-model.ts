@@ -127,7 +127,13 @@ export function measuredFrom(figures: readonly Figure[]): Measured[] {
     if (batch && f.name.endsWith(': RRU per 1,000 events')) m.rru = f.value;
     if (f.name.startsWith('stored at ') && f.name.endsWith(': all per event')) m.storedBytesPerEvent = f.value;
   }
-  const schema = z.object({ eventsPerMonth: z.number(), batch: z.number(), wru: z.number(), rru: z.number(), storedBytesPerEvent: z.number() });
+  const schema = z.object({
+    eventsPerMonth: z.number(),
+    batch: z.number(),
+    wru: z.number(),
+    rru: z.number(),
+    storedBytesPerEvent: z.number(),
+  });
   return [...out.values()].map((m) => schema.parse(m)).sort((a, b) => a.eventsPerMonth - b.eventsPerMonth);
 }
 
@@ -135,15 +141,25 @@ export function measuredFrom(figures: readonly Figure[]): Measured[] {
 export type Line = [string, number];
 
 /** The table class that is not the default, and the classes' names. */
-const OTHER_TABLE_CLASS = { standard: 'standard-ia', 'standard-ia': 'standard' } as const satisfies Record<FootfallConfig['tableClass'], FootfallConfig['tableClass']>;
-const TABLE_CLASS_NAMES = { standard: 'Standard', 'standard-ia': 'Standard-IA' } as const satisfies Record<FootfallConfig['tableClass'], string>;
+const OTHER_TABLE_CLASS = { standard: 'standard-ia', 'standard-ia': 'standard' } as const satisfies Record<
+  FootfallConfig['tableClass'],
+  FootfallConfig['tableClass']
+>;
+const TABLE_CLASS_NAMES = { standard: 'Standard', 'standard-ia': 'Standard-IA' } as const satisfies Record<
+  FootfallConfig['tableClass'],
+  string
+>;
 
 /** DynamoDB's request and storage prices of a table class (`-c tableClass`). */
 function dynamoPrices(tableClass: FootfallConfig['tableClass']): { wru: number; rru: number; gbMonth: number } {
   const P = PRICES;
   return tableClass === 'standard'
     ? { wru: P.wruPerMillion, rru: P.rruPerMillion, gbMonth: P.dynamoGbMonth }
-    : { wru: P.wruPerMillion * P.dynamoIaRequestFactor, rru: P.rruPerMillion * P.dynamoIaRequestFactor, gbMonth: P.dynamoIaGbMonth };
+    : {
+        wru: P.wruPerMillion * P.dynamoIaRequestFactor,
+        rru: P.rruPerMillion * P.dynamoIaRequestFactor,
+        gbMonth: P.dynamoIaGbMonth,
+      };
 }
 
 /**
@@ -152,7 +168,10 @@ function dynamoPrices(tableClass: FootfallConfig['tableClass']): { wru: number; 
  * Events and script loads reach Lambda through function URLs: Lambda's request and duration
  * lines count them, and nothing else does (a URL adds no charge of its own).
  */
-export function monthlyBill(m: Measured, tableClass: FootfallConfig['tableClass'] = CONFIG_DEFAULTS.tableClass): Line[] {
+export function monthlyBill(
+  m: Measured,
+  tableClass: FootfallConfig['tableClass'] = CONFIG_DEFAULTS.tableClass,
+): Line[] {
   const P = PRICES;
   const D = dynamoPrices(tableClass);
   const A = ASSUMPTIONS;
@@ -166,19 +185,42 @@ export function monthlyBill(m: Measured, tableClass: FootfallConfig['tableClass'
   const logGb = (apiRequests * A.logBytesPerApiRequest) / GB;
   return [
     ['API Gateway HTTP API requests (dashboard, API, webhooks)', (apiRequests / M) * P.apiPerMillion],
-    ['Lambda requests', ((E + A.scriptLoadsPerEvent * E + sessionizeInvocations + scheduledInvocations) / M) * P.lambdaRequestPerMillion],
-    ['Lambda duration (arm64)', (E * A.eventFunction.seconds * A.eventFunction.gb + A.scriptLoadsPerEvent * E * A.trackerFunction.seconds * A.trackerFunction.gb + E * A.sessionizeSecondsPerEvent) * P.lambdaGbSecond],
+    [
+      'Lambda requests',
+      ((E + A.scriptLoadsPerEvent * E + sessionizeInvocations + scheduledInvocations) / M) * P.lambdaRequestPerMillion,
+    ],
+    [
+      'Lambda duration (arm64)',
+      (E * A.eventFunction.seconds * A.eventFunction.gb +
+        A.scriptLoadsPerEvent * E * A.trackerFunction.seconds * A.trackerFunction.gb +
+        E * A.sessionizeSecondsPerEvent) *
+        P.lambdaGbSecond,
+    ],
     ['Kinesis, 1 provisioned shard', MONTH_HOURS * P.kinesisShardHour + (E / M) * P.kinesisPutUnitPerMillion],
-    ['Firehose ingestion and Parquet conversion', ((E * A.firehoseRecordKb * 1024) / GB) * (P.firehoseIngestPerGb + P.firehoseConversionPerGb)],
-    ['Firehose dynamic partitioning', ((E * A.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb + (objects / 1000) * P.firehoseObjectsPerThousand + ((E * A.jqSecondsPerRecord) / 3600) * P.firehoseJqHour],
-    ['S3 storage (month 12) and PUTs', ((A.monthsOfData * E * A.parquetBytesPerEvent) / GB) * P.s3GbMonth + (objects / 1000) * P.s3PutPerThousand],
+    [
+      'Firehose ingestion and Parquet conversion',
+      ((E * A.firehoseRecordKb * 1024) / GB) * (P.firehoseIngestPerGb + P.firehoseConversionPerGb),
+    ],
+    [
+      'Firehose dynamic partitioning',
+      ((E * A.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb +
+        (objects / 1000) * P.firehoseObjectsPerThousand +
+        ((E * A.jqSecondsPerRecord) / 3600) * P.firehoseJqHour,
+    ],
+    [
+      'S3 storage (month 12) and PUTs',
+      ((A.monthsOfData * E * A.parquetBytesPerEvent) / GB) * P.s3GbMonth + (objects / 1000) * P.s3PutPerThousand,
+    ],
     ['DynamoDB writes (measured)', ((E * m.wru) / 1000 / M) * D.wru],
     ['DynamoDB reads (measured)', ((E * m.rru) / 1000 / M) * D.rru],
     ['DynamoDB storage (measured, month 12)', storedGb * D.gbMonth],
     ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
     ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
     ['CloudWatch custom metrics and alarms', CUSTOM_METRIC_COUNT * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
-    ['X-Ray traces (sessionizer batches, scheduled runs)', ((sessionizeInvocations + scheduledInvocations) / M) * P.tracePerMillion],
+    [
+      'X-Ray traces (sessionizer batches, scheduled runs)',
+      ((sessionizeInvocations + scheduledInvocations) / M) * P.tracePerMillion,
+    ],
     ['KMS key of webhook secrets', P.kmsKeyMonth],
   ];
 }
@@ -195,15 +237,23 @@ export function alternatives(m: Measured): Line[] {
   const E = m.eventsPerMonth;
   const perSecond = 30 * 24 * 3600;
   const sampled = (requests: number) => Math.min(requests, perSecond) + 0.05 * Math.max(0, requests - perSecond);
-  const onDemand = MONTH_HOURS * P.kinesisOnDemandStreamHour + ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);
+  const onDemand =
+    MONTH_HOURS * P.kinesisOnDemandStreamHour +
+    ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);
   const provisioned = MONTH_HOURS * P.kinesisShardHour + (E / 1e6) * P.kinesisPutUnitPerMillion;
   const total = (bill: Line[]) => bill.reduce((sum, [, usd]) => sum + usd, 0);
   const pitr = monthlyBill(m).find(([name]) => name.startsWith('DynamoDB point-in-time'))?.[1] ?? 0;
   const other = OTHER_TABLE_CLASS[CONFIG_DEFAULTS.tableClass];
   return [
-    [`*${TABLE_CLASS_NAMES[other]} table class instead (\`-c tableClass=${other}\`), month 12*`, total(monthlyBill(m, other)) - total(monthlyBill(m))],
+    [
+      `*${TABLE_CLASS_NAMES[other]} table class instead (\`-c tableClass=${other}\`), month 12*`,
+      total(monthlyBill(m, other)) - total(monthlyBill(m)),
+    ],
     ['*on-demand Kinesis instead of 1 shard (`-c shards=on-demand`)*', onDemand - provisioned],
-    ['*X-Ray on the hot path (`-c hotPathTracing=true`)*', ((sampled(E) + sampled(A.scriptLoadsPerEvent * E)) / 1e6) * P.tracePerMillion],
+    [
+      '*X-Ray on the hot path (`-c hotPathTracing=true`)*',
+      ((sampled(E) + sampled(A.scriptLoadsPerEvent * E)) / 1e6) * P.tracePerMillion,
+    ],
     ['*without point-in-time recovery (`-c pointInTimeRecovery=false`)*', -pitr],
   ];
 }
@@ -215,8 +265,11 @@ export function alternatives(m: Measured): Line[] {
  */
 export function tableClassBreakEvenMonths(m: Measured): number {
   const P = PRICES;
-  const requests = ((m.eventsPerMonth * m.wru) / 1000 / 1e6) * P.wruPerMillion + ((m.eventsPerMonth * m.rru) / 1000 / 1e6) * P.rruPerMillion;
-  const storageSavedPerMonthOfData = ((m.eventsPerMonth * m.storedBytesPerEvent) / GB) * (P.dynamoGbMonth - P.dynamoIaGbMonth);
+  const requests =
+    ((m.eventsPerMonth * m.wru) / 1000 / 1e6) * P.wruPerMillion +
+    ((m.eventsPerMonth * m.rru) / 1000 / 1e6) * P.rruPerMillion;
+  const storageSavedPerMonthOfData =
+    ((m.eventsPerMonth * m.storedBytesPerEvent) / GB) * (P.dynamoGbMonth - P.dynamoIaGbMonth);
   return (requests * (P.dynamoIaRequestFactor - 1)) / storageSavedPerMonthOfData;
 }
 
@@ -225,10 +278,15 @@ export function billTable(levels: readonly Measured[]): string {
   const bills = levels.map((l) => monthlyBill(l));
   const usd = (n: number) => n.toFixed(2);
   const head = `| Line | ${levels.map((l) => `${l.eventsPerMonth / 1e6}M events`).join(' | ')} |`;
-  const rows = (bills[0] ?? []).map(([name], i) => `| ${name} | ${bills.map((b) => usd(b[i]?.[1] ?? 0)).join(' | ')} |`);
+  const rows = (bills[0] ?? []).map(
+    ([name], i) => `| ${name} | ${bills.map((b) => usd(b[i]?.[1] ?? 0)).join(' | ')} |`,
+  );
   const totals = `| **Total (default stack)** | ${bills.map((b) => `**${usd(b.reduce((s, [, v]) => s + v, 0))}**`).join(' | ')} |`;
   const other = levels.map(alternatives);
-  const deltas = (other[0] ?? []).map(([name], i) => `| ${name} | ${other.map((o) => `*${(o[i]?.[1] ?? 0) >= 0 ? '+' : '−'}${usd(Math.abs(o[i]?.[1] ?? 0))}*`).join(' | ')} |`);
+  const deltas = (other[0] ?? []).map(
+    ([name], i) =>
+      `| ${name} | ${other.map((o) => `*${(o[i]?.[1] ?? 0) >= 0 ? '+' : '−'}${usd(Math.abs(o[i]?.[1] ?? 0))}*`).join(' | ')} |`,
+  );
   return [head, `|---|${levels.map(() => '---:').join('|')}|`, ...rows, totals, ...deltas].join('\n');
 }
 
@@ -238,8 +296,14 @@ if (process.argv[1]?.endsWith('cost-model.ts')) {
     process.stderr.write('usage: node bin/run-ts.js bench/cost-model.ts <bench/results/….json>\n');
     process.exit(2);
   }
-  const { figures } = z.object({ figures: z.array(z.object({ name: z.string(), value: z.number(), unit: z.string(), section: z.string() })) }).parse(JSON.parse(readFileSync(file, 'utf8')));
+  const { figures } = z
+    .object({
+      figures: z.array(z.object({ name: z.string(), value: z.number(), unit: z.string(), section: z.string() })),
+    })
+    .parse(JSON.parse(readFileSync(file, 'utf8')));
   const levels = measuredFrom(figures);
   console.log(billTable(levels));
-  console.log(`\nStandard-IA costs less than Standard from ${levels.map((l) => `${tableClassBreakEvenMonths(l).toFixed(1)} months of data at ${l.eventsPerMonth / 1e6}M`).join(', ')}.`);
+  console.log(
+    `\nStandard-IA costs less than Standard from ${levels.map((l) => `${tableClassBreakEvenMonths(l).toFixed(1)} months of data at ${l.eventsPerMonth / 1e6}M`).join(', ')}.`,
+  );
 }

@@ -75,7 +75,10 @@ export function compareAnswers(footfall: DuckAnswer, duck: DuckAnswer, visitorTo
   const out: string[] = [];
   if (footfall.sessions !== duck.sessions) out.push(`sessions: Footfall ${footfall.sessions}, DuckDB ${duck.sessions}`);
   const error = Math.abs(footfall.visitors - duck.visitors) / Math.max(1, duck.visitors);
-  if (error > visitorTolerance) out.push(`visitors: Footfall ${footfall.visitors}, DuckDB ${duck.visitors} (${(error * 100).toFixed(2)}% > ${(visitorTolerance * 100).toFixed(2)}%)`);
+  if (error > visitorTolerance)
+    out.push(
+      `visitors: Footfall ${footfall.visitors}, DuckDB ${duck.visitors} (${(error * 100).toFixed(2)}% > ${(visitorTolerance * 100).toFixed(2)}%)`,
+    );
   for (const channel of new Set([...Object.keys(footfall.channels), ...Object.keys(duck.channels)])) {
     const a = footfall.channels[channel] ?? 0;
     const b = duck.channels[channel] ?? 0;

@@ -36,11 +36,22 @@ export function visitorAddresses(count: number, seed = 7): string[] {
   const hex = () => Math.floor(random() * 0x10000).toString(16);
   const prefixes = ['2003', '2a01', '2a02', '2600', '2601', '2605', '2409', '240e', '2804'];
   const reserved = (a: number, b: number) =>
-    a === 10 || a === 127 || a === 0 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168) || (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19 || b === 51)) || (a === 203 && b === 0);
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 100 && b >= 64 && b < 128) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b < 32) ||
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0) ||
+    (a === 198 && (b === 18 || b === 19 || b === 51)) ||
+    (a === 203 && b === 0);
   const out: string[] = [];
   while (out.length < count) {
     if (random() < 0.2) {
-      out.push(`${prefixes[Math.floor(random() * prefixes.length)]}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}`);
+      out.push(
+        `${prefixes[Math.floor(random() * prefixes.length)]}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}`,
+      );
       continue;
     }
     const a = 1 + Math.floor(random() * 223);
@@ -69,7 +80,17 @@ async function handlerMicros(countries: CountryLookup | undefined, addresses: re
     metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
     countries,
     clock: Date.now,
-    sites: { getSite: async () => ({ domain: 'shop.example', timezone: 'UTC', account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1e9, created: '2026-01-01T00:00:00Z' }) },
+    sites: {
+      getSite: async () => ({
+        domain: 'shop.example',
+        timezone: 'UTC',
+        account: 'bench',
+        attribution: 'last_non_direct',
+        lookback_days: 30,
+        rate_limit: 1e9,
+        created: '2026-01-01T00:00:00Z',
+      }),
+    },
     salts: { saltFor: async () => 'bench-salt' },
     stream: { put: async () => undefined },
     limiter: new SiteRateLimiter(),
@@ -77,7 +98,13 @@ async function handlerMicros(countries: CountryLookup | undefined, addresses: re
   const agents = browserUserAgents();
   const body = JSON.stringify({ n: 'pageview', u: 'https://shop.example/pricing', s: 'shop.example', w: 1440 });
   const requests = addresses.map((sourceIp, i) =>
-    httpApiEvent({ method: 'POST', path: '/api/event', sourceIp, body, headers: { 'user-agent': agents[i % agents.length] ?? '', 'content-type': 'text/plain' } }),
+    httpApiEvent({
+      method: 'POST',
+      path: '/api/event',
+      sourceIp,
+      body,
+      headers: { 'user-agent': agents[i % agents.length] ?? '', 'content-type': 'text/plain' },
+    }),
   );
   const context = localContext('event');
   for (const r of requests.slice(0, 2_000)) await handler(r, context);
@@ -102,13 +129,30 @@ async function eventColdStarts(): Promise<{ withDb: number; withoutDb: number }>
   // Inside the repository, so the bundle resolves the SDK from node_modules as the runtime provides it.
   const dir = await mkdtemp(`${root}bench/.cold-geo-`);
   try {
-    const result = await build({ ...lambdaBuildOptions(), entryPoints: [`${root}${LAMBDA_ENTRIES.event}`], write: false, absWorkingDir: root });
+    const result = await build({
+      ...lambdaBuildOptions(),
+      entryPoints: [`${root}${LAMBDA_ENTRIES.event}`],
+      write: false,
+      absWorkingDir: root,
+    });
     const file = `${dir}/event.mjs`;
     await writeFile(file, result.outputFiles[0]?.contents ?? new Uint8Array());
-    const base = { ...process.env, TABLE_NAME: 'bench', STREAM_NAME: 'bench', AWS_REGION: 'us-east-1', POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+    const base = {
+      ...process.env,
+      TABLE_NAME: 'bench',
+      STREAM_NAME: 'bench',
+      AWS_REGION: 'us-east-1',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
     const once = (env: NodeJS.ProcessEnv) => {
       const script = `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`;
-      return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' }).trim().split('\n').pop());
+      return Number(
+        execFileSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .pop(),
+      );
     };
     const withDb: number[] = [];
     const withoutDb: number[] = [];
@@ -144,16 +188,31 @@ export async function benchGeo(): Promise<Figure[]> {
   const usdPerBillion = secondsPerBillion * EVENT_FUNCTION_GB * LAMBDA_ARM_USD_PER_GB_S;
   const cold = await eventColdStarts();
   return [
-    { section: 'geo', name: `country DB open (${(db.info.bytes / 1e6).toFixed(1)} MB, ${db.info.type}, built ${db.info.built.toISOString().slice(0, 10)})`, value: openMs, unit: 'ms' },
+    {
+      section: 'geo',
+      name: `country DB open (${(db.info.bytes / 1e6).toFixed(1)} MB, ${db.info.type}, built ${db.info.built.toISOString().slice(0, 10)})`,
+      value: openMs,
+      unit: 'ms',
+    },
     { section: 'geo', name: 'lookup per event (80% IPv4, 20% IPv6)', value: ns, unit: 'ns' },
     { section: 'geo', name: 'addresses placed in a country', value: placed * 100, unit: '%' },
     { section: 'geo', name: 'handler p50, single event, with lookup', value: withDb, unit: 'µs' },
     { section: 'geo', name: 'handler p50, single event, headers only', value: withoutDb, unit: 'µs' },
     { section: 'geo', name: 'lookup: Lambda time per billion events', value: secondsPerBillion, unit: 's' },
     { section: 'geo', name: 'lookup: Lambda USD per billion events (512 MB arm64)', value: usdPerBillion, unit: 'USD' },
-    { section: 'geo', name: 'CloudFront in front instead: HTTPS requests, USD per billion events', value: CLOUDFRONT_HTTPS_USD_PER_MILLION * 1000, unit: 'USD' },
+    {
+      section: 'geo',
+      name: 'CloudFront in front instead: HTTPS requests, USD per billion events',
+      value: CLOUDFRONT_HTTPS_USD_PER_MILLION * 1000,
+      unit: 'USD',
+    },
     { section: 'geo', name: 'event Lambda cold start (module load + country DB)', value: cold.withDb, unit: 'ms' },
     { section: 'geo', name: 'event Lambda cold start without country DB', value: cold.withoutDb, unit: 'ms' },
-    { section: 'geo', name: 'event Lambda cold start: added by the country DB', value: cold.withDb - cold.withoutDb, unit: 'ms' },
+    {
+      section: 'geo',
+      name: 'event Lambda cold start: added by the country DB',
+      value: cold.withDb - cold.withoutDb,
+      unit: 'ms',
+    },
   ];
 }

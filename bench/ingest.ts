@@ -18,7 +18,15 @@ const SITE: SiteConfig = {
   created: '2026-01-01T00:00:00Z',
 };
 
-const PATHS = ['/', '/pricing', '/blog/launch', '/docs/install', '/signup', '/features', ...Array.from({ length: 200 }, (_, i) => `/blog/post-${i}`)];
+const PATHS = [
+  '/',
+  '/pricing',
+  '/blog/launch',
+  '/docs/install',
+  '/signup',
+  '/features',
+  ...Array.from({ length: 200 }, (_, i) => `/blog/post-${i}`),
+];
 
 function request(body: string, userAgent: string, random: () => number): APIGatewayProxyEventV2 {
   const headers = {
@@ -27,7 +35,13 @@ function request(body: string, userAgent: string, random: () => number): APIGate
     'accept-language': random() < 0.5 ? 'en-US,en;q=0.9' : 'de-DE,de;q=0.8',
     'cloudfront-viewer-country': random() < 0.5 ? 'US' : 'DE',
   };
-  return httpApiEvent({ method: 'POST', path: '/api/event', headers, body, sourceIp: `203.0.113.${Math.floor(random() * 250)}` });
+  return httpApiEvent({
+    method: 'POST',
+    path: '/api/event',
+    headers,
+    body,
+    sourceIp: `203.0.113.${Math.floor(random() * 250)}`,
+  });
 }
 
 /** A realistic mix: repeated UAs, many referrers, UTM tags, 10% goals, a fifth without a visitor id. */
@@ -38,7 +52,8 @@ function workload(count: number, batch: number): APIGatewayProxyEventV2[] {
     const ua = zipf(agents, random);
     const events = Array.from({ length: batch }, () => {
       const goal = random() < 0.1;
-      const utm = random() < 0.15 ? `?utm_source=newsletter&utm_medium=email&utm_campaign=c${Math.floor(random() * 20)}` : '';
+      const utm =
+        random() < 0.15 ? `?utm_source=newsletter&utm_medium=email&utm_campaign=c${Math.floor(random() * 20)}` : '';
       return {
         n: goal ? 'goal' : 'pageview',
         g: goal ? 'Signup' : undefined,
@@ -87,7 +102,13 @@ export async function benchIngest(): Promise<Figure[]> {
     times.sort((a, b) => a - b);
     const label = batch === 1 ? 'single events' : 'batches of 10';
     figures.push(
-      { section: 'ingest', name: `events/s per core, ${label}`, value: written / seconds, unit: 'events/s', target: '≥ 50,000' },
+      {
+        section: 'ingest',
+        name: `events/s per core, ${label}`,
+        value: written / seconds,
+        unit: 'events/s',
+        target: '≥ 50,000',
+      },
       { section: 'ingest', name: `p50 per request, ${label}`, value: percentile(times, 50), unit: 'µs' },
       { section: 'ingest', name: `p99 per request, ${label}`, value: percentile(times, 99), unit: 'µs' },
     );

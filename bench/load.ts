@@ -49,7 +49,15 @@ export async function prepareDataDir(dataDir: string, sites: readonly string[] =
     const config = new DynamoConfigStore(dynamo);
     await config.addAccount('load', new Date());
     for (const domain of sites) {
-      await config.addSite({ domain, timezone: 'UTC', account: 'load', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1_000_000, created: new Date().toISOString() });
+      await config.addSite({
+        domain,
+        timezone: 'UTC',
+        account: 'load',
+        attribution: 'last_non_direct',
+        lookback_days: 30,
+        rate_limit: 1_000_000,
+        created: new Date().toISOString(),
+      });
     }
   } finally {
     dynamo.doc.destroy();
@@ -153,14 +161,25 @@ export interface LoadRequest {
 }
 
 /** Pages of a site: a few popular ones and a long tail. */
-const PAGES = ['/', '/pricing', '/features', '/signup', '/docs', '/docs/install', '/blog', ...Array.from({ length: 150 }, (_, i) => `/blog/post-${i}`)];
+const PAGES = [
+  '/',
+  '/pricing',
+  '/features',
+  '/signup',
+  '/docs',
+  '/docs/install',
+  '/blog',
+  ...Array.from({ length: 150 }, (_, i) => `/blog/post-${i}`),
+];
 
 /**
  * The load's request generator. Half of the requests carry one event, half an
  * array of 10–50 (all of one site); 10% of events are goals; 2% carry no
  * visitor id (the daily hash is used). Deterministic for a seed.
  */
-export function loadRequests(options: { sites?: readonly string[]; visitorsPerSite?: number; run?: string; seed?: number } = {}): () => LoadRequest {
+export function loadRequests(
+  options: { sites?: readonly string[]; visitorsPerSite?: number; run?: string; seed?: number } = {},
+): () => LoadRequest {
   const random = rng(options.seed ?? 11);
   const sites = options.sites ?? LOAD_SITES;
   const visitors = options.visitorsPerSite ?? 500;
@@ -237,14 +256,21 @@ export function runLoad(options: LoadOptions): { done: Promise<LoadResult>; stop
     instance.once('error', reject);
     instance.once('done', (result: autocannon.Result) => {
       const seconds = (Date.now() - started) / 1000;
-      const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
+      const statuses = Object.fromEntries(
+        Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+      );
       const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
       resolve({
         seconds,
         requests,
         requestsPerSecond: requests / seconds,
         eventsPerSecond: accepted.length / seconds,
-        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+        latencyMs: {
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+        },
         statuses,
         errors: result.errors,
         timeouts: result.timeouts,
@@ -276,9 +302,15 @@ export async function waitForCatchUp(dataDir: string, timeoutMs = 180_000): Prom
   const file = join(localPaths(dataDir).stream, STREAM_FILE);
   for (;;) {
     const end = (await stat(file)).size;
-    const [sessionized, archived] = await Promise.all([checkpointOf(dataDir, SESSIONIZER), checkpointOf(dataDir, ARCHIVER)]);
+    const [sessionized, archived] = await Promise.all([
+      checkpointOf(dataDir, SESSIONIZER),
+      checkpointOf(dataDir, ARCHIVER),
+    ]);
     if (sessionized >= end && archived >= end) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`not caught up after ${timeoutMs} ms: stream ${end} B, sessionized ${sessionized}, archived ${archived}`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(
+        `not caught up after ${timeoutMs} ms: stream ${end} B, sessionized ${sessionized}, archived ${archived}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -316,7 +348,11 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
     return { id: e.event_id, token: e.utm_content, goal: e.type === 'goal' };
   });
   const rows = await runSql(paths.archive, 'SELECT event_id, utm_content, type FROM events');
-  const archive = rows.rows.map(([id, token, type]) => ({ id: String(id), token: token === null ? null : String(token), goal: type === 'goal' }));
+  const archive = rows.rows.map(([id, token, type]) => ({
+    id: String(id),
+    token: token === null ? null : String(token),
+    goal: type === 'goal',
+  }));
 
   const visits: FoundEvent[] = [];
   const rollups = { visits: 0, pageviews: 0 };
@@ -325,14 +361,19 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
   try {
     // Rollup deltas not folded yet are in the log: fold them, so the day items hold every visit.
     const rollupStore = new DynamoRollupStore(dynamo);
-    for (const site of await new DynamoConfigStore(dynamo).listSites()) for (const target of writeTargets(site)) await rollupStore.compact(namespaceOf(target));
+    for (const site of await new DynamoConfigStore(dynamo).listSites())
+      for (const target of writeTargets(site)) await rollupStore.compact(namespaceOf(target));
     for await (const page of paginateScan({ client: dynamo.doc }, { TableName: dynamo.table, ConsistentRead: true })) {
       for (const item of page.Items ?? []) {
         // A long visit keeps its events in VISIT_CHUNK items besides its VISIT item.
         if (item.type === 'VISIT_CHUNK' || item.type === 'VISIT') {
           if (item.type === 'VISIT') visitItems++;
           for (const e of eventsOfItem(item)) visits.push({ id: e.id, token: null, goal: e.type === 'goal' });
-        } else if (item.type === 'ROLLUP' && /^R#.*#visits$/.test(String(item.pk)) && String(item.sk).startsWith('D#')) {
+        } else if (
+          item.type === 'ROLLUP' &&
+          /^R#.*#visits$/.test(String(item.pk)) &&
+          String(item.sk).startsWith('D#')
+        ) {
           rollups.visits += Number(item.visits ?? 0);
           rollups.pageviews += Number(item.pageviews ?? 0);
         }
@@ -381,7 +422,13 @@ async function main(): Promise<void> {
       const catchUpMs = await waitForCatchUp(dataDir, 600_000);
       const summary = summarize(await accountEvents(dataDir));
       const { accepted, sent, ...figures } = load;
-      console.log(JSON.stringify({ ...figures, acceptedEvents: accepted.length, sentEvents: sent.length, catchUpMs, ...summary }, null, 2));
+      console.log(
+        JSON.stringify(
+          { ...figures, acceptedEvents: accepted.length, sentEvents: sent.length, catchUpMs, ...summary },
+          null,
+          2,
+        ),
+      );
     } finally {
       await stopServe(serve);
     }

@@ -59,7 +59,15 @@ export class MemoryRollupStore implements RollupStore {
       for (const [i, part] of folded.entries()) {
         if (!part) continue;
         const version = Number(bucket.parts[i]?.ver ?? 0);
-        bucket.parts[i] = { [PK]: rollupPk(key.site, key.metric), [SK]: partSk(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: partType(key.metric, i), seq: part.seq, ver: version + 1 };
+        bucket.parts[i] = {
+          [PK]: rollupPk(key.site, key.metric),
+          [SK]: partSk(key, i),
+          ...part.attributes,
+          ...(i === 0 && count > 1 ? { p: count } : {}),
+          type: partType(key.metric, i),
+          seq: part.seq,
+          ver: version + 1,
+        };
       }
       this.buckets.set(id, bucket);
     }
@@ -110,7 +118,11 @@ export class MemoryVisitStore implements VisitStore {
    */
   async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number): Promise<VisitsAndPayments> {
     const all = this.mapOf(visitorId).get(`${site}\n${visitorId}`) ?? [];
-    return { visits: await this.visitsAround(site, visitorId, fromMs, toMs), latestPayment: Number.MAX_SAFE_INTEGER, later: all.some((v) => v.start > toMs) };
+    return {
+      visits: await this.visitsAround(site, visitorId, fromMs, toMs),
+      latestPayment: Number.MAX_SAFE_INTEGER,
+      later: all.some((v) => v.start > toMs),
+    };
   }
 
   async writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void> {
@@ -157,7 +169,8 @@ export class MemoryVisitStore implements VisitStore {
 
   /** Ids of the visitors of `site` with stored visits. */
   *visitors(site: string): Generator<string> {
-    for (const map of [this.kept, this.transient]) for (const key of map.keys()) if (key.startsWith(`${site}\n`)) yield key.slice(site.length + 1);
+    for (const map of [this.kept, this.transient])
+      for (const key of map.keys()) if (key.startsWith(`${site}\n`)) yield key.slice(site.length + 1);
   }
 
   /** Visitors with stored visits. */
@@ -249,7 +262,11 @@ export class MemoryPaymentStore implements PaymentPort {
   }
 
   /** What `DynamoPaymentStore.syncDerived` does to the payment itself: forgets `unlisted` once its positions are gone. */
-  async syncDerived(payment: Payment, _contribution: Contribution | null, _previous: { visitor: string | null; ts: number | null } | null): Promise<void> {
+  async syncDerived(
+    payment: Payment,
+    _contribution: Contribution | null,
+    _previous: { visitor: string | null; ts: number | null } | null,
+  ): Promise<void> {
     const key = MemoryPaymentStore.key(payment.site, payment.provider, payment.provider_payment_id);
     const stored = this.payments.get(key);
     if (stored && stored.rev === payment.rev && stored.unlisted) {
@@ -271,7 +288,12 @@ export class MemoryPaymentStore implements PaymentPort {
   }
 
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
-    this.pending.set(`${site}\n${paymentKey(payment)}`, { site, provider: payment.provider, id: payment.provider_payment_id, until });
+    this.pending.set(`${site}\n${paymentKey(payment)}`, {
+      site,
+      provider: payment.provider,
+      id: payment.provider_payment_id,
+      until,
+    });
   }
 
   async clearPending(site: string, payment: Payment): Promise<void> {
@@ -279,14 +301,23 @@ export class MemoryPaymentStore implements PaymentPort {
   }
 
   async listPending(site: string): Promise<Array<{ provider: Provider; id: string; until: number }>> {
-    return [...this.pending.values()].filter((p) => p.site === site).map(({ provider, id, until }) => ({ provider, id, until }));
+    return [...this.pending.values()]
+      .filter((p) => p.site === site)
+      .map(({ provider, id, until }) => ({ provider, id, until }));
   }
 
   /** What `DynamoPaymentStore.bulkLoader` does to the payments themselves: stores them (unless `writePayments` is false). */
-  bulkLoader(_site: string, _timezone: string, _rate: UsdRate, options: { writePayments?: boolean } = {}): PaymentBulkLoad {
+  bulkLoader(
+    _site: string,
+    _timezone: string,
+    _rate: UsdRate,
+    options: { writePayments?: boolean } = {},
+  ): PaymentBulkLoad {
     return {
       add: async (payments) => {
-        if (options.writePayments ?? true) for (const p of payments) this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
+        if (options.writePayments ?? true)
+          for (const p of payments)
+            this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
       },
       finish: async () => undefined,
     };
@@ -304,7 +335,11 @@ export class MemoryPaymentStore implements PaymentPort {
    * forgets the aliases (the loader writes a batch of customers whose
    * webhooks are all applied: no later webhook looks them up).
    */
-  drain(): { payments: Payment[]; customers: Customer[]; pending: Array<{ site: string; payment: Payment; until: number }> } {
+  drain(): {
+    payments: Payment[];
+    customers: Customer[];
+    pending: Array<{ site: string; payment: Payment; until: number }>;
+  } {
     const out = {
       payments: [...this.payments.values()],
       customers: [...this.customers.values()],
@@ -325,11 +360,23 @@ export class MemoryPaymentStore implements PaymentPort {
     return;
   }
 
-  async dropPayerPayment(_site: string, _timezone: string, _payer: string, _paymentKey: string, _now: number): Promise<void> {
+  async dropPayerPayment(
+    _site: string,
+    _timezone: string,
+    _payer: string,
+    _paymentKey: string,
+    _now: number,
+  ): Promise<void> {
     return;
   }
 
-  async syncCustomerPayer(_site: string, _timezone: string, _provider: Provider, _customerId: string, _now: number): Promise<void> {
+  async syncCustomerPayer(
+    _site: string,
+    _timezone: string,
+    _provider: Provider,
+    _customerId: string,
+    _now: number,
+  ): Promise<void> {
     return;
   }
 

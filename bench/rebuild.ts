@@ -31,13 +31,23 @@ const SITE = 'bench.example';
  * archive, dynalite stands in for DynamoDB, so the ms say little about AWS;
  * the WRU/RRU per event do).
  */
-export async function benchRebuild(events = Number(process.env.FOOTFALL_BENCH_REBUILD_EVENTS ?? 50_000)): Promise<Figure[]> {
+export async function benchRebuild(
+  events = Number(process.env.FOOTFALL_BENCH_REBUILD_EVENTS ?? 50_000),
+): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-rebuild-'));
   const service = await startLocalService({ dataDir, port: 0, app: false, sessionizeIntervalMs: 0 });
   try {
     const config = new DynamoConfigStore(service.dynamo);
     await config.addAccount('bench', new Date());
-    await config.addSite({ domain: SITE, timezone: 'UTC', account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1_000_000, created: new Date().toISOString() });
+    await config.addSite({
+      domain: SITE,
+      timezone: 'UTC',
+      account: 'bench',
+      attribution: 'last_non_direct',
+      lookback_days: 30,
+      rate_limit: 1_000_000,
+      created: new Date().toISOString(),
+    });
     const to = Date.now() - DAY;
     const stream = await LocalEventStream.open(localPaths(dataDir).stream);
     let n = 0;
@@ -58,8 +68,25 @@ export async function benchRebuild(events = Number(process.env.FOOTFALL_BENCH_RE
     const site = (await config.getSite(SITE)) as SiteConfig;
     const payments = dynamoPaymentDeps(service.dynamo);
     for (const [i, visitor] of visitors.entries()) {
-      const fact = { provider: 'stripe' as const, id: `pi_${i}`, aliases: [], ts: to - 29 * DAY + i * ((29 * DAY) / visitors.length), amount: 2900, currency: 'USD', status: 'paid' as const, visitor_id: visitor, customer_id: `cus_${i % 300}`, is_renewal: i >= 300 };
-      await applyProviderFacts(payments, site, { event_id: 'bench', event_type: 'bench', payments: [fact], subscriptions: [], customers: [] });
+      const fact = {
+        provider: 'stripe' as const,
+        id: `pi_${i}`,
+        aliases: [],
+        ts: to - 29 * DAY + i * ((29 * DAY) / visitors.length),
+        amount: 2900,
+        currency: 'USD',
+        status: 'paid' as const,
+        visitor_id: visitor,
+        customer_id: `cus_${i % 300}`,
+        is_renewal: i >= 300,
+      };
+      await applyProviderFacts(payments, site, {
+        event_id: 'bench',
+        event_type: 'bench',
+        payments: [fact],
+        subscriptions: [],
+        customers: [],
+      });
     }
 
     // From here on the service is idle (no timers: interval 0): what the client counts is the rebuild's.
@@ -72,7 +99,12 @@ export async function benchRebuild(events = Number(process.env.FOOTFALL_BENCH_RE
       if (!current) return;
       const now = meter.total();
       const entry = phases.get(current.phase) ?? { ms: 0, rcu: 0, wcu: 0, requests: 0 };
-      phases.set(current.phase, { ms: entry.ms + performance.now() - current.since, rcu: entry.rcu + now.rcu - current.at.rcu, wcu: entry.wcu + now.wcu - current.at.wcu, requests: entry.requests + now.requests - current.at.requests });
+      phases.set(current.phase, {
+        ms: entry.ms + performance.now() - current.since,
+        rcu: entry.rcu + now.rcu - current.at.rcu,
+        wcu: entry.wcu + now.wcu - current.at.wcu,
+        requests: entry.requests + now.requests - current.at.requests,
+      });
     };
     const started = performance.now();
     const outcome = await rebuildSite(
@@ -100,15 +132,44 @@ export async function benchRebuild(events = Number(process.env.FOOTFALL_BENCH_RE
     const total = meter.total();
     const per1000 = (x: number) => (x * 1000) / outcome.events;
     const figures: Figure[] = [
-      { section: 'rebuild', name: `events rebuilt (${outcome.payments} payments)`, value: outcome.events, unit: 'events' },
+      {
+        section: 'rebuild',
+        name: `events rebuilt (${outcome.payments} payments)`,
+        value: outcome.events,
+        unit: 'events',
+      },
       { section: 'rebuild', name: 'wall time, whole rebuild', value: totalMs, unit: 'ms' },
-      { section: 'rebuild', name: 'rate, sessionizing', value: (outcome.events * 1000) / (phases.get('sessionizing')?.ms ?? totalMs), unit: 'events/s' },
-      { section: 'rebuild', name: 'WRU per 1,000 events (whole rebuild)', value: per1000(total.wcu), unit: 'WRU', detail: Object.fromEntries([...phases].map(([p, c]) => [p, per1000(c.wcu)])) },
-      { section: 'rebuild', name: 'RRU per 1,000 events (whole rebuild)', value: per1000(total.rcu), unit: 'RRU', detail: Object.fromEntries([...phases].map(([p, c]) => [p, per1000(c.rcu)])) },
+      {
+        section: 'rebuild',
+        name: 'rate, sessionizing',
+        value: (outcome.events * 1000) / (phases.get('sessionizing')?.ms ?? totalMs),
+        unit: 'events/s',
+      },
+      {
+        section: 'rebuild',
+        name: 'WRU per 1,000 events (whole rebuild)',
+        value: per1000(total.wcu),
+        unit: 'WRU',
+        detail: Object.fromEntries([...phases].map(([p, c]) => [p, per1000(c.wcu)])),
+      },
+      {
+        section: 'rebuild',
+        name: 'RRU per 1,000 events (whole rebuild)',
+        value: per1000(total.rcu),
+        unit: 'RRU',
+        detail: Object.fromEntries([...phases].map(([p, c]) => [p, per1000(c.rcu)])),
+      },
       { section: 'rebuild', name: 'requests per 1,000 events', value: per1000(total.requests), unit: 'requests' },
       { section: 'rebuild', name: 'items of the old generation deleted', value: outcome.deleted, unit: 'items' },
     ];
-    for (const [phase, c] of phases) figures.push({ section: 'rebuild', name: `phase ${phase}: time / WRU / RRU`, value: c.ms, unit: 'ms', detail: { wru: c.wcu, rru: c.rcu, requests: c.requests } });
+    for (const [phase, c] of phases)
+      figures.push({
+        section: 'rebuild',
+        name: `phase ${phase}: time / WRU / RRU`,
+        value: c.ms,
+        unit: 'ms',
+        detail: { wru: c.wcu, rru: c.rcu, requests: c.requests },
+      });
     return figures;
   } finally {
     await service.close();

@@ -34,9 +34,15 @@ export function writeReport(figures: readonly Figure[], partial = false): string
   const rows = figures.map((f) => [f.section, f.name, format(f.value), f.unit, f.target ?? '']);
   const head = ['section', 'figure', 'value', 'unit', 'target'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ');
   const table = [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
-  const machine = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version };
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memory_gib: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   const json = JSON.stringify({ date: new Date().toISOString(), machine, figures }, null, 2);

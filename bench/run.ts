@@ -29,10 +29,18 @@ const sections: Record<string, () => Promise<Figure[]>> = {
 async function benchBundles(): Promise<Figure[]> {
   const figures: Figure[] = [];
   for (const [name, size] of Object.entries(await lambdaBundleSizes())) {
-    figures.push({ section: 'bundle', name: `${name} Lambda, minified`, value: size.bytes / 1024, unit: 'KiB', target: name === 'event' ? '≤ 300 KB' : undefined });
+    figures.push({
+      section: 'bundle',
+      name: `${name} Lambda, minified`,
+      value: size.bytes / 1024,
+      unit: 'KiB',
+      target: name === 'event' ? '≤ 300 KB' : undefined,
+    });
   }
   // The event function reads its country database during init, as in AWS (its layer's file).
-  for (const [name, ms] of Object.entries(await coldStartMs({ event: { GEO_DATABASE_PATH: PACKAGED_COUNTRY_DATABASE } }))) {
+  for (const [name, ms] of Object.entries(
+    await coldStartMs({ event: { GEO_DATABASE_PATH: PACKAGED_COUNTRY_DATABASE } }),
+  )) {
     figures.push({ section: 'bundle', name: `${name} Lambda, module load (cold start)`, value: ms, unit: 'ms' });
   }
   return figures;
@@ -53,7 +61,9 @@ function selectedSections(argv: readonly string[]): string[] {
   const names = (argv[at + 1] ?? '').split(',').filter(Boolean);
   const unknown = names.filter((name) => !(name in sections));
   if (names.length === 0 || unknown.length > 0) {
-    process.stderr.write(`error: --only takes a comma-separated list of ${Object.keys(sections).join(', ')}; got '${argv[at + 1] ?? ''}'\n`);
+    process.stderr.write(
+      `error: --only takes a comma-separated list of ${Object.keys(sections).join(', ')}; got '${argv[at + 1] ?? ''}'\n`,
+    );
     process.exit(2);
   }
   return names;

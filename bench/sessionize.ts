@@ -6,7 +6,13 @@ import type { Visit } from '../lambdas/domain/visit.js';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { createDynamoConnection } from '../lambdas/adapters/dynamo/client.js';
-import { CapacityMeter, difference, totalOf, type CapacityByOperation, type CapacityCounts } from '../lambdas/adapters/dynamo/capacity-meter.js';
+import {
+  CapacityMeter,
+  difference,
+  totalOf,
+  type CapacityByOperation,
+  type CapacityCounts,
+} from '../lambdas/adapters/dynamo/capacity-meter.js';
 import { DynamoBatchMarkers } from '../lambdas/adapters/dynamo/batch-marker-store.js';
 import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
@@ -65,7 +71,10 @@ export function benchSessionizePure(total: number): Figure[] {
   let peak = 0;
   let elapsed = 0n;
   let events = 0;
-  for (const batch of batches(trafficStream({ site: SITE, from: YEAR_START, to: YEAR_START + 365 * DAY, eventsPerMonth: total / 12, seed: 7 }), 1000)) {
+  for (const batch of batches(
+    trafficStream({ site: SITE, from: YEAR_START, to: YEAR_START + 365 * DAY, eventsPerMonth: total / 12, seed: 7 }),
+    1000,
+  )) {
     const t0 = process.hrtime.bigint();
     const byVisitor = new Map<string, TrackedEvent[]>();
     for (const e of batch) {
@@ -83,7 +92,9 @@ export function benchSessionizePure(total: number): Figure[] {
       for (const v of change.after) deltas.addVisit(v, 'Europe/Berlin', 1);
       for (const e of evs) deltas.addActivity(SITE, visitor, e.ts, 'Europe/Berlin');
       // Keep the latest visit only: in-order traffic never reaches further back.
-      const kept = [...before.filter((v) => !change.before.some((b) => b.id === v.id)), ...change.after].sort((a, b) => a.start - b.start);
+      const kept = [...before.filter((v) => !change.before.some((b) => b.id === v.id)), ...change.after].sort(
+        (a, b) => a.start - b.start,
+      );
       stored.set(visitor, kept.slice(-1));
     }
     deltas.list();
@@ -93,8 +104,19 @@ export function benchSessionizePure(total: number): Figure[] {
   }
   const seconds = Number(elapsed) / 1e9;
   return [
-    { section: 'sessionize', name: 'pure sessionization, events/s per core', value: events / seconds, unit: 'events/s', target: '≥ 500,000' },
-    { section: 'sessionize', name: `peak RSS over ${(total / 1e6).toFixed(0)}M events`, value: peak / 2 ** 20, unit: 'MiB' },
+    {
+      section: 'sessionize',
+      name: 'pure sessionization, events/s per core',
+      value: events / seconds,
+      unit: 'events/s',
+      target: '≥ 500,000',
+    },
+    {
+      section: 'sessionize',
+      name: `peak RSS over ${(total / 1e6).toFixed(0)}M events`,
+      value: peak / 2 ** 20,
+      unit: 'MiB',
+    },
   ];
 }
 
@@ -105,7 +127,15 @@ async function benchTable(meter = new CapacityMeter()) {
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   await config.addAccount('bench', new Date());
-  await config.addSite({ domain: SITE, timezone: 'Europe/Berlin', account: 'bench', attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
+  await config.addSite({
+    domain: SITE,
+    timezone: 'Europe/Berlin',
+    account: 'bench',
+    attribution: 'last_non_direct',
+    lookback_days: 30,
+    rate_limit: 1000,
+    created: new Date().toISOString(),
+  });
   meter.reset();
   return { db, conn, config, meter };
 }
@@ -133,7 +163,10 @@ class StepMeter {
   close(): void {
     if (this.current === null) return;
     const spent = totalOf(difference(this.meter.snapshot(), this.mark));
-    const into = (this.bySteps[this.current] ??= { ...spent, ...Object.fromEntries(Object.keys(spent).map((k) => [k, 0])) } as CapacityCounts);
+    const into = (this.bySteps[this.current] ??= {
+      ...spent,
+      ...Object.fromEntries(Object.keys(spent).map((k) => [k, 0])),
+    } as CapacityCounts);
     for (const key of Object.keys(spent) as Array<keyof CapacityCounts>) into[key] += spent[key];
     this.current = null;
   }
@@ -231,7 +264,12 @@ export interface StoredAfterRun {
  * The site lookup is cached 30 s of traffic time, as in a warm Lambda container. Event and
  * visitor ids have production's lengths (`uuidOf`, `VISITOR_PREFIX`): they are in every row and key.
  */
-export async function sessionizeCost(options: { eventsPerMonth: number; batchSizes: readonly number[]; measureEvents: number; warmupHours: number }): Promise<{ costs: SessionizeCost[]; stored: StoredAfterRun }> {
+export async function sessionizeCost(options: {
+  eventsPerMonth: number;
+  batchSizes: readonly number[];
+  measureEvents: number;
+  warmupHours: number;
+}): Promise<{ costs: SessionizeCost[]; stored: StoredAfterRun }> {
   const { db, conn, config, meter } = await benchTable();
   const site = (await config.getSite(SITE))!;
   const steps = new StepMeter(meter);
@@ -240,7 +278,9 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const payments = dynamoPaymentDeps(conn, () => clock);
   const rollups = steps.wrap(new DynamoRollupStore(conn), 'rollups');
   // One warm container takes every batch of the shard, as Lambda does for a steady stream.
-  const visitCache = new ShardVisitCache(steps.wrap(new DynamoRecentPaymentMarks(conn), 'visits'), { clock: () => clock });
+  const visitCache = new ShardVisitCache(steps.wrap(new DynamoRecentPaymentMarks(conn), 'visits'), {
+    clock: () => clock,
+  });
   // The scheduled function folds the rollup delta log every 5 minutes (lib/functions.ts): its cost is the sessionizer's too.
   let compacted = 0;
   const handler = createSessionizeHandler({
@@ -260,7 +300,14 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   const warmEnd = Date.UTC(2026, 10, 17, 9);
   const from = warmEnd - options.warmupHours * 3_600_000;
   const hours = options.warmupHours + 12;
-  const events = trafficStream({ site: SITE, from, to: from + hours * 3_600_000, eventsPerMonth: options.eventsPerMonth, seed: 15, visitorPrefix: VISITOR_PREFIX })[Symbol.iterator]();
+  const events = trafficStream({
+    site: SITE,
+    from,
+    to: from + hours * 3_600_000,
+    eventsPerMonth: options.eventsPerMonth,
+    seed: 15,
+    visitorPrefix: VISITOR_PREFIX,
+  })[Symbol.iterator]();
   const due: Array<{ at: number; line: string }> = [];
   let sequence = 0;
   let paid = 0;
@@ -273,7 +320,18 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
       const e = { ...next.value, event_id: uuidOf(next.value.event_id) };
       out.push(e);
       if (e.goal === 'Signup' && Number(/\d+$/.exec(e.visitor_id)?.[0] ?? 0) % 5 < 2) {
-        due.push({ at: e.ts + 600_000, line: JSON.stringify({ provider: 'stripe', provider_payment_id: `pi_${++paid}`, ts: new Date(e.ts + 600_000).toISOString(), amount: 4900, currency: 'USD', customer_id: `cus_${e.visitor_id}`, visitor_id: e.visitor_id }) });
+        due.push({
+          at: e.ts + 600_000,
+          line: JSON.stringify({
+            provider: 'stripe',
+            provider_payment_id: `pi_${++paid}`,
+            ts: new Date(e.ts + 600_000).toISOString(),
+            amount: 4900,
+            currency: 'USD',
+            customer_id: `cus_${e.visitor_id}`,
+            visitor_id: e.visitor_id,
+          }),
+        });
       }
       if (e.ts >= until) break;
     }
@@ -281,7 +339,8 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
   };
   const settle = async (until: number) => {
     due.sort((a, b) => a.at - b.at);
-    while (due.length > 0 && (due[0] as { at: number }).at <= until) await applyProviderFacts(payments, site, parsePaymentLine((due.shift() as { line: string }).line, 1));
+    while (due.length > 0 && (due[0] as { at: number }).at <= until)
+      await applyProviderFacts(payments, site, parsePaymentLine((due.shift() as { line: string }).line, 1));
   };
   const run = async (batch: TrackedEvent[]) => {
     if (batch.length === 0) return;
@@ -290,7 +349,12 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
       compacted = Math.floor(clock / COMPACT_MS);
       await rollups.compact(SITE);
     }
-    const records = batch.map((e) => ({ sequenceNumber: toSequenceNumber(++sequence), partitionKey: `${e.site}#${e.visitor_id}`, approximateArrivalTimestamp: clock, data: Buffer.from(JSON.stringify(e)) }));
+    const records = batch.map((e) => ({
+      sequenceNumber: toSequenceNumber(++sequence),
+      partitionKey: `${e.site}#${e.visitor_id}`,
+      approximateArrivalTimestamp: clock,
+      data: Buffer.from(JSON.stringify(e)),
+    }));
     const { batchItemFailures } = await handler(toKinesisEvent(records));
     if (batchItemFailures.length > 0) throw new Error('a bench batch failed');
     sessionized += batch.length;
@@ -323,7 +387,12 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
     const webhooks = steps.bySteps[WEBHOOKS];
     const webhooksBefore = stepsBefore[WEBHOOKS];
     const all = totalOf(difference(meter.snapshot(), before));
-    const spent = { ...all, wcu: all.wcu - (webhooks?.wcu ?? 0) + (webhooksBefore?.wcu ?? 0), rcu: all.rcu - (webhooks?.rcu ?? 0) + (webhooksBefore?.rcu ?? 0), requests: all.requests - (webhooks?.requests ?? 0) + (webhooksBefore?.requests ?? 0) };
+    const spent = {
+      ...all,
+      wcu: all.wcu - (webhooks?.wcu ?? 0) + (webhooksBefore?.wcu ?? 0),
+      rcu: all.rcu - (webhooks?.rcu ?? 0) + (webhooksBefore?.rcu ?? 0),
+      requests: all.requests - (webhooks?.requests ?? 0) + (webhooksBefore?.requests ?? 0),
+    };
     const per = (x: number) => (x / window.length) * 1000;
     const bySteps: SessionizeCost['steps'] = {};
     for (const [step, c] of Object.entries(steps.bySteps)) {
@@ -333,7 +402,18 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
       const requests = c.requests - (b?.requests ?? 0);
       if (requests > 0 && step !== WEBHOOKS) bySteps[step] = { wru: per(wru), rru: per(rru), requests: per(requests) };
     }
-    results.push({ batchSize: size, events: window.length, batches: count, wru: per(spent.wcu), rru: per(spent.rcu), requests: per(spent.requests), steps: bySteps, groups: groupSteps(bySteps), eventsPerSecond: window.length / seconds, msPerBatch: (seconds * 1000) / count });
+    results.push({
+      batchSize: size,
+      events: window.length,
+      batches: count,
+      wru: per(spent.wcu),
+      rru: per(spent.rcu),
+      requests: per(spent.requests),
+      steps: bySteps,
+      groups: groupSteps(bySteps),
+      eventsPerSecond: window.length / seconds,
+      msPerBatch: (seconds * 1000) / count,
+    });
   }
   const stored = { events: sessionized, payments: paid - due.length, byType: await tableBytesByType(conn) };
   conn.doc.destroy();
@@ -345,8 +425,14 @@ export async function sessionizeCost(options: { eventsPerMonth: number; batchSiz
  * The batch the event source mapping delivers at a traffic level on one shard: the window's
  * events, at most the batch size. `windowSeconds` defaults to the stack's window (60 s).
  */
-export function defaultBatch(eventsPerMonth: number, windowSeconds = STREAM_CONSUMER_DEFAULTS.maxBatchingWindow.toSeconds()): number {
-  return Math.max(1, Math.min(STREAM_CONSUMER_DEFAULTS.batchSize, Math.round((eventsPerMonth / MONTH_S) * windowSeconds)));
+export function defaultBatch(
+  eventsPerMonth: number,
+  windowSeconds = STREAM_CONSUMER_DEFAULTS.maxBatchingWindow.toSeconds(),
+): number {
+  return Math.max(
+    1,
+    Math.min(STREAM_CONSUMER_DEFAULTS.batchSize, Math.round((eventsPerMonth / MONTH_S) * windowSeconds)),
+  );
 }
 
 /**
@@ -357,7 +443,16 @@ export function defaultBatch(eventsPerMonth: number, windowSeconds = STREAM_CONS
 export const LONGEST_WINDOW_S = 300;
 
 /** Item types that are not kept per event: rollups (measured over a month apart), the realtime items (1 hour TTL), markers and configuration. */
-const NOT_PER_EVENT = new Set(['ROLLUP', 'ROLLUP_COUNTS', 'ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'REALTIME', 'BATCH_MARKER', 'SITE', 'ACCOUNT']);
+const NOT_PER_EVENT = new Set([
+  'ROLLUP',
+  'ROLLUP_COUNTS',
+  'ROLLUP_DELTA',
+  'ROLLUP_LOG_STATE',
+  'REALTIME',
+  'BATCH_MARKER',
+  'SITE',
+  'ACCOUNT',
+]);
 
 /**
  * The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,
@@ -367,7 +462,8 @@ const NOT_PER_EVENT = new Set(['ROLLUP', 'ROLLUP_COUNTS', 'ROLLUP_DELTA', 'ROLLU
 export async function benchSessionizeCost(): Promise<Figure[]> {
   const env = process.env;
   const measureEvents = Number(env.FOOTFALL_BENCH_SESSIONIZE_EVENTS ?? 2_000);
-  const warmup = (eventsPerMonth: number) => Math.min(Number(env.FOOTFALL_BENCH_WARMUP_HOURS ?? 1), 10_000 / ((eventsPerMonth / MONTH_S) * 3600));
+  const warmup = (eventsPerMonth: number) =>
+    Math.min(Number(env.FOOTFALL_BENCH_WARMUP_HOURS ?? 1), 10_000 / ((eventsPerMonth / MONTH_S) * 3600));
   const sizes = (env.FOOTFALL_BENCH_BATCH_SIZES ?? '500,100,20,5').split(',').map(Number);
   const figures: Figure[] = [];
   const add = (eventsPerMonth: number, c: SessionizeCost, role: string) => {
@@ -378,9 +474,29 @@ export async function benchSessionizeCost(): Promise<Figure[]> {
       ...Object.fromEntries(Object.entries(c.groups).map(([k, v]) => [`group:${k}`, v[key]])),
     });
     figures.push(
-      { section: 'sessionize', name: `${label}: WRU per 1,000 events`, value: c.wru, unit: 'WRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('wru') },
-      { section: 'sessionize', name: `${label}: RRU per 1,000 events`, value: c.rru, unit: 'RRU', target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined, detail: detail('rru') },
-      { section: 'sessionize', name: `${label}: requests per 1,000 events`, value: c.requests, unit: 'requests', detail: detail('requests') },
+      {
+        section: 'sessionize',
+        name: `${label}: WRU per 1,000 events`,
+        value: c.wru,
+        unit: 'WRU',
+        target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined,
+        detail: detail('wru'),
+      },
+      {
+        section: 'sessionize',
+        name: `${label}: RRU per 1,000 events`,
+        value: c.rru,
+        unit: 'RRU',
+        target: eventsPerMonth === 10_000_000 ? '≤ 500' : undefined,
+        detail: detail('rru'),
+      },
+      {
+        section: 'sessionize',
+        name: `${label}: requests per 1,000 events`,
+        value: c.requests,
+        unit: 'requests',
+        detail: detail('requests'),
+      },
       { section: 'sessionize', name: `${label}: into dynalite`, value: c.eventsPerSecond, unit: 'events/s' },
       { section: 'sessionize', name: `${label}: ms per batch on dynalite`, value: c.msPerBatch, unit: 'ms' },
     );
@@ -391,8 +507,22 @@ export async function benchSessionizeCost(): Promise<Figure[]> {
     const longest = defaultBatch(eventsPerMonth, LONGEST_WINDOW_S);
     const table = eventsPerMonth === 10_000_000 ? sizes : [];
     const batchSizes = [...new Set([...table, chosen, longest])].sort((x, y) => y - x);
-    const { costs, stored } = await sessionizeCost({ eventsPerMonth, batchSizes, measureEvents: Math.max(measureEvents, 2 * longest), warmupHours: warmup(eventsPerMonth) });
-    for (const c of costs) add(eventsPerMonth, c, c.batchSize === chosen ? 'default stack, ' : c.batchSize === longest && longest !== chosen ? `${LONGEST_WINDOW_S} s window, ` : '');
+    const { costs, stored } = await sessionizeCost({
+      eventsPerMonth,
+      batchSizes,
+      measureEvents: Math.max(measureEvents, 2 * longest),
+      warmupHours: warmup(eventsPerMonth),
+    });
+    for (const c of costs)
+      add(
+        eventsPerMonth,
+        c,
+        c.batchSize === chosen
+          ? 'default stack, '
+          : c.batchSize === longest && longest !== chosen
+            ? `${LONGEST_WINDOW_S} s window, `
+            : '',
+      );
     figures.push(...storedFigures(eventsPerMonth, stored));
   }
   return figures;
@@ -410,17 +540,46 @@ export async function benchSessionizeCost(): Promise<Figure[]> {
 function storedFigures(eventsPerMonth: number, stored: StoredAfterRun): Figure[] {
   const name = `stored at ${eventsPerMonth / 1e6}M events/month`;
   const perEvent: Record<string, number> = {};
-  for (const [type, { bytes }] of Object.entries(stored.byType)) if (!NOT_PER_EVENT.has(type)) perEvent[type] = bytes / stored.events;
+  for (const [type, { bytes }] of Object.entries(stored.byType))
+    if (!NOT_PER_EVENT.has(type)) perEvent[type] = bytes / stored.events;
   // About a million events of traffic, at least a day: 30 days at 1M a month, 3 at 10M, 1 at 100M.
-  const days = Number(process.env.FOOTFALL_BENCH_ROLLUP_DAYS ?? Math.max(1, Math.round((30 * 1_000_000) / eventsPerMonth)));
-  const rollups = rollupBytesOfPeriod({ site: SITE, timezone: 'Europe/Berlin', eventsPerMonth, from: Date.UTC(2026, 9, 1), days });
-  const monthly = Object.fromEntries(Object.entries(rollups.byMetric).map(([metric, { bytes }]) => [metric, (bytes * 30) / days]));
+  const days = Number(
+    process.env.FOOTFALL_BENCH_ROLLUP_DAYS ?? Math.max(1, Math.round((30 * 1_000_000) / eventsPerMonth)),
+  );
+  const rollups = rollupBytesOfPeriod({
+    site: SITE,
+    timezone: 'Europe/Berlin',
+    eventsPerMonth,
+    from: Date.UTC(2026, 9, 1),
+    days,
+  });
+  const monthly = Object.fromEntries(
+    Object.entries(rollups.byMetric).map(([metric, { bytes }]) => [metric, (bytes * 30) / days]),
+  );
   const rollupMonth = Object.values(monthly).reduce((a, b) => a + b, 0);
   const kept = Object.values(perEvent).reduce((a, b) => a + b, 0);
   return [
-    { section: 'sessionize', name: `${name}: visits, chunks and payments per event (${stored.events} events, ${stored.payments} payments read back)`, value: kept, unit: 'B/event', detail: perEvent },
-    { section: 'sessionize', name: `${name}: rollup items per month (${days} days compacted${days < 30 ? ', scaled to 30' : ''})`, value: rollupMonth / 2 ** 20, unit: 'MiB', detail: Object.fromEntries(Object.entries(monthly).map(([k, v]) => [k, v / 2 ** 20])) },
-    { section: 'sessionize', name: `${name}: all per event`, value: kept + rollupMonth / eventsPerMonth, unit: 'B/event', target: 'cost.md assumed 300' },
+    {
+      section: 'sessionize',
+      name: `${name}: visits, chunks and payments per event (${stored.events} events, ${stored.payments} payments read back)`,
+      value: kept,
+      unit: 'B/event',
+      detail: perEvent,
+    },
+    {
+      section: 'sessionize',
+      name: `${name}: rollup items per month (${days} days compacted${days < 30 ? ', scaled to 30' : ''})`,
+      value: rollupMonth / 2 ** 20,
+      unit: 'MiB',
+      detail: Object.fromEntries(Object.entries(monthly).map(([k, v]) => [k, v / 2 ** 20])),
+    },
+    {
+      section: 'sessionize',
+      name: `${name}: all per event`,
+      value: kept + rollupMonth / eventsPerMonth,
+      unit: 'B/event',
+      target: 'cost.md assumed 300',
+    },
   ];
 }
 
@@ -440,7 +599,15 @@ const fmt = (n: number) => n.toFixed(0);
 export async function benchRecredit(total: number, paymentsFirst: boolean, batchSize: number): Promise<Figure[]> {
   const { db, conn, config, meter } = await benchTable();
   const site = (await config.getSite(SITE))!;
-  const events = [...trafficStream({ site: SITE, from: YEAR_START, to: YEAR_START + 14 * DAY, eventsPerMonth: (total * 30) / 14, seed: 11 })];
+  const events = [
+    ...trafficStream({
+      site: SITE,
+      from: YEAR_START,
+      to: YEAR_START + 14 * DAY,
+      eventsPerMonth: (total * 30) / 14,
+      seed: 11,
+    }),
+  ];
   const lastSeen = new Map<string, number>();
   for (const e of events) lastSeen.set(e.visitor_id, Math.max(lastSeen.get(e.visitor_id) ?? 0, e.ts));
   const payers = [...lastSeen.keys()].filter((_, i) => i % 50 === 0);
@@ -449,14 +616,27 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
   for (const visitor of payers) {
     const ts = lastSeen.get(visitor) as number;
     for (const [k, at] of [ts, ts + 86_400_000, ts + 2 * 86_400_000].entries()) {
-      lines.push({ at, line: JSON.stringify({ provider: 'stripe', provider_payment_id: `pi_${lines.length}`, ts: new Date(at).toISOString(), amount: 2900, currency: 'USD', customer_id: `cus_${visitor}`, visitor_id: visitor, is_renewal: k > 0 }) });
+      lines.push({
+        at,
+        line: JSON.stringify({
+          provider: 'stripe',
+          provider_payment_id: `pi_${lines.length}`,
+          ts: new Date(at).toISOString(),
+          amount: 2900,
+          currency: 'USD',
+          customer_id: `cus_${visitor}`,
+          visitor_id: visitor,
+          is_renewal: k > 0,
+        }),
+      });
     }
   }
   lines.sort((a, b) => a.at - b.at);
   const n = lines.length;
   // Worst case: every payment before any visit (payments imported first). Otherwise each as its webhook would come, at its time.
   const settleUpTo = async (until: number) => {
-    while (lines.length > 0 && (lines[0] as { at: number }).at <= until) await applyProviderFacts(payments, site, parsePaymentLine((lines.shift() as { line: string }).line, 1));
+    while (lines.length > 0 && (lines[0] as { at: number }).at <= until)
+      await applyProviderFacts(payments, site, parsePaymentLine((lines.shift() as { line: string }).line, 1));
   };
   if (paymentsFirst) await settleUpTo(Infinity);
   const recreditSpent: CapacityCounts[] = [];
@@ -468,7 +648,8 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
     recredit: async (s: typeof site, visitors: readonly VisitorRecredit[]) => {
       const { result, total, byOperation } = await meter.measure(() => recreditVisitors(payments, s, visitors));
       recreditSpent.push(total);
-      for (const [operation, counts] of Object.entries(byOperation)) requestsOf[WRITE_OPERATIONS.test(operation) ? 'write' : 'read'] += counts.requests;
+      for (const [operation, counts] of Object.entries(byOperation))
+        requestsOf[WRITE_OPERATIONS.test(operation) ? 'write' : 'read'] += counts.requests;
       return result;
     },
   };
@@ -477,7 +658,13 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
   for (const batch of batches(events, batchSize)) {
     seq++;
     await settleUpTo(batch.reduce((m, e) => Math.min(m, e.ts), Infinity));
-    recredited += (await sessionizeBatch(deps, { shard: 'shardId-0', sequence: String(seq) }, batch.map((e) => ({ sequenceNumber: String(seq), data: Buffer.from(JSON.stringify(e)) })))).recredited;
+    recredited += (
+      await sessionizeBatch(
+        deps,
+        { shard: 'shardId-0', sequence: String(seq) },
+        batch.map((e) => ({ sequenceNumber: String(seq), data: Buffer.from(JSON.stringify(e)) })),
+      )
+    ).recredited;
   }
   await settleUpTo(Infinity);
   const attributed = (await payments.payments.listPayments(SITE)).filter((p) => p.touch !== null).length;
@@ -486,10 +673,30 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
   const spent = recreditSpent.reduce((sum, c) => totalOf({ a: sum, b: c }), totalOf({}));
   const when = `(${paymentsFirst ? 'every payment before its visits' : 'payments at their time'}, batch ${batchSize})`;
   return [
-    { section: 'sessionize', name: `re-credit ${when}: payments credited again (${n} payments of ${payers.length} payers; ${attributed} attributed at the end)`, value: recredited, unit: 'payments' },
-    { section: 'sessionize', name: `re-credit ${when}: WRU per 1,000 events`, value: (spent.wcu / total) * 1000, unit: 'WRU' },
-    { section: 'sessionize', name: `re-credit ${when}: RRU per 1,000 events`, value: (spent.rcu / total) * 1000, unit: 'RRU' },
-    { section: 'sessionize', name: `re-credit ${when}: DynamoDB requests per 1,000 events`, value: (spent.requests / total) * 1000, unit: 'requests' },
+    {
+      section: 'sessionize',
+      name: `re-credit ${when}: payments credited again (${n} payments of ${payers.length} payers; ${attributed} attributed at the end)`,
+      value: recredited,
+      unit: 'payments',
+    },
+    {
+      section: 'sessionize',
+      name: `re-credit ${when}: WRU per 1,000 events`,
+      value: (spent.wcu / total) * 1000,
+      unit: 'WRU',
+    },
+    {
+      section: 'sessionize',
+      name: `re-credit ${when}: RRU per 1,000 events`,
+      value: (spent.rcu / total) * 1000,
+      unit: 'RRU',
+    },
+    {
+      section: 'sessionize',
+      name: `re-credit ${when}: DynamoDB requests per 1,000 events`,
+      value: (spent.requests / total) * 1000,
+      unit: 'requests',
+    },
     {
       section: 'sessionize',
       name: `re-credit ${paymentsFirst ? 'worst case' : 'at their time'} (batch ${batchSize}): writes/reads/WRU per 1,000 events`,
@@ -497,7 +704,11 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
       // The table shows one value per row: the writes, with the reads and WRU beside them (and in the JSON's detail).
       unit: `writes; ${fmt((requestsOf.read / total) * 1000)} reads; ${fmt((spent.wcu / total) * 1000)} WRU`,
       target: '≤ 300 writes',
-      detail: { writes: (requestsOf.write / total) * 1000, reads: (requestsOf.read / total) * 1000, wru: (spent.wcu / total) * 1000 },
+      detail: {
+        writes: (requestsOf.write / total) * 1000,
+        reads: (requestsOf.read / total) * 1000,
+        wru: (spent.wcu / total) * 1000,
+      },
     },
   ];
 }
@@ -507,11 +718,25 @@ export async function benchRecredit(total: number, paymentsFirst: boolean, batch
  * production's ids, bytes per event of form 0 and form 1 and form 1's CPU time per visit.
  */
 export function benchVisitForms(): Figure[] {
-  const c = visitFormsCompared({ eventsPerMonth: 10_000_000, hours: 3, ids: { event: uuidOf, visitorPrefix: VISITOR_PREFIX } });
+  const c = visitFormsCompared({
+    eventsPerMonth: 10_000_000,
+    hours: 3,
+    ids: { event: uuidOf, visitorPrefix: VISITOR_PREFIX },
+  });
   const name = `VISIT items of ${c.visits} visits (${c.events} events, 10M/month traffic, UUID event ids)`;
   return [
-    { section: 'sessionize', name: `${name}: form 0 (JSON rows, attributes by name), stored per event`, value: c.form0, unit: 'B/event' },
-    { section: 'sessionize', name: `${name}: form 1 (compact rows, DEFLATE), stored per event`, value: c.form1, unit: 'B/event' },
+    {
+      section: 'sessionize',
+      name: `${name}: form 0 (JSON rows, attributes by name), stored per event`,
+      value: c.form0,
+      unit: 'B/event',
+    },
+    {
+      section: 'sessionize',
+      name: `${name}: form 1 (compact rows, DEFLATE), stored per event`,
+      value: c.form1,
+      unit: 'B/event',
+    },
     { section: 'sessionize', name: `${name}: form 1, building a visit's items`, value: c.writeUs, unit: 'µs/visit' },
     { section: 'sessionize', name: `${name}: form 1, reading a visit's items`, value: c.readUs, unit: 'µs/visit' },
   ];

@@ -9,7 +9,13 @@ import { foldGroup, partSk, partType, rollupPk } from '../lambdas/adapters/dynam
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { trafficStream } from './traffic.js';
 import { buildVisits, pageviewsOf, visitEventOf } from '../lambdas/domain/visit.js';
-import { assembleVisits, visitChunkSk, visitorPk, visitSk, visitToItems } from '../lambdas/adapters/dynamo/visit-store.js';
+import {
+  assembleVisits,
+  visitChunkSk,
+  visitorPk,
+  visitSk,
+  visitToItems,
+} from '../lambdas/adapters/dynamo/visit-store.js';
 
 /**
  * Storage DynamoDB bills for one item: its size (attribute names plus values, as `itemBytes`
@@ -31,7 +37,8 @@ export function storedItemBytes(item: Record<string, unknown>): number {
 export type BytesByType = Record<string, { items: number; bytes: number }>;
 
 /** An item's type: its `type` attribute, else its partition key's prefix (`PL`, `PT`, …). */
-const typeOf = (item: Record<string, unknown>): string => (typeof item.type === 'string' ? item.type : `${String(item[PK]).split('#')[0]}#`);
+const typeOf = (item: Record<string, unknown>): string =>
+  typeof item.type === 'string' ? item.type : `${String(item[PK]).split('#')[0]}#`;
 
 /** Adds one item to `into` under its type. */
 function count(into: BytesByType, type: string, bytes: number): void {
@@ -62,7 +69,14 @@ const IDLE_MS = 2 * 3_600_000;
  * writes (`foldGroup`: dimension buckets in parts). Items and billed bytes by rollup metric (`visits`, each dimension,
  * `goal`), and the events they cover.
  */
-export function rollupBytesOfPeriod(options: { site: string; timezone: string; eventsPerMonth: number; from: number; days: number; seed?: number }): { events: number; byMetric: BytesByType } {
+export function rollupBytesOfPeriod(options: {
+  site: string;
+  timezone: string;
+  eventsPerMonth: number;
+  from: number;
+  days: number;
+  seed?: number;
+}): { events: number; byMetric: BytesByType } {
   const { site, timezone } = options;
   const deltas = new RollupDeltas();
   const latest = new Map<string, { visit: Visit; seen: number }>();
@@ -91,7 +105,13 @@ export function rollupBytesOfPeriod(options: { site: string; timezone: string; e
   };
   let batch: TrackedEvent[] = [];
   const to = options.from + options.days * 86_400_000;
-  for (const e of trafficStream({ site, from: options.from, to, eventsPerMonth: options.eventsPerMonth, seed: options.seed ?? 21 })) {
+  for (const e of trafficStream({
+    site,
+    from: options.from,
+    to,
+    eventsPerMonth: options.eventsPerMonth,
+    seed: options.seed ?? 21,
+  })) {
     batch.push(e);
     if (batch.length === 2_000) {
       flush(batch);
@@ -106,7 +126,14 @@ export function rollupBytesOfPeriod(options: { site: string; timezone: string; e
     const { folded } = foldGroup([], [{ shard: 'shardId-000000000000', position, delta: d }]);
     for (const [part, written] of folded.entries()) {
       if (!written) continue;
-      const item = { [PK]: rollupPk(d.key.site, d.key.metric), [SK]: partSk(d.key, part), type: partType(d.key.metric, part), ...written.attributes, seq: written.seq, ver: 1 };
+      const item = {
+        [PK]: rollupPk(d.key.site, d.key.metric),
+        [SK]: partSk(d.key, part),
+        type: partType(d.key.metric, part),
+        ...written.attributes,
+        seq: written.seq,
+        ver: 1,
+      };
       count(byMetric, d.key.metric, storedItemBytes(item));
     }
   }
@@ -136,7 +163,12 @@ export function form0VisitItems(v: Visit, generation = 0): Array<Record<string, 
   }
   chunks.push(current);
   const pk = visitorPk(v.site, v.visitor_id);
-  const closed = chunks.slice(0, -1).map((c, k) => ({ pk, sk: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', ev: `[${c.join(',')}]` }));
+  const closed = chunks.slice(0, -1).map((c, k) => ({
+    pk,
+    sk: visitChunkSk(v.start, v.id, generation, k),
+    type: 'VISIT_CHUNK',
+    ev: `[${c.join(',')}]`,
+  }));
   const head = {
     pk,
     sk: visitSk(v.start, v.id),
@@ -157,7 +189,6 @@ export function form0VisitItems(v: Visit, generation = 0): Array<Record<string, 
   return [head, ...closed];
 }
 
-
 /**
  * VISIT items of the two forms compared on the same visits (`lambdas/adapters/dynamo/visit-codec.ts`):
  * `hours` of `trafficStream` at `eventsPerMonth` with production's ids (`ids`: event and visitor
@@ -166,11 +197,22 @@ export function form0VisitItems(v: Visit, generation = 0): Array<Record<string, 
  * 1: building a visit's items (compact rows, DEFLATE) and reading them back (`assembleVisits`),
  * µs per visit on one core, best of three passes.
  */
-export function visitFormsCompared(options: { eventsPerMonth: number; hours: number; ids: { event: (id: string) => string; visitorPrefix: string } }): { events: number; visits: number; form0: number; form1: number; writeUs: number; readUs: number } {
+export function visitFormsCompared(options: {
+  eventsPerMonth: number;
+  hours: number;
+  ids: { event: (id: string) => string; visitorPrefix: string };
+}): { events: number; visits: number; form0: number; form1: number; writeUs: number; readUs: number } {
   const from = Date.UTC(2026, 10, 17, 6);
   const byVisitor = new Map<string, ReturnType<typeof visitEventOf>[]>();
   let events = 0;
-  for (const e of trafficStream({ site: 'shop.example', from, to: from + options.hours * 3_600_000, eventsPerMonth: options.eventsPerMonth, seed: 15, visitorPrefix: options.ids.visitorPrefix })) {
+  for (const e of trafficStream({
+    site: 'shop.example',
+    from,
+    to: from + options.hours * 3_600_000,
+    eventsPerMonth: options.eventsPerMonth,
+    seed: 15,
+    visitorPrefix: options.ids.visitorPrefix,
+  })) {
     const list = byVisitor.get(e.visitor_id) ?? [];
     list.push(visitEventOf({ ...e, event_id: options.ids.event(e.event_id) }));
     byVisitor.set(e.visitor_id, list);

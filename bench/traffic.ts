@@ -1,6 +1,14 @@
 import type { TrackedEvent } from '../lambdas/domain/tracked-event.js';
 import { REFERRERS, rng, zipf } from '../local/demo/workload.js';
-import { BROWSER_SHARES, DEVICE_SHARES, MARKETS, OS_SHARES, pick, WIDTH_SHARES, type Device } from '../local/demo/audience.js';
+import {
+  BROWSER_SHARES,
+  DEVICE_SHARES,
+  MARKETS,
+  OS_SHARES,
+  pick,
+  WIDTH_SHARES,
+  type Device,
+} from '../local/demo/audience.js';
 
 /**
  * The benchmarks' traffic (issue 15.5): a site's events in arrival order over a time range, from a
@@ -36,7 +44,18 @@ export interface TrafficOptions {
 /** Mean events per visit of the model: page views (1 + geometric, each further page with 0.55) plus goals (0.114). */
 export const EVENTS_PER_VISIT = 1 / 0.45 + 0.034 + 0.08;
 const MONTH_MS = 30 * 86_400_000;
-const PATHS = ['/', '/pricing', '/features', '/docs', '/signup', '/blog', '/changelog', '/about', ...Array.from({ length: 400 }, (_, i) => `/blog/post-${i}`), ...Array.from({ length: 80 }, (_, i) => `/docs/page-${i}`)];
+const PATHS = [
+  '/',
+  '/pricing',
+  '/features',
+  '/docs',
+  '/signup',
+  '/blog',
+  '/changelog',
+  '/about',
+  ...Array.from({ length: 400 }, (_, i) => `/blog/post-${i}`),
+  ...Array.from({ length: 80 }, (_, i) => `/docs/page-${i}`),
+];
 const CHANNELS = ['Direct', 'Search', 'AI', 'Social', 'Communities', 'Email', 'Paid', 'Referral'];
 const WEB_REFERRERS = REFERRERS.filter((r) => r.startsWith('http')).map((r) => new URL(r).hostname);
 
@@ -60,7 +79,10 @@ function visitsOf(random: () => number): number {
 }
 
 /** Relative traffic by local hour (0–23): low at night, a working-day plateau, an evening tail. */
-const HOURLY = [0.15, 0.1, 0.08, 0.07, 0.08, 0.15, 0.3, 0.55, 0.85, 1, 1, 0.97, 0.9, 0.95, 1, 0.98, 0.9, 0.8, 0.65, 0.55, 0.5, 0.45, 0.35, 0.22];
+const HOURLY = [
+  0.15, 0.1, 0.08, 0.07, 0.08, 0.15, 0.3, 0.55, 0.85, 1, 1, 0.97, 0.9, 0.95, 1, 0.98, 0.9, 0.8, 0.65, 0.55, 0.5, 0.45,
+  0.35, 0.22,
+];
 const WEEKDAY = [0.6, 1, 1, 1, 0.98, 0.9, 0.55]; // Sunday first, as Date.getUTCDay.
 
 function rhythm(t: number, utcOffsetHours: number): number {
@@ -78,7 +100,12 @@ interface Profile {
 
 function profileOf(visitor: number, seed: number): Profile {
   const random = rng((seed * 2_654_435_761) ^ visitor);
-  const market = MARKETS[pickIndex(MARKETS.map((m) => m.weight), random)] as (typeof MARKETS)[number];
+  const market = MARKETS[
+    pickIndex(
+      MARKETS.map((m) => m.weight),
+      random,
+    )
+  ] as (typeof MARKETS)[number];
   const device = pick(DEVICE_SHARES, random);
   const os = pick(OS_SHARES[device], random);
   const browser = pick(BROWSER_SHARES[os], random);
@@ -165,11 +192,19 @@ function planVisits(options: TrafficOptions): { start: Float64Array; visitor: Ui
     }
   }
   const order = Array.from(starts.keys()).sort((a, b) => (starts[a] as number) - (starts[b] as number));
-  return { start: Float64Array.from(order, (i) => starts[i] as number), visitor: Uint32Array.from(order, (i) => visitors[i] as number) };
+  return {
+    start: Float64Array.from(order, (i) => starts[i] as number),
+    visitor: Uint32Array.from(order, (i) => visitors[i] as number),
+  };
 }
 
 /** The events of one visit, with their arrival times. */
-function visitEvents(options: TrafficOptions, start: number, visitor: number, index: number): Array<{ at: number; event: TrackedEvent }> {
+function visitEvents(
+  options: TrafficOptions,
+  start: number,
+  visitor: number,
+  index: number,
+): Array<{ at: number; event: TrackedEvent }> {
   const seed = options.seed ?? 1;
   const random = rng((seed * 40_503) ^ (index * 2_246_822_519));
   const profile = profileOf(visitor, seed);
@@ -213,7 +248,17 @@ function visitEvents(options: TrafficOptions, start: number, visitor: number, in
   for (const [n, step] of steps.entries()) {
     if (n > 0) t += 20_000 + random() * 160_000;
     const late = random() < 0.02 ? random() * 1_200_000 : 0;
-    out.push({ at: t, event: { ...base, event_id: `${id}-${index}-${n}`, ts: Math.round(t - late), type: step.type, goal: step.goal, path: step.path } });
+    out.push({
+      at: t,
+      event: {
+        ...base,
+        event_id: `${id}-${index}-${n}`,
+        ts: Math.round(t - late),
+        type: step.type,
+        goal: step.goal,
+        path: step.path,
+      },
+    });
   }
   return out;
 }
@@ -225,7 +270,8 @@ export function* trafficStream(options: TrafficOptions): Generator<TrackedEvent>
   for (let i = 0; i < plan.start.length; i++) {
     const start = plan.start[i] as number;
     while (heap.size > 0 && heap.peek() <= start) yield heap.pop();
-    for (const { at, event } of visitEvents(options, start, plan.visitor[i] as number, i)) if (at < options.to) heap.push(at, event);
+    for (const { at, event } of visitEvents(options, start, plan.visitor[i] as number, i))
+      if (at < options.to) heap.push(at, event);
   }
   while (heap.size > 0) yield heap.pop();
 }

@@ -63,16 +63,26 @@ export function registerAdminCommands(program: Command): void {
     .command('add <domain>')
     .description('add a site to track')
     // Checked in the action, not by commander, so that a bad <domain> is reported before a missing option.
-    .option('--timezone <iana>', 'required: IANA timezone of the site\'s days, e.g. Europe/Berlin or UTC')
+    .option('--timezone <iana>', "required: IANA timezone of the site's days, e.g. Europe/Berlin or UTC")
     .option('--account <id>', 'required: account that owns the site (footfall accounts add <id>)')
-    .addOption(new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS).default('last_non_direct'))
+    .addOption(
+      new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS).default('last_non_direct'),
+    )
     .option('--lookback-days <n>', 'attribution lookback window in days', String(DEFAULT_LOOKBACK_DAYS))
     .option('--rate-limit <n>', 'events per second accepted per ingest instance', String(DEFAULT_RATE_LIMIT))
     .action(async (domain: string, opts: Record<string, string | undefined>, command: Command) => {
       const ctx = contextOf(command);
       const site = parseFields(
         siteConfigSchema,
-        { domain, timezone: opts.timezone, account: opts.account, attribution: opts.attribution, lookback_days: numeric(opts.lookbackDays), rate_limit: numeric(opts.rateLimit), created: new Date().toISOString() },
+        {
+          domain,
+          timezone: opts.timezone,
+          account: opts.account,
+          attribution: opts.attribution,
+          lookback_days: numeric(opts.lookbackDays),
+          rate_limit: numeric(opts.rateLimit),
+          created: new Date().toISOString(),
+        },
         siteFields({ domain, ...opts }),
       );
       const added = await withStore(ctx, (db) => new DynamoConfigStore(db).addSite(site));
@@ -88,13 +98,14 @@ export function registerAdminCommands(program: Command): void {
       const list = await withStore(ctx, (db) => new DynamoConfigStore(db).listSites());
       const rows = list.map(siteRow);
       if (ctx.json) ctx.printJson(rows);
-      else ctx.print(formatTable(rows, ['domain', 'timezone', 'account', 'attribution', 'lookback_days', 'rate_limit']));
+      else
+        ctx.print(formatTable(rows, ['domain', 'timezone', 'account', 'attribution', 'lookback_days', 'rate_limit']));
     });
 
   sites
     .command('set <domain>')
-    .description('change a site\'s settings')
-    .option('--timezone <iana>', 'timezone of the site\'s days')
+    .description("change a site's settings")
+    .option('--timezone <iana>', "timezone of the site's days")
     .addOption(new Option('--attribution <model>', 'attribution model').choices(ATTRIBUTION_MODELS))
     .option('--lookback-days <n>', 'attribution lookback window in days')
     .option('--rate-limit <n>', 'events per second accepted per ingest instance')
@@ -102,7 +113,12 @@ export function registerAdminCommands(program: Command): void {
       const ctx = contextOf(command);
       const changes = parseFields(
         siteSettingsSchema,
-        { timezone: opts.timezone, attribution: opts.attribution, lookback_days: numeric(opts.lookbackDays), rate_limit: numeric(opts.rateLimit) },
+        {
+          timezone: opts.timezone,
+          attribution: opts.attribution,
+          lookback_days: numeric(opts.lookbackDays),
+          rate_limit: numeric(opts.rateLimit),
+        },
         siteFields(opts),
       );
       // A new model or window credits every payment of the site again.
@@ -124,19 +140,36 @@ export function registerProviderCommands(program: Command): void {
     .description('store the webhook signing secret of a provider for a site')
     .requiredOption('--site <domain>', 'the site the payments belong to')
     .requiredOption('--webhook-secret <secret>', 'the signing secret the provider shows for the webhook endpoint')
-    .option('--url <base>', 'the address the provider reaches the service at (default: the running local server; with --aws: the stack\'s ApiUrl output)')
+    .option(
+      '--url <base>',
+      "the address the provider reaches the service at (default: the running local server; with --aws: the stack's ApiUrl output)",
+    )
     .action(async (provider: string, opts: { site: string; webhookSecret: string; url?: string }, command: Command) => {
       const ctx = contextOf(command);
       const name = parseArgs(z.enum(PROVIDERS), provider, '<provider>');
       const domain = parseArgs(domainSchema, opts.site, '--site');
-      const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret, { name: '--webhook-secret', secret: true });
+      const secret = parseArgs(z.string().min(8, 'must be at least 8 characters').max(512), opts.webhookSecret, {
+        name: '--webhook-secret',
+        secret: true,
+      });
       const base = await baseUrl(ctx, opts.url);
       const secrets = await secretBoxFor(ctx);
-      await withStore(ctx, (db) => new DynamoConfigStore(db, secrets).connectProvider(domain, name, secret, new Date()));
+      await withStore(ctx, (db) =>
+        new DynamoConfigStore(db, secrets).connectProvider(domain, name, secret, new Date()),
+      );
       const path = `/api/webhooks/${name}/${domain}`;
-      if (ctx.json) ctx.printJson({ provider: name, site: domain, webhook_path: path, webhook_url: base ? `${base}${path}` : null });
+      if (ctx.json)
+        ctx.printJson({
+          provider: name,
+          site: domain,
+          webhook_path: path,
+          webhook_url: base ? `${base}${path}` : null,
+        });
       else if (base) ctx.print(`${name} connected to ${domain}: point its webhook at ${base}${path}`);
-      else ctx.print(`${name} connected to ${domain}: point its webhook at <ApiUrl>${path.slice(1)}, where <ApiUrl> is the ApiUrl output of the stack (${API_URL_LOOKUP}; or pass --url)`);
+      else
+        ctx.print(
+          `${name} connected to ${domain}: point its webhook at <ApiUrl>${path.slice(1)}, where <ApiUrl> is the ApiUrl output of the stack (${API_URL_LOOKUP}; or pass --url)`,
+        );
     });
   providers
     .command('list')
@@ -164,10 +197,18 @@ export function registerKeyCommands(program: Command): void {
       const account = parseArgs(accountIdSchema, opts.account, '--account');
       const name = opts.name === undefined ? null : parseArgs(z.string().trim().min(1).max(100), opts.name, '--name');
       const created = await withStore(ctx, async (db) => {
-        if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist`);
+        if (!(await new DynamoConfigStore(db).getAccount(account)))
+          throw new Error(`account ${account} does not exist`);
         return new DynamoKeyStore(db).create(account, name, new Date());
       });
-      if (ctx.json) ctx.printJson({ id: created.id, key: created.key, account: created.account, name: created.name, created: created.created });
+      if (ctx.json)
+        ctx.printJson({
+          id: created.id,
+          key: created.key,
+          account: created.account,
+          name: created.name,
+          created: created.created,
+        });
       else ctx.print(`${created.key}\n(key ${created.id} for account ${account}; shown once, only its hash is stored)`);
     });
   keys
@@ -176,8 +217,24 @@ export function registerKeyCommands(program: Command): void {
     .action(async (_opts, command: Command) => {
       const ctx = contextOf(command);
       const list = await withStore(ctx, (db) => new DynamoKeyStore(db).list());
-      if (ctx.json) ctx.printJson(list.map((k) => ({ id: k.id, account: k.account, name: k.name, created: k.created, last_used: k.last_used, revoked: k.revoked })));
-      else ctx.print(formatTable(list.map((k) => ({ ...k })), ['id', 'account', 'name', 'created', 'last_used', 'revoked']));
+      if (ctx.json)
+        ctx.printJson(
+          list.map((k) => ({
+            id: k.id,
+            account: k.account,
+            name: k.name,
+            created: k.created,
+            last_used: k.last_used,
+            revoked: k.revoked,
+          })),
+        );
+      else
+        ctx.print(
+          formatTable(
+            list.map((k) => ({ ...k })),
+            ['id', 'account', 'name', 'created', 'last_used', 'revoked'],
+          ),
+        );
     });
   keys
     .command('revoke <id>')

@@ -75,7 +75,10 @@ export function registerFxCommands(program: Command): void {
         to: days.at(-1)!,
       };
       if (ctx.json) ctx.printJson(summary);
-      else ctx.print(`stored ${summary.days} days of rates for ${summary.currencies} currencies (${summary.from} to ${summary.to})`);
+      else
+        ctx.print(
+          `stored ${summary.days} days of rates for ${summary.currencies} currencies (${summary.from} to ${summary.to})`,
+        );
     });
 
   fx.command('rate <currency>')
@@ -90,9 +93,15 @@ export function registerFxCommands(program: Command): void {
       if (!found) throw new Error(`no USD rate for ${code}`);
       const age = found.since === null ? null : rateAgeDays(found.since, date);
       if (age !== null && Math.abs(age) > STALE_RATE_DAYS) {
-        process.stderr.write(`warning: the ${code} rate used for ${date} is ${describeAge(age, date)} (rate of ${found.since}); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n`);
+        process.stderr.write(
+          `warning: the ${code} rate used for ${date} is ${describeAge(age, date)} (rate of ${found.since}); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n`,
+        );
       }
-      if (ctx.json) ctx.printJson({ currency: code, date, usd_per_unit: found.rate, rate_date: found.since, rate_age_days: age });
-      else ctx.print(`1 ${code} = ${found.rate} USD on ${date}${found.since && age !== null ? ` (rate of ${found.since}, ${describeAge(age, date)})` : ''}`);
+      if (ctx.json)
+        ctx.printJson({ currency: code, date, usd_per_unit: found.rate, rate_date: found.since, rate_age_days: age });
+      else
+        ctx.print(
+          `1 ${code} = ${found.rate} USD on ${date}${found.since && age !== null ? ` (rate of ${found.since}, ${describeAge(age, date)})` : ''}`,
+        );
     });
 }

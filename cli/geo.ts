@@ -1,6 +1,16 @@
 import { Command } from 'commander';
-import { CountryDatabase, CountryDatabaseError, type CountryDatabaseInfo } from '../lambdas/adapters/country-database.js';
-import { COUNTRY_DATABASE_ATTRIBUTION, PACKAGED_COUNTRY_DATABASE, countryDatabasePath, installCountryDatabase, installedCountryDatabase } from '../local/geo.js';
+import {
+  CountryDatabase,
+  CountryDatabaseError,
+  type CountryDatabaseInfo,
+} from '../lambdas/adapters/country-database.js';
+import {
+  COUNTRY_DATABASE_ATTRIBUTION,
+  PACKAGED_COUNTRY_DATABASE,
+  countryDatabasePath,
+  installCountryDatabase,
+  installedCountryDatabase,
+} from '../local/geo.js';
 import { UsageError, contextOf } from './main.js';
 
 /** A database older than this is reported stale: DB-IP publishes the Lite edition monthly. */
@@ -35,20 +45,29 @@ function line(d: ReturnType<typeof describe>): string {
  * event function's layer, so an update reaches AWS with the next `cdk deploy`.
  */
 export function registerGeoCommands(program: Command): void {
-  const geo = program.command('geo').description('the IP-to-country database (country of visitors without a CDN country header)');
+  const geo = program
+    .command('geo')
+    .description('the IP-to-country database (country of visitors without a CDN country header)');
 
-  geo.command('info')
+  geo
+    .command('info')
     .description('print which country database the local service reads, when it was built, and whether it is stale')
     .action((_opts: unknown, command: Command) => {
       const ctx = contextOf(command);
       const path = countryDatabasePath(ctx.dataDir);
       const d = describe(path, CountryDatabase.open(path).info, Date.now());
       if (ctx.json) ctx.printJson({ ...d, attribution: COUNTRY_DATABASE_ATTRIBUTION });
-      else ctx.print(`${line(d)}\n${COUNTRY_DATABASE_ATTRIBUTION.text} (${COUNTRY_DATABASE_ATTRIBUTION.url}) for the packaged database`);
+      else
+        ctx.print(
+          `${line(d)}\n${COUNTRY_DATABASE_ATTRIBUTION.text} (${COUNTRY_DATABASE_ATTRIBUTION.url}) for the packaged database`,
+        );
     });
 
-  geo.command('update')
-    .description('install a country database (.mmdb: DB-IP Lite country, GeoLite2-Country or any MMDB with country codes) for the local service; restart it to use it')
+  geo
+    .command('update')
+    .description(
+      'install a country database (.mmdb: DB-IP Lite country, GeoLite2-Country or any MMDB with country codes) for the local service; restart it to use it',
+    )
     .requiredOption('--file <path>', 'the .mmdb file, downloaded beforehand (this command does not go online)')
     .action(async (opts: { file: string }, command: Command) => {
       const ctx = contextOf(command);

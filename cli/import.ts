@@ -28,7 +28,9 @@ function progress(done: number, total: number | null, lines: number): void {
   }
   const width = 30;
   const filled = total > 0 ? Math.round((done / total) * width) : 0;
-  process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / Math.max(total, 1)) * 100)}%  ${lines} lines`);
+  process.stderr.write(
+    `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round((done / Math.max(total, 1)) * 100)}%  ${lines} lines`,
+  );
 }
 
 /** `import events <file.jsonl> [--site]`: historic events through the same validation and enrichment. */
@@ -37,7 +39,9 @@ export function registerImportCommands(program: Command): void {
   registerPaymentImport(imports);
   imports
     .command('events <file>')
-    .description('import events from a JSON-lines file, or standard input with - (inbound fields plus ts, ua, ip, country, language)')
+    .description(
+      'import events from a JSON-lines file, or standard input with - (inbound fields plus ts, ua, ip, country, language)',
+    )
     .option('--site <domain>', 'the site of every line (fills a missing s; other sites are errors)')
     .action(async (file: string, opts: { site?: string }, command: Command) => {
       const ctx = contextOf(command);
@@ -72,11 +76,20 @@ export function registerImportCommands(program: Command): void {
         ctx.printJson(summary);
         return;
       }
-      const dropped = Object.entries(summary.dropped).map(([r, n]) => `${r} ${n}`).join(', ') || 'none';
-      ctx.print(`read ${summary.lines} lines: ${summary.accepted} accepted, ${summary.already_imported} already imported (skipped), ${summary.invalid} invalid, dropped: ${dropped}`);
+      const dropped =
+        Object.entries(summary.dropped)
+          .map(([r, n]) => `${r} ${n}`)
+          .join(', ') || 'none';
+      ctx.print(
+        `read ${summary.lines} lines: ${summary.accepted} accepted, ${summary.already_imported} already imported (skipped), ${summary.invalid} invalid, dropped: ${dropped}`,
+      );
       for (const e of summary.errors) ctx.print(`  ${e}`);
       if (summary.invalid > summary.errors.length) ctx.print(`  … and ${summary.invalid - summary.errors.length} more`);
-      ctx.print(summary.sessionized === null ? 'the running server sessionizes them within seconds' : `sessionized ${summary.sessionized} records`);
+      ctx.print(
+        summary.sessionized === null
+          ? 'the running server sessionizes them within seconds'
+          : `sessionized ${summary.sessionized} records`,
+      );
     });
 }
 
@@ -84,7 +97,9 @@ export function registerImportCommands(program: Command): void {
 export function registerPaymentImport(imports: Command): void {
   imports
     .command('payments <file>')
-    .description('import payments from a JSON-lines file, or standard input with - (provider, provider_payment_id, ts, amount, currency, refunded, status, customer_id, visitor_id, is_renewal, subscription_id, subscription_status)')
+    .description(
+      'import payments from a JSON-lines file, or standard input with - (provider, provider_payment_id, ts, amount, currency, refunded, status, customer_id, visitor_id, is_renewal, subscription_id, subscription_status)',
+    )
     .requiredOption('--site <domain>', 'the site the payments belong to')
     .action(async (file: string, opts: { site: string }, command: Command) => {
       const ctx = contextOf(command);

@@ -29,8 +29,15 @@ export interface CliContext {
 }
 
 export function contextOf(command: Command): CliContext {
-  const options = command.optsWithGlobals<{ data: string; json?: boolean; aws?: boolean; table?: string; kmsKey?: string }>();
-  if (options.aws && !options.table) throw new UsageError('--table: is required with --aws (the TableName output of the stack)');
+  const options = command.optsWithGlobals<{
+    data: string;
+    json?: boolean;
+    aws?: boolean;
+    table?: string;
+    kmsKey?: string;
+  }>();
+  if (options.aws && !options.table)
+    throw new UsageError('--table: is required with --aws (the TableName output of the stack)');
   return {
     dataDir: options.data,
     json: options.json ?? false,
@@ -52,9 +59,16 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version of footfall')
     .addOption(new Option('--data <dir>', 'data directory of the local service').env('FOOTFALL_DATA').default('.data'))
     .option('--json', 'print JSON instead of text')
-    .option('--aws', 'work on the deployed stack\'s table (AWS credentials and region from the environment)')
-    .addOption(new Option('--table <name>', 'the DynamoDB table of the deployed stack (with --aws)').env('FOOTFALL_TABLE'))
-    .addOption(new Option('--kms-key <arn>', 'the KMS key that seals webhook secrets (with --aws: the SecretsKeyArn output of the stack)').env('FOOTFALL_KMS_KEY'))
+    .option('--aws', "work on the deployed stack's table (AWS credentials and region from the environment)")
+    .addOption(
+      new Option('--table <name>', 'the DynamoDB table of the deployed stack (with --aws)').env('FOOTFALL_TABLE'),
+    )
+    .addOption(
+      new Option(
+        '--kms-key <arn>',
+        'the KMS key that seals webhook secrets (with --aws: the SecretsKeyArn output of the stack)',
+      ).env('FOOTFALL_KMS_KEY'),
+    )
     .showHelpAfterError(false)
     .exitOverride();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -91,7 +105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) return 0;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0)
+        return 0;
       // Commander has already printed its one-line message.
       return 2;
     }

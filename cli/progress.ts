@@ -42,11 +42,13 @@ export function formatProgress(state: PhaseState, nowMs: number): string {
   const parts: string[] = [latest.phase];
   if (unit) parts.push(`${count(latest.done)}${latest.total !== null ? ` of ${count(latest.total)}` : ''} ${unit}`);
   const elapsed = nowMs - state.startedMs;
-  if (unit && elapsed >= 1000) parts.push(`${count(Math.round(((latest.done - state.doneAtStart) * 1000) / elapsed))}/s`);
+  if (unit && elapsed >= 1000)
+    parts.push(`${count(Math.round(((latest.done - state.doneAtStart) * 1000) / elapsed))}/s`);
   const f0 = state.fractionAtStart ?? 0;
   if (latest.fraction !== null) {
     const gained = latest.fraction - f0;
-    if (latest.fraction < 1 && gained > 0 && elapsed >= 1000) parts.push(`${formatDuration((elapsed * (1 - latest.fraction)) / gained)} left`);
+    if (latest.fraction < 1 && gained > 0 && elapsed >= 1000)
+      parts.push(`${formatDuration((elapsed * (1 - latest.fraction)) / gained)} left`);
     parts.push(`${Math.floor(latest.fraction * 100)}%`);
   }
   return parts.join('  ');
@@ -64,7 +66,11 @@ const PLAIN_EVERY = 50_000;
  * fraction), none in between. Writes to `out` (stderr: stdout keeps the
  * summary, JSON with `--json`).
  */
-export function rebuildProgressPrinter(out: { write(text: string): unknown }, tty: boolean, clock: () => number = Date.now) {
+export function rebuildProgressPrinter(
+  out: { write(text: string): unknown },
+  tty: boolean,
+  clock: () => number = Date.now,
+) {
   let state: PhaseState | null = null;
   let shown = '';
   let step = -1;
@@ -80,7 +86,13 @@ export function rebuildProgressPrinter(out: { write(text: string): unknown }, tt
     const now = clock();
     if (!state || state.phase !== progress.phase) {
       endPhase();
-      state = { phase: progress.phase, startedMs: now, doneAtStart: progress.done, fractionAtStart: progress.fraction, latest: progress };
+      state = {
+        phase: progress.phase,
+        startedMs: now,
+        doneAtStart: progress.done,
+        fractionAtStart: progress.fraction,
+        latest: progress,
+      };
       step = -1;
       shown = '';
     }
@@ -91,7 +103,10 @@ export function rebuildProgressPrinter(out: { write(text: string): unknown }, tt
       shown = line;
       return;
     }
-    const next = progress.fraction !== null ? Math.floor(progress.fraction * PLAIN_STEPS) : Math.floor(progress.done / PLAIN_EVERY);
+    const next =
+      progress.fraction !== null
+        ? Math.floor(progress.fraction * PLAIN_STEPS)
+        : Math.floor(progress.done / PLAIN_EVERY);
     if (next > step) {
       step = next;
       plain(line);

@@ -90,7 +90,10 @@ function localMode(ctx: CliContext, dynamo: DynamoConnection, serving: boolean):
 }
 
 function awsMode(opts: RebuildOptions): Mode {
-  if (!opts.athenaWorkgroup || !opts.glueDatabase) throw new UsageError('--athena-workgroup and --glue-database: are required with --aws (the AthenaWorkGroup and GlueDatabase outputs of the stack)');
+  if (!opts.athenaWorkgroup || !opts.glueDatabase)
+    throw new UsageError(
+      '--athena-workgroup and --glue-database: are required with --aws (the AthenaWorkGroup and GlueDatabase outputs of the stack)',
+    );
   const workGroup = parseArgs(athenaName, opts.athenaWorkgroup, '--athena-workgroup');
   const database = parseArgs(athenaName, opts.glueDatabase, '--glue-database');
   return {
@@ -131,12 +134,28 @@ function describe(r: RebuildOutcome): string {
 export function registerRebuildCommand(program: Command): void {
   program
     .command('rebuild')
-    .description('derive visits, rollups and payment credits again from the raw archive into a new generation, then switch readers to it in one write (docs/rebuild.md)')
+    .description(
+      'derive visits, rollups and payment credits again from the raw archive into a new generation, then switch readers to it in one write (docs/rebuild.md)',
+    )
     .option('--site <domain>', 'only this site (default: every site)')
-    .option('--abandon', 'give up the rebuild a site is building (after a crash) and delete what it wrote; the live data is not touched')
-    .option('--drop-before-archive', 'rebuild even when the site has data older than the archive (raw retention): those days are dropped')
-    .addOption(new Option('--athena-workgroup <name>', 'with --aws: the AthenaWorkGroup output of the stack').env('FOOTFALL_ATHENA_WORKGROUP'))
-    .addOption(new Option('--glue-database <name>', 'with --aws: the GlueDatabase output of the stack').env('FOOTFALL_GLUE_DATABASE'))
+    .option(
+      '--abandon',
+      'give up the rebuild a site is building (after a crash) and delete what it wrote; the live data is not touched',
+    )
+    .option(
+      '--drop-before-archive',
+      'rebuild even when the site has data older than the archive (raw retention): those days are dropped',
+    )
+    .addOption(
+      new Option('--athena-workgroup <name>', 'with --aws: the AthenaWorkGroup output of the stack').env(
+        'FOOTFALL_ATHENA_WORKGROUP',
+      ),
+    )
+    .addOption(
+      new Option('--glue-database <name>', 'with --aws: the GlueDatabase output of the stack').env(
+        'FOOTFALL_GLUE_DATABASE',
+      ),
+    )
     .action(async (opts: RebuildOptions, command: Command) => {
       const ctx = contextOf(command);
       const domain = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site, '--site');
@@ -161,18 +180,32 @@ export function registerRebuildCommand(program: Command): void {
           }
           const firstTrackedDay = await new DynamoRebuildStore(dynamo).firstVisitDay(namespaceOf(site));
           // A site with nothing tracked and nothing archived has nothing to rebuild (a rebuild that stopped is still finished).
-          if (firstTrackedDay === null && site.building === undefined && (await mode.archive.firstDay(site.domain)) === null) continue;
+          if (
+            firstTrackedDay === null &&
+            site.building === undefined &&
+            (await mode.archive.firstDay(site.domain)) === null
+          )
+            continue;
           if (!tty && !ctx.json) ctx.print(`${site.domain}: rebuilding (live data: ${namespaceOf(site)})`);
-          out.push(await rebuildSite(deps, site.domain, { firstTrackedDay, dropBeforeArchive: opts.dropBeforeArchive }).finally(() => printer.finish()));
+          out.push(
+            await rebuildSite(deps, site.domain, {
+              firstTrackedDay,
+              dropBeforeArchive: opts.dropBeforeArchive,
+            }).finally(() => printer.finish()),
+          );
         }
         return out;
       };
-      const results = ctx.aws ? await withStore(ctx, (dynamo) => run(dynamo, false)) : await withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
+      const results = ctx.aws
+        ? await withStore(ctx, (dynamo) => run(dynamo, false))
+        : await withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
       if (ctx.json) return ctx.printJson(results);
       for (const r of results) {
         if ('abandoned' in (r as object)) {
           const a = r as { site: string; abandoned: number; deleted: number };
-          ctx.print(`${a.site}: rebuild of generation ${a.abandoned} abandoned, ${a.deleted} items deleted; the live data is unchanged`);
+          ctx.print(
+            `${a.site}: rebuild of generation ${a.abandoned} abandoned, ${a.deleted} items deleted; the live data is unchanged`,
+          );
         } else ctx.print(describe(r as RebuildOutcome));
       }
       if (results.length === 0) ctx.print(opts.abandon ? 'no rebuild is running' : 'no site to rebuild');

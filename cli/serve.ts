@@ -22,23 +22,41 @@ export function registerServeCommands(program: Command): void {
     .option('--app', 'app mode: also serve the report API (/api/v1) and MCP (/mcp)')
     .option('--port <n>', 'port to listen on', process.env.PORT ?? '8787')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--sessionize-interval <ms>', 'how often the stream is sessionized (0: only by `footfall sessionize`)', String(DEFAULT_SESSIONIZE_INTERVAL_MS))
-    .action(async (opts: { app?: boolean; port: string; host: string; sessionizeInterval: string }, command: Command) => {
-      const ctx = contextOf(command);
-      const port = parseArgs(portSchema, opts.port, '--port');
-      const sessionizeIntervalMs = parseArgs(z.coerce.number().int().min(0).max(3_600_000), opts.sessionizeInterval, '--sessionize-interval');
-      // App mode serves the dashboard from app/dist/: build it first when the sources changed.
-      if (opts.app) await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
-      const service = await startLocalService({ dataDir: ctx.dataDir, port, host: opts.host, app: opts.app ?? false, sessionizeIntervalMs });
-      if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
-      else {
-        ctx.print(`Footfall is running at ${service.url} (data in ${service.dataDir}${opts.app ? ', app mode' : ''})`);
-        if (opts.app) ctx.print(`  app:      ${service.url}/  (sign in with a user of \`footfall users add\`)`);
-        ctx.print(`  tracker:  ${service.url}/v.js`);
-        ctx.print(`  events:   POST ${service.url}/api/event`);
-        ctx.print(`  health:   ${service.url}/health`);
-      }
-      await untilSignal();
-      await service.close();
-    });
+    .option(
+      '--sessionize-interval <ms>',
+      'how often the stream is sessionized (0: only by `footfall sessionize`)',
+      String(DEFAULT_SESSIONIZE_INTERVAL_MS),
+    )
+    .action(
+      async (opts: { app?: boolean; port: string; host: string; sessionizeInterval: string }, command: Command) => {
+        const ctx = contextOf(command);
+        const port = parseArgs(portSchema, opts.port, '--port');
+        const sessionizeIntervalMs = parseArgs(
+          z.coerce.number().int().min(0).max(3_600_000),
+          opts.sessionizeInterval,
+          '--sessionize-interval',
+        );
+        // App mode serves the dashboard from app/dist/: build it first when the sources changed.
+        if (opts.app) await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
+        const service = await startLocalService({
+          dataDir: ctx.dataDir,
+          port,
+          host: opts.host,
+          app: opts.app ?? false,
+          sessionizeIntervalMs,
+        });
+        if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
+        else {
+          ctx.print(
+            `Footfall is running at ${service.url} (data in ${service.dataDir}${opts.app ? ', app mode' : ''})`,
+          );
+          if (opts.app) ctx.print(`  app:      ${service.url}/  (sign in with a user of \`footfall users add\`)`);
+          ctx.print(`  tracker:  ${service.url}/v.js`);
+          ctx.print(`  events:   POST ${service.url}/api/event`);
+          ctx.print(`  health:   ${service.url}/health`);
+        }
+        await untilSignal();
+        await service.close();
+      },
+    );
 }

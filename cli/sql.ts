@@ -34,7 +34,9 @@ function oneLine(message: string): string {
 export function registerSqlCommand(program: Command): void {
   program
     .command('sql <query>')
-    .description('run SQL (DuckDB) over the raw event archive: a view `events` with the archive columns plus site and dt')
+    .description(
+      'run SQL (DuckDB) over the raw event archive: a view `events` with the archive columns plus site and dt',
+    )
     .action(async (query: string, _opts, command: Command) => {
       const ctx = contextOf(command);
       const sql = parseArgs(querySchema, query, '<query>');
@@ -53,7 +55,9 @@ export function registerSqlCommand(program: Command): void {
       }
       // Nested values (lists, structs) print as JSON rather than [object Object].
       const cells = objects.map((o) =>
-        Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v])),
+        Object.fromEntries(
+          Object.entries(o).map(([k, v]) => [k, v !== null && typeof v === 'object' ? JSON.stringify(v) : v]),
+        ),
       );
       ctx.print(formatTable(cells, keys));
     });

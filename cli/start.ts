@@ -25,7 +25,13 @@ function progressPrinter(tty: boolean) {
 function welcome(service: LocalService, key: string | null, demo: DemoSignIn): string {
   const url = service.url;
   const auth = key ? `-H "Authorization: Bearer ${key}"` : '-H "Authorization: Bearer <key>"';
-  const signIn = 'password' in demo ? [`  sign in   ${demo.email}  password ${demo.password}`] : [`  sign in   ${demo.email}: set a new password at ${demo.link}`, '            (a one-time link: the saved demo password was changed in the app)'];
+  const signIn =
+    'password' in demo
+      ? [`  sign in   ${demo.email}  password ${demo.password}`]
+      : [
+          `  sign in   ${demo.email}: set a new password at ${demo.link}`,
+          '            (a one-time link: the saved demo password was changed in the app)',
+        ];
   return [
     `Footfall is running at ${url} (app mode, data in ${service.dataDir})`,
     '',
@@ -54,7 +60,9 @@ function welcome(service: LocalService, key: string | null, demo: DemoSignIn): s
 export function registerStartCommand(program: Command): void {
   program
     .command('start')
-    .description('run the service locally in app mode; the first time, seed a demo site with 90 days of traffic and payments')
+    .description(
+      'run the service locally in app mode; the first time, seed a demo site with 90 days of traffic and payments',
+    )
     .option('--port <n>', 'port to listen on', process.env.PORT || '8787')
     .option('--days <n>', 'days of demo data on first start', '90')
     .option('--visits-per-day <n>', 'average demo visits per day', '150')
@@ -66,7 +74,9 @@ export function registerStartCommand(program: Command): void {
       await ensureAppBuilt((line) => process.stderr.write(`${line}\n`));
       const service = await startLocalService({ dataDir: ctx.dataDir, port, app: true });
       if (!(await new DynamoConfigStore(service.dynamo).getSite(DEMO_SITE))) {
-        process.stderr.write(`Seeding the demo site ${DEMO_SITE} with ${days} days of traffic and payments (first start only)…\n`);
+        process.stderr.write(
+          `Seeding the demo site ${DEMO_SITE} with ${days} days of traffic and payments (first start only)…\n`,
+        );
         await seedDemo(service, { days, visitsPerDay, onProgress: progressPrinter(process.stderr.isTTY) });
       }
       const demo = await ensureDemoUser(service.dynamo, service.dataDir, DEMO_ACCOUNT, service.url);
@@ -86,9 +96,17 @@ export function registerStartCommand(program: Command): void {
       const visitsPerDay = parseArgs(countSchema(100_000), opts.visitsPerDay, '--visits-per-day');
       const service = await startLocalService({ dataDir: ctx.dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
       try {
-        const seeded = await seedDemo(service, { days, visitsPerDay, onProgress: ctx.json ? undefined : progressPrinter(process.stderr.isTTY) });
-        if (ctx.json) ctx.printJson({ site: DEMO_SITE, key: seeded.key, events: seeded.events, webhooks: seeded.webhooks });
-        else ctx.print(`demo site ${DEMO_SITE}: ${seeded.events} events, ${seeded.webhooks} Stripe webhooks; API key ${seeded.key}`);
+        const seeded = await seedDemo(service, {
+          days,
+          visitsPerDay,
+          onProgress: ctx.json ? undefined : progressPrinter(process.stderr.isTTY),
+        });
+        if (ctx.json)
+          ctx.printJson({ site: DEMO_SITE, key: seeded.key, events: seeded.events, webhooks: seeded.webhooks });
+        else
+          ctx.print(
+            `demo site ${DEMO_SITE}: ${seeded.events} events, ${seeded.webhooks} Stripe webhooks; API key ${seeded.key}`,
+          );
       } finally {
         await service.close();
       }

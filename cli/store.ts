@@ -11,7 +11,10 @@ import { UsageError, type CliContext } from './main.js';
  * dynalite when there is one, else on a dynalite of our own for the command
  * (`owner` true: no server runs on this data directory).
  */
-export async function withLocalStore<T>(dataDir: string, fn: (dynamo: DynamoConnection, owner: boolean) => Promise<T>): Promise<T> {
+export async function withLocalStore<T>(
+  dataDir: string,
+  fn: (dynamo: DynamoConnection, owner: boolean) => Promise<T>,
+): Promise<T> {
   const { dynamo, db } = await openLocalStore(dataDir, 'cli');
   try {
     return await fn(dynamo, db.owner);
@@ -44,7 +47,10 @@ export async function withStore<T>(ctx: CliContext, fn: (dynamo: DynamoConnectio
  */
 export async function secretBoxFor(ctx: CliContext): Promise<SecretBox> {
   if (!ctx.aws) return LocalSecretBox.open(ctx.dataDir);
-  if (!ctx.aws.kmsKey) throw new UsageError('--kms-key: is required with --aws to store a webhook secret (the SecretsKeyArn output of the stack)');
+  if (!ctx.aws.kmsKey)
+    throw new UsageError(
+      '--kms-key: is required with --aws to store a webhook secret (the SecretsKeyArn output of the stack)',
+    );
   return new KmsSecretBox(new KMSClient({}), ctx.aws.kmsKey);
 }
 

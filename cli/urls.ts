@@ -6,10 +6,13 @@ import { alive } from '../local/dynalite.js';
 import { parseArgs } from './usage.js';
 import type { CliContext } from './main.js';
 
-const urlSchema = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' }).transform((u) => u.replace(/\/+$/, ''));
+const urlSchema = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
+  .transform((u) => u.replace(/\/+$/, ''));
 
 /** How to read a deployed stack's API address (`docs/deploy.md`, "Outputs"). */
-export const API_URL_LOOKUP = 'aws cloudformation describe-stacks --stack-name Footfall --query "Stacks[0].Outputs[?OutputKey==\'ApiUrl\'].OutputValue" --output text';
+export const API_URL_LOOKUP =
+  'aws cloudformation describe-stacks --stack-name Footfall --query "Stacks[0].Outputs[?OutputKey==\'ApiUrl\'].OutputValue" --output text';
 
 /**
  * The base URL (no trailing slash) of the addresses a command prints: `--url`
@@ -22,6 +25,11 @@ export const API_URL_LOOKUP = 'aws cloudformation describe-stacks --stack-name F
 export async function baseUrl(ctx: CliContext, url: string | undefined): Promise<string | null> {
   if (url !== undefined) return parseArgs(urlSchema, url, '--url');
   if (ctx.aws) return null;
-  const running = await readFile(join(ctx.dataDir, SERVER_FILE), 'utf8').then((t) => JSON.parse(t) as { url?: string; pid?: number }, () => null);
-  return running?.url && running.pid && alive(running.pid) ? running.url : `http://127.0.0.1:${process.env.PORT || '8787'}`;
+  const running = await readFile(join(ctx.dataDir, SERVER_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as { url?: string; pid?: number },
+    () => null,
+  );
+  return running?.url && running.pid && alive(running.pid)
+    ? running.url
+    : `http://127.0.0.1:${process.env.PORT || '8787'}`;
 }

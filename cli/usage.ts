@@ -40,7 +40,11 @@ const ALLOWED_BY_SCHEMA: ReadonlyArray<(s: ValueSchema) => string | null> = [
 const bound = (n: number, origin: string) => (origin === 'string' ? `${n} character${n === 1 ? '' : 's'}` : String(n));
 
 /** String formats (zod's names) in words. */
-const FORMATS: Readonly<Record<string, string>> = { email: 'an email address such as ana@example.com', url: 'an http:// or https:// address', date: 'a date YYYY-MM-DD' };
+const FORMATS: Readonly<Record<string, string>> = {
+  email: 'an email address such as ana@example.com',
+  url: 'an http:// or https:// address',
+  date: 'a date YYYY-MM-DD',
+};
 
 /**
  * Zod's own messages ("Too big: expected string to have <=512 characters")
@@ -48,8 +52,10 @@ const FORMATS: Readonly<Record<string, string>> = { email: 'an email address suc
  * in a schema (they start with `must`) are kept as they are.
  */
 const ALLOWED_BY_ISSUE: Readonly<Partial<Record<z.core.$ZodIssue['code'], (issue: z.core.$ZodIssue) => string>>> = {
-  too_small: (i) => `must be at least ${bound(Number((i as z.core.$ZodIssueTooSmall).minimum), (i as z.core.$ZodIssueTooSmall).origin)}`,
-  too_big: (i) => `must be at most ${bound(Number((i as z.core.$ZodIssueTooBig).maximum), (i as z.core.$ZodIssueTooBig).origin)}`,
+  too_small: (i) =>
+    `must be at least ${bound(Number((i as z.core.$ZodIssueTooSmall).minimum), (i as z.core.$ZodIssueTooSmall).origin)}`,
+  too_big: (i) =>
+    `must be at most ${bound(Number((i as z.core.$ZodIssueTooBig).maximum), (i as z.core.$ZodIssueTooBig).origin)}`,
   invalid_format: (i) => {
     const format = (i as z.core.$ZodIssueInvalidStringFormat).format;
     return `must be ${FORMATS[format] ?? `a valid ${format}`}`;
@@ -94,7 +100,12 @@ export interface ValueName {
  * what is allowed, e.g. `--port "abc" is not valid: must be a whole number
  * from 0 to 65535`, or `--timezone is required: must be an IANA timezone…`.
  */
-export function usageMessage(field: ValueName, value: unknown, issue: z.core.$ZodIssue, schema: ValueSchema | null): string {
+export function usageMessage(
+  field: ValueName,
+  value: unknown,
+  issue: z.core.$ZodIssue,
+  schema: ValueSchema | null,
+): string {
   const rule = allowed(issue, schema);
   if (value === undefined) return `${field.name} is required: ${rule}`;
   const shown = field.secret ? '(the value given)' : JSON.stringify(value);
@@ -121,7 +132,11 @@ export function parseArgs<T>(schema: z.ZodType<T>, value: unknown, field: ValueN
  * @param fields for each key of `input` that came from the command line: its name and the text given
  * @throws UsageError naming the first field that fails, with the text given for it
  */
-export function parseFields<T>(schema: z.ZodType<T>, input: Record<string, unknown>, fields: Record<string, ValueName & { given: unknown }>): T {
+export function parseFields<T>(
+  schema: z.ZodType<T>,
+  input: Record<string, unknown>,
+  fields: Record<string, ValueName & { given: unknown }>,
+): T {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;

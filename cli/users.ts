@@ -13,7 +13,10 @@ import { baseUrl } from './urls.js';
 /** The base of the set-password links: see `baseUrl`. @throws UsageError with `--aws` and no `--url` (the stack's app URL is not known here) */
 async function linkBase(ctx: CliContext, url: string | undefined): Promise<string> {
   const base = await baseUrl(ctx, url);
-  if (base === null) throw new UsageError('--url is required with --aws: the app\'s address, e.g. https://stats.example.com (the AppUrl output of the stack)');
+  if (base === null)
+    throw new UsageError(
+      "--url is required with --aws: the app's address, e.g. https://stats.example.com (the AppUrl output of the stack)",
+    );
   return base;
 }
 
@@ -24,30 +27,38 @@ export function registerUserCommands(program: Command): void {
   const users = program.command('users').description('manage the users who sign in to the app');
   users
     .command('add <email>')
-    .description(`add a user to an account and print a one-time link (valid ${days} days) where they set their password`)
+    .description(
+      `add a user to an account and print a one-time link (valid ${days} days) where they set their password`,
+    )
     .requiredOption('--account <id>', 'the account the user belongs to')
-    .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
+    .option('--url <base>', "the app's address for the link (default: the running local server)")
     .action(async (email: string, opts: { account: string; url?: string }, command: Command) => {
       const ctx = contextOf(command);
       const address = parseArgs(emailSchema, email, '<email>');
       const account = parseArgs(accountIdSchema, opts.account, '--account');
       const base = await linkBase(ctx, opts.url);
       const token = await withStore(ctx, async (db) => {
-        if (!(await new DynamoConfigStore(db).getAccount(account))) throw new Error(`account ${account} does not exist (footfall accounts add ${account})`);
+        if (!(await new DynamoConfigStore(db).getAccount(account)))
+          throw new Error(`account ${account} does not exist (footfall accounts add ${account})`);
         const store = new DynamoUserStore(db);
         const user = await store.add(address, account, new Date()).catch((e: unknown) => {
-          throw e instanceof ConflictError ? new Error(`${address} already has a user; footfall users link ${address} makes a new set-password link`) : e;
+          throw e instanceof ConflictError
+            ? new Error(`${address} already has a user; footfall users link ${address} makes a new set-password link`)
+            : e;
         });
         return createInvite({ users: store, clock: Date.now }, user);
       });
       const link = `${base}${invitePath(token)}`;
       if (ctx.json) ctx.printJson({ email: address, account, link, expires_in_days: days });
-      else ctx.print(`${link}\n(user ${address} added to account ${account}; open the link within ${days} days to set a password; it works once)`);
+      else
+        ctx.print(
+          `${link}\n(user ${address} added to account ${account}; open the link within ${days} days to set a password; it works once)`,
+        );
     });
   users
     .command('link <email>')
     .description('print a new one-time set-password link for a user (a forgotten password)')
-    .option('--url <base>', 'the app\'s address for the link (default: the running local server)')
+    .option('--url <base>', "the app's address for the link (default: the running local server)")
     .action(async (email: string, opts: { url?: string }, command: Command) => {
       const ctx = contextOf(command);
       const address = parseArgs(emailSchema, email, '<email>');
@@ -60,7 +71,10 @@ export function registerUserCommands(program: Command): void {
       });
       const link = `${base}${invitePath(token)}`;
       if (ctx.json) ctx.printJson({ email: address, link, expires_in_days: days });
-      else ctx.print(`${link}\n(a one-time link for ${address}, valid ${days} days; setting a password signs out their other sessions)`);
+      else
+        ctx.print(
+          `${link}\n(a one-time link for ${address}, valid ${days} days; setting a password signs out their other sessions)`,
+        );
     });
   users
     .command('list')
@@ -71,6 +85,12 @@ export function registerUserCommands(program: Command): void {
       const account = parseArgs(accountIdSchema, opts.account, '--account');
       const list = await withStore(ctx, (db) => new DynamoUserStore(db).members(account));
       if (ctx.json) ctx.printJson(list);
-      else ctx.print(formatTable(list.map((m) => ({ ...m })), ['email', 'status', 'created']));
+      else
+        ctx.print(
+          formatTable(
+            list.map((m) => ({ ...m })),
+            ['email', 'status', 'created'],
+          ),
+        );
     });
 }

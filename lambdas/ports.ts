@@ -32,7 +32,13 @@ export interface VisitStore {
    * payment placed on the visitor's timeline (the VISITOR_PAYMENTS marker),
    * null when there is none.
    */
-  visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number, options?: VisitReadOptions): Promise<VisitsAndPayments>;
+  visitsAndPayments(
+    site: string,
+    visitorId: string,
+    fromMs: number,
+    toMs: number,
+    options?: VisitReadOptions,
+  ): Promise<VisitsAndPayments>;
   /** Writes `put` and deletes `remove` (visits merged away or moved). Idempotent. */
   writeVisits(put: readonly Visit[], remove: readonly Visit[]): Promise<void>;
   /** The visitor's first visit ever on the site, or null. */

@@ -52,7 +52,15 @@ export const SPA_REWRITE_FUNCTION = `function handler(event) {
  * request headers"), which only an origin request policy that lists them
  * forwards. An allow-list, so nothing relies on what a managed policy holds.
  */
-export const EVENT_ORIGIN_HEADERS = ['user-agent', 'accept-language', 'content-type', 'origin', 'referer', 'CloudFront-Viewer-Address', 'CloudFront-Viewer-Country'] as const;
+export const EVENT_ORIGIN_HEADERS = [
+  'user-agent',
+  'accept-language',
+  'content-type',
+  'origin',
+  'referer',
+  'CloudFront-Viewer-Address',
+  'CloudFront-Viewer-Country',
+] as const;
 
 /**
  * The app in AWS (issue 17, DESIGN.md "App mode"): one CloudFront
@@ -77,7 +85,8 @@ export class AppDistribution extends Construct {
   constructor(scope: Construct, id: string, props: AppDistributionProps) {
     super(scope, id);
     const dist = props.dist ?? APP_DIST;
-    if (!existsSync(join(dist, 'index.html'))) throw new Error(`the app is not built (${dist}/index.html is missing): run npm run build:app`);
+    if (!existsSync(join(dist, 'index.html')))
+      throw new Error(`the app is not built (${dist}/index.html is missing): run npm run build:app`);
 
     this.bucket = secureBucket(this, 'Assets', { accessLogs: props.accessLogs });
 
@@ -98,7 +107,11 @@ export class AppDistribution extends Construct {
       comment: 'Footfall app: CSP, HSTS, no framing, nosniff, referrer policy',
       securityHeadersBehavior: {
         contentSecurityPolicy: { contentSecurityPolicy: APP_CSP, override: true },
-        strictTransportSecurity: { accessControlMaxAge: Duration.seconds(63_072_000), includeSubdomains: true, override: true },
+        strictTransportSecurity: {
+          accessControlMaxAge: Duration.seconds(63_072_000),
+          includeSubdomains: true,
+          override: true,
+        },
         frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
         contentTypeOptions: { override: true },
         referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.SAME_ORIGIN, override: true },
@@ -136,7 +149,10 @@ export class AppDistribution extends Construct {
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.none(),
     });
     const apiDomain = Fn.select(2, Fn.split('/', props.api.apiEndpoint));
-    const apiOrigin = new origins.HttpOrigin(apiDomain, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY, originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2] });
+    const apiOrigin = new origins.HttpOrigin(apiDomain, {
+      protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+      originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+    });
     const hotPath = props.hotPathUrls;
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
@@ -158,7 +174,11 @@ export class AppDistribution extends Construct {
       },
       additionalBehaviors: {
         // Before `/api/*`: CloudFront matches behaviours in this order.
-        '/api/event': { origin: hotPath ? new origins.FunctionUrlOrigin(hotPath.event) : apiOrigin, ...passThrough, originRequestPolicy: eventHeaders },
+        '/api/event': {
+          origin: hotPath ? new origins.FunctionUrlOrigin(hotPath.event) : apiOrigin,
+          ...passThrough,
+          originRequestPolicy: eventHeaders,
+        },
         '/api/*': { origin: apiOrigin, ...passThrough },
         '/v.js': { origin: hotPath ? new origins.FunctionUrlOrigin(hotPath.tracker) : apiOrigin, ...passThrough },
         '/health': { origin: apiOrigin, ...passThrough },
@@ -186,27 +206,34 @@ export class AppDistribution extends Construct {
     index.node.addDependency(assets);
 
     this.acknowledge(logs);
-    new CfnOutput(Stack.of(this), 'AppUrl', { value: `https://${this.distribution.distributionDomainName}/`, description: 'The app (dashboard, sign-in, settings), /api/v1, /mcp and /v.js on one origin' });
+    new CfnOutput(Stack.of(this), 'AppUrl', {
+      value: `https://${this.distribution.distributionDomainName}/`,
+      description: 'The app (dashboard, sign-in, settings), /api/v1, /mcp and /v.js on one origin',
+    });
   }
 
   private acknowledge(logs: s3.Bucket): void {
     Validations.of(this.distribution).acknowledge(
       {
         id: 'AwsSolutions-CFR1',
-        reason: 'Geo restriction is the owner\'s choice: the tracker must accept page views from every country their visitors come from, and the dashboard follows its users.',
+        reason:
+          "Geo restriction is the owner's choice: the tracker must accept page views from every country their visitors come from, and the dashboard follows its users.",
       },
       {
         id: 'AwsSolutions-CFR2',
-        reason: 'No AWS WAF web ACL by default (about 6 USD a month before requests, more than the rest of a small install): sign-in attempts are rate-limited in the app and the HTTP API stage is throttled; an owner can attach a web ACL to the distribution.',
+        reason:
+          'No AWS WAF web ACL by default (about 6 USD a month before requests, more than the rest of a small install): sign-in attempts are rate-limited in the app and the HTTP API stage is throttled; an owner can attach a web ACL to the distribution.',
       },
       {
         id: 'AwsSolutions-CFR4',
-        reason: 'The distribution uses the default *.cloudfront.net certificate, whose security policy CloudFront fixes at TLSv1 (a minimum protocol needs a custom domain and ACM certificate); browsers negotiate TLS 1.2 or 1.3, and HSTS keeps them on HTTPS.',
+        reason:
+          'The distribution uses the default *.cloudfront.net certificate, whose security policy CloudFront fixes at TLSv1 (a minimum protocol needs a custom domain and ACM certificate); browsers negotiate TLS 1.2 or 1.3, and HSTS keeps them on HTTPS.',
       },
     );
     Validations.of(logs).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: 'It does log: its server access logs go to the stack\'s access log bucket; cdk-nag does not follow that setting on a bucket whose ownership allows the ACLs CloudFront logging needs.',
+      reason:
+        "It does log: its server access logs go to the stack's access log bucket; cdk-nag does not follow that setting on a bucket whose ownership allows the ACLs CloudFront logging needs.",
     });
     // The CDK-provided Lambda behind BucketDeployment (aws s3 sync, CloudFront invalidation).
     for (const child of Stack.of(this).node.findAll()) {
@@ -214,11 +241,13 @@ export class AppDistribution extends Construct {
       Validations.of(child).acknowledge(
         {
           id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-          reason: 'The CDK BucketDeployment provider (aws-cdk-lib, not ours) logs to CloudWatch with the AWS managed basic execution role; it runs only during deployments.',
+          reason:
+            'The CDK BucketDeployment provider (aws-cdk-lib, not ours) logs to CloudWatch with the AWS managed basic execution role; it runs only during deployments.',
         },
         {
           id: 'AwsSolutions-L1',
-          reason: 'The CDK BucketDeployment provider\'s runtime is chosen by aws-cdk-lib (Python with the AWS CLI layer), not by this stack, and moves with aws-cdk-lib upgrades; it runs only during deployments.',
+          reason:
+            "The CDK BucketDeployment provider's runtime is chosen by aws-cdk-lib (Python with the AWS CLI layer), not by this stack, and moves with aws-cdk-lib upgrades; it runs only during deployments.",
         },
         ...[
           'Action::s3:Abort*',
@@ -231,7 +260,8 @@ export class AppDistribution extends Construct {
           'Resource::*',
         ].map((finding) => ({
           id: `AwsSolutions-IAM5[${finding}]`,
-          reason: 'The CDK BucketDeployment provider copies the app from the CDK asset bucket to the app bucket (object wildcards inside those two buckets) and invalidates /index.html (cloudfront:CreateInvalidation has no narrower resource here); the grants are written by aws-cdk-lib.',
+          reason:
+            'The CDK BucketDeployment provider copies the app from the CDK asset bucket to the app bucket (object wildcards inside those two buckets) and invalidates /index.html (cloudfront:CreateInvalidation has no narrower resource here); the grants are written by aws-cdk-lib.',
         })),
       );
     }

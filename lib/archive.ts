@@ -16,7 +16,8 @@ export const EVENTS_PREFIX = 'events/';
 export const ERRORS_PREFIX = 'errors/';
 
 const [SITE, DT] = ARCHIVE_PARTITION_KEYS.map((key) => key.name);
-if (SITE !== 'site' || DT !== 'dt') throw new Error('the archive layout assumes the partition keys site and dt, in that order');
+if (SITE !== 'site' || DT !== 'dt')
+  throw new Error('the archive layout assumes the partition keys site and dt, in that order');
 
 /**
  * The JQ 1.6 expressions of Firehose's inline parsing, one per partition key:
@@ -182,12 +183,14 @@ export class EventArchive extends Construct {
       { id: `AwsSolutions-IAM5[Resource::<${eventsBucketId}.Arn>/*]`, reason: grantReason },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'glue:GetSchemaVersion, added by the L2 SchemaConfiguration.fromCfnTable for Glue Schema Registry lookups, has no resource-level scoping in that grant; the table itself is read through glue:GetTable* scoped to the catalog, database and events table.',
+        reason:
+          'glue:GetSchemaVersion, added by the L2 SchemaConfiguration.fromCfnTable for Glue Schema Registry lookups, has no resource-level scoping in that grant; the table itself is read through glue:GetTable* scoped to the catalog, database and events table.',
       },
     );
     Validations.of(this.deliveryStream).acknowledge({
       id: 'AwsSolutions-KDF1',
-      reason: 'Firehose server-side encryption applies only to Direct PUT sources; this delivery stream reads the Kinesis stream, which is encrypted at rest (aws/kinesis), and writes to an SSE-S3 bucket, so the data is encrypted at every hop (https://docs.aws.amazon.com/firehose/latest/dev/encryption.html).',
+      reason:
+        'Firehose server-side encryption applies only to Direct PUT sources; this delivery stream reads the Kinesis stream, which is encrypted at rest (aws/kinesis), and writes to an SSE-S3 bucket, so the data is encrypted at every hop (https://docs.aws.amazon.com/firehose/latest/dev/encryption.html).',
     });
 
     this.resultsBucket = secureBucket(this, 'AthenaResults', {

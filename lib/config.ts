@@ -87,12 +87,16 @@ export const CONFIG_DEFAULTS = {
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
-export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
 
 /** `true`/`false` as JSON booleans or the strings the CLI passes. */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /** A whole number, as a JSON number or a decimal string. */
-const whole = z.union([z.number(), z.string().regex(/^\d+$/, 'a whole number').transform(Number)]).pipe(z.number().int());
+const whole = z
+  .union([z.number(), z.string().regex(/^\d+$/, 'a whole number').transform(Number)])
+  .pipe(z.number().int());
 
 const schema = z.object({
   app: flag.default(CONFIG_DEFAULTS.app),
@@ -105,7 +109,11 @@ const schema = z.object({
     .refine((v) => (LOG_RETENTION_DAYS as readonly number[]).includes(v), `one of ${LOG_RETENTION_DAYS.join(', ')}`)
     .default(CONFIG_DEFAULTS.logRetentionDays),
   iteratorAgeAlarmSeconds: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.iteratorAgeAlarmSeconds),
-  geoDatabase: z.string().trim().regex(/\.mmdb$/, 'a path to a .mmdb file').optional(),
+  geoDatabase: z
+    .string()
+    .trim()
+    .regex(/\.mmdb$/, 'a path to a .mmdb file')
+    .optional(),
   hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
   tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),

@@ -68,7 +68,10 @@ export class FootfallStack extends Stack {
       sortKey: { name: SK, type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: config.pointInTimeRecovery },
-      tableClass: config.tableClass === 'standard' ? dynamodb.TableClass.STANDARD : dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
+      tableClass:
+        config.tableClass === 'standard'
+          ? dynamodb.TableClass.STANDARD
+          : dynamodb.TableClass.STANDARD_INFREQUENT_ACCESS,
       timeToLiveAttribute: TTL_ATTRIBUTE,
       deletionProtection: config.deletionProtection,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -87,7 +90,8 @@ export class FootfallStack extends Stack {
     });
     Validations.of(accessLogs).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: 'This is the server access log bucket of the other buckets; logging its own access would log every log delivery, in a loop.',
+      reason:
+        'This is the server access log bucket of the other buckets; logging its own access would log every log delivery, in a loop.',
     });
 
     this.archive = new EventArchive(this, 'Archive', {
@@ -100,7 +104,8 @@ export class FootfallStack extends Stack {
 
     Validations.of(this).acknowledge({
       id: 'CloudFormation-Validate::W7001',
-      reason: 'The aws-kinesisfirehose L2 always adds its mapping of Firehose CIDR blocks (used only by Redshift, Splunk and HTTP endpoint destinations); an unused mapping changes nothing in the deployment.',
+      reason:
+        'The aws-kinesisfirehose L2 always adds its mapping of Firehose CIDR blocks (used only by Redshift, Splunk and HTTP endpoint destinations); an unused mapping changes nothing in the deployment.',
     });
 
     this.http = new FootfallHttpApi(this, 'Http', {
@@ -114,7 +119,10 @@ export class FootfallStack extends Stack {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    new CfnOutput(this, 'SecretsKeyArn', { value: this.secretsKey.keyArn, description: 'KMS key of webhook secrets (footfall --aws --kms-key <arn> providers connect)' });
+    new CfnOutput(this, 'SecretsKeyArn', {
+      value: this.secretsKey.keyArn,
+      description: 'KMS key of webhook secrets (footfall --aws --kms-key <arn> providers connect)',
+    });
 
     this.registry = props.functions ?? FUNCTIONS;
     for (const [fnName, spec] of deployedFunctions(this.registry, config)) {
@@ -134,11 +142,20 @@ export class FootfallStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
-    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'DynamoDB table (footfall --aws --table <name>)' });
+    new CfnOutput(this, 'TableName', {
+      value: this.table.tableName,
+      description: 'DynamoDB table (footfall --aws --table <name>)',
+    });
     new CfnOutput(this, 'StreamName', { value: this.stream.streamName, description: 'Kinesis event stream' });
-    new CfnOutput(this, 'EventsBucket', { value: this.archive.bucket.bucketName, description: 'Raw Parquet events (events/site=/dt=)' });
+    new CfnOutput(this, 'EventsBucket', {
+      value: this.archive.bucket.bucketName,
+      description: 'Raw Parquet events (events/site=/dt=)',
+    });
     new CfnOutput(this, 'GlueDatabase', { value: name, description: 'Glue database of the events table' });
-    new CfnOutput(this, 'AthenaWorkGroup', { value: this.archive.workGroup.ref, description: 'Athena workgroup with the named queries' });
+    new CfnOutput(this, 'AthenaWorkGroup', {
+      value: this.archive.workGroup.ref,
+      description: 'Athena workgroup with the named queries',
+    });
   }
 
   /** Builds, grants and wires one registry entry. */
@@ -156,7 +173,12 @@ export class FootfallStack extends Stack {
       hotPathLogging: spec.hotPath,
       reservedConcurrency: spec.hotPath ? this.config.hotPathConcurrency : undefined,
     });
-    if (spec.table) fn.bindTable(this.table, spec.table, { read: spec.readPartitions, write: spec.writePartitions, update: spec.attributeUpdate });
+    if (spec.table)
+      fn.bindTable(this.table, spec.table, {
+        read: spec.readPartitions,
+        write: spec.writePartitions,
+        update: spec.attributeUpdate,
+      });
     if (spec.secrets) {
       fn.fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
       this.secretsKey.grant(fn.fn, spec.secrets === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt');
@@ -165,7 +187,11 @@ export class FootfallStack extends Stack {
     else if (spec.stream) fn.bindStream(this.stream, spec.stream);
 
     for (const route of spec.routes ?? []) {
-      const routes = fn.addRoute(this.http.api, route.path, route.methods.map((m) => m as apigwv2.HttpMethod));
+      const routes = fn.addRoute(
+        this.http.api,
+        route.path,
+        route.methods.map((m) => m as apigwv2.HttpMethod),
+      );
       for (const r of routes) {
         Validations.of(r).acknowledge({
           id: 'AwsSolutions-APIG4',
@@ -201,7 +227,8 @@ export class FootfallStack extends Stack {
    */
   private publicUrl(fnName: string, spec: FunctionSpec | undefined): string {
     const url = this.functionUrls[fnName];
-    if (!url || !spec?.url) throw new Error(`function ${fnName} has no public URL (it needs \`url\` and must come earlier in the registry)`);
+    if (!url || !spec?.url)
+      throw new Error(`function ${fnName} has no public URL (it needs \`url\` and must come earlier in the registry)`);
     return spec.url.path ? Fn.join('', [url.url, spec.url.path]) : url.url;
   }
 
@@ -227,7 +254,12 @@ export class FootfallStack extends Stack {
   }
 
   /** An alarm on the share of requests answered 5xx over 5 minutes: above `API_5XX_ALARM_PERCENT` in 2 of 3 periods. */
-  private add5xxRateAlarm(id: string, what: string, errors: cloudwatch.IMetric, requests: cloudwatch.IMetric): cloudwatch.Alarm {
+  private add5xxRateAlarm(
+    id: string,
+    what: string,
+    errors: cloudwatch.IMetric,
+    requests: cloudwatch.IMetric,
+  ): cloudwatch.Alarm {
     const period = Duration.minutes(5);
     return new cloudwatch.Alarm(this, id, {
       alarmDescription: `${what}: more than ${API_5XX_ALARM_PERCENT}% of requests answered 5xx`,
@@ -250,7 +282,10 @@ export class FootfallStack extends Stack {
       if (!fn.failedBatches) continue;
       new cloudwatch.Alarm(this, `${fnName}FailedBatchesAlarm`, {
         alarmDescription: `${fnName}: batches of the event stream failed every retry (see the queue for shard and sequence ranges)`,
-        metric: fn.failedBatches.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        metric: fn.failedBatches.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: 'Maximum',
+        }),
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
@@ -268,12 +303,22 @@ export class FootfallStack extends Stack {
     }
 
     const period = Duration.minutes(5);
-    this.add5xxRateAlarm('Api5xxRateAlarm', 'HTTP API', this.http.api.metricServerError({ period, statistic: 'Sum' }), this.http.api.metricCount({ period, statistic: 'Sum' }));
+    this.add5xxRateAlarm(
+      'Api5xxRateAlarm',
+      'HTTP API',
+      this.http.api.metricServerError({ period, statistic: 'Sum' }),
+      this.http.api.metricCount({ period, statistic: 'Sum' }),
+    );
     // The hot path's function URLs are not behind the HTTP API: their own metrics (AWS/Lambda, free):
     // Url5xxCount counts function errors and timeouts and the 503s the event handler answers when it cannot write.
     for (const [fnName, fn] of Object.entries(this.functions)) {
       if (!this.functionUrls[fnName] || !this.registry[fnName]?.hotPath) continue;
-      this.add5xxRateAlarm(`${fnName}Url5xxRateAlarm`, `${fnName} function URL`, fn.fn.metric('Url5xxCount', { period, statistic: 'Sum' }), fn.fn.metric('UrlRequestCount', { period, statistic: 'Sum' }));
+      this.add5xxRateAlarm(
+        `${fnName}Url5xxRateAlarm`,
+        `${fnName} function URL`,
+        fn.fn.metric('Url5xxCount', { period, statistic: 'Sum' }),
+        fn.fn.metric('UrlRequestCount', { period, statistic: 'Sum' }),
+      );
     }
 
     new cloudwatch.Alarm(this, 'ArchiveFreshnessAlarm', {

@@ -89,7 +89,24 @@ export interface FunctionSpec {
 }
 
 /** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
-export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*', 'R#*', 'RT#*', 'PR#*', 'PL#*', 'PLR#*', 'PT#*', 'PU#*', 'PD#*', 'VIS#*', 'PAY#*', 'CUST#*', 'FX'] as const;
+export const REPORT_READ_PARTITIONS = [
+  'SITES',
+  'APIKEY#*',
+  'SESSION#*',
+  'USER#*',
+  'R#*',
+  'RT#*',
+  'PR#*',
+  'PL#*',
+  'PLR#*',
+  'PT#*',
+  'PU#*',
+  'PD#*',
+  'VIS#*',
+  'PAY#*',
+  'CUST#*',
+  'FX',
+] as const;
 
 /**
  * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
@@ -100,7 +117,19 @@ export const REPORT_READ_PARTITIONS = ['SITES', 'APIKEY#*', 'SESSION#*', 'USER#*
 export const KEY_USE_UPDATE = { partitions: ['KEYS'], attributes: ['last_used'] } as const;
 
 /** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the list and its counters, the timeline copies, the pending list. */
-export const PAYMENT_WRITE_PARTITIONS = ['PAY#*', 'PAYID#*', 'CUST#*', 'PR#*', 'PL#*', 'PLR#*', 'PT#*', 'PU#*', 'PD#*', 'VIS#*', 'PAYPENDING#*'] as const;
+export const PAYMENT_WRITE_PARTITIONS = [
+  'PAY#*',
+  'PAYID#*',
+  'CUST#*',
+  'PR#*',
+  'PL#*',
+  'PLR#*',
+  'PT#*',
+  'PU#*',
+  'PD#*',
+  'VIS#*',
+  'PAYPENDING#*',
+] as const;
 
 /**
  * What the app function writes (`docs/data-model.md`): users, memberships,
@@ -141,7 +170,8 @@ export const APP_WRITE_PARTITIONS = [
 export const FUNCTIONS = {
   event: {
     entry: 'lambdas/entry/event.ts',
-    description: 'Event ingestion: POST /api/event (its function URL; the HTTP API route for snippets installed before)',
+    description:
+      'Event ingestion: POST /api/event (its function URL; the HTTP API route for snippets installed before)',
     table: 'readwrite',
     readPartitions: ['SITES'],
     writePartitions: ['SALT'],
@@ -149,7 +179,11 @@ export const FUNCTIONS = {
     countryDatabase: true,
     hotPath: true,
     // The hot path's own URL: no API Gateway request fee per event (docs/cost.md). The route stays for scripts that post to it.
-    url: { output: 'EventUrl', path: 'api/event', description: 'Event endpoint (function URL): where the served script posts; data-api of a self-hosted script' },
+    url: {
+      output: 'EventUrl',
+      path: 'api/event',
+      description: 'Event endpoint (function URL): where the served script posts; data-api of a self-hosted script',
+    },
     // ANY: the handler answers methods other than POST and OPTIONS with a 405 that carries CORS, which API Gateway's own 404 would not.
     routes: [{ path: '/api/event', methods: ['ANY'] }],
   },
@@ -158,7 +192,11 @@ export const FUNCTIONS = {
     description: 'Tracking script: GET /v.js (its function URL; the HTTP API route for snippets installed before)',
     memoryMiB: 256,
     hotPath: true,
-    url: { output: 'TrackingUrl', path: 'v.js', description: 'The tracking script: <script defer src="…/v.js" data-site="example.com"></script>' },
+    url: {
+      output: 'TrackingUrl',
+      path: 'v.js',
+      description: 'The tracking script: <script defer src="…/v.js" data-site="example.com"></script>',
+    },
     // The script it serves posts to the event function's URL, wherever it was loaded from.
     urlEnv: { EVENT_URL: 'event' },
     routes: [{ path: '/v.js', methods: ['GET'] }],
@@ -181,8 +219,24 @@ export const FUNCTIONS = {
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.
-  report: { entry: 'lambdas/entry/report.ts', description: 'Report API: GET /api/v1/*', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, attributeUpdate: KEY_USE_UPDATE, routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
-  mcp: { entry: 'lambdas/entry/mcp.ts', description: 'MCP server (Streamable HTTP, stateless)', appOnly: true, table: 'read', readPartitions: REPORT_READ_PARTITIONS, attributeUpdate: KEY_USE_UPDATE, url: { output: 'McpUrl', path: 'mcp' } },
+  report: {
+    entry: 'lambdas/entry/report.ts',
+    description: 'Report API: GET /api/v1/*',
+    appOnly: true,
+    table: 'read',
+    readPartitions: REPORT_READ_PARTITIONS,
+    attributeUpdate: KEY_USE_UPDATE,
+    routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }],
+  },
+  mcp: {
+    entry: 'lambdas/entry/mcp.ts',
+    description: 'MCP server (Streamable HTTP, stateless)',
+    appOnly: true,
+    table: 'read',
+    readPartitions: REPORT_READ_PARTITIONS,
+    attributeUpdate: KEY_USE_UPDATE,
+    url: { output: 'McpUrl', path: 'mcp' },
+  },
   webhook: {
     entry: 'lambdas/entry/webhook.ts',
     description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}',

@@ -187,11 +187,13 @@ export class FootfallFunction extends Construct {
     Validations.of(this).acknowledge(
       {
         id: 'AwsSolutions-L1',
-        reason: 'nodejs22.x is pinned on purpose (DESIGN.md "Versions that work here"): the code, its dependencies and the benchmark are tested on Node 22; moving to a newer runtime is a deliberate upgrade, not a drift.',
+        reason:
+          'nodejs22.x is pinned on purpose (DESIGN.md "Versions that work here"): the code, its dependencies and the benchmark are tested on Node 22; moving to a newer runtime is a deliberate upgrade, not a drift.',
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'Only the statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords): X-Ray has no resource-level permissions, so its resource must be "*" (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html).',
+        reason:
+          'Only the statement Lambda adds for active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords): X-Ray has no resource-level permissions, so its resource must be "*" (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html).',
       },
     );
   }
@@ -212,10 +214,16 @@ export class FootfallFunction extends Construct {
   bindTable(
     table: dynamodb.ITable,
     access: TableAccess,
-    partitions: { read?: readonly string[]; write?: readonly string[]; update?: { partitions: readonly string[]; attributes: readonly string[] } } = {},
+    partitions: {
+      read?: readonly string[];
+      write?: readonly string[];
+      update?: { partitions: readonly string[]; attributes: readonly string[] };
+    } = {},
   ): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
-    const leadingKeys = (patterns: readonly string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...new Set(patterns)] } });
+    const leadingKeys = (patterns: readonly string[]) => ({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...new Set(patterns)] },
+    });
     const write = access === 'read' ? null : partitions.write;
     const { update } = partitions;
     if (update) {
@@ -232,7 +240,9 @@ export class FootfallFunction extends Construct {
       );
     }
     if (!partitions.read && !write) {
-      this.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }));
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: [...TABLE_ACTIONS[access]], resources: [table.tableArn] }),
+      );
       return this;
     }
     this.role.addToPrincipalPolicy(
@@ -244,7 +254,11 @@ export class FootfallFunction extends Construct {
     );
     if (access === 'read') return this;
     this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: [...TABLE_ACTIONS.write], resources: [table.tableArn], ...(write ? { conditions: leadingKeys(write) } : {}) }),
+      new iam.PolicyStatement({
+        actions: [...TABLE_ACTIONS.write],
+        resources: [table.tableArn],
+        ...(write ? { conditions: leadingKeys(write) } : {}),
+      }),
     );
     return this;
   }
@@ -283,7 +297,8 @@ export class FootfallFunction extends Construct {
     });
     Validations.of(queue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself the failure destination of the Kinesis event source mapping (it holds the shard and sequence ranges of batches that exhausted their retries); nothing consumes it automatically, so it needs no DLQ of its own.',
+      reason:
+        'This queue is itself the failure destination of the Kinesis event source mapping (it holds the shard and sequence ranges of batches that exhausted their retries); nothing consumes it automatically, so it needs no DLQ of its own.',
     });
     this.failedBatches = queue;
     this.fn.addEventSource(
@@ -315,7 +330,10 @@ export class FootfallFunction extends Construct {
    * Lambda bills a URL's requests as invocations only: no per-request fee as API Gateway's.
    */
   addPublicUrl(): lambda.FunctionUrl {
-    return this.fn.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE, invokeMode: lambda.InvokeMode.BUFFERED });
+    return this.fn.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.NONE,
+      invokeMode: lambda.InvokeMode.BUFFERED,
+    });
   }
 
   /** Invokes the function on an EventBridge schedule (a scheduled rule, asynchronous invocation retried twice). */

@@ -21,7 +21,10 @@ export function secureBucket(scope: Construct, id: string, props: SecureBucketPr
     enforceSSL: true,
     minimumTLSVersion: 1.2,
     removalPolicy: RemovalPolicy.RETAIN,
-    lifecycleRules: [{ id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) }, ...(props.lifecycleRules ?? [])],
+    lifecycleRules: [
+      { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+      ...(props.lifecycleRules ?? []),
+    ],
     ...(props.accessLogs ? { serverAccessLogsBucket: props.accessLogs, serverAccessLogsPrefix: `${id}/` } : {}),
   });
 }

@@ -27,7 +27,10 @@ export interface HttpEventInit {
 export function httpApiEvent(init: HttpEventInit): HttpEvent {
   // Payload 2.0 moves the Cookie header into `cookies`, one entry per cookie.
   const { cookie, ...headers } = init.headers ?? {};
-  const cookies = cookie?.split(';').map((c) => c.trim()).filter(Boolean);
+  const cookies = cookie
+    ?.split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
   const query: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(init.query ?? '')) query[k] = k in query ? `${query[k]},${v}` : v;
   const routeKey = init.routeKey ?? `${init.method} ${init.path}`;
@@ -53,7 +56,13 @@ export function httpApiEvent(init: HttpEventInit): HttpEvent {
       stage: '$default',
       time: new Date(now).toUTCString(),
       timeEpoch: now,
-      http: { method: init.method, path: init.path, protocol: 'HTTP/1.1', sourceIp: init.sourceIp ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: init.method,
+        path: init.path,
+        protocol: 'HTTP/1.1',
+        sourceIp: init.sourceIp ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
     },
   };
 }
@@ -62,7 +71,12 @@ export function httpApiEvent(init: HttpEventInit): HttpEvent {
  * Turns a Node request into the API Gateway HTTP API (payload format 2.0)
  * event a Lambda handler gets in AWS, so local mode runs the same handlers.
  */
-export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, routeKey: string, pathParameters?: Record<string, string>): HttpEvent {
+export function toApiGatewayEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  routeKey: string,
+  pathParameters?: Record<string, string>,
+): HttpEvent {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -102,7 +116,8 @@ export function localContext(functionName: string): Context {
 
 /** Writes a handler's result as API Gateway would. */
 export function sendResult(res: ServerResponse, result: HttpResult): void {
-  const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  const body =
+    result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   const headers: Record<string, string | number | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;

@@ -14,11 +14,16 @@ export class DuckDbArchiveReader implements ArchiveReader {
     const where = `site = ${sqlLiteral(site)} AND dt BETWEEN ${sqlLiteral(fromDt)} AND ${sqlLiteral(toDt)}`;
     // Reading the archive's files once up front surfaces a broken archive before the rebuild changes anything.
     await runSql(this.archiveDir, `SELECT count(*) FROM events WHERE ${where}`);
-    const columns = archiveTableColumns().map((c) => sqlIdentifier(c.name)).join(', ');
+    const columns = archiveTableColumns()
+      .map((c) => sqlIdentifier(c.name))
+      .join(', ');
     const archiveDir = this.archiveDir;
     return (async function* pages() {
       for (let offset = 0; ; offset += PAGE) {
-        const result = await runSql(archiveDir, `SELECT ${columns} FROM events WHERE ${where} ORDER BY ts, event_id LIMIT ${PAGE} OFFSET ${offset}`);
+        const result = await runSql(
+          archiveDir,
+          `SELECT ${columns} FROM events WHERE ${where} ORDER BY ts, event_id LIMIT ${PAGE} OFFSET ${offset}`,
+        );
         if (result.rows.length === 0) return;
         yield result.rows.map((row) => trackedEventFromRow(result.columns, row));
         if (result.rows.length < PAGE) return;
@@ -29,7 +34,10 @@ export class DuckDbArchiveReader implements ArchiveReader {
   async firstDay(site: string): Promise<string | null> {
     // Not min(dt): DuckDB 1.x answers an aggregate over a hive partition column from row-group
     // statistics and fails on some archives ("Attempted to access index 26 within vector of size 26").
-    const { rows } = await runSql(this.archiveDir, `SELECT dt FROM events WHERE site = ${sqlLiteral(site)} ORDER BY dt LIMIT 1`);
+    const { rows } = await runSql(
+      this.archiveDir,
+      `SELECT dt FROM events WHERE site = ${sqlLiteral(site)} ORDER BY dt LIMIT 1`,
+    );
     const day = rows[0]?.[0];
     return day === null || day === undefined ? null : String(day);
   }
@@ -40,7 +48,10 @@ export class DuckDbArchiveReader implements ArchiveReader {
     await runSql(archiveDir, `SELECT count(*) FROM events WHERE ${where}`);
     return (async function* pages() {
       for (let offset = 0; ; offset += PAGE) {
-        const result = await runSql(archiveDir, `SELECT DISTINCT visitor_id FROM events WHERE ${where} ORDER BY visitor_id LIMIT ${PAGE} OFFSET ${offset}`);
+        const result = await runSql(
+          archiveDir,
+          `SELECT DISTINCT visitor_id FROM events WHERE ${where} ORDER BY visitor_id LIMIT ${PAGE} OFFSET ${offset}`,
+        );
         if (result.rows.length > 0) yield result.rows.map((row) => String(row[0]));
         if (result.rows.length < PAGE) return;
       }

@@ -3,7 +3,12 @@ import { join, resolve } from 'node:path';
 import { DuckDBInstance, timestampValue, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { LocalStreamRecord } from '../lambdas/adapters/local-stream.js';
 import { archiveDt, duckdbColumnType } from '../lambdas/domain/archive-schema.js';
-import { TRACKED_EVENT_COLUMNS, trackedEventSchema, type ColumnType, type TrackedEvent } from '../lambdas/domain/tracked-event.js';
+import {
+  TRACKED_EVENT_COLUMNS,
+  trackedEventSchema,
+  type ColumnType,
+  type TrackedEvent,
+} from '../lambdas/domain/tracked-event.js';
 import { sqlIdentifier, sqlLiteral } from './sql.js';
 import type { BatchConsumer } from './stream-poller.js';
 
@@ -58,7 +63,8 @@ const INT32_MAX = 2 ** 31 - 1;
  */
 export function createArchiveConsumer(archiveDir: string, options: ArchiveConsumerOptions = {}): ArchiveConsumer {
   const root = resolve(archiveDir);
-  const onSkip = options.onSkip ?? ((s: SkippedRecord) => console.warn(`archive: skipped record ${s.sequenceNumber}: ${s.reason}`));
+  const onSkip =
+    options.onSkip ?? ((s: SkippedRecord) => console.warn(`archive: skipped record ${s.sequenceNumber}: ${s.reason}`));
   let db: Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   let skipped = 0;
@@ -197,7 +203,12 @@ let tempCounter = 0;
  * appender (typed values, no text round trip), copied to a temp file, fsync'ed,
  * then renamed over the final name (atomic on one filesystem).
  */
-async function writeParquet(connection: DuckDBConnection, dir: string, fileName: string, events: TrackedEvent[]): Promise<void> {
+async function writeParquet(
+  connection: DuckDBConnection,
+  dir: string,
+  fileName: string,
+  events: TrackedEvent[],
+): Promise<void> {
   await mkdir(dir, { recursive: true });
   const definitions = TRACKED_EVENT_COLUMNS.map((c) => `${sqlIdentifier(c.name)} ${duckdbColumnType(c.type)}`);
   await connection.run(`CREATE OR REPLACE TEMP TABLE ${STAGING} (${definitions.join(', ')})`);
@@ -212,7 +223,9 @@ async function writeParquet(connection: DuckDBConnection, dir: string, fileName:
   }
   // The schema promises ms timestamps: write Parquet TIMESTAMP(MILLIS), which DuckDB and Athena read back as timestamp.
   const select = TRACKED_EVENT_COLUMNS.map((c) =>
-    c.type === 'timestamp' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMP_MS) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name),
+    c.type === 'timestamp'
+      ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMP_MS) AS ${sqlIdentifier(c.name)}`
+      : sqlIdentifier(c.name),
   );
   const final = join(dir, fileName);
   // Hidden and not ending in .parquet, so the `**/*.parquet` glob of readers never matches it.

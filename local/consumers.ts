@@ -42,7 +42,12 @@ export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number
 }
 
 /** A poller feeding the sessionizer from the local stream in `streamDir`. */
-export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, onError?: (e: unknown) => void, clock: () => number = Date.now): LocalStreamPoller {
+export function sessionizePoller(
+  streamDir: string,
+  dynamo: DynamoConnection,
+  onError?: (e: unknown) => void,
+  clock: () => number = Date.now,
+): LocalStreamPoller {
   return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo, clock), { batchSize: 1000, onError });
 }
 
@@ -50,7 +55,11 @@ export function sessionizePoller(streamDir: string, dynamo: DynamoConnection, on
  * The local stand-in for Firehose: a poller writing the stream to Parquet
  * under `archiveDir`. `close()` stops it and releases DuckDB.
  */
-export function archivePoller(streamDir: string, archiveDir: string, onError?: (e: unknown) => void): { poller: LocalStreamPoller; close(): Promise<void> } {
+export function archivePoller(
+  streamDir: string,
+  archiveDir: string,
+  onError?: (e: unknown) => void,
+): { poller: LocalStreamPoller; close(): Promise<void> } {
   const consumer = createArchiveConsumer(archiveDir);
   const poller = new LocalStreamPoller(streamDir, ARCHIVER, consumer, { batchSize: 5000, onError });
   return {

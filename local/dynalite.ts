@@ -82,7 +82,12 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
     if (holder && holder.pid !== process.pid && alive(holder.pid) && (await portOpen(holder.port))) {
       if (holder.role === 'serve') {
         if (role === 'serve') throw new Error(`footfall serve (pid ${holder.pid}) already runs on ${dataDir}`);
-        return { endpoint: `http://127.0.0.1:${holder.port}`, credentials: holder.credentials, owner: false, close: async () => undefined };
+        return {
+          endpoint: `http://127.0.0.1:${holder.port}`,
+          credentials: holder.credentials,
+          owner: false,
+          close: async () => undefined,
+        };
       }
     } else {
       try {
@@ -119,7 +124,10 @@ export function requireCredential(server: Server, accessKeyId: string): void {
       return;
     }
     req.resume();
-    const body = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#UnrecognizedClientException', message: 'The security token included in the request is invalid.' });
+    const body = JSON.stringify({
+      __type: 'com.amazonaws.dynamodb.v20120810#UnrecognizedClientException',
+      message: 'The security token included in the request is invalid.',
+    });
     res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
@@ -129,14 +137,19 @@ async function startDynalite(dataDir: string, holderFile: string, lockFile: stri
   closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const credentials: LocalCredentials = { accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(24).toString('base64url') };
+  const credentials: LocalCredentials = {
+    accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(24).toString('base64url'),
+  };
   requireCredential(server, credentials.accessKeyId);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as { port: number }).port;
-  await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role, credentials } satisfies Holder), { mode: 0o600 });
+  await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role, credentials } satisfies Holder), {
+    mode: 0o600,
+  });
   await chmod(holderFile, 0o600);
   let closed = false;
   return {

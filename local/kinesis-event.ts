@@ -8,7 +8,10 @@ export const LOCAL_SHARD = 'shardId-000000000000';
  * Records of the local stream in the shape the Kinesis event source mapping
  * gives a Lambda (base64 data, sequence numbers, arrival time in seconds).
  */
-export function toKinesisEvent(records: readonly LocalStreamRecord[], streamName = 'footfall-events'): KinesisStreamEvent {
+export function toKinesisEvent(
+  records: readonly LocalStreamRecord[],
+  streamName = 'footfall-events',
+): KinesisStreamEvent {
   return {
     Records: records.map((r) => ({
       kinesis: {

@@ -88,7 +88,9 @@ function readBody(req: IncomingMessage): Promise<Buffer | null> {
       resolve(Buffer.concat(chunks));
     });
     // An abort mid-body is an 'error' (ECONNRESET, "aborted") and/or a 'close' before 'end'.
-    req.on('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ECONNRESET' || req.destroyed ? new ClientAbortedError(error.message) : error));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ECONNRESET' || req.destroyed ? new ClientAbortedError(error.message) : error),
+    );
     req.on('close', () => {
       if (!ended) reject(new ClientAbortedError('aborted'));
     });
@@ -107,43 +109,44 @@ export function createLocalServer(
 ): Server {
   const log = options.log ?? consoleLog;
   const compiled = routes.map((route) => ({ ...route, regex: compile(route.path) }));
-  return createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, async (req, res) => {
-    try {
-      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-      const matches = compiled.map((r) => ({ route: r, match: r.regex.exec(path) })).filter((m) => m.match);
-      const hit = matches.find((m) => m.route.methods.includes(req.method ?? 'GET'));
-      if (!hit) {
-        // The app's static files (app mode), as CloudFront serves them in AWS.
-        if (matches.length === 0 && options.fallback && (await options.fallback(req, res))) return;
-        req.resume();
-        const status = matches.length > 0 ? 405 : 404;
-        sendResult(res, {
-          statusCode: status,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ error: status === 404 ? 'not found' : 'method not allowed' }),
-        });
-        return;
+  return createServer(
+    { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS },
+    async (req, res) => {
+      try {
+        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+        const matches = compiled.map((r) => ({ route: r, match: r.regex.exec(path) })).filter((m) => m.match);
+        const hit = matches.find((m) => m.route.methods.includes(req.method ?? 'GET'));
+        if (!hit) {
+          // The app's static files (app mode), as CloudFront serves them in AWS.
+          if (matches.length === 0 && options.fallback && (await options.fallback(req, res))) return;
+          req.resume();
+          const status = matches.length > 0 ? 405 : 404;
+          sendResult(res, {
+            statusCode: status,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ error: status === 404 ? 'not found' : 'method not allowed' }),
+          });
+          return;
+        }
+        const body = await readBody(req);
+        if (body === null) {
+          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          if (hit.route.cors) headers['access-control-allow-origin'] = '*';
+          sendResult(res, { statusCode: 413, headers, body: JSON.stringify({ error: 'request too large' }) });
+          return;
+        }
+        const params = Object.fromEntries(Object.entries(hit.match?.groups ?? {}).map(([k, v]) => [k, safeDecode(v)]));
+        const routeKey = `${req.method} ${hit.route.path}`;
+        const event = toApiGatewayEvent(req, body, routeKey, Object.keys(params).length ? params : undefined);
+        sendResult(res, await hit.route.handler(event, localContext(hit.route.functionName)));
+      } catch (error) {
+        if (error instanceof ClientAbortedError) {
+          log.debug('client aborted the request', { method: req.method, path: req.url?.split('?')[0] });
+          return;
+        }
+        log.error('local server error', error as Error);
+        if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: 'internal error' }) });
       }
-      const body = await readBody(req);
-      if (body === null) {
-        const headers: Record<string, string> = { 'content-type': 'application/json' };
-        if (hit.route.cors) headers['access-control-allow-origin'] = '*';
-        sendResult(res, { statusCode: 413, headers, body: JSON.stringify({ error: 'request too large' }) });
-        return;
-      }
-      const params = Object.fromEntries(
-        Object.entries(hit.match?.groups ?? {}).map(([k, v]) => [k, safeDecode(v)]),
-      );
-      const routeKey = `${req.method} ${hit.route.path}`;
-      const event = toApiGatewayEvent(req, body, routeKey, Object.keys(params).length ? params : undefined);
-      sendResult(res, await hit.route.handler(event, localContext(hit.route.functionName)));
-    } catch (error) {
-      if (error instanceof ClientAbortedError) {
-        log.debug('client aborted the request', { method: req.method, path: req.url?.split('?')[0] });
-        return;
-      }
-      log.error('local server error', error as Error);
-      if (!res.headersSent) sendResult(res, { statusCode: 500, body: JSON.stringify({ error: 'internal error' }) });
-    }
-  });
+    },
+  );
 }

@@ -80,7 +80,10 @@ export const localPaths = (dataDir: string) => ({ stream: join(dataDir, 'stream'
  * Opens the local stand-ins of a data directory for an admin command or the
  * server: dynalite (attached or owned, see `openLocalDynamo`) and the table.
  */
-export async function openLocalStore(dataDir: string, role: 'serve' | 'cli'): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
+export async function openLocalStore(
+  dataDir: string,
+  role: 'serve' | 'cli',
+): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
   const db = await openLocalDynamo(resolve(dataDir), role);
   const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint, credentials: db.credentials });
   await ensureTable(dynamo);
@@ -144,26 +147,55 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   });
   const secrets = await LocalSecretBox.open(dataDir);
   const config = new DynamoConfigStore(dynamo, secrets);
-  const webhookHandler = createWebhookHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, secrets: config, log: new DynamoWebhookLogStore(dynamo) });
+  const webhookHandler = createWebhookHandler({
+    ...telemetry,
+    ...dynamoPaymentDeps(dynamo, clock),
+    sites: config,
+    secrets: config,
+    log: new DynamoWebhookLogStore(dynamo),
+  });
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
     // ANY, as in the stack: the handler answers other methods 405 with CORS.
     { methods: ANY_METHOD, path: '/api/event', handler: eventHandler, functionName: 'event', cors: true },
     { methods: ['GET'], path: '/health', handler: healthHandler, functionName: 'health' },
-    { methods: ['GET'], path: '/v.js', handler: createTrackerScriptHandler(buildTrackerSync()), functionName: 'tracker' },
+    {
+      methods: ['GET'],
+      path: '/v.js',
+      handler: createTrackerScriptHandler(buildTrackerSync()),
+      functionName: 'tracker',
+    },
   ];
   if (options.app) {
-    routes.push({ methods: ['GET'], path: '/api/v1/{proxy+}', handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'report' });
+    routes.push({
+      methods: ['GET'],
+      path: '/api/v1/{proxy+}',
+      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }),
+      functionName: 'report',
+    });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
-    routes.push({ methods: ['GET', 'POST', 'DELETE'], path: '/mcp', handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }), functionName: 'mcp' });
+    routes.push({
+      methods: ['GET', 'POST', 'DELETE'],
+      path: '/mcp',
+      handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }),
+      functionName: 'mcp',
+    });
     routes.push({
       methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
       path: '/api/app/{proxy+}',
-      handler: createAppHandler({ ...telemetry, auth: dynamoAuthDeps(dynamo, clock), settings: dynamoSettingsDeps(dynamo, secrets, clock), cookieSecurity: 'local' }),
+      handler: createAppHandler({
+        ...telemetry,
+        auth: dynamoAuthDeps(dynamo, clock),
+        settings: dynamoSettingsDeps(dynamo, secrets, clock),
+        cookieSecurity: 'local',
+      }),
       functionName: 'app',
     });
   }
-  const server = createLocalServer(routes, { fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined, log: telemetry.logger });
+  const server = createLocalServer(routes, {
+    fallback: options.app ? staticAppHandler(options.appDist ?? APP_DIST) : undefined,
+    log: telemetry.logger,
+  });
   const host = options.host ?? '127.0.0.1';
   try {
     await listen(server, options.port, host);
@@ -175,20 +207,38 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     throw error;
   }
   // What DynamoDB's TTL deletes in AWS (sessions, one-time links, sign-in counters), swept here every minute.
-  const sweep = setInterval(() => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)), 60_000);
+  const sweep = setInterval(
+    () => void sweepExpired(dynamo, clock()).catch((e) => telemetry.logger.error('expiry sweep failed', e as Error)),
+    60_000,
+  );
   sweep.unref();
   const paths = localPaths(dataDir);
-  const sessionizer = sessionizePoller(paths.stream, dynamo, (error) => telemetry.logger.error('sessionizer batch failed', error as Error), clock);
-  const archiver = archivePoller(paths.stream, paths.archive, (error) => telemetry.logger.error('archive batch failed', error as Error));
+  const sessionizer = sessionizePoller(
+    paths.stream,
+    dynamo,
+    (error) => telemetry.logger.error('sessionizer batch failed', error as Error),
+    clock,
+  );
+  const archiver = archivePoller(paths.stream, paths.archive, (error) =>
+    telemetry.logger.error('archive batch failed', error as Error),
+  );
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
-  const scheduled = createScheduledHandler({ ...telemetry, ...dynamoPaymentDeps(dynamo, clock), sites: config, rollups: new DynamoRollupStore(dynamo) });
+  const scheduled = createScheduledHandler({
+    ...telemetry,
+    ...dynamoPaymentDeps(dynamo, clock),
+    sites: config,
+    rollups: new DynamoRollupStore(dynamo),
+  });
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
     sessionizer.start(interval);
     // Firehose buffers for a minute or more; locally the archive follows within seconds.
     archiver.poller.start(interval * 2);
     // The EventBridge schedule runs every 5 minutes in AWS; locally, right after the sessionizer catches up.
-    schedule = setInterval(() => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)), Math.max(interval * 5, 5_000));
+    schedule = setInterval(
+      () => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)),
+      Math.max(interval * 5, 5_000),
+    );
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;

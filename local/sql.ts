@@ -120,7 +120,8 @@ function isoFrom(units: bigint, perSecond: bigint): string {
 
 function timestampToJson(value: unknown): string {
   try {
-    if (value instanceof DuckDBTimestampValue || value instanceof DuckDBTimestampTZValue) return isoFrom(value.micros, 1_000_000n);
+    if (value instanceof DuckDBTimestampValue || value instanceof DuckDBTimestampTZValue)
+      return isoFrom(value.micros, 1_000_000n);
     if (value instanceof DuckDBTimestampMillisecondsValue) return isoFrom(value.millis, 1_000n);
     if (value instanceof DuckDBTimestampSecondsValue) return isoFrom(value.seconds, 1n);
     if (value instanceof DuckDBTimestampNanosecondsValue) return isoFrom(value.nanos, 1_000_000_000n);

@@ -38,26 +38,56 @@ export function staticAppHandler(dist: string): (req: IncomingMessage, res: Serv
     if (API_PATHS.test(path)) return false;
     const file = normalize(join(dist, path));
     const inside = file.startsWith(dist.endsWith(sep) ? dist : dist + sep);
-    const isFile = inside && path !== '/' && (await stat(file).then((s) => s.isFile(), () => false));
+    const isFile =
+      inside &&
+      path !== '/' &&
+      (await stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      ));
     // A missing asset (a stale /assets/x.js, /favicon.ico) is a 404; anything else is an app
     // route, dots included (`/sites/example.com`).
     if (!isFile && (path.startsWith('/assets/') || extname(path) in TYPES)) {
-      send(res, req, 404, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': REVALIDATE_CACHE }, Buffer.from('not found'));
+      send(
+        res,
+        req,
+        404,
+        { 'content-type': 'text/plain; charset=utf-8', 'cache-control': REVALIDATE_CACHE },
+        Buffer.from('not found'),
+      );
       return true;
     }
     const served = isFile ? file : join(dist, 'index.html');
     const body = await readFile(served).catch(() => null);
     if (!body) {
-      send(res, req, 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, Buffer.from('the app is not built: run npm run build:app'));
+      send(
+        res,
+        req,
+        503,
+        { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+        Buffer.from('the app is not built: run npm run build:app'),
+      );
       return true;
     }
     const type = TYPES[extname(served)] ?? 'application/octet-stream';
-    send(res, req, 200, { 'content-type': type, 'cache-control': isFile && HASHED_ASSET.test(path) ? IMMUTABLE_CACHE : REVALIDATE_CACHE }, body);
+    send(
+      res,
+      req,
+      200,
+      { 'content-type': type, 'cache-control': isFile && HASHED_ASSET.test(path) ? IMMUTABLE_CACHE : REVALIDATE_CACHE },
+      body,
+    );
     return true;
   };
 }
 
-function send(res: ServerResponse, req: IncomingMessage, status: number, headers: Record<string, string>, body: Buffer): void {
+function send(
+  res: ServerResponse,
+  req: IncomingMessage,
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+): void {
   res.writeHead(status, { ...appSecurityHeaders(false), ...headers, 'content-length': body.length });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -37,7 +37,8 @@ LIMIT 100`,
   },
   {
     name: 'channels',
-    description: "Page views and distinct visitors by channel (each page view's own channel) of one site over a range of days.",
+    description:
+      "Page views and distinct visitors by channel (each page view's own channel) of one site over a range of days.",
     sql: `SELECT channel,
   COUNT(*) AS pageviews,
   COUNT(DISTINCT visitor_id) AS visitors
@@ -49,7 +50,8 @@ ORDER BY pageviews DESC, visitors DESC, channel`,
   },
   {
     name: 'top_referrers',
-    description: 'Page views and distinct visitors per referring host (other sites only) of one site over a range of days.',
+    description:
+      'Page views and distinct visitors per referring host (other sites only) of one site over a range of days.',
     sql: `SELECT referrer_host,
   COUNT(*) AS pageviews,
   COUNT(DISTINCT visitor_id) AS visitors
@@ -63,7 +65,8 @@ LIMIT 100`,
   },
   {
     name: 'goals',
-    description: 'Conversions (goal events) and distinct converting visitors per goal name of one site over a range of days.',
+    description:
+      'Conversions (goal events) and distinct converting visitors per goal name of one site over a range of days.',
     sql: `SELECT goal,
   COUNT(*) AS conversions,
   COUNT(DISTINCT visitor_id) AS visitors
@@ -75,7 +78,8 @@ ORDER BY conversions DESC, visitors DESC, goal`,
   },
   {
     name: 'outbound_links',
-    description: "Clicks and distinct visitors per outbound link (goal 'Outbound Link: Click') of one site over a range of days.",
+    description:
+      "Clicks and distinct visitors per outbound link (goal 'Outbound Link: Click') of one site over a range of days.",
     sql: `SELECT link,
   COUNT(*) AS clicks,
   COUNT(DISTINCT visitor_id) AS visitors
@@ -89,7 +93,8 @@ LIMIT 100`,
   },
   {
     name: 'visitor_events',
-    description: "Every event of one visitor on one site over a range of days, in time order: the visitor's raw timeline.",
+    description:
+      "Every event of one visitor on one site over a range of days, in time order: the visitor's raw timeline.",
     sql: `SELECT ts, type, goal, path, link, channel, source, referrer_host, event_id
 FROM events
 WHERE ${RANGE}

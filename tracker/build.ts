@@ -53,6 +53,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   mkdirSync(resolve(here, 'dist'), { recursive: true });
   writeFileSync(resolve(here, 'dist/v.js'), code);
   const sizes = trackerSizes(code);
-  console.log(`tracker/dist/v.js  raw ${sizes.raw} B  gzip ${sizes.gzip} B  brotli ${sizes.brotli} B  (budget ${TRACKER_GZIP_BUDGET} B gzip)`);
+  console.log(
+    `tracker/dist/v.js  raw ${sizes.raw} B  gzip ${sizes.gzip} B  brotli ${sizes.brotli} B  (budget ${TRACKER_GZIP_BUDGET} B gzip)`,
+  );
   if (sizes.gzip > TRACKER_GZIP_BUDGET) process.exitCode = 1;
 }

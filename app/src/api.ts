@@ -22,13 +22,21 @@ export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-async function request<T>(method: string, path: string, body?: unknown, options: { quiet401?: boolean } = {}): Promise<T> {
+async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { quiet401?: boolean } = {},
+): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers:
+        body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -45,13 +53,19 @@ async function request<T>(method: string, path: string, body?: unknown, options:
   if (!res.ok) {
     const err = (json ?? {}) as { error?: string; field?: string };
     if (res.status === 401 && !options.quiet401) onUnauthorized();
-    throw new ApiError(res.status, err.error ?? (res.status === 429 ? 'Too many attempts. Wait a minute and try again.' : `The server answered ${res.status}.`), err.field ?? null);
+    throw new ApiError(
+      res.status,
+      err.error ??
+        (res.status === 429 ? 'Too many attempts. Wait a minute and try again.' : `The server answered ${res.status}.`),
+      err.field ?? null,
+    );
   }
   return json as T;
 }
 
 export const get = <T>(path: string, options?: { quiet401?: boolean }) => request<T>('GET', path, undefined, options);
-export const post = <T>(path: string, body: unknown = {}, options?: { quiet401?: boolean }) => request<T>('POST', path, body, options);
+export const post = <T>(path: string, body: unknown = {}, options?: { quiet401?: boolean }) =>
+  request<T>('POST', path, body, options);
 export const put = <T>(path: string, body: unknown) => request<T>('PUT', path, body);
 export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
 export const del = (path: string) => request<void>('DELETE', path);
@@ -98,7 +112,17 @@ export interface Totals {
 }
 
 /** The fields of the overview's `change` (spec §2.4 and the top stats). */
-export type ChangeKey = 'visitors' | 'revenue_usd' | 'payments' | 'conversion' | 'revenue_per_visitor' | 'sessions' | 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration';
+export type ChangeKey =
+  | 'visitors'
+  | 'revenue_usd'
+  | 'payments'
+  | 'conversion'
+  | 'revenue_per_visitor'
+  | 'sessions'
+  | 'pageviews'
+  | 'views_per_visit'
+  | 'bounce_rate'
+  | 'visit_duration';
 
 /** A row of the goals report (docs/api.md "Goals"). */
 export interface GoalRow {
@@ -328,25 +352,30 @@ export const api = {
   me: () => get<Me>('/api/app/me', { quiet401: true }),
   signIn: (email: string, password: string) => post<Me>('/api/app/sign-in', { email, password }, { quiet401: true }),
   signOut: () => post<void>('/api/app/sign-out'),
-  changePassword: (current_password: string, new_password: string) => post<void>('/api/app/password', { current_password, new_password }),
+  changePassword: (current_password: string, new_password: string) =>
+    post<void>('/api/app/password', { current_password, new_password }),
 
   sites: () => get<{ sites: Array<{ domain: string; timezone: string }> }>('/api/v1/sites'),
   overview: (domain: string, range: RangeQuery) => get<Overview>(`${site(domain)}/overview${qs(range)}`),
-  timeseries: (domain: string, range: RangeQuery, interval?: Interval) => get<Timeseries>(`${site(domain)}/timeseries${qs({ ...range, interval })}`),
+  timeseries: (domain: string, range: RangeQuery, interval?: Interval) =>
+    get<Timeseries>(`${site(domain)}/timeseries${qs({ ...range, interval })}`),
   breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
     get<Breakdown>(`${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit })}`),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
     get<Payments>(`${site(domain)}/payments${qs({ ...range, filter, limit, offset })}`),
-  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) => get<Goals>(`${site(domain)}/goals${qs({ ...range, goal, limit })}`),
+  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
+    get<Goals>(`${site(domain)}/goals${qs({ ...range, goal, limit })}`),
   realtime: (domain: string) => get<Realtime>(`${site(domain)}/realtime${qs({ limit: 5 })}`),
   retention: (domain: string, range: RangeQuery) => get<Retention>(`${site(domain)}/retention${qs(range)}`),
   visitor: (domain: string, id: string) => get<Timeline>(`${site(domain)}/visitors/${enc(id)}`),
 
   appSites: () => get<{ sites: AppSite[] }>('/api/app/sites'),
   addSite: (domain: string, timezone: string) => post<AppSite>('/api/app/sites', { domain, timezone }),
-  updateSite: (domain: string, change: Partial<Pick<AppSite, 'timezone' | 'attribution' | 'lookback_days'>>) => patch<AppSite>(appSite(domain), change),
+  updateSite: (domain: string, change: Partial<Pick<AppSite, 'timezone' | 'attribution' | 'lookback_days'>>) =>
+    patch<AppSite>(appSite(domain), change),
   providers: (domain: string) => get<{ providers: Provider[] }>(`${appSite(domain)}/providers`),
-  connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) => put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),
+  connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) =>
+    put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),
   disconnectProvider: (domain: string, provider: ProviderName) => del(`${appSite(domain)}/providers/${provider}`),
 
   keys: () => get<{ keys: ApiKey[] }>('/api/app/keys'),
@@ -357,8 +386,12 @@ export const api = {
   inviteUser: (email: string) => post<{ email: string; invite_url: string }>('/api/app/users', { email }),
   removeUser: (email: string) => del(`/api/app/users/${enc(email)}`),
 
-  invite: (token: string) => get<{ email: string; account: string | { id: string; name: string } }>(`/api/app/invites/${enc(token)}`, { quiet401: true }),
-  acceptInvite: (token: string, password: string) => post<Me>(`/api/app/invites/${enc(token)}`, { password }, { quiet401: true }),
+  invite: (token: string) =>
+    get<{ email: string; account: string | { id: string; name: string } }>(`/api/app/invites/${enc(token)}`, {
+      quiet401: true,
+    }),
+  acceptInvite: (token: string, password: string) =>
+    post<Me>(`/api/app/invites/${enc(token)}`, { password }, { quiet401: true }),
 };
 
 /**
@@ -367,7 +400,10 @@ export const api = {
  * cookie and saves the file under the server's Content-Disposition name.
  */
 export const csvHref = {
-  breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) => `${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit, format: 'csv' })}`,
-  payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) => `${site(domain)}/payments${qs({ ...range, filter, limit, offset, format: 'csv' })}`,
-  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) => `${site(domain)}/goals${qs({ ...range, goal, limit, format: 'csv' })}`,
+  breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
+    `${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit, format: 'csv' })}`,
+  payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
+    `${site(domain)}/payments${qs({ ...range, filter, limit, offset, format: 'csv' })}`,
+  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
+    `${site(domain)}/goals${qs({ ...range, goal, limit, format: 'csv' })}`,
 };

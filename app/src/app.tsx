@@ -36,7 +36,9 @@ function Routes(props: { me: Me | null }): JSX.Element {
     if (needsSignIn) route(`/sign-in?next=${encodeURIComponent(url)}`, true);
   }, [needsSignIn, url, route]);
   useEffect(() => {
-    setUnauthorizedHandler(() => route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true));
+    setUnauthorizedHandler(() =>
+      route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true),
+    );
   }, [route]);
   useEffect(() => {
     // A new page starts at the top with focus on its content, as a page load would.

@@ -8,7 +8,13 @@ const count = new Intl.NumberFormat('en-US');
 const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
 const usdWhole = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 0 });
-const usdCompact = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', notation: 'compact', minimumFractionDigits: 0, maximumFractionDigits: 1 });
+const usdCompact = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  notation: 'compact',
+  minimumFractionDigits: 0,
+  maximumFractionDigits: 1,
+});
 const pct = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
 
 /** An integer count: 12,345. */
@@ -24,17 +30,21 @@ export const formatCompact = (n: number): string => (Math.abs(n) < 10_000 ? coun
 export const formatUsd = (n: number): string => usd.format(n);
 
 /** USD for headlines: $1,235, or $12.3K from $100,000 on. */
-export const formatUsdShort = (n: number): string => (Math.abs(n) >= 100_000 ? usdCompact.format(n) : Math.abs(n) >= 1000 ? usdWhole.format(n) : usd.format(n));
+export const formatUsdShort = (n: number): string =>
+  Math.abs(n) >= 100_000 ? usdCompact.format(n) : Math.abs(n) >= 1000 ? usdWhole.format(n) : usd.format(n);
 
 /** A ratio as a percentage (0.0123 → 1.2%); null → an em dash. */
-export const formatPercent = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : pct.format(n));
+export const formatPercent = (n: number | null | undefined): string =>
+  n === null || n === undefined ? '—' : pct.format(n);
 
 const ratio2 = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
 /** A ratio such as views per visit to two decimals, or an em dash for null. */
-export const formatRatio = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : ratio2.format(n));
+export const formatRatio = (n: number | null | undefined): string =>
+  n === null || n === undefined ? '—' : ratio2.format(n);
 
 /** USD or an em dash for null (revenue per visitor before any payment is matched). */
-export const formatUsdOrDash = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : usd.format(n));
+export const formatUsdOrDash = (n: number | null | undefined): string =>
+  n === null || n === undefined ? '—' : usd.format(n);
 
 /** A relative change (spec §2.4: 0.25 is 25% more) as "↑ 25%", "↓ 3.1%", "± 0%", or null when the API gives none. */
 export function formatChange(change: number | null | undefined): string | null {
@@ -57,7 +67,13 @@ export function formatMinor(amount: number, currency: string): string {
   }
 }
 
-const dateTime = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' });
+const dateTime = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+});
 const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 /** An RFC 3339 time in the viewer's timezone: "9 Mar 2026, 14:05". */
@@ -78,7 +94,11 @@ export function formatDuration(secs: number | null | undefined): string {
 export function formatAgo(ts: string | null | undefined, now = Date.now()): string {
   if (!ts) return 'never';
   const secs = Math.max(0, Math.round((now - new Date(ts).getTime()) / 1000));
-  const units: Array<[number, string]> = [[86_400, 'day'], [3600, 'hour'], [60, 'minute']];
+  const units: Array<[number, string]> = [
+    [86_400, 'day'],
+    [3600, 'hour'],
+    [60, 'minute'],
+  ];
   for (const [size, name] of units) {
     if (secs >= size) {
       const n = Math.floor(secs / size);

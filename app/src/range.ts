@@ -44,7 +44,13 @@ export function rangeSearch(range: RangeQuery, extra: Record<string, string | nu
 
 /** Days from `from` to `to`, both inclusive (local dates, so no DST question). */
 export function daysBetween(from: string, to: string): number {
-  return Math.round((Date.UTC(+to.slice(0, 4), +to.slice(5, 7) - 1, +to.slice(8, 10)) - Date.UTC(+from.slice(0, 4), +from.slice(5, 7) - 1, +from.slice(8, 10))) / 86_400_000) + 1;
+  return (
+    Math.round(
+      (Date.UTC(+to.slice(0, 4), +to.slice(5, 7) - 1, +to.slice(8, 10)) -
+        Date.UTC(+from.slice(0, 4), +from.slice(5, 7) - 1, +from.slice(8, 10))) /
+        86_400_000,
+    ) + 1
+  );
 }
 
 /** Above this many days a chart by day is too dense to read; months instead (the API's own limit for `day`). */
@@ -70,7 +76,12 @@ export function rangeLabel(range: RangeQuery): string {
   return range.from === range.to ? formatDay(range.from) : `${formatDay(range.from)} – ${formatDay(range.to)}`;
 }
 
-const dayFormat = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
+const dayFormat = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
 
 /** `2026-03-09` → `9 Mar 2026` (a local date, formatted without shifting it). */
 export function formatDay(day: string): string {

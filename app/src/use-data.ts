@@ -15,7 +15,11 @@ export interface Data<T> {
  * switch); an answer that arrives after a newer request started is dropped.
  */
 export function useData<T>(load: () => Promise<T>, key: string): Data<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const [nonce, setNonce] = useState(0);
   const latest = useRef(0);
   useEffect(() => {
@@ -26,7 +30,12 @@ export function useData<T>(load: () => Promise<T>, key: string): Data<T> {
         if (id === latest.current) setState({ data, error: null, loading: false });
       },
       (error: unknown) => {
-        if (id === latest.current) setState((s) => ({ data: s.data, error: error instanceof ApiError ? error : new ApiError(0, String(error)), loading: false }));
+        if (id === latest.current)
+          setState((s) => ({
+            data: s.data,
+            error: error instanceof ApiError ? error : new ApiError(0, String(error)),
+            loading: false,
+          }));
       },
     );
     // `load` closes over what `key` names, so `key` alone decides when to run it again.

@@ -15,7 +15,11 @@ const monthly: Record<string, Record<string, number>> = {};
 for (const day of Object.keys(rates).sort()) {
   if (day.slice(0, 7) < fromMonth || Object.keys(monthly).some((d) => d.slice(0, 7) === day.slice(0, 7))) continue;
   const row = rates[day]!;
-  monthly[day] = Object.fromEntries(Object.keys(row).sort((a, b) => (a === 'EUR' ? -1 : b === 'EUR' ? 1 : a.localeCompare(b))).map((c) => [c, row[c]!]));
+  monthly[day] = Object.fromEntries(
+    Object.keys(row)
+      .sort((a, b) => (a === 'EUR' ? -1 : b === 'EUR' ? 1 : a.localeCompare(b)))
+      .map((c) => [c, row[c]!]),
+  );
 }
 const out = {
   source:
@@ -27,4 +31,6 @@ const out = {
 const body = Object.entries(monthly)
   .map(([day, row]) => `    ${JSON.stringify(day)}: ${JSON.stringify(row)}`)
   .join(',\n');
-process.stdout.write(`{\n  "source": ${JSON.stringify(out.source)},\n  "unit": ${JSON.stringify(out.unit)},\n  "rates": {\n${body}\n  }\n}\n`);
+process.stdout.write(
+  `{\n  "source": ${JSON.stringify(out.source)},\n  "unit": ${JSON.stringify(out.unit)},\n  "rates": {\n${body}\n  }\n}\n`,
+);

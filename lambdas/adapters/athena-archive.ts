@@ -1,4 +1,9 @@
-import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
 import { archiveTableColumns, trackedEventFromRow } from '../domain/archive-schema.js';
 import { domainSchema } from '../domain/site.js';
 import type { TrackedEvent } from '../domain/tracked-event.js';
@@ -18,12 +23,23 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export class AthenaArchiveReader implements ArchiveReader {
   constructor(
     private readonly client: AthenaClient,
-    private readonly options: { workGroup: string; database: string; table?: string; pollMs?: number; timeoutMs?: number; sleep?: (ms: number) => Promise<void> },
+    private readonly options: {
+      workGroup: string;
+      database: string;
+      table?: string;
+      pollMs?: number;
+      timeoutMs?: number;
+      sleep?: (ms: number) => Promise<void>;
+    },
   ) {}
 
   async events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>> {
-    const columns = archiveTableColumns().map((c) => `"${c.name}"`).join(', ');
-    const rows = await this.query(`SELECT ${columns} FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)} ORDER BY ts, event_id`);
+    const columns = archiveTableColumns()
+      .map((c) => `"${c.name}"`)
+      .join(', ');
+    const rows = await this.query(
+      `SELECT ${columns} FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)} ORDER BY ts, event_id`,
+    );
     return (async function* pages() {
       for await (const { names, rows: page } of rows) yield page.map((row) => trackedEventFromRow(names, row));
     })();
@@ -31,12 +47,15 @@ export class AthenaArchiveReader implements ArchiveReader {
 
   async firstDay(site: string): Promise<string | null> {
     const domain = domainSchema.parse(site);
-    for await (const { rows } of await this.query(`SELECT min(dt) FROM ${this.table()} WHERE site = '${domain}'`)) return rows[0]?.[0] ?? null;
+    for await (const { rows } of await this.query(`SELECT min(dt) FROM ${this.table()} WHERE site = '${domain}'`))
+      return rows[0]?.[0] ?? null;
     return null;
   }
 
   async visitors(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<string[]>> {
-    const rows = await this.query(`SELECT DISTINCT visitor_id FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)}`);
+    const rows = await this.query(
+      `SELECT DISTINCT visitor_id FROM ${this.table()} WHERE ${this.where(site, fromDt, toDt)}`,
+    );
     return (async function* pages() {
       for await (const { rows: page } of rows) yield page.flatMap((row) => (row[0] ? [row[0]] : []));
     })();
@@ -56,7 +75,11 @@ export class AthenaArchiveReader implements ArchiveReader {
   /** Runs `sql`, waits until it succeeded, and pages its result (the header row dropped). */
   private async query(sql: string): Promise<AsyncIterable<{ names: string[]; rows: Array<Array<string | null>> }>> {
     const { QueryExecutionId: id } = await this.client.send(
-      new StartQueryExecutionCommand({ QueryString: sql, WorkGroup: this.options.workGroup, QueryExecutionContext: { Database: this.options.database } }),
+      new StartQueryExecutionCommand({
+        QueryString: sql,
+        WorkGroup: this.options.workGroup,
+        QueryExecutionContext: { Database: this.options.database },
+      }),
     );
     if (!id) throw new AthenaQueryError('Athena returned no query execution id');
     await this.waitFor(id);
@@ -65,7 +88,9 @@ export class AthenaArchiveReader implements ArchiveReader {
       let token: string | undefined;
       let names: string[] | undefined;
       do {
-        const page = await client.send(new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token, MaxResults: 1000 }));
+        const page = await client.send(
+          new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token, MaxResults: 1000 }),
+        );
         names ??= (page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? []).map((c) => c.Name ?? '');
         const rows = (page.ResultSet?.Rows ?? []).map((r) => (r.Data ?? []).map((d) => d.VarCharValue ?? null));
         // The first row of the first page repeats the column names.
@@ -84,9 +109,12 @@ export class AthenaArchiveReader implements ArchiveReader {
       const state = QueryExecution?.Status?.State;
       if (state === 'SUCCEEDED') return;
       if (state === 'FAILED' || state === 'CANCELLED') {
-        throw new AthenaQueryError(`Athena query ${id} ${state.toLowerCase()}: ${QueryExecution?.Status?.StateChangeReason ?? 'no reason given'}`);
+        throw new AthenaQueryError(
+          `Athena query ${id} ${state.toLowerCase()}: ${QueryExecution?.Status?.StateChangeReason ?? 'no reason given'}`,
+        );
       }
-      if (Date.now() > deadline) throw new AthenaQueryError(`Athena query ${id} still ${state ?? 'unknown'} at the deadline`);
+      if (Date.now() > deadline)
+        throw new AthenaQueryError(`Athena query ${id} still ${state ?? 'unknown'} at the deadline`);
       await sleep(this.options.pollMs ?? 1000);
     }
   }

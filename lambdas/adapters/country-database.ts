@@ -78,7 +78,9 @@ export class CountryDatabase implements CountryLookup {
     // A city or ASN database would open fine and answer nothing useful: check that
     // addresses every IP database places (Google's and Cloudflare's resolvers) get a country.
     if (!['8.8.8.8', '1.1.1.1'].some((ip) => db.countryOf(ip))) {
-      throw new CountryDatabaseError(`${name} (${metadata.databaseType}) gives no country_code or country.iso_code for well-known addresses`);
+      throw new CountryDatabaseError(
+        `${name} (${metadata.databaseType}) gives no country_code or country.iso_code for well-known addresses`,
+      );
     }
     return db;
   }

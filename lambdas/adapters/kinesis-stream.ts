@@ -1,4 +1,9 @@
-import { KinesisClient, PutRecordsCommand, type KinesisClientConfig, type PutRecordsRequestEntry } from '@aws-sdk/client-kinesis';
+import {
+  KinesisClient,
+  PutRecordsCommand,
+  type KinesisClientConfig,
+  type PutRecordsRequestEntry,
+} from '@aws-sdk/client-kinesis';
 import type { TrackedEvent } from '../domain/tracked-event.js';
 import { UnavailableError } from '../domain/errors.js';
 import type { EventStream } from '../ports.js';
@@ -14,7 +19,9 @@ const MAX_RECORDS_PER_CALL = 500;
  * `@smithy/node-http-handler`, as the HTTP/2 handler fails there (DESIGN.md
  * "Known gaps").
  */
-export function createKinesisClient(options: { endpoint?: string; maxAttempts?: number; requestHandler?: KinesisClientConfig['requestHandler'] } = {}): KinesisClient {
+export function createKinesisClient(
+  options: { endpoint?: string; maxAttempts?: number; requestHandler?: KinesisClientConfig['requestHandler'] } = {},
+): KinesisClient {
   return new KinesisClient({
     ...(options.endpoint
       ? { endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
@@ -38,9 +45,9 @@ export class KinesisEventStream implements EventStream {
 
   async put(events: readonly TrackedEvent[]): Promise<void> {
     for (let i = 0; i < events.length; i += MAX_RECORDS_PER_CALL) {
-      const entries = events.slice(i, i + MAX_RECORDS_PER_CALL).map(
-        (event): PutRecordsRequestEntry => ({ Data: encodeEvent(event), PartitionKey: partitionKey(event) }),
-      );
+      const entries = events
+        .slice(i, i + MAX_RECORDS_PER_CALL)
+        .map((event): PutRecordsRequestEntry => ({ Data: encodeEvent(event), PartitionKey: partitionKey(event) }));
       let failed = await this.send(entries);
       if (failed.length > 0) failed = await this.send(failed);
       if (failed.length > 0) throw new UnavailableError(`${failed.length} records not written to ${this.streamName}`);

@@ -44,7 +44,11 @@ export class LocalEventStream implements EventStream {
   ) {}
 
   /** Opens (creating if needed) the log under `dir`; `openFile` is the file layer (the real one unless a test says otherwise). */
-  static async open(dir: string, clock: () => number = Date.now, openFile: LogFileOpener = openForAppend): Promise<LocalEventStream> {
+  static async open(
+    dir: string,
+    clock: () => number = Date.now,
+    openFile: LogFileOpener = openForAppend,
+  ): Promise<LocalEventStream> {
     await mkdir(dir, { recursive: true });
     return new LocalEventStream(await openFile(join(dir, STREAM_FILE)), clock);
   }

@@ -3,7 +3,6 @@ import { domainOfNamespace, namespaceOf } from '../domain/site.js';
 import type { RecentPaymentMarks, SiteDirectory, VisitReadOptions, VisitStore, VisitsAndPayments } from '../ports.js';
 import type { BatchMarker } from './dynamo/batch-marker-store.js';
 
-
 export interface ShardVisitCacheOptions {
   /** ms since epoch. Default `Date.now`. */
   clock?: () => number;
@@ -114,7 +113,13 @@ export class ShardVisitCache {
     const continuous = state !== undefined && state.batch === batchKey(found) && found !== null;
     if (!continuous) this.forget(shard);
     const now = this.clock();
-    return new BatchVisits(this, shard, visits, sites, continuous ? { live: state.live, settled: now - state.doneAt >= this.settleMs } : null);
+    return new BatchVisits(
+      this,
+      shard,
+      visits,
+      sites,
+      continuous ? { live: state.live, settled: now - state.doneAt >= this.settleMs } : null,
+    );
   }
 
   /** @internal the kept entry of a visitor, if still trusted at `now` */
@@ -139,9 +144,18 @@ export class ShardVisitCache {
   }
 
   /** @internal records a finished batch: its visitors' visits as stored now */
-  finish(shard: string, done: BatchMarker, live: ReadonlySet<string>, kept: ReadonlyArray<{ ns: string; visitor: string; entry: Entry | null }>): void {
+  finish(
+    shard: string,
+    done: BatchMarker,
+    live: ReadonlySet<string>,
+    kept: ReadonlyArray<{ ns: string; visitor: string; entry: Entry | null }>,
+  ): void {
     const state = this.shards.get(shard);
-    this.shards.set(shard, { batch: batchKey(done), doneAt: this.clock(), live: new Set([...(state?.live ?? []), ...live]) });
+    this.shards.set(shard, {
+      batch: batchKey(done),
+      doneAt: this.clock(),
+      live: new Set([...(state?.live ?? []), ...live]),
+    });
     for (const { ns, visitor, entry } of kept) {
       const key = `${shard}\n${ns}\n${visitor}`;
       this.entries.delete(key);
@@ -205,7 +219,13 @@ export class BatchVisits implements VisitStore {
    * `VisitStore.visitsAndPayments`, from what the container kept where it
    * may (`ShardVisitCache`); `options` is ignored (this store decides).
    */
-  async visitsAndPayments(ns: string, visitor: string, fromMs: number, toMs: number, _options?: VisitReadOptions): Promise<VisitsAndPayments> {
+  async visitsAndPayments(
+    ns: string,
+    visitor: string,
+    fromMs: number,
+    toMs: number,
+    _options?: VisitReadOptions,
+  ): Promise<VisitsAndPayments> {
     const live = await this.isLive(ns);
     if (live) this.live.add(ns);
     const fast = live && this.continuity !== null && this.continuity.live.has(ns);
@@ -214,7 +234,14 @@ export class BatchVisits implements VisitStore {
       const startedAt = this.cache.now();
       this.counts.strong++;
       const read = await this.inner.visitsAndPayments(ns, visitor, fromMs, toMs);
-      this.reads.push({ ns, visitor, entry: live && !read.later ? { from: fromMs, visits: read.visits, latestPayment: read.latestPayment, asOf: startedAt } : null });
+      this.reads.push({
+        ns,
+        visitor,
+        entry:
+          live && !read.later
+            ? { from: fromMs, visits: read.visits, latestPayment: read.latestPayment, asOf: startedAt }
+            : null,
+      });
       return read;
     }
     const latest = recent.latest.get(visitor);
@@ -222,8 +249,16 @@ export class BatchVisits implements VisitStore {
     if (kept !== undefined && kept.from <= fromMs) {
       this.counts.kept++;
       const latestPayment = maxOf(kept.latestPayment, latest);
-      this.reads.push({ ns, visitor, entry: { from: kept.from, visits: kept.visits, latestPayment, asOf: recent.asOf } });
-      return { visits: kept.visits.filter((v) => v.end >= fromMs && v.start <= toMs), latestPayment, later: kept.visits.some((v) => v.start > toMs) };
+      this.reads.push({
+        ns,
+        visitor,
+        entry: { from: kept.from, visits: kept.visits, latestPayment, asOf: recent.asOf },
+      });
+      return {
+        visits: kept.visits.filter((v) => v.end >= fromMs && v.start <= toMs),
+        latestPayment,
+        later: kept.visits.some((v) => v.start > toMs),
+      };
     }
     const settled = this.continuity?.settled === true;
     if (settled) this.counts.eventual++;
@@ -231,7 +266,11 @@ export class BatchVisits implements VisitStore {
     const read = await this.inner.visitsAndPayments(ns, visitor, fromMs, toMs, { consistent: !settled });
     // An eventually consistent read may miss a marker raised a moment ago: the recent raises have it.
     const latestPayment = maxOf(read.latestPayment, latest);
-    this.reads.push({ ns, visitor, entry: read.later ? null : { from: fromMs, visits: read.visits, latestPayment, asOf: recent.asOf } });
+    this.reads.push({
+      ns,
+      visitor,
+      entry: read.later ? null : { from: fromMs, visits: read.visits, latestPayment, asOf: recent.asOf },
+    });
     return { ...read, latestPayment };
   }
 
@@ -255,7 +294,9 @@ export class BatchVisits implements VisitStore {
       if (entry === null) return { ns, visitor, entry };
       const written = put.get(`${ns}\n${visitor}`) ?? [];
       const ids = new Set(written.map((v) => v.id));
-      const visits = [...entry.visits.filter((v) => !removed.has(v) && !ids.has(v.id)), ...written].sort((a, b) => a.start - b.start);
+      const visits = [...entry.visits.filter((v) => !removed.has(v) && !ids.has(v.id)), ...written].sort(
+        (a, b) => a.start - b.start,
+      );
       return { ns, visitor, entry: { ...entry, visits } };
     });
     this.cache.finish(this.shard, done, this.live, kept);

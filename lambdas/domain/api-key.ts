@@ -33,10 +33,7 @@ export function looksLikeApiKey(key: string): boolean {
  * - `key`: a bearer token with the shape of our keys, still to be looked up.
  */
 export type AuthorizationHeader =
-  | { kind: 'none' }
-  | { kind: 'other' }
-  | { kind: 'malformed'; token: string }
-  | { kind: 'key'; key: string };
+  { kind: 'none' } | { kind: 'other' } | { kind: 'malformed'; token: string } | { kind: 'key'; key: string };
 
 export function parseAuthorization(header: string | undefined): AuthorizationHeader {
   if (!header?.trim()) return { kind: 'none' };

@@ -80,8 +80,10 @@ export function trackedEventFromRow(columns: readonly string[], row: readonly un
   const ts = record.ts;
   const text = String(ts);
   // Athena gives "2026-03-05 10:00:00.000" (UTC, no zone); DuckDB through runSql, RFC 3339.
-  record.ts = typeof ts === 'number' ? ts : Date.parse(/[zZ]$|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`);
-  if (record.screen_width !== null && record.screen_width !== undefined) record.screen_width = Number(record.screen_width);
+  record.ts =
+    typeof ts === 'number' ? ts : Date.parse(/[zZ]$|[+-]\d\d:?\d\d$/.test(text) ? text : `${text.replace(' ', 'T')}Z`);
+  if (record.screen_width !== null && record.screen_width !== undefined)
+    record.screen_width = Number(record.screen_width);
   delete record.dt;
   return trackedEventSchema.parse(record);
 }

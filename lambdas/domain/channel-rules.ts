@@ -45,7 +45,8 @@ export interface HostList {
   readonly entries: readonly HostEntry[];
 }
 
-const GA4 = 'GA4 source categories (support.google.com/analytics/answer/9756891; plausible/analytics priv/ga4-source-categories.csv)';
+const GA4 =
+  'GA4 source categories (support.google.com/analytics/answer/9756891; plausible/analytics priv/ga4-source-categories.csv)';
 const MATOMO_SEARCH = 'matomo-org/searchengine-and-social-list SearchEngines.yml';
 const MATOMO_SOCIAL = 'matomo-org/searchengine-and-social-list Socials.yml';
 const MATOMO_AI = 'matomo-org/searchengine-and-social-list AIAssistants.yml';
@@ -75,7 +76,17 @@ const SEARCH_MATOMO: HostList = {
     { name: 'Yahoo Japan', hosts: ['yahoo.co.jp', 'search.yahoo.co.jp'] },
     {
       name: 'Yandex',
-      hosts: ['yandex.ru', 'yandex.com', 'yandex.com.tr', 'yandex.by', 'yandex.kz', 'yandex.ua', 'yandex.uz', 'yandex.fr', 'ya.ru'],
+      hosts: [
+        'yandex.ru',
+        'yandex.com',
+        'yandex.com.tr',
+        'yandex.by',
+        'yandex.kz',
+        'yandex.ua',
+        'yandex.uz',
+        'yandex.fr',
+        'ya.ru',
+      ],
     },
     { name: 'Baidu', hosts: ['baidu.com'] },
     { name: 'Ecosia', hosts: ['ecosia.org'] },
@@ -131,10 +142,20 @@ const AI_MATOMO: HostList = {
   channel: 'AI',
   cite: MATOMO_AI,
   entries: [
-    { name: 'ChatGPT', hosts: ['chatgpt.com', 'chat.openai.com', 'labs.openai.com'], apps: ['com.openai.chatgpt'], aliases: ['openai'] },
+    {
+      name: 'ChatGPT',
+      hosts: ['chatgpt.com', 'chat.openai.com', 'labs.openai.com'],
+      apps: ['com.openai.chatgpt'],
+      aliases: ['openai'],
+    },
     { name: 'Perplexity', hosts: ['perplexity.ai'], apps: ['ai.perplexity.app.android'] },
     { name: 'Claude', hosts: ['claude.ai'], apps: ['com.anthropic.claude'] },
-    { name: 'Gemini', hosts: ['gemini.google.com', 'bard.google.com'], apps: ['com.google.android.apps.bard'], aliases: ['bard'] },
+    {
+      name: 'Gemini',
+      hosts: ['gemini.google.com', 'bard.google.com'],
+      apps: ['com.google.android.apps.bard'],
+      aliases: ['bard'],
+    },
     { name: 'NotebookLM', hosts: ['notebooklm.google.com'] },
     { name: 'Copilot', hosts: ['copilot.microsoft.com'], apps: ['com.microsoft.copilot'] },
     { name: 'DeepSeek', hosts: ['chat.deepseek.com'] },
@@ -174,9 +195,16 @@ const COMMUNITIES_LISTED: HostList = {
   cite: `${GA4}; ${MATOMO_SOCIAL} (recategorised from social)`,
   entries: [
     { name: 'Reddit', hosts: ['reddit.com'], apps: ['com.reddit.frontpage'] },
-    { name: 'Hacker News', hosts: ['news.ycombinator.com'], aliases: ['hn', 'hackernews', 'ycombinator', 'ycombinator.com'] },
+    {
+      name: 'Hacker News',
+      hosts: ['news.ycombinator.com'],
+      aliases: ['hn', 'hackernews', 'ycombinator', 'ycombinator.com'],
+    },
     { name: 'Stack Overflow', hosts: ['stackoverflow.com'] },
-    { name: 'Stack Exchange', hosts: ['stackexchange.com', 'superuser.com', 'serverfault.com', 'askubuntu.com', 'stackapps.com'] },
+    {
+      name: 'Stack Exchange',
+      hosts: ['stackexchange.com', 'superuser.com', 'serverfault.com', 'askubuntu.com', 'stackapps.com'],
+    },
     { name: 'Quora', hosts: ['quora.com'] },
     // Matomo lists GitHub as social; issues, discussions and READMEs are where developers talk.
     { name: 'GitHub', hosts: ['github.com'] },
@@ -205,7 +233,12 @@ const COMMUNITIES_PROVIDERS: HostList = {
     { name: 'DEV Community', hosts: ['dev.to'], aliases: ['devto'] },
     // Slack rewrites outbound links through slack-redir.net.
     { name: 'Slack', hosts: ['slack.com', 'slack-redir.net'], apps: ['com.slack'] },
-    { name: 'Microsoft Teams', hosts: ['teams.microsoft.com', 'teams.live.com'], apps: ['com.microsoft.teams'], aliases: ['teams'] },
+    {
+      name: 'Microsoft Teams',
+      hosts: ['teams.microsoft.com', 'teams.live.com'],
+      apps: ['com.microsoft.teams'],
+      aliases: ['teams'],
+    },
     { name: 'Lemmy', hosts: ['lemmy.world', 'lemmy.ml'] },
     { name: 'Tildes', hosts: ['tildes.net'] },
     { name: 'Stacker News', hosts: ['stacker.news'] },
@@ -222,7 +255,12 @@ const SOCIAL_LISTED: HostList = {
   cite: `${MATOMO_SOCIAL}; ${GA4}`,
   entries: [
     { name: 'X', hosts: ['twitter.com', 'x.com', 't.co'], apps: ['com.twitter.android'], aliases: ['x', 'twitter'] },
-    { name: 'Facebook', hosts: ['facebook.com', 'fb.me', 'fb.com'], apps: ['com.facebook.katana', 'com.facebook.lite'], aliases: ['fb'] },
+    {
+      name: 'Facebook',
+      hosts: ['facebook.com', 'fb.me', 'fb.com'],
+      apps: ['com.facebook.katana', 'com.facebook.lite'],
+      aliases: ['fb'],
+    },
     { name: 'Messenger', hosts: ['messenger.com', 'm.me'], apps: ['com.facebook.orca'] },
     { name: 'Instagram', hosts: ['instagram.com'], apps: ['com.instagram.android'], aliases: ['ig'] },
     { name: 'LinkedIn', hosts: ['linkedin.com', 'lnkd.in'], apps: ['com.linkedin.android'] },
@@ -233,24 +271,75 @@ const SOCIAL_LISTED: HostList = {
       // instance host cannot be told from any other site by its name.
       name: 'Mastodon',
       hosts: [
-        'mastodon.social', 'mastodon.cloud', 'mastodon.technology', 'mastodon.xyz', 'mastodon.at', 'mastodon.art',
-        'mamot.fr', 'pawoo.net', 'mstdn.io', 'mstdn.jp', 'friends.nico', 'botsin.space', 'social.tchncs.de',
-        'fosstodon.org', 'chaos.social', 'vis.social', 'typo.social', 'front-end.social', 'hachyderm.io',
-        'mastodon.online', 'newsie.social', 'mstdn.social', 'indieweb.social', 'sfba.social', 'mas.to',
-        'mstdn.party', 'c.im', 'mastodonapp.uk', 'universeodon.com', 'social.vivaldi.net', 'ohai.social',
-        'toot.community', 'masto.ai', 'mastodon.scot', 'mastodon.world', 'mastodon.nz', 'graphics.social',
+        'mastodon.social',
+        'mastodon.cloud',
+        'mastodon.technology',
+        'mastodon.xyz',
+        'mastodon.at',
+        'mastodon.art',
+        'mamot.fr',
+        'pawoo.net',
+        'mstdn.io',
+        'mstdn.jp',
+        'friends.nico',
+        'botsin.space',
+        'social.tchncs.de',
+        'fosstodon.org',
+        'chaos.social',
+        'vis.social',
+        'typo.social',
+        'front-end.social',
+        'hachyderm.io',
+        'mastodon.online',
+        'newsie.social',
+        'mstdn.social',
+        'indieweb.social',
+        'sfba.social',
+        'mas.to',
+        'mstdn.party',
+        'c.im',
+        'mastodonapp.uk',
+        'universeodon.com',
+        'social.vivaldi.net',
+        'ohai.social',
+        'toot.community',
+        'masto.ai',
+        'mastodon.scot',
+        'mastodon.world',
+        'mastodon.nz',
+        'graphics.social',
       ],
       apps: ['org.joinmastodon.android'],
     },
-    { name: 'Pixelfed', hosts: ['pixelfed.social', 'pixelfed.de', 'pxlmo.com', 'metapixl.com', 'pixelfed.uno', 'pixey.org'] },
+    {
+      name: 'Pixelfed',
+      hosts: ['pixelfed.social', 'pixelfed.de', 'pxlmo.com', 'metapixl.com', 'pixelfed.uno', 'pixey.org'],
+    },
     { name: 'TikTok', hosts: ['tiktok.com'], apps: ['com.zhiliaoapp.musically', 'com.ss.android.ugc.trill'] },
     {
       name: 'Pinterest',
       hosts: [
-        'pinterest.com', 'pinterest.ca', 'pinterest.ch', 'pinterest.co.uk', 'pinterest.com.au', 'pinterest.de',
-        'pinterest.dk', 'pinterest.es', 'pinterest.fr', 'pinterest.ie', 'pinterest.jp', 'pinterest.nz',
-        'pinterest.pt', 'pinterest.se', 'pinterest.at', 'pinterest.it', 'pinterest.com.mx', 'pinterest.cl',
-        'pinterest.co.kr', 'pinterest.ph', 'pinterest.ru',
+        'pinterest.com',
+        'pinterest.ca',
+        'pinterest.ch',
+        'pinterest.co.uk',
+        'pinterest.com.au',
+        'pinterest.de',
+        'pinterest.dk',
+        'pinterest.es',
+        'pinterest.fr',
+        'pinterest.ie',
+        'pinterest.jp',
+        'pinterest.nz',
+        'pinterest.pt',
+        'pinterest.se',
+        'pinterest.at',
+        'pinterest.it',
+        'pinterest.com.mx',
+        'pinterest.cl',
+        'pinterest.co.kr',
+        'pinterest.ph',
+        'pinterest.ru',
       ],
       apps: ['com.pinterest'],
     },
@@ -301,7 +390,11 @@ const EMAIL_PROVIDERS: HostList = {
       hosts: ['outlook.live.com', 'outlook.office.com', 'outlook.office365.com', 'outlook.cloud.microsoft'],
       apps: ['com.microsoft.office.outlook'],
     },
-    { name: 'Yahoo Mail', hosts: ['mail.yahoo.com', 'mail.yahoo.co.jp'], apps: ['com.yahoo.mobile.client.android.mail'] },
+    {
+      name: 'Yahoo Mail',
+      hosts: ['mail.yahoo.com', 'mail.yahoo.co.jp'],
+      apps: ['com.yahoo.mobile.client.android.mail'],
+    },
     { name: 'AOL Mail', hosts: ['mail.aol.com'] },
     { name: 'Proton Mail', hosts: ['mail.proton.me', 'mail.protonmail.com'], apps: ['ch.protonmail.android'] },
     { name: 'Fastmail', hosts: ['app.fastmail.com', 'fastmail.com'] },
@@ -457,7 +550,13 @@ export const HOST_LISTS: readonly HostList[] = [
  * `blog.naver.com` not Naver search, `aws.amazon.com` not shopping. Their
  * relevant subdomains are listed explicitly above.
  */
-export const HOSTS_WITHOUT_SUBDOMAINS: readonly string[] = ['google.com', 'yahoo.com', 'yahoo.co.jp', 'naver.com', 'amazon.com'];
+export const HOSTS_WITHOUT_SUBDOMAINS: readonly string[] = [
+  'google.com',
+  'yahoo.com',
+  'yahoo.co.jp',
+  'naver.com',
+  'amazon.com',
+];
 
 /**
  * Leading labels that only pick a web or mobile front end or a link shim of the
@@ -515,10 +614,14 @@ export const UTM_MEDIUM_CHANNELS: Readonly<Record<string, Channel>> = {
 };
 
 /** GA4 organic social matches its medium list as a prefix (`social…`). */
-export const UTM_MEDIUM_PREFIX_CHANNELS: ReadonlyArray<readonly [prefix: string, channel: Channel]> = [['social', 'Social']];
+export const UTM_MEDIUM_PREFIX_CHANNELS: ReadonlyArray<readonly [prefix: string, channel: Channel]> = [
+  ['social', 'Social'],
+];
 
 /** GA4 organic video: utm_medium containing `video` (paid video is caught by the paid rule first). */
-export const UTM_MEDIUM_SUBSTRING_CHANNELS: ReadonlyArray<readonly [substring: string, channel: Channel]> = [['video', 'Video']];
+export const UTM_MEDIUM_SUBSTRING_CHANNELS: ReadonlyArray<readonly [substring: string, channel: Channel]> = [
+  ['video', 'Video'],
+];
 
 /**
  * Paid utm_medium values. GA4 paid rule: `^(.*cp.*|ppc|retargeting|paid.*)$`,
@@ -527,7 +630,16 @@ export const UTM_MEDIUM_SUBSTRING_CHANNELS: ReadonlyArray<readonly [substring: s
  * `paidsearch`, `paid_social`, … are covered by the prefix rule.
  */
 export const PAID_MEDIUMS: readonly string[] = [
-  'ppc', 'retargeting', 'display', 'banner', 'expandable', 'interstitial', 'cpm', 'ads', 'ad', 'sem',
+  'ppc',
+  'retargeting',
+  'display',
+  'banner',
+  'expandable',
+  'interstitial',
+  'cpm',
+  'ads',
+  'ad',
+  'sem',
 ];
 /** utm_medium starting with one of these is paid (GA4 `paid.*`). */
 export const PAID_MEDIUM_PREFIXES: readonly string[] = ['paid'];

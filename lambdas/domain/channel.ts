@@ -75,7 +75,8 @@ for (const list of HOST_LISTS) {
   for (const entry of list.entries) {
     for (const host of [...entry.hosts, ...(entry.apps ?? [])]) {
       // First listing wins; the table test guarantees there are no clashes.
-      if (!HOST_INDEX.has(host)) HOST_INDEX.set(host, { channel: list.channel, name: entry.name, subdomains: !NO_SUBDOMAINS.has(host) });
+      if (!HOST_INDEX.has(host))
+        HOST_INDEX.set(host, { channel: list.channel, name: entry.name, subdomains: !NO_SUBDOMAINS.has(host) });
     }
     const match: HostMatch = { channel: list.channel, name: entry.name, subdomains: true };
     const lower = entry.name.toLowerCase();
@@ -114,8 +115,15 @@ function foldGoogleTld(host: string): string {
   const n = labels.length;
   const last = labels[n - 1] ?? '';
   let at = -1;
-  if (n >= 2 && labels[n - 2] === GOOGLE_TLD_RULE.label && (last.length === 2 || GOOGLE_EXTRA_TLDS.has(last))) at = n - 2;
-  else if (n >= 3 && labels[n - 3] === GOOGLE_TLD_RULE.label && GOOGLE_SECOND_LEVELS.has(labels[n - 2] ?? '') && last.length === 2) at = n - 3;
+  if (n >= 2 && labels[n - 2] === GOOGLE_TLD_RULE.label && (last.length === 2 || GOOGLE_EXTRA_TLDS.has(last)))
+    at = n - 2;
+  else if (
+    n >= 3 &&
+    labels[n - 3] === GOOGLE_TLD_RULE.label &&
+    GOOGLE_SECOND_LEVELS.has(labels[n - 2] ?? '') &&
+    last.length === 2
+  )
+    at = n - 3;
   if (at < 0) return host;
   const prefix = labels.slice(0, at).join('.');
   return prefix ? `${prefix}.${GOOGLE_TLD_RULE.canonical}` : GOOGLE_TLD_RULE.canonical;
@@ -232,7 +240,10 @@ export function classifyChannel(input: ChannelInput): ChannelResult {
   if (hostHit) return { channel: hostHit.channel, source: hostHit.name };
 
   // 6. Known utm_source (a checkout's name, e.g. a success URL tagged `utm_source=stripe`, is Direct).
-  if (sourceHit) return sourceHit.channel === 'Direct' ? { channel: 'Direct', source: null } : { channel: sourceHit.channel, source: sourceHit.name };
+  if (sourceHit)
+    return sourceHit.channel === 'Direct'
+      ? { channel: 'Direct', source: null }
+      : { channel: sourceHit.channel, source: sourceHit.name };
   const bySource = sourceKey ? UTM_SOURCE_CHANNELS[sourceKey] : undefined;
   if (bySource) return { channel: bySource, source: rawSource };
 

@@ -4,7 +4,10 @@
  * `x-country-code`"). Names are lower case: callers normalise headers first.
  */
 export const COUNTRY_HEADERS: ReadonlyArray<{ header: string; source: string }> = [
-  { header: 'cloudfront-viewer-country', source: 'Amazon CloudFront, added when the origin request policy forwards it' },
+  {
+    header: 'cloudfront-viewer-country',
+    source: 'Amazon CloudFront, added when the origin request policy forwards it',
+  },
   { header: 'cf-ipcountry', source: 'Cloudflare, IP geolocation' },
   { header: 'x-country-code', source: 'any other proxy in front of Footfall' },
 ];

@@ -9,7 +9,15 @@ import { resolveVisitor } from './visitor.js';
 import type { UserAgentInfo } from './user-agent.js';
 
 /** Why an event was dropped silently (spec §6); each is counted in the `DroppedEvents` metric. */
-export const DROP_REASONS = ['bot', 'unknown_type', 'unknown_site', 'goal_without_name', 'invalid_url', 'foreign_host', 'rate_limited'] as const;
+export const DROP_REASONS = [
+  'bot',
+  'unknown_type',
+  'unknown_site',
+  'goal_without_name',
+  'invalid_url',
+  'foreign_host',
+  'rate_limited',
+] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
 // A Map, not an object literal: `n: "toString"` must not find Object.prototype's.
@@ -80,7 +88,8 @@ export function enrichEvent(input: EnrichInput): EnrichResult {
   const url = pageUrl(event.u);
   if (!url) return { ok: false, reason: 'invalid_url' };
   const hostname = url.hostname.toLowerCase();
-  if (hostname.length > MAX_HOSTNAME || !hostBelongsToSite(hostname, site.domain)) return { ok: false, reason: 'foreign_host' };
+  if (hostname.length > MAX_HOSTNAME || !hostBelongsToSite(hostname, site.domain))
+    return { ok: false, reason: 'foreign_host' };
   if (!input.withinRateLimit(site)) return { ok: false, reason: 'rate_limited' };
 
   const refHost = referrerHost(event.r, hostname, site.domain);
@@ -92,7 +101,13 @@ export function enrichEvent(input: EnrichInput): EnrichResult {
     utmCampaign: campaign.utm_campaign,
     clickIds: campaign.clickIds,
   });
-  const visitor = resolveVisitor({ v: event.v, salt: input.salt, site: site.domain, ip: request.ip, userAgent: request.userAgent });
+  const visitor = resolveVisitor({
+    v: event.v,
+    salt: input.salt,
+    site: site.domain,
+    ip: request.ip,
+    userAgent: request.userAgent,
+  });
   return {
     ok: true,
     event: {

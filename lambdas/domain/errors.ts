@@ -71,7 +71,11 @@ export class UnauthorizedError extends FootfallError {
   override get headers(): Readonly<Record<string, string>> {
     const params = [`realm="${AUTH_REALM}"`];
     // error_description must be %x20-21 / %x23-5B / %x5D-7E (RFC 6750 §3): no quotes or backslashes.
-    if (this.tokenSent) params.push('error="invalid_token"', `error_description="${this.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`);
+    if (this.tokenSent)
+      params.push(
+        'error="invalid_token"',
+        `error_description="${this.message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`,
+      );
     return { 'www-authenticate': `Bearer ${params.join(', ')}` };
   }
 }

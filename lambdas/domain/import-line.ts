@@ -41,7 +41,11 @@ export class ImportLineError extends Error {
  * @param site the `--site` domain: fills a missing `s`; a line naming another site is an error
  * @throws ImportLineError for bad JSON, a failing field or another site
  */
-export function parseImportLine(text: string, lineNumber: number, site?: string): { event: InboundEvent; request: IngestRequest } {
+export function parseImportLine(
+  text: string,
+  lineNumber: number,
+  site?: string,
+): { event: InboundEvent; request: IngestRequest } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -56,7 +60,8 @@ export function parseImportLine(text: string, lineNumber: number, site?: string)
   const line = parsed.data;
   const s = line.s ?? site;
   if (!s) throw new ImportLineError(lineNumber, 's: missing (give it on the line or with --site)');
-  if (site && s.toLowerCase() !== site.toLowerCase()) throw new ImportLineError(lineNumber, `s: ${s} is not the imported site ${site}`);
+  if (site && s.toLowerCase() !== site.toLowerCase())
+    throw new ImportLineError(lineNumber, `s: ${s} is not the imported site ${site}`);
   const { ts, ua, ip, country, language, ...event } = line;
   return {
     event: { ...event, s },
@@ -93,4 +98,5 @@ export function importedEventId(site: string, text: string, occurrence: number):
 }
 
 /** True for an id `importedEventId` made (live events carry random version-4 UUIDs). */
-export const isImportedEventId = (id: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id);
+export const isImportedEventId = (id: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id);

@@ -19,7 +19,8 @@ const JSON_ESCAPE_FACTOR = 2;
 /** Keys, quotes, colons, commas and braces of one event with every field, with room for pretty-printing. */
 const EVENT_SYNTAX_BYTES = 128;
 /** One event of maximal fields, JSON-encoded (15,162 bytes). */
-export const MAX_EVENT_BYTES = Object.values(FIELD_BUDGET_BYTES).reduce((sum, b) => sum + b, 0) * JSON_ESCAPE_FACTOR + EVENT_SYNTAX_BYTES;
+export const MAX_EVENT_BYTES =
+  Object.values(FIELD_BUDGET_BYTES).reduce((sum, b) => sum + b, 0) * JSON_ESCAPE_FACTOR + EVENT_SYNTAX_BYTES;
 /**
  * The body ceiling, derived from the spec's limits: 50 events of maximal
  * fields, their commas and the brackets (758,152 bytes, about 740 KiB). A
@@ -48,7 +49,10 @@ export interface InboundEvent {
  */
 export const inboundEventSchema = z.object({
   n: z.string().max(32),
-  u: z.string().max(2048).refine((u) => URL.canParse(u) && /^https?:/i.test(u), 'must be an http(s) URL'),
+  u: z
+    .string()
+    .max(2048)
+    .refine((u) => URL.canParse(u) && /^https?:/i.test(u), 'must be an http(s) URL'),
   s: z.string().min(1).max(253),
   r: z.string().max(2048).nullish(),
   v: z.string().max(256).nullish(),
@@ -135,7 +139,8 @@ export interface ParsedBody {
 export function parseEventBody(body: string | null | undefined): ParsedBody {
   if (!body) throw new InvalidEventError('empty body');
   // UTF-16 length is at most the UTF-8 length, so a short string needs no byte count.
-  if (body.length > MAX_BODY_BYTES || Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  if (body.length > MAX_BODY_BYTES || Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES)
+    throw new PayloadTooLargeError(MAX_BODY_BYTES);
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -144,6 +149,7 @@ export function parseEventBody(body: string | null | undefined): ParsedBody {
   }
   const items = Array.isArray(json) ? json.slice(0, MAX_EVENTS_PER_REQUEST) : [json];
   const events = items.filter(isEventObject).map((item) => repairedEventSchema.parse(item));
-  if (events.length === 0) throw new InvalidEventError(items.length === 0 ? 'empty array' : 'no event: an event is an object with n, u and s');
+  if (events.length === 0)
+    throw new InvalidEventError(items.length === 0 ? 'empty array' : 'no event: an event is an object with n, u and s');
   return { events, notEvents: items.length - events.length };
 }

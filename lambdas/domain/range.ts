@@ -207,7 +207,10 @@ function formatter(timezone: string): Intl.DateTimeFormat {
 }
 
 /** Local wall-clock fields of instant `tsMs` in `timezone` (seconds precision, as zone offsets are). */
-function wallFields(tsMs: number, timezone: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
+function wallFields(
+  tsMs: number,
+  timezone: string,
+): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
   if (!Number.isFinite(tsMs)) throw new Error(`not an instant: ${tsMs}`);
   const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   let bc = false;
@@ -283,7 +286,9 @@ export function dayStart(day: string, timezone: string): number {
   // bracketed by the offsets a day either side, and the one in between covers
   // zones that changed twice in two days.
   const offsetAt = (t: number): number => wallMs(t, timezone) - t;
-  const candidates = [...new Set([-DAY_MS, 0, DAY_MS].map((d) => wallMidnight - offsetAt(wallMidnight + d)))].sort((a, b) => a - b);
+  const candidates = [...new Set([-DAY_MS, 0, DAY_MS].map((d) => wallMidnight - offsetAt(wallMidnight + d)))].sort(
+    (a, b) => a - b,
+  );
   const walls = candidates.map((t) => wallMs(t, timezone));
   const exact = candidates.find((_, i) => walls[i] === wallMidnight);
   if (exact !== undefined) return exact;
@@ -400,9 +405,13 @@ function explicitDay(parameter: 'from' | 'to', value: string): string {
  *   or fewer (no first day, or a first day on or after today − 29).
  * - `all` has no length limit: the 10-year limit is on explicit ranges (spec §8).
  */
-export function resolveRange(query: RangeQuery, ctx: { now: number; timezone: string; firstDay: string | null }): ResolvedRange {
+export function resolveRange(
+  query: RangeQuery,
+  ctx: { now: number; timezone: string; firstDay: string | null },
+): ResolvedRange {
   const { timezone, firstDay } = ctx;
-  if (firstDay !== null && !isValidDay(firstDay)) throw new Error(`invalid first tracked day: ${JSON.stringify(firstDay)}`);
+  if (firstDay !== null && !isValidDay(firstDay))
+    throw new Error(`invalid first tracked day: ${JSON.stringify(firstDay)}`);
   const today = localDay(ctx.now, timezone);
 
   if (query.from !== undefined || query.to !== undefined) {
@@ -427,6 +436,7 @@ function defaultRange(today: string, firstDay: string | null): RangeName {
 }
 
 function rangeName(value: string): RangeName {
-  if (!(RANGE_NAMES as readonly string[]).includes(value)) throw new BadParameterError('range', `must be one of ${RANGE_NAMES.join(', ')}`);
+  if (!(RANGE_NAMES as readonly string[]).includes(value))
+    throw new BadParameterError('range', `must be one of ${RANGE_NAMES.join(', ')}`);
   return value as RangeName;
 }

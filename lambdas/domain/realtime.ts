@@ -35,7 +35,10 @@ export const minuteOf = (tsMs: number): string => new Date(tsMs).toISOString().s
  * batch wrote) and the path of each page view. Events of no written visit (a
  * replay that changed nothing) were recorded the first time and are skipped.
  */
-export function realtimeSlices(batches: ReadonlyArray<{ site: string; events: readonly TrackedEvent[]; visits: readonly Visit[] }>, now: number): RealtimeSlice[] {
+export function realtimeSlices(
+  batches: ReadonlyArray<{ site: string; events: readonly TrackedEvent[]; visits: readonly Visit[] }>,
+  now: number,
+): RealtimeSlice[] {
   const slices = new Map<string, RealtimeSlice>();
   for (const { site, events, visits } of batches) {
     const visitOf = new Map<string, Visit>();
@@ -92,7 +95,10 @@ export function realtimeReport(slices: readonly RealtimeSlice[], now: number, li
     }
   }
   const rows = <K>(map: Map<K, Set<string>>) =>
-    [...map].map(([key, set]) => ({ key, visitors: set.size })).sort((a, b) => b.visitors - a.visitors || String(a.key ?? '').localeCompare(String(b.key ?? ''))).slice(0, limit);
+    [...map]
+      .map(([key, set]) => ({ key, visitors: set.size }))
+      .sort((a, b) => b.visitors - a.visitors || String(a.key ?? '').localeCompare(String(b.key ?? '')))
+      .slice(0, limit);
   return {
     visitors: visitors.size,
     pages: rows(pages).map((r) => ({ page: r.key, visitors: r.visitors })),

@@ -3,7 +3,19 @@ import { OUTBOUND_GOAL, pageviewsOf } from './visit.js';
 import { addDays, dayStart, localDay, localHour } from './range.js';
 
 /** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
-export const DIMENSIONS = ['channel', 'referrer', 'campaign', 'keyword', 'landing_page', 'page', 'country', 'device', 'browser', 'os', 'language'] as const;
+export const DIMENSIONS = [
+  'channel',
+  'referrer',
+  'campaign',
+  'keyword',
+  'landing_page',
+  'page',
+  'country',
+  'device',
+  'browser',
+  'os',
+  'language',
+] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
 /**
@@ -180,7 +192,9 @@ export function creditedValuesOf(values: Iterable<string>): string[] {
 
 /** Every payment dimension's values of a (credited) visit, `(none)` as `NONE`, each cut to `CREDITED_VALUES`. */
 export function paymentDimensionsOf(visit: Visit): Record<PaymentDimension, string[]> {
-  const out = Object.fromEntries(DIMENSIONS.map((d) => [d, creditedValuesOf(DIMENSION_VALUES[d](visit).map((v) => v ?? NONE))])) as Record<Dimension, string[]>;
+  const out = Object.fromEntries(
+    DIMENSIONS.map((d) => [d, creditedValuesOf(DIMENSION_VALUES[d](visit).map((v) => v ?? NONE))]),
+  ) as Record<Dimension, string[]>;
   return { ...out, goal: creditedValuesOf(goalKeysOf(visit).keys()) };
 }
 
@@ -299,16 +313,22 @@ const MAX_BUCKETS = 8;
 /** Slot of a metric and bucket among a period's deltas: `visits` first, then each dimension's buckets. */
 const DIMENSION_INDEX = new Map<RollupMetric, number>(DIMENSIONS.map((d, i) => [d, i]));
 DIMENSION_INDEX.set('goal', DIMENSIONS.length);
-const slotOf = (metric: RollupMetric, bucket: number) => (metric === 'visits' ? 0 : 1 + (DIMENSION_INDEX.get(metric) ?? 0) * MAX_BUCKETS + bucket);
+const slotOf = (metric: RollupMetric, bucket: number) =>
+  metric === 'visits' ? 0 : 1 + (DIMENSION_INDEX.get(metric) ?? 0) * MAX_BUCKETS + bucket;
 
 /** Accumulates rollup deltas of a batch: contributions of new visits minus those of the visits they replace. */
 export class RollupDeltas {
   // Deltas by period, then by slot: one string key per visit and period instead of one per dimension.
-  private readonly periods = new Map<string, { site: string; granularity: Granularity; period: string; slots: Array<RollupDelta | undefined> }>();
+  private readonly periods = new Map<
+    string,
+    { site: string; granularity: Granularity; period: string; slots: Array<RollupDelta | undefined> }
+  >();
   private readonly days = new LocalDays();
 
   // The last period looked up per granularity: events of a batch mostly share their day and month.
-  private readonly recent: Partial<Record<Granularity, { site: string; period: string; slots: Array<RollupDelta | undefined> }>> = {};
+  private readonly recent: Partial<
+    Record<Granularity, { site: string; period: string; slots: Array<RollupDelta | undefined> }>
+  > = {};
 
   private slots(site: string, granularity: Granularity, period: string): Array<RollupDelta | undefined> {
     const last = this.recent[granularity];
@@ -323,11 +343,26 @@ export class RollupDeltas {
     return entry.slots;
   }
 
-  private delta(slots: Array<RollupDelta | undefined>, site: string, metric: RollupMetric, granularity: Granularity, period: string, bucket: number): RollupDelta {
+  private delta(
+    slots: Array<RollupDelta | undefined>,
+    site: string,
+    metric: RollupMetric,
+    granularity: Granularity,
+    period: string,
+    bucket: number,
+  ): RollupDelta {
     const slot = slotOf(metric, bucket);
     let d = slots[slot];
     if (!d) {
-      d = { key: { site, metric, granularity, period, bucket }, visits: 0, pageviews: 0, counters: new Map(), values: new Map(), visitors: new Set(), valueVisitors: new Map() };
+      d = {
+        key: { site, metric, granularity, period, bucket },
+        visits: 0,
+        pageviews: 0,
+        counters: new Map(),
+        values: new Map(),
+        visitors: new Set(),
+        valueVisitors: new Map(),
+      };
       slots[slot] = d;
     }
     return d;
@@ -403,7 +438,15 @@ export class RollupDeltas {
         if (!d) continue;
         for (const [value, n] of d.values) if (n === 0) d.values.delete(value);
         for (const [name, n] of d.counters) if (n === 0) d.counters.delete(name);
-        if (d.visits !== 0 || d.pageviews !== 0 || d.counters.size > 0 || d.values.size > 0 || d.visitors.size > 0 || d.valueVisitors.size > 0) out.push(d);
+        if (
+          d.visits !== 0 ||
+          d.pageviews !== 0 ||
+          d.counters.size > 0 ||
+          d.values.size > 0 ||
+          d.visitors.size > 0 ||
+          d.valueVisitors.size > 0
+        )
+          out.push(d);
       }
     }
     return out;

@@ -29,7 +29,10 @@ export const domainSchema = z
   .trim()
   .toLowerCase()
   .max(253)
-  .regex(/^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/, 'must be a domain name such as example.com');
+  .regex(
+    /^(?=.{1,253}$)(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/,
+    'must be a domain name such as example.com',
+  );
 
 const ACCOUNT_ID_RULE = 'must be 1-64 letters, digits, dot, dash or underscore';
 export const accountIdSchema = z
@@ -47,7 +50,12 @@ const generationSchema = z.number().int().min(0).max(1_000_000);
 
 /** The settings `footfall sites set` may change; absent fields stay as they are. */
 export const siteSettingsSchema = z
-  .object({ timezone: timezoneSchema, attribution: attributionSchema, lookback_days: lookbackSchema, rate_limit: rateLimitSchema })
+  .object({
+    timezone: timezoneSchema,
+    attribution: attributionSchema,
+    lookback_days: lookbackSchema,
+    rate_limit: rateLimitSchema,
+  })
   .partial();
 export type SiteSettings = z.infer<typeof siteSettingsSchema>;
 

@@ -91,7 +91,13 @@ export const OS_VERSIONS: Readonly<Record<string, VersionStyle>> = {
   macOS: (version) => /^10\.\d+/.exec(version)?.[0] ?? majorOf(version),
 };
 
-const BOT: UserAgentInfo = Object.freeze({ bot: true, browser: null, browser_version: null, os: null, os_version: null });
+const BOT: UserAgentInfo = Object.freeze({
+  bot: true,
+  browser: null,
+  browser_version: null,
+  os: null,
+  os_version: null,
+});
 
 const displayName = (table: Readonly<Record<string, string>>, name: string | undefined): string | null =>
   name ? (table[name.toLowerCase()] ?? name).slice(0, MAX_NAME) : null;

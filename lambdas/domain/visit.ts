@@ -134,9 +134,16 @@ function stripAttrs(e: VisitEvent): VisitEvent {
 }
 
 /** Page views of a visit. */
-export const pageviewsOf = (visit: Visit): number => visit.events.reduce((n, e) => n + (e.type === 'pageview' ? 1 : 0), 0);
+export const pageviewsOf = (visit: Visit): number =>
+  visit.events.reduce((n, e) => n + (e.type === 'pageview' ? 1 : 0), 0);
 
 /** True when two computations of a visit are the same (same id and the same events). */
 export function sameVisit(a: Visit, b: Visit): boolean {
-  return a.id === b.id && a.start === b.start && a.end === b.end && a.events.length === b.events.length && a.events.every((e, i) => e.id === b.events[i]?.id);
+  return (
+    a.id === b.id &&
+    a.start === b.start &&
+    a.end === b.end &&
+    a.events.length === b.events.length &&
+    a.events.every((e, i) => e.id === b.events[i]?.id)
+  );
 }

@@ -58,13 +58,19 @@ function toRegisters(ids: Iterable<string>, m = M): Uint8Array {
 }
 
 /** Adds visitor ids to a sketch (in place when possible); returns the sketch to keep. */
-export function addVisitors(sketch: VisitorSketch, ids: Iterable<string>, limits: SketchLimits = VISITOR_LIMITS): VisitorSketch {
+export function addVisitors(
+  sketch: VisitorSketch,
+  ids: Iterable<string>,
+  limits: SketchLimits = VISITOR_LIMITS,
+): VisitorSketch {
   if (sketch.kind === 'hll') {
     for (const id of ids) addToRegisters(sketch.registers, id);
     return sketch;
   }
   for (const id of ids) sketch.ids.add(id);
-  return sketch.ids.size > limits.exact ? { kind: 'hll', registers: toRegisters(sketch.ids, 1 << limits.precision) } : sketch;
+  return sketch.ids.size > limits.exact
+    ? { kind: 'hll', registers: toRegisters(sketch.ids, 1 << limits.precision) }
+    : sketch;
 }
 
 /**

@@ -50,7 +50,10 @@ export function newSalt(): string {
 export function hashVisitor(input: { salt: string; site: string; ip: string; userAgent: string }): string {
   const hash = createHash('sha256');
   for (const part of [input.salt, input.site, input.ip, input.userAgent]) {
-    hash.update(`${Buffer.byteLength(part, 'utf8')}:`).update(part, 'utf8').update(',');
+    hash
+      .update(`${Buffer.byteLength(part, 'utf8')}:`)
+      .update(part, 'utf8')
+      .update(',');
   }
   return HASH_PREFIX + hash.digest('hex').slice(0, HASH_HEX_DIGITS);
 }
@@ -62,13 +65,10 @@ export type VisitorKind = 'id' | 'hash';
  * otherwise the daily hash of the request (kind `hash`); spec §2.9 `v`.
  * `salt` is the salt of `saltDay(event time)`.
  */
-export function resolveVisitor(input: {
-  v: unknown;
-  salt: string;
-  site: string;
-  ip: string;
-  userAgent: string;
-}): { visitor_id: string; visitor_kind: VisitorKind } {
+export function resolveVisitor(input: { v: unknown; salt: string; site: string; ip: string; userAgent: string }): {
+  visitor_id: string;
+  visitor_kind: VisitorKind;
+} {
   if (isValidVisitorId(input.v)) return { visitor_id: input.v, visitor_kind: 'id' };
   return { visitor_id: hashVisitor(input), visitor_kind: 'hash' };
 }

@@ -1,9 +1,32 @@
 import * as z from 'zod';
-import { BadParameterError, FieldError, ForbiddenError, MethodNotAllowedError, NotFoundError } from '../domain/errors.js';
-import { clearedSessionCookie, cookieIsSecure, sessionCookie, sessionTokenOf, type CookieSecurity } from '../domain/auth/cookie.js';
+import {
+  BadParameterError,
+  FieldError,
+  ForbiddenError,
+  MethodNotAllowedError,
+  NotFoundError,
+} from '../domain/errors.js';
+import {
+  clearedSessionCookie,
+  cookieIsSecure,
+  sessionCookie,
+  sessionTokenOf,
+  type CookieSecurity,
+} from '../domain/auth/cookie.js';
 import { originProblem } from '../domain/auth/origin.js';
 import { PASSWORD_MAX } from '../domain/auth/password.js';
-import { acceptInvite, changePassword, invitePath, inviteInfo, sessionOf, signIn, signOut, type AuthDeps, type NewSession, type SignedIn } from '../services/auth.js';
+import {
+  acceptInvite,
+  changePassword,
+  invitePath,
+  inviteInfo,
+  sessionOf,
+  signIn,
+  signOut,
+  type AuthDeps,
+  type NewSession,
+  type SignedIn,
+} from '../services/auth.js';
 import {
   addSite,
   addSiteBody,
@@ -67,7 +90,10 @@ interface AppRoute {
   run(deps: AppHandlerDeps, req: Request): Promise<Reply>;
 }
 
-const me = (user: User) => ({ user: { email: user.email, created: user.created }, account: { id: user.account, name: user.account } });
+const me = (user: User) => ({
+  user: { email: user.email, created: user.created },
+  account: { id: user.account, name: user.account },
+});
 const ok = (body: unknown, status = 200): Reply => ({ status, body });
 const noContent: Reply = { status: 204 };
 /** The signed-in user of a route with `session: true` (the router has checked it). */
@@ -75,8 +101,15 @@ const who = (req: Request) => req.signedIn as SignedIn;
 const account = (req: Request) => who(req).user.account;
 
 const signInBody = z.object({
-  email: z.string('Enter your email address.').trim().min(1, 'Enter your email address.').max(254, 'At most 254 characters.'),
-  password: z.string('Enter your password.').min(1, 'Enter your password.').max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters.`),
+  email: z
+    .string('Enter your email address.')
+    .trim()
+    .min(1, 'Enter your email address.')
+    .max(254, 'At most 254 characters.'),
+  password: z
+    .string('Enter your password.')
+    .min(1, 'Enter your password.')
+    .max(PASSWORD_MAX, `At most ${PASSWORD_MAX} characters.`),
 });
 const passwordBody = z.object({
   current_password: z.string('Enter your current password.').min(1, 'Enter your current password.').max(PASSWORD_MAX),
@@ -93,7 +126,11 @@ const ROUTES: readonly AppRoute[] = [
     session: false,
     body: signInBody,
     run: async (d, req) => {
-      const { user, session } = await signIn(d.auth, req.body as z.infer<typeof signInBody>, clientAddress(req.event, d.trustViewerAddress ?? false));
+      const { user, session } = await signIn(
+        d.auth,
+        req.body as z.infer<typeof signInBody>,
+        clientAddress(req.event, d.trustViewerAddress ?? false),
+      );
       return { status: 200, body: me(user), session };
     },
   },
@@ -111,46 +148,110 @@ const ROUTES: readonly AppRoute[] = [
     pattern: /^\/api\/app\/password$/,
     session: true,
     body: passwordBody,
-    run: async (d, req) => ({ status: 204, session: await changePassword(d.auth, who(req), req.body as z.infer<typeof passwordBody>) }),
+    run: async (d, req) => ({
+      status: 204,
+      session: await changePassword(d.auth, who(req), req.body as z.infer<typeof passwordBody>),
+    }),
   },
-  { method: 'GET', pattern: /^\/api\/app\/sites$/, session: true, run: async (d, req) => ok(await listAppSites(d.settings, account(req))) },
-  { method: 'POST', pattern: /^\/api\/app\/sites$/, session: true, body: addSiteBody, run: async (d, req) => ok(await addSite(d.settings, account(req), req.body as z.infer<typeof addSiteBody>), 201) },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/sites$/,
+    session: true,
+    run: async (d, req) => ok(await listAppSites(d.settings, account(req))),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sites$/,
+    session: true,
+    body: addSiteBody,
+    run: async (d, req) => ok(await addSite(d.settings, account(req), req.body as z.infer<typeof addSiteBody>), 201),
+  },
   {
     method: 'PATCH',
     pattern: /^\/api\/app\/sites\/([^/]+)$/,
     session: true,
     body: updateSiteBody,
-    run: async (d, req) => ok(await updateSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof updateSiteBody>)),
+    run: async (d, req) =>
+      ok(await updateSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof updateSiteBody>)),
   },
-  { method: 'GET', pattern: /^\/api\/app\/sites\/([^/]+)\/providers$/, session: true, run: async (d, req) => ok(await listProviders(d.settings, account(req), req.params[0]!, req.baseUrl)) },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/providers$/,
+    session: true,
+    run: async (d, req) => ok(await listProviders(d.settings, account(req), req.params[0]!, req.baseUrl)),
+  },
   {
     method: 'PUT',
     pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
     session: true,
     body: connectBody,
-    run: async (d, req) => ok(await connectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1]), (req.body as z.infer<typeof connectBody>).webhook_secret, req.baseUrl)),
+    run: async (d, req) =>
+      ok(
+        await connectProvider(
+          d.settings,
+          account(req),
+          req.params[0]!,
+          provider(req.params[1]),
+          (req.body as z.infer<typeof connectBody>).webhook_secret,
+          req.baseUrl,
+        ),
+      ),
   },
   {
     method: 'DELETE',
     pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
     session: true,
-    run: async (d, req) => (await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])), noContent),
+    run: async (d, req) => (
+      await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])),
+      noContent
+    ),
   },
-  { method: 'GET', pattern: /^\/api\/app\/keys$/, session: true, run: async (d, req) => ok(await listKeys(d.settings, account(req))) },
-  { method: 'POST', pattern: /^\/api\/app\/keys$/, session: true, body: createKeyBody, run: async (d, req) => ok(await createKey(d.settings, account(req), (req.body as z.infer<typeof createKeyBody>).name), 201) },
-  { method: 'DELETE', pattern: /^\/api\/app\/keys\/([^/]+)$/, session: true, run: async (d, req) => (await revokeKey(d.settings, account(req), req.params[0]!), noContent) },
-  { method: 'GET', pattern: /^\/api\/app\/users$/, session: true, run: async (d, req) => ok(await listUsers(d.settings, account(req))) },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/keys$/,
+    session: true,
+    run: async (d, req) => ok(await listKeys(d.settings, account(req))),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/keys$/,
+    session: true,
+    body: createKeyBody,
+    run: async (d, req) =>
+      ok(await createKey(d.settings, account(req), (req.body as z.infer<typeof createKeyBody>).name), 201),
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/api\/app\/keys\/([^/]+)$/,
+    session: true,
+    run: async (d, req) => (await revokeKey(d.settings, account(req), req.params[0]!), noContent),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/users$/,
+    session: true,
+    run: async (d, req) => ok(await listUsers(d.settings, account(req))),
+  },
   {
     method: 'POST',
     pattern: /^\/api\/app\/users$/,
     session: true,
     body: inviteBody,
     run: async (d, req) => {
-      const { email, token } = await inviteUser(d.settings, account(req), (req.body as z.infer<typeof inviteBody>).email);
+      const { email, token } = await inviteUser(
+        d.settings,
+        account(req),
+        (req.body as z.infer<typeof inviteBody>).email,
+      );
       return ok({ email, invite_url: `${req.baseUrl}${invitePath(token)}` }, 201);
     },
   },
-  { method: 'DELETE', pattern: /^\/api\/app\/users\/([^/]+)$/, session: true, run: async (d, req) => (await removeUser(d.settings, account(req), who(req).user.email, req.params[0]!), noContent) },
+  {
+    method: 'DELETE',
+    pattern: /^\/api\/app\/users\/([^/]+)$/,
+    session: true,
+    run: async (d, req) => (await removeUser(d.settings, account(req), who(req).user.email, req.params[0]!), noContent),
+  },
   {
     method: 'GET',
     pattern: /^\/api\/app\/invites\/([^/]+)$/,
@@ -166,7 +267,11 @@ const ROUTES: readonly AppRoute[] = [
     session: false,
     body: acceptBody,
     run: async (d, req) => {
-      const { user, session } = await acceptInvite(d.auth, req.params[0]!, (req.body as z.infer<typeof acceptBody>).password);
+      const { user, session } = await acceptInvite(
+        d.auth,
+        req.params[0]!,
+        (req.body as z.infer<typeof acceptBody>).password,
+      );
       return { status: 200, body: me(user), session };
     },
   },
@@ -231,7 +336,8 @@ function hostsOf(deps: AppHandlerDeps, event: HttpEvent): { hosts: string[]; bas
 
 function parseBody(schema: z.ZodType, event: HttpEvent): unknown {
   const text = bodyText(event) ?? '';
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new BadParameterError('body', `is larger than ${MAX_BODY_BYTES} bytes`);
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES)
+    throw new BadParameterError('body', `is larger than ${MAX_BODY_BYTES} bytes`);
   let json: unknown;
   try {
     json = text.trim() ? JSON.parse(text) : {};
@@ -242,7 +348,10 @@ function parseBody(schema: z.ZodType, event: HttpEvent): unknown {
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue?.path.length ? String(issue.path[0]) : 'body';
-  throw new FieldError(field, issue?.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : (issue?.message ?? 'not valid'));
+  throw new FieldError(
+    field,
+    issue?.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : (issue?.message ?? 'not valid'),
+  );
 }
 
 /**
@@ -259,9 +368,15 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
       const path = event.rawPath.replace(/\/+$/, '');
       const matching = ROUTES.filter((r) => r.pattern.test(path));
       const route = matching.find((r) => r.method === method);
-      if (!route) throw matching.length > 0 ? new MethodNotAllowedError('method not allowed') : new NotFoundError('not found');
+      if (!route)
+        throw matching.length > 0 ? new MethodNotAllowedError('method not allowed') : new NotFoundError('not found');
       const { hosts, baseUrl } = hostsOf(deps, event);
-      const problem = originProblem({ method, origin: event.headers?.origin, secFetchSite: event.headers?.['sec-fetch-site'], hosts });
+      const problem = originProblem({
+        method,
+        origin: event.headers?.origin,
+        secFetchSite: event.headers?.['sec-fetch-site'],
+        hosts,
+      });
       if (problem) throw new ForbiddenError(`Refused: ${problem}.`);
       const secure = cookieIsSecure(deps.cookieSecurity, event.headers?.['x-forwarded-proto']);
       const token = sessionTokenOf(event.cookies, event.headers?.cookie);
@@ -270,12 +385,27 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
         return withCookie(errorJson(401, 'Sign in first.'), token ? clearedSessionCookie(secure) : undefined);
       }
       const body = route.body ? parseBody(route.body, event) : undefined;
-      const reply = await route.run(deps, { event, params: (route.pattern.exec(path) ?? []).slice(1).map(decode), body, signedIn, baseUrl });
-      const cookie = reply.session === 'clear' ? clearedSessionCookie(secure) : reply.session ? sessionCookie(reply.session.token, (reply.session.expires - deps.auth.clock()) / 1000, secure) : undefined;
+      const reply = await route.run(deps, {
+        event,
+        params: (route.pattern.exec(path) ?? []).slice(1).map(decode),
+        body,
+        signedIn,
+        baseUrl,
+      });
+      const cookie =
+        reply.session === 'clear'
+          ? clearedSessionCookie(secure)
+          : reply.session
+            ? sessionCookie(reply.session.token, (reply.session.expires - deps.auth.clock()) / 1000, secure)
+            : undefined;
       const result: HttpResult =
         reply.status === 204
           ? { statusCode: 204, headers: { 'cache-control': 'no-store' } }
-          : { statusCode: reply.status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(reply.body) };
+          : {
+              statusCode: reply.status,
+              headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+              body: JSON.stringify(reply.body),
+            };
       return withCookie(result, cookie);
     },
     { logger, errors: { format: 'json', unexpectedStatus: 503 } },
@@ -283,7 +413,11 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
 }
 
 function errorJson(status: number, error: string): HttpResult {
-  return { statusCode: status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify({ error }) };
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify({ error }),
+  };
 }
 
 function withCookie(result: HttpResult, cookie: string | undefined): HttpResult {

@@ -36,7 +36,11 @@ export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
       const method = event.requestContext.http.method;
       if (method === 'OPTIONS') return { statusCode: 204, body: '' };
       if (method !== 'POST') {
-        return { statusCode: 405, headers: { allow: ALLOWED_METHODS, 'content-type': 'text/plain; charset=utf-8' }, body: 'method not allowed' };
+        return {
+          statusCode: 405,
+          headers: { allow: ALLOWED_METHODS, 'content-type': 'text/plain; charset=utf-8' },
+          body: 'method not allowed',
+        };
       }
       const headers = event.headers as Record<string, string | undefined>;
       const { events: inbound, notEvents } = parseEventBody(bodyText(event));
@@ -48,7 +52,10 @@ export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
         country: resolveCountry(headers, ip, deps.countries),
         language: languageFromAcceptLanguage(headers['accept-language']),
       });
-      const dropped: Record<string, number> = { ...outcome.dropped, ...(notEvents > 0 ? { not_an_event: notEvents } : {}) };
+      const dropped: Record<string, number> = {
+        ...outcome.dropped,
+        ...(notEvents > 0 ? { not_an_event: notEvents } : {}),
+      };
       for (const [reason, count] of Object.entries(dropped)) {
         // The reason is a property, not a dimension: one billed metric instead of one per reason; Logs Insights sums by it.
         metrics.singleMetric().addMetadata('reason', reason).addMetric(CUSTOM_METRICS.dropped, MetricUnit.Count, count);

@@ -21,19 +21,36 @@ export interface ErrorFormat {
   unexpectedStatus: number;
 }
 
-const TEXT_BODIES: Readonly<Record<number, string>> = { 400: 'invalid event', 405: 'method not allowed', 413: 'request too large', 503: 'try again' };
+const TEXT_BODIES: Readonly<Record<number, string>> = {
+  400: 'invalid event',
+  405: 'method not allowed',
+  413: 'request too large',
+  503: 'try again',
+};
 
 /** The one place that maps typed errors to HTTP responses. */
 export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {
   const known = error instanceof FootfallError;
   const status = known ? error.status : format.unexpectedStatus;
-  const message = known ? error.publicMessage : status === 503 ? 'data could not be read or written, retry later' : 'internal error';
+  const message = known
+    ? error.publicMessage
+    : status === 503
+      ? 'data could not be read or written, retry later'
+      : 'internal error';
   const extra = known ? error.headers : {};
   if (format.format === 'text') {
-    return { statusCode: status, headers: { 'content-type': 'text/plain; charset=utf-8', ...extra }, body: TEXT_BODIES[status] ?? message };
+    return {
+      statusCode: status,
+      headers: { 'content-type': 'text/plain; charset=utf-8', ...extra },
+      body: TEXT_BODIES[status] ?? message,
+    };
   }
   const field = known ? error.field : undefined;
-  return { statusCode: status, headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify(field ? { error: message, field } : { error: message }) };
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json', ...extra },
+    body: JSON.stringify(field ? { error: message, field } : { error: message }),
+  };
 }
 
 function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<HttpEvent, HttpResult> {
@@ -41,7 +58,11 @@ function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<H
     onError: async (request) => {
       const error = request.error;
       if (error instanceof FootfallError && error.status < 500) {
-        logger.debug('request rejected', { status: error.status, message: error.message, detail: (error as { detail?: string }).detail });
+        logger.debug('request rejected', {
+          status: error.status,
+          message: error.message,
+          detail: (error as { detail?: string }).detail,
+        });
       } else {
         logger.error('request failed', error as Error);
       }

@@ -25,7 +25,18 @@ import {
   timeseriesResponse,
 } from '../domain/reports/schemas.js';
 import { INTERVAL_MAX_DAYS } from '../domain/reports/timeseries.js';
-import { breakdown, goals, realtime, listPayments, listSites, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import {
+  breakdown,
+  goals,
+  realtime,
+  listPayments,
+  listSites,
+  overview,
+  retention,
+  timeseries,
+  visitorTimeline,
+  type ReportDeps,
+} from '../services/reports.js';
 
 /**
  * The MCP tools (spec §4.5): the report use cases of `/api/v1`, called the
@@ -41,25 +52,32 @@ export const MCP_SERVER_INFO = { name: 'footfall', version: '0.1.0' } as const;
 export const MCP_INSTRUCTIONS = [
   'Footfall web analytics with revenue attribution. Every tool is read-only.',
   'Start with list_sites to learn the site domains this key can read; `site` may be left out when there is only one.',
-  'Days are local dates (YYYY-MM-DD) in the site\'s timezone; fields ending in _usd are US dollars net of refunds;',
-  '`amount` and `refunded` on payments are integers in the minor unit of the payment\'s own currency.',
+  "Days are local dates (YYYY-MM-DD) in the site's timezone; fields ending in _usd are US dollars net of refunds;",
+  "`amount` and `refunded` on payments are integers in the minor unit of the payment's own currency.",
 ].join(' ');
 
 /** Message of a tool result when the data could not be read (the report API's 503). */
-export const RETRY_MESSAGE = 'The analytics data could not be read just now (a temporary storage error). Retry the same call in a few seconds.';
+export const RETRY_MESSAGE =
+  'The analytics data could not be read just now (a temporary storage error). Retry the same call in a few seconds.';
 
 const site = z
   .string()
   .min(1)
   .optional()
-  .describe('Site domain as returned by list_sites, e.g. "example.com". May be left out when the API key\'s account has exactly one site.');
+  .describe(
+    'Site domain as returned by list_sites, e.g. "example.com". May be left out when the API key\'s account has exactly one site.',
+  );
 const rangeFields = {
   range: rangeParams.shape.range.describe(
     `Named range ending today in the site's timezone: ${RANGE_NAMES.join(', ')} (12m = twelve months, all = since tracking started). ` +
       'Default 30d, or all for a site tracked 30 days or less. Ignored when from and to are given.',
   ),
-  from: rangeParams.shape.from.describe('First day of an explicit range, YYYY-MM-DD, inclusive, in the site\'s timezone. Give together with to; they win over range.'),
-  to: rangeParams.shape.to.describe('Last day of an explicit range, YYYY-MM-DD, inclusive. Give together with from; at most 10 years after from.'),
+  from: rangeParams.shape.from.describe(
+    "First day of an explicit range, YYYY-MM-DD, inclusive, in the site's timezone. Give together with to; they win over range.",
+  ),
+  to: rangeParams.shape.to.describe(
+    'Last day of an explicit range, YYYY-MM-DD, inclusive. Give together with from; at most 10 years after from.',
+  ),
 };
 
 const dimension = z
@@ -86,26 +104,47 @@ export const TOOL_INPUTS = {
     site,
     dimension,
     ...rangeFields,
-    limit: breakdownParams.shape.limit.describe(`Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`),
+    limit: breakdownParams.shape.limit.describe(
+      `Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`,
+    ),
   }),
   get_goals: z.object({
     site,
     ...rangeFields,
-    goal: goalsParams.shape.goal.describe('Only this goal. "Outbound Link: Click" gives one row per clicked link URL. Leave out for one row per goal name.'),
-    limit: goalsParams.shape.limit.describe(`Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`),
+    goal: goalsParams.shape.goal.describe(
+      'Only this goal. "Outbound Link: Click" gives one row per clicked link URL. Leave out for one row per goal name.',
+    ),
+    limit: goalsParams.shape.limit.describe(
+      `Most rows to return, 1 to ${BREAKDOWN_LIMIT.max} (default ${BREAKDOWN_LIMIT.default}); rows are ordered by revenue, then visitors, and total counts them all.`,
+    ),
   }),
-  get_realtime: z.object({ site, limit: realtimeParams.shape.limit.describe('Most pages and referrers to return, 1 to 100 (default 10).') }),
+  get_realtime: z.object({
+    site,
+    limit: realtimeParams.shape.limit.describe('Most pages and referrers to return, 1 to 100 (default 10).'),
+  }),
   get_retention: z.object({ site, ...rangeFields }),
   list_payments: z.object({
     site,
     ...rangeFields,
-    filter: paymentsParams.shape.filter.describe('Which payments: all (default, failed ones included), attributed (credited to a visit), unattributed (no credited visit) or refunded (partly or fully).'),
-    limit: paymentsParams.shape.limit.describe(`Most payments to return, 1 to ${PAYMENTS_LIMIT.max} (default ${PAYMENTS_LIMIT.default}); total in the result counts all that match.`),
-    offset: paymentsParams.shape.offset.describe('Payments to skip, for paging (default 0): use offset = previous offset + limit for the next page.'),
+    filter: paymentsParams.shape.filter.describe(
+      'Which payments: all (default, failed ones included), attributed (credited to a visit), unattributed (no credited visit) or refunded (partly or fully).',
+    ),
+    limit: paymentsParams.shape.limit.describe(
+      `Most payments to return, 1 to ${PAYMENTS_LIMIT.max} (default ${PAYMENTS_LIMIT.default}); total in the result counts all that match.`,
+    ),
+    offset: paymentsParams.shape.offset.describe(
+      'Payments to skip, for paging (default 0): use offset = previous offset + limit for the next page.',
+    ),
   }),
   get_visitor_timeline: z.object({
     site,
-    visitor_id: z.string().min(1).max(200).describe('The visitor to show: the `visitor` field of a payment from list_payments (or a visitor ID your site stored).'),
+    visitor_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe(
+        'The visitor to show: the `visitor` field of a payment from list_payments (or a visitor ID your site stored).',
+      ),
   }),
 } as const;
 
@@ -115,13 +154,19 @@ interface ToolSpec<N extends ToolName> {
   title: string;
   description: string;
   output: z.ZodObject;
-  run(deps: ReportDeps, account: string, args: z.output<(typeof TOOL_INPUTS)[N]>, site: () => Promise<string>): Promise<object>;
+  run(
+    deps: ReportDeps,
+    account: string,
+    args: z.output<(typeof TOOL_INPUTS)[N]>,
+    site: () => Promise<string>,
+  ): Promise<object>;
 }
 
 const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
   list_sites: {
     title: 'List sites',
-    description: 'The sites (domain and timezone) this API key can read. Call it first to find the `site` argument of the other tools.',
+    description:
+      'The sites (domain and timezone) this API key can read. Call it first to find the `site` argument of the other tools.',
     output: sitesResponse,
     run: (deps, account) => listSites(deps, account),
   },
@@ -139,7 +184,7 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
     title: 'Time series',
     description:
       'Visitors, sessions (visits), page views, payments and revenue_usd (net of refunds) per local hour, day or month of a date range, every point of the range included, oldest first. ' +
-      'Sessions, payments and revenue of the points add up to get_overview\'s for the same range; visitors are distinct within each point, so they do not add up across points. ' +
+      "Sessions, payments and revenue of the points add up to get_overview's for the same range; visitors are distinct within each point, so they do not add up across points. " +
       'Use it for trends, peaks and "which day did revenue come in".',
     output: timeseriesResponse,
     run: async (deps, account, args, site) => timeseries(deps, account, await site(), args, args.interval),
@@ -148,7 +193,7 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
     title: 'Breakdown by dimension',
     description:
       'Visitors and credited revenue per value of one dimension (channel, referrer, campaign, keyword, landing page, page, country, device, browser, OS, language) over a date range. ' +
-      'Each payment is credited to one visit by the site\'s attribution model; payments with no credited visit form the row labelled Unattributed. ' +
+      "Each payment is credited to one visit by the site's attribution model; payments with no credited visit form the row labelled Unattributed. " +
       'Rows: visitors, payments, customers, revenue_usd, revenue_per_visitor, most revenue first.',
     output: breakdownResponse,
     run: async (deps, account, args, site) => breakdown(deps, account, await site(), args.dimension, args, args.limit),
@@ -182,15 +227,16 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
     title: 'List payments',
     description:
       'Payments of a date range, newest first: provider, amount and currency, amount_usd and net_usd (net of refunds), status, whether it is a renewal, ' +
-      'the visit credited for it (touch: channel, referrer, campaign, landing page, country, device; null when unattributed), the payer\'s first visit (first_touch) ' +
+      "the visit credited for it (touch: channel, referrer, campaign, landing page, country, device; null when unattributed), the payer's first visit (first_touch) " +
       'and `visitor`, the value to pass to get_visitor_timeline.',
     output: paymentsResponse,
-    run: async (deps, account, args, site) => listPayments(deps, account, await site(), args, args.filter, args.limit, args.offset),
+    run: async (deps, account, args, site) =>
+      listPayments(deps, account, await site(), args, args.filter, args.limit, args.offset),
   },
   get_visitor_timeline: {
     title: 'Visitor timeline',
     description:
-      'One visitor\'s history, oldest first: each visit with its channel, referrer, campaign, pages viewed (seconds on each page), goals, how it ended (exit page or outbound link) and payments made during it, ' +
+      "One visitor's history, oldest first: each visit with its channel, referrer, campaign, pages viewed (seconds on each page), goals, how it ended (exit page or outbound link) and payments made during it, " +
       'plus payments outside a visit such as renewals. Useful to see the journey of a customer before they paid.',
     output: timelineResponse,
     run: async (deps, account, args, site) => visitorTimeline(deps, account, await site(), args.visitor_id),
@@ -200,7 +246,10 @@ const TOOLS: { [N in ToolName]: ToolSpec<N> } = {
 /** The names of the tools, in the order `tools/list` gives them. */
 export const TOOL_NAMES = Object.keys(TOOLS) as ToolName[];
 
-const ok = (body: object): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body as Record<string, unknown> });
+const ok = (body: object): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(body) }],
+  structuredContent: body as Record<string, unknown>,
+});
 const toolError = (message: string): CallToolResult => ({ content: [{ type: 'text', text: message }], isError: true });
 
 /**
@@ -212,8 +261,11 @@ async function siteArgument(deps: ReportDeps, account: string, given: string | u
   if (given !== undefined) return given;
   const { sites } = await listSites(deps, account);
   if (sites.length === 1 && sites[0]) return sites[0].domain;
-  if (sites.length === 0) throw new BadParameterError('site', 'this API key\'s account has no sites yet');
-  throw new BadParameterError('site', `is required: this account has ${sites.length} sites: ${sites.map((s) => s.domain).join(', ')}. Pass one of them as site.`);
+  if (sites.length === 0) throw new BadParameterError('site', "this API key's account has no sites yet");
+  throw new BadParameterError(
+    'site',
+    `is required: this account has ${sites.length} sites: ${sites.map((s) => s.domain).join(', ')}. Pass one of them as site.`,
+  );
 }
 
 /**
@@ -222,11 +274,21 @@ async function siteArgument(deps: ReportDeps, account: string, given: string | u
  * sites it can. Anything else is a storage failure: logged, and told to the
  * model as something to retry (the report API's 503).
  */
-async function errorText(error: unknown, deps: ReportDeps, account: string, given: string | undefined, logger: Logger, tool: string): Promise<string> {
+async function errorText(
+  error: unknown,
+  deps: ReportDeps,
+  account: string,
+  given: string | undefined,
+  logger: Logger,
+  tool: string,
+): Promise<string> {
   if (error instanceof FootfallError && error.status < 500) {
     logger.debug('mcp tool rejected', { tool, status: error.status, message: error.message });
     if (error instanceof NotFoundError && given !== undefined) {
-      const sites = await listSites(deps, account).then((r) => r.sites.map((s) => s.domain), () => null);
+      const sites = await listSites(deps, account).then(
+        (r) => r.sites.map((s) => s.domain),
+        () => null,
+      );
       if (sites && !sites.includes(given.toLowerCase())) {
         return `${error.publicMessage}. Sites this API key can read: ${sites.length ? sites.join(', ') : 'none'}.`;
       }
@@ -248,7 +310,13 @@ export function createMcpServer(deps: ReportDeps, account: string, logger: Logge
   return server;
 }
 
-function register<N extends ToolName>(server: McpServer, name: N, deps: ReportDeps, account: string, logger: Logger): void {
+function register<N extends ToolName>(
+  server: McpServer,
+  name: N,
+  deps: ReportDeps,
+  account: string,
+  logger: Logger,
+): void {
   const tool = TOOLS[name] as ToolSpec<N>;
   const inputSchema = TOOL_INPUTS[name] as z.ZodObject;
   server.registerTool(

@@ -43,7 +43,11 @@ export function toWebRequest(event: HttpEvent): Request {
   const url = `https://${host}${target}`;
   const method = event.requestContext.http.method;
   const hasBody = event.body !== undefined && method !== 'GET' && method !== 'HEAD';
-  const body = !hasBody ? undefined : event.isBase64Encoded ? new Uint8Array(Buffer.from(event.body ?? '', 'base64')) : event.body;
+  const body = !hasBody
+    ? undefined
+    : event.isBase64Encoded
+      ? new Uint8Array(Buffer.from(event.body ?? '', 'base64'))
+      : event.body;
   return new Request(url, { method, headers, body });
 }
 
@@ -62,7 +66,9 @@ function methodNotAllowed(): HttpResult {
   return {
     statusCode: 405,
     headers: { allow: 'POST', 'content-type': 'application/json' },
-    body: JSON.stringify({ error: 'method not allowed: this MCP endpoint is stateless and takes POST only (no event stream, no session)' }),
+    body: JSON.stringify({
+      error: 'method not allowed: this MCP endpoint is stateless and takes POST only (no event stream, no session)',
+    }),
   };
 }
 
@@ -91,7 +97,10 @@ export function createMcpHandler(deps: ReportHandlerDeps): HttpHandler {
       const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());
       const server = createMcpServer({ ...deps, store: deps.store() }, account, logger);
       server.server.onerror = (error) => logger.debug('mcp request rejected', { message: error.message });
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
       try {
         await server.connect(transport);
         const result = await toHttpResult(await transport.handleRequest(toWebRequest(event)));

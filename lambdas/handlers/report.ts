@@ -2,10 +2,32 @@ import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/e
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
 import * as z from 'zod';
-import { breakdownParams, breakdownRowSchema, dimensionParam, goalRowSchema, goalsParams, paymentRowSchema, paymentsParams, rangeParams, realtimeParams, timeseriesParams } from '../domain/reports/schemas.js';
+import {
+  breakdownParams,
+  breakdownRowSchema,
+  dimensionParam,
+  goalRowSchema,
+  goalsParams,
+  paymentRowSchema,
+  paymentsParams,
+  rangeParams,
+  realtimeParams,
+  timeseriesParams,
+} from '../domain/reports/schemas.js';
 import { formatParam, toCsv } from '../domain/reports/csv.js';
 import type { DateRange } from '../domain/range.js';
-import { breakdown, goals, listPayments, listSites, overview, realtime, retention, timeseries, visitorTimeline, type ReportDeps } from '../services/reports.js';
+import {
+  breakdown,
+  goals,
+  listPayments,
+  listSites,
+  overview,
+  realtime,
+  retention,
+  timeseries,
+  visitorTimeline,
+  type ReportDeps,
+} from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
@@ -37,7 +59,8 @@ const REJECTIONS: Readonly<Record<AuthorizationHeader['kind'], { message: string
 /** A session cookie that no longer works: signed out, expired, or its user removed. */
 const SESSION_ENDED = 'the session has ended: sign in again, or send "Authorization: Bearer <API key>"';
 
-const rejection = (kind: AuthorizationHeader['kind']) => new UnauthorizedError(REJECTIONS[kind].message, REJECTIONS[kind].tokenSent);
+const rejection = (kind: AuthorizationHeader['kind']) =>
+  new UnauthorizedError(REJECTIONS[kind].message, REJECTIONS[kind].tokenSent);
 
 /**
  * The account of the request's bearer key (spec §5). Every failure is a 401
@@ -45,7 +68,11 @@ const rejection = (kind: AuthorizationHeader['kind']) => new UnauthorizedError(R
  * `error="invalid_token"` when a bearer token was sent, malformed or not.
  * @throws UnauthorizedError (401)
  */
-export async function authenticate(keys: ReportHandlerDeps['keys'], authorization: string | undefined, now: number): Promise<string> {
+export async function authenticate(
+  keys: ReportHandlerDeps['keys'],
+  authorization: string | undefined,
+  now: number,
+): Promise<string> {
   const parsed = parseAuthorization(authorization);
   if (parsed.kind !== 'key') throw rejection(parsed.kind);
   const account = await keys.authenticate(parsed.key, new Date(now));
@@ -60,7 +87,10 @@ export async function authenticate(keys: ReportHandlerDeps['keys'], authorizatio
  * @throws UnauthorizedError (401)
  */
 async function accountOf(deps: ReportHandlerDeps, event: HttpEvent): Promise<string> {
-  const token = deps.sessions && !event.headers?.authorization?.trim() ? sessionTokenOf(event.cookies, event.headers?.cookie) : null;
+  const token =
+    deps.sessions && !event.headers?.authorization?.trim()
+      ? sessionTokenOf(event.cookies, event.headers?.cookie)
+      : null;
   if (!token || !deps.sessions) return authenticate(deps.keys, event.headers?.authorization, deps.clock());
   const account = await deps.sessions.accountOf(token);
   if (!account) throw new UnauthorizedError(SESSION_ENDED);
@@ -83,7 +113,12 @@ interface CsvExport {
 
 type Route = {
   pattern: RegExp;
-  run: (deps: ReportDeps, account: string, params: string[], query: Record<string, string | undefined>) => Promise<unknown>;
+  run: (
+    deps: ReportDeps,
+    account: string,
+    params: string[],
+    query: Record<string, string | undefined>,
+  ) => Promise<unknown>;
   csv?: CsvExport;
 };
 
@@ -94,7 +129,10 @@ const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
 /** The report routes under `/api/v1` (spec §4.2), matched on the raw path. */
 const ROUTES: Route[] = [
   { pattern: /^\/api\/v1\/sites\/?$/, run: (deps, account) => listSites(deps, account) },
-  { pattern: /^\/api\/v1\/sites\/([^/]+)\/overview\/?$/, run: (deps, account, [domain], q) => overview(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/overview\/?$/,
+    run: (deps, account, [domain], q) => overview(deps, account, domain ?? '', parseQuery(rangeParams, q)),
+  },
   {
     pattern: /^\/api\/v1\/sites\/([^/]+)\/timeseries\/?$/,
     run: (deps, account, [domain], q) => {
@@ -118,7 +156,10 @@ const ROUTES: Route[] = [
       const p = parseQuery(paymentsParams, q);
       return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
     },
-    csv: { rows: paymentRowSchema, filename: (b) => safe(`${b.site}-payments-${String(b.filter)}-${span(b.range)}.csv`) },
+    csv: {
+      rows: paymentRowSchema,
+      filename: (b) => safe(`${b.site}-payments-${String(b.filter)}-${span(b.range)}.csv`),
+    },
   },
   {
     pattern: /^\/api\/v1\/sites\/([^/]+)\/goals\/?$/,
@@ -126,11 +167,23 @@ const ROUTES: Route[] = [
       const p = parseQuery(goalsParams, q);
       return goals(deps, account, domain ?? '', p, p.goal ?? null, p.limit);
     },
-    csv: { rows: goalRowSchema, filename: (b) => safe(`${b.site}-goals${b.goal ? `-${String(b.goal)}` : ''}-${span(b.range)}.csv`) },
+    csv: {
+      rows: goalRowSchema,
+      filename: (b) => safe(`${b.site}-goals${b.goal ? `-${String(b.goal)}` : ''}-${span(b.range)}.csv`),
+    },
   },
-  { pattern: /^\/api\/v1\/sites\/([^/]+)\/realtime\/?$/, run: (deps, account, [domain], q) => realtime(deps, account, domain ?? '', parseQuery(realtimeParams, q).limit) },
-  { pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/, run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)) },
-  { pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/, run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? '') },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/realtime\/?$/,
+    run: (deps, account, [domain], q) => realtime(deps, account, domain ?? '', parseQuery(realtimeParams, q).limit),
+  },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/,
+    run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)),
+  },
+  {
+    pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/,
+    run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? ''),
+  },
 ];
 
 /**
@@ -153,7 +206,9 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
         if (!match) continue;
         const csv = wantsCsv(route, query, event.headers?.accept);
         const body = await route.run({ ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
-        return csv ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] }) : json(200, body);
+        return csv
+          ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] })
+          : json(200, body);
       }
       throw new NotFoundError('not found');
     },
@@ -167,10 +222,15 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
  * export"). Errors stay JSON whatever was asked.
  * @throws BadParameterError (400) for `format=csv` on a report without CSV, or an unknown format
  */
-function wantsCsv(route: Route, query: Record<string, string | undefined>, accept: string | undefined): CsvExport | null {
+function wantsCsv(
+  route: Route,
+  query: Record<string, string | undefined>,
+  accept: string | undefined,
+): CsvExport | null {
   const format = parseQuery(z.object({ format: formatParam }), { format: query.format }).format;
   if (format === 'json') return null;
-  if (format === 'csv' && !route.csv) throw new BadParameterError('format', 'csv is available for breakdowns, payments and goals');
+  if (format === 'csv' && !route.csv)
+    throw new BadParameterError('format', 'csv is available for breakdowns, payments and goals');
   const asked = format === 'csv' || (format === undefined && /(^|,)\s*text\/csv\b/i.test(accept ?? ''));
   return asked && route.csv ? route.csv : null;
 }
@@ -188,5 +248,9 @@ function csvResponse(csv: CsvExport, body: Parameters<CsvExport['filename']>[0] 
 }
 
 function json(status: number, body: unknown) {
-  return { statusCode: status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    body: JSON.stringify(body),
+  };
 }

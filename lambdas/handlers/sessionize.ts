@@ -23,10 +23,14 @@ const seq = (s: string) => BigInt(s);
  * was first, then the rest: a rollup item that took the failed attempt's
  * checkpoint must not take its records again under a later one.
  */
-export function plannedBatches<T extends { sequence: string }>(records: readonly T[], marker: BatchMarker | null): T[][] {
+export function plannedBatches<T extends { sequence: string }>(
+  records: readonly T[],
+  marker: BatchMarker | null,
+): T[][] {
   const first = records[0];
   const last = records[records.length - 1];
-  if (!first || !last || !marker || marker.first !== first.sequence || seq(marker.last) >= seq(last.sequence)) return [records.slice()];
+  if (!first || !last || !marker || marker.first !== first.sequence || seq(marker.last) >= seq(last.sequence))
+    return [records.slice()];
   const head = records.filter((r) => seq(r.sequence) <= seq(marker.last));
   const tail = records.filter((r) => seq(r.sequence) > seq(marker.last));
   return [head, tail];
@@ -44,7 +48,9 @@ export function plannedBatches<T extends { sequence: string }>(records: readonly
  * stream and the function (Kinesis `IncomingRecords`, Lambda `IteratorAge`,
  * `Errors`; `docs/deploy.md`, "Metrics").
  */
-export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: KinesisStreamEvent) => Promise<KinesisStreamBatchResponse> {
+export function createSessionizeHandler(
+  deps: SessionizeHandlerDeps,
+): (event: KinesisStreamEvent) => Promise<KinesisStreamBatchResponse> {
   const { logger, metrics } = deps;
   return async (event) => {
     const records = event.Records;
@@ -53,7 +59,10 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
     if (!first || !last) return { batchItemFailures: [] };
     const shard = first.eventID.split(':')[0] ?? 'shard';
     try {
-      const all = records.map((r) => ({ sequence: r.kinesis.sequenceNumber, record: { sequenceNumber: r.kinesis.sequenceNumber, data: Buffer.from(r.kinesis.data, 'base64') } }));
+      const all = records.map((r) => ({
+        sequence: r.kinesis.sequenceNumber,
+        record: { sequenceNumber: r.kinesis.sequenceNumber, data: Buffer.from(r.kinesis.data, 'base64') },
+      }));
       const outcome = { events: 0, malformed: 0 };
       let found = await deps.markers.get(shard);
       for (const batch of plannedBatches(all, found)) {
@@ -64,7 +73,11 @@ export function createSessionizeHandler(deps: SessionizeHandlerDeps): (event: Ki
         let done: SessionizeOutcome;
         try {
           await deps.markers.put(shard, marker);
-          done = await sessionizeBatch(visits ? { ...deps, visits } : deps, { shard, sequence: end }, batch.map((b) => b.record));
+          done = await sessionizeBatch(
+            visits ? { ...deps, visits } : deps,
+            { shard, sequence: end },
+            batch.map((b) => b.record),
+          );
         } catch (error) {
           visits?.abandon();
           throw error;

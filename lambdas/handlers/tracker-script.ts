@@ -29,7 +29,8 @@ export function withEventEndpoint(script: string, eventUrl: string): string {
   const url = eventUrlSchema.parse(eventUrl);
   const literal = JSON.stringify(TRACKER_DEFAULT_ENDPOINT);
   const parts = script.split(literal);
-  if (parts.length !== 2) throw new Error(`the built tracker holds ${parts.length - 1} copies of ${literal}; expected exactly one`);
+  if (parts.length !== 2)
+    throw new Error(`the built tracker holds ${parts.length - 1} copies of ${literal}; expected exactly one`);
   return parts.join(JSON.stringify(url));
 }
 
@@ -45,7 +46,10 @@ export function withEventEndpoint(script: string, eventUrl: string): string {
  *   absent (`npm start`, tests): the script's own origin + `/api/event`
  * @throws Error at construction, as `withEventEndpoint` does
  */
-export function createTrackerScriptHandler(script: string, options: { eventUrl?: string } = {}): (event: HttpEvent) => Promise<HttpResult> {
+export function createTrackerScriptHandler(
+  script: string,
+  options: { eventUrl?: string } = {},
+): (event: HttpEvent) => Promise<HttpResult> {
   const served = options.eventUrl ? withEventEndpoint(script, options.eventUrl) : script;
   const raw = Buffer.from(served, 'utf8');
   const variants = { br: brotliCompressSync(raw), gzip: gzipSync(raw, { level: 9 }) };
@@ -59,7 +63,11 @@ export function createTrackerScriptHandler(script: string, options: { eventUrl?:
   };
   return async (event) => {
     const header = (name: string) => event.headers?.[name] ?? event.headers?.[name.toLowerCase()];
-    if (header('if-none-match')?.split(',').some((tag) => tag.trim() === etag)) {
+    if (
+      header('if-none-match')
+        ?.split(',')
+        .some((tag) => tag.trim() === etag)
+    ) {
       return { statusCode: 304, headers: common, body: '' };
     }
     const accept = header('accept-encoding') ?? '';

@@ -10,7 +10,9 @@ export interface WebhookHandlerDeps extends PaymentDeps, Telemetry {
   sites: { getSite(domain: string): Promise<SiteConfig | null> };
   secrets: { providerSecret(domain: string, provider: string): Promise<string | null> };
   /** Where the last webhook of a connected provider and its result are kept, for the app's settings (docs/app.md). */
-  log?: { record(domain: string, provider: Provider, status: { ts: string; status: number; result: string }): Promise<void> };
+  log?: {
+    record(domain: string, provider: Provider, status: { ts: string; status: number; result: string }): Promise<void>;
+  };
 }
 
 const isProvider = (p: string | undefined): p is Provider => (PROVIDERS as readonly string[]).includes(p ?? '');
@@ -36,21 +38,45 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
       if (!secret) throw new NotFoundError(`${provider} is not connected to ${domain}`);
       // Only for a connected provider of a known site, so unsigned junk cannot write anything.
       const record = async (status: number, result: string) => {
-        await deps.log?.record(domain, provider, { ts: new Date(deps.clock()).toISOString(), status, result }).catch((e) => logger.warn('last webhook not recorded', e as Error));
+        await deps.log
+          ?.record(domain, provider, { ts: new Date(deps.clock()).toISOString(), status, result })
+          .catch((e) => logger.warn('last webhook not recorded', e as Error));
       };
       try {
         const module = PROVIDER_MODULES[provider];
-        const verified = module.verify(bodyText(event) ?? '', event.headers as Record<string, string | undefined>, secret, deps.clock());
+        const verified = module.verify(
+          bodyText(event) ?? '',
+          event.headers as Record<string, string | undefined>,
+          secret,
+          deps.clock(),
+        );
         const facts = module.facts(verified);
         if (!facts) {
           logger.debug('webhook event ignored', { provider, domain });
           await record(200, 'ignored: an event type Footfall does not use');
-          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ignored: true }) };
+          return {
+            statusCode: 200,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ received: true, ignored: true }),
+          };
         }
         const outcome = await applyProviderFacts(deps, site, facts);
-        logger.info('webhook applied', { provider, domain, event_id: facts.event_id, event_type: facts.event_type, ...outcome });
-        await record(200, `${facts.event_type}: ${outcome.payments} payments, ${outcome.subscriptions} subscriptions, ${outcome.customers} customers`);
-        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ received: true, ...outcome }) };
+        logger.info('webhook applied', {
+          provider,
+          domain,
+          event_id: facts.event_id,
+          event_type: facts.event_type,
+          ...outcome,
+        });
+        await record(
+          200,
+          `${facts.event_type}: ${outcome.payments} payments, ${outcome.subscriptions} subscriptions, ${outcome.customers} customers`,
+        );
+        return {
+          statusCode: 200,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ received: true, ...outcome }),
+        };
       } catch (error) {
         const known = error instanceof FootfallError;
         await record(known ? error.status : 503, known ? error.publicMessage : 'not stored: the provider will retry');

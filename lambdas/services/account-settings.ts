@@ -1,6 +1,14 @@
 import * as z from 'zod';
 import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
-import { ATTRIBUTION_MODELS, domainSchema, isValidTimezone, namespaceOf, siteConfigSchema, type SiteConfig, type SiteSettings } from '../domain/site.js';
+import {
+  ATTRIBUTION_MODELS,
+  domainSchema,
+  isValidTimezone,
+  namespaceOf,
+  siteConfigSchema,
+  type SiteConfig,
+  type SiteSettings,
+} from '../domain/site.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
 import { dayStart, localHour } from '../domain/range.js';
 import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
@@ -74,7 +82,11 @@ export const updateSiteBody = z
   .object({
     timezone,
     attribution: z.enum(ATTRIBUTION_MODELS, 'Choose last_non_direct, last_touch or first_touch.'),
-    lookback_days: z.number('Enter a number of days.').int('Enter whole days.').min(1, 'At least 1 day.').max(365, 'At most 365 days.'),
+    lookback_days: z
+      .number('Enter a number of days.')
+      .int('Enter whole days.')
+      .min(1, 'At least 1 day.')
+      .max(365, 'At most 365 days.'),
   })
   .partial()
   .strict();
@@ -113,14 +125,26 @@ export async function ownSite(deps: Pick<SettingsDeps, 'sites'>, account: string
   return site;
 }
 
-export async function listAppSites(deps: Pick<SettingsDeps, 'sites' | 'activity'>, account: string): Promise<{ sites: AppSite[] }> {
+export async function listAppSites(
+  deps: Pick<SettingsDeps, 'sites' | 'activity'>,
+  account: string,
+): Promise<{ sites: AppSite[] }> {
   const sites = (await deps.sites.listSites()).filter((s) => s.account === account);
   return { sites: await Promise.all(sites.map((s) => appSite(deps, s))) };
 }
 
 /** Adds a site to the account. @throws ConflictError (409, field `domain`) when the domain is tracked already, by any account */
-export async function addSite(deps: Pick<SettingsDeps, 'sites' | 'activity' | 'clock'>, account: string, body: z.infer<typeof addSiteBody>): Promise<AppSite> {
-  const site = siteConfigSchema.parse({ domain: body.domain, timezone: body.timezone, account, created: new Date(deps.clock()).toISOString() });
+export async function addSite(
+  deps: Pick<SettingsDeps, 'sites' | 'activity' | 'clock'>,
+  account: string,
+  body: z.infer<typeof addSiteBody>,
+): Promise<AppSite> {
+  const site = siteConfigSchema.parse({
+    domain: body.domain,
+    timezone: body.timezone,
+    account,
+    created: new Date(deps.clock()).toISOString(),
+  });
   if (await deps.sites.getSite(site.domain)) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
   try {
     return await appSite(deps, await deps.sites.addSite(site));
@@ -131,7 +155,12 @@ export async function addSite(deps: Pick<SettingsDeps, 'sites' | 'activity' | 'c
 }
 
 /** Changes a site's timezone, attribution model or lookback window; a new model or window credits its payments again. */
-export async function updateSite(deps: SettingsDeps, account: string, domain: string, changes: z.infer<typeof updateSiteBody>): Promise<AppSite> {
+export async function updateSite(
+  deps: SettingsDeps,
+  account: string,
+  domain: string,
+  changes: z.infer<typeof updateSiteBody>,
+): Promise<AppSite> {
   await ownSite(deps, account, domain);
   const updated = await deps.sites.updateSite(domain.toLowerCase(), changes);
   if (changes.attribution !== undefined || changes.lookback_days !== undefined) await deps.recredit(updated);
@@ -150,7 +179,11 @@ export interface ProviderView {
 }
 
 export const connectBody = z.object({
-  webhook_secret: z.string('Paste the signing secret.').trim().min(8, 'A signing secret has at least 8 characters.').max(512, 'A signing secret has at most 512 characters.'),
+  webhook_secret: z
+    .string('Paste the signing secret.')
+    .trim()
+    .min(8, 'A signing secret has at least 8 characters.')
+    .max(512, 'A signing secret has at most 512 characters.'),
 });
 
 export const providerParam = z.enum(PROVIDERS);
@@ -159,9 +192,17 @@ export const providerParam = z.enum(PROVIDERS);
 export const webhookPath = (provider: Provider, domain: string) => `/api/webhooks/${provider}/${domain}`;
 
 /** The four providers of a site, connected or not, with the webhook URL on `baseUrl` and the last webhook received. */
-export async function listProviders(deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks'>, account: string, domain: string, baseUrl: string): Promise<{ providers: ProviderView[] }> {
+export async function listProviders(
+  deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks'>,
+  account: string,
+  domain: string,
+  baseUrl: string,
+): Promise<{ providers: ProviderView[] }> {
   const site = await ownSite(deps, account, domain);
-  const [connected, last] = await Promise.all([deps.providers.listProviders(site.domain), deps.webhooks.lastWebhooks(site.domain)]);
+  const [connected, last] = await Promise.all([
+    deps.providers.listProviders(site.domain),
+    deps.webhooks.lastWebhooks(site.domain),
+  ]);
   const when = new Map(connected.map((c) => [c.provider, c.connected]));
   return {
     providers: PROVIDERS.map((p) => ({
@@ -175,7 +216,14 @@ export async function listProviders(deps: Pick<SettingsDeps, 'sites' | 'provider
 }
 
 /** Stores (or replaces) a provider's signing secret for the site. */
-export async function connectProvider(deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks' | 'clock'>, account: string, domain: string, provider: Provider, secret: string, baseUrl: string): Promise<ProviderView> {
+export async function connectProvider(
+  deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks' | 'clock'>,
+  account: string,
+  domain: string,
+  provider: Provider,
+  secret: string,
+  baseUrl: string,
+): Promise<ProviderView> {
   const site = await ownSite(deps, account, domain);
   await deps.providers.connectProvider(site.domain, provider, secret, new Date(deps.clock()));
   const { providers } = await listProviders(deps, account, domain, baseUrl);
@@ -183,7 +231,12 @@ export async function connectProvider(deps: Pick<SettingsDeps, 'sites' | 'provid
 }
 
 /** Forgets a provider's secret: its webhooks are refused (404) from the next one. */
-export async function disconnectProvider(deps: Pick<SettingsDeps, 'sites' | 'providers'>, account: string, domain: string, provider: Provider): Promise<void> {
+export async function disconnectProvider(
+  deps: Pick<SettingsDeps, 'sites' | 'providers'>,
+  account: string,
+  domain: string,
+  provider: Provider,
+): Promise<void> {
   const site = await ownSite(deps, account, domain);
   await deps.providers.disconnectProvider(site.domain, provider);
 }
@@ -197,9 +250,16 @@ export interface KeyView {
   last_used: string | null;
 }
 
-export const createKeyBody = z.object({ name: z.string('Give the key a name.').trim().min(1, 'Give the key a name.').max(100, 'At most 100 characters.') });
+export const createKeyBody = z.object({
+  name: z.string('Give the key a name.').trim().min(1, 'Give the key a name.').max(100, 'At most 100 characters.'),
+});
 
-const keyView = (k: ApiKeyInfo): KeyView => ({ id: k.id, name: k.name ?? '', created: k.created, last_used: k.last_used });
+const keyView = (k: ApiKeyInfo): KeyView => ({
+  id: k.id,
+  name: k.name ?? '',
+  created: k.created,
+  last_used: k.last_used,
+});
 
 /** The account's keys that still work, newest first. */
 export async function listKeys(deps: Pick<SettingsDeps, 'keys'>, account: string): Promise<{ keys: KeyView[] }> {
@@ -209,13 +269,21 @@ export async function listKeys(deps: Pick<SettingsDeps, 'keys'>, account: string
 }
 
 /** Creates a key for the account; the answer is the only time the key exists in clear (spec §5). */
-export async function createKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, account: string, name: string): Promise<KeyView & { key: string }> {
+export async function createKey(
+  deps: Pick<SettingsDeps, 'keys' | 'clock'>,
+  account: string,
+  name: string,
+): Promise<KeyView & { key: string }> {
   const created = await deps.keys.create(account, name, new Date(deps.clock()));
   return { ...keyView(created), key: created.key };
 }
 
 /** Revokes one of the account's keys: its next request gets 401. Another account's key is as unknown as none (404). */
-export async function revokeKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, account: string, id: string): Promise<void> {
+export async function revokeKey(
+  deps: Pick<SettingsDeps, 'keys' | 'clock'>,
+  account: string,
+  id: string,
+): Promise<void> {
   const key = /^key_[0-9a-f]{12}$/.test(id) ? await deps.keys.info(id) : null;
   if (!key || key.account !== account || key.revoked) throw new NotFoundError(`no API key ${id}`);
   await deps.keys.revoke(id, new Date(deps.clock()));
@@ -223,7 +291,10 @@ export async function revokeKey(deps: Pick<SettingsDeps, 'keys' | 'clock'>, acco
 
 // ---- Users -----------------------------------------------------------------------------
 
-export const emailSchema = z.email('Enter an email address such as ana@example.com.').max(254, 'At most 254 characters.').transform(normalizeEmail);
+export const emailSchema = z
+  .email('Enter an email address such as ana@example.com.')
+  .max(254, 'At most 254 characters.')
+  .transform(normalizeEmail);
 export const inviteBody = z.object({ email: z.string('Enter an email address.').trim().pipe(emailSchema) });
 
 /** The account's users, active (password set) or invited. */
@@ -236,7 +307,11 @@ export async function listUsers(deps: Pick<SettingsDeps, 'users'>, account: stri
  * (shown to the inviter, who sends it: Footfall sends no email).
  * @throws ConflictError (409, field `email`) when the email has a user already
  */
-export async function inviteUser(deps: Pick<SettingsDeps, 'users' | 'clock'>, account: string, email: string): Promise<{ email: string; token: string }> {
+export async function inviteUser(
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
+  account: string,
+  email: string,
+): Promise<{ email: string; token: string }> {
   const user = await deps.users.add(email, account, new Date(deps.clock()));
   return { email: user.email, token: await createInvite(deps, user) };
 }
@@ -245,7 +320,12 @@ export async function inviteUser(deps: Pick<SettingsDeps, 'users' | 'clock'>, ac
  * Removes a user of the account: their sessions fail from the next request.
  * @throws ForbiddenError (403) for oneself, NotFoundError (404) for a user of another account
  */
-export async function removeUser(deps: Pick<SettingsDeps, 'users'>, account: string, self: string, email: string): Promise<void> {
+export async function removeUser(
+  deps: Pick<SettingsDeps, 'users'>,
+  account: string,
+  self: string,
+  email: string,
+): Promise<void> {
   const target = normalizeEmail(email);
   if (target === self) throw new ForbiddenError('You cannot remove yourself; ask another user of the account.');
   const user = await deps.users.get(target);

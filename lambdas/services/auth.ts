@@ -1,5 +1,11 @@
 import { FieldError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../domain/errors.js';
-import { attemptWindow, overLimit, retryAfterSeconds, type AttemptScope, type AttemptWindow } from '../domain/auth/attempts.js';
+import {
+  attemptWindow,
+  overLimit,
+  retryAfterSeconds,
+  type AttemptScope,
+  type AttemptWindow,
+} from '../domain/auth/attempts.js';
 import { hashPassword, passwordSchema, verifyPassword } from '../domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../domain/auth/token.js';
 import { SESSION_TTL_MS } from '../domain/auth/cookie.js';
@@ -19,7 +25,11 @@ export interface AuthDeps {
     takeInvite(hash: string): Promise<Invite | null>;
     members(account: string): Promise<Member[]>;
   };
-  sessions: { create(hash: string, s: Session): Promise<void>; get(hash: string): Promise<Session | null>; delete(hash: string): Promise<void> };
+  sessions: {
+    create(hash: string, s: Session): Promise<void>;
+    get(hash: string): Promise<Session | null>;
+    delete(hash: string): Promise<void>;
+  };
   attempts: { hit(w: AttemptWindow): Promise<number> };
   clock: () => number;
   /** The KDF (`hashPassword`, `verifyPassword` by default); tests count its calls. */
@@ -54,16 +64,28 @@ const decoyHash = () => (decoy ??= hashPassword(`decoy-${Math.random()}`));
 async function countAttempt(deps: AuthDeps, scope: AttemptScope, value: string, now: number): Promise<void> {
   const w = attemptWindow(scope, value, now);
   if (overLimit(scope, await deps.attempts.hit(w))) {
-    throw new TooManyRequestsError('Too many sign-in attempts. Wait a few minutes and try again.', retryAfterSeconds(w, now));
+    throw new TooManyRequestsError(
+      'Too many sign-in attempts. Wait a few minutes and try again.',
+      retryAfterSeconds(w, now),
+    );
   }
 }
 
 /** Starts a session for a user: a new 256-bit token, stored as its hash, ending `SESSION_TTL_MS` from now. */
-export async function startSession(deps: Pick<AuthDeps, 'sessions' | 'clock'>, user: Pick<User, 'email' | 'account' | 'epoch'>): Promise<NewSession> {
+export async function startSession(
+  deps: Pick<AuthDeps, 'sessions' | 'clock'>,
+  user: Pick<User, 'email' | 'account' | 'epoch'>,
+): Promise<NewSession> {
   const token = newToken();
   const now = deps.clock();
   const expires = now + SESSION_TTL_MS;
-  await deps.sessions.create(hashToken(token), { email: user.email, account: user.account, created: now, expires, epoch: user.epoch });
+  await deps.sessions.create(hashToken(token), {
+    email: user.email,
+    account: user.account,
+    created: now,
+    expires,
+    epoch: user.epoch,
+  });
   return { token, expires };
 }
 
@@ -74,7 +96,11 @@ export async function startSession(deps: Pick<AuthDeps, 'sessions' | 'clock'>, u
  * same scrypt work.
  * @throws TooManyRequestsError (429), UnauthorizedError (401)
  */
-export async function signIn(deps: AuthDeps, input: { email: string; password: string }, address: string): Promise<{ user: User; session: NewSession }> {
+export async function signIn(
+  deps: AuthDeps,
+  input: { email: string; password: string },
+  address: string,
+): Promise<{ user: User; session: NewSession }> {
   const email = normalizeEmail(input.email);
   const now = deps.clock();
   await Promise.all([countAttempt(deps, 'email', email, now), countAttempt(deps, 'address', address, now)]);
@@ -91,7 +117,10 @@ export async function signIn(deps: AuthDeps, input: { email: string; password: s
  * or its user was removed. Two strongly consistent reads, so each of those
  * takes effect on the next request.
  */
-export async function sessionOf(deps: Pick<AuthDeps, 'users' | 'sessions' | 'clock'>, token: string | null): Promise<SignedIn | null> {
+export async function sessionOf(
+  deps: Pick<AuthDeps, 'users' | 'sessions' | 'clock'>,
+  token: string | null,
+): Promise<SignedIn | null> {
   if (!token || !looksLikeToken(token)) return null;
   const sessionHash = hashToken(token);
   const session = await deps.sessions.get(sessionHash);
@@ -119,7 +148,11 @@ export function newPassword(field: string, password: unknown): string {
  * started for this browser.
  * @throws FieldError (400) for a wrong current or unusable new password, TooManyRequestsError (429)
  */
-export async function changePassword(deps: AuthDeps, signedIn: SignedIn, input: { current_password: string; new_password: string }): Promise<NewSession> {
+export async function changePassword(
+  deps: AuthDeps,
+  signedIn: SignedIn,
+  input: { current_password: string; new_password: string },
+): Promise<NewSession> {
   const next = newPassword('new_password', input.new_password);
   const now = deps.clock();
   await countAttempt(deps, 'email', signedIn.user.email, now);
@@ -133,10 +166,18 @@ export async function changePassword(deps: AuthDeps, signedIn: SignedIn, input: 
 }
 
 /** Makes a one-time link for a user to set a password (and so join the account): resolves with the token for the URL. */
-export async function createInvite(deps: Pick<AuthDeps, 'users' | 'clock'>, user: Pick<User, 'email' | 'account'>): Promise<string> {
+export async function createInvite(
+  deps: Pick<AuthDeps, 'users' | 'clock'>,
+  user: Pick<User, 'email' | 'account'>,
+): Promise<string> {
   const token = newToken();
   const now = deps.clock();
-  await deps.users.addInvite(hashToken(token), { email: user.email, account: user.account, created: now, expires: now + INVITE_TTL_MS });
+  await deps.users.addInvite(hashToken(token), {
+    email: user.email,
+    account: user.account,
+    created: now,
+    expires: now + INVITE_TTL_MS,
+  });
   return token;
 }
 
@@ -157,7 +198,11 @@ export async function inviteInfo(deps: Pick<AuthDeps, 'users' | 'clock'>, token:
  * and signs them in. The password is checked before the link is used up.
  * @throws FieldError (400) for an unusable password, NotFoundError (404) for an unknown, used or expired link
  */
-export async function acceptInvite(deps: AuthDeps, token: string, password: unknown): Promise<{ user: User; session: NewSession }> {
+export async function acceptInvite(
+  deps: AuthDeps,
+  token: string,
+  password: unknown,
+): Promise<{ user: User; session: NewSession }> {
   const next = newPassword('password', password);
   await inviteInfo(deps, token);
   const hash = await (deps.passwords ?? KDF).hash(next);

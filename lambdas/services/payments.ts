@@ -3,7 +3,13 @@ import { paymentDimensionsOf } from '../domain/rollup.js';
 import type { PaymentFact, ProviderFacts, Provider } from '../domain/payments/facts.js';
 import { creditVisit, firstTouchOf, touchOf } from '../domain/payments/attribution.js';
 import { paymentsToRecredit } from '../domain/payments/recredit.js';
-import { emptyPayment, isCountable, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
+import {
+  emptyPayment,
+  isCountable,
+  mergePaymentFact,
+  paymentChanged,
+  type Payment,
+} from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
 import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
@@ -49,7 +55,6 @@ export interface PaymentDeps {
   clock: () => number;
 }
 
-
 /**
  * Credits a payment to one visit (DESIGN.md "Attribution models",
  * "Customer → visitor"): a renewal inherits the credit of its customer's
@@ -58,11 +63,22 @@ export interface PaymentDeps {
  * customer's metadata visitor, and the site's model picks among that
  * visitor's visits in the lookback window.
  */
-export async function attribute(deps: Pick<PaymentDeps, 'visits'>, site: SiteConfig, p: Payment, customer: Customer | null): Promise<Payment> {
+export async function attribute(
+  deps: Pick<PaymentDeps, 'visits'>,
+  site: SiteConfig,
+  p: Payment,
+  customer: Customer | null,
+): Promise<Payment> {
   const key = paymentKey(p);
   const inherited = customer?.credit && customer.credit.payment_id !== key ? customer.credit : null;
   if (p.is_renewal && inherited) {
-    return { ...p, visitor: inherited.visitor, touch: inherited.touch, touch_dims: inherited.touch_dims, first_touch: inherited.first_touch };
+    return {
+      ...p,
+      visitor: inherited.visitor,
+      touch: inherited.touch,
+      touch_dims: inherited.touch_dims,
+      first_touch: inherited.first_touch,
+    };
   }
   const visitor = inherited?.visitor ?? p.visitor_id ?? customer?.metadata_visitor ?? null;
   if (!visitor || p.ts === null) return { ...p, visitor, touch: null, touch_dims: null, first_touch: null };
@@ -89,7 +105,17 @@ function customerAfter(customer: Customer, p: Payment): Customer {
   }
   const attributed = isCountable(p) && p.touch && p.touch_dims && p.visitor && !p.is_renewal;
   if (attributed && (!next.credit || next.credit.payment_id === key || p.ts < next.credit.ts)) {
-    next = { ...next, credit: { payment_id: key, ts: p.ts, visitor: p.visitor as string, touch: p.touch!, touch_dims: p.touch_dims!, first_touch: p.first_touch } };
+    next = {
+      ...next,
+      credit: {
+        payment_id: key,
+        ts: p.ts,
+        visitor: p.visitor as string,
+        touch: p.touch!,
+        touch_dims: p.touch_dims!,
+        first_touch: p.first_touch,
+      },
+    };
   } else if (!attributed && next.credit?.payment_id === key) {
     next = { ...next, credit: null };
   }
@@ -97,9 +123,16 @@ function customerAfter(customer: Customer, p: Payment): Customer {
   return JSON.stringify(next) === JSON.stringify(customer) ? customer : next;
 }
 
-async function updateCustomer(deps: PaymentDeps, site: string, provider: Provider, customerId: string, change: (c: Customer) => Customer): Promise<void> {
+async function updateCustomer(
+  deps: PaymentDeps,
+  site: string,
+  provider: Provider,
+  customerId: string,
+  change: (c: Customer) => Customer,
+): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    const current = (await deps.payments.getCustomer(site, provider, customerId)) ?? emptyCustomer(site, provider, customerId);
+    const current =
+      (await deps.payments.getCustomer(site, provider, customerId)) ?? emptyCustomer(site, provider, customerId);
     const next = change(current);
     if (next === current) return;
     if (await deps.payments.putCustomer({ ...next, ver: current.ver + 1 })) return;
@@ -119,7 +152,14 @@ async function updateCustomer(deps: PaymentDeps, site: string, provider: Provide
  *   (`recreditVisitors`); the caller must call it
  * @returns the payment as stored, or null when there is nothing to store
  */
-export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, fact: PaymentFact | null, knownId?: string, batch?: RecomputeBatch): Promise<Payment | null> {
+export async function settlePayment(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  provider: Provider,
+  fact: PaymentFact | null,
+  knownId?: string,
+  batch?: RecomputeBatch,
+): Promise<Payment | null> {
   const ns = namespaceOf(site);
   const known = fact ? await deps.payments.findPaymentIds(ns, provider, [fact.id, ...fact.aliases]) : [];
   const id = knownId ?? known[0] ?? fact?.id;
@@ -136,21 +176,36 @@ export async function settlePayment(deps: PaymentDeps, site: SiteConfig, provide
     const rate = await deps.rates();
     // Positions the payment leaves in the list (a re-credit, a refund, a real time replacing a stand-in)
     // are kept on the payment until removed, so a crash before their removal is mended by the retry.
-    const left = current ? positionsOf(current, site.timezone, rate).filter((pos) => !positionsOf(credited, site.timezone, rate).includes(pos)) : [];
+    const left = current
+      ? positionsOf(current, site.timezone, rate).filter(
+          (pos) => !positionsOf(credited, site.timezone, rate).includes(pos),
+        )
+      : [];
     const unlisted = [...new Set([...(credited.unlisted ?? []), ...left])];
     const candidate: Payment = { ...credited, ...(unlisted.length > 0 ? { unlisted } : {}) };
     if (unlisted.length === 0) delete candidate.unlisted;
     const changed = !current || paymentChanged(current, candidate);
     const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
     // A payment that changes payer (a customer id learnt later) leaves the old payer's retention first, so a crash cannot strand it there.
-    if (current && customerKey(current) !== customerKey(payment)) await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
+    if (current && customerKey(current) !== customerKey(payment))
+      await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
-    if (payment.customer_id) await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
-    await deps.payments.syncDerived(payment, contributionOf(payment, site.timezone, rate), current ? { visitor: current.visitor, ts: current.ts } : null, batch);
+    if (payment.customer_id)
+      await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
+    await deps.payments.syncDerived(
+      payment,
+      contributionOf(payment, site.timezone, rate),
+      current ? { visitor: current.visitor, ts: current.ts } : null,
+      batch,
+    );
     await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock(), batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
-    const waiting = payment.visitor !== null && payment.touch === null && payment.ts !== null && deps.clock() - payment.ts < PENDING_CREDIT_MS;
+    const waiting =
+      payment.visitor !== null &&
+      payment.touch === null &&
+      payment.ts !== null &&
+      deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
     else await deps.payments.clearPending(ns, payment);
     return payment;
@@ -166,7 +221,14 @@ function positionsOf(p: Payment, timezone: string, rate: UsdRate): string[] {
 
 /** The facts a stored payment stands for, so it can be merged into another. */
 function asFact(p: Payment): PaymentFact {
-  const fact: PaymentFact = { provider: p.provider, id: p.provider_payment_id, aliases: p.aliases, refunded: p.refunded, is_renewal: p.is_renewal, refunds: Object.entries(p.refunds ?? {}).map(([id, amount]) => ({ id, amount })) };
+  const fact: PaymentFact = {
+    provider: p.provider,
+    id: p.provider_payment_id,
+    aliases: p.aliases,
+    refunded: p.refunded,
+    is_renewal: p.is_renewal,
+    refunds: Object.entries(p.refunds ?? {}).map(([id, amount]) => ({ id, amount })),
+  };
   const provisional = new Set(p.provisional ?? []);
   const fallback: NonNullable<PaymentFact['fallback']> = {};
   if (p.ts !== null) (provisional.has('ts') ? fallback : fact).ts = p.ts;
@@ -187,14 +249,25 @@ function asFact(p: Payment): PaymentFact {
  * timeline copy removed, its row deleted. Each step can be repeated, so a
  * crash in between is mended by the provider's retry.
  */
-async function foldPayment(deps: PaymentDeps, site: SiteConfig, provider: Provider, id: string, otherId: string): Promise<void> {
+async function foldPayment(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  provider: Provider,
+  id: string,
+  otherId: string,
+): Promise<void> {
   const ns = namespaceOf(site);
   const other = await deps.payments.getPayment(ns, provider, otherId);
   if (!other) return;
   await settlePayment(deps, site, provider, { ...asFact(other), id, aliases: [otherId, ...other.aliases] }, id);
   await deps.payments.repointAliases(ns, provider, id, [otherId, ...other.aliases]);
   const rate = await deps.rates();
-  const gone: Payment = { ...other, visitor: null, rev: other.rev + 1, unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])] };
+  const gone: Payment = {
+    ...other,
+    visitor: null,
+    rev: other.rev + 1,
+    unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])],
+  };
   await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
   await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
   await deps.payments.clearPending(ns, other);
@@ -212,20 +285,32 @@ export interface FactsOutcome {
  * payments see them. Written to every generation of `writeTargets(site)` (a
  * rebuild's too, while one runs), the live one first.
  */
-export async function applyProviderFacts(deps: PaymentDeps, site: SiteConfig, facts: ProviderFacts): Promise<FactsOutcome> {
+export async function applyProviderFacts(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  facts: ProviderFacts,
+): Promise<FactsOutcome> {
   for (const target of writeTargets(site)) await applyFactsTo(deps, target, facts);
-  return { payments: facts.payments.length, subscriptions: facts.subscriptions.length, customers: facts.customers.length };
+  return {
+    payments: facts.payments.length,
+    subscriptions: facts.subscriptions.length,
+    customers: facts.customers.length,
+  };
 }
 
 async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: ProviderFacts): Promise<void> {
   const ns = namespaceOf(site);
   for (const c of facts.customers) {
-    await updateCustomer(deps, ns, c.provider, c.customer_id, (current) => (current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id }));
+    await updateCustomer(deps, ns, c.provider, c.customer_id, (current) =>
+      current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id },
+    );
     await deps.payments.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
   }
   for (const s of facts.subscriptions) {
     if (!s.customer_id) continue;
-    await updateCustomer(deps, ns, s.provider, s.customer_id, (current) => withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }));
+    await updateCustomer(deps, ns, s.provider, s.customer_id, (current) =>
+      withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }),
+    );
     // Also when nothing changed: a retry after a crash between the customer's write and this recompute finishes it.
     await deps.payments.syncCustomerPayer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
   }
@@ -256,7 +341,8 @@ async function recreditPendingIn(deps: PaymentDeps, site: SiteConfig): Promise<n
 }
 
 /** First payments before renewals (renewals inherit their customer's first credit), then by time. */
-const creditOrder = (a: Payment, b: Payment) => Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0);
+const creditOrder = (a: Payment, b: Payment) =>
+  Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0);
 
 /**
  * Credits again the payments on the timelines of `visitors` that their new
@@ -282,17 +368,29 @@ const creditOrder = (a: Payment, b: Payment) => Number(a.is_renewal) - Number(b.
  *
  * @returns payments credited again in the live generation
  */
-export async function recreditVisitors(deps: PaymentDeps, site: SiteConfig, entries: ReadonlyArray<{ visitor: string; since?: number; namespace?: string }>): Promise<number> {
+export async function recreditVisitors(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  entries: ReadonlyArray<{ visitor: string; since?: number; namespace?: string }>,
+): Promise<number> {
   let done = 0;
   for (const [i, target] of writeTargets(site).entries()) {
     const ns = namespaceOf(target);
-    const credited = await recreditVisitorsIn(deps, target, entries.filter((e) => e.namespace === undefined || e.namespace === ns));
+    const credited = await recreditVisitorsIn(
+      deps,
+      target,
+      entries.filter((e) => e.namespace === undefined || e.namespace === ns),
+    );
     if (i === 0) done = credited;
   }
   return done;
 }
 
-async function recreditVisitorsIn(deps: PaymentDeps, site: SiteConfig, visitors: ReadonlyArray<{ visitor: string; since?: number }>): Promise<number> {
+async function recreditVisitorsIn(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  visitors: ReadonlyArray<{ visitor: string; since?: number }>,
+): Promise<number> {
   const ns = namespaceOf(site);
   // Every payment's list items first, then each day and month they touch recomputed once (issue 16's budget).
   const batch = new RecomputeBatch();
@@ -355,7 +453,10 @@ export async function copyPayments(
   const target = namespaceOf(to);
   for (const c of await deps.payments.listCustomers(namespaceOf(from))) {
     await updateCustomer(deps, target, c.provider, c.customer_id, (current) => {
-      let next = c.metadata_visitor && current.metadata_visitor !== c.metadata_visitor ? { ...current, metadata_visitor: c.metadata_visitor } : current;
+      let next =
+        c.metadata_visitor && current.metadata_visitor !== c.metadata_visitor
+          ? { ...current, metadata_visitor: c.metadata_visitor }
+          : current;
       for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
       return next;
     });
@@ -398,7 +499,10 @@ export async function derivePaymentRollups(
   pageSize?: number,
 ): Promise<number> {
   const ns = namespaceOf(site);
-  const load = deps.payments.bulkLoader(ns, site.timezone, await deps.rates(), { writePayments: false, now: deps.clock?.() });
+  const load = deps.payments.bulkLoader(ns, site.timezone, await deps.rates(), {
+    writePayments: false,
+    now: deps.clock?.(),
+  });
   let read = 0;
   for await (const page of deps.payments.paymentPages(ns, pageSize)) {
     await load.add(page);

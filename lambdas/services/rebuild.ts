@@ -9,7 +9,14 @@ import type { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import type { DynamoRebuildStore, RebuildCheckpoint } from '../adapters/dynamo/rebuild-store.js';
 
 /** The phases of a rebuild, in order, as the progress display names them (`docs/rebuild.md`). */
-export const REBUILD_PHASES = ['cleaning up', 'waiting for writers', 'reading archive', 'sessionizing', 'crediting payments', 'switching'] as const;
+export const REBUILD_PHASES = [
+  'cleaning up',
+  'waiting for writers',
+  'reading archive',
+  'sessionizing',
+  'crediting payments',
+  'switching',
+] as const;
 export type RebuildPhase = (typeof REBUILD_PHASES)[number];
 
 /** One progress report: the phase, what is done of it, and how much there is when known. */
@@ -26,7 +33,10 @@ export interface RebuildProgress {
 export interface RebuildDeps {
   archive: ArchiveReader;
   sites: Pick<DynamoConfigStore, 'getSite' | 'beginBuilding' | 'switchGeneration' | 'abandonBuilding' | 'clearRetired'>;
-  store: Pick<DynamoRebuildStore, 'nextGeneration' | 'checkpoint' | 'saveCheckpoint' | 'deleteCheckpoint' | 'paymentVisitors' | 'deleteNamespace'>;
+  store: Pick<
+    DynamoRebuildStore,
+    'nextGeneration' | 'checkpoint' | 'saveCheckpoint' | 'deleteCheckpoint' | 'paymentVisitors' | 'deleteNamespace'
+  >;
   visits: VisitStore;
   rollups: RollupStore;
   payments: PaymentDeps;
@@ -84,9 +94,16 @@ export function reclassify(event: TrackedEvent): TrackedEvent {
 export const REBUILD_BATCH = 1000;
 
 /** True when `e` comes after `after` in the archive's order (ts, then event id). */
-const isAfter = (e: TrackedEvent, after: RebuildCheckpoint['after']) => after === null || e.ts > after.ts || (e.ts === after.ts && e.event_id > after.id);
+const isAfter = (e: TrackedEvent, after: RebuildCheckpoint['after']) =>
+  after === null || e.ts > after.ts || (e.ts === after.ts && e.event_id > after.id);
 
-async function report(deps: RebuildDeps, phase: RebuildPhase, done: number, total: number | null, fraction: number | null): Promise<void> {
+async function report(
+  deps: RebuildDeps,
+  phase: RebuildPhase,
+  done: number,
+  total: number | null,
+  fraction: number | null,
+): Promise<void> {
   await deps.onProgress?.({ phase, done, total, fraction });
 }
 
@@ -97,7 +114,10 @@ async function report(deps: RebuildDeps, phase: RebuildPhase, done: number, tota
  * payment of the generation names.
  * @returns items deleted (0 when nothing is retired)
  */
-export async function cleanUpRetired(deps: RebuildDeps, site: SiteConfig): Promise<{ site: SiteConfig; deleted: number }> {
+export async function cleanUpRetired(
+  deps: RebuildDeps,
+  site: SiteConfig,
+): Promise<{ site: SiteConfig; deleted: number }> {
   if (site.retired === undefined) return { site, deleted: 0 };
   const retired = site.retired;
   await report(deps, 'cleaning up', 0, null, null);
@@ -106,7 +126,9 @@ export async function cleanUpRetired(deps: RebuildDeps, site: SiteConfig): Promi
   const first = await deps.archive.firstDay(site.domain);
   const paymentVisitors = await deps.store.paymentVisitors(ns);
   const today = new Date(deps.clock()).toISOString().slice(0, 10);
-  const archived = first ? await deps.archive.visitors(site.domain, first, addDays(today, 1)) : (async function* () {})();
+  const archived = first
+    ? await deps.archive.visitors(site.domain, first, addDays(today, 1))
+    : (async function* () {})();
   const visitors = (async function* () {
     yield paymentVisitors;
     yield* archived;
@@ -147,11 +169,19 @@ export async function cleanUpRetired(deps: RebuildDeps, site: SiteConfig): Promi
  * @throws GenerationConflictError when another rebuild switched or abandoned the generation meanwhile
  * @throws Error with the archive engine's message when a query fails (the live generation is untouched)
  */
-export async function rebuildSite(deps: RebuildDeps, domain: string, options: { firstTrackedDay: string | null; dropBeforeArchive?: boolean }): Promise<RebuildOutcome> {
+export async function rebuildSite(
+  deps: RebuildDeps,
+  domain: string,
+  options: { firstTrackedDay: string | null; dropBeforeArchive?: boolean },
+): Promise<RebuildOutcome> {
   let site = await mustGetSite(deps, domain);
   const first = await deps.archive.firstDay(domain);
   // Partitions are UTC days, tracked days local ones: a day's slack either way.
-  if (options.firstTrackedDay !== null && !options.dropBeforeArchive && (first === null || addDays(first, -1) > options.firstTrackedDay)) {
+  if (
+    options.firstTrackedDay !== null &&
+    !options.dropBeforeArchive &&
+    (first === null || addDays(first, -1) > options.firstTrackedDay)
+  ) {
     throw new ArchiveTooShortError(
       `${domain}: the archive starts ${first ?? 'nowhere (it is empty)'} but the site has visits from ${options.firstTrackedDay}; a rebuild derives only what is archived and would drop the days before (pass --drop-before-archive to accept that)`,
     );
@@ -174,10 +204,22 @@ export async function rebuildSite(deps: RebuildDeps, domain: string, options: { 
   await report(deps, 'reading archive', 0, null, null);
   const to = addDays(new Date(deps.clock()).toISOString().slice(0, 10), 1);
   const pages = first ? await deps.archive.events(domain, first, to) : (async function* () {})();
-  let checkpoint: RebuildCheckpoint = (await deps.store.checkpoint(domain, generation)) ?? { generation, started: new Date(deps.clock()).toISOString(), batches: 0, events: 0, after: null };
+  let checkpoint: RebuildCheckpoint = (await deps.store.checkpoint(domain, generation)) ?? {
+    generation,
+    started: new Date(deps.clock()).toISOString(),
+    batches: 0,
+    events: 0,
+    after: null,
+  };
   const startMs = first ? Date.parse(`${first}T00:00:00Z`) : 0;
   const spanMs = Math.max(1, deps.clock() - startMs);
-  await report(deps, 'sessionizing', checkpoint.events, null, checkpoint.after ? Math.min(1, (checkpoint.after.ts - startMs) / spanMs) : 0);
+  await report(
+    deps,
+    'sessionizing',
+    checkpoint.events,
+    null,
+    checkpoint.after ? Math.min(1, (checkpoint.after.ts - startMs) / spanMs) : 0,
+  );
 
   const sessionize = { sites: { getSite: async () => target }, visits: deps.visits, rollups: deps.rollups };
   const shard = `rebuild-${generation}`;
@@ -187,9 +229,18 @@ export async function rebuildSite(deps: RebuildDeps, domain: string, options: { 
     const events = batch;
     batch = [];
     const sequence = String(checkpoint.batches + 1);
-    await sessionizeBatch(sessionize, { shard, sequence }, events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })));
+    await sessionizeBatch(
+      sessionize,
+      { shard, sequence },
+      events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })),
+    );
     const last = events[events.length - 1] as TrackedEvent;
-    checkpoint = { ...checkpoint, batches: checkpoint.batches + 1, events: checkpoint.events + events.length, after: { ts: last.ts, id: last.event_id } };
+    checkpoint = {
+      ...checkpoint,
+      batches: checkpoint.batches + 1,
+      events: checkpoint.events + events.length,
+      after: { ts: last.ts, id: last.event_id },
+    };
     await deps.store.saveCheckpoint(domain, checkpoint);
     await report(deps, 'sessionizing', checkpoint.events, null, Math.min(1, (last.ts - startMs) / spanMs));
   };
@@ -205,13 +256,26 @@ export async function rebuildSite(deps: RebuildDeps, domain: string, options: { 
 
   await report(deps, 'crediting payments', 0, null, 0);
   const live: SiteConfig = { ...site, building: undefined, retired: undefined };
-  const payments = await copyPayments(deps.payments, live, target, (done, total) => report(deps, 'crediting payments', done, total, done / total));
+  const payments = await copyPayments(deps.payments, live, target, (done, total) =>
+    report(deps, 'crediting payments', done, total, done / total),
+  );
   await report(deps, 'crediting payments', payments, payments, 1);
 
   await report(deps, 'switching', 0, null, null);
   site = await deps.sites.switchGeneration(domain, generation);
   const cleaned = await cleanUpRetired(deps, site);
-  return { site: domain, generation, replaced, resumed, from: first, to, events: checkpoint.events, batches: checkpoint.batches, payments, deleted: earlier.deleted + cleaned.deleted };
+  return {
+    site: domain,
+    generation,
+    replaced,
+    resumed,
+    from: first,
+    to,
+    events: checkpoint.events,
+    batches: checkpoint.batches,
+    payments,
+    deleted: earlier.deleted + cleaned.deleted,
+  };
 }
 
 /**
@@ -222,9 +286,15 @@ export async function rebuildSite(deps: RebuildDeps, domain: string, options: { 
  * @returns the generation abandoned and the items deleted
  * @throws GenerationConflictError when no rebuild is being built
  */
-export async function abandonRebuild(deps: RebuildDeps, domain: string): Promise<{ site: string; abandoned: number; deleted: number }> {
+export async function abandonRebuild(
+  deps: RebuildDeps,
+  domain: string,
+): Promise<{ site: string; abandoned: number; deleted: number }> {
   const site = await mustGetSite(deps, domain);
-  if (site.building === undefined) throw new NoRebuildError(`${domain}: no rebuild is running (live generation ${site.generation ?? 0}); nothing to abandon`);
+  if (site.building === undefined)
+    throw new NoRebuildError(
+      `${domain}: no rebuild is running (live generation ${site.generation ?? 0}); nothing to abandon`,
+    );
   const abandoned = site.building;
   // A generation replaced earlier and not yet deleted goes first: `retired` holds one at a time.
   const earlier = await cleanUpRetired(deps, site);

@@ -11,8 +11,21 @@ import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../doma
 import { countVisitors, unionSketches } from '../domain/visitor-sketch.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
-import { churnWindow, retentionFromCohorts, retentionReport, type RetentionReport } from '../domain/reports/retention.js';
-import { INTERVAL_MAX_DAYS, defaultInterval, paymentSpans, timeseriesPoints, visitSpans, type Interval, type TimeseriesPoint } from '../domain/reports/timeseries.js';
+import {
+  churnWindow,
+  retentionFromCohorts,
+  retentionReport,
+  type RetentionReport,
+} from '../domain/reports/retention.js';
+import {
+  INTERVAL_MAX_DAYS,
+  defaultInterval,
+  paymentSpans,
+  timeseriesPoints,
+  visitSpans,
+  type Interval,
+  type TimeseriesPoint,
+} from '../domain/reports/timeseries.js';
 import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
 import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
@@ -45,11 +58,18 @@ export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, d
 }
 
 async function rangeOf(deps: ReportDeps, site: SiteConfig, query: RangeQuery) {
-  return resolveRange(query, { now: deps.clock(), timezone: site.timezone, firstDay: await deps.store.firstDay(namespaceOf(site)) });
+  return resolveRange(query, {
+    now: deps.clock(),
+    timezone: site.timezone,
+    firstDay: await deps.store.firstDay(namespaceOf(site)),
+  });
 }
 
 /** `GET /api/v1/sites` (spec §4.2). */
-export async function listSites(deps: Pick<ReportDeps, 'sites'>, account: string): Promise<{ sites: Array<{ domain: string; timezone: string }> }> {
+export async function listSites(
+  deps: Pick<ReportDeps, 'sites'>,
+  account: string,
+): Promise<{ sites: Array<{ domain: string; timezone: string }> }> {
   const sites = (await deps.sites.listSites()).filter((s) => s.account === account);
   return { sites: sites.map((s) => ({ domain: s.domain, timezone: s.timezone })) };
 }
@@ -57,7 +77,11 @@ export async function listSites(deps: Pick<ReportDeps, 'sites'>, account: string
 async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<OverviewTotals> {
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
-  const [visits, periods, payers] = await Promise.all([deps.store.rollups(ns, 'visits', spans), deps.store.paymentTotals(ns, spans), deps.store.paymentCustomers(ns, spans)]);
+  const [visits, periods, payers] = await Promise.all([
+    deps.store.rollups(ns, 'visits', spans),
+    deps.store.paymentTotals(ns, spans),
+    deps.store.paymentCustomers(ns, spans),
+  ]);
   return overviewTotals({ visits, payments: periods.map((p) => p.totals), payers }, range);
 }
 
@@ -66,16 +90,37 @@ export async function overview(deps: ReportDeps, account: string, domain: string
   const site = await siteOf(deps, account, domain);
   const { range, previous } = await rangeOf(deps, site, query);
   const [current, before] = await Promise.all([totalsOf(deps, site, range), totalsOf(deps, site, previous)]);
-  return { site: site.domain, range, previous_range: previous, current, previous: before, change: overviewChange(current, before) };
+  return {
+    site: site.domain,
+    range,
+    previous_range: previous,
+    current,
+    previous: before,
+    change: overviewChange(current, before),
+  };
 }
 
 /** `GET /api/v1/sites/{domain}/breakdown/{dimension}` (spec §2.5, §4.2). */
-export async function breakdown(deps: ReportDeps, account: string, domain: string, dimension: Dimension, query: RangeQuery, limit: number): Promise<{ site: string; range: DateRange; dimension: Dimension; total: number; rows: BreakdownRow[] }> {
+export async function breakdown(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  dimension: Dimension,
+  query: RangeQuery,
+  limit: number,
+): Promise<{ site: string; range: DateRange; dimension: Dimension; total: number; rows: BreakdownRow[] }> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([deps.store.rollups(namespaceOf(site), dimension, spans), deps.store.paymentDimension(namespaceOf(site), dimension, spans)]);
-  const { total, rows } = breakdownRows(visits.map((v) => v.counts), payments, limit);
+  const [visits, payments] = await Promise.all([
+    deps.store.rollups(namespaceOf(site), dimension, spans),
+    deps.store.paymentDimension(namespaceOf(site), dimension, spans),
+  ]);
+  const { total, rows } = breakdownRows(
+    visits.map((v) => v.counts),
+    payments,
+    limit,
+  );
   return { site: site.domain, range, dimension, total, rows };
 }
 
@@ -86,12 +131,23 @@ export async function breakdown(deps: ReportDeps, account: string, domain: strin
  * range's visitors) and the `goal` payment entries: at most three Queries
  * each (`periodSpans`).
  */
-export async function goals(deps: ReportDeps, account: string, domain: string, query: RangeQuery, goal: string | null, limit: number): Promise<{ site: string; range: DateRange; goal: string | null; visitors: number; total: number; rows: GoalRow[] }> {
+export async function goals(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  query: RangeQuery,
+  goal: string | null,
+  limit: number,
+): Promise<{ site: string; range: DateRange; goal: string | null; visitors: number; total: number; rows: GoalRow[] }> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
-  const [items, visits, payments] = await Promise.all([deps.store.rollups(ns, 'goal', spans), deps.store.rollups(ns, 'visits', spans), deps.store.paymentDimension(ns, 'goal', spans)]);
+  const [items, visits, payments] = await Promise.all([
+    deps.store.rollups(ns, 'goal', spans),
+    deps.store.rollups(ns, 'visits', spans),
+    deps.store.paymentDimension(ns, 'goal', spans),
+  ]);
   const visitors = countVisitors(unionSketches(visits.map((v) => v.sketch)));
   const { total, rows } = goalRows({ items, payments, visitors }, goal, limit);
   return { site: site.domain, range, goal, visitors, total, rows };
@@ -103,11 +159,21 @@ export async function goals(deps: ReportDeps, account: string, domain: string, q
  * referrers, from the realtime items the sessionizer wrote in the last 6 UTC
  * minutes (one Query).
  */
-export async function realtime(deps: ReportDeps, account: string, domain: string, limit: number): Promise<{ site: string; as_of: string; window_seconds: number } & RealtimeReport> {
+export async function realtime(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  limit: number,
+): Promise<{ site: string; as_of: string; window_seconds: number } & RealtimeReport> {
   const site = await siteOf(deps, account, domain);
   const now = deps.clock();
   const slices = await deps.store.realtime(namespaceOf(site), now - REALTIME_WINDOW_MS);
-  return { site: site.domain, as_of: new Date(now).toISOString(), window_seconds: REALTIME_WINDOW_MS / 1000, ...realtimeReport(slices, now, limit) };
+  return {
+    site: site.domain,
+    as_of: new Date(now).toISOString(),
+    window_seconds: REALTIME_WINDOW_MS / 1000,
+    ...realtimeReport(slices, now, limit),
+  };
 }
 
 /**
@@ -119,13 +185,26 @@ export async function realtime(deps: ReportDeps, account: string, domain: string
  * or the overview's spans by month (the sets of a partial month's days).
  * @throws BadParameterError (400) when the range is too long for the interval
  */
-export async function timeseries(deps: ReportDeps, account: string, domain: string, query: RangeQuery, interval?: Interval): Promise<{ site: string; range: DateRange; interval: Interval; points: TimeseriesPoint[] }> {
+export async function timeseries(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  query: RangeQuery,
+  interval?: Interval,
+): Promise<{ site: string; range: DateRange; interval: Interval; points: TimeseriesPoint[] }> {
   const site = await siteOf(deps, account, domain);
   const { range, days } = await rangeOf(deps, site, query);
   const chosen = interval ?? defaultInterval(range);
   const max = INTERVAL_MAX_DAYS[chosen];
-  if (max !== null && days > max) throw new BadParameterError('interval', `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`);
-  const [visits, payments] = await Promise.all([deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true), deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen))]);
+  if (max !== null && days > max)
+    throw new BadParameterError(
+      'interval',
+      `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
+    );
+  const [visits, payments] = await Promise.all([
+    deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true),
+    deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen)),
+  ]);
   return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
 }
 
@@ -140,11 +219,29 @@ export async function timeseries(deps: ReportDeps, account: string, domain: stri
  * Query per month partition the page spans, each reading at most the day's
  * remainder plus `limit` keys (`docs/data-model.md`, "Payments list").
  */
-export async function listPayments(deps: ReportDeps, account: string, domain: string, query: RangeQuery, filter: PaymentFilter, limit: number, offset: number): Promise<{ site: string; range: DateRange; filter: PaymentFilter; total: number; limit: number; offset: number; rows: PaymentRow[] }> {
+export async function listPayments(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  query: RangeQuery,
+  filter: PaymentFilter,
+  limit: number,
+  offset: number,
+): Promise<{
+  site: string;
+  range: DateRange;
+  filter: PaymentFilter;
+  total: number;
+  limit: number;
+  offset: number;
+  rows: PaymentRow[];
+}> {
   const site = await siteOf(deps, account, domain);
   const ns = namespaceOf(site);
   const { range } = await rangeOf(deps, site, query);
-  const periods = (await deps.store.paymentTotals(ns, periodSpans(range))).sort((a, b) => (a.period < b.period ? 1 : -1));
+  const periods = (await deps.store.paymentTotals(ns, periodSpans(range))).sort((a, b) =>
+    a.period < b.period ? 1 : -1,
+  );
   const total = periods.reduce((n, p) => n + p.totals.listed[filter], 0);
   // The newest day holding the page's first payment, and how many of that class come before it from there.
   const start = async (list: readonly StoredPeriod[], skip: number): Promise<{ day: string; skip: number } | null> => {
@@ -155,8 +252,13 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
         continue;
       }
       if (p.granularity === 'D') return { day: p.period, skip };
-      const days = await deps.store.paymentTotals(ns, [{ granularity: 'D', from: `${p.period}-01`, to: `${p.period}-31` }]);
-      return start(days.sort((a, b) => (a.period < b.period ? 1 : -1)), skip);
+      const days = await deps.store.paymentTotals(ns, [
+        { granularity: 'D', from: `${p.period}-01`, to: `${p.period}-31` },
+      ]);
+      return start(
+        days.sort((a, b) => (a.period < b.period ? 1 : -1)),
+        skip,
+      );
     }
     return null;
   };
@@ -167,7 +269,9 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
     return { provider: provider as Provider, id: id.join(':') };
   });
   const rate = await deps.rates();
-  const stored = new Map((await deps.store.payments(ns, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]));
+  const stored = new Map(
+    (await deps.store.payments(ns, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]),
+  );
   const rows = page.flatMap((k) => {
     const p = stored.get(`${k.provider}:${k.id}`);
     const row = p ? paymentRow(p, rate) : null;
@@ -186,19 +290,37 @@ export async function listPayments(deps: ReportDeps, account: string, domain: st
  * whole instead, every customer and payment, as before, until
  * `footfall rebuild` (or `derivePaymentRollups`) writes its cohorts.
  */
-export async function retention(deps: ReportDeps, account: string, domain: string, query: RangeQuery): Promise<RetentionReport> {
+export async function retention(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  query: RangeQuery,
+): Promise<RetentionReport> {
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const ns = namespaceOf(site);
   const now = deps.clock();
-  const cohorts = await deps.store.retentionCohorts(ns, periodSpans(range), periodSpans(churnWindow(localDay(now, range.timezone))));
+  const cohorts = await deps.store.retentionCohorts(
+    ns,
+    periodSpans(range),
+    periodSpans(churnWindow(localDay(now, range.timezone))),
+  );
   if (cohorts.ready) return retentionFromCohorts(site.domain, range, now, cohorts);
-  const [customers, payments, rate] = await Promise.all([deps.store.customers(ns), deps.store.allPayments(ns), deps.rates()]);
+  const [customers, payments, rate] = await Promise.all([
+    deps.store.customers(ns),
+    deps.store.allPayments(ns),
+    deps.rates(),
+  ]);
   return retentionReport({ site: site.domain, range, customers, payments, now, rate });
 }
 
 /** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */
-export async function visitorTimeline(deps: ReportDeps, account: string, domain: string, visitorId: string): Promise<Timeline> {
+export async function visitorTimeline(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  visitorId: string,
+): Promise<Timeline> {
   const site = await siteOf(deps, account, domain);
   // Every stored visitor id is a valid one (tracker ids and daily hashes alike); any other
   // has no events, and a long one would not even fit in a DynamoDB key (a 503 before this).
@@ -212,4 +334,3 @@ export async function visitorTimeline(deps: ReportDeps, account: string, domain:
   });
   return buildTimeline(site.domain, visitorId, visits, payments, deps.clock());
 }
-

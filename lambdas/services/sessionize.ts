@@ -24,7 +24,10 @@ export interface SessionizeDeps {
    * `docs/api.md` "Realtime"), and the clock that says what is recent.
    * Absent in `rebuild`: history is never current.
    */
-  realtime?: { store: { write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> }; clock: () => number };
+  realtime?: {
+    store: { write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> };
+    clock: () => number;
+  };
 }
 
 /** A stream record as the sessionizer needs it: its position and its data (the enriched event as JSON). */
@@ -75,8 +78,16 @@ export interface VisitorRecredit {
  * Merges a visitor's new events into the stored visits they can touch.
  * Pure: `stored` are the visits around the events' time window.
  */
-export function changeVisits(site: string, visitorId: string, stored: readonly Visit[], events: readonly TrackedEvent[]): VisitorChange {
-  const merged = buildVisits(site, visitorId, [...stored.flatMap((v) => v.events.map((e, i) => (i === 0 ? { ...e, attrs: v.attrs } : e))), ...events.map(visitEventOf)]);
+export function changeVisits(
+  site: string,
+  visitorId: string,
+  stored: readonly Visit[],
+  events: readonly TrackedEvent[],
+): VisitorChange {
+  const merged = buildVisits(site, visitorId, [
+    ...stored.flatMap((v) => v.events.map((e, i) => (i === 0 ? { ...e, attrs: v.attrs } : e))),
+    ...events.map(visitEventOf),
+  ]);
   // Stored visits that come out the same are not changes.
   const unchanged = merged.filter((v) => stored.some((s) => sameVisit(s, v)));
   // Visits do not overlap: the earliest event's visit is the one starting last at or before it.
@@ -133,8 +144,22 @@ async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) =
  *
  * @throws on storage errors; the caller reports the whole batch as failed
  */
-export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCheckpoint, records: readonly SessionizeRecord[]): Promise<SessionizeOutcome> {
-  const outcome: SessionizeOutcome = { events: 0, visitors: 0, malformed: 0, orphaned: 0, visitsWritten: 0, visitsRemoved: 0, rollupItems: 0, recredited: 0, realtimeItems: 0 };
+export async function sessionizeBatch(
+  deps: SessionizeDeps,
+  checkpoint: StreamCheckpoint,
+  records: readonly SessionizeRecord[],
+): Promise<SessionizeOutcome> {
+  const outcome: SessionizeOutcome = {
+    events: 0,
+    visitors: 0,
+    malformed: 0,
+    orphaned: 0,
+    visitsWritten: 0,
+    visitsRemoved: 0,
+    rollupItems: 0,
+    recredited: 0,
+    realtimeItems: 0,
+  };
   const byVisitor = new Map<string, TrackedEvent[]>();
   for (const record of records) {
     let event: TrackedEvent;
@@ -182,7 +207,12 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
       if (e.ts > to) to = e.ts;
     }
     // The visitor's payments marker comes with the visits, in the same Query (step 5 needs it).
-    const { visits: stored, latestPayment } = await deps.visits.visitsAndPayments(ns, first.visitor_id, from - VISIT_GAP_MS, to + VISIT_GAP_MS);
+    const { visits: stored, latestPayment } = await deps.visits.visitsAndPayments(
+      ns,
+      first.visitor_id,
+      from - VISIT_GAP_MS,
+      to + VISIT_GAP_MS,
+    );
     const change = changeVisits(ns, first.visitor_id, stored, events);
     if (deps.recredit && visitorMayNeedRecredit(latestPayment, change.since, target.payment_marks === true)) {
       recredits.push({ domain: first.site, entry: { visitor: first.visitor_id, since: change.since, namespace: ns } });
@@ -216,7 +246,17 @@ export async function sessionizeBatch(deps: SessionizeDeps, checkpoint: StreamCh
     }
     // In a fixed order (the visitors were read in parallel), so a retry settles in the same order.
     for (const [domain, visitors] of bySite) {
-      visitors.sort((a, b) => (a.namespace === b.namespace ? (a.visitor < b.visitor ? -1 : a.visitor > b.visitor ? 1 : 0) : a.namespace < b.namespace ? -1 : 1));
+      visitors.sort((a, b) =>
+        a.namespace === b.namespace
+          ? a.visitor < b.visitor
+            ? -1
+            : a.visitor > b.visitor
+              ? 1
+              : 0
+          : a.namespace < b.namespace
+            ? -1
+            : 1,
+      );
       outcome.recredited += await deps.recredit(sites.get(domain) as SiteConfig, visitors);
     }
   }

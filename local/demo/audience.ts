@@ -35,9 +35,20 @@ export const DEVICE_SHARES: Shares<Device> = [
  * show as macOS on a tablet-wide screen, as in any analytics tool.
  */
 export const OS_SHARES: Readonly<Record<Device, Shares<Os>>> = {
-  Desktop: [['Windows', 71], ['macOS', 16], ['Linux', 4], ['ChromeOS', 2]],
-  Mobile: [['Android', 72], ['iOS', 28]],
-  Tablet: [['macOS', 54], ['Android', 46]],
+  Desktop: [
+    ['Windows', 71],
+    ['macOS', 16],
+    ['Linux', 4],
+    ['ChromeOS', 2],
+  ],
+  Mobile: [
+    ['Android', 72],
+    ['iOS', 28],
+  ],
+  Tablet: [
+    ['macOS', 54],
+    ['Android', 46],
+  ],
 };
 
 /**
@@ -51,18 +62,36 @@ export const OS_SHARES: Readonly<Record<Device, Shares<Os>>> = {
  * desktop Linux (Ubuntu's says `Ubuntu`), so Linux is Chrome.
  */
 export const BROWSER_SHARES: Readonly<Record<Os, Shares<Browser>>> = {
-  Windows: [['Chrome', 77], ['Edge', 16], ['Firefox', 4], ['Opera', 3]],
-  macOS: [['Chrome', 52], ['Safari', 40], ['Firefox', 5], ['Edge', 3]],
+  Windows: [
+    ['Chrome', 77],
+    ['Edge', 16],
+    ['Firefox', 4],
+    ['Opera', 3],
+  ],
+  macOS: [
+    ['Chrome', 52],
+    ['Safari', 40],
+    ['Firefox', 5],
+    ['Edge', 3],
+  ],
   Linux: [['Chrome', 100]],
   ChromeOS: [['Chrome', 100]],
-  Android: [['Chrome', 89], ['Samsung Internet', 5], ['Firefox', 3], ['Opera', 3]],
+  Android: [
+    ['Chrome', 89],
+    ['Samsung Internet', 5],
+    ['Firefox', 3],
+    ['Opera', 3],
+  ],
   iOS: [['Safari', 100]],
 };
 
 /** Browsers on tablets: iPads (macOS, see `OS_SHARES`) run Safari; Samsung's browser ships on its tablets. */
 export const TABLET_BROWSER_SHARES: Readonly<Partial<Record<Os, Shares<Browser>>>> = {
   macOS: [['Safari', 100]],
-  Android: [['Chrome', 82], ['Samsung Internet', 18]],
+  Android: [
+    ['Chrome', 82],
+    ['Samsung Internet', 18],
+  ],
 };
 
 /**
@@ -74,9 +103,33 @@ export const TABLET_BROWSER_SHARES: Readonly<Partial<Record<Os, Shares<Browser>>
  * screen-resolution tables order them; the weights are not from a source.
  */
 export const WIDTH_SHARES: Readonly<Record<Device, Shares<string>>> = {
-  Desktop: [['1920', 30], ['1536', 18], ['1366', 12], ['1440', 12], ['1280', 8], ['2560', 8], ['1680', 5], ['1600', 4], ['3440', 3]],
-  Mobile: [['390', 22], ['393', 14], ['412', 18], ['360', 14], ['430', 12], ['384', 8], ['375', 7], ['414', 5]],
-  Tablet: [['820', 30], ['768', 30], ['810', 20], ['800', 20]],
+  Desktop: [
+    ['1920', 30],
+    ['1536', 18],
+    ['1366', 12],
+    ['1440', 12],
+    ['1280', 8],
+    ['2560', 8],
+    ['1680', 5],
+    ['1600', 4],
+    ['3440', 3],
+  ],
+  Mobile: [
+    ['390', 22],
+    ['393', 14],
+    ['412', 18],
+    ['360', 14],
+    ['430', 12],
+    ['384', 8],
+    ['375', 7],
+    ['414', 5],
+  ],
+  Tablet: [
+    ['820', 30],
+    ['768', 30],
+    ['810', 20],
+    ['800', 20],
+  ],
 };
 
 /** A country of the demo's audience: its share, the hours it is behind or ahead of UTC, and its browsers' languages. */
@@ -100,42 +153,334 @@ const local = (tag: string) => `${tag},${tag.slice(0, 2)};q=0.9,en;q=0.8`;
  * country is the one the database gives its address.
  */
 export const MARKETS: readonly Market[] = [
-  { country: 'US', weight: 31, utcOffset: -6, languages: [[en('en-US'), 93], [local('es-US'), 7]] },
-  { country: 'DE', weight: 8, utcOffset: 1, languages: [[local('de-DE'), 65], [en('en-US'), 35]] },
-  { country: 'GB', weight: 7, utcOffset: 0, languages: [[en('en-GB'), 90], [en('en-US'), 10]] },
-  { country: 'IN', weight: 6, utcOffset: 5.5, languages: [[en('en-IN'), 55], [en('en-US'), 40], [local('hi-IN'), 5]] },
-  { country: 'CA', weight: 4, utcOffset: -5, languages: [[en('en-CA'), 70], [local('fr-CA'), 20], [en('en-US'), 10]] },
-  { country: 'FR', weight: 4, utcOffset: 1, languages: [[local('fr-FR'), 75], [en('en-US'), 25]] },
-  { country: 'NL', weight: 3, utcOffset: 1, languages: [[local('nl-NL'), 45], [en('en-US'), 55]] },
-  { country: 'BR', weight: 3, utcOffset: -3, languages: [[local('pt-BR'), 80], [en('en-US'), 20]] },
-  { country: 'AU', weight: 3, utcOffset: 10, languages: [[en('en-AU'), 85], [en('en-US'), 15]] },
-  { country: 'ES', weight: 2.5, utcOffset: 1, languages: [[local('es-ES'), 75], [en('en-US'), 25]] },
-  { country: 'IT', weight: 2, utcOffset: 1, languages: [[local('it-IT'), 75], [en('en-US'), 25]] },
-  { country: 'PL', weight: 2, utcOffset: 1, languages: [[local('pl-PL'), 65], [en('en-US'), 35]] },
-  { country: 'SE', weight: 2, utcOffset: 1, languages: [[local('sv-SE'), 50], [en('en-US'), 50]] },
-  { country: 'JP', weight: 2, utcOffset: 9, languages: [[local('ja-JP'), 90], [en('en-US'), 10]] },
-  { country: 'CH', weight: 1.5, utcOffset: 1, languages: [[local('de-CH'), 50], [local('fr-CH'), 20], [en('en-US'), 30]] },
-  { country: 'SG', weight: 1.5, utcOffset: 8, languages: [[en('en-SG'), 70], [en('en-US'), 30]] },
-  { country: 'MX', weight: 1.5, utcOffset: -6, languages: [[local('es-MX'), 80], [en('en-US'), 20]] },
-  { country: 'IE', weight: 1, utcOffset: 0, languages: [[en('en-IE'), 80], [en('en-US'), 20]] },
-  { country: 'PT', weight: 1, utcOffset: 0, languages: [[local('pt-PT'), 65], [en('en-US'), 35]] },
-  { country: 'AT', weight: 1, utcOffset: 1, languages: [[local('de-AT'), 70], [en('en-US'), 30]] },
-  { country: 'BE', weight: 1, utcOffset: 1, languages: [[local('nl-BE'), 40], [local('fr-BE'), 30], [en('en-US'), 30]] },
-  { country: 'DK', weight: 1, utcOffset: 1, languages: [[local('da-DK'), 50], [en('en-US'), 50]] },
-  { country: 'NO', weight: 1, utcOffset: 1, languages: [[local('nb-NO'), 50], [en('en-US'), 50]] },
-  { country: 'FI', weight: 1, utcOffset: 2, languages: [[local('fi-FI'), 50], [en('en-US'), 50]] },
-  { country: 'CZ', weight: 1, utcOffset: 1, languages: [[local('cs-CZ'), 60], [en('en-US'), 40]] },
-  { country: 'UA', weight: 1, utcOffset: 2, languages: [[local('uk-UA'), 60], [en('en-US'), 40]] },
-  { country: 'IL', weight: 1, utcOffset: 2, languages: [[local('he-IL'), 40], [en('en-US'), 60]] },
-  { country: 'TR', weight: 1, utcOffset: 3, languages: [[local('tr-TR'), 70], [en('en-US'), 30]] },
-  { country: 'ZA', weight: 1, utcOffset: 2, languages: [[en('en-ZA'), 85], [en('en-US'), 15]] },
-  { country: 'NG', weight: 1, utcOffset: 1, languages: [[en('en-NG'), 60], [en('en-US'), 40]] },
-  { country: 'KR', weight: 1, utcOffset: 9, languages: [[local('ko-KR'), 85], [en('en-US'), 15]] },
-  { country: 'ID', weight: 1, utcOffset: 7, languages: [[local('id-ID'), 60], [en('en-US'), 40]] },
-  { country: 'PH', weight: 1, utcOffset: 8, languages: [[en('en-PH'), 60], [en('en-US'), 40]] },
-  { country: 'NZ', weight: 0.7, utcOffset: 12, languages: [[en('en-NZ'), 85], [en('en-US'), 15]] },
-  { country: 'AR', weight: 0.8, utcOffset: -3, languages: [[local('es-AR'), 80], [en('en-US'), 20]] },
-  { country: 'RO', weight: 0.8, utcOffset: 2, languages: [[local('ro-RO'), 60], [en('en-US'), 40]] },
+  {
+    country: 'US',
+    weight: 31,
+    utcOffset: -6,
+    languages: [
+      [en('en-US'), 93],
+      [local('es-US'), 7],
+    ],
+  },
+  {
+    country: 'DE',
+    weight: 8,
+    utcOffset: 1,
+    languages: [
+      [local('de-DE'), 65],
+      [en('en-US'), 35],
+    ],
+  },
+  {
+    country: 'GB',
+    weight: 7,
+    utcOffset: 0,
+    languages: [
+      [en('en-GB'), 90],
+      [en('en-US'), 10],
+    ],
+  },
+  {
+    country: 'IN',
+    weight: 6,
+    utcOffset: 5.5,
+    languages: [
+      [en('en-IN'), 55],
+      [en('en-US'), 40],
+      [local('hi-IN'), 5],
+    ],
+  },
+  {
+    country: 'CA',
+    weight: 4,
+    utcOffset: -5,
+    languages: [
+      [en('en-CA'), 70],
+      [local('fr-CA'), 20],
+      [en('en-US'), 10],
+    ],
+  },
+  {
+    country: 'FR',
+    weight: 4,
+    utcOffset: 1,
+    languages: [
+      [local('fr-FR'), 75],
+      [en('en-US'), 25],
+    ],
+  },
+  {
+    country: 'NL',
+    weight: 3,
+    utcOffset: 1,
+    languages: [
+      [local('nl-NL'), 45],
+      [en('en-US'), 55],
+    ],
+  },
+  {
+    country: 'BR',
+    weight: 3,
+    utcOffset: -3,
+    languages: [
+      [local('pt-BR'), 80],
+      [en('en-US'), 20],
+    ],
+  },
+  {
+    country: 'AU',
+    weight: 3,
+    utcOffset: 10,
+    languages: [
+      [en('en-AU'), 85],
+      [en('en-US'), 15],
+    ],
+  },
+  {
+    country: 'ES',
+    weight: 2.5,
+    utcOffset: 1,
+    languages: [
+      [local('es-ES'), 75],
+      [en('en-US'), 25],
+    ],
+  },
+  {
+    country: 'IT',
+    weight: 2,
+    utcOffset: 1,
+    languages: [
+      [local('it-IT'), 75],
+      [en('en-US'), 25],
+    ],
+  },
+  {
+    country: 'PL',
+    weight: 2,
+    utcOffset: 1,
+    languages: [
+      [local('pl-PL'), 65],
+      [en('en-US'), 35],
+    ],
+  },
+  {
+    country: 'SE',
+    weight: 2,
+    utcOffset: 1,
+    languages: [
+      [local('sv-SE'), 50],
+      [en('en-US'), 50],
+    ],
+  },
+  {
+    country: 'JP',
+    weight: 2,
+    utcOffset: 9,
+    languages: [
+      [local('ja-JP'), 90],
+      [en('en-US'), 10],
+    ],
+  },
+  {
+    country: 'CH',
+    weight: 1.5,
+    utcOffset: 1,
+    languages: [
+      [local('de-CH'), 50],
+      [local('fr-CH'), 20],
+      [en('en-US'), 30],
+    ],
+  },
+  {
+    country: 'SG',
+    weight: 1.5,
+    utcOffset: 8,
+    languages: [
+      [en('en-SG'), 70],
+      [en('en-US'), 30],
+    ],
+  },
+  {
+    country: 'MX',
+    weight: 1.5,
+    utcOffset: -6,
+    languages: [
+      [local('es-MX'), 80],
+      [en('en-US'), 20],
+    ],
+  },
+  {
+    country: 'IE',
+    weight: 1,
+    utcOffset: 0,
+    languages: [
+      [en('en-IE'), 80],
+      [en('en-US'), 20],
+    ],
+  },
+  {
+    country: 'PT',
+    weight: 1,
+    utcOffset: 0,
+    languages: [
+      [local('pt-PT'), 65],
+      [en('en-US'), 35],
+    ],
+  },
+  {
+    country: 'AT',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [local('de-AT'), 70],
+      [en('en-US'), 30],
+    ],
+  },
+  {
+    country: 'BE',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [local('nl-BE'), 40],
+      [local('fr-BE'), 30],
+      [en('en-US'), 30],
+    ],
+  },
+  {
+    country: 'DK',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [local('da-DK'), 50],
+      [en('en-US'), 50],
+    ],
+  },
+  {
+    country: 'NO',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [local('nb-NO'), 50],
+      [en('en-US'), 50],
+    ],
+  },
+  {
+    country: 'FI',
+    weight: 1,
+    utcOffset: 2,
+    languages: [
+      [local('fi-FI'), 50],
+      [en('en-US'), 50],
+    ],
+  },
+  {
+    country: 'CZ',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [local('cs-CZ'), 60],
+      [en('en-US'), 40],
+    ],
+  },
+  {
+    country: 'UA',
+    weight: 1,
+    utcOffset: 2,
+    languages: [
+      [local('uk-UA'), 60],
+      [en('en-US'), 40],
+    ],
+  },
+  {
+    country: 'IL',
+    weight: 1,
+    utcOffset: 2,
+    languages: [
+      [local('he-IL'), 40],
+      [en('en-US'), 60],
+    ],
+  },
+  {
+    country: 'TR',
+    weight: 1,
+    utcOffset: 3,
+    languages: [
+      [local('tr-TR'), 70],
+      [en('en-US'), 30],
+    ],
+  },
+  {
+    country: 'ZA',
+    weight: 1,
+    utcOffset: 2,
+    languages: [
+      [en('en-ZA'), 85],
+      [en('en-US'), 15],
+    ],
+  },
+  {
+    country: 'NG',
+    weight: 1,
+    utcOffset: 1,
+    languages: [
+      [en('en-NG'), 60],
+      [en('en-US'), 40],
+    ],
+  },
+  {
+    country: 'KR',
+    weight: 1,
+    utcOffset: 9,
+    languages: [
+      [local('ko-KR'), 85],
+      [en('en-US'), 15],
+    ],
+  },
+  {
+    country: 'ID',
+    weight: 1,
+    utcOffset: 7,
+    languages: [
+      [local('id-ID'), 60],
+      [en('en-US'), 40],
+    ],
+  },
+  {
+    country: 'PH',
+    weight: 1,
+    utcOffset: 8,
+    languages: [
+      [en('en-PH'), 60],
+      [en('en-US'), 40],
+    ],
+  },
+  {
+    country: 'NZ',
+    weight: 0.7,
+    utcOffset: 12,
+    languages: [
+      [en('en-NZ'), 85],
+      [en('en-US'), 15],
+    ],
+  },
+  {
+    country: 'AR',
+    weight: 0.8,
+    utcOffset: -3,
+    languages: [
+      [local('es-AR'), 80],
+      [en('en-US'), 20],
+    ],
+  },
+  {
+    country: 'RO',
+    weight: 0.8,
+    utcOffset: 2,
+    languages: [
+      [local('ro-RO'), 60],
+      [en('en-US'), 40],
+    ],
+  },
 ];
 
 /**
@@ -144,7 +489,25 @@ export const MARKETS: readonly Market[] = [
  * 605 visits from Internet Explorer).
  */
 export const NOT_IN_THE_DEMO = {
-  browsers: ['Internet Explorer', 'IE', 'IEMobile', 'Netscape', 'Mozilla', 'Camino', 'Flock', 'Konqueror', 'Lynx', 'Maxthon', 'SeaMonkey', 'Avant', 'Dragon', 'Iron', 'Lunascape', 'PaleMoon', 'Puffin'],
+  browsers: [
+    'Internet Explorer',
+    'IE',
+    'IEMobile',
+    'Netscape',
+    'Mozilla',
+    'Camino',
+    'Flock',
+    'Konqueror',
+    'Lynx',
+    'Maxthon',
+    'SeaMonkey',
+    'Avant',
+    'Dragon',
+    'Iron',
+    'Lunascape',
+    'PaleMoon',
+    'Puffin',
+  ],
   os: ['AmigaOS', 'BeOS', 'MorphOS', 'Windows Phone', 'BlackBerry', 'Symbian', 'OS/2', 'Haiku'],
 } as const;
 
@@ -173,17 +536,30 @@ export function userAgentsByCell(): Map<string, { phone: string[]; tablet: strin
     if (agent.bot || !agent.browser || !agent.os) continue;
     const key = `${agent.browser}|${agent.os}`;
     const list = cells.get(key) ?? [];
-    list.push({ ua, version: Number.parseInt(agent.browser_version ?? '0', 10) || 0, tablet: /^(?!.*Mobile).*Android/.test(ua) });
+    list.push({
+      ua,
+      version: Number.parseInt(agent.browser_version ?? '0', 10) || 0,
+      tablet: /^(?!.*Mobile).*Android/.test(ua),
+    });
     cells.set(key, list);
   }
   const out = new Map<string, { phone: string[]; tablet: string[] }>();
   for (const [os, browsers] of Object.entries(BROWSER_SHARES)) {
     for (const [browser] of browsers) {
-      const list = (cells.get(`${browser}|${os}`) ?? []).sort((a, b) => b.version - a.version || a.ua.localeCompare(b.ua));
+      const list = (cells.get(`${browser}|${os}`) ?? []).sort(
+        (a, b) => b.version - a.version || a.ua.localeCompare(b.ua),
+      );
       if (list.length === 0) throw new Error(`no User-Agent for ${browser} on ${os} in the shared data`);
-      const newest = (l: typeof list) => l.filter((e) => e.version >= 0.8 * (l[0]?.version ?? 0)).slice(0, 4).map((e) => e.ua);
+      const newest = (l: typeof list) =>
+        l
+          .filter((e) => e.version >= 0.8 * (l[0]?.version ?? 0))
+          .slice(0, 4)
+          .map((e) => e.ua);
       const tablets = list.filter((e) => e.tablet);
-      out.set(`${browser}|${os}`, { phone: newest(list.filter((e) => !e.tablet).length ? list.filter((e) => !e.tablet) : list), tablet: newest(tablets.length ? tablets : list) });
+      out.set(`${browser}|${os}`, {
+        phone: newest(list.filter((e) => !e.tablet).length ? list.filter((e) => !e.tablet) : list),
+        tablet: newest(tablets.length ? tablets : list),
+      });
     }
   }
   return out;
@@ -202,9 +578,21 @@ const STOCK_BROWSER =
 /** Public unicast IPv4 only: no private, loopback, link-local, shared, multicast or documentation block. */
 function isPublic(a: number, b: number, c: number): boolean {
   if (a === 0 || a === 10 || a === 127 || a >= 224) return false;
-  if ((a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b < 32) || (a === 192 && b === 168)) return false;
+  if (
+    (a === 100 && b >= 64 && b < 128) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b < 32) ||
+    (a === 192 && b === 168)
+  )
+    return false;
   // RFC 5737 documentation ranges and 192.0.0.0/24, 198.18.0.0/15 (benchmarking).
-  if ((a === 192 && b === 0 && (c === 0 || c === 2)) || (a === 198 && (b === 18 || b === 19)) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return false;
+  if (
+    (a === 192 && b === 0 && (c === 0 || c === 2)) ||
+    (a === 198 && (b === 18 || b === 19)) ||
+    (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113)
+  )
+    return false;
   return true;
 }
 

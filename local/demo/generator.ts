@@ -49,15 +49,55 @@ const MIN = 60_000;
 const HOUR = 3_600_000;
 
 const PAGES = [
-  '/', '/pricing', '/features', '/docs', '/docs/install', '/docs/tracking', '/docs/payments', '/docs/api', '/blog',
-  '/blog/launch', '/blog/privacy-first-analytics', '/blog/revenue-attribution', '/blog/ai-search-traffic', '/blog/self-hosting-on-aws',
-  '/blog/plausible-alternative', '/blog/stripe-attribution', '/blog/cost-per-million-events', '/compare/plausible', '/compare/umami',
-  '/compare/datafast', '/changelog', '/about', '/careers', '/contact', '/signup', '/login', '/integrations/stripe', '/integrations/paddle',
-  '/integrations/lemonsqueezy', '/integrations/polar', '/use-cases/saas', '/use-cases/newsletters', '/use-cases/ecommerce', '/security',
-  '/privacy', '/terms', '/status', '/docs/mcp', '/docs/sql', '/templates', '/billing',
+  '/',
+  '/pricing',
+  '/features',
+  '/docs',
+  '/docs/install',
+  '/docs/tracking',
+  '/docs/payments',
+  '/docs/api',
+  '/blog',
+  '/blog/launch',
+  '/blog/privacy-first-analytics',
+  '/blog/revenue-attribution',
+  '/blog/ai-search-traffic',
+  '/blog/self-hosting-on-aws',
+  '/blog/plausible-alternative',
+  '/blog/stripe-attribution',
+  '/blog/cost-per-million-events',
+  '/compare/plausible',
+  '/compare/umami',
+  '/compare/datafast',
+  '/changelog',
+  '/about',
+  '/careers',
+  '/contact',
+  '/signup',
+  '/login',
+  '/integrations/stripe',
+  '/integrations/paddle',
+  '/integrations/lemonsqueezy',
+  '/integrations/polar',
+  '/use-cases/saas',
+  '/use-cases/newsletters',
+  '/use-cases/ecommerce',
+  '/security',
+  '/privacy',
+  '/terms',
+  '/status',
+  '/docs/mcp',
+  '/docs/sql',
+  '/templates',
+  '/billing',
 ];
 
-const OUTBOUND = ['https://github.com/footfall/footfall', 'https://x.com/footfall', 'https://discord.gg/footfall', 'https://aws.amazon.com/cdk/'];
+const OUTBOUND = [
+  'https://github.com/footfall/footfall',
+  'https://x.com/footfall',
+  'https://discord.gg/footfall',
+  'https://aws.amazon.com/cdk/',
+];
 
 /**
  * Traffic per day of the week, Sunday first: a B2B site is read at work, so
@@ -65,9 +105,13 @@ const OUTBOUND = ['https://github.com/footfall/footfall', 'https://x.com/footfal
  */
 export const WEEKDAY_FACTOR = [0.55, 1.05, 1.1, 1.08, 1.02, 0.88, 0.5];
 /** Visits per local hour (0–23) on a working day: the office day, a lunch dip, a long evening tail. */
-const WORKDAY_HOURS = [1, 0.6, 0.4, 0.3, 0.3, 0.5, 1.2, 2.5, 4.5, 6.5, 7.5, 7.8, 6.6, 7.2, 7.8, 7.4, 6.5, 5, 4, 3.8, 3.6, 3, 2.2, 1.5];
+const WORKDAY_HOURS = [
+  1, 0.6, 0.4, 0.3, 0.3, 0.5, 1.2, 2.5, 4.5, 6.5, 7.5, 7.8, 6.6, 7.2, 7.8, 7.4, 6.5, 5, 4, 3.8, 3.6, 3, 2.2, 1.5,
+];
 /** On weekends: later and flatter. */
-const WEEKEND_HOURS = [1.5, 1, 0.7, 0.5, 0.4, 0.4, 0.6, 1, 1.8, 2.8, 3.6, 4, 4.2, 4.2, 4.1, 4, 4, 4, 4.2, 4.5, 4.5, 4, 3.2, 2.2];
+const WEEKEND_HOURS = [
+  1.5, 1, 0.7, 0.5, 0.4, 0.4, 0.6, 1, 1.8, 2.8, 3.6, 4, 4.2, 4.2, 4.1, 4, 4, 4, 4.2, 4.5, 4.5, 4, 3.2, 2.2,
+];
 const HOURS = Array.from({ length: 24 }, (_, h) => String(h));
 const hourShares = (weights: number[]) => HOURS.map((h, i) => [h, weights[i] ?? 0] as const);
 
@@ -81,42 +125,122 @@ const hourShares = (weights: number[]) => HOURS.map((h, i) => [h, weights[i] ?? 
 export const FUNNEL = { pricing: 0.2, pricingReturning: 0.3, signup: 0.09, pay: 0.3, payAtOnce: 0.35 } as const;
 
 /** Where visits come from, how they land, and how ready they are to buy (`intent` scales the signup rate). */
-const CHANNELS: Array<{ name: string; weight: number; intent: number; referrers?: Array<readonly [string, number]>; utm?: string; landings: string[] }> = [
+const CHANNELS: Array<{
+  name: string;
+  weight: number;
+  intent: number;
+  referrers?: Array<readonly [string, number]>;
+  utm?: string;
+  landings: string[];
+}> = [
   { name: 'Direct', weight: 22, intent: 1.1, landings: ['/', '/', '/pricing', '/docs', '/login'] },
   {
     name: 'Search',
     weight: 30,
     intent: 1,
     // StatCounter's search engine shares (2025: Google about 90%, Bing about 4%), with DuckDuckGo and Brave a little higher for a developer audience.
-    referrers: [['https://www.google.com/', 70], ['https://www.google.de/', 8], ['https://www.google.co.uk/', 7], ['https://www.bing.com/', 5], ['https://duckduckgo.com/', 4], ['https://search.brave.com/', 2], ['https://www.ecosia.org/', 1.5], ['https://search.yahoo.com/', 1.5], ['https://yandex.com/', 1]],
-    landings: ['/blog/plausible-alternative', '/blog/privacy-first-analytics', '/compare/plausible', '/compare/umami', '/docs/install', '/', '/blog/stripe-attribution', '/blog/revenue-attribution', '/docs/tracking'],
+    referrers: [
+      ['https://www.google.com/', 70],
+      ['https://www.google.de/', 8],
+      ['https://www.google.co.uk/', 7],
+      ['https://www.bing.com/', 5],
+      ['https://duckduckgo.com/', 4],
+      ['https://search.brave.com/', 2],
+      ['https://www.ecosia.org/', 1.5],
+      ['https://search.yahoo.com/', 1.5],
+      ['https://yandex.com/', 1],
+    ],
+    landings: [
+      '/blog/plausible-alternative',
+      '/blog/privacy-first-analytics',
+      '/compare/plausible',
+      '/compare/umami',
+      '/docs/install',
+      '/',
+      '/blog/stripe-attribution',
+      '/blog/revenue-attribution',
+      '/docs/tracking',
+    ],
   },
-  { name: 'AI', weight: 8, intent: 1.5, referrers: [['https://chatgpt.com/', 60], ['https://www.perplexity.ai/', 15], ['https://claude.ai/', 10], ['https://gemini.google.com/', 10], ['https://copilot.microsoft.com/', 5]], landings: ['/', '/compare/plausible', '/compare/datafast', '/pricing', '/docs'] },
+  {
+    name: 'AI',
+    weight: 8,
+    intent: 1.5,
+    referrers: [
+      ['https://chatgpt.com/', 60],
+      ['https://www.perplexity.ai/', 15],
+      ['https://claude.ai/', 10],
+      ['https://gemini.google.com/', 10],
+      ['https://copilot.microsoft.com/', 5],
+    ],
+    landings: ['/', '/compare/plausible', '/compare/datafast', '/pricing', '/docs'],
+  },
   {
     name: 'Communities',
     weight: 10,
     intent: 1.2,
-    referrers: [['https://news.ycombinator.com/item?id=41234567', 40], ['https://www.reddit.com/r/SaaS/comments/1abc/', 25], ['https://www.indiehackers.com/post/abc', 15], ['https://www.producthunt.com/posts/footfall', 12], ['https://lobste.rs/s/abc123', 8]],
+    referrers: [
+      ['https://news.ycombinator.com/item?id=41234567', 40],
+      ['https://www.reddit.com/r/SaaS/comments/1abc/', 25],
+      ['https://www.indiehackers.com/post/abc', 15],
+      ['https://www.producthunt.com/posts/footfall', 12],
+      ['https://lobste.rs/s/abc123', 8],
+    ],
     landings: ['/blog/launch', '/', '/blog/cost-per-million-events', '/blog/self-hosting-on-aws'],
   },
-  { name: 'Social', weight: 9, intent: 0.5, referrers: [['https://t.co/aBcD', 35], ['https://www.linkedin.com/', 30], ['https://bsky.app/', 15], ['https://mastodon.social/', 10], ['https://l.facebook.com/', 10]], landings: ['/blog/launch', '/blog/ai-search-traffic', '/', '/changelog'] },
-  { name: 'Email', weight: 6, intent: 1.6, utm: 'utm_source=newsletter&utm_medium=email&utm_campaign=', landings: ['/changelog', '/blog/revenue-attribution', '/pricing'] },
-  { name: 'Paid', weight: 6, intent: 0.9, utm: 'utm_source=google&utm_medium=cpc&utm_term=web+analytics&utm_campaign=', landings: ['/', '/pricing', '/compare/plausible'] },
+  {
+    name: 'Social',
+    weight: 9,
+    intent: 0.5,
+    referrers: [
+      ['https://t.co/aBcD', 35],
+      ['https://www.linkedin.com/', 30],
+      ['https://bsky.app/', 15],
+      ['https://mastodon.social/', 10],
+      ['https://l.facebook.com/', 10],
+    ],
+    landings: ['/blog/launch', '/blog/ai-search-traffic', '/', '/changelog'],
+  },
+  {
+    name: 'Email',
+    weight: 6,
+    intent: 1.6,
+    utm: 'utm_source=newsletter&utm_medium=email&utm_campaign=',
+    landings: ['/changelog', '/blog/revenue-attribution', '/pricing'],
+  },
+  {
+    name: 'Paid',
+    weight: 6,
+    intent: 0.9,
+    utm: 'utm_source=google&utm_medium=cpc&utm_term=web+analytics&utm_campaign=',
+    landings: ['/', '/pricing', '/compare/plausible'],
+  },
   {
     name: 'Referral',
     weight: 9,
     intent: 1,
     // Directories, review sites and the blogs and newsletters that link to an analytics tool; hosts the channel rules leave to Referral.
-    referrers: [['https://alternativeto.net/software/plausible-analytics/about/', 30], ['https://www.g2.com/products/footfall/reviews', 12], ['https://www.capterra.com/p/footfall/', 8], ['https://indielytics.example.com/best-privacy-analytics-2026', 15], ['https://saasweekly.example.org/issue/212', 10], ['https://docs.stripe.com/partners', 10], ['https://www.awesome-selfhosted.net/tags/analytics.html', 15]],
+    referrers: [
+      ['https://alternativeto.net/software/plausible-analytics/about/', 30],
+      ['https://www.g2.com/products/footfall/reviews', 12],
+      ['https://www.capterra.com/p/footfall/', 8],
+      ['https://indielytics.example.com/best-privacy-analytics-2026', 15],
+      ['https://saasweekly.example.org/issue/212', 10],
+      ['https://docs.stripe.com/partners', 10],
+      ['https://www.awesome-selfhosted.net/tags/analytics.html', 15],
+    ],
     landings: ['/', '/integrations/stripe', '/integrations/paddle', '/blog/launch', '/compare/plausible'],
   },
 ];
 const CHANNEL_SHARES = CHANNELS.map((c) => [c.name, c.weight] as const);
 const CAMPAIGNS = ['spring-launch', 'black-friday', 'weekly-digest', 'onboarding', 'retargeting'];
 /** Where a visit goes next, by weight; `/pricing` is the funnel's door. */
-const NEXT_PAGES = PAGES.filter((p) => !['/signup', '/login', '/billing'].includes(p)).map((p) => [p, p === '/pricing' ? 0 : p === '/' || p === '/features' || p.startsWith('/docs') ? 4 : 1] as const);
+const NEXT_PAGES = PAGES.filter((p) => !['/signup', '/login', '/billing'].includes(p)).map(
+  (p) => [p, p === '/pricing' ? 0 : p === '/' || p === '/features' || p.startsWith('/docs') ? 4 : 1] as const,
+);
 
-const hex = (random: () => number, n: number) => Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
+const hex = (random: () => number, n: number) =>
+  Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
 
 /** One visit of the demo, as the generator planned it. */
 export interface DemoVisit {
@@ -177,8 +301,15 @@ interface Visitor {
 }
 
 /** Draws a new visitor from the audience tables. */
-function newVisitor(random: () => number, agents: ReturnType<typeof userAgentsByCell>, pools: Map<string, string[]>): Visitor {
-  const market = pick(MARKETS.map((m) => [m.country, m.weight] as const), random);
+function newVisitor(
+  random: () => number,
+  agents: ReturnType<typeof userAgentsByCell>,
+  pools: Map<string, string[]>,
+): Visitor {
+  const market = pick(
+    MARKETS.map((m) => [m.country, m.weight] as const),
+    random,
+  );
   const m = MARKETS.find((x) => x.country === market) as Market;
   const device = pick(DEVICE_SHARES, random);
   const os = pick(OS_SHARES[device], random);
@@ -236,22 +367,44 @@ export function generateDemo(options: DemoOptions): DemoData {
       const channel = CHANNELS.find((c) => c.name === drawn) ?? DIRECT;
       const visit = planVisit({ who, channel, paying: paying !== undefined, returning, random });
       let t = at;
-      const base = { s: options.site, ua: who.ua, ip: who.ip, language: who.language, w: who.width, ...(who.id ? { v: who.id } : {}) };
-      const push = (o: Record<string, unknown>) => lines.push({ ts: t, line: JSON.stringify({ ...base, ...o, ts: new Date(t).toISOString() }) });
+      const base = {
+        s: options.site,
+        ua: who.ua,
+        ip: who.ip,
+        language: who.language,
+        w: who.width,
+        ...(who.id ? { v: who.id } : {}),
+      };
+      const push = (o: Record<string, unknown>) =>
+        lines.push({ ts: t, line: JSON.stringify({ ...base, ...o, ts: new Date(t).toISOString() }) });
       const campaign = zipf(CAMPAIGNS, random);
-      const query = channel.utm ? `?${channel.utm}${campaign}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}` : '';
+      const query = channel.utm
+        ? `?${channel.utm}${campaign}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}`
+        : '';
       const referrer = channel.referrers ? pick(channel.referrers, random) : null;
       visit.pages.forEach((path, p) => {
-        push({ n: 'pageview', u: `https://${options.site}${path}${p === 0 ? query : ''}`, r: p === 0 ? referrer : `https://${options.site}${visit.pages[p - 1]}` });
+        push({
+          n: 'pageview',
+          u: `https://${options.site}${path}${p === 0 ? query : ''}`,
+          r: p === 0 ? referrer : `https://${options.site}${visit.pages[p - 1]}`,
+        });
         if (path === '/signup' && visit.signup) push({ n: 'goal', g: 'Signup', u: `https://${options.site}${path}` });
-        if (path === '/billing' && visit.checkout) push({ n: 'goal', g: 'Checkout', u: `https://${options.site}${path}` });
+        if (path === '/billing' && visit.checkout)
+          push({ n: 'goal', g: 'Checkout', u: `https://${options.site}${path}` });
         t += Math.floor(15_000 + random() * 150_000);
       });
-      if (random() < 0.06) push({ n: 'goal', g: 'Outbound Link: Click', l: zipf(OUTBOUND, random), u: `https://${options.site}${visit.pages[visit.pages.length - 1]}` });
+      if (random() < 0.06)
+        push({
+          n: 'goal',
+          g: 'Outbound Link: Click',
+          l: zipf(OUTBOUND, random),
+          u: `https://${options.site}${visit.pages[visit.pages.length - 1]}`,
+        });
       if (visit.signup) who.signedUp = true;
       if (visit.payInDays !== null) who.paysOnDay = d + visit.payInDays;
       else if (paying) who.paysOnDay = null;
-      if (visit.checkout && t + 2 * MIN <= options.now) purchases.push({ at: t + 2 * MIN, visitor: who.id, channel: channel.name });
+      if (visit.checkout && t + 2 * MIN <= options.now)
+        purchases.push({ at: t + 2 * MIN, visitor: who.id, channel: channel.name });
       const local = new Date(at + who.market.utcOffset * HOUR);
       visits.push({
         visitor: who.id,
@@ -291,7 +444,13 @@ function pickLoyal(recent: readonly Visitor[], random: () => number): Visitor {
  * few pages more, the pricing page with the funnel's odds, a signup from
  * there; a visitor who decided to pay goes through login and billing.
  */
-function planVisit(input: { who: Visitor; channel: (typeof CHANNELS)[number]; paying: boolean; returning: boolean; random: () => number }): {
+function planVisit(input: {
+  who: Visitor;
+  channel: (typeof CHANNELS)[number];
+  paying: boolean;
+  returning: boolean;
+  random: () => number;
+}): {
   pages: string[];
   signup: boolean;
   checkout: boolean;
@@ -300,14 +459,20 @@ function planVisit(input: { who: Visitor; channel: (typeof CHANNELS)[number]; pa
 } {
   const { who, channel, random } = input;
   if (input.paying) return { pages: ['/login', '/docs', '/billing'], signup: false, checkout: true, payInDays: null };
-  const pages = [input.returning && who.signedUp ? '/login' : (channel.landings[Math.floor(random() * channel.landings.length)] as string)];
+  const pages = [
+    input.returning && who.signedUp
+      ? '/login'
+      : (channel.landings[Math.floor(random() * channel.landings.length)] as string),
+  ];
   while (pages.length < 8 && random() < 0.5) pages.push(pick(NEXT_PAGES, random));
   const pricingOdds = input.returning ? FUNNEL.pricingReturning : FUNNEL.pricing;
-  if (!pages.includes('/pricing') && random() < pricingOdds) pages.splice(1 + Math.floor(random() * pages.length), 0, '/pricing');
+  if (!pages.includes('/pricing') && random() < pricingOdds)
+    pages.splice(1 + Math.floor(random() * pages.length), 0, '/pricing');
   const signup = !who.signedUp && pages.includes('/pricing') && random() < FUNNEL.signup * channel.intent;
   if (!signup) return { pages, signup, checkout: false, payInDays: null };
   pages.splice(pages.indexOf('/pricing') + 1, 0, '/signup');
-  if (random() >= FUNNEL.pay * Math.min(1.5, channel.intent)) return { pages, signup, checkout: false, payInDays: null };
+  if (random() >= FUNNEL.pay * Math.min(1.5, channel.intent))
+    return { pages, signup, checkout: false, payInDays: null };
   if (random() < FUNNEL.payAtOnce) {
     pages.splice(pages.indexOf('/signup') + 1, 0, '/billing');
     return { pages, signup, checkout: true, payInDays: null };
@@ -317,11 +482,16 @@ function planVisit(input: { who: Visitor; channel: (typeof CHANNELS)[number]; pa
 }
 
 /** Stripe events for the purchases: checkouts, first invoices, renewals, cancellations, refunds, failures. */
-function stripeWebhooks(purchases: Array<{ at: number; visitor: string | null }>, now: number, random: () => number): DemoWebhook[] {
+function stripeWebhooks(
+  purchases: Array<{ at: number; visitor: string | null }>,
+  now: number,
+  random: () => number,
+): DemoWebhook[] {
   const events: DemoWebhook[] = [];
   let n = 0;
   const id = (prefix: string) => `${prefix}_demo${(++n).toString(36).padStart(8, '0')}${hex(random, 6)}`;
-  const push = (type: string, at: number, object: Record<string, unknown>) => events.push({ id: id('evt'), type, created: Math.floor(at / 1000), object });
+  const push = (type: string, at: number, object: Record<string, unknown>) =>
+    events.push({ id: id('evt'), type, created: Math.floor(at / 1000), object });
   for (const p of purchases) {
     // Some checkouts never got the visitor id into their metadata: Unattributed.
     const metadata = p.visitor && random() > 0.1 ? { footfall_visitor_id: p.visitor } : {};
@@ -329,7 +499,15 @@ function stripeWebhooks(purchases: Array<{ at: number; visitor: string | null }>
     const eur = random() < 0.3;
     const currency = eur ? 'eur' : 'usd';
     if (random() < 0.03) {
-      push('payment_intent.payment_failed', p.at, { id: id('pi'), object: 'payment_intent', amount: eur ? 9900 : 9900, currency, customer, metadata, latest_charge: null });
+      push('payment_intent.payment_failed', p.at, {
+        id: id('pi'),
+        object: 'payment_intent',
+        amount: eur ? 9900 : 9900,
+        currency,
+        customer,
+        metadata,
+        latest_charge: null,
+      });
       continue;
     }
     if (random() < 0.6) {
@@ -337,26 +515,97 @@ function stripeWebhooks(purchases: Array<{ at: number; visitor: string | null }>
       const subscription = id('sub');
       const invoice = id('in');
       const pi = id('pi');
-      push('checkout.session.completed', p.at, { id: id('cs'), object: 'checkout.session', mode: 'subscription', payment_status: 'paid', amount_total: amount, currency, payment_intent: null, invoice, subscription, customer, metadata });
-      push('customer.subscription.created', p.at, { id: subscription, object: 'subscription', status: 'active', customer, metadata });
-      push('invoice.paid', p.at, { id: invoice, object: 'invoice', amount_paid: amount, currency, billing_reason: 'subscription_create', customer, metadata: {}, payment_intent: pi, charge: id('ch'), subscription, status_transitions: { paid_at: Math.floor(p.at / 1000) } });
+      push('checkout.session.completed', p.at, {
+        id: id('cs'),
+        object: 'checkout.session',
+        mode: 'subscription',
+        payment_status: 'paid',
+        amount_total: amount,
+        currency,
+        payment_intent: null,
+        invoice,
+        subscription,
+        customer,
+        metadata,
+      });
+      push('customer.subscription.created', p.at, {
+        id: subscription,
+        object: 'subscription',
+        status: 'active',
+        customer,
+        metadata,
+      });
+      push('invoice.paid', p.at, {
+        id: invoice,
+        object: 'invoice',
+        amount_paid: amount,
+        currency,
+        billing_reason: 'subscription_create',
+        customer,
+        metadata: {},
+        payment_intent: pi,
+        charge: id('ch'),
+        subscription,
+        status_transitions: { paid_at: Math.floor(p.at / 1000) },
+      });
       let at = p.at + 30 * DAY;
       for (; at <= now; at += 30 * DAY) {
         if (random() < 0.12) break;
         const renewal = id('in');
-        push('invoice.paid', at, { id: renewal, object: 'invoice', amount_paid: amount, currency, billing_reason: 'subscription_cycle', customer, metadata: {}, payment_intent: id('pi'), charge: id('ch'), subscription, status_transitions: { paid_at: Math.floor(at / 1000) } });
+        push('invoice.paid', at, {
+          id: renewal,
+          object: 'invoice',
+          amount_paid: amount,
+          currency,
+          billing_reason: 'subscription_cycle',
+          customer,
+          metadata: {},
+          payment_intent: id('pi'),
+          charge: id('ch'),
+          subscription,
+          status_transitions: { paid_at: Math.floor(at / 1000) },
+        });
       }
-      if (at <= now) push('customer.subscription.deleted', at, { id: subscription, object: 'subscription', status: 'canceled', customer, metadata });
+      if (at <= now)
+        push('customer.subscription.deleted', at, {
+          id: subscription,
+          object: 'subscription',
+          status: 'canceled',
+          customer,
+          metadata,
+        });
       continue;
     }
     const amount = eur ? 8900 : 9900;
     const pi = id('pi');
     const charge = id('ch');
-    push('checkout.session.completed', p.at, { id: id('cs'), object: 'checkout.session', mode: 'payment', payment_status: 'paid', amount_total: amount, currency, payment_intent: pi, invoice: null, subscription: null, customer, metadata });
+    push('checkout.session.completed', p.at, {
+      id: id('cs'),
+      object: 'checkout.session',
+      mode: 'payment',
+      payment_status: 'paid',
+      amount_total: amount,
+      currency,
+      payment_intent: pi,
+      invoice: null,
+      subscription: null,
+      customer,
+      metadata,
+    });
     if (random() < 0.06) {
       const partial = random() < 0.5;
       const refundAt = Math.min(now, p.at + Math.floor(random() * 10) * DAY + DAY);
-      push('charge.refunded', refundAt, { id: charge, object: 'charge', amount, amount_refunded: partial ? Math.round(amount / 2) : amount, currency, refunded: !partial, payment_intent: pi, customer, metadata: {} });
+      push('charge.refunded', refundAt, {
+        id: charge,
+        object: 'charge',
+        amount,
+        amount_refunded: partial ? Math.round(amount / 2) : amount,
+        currency,
+        refunded: !partial,
+        payment_intent: pi,
+        customer,
+        metadata: {},
+      });
     }
   }
   return events.sort((a, b) => a.created - b.created);

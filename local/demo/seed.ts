@@ -19,7 +19,10 @@ export const DEMO_TIMEZONE = 'Europe/Berlin';
 const keyFile = (dataDir: string) => join(dataDir, 'demo-key');
 
 export async function demoKey(dataDir: string): Promise<string | null> {
-  return readFile(keyFile(dataDir), 'utf8').then((k) => k.trim(), () => null);
+  return readFile(keyFile(dataDir), 'utf8').then(
+    (k) => k.trim(),
+    () => null,
+  );
 }
 
 export interface SeedOptions {
@@ -36,12 +39,23 @@ export interface SeedOptions {
  * archive, and the payments as signed Stripe webhooks to the service's own
  * endpoint. Returns the demo key.
  */
-export async function seedDemo(service: LocalService, options: SeedOptions): Promise<{ key: string; events: number; webhooks: number }> {
+export async function seedDemo(
+  service: LocalService,
+  options: SeedOptions,
+): Promise<{ key: string; events: number; webhooks: number }> {
   const progress = options.onProgress ?? (() => undefined);
   const config = new DynamoConfigStore(service.dynamo, service.secrets);
   if (!(await config.getAccount(DEMO_ACCOUNT))) await config.addAccount(DEMO_ACCOUNT, new Date());
   if (!(await config.getSite(DEMO_SITE))) {
-    await config.addSite({ domain: DEMO_SITE, timezone: DEMO_TIMEZONE, account: DEMO_ACCOUNT, attribution: 'last_non_direct', lookback_days: 30, rate_limit: 1000, created: new Date().toISOString() });
+    await config.addSite({
+      domain: DEMO_SITE,
+      timezone: DEMO_TIMEZONE,
+      account: DEMO_ACCOUNT,
+      attribution: 'last_non_direct',
+      lookback_days: 30,
+      rate_limit: 1000,
+      created: new Date().toISOString(),
+    });
   }
   const secret = `whsec_${randomBytes(24).toString('base64url')}`;
   await config.connectProvider(DEMO_SITE, 'stripe', secret, new Date());
@@ -53,7 +67,13 @@ export async function seedDemo(service: LocalService, options: SeedOptions): Pro
 
   // The demo's events carry addresses, not countries: the import looks them up in the service's database.
   const countries = CountryDatabase.open(countryDatabasePath(service.dataDir));
-  const demo = generateDemo({ site: DEMO_SITE, days: options.days, visitsPerDay: options.visitsPerDay, now: Date.now(), countries });
+  const demo = generateDemo({
+    site: DEMO_SITE,
+    days: options.days,
+    visitsPerDay: options.visitsPerDay,
+    now: Date.now(),
+    countries,
+  });
   const total = demo.events.length;
   await importEventLines(service.dynamo, localPaths(service.dataDir).stream, demo.events, {
     countries,
@@ -71,9 +91,21 @@ export async function seedDemo(service: LocalService, options: SeedOptions): Pro
   // In order, one at a time: a customer's events must arrive as the provider sent them.
   const send = async () => {
     for (const w of webhooks) {
-      const payload = JSON.stringify({ id: w.id, object: 'event', api_version: '2024-06-20', type: w.type, created: w.created, livemode: false, data: { object: w.object } });
+      const payload = JSON.stringify({
+        id: w.id,
+        object: 'event',
+        api_version: '2024-06-20',
+        type: w.type,
+        created: w.created,
+        livemode: false,
+        data: { object: w.object },
+      });
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret });
-      const res = await fetch(`${service.url}/api/webhooks/stripe/${DEMO_SITE}`, { method: 'POST', headers: { 'stripe-signature': signature, 'content-type': 'application/json' }, body: payload });
+      const res = await fetch(`${service.url}/api/webhooks/stripe/${DEMO_SITE}`, {
+        method: 'POST',
+        headers: { 'stripe-signature': signature, 'content-type': 'application/json' },
+        body: payload,
+      });
       if (res.status !== 200) throw new Error(`demo webhook ${w.type} answered ${res.status}: ${await res.text()}`);
       sent++;
       if (sent % 50 === 0 || sent === webhooks.length) progress('sending Stripe webhooks', sent, webhooks.length);

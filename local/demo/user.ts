@@ -21,7 +21,12 @@ export type DemoSignIn = { email: string; password: string } | { email: string; 
  * later the same password while it still works, else (changed in the app) a
  * one-time set-password link on `baseUrl`.
  */
-export async function ensureDemoUser(dynamo: DynamoConnection, dataDir: string, account: string, baseUrl: string): Promise<DemoSignIn> {
+export async function ensureDemoUser(
+  dynamo: DynamoConnection,
+  dataDir: string,
+  account: string,
+  baseUrl: string,
+): Promise<DemoSignIn> {
   const users = new DynamoUserStore(dynamo);
   const user = await users.get(DEMO_EMAIL);
   if (!user) {
@@ -31,8 +36,12 @@ export async function ensureDemoUser(dynamo: DynamoConnection, dataDir: string, 
     await writeFile(passwordFile(dataDir), `${password}\n`, { mode: 0o600 });
     return { email: DEMO_EMAIL, password };
   }
-  const password = await readFile(passwordFile(dataDir), 'utf8').then((p) => p.trim(), () => null);
-  if (password && user.password_hash && (await verifyPassword(password, user.password_hash))) return { email: DEMO_EMAIL, password };
+  const password = await readFile(passwordFile(dataDir), 'utf8').then(
+    (p) => p.trim(),
+    () => null,
+  );
+  if (password && user.password_hash && (await verifyPassword(password, user.password_hash)))
+    return { email: DEMO_EMAIL, password };
   const token = await createInvite({ users, clock: Date.now }, user);
   return { email: DEMO_EMAIL, link: `${baseUrl}${invitePath(token)}` };
 }

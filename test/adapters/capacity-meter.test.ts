@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBClient, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { HttpRequest } from '@smithy/types';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { attachCapacityMeter, CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
@@ -54,7 +62,9 @@ describe('CapacityMeter against dynalite', () => {
   it('an update that shrinks an item costs the size before it', async () => {
     await put(itemOf('shrink', 3000));
     const { total } = await meter.measure(() =>
-      conn.doc.send(new UpdateCommand({ TableName: conn.table, Key: { pk: 'p', sk: 'shrink' }, UpdateExpression: 'REMOVE body' })),
+      conn.doc.send(
+        new UpdateCommand({ TableName: conn.table, Key: { pk: 'p', sk: 'shrink' }, UpdateExpression: 'REMOVE body' }),
+      ),
     );
     expect(total.wcu).toBe(3);
   });
@@ -70,25 +80,39 @@ describe('CapacityMeter against dynalite', () => {
   ])('a GetItem of %i bytes (consistent %s) costs %d RCU', async (bytes, consistent, rcu) => {
     const sk = `r${bytes}${consistent}`;
     await put(itemOf(sk, bytes));
-    const { total } = await meter.measure(() => conn.doc.send(new GetCommand({ TableName: conn.table, Key: { pk: 'p', sk }, ConsistentRead: consistent })));
+    const { total } = await meter.measure(() =>
+      conn.doc.send(new GetCommand({ TableName: conn.table, Key: { pk: 'p', sk }, ConsistentRead: consistent })),
+    );
     expect(total).toMatchObject({ rcu, wcu: 0, items: 1, requests: 1 });
     expect(total.bytesReceived).toBeGreaterThan(bytes - 100);
   });
 
   it('a missing item costs 0.5 RCU and counts no item', async () => {
-    const { total } = await meter.measure(() => conn.doc.send(new GetCommand({ TableName: conn.table, Key: { pk: 'p', sk: 'none' } })));
+    const { total } = await meter.measure(() =>
+      conn.doc.send(new GetCommand({ TableName: conn.table, Key: { pk: 'p', sk: 'none' } })),
+    );
     expect(total).toMatchObject({ rcu: 0.5, items: 0 });
   });
 
   it('a Query rounds the sum of its items, a BatchGetItem each item', async () => {
     for (let i = 0; i < 3; i++) await put({ ...itemOf(`q${i}`, 3000), pk: 'q' });
     const query = await meter.measure(() =>
-      conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'q' } })),
+      conn.doc.send(
+        new QueryCommand({
+          TableName: conn.table,
+          KeyConditionExpression: 'pk = :p',
+          ExpressionAttributeValues: { ':p': 'q' },
+        }),
+      ),
     );
     // 9000 bytes → ceil(9000 / 4096) = 3 × 0.5.
     expect(query.total).toMatchObject({ rcu: 1.5, items: 3 });
     const batch = await meter.measure(() =>
-      conn.doc.send(new BatchGetCommand({ RequestItems: { [conn.table]: { Keys: [0, 1, 2].map((i) => ({ pk: 'q', sk: `q${i}` })) } } })),
+      conn.doc.send(
+        new BatchGetCommand({
+          RequestItems: { [conn.table]: { Keys: [0, 1, 2].map((i) => ({ pk: 'q', sk: `q${i}` })) } },
+        }),
+      ),
     );
     // Each 3000-byte item rounds up to 4 KB: 3 × 0.5.
     expect(batch.total).toMatchObject({ rcu: 1.5, items: 3, calls: 1, requests: 1 });
@@ -96,7 +120,16 @@ describe('CapacityMeter against dynalite', () => {
 
   it('a Query that matches nothing counts the minimum read unit AWS bills (dynalite reports 0)', async () => {
     const query = (ConsistentRead: boolean) =>
-      meter.measure(() => conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'nothing' }, ConsistentRead })));
+      meter.measure(() =>
+        conn.doc.send(
+          new QueryCommand({
+            TableName: conn.table,
+            KeyConditionExpression: 'pk = :p',
+            ExpressionAttributeValues: { ':p': 'nothing' },
+            ConsistentRead,
+          }),
+        ),
+      );
     expect((await query(false)).total).toMatchObject({ rcu: 0.5, items: 0 });
     expect((await query(true)).total).toMatchObject({ rcu: 1, items: 0 });
   });
@@ -104,7 +137,9 @@ describe('CapacityMeter against dynalite', () => {
   it('a BatchWriteItem counts each item (its ConsumedCapacity is a list)', async () => {
     const items = Array.from({ length: 25 }, (_, i) => ({ ...itemOf(`b${i}`, 1500), pk: 'b' }));
     const { total, byOperation } = await meter.measure(() =>
-      conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: items.map((Item) => ({ PutRequest: { Item } })) } })),
+      conn.doc.send(
+        new BatchWriteCommand({ RequestItems: { [conn.table]: items.map((Item) => ({ PutRequest: { Item } })) } }),
+      ),
     );
     expect(byOperation.BatchWriteItem).toMatchObject({ calls: 1, requests: 1, items: 25, wcu: 50 });
     expect(total.wcu).toBe(50);
@@ -113,13 +148,23 @@ describe('CapacityMeter against dynalite', () => {
   it('a refused conditional write counts with the 1 WCU floor AWS bills', async () => {
     await put(itemOf('cond', 100));
     await expect(
-      meter.measure(() => conn.doc.send(new PutCommand({ TableName: conn.table, Item: itemOf('cond', 100), ConditionExpression: 'attribute_not_exists(pk)' }))),
+      meter.measure(() =>
+        conn.doc.send(
+          new PutCommand({
+            TableName: conn.table,
+            Item: itemOf('cond', 100),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        ),
+      ),
     ).rejects.toThrow(/conditional/i);
     expect(meter.snapshot().PutItem).toMatchObject({ conditionFailed: 1 });
   });
 
   it('operations without ConsumedCapacity are counted as calls and requests only', async () => {
-    const { byOperation } = await meter.measure(() => conn.doc.send(new DescribeTableCommand({ TableName: conn.table })));
+    const { byOperation } = await meter.measure(() =>
+      conn.doc.send(new DescribeTableCommand({ TableName: conn.table })),
+    );
     expect(byOperation.DescribeTable).toMatchObject({ calls: 1, requests: 1, rcu: 0, wcu: 0, items: 0 });
   });
 });
@@ -135,7 +180,9 @@ function cannedHandler(responses: Array<{ status: number; body: unknown }>) {
     handler: {
       metadata: { handlerProtocol: 'http/1.1' },
       async handle(request: HttpRequest) {
-        requests.push(typeof request.body === "string" ? request.body : Buffer.from(request.body as Uint8Array).toString());
+        requests.push(
+          typeof request.body === 'string' ? request.body : Buffer.from(request.body as Uint8Array).toString(),
+        );
         const next = responses.shift();
         if (!next) throw new Error('no canned response left');
         const text = JSON.stringify(next.body);
@@ -144,7 +191,10 @@ function cannedHandler(responses: Array<{ status: number; body: unknown }>) {
           response: {
             statusCode: next.status,
             reason: '',
-            headers: { 'content-type': 'application/x-amz-json-1.0', 'content-length': String(Buffer.byteLength(text)) },
+            headers: {
+              'content-type': 'application/x-amz-json-1.0',
+              'content-length': String(Buffer.byteLength(text)),
+            },
             body: Readable.from([Buffer.from(text)]),
           },
         };
@@ -168,7 +218,13 @@ const fakeClient = (handler: ReturnType<typeof cannedHandler>['handler'], maxAtt
 describe('CapacityMeter per attempt', () => {
   it('counts a throttled attempt and its retry as two requests of one call', async () => {
     const canned = cannedHandler([
-      { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' } },
+      {
+        status: 400,
+        body: {
+          __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException',
+          message: 'Rate of requests exceeds the allowed throughput.',
+        },
+      },
       { status: 200, body: { ConsumedCapacity: { TableName: 't', CapacityUnits: 3 } } },
     ]);
     const client = fakeClient(canned.handler);
@@ -176,24 +232,38 @@ describe('CapacityMeter per attempt', () => {
     attachCapacityMeter(client.middlewareStack, meter);
     const doc = DynamoDBDocumentClient.from(client);
     await doc.send(new PutCommand({ TableName: 't', Item: { pk: 'a', sk: 'b' } }));
-    expect(meter.snapshot().PutItem).toMatchObject({ calls: 1, requests: 2, throttled: 1, failed: 1, wcu: 3, items: 1 });
+    expect(meter.snapshot().PutItem).toMatchObject({
+      calls: 1,
+      requests: 2,
+      throttled: 1,
+      failed: 1,
+      wcu: 3,
+      items: 1,
+    });
     // Both attempts asked for the capacity.
     expect(canned.requests.map((body) => JSON.parse(body).ReturnConsumedCapacity)).toEqual(['TOTAL', 'TOTAL']);
   });
 
   it('counts every attempt of a call that exhausts its retries', async () => {
-    const throttle = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'slow down' } };
+    const throttle = {
+      status: 400,
+      body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'slow down' },
+    };
     const canned = cannedHandler([throttle, throttle]);
     const client = fakeClient(canned.handler, 2);
     const meter = new CapacityMeter();
     attachCapacityMeter(client.middlewareStack, meter);
-    await expect(DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: 't', Key: { pk: 'a', sk: 'b' } }))).rejects.toThrow(/slow down/);
+    await expect(
+      DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: 't', Key: { pk: 'a', sk: 'b' } })),
+    ).rejects.toThrow(/slow down/);
     expect(meter.total()).toMatchObject({ calls: 1, requests: 2, throttled: 2, rcu: 0 });
   });
 
   it('a client without a meter does not ask for consumed capacity', async () => {
     const canned = cannedHandler([{ status: 200, body: {} }]);
-    await DynamoDBDocumentClient.from(fakeClient(canned.handler)).send(new PutCommand({ TableName: 't', Item: { pk: 'a', sk: 'b' } }));
+    await DynamoDBDocumentClient.from(fakeClient(canned.handler)).send(
+      new PutCommand({ TableName: 't', Item: { pk: 'a', sk: 'b' } }),
+    );
     expect(JSON.parse(canned.requests[0]!)).not.toHaveProperty('ReturnConsumedCapacity');
   });
 });

@@ -18,7 +18,8 @@ describe('DynamoFxStore and FxRates (dynalite)', () => {
   beforeEach(async () => {
     // Each test starts with no overrides.
     for (const item of await scanAll(conn)) {
-      if (item.pk === 'FX') await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: item.pk, sk: item.sk } }));
+      if (item.pk === 'FX')
+        await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: item.pk, sk: item.sk } }));
     }
   });
 
@@ -33,7 +34,12 @@ describe('DynamoFxStore and FxRates (dynalite)', () => {
     expect(await store.loadOverrides()).toEqual({ rates });
     const items = (await scanAll(conn)).filter((i) => i.pk === 'FX');
     expect(items).toHaveLength(31);
-    expect(items[0]).toEqual({ pk: 'FX', sk: '2026-05-01', rates: { EUR: 1.101, GBP: 1.3 }, updated: '2026-06-01T00:00:00.000Z' });
+    expect(items[0]).toEqual({
+      pk: 'FX',
+      sk: '2026-05-01',
+      rates: { EUR: 1.101, GBP: 1.3 },
+      updated: '2026-06-01T00:00:00.000Z',
+    });
   });
 
   it('replaces a day stored again', async () => {

@@ -48,15 +48,25 @@ describe('DynamoKeyStore.authenticate records last_used (dynalite)', () => {
     try {
       await store.authenticate(created.key, at('2026-05-01T12:00:00Z'));
       await store.authenticate('ff_not-a-key', at('2026-05-01T12:00:00Z'));
-      const commands = send.mock.calls.map(([command]) => command as { constructor: { name: string }; input: Record<string, unknown> });
+      const commands = send.mock.calls.map(
+        ([command]) => command as { constructor: { name: string }; input: Record<string, unknown> },
+      );
       const writes = commands.filter((c) => c.constructor.name !== 'GetCommand');
       expect(writes).toHaveLength(1);
       const [write] = writes;
       expect(write).toBeInstanceOf(UpdateCommand);
-      const input = write!.input as { Key: Record<string, string>; UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames?: unknown; ReturnValues?: string };
+      const input = write!.input as {
+        Key: Record<string, string>;
+        UpdateExpression: string;
+        ConditionExpression: string;
+        ExpressionAttributeNames?: unknown;
+        ReturnValues?: string;
+      };
       expect(KEY_USE_UPDATE.partitions).toContain(input.Key.pk);
       // Every attribute name the request uses is last_used or a key attribute (dynamodb:Attributes).
-      const names = `${input.UpdateExpression} ${input.ConditionExpression}`.match(/(?<![:#\w])[a-z_]+\b(?!\()/g)!.filter((w) => !['SET', 'attribute_exists'].includes(w));
+      const names = `${input.UpdateExpression} ${input.ConditionExpression}`
+        .match(/(?<![:#\w])[a-z_]+\b(?!\()/g)!
+        .filter((w) => !['SET', 'attribute_exists'].includes(w));
       expect(new Set(names)).toEqual(new Set(['last_used', 'pk']));
       expect(names.every((n) => [...KEY_USE_UPDATE.attributes, 'pk', 'sk'].includes(n))).toBe(true);
       expect(input.ExpressionAttributeNames).toBeUndefined();

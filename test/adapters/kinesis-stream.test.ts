@@ -25,7 +25,9 @@ describe('KinesisEventStream against kinesalite', () => {
   afterAll(async () => kinesis.close());
 
   it('puts every event with the site+visitor partition key, in chunks of 500', async () => {
-    const events = Array.from({ length: 1203 }, (_, i) => trackedEvent({ path: `/k${i}`, visitor_id: `visitor-${i % 7}abc` }));
+    const events = Array.from({ length: 1203 }, (_, i) =>
+      trackedEvent({ path: `/k${i}`, visitor_id: `visitor-${i % 7}abc` }),
+    );
     await new KinesisEventStream(client, streamName).put(events);
 
     const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamName: streamName }));
@@ -59,26 +61,42 @@ describe('KinesisEventStream failures (aws-sdk-client-mock)', () => {
     const mock = mockClient(KinesisClient);
     mock
       .on(PutRecordsCommand)
-      .resolvesOnce({ FailedRecordCount: 1, Records: [{ SequenceNumber: '1' }, { ErrorCode: 'ProvisionedThroughputExceededException' }, { SequenceNumber: '3' }] })
+      .resolvesOnce({
+        FailedRecordCount: 1,
+        Records: [
+          { SequenceNumber: '1' },
+          { ErrorCode: 'ProvisionedThroughputExceededException' },
+          { SequenceNumber: '3' },
+        ],
+      })
       .resolvesOnce({ FailedRecordCount: 0, Records: [{ SequenceNumber: '4' }] });
     await new KinesisEventStream(new KinesisClient({}), 's').put(events);
     const calls = mock.commandCalls(PutRecordsCommand);
     expect(calls).toHaveLength(2);
-    expect(calls[1]?.args[0].input.Records?.map((r) => JSON.parse(Buffer.from(r.Data ?? []).toString()).path)).toEqual(['/2']);
+    expect(calls[1]?.args[0].input.Records?.map((r) => JSON.parse(Buffer.from(r.Data ?? []).toString()).path)).toEqual([
+      '/2',
+    ]);
     mock.restore();
   });
 
   it('throws UnavailableError (→ 503) when records still fail after the retry', async () => {
     const mock = mockClient(KinesisClient);
-    mock.on(PutRecordsCommand).resolves({ FailedRecordCount: 1, Records: [{ ErrorCode: 'InternalFailure' }, { SequenceNumber: '2' }, { SequenceNumber: '3' }] });
-    await expect(new KinesisEventStream(new KinesisClient({}), 's').put(events)).rejects.toBeInstanceOf(UnavailableError);
+    mock.on(PutRecordsCommand).resolves({
+      FailedRecordCount: 1,
+      Records: [{ ErrorCode: 'InternalFailure' }, { SequenceNumber: '2' }, { SequenceNumber: '3' }],
+    });
+    await expect(new KinesisEventStream(new KinesisClient({}), 's').put(events)).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
     mock.restore();
   });
 
   it('throws UnavailableError when the call itself fails', async () => {
     const mock = mockClient(KinesisClient);
     mock.on(PutRecordsCommand).rejects(new Error('ThrottlingException'));
-    await expect(new KinesisEventStream(new KinesisClient({}), 's').put(events)).rejects.toBeInstanceOf(UnavailableError);
+    await expect(new KinesisEventStream(new KinesisClient({}), 's').put(events)).rejects.toBeInstanceOf(
+      UnavailableError,
+    );
     mock.restore();
   });
 });

@@ -24,27 +24,50 @@ describe('local dynalite: Query and Scan close their iterators', () => {
     'on disk (classic-level)': async () => {
       const dir = await mkdtemp(join(tmpdir(), 'ff-dynalite-'));
       const db = await openLocalDynamo(dir, 'cli');
-      return { endpoint: db.endpoint, credentials: db.credentials, close: async () => (await db.close(), await rm(dir, { recursive: true, force: true })) };
+      return {
+        endpoint: db.endpoint,
+        credentials: db.credentials,
+        close: async () => (await db.close(), await rm(dir, { recursive: true, force: true })),
+      };
     },
     'in memory (memory-level)': async () => ({ ...(await startMemoryDynalite()), credentials: undefined }),
   };
 
   it.each(Object.keys(servers))('%s', async (name) => {
     const server = await servers[name as keyof typeof servers]();
-    const conn = createDynamoConnection({ table: 'iterators', endpoint: server.endpoint, credentials: server.credentials, maxAttempts: 1 });
+    const conn = createDynamoConnection({
+      table: 'iterators',
+      endpoint: server.endpoint,
+      credentials: server.credentials,
+      maxAttempts: 1,
+    });
     cleanups.push(async () => (conn.doc.destroy(), await server.close()));
     await ensureTable(conn);
-    for (let i = 0; i < 20; i++) await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: `p${i % 2}`, sk: `s${i}` } }));
+    for (let i = 0; i < 20; i++)
+      await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: `p${i % 2}`, sk: `s${i}` } }));
 
     const closes = dynaliteIteratorBases().map((base) => vi.spyOn(base, 'close'));
     const closed = () => closes.reduce((n, spy) => n + spy.mock.calls.length, 0);
     // Cut short by Limit (the stream is destroyed mid-way) and read to the end.
     for (let i = 0; i < 30; i++) {
-      const page = await conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'p0' }, Limit: 1 }));
+      const page = await conn.doc.send(
+        new QueryCommand({
+          TableName: conn.table,
+          KeyConditionExpression: 'pk = :p',
+          ExpressionAttributeValues: { ':p': 'p0' },
+          Limit: 1,
+        }),
+      );
       expect(page.Items).toHaveLength(1);
     }
     for (let i = 0; i < 10; i++) {
-      const page = await conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'p1' } }));
+      const page = await conn.doc.send(
+        new QueryCommand({
+          TableName: conn.table,
+          KeyConditionExpression: 'pk = :p',
+          ExpressionAttributeValues: { ':p': 'p1' },
+        }),
+      );
       expect(page.Items).toHaveLength(10);
     }
     for (let i = 0; i < 10; i++) await conn.doc.send(new ScanCommand({ TableName: conn.table, Limit: 3 }));
@@ -54,28 +77,54 @@ describe('local dynalite: Query and Scan close their iterators', () => {
 
 /** Issue 18.6: only the owner of a data directory reaches its dynalite. */
 describe('local dynalite: only the owner gets in', () => {
-  it('refuses a client without the process\'s credential, and keeps the directory and the credential file private', async () => {
+  it("refuses a client without the process's credential, and keeps the directory and the credential file private", async () => {
     const dir = join(await mkdtemp(join(tmpdir(), 'ff-owner-')), 'data');
     const db = await openLocalDynamo(dir, 'serve');
     const { accessKeyId, secretAccessKey } = db.credentials;
-    const owner = createDynamoConnection({ table: 'private', endpoint: db.endpoint, credentials: db.credentials, maxAttempts: 1 });
+    const owner = createDynamoConnection({
+      table: 'private',
+      endpoint: db.endpoint,
+      credentials: db.credentials,
+      maxAttempts: 1,
+    });
     const stranger = createDynamoConnection({ table: 'private', endpoint: db.endpoint, maxAttempts: 1 });
-    const guess = createDynamoConnection({ table: 'private', endpoint: db.endpoint, credentials: { accessKeyId: 'FF000000000000000000000000', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const guess = createDynamoConnection({
+      table: 'private',
+      endpoint: db.endpoint,
+      credentials: { accessKeyId: 'FF000000000000000000000000', secretAccessKey: 'x' },
+      maxAttempts: 1,
+    });
     try {
       await ensureTable(owner);
-      await owner.doc.send(new PutCommand({ TableName: owner.table, Item: { pk: 'PROVIDER#shop.test', sk: 'stripe', secret: 'whsec_x' } }));
+      await owner.doc.send(
+        new PutCommand({ TableName: owner.table, Item: { pk: 'PROVIDER#shop.test', sk: 'stripe', secret: 'whsec_x' } }),
+      );
       for (const client of [stranger, guess]) {
-        await expect(client.doc.send(new QueryCommand({ TableName: client.table, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'PROVIDER#shop.test' } }))).rejects.toMatchObject({
+        await expect(
+          client.doc.send(
+            new QueryCommand({
+              TableName: client.table,
+              KeyConditionExpression: 'pk = :p',
+              ExpressionAttributeValues: { ':p': 'PROVIDER#shop.test' },
+            }),
+          ),
+        ).rejects.toMatchObject({
           name: 'UnrecognizedClientException',
         });
-        await expect(client.doc.send(new PutCommand({ TableName: client.table, Item: { pk: 'APIKEY#forged', sk: 'KEY', account: 'acme' } }))).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
+        await expect(
+          client.doc.send(
+            new PutCommand({ TableName: client.table, Item: { pk: 'APIKEY#forged', sk: 'KEY', account: 'acme' } }),
+          ),
+        ).rejects.toMatchObject({ name: 'UnrecognizedClientException' });
       }
       const items = await owner.doc.send(new ScanCommand({ TableName: owner.table }));
       expect(items.Items?.map((i) => i.pk)).toEqual(['PROVIDER#shop.test']);
       expect((await stat(dir)).mode & 0o777).toBe(0o700);
       const holder = join(dir, 'dynalite.json');
       expect((await stat(holder)).mode & 0o777).toBe(0o600);
-      expect(JSON.parse(await readFile(holder, 'utf8'))).toMatchObject({ credentials: { accessKeyId, secretAccessKey } });
+      expect(JSON.parse(await readFile(holder, 'utf8'))).toMatchObject({
+        credentials: { accessKeyId, secretAccessKey },
+      });
       // Admin commands attach to a running serve with this file's credential: test/cli/admin.test.ts runs them in other processes.
     } finally {
       owner.doc.destroy();

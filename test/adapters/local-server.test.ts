@@ -8,9 +8,22 @@ describe('local server (the API Gateway stand-in)', () => {
     const errors: unknown[] = [];
     let aborted!: (extra: Record<string, unknown>) => void;
     const debugged = new Promise<Record<string, unknown>>((resolve) => (aborted = resolve));
-    const log: ServerLog = { debug: (_message, extra) => aborted(extra), error: (_message, error) => void errors.push(error) };
+    const log: ServerLog = {
+      debug: (_message, extra) => aborted(extra),
+      error: (_message, error) => void errors.push(error),
+    };
     let handled = 0;
-    const server = createLocalServer([{ methods: ['POST'], path: '/api/event', functionName: 'event', handler: async () => (handled++, { statusCode: 202, body: '' }) }], { log });
+    const server = createLocalServer(
+      [
+        {
+          methods: ['POST'],
+          path: '/api/event',
+          functionName: 'event',
+          handler: async () => (handled++, { statusCode: 202, body: '' }),
+        },
+      ],
+      { log },
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const { port } = server.address() as AddressInfo;
     const socket = connect(port, '127.0.0.1');

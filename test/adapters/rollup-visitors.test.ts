@@ -7,7 +7,15 @@ import { readRollups, readVisitCounts } from '../../lambdas/adapters/dynamo/roll
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
-import { addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, unionSketches, type VisitorSketch } from '../../lambdas/domain/visitor-sketch.js';
+import {
+  addVisitors,
+  countVisitors,
+  deserializeSketch,
+  emptySketch,
+  serializeSketch,
+  unionSketches,
+  type VisitorSketch,
+} from '../../lambdas/domain/visitor-sketch.js';
 import { overview, timeseries, type ReportDeps } from '../../lambdas/services/reports.js';
 import type { RollupDelta } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
@@ -82,7 +90,20 @@ describe('visits rollups: a counts item with the distinct count beside the item 
             // A bucket compacted before ROLLUP_COUNTS existed: its set raw (`ids`), no counts item.
             const ids = serializeSketch(sketchOf(['old-1', 'old-2', 'v1']));
             await conn.doc.send(
-              new PutCommand({ TableName: conn.table, Item: { [PK]: rollupPk(SITE, 'visits'), [SK]: rollupSk('D', DAYS[0] ?? '', 0), type: 'ROLLUP', visits: 2, pageviews: 3, n: JSON.stringify({ bounces: 2 }), ids: JSON.stringify('ids' in ids ? ids.ids : []), seq: { 'shard-a': '0.0' }, ver: 1 } }),
+              new PutCommand({
+                TableName: conn.table,
+                Item: {
+                  [PK]: rollupPk(SITE, 'visits'),
+                  [SK]: rollupSk('D', DAYS[0] ?? '', 0),
+                  type: 'ROLLUP',
+                  visits: 2,
+                  pageviews: 3,
+                  n: JSON.stringify({ bounces: 2 }),
+                  ids: JSON.stringify('ids' in ids ? ids.ids : []),
+                  seq: { 'shard-a': '0.0' },
+                  ver: 1,
+                },
+              }),
             );
             Object.assign(expected[0] ?? {}, { visits: 2, pageviews: 3, ids: new Set(['old-1', 'old-2', 'v1']) });
           }
@@ -94,7 +115,10 @@ describe('visits rollups: a counts item with the distinct count beside the item 
               const logged = batch.map((d) => {
                 const day = DAYS[d.day] ?? '';
                 touched.add(day);
-                const ids = [...d.visitors.map((v) => `v${v}`), ...(d.many ? Array.from({ length: 1100 }, (_, i) => `r${r}-${i}`) : [])];
+                const ids = [
+                  ...d.visitors.map((v) => `v${v}`),
+                  ...(d.many ? Array.from({ length: 1100 }, (_, i) => `r${r}-${i}`) : []),
+                ];
                 const e = expected[d.day] as Expected;
                 e.visits += d.visits;
                 e.pageviews += d.pageviews;
@@ -112,18 +136,32 @@ describe('visits rollups: a counts item with the distinct count beside the item 
               restore();
               if (retry) await store.compact(SITE);
             }
-            await assertReads(conn, expected, `round ${r}`, oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : []);
+            await assertReads(
+              conn,
+              expected,
+              `round ${r}`,
+              oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : [],
+            );
           }
           await store.compact(SITE);
-          await assertReads(conn, expected, 'compacted', oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : []);
+          await assertReads(
+            conn,
+            expected,
+            'compacted',
+            oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : [],
+          );
           // Compacted: every bucket a delta reached has its counts item and its set packed (an old one no delta reached stays as it was, read as before).
-          const items = (await scanAll(conn)).filter((i) => String(i.pk) === rollupPk(SITE, 'visits') && touched.has(String(i.sk).split('#').at(-2) ?? ''));
+          const items = (await scanAll(conn)).filter(
+            (i) => String(i.pk) === rollupPk(SITE, 'visits') && touched.has(String(i.sk).split('#').at(-2) ?? ''),
+          );
           for (const item of items.filter((i) => i.type === 'ROLLUP')) {
             expect(item).toHaveProperty('vz');
             expect(item).not.toHaveProperty('ids');
             expect(item).not.toHaveProperty('hll');
           }
-          expect(items.filter((i) => i.type === 'ROLLUP_COUNTS').map((i) => i.sk)).toEqual(items.filter((i) => i.type === 'ROLLUP').map((i) => countsSk('D', String(i.sk).split('#')[1] ?? '', 0)));
+          expect(items.filter((i) => i.type === 'ROLLUP_COUNTS').map((i) => i.sk)).toEqual(
+            items.filter((i) => i.type === 'ROLLUP').map((i) => countsSk('D', String(i.sk).split('#')[1] ?? '', 0)),
+          );
         } finally {
           await db.close();
         }
@@ -134,13 +172,26 @@ describe('visits rollups: a counts item with the distinct count beside the item 
 });
 
 /** The series' read (counts, no sets), the overview's (sets) and the two reports themselves, against `expected`. */
-async function assertReads(conn: DynamoConnection, expected: readonly Expected[], when: string, uncounted: readonly string[]): Promise<void> {
+async function assertReads(
+  conn: DynamoConnection,
+  expected: readonly Expected[],
+  when: string,
+  uncounted: readonly string[],
+): Promise<void> {
   const last = DAYS.at(-1) ?? '';
   const first = DAYS[0] ?? '';
   // The series' read (counts items) and the overview's (the items with their sets).
   const counts = new Map((await readVisitCounts(conn, SITE, 'D', first, last)).map((r) => [r.period, r]));
-  const sets = new Map((await readRollups(conn, SITE, 'visits', 'D', first, last)).map((r) => [r.period, { ...r, visitors: countVisitors(deserializeSketch(r)) }]));
-  for (const [name, read] of [['counts', counts], ['sets', sets]] as const) {
+  const sets = new Map(
+    (await readRollups(conn, SITE, 'visits', 'D', first, last)).map((r) => [
+      r.period,
+      { ...r, visitors: countVisitors(deserializeSketch(r)) },
+    ]),
+  );
+  for (const [name, read] of [
+    ['counts', counts],
+    ['sets', sets],
+  ] as const) {
     for (const [i, day] of DAYS.entries()) {
       // A bucket written before counts items that no delta reached has none (`readVisitCounts` is for generations without such buckets).
       if (name === 'counts' && uncounted.includes(day)) continue;
@@ -148,17 +199,36 @@ async function assertReads(conn: DynamoConnection, expected: readonly Expected[]
       const got = read.get(day);
       const want = { visits: e.visits, pageviews: e.pageviews, visitors: countVisitors(sketchOf(e.ids)) };
       if (!got) expect(want, `${when}: ${day} absent from ${name}`).toEqual({ visits: 0, pageviews: 0, visitors: 0 });
-      else expect({ visits: got.visits, pageviews: got.pageviews, visitors: got.visitors }, `${when}: ${day}, ${name}`).toEqual(want);
+      else
+        expect(
+          { visits: got.visits, pageviews: got.pageviews, visitors: got.visitors },
+          `${when}: ${day}, ${name}`,
+        ).toEqual(want);
     }
   }
-  const deps: ReportDeps = { sites: new DynamoConfigStore(conn), store: new DynamoReportStore(conn), rates: async () => () => null, clock: () => Date.UTC(2026, 2, 20) };
+  const deps: ReportDeps = {
+    sites: new DynamoConfigStore(conn),
+    store: new DynamoReportStore(conn),
+    rates: async () => () => null,
+    clock: () => Date.UTC(2026, 2, 20),
+  };
   const series = await timeseries(deps, 'acme', SITE, { from: first, to: last }, 'day');
   expect(
     series.points.map((p) => [p.start, p.sessions, p.pageviews, p.visitors]),
     `${when}: series`,
-  ).toEqual(DAYS.map((day, i) => [day, expected[i]?.visits, expected[i]?.pageviews, countVisitors(sketchOf(expected[i]?.ids ?? []))]));
+  ).toEqual(
+    DAYS.map((day, i) => [
+      day,
+      expected[i]?.visits,
+      expected[i]?.pageviews,
+      countVisitors(sketchOf(expected[i]?.ids ?? [])),
+    ]),
+  );
   const all = unionSketches(expected.map((e) => sketchOf(e.ids)));
-  const report = await overview({ ...deps, store: new DynamoReportStore(conn) }, 'acme', SITE, { from: first, to: last });
+  const report = await overview({ ...deps, store: new DynamoReportStore(conn) }, 'acme', SITE, {
+    from: first,
+    to: last,
+  });
   expect(report.current.visitors, `${when}: overview visitors`).toBe(countVisitors(all));
   expect(report.current.sessions, `${when}: overview sessions`).toBe(expected.reduce((n, e) => n + e.visits, 0));
 }

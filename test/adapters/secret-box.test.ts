@@ -20,16 +20,30 @@ const SECRET = 'whsec_5Wg9xqkKq2QeX0zTz3Pz1y7Q5Z3m8c9D';
  * with InvalidCiphertextException, as KMS does.
  */
 function fakeKms(kms: ReturnType<typeof mockClient>): void {
-  kms.on(GenerateDataKeyCommand).callsFake((input: { KeySpec?: string; EncryptionContext?: Record<string, string> }) => {
-    expect(input.KeySpec).toBe('AES_256');
-    const key = randomBytes(32);
-    return { KeyId: KEY_ARN, Plaintext: new Uint8Array(key), CiphertextBlob: new Uint8Array(Buffer.from(JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext }))) };
-  });
-  kms.on(DecryptCommand).callsFake((input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
-    const blob = JSON.parse(Buffer.from(input.CiphertextBlob!).toString('utf8')) as { key: string; ctx: Record<string, string> };
-    if (JSON.stringify(blob.ctx) !== JSON.stringify(input.EncryptionContext)) throw new InvalidCiphertextException({ message: 'InvalidCiphertextException', $metadata: {} });
-    return { KeyId: KEY_ARN, Plaintext: new Uint8Array(Buffer.from(blob.key, 'base64')) };
-  });
+  kms
+    .on(GenerateDataKeyCommand)
+    .callsFake((input: { KeySpec?: string; EncryptionContext?: Record<string, string> }) => {
+      expect(input.KeySpec).toBe('AES_256');
+      const key = randomBytes(32);
+      return {
+        KeyId: KEY_ARN,
+        Plaintext: new Uint8Array(key),
+        CiphertextBlob: new Uint8Array(
+          Buffer.from(JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext })),
+        ),
+      };
+    });
+  kms
+    .on(DecryptCommand)
+    .callsFake((input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
+      const blob = JSON.parse(Buffer.from(input.CiphertextBlob!).toString('utf8')) as {
+        key: string;
+        ctx: Record<string, string>;
+      };
+      if (JSON.stringify(blob.ctx) !== JSON.stringify(input.EncryptionContext))
+        throw new InvalidCiphertextException({ message: 'InvalidCiphertextException', $metadata: {} });
+      return { KeyId: KEY_ARN, Plaintext: new Uint8Array(Buffer.from(blob.key, 'base64')) };
+    });
 }
 
 /** Flips one bit of the base64 field `field` of a sealed string. */
@@ -70,7 +84,10 @@ function contract(make: () => Promise<SecretBox>) {
     await expect(box.open(tamper(sealed, field), CTX)).rejects.toBeInstanceOf(SecretUnreadableError);
   });
 
-  it.each([['not JSON', 'whsec_plain'], ['another version', JSON.stringify({ v: 2, local: true, iv: '', tag: '', ct: '' })]])('refuses %s', async (_, sealed) => {
+  it.each([
+    ['not JSON', 'whsec_plain'],
+    ['another version', JSON.stringify({ v: 2, local: true, iv: '', tag: '', ct: '' })],
+  ])('refuses %s', async (_, sealed) => {
     const box = await make();
     await expect(box.open(sealed, CTX)).rejects.toBeInstanceOf(SecretUnreadableError);
   });
@@ -89,7 +106,11 @@ describe('KmsSecretBox (aws-sdk-client-mock)', () => {
     const box = new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN);
     const sealed = JSON.parse(await box.seal(SECRET, CTX)) as { kms: string };
     const [call] = kms.commandCalls(GenerateDataKeyCommand);
-    expect(call!.args[0].input).toEqual({ KeyId: KEY_ARN, KeySpec: 'AES_256', EncryptionContext: { site: 'shop.test', provider: 'stripe' } });
+    expect(call!.args[0].input).toEqual({
+      KeyId: KEY_ARN,
+      KeySpec: 'AES_256',
+      EncryptionContext: { site: 'shop.test', provider: 'stripe' },
+    });
     expect(Buffer.from(sealed.kms, 'base64').toString('utf8')).toContain('"key"');
   });
 
@@ -100,14 +121,19 @@ describe('KmsSecretBox (aws-sdk-client-mock)', () => {
     for (let i = 0; i < 3; i++) expect(await reader.open(sealed, CTX)).toBe(SECRET);
     const calls = kms.commandCalls(DecryptCommand);
     expect(calls).toHaveLength(1);
-    expect(calls[0]!.args[0].input).toMatchObject({ KeyId: KEY_ARN, EncryptionContext: { site: 'shop.test', provider: 'stripe' } });
+    expect(calls[0]!.args[0].input).toMatchObject({
+      KeyId: KEY_ARN,
+      EncryptionContext: { site: 'shop.test', provider: 'stripe' },
+    });
   });
 
   it('lets other KMS failures through, so the webhook answers 503 and the provider retries', async () => {
     const box = new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN);
     const sealed = await box.seal(SECRET, CTX);
     kms.on(DecryptCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
-    const error = await new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN).open(sealed, CTX).catch((e: unknown) => e);
+    const error = await new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN)
+      .open(sealed, CTX)
+      .catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(SecretUnreadableError);
     expect((error as Error).name).toBe('ThrottlingException');
   });

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { countryName, formatAgo, formatChange, formatCompact, formatDuration, formatMinor, formatPercent, formatUsd, formatUsdAxis, formatUsdOrDash, plural } from '../../app/src/format.js';
+import {
+  countryName,
+  formatAgo,
+  formatChange,
+  formatCompact,
+  formatDuration,
+  formatMinor,
+  formatPercent,
+  formatUsd,
+  formatUsdAxis,
+  formatUsdOrDash,
+  plural,
+} from '../../app/src/format.js';
 
-describe('the app\'s number formats', () => {
+describe("the app's number formats", () => {
   it.each([
     [0.25, '↑ 25%'],
     [-0.031, '↓ 3.1%'],
@@ -31,7 +43,11 @@ describe('the app\'s number formats', () => {
     expect(formatCompact(123_456)).toBe('123.5K');
     expect(formatUsdAxis(300)).toBe('$300');
     expect(formatUsdAxis(25_000)).toBe('$25K');
-    expect([plural(1, 'payment'), plural(0, 'payment'), plural(1200, 'visit')]).toEqual(['1 payment', '0 payments', '1,200 visits']);
+    expect([plural(1, 'payment'), plural(0, 'payment'), plural(1200, 'visit')]).toEqual([
+      '1 payment',
+      '0 payments',
+      '1,200 visits',
+    ]);
   });
 
   it('formats durations and ages', () => {

@@ -2,16 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { daysBetween, intervalFor, rangeFromQuery, rangeLabel, rangeSearch } from '../../app/src/range.js';
 import { pointSeconds } from '../../app/src/components/chart-points.js';
 
-describe('the app\'s range in the URL', () => {
+describe("the app's range in the URL", () => {
   it.each([
     [{}, { range: '30d' }],
     [{ range: '7d' }, { range: '7d' }],
     [{ range: 'bogus' }, { range: '30d' }],
-    [{ from: '2026-03-01', to: '2026-03-09' }, { from: '2026-03-01', to: '2026-03-09' }],
+    [
+      { from: '2026-03-01', to: '2026-03-09' },
+      { from: '2026-03-01', to: '2026-03-09' },
+    ],
     // from/to win over range, as in the API (docs/api.md)
-    [{ range: '7d', from: '2026-03-01', to: '2026-03-09' }, { from: '2026-03-01', to: '2026-03-09' }],
+    [
+      { range: '7d', from: '2026-03-01', to: '2026-03-09' },
+      { from: '2026-03-01', to: '2026-03-09' },
+    ],
     // reversed dates are put in order; a bad date falls back to range
-    [{ from: '2026-03-09', to: '2026-03-01' }, { from: '2026-03-01', to: '2026-03-09' }],
+    [
+      { from: '2026-03-09', to: '2026-03-01' },
+      { from: '2026-03-01', to: '2026-03-09' },
+    ],
     [{ from: '2026-3-1', to: '2026-03-09', range: '90d' }, { range: '90d' }],
   ])('%j → %j', (query, range) => {
     expect(rangeFromQuery(query)).toEqual(range);
@@ -19,8 +28,11 @@ describe('the app\'s range in the URL', () => {
 
   it('writes back what it reads, with extra parameters', () => {
     expect(rangeSearch({ range: '12m' })).toBe('?range=12m');
-    expect(rangeSearch({ from: '2026-01-01', to: '2026-01-31' }, { filter: 'refunded', offset: null })).toBe('?from=2026-01-01&to=2026-01-31&filter=refunded');
-    for (const q of [{ range: 'today' }, { from: '2025-12-30', to: '2026-01-02' }]) expect(rangeFromQuery(Object.fromEntries(new URLSearchParams(rangeSearch(q))))).toEqual(q);
+    expect(rangeSearch({ from: '2026-01-01', to: '2026-01-31' }, { filter: 'refunded', offset: null })).toBe(
+      '?from=2026-01-01&to=2026-01-31&filter=refunded',
+    );
+    for (const q of [{ range: 'today' }, { from: '2025-12-30', to: '2026-01-02' }])
+      expect(rangeFromQuery(Object.fromEntries(new URLSearchParams(rangeSearch(q))))).toEqual(q);
   });
 
   it.each([

@@ -32,12 +32,32 @@ describe('the app served by the local server', () => {
 
   const get = async (path: string, method = 'GET') => {
     const res = await fetch(`${svc.url}${path}`, { method });
-    return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), csp: res.headers.get('content-security-policy'), headers: res.headers, body: await res.text() };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type'),
+      cache: res.headers.get('cache-control'),
+      csp: res.headers.get('content-security-policy'),
+      headers: res.headers,
+      body: await res.text(),
+    };
   };
 
-  it.each(['/', '/sign-in', '/sites/example.com', '/sites/example.com/payments?range=7d', '/settings/keys', '/invite/abc'])('%s is the app (index.html), revalidated on each load, with the security headers', async (path) => {
+  it.each([
+    '/',
+    '/sign-in',
+    '/sites/example.com',
+    '/sites/example.com/payments?range=7d',
+    '/settings/keys',
+    '/invite/abc',
+  ])('%s is the app (index.html), revalidated on each load, with the security headers', async (path) => {
     const res = await get(path);
-    expect(res).toMatchObject({ status: 200, type: 'text/html; charset=utf-8', cache: 'no-cache', csp: APP_CSP, body: '<!doctype html><div id="app"></div>' });
+    expect(res).toMatchObject({
+      status: 200,
+      type: 'text/html; charset=utf-8',
+      cache: 'no-cache',
+      csp: APP_CSP,
+      body: '<!doctype html><div id="app"></div>',
+    });
     expect(res.csp).toContain("frame-ancestors 'none'");
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
@@ -46,15 +66,21 @@ describe('the app served by the local server', () => {
   });
 
   it('hashed assets are cached for a year; a missing asset is a 404, not the app', async () => {
-    expect(await get('/assets/index-AbCd1234.js')).toMatchObject({ status: 200, type: 'text/javascript; charset=utf-8', cache: 'public, max-age=31536000, immutable', body: 'console.log(1)' });
+    expect(await get('/assets/index-AbCd1234.js')).toMatchObject({
+      status: 200,
+      type: 'text/javascript; charset=utf-8',
+      cache: 'public, max-age=31536000, immutable',
+      body: 'console.log(1)',
+    });
     expect(await get('/assets/index-Gone5678.js')).toMatchObject({ status: 404 });
     expect(await get('/favicon.ico')).toMatchObject({ status: 404 });
     const head = await get('/assets/index-AbCd1234.js', 'HEAD');
     expect(head).toMatchObject({ status: 200, body: '' });
   });
 
-  it('never serves a file outside app/dist, and API paths stay the API\'s', async () => {
-    for (const path of ['/..%2fsecret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt']) expect((await get(path)).body, path).not.toContain('not for the web');
+  it("never serves a file outside app/dist, and API paths stay the API's", async () => {
+    for (const path of ['/..%2fsecret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt'])
+      expect((await get(path)).body, path).not.toContain('not for the web');
     // A raw `..` that fetch would normalise away, sent as is.
     const raw = await new Promise<string>((resolve) => {
       const req = request(`${svc.url}/../secret.txt`, { method: 'GET', path: '/../secret.txt' }, (res) => {
@@ -65,7 +91,11 @@ describe('the app served by the local server', () => {
       req.end();
     });
     expect(raw).not.toContain('not for the web');
-    expect(await get('/api/nope')).toMatchObject({ status: 404, type: 'application/json', body: '{"error":"not found"}' });
+    expect(await get('/api/nope')).toMatchObject({
+      status: 404,
+      type: 'application/json',
+      body: '{"error":"not found"}',
+    });
     expect((await get('/api/app/me')).status).toBe(401);
     expect((await get('/mcp')).status).toBe(405);
   });
@@ -74,9 +104,26 @@ describe('the app served by the local server', () => {
     const now = Date.now();
     const sessions = new DynamoSessionStore(svc.dynamo);
     const users = new DynamoUserStore(svc.dynamo);
-    await sessions.create('old', { email: 'a@b.test', account: 'acme', created: now - 20 * 86_400_000, expires: now - 1000, epoch: 1 });
-    await sessions.create('live', { email: 'a@b.test', account: 'acme', created: now, expires: now + 86_400_000, epoch: 1 });
-    await users.addInvite('oldlink', { email: 'a@b.test', account: 'acme', created: now - 8 * 86_400_000, expires: now - 1000 });
+    await sessions.create('old', {
+      email: 'a@b.test',
+      account: 'acme',
+      created: now - 20 * 86_400_000,
+      expires: now - 1000,
+      epoch: 1,
+    });
+    await sessions.create('live', {
+      email: 'a@b.test',
+      account: 'acme',
+      created: now,
+      expires: now + 86_400_000,
+      epoch: 1,
+    });
+    await users.addInvite('oldlink', {
+      email: 'a@b.test',
+      account: 'acme',
+      created: now - 8 * 86_400_000,
+      expires: now - 1000,
+    });
     const w = attemptWindow('email', 'a@b.test', now - 3_600_000);
     await new DynamoAttemptStore(svc.dynamo).hit(w);
     expect(await sweepExpired(svc.dynamo, now)).toBe(3);

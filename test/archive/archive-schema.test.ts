@@ -24,12 +24,20 @@ describe('archive schema, derived from TRACKED_EVENT_COLUMNS', () => {
     expect(archiveDt(ts)).toBe(dt);
   });
 
-  it.each([-1, 1.5, Number.NaN, Date.UTC(10000, 0, 1), Number.MAX_SAFE_INTEGER])('archiveDt(%d) throws a RangeError', (ts) => {
-    expect(() => archiveDt(ts)).toThrow(RangeError);
-  });
+  it.each([-1, 1.5, Number.NaN, Date.UTC(10000, 0, 1), Number.MAX_SAFE_INTEGER])(
+    'archiveDt(%d) throws a RangeError',
+    (ts) => {
+      expect(() => archiveDt(ts)).toThrow(RangeError);
+    },
+  );
 
   it('maps every column type to DuckDB', () => {
-    expect(['string', 'int', 'bigint', 'timestamp'].map((t) => duckdbColumnType(t as never))).toEqual(['VARCHAR', 'INTEGER', 'BIGINT', 'TIMESTAMP']);
+    expect(['string', 'int', 'bigint', 'timestamp'].map((t) => duckdbColumnType(t as never))).toEqual([
+      'VARCHAR',
+      'INTEGER',
+      'BIGINT',
+      'TIMESTAMP',
+    ]);
   });
 
   it('gives the Glue table the schema columns in order, with Glue types, and the partitions apart', () => {
@@ -39,7 +47,11 @@ describe('archive schema, derived from TRACKED_EVENT_COLUMNS', () => {
       { name: 'site', type: 'string' },
       { name: 'dt', type: 'string' },
     ]);
-    expect(archiveTableColumns().map((c) => c.name)).toEqual([...TRACKED_EVENT_COLUMNS.map((c) => c.name), 'site', 'dt']);
+    expect(archiveTableColumns().map((c) => c.name)).toEqual([
+      ...TRACKED_EVENT_COLUMNS.map((c) => c.name),
+      'site',
+      'dt',
+    ]);
   });
 
   it('archives every field of a tracked event: each is a column or the site partition', () => {

@@ -59,7 +59,10 @@ describe('archive consumer: Firehose stand-in writing Parquet by site and UTC da
 
   it('puts 23:59:59.999Z and 00:00:00.000Z on their own UTC days', async () => {
     await consumer(recordsOf(DATASET));
-    const result = await runSql(archive, "SELECT event_id, dt, ts FROM events WHERE event_id IN ('a1', 'a2') ORDER BY ts");
+    const result = await runSql(
+      archive,
+      "SELECT event_id, dt, ts FROM events WHERE event_id IN ('a1', 'a2') ORDER BY ts",
+    );
     expect(result.rows).toEqual([
       ['a1', '2026-01-14', '2026-01-14T23:59:59.999Z'],
       ['a2', '2026-01-15', '2026-01-15T00:00:00.000Z'],
@@ -69,12 +72,24 @@ describe('archive consumer: Firehose stand-in writing Parquet by site and UTC da
   it('stores the Glue types inside the file: site is not a column, ts is a ms timestamp, screen_width an int32', async () => {
     await consumer(recordsOf(DATASET));
     const file = join(archive, 'site=example.com', 'dt=2026-01-14', 'part-00000000000000000000.parquet');
-    const schema = await runSql(archive, `SELECT name, type, logical_type FROM parquet_schema('${file}') WHERE name <> 'duckdb_schema'`);
+    const schema = await runSql(
+      archive,
+      `SELECT name, type, logical_type FROM parquet_schema('${file}') WHERE name <> 'duckdb_schema'`,
+    );
     expect(schema.rows.map((r) => r[0])).toEqual(TRACKED_EVENT_COLUMNS.map((c) => c.name));
-    expect(schema.rows.find((r) => r[0] === 'ts')).toEqual(['ts', 'INT64', expect.stringContaining('MILLIS=MilliSeconds()')]);
+    expect(schema.rows.find((r) => r[0] === 'ts')).toEqual([
+      'ts',
+      'INT64',
+      expect.stringContaining('MILLIS=MilliSeconds()'),
+    ]);
     expect(schema.rows.find((r) => r[0] === 'screen_width')?.[1]).toBe('INT32');
     const types = await runSql(archive, 'SELECT column_name, column_type FROM (DESCRIBE events)');
-    expect(Object.fromEntries(types.rows as [string, string][])).toMatchObject({ ts: 'TIMESTAMP', screen_width: 'INTEGER', site: 'VARCHAR', dt: 'VARCHAR' });
+    expect(Object.fromEntries(types.rows as [string, string][])).toMatchObject({
+      ts: 'TIMESTAMP',
+      screen_width: 'INTEGER',
+      site: 'VARCHAR',
+      dt: 'VARCHAR',
+    });
   });
 
   it('re-delivery of the same batch rewrites the same files instead of duplicating rows', async () => {
@@ -194,9 +209,11 @@ describe('runSql: DuckDB over the archive', () => {
     ]);
   });
 
-  it('throws a SqlError with DuckDB\'s message', async () => {
+  it("throws a SqlError with DuckDB's message", async () => {
     const archive = await tempDir();
     await expect(runSql(archive, 'SELEC 1')).rejects.toThrow(SqlError);
-    await expect(runSql(archive, 'SELECT nope FROM events')).rejects.toThrow(/Binder Error: Referenced column "nope" not found/);
+    await expect(runSql(archive, 'SELECT nope FROM events')).rejects.toThrow(
+      /Binder Error: Referenced column "nope" not found/,
+    );
   });
 });

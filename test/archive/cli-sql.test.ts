@@ -55,7 +55,9 @@ describe('footfall sql', () => {
       expect(result.stdout).toBe('');
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
-    expect(cli('sql', 'SELECT nope FROM events').stderr).toMatch(/^error: Binder Error: Referenced column "nope" not found/);
+    expect(cli('sql', 'SELECT nope FROM events').stderr).toMatch(
+      /^error: Binder Error: Referenced column "nope" not found/,
+    );
   });
 
   it('works on a data directory with no archive yet', async () => {

@@ -39,7 +39,10 @@ describe('stream → archive → SQL, end to end', () => {
       const late = { ...DATASET[0]!, event_id: 'late', ts: Date.UTC(2026, 0, 14, 23, 0) };
       await stream.put([late]);
       expect(await poller.drain()).toBe(1);
-      const count = await runSql(paths.archive, "SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events WHERE dt = '2026-01-14'");
+      const count = await runSql(
+        paths.archive,
+        "SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events WHERE dt = '2026-01-14'",
+      );
       expect(count.rows).toEqual([[6, 6]]);
     } finally {
       await poller.stop();
@@ -54,7 +57,10 @@ describe('stream → archive → SQL, end to end', () => {
     // As if the process died right after writing the last batch's files: its checkpoint is back at that batch's start.
     const { records } = await readLocalStream(paths.stream, 0, 1000);
     const lastBatch = records.find((r) => JSON.parse(r.data.toString()).event_id === 'late')!;
-    await writeFile(join(paths.stream, 'checkpoints', 'archive.json'), JSON.stringify({ offset: Number(lastBatch.sequenceNumber) }));
+    await writeFile(
+      join(paths.stream, 'checkpoints', 'archive.json'),
+      JSON.stringify({ offset: Number(lastBatch.sequenceNumber) }),
+    );
     // Meanwhile the log grew, so the re-delivered batch starts at the same record and carries one more.
     const stream = await LocalEventStream.open(paths.stream);
     await stream.put([{ ...DATASET[0]!, event_id: 'later', ts: Date.UTC(2026, 0, 14, 23, 30) }]);
@@ -63,9 +69,9 @@ describe('stream → archive → SQL, end to end', () => {
     const poller = new LocalStreamPoller(paths.stream, 'archive', consumer, { batchSize: 4 });
     try {
       expect(await poller.drain()).toBe(2);
-      expect((await runSql(paths.archive, 'SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events')).rows).toEqual([
-        [(before.rows[0]![0] as number) + 1, (before.rows[0]![0] as number) + 1],
-      ]);
+      expect(
+        (await runSql(paths.archive, 'SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events')).rows,
+      ).toEqual([[(before.rows[0]![0] as number) + 1, (before.rows[0]![0] as number) + 1]]);
     } finally {
       await consumer.close();
     }

@@ -25,7 +25,7 @@ const FROM = Date.UTC(2026, 2, 1);
 
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32;
 }
 
 function generate() {
@@ -36,7 +36,17 @@ function generate() {
     const n = 1 + Math.floor(random() * 6);
     for (let i = 0; i < n; i++) {
       const goal = random() < 0.2;
-      events.push(trackedEvent({ event_id: `g-${v}-${i}`, site: SITE, hostname: SITE, visitor_id: `visitor-${String(v).padStart(4, '0')}`, ts, path: `/p${Math.floor(random() * 5)}`, ...(goal ? { type: 'goal' as const, goal: 'Signup' } : {}) }));
+      events.push(
+        trackedEvent({
+          event_id: `g-${v}-${i}`,
+          site: SITE,
+          hostname: SITE,
+          visitor_id: `visitor-${String(v).padStart(4, '0')}`,
+          ts,
+          path: `/p${Math.floor(random() * 5)}`,
+          ...(goal ? { type: 'goal' as const, goal: 'Signup' } : {}),
+        }),
+      );
       ts += Math.floor(random() * (random() < 0.2 ? 3_600_000 : 600_000));
     }
   }
@@ -70,7 +80,14 @@ describe('top stats agree with DuckDB over the Parquet archive (generated site)'
     await svc.sessionize();
     archive = await mkdtemp(join(tmpdir(), 'ff-goals-archive-'));
     const consumer = createArchiveConsumer(archive);
-    await consumer(events.map((e, i) => ({ sequenceNumber: String(i + 1).padStart(20, '0'), partitionKey: e.visitor_id, approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) })));
+    await consumer(
+      events.map((e, i) => ({
+        sequenceNumber: String(i + 1).padStart(20, '0'),
+        partitionKey: e.visitor_id,
+        approximateArrivalTimestamp: e.ts,
+        data: Buffer.from(JSON.stringify(e)),
+      })),
+    );
     await consumer.close();
   }, 120_000);
   afterAll(async () => {
@@ -79,14 +96,19 @@ describe('top stats agree with DuckDB over the Parquet archive (generated site)'
   });
 
   it('pageviews, views per visit, bounce rate and visit duration', async () => {
-    const res = await fetch(`${svc.url}/api/v1/sites/${SITE}/overview?from=2026-03-01&to=2026-03-11`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${svc.url}/api/v1/sites/${SITE}/overview?from=2026-03-01&to=2026-03-11`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     const o = overviewResponse.parse(await res.json());
     const result = await runSql(archive, SQL);
     const row = (result.rows[0] ?? []) as unknown[];
     const duck = Object.fromEntries(result.columns.map((c, i) => [c, Number(row[i])]));
     expect(duck.sessions).toBeGreaterThan(150);
     expect(duck.bounces).toBeGreaterThan(0);
-    expect({ sessions: o.current.sessions, pageviews: o.current.pageviews }).toEqual({ sessions: duck.sessions, pageviews: duck.pageviews });
+    expect({ sessions: o.current.sessions, pageviews: o.current.pageviews }).toEqual({
+      sessions: duck.sessions,
+      pageviews: duck.pageviews,
+    });
     expect(o.current.views_per_visit).toBe(Math.round((duck.pageviews! / duck.sessions!) * 1e6) / 1e6);
     expect(o.current.bounce_rate).toBe(Math.round((duck.bounces! / duck.sessions!) * 1e6) / 1e6);
     expect(o.current.visit_duration).toBe(Math.round(duck.duration_ms! / 1000 / duck.timed!));

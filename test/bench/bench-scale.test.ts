@@ -14,9 +14,12 @@ describe('the report benchmark scale points (docs/benchmarks.md)', () => {
     expect(scale.payments).toBe(payments);
   });
 
-  it.each([{ FOOTFALL_BENCH_PAYMENTS: '50000' }, { FOOTFALL_BENCH_SITE: 'huge' }, { FOOTFALL_BENCH_EVENTS: 'many' }])('refuses %o', (env) => {
-    expect(() => benchScale(env)).toThrow(/FOOTFALL_BENCH_/);
-  });
+  it.each([{ FOOTFALL_BENCH_PAYMENTS: '50000' }, { FOOTFALL_BENCH_SITE: 'huge' }, { FOOTFALL_BENCH_EVENTS: 'many' }])(
+    'refuses %o',
+    (env) => {
+      expect(() => benchScale(env)).toThrow(/FOOTFALL_BENCH_/);
+    },
+  );
 
   it.each([
     ['retention 12m', {}, true],

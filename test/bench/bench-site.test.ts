@@ -14,7 +14,15 @@ import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { namespaceOf, type SiteConfig } from '../../lambdas/domain/site.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import { compared, normalize } from '../support/comparable-items.js';
-import { BENCH_ACCOUNT, BENCH_SITE, benchRate, benchSiteConfig, benchTraffic, loadBenchSite, type BenchSite } from '../../bench/bench-site.js';
+import {
+  BENCH_ACCOUNT,
+  BENCH_SITE,
+  benchRate,
+  benchSiteConfig,
+  benchTraffic,
+  loadBenchSite,
+  type BenchSite,
+} from '../../bench/bench-site.js';
 
 /**
  * The report benchmark's loader (`bench/bench-site.ts`) writes what the
@@ -33,7 +41,10 @@ const PAYMENTS = 100;
 const DAYS = 90;
 const NOW = Date.UTC(2026, 10, 20, 10, 30);
 
-async function tableItems(conn: DynamoConnection, watched: string | null): Promise<Map<string, Record<string, unknown>>> {
+async function tableItems(
+  conn: DynamoConnection,
+  watched: string | null,
+): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
   const visitsPk = visitorPk(BENCH_SITE, watched ?? '');
   for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table, ConsistentRead: true })) {
@@ -63,7 +74,15 @@ describe('the bench site loader', () => {
     real = createDynamoConnection({ table: 'real', endpoint: db.endpoint });
     await ensureTable(bulk);
     await ensureTable(real);
-    loaded = await loadBenchSite(bulk, { events: EVENTS, payments: PAYMENTS, days: DAYS, now: NOW, batchEvents: 2_000, paymentChunk: 7, onWebhook: (w) => webhooks.push(w) });
+    loaded = await loadBenchSite(bulk, {
+      events: EVENTS,
+      payments: PAYMENTS,
+      days: DAYS,
+      now: NOW,
+      batchEvents: 2_000,
+      paymentChunk: 7,
+      onWebhook: (w) => webhooks.push(w),
+    });
 
     // The same events and webhooks the way the stack takes them.
     const config = new DynamoConfigStore(real);
@@ -77,7 +96,11 @@ describe('the bench site loader', () => {
     let batch = 0;
     const flush = async () => {
       if (records.length === 0) return;
-      await sessionizeBatch({ sites: config, visits, rollups }, { shard: 'shardId-000000000000', sequence: (records[records.length - 1] as SessionizeRecord).sequenceNumber }, records);
+      await sessionizeBatch(
+        { sites: config, visits, rollups },
+        { shard: 'shardId-000000000000', sequence: (records[records.length - 1] as SessionizeRecord).sequenceNumber },
+        records,
+      );
       records = [];
       if (++batch % 5 === 0) await rollups.compact(namespaceOf(site));
     };
@@ -109,11 +132,15 @@ describe('the bench site loader', () => {
 
   it('writes exactly the items the sessionizer, the compactor and the payment service write', async () => {
     const [ours, theirs] = await Promise.all([tableItems(bulk, loaded.watched), tableItems(real, loaded.watched)]);
-    const types = (m: Map<string, Record<string, unknown>>) => [...new Set([...m.values()].map((i) => String(i.type)))].sort();
+    const types = (m: Map<string, Record<string, unknown>>) =>
+      [...new Set([...m.values()].map((i) => String(i.type)))].sort();
     expect(types(ours)).toEqual(types(theirs));
-    for (const type of ['ROLLUP', 'PAYMENT', 'CUSTOMER', 'PAYMENT_LIST', 'PAYMENT_TOTALS', 'VISITOR_PAYMENT', 'VISIT']) expect(types(ours)).toContain(type);
+    for (const type of ['ROLLUP', 'PAYMENT', 'CUSTOMER', 'PAYMENT_LIST', 'PAYMENT_TOTALS', 'VISITOR_PAYMENT', 'VISIT'])
+      expect(types(ours)).toContain(type);
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
-    const differences = [...theirs].filter(([key, item]) => !isDeepStrictEqual(ours.get(key), item)).map(([key, item]) => ({ key, loader: ours.get(key), stack: item }));
+    const differences = [...theirs]
+      .filter(([key, item]) => !isDeepStrictEqual(ours.get(key), item))
+      .map(([key, item]) => ({ key, loader: ours.get(key), stack: item }));
     expect(differences.slice(0, 3)).toEqual([]);
     expect(differences.length).toBe(0);
   });

@@ -58,7 +58,10 @@ describe('the bench site table cache', () => {
       await second.close();
     }
     expect(await readdir(root)).toEqual([benchCacheName(KEY, await benchCodeVersion())]);
-    expect(lines.filter((l) => l.startsWith('bench table: '))).toEqual([`bench table: loading ${join(root, benchCacheName(KEY, await benchCodeVersion()))}`, `bench table: reusing ${join(root, benchCacheName(KEY, await benchCodeVersion()))}`]);
+    expect(lines.filter((l) => l.startsWith('bench table: '))).toEqual([
+      `bench table: loading ${join(root, benchCacheName(KEY, await benchCodeVersion()))}`,
+      `bench table: reusing ${join(root, benchCacheName(KEY, await benchCodeVersion()))}`,
+    ]);
   }, 300_000);
 
   it('names an entry by every dimension and the code version', () => {
@@ -78,7 +81,9 @@ describe('the bench site table cache', () => {
     const root = await mkdtemp(join(tmpdir(), 'ff-bench-code-'));
     roots.push(root);
     const here = join(import.meta.dirname, '..', '..');
-    await cp(join(here, 'lambdas', 'domain', 'site.ts'), join(root, 'lambdas', 'domain', 'site.ts'), { recursive: true });
+    await cp(join(here, 'lambdas', 'domain', 'site.ts'), join(root, 'lambdas', 'domain', 'site.ts'), {
+      recursive: true,
+    });
     await writeFile(join(root, 'package-lock.json'), '{}');
     const before = await benchCodeVersion(root);
     expect(await benchCodeVersion(root)).toBe(before);

@@ -7,7 +7,14 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
 import { ensureDemoUser } from '../../local/demo/user.js';
-import { formatCount, formatDuration, formatPercent, formatRatio, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import {
+  formatCount,
+  formatDuration,
+  formatPercent,
+  formatRatio,
+  formatUsd,
+  formatUsdOrDash,
+} from '../../app/src/format.js';
 import type { Breakdown, Goals, Overview, Payments, Realtime, Retention, Timeline } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
@@ -21,7 +28,10 @@ import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
  */
 
 /** docs/app/ with FOOTFALL_APP_SCREENSHOTS=1 (to update the docs), else a scratch directory, so a test run leaves the tree clean. */
-const SHOTS = process.env.FOOTFALL_APP_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/app/', import.meta.url)) : join(tmpdir(), 'footfall-app-screenshots');
+const SHOTS =
+  process.env.FOOTFALL_APP_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
+    : join(tmpdir(), 'footfall-app-screenshots');
 const SITE_PATH = `/sites/${DEMO_SITE}`;
 const DESKTOP = { width: 1280, height: 800 };
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
@@ -47,7 +57,8 @@ const PANELS: Record<string, string[]> = {
   locations: ['country', 'language'],
   devices: ['device', 'browser', 'os'],
 };
-const rowKey = (r: { key: string | null; unattributed: boolean }) => (r.unattributed ? '__unattributed' : (r.key ?? '__none'));
+const rowKey = (r: { key: string | null; unattributed: boolean }) =>
+  r.unattributed ? '__unattributed' : (r.key ?? '__none');
 
 describe('the app in Chromium on the demo site', () => {
   let dataDir = '';
@@ -121,11 +132,17 @@ describe('the app in Chromium on the demo site', () => {
     await signInPage.waitForSelector('input[name=email]');
     await signInPage.screenshot({ path: join(SHOTS, 'sign-in-phone.png') });
     await signedOut.close();
-    phone = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true, colorScheme: 'light', storageState: await desktop.storageState() });
+    phone = await browser.newContext({
+      viewport: PHONE,
+      isMobile: true,
+      hasTouch: true,
+      colorScheme: 'light',
+      storageState: await desktop.storageState(),
+    });
     small = await phone.newPage();
   });
 
-  it('lists the site with the last 30 days\' visitors and revenue', async () => {
+  it("lists the site with the last 30 days' visitors and revenue", async () => {
     const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=30d`);
     await page.goto(`${svc.url}/`);
     await settled(page);
@@ -135,7 +152,7 @@ describe('the app in Chromium on the demo site', () => {
     await shoot('sites');
   });
 
-  it('opens the site and shows the API\'s overview for every range, with a drawn chart', async () => {
+  it("opens the site and shows the API's overview for every range, with a drawn chart", async () => {
     await page.goto(`${svc.url}/`);
     await page.click(`[data-site="${DEMO_SITE}"] a`);
     await page.waitForURL(new RegExp(`${SITE_PATH}\\?range=30d$`));
@@ -145,7 +162,10 @@ describe('the app in Chromium on the demo site', () => {
       await settled(page);
       const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=${range}`);
       // Polled: the page may still be swapping the previous range's numbers for these.
-      for (const [field, format] of CARDS) await expect.poll(() => text(page, `[data-metric=${field}]`), { message: `${range} ${field}`, timeout: POLL }).toBe(format(o.current[field]));
+      for (const [field, format] of CARDS)
+        await expect
+          .poll(() => text(page, `[data-metric=${field}]`), { message: `${range} ${field}`, timeout: POLL })
+          .toBe(format(o.current[field]));
       expect(await page.locator('.chart canvas').count(), range).toBeGreaterThan(0);
     }
     // The keyboard picks ranges too (d/w/t/n/y/a).
@@ -156,7 +176,7 @@ describe('the app in Chromium on the demo site', () => {
     await shoot('dashboard');
   });
 
-  it('opens every breakdown panel tab with the API\'s rows, and shows more', async () => {
+  it("opens every breakdown panel tab with the API's rows, and shows more", async () => {
     for (const [panel, dimensions] of Object.entries(PANELS)) {
       for (const dimension of dimensions) {
         await page.click(`[data-panel=${panel}] [data-dimension=${dimension}][role=tab]`);
@@ -165,44 +185,89 @@ describe('the app in Chromium on the demo site', () => {
         await settled(page);
         const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
         const shown = () =>
-          page.locator(`${table} tbody tr`).evaluateAll((rows) =>
-            rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
-          );
+          page
+            .locator(`${table} tbody tr`)
+            .evaluateAll((rows) =>
+              rows.map((r) => [
+                r.getAttribute('data-key'),
+                ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
+                  r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
+                ),
+              ]),
+            );
         await expect
           .poll(shown, { message: dimension, timeout: POLL })
-          .toEqual(b.rows.map((r) => [rowKey(r), r.unattributed ? '—' : formatCount(r.visitors), formatCount(r.payments), formatUsd(r.revenue_usd), formatUsdOrDash(r.revenue_per_visitor)]));
+          .toEqual(
+            b.rows.map((r) => [
+              rowKey(r),
+              r.unattributed ? '—' : formatCount(r.visitors),
+              formatCount(r.payments),
+              formatUsd(r.revenue_usd),
+              formatUsdOrDash(r.revenue_per_visitor),
+            ]),
+          );
       }
     }
     // Arrow keys move between a panel's tabs (WAI-ARIA tabs).
     await page.click('[data-panel=sources] [data-dimension=channel][role=tab]');
     await page.keyboard.press('ArrowRight');
-    await expect.poll(() => page.getAttribute('[data-panel=sources] [data-dimension=referrer][role=tab]', 'aria-selected'), { timeout: POLL }).toBe('true');
+    await expect
+      .poll(() => page.getAttribute('[data-panel=sources] [data-dimension=referrer][role=tab]', 'aria-selected'), {
+        timeout: POLL,
+      })
+      .toBe('true');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-dimension'))).toBe('referrer');
     const pages = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/page?range=30d&limit=60`);
     await page.click('[data-panel=pages] [data-dimension=page][role=tab]');
     await settled(page);
     await page.click('[data-panel=pages] button:has-text("Show more")');
-    await page.waitForFunction((n) => document.querySelectorAll('[data-panel=pages] tbody tr').length === n, pages.rows.length);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('[data-panel=pages] tbody tr').length === n,
+      pages.rows.length,
+    );
     expect(pages.rows.length).toBeGreaterThan(10);
   });
 
   it('shows the goals as the API counts them, opens the outbound links, and offers their CSV', async () => {
     const goalRows = (goal: string) =>
-      page.locator(`[data-panel=goals] table[data-goal="${goal}"] tbody tr`).evaluateAll((rows) =>
-        rows.map((r) => [r.getAttribute('data-key'), ...['visitors', 'completions', 'conversion_rate', 'revenue_usd'].map((c) => r.querySelector(`[data-col=${c}]`)?.textContent?.trim())]),
-      );
-    const expected = (g: Goals) => g.rows.map((r) => [r.link ?? r.goal, formatCount(r.visitors), formatCount(r.completions), formatPercent(r.conversion_rate), formatUsd(r.revenue_usd)]);
+      page
+        .locator(`[data-panel=goals] table[data-goal="${goal}"] tbody tr`)
+        .evaluateAll((rows) =>
+          rows.map((r) => [
+            r.getAttribute('data-key'),
+            ...['visitors', 'completions', 'conversion_rate', 'revenue_usd'].map((c) =>
+              r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
+            ),
+          ]),
+        );
+    const expected = (g: Goals) =>
+      g.rows.map((r) => [
+        r.link ?? r.goal,
+        formatCount(r.visitors),
+        formatCount(r.completions),
+        formatPercent(r.conversion_rate),
+        formatUsd(r.revenue_usd),
+      ]);
     const all = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10`);
     expect(all.rows.map((r) => r.goal)).toEqual(expect.arrayContaining(['Signup', 'Outbound Link: Click']));
     await expect.poll(() => goalRows(''), { message: 'goals', timeout: POLL }).toEqual(expected(all));
     await page.click('[data-panel=goals] button:has-text("Outbound Link: Click")');
-    const links = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10&goal=${encodeURIComponent('Outbound Link: Click')}`);
+    const links = await api<Goals>(
+      `/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10&goal=${encodeURIComponent('Outbound Link: Click')}`,
+    );
     expect(links.rows.length).toBeGreaterThan(0);
-    await expect.poll(() => goalRows('Outbound Link: Click'), { message: 'links', timeout: POLL }).toEqual(expected(links));
+    await expect
+      .poll(() => goalRows('Outbound Link: Click'), { message: 'links', timeout: POLL })
+      .toEqual(expected(links));
     // The CSV link downloads the rows on screen, with the session cookie, as the API's CSV.
     const href = await page.getAttribute('[data-panel=goals] [data-csv=goals]', 'href');
     const csv = await page.evaluate(async (url) => (await fetch(url!, { credentials: 'same-origin' })).text(), href);
-    expect(csv.split('\r\n').slice(1, -1).map((line) => line.split(',')[1])).toEqual(links.rows.map((r) => r.link));
+    expect(
+      csv
+        .split('\r\n')
+        .slice(1, -1)
+        .map((line) => line.split(',')[1]),
+    ).toEqual(links.rows.map((r) => r.link));
     // From the top: a full-page shot of a scrolled page would draw the sticky top bar mid-page.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, 'goals-desktop.png'), fullPage: true });
@@ -210,9 +275,14 @@ describe('the app in Chromium on the demo site', () => {
     await expect.poll(() => goalRows(''), { timeout: POLL }).toEqual(expected(all));
     // The realtime indicator shows the API's answer. The demo's current visitors follow the wall clock, so the
     // comparison is with the answer the page itself received (asking again could straddle a visitor's 5 minutes).
-    const [answer] = await Promise.all([page.waitForResponse((r) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/realtime`)), page.reload()]);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/realtime`)),
+      page.reload(),
+    ]);
     const rt = realtimeResponse.parse(await answer.json()) as Realtime;
-    await expect.poll(() => page.getAttribute('[data-realtime]', 'data-realtime'), { timeout: POLL }).toBe(String(rt.visitors));
+    await expect
+      .poll(() => page.getAttribute('[data-realtime]', 'data-realtime'), { timeout: POLL })
+      .toBe(String(rt.visitors));
     expect(await page.getAttribute('[data-panel=sources] [data-csv]', 'href')).toContain('format=csv');
   });
 
@@ -222,8 +292,18 @@ describe('the app in Chromium on the demo site', () => {
       await settled(page);
       const p = await api<Payments>(`/api/v1/sites/${DEMO_SITE}/payments?range=all&limit=20&offset=${offset}`);
       expect(p.total).toBeGreaterThan(20);
-      const ids = () => page.locator('tr[data-payment]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-payment'), r.querySelector('[data-col=net_usd]')?.textContent?.trim()]));
-      await expect.poll(ids, { message: `offset ${offset}`, timeout: POLL }).toEqual(p.rows.map((r) => [r.provider_payment_id, formatUsd(r.net_usd)]));
+      const ids = () =>
+        page
+          .locator('tr[data-payment]')
+          .evaluateAll((rows) =>
+            rows.map((r) => [
+              r.getAttribute('data-payment'),
+              r.querySelector('[data-col=net_usd]')?.textContent?.trim(),
+            ]),
+          );
+      await expect
+        .poll(ids, { message: `offset ${offset}`, timeout: POLL })
+        .toEqual(p.rows.map((r) => [r.provider_payment_id, formatUsd(r.net_usd)]));
       if (offset === 0) {
         await shoot('payments');
         await page.click('a[rel=next]');
@@ -237,7 +317,9 @@ describe('the app in Chromium on the demo site', () => {
     await settled(page);
     const t = await api<Timeline>(`/api/v1/sites/${DEMO_SITE}/visitors/${encodeURIComponent(visitor)}`);
     expect(await page.locator('[data-entry=visit]').count()).toBe(t.entries.filter((e) => e.type === 'visit').length);
-    expect(await page.locator('[data-step=page]').count()).toBe(t.entries.flatMap((e) => (e.type === 'visit' ? e.steps.filter((s) => s.type === 'page') : [])).length);
+    expect(await page.locator('[data-step=page]').count()).toBe(
+      t.entries.flatMap((e) => (e.type === 'visit' ? e.steps.filter((s) => s.type === 'page') : [])).length,
+    );
     await shoot('visitor');
   });
 
@@ -275,7 +357,9 @@ describe('the app in Chromium on the demo site', () => {
     await page.click('form button[type=submit]');
     await page.waitForURL(/\/settings\/sites\/shop\.example/);
     await settled(page);
-    expect(await text(page, '[data-snippet]')).toBe(`<script defer src="${svc.url}/v.js" data-site="shop.example"></script>`);
+    expect(await text(page, '[data-snippet]')).toBe(
+      `<script defer src="${svc.url}/v.js" data-site="shop.example"></script>`,
+    );
     const stripe = '[data-provider=stripe]';
     await page.click(`${stripe} button:has-text("Connect")`);
     await page.fill(`${stripe} input[name=webhook_secret]`, `whsec_${'a'.repeat(32)}`);

@@ -41,21 +41,28 @@ describe('tracker → local service → timeline, in Chromium', () => {
     await svc.cleanup();
   });
 
-  it('shows the page views and the goal in the visitor\'s timeline from /api/v1', async () => {
+  it("shows the page views and the goal in the visitor's timeline from /api/v1", async () => {
     const context = await browser.newContext({ userAgent: CHROME, viewport: { width: 1280, height: 800 } });
     const tab = await context.newPage();
     await tab.goto(`${origin}/`);
-    await tab.waitForFunction(() => typeof (window as unknown as { footfall?: { visitorId?: unknown } }).footfall?.visitorId === 'function');
-    const visitor = await tab.evaluate(() => (window as unknown as { footfall: { visitorId(): string } }).footfall.visitorId());
+    await tab.waitForFunction(
+      () => typeof (window as unknown as { footfall?: { visitorId?: unknown } }).footfall?.visitorId === 'function',
+    );
+    const visitor = await tab.evaluate(() =>
+      (window as unknown as { footfall: { visitorId(): string } }).footfall.visitorId(),
+    );
     await tab.click('#signup');
     await Promise.all([tab.waitForURL(`${origin}/pricing`), tab.click('#pricing')]);
     await tab.waitForLoadState('load');
     await tab.screenshot({ path: '/tmp/e2e-pricing.png' });
     // Let the keepalive requests land, then sessionize now instead of waiting for the timer.
-    let timeline: { entries: Array<{ type: string; steps?: Array<{ type: string; path?: string; name?: string }> }> } | undefined;
+    let timeline:
+      { entries: Array<{ type: string; steps?: Array<{ type: string; path?: string; name?: string }> }> } | undefined;
     for (let attempt = 0; attempt < 20; attempt++) {
       await svc.sessionize();
-      const res = await fetch(`${svc.url}/api/v1/sites/example.test/visitors/${visitor}`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${svc.url}/api/v1/sites/example.test/visitors/${visitor}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       if (res.status === 200) {
         timeline = await res.json();
         if ((timeline?.entries[0]?.steps?.length ?? 0) >= 3) break;

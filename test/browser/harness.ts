@@ -82,7 +82,11 @@ export async function startHarness(): Promise<Harness> {
         });
         const cors = { 'Access-Control-Allow-Origin': '*' };
         if (req.method === 'OPTIONS') {
-          res.writeHead(204, { ...cors, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Content-Type' });
+          res.writeHead(204, {
+            ...cors,
+            'Access-Control-Allow-Methods': 'POST',
+            'Access-Control-Allow-Headers': 'Content-Type',
+          });
         } else {
           state.events.push(JSON.parse(body) as TrackerEvent);
           res.writeHead(202, cors);
@@ -95,7 +99,9 @@ export async function startHarness(): Promise<Harness> {
       if (url.pathname === '/v.js' || url.pathname === '/v-deployed.js') {
         state.scriptLoads++;
         res.writeHead(200, { 'Content-Type': 'application/javascript; charset=utf-8', 'Cache-Control': 'no-store' });
-        res.end(url.pathname === '/v.js' ? script : withEventEndpoint(script, `http://collector.test:${port}/api/event`));
+        res.end(
+          url.pathname === '/v.js' ? script : withEventEndpoint(script, `http://collector.test:${port}/api/event`),
+        );
         return;
       }
       // Fixtures: /name.html, and any History API path under a fixture falls back to a 404 (never reloaded).

@@ -85,7 +85,15 @@ function call(page: Page, command: unknown, name?: unknown): Promise<void> {
 
 /** The fields every event of this page carries, for exact comparisons. */
 async function base(page: Page, path: string, extra: Partial<TrackerEvent> = {}): Promise<TrackerEvent> {
-  return { n: 'pageview', u: harness.origin() + path, s: 'example.com', r: null, v: await visitorId(page), w: SCREEN.width, ...extra };
+  return {
+    n: 'pageview',
+    u: harness.origin() + path,
+    s: 'example.com',
+    r: null,
+    v: await visitorId(page),
+    w: SCREEN.width,
+    ...extra,
+  };
 }
 
 /** Waits for exactly `count` events: the count is reached, then nothing more arrives. */
@@ -115,7 +123,13 @@ describe('page views', () => {
         const real = w.fetch;
         w.fetchCalls = [];
         w.fetch = (input, init) => {
-          w.fetchCalls.push({ url: String(input), method: init?.method, keepalive: init?.keepalive, body: typeof init?.body, headers: init?.headers });
+          w.fetchCalls.push({
+            url: String(input),
+            method: init?.method,
+            keepalive: init?.keepalive,
+            body: typeof init?.body,
+            headers: init?.headers,
+          });
           return real(input, init);
         };
       },
@@ -316,7 +330,11 @@ describe('outbound links', () => {
     await page.click('#out', { button: 'middle' });
     const events = await exactly(2);
     expect(events[1]).toEqual(
-      await base(page, '/outbound.html', { n: 'goal', g: 'Outbound Link: Click', l: `${harness.origin('external.test')}/external.html?from=fixture` }),
+      await base(page, '/outbound.html', {
+        n: 'goal',
+        g: 'Outbound Link: Click',
+        l: `${harness.origin('external.test')}/external.html?from=fixture`,
+      }),
     );
     expect(page.url()).toBe(`${harness.origin()}/outbound.html`);
   });
@@ -373,7 +391,11 @@ describe('silence and opt-out', () => {
       const allowed = await newPage({ webdriver: false });
       await allowed.goto(pathToFileURL(join(dir, 'allowed.html')).href);
       const [event] = await exactly(1);
-      expect(event).toMatchObject({ n: 'pageview', u: pathToFileURL(join(dir, 'allowed.html')).href, s: 'example.com' });
+      expect(event).toMatchObject({
+        n: 'pageview',
+        u: pathToFileURL(join(dir, 'allowed.html')).href,
+        s: 'example.com',
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -473,7 +495,15 @@ describe('never throws into the page', () => {
         Object.defineProperty(Document.prototype, 'cookie', { get: deny, set: deny, configurable: true });
       },
     });
-    expect(await page.evaluate(() => { try { return typeof localStorage; } catch { return 'blocked'; } })).toBe('blocked');
+    expect(
+      await page.evaluate(() => {
+        try {
+          return typeof localStorage;
+        } catch {
+          return 'blocked';
+        }
+      }),
+    ).toBe('blocked');
     await harness.waitForEvents(1);
     await page.evaluate(() => history.pushState(null, '', '/spa/next'));
     await harness.waitForEvents(2);
@@ -525,7 +555,11 @@ describe('never throws into the page', () => {
       ff('goal');
       ff('goal', '');
       ff('unknown', 'x');
-      ff('goal', { toString: () => { throw new Error('boom'); } });
+      ff('goal', {
+        toString: () => {
+          throw new Error('boom');
+        },
+      });
       ff('goal', Symbol('s'));
       document.getElementById('signup')?.click();
       history.pushState(null, '', '/elsewhere');

@@ -14,7 +14,20 @@ describe('footfall CLI: accounts and sites', () => {
 
   it('adds an account and a site, and lists sites as text and JSON', () => {
     expect(cli('accounts', 'add', 'acme')).toMatchObject({ status: 0, stdout: 'account acme added\n' });
-    const added = cli('--json', 'sites', 'add', 'Example.com', '--timezone', 'Europe/Berlin', '--account', 'acme', '--attribution', 'first_touch', '--lookback-days', '14');
+    const added = cli(
+      '--json',
+      'sites',
+      'add',
+      'Example.com',
+      '--timezone',
+      'Europe/Berlin',
+      '--account',
+      'acme',
+      '--attribution',
+      'first_touch',
+      '--lookback-days',
+      '14',
+    );
     expect(added.status).toBe(0);
     expect(JSON.parse(added.stdout)).toEqual({
       domain: 'example.com',
@@ -26,7 +39,10 @@ describe('footfall CLI: accounts and sites', () => {
     });
     expect(cli('sites', 'add', 'shop.example.org', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
     const list = cli('sites', 'list', '--json');
-    expect(JSON.parse(list.stdout).map((s: { domain: string }) => s.domain)).toEqual(['example.com', 'shop.example.org']);
+    expect(JSON.parse(list.stdout).map((s: { domain: string }) => s.domain)).toEqual([
+      'example.com',
+      'shop.example.org',
+    ]);
     const text = cli('sites', 'list');
     expect(text.stdout).toMatch(/^DOMAIN\s+TIMEZONE\s+ACCOUNT\s+ATTRIBUTION/);
     expect(text.stdout).toContain('shop.example.org  UTC');
@@ -35,7 +51,11 @@ describe('footfall CLI: accounts and sites', () => {
   it('changes a site with sites set and keeps the other settings', () => {
     const set = cli('--json', 'sites', 'set', 'example.com', '--attribution', 'last_touch');
     expect(set.status).toBe(0);
-    expect(JSON.parse(set.stdout)).toMatchObject({ attribution: 'last_touch', lookback_days: 14, timezone: 'Europe/Berlin' });
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      attribution: 'last_touch',
+      lookback_days: 14,
+      timezone: 'Europe/Berlin',
+    });
   });
 
   it.each([
@@ -43,7 +63,10 @@ describe('footfall CLI: accounts and sites', () => {
     [['sites', 'add', 'not a domain', '--timezone', 'UTC', '--account', 'acme'], /domain/],
     [['sites', 'add', 'x.com', '--account', 'acme'], /--timezone/],
     [['sites', 'add', 'x.com', '--timezone', 'UTC', '--account', 'acme', '--attribution', 'linear'], /attribution/],
-    [['sites', 'add', 'x.com', '--timezone', 'UTC', '--account', 'acme', '--lookback-days', 'ten'], /--lookback-days "ten" is not valid/],
+    [
+      ['sites', 'add', 'x.com', '--timezone', 'UTC', '--account', 'acme', '--lookback-days', 'ten'],
+      /--lookback-days "ten" is not valid/,
+    ],
     [['accounts', 'add', 'bad id!'], /letters/],
     [['sites', 'frobnicate'], /unknown command/],
     [['serve', '--port', 'http'], /--port "http" is not valid/],
@@ -64,7 +87,16 @@ describe('footfall CLI: accounts and sites', () => {
   });
 
   it('has --help on every command', () => {
-    for (const args of [[], ['serve'], ['accounts'], ['accounts', 'add'], ['sites'], ['sites', 'add'], ['sites', 'list'], ['sites', 'set']]) {
+    for (const args of [
+      [],
+      ['serve'],
+      ['accounts'],
+      ['accounts', 'add'],
+      ['sites'],
+      ['sites', 'add'],
+      ['sites', 'list'],
+      ['sites', 'set'],
+    ]) {
       const result = cli(...args, '--help');
       expect(result.status, args.join(' ')).toBe(0);
       expect(result.stdout).toContain('Usage: footfall');
@@ -76,7 +108,9 @@ describe('footfall CLI: accounts and sites', () => {
     try {
       expect(cli('accounts', 'add', 'beta').status).toBe(0);
       expect(cli('sites', 'add', 'beta.io', '--timezone', 'Asia/Tokyo', '--account', 'beta').status).toBe(0);
-      expect(JSON.parse(cli('--json', 'sites', 'list').stdout).map((s: { domain: string }) => s.domain)).toContain('beta.io');
+      expect(JSON.parse(cli('--json', 'sites', 'list').stdout).map((s: { domain: string }) => s.domain)).toContain(
+        'beta.io',
+      );
       const res = await fetch(`${url}/api/event`, {
         method: 'POST',
         headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0' },
@@ -107,10 +141,18 @@ describe('footfall keys', () => {
     const created = cli('--json', 'keys', 'create', '--account', 'acme', '--name', 'laptop');
     expect(created.status, created.stderr).toBe(0);
     const key = JSON.parse(created.stdout);
-    expect(key).toEqual({ id: expect.stringMatching(/^key_[0-9a-f]{12}$/), key: expect.stringMatching(/^ff_[A-Za-z0-9_-]{43}$/), account: 'acme', name: 'laptop', created: expect.any(String) });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_[0-9a-f]{12}$/),
+      key: expect.stringMatching(/^ff_[A-Za-z0-9_-]{43}$/),
+      account: 'acme',
+      name: 'laptop',
+      created: expect.any(String),
+    });
     const listed = cli('--json', 'keys', 'list');
     expect(listed.stdout).not.toContain(key.key);
-    expect(JSON.parse(listed.stdout)).toEqual([{ id: key.id, account: 'acme', name: 'laptop', created: key.created, last_used: null, revoked: null }]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: key.id, account: 'acme', name: 'laptop', created: key.created, last_used: null, revoked: null },
+    ]);
     expect(cli('keys', 'revoke', key.id).stdout).toContain('revoked');
     expect(JSON.parse(cli('--json', 'keys', 'list').stdout)[0].revoked).toEqual(expect.any(String));
     expect(cli('keys', 'revoke', 'key_000000000000').status).toBe(1);

@@ -22,21 +22,34 @@ describe('footfall --aws: admin commands against a deployed table', () => {
   // Asynchronous: dynalite runs in this process and must keep answering while the CLI waits on it.
   const run = (args: string[], env: Record<string, string | undefined>) =>
     new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 },
+        (error, stdout, stderr) =>
+          resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   // The SDK reads the endpoint, region and credentials from the environment, as it would on an operator's machine.
   const aws = (...args: string[]) =>
-    run(['--aws', '--table', 'FootfallStack-Table', ...args], { AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_REGION: 'eu-central-1', AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', FOOTFALL_DATA: '/nonexistent' });
+    run(['--aws', '--table', 'FootfallStack-Table', ...args], {
+      AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+      AWS_REGION: 'eu-central-1',
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      FOOTFALL_DATA: '/nonexistent',
+    });
 
-  it('creates the first account, site and key in the stack\'s table', async () => {
+  it("creates the first account, site and key in the stack's table", async () => {
     expect((await aws('accounts', 'add', 'acme')).status).toBe(0);
     expect((await aws('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme')).status).toBe(0);
     const key = await aws('--json', 'keys', 'create', '--account', 'acme');
     expect(key.status, key.stderr).toBe(0);
     expect(JSON.parse(key.stdout).key).toMatch(/^ff_/);
-    expect(await new DynamoConfigStore(conn).getSite('example.com')).toMatchObject({ account: 'acme', timezone: 'UTC' });
+    expect(await new DynamoConfigStore(conn).getSite('example.com')).toMatchObject({
+      account: 'acme',
+      timezone: 'UTC',
+    });
   });
 
   it('needs --table, and refuses commands that only work on local data', async () => {

@@ -14,7 +14,21 @@ describe('kill -9 of the local service loses no acknowledged event', () => {
   it('every event answered 202 before the kill is in the stream after it', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-crash-'));
     expect(runCli(['--data', dataDir, 'accounts', 'add', 'acme']).status).toBe(0);
-    expect(runCli(['--data', dataDir, 'sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme', '--rate-limit', '100000']).status).toBe(0);
+    expect(
+      runCli([
+        '--data',
+        dataDir,
+        'sites',
+        'add',
+        'example.com',
+        '--timezone',
+        'UTC',
+        '--account',
+        'acme',
+        '--rate-limit',
+        '100000',
+      ]).status,
+    ).toBe(0);
 
     const { child, url } = await startServeProcess(dataDir);
     const exited = new Promise((r) => child.once('exit', r));

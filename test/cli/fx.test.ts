@@ -22,7 +22,13 @@ describe('footfall fx', () => {
     const before = cli('--json', 'fx', 'rate', 'EUR', '--date', '2026-04-13');
     expect(before.status).toBe(0);
     // The bundled table: the first ECB business day of April 2026.
-    expect(JSON.parse(before.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1605, rate_date: '2026-04-01', rate_age_days: 12 });
+    expect(JSON.parse(before.stdout)).toEqual({
+      currency: 'EUR',
+      date: '2026-04-13',
+      usd_per_unit: 1.1605,
+      rate_date: '2026-04-01',
+      rate_age_days: 12,
+    });
     // Issue 19.11: a rate more than a week old is said, on stderr, with how to get newer ones.
     expect(before.stderr).toBe(
       'warning: the EUR rate used for 2026-04-13 is 12 days old (rate of 2026-04-01); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
@@ -33,7 +39,13 @@ describe('footfall fx', () => {
     expect(JSON.parse(update.stdout)).toEqual({ days: 3, currencies: 29, from: '2026-04-09', to: '2026-04-13' });
 
     const after = cli('--json', 'fx', 'rate', 'eur', '--date', '2026-04-13');
-    expect(JSON.parse(after.stdout)).toEqual({ currency: 'EUR', date: '2026-04-13', usd_per_unit: 1.1684, rate_date: '2026-04-13', rate_age_days: 0 });
+    expect(JSON.parse(after.stdout)).toEqual({
+      currency: 'EUR',
+      date: '2026-04-13',
+      usd_per_unit: 1.1684,
+      rate_date: '2026-04-13',
+      rate_age_days: 0,
+    });
     expect(after.stderr).toBe('');
     // Saturday 2026-04-11: Friday's rate. GBP = 1.1711 / 0.87105.
     expect(cli('fx', 'rate', 'GBP', '--date', '2026-04-11')).toMatchObject({
@@ -45,23 +57,40 @@ describe('footfall fx', () => {
     expect(cli('fx', 'rate', 'EUR', '--date', '2026-04-21')).toEqual({
       status: 0,
       stdout: '1 EUR = 1.1684 USD on 2026-04-21 (rate of 2026-04-13, 8 days old)\n',
-      stderr: 'warning: the EUR rate used for 2026-04-21 is 8 days old (rate of 2026-04-13); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
+      stderr:
+        'warning: the EUR rate used for 2026-04-21 is 8 days old (rate of 2026-04-13); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
     });
     expect(cli('fx', 'rate', 'EUR', '--date', '2026-04-20').stderr).toBe('');
   });
 
   it('updates from our JSON format and prints a text summary', async () => {
     const file = join(dir, 'rates.json');
-    await writeFile(file, JSON.stringify({ source: 'test', unit: 'USD per 1 unit of currency', rates: { '2026-04-14': { EUR: 1.17, CHF: 1.26 } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        source: 'test',
+        unit: 'USD per 1 unit of currency',
+        rates: { '2026-04-14': { EUR: 1.17, CHF: 1.26 } },
+      }),
+    );
     expect(cli('fx', 'update', '--file', file)).toMatchObject({
       status: 0,
       stdout: 'stored 1 days of rates for 2 currencies (2026-04-14 to 2026-04-14)\n',
     });
-    expect(JSON.parse(cli('--json', 'fx', 'rate', 'CHF', '--date', '2026-04-20').stdout)).toMatchObject({ usd_per_unit: 1.26, rate_date: '2026-04-14', rate_age_days: 6 });
+    expect(JSON.parse(cli('--json', 'fx', 'rate', 'CHF', '--date', '2026-04-20').stdout)).toMatchObject({
+      usd_per_unit: 1.26,
+      rate_date: '2026-04-14',
+      rate_age_days: 6,
+    });
   });
 
   it.each([
-    ['a cell that is not a rate', 'bad.csv', 'Date,USD,JPY\n2026-04-13,1.1684,abc\n', /bad\.csv: line 2: JPY "abc" is not a rate/],
+    [
+      'a cell that is not a rate',
+      'bad.csv',
+      'Date,USD,JPY\n2026-04-13,1.1684,abc\n',
+      /bad\.csv: line 2: JPY "abc" is not a rate/,
+    ],
     ['a CSV without a USD column', 'nousd.csv', 'Date,JPY\n2026-04-13,186.75\n', /no USD column/],
     ['JSON with a bad rate', 'bad.json', '{"rates":{"2026-04-13":{"EUR":"high"}}}', /rates\.2026-04-13\.EUR/],
   ])('exits 2 with one line for a bad file: %s', async (_what, name, content, message) => {

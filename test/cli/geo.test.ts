@@ -18,7 +18,12 @@ describe('footfall geo (issue 21: the documented refresh)', () => {
     const { status, stdout } = runCli(['--data', join(dir, 'fresh'), '--json', 'geo', 'info']);
     expect(status).toBe(0);
     const info = JSON.parse(stdout) as Record<string, unknown>;
-    expect(info).toMatchObject({ path: PACKAGED_COUNTRY_DATABASE, packaged: true, type: 'country ipvAll', attribution: { url: 'https://db-ip.com/' } });
+    expect(info).toMatchObject({
+      path: PACKAGED_COUNTRY_DATABASE,
+      packaged: true,
+      type: 'country ipvAll',
+      attribution: { url: 'https://db-ip.com/' },
+    });
     expect(info.built).toBe(CountryDatabase.open(PACKAGED_COUNTRY_DATABASE).info.built.toISOString().slice(0, 10));
     expect(typeof info.age_days).toBe('number');
     expect(info.stale).toBe((info.age_days as number) > 62);

@@ -18,17 +18,27 @@ describe('footfall import events', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-import-'));
     expect(runCli(['--data', dataDir, 'accounts', 'add', 'acme']).status).toBe(0);
-    expect(runCli(['--data', dataDir, 'sites', 'add', 'example.com', '--timezone', 'America/New_York', '--account', 'acme']).status).toBe(0);
+    expect(
+      runCli(['--data', dataDir, 'sites', 'add', 'example.com', '--timezone', 'America/New_York', '--account', 'acme'])
+        .status,
+    ).toBe(0);
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
   it('imports valid lines with their timestamps, reports bad lines by number, and sessionizes', async () => {
-    const line = (o: Record<string, unknown>) => JSON.stringify({ n: 'pageview', u: 'https://example.com/', ua: CHROME_UA, ...o });
+    const line = (o: Record<string, unknown>) =>
+      JSON.stringify({ n: 'pageview', u: 'https://example.com/', ua: CHROME_UA, ...o });
     const file = join(dataDir, 'events.jsonl');
     await writeFile(
       file,
       [
-        line({ ts: '2025-06-01T14:00:00Z', v: 'visitor-0001', r: 'https://www.google.com/', country: 'us', language: 'en-US,en;q=0.9' }),
+        line({
+          ts: '2025-06-01T14:00:00Z',
+          v: 'visitor-0001',
+          r: 'https://www.google.com/',
+          country: 'us',
+          language: 'en-US,en;q=0.9',
+        }),
         line({ ts: '2025-06-01T14:10:00Z', v: 'visitor-0001', u: 'https://example.com/pricing' }),
         line({ ts: '2025-06-01T14:12:00Z', v: 'visitor-0001', n: 'goal', g: 'Signup' }),
         '{broken',
@@ -49,7 +59,13 @@ describe('footfall import events', () => {
       'line 6: s: other.org is not the imported site example.com',
     ]);
 
-    const sql = runCli(['--data', dataDir, '--json', 'sql', "SELECT dt, count(*) AS n FROM events WHERE site = 'example.com' GROUP BY dt ORDER BY dt"]);
+    const sql = runCli([
+      '--data',
+      dataDir,
+      '--json',
+      'sql',
+      "SELECT dt, count(*) AS n FROM events WHERE site = 'example.com' GROUP BY dt ORDER BY dt",
+    ]);
     expect(sql.status, sql.stderr).toBe(0);
     expect(JSON.parse(sql.stdout)).toEqual([
       { dt: '2025-06-01', n: 3 },
@@ -63,7 +79,10 @@ describe('footfall import events', () => {
       expect(day).toMatchObject({ visits: 2, pageviews: 3, ids: expect.any(Array) });
       expect(day?.ids).toHaveLength(2);
       const [visit] = await new DynamoVisitStore(dynamo).visitsAround('example.com', 'visitor-0001', 0, Date.now());
-      expect(visit).toMatchObject({ start: Date.parse('2025-06-01T14:00:00Z'), attrs: { channel: 'Search', country: 'US', language: 'en-US' } });
+      expect(visit).toMatchObject({
+        start: Date.parse('2025-06-01T14:00:00Z'),
+        attrs: { channel: 'Search', country: 'US', language: 'en-US' },
+      });
       expect(visit?.events.map((e) => e.goal ?? e.path)).toEqual(['/', '/pricing', 'Signup']);
     } finally {
       dynamo.doc.destroy();
@@ -74,7 +93,13 @@ describe('footfall import events', () => {
   describe('reads every line of every size, from a file and from standard input', () => {
     /** A valid event line of about `bytes` bytes (the padding is in the query string, which no column keeps). */
     const eventLine = (name: string, i: number, bytes = 0) =>
-      JSON.stringify({ n: 'pageview', u: `https://example.com/case-${name}/p${i % 7}?q=${'x'.repeat(bytes)}`, ts: new Date(Date.UTC(2025, 2, 1) + i * 60_000).toISOString(), v: `visitor-${String(i % 20).padStart(4, '0')}`, ua: CHROME_UA });
+      JSON.stringify({
+        n: 'pageview',
+        u: `https://example.com/case-${name}/p${i % 7}?q=${'x'.repeat(bytes)}`,
+        ts: new Date(Date.UTC(2025, 2, 1) + i * 60_000).toISOString(),
+        v: `visitor-${String(i % 20).padStart(4, '0')}`,
+        ua: CHROME_UA,
+      });
     // The 1 MB case has lines from 200 bytes to 2.1 KB, so line ends fall anywhere in the reader's chunks.
     const cases: Array<{ name: string; lines: (name: string) => string[]; end: string }> = [
       { name: '0-bytes', lines: () => [], end: '' },
@@ -95,28 +120,56 @@ describe('footfall import events', () => {
     ];
 
     const archived = async (name: string) => {
-      const { rows } = await runSql(localPaths(dataDir).archive, `SELECT count(*) FROM events WHERE path LIKE '/case-${name}/%'`);
+      const { rows } = await runSql(
+        localPaths(dataDir).archive,
+        `SELECT count(*) FROM events WHERE path LIKE '/case-${name}/%'`,
+      );
       return rows[0]?.[0];
     };
 
-    it.each(cases.flatMap((c) => (['file', 'stdin'] as const).map((source) => ({ ...c, source }))))('$name from $source', async ({ name, lines: make, end, source }) => {
-      const tag = `${name}-${source}`;
-      const file = join(dataDir, `${tag}.jsonl`);
-      const content = make(tag);
-      const lines = content.length;
-      await writeFile(file, content.join('\n') + (lines > 0 ? end : ''));
-      const args = ['--data', dataDir, '--json', 'import', 'events', source === 'file' ? file : '-', '--site', 'example.com'];
-      const result = source === 'file' ? runCli(args) : await runCliWithStdin(args, file);
-      expect(result.status, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
-      expect(await archived(tag)).toBe(lines);
-    }, 60_000);
+    it.each(cases.flatMap((c) => (['file', 'stdin'] as const).map((source) => ({ ...c, source }))))(
+      '$name from $source',
+      async ({ name, lines: make, end, source }) => {
+        const tag = `${name}-${source}`;
+        const file = join(dataDir, `${tag}.jsonl`);
+        const content = make(tag);
+        const lines = content.length;
+        await writeFile(file, content.join('\n') + (lines > 0 ? end : ''));
+        const args = [
+          '--data',
+          dataDir,
+          '--json',
+          'import',
+          'events',
+          source === 'file' ? file : '-',
+          '--site',
+          'example.com',
+        ];
+        const result = source === 'file' ? runCli(args) : await runCliWithStdin(args, file);
+        expect(result.status, result.stderr).toBe(0);
+        expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
+        expect(await archived(tag)).toBe(lines);
+      },
+      60_000,
+    );
   });
 
   describe('is idempotent: the same line imported twice is one event', () => {
     const line = (path: string, minute: number) =>
-      JSON.stringify({ n: 'pageview', u: `https://example.com/again/${path}`, ts: new Date(Date.UTC(2025, 3, 1, 9, minute)).toISOString(), v: 'visitor-again', ua: CHROME_UA });
-    const archived = async () => (await runSql(localPaths(dataDir).archive, "SELECT count(*), count(DISTINCT event_id) FROM events WHERE path LIKE '/again/%'")).rows[0];
+      JSON.stringify({
+        n: 'pageview',
+        u: `https://example.com/again/${path}`,
+        ts: new Date(Date.UTC(2025, 3, 1, 9, minute)).toISOString(),
+        v: 'visitor-again',
+        ua: CHROME_UA,
+      });
+    const archived = async () =>
+      (
+        await runSql(
+          localPaths(dataDir).archive,
+          "SELECT count(*), count(DISTINCT event_id) FROM events WHERE path LIKE '/again/%'",
+        )
+      ).rows[0];
 
     it('skips lines already imported, in a file imported again and in a file that grew, and says how many', async () => {
       const first = join(dataDir, 'again-1.jsonl');
@@ -129,7 +182,10 @@ describe('footfall import events', () => {
 
       // A line above, a second copy of c (a second page view in that second) and a line below are new.
       const grown = join(dataDir, 'again-2.jsonl');
-      await writeFile(grown, [line('z', 0), line('a', 0), line('b', 1), line('c', 2), line('c', 2), line('d', 3)].join('\n'));
+      await writeFile(
+        grown,
+        [line('z', 0), line('a', 0), line('b', 1), line('c', 2), line('c', 2), line('d', 3)].join('\n'),
+      );
       const text = runCli(['--data', dataDir, 'import', 'events', grown, '--site', 'example.com']);
       expect(text.stdout).toContain('read 6 lines: 3 accepted, 3 already imported (skipped), 0 invalid');
       expect(await archived()).toEqual([6, 6]);
@@ -137,7 +193,14 @@ describe('footfall import events', () => {
       const { dynamo, db } = await openLocalStore(dataDir, 'cli');
       try {
         const visits = await new DynamoVisitStore(dynamo).visitsAround('example.com', 'visitor-again', 0, Date.now());
-        expect(visits.flatMap((v) => v.events.map((e) => e.path)).sort()).toEqual(['/again/a', '/again/b', '/again/c', '/again/c', '/again/d', '/again/z']);
+        expect(visits.flatMap((v) => v.events.map((e) => e.path)).sort()).toEqual([
+          '/again/a',
+          '/again/b',
+          '/again/c',
+          '/again/c',
+          '/again/d',
+          '/again/z',
+        ]);
       } finally {
         dynamo.doc.destroy();
         await db.close();
@@ -151,8 +214,14 @@ describe('footfall import events', () => {
         const paths = localPaths(dataDir);
         const known = (site: string) => localImportedIds(paths, site);
         // Nothing archives between the two imports: the second finds the first's events on the stream.
-        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({ accepted: 2, already_imported: 0 });
-        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({ accepted: 0, already_imported: 2 });
+        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({
+          accepted: 2,
+          already_imported: 0,
+        });
+        expect(await importEventLines(dynamo, paths.stream, lines, { site: 'example.com', known })).toMatchObject({
+          accepted: 0,
+          already_imported: 2,
+        });
       } finally {
         dynamo.doc.destroy();
         await db.close();
@@ -162,6 +231,8 @@ describe('footfall import events', () => {
 
   it('exits 1 for a missing file and 2 for a bad --site', () => {
     expect(runCli(['--data', dataDir, 'import', 'events', join(dataDir, 'nope.jsonl')])).toMatchObject({ status: 1 });
-    expect(runCli(['--data', dataDir, 'import', 'events', 'x.jsonl', '--site', 'not a site'])).toMatchObject({ status: 2 });
+    expect(runCli(['--data', dataDir, 'import', 'events', 'x.jsonl', '--site', 'not a site'])).toMatchObject({
+      status: 2,
+    });
   });
 });

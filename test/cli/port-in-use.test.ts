@@ -27,7 +27,9 @@ describe('serve and start on a port already in use', () => {
     // spawnSync's timeout would leave status null (-1 here): exiting at all is the point
     expect(result.status).toBe(1);
     const lines = result.stderr.trim().split('\n');
-    expect(lines).toEqual([`error: port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port with --port <n> or the PORT environment variable`]);
+    expect(lines).toEqual([
+      `error: port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port with --port <n> or the PORT environment variable`,
+    ]);
     expect(result.stdout).toBe('');
   });
 

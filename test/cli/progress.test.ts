@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { formatDuration, formatProgress, rebuildProgressPrinter, type PhaseState } from '../../cli/progress.js';
 import type { RebuildProgress } from '../../lambdas/services/rebuild.js';
 
-const state = (latest: RebuildProgress, o: Partial<PhaseState> = {}): PhaseState => ({ phase: latest.phase, startedMs: 0, doneAtStart: 0, fractionAtStart: 0, latest, ...o });
+const state = (latest: RebuildProgress, o: Partial<PhaseState> = {}): PhaseState => ({
+  phase: latest.phase,
+  startedMs: 0,
+  doneAtStart: 0,
+  fractionAtStart: 0,
+  latest,
+  ...o,
+});
 
 describe('rebuild progress lines', () => {
   it.each([
@@ -13,13 +20,51 @@ describe('rebuild progress lines', () => {
   ])('%i ms is %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
 
   it.each<[string, PhaseState, number, string]>([
-    ['sessionizing: items, rate, time left from the archive span, percent', state({ phase: 'sessionizing', done: 120_000, total: null, fraction: 0.25 }), 50_000, 'sessionizing  120,000 events  2,400/s  2m 30s left  25%'],
-    ['a resumed phase counts its rate and time left from where it began', state({ phase: 'sessionizing', done: 60_000, total: null, fraction: 0.6 }, { doneAtStart: 50_000, fractionAtStart: 0.5 }), 10_000, 'sessionizing  60,000 events  1,000/s  40s left  60%'],
-    ['payments: done of total', state({ phase: 'crediting payments', done: 30, total: 120, fraction: 0.25 }), 3_000, 'crediting payments  30 of 120 payments  10/s  9s left  25%'],
-    ['no rate or time left in the first second', state({ phase: 'sessionizing', done: 1000, total: null, fraction: 0.01 }), 400, 'sessionizing  1,000 events  1%'],
-    ['cleaning up has no fraction', state({ phase: 'cleaning up', done: 5000, total: null, fraction: null }, { fractionAtStart: null }), 2000, 'cleaning up  5,000 items deleted  2,500/s'],
-    ['a phase without items is its name', state({ phase: 'waiting for writers', done: 0, total: null, fraction: null }), 5000, 'waiting for writers'],
-    ['done: no time left', state({ phase: 'sessionizing', done: 400, total: null, fraction: 1 }), 2000, 'sessionizing  400 events  200/s  100%'],
+    [
+      'sessionizing: items, rate, time left from the archive span, percent',
+      state({ phase: 'sessionizing', done: 120_000, total: null, fraction: 0.25 }),
+      50_000,
+      'sessionizing  120,000 events  2,400/s  2m 30s left  25%',
+    ],
+    [
+      'a resumed phase counts its rate and time left from where it began',
+      state(
+        { phase: 'sessionizing', done: 60_000, total: null, fraction: 0.6 },
+        { doneAtStart: 50_000, fractionAtStart: 0.5 },
+      ),
+      10_000,
+      'sessionizing  60,000 events  1,000/s  40s left  60%',
+    ],
+    [
+      'payments: done of total',
+      state({ phase: 'crediting payments', done: 30, total: 120, fraction: 0.25 }),
+      3_000,
+      'crediting payments  30 of 120 payments  10/s  9s left  25%',
+    ],
+    [
+      'no rate or time left in the first second',
+      state({ phase: 'sessionizing', done: 1000, total: null, fraction: 0.01 }),
+      400,
+      'sessionizing  1,000 events  1%',
+    ],
+    [
+      'cleaning up has no fraction',
+      state({ phase: 'cleaning up', done: 5000, total: null, fraction: null }, { fractionAtStart: null }),
+      2000,
+      'cleaning up  5,000 items deleted  2,500/s',
+    ],
+    [
+      'a phase without items is its name',
+      state({ phase: 'waiting for writers', done: 0, total: null, fraction: null }),
+      5000,
+      'waiting for writers',
+    ],
+    [
+      'done: no time left',
+      state({ phase: 'sessionizing', done: 400, total: null, fraction: 1 }),
+      2000,
+      'sessionizing  400 events  200/s  100%',
+    ],
   ])('%s', (_name, s, now, line) => expect(formatProgress(s, now)).toBe(line));
 
   it('writes plain lines off a terminal: each phase start, each tenth, not every report', () => {
@@ -45,6 +90,12 @@ describe('rebuild progress lines', () => {
     print({ phase: 'sessionizing', done: 9, total: null, fraction: 0.5 });
     print({ phase: 'switching', done: 0, total: null, fraction: null });
     print.finish();
-    expect(out).toEqual(['\rsessionizing  10 events  50%', '\rsessionizing  9 events  50% ', '\n', '\rswitching', '\n']);
+    expect(out).toEqual([
+      '\rsessionizing  10 events  50%',
+      '\rsessionizing  9 events  50% ',
+      '\n',
+      '\rswitching',
+      '\n',
+    ]);
   });
 });

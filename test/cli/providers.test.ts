@@ -22,32 +22,78 @@ describe('footfall providers connect', () => {
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-  it('stores the secret sealed with the data directory\'s key (0600), which the webhook path opens', async () => {
-    const connected = cli('--json', 'providers', 'connect', 'paddle', '--site', 'shop.test', '--webhook-secret', SECRET);
+  it("stores the secret sealed with the data directory's key (0600), which the webhook path opens", async () => {
+    const connected = cli(
+      '--json',
+      'providers',
+      'connect',
+      'paddle',
+      '--site',
+      'shop.test',
+      '--webhook-secret',
+      SECRET,
+    );
     expect(connected.status, connected.stderr).toBe(0);
     // No server runs on the data directory: the URL is the one `serve` would take (PORT unset: 8787).
-    expect(JSON.parse(connected.stdout)).toEqual({ provider: 'paddle', site: 'shop.test', webhook_path: '/api/webhooks/paddle/shop.test', webhook_url: 'http://127.0.0.1:8787/api/webhooks/paddle/shop.test' });
+    expect(JSON.parse(connected.stdout)).toEqual({
+      provider: 'paddle',
+      site: 'shop.test',
+      webhook_path: '/api/webhooks/paddle/shop.test',
+      webhook_url: 'http://127.0.0.1:8787/api/webhooks/paddle/shop.test',
+    });
     expect((await stat(join(dataDir, LOCAL_SECRET_KEY_FILE))).mode & 0o777).toBe(0o600);
     const { dynamo, db } = await openLocalStore(dataDir, 'cli');
     try {
-      const { Item } = await dynamo.doc.send(new GetCommand({ TableName: dynamo.table, Key: { [PK]: 'PROVIDER#shop.test', [SK]: 'paddle' } }));
+      const { Item } = await dynamo.doc.send(
+        new GetCommand({ TableName: dynamo.table, Key: { [PK]: 'PROVIDER#shop.test', [SK]: 'paddle' } }),
+      );
       expect(JSON.stringify(Item)).not.toContain(SECRET);
-      expect(await new DynamoConfigStore(dynamo, await LocalSecretBox.open(dataDir)).providerSecret('shop.test', 'paddle')).toBe(SECRET);
+      expect(
+        await new DynamoConfigStore(dynamo, await LocalSecretBox.open(dataDir)).providerSecret('shop.test', 'paddle'),
+      ).toBe(SECRET);
     } finally {
       dynamo.doc.destroy();
       await db.close();
     }
   });
 
-  it('prints the real webhook URL: the local server\'s, or --url\'s (issue 19.8: never https://<your host>/)', () => {
+  it("prints the real webhook URL: the local server's, or --url's (issue 19.8: never https://<your host>/)", () => {
     const local = cli('providers', 'connect', 'polar', '--site', 'shop.test', '--webhook-secret', SECRET);
-    expect(local).toMatchObject({ status: 0, stdout: 'polar connected to shop.test: point its webhook at http://127.0.0.1:8787/api/webhooks/polar/shop.test\n' });
-    const given = cli('providers', 'connect', 'polar', '--site', 'shop.test', '--webhook-secret', SECRET, '--url', 'https://stats.example.com/');
-    expect(given).toMatchObject({ status: 0, stdout: 'polar connected to shop.test: point its webhook at https://stats.example.com/api/webhooks/polar/shop.test\n' });
+    expect(local).toMatchObject({
+      status: 0,
+      stdout: 'polar connected to shop.test: point its webhook at http://127.0.0.1:8787/api/webhooks/polar/shop.test\n',
+    });
+    const given = cli(
+      'providers',
+      'connect',
+      'polar',
+      '--site',
+      'shop.test',
+      '--webhook-secret',
+      SECRET,
+      '--url',
+      'https://stats.example.com/',
+    );
+    expect(given).toMatchObject({
+      status: 0,
+      stdout:
+        'polar connected to shop.test: point its webhook at https://stats.example.com/api/webhooks/polar/shop.test\n',
+    });
   });
 
-  it('with --aws, asks for the stack\'s KMS key before touching the table', () => {
-    const res = runCli(['--aws', '--table', 'FootfallStack-Table', 'providers', 'connect', 'stripe', '--site', 'shop.test', '--webhook-secret', SECRET]);
+  it("with --aws, asks for the stack's KMS key before touching the table", () => {
+    const res = runCli([
+      '--aws',
+      '--table',
+      'FootfallStack-Table',
+      'providers',
+      'connect',
+      'stripe',
+      '--site',
+      'shop.test',
+      '--webhook-secret',
+      SECRET,
+    ]);
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('--kms-key');
   });

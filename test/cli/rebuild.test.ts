@@ -15,7 +15,14 @@ describe('footfall rebuild (CLI)', () => {
     expect(cli('accounts', 'add', 'acme').status).toBe(0);
     expect(cli('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
     const lines = Array.from({ length: 30 }, (_, i) =>
-      JSON.stringify({ n: 'pageview', u: `https://example.com/p${i % 4}`, r: i % 3 === 0 ? 'https://chatgpt.com/' : undefined, ts: new Date(Date.UTC(2026, 10, 2, 9) + i * 11 * 60_000).toISOString(), v: `visitor-${String(i % 6).padStart(4, '0')}`, ua: CHROME_UA }),
+      JSON.stringify({
+        n: 'pageview',
+        u: `https://example.com/p${i % 4}`,
+        r: i % 3 === 0 ? 'https://chatgpt.com/' : undefined,
+        ts: new Date(Date.UTC(2026, 10, 2, 9) + i * 11 * 60_000).toISOString(),
+        v: `visitor-${String(i % 6).padStart(4, '0')}`,
+        ua: CHROME_UA,
+      }),
     );
     const file = join(dataDir, 'events.jsonl');
     await writeFile(file, `${lines.join('\n')}\n`);
@@ -28,10 +35,20 @@ describe('footfall rebuild (CLI)', () => {
     expect(run.stderr).not.toContain('error');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^example\.com: rebuilding \(live data: example\.com\)$/m);
-    expect(run.stdout).toMatch(/^example\.com: generation 1 is live \(replaced 0\): 30 events from 2026-11-02 to \S+ sessionized, 0 payments credited, \d+ items of the old generation deleted$/m);
+    expect(run.stdout).toMatch(
+      /^example\.com: generation 1 is live \(replaced 0\): 30 events from 2026-11-02 to \S+ sessionized, 0 payments credited, \d+ items of the old generation deleted$/m,
+    );
     // One line per phase start and per tenth, no carriage returns.
     expect(run.stderr).not.toContain('\r');
-    for (const phase of ['waiting for writers', 'reading archive', 'sessionizing', 'crediting payments', 'switching', 'cleaning up']) expect(run.stderr).toMatch(new RegExp(`^${phase}`, 'm'));
+    for (const phase of [
+      'waiting for writers',
+      'reading archive',
+      'sessionizing',
+      'crediting payments',
+      'switching',
+      'cleaning up',
+    ])
+      expect(run.stderr).toMatch(new RegExp(`^${phase}`, 'm'));
     expect(run.stderr).toMatch(/^sessionizing {2}30 events .*100%$/m);
   }, 120_000);
 
@@ -39,7 +56,16 @@ describe('footfall rebuild (CLI)', () => {
     const run = cli('--json', 'rebuild');
     expect(run.status).toBe(0);
     const [summary] = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
-    expect(summary).toMatchObject({ site: 'example.com', generation: 2, replaced: 1, resumed: false, from: '2026-11-02', events: 30, batches: 1, payments: 0 });
+    expect(summary).toMatchObject({
+      site: 'example.com',
+      generation: 2,
+      replaced: 1,
+      resumed: false,
+      from: '2026-11-02',
+      events: 30,
+      batches: 1,
+      payments: 0,
+    });
     expect(summary?.deleted).toBeGreaterThan(10);
     expect(run.stderr).toBe('');
   }, 120_000);

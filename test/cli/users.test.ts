@@ -21,7 +21,16 @@ describe('footfall users', () => {
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it('adds a user and prints a one-time link that sets the password and signs in, once', async () => {
-    const added = cli('--json', 'users', 'add', 'Ana@Example.com', '--account', 'acme', '--url', 'https://stats.example.com/');
+    const added = cli(
+      '--json',
+      'users',
+      'add',
+      'Ana@Example.com',
+      '--account',
+      'acme',
+      '--url',
+      'https://stats.example.com/',
+    );
     expect(added.status, added.stderr).toBe(0);
     const out = JSON.parse(added.stdout) as { email: string; account: string; link: string; expires_in_days: number };
     expect(out).toMatchObject({ email: 'ana@example.com', account: 'acme', expires_in_days: 7 });
@@ -29,8 +38,14 @@ describe('footfall users', () => {
     const text = cli('users', 'add', 'bo@example.com', '--account', 'acme');
     expect(text.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8787\/invite\/[A-Za-z0-9_-]{43}\n/);
 
-    expect(cli('users', 'add', 'ana@example.com', '--account', 'acme')).toMatchObject({ status: 1, stderr: expect.stringContaining('already has a user') });
-    expect(cli('users', 'add', 'cy@example.com', '--account', 'nope')).toMatchObject({ status: 1, stderr: expect.stringContaining('does not exist') });
+    expect(cli('users', 'add', 'ana@example.com', '--account', 'acme')).toMatchObject({
+      status: 1,
+      stderr: expect.stringContaining('already has a user'),
+    });
+    expect(cli('users', 'add', 'cy@example.com', '--account', 'nope')).toMatchObject({
+      status: 1,
+      stderr: expect.stringContaining('does not exist'),
+    });
     expect(cli('users', 'add', 'not-an-email', '--account', 'acme').status).toBe(2);
     expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toEqual([
       { email: 'ana@example.com', created: expect.any(String), status: 'invited' },
@@ -41,12 +56,19 @@ describe('footfall users', () => {
     try {
       const token = out.link.split('/').pop()!;
       const ana = new AppClient(svc.url);
-      expect((await ana.call('GET', `/api/app/invites/${token}`)).body).toEqual({ email: 'ana@example.com', account: { id: 'acme', name: 'acme' } });
+      expect((await ana.call('GET', `/api/app/invites/${token}`)).body).toEqual({
+        email: 'ana@example.com',
+        account: { id: 'acme', name: 'acme' },
+      });
       expect((await ana.call('POST', `/api/app/invites/${token}`, { password: 'ana-password-1' })).status).toBe(200);
       expect((await ana.call('GET', '/api/app/me')).status).toBe(200);
-      expect((await new AppClient(svc.url).call('POST', `/api/app/invites/${token}`, { password: 'other-password' })).status).toBe(404);
+      expect(
+        (await new AppClient(svc.url).call('POST', `/api/app/invites/${token}`, { password: 'other-password' })).status,
+      ).toBe(404);
       // While serve runs (here, in this process: the command must not block it), a link points at it.
-      const { stdout } = await run(process.execPath, [CLI, '--data', dir, 'users', 'link', 'ana@example.com'], { env: { ...process.env, FOOTFALL_DATA: '', PORT: '' } });
+      const { stdout } = await run(process.execPath, [CLI, '--data', dir, 'users', 'link', 'ana@example.com'], {
+        env: { ...process.env, FOOTFALL_DATA: '', PORT: '' },
+      });
       expect(stdout.startsWith(`${svc.url}/invite/`)).toBe(true);
     } finally {
       await svc.close();

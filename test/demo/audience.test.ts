@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { generateDemo, WEEKDAY_FACTOR } from '../../local/demo/generator.js';
-import { BROWSER_SHARES, DEVICE_SHARES, MARKETS, NOT_IN_THE_DEMO, OS_SHARES, TABLET_BROWSER_SHARES, type Shares } from '../../local/demo/audience.js';
+import {
+  BROWSER_SHARES,
+  DEVICE_SHARES,
+  MARKETS,
+  NOT_IN_THE_DEMO,
+  OS_SHARES,
+  TABLET_BROWSER_SHARES,
+  type Shares,
+} from '../../local/demo/audience.js';
 import { CountryDatabase } from '../../lambdas/adapters/country-database.js';
 import { parseUserAgent } from '../../lambdas/domain/user-agent.js';
 import { deviceFromWidth } from '../../lambdas/domain/device.js';
@@ -11,12 +19,30 @@ const NOW = Date.UTC(2026, 10, 21, 12);
 const countries = CountryDatabase.open(PACKAGED_COUNTRY_DATABASE);
 // 90 days at 150 visits a day: what `npm start` seeds.
 const demo = generateDemo({ site: 'demo.test', days: 90, visitsPerDay: 150, now: NOW, countries });
-const lines = demo.events.map((l) => JSON.parse(l) as { ua: string; ip: string; w: number; language: string; v?: string; n: string; g?: string; ts: string });
+const lines = demo.events.map(
+  (l) =>
+    JSON.parse(l) as {
+      ua: string;
+      ip: string;
+      w: number;
+      language: string;
+      v?: string;
+      n: string;
+      g?: string;
+      ts: string;
+    },
+);
 /** The first event of each visit: what a dashboard counts per visit. */
 const byStart = new Map<string, (typeof lines)[number]>();
-for (const l of lines) if (l.n === 'pageview') byStart.set(`${Date.parse(l.ts)}|${l.v ?? ''}|${l.ip}`, byStart.get(`${Date.parse(l.ts)}|${l.v ?? ''}|${l.ip}`) ?? l);
+for (const l of lines)
+  if (l.n === 'pageview')
+    byStart.set(
+      `${Date.parse(l.ts)}|${l.v ?? ''}|${l.ip}`,
+      byStart.get(`${Date.parse(l.ts)}|${l.v ?? ''}|${l.ip}`) ?? l,
+    );
 const firstEvents = demo.visits.map((v) => byStart.get(`${v.start}|${v.visitor ?? ''}|${v.ip}`)!);
-const round = (table: Record<string, number>) => Object.entries(table).map(([k, v]) => [k, Math.round(v * 10) / 10] as const);
+const round = (table: Record<string, number>) =>
+  Object.entries(table).map(([k, v]) => [k, Math.round(v * 10) / 10] as const);
 
 const percent = (table: Shares): Record<string, number> => {
   const total = table.reduce((s, [, w]) => s + w, 0);
@@ -34,7 +60,9 @@ function expectedMarginals(): { os: Record<string, number>; browser: Record<stri
   for (const [device, dp] of Object.entries(percent(DEVICE_SHARES))) {
     for (const [o, op] of Object.entries(percent(OS_SHARES[device as keyof typeof OS_SHARES]))) {
       os[o] = (os[o] ?? 0) + (dp * op) / 100;
-      const table = (device === 'Tablet' ? TABLET_BROWSER_SHARES[o as keyof typeof TABLET_BROWSER_SHARES] : undefined) ?? BROWSER_SHARES[o as keyof typeof BROWSER_SHARES];
+      const table =
+        (device === 'Tablet' ? TABLET_BROWSER_SHARES[o as keyof typeof TABLET_BROWSER_SHARES] : undefined) ??
+        BROWSER_SHARES[o as keyof typeof BROWSER_SHARES];
       for (const [b, bp] of Object.entries(percent(table))) browser[b] = (browser[b] ?? 0) + (dp * op * bp) / 10_000;
     }
   }
@@ -50,21 +78,27 @@ describe('the demo audience (issue 19.4): shares within tolerance of the cited t
   const agents = firstEvents.map((e) => parseUserAgent(e.ua));
   const { os, browser } = expectedMarginals();
 
-  it.each(round(percent(DEVICE_SHARES)))('device %s: %s% ± 2 pp (from the width the tracker sends)', (device, share) => {
-    expect(Math.abs((observed(firstEvents.map((e) => deviceFromWidth(e.w)))[device] ?? 0) - share)).toBeLessThan(2);
-  });
+  it.each(round(percent(DEVICE_SHARES)))(
+    'device %s: %s% ± 2 pp (from the width the tracker sends)',
+    (device, share) => {
+      expect(Math.abs((observed(firstEvents.map((e) => deviceFromWidth(e.w)))[device] ?? 0) - share)).toBeLessThan(2);
+    },
+  );
   it.each(round(os))('OS %s: %s% ± 2 pp (parsed from the User-Agent)', (name, share) => {
     expect(Math.abs((observed(agents.map((a) => a.os ?? 'none'))[name] ?? 0) - share)).toBeLessThan(2);
   });
   it.each(round(browser))('browser %s: %s% ± 2 pp (parsed from the User-Agent)', (name, share) => {
     expect(Math.abs((observed(agents.map((a) => a.browser ?? 'none'))[name] ?? 0) - share)).toBeLessThan(2);
   });
-  it.each(MARKETS.filter((m) => m.weight >= 3).map((m) => [m.country, Math.round((1000 * m.weight) / MARKETS.reduce((s, x) => s + x.weight, 0)) / 10] as const))(
-    'country %s: %s% ± 1.5 pp (looked up from the event\'s address)',
-    (country, share) => {
-      expect(Math.abs((observed(firstEvents.map((e) => countries.countryOf(e.ip) ?? 'none'))[country] ?? 0) - share)).toBeLessThan(1.5);
-    },
-  );
+  it.each(
+    MARKETS.filter((m) => m.weight >= 3).map(
+      (m) => [m.country, Math.round((1000 * m.weight) / MARKETS.reduce((s, x) => s + x.weight, 0)) / 10] as const,
+    ),
+  )("country %s: %s% ± 1.5 pp (looked up from the event's address)", (country, share) => {
+    expect(
+      Math.abs((observed(firstEvents.map((e) => countries.countryOf(e.ip) ?? 'none'))[country] ?? 0) - share),
+    ).toBeLessThan(1.5);
+  });
 
   it('shows no dead or exotic browser or system, and every User-Agent parses to a browser and an OS, none a bot', () => {
     for (const agent of new Set(agents)) {
@@ -77,7 +111,7 @@ describe('the demo audience (issue 19.4): shares within tolerance of the cited t
     expect(new Set(agents.map((a) => a.browser))).toEqual(new Set(Object.keys(browser)));
   });
 
-  it('gives every event an address the database places in the visitor\'s country, never a documentation or private range', () => {
+  it("gives every event an address the database places in the visitor's country, never a documentation or private range", () => {
     const docs = /^(192\.0\.2\.|198\.51\.100\.|203\.0\.113\.|10\.|127\.|192\.168\.|2001:db8:)/;
     demo.visits.forEach((v, i) => {
       expect(v.ip).not.toMatch(docs);
@@ -89,7 +123,12 @@ describe('the demo audience (issue 19.4): shares within tolerance of the cited t
 
   it('gives each country its languages: the local one mostly, English often', () => {
     const byCountry = new Map<string, string[]>();
-    demo.visits.forEach((v, i) => byCountry.set(v.country, [...(byCountry.get(v.country) ?? []), languageFromAcceptLanguage(firstEvents[i]?.language) ?? 'none']));
+    demo.visits.forEach((v, i) =>
+      byCountry.set(v.country, [
+        ...(byCountry.get(v.country) ?? []),
+        languageFromAcceptLanguage(firstEvents[i]?.language) ?? 'none',
+      ]),
+    );
     const de = observed(byCountry.get('DE') ?? []);
     expect(de['de-DE']).toBeGreaterThan(50);
     expect(de['en-US']).toBeGreaterThan(20);

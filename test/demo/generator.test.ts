@@ -31,7 +31,8 @@ describe('demo generator', () => {
 
   it('mixes channels, AI and Communities included, over many landing pages and countries', () => {
     const channels = new Set(demo.visits.map((v) => v.channel));
-    for (const c of ['Direct', 'Search', 'AI', 'Communities', 'Social', 'Email', 'Paid', 'Referral']) expect(channels).toContain(c);
+    for (const c of ['Direct', 'Search', 'AI', 'Communities', 'Social', 'Email', 'Paid', 'Referral'])
+      expect(channels).toContain(c);
     const lines = demo.events.map((l) => JSON.parse(l) as { u: string; ip: string; r?: string | null });
     expect(new Set(lines.map((l) => new URL(l.u).pathname)).size).toBeGreaterThan(30);
     // Countries come from the addresses, through the same IP lookup as live events.
@@ -41,7 +42,14 @@ describe('demo generator', () => {
 
   it('makes Stripe purchases: one-off and subscriptions in two currencies, renewals, refunds, failures, some without a visitor', () => {
     const types = new Set(demo.webhooks.map((w) => w.type));
-    for (const t of ['checkout.session.completed', 'invoice.paid', 'customer.subscription.created', 'charge.refunded', 'payment_intent.payment_failed']) expect(types).toContain(t);
+    for (const t of [
+      'checkout.session.completed',
+      'invoice.paid',
+      'customer.subscription.created',
+      'charge.refunded',
+      'payment_intent.payment_failed',
+    ])
+      expect(types).toContain(t);
     expect(demo.webhooks.some((w) => w.object.billing_reason === 'subscription_cycle')).toBe(true);
     expect(new Set(demo.webhooks.map((w) => w.object.currency).filter(Boolean))).toEqual(new Set(['usd', 'eur']));
     const sessions = demo.webhooks.filter((w) => w.type === 'checkout.session.completed');

@@ -9,7 +9,10 @@ const doc = (path: string) => readFile(new URL(`../../${path}`, import.meta.url)
 describe('claims in the docs', () => {
   it('README "Exact numbers" says where distinct visitors become an estimate, with the sketch\'s own limit and error', async () => {
     const readme = await doc('README.md');
-    const section = readme.slice(readme.indexOf('## Exact numbers'), readme.indexOf('\n## ', readme.indexOf('## Exact numbers') + 1));
+    const section = readme.slice(
+      readme.indexOf('## Exact numbers'),
+      readme.indexOf('\n## ', readme.indexOf('## Exact numbers') + 1),
+    );
     expect(section).toContain(`at most ${VISITOR_LIMITS.exact.toLocaleString('en-US')} of them`);
     // HyperLogLog's relative standard error 1.04/√m with m = 2^precision registers (Flajolet et al. 2007).
     const error = ((1.04 / Math.sqrt(2 ** VISITOR_LIMITS.precision)) * 100).toFixed(2);
@@ -22,7 +25,7 @@ describe('claims in the docs', () => {
     const tracking = await doc('docs/tracking.md');
     const headless = /`(Mozilla\/5\.0 [^`]*HeadlessChrome\/[^`]*)`/.exec(tracking)?.[1];
     const override = /userAgent: '([^']+)'/.exec(tracking)?.[1];
-    expect(headless, 'docs/tracking.md quotes headless Chromium\'s User-Agent').toBeDefined();
+    expect(headless, "docs/tracking.md quotes headless Chromium's User-Agent").toBeDefined();
     expect(override, 'docs/tracking.md shows a userAgent override').toBeDefined();
     expect(parseUserAgent(headless).bot).toBe(true);
     expect(parseUserAgent(override)).toMatchObject({ bot: false, browser: 'Chrome', os: 'Linux' });

@@ -56,7 +56,17 @@ describe('real responses of every report route validate against the OpenAPI docu
   beforeAll(async () => {
     s = await scenarioService();
     const stream = await LocalEventStream.open(localPaths(s.svc.dataDir).stream);
-    await stream.put([trackedEvent({ event_id: 'e1', site: SITE, hostname: SITE, visitor_id: 'erin-0000001', ts: Date.parse('2026-03-14T10:00:00Z'), path: '/', country: null })]);
+    await stream.put([
+      trackedEvent({
+        event_id: 'e1',
+        site: SITE,
+        hostname: SITE,
+        visitor_id: 'erin-0000001',
+        ts: Date.parse('2026-03-14T10:00:00Z'),
+        path: '/',
+        country: null,
+      }),
+    ]);
     await stream.close();
     await s.svc.sessionize();
   }, 60_000);
@@ -74,8 +84,18 @@ describe('real responses of every report route validate against the OpenAPI docu
     const query = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
     const variants = [new URLSearchParams()];
     if (query.includes('from')) variants[0] = new URLSearchParams(MARCH);
-    if (query.includes('filter')) variants.push(...(op.parameters!.find((p) => p.name === 'filter')!.schema.enum ?? []).map((f) => new URLSearchParams({ ...MARCH, filter: f })));
-    if (query.includes('interval')) variants.push(...['hour', 'day', 'month'].map((i) => new URLSearchParams({ from: '2026-03-25', to: '2026-03-31', interval: i })));
+    if (query.includes('filter'))
+      variants.push(
+        ...(op.parameters!.find((p) => p.name === 'filter')!.schema.enum ?? []).map(
+          (f) => new URLSearchParams({ ...MARCH, filter: f }),
+        ),
+      );
+    if (query.includes('interval'))
+      variants.push(
+        ...['hour', 'day', 'month'].map(
+          (i) => new URLSearchParams({ from: '2026-03-25', to: '2026-03-31', interval: i }),
+        ),
+      );
     if (query.includes('goal')) variants.push(new URLSearchParams({ ...MARCH, goal: 'Outbound Link: Click' }));
     return paths.flatMap((p) => variants.map((q) => (q.size ? `${p}?${q}` : p)));
   }
@@ -96,7 +116,8 @@ describe('real responses of every report route validate against the OpenAPI docu
     }
     expect(seen.length).toBeGreaterThan(20);
     // The responses checked do hold the nulls the issue is about.
-    for (const field of ['visitor_id', 'visitor', 'touch', 'first_touch', 'country']) expect(bodies, field).toContain(`"${field}":null`);
+    for (const field of ['visitor_id', 'visitor', 'touch', 'first_touch', 'country'])
+      expect(bodies, field).toContain(`"${field}":null`);
   });
 
   it('errors match the Error schema', async () => {
@@ -114,7 +135,9 @@ describe('real responses of every report route validate against the OpenAPI docu
 
   it('would fail for a field the document calls non-nullable that a response leaves null', async () => {
     const strict = structuredClone(doc);
-    const row = (strict.components.schemas.Payments as { properties: { rows: { items: { properties: Record<string, unknown> } } } }).properties.rows.items;
+    const row = (
+      strict.components.schemas.Payments as { properties: { rows: { items: { properties: Record<string, unknown> } } } }
+    ).properties.rows.items;
     row.properties.visitor_id = { type: 'string' };
     const res = await s.get(`/api/v1/sites/${SITE}/payments?from=${MARCH.from}&to=${MARCH.to}&filter=all`);
     expect(validatorOf(strict)('#/components/schemas/Payments', await res.json())).toMatch(/visitor_id must be string/);

@@ -9,8 +9,10 @@ import { main } from '../../cli/main.js';
 /** The README's SQL example: the `npx footfall sql "…"` command that groups by the visit's channel. */
 async function readmeQuery(): Promise<string> {
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const queries = [...readme.matchAll(/npx footfall sql "([^"]+)"/g)].map((m) => m[1]!).filter((q) => q.includes('visit_channel'));
-  expect(queries, 'the README has one SQL example by the visit\'s channel').toHaveLength(1);
+  const queries = [...readme.matchAll(/npx footfall sql "([^"]+)"/g)]
+    .map((m) => m[1]!)
+    .filter((q) => q.includes('visit_channel'));
+  expect(queries, "the README has one SQL example by the visit's channel").toHaveLength(1);
   return queries[0]!;
 }
 
@@ -55,15 +57,24 @@ describe('README SQL example', () => {
 
   it('counts the visits of each channel as breakdown/channel does', async () => {
     const rows = await footfallSql(dataDir, await readmeQuery());
-    const res = await fetch(`${service.url}/api/v1/sites/${DEMO_SITE}/breakdown/channel?range=all&limit=1000`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${service.url}/api/v1/sites/${DEMO_SITE}/breakdown/channel?range=all&limit=1000`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
-    const breakdown = (await res.json()) as { rows: Array<{ key: string | null; unattributed: boolean; visitors: number }> };
-    const reported = Object.fromEntries(breakdown.rows.filter((r) => !r.unattributed && r.visitors > 0).map((r) => [r.key, r.visitors]));
+    const breakdown = (await res.json()) as {
+      rows: Array<{ key: string | null; unattributed: boolean; visitors: number }>;
+    };
+    const reported = Object.fromEntries(
+      breakdown.rows.filter((r) => !r.unattributed && r.visitors > 0).map((r) => [r.key, r.visitors]),
+    );
     const queried = Object.fromEntries(rows.map((r) => [r.channel, r.visits]));
     expect(Object.keys(reported).length, 'a generated site has several channels').toBeGreaterThan(3);
     expect(queried).toEqual(reported);
     // Page views by the visit's channel add up to every page view archived.
-    const [{ n }] = (await footfallSql(dataDir, `SELECT count(*) AS n FROM events WHERE site = '${DEMO_SITE}' AND type = 'pageview'`)) as [{ n: number }];
+    const [{ n }] = (await footfallSql(
+      dataDir,
+      `SELECT count(*) AS n FROM events WHERE site = '${DEMO_SITE}' AND type = 'pageview'`,
+    )) as [{ n: number }];
     expect(rows.reduce((sum, r) => sum + Number(r.pageviews), 0)).toBe(n);
   });
 });

@@ -15,7 +15,20 @@ function visit(id: string, daysBefore: number, channel: string): Visit {
     start,
     end: start + 60_000,
     landing_page: `/${id}`,
-    attrs: { channel, referrer_host: null, source: null, utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, country: 'DE', device: 'Desktop', browser: null, os: null, language: null },
+    attrs: {
+      channel,
+      referrer_host: null,
+      source: null,
+      utm_source: null,
+      utm_medium: null,
+      utm_campaign: null,
+      utm_term: null,
+      country: 'DE',
+      device: 'Desktop',
+      browser: null,
+      os: null,
+      language: null,
+    },
     events: [],
   };
 }
@@ -32,7 +45,13 @@ describe('creditVisit (DESIGN.md attribution models)', () => {
     ['last non-direct skips a later Direct visit', [search, ai, direct], 'last_non_direct', 30, 'ai'],
     ['last touch takes the latest visit, Direct or not', [search, ai, direct], 'last_touch', 30, 'direct'],
     ['first touch takes the earliest visit in the window', [search, ai, direct], 'first_touch', 30, 'search'],
-    ['only Direct visits: last non-direct falls back to the latest Direct', [visit('d1', 5, 'Direct'), direct], 'last_non_direct', 30, 'direct'],
+    [
+      'only Direct visits: last non-direct falls back to the latest Direct',
+      [visit('d1', 5, 'Direct'), direct],
+      'last_non_direct',
+      30,
+      'direct',
+    ],
     ['payment before any visit: Unattributed', [after], 'last_non_direct', 30, null],
     ['a visit after the payment never earns it', [ai, after], 'last_touch', 30, 'ai'],
     ['a visit at the payment instant counts', [ai, sameInstant], 'last_touch', 30, 'same'],
@@ -52,6 +71,16 @@ describe('creditVisit (DESIGN.md attribution models)', () => {
   });
 
   it('maps a visit to the touch fields of spec §2.6', () => {
-    expect(touchOf(ai)).toEqual({ session_id: 'ai', ts: ai.start, channel: 'AI', referrer_host: null, source: null, campaign: null, landing_page: '/ai', country: 'DE', device: 'Desktop' });
+    expect(touchOf(ai)).toEqual({
+      session_id: 'ai',
+      ts: ai.start,
+      channel: 'AI',
+      referrer_host: null,
+      source: null,
+      campaign: null,
+      landing_page: '/ai',
+      country: 'DE',
+      device: 'Desktop',
+    });
   });
 });

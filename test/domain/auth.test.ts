@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { originProblem } from '../../lambdas/domain/auth/origin.js';
-import { cookieIsSecure, clearedSessionCookie, sessionCookie, sessionTokenOf } from '../../lambdas/domain/auth/cookie.js';
+import {
+  cookieIsSecure,
+  clearedSessionCookie,
+  sessionCookie,
+  sessionTokenOf,
+} from '../../lambdas/domain/auth/cookie.js';
 import { SIGN_IN_LIMITS, attemptWindow, overLimit, retryAfterSeconds } from '../../lambdas/domain/auth/attempts.js';
 import { hashPassword, passwordSchema, SCRYPT_PARAMS, verifyPassword } from '../../lambdas/domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../../lambdas/domain/auth/token.js';
@@ -38,7 +43,9 @@ describe('origin check (CSRF, OWASP: standard headers and Fetch Metadata)', () =
 
 describe('session cookie', () => {
   it('is HttpOnly, SameSite=Lax, Path=/, with Max-Age in seconds; Secure as asked', () => {
-    expect(sessionCookie('tok', 1209600, true)).toBe('ff_session=tok; Path=/; Max-Age=1209600; HttpOnly; Secure; SameSite=Lax');
+    expect(sessionCookie('tok', 1209600, true)).toBe(
+      'ff_session=tok; Path=/; Max-Age=1209600; HttpOnly; Secure; SameSite=Lax',
+    );
     expect(sessionCookie('tok', 10.9, false)).toBe('ff_session=tok; Path=/; Max-Age=10; HttpOnly; SameSite=Lax');
     expect(clearedSessionCookie(true)).toBe('ff_session=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
   });
@@ -105,10 +112,13 @@ describe('password hashing (scrypt, OWASP parameters)', () => {
     expect(await verifyPassword('correct horse battery', hash)).toBe(true);
     expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
     // A fresh salt each time.
-    expect(await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 })).not.toBe(await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 }));
+    expect(await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 })).not.toBe(
+      await hashPassword('correct horse battery', { N: 2 ** 10, r: 8, p: 1 }),
+    );
   });
   it('never matches a malformed stored hash', async () => {
-    for (const stored of ['', 'scrypt$17$8$1$', 'bcrypt$x', 'scrypt$40$8$1$c2FsdA$a2V5']) expect(await verifyPassword('x', stored)).toBe(false);
+    for (const stored of ['', 'scrypt$17$8$1$', 'bcrypt$x', 'scrypt$40$8$1$c2FsdA$a2V5'])
+      expect(await verifyPassword('x', stored)).toBe(false);
   });
   it.each([
     ['short', false],
@@ -135,7 +145,8 @@ describe('when a site last saw a visitor: the start of a local hour or day', () 
 });
 
 describe('the client address of the per-address sign-in limit', () => {
-  const event = (headers: Record<string, string>) => httpApiEvent({ method: 'POST', path: '/api/app/sign-in', headers, sourceIp: '130.176.1.2' });
+  const event = (headers: Record<string, string>) =>
+    httpApiEvent({ method: 'POST', path: '/api/app/sign-in', headers, sourceIp: '130.176.1.2' });
   it.each([
     [{}, false, '130.176.1.2'],
     [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, true, '203.0.113.9'],

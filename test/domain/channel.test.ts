@@ -214,8 +214,12 @@ describe('classifyChannel (direct input)', () => {
 });
 
 describe('the rules table', () => {
-  const hosts = HOST_LISTS.flatMap((list) => list.entries.flatMap((entry) => entry.hosts.map((host) => ({ host, list }))));
-  const apps = HOST_LISTS.flatMap((list) => list.entries.flatMap((entry) => (entry.apps ?? []).map((host) => ({ host, list }))));
+  const hosts = HOST_LISTS.flatMap((list) =>
+    list.entries.flatMap((entry) => entry.hosts.map((host) => ({ host, list }))),
+  );
+  const apps = HOST_LISTS.flatMap((list) =>
+    list.entries.flatMap((entry) => (entry.apps ?? []).map((host) => ({ host, list }))),
+  );
 
   it('lists at least 150 distinct referrer hosts', () => {
     expect(new Set(hosts.map((h) => h.host)).size).toBeGreaterThanOrEqual(150);
@@ -232,7 +236,9 @@ describe('the rules table', () => {
   });
 
   it('stores hosts lowercased, without www. and without scheme or path', () => {
-    const bad = [...hosts, ...apps].map((h) => h.host).filter((h) => h !== h.toLowerCase() || h.startsWith('www.') || /[/:\s]/.test(h));
+    const bad = [...hosts, ...apps]
+      .map((h) => h.host)
+      .filter((h) => h !== h.toLowerCase() || h.startsWith('www.') || /[/:\s]/.test(h));
     expect(bad).toEqual([]);
   });
 
@@ -263,7 +269,8 @@ describe('the rules table', () => {
 
   it('covers every required channel', () => {
     const listed = new Set(HOST_LISTS.map((list) => list.channel));
-    for (const channel of ['Search', 'AI', 'Social', 'Communities', 'Email'] as const) expect(listed).toContain(channel);
+    for (const channel of ['Search', 'AI', 'Social', 'Communities', 'Email'] as const)
+      expect(listed).toContain(channel);
   });
 
   it('classifies fast enough for 50,000 events/s', () => {

@@ -58,5 +58,7 @@ describe('countryCode and resolveCountry', () => {
     ['a header naming no country falls to the lookup', { 'cf-ipcountry': 'XX' }, '8.8.8.8', lookup, 'US'],
     ['unknown address', {}, '192.0.2.1', lookup, null],
     ['no database', {}, '8.8.8.8', undefined, null],
-  ])('resolveCountry: %s', (_label, headers, ip, db, expected) => expect(resolveCountry(headers, ip, db)).toBe(expected));
+  ])('resolveCountry: %s', (_label, headers, ip, db, expected) =>
+    expect(resolveCountry(headers, ip, db)).toBe(expected),
+  );
 });

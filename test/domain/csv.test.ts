@@ -3,7 +3,12 @@ import * as z from 'zod';
 import { csvColumns, neutralizeFormula, toCsv } from '../../lambdas/domain/reports/csv.js';
 import { paymentRowSchema } from '../../lambdas/domain/reports/schemas.js';
 
-const schema = z.object({ name: z.string(), n: z.number().nullable(), ok: z.boolean(), nested: z.object({ a: z.string(), b: z.number() }).nullable() });
+const schema = z.object({
+  name: z.string(),
+  n: z.number().nullable(),
+  ok: z.boolean(),
+  nested: z.object({ a: z.string(), b: z.number() }).nullable(),
+});
 
 describe('CSV export (RFC 4180)', () => {
   it('takes the columns of the row schema, nested objects as dotted names', () => {

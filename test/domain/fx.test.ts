@@ -36,7 +36,9 @@ describe('the bundled USD rate table', () => {
   it('lists EUR and the ECB currencies (BGN until it joined the euro)', () => {
     const codes = Object.keys(BUNDLED_FX.rates['2025-12-01']!).sort();
     expect(codes).toHaveLength(30);
-    expect(codes).toEqual(expect.arrayContaining(['EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'BGN', 'INR', 'KRW', 'IDR']));
+    expect(codes).toEqual(
+      expect.arrayContaining(['EUR', 'GBP', 'JPY', 'CHF', 'AUD', 'CAD', 'BGN', 'INR', 'KRW', 'IDR']),
+    );
     expect(BUNDLED_FX.rates['2026-01-02']!.BGN).toBeUndefined();
     expect(BUNDLED_FX.rates['2026-01-02']!.USD).toBeUndefined();
   });
@@ -44,7 +46,9 @@ describe('the bundled USD rate table', () => {
   it('holds the ECB rows turned into USD per unit (2024-07-01: USD 1.0745, GBP 0.8479, JPY 173.15 per EUR)', () => {
     expect(BUNDLED_FX.rates['2024-07-01']).toMatchObject({ EUR: 1.0745, GBP: 1.2672485, JPY: 0.0062056021 });
     // The same parser rebuilds the same numbers from the source row.
-    expect(parseEcbCsv(`${ECB_HEADER}\n${ECB_2024_07_01}\n`).rates['2024-07-01']).toEqual(BUNDLED_FX.rates['2024-07-01']);
+    expect(parseEcbCsv(`${ECB_HEADER}\n${ECB_2024_07_01}\n`).rates['2024-07-01']).toEqual(
+      BUNDLED_FX.rates['2024-07-01'],
+    );
   });
 });
 
@@ -60,13 +64,15 @@ describe('usdPerUnit', () => {
     expect(rateInForce(BUNDLED_FX, 'GBP', '2024-07-15')).toEqual({ rate: 1.2672485, since: '2024-07-01' });
   });
 
-  it('gives the first day\'s rate before the first day, and the last one after the last', () => {
+  it("gives the first day's rate before the first day, and the last one after the last", () => {
     expect(usdPerUnit(BUNDLED_FX, 'EUR', '2020-01-01')).toBe(1.0683);
     expect(usdPerUnit(BUNDLED_FX, 'EUR', '2023-01-01')).toBe(1.0683);
-    expect(usdPerUnit(BUNDLED_FX, 'EUR', '2099-12-31')).toBe(BUNDLED_FX.rates[Object.keys(BUNDLED_FX.rates).sort().at(-1)!]!.EUR);
+    expect(usdPerUnit(BUNDLED_FX, 'EUR', '2099-12-31')).toBe(
+      BUNDLED_FX.rates[Object.keys(BUNDLED_FX.rates).sort().at(-1)!]!.EUR,
+    );
   });
 
-  it('keeps a currency\'s last rate on days that no longer list it (BGN after 2025-12-01)', () => {
+  it("keeps a currency's last rate on days that no longer list it (BGN after 2025-12-01)", () => {
     // 1.1646 USD per EUR ÷ 1.9558 BGN per EUR on 2025-12-01.
     expect(rateInForce(BUNDLED_FX, 'BGN', '2026-03-15')).toEqual({ rate: 0.59545966, since: '2025-12-01' });
   });
@@ -170,7 +176,9 @@ describe('parsing rate files', () => {
   });
 
   it('reads our JSON format and rejects a bad one in one line', () => {
-    expect(parseFxFile('{"rates":{"2024-07-01":{"EUR":1.0745}}}')).toEqual({ rates: { '2024-07-01': { EUR: 1.0745 } } });
+    expect(parseFxFile('{"rates":{"2024-07-01":{"EUR":1.0745}}}')).toEqual({
+      rates: { '2024-07-01': { EUR: 1.0745 } },
+    });
     expect(parseFxFile(`${ECB_HEADER}\n${ECB_2024_07_01}`).rates['2024-07-01']!.EUR).toBe(1.0745);
     for (const [text, message] of [
       ['{"rates":{"2024-07-01":{"EUR":-1}}}', /rates\.2024-07-01\.EUR/],

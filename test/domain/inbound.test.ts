@@ -11,7 +11,11 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
   });
 
   it('accepts an array and ignores items past the 50th, even invalid ones', () => {
-    const body = [...Array.from({ length: 50 }, (_, i) => ({ ...ok, u: `https://example.com/${i}` })), { bogus: true }, 42];
+    const body = [
+      ...Array.from({ length: 50 }, (_, i) => ({ ...ok, u: `https://example.com/${i}` })),
+      { bogus: true },
+      42,
+    ];
     const { events, notEvents } = parseEventBody(JSON.stringify(body));
     expect(events).toHaveLength(50);
     expect(events[49]?.u).toBe('https://example.com/49');
@@ -30,7 +34,11 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
     ['n an object', { n: { a: 1 } }, { n: '' }],
     ['u not a string', { u: 5 }, { u: '' }],
     ['u not a URL (dropped as invalid_url later)', { u: 'not a url' }, { u: 'not a url' }],
-    ['u over 2,048 characters (path cut later)', { u: `https://example.com/${'a'.repeat(3000)}` }, { u: `https://example.com/${'a'.repeat(3000)}` }],
+    [
+      'u over 2,048 characters (path cut later)',
+      { u: `https://example.com/${'a'.repeat(3000)}` },
+      { u: `https://example.com/${'a'.repeat(3000)}` },
+    ],
     ['s over 253 characters (no such site later)', { s: 'a'.repeat(300) }, { s: 'a'.repeat(300) }],
     ['s a number', { s: 7 }, { s: '' }],
     ['r a number', { r: 42 }, { r: null }],
@@ -44,7 +52,11 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
     ['w 1e308 (unknown)', { w: 1e308 }, { w: null }],
     ['w 100,001 (unknown)', { w: 100_001 }, { w: null }],
     ['w a numeric string (unknown)', { w: '390' }, { w: null }],
-    ['g of 2,000 characters (cut to 64 bytes later)', { n: 'goal', g: 'x'.repeat(2000) }, { n: 'goal', g: 'x'.repeat(2000) }],
+    [
+      'g of 2,000 characters (cut to 64 bytes later)',
+      { n: 'goal', g: 'x'.repeat(2000) },
+      { n: 'goal', g: 'x'.repeat(2000) },
+    ],
     ['g a number (goal without a name later)', { n: 'goal', g: 404 }, { n: 'goal', g: null }],
     ['l an array', { l: ['x'] }, { l: null }],
     ['an unknown field, deeply nested', { x: JSON.parse(`${'['.repeat(1000)}${']'.repeat(1000)}`) as unknown }, {}],
@@ -54,8 +66,13 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
   });
 
   it('keeps the events of an array and counts the items that are not events', () => {
-    const { events, notEvents } = parseEventBody(JSON.stringify([ok, 42, null, 'x', [ok], { n: 'pageview', url: 'https://example.com/' }, { ...ok, u: 5 }]));
-    expect(events).toEqual([{ ...ok, ...repaired }, { ...ok, ...repaired, u: '' }]);
+    const { events, notEvents } = parseEventBody(
+      JSON.stringify([ok, 42, null, 'x', [ok], { n: 'pageview', url: 'https://example.com/' }, { ...ok, u: 5 }]),
+    );
+    expect(events).toEqual([
+      { ...ok, ...repaired },
+      { ...ok, ...repaired, u: '' },
+    ]);
     expect(notEvents).toBe(5);
   });
 
@@ -70,7 +87,10 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
     ['missing u', JSON.stringify({ n: 'pageview', s: 'example.com' })],
     ['missing s', JSON.stringify({ n: 'pageview', u: 'https://example.com/' })],
     ['n null', JSON.stringify({ ...ok, n: null })],
-    ["Plausible's field names", JSON.stringify({ name: 'pageview', url: 'https://example.com/', domain: 'example.com' })],
+    [
+      "Plausible's field names",
+      JSON.stringify({ name: 'pageview', url: 'https://example.com/', domain: 'example.com' }),
+    ],
     ['an array of objects without n, u, s', JSON.stringify([{ a: 1 }, { b: 2 }])],
   ])('rejects %s with 400 invalid event: the body holds no event', (_name, body) => {
     expect(() => parseEventBody(body)).toThrow(InvalidEventError);
@@ -97,7 +117,11 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
       g: slashes(FIELD_BUDGET_BYTES.g),
       l: `https://other.org${slashes(FIELD_BUDGET_BYTES.l - 17)}`,
     };
-    const body = JSON.stringify(Array.from({ length: 50 }, () => maximal), null, 2).replaceAll('/', '\\/');
+    const body = JSON.stringify(
+      Array.from({ length: 50 }, () => maximal),
+      null,
+      2,
+    ).replaceAll('/', '\\/');
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_BODY_BYTES);
     expect(parseEventBody(body).events).toHaveLength(50);
   });
@@ -105,13 +129,17 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
   it('accepts 10,000 small events under the ceiling, reading the first 50', () => {
     const body = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ ...ok, u: `https://example.com/${i}` })));
     expect(Buffer.byteLength(body)).toBeGreaterThan(64 * 1024);
-    expect(parseEventBody(body).events.map((e) => e.u)).toEqual(Array.from({ length: 50 }, (_, i) => `https://example.com/${i}`));
+    expect(parseEventBody(body).events.map((e) => e.u)).toEqual(
+      Array.from({ length: 50 }, (_, i) => `https://example.com/${i}`),
+    );
   });
 
   it('answers a body over the ceiling with 413 before parsing it', () => {
     const body = JSON.stringify({ ...ok, pad: 'x'.repeat(MAX_BODY_BYTES) });
     expect(() => parseEventBody(body)).toThrow(PayloadTooLargeError);
     // Counted in UTF-8 bytes: 3-byte characters reach the ceiling at a third of the length.
-    expect(() => parseEventBody(JSON.stringify({ ...ok, g: '€'.repeat(Math.ceil(MAX_BODY_BYTES / 3)) }))).toThrow(PayloadTooLargeError);
+    expect(() => parseEventBody(JSON.stringify({ ...ok, g: '€'.repeat(Math.ceil(MAX_BODY_BYTES / 3)) }))).toThrow(
+      PayloadTooLargeError,
+    );
   });
 });

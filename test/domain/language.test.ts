@@ -29,8 +29,16 @@ describe('languageFromAcceptLanguage (RFC 9110 §12.5.4)', () => {
     ['garbage', 'garbage!!', null],
     ['empty', '', null],
     ['missing', undefined, null],
-    ['cut at a subtag boundary to 35 characters (RFC 5646 §4.4.2)', 'en-Latn-GB-boont-r-extended-sequence-x-private', 'en-Latn-GB-boont-r-extended'],
-    ['a singleton left dangling by the cut goes too', 'de-CH-1901-abcdefgh-abcdefg-x-abcdefgh', 'de-CH-1901-abcdefgh-abcdefg'],
+    [
+      'cut at a subtag boundary to 35 characters (RFC 5646 §4.4.2)',
+      'en-Latn-GB-boont-r-extended-sequence-x-private',
+      'en-Latn-GB-boont-r-extended',
+    ],
+    [
+      'a singleton left dangling by the cut goes too',
+      'de-CH-1901-abcdefgh-abcdefg-x-abcdefgh',
+      'de-CH-1901-abcdefgh-abcdefg',
+    ],
     ['subtags after a singleton stay lower case', 'en-US-x-TWAIN', 'en-US-x-twain'],
   ])('%s: %j', (_label, header, expected) => {
     expect(languageFromAcceptLanguage(header)).toBe(expected);

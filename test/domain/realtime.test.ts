@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { REALTIME_RECORD_MS, REALTIME_WINDOW_MS, minuteOf, realtimeReport, realtimeSlices, type RealtimeSlice } from '../../lambdas/domain/realtime.js';
+import {
+  REALTIME_RECORD_MS,
+  REALTIME_WINDOW_MS,
+  minuteOf,
+  realtimeReport,
+  realtimeSlices,
+  type RealtimeSlice,
+} from '../../lambdas/domain/realtime.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { trackedEvent } from '../support/events.js';
@@ -9,21 +16,44 @@ const NOW = Date.UTC(2026, 10, 23, 14, 0, 30);
 function batch(events: TrackedEvent[]) {
   const byVisitor = new Map<string, TrackedEvent[]>();
   for (const e of events) byVisitor.set(e.visitor_id, [...(byVisitor.get(e.visitor_id) ?? []), e]);
-  return [...byVisitor].map(([visitor, evs]) => ({ site: 'example.com', events: evs, visits: buildVisits('example.com', visitor, evs.map(visitEventOf)) }));
+  return [...byVisitor].map(([visitor, evs]) => ({
+    site: 'example.com',
+    events: evs,
+    visits: buildVisits('example.com', visitor, evs.map(visitEventOf)),
+  }));
 }
 
 describe('realtimeSlices: what a batch records', () => {
-  it('records recent events per site-minute with the visit\'s referrer and the pages viewed, skipping old ones', () => {
+  it("records recent events per site-minute with the visit's referrer and the pages viewed, skipping old ones", () => {
     const slices = realtimeSlices(
       batch([
-        trackedEvent({ event_id: 'a1', visitor_id: 'a', ts: NOW - 60_000, path: '/', referrer_host: 'news.ycombinator.com' }),
+        trackedEvent({
+          event_id: 'a1',
+          visitor_id: 'a',
+          ts: NOW - 60_000,
+          path: '/',
+          referrer_host: 'news.ycombinator.com',
+        }),
         trackedEvent({ event_id: 'a2', visitor_id: 'a', ts: NOW - 50_000, path: '/pricing' }),
-        trackedEvent({ event_id: 'a3', visitor_id: 'a', ts: NOW - 40_000, path: '/pricing', type: 'goal', goal: 'Signup' }),
+        trackedEvent({
+          event_id: 'a3',
+          visitor_id: 'a',
+          ts: NOW - 40_000,
+          path: '/pricing',
+          type: 'goal',
+          goal: 'Signup',
+        }),
         trackedEvent({ event_id: 'b1', visitor_id: 'b', ts: NOW - REALTIME_RECORD_MS - 1, path: '/old' }),
       ]),
       NOW,
     );
-    expect(slices).toEqual([{ site: 'example.com', minute: minuteOf(NOW - 60_000), visitors: { a: [NOW - 40_000, 'news.ycombinator.com', ['/', '/pricing']] } }]);
+    expect(slices).toEqual([
+      {
+        site: 'example.com',
+        minute: minuteOf(NOW - 60_000),
+        visitors: { a: [NOW - 40_000, 'news.ycombinator.com', ['/', '/pricing']] },
+      },
+    ]);
   });
 
   it('skips events of no written visit (a replay that changed nothing)', () => {
@@ -33,7 +63,11 @@ describe('realtimeSlices: what a batch records', () => {
 });
 
 describe('realtimeReport: current visitors at now', () => {
-  const slice = (minute: string, visitors: RealtimeSlice['visitors']): RealtimeSlice => ({ site: 'example.com', minute, visitors });
+  const slice = (minute: string, visitors: RealtimeSlice['visitors']): RealtimeSlice => ({
+    site: 'example.com',
+    minute,
+    visitors,
+  });
   it.each<[string, number, number]>([
     ['an event just now', NOW, 1],
     ['an event 4:59 ago', NOW - REALTIME_WINDOW_MS + 1000, 1],

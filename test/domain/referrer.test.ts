@@ -53,13 +53,27 @@ describe('referrerHost', () => {
 });
 
 describe('campaignParams', () => {
-  const none = { utm_source: null, utm_medium: null, utm_campaign: null, utm_term: null, utm_content: null, clickIds: [] };
+  const none = {
+    utm_source: null,
+    utm_medium: null,
+    utm_campaign: null,
+    utm_term: null,
+    utm_content: null,
+    clickIds: [],
+  };
 
   it.each([
     ['https://example.com/', none],
     [
       'https://example.com/?utm_source=news&utm_medium=email&utm_campaign=launch&utm_term=analytics&utm_content=hero',
-      { ...none, utm_source: 'news', utm_medium: 'email', utm_campaign: 'launch', utm_term: 'analytics', utm_content: 'hero' },
+      {
+        ...none,
+        utm_source: 'news',
+        utm_medium: 'email',
+        utm_campaign: 'launch',
+        utm_term: 'analytics',
+        utm_content: 'hero',
+      },
     ],
     ['https://example.com/?utm_source=%20%20spaced%20%20', { ...none, utm_source: 'spaced' }],
     ['https://example.com/?utm_source=&utm_medium=%20', none],

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { retentionHeadline, retentionReport, type RetentionGroup, type RetentionInput } from '../../lambdas/domain/reports/retention.js';
+import {
+  retentionHeadline,
+  retentionReport,
+  type RetentionGroup,
+  type RetentionInput,
+} from '../../lambdas/domain/reports/retention.js';
 import { retentionResponse } from '../../lambdas/domain/reports/schemas.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { emptyCustomer, type Customer, type SubscriptionState } from '../../lambdas/domain/payments/customer.js';
@@ -53,7 +58,13 @@ const CHATGPT = touch('AI', 'chatgpt.com', null);
 const NEWSLETTER = touch('Email', null, 'spring');
 
 let n = 0;
-const pay = (provider: Provider, customer: string | null, iso: string, amount: number, o: Partial<Payment> = {}): Payment => ({
+const pay = (
+  provider: Provider,
+  customer: string | null,
+  iso: string,
+  amount: number,
+  o: Partial<Payment> = {},
+): Payment => ({
   ...emptyPayment(SITE, provider, `pay_${++n}`),
   ts: Date.parse(iso),
   amount,
@@ -63,8 +74,15 @@ const pay = (provider: Provider, customer: string | null, iso: string, amount: n
   rev: 1,
   ...o,
 });
-const sub = (status: string, paying: boolean): SubscriptionState => ({ status, paying, ts: Date.parse('2026-03-20T00:00:00Z') });
-const customer = (provider: Provider, id: string, subscriptions: Record<string, SubscriptionState> = {}): Customer => ({ ...emptyCustomer(SITE, provider, id), subscriptions });
+const sub = (status: string, paying: boolean): SubscriptionState => ({
+  status,
+  paying,
+  ts: Date.parse('2026-03-20T00:00:00Z'),
+});
+const customer = (provider: Provider, id: string, subscriptions: Record<string, SubscriptionState> = {}): Customer => ({
+  ...emptyCustomer(SITE, provider, id),
+  subscriptions,
+});
 
 const PAYMENTS: Payment[] = [
   pay('stripe', 'cus_1', '2026-02-28T23:30:00Z', 10000, { touch: HN }),
@@ -86,7 +104,11 @@ const PAYMENTS: Payment[] = [
   pay('paddle', 'ctm_10', '2026-03-20T11:00:00Z', 10000, { currency: 'EUR' }),
   pay('paddle', 'ctm_10', '2026-03-20T12:00:00Z', 5000, { currency: 'EUR', refunded: 1000 }),
   pay('stripe', 'cus_11', '2026-03-25T10:00:00Z', 8000, { touch: NEWSLETTER, subscription_id: 'sub_11' }),
-  pay('stripe', 'cus_11', '2026-04-05T10:00:00Z', 8000, { touch: NEWSLETTER, subscription_id: 'sub_11', is_renewal: true }),
+  pay('stripe', 'cus_11', '2026-04-05T10:00:00Z', 8000, {
+    touch: NEWSLETTER,
+    subscription_id: 'sub_11',
+    is_renewal: true,
+  }),
   pay('stripe', 'cus_w1', '2026-01-31T23:30:00Z', 10000, { touch: HN }),
   pay('lemonsqueezy', 'cust_w2', '2026-02-15T10:00:00Z', 3000, { touch: GOOGLE }),
   pay('lemonsqueezy', 'cust_w2', '2026-03-15T10:00:00Z', 3000, { touch: GOOGLE, is_renewal: true }),
@@ -115,9 +137,30 @@ const CUSTOMERS: Customer[] = [
 ];
 
 const rate = (currency: string) => (currency === 'EUR' ? 1.1 : null);
-const input = (o: Partial<RetentionInput> = {}): RetentionInput => ({ site: SITE, range: MARCH, customers: CUSTOMERS, payments: PAYMENTS, now: NOW, rate, ...o });
+const input = (o: Partial<RetentionInput> = {}): RetentionInput => ({
+  site: SITE,
+  range: MARCH,
+  customers: CUSTOMERS,
+  payments: PAYMENTS,
+  now: NOW,
+  rate,
+  ...o,
+});
 
-type Fields = [customers: number, still: number, first: number, refunded: number, net: number, avg: number | null, refundRate: number | null, churnCustomers: number, churned: number, churn30: number | null, share: number | null, shareStill: number | null];
+type Fields = [
+  customers: number,
+  still: number,
+  first: number,
+  refunded: number,
+  net: number,
+  avg: number | null,
+  refundRate: number | null,
+  churnCustomers: number,
+  churned: number,
+  churn30: number | null,
+  share: number | null,
+  shareStill: number | null,
+];
 const group = (key: string | null, label: string, unattributed: boolean, f: Fields): RetentionGroup => ({
   key,
   label,
@@ -146,8 +189,26 @@ const LAUNCH: Fields = [3, 2, 310, 40, 410, 136.67, 0.333333, 3, 1, 0.5, 0.25, 0
 const HEADLINE = 'Customers from Communities have the highest average LTV: $153, 1.7× the average of $90.';
 
 function expectSumsMatch(total: RetentionGroup, groups: readonly RetentionGroup[]) {
-  const sum = (k: 'customers' | 'still_paying' | 'first_payment_usd' | 'net_ltv_usd' | 'refunded_usd' | 'churn_customers' | 'churned') => Math.round(groups.reduce((s, g) => s + g[k] * 100, 0)) / 100;
-  for (const k of ['customers', 'still_paying', 'first_payment_usd', 'net_ltv_usd', 'refunded_usd', 'churn_customers', 'churned'] as const) expect(sum(k), k).toBe(total[k]);
+  const sum = (
+    k:
+      | 'customers'
+      | 'still_paying'
+      | 'first_payment_usd'
+      | 'net_ltv_usd'
+      | 'refunded_usd'
+      | 'churn_customers'
+      | 'churned',
+  ) => Math.round(groups.reduce((s, g) => s + g[k] * 100, 0)) / 100;
+  for (const k of [
+    'customers',
+    'still_paying',
+    'first_payment_usd',
+    'net_ltv_usd',
+    'refunded_usd',
+    'churn_customers',
+    'churned',
+  ] as const)
+    expect(sum(k), k).toBe(total[k]);
 }
 
 describe('retention report (spec §2.7, docs/retention.md), hand-computed', () => {
@@ -166,7 +227,9 @@ describe('retention report (spec §2.7, docs/retention.md), hand-computed', () =
   });
 
   it('gives the total over the 12 customers whose first payment is in March (local days)', () => {
-    expect(report.total).toEqual(group(null, 'All customers', false, [12, 7, 845, 101, 1079, 89.92, 0.25, 10, 3, 0.4, 1, 1]));
+    expect(report.total).toEqual(
+      group(null, 'All customers', false, [12, 7, 845, 101, 1079, 89.92, 0.25, 10, 3, 0.4, 1, 1]),
+    );
   });
 
   it('groups by the channel credited for the first payment, most net LTV first', () => {
@@ -219,7 +282,15 @@ describe('retention report (spec §2.7, docs/retention.md), hand-computed', () =
   it('takes first payments by local day: 02-28 23:30Z is March in Berlin, 01-31 23:30Z is February', () => {
     const feb = retentionReport(input({ range: { from: '2026-02-01', to: '2026-02-28', timezone: TZ } }));
     // W1 (02-01 00:30 local), W2, W3; not C1 (03-01 00:30 local) nor O1 (01-31 23:30 local).
-    expect(feb.total).toMatchObject({ customers: 3, still_paying: 1, first_payment_usd: 170, net_ltv_usd: 200, churn_customers: 2, churned: 1, churn_30d: 0.4 });
+    expect(feb.total).toMatchObject({
+      customers: 3,
+      still_paying: 1,
+      first_payment_usd: 170,
+      net_ltv_usd: 200,
+      churn_customers: 2,
+      churned: 1,
+      churn_30d: 0.4,
+    });
     // Equal net LTV ($100 each): more customers first.
     expect(feb.channels.map((g) => [g.label, g.customers, g.net_ltv_usd, g.churn_30d])).toEqual([
       ['Search', 2, 100, 0],
@@ -242,7 +313,9 @@ describe('retention report (spec §2.7, docs/retention.md), hand-computed', () =
     expect(early.days_of_data).toBe(33);
     expect(early.day_one).toBe(true);
     expect(early.total).toMatchObject({ customers: 12, net_ltv_usd: 1079, churn_30d: 0.333333 });
-    expect(early.headline).toBe('Early days (under 60 days of payments): customers from Communities have brought the most revenue so far: $153, 1.7× the average of $90.');
+    expect(early.headline).toBe(
+      'Early days (under 60 days of payments): customers from Communities have brought the most revenue so far: $153, 1.7× the average of $90.',
+    );
   });
 
   it('has no headline under 10 customers', () => {
@@ -254,30 +327,64 @@ describe('retention report (spec §2.7, docs/retention.md), hand-computed', () =
   it('does not count a payment refunded in full as a sign of paying (recency)', () => {
     const payments = [
       pay('lemonsqueezy', 'cust_r', '2026-02-01T10:00:00Z', 2000, { touch: CHATGPT }),
-      pay('lemonsqueezy', 'cust_r', '2026-03-01T10:00:00Z', 2000, { touch: CHATGPT, is_renewal: true, refunded: 2000, status: 'refunded' }),
+      pay('lemonsqueezy', 'cust_r', '2026-03-01T10:00:00Z', 2000, {
+        touch: CHATGPT,
+        is_renewal: true,
+        refunded: 2000,
+        status: 'refunded',
+      }),
     ];
     // Period 28 days + 7: the last payment kept is 60 days old, so churned; the refunded one (32 days) does not count.
-    const r = retentionReport(input({ payments, customers: [customer('lemonsqueezy', 'cust_r')], range: { from: '2026-02-01', to: '2026-02-28', timezone: TZ } }));
+    const r = retentionReport(
+      input({
+        payments,
+        customers: [customer('lemonsqueezy', 'cust_r')],
+        range: { from: '2026-02-01', to: '2026-02-28', timezone: TZ },
+      }),
+    );
     expect(r.total).toEqual(group(null, 'All customers', false, [1, 0, 20, 20, 20, 20, 1, 1, 1, 1, 1, null]));
   });
 
   it('gives an empty report for a site without payments', () => {
     const empty = retentionReport(input({ customers: [], payments: [] }));
     expect(retentionResponse.parse(empty)).toEqual(empty);
-    expect(empty).toMatchObject({ days_of_data: 0, day_one: true, headline: null, channels: [], referrers: [], campaigns: [], status_sources: [] });
-    expect(empty.total).toEqual(group(null, 'All customers', false, [0, 0, 0, 0, 0, null, null, 0, 0, null, null, null]));
+    expect(empty).toMatchObject({
+      days_of_data: 0,
+      day_one: true,
+      headline: null,
+      channels: [],
+      referrers: [],
+      campaigns: [],
+      status_sources: [],
+    });
+    expect(empty.total).toEqual(
+      group(null, 'All customers', false, [0, 0, 0, 0, 0, null, null, 0, 0, null, null, null]),
+    );
   });
 });
 
 describe('retentionHeadline thresholds', () => {
   const g = (label: string, customers: number, net: number, unattributed = false): RetentionGroup =>
-    group(unattributed ? null : label, label, unattributed, [customers, 0, 0, 0, net, net / customers, 0, 0, 0, null, null, null]);
+    group(unattributed ? null : label, label, unattributed, [
+      customers,
+      0,
+      0,
+      0,
+      net,
+      net / customers,
+      0,
+      0,
+      0,
+      null,
+      null,
+      null,
+    ]);
   const total = g('All customers', 12, 1200);
 
   it('names the best attributed channel with at least 3 customers', () => {
-    expect(retentionHeadline(total, [g('Search', 3, 600), g('Social', 2, 500), g('Unattributed', 3, 1000, true)], false)).toBe(
-      'Customers from Search have the highest average LTV: $200, 2.0× the average of $100.',
-    );
+    expect(
+      retentionHeadline(total, [g('Search', 3, 600), g('Social', 2, 500), g('Unattributed', 3, 1000, true)], false),
+    ).toBe('Customers from Search have the highest average LTV: $200, 2.0× the average of $100.');
   });
 
   it.each([
@@ -290,6 +397,8 @@ describe('retentionHeadline thresholds', () => {
   });
 
   it('shows small averages with cents', () => {
-    expect(retentionHeadline(g('All customers', 10, 40), [g('Email', 4, 30)], false)).toBe('Customers from Email have the highest average LTV: $7.50, 1.9× the average of $4.00.');
+    expect(retentionHeadline(g('All customers', 10, 40), [g('Email', 4, 30)], false)).toBe(
+      'Customers from Email have the highest average LTV: $7.50, 1.9× the average of $4.00.',
+    );
   });
 });

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { DIMENSIONS, DIMENSION_BUCKETS, GOAL_KEYS_PER_ITEM, LocalDays, NONE, OTHER_GOALS_KEY, RollupDeltas, bucketOf, goalKeySlot, goalLinkKey, parseGoalKey } from '../../lambdas/domain/rollup.js';
+import {
+  DIMENSIONS,
+  DIMENSION_BUCKETS,
+  GOAL_KEYS_PER_ITEM,
+  LocalDays,
+  NONE,
+  OTHER_GOALS_KEY,
+  RollupDeltas,
+  bucketOf,
+  goalKeySlot,
+  goalLinkKey,
+  parseGoalKey,
+} from '../../lambdas/domain/rollup.js';
 import { localDay, localHour } from '../../lambdas/domain/range.js';
 import { OUTBOUND_GOAL, buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { trackedEvent } from '../support/events.js';
@@ -7,7 +19,9 @@ import { trackedEvent } from '../support/events.js';
 const T = Date.UTC(2026, 9, 24, 21, 0); // 23:00 in Berlin, the night before the clocks go back
 
 function visitOf(overrides: Parameters<typeof trackedEvent>[0] = {}, paths = ['/', '/a', '/']) {
-  const events = paths.map((path, i) => visitEventOf(trackedEvent({ ts: T + i * 60_000, event_id: `x${i}`, path, ...overrides })));
+  const events = paths.map((path, i) =>
+    visitEventOf(trackedEvent({ ts: T + i * 60_000, event_id: `x${i}`, path, ...overrides })),
+  );
   const [visit] = buildVisits('example.com', 'visitor-0001', events);
   if (!visit) throw new Error('no visit');
   return visit;
@@ -20,7 +34,10 @@ describe('RollupDeltas', () => {
     const list = deltas.list();
     const visits = list.find((d) => d.key.metric === 'visits' && d.key.granularity === 'D');
     expect(visits).toMatchObject({ key: { period: '2026-10-24' }, visits: 1, pageviews: 3 });
-    const values = (metric: string) => Object.fromEntries(list.filter((d) => d.key.metric === metric && d.key.granularity === 'M').flatMap((d) => [...d.values]));
+    const values = (metric: string) =>
+      Object.fromEntries(
+        list.filter((d) => d.key.metric === metric && d.key.granularity === 'M').flatMap((d) => [...d.values]),
+      );
     expect(values('page')).toEqual({ '/': 1, '/a': 1 });
     expect(values('referrer')).toEqual({ [NONE]: 1 });
     expect(values('campaign')).toEqual({ spring: 1 });
@@ -47,14 +64,20 @@ describe('RollupDeltas', () => {
     const deltas = new RollupDeltas();
     deltas.addVisit(visitOf(), 'Europe/Berlin', 1); // starts 23:00 local
     const hourly = deltas.list().filter((d) => d.key.granularity === 'H');
-    expect(hourly.map((d) => [d.key.metric, d.key.period, d.visits, d.pageviews])).toEqual([['visits', '2026-10-24T23', 1, 3]]);
+    expect(hourly.map((d) => [d.key.metric, d.key.period, d.visits, d.pageviews])).toEqual([
+      ['visits', '2026-10-24T23', 1, 3],
+    ]);
   });
 
   it('keys hours by the wall clock on the days clocks change (Berlin, 25 October 2026: 02:00 twice)', () => {
     const deltas = new RollupDeltas();
     const fallBack = Date.UTC(2026, 9, 25, 0, 30); // 02:30 summer time
-    for (const [i, ts] of [fallBack, fallBack + 3600_000, fallBack + 2 * 3600_000].entries()) deltas.addActivity('example.com', `v${i}`, ts, 'Europe/Berlin');
-    const hours = deltas.list().filter((d) => d.key.granularity === 'H').map((d) => `${d.key.period}:${[...d.visitors].join()}`);
+    for (const [i, ts] of [fallBack, fallBack + 3600_000, fallBack + 2 * 3600_000].entries())
+      deltas.addActivity('example.com', `v${i}`, ts, 'Europe/Berlin');
+    const hours = deltas
+      .list()
+      .filter((d) => d.key.granularity === 'H')
+      .map((d) => `${d.key.period}:${[...d.visitors].join()}`);
     expect(hours).toEqual(['2026-10-25T02:v0,v1', '2026-10-25T03:v2']);
   });
 });
@@ -103,7 +126,16 @@ describe('RollupDeltas: top-stats counters and goals (issue 20)', () => {
       visitEventOf(trackedEvent({ ts: T, event_id: 'g0', path: '/' })),
       visitEventOf(trackedEvent({ ts: T + 10_000, event_id: 'g1', path: '/', type: 'goal', goal: 'Signup' })),
       visitEventOf(trackedEvent({ ts: T + 20_000, event_id: 'g2', path: '/', type: 'goal', goal: 'Signup' })),
-      visitEventOf(trackedEvent({ ts: T + 30_000, event_id: 'g3', path: '/', type: 'goal', goal: OUTBOUND_GOAL, link: 'https://github.com/x' })),
+      visitEventOf(
+        trackedEvent({
+          ts: T + 30_000,
+          event_id: 'g3',
+          path: '/',
+          type: 'goal',
+          goal: OUTBOUND_GOAL,
+          link: 'https://github.com/x',
+        }),
+      ),
     ];
     const [visit] = buildVisits('example.com', 'visitor-0001', events);
     if (!visit) throw new Error('no visit');
@@ -128,11 +160,16 @@ describe('RollupDeltas: top-stats counters and goals (issue 20)', () => {
     const deltas = new RollupDeltas();
     deltas.addVisit(goalVisit(), 'UTC', 1);
     const goal = deltas.list().filter((d) => d.key.metric === 'goal' && d.key.granularity === 'D');
-    const merged = <T>(pick: (d: (typeof goal)[number]) => Map<string, T>) => Object.fromEntries(goal.flatMap((d) => [...pick(d)]));
+    const merged = <T>(pick: (d: (typeof goal)[number]) => Map<string, T>) =>
+      Object.fromEntries(goal.flatMap((d) => [...pick(d)]));
     const link = goalLinkKey(OUTBOUND_GOAL, 'https://github.com/x');
     expect(merged((d) => d.counters)).toEqual({ Signup: 2, [OUTBOUND_GOAL]: 1, [link]: 1 });
     expect(merged((d) => d.values)).toEqual({ Signup: 1, [OUTBOUND_GOAL]: 1, [link]: 1 });
-    expect(Object.fromEntries(Object.entries(merged((d) => d.valueVisitors)).map(([k, v]) => [k, [...v]]))).toEqual({ Signup: ['visitor-0001'], [OUTBOUND_GOAL]: ['visitor-0001'], [link]: ['visitor-0001'] });
+    expect(Object.fromEntries(Object.entries(merged((d) => d.valueVisitors)).map(([k, v]) => [k, [...v]]))).toEqual({
+      Signup: ['visitor-0001'],
+      [OUTBOUND_GOAL]: ['visitor-0001'],
+      [link]: ['visitor-0001'],
+    });
     for (const d of goal) for (const key of d.values.keys()) expect(d.key.bucket).toBe(bucketOf('goal', key));
     expect(parseGoalKey(link)).toEqual({ goal: OUTBOUND_GOAL, link: 'https://github.com/x' });
     expect(parseGoalKey('Signup')).toEqual({ goal: 'Signup', link: null });
@@ -143,7 +180,11 @@ describe('RollupDeltas: top-stats counters and goals (issue 20)', () => {
     deltas.addVisit(goalVisit(), 'UTC', 1);
     deltas.addVisit(goalVisit(), 'UTC', -1);
     const left = deltas.list();
-    expect(left.every((d) => d.key.metric === 'goal' && d.values.size === 0 && d.counters.size === 0 && d.valueVisitors.size > 0)).toBe(true);
+    expect(
+      left.every(
+        (d) => d.key.metric === 'goal' && d.values.size === 0 && d.counters.size === 0 && d.valueVisitors.size > 0,
+      ),
+    ).toBe(true);
   });
 });
 

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_LAYOUT, dataNamespace, layoutMismatch, namespaceOf, siteConfigSchema, writeTargets, type SiteConfig } from '../../lambdas/domain/site.js';
+import {
+  DATA_LAYOUT,
+  dataNamespace,
+  layoutMismatch,
+  namespaceOf,
+  siteConfigSchema,
+  writeTargets,
+  type SiteConfig,
+} from '../../lambdas/domain/site.js';
 
-const site: SiteConfig = siteConfigSchema.parse({ domain: 'example.com', timezone: 'UTC', account: 'acme', created: '2026-11-01T00:00:00Z' });
+const site: SiteConfig = siteConfigSchema.parse({
+  domain: 'example.com',
+  timezone: 'UTC',
+  account: 'acme',
+  created: '2026-11-01T00:00:00Z',
+});
 
 describe('data namespaces (docs/data-model.md "Generations")', () => {
   it.each([
@@ -29,19 +42,23 @@ describe('data namespaces (docs/data-model.md "Generations")', () => {
     for (const t of targets) expect(writeTargets(t)).toEqual([t]);
   });
 
-  it('a namespace is never a domain, so no site writes into another site\'s items', () => {
+  it("a namespace is never a domain, so no site writes into another site's items", () => {
     expect(siteConfigSchema.safeParse({ ...site, domain: 'example.com~1' }).success).toBe(false);
   });
 
   it('generations are whole numbers', () => {
     expect(siteConfigSchema.safeParse({ ...site, building: -1 }).success).toBe(false);
     expect(siteConfigSchema.safeParse({ ...site, generation: 1.5 }).success).toBe(false);
-    expect(siteConfigSchema.parse({ ...site, generation: 2, building: 3, retired: 1 })).toMatchObject({ generation: 2, building: 3, retired: 1 });
+    expect(siteConfigSchema.parse({ ...site, generation: 2, building: 3, retired: 1 })).toMatchObject({
+      generation: 2,
+      building: 3,
+      retired: 1,
+    });
   });
 
   it.each([
     ['no layout (data stored before layouts were versioned) is layout 1', undefined, (DATA_LAYOUT as number) === 1],
-    ['this release\'s layout', DATA_LAYOUT, true],
+    ["this release's layout", DATA_LAYOUT, true],
     ['another layout (written by a later or an earlier release)', DATA_LAYOUT + 1, false],
   ])('readers read a site whose data is in %s: %s', (_name, layout, readable) => {
     const stored = layout === undefined ? site : { ...site, layout };

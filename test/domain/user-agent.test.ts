@@ -46,7 +46,10 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
       ['browser', 'fuboTV/4.75.0 (Linux;Android 9; AFTDCT31 Build/PS7664.3772N) FuboPlayer/v1.34.0'],
       ['both', 'GOGGalaxyClient/2.0.62.26 (GOG Galaxy) 83b6745cff679691b69876bc7ee33e05e5d90bda (win10 x64)'],
       ['browser', 'Dalvik/2.1.0 (Linux; U; Android 6.0.1; Nexus Player Build/MMB29T)'],
-      ['browser', 'Safari/600.2.5 MobileRicardo (Google Pixel 6; android 13) ricardo.ch/8.28.2-82802 (debug) deviceId/dfa51331-fdeb-46d7-aa01-8d09a263ef90'],
+      [
+        'browser',
+        'Safari/600.2.5 MobileRicardo (Google Pixel 6; android 13) ricardo.ch/8.28.2-82802 (debug) deviceId/dfa51331-fdeb-46d7-aa01-8d09a263ef90',
+      ],
       ['browser', 'hulu/3.65.0.308030 (android 9; en_us; sm-g965u; build/ppr1.180610.011;)'],
       ['browser', 'hulu/50000130 cfnetwork/976 darwin/18.2.0'],
       ['both', 'Hulu/6.8.1 (iOS 13.3; en_US; iPhone12,1; 17C54)'],
@@ -80,8 +83,7 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
     ],
   },
   {
-    reason:
-      "Microsoft Office or Outlook fetching a link: an app, not a browser",
+    reason: 'Microsoft Office or Outlook fetching a link: an app, not a browser',
     entries: [
       ['browser', 'Microsoft Office/16.0 (Windows NT 10.0; MAPI 16.0.8431; Pro)'],
       ['browser', 'Microsoft Office/14.0 (Windows NT 6.1; Microsoft Outlook 14.0.7143; Pro)'],
@@ -93,7 +95,7 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
   },
   {
     reason:
-      "a browser or platform ua-parser-js 1.0 does not know (Amiga, MorphOS, BeOS, Syllable, Haiku, Inferno, Cygwin, Win9x, Nintendo 3DS, ELinks)",
+      'a browser or platform ua-parser-js 1.0 does not know (Amiga, MorphOS, BeOS, Syllable, Haiku, Inferno, Cygwin, Win9x, Nintendo 3DS, ELinks)',
     entries: [
       ['os', 'Mozilla/5.0 (compatible; U; ABrowse 0.6; Syllable) AppleWebKit/420+ (KHTML, like Gecko)'],
       ['both', 'Amiga-AWeb/3.4.167SE'],
@@ -116,16 +118,21 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
       ['os', 'Mozilla/5.0 (compatible; Konqueror/3.4; CYGWIN_NT-5.1) KHTML/3.4.89 (like Gecko)'],
       ['browser', 'Mozilla/3.0 (compatible; NetPositive/2.2.1; BeOS)'],
       ['browser', 'Mozilla/5.0 (Nintendo 3DS; U; ; en) Version/1.7412.EU'],
-      ['os', 'Mozilla/5.0 (compatible; U; Webpositive/533.4; Haiku) AppleWebkit/533.4 (KHTML, like gecko) Chrome/5.0.375.55 Safari/533.4'],
+      [
+        'os',
+        'Mozilla/5.0 (compatible; U; Webpositive/533.4; Haiku) AppleWebkit/533.4 (KHTML, like gecko) Chrome/5.0.375.55 Safari/533.4',
+      ],
       ['browser', 'IBrowse/2.3 (AmigaOS'],
     ],
   },
   {
-    reason:
-      "a J2ME/WAP feature phone (MIDP, UP.Browser, Series 60): no browser or OS token the parser knows",
+    reason: 'a J2ME/WAP feature phone (MIDP, UP.Browser, Series 60): no browser or OS token the parser knows',
     entries: [
       ['browser', 'BlackBerry8520/5.0.0.681 Profile/MIDP-2.1 Configuration/CLDC-1.1 VendorID/600'],
-      ['os', 'SAMSUNG-GT-S5620/1.0 SHP/VPP/R5 Dolfin/1.5 Nextreaming SMM-MMS/1.2.0 profile/MIDP-2.1 configuration/CLDC-1.1'],
+      [
+        'os',
+        'SAMSUNG-GT-S5620/1.0 SHP/VPP/R5 Dolfin/1.5 Nextreaming SMM-MMS/1.2.0 profile/MIDP-2.1 configuration/CLDC-1.1',
+      ],
       ['os', 'MOT-V177/0.1.75 UP.Browser/6.2.3.9.c.12 (GUI) MMP/2.0 UP.Link/6.3.1.13.0'],
       ['both', 'mot-V3/OE.40.79R MIB/2.2.1 profile/MIDP-2.0 configuration/CLDC-1.0 UP.Link/6.2.3.15.0'],
       ['os', 'MOT-VE240/00.72 UP.Browser/7.2.7.5.548 (GUI) MMP/2.0 Novarra-Vision/8.0'],
@@ -133,22 +140,42 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
       ['browser', 'Nokia7610/2.0 (5.0509.0) SymbianOS/7.0s Series60/2.1 Profile/MIDP-2.0 Configuration/CLDC-1.0'],
       ['browser', 'OneBrowser/for Blackberry3.0.0 (BlackBerry9320/7.1.0.398)'],
       ['os', 'Mozilla/5.0 (S60V5; U; en-us; Nokia5250)/UC Browser8.2.0.132/50/355/UCWEB Mobile'],
-      ['os', 'Nokia200/2.0 (11.81) Profile/MIDP-2.1 Configuration/CLDC-1.1 UCWEB/2.0(Java; U; MIDP-2.0; en-us; nokia200) U2/1.0.0 UCBrowser/8.7.1.234 U2/1.0.0 Mobile'],
-      ['os', 'NokiaC2-00/2.0 (03.45) Profile/MIDP-2.1 Configuration/CLDC-1.1 Mozilla/5.0 (Java; U; kau; nokiac2-00) UCBrowser8.3.0.154/70/352/UCWEB Mobile'],
-      ['os', 'SonyEricssonJ20i/R7CA Profile/MIDP-2.1 Configuration/CLDC-1.1 UNTRUSTED/1.0 UCWEB/2.0 (Java; U; MIDP-2.0; ru; SonyEricssonJ20i) U2/1.0.0 UCBrowser/9.5.0.449 U2/1.0.0 Mobile'],
-      ['os', 'UNTRUSTED/1.0 UCWEB/2.0 (Java; U; MIDP-2.0; ru; MotorolaVE66) U2/1.0.0 UCBrowser/9.4.1.377 U2/1.0.0 Mobile'],
+      [
+        'os',
+        'Nokia200/2.0 (11.81) Profile/MIDP-2.1 Configuration/CLDC-1.1 UCWEB/2.0(Java; U; MIDP-2.0; en-us; nokia200) U2/1.0.0 UCBrowser/8.7.1.234 U2/1.0.0 Mobile',
+      ],
+      [
+        'os',
+        'NokiaC2-00/2.0 (03.45) Profile/MIDP-2.1 Configuration/CLDC-1.1 Mozilla/5.0 (Java; U; kau; nokiac2-00) UCBrowser8.3.0.154/70/352/UCWEB Mobile',
+      ],
+      [
+        'os',
+        'SonyEricssonJ20i/R7CA Profile/MIDP-2.1 Configuration/CLDC-1.1 UNTRUSTED/1.0 UCWEB/2.0 (Java; U; MIDP-2.0; ru; SonyEricssonJ20i) U2/1.0.0 UCBrowser/9.5.0.449 U2/1.0.0 Mobile',
+      ],
+      [
+        'os',
+        'UNTRUSTED/1.0 UCWEB/2.0 (Java; U; MIDP-2.0; ru; MotorolaVE66) U2/1.0.0 UCBrowser/9.4.1.377 U2/1.0.0 Mobile',
+      ],
       ['browser', 'BlackBerry8320/4.5.0.81 Profile/MIDP-2.0 Configuration/CLDC-1.1 VendorID/100 Novarra-Vision/8.0'],
       ['both', 'Nokia3110c/2.0 (07.21) Profile/MIDP-2.0 Configuration/CLDC-1.1 Novarra-Vision/8.0'],
-      ['both', 'M4A1-WAPCHOI/2.0 (Java; U; MIDP-2.0; vi; NokiaC5-00.2) WAPCHOI/1.0.0 UCPro/9.4.1.377 U2/1.0.0 Mobile UNTRUSTED/1.0 3gpp-gba'],
+      [
+        'both',
+        'M4A1-WAPCHOI/2.0 (Java; U; MIDP-2.0; vi; NokiaC5-00.2) WAPCHOI/1.0.0 UCPro/9.4.1.377 U2/1.0.0 Mobile UNTRUSTED/1.0 3gpp-gba',
+      ],
     ],
   },
   {
-    reason:
-      "a platform token the parser does not match: `Windows;` without an NT version, Xbox, Chromecast (CrKey)",
+    reason: 'a platform token the parser does not match: `Windows;` without an NT version, Xbox, Chromecast (CrKey)',
     entries: [
       ['os', 'Mozilla/5.0 (Windows; U; ; en-NZ) AppleWebKit/527 (KHTML, like Gecko, Safari/419.3) Arora/0.8.0'],
-      ['os', 'Mozilla/5.0 (CrKey armv7l 1.5.16041) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/31.0.1650.0 Safari/537.36'],
-      ['os', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; XBOX_ONE_ED) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/51.0.2704.79 Safari/537.36 Edge/14.14393'],
+      [
+        'os',
+        'Mozilla/5.0 (CrKey armv7l 1.5.16041) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/31.0.1650.0 Safari/537.36',
+      ],
+      [
+        'os',
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64; XBOX_ONE_ED) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/51.0.2704.79 Safari/537.36 Edge/14.14393',
+      ],
       ['os', 'Mozilla/5.0 (Windows; rv:26.0) Gecko/20100101 Firefox/26.0'],
       ['os', 'Mozilla/5.0 (Windows; rv:49.0) Gecko/20100101 Firefox/49.0'],
       ['os', 'Mozilla/5.0 (Windows; rv:55.0) Gecko/20100101 Firefox/55.0'],
@@ -157,25 +184,33 @@ const KNOWN_GAPS: ReadonlyArray<{ reason: string; entries: ReadonlyArray<readonl
     ],
   },
   {
-    reason:
-      "no platform token in the string at all, so there is no OS to find",
+    reason: 'no platform token in the string at all, so there is no OS to find',
     entries: [
       ['os', 'Mozilla/5.0 (US-Government.80.1; rv:40.0) Gecko/20100101 IceDragon/40.1.1.18 Firefox/40.0.2'],
       ['os', 'AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/118.0.0.0 Mobile DuckDuckGo/5 Safari/537.36'],
       ['os', 'AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/81.0.4044.138 DuckDuckGo/5 Safari/537.36'],
-      ['os', '[FBAN/FB4A;FBAV/567.1.0.52.74;FBBV/1003893689;FBDM/{density=3.0,width=1080,height=2340};FBLC/nl_NL;FBRV/1012267334;FBCR/NL KPN;FBMF/samsung;FBBD/samsung;FBPN/com.facebook.katana;FBDV/SM-S921B;FBSV/16;FBOP/1;FBCA/arm64-v8a:;]'],
+      [
+        'os',
+        '[FBAN/FB4A;FBAV/567.1.0.52.74;FBBV/1003893689;FBDM/{density=3.0,width=1080,height=2340};FBLC/nl_NL;FBRV/1012267334;FBCR/NL KPN;FBMF/samsung;FBBD/samsung;FBPN/com.facebook.katana;FBDV/SM-S921B;FBSV/16;FBOP/1;FBCA/arm64-v8a:;]',
+      ],
       ['os', 'Lynx/2.8.5rel.1 libwww-FM/2.15FC SSL-MM/1.4.1c OpenSSL/0.9.7e-dev'],
       ['os', 'Lynx/2.9.0dev.6 libwww-FM/2.14 SSL-MM/1.4.1 OpenSSL/1.1.1j-dev'],
-      ['os', 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amzn-User/0.1) Chrome/119.0.6045.214 Safari/537.36'],
+      [
+        'os',
+        'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amzn-User/0.1) Chrome/119.0.6045.214 Safari/537.36',
+      ],
       ['os', 'Mozilla/5.0 (en-us) AppleWebKit/525.13 (KHTML, like Gecko) Version/3.1 Safari/525.13'],
     ],
   },
   {
     reason:
-      "one of the deliberately odd entries of the isbot list (injection probes, placeholders, garbled spacing, low-volume crawlers isbot lets through)",
+      'one of the deliberately odd entries of the isbot list (injection probes, placeholders, garbled spacing, low-volume crawlers isbot lets through)',
     entries: [
-      ['both', 'LWPrCa2l\') OR 941=(SELECT 941 FROM PG_SLEEP(15))--'],
-      ['browser', 'Mozilla / 5.0 (Linux; Android 7.0; GHIA_ZEUS_3G) AppleWebKit / 537.36 (KHTML, como Gecko) Chrome / 87.0.4280.101 Mobile Safari / 537.36'],
+      ['both', "LWPrCa2l') OR 941=(SELECT 941 FROM PG_SLEEP(15))--"],
+      [
+        'browser',
+        'Mozilla / 5.0 (Linux; Android 7.0; GHIA_ZEUS_3G) AppleWebKit / 537.36 (KHTML, como Gecko) Chrome / 87.0.4280.101 Mobile Safari / 537.36',
+      ],
       ['both', 'Mozilla/5.0 (compatible; Lucidworks-Anda/2.0/0.10; +; )'],
       ['both', 'Mozilla/5.0 (Laravel Reaver .env Presence)'],
       ['both', 'Mozilliqa"<?=print(9347655345-4954366);?>"'],
@@ -218,7 +253,12 @@ describe('parseUserAgent on isbot crawlers.yml', () => {
   });
 });
 
-const agent = (browser: string, browserVersion: string | null, os: string, osVersion: string | null): UserAgentInfo => ({
+const agent = (
+  browser: string,
+  browserVersion: string | null,
+  os: string,
+  osVersion: string | null,
+): UserAgentInfo => ({
   bot: false,
   browser,
   browser_version: browserVersion,
@@ -235,31 +275,115 @@ const padded = (length: number) => `${CHROME_WINDOWS} ${'x'.repeat(length - CHRO
 describe('parseUserAgent, hand-picked', () => {
   it.each<[string, string | undefined, UserAgentInfo]>([
     ['Chrome on Windows 10/11 (NT 10.0)', CHROME_WINDOWS, agent('Chrome', '126', 'Windows', '10')],
-    ['Chrome on Windows 8.1 keeps the release name', 'Mozilla/5.0 (Windows NT 6.3; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/109.0.0.0 Safari/537.36', agent('Chrome', '109', 'Windows', '8.1')],
-    ['Firefox on Windows XP', 'Mozilla/5.0 (Windows NT 5.1; rv:52.0) Gecko/20100101 Firefox/52.0', agent('Firefox', '52', 'Windows', 'XP')],
-    ['Chrome on macOS: Mac OS → macOS, 10.x keeps its minor', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36', agent('Chrome', '126', 'macOS', '10.15')],
-    ['Safari on macOS', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Safari/605.1.15', agent('Safari', '17', 'macOS', '10.15')],
-    ['Safari on iPhone: Mobile Safari → Safari', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', agent('Safari', '17', 'iOS', '17')],
-    ['Safari on iPad', 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1', agent('Safari', '16', 'iOS', '16')],
-    ['Chrome on iOS (CriOS)', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/126.0.6478.54 Mobile/15E148 Safari/604.1', agent('Chrome', '126', 'iOS', '17')],
-    ['Firefox on iOS (FxiOS)', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) FxiOS/127.0 Mobile/15E148 Safari/605.1.15', agent('Firefox', '127', 'iOS', '17')],
-    ['Firefox on Linux', 'Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0', agent('Firefox', '127', 'Linux', null)],
-    ['Firefox on Ubuntu', 'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0', agent('Firefox', '126', 'Ubuntu', null)],
+    [
+      'Chrome on Windows 8.1 keeps the release name',
+      'Mozilla/5.0 (Windows NT 6.3; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/109.0.0.0 Safari/537.36',
+      agent('Chrome', '109', 'Windows', '8.1'),
+    ],
+    [
+      'Firefox on Windows XP',
+      'Mozilla/5.0 (Windows NT 5.1; rv:52.0) Gecko/20100101 Firefox/52.0',
+      agent('Firefox', '52', 'Windows', 'XP'),
+    ],
+    [
+      'Chrome on macOS: Mac OS → macOS, 10.x keeps its minor',
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+      agent('Chrome', '126', 'macOS', '10.15'),
+    ],
+    [
+      'Safari on macOS',
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4.1 Safari/605.1.15',
+      agent('Safari', '17', 'macOS', '10.15'),
+    ],
+    [
+      'Safari on iPhone: Mobile Safari → Safari',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+      agent('Safari', '17', 'iOS', '17'),
+    ],
+    [
+      'Safari on iPad',
+      'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
+      agent('Safari', '16', 'iOS', '16'),
+    ],
+    [
+      'Chrome on iOS (CriOS)',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/126.0.6478.54 Mobile/15E148 Safari/604.1',
+      agent('Chrome', '126', 'iOS', '17'),
+    ],
+    [
+      'Firefox on iOS (FxiOS)',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) FxiOS/127.0 Mobile/15E148 Safari/605.1.15',
+      agent('Firefox', '127', 'iOS', '17'),
+    ],
+    [
+      'Firefox on Linux',
+      'Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0',
+      agent('Firefox', '127', 'Linux', null),
+    ],
+    [
+      'Firefox on Ubuntu',
+      'Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:126.0) Gecko/20100101 Firefox/126.0',
+      agent('Firefox', '126', 'Ubuntu', null),
+    ],
     ['Edge (Edg/) on Windows', `${CHROME_WINDOWS} Edg/126.0.2592.68`, agent('Edge', '126', 'Windows', '10')],
     ['Opera (OPR/) on Windows', `${CHROME_WINDOWS} OPR/111.0.0.0`, agent('Opera', '111', 'Windows', '10')],
-    ['Internet Explorer 11', 'Mozilla/5.0 (Windows NT 6.1; WOW64; Trident/7.0; rv:11.0) like Gecko', agent('Internet Explorer', '11', 'Windows', '7')],
-    ['Chrome on Android', 'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36', agent('Chrome', '126', 'Android', '10')],
-    ['Samsung Internet', 'Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.0 Chrome/121.0.0.0 Mobile Safari/537.36', agent('Samsung Internet', '25', 'Android', '14')],
-    ['Android WebView (wv): Chrome WebView → Android WebView', 'Mozilla/5.0 (Linux; Android 13; Pixel 7 Build/TQ3A.230805.001; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/126.0.6478.71 Mobile Safari/537.36', agent('Android WebView', '126', 'Android', '13')],
-    ['Facebook in-app browser on iOS', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/470.0.0.37.108;FBBV/615367870;FBDV/iPhone15,2;FBMD/iPhone;FBSN/iOS;FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]', agent('Facebook', '470', 'iOS', '17')],
-    ['Google App on iOS: GSA → Google App', 'Mozilla/5.0 (iPhone; CPU iPhone OS 13_3 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) GSA/102.0.304944559 Mobile/15E148 Safari/604.1', agent('Google App', '102', 'iOS', '13')],
-    ['Chrome on ChromeOS: Chromium OS → ChromeOS', 'Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36', agent('Chrome', '126', 'ChromeOS', '14541')],
+    [
+      'Internet Explorer 11',
+      'Mozilla/5.0 (Windows NT 6.1; WOW64; Trident/7.0; rv:11.0) like Gecko',
+      agent('Internet Explorer', '11', 'Windows', '7'),
+    ],
+    [
+      'Chrome on Android',
+      'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36',
+      agent('Chrome', '126', 'Android', '10'),
+    ],
+    [
+      'Samsung Internet',
+      'Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/25.0 Chrome/121.0.0.0 Mobile Safari/537.36',
+      agent('Samsung Internet', '25', 'Android', '14'),
+    ],
+    [
+      'Android WebView (wv): Chrome WebView → Android WebView',
+      'Mozilla/5.0 (Linux; Android 13; Pixel 7 Build/TQ3A.230805.001; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/126.0.6478.71 Mobile Safari/537.36',
+      agent('Android WebView', '126', 'Android', '13'),
+    ],
+    [
+      'Facebook in-app browser on iOS',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/470.0.0.37.108;FBBV/615367870;FBDV/iPhone15,2;FBMD/iPhone;FBSN/iOS;FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]',
+      agent('Facebook', '470', 'iOS', '17'),
+    ],
+    [
+      'Google App on iOS: GSA → Google App',
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 13_3 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) GSA/102.0.304944559 Mobile/15E148 Safari/604.1',
+      agent('Google App', '102', 'iOS', '13'),
+    ],
+    [
+      'Chrome on ChromeOS: Chromium OS → ChromeOS',
+      'Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+      agent('Chrome', '126', 'ChromeOS', '14541'),
+    ],
     ['surrounding whitespace is ignored', `  ${CHROME_WINDOWS}\t`, agent('Chrome', '126', 'Windows', '10')],
-    ['exactly 1,024 characters is still parsed', padded(MAX_USER_AGENT_LENGTH), agent('Chrome', '126', 'Windows', '10')],
+    [
+      'exactly 1,024 characters is still parsed',
+      padded(MAX_USER_AGENT_LENGTH),
+      agent('Chrome', '126', 'Windows', '10'),
+    ],
     ['Googlebot', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', BOT],
-    ['Googlebot smartphone (a Chrome UA plus a bot token)', 'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.126 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', BOT],
-    ['GPTBot', 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)', BOT],
-    ['Headless Chrome', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36', BOT],
+    [
+      'Googlebot smartphone (a Chrome UA plus a bot token)',
+      'Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.126 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+      BOT,
+    ],
+    [
+      'GPTBot',
+      'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)',
+      BOT,
+    ],
+    [
+      'Headless Chrome',
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36',
+      BOT,
+    ],
     ['curl', 'curl/8.4.0', BOT],
     ['python-requests', 'python-requests/2.31.0', BOT],
     ['Node.js fetch (undici)', 'node', BOT],
@@ -273,7 +397,9 @@ describe('parseUserAgent, hand-picked', () => {
 });
 
 describe('createUserAgentParser cache', () => {
-  const uas = ['Firefox/1', 'Firefox/2', 'Firefox/3', 'Firefox/4'].map((token) => `Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 ${token}.0`);
+  const uas = ['Firefox/1', 'Firefox/2', 'Firefox/3', 'Firefox/4'].map(
+    (token) => `Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 ${token}.0`,
+  );
 
   it('keeps at most maxEntries results and evicts the least recently used', () => {
     const cache = createUserAgentParser(3);

@@ -25,7 +25,9 @@ describe('visitor sketch: exact while small, HyperLogLog beyond', () => {
   });
 
   it('unions exact sets exactly, whatever the size of the union', () => {
-    const days = Array.from({ length: 30 }, (_, d) => addVisitors(emptySketch(), [...ids(`d${d}`, 900), ...ids('loyal', 100)]));
+    const days = Array.from({ length: 30 }, (_, d) =>
+      addVisitors(emptySketch(), [...ids(`d${d}`, 900), ...ids('loyal', 100)]),
+    );
     const union = unionSketches(days);
     expect(union.kind).toBe('exact');
     expect(countVisitors(union)).toBe(30 * 900 + 100);

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  hashVisitor,
-  isValidVisitorId,
-  newSalt,
-  resolveVisitor,
-  saltDay,
-} from '../../lambdas/domain/visitor.js';
+import { hashVisitor, isValidVisitorId, newSalt, resolveVisitor, saltDay } from '../../lambdas/domain/visitor.js';
 
-const BASE = { salt: 'c2FsdC1vZi10aGUtZGF5', site: 'example.com', ip: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/127.0' };
+const BASE = {
+  salt: 'c2FsdC1vZi10aGUtZGF5',
+  site: 'example.com',
+  ip: '203.0.113.7',
+  userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/127.0',
+};
 
 describe('isValidVisitorId (spec §2.9, §8)', () => {
   it.each<[unknown, boolean]>([

@@ -22,10 +22,14 @@ const CLIENT_B = '127.98.76.54';
 /** POST /api/event from `localAddress`; resolves with the status. */
 function postFrom(url: string, localAddress: string, body: unknown): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/api/event`, { method: 'POST', localAddress, headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      `${url}/api/event`,
+      { method: 'POST', localAddress, headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(typeof body === 'string' ? body : JSON.stringify(body));
   });

@@ -21,7 +21,10 @@ function setup(countries: CountryLookup | null = database) {
   const logged: string[] = [];
   const logger = new Logger({ serviceName: 'test', logLevel: 'DEBUG' });
   for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-    vi.spyOn(logger, level).mockImplementation((...args: unknown[]) => void logged.push(JSON.stringify(args, (_k, v: unknown) => (v instanceof Error ? v.message : v))));
+    vi.spyOn(logger, level).mockImplementation(
+      (...args: unknown[]) =>
+        void logged.push(JSON.stringify(args, (_k, v: unknown) => (v instanceof Error ? v.message : v))),
+    );
   }
   const metrics = new Metrics({ namespace: 'Test', serviceName: 'test' });
   vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => metrics);
@@ -36,7 +39,11 @@ function setup(countries: CountryLookup | null = database) {
     limiter: new SiteRateLimiter(),
   });
   /** Posts one page view from `sourceIp`; resolves with the event written, or undefined. */
-  async function post(sourceIp: string, headers: Record<string, string> = {}, body?: unknown): Promise<TrackedEvent | undefined> {
+  async function post(
+    sourceIp: string,
+    headers: Record<string, string> = {},
+    body?: unknown,
+  ): Promise<TrackedEvent | undefined> {
     const before = written.length;
     const event = httpApiEvent({
       method: 'POST',
@@ -71,13 +78,24 @@ describe('country from the client address (issue 21, docs/ingestion.md "Country"
 
   // RFC 5737 and RFC 3849 documentation ranges, RFC 1918 private, loopback,
   // link-local, shared address space (RFC 6598): no country, never a guess.
-  it.each(['192.0.2.1', '198.51.100.7', '203.0.113.9', '2001:db8::1', '2001:db8:ffff::9', '10.1.2.3', '192.168.0.10', '127.0.0.1', '::1', '169.254.1.1', '100.64.0.1', 'not-an-address', ''])(
-    '%s → unknown (null)',
-    async (ip) => {
-      const { post } = setup();
-      expect((await post(ip))?.country).toBeNull();
-    },
-  );
+  it.each([
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    '2001:db8::1',
+    '2001:db8:ffff::9',
+    '10.1.2.3',
+    '192.168.0.10',
+    '127.0.0.1',
+    '::1',
+    '169.254.1.1',
+    '100.64.0.1',
+    'not-an-address',
+    '',
+  ])('%s → unknown (null)', async (ip) => {
+    const { post } = setup();
+    expect((await post(ip))?.country).toBeNull();
+  });
 
   it('a CDN country header wins over the lookup; a header that names no country falls back to it', async () => {
     const { post } = setup();
@@ -128,7 +146,13 @@ describe('country from the client address (issue 21, docs/ingestion.md "Country"
     async function createEventHandlerRejects(from: string): Promise<number | undefined> {
       const { handler } = setupRaw(logged);
       const result = await handler(
-        httpApiEvent({ method: 'POST', path: '/api/event', sourceIp: from, headers: { 'user-agent': CHROME_UA }, body: '{not json' }),
+        httpApiEvent({
+          method: 'POST',
+          path: '/api/event',
+          sourceIp: from,
+          headers: { 'user-agent': CHROME_UA },
+          body: '{not json',
+        }),
         localContext('event'),
       );
       return result.statusCode;

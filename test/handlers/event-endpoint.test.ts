@@ -14,7 +14,9 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   const now = Date.UTC(2026, 10, 21, 10, 30);
 
   beforeAll(async () => {
-    svc = await startTestService([{ domain: 'example.com' }, { domain: 'limited.org', rate_limit: 1 }], { clock: () => now });
+    svc = await startTestService([{ domain: 'example.com' }, { domain: 'limited.org', rate_limit: 1 }], {
+      clock: () => now,
+    });
   });
   afterAll(async () => svc.cleanup());
 
@@ -35,7 +37,14 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
 
   it('accepts a page view with 202, empty body, CORS, and writes it enriched', async () => {
     const res = await post(
-      { n: 'pageview', u: 'https://www.example.com/pricing?utm_source=hn&utm_campaign=launch', s: 'example.com', r: 'https://news.ycombinator.com/item?id=1', v: 'abcdefgh-1234', w: 390 },
+      {
+        n: 'pageview',
+        u: 'https://www.example.com/pricing?utm_source=hn&utm_campaign=launch',
+        s: 'example.com',
+        r: 'https://news.ycombinator.com/item?id=1',
+        v: 'abcdefgh-1234',
+        w: 390,
+      },
       { 'cf-ipcountry': 'de', 'accept-language': 'de-DE,de;q=0.9,en;q=0.8' },
     );
     expect(res.status).toBe(202);
@@ -86,7 +95,11 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   });
 
   it('takes the first 50 events of an array and ignores the rest', async () => {
-    const batch = Array.from({ length: 60 }, (_, i) => ({ n: 'pageview', u: `https://example.com/${i}`, s: 'example.com' }));
+    const batch = Array.from({ length: 60 }, (_, i) => ({
+      n: 'pageview',
+      u: `https://example.com/${i}`,
+      s: 'example.com',
+    }));
     expect((await post(batch)).status).toBe(202);
     const events = await written();
     expect(events.map((e) => e.path)).toEqual(batch.slice(0, 50).map((_, i) => `/${i}`));
@@ -107,9 +120,20 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   });
 
   it('keeps a goal with its trimmed name and an outbound link', async () => {
-    await post({ n: 'goal', g: '  Outbound Link: Click ', l: 'https://github.com/x', u: 'https://app.example.com/', s: 'example.com' });
+    await post({
+      n: 'goal',
+      g: '  Outbound Link: Click ',
+      l: 'https://github.com/x',
+      u: 'https://app.example.com/',
+      s: 'example.com',
+    });
     const [goal] = await written();
-    expect(goal).toMatchObject({ type: 'goal', goal: 'Outbound Link: Click', link: 'https://github.com/x', hostname: 'app.example.com' });
+    expect(goal).toMatchObject({
+      type: 'goal',
+      goal: 'Outbound Link: Click',
+      link: 'https://github.com/x',
+      hostname: 'app.example.com',
+    });
   });
 
   it('applies the per-site rate limit silently', async () => {
@@ -122,7 +146,10 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   it.each([
     ['not JSON', '{oops'],
     ['an empty array', '[]'],
-    ['an object without n, u and s', JSON.stringify({ name: 'pageview', url: 'https://example.com/', domain: 'example.com' })],
+    [
+      'an object without n, u and s',
+      JSON.stringify({ name: 'pageview', url: 'https://example.com/', domain: 'example.com' }),
+    ],
   ])('answers 400 invalid event for %s, with CORS', async (_name, body) => {
     const res = await post(body);
     expect(res.status).toBe(400);
@@ -131,14 +158,16 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   });
 
   it('answers a body over the ceiling (50 events of maximal fields) with 413 and CORS, and writes nothing', async () => {
-    const res = await post(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com', r: 'x'.repeat(MAX_BODY_BYTES) }));
+    const res = await post(
+      JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com', r: 'x'.repeat(MAX_BODY_BYTES) }),
+    );
     expect(res.status).toBe(413);
     expect(await res.text()).toBe('request too large');
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(await written()).toEqual([]);
   });
 
-  it('answers a body past the server\'s 1 MiB read limit with 413 and CORS', async () => {
+  it("answers a body past the server's 1 MiB read limit with 413 and CORS", async () => {
     const res = await post('x'.repeat(1024 * 1024 + 1));
     expect(res.status).toBe(413);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
@@ -155,7 +184,11 @@ describe('POST /api/event through the local service (spec §4.3, §6, §7)', () 
   it('answers the CORS preflight', async () => {
     const res = await fetch(`${svc.url}/api/event`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

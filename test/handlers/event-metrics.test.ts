@@ -32,8 +32,13 @@ function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
   const logger = new Logger({ serviceName: 'test', logLevel: 'DEBUG' });
   const emitted = () =>
     lines.flatMap((line) => {
-      const emf = JSON.parse(line) as { _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> }; reason?: string } & Record<string, unknown>;
-      return emf._aws.CloudWatchMetrics.flatMap((d) => d.Metrics.map((m) => ({ name: m.Name, dimensions: d.Dimensions, value: emf[m.Name], reason: emf.reason })));
+      const emf = JSON.parse(line) as {
+        _aws: { CloudWatchMetrics: Array<{ Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
+        reason?: string;
+      } & Record<string, unknown>;
+      return emf._aws.CloudWatchMetrics.flatMap((d) =>
+        d.Metrics.map((m) => ({ name: m.Name, dimensions: d.Dimensions, value: emf[m.Name], reason: emf.reason })),
+      );
     });
   const debug = vi.spyOn(logger, 'debug').mockImplementation(() => undefined);
   vi.spyOn(logger, 'error').mockImplementation(() => undefined);
@@ -68,27 +73,41 @@ describe('event handler metrics and failures', () => {
     const res = await handler(apiEvent(body), localContext('event'));
     expect(res.statusCode).toBe(202);
     // Accepted events are AWS/Kinesis IncomingRecords: no metric of ours.
-    expect(emitted().map((m) => [m.name, m.value, m.reason]).sort()).toEqual([
+    expect(
+      emitted()
+        .map((m) => [m.name, m.value, m.reason])
+        .sort(),
+    ).toEqual([
       ['DroppedEvents', 1, 'foreign_host'],
       ['DroppedEvents', 1, 'goal_without_name'],
       ['DroppedEvents', 1, 'unknown_site'],
       ['DroppedEvents', 1, 'unknown_type'],
     ]);
     // One billed metric: the same name and dimension set on every line.
-    expect(new Set(emitted().map((m) => `${m.name}|${JSON.stringify(m.dimensions)}`))).toEqual(new Set(['DroppedEvents|[["service"]]']));
+    expect(new Set(emitted().map((m) => `${m.name}|${JSON.stringify(m.dimensions)}`))).toEqual(
+      new Set(['DroppedEvents|[["service"]]']),
+    );
     expect(debug.mock.calls.filter(([msg]) => msg === 'events dropped')).toHaveLength(4);
   });
 
   it('writes no metric line for a request whose events are all accepted', async () => {
     const { handler, emitted } = setup(async () => undefined);
-    const res = await handler(apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })), localContext('event'));
+    const res = await handler(
+      apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })),
+      localContext('event'),
+    );
     expect(res.statusCode).toBe(202);
     expect(emitted()).toEqual([]);
   });
 
   it('counts bots', async () => {
     const { handler, emitted } = setup(async () => undefined);
-    await handler(apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }), { 'user-agent': 'curl/8.4.0' }), localContext('event'));
+    await handler(
+      apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }), {
+        'user-agent': 'curl/8.4.0',
+      }),
+      localContext('event'),
+    );
     expect(emitted()).toEqual([{ name: 'DroppedEvents', dimensions: [['service']], value: 1, reason: 'bot' }]);
   });
 
@@ -102,6 +121,9 @@ describe('event handler metrics and failures', () => {
     const crashing = setup(async () => {
       throw new TypeError('boom');
     });
-    expect(await crashing.handler(apiEvent(body), localContext('event'))).toMatchObject({ statusCode: 503, body: 'try again' });
+    expect(await crashing.handler(apiEvent(body), localContext('event'))).toMatchObject({
+      statusCode: 503,
+      body: 'try again',
+    });
   });
 });

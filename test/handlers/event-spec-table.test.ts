@@ -37,10 +37,30 @@ const ROWS: Row[] = [
   { id: 'n-proto', fields: { n: 'toString' }, status: 202, archived: null },
   { id: 'n-missing', fields: { n: undefined }, status: 400, archived: null },
   // u (§2.9, §6.3)
-  { id: 'u-subdomain', fields: { u: `https://app.${SITE}/u-subdomain` }, status: 202, archived: { hostname: `app.${SITE}`, path: '/u-subdomain' } },
-  { id: 'u-query', fields: { u: `https://${SITE}/u-query?utm_source=hn&utm_campaign=launch&gclid=1` }, status: 202, archived: { path: '/u-query', utm_source: 'hn', utm_campaign: 'launch', click_ids: 'gclid' } },
-  { id: 'u-hash-route', fields: { u: `https://${SITE}/u-hash-route#/settings` }, status: 202, archived: { path: '/u-hash-route#/settings' } },
-  { id: 'u-long', fields: { u: `https://${SITE}/u-long/${'a'.repeat(3000)}` }, status: 202, archived: { path: `/u-long/${'a'.repeat(2048 - 8)}` } },
+  {
+    id: 'u-subdomain',
+    fields: { u: `https://app.${SITE}/u-subdomain` },
+    status: 202,
+    archived: { hostname: `app.${SITE}`, path: '/u-subdomain' },
+  },
+  {
+    id: 'u-query',
+    fields: { u: `https://${SITE}/u-query?utm_source=hn&utm_campaign=launch&gclid=1` },
+    status: 202,
+    archived: { path: '/u-query', utm_source: 'hn', utm_campaign: 'launch', click_ids: 'gclid' },
+  },
+  {
+    id: 'u-hash-route',
+    fields: { u: `https://${SITE}/u-hash-route#/settings` },
+    status: 202,
+    archived: { path: '/u-hash-route#/settings' },
+  },
+  {
+    id: 'u-long',
+    fields: { u: `https://${SITE}/u-long/${'a'.repeat(3000)}` },
+    status: 202,
+    archived: { path: `/u-long/${'a'.repeat(2048 - 8)}` },
+  },
   { id: 'u-foreign', fields: { u: 'https://evil.test/u-foreign' }, status: 202, archived: null },
   { id: 'u-lookalike', fields: { u: `https://not${SITE}/u-lookalike` }, status: 202, archived: null },
   { id: 'u-not-url', fields: { u: 'not a url' }, status: 202, archived: null },
@@ -54,15 +74,35 @@ const ROWS: Row[] = [
   { id: 's-number', fields: { s: 7 }, status: 202, archived: null },
   { id: 's-missing', fields: { s: undefined }, status: 400, archived: null },
   // r (§2.9: only the host, only another site)
-  { id: 'r-other', fields: { r: 'https://news.ycombinator.com/item?id=1' }, status: 202, archived: { referrer_host: 'news.ycombinator.com', channel: 'Communities', source: 'Hacker News' } },
-  { id: 'r-self', fields: { r: `https://www.${SITE}/pricing` }, status: 202, archived: { referrer_host: null, channel: 'Direct' } },
+  {
+    id: 'r-other',
+    fields: { r: 'https://news.ycombinator.com/item?id=1' },
+    status: 202,
+    archived: { referrer_host: 'news.ycombinator.com', channel: 'Communities', source: 'Hacker News' },
+  },
+  {
+    id: 'r-self',
+    fields: { r: `https://www.${SITE}/pricing` },
+    status: 202,
+    archived: { referrer_host: null, channel: 'Direct' },
+  },
   { id: 'r-null', fields: { r: null }, status: 202, archived: { referrer_host: null } },
   { id: 'r-not-url', fields: { r: 'nope' }, status: 202, archived: { referrer_host: null } },
   { id: 'r-number', fields: { r: 42 }, status: 202, archived: { referrer_host: null } },
-  { id: 'r-long-host', fields: { r: `https://${'a.'.repeat(150)}test/` }, status: 202, archived: { referrer_host: null } },
+  {
+    id: 'r-long-host',
+    fields: { r: `https://${'a.'.repeat(150)}test/` },
+    status: 202,
+    archived: { referrer_host: null },
+  },
   // v (§2.9, §8: 8 to 64 letters, digits or dashes, else the daily hash)
   { id: 'v-valid', fields: { v: VALID_V }, status: 202, archived: { visitor_id: VALID_V, visitor_kind: 'id' } },
-  { id: 'v-64', fields: { v: 'v'.repeat(64) }, status: 202, archived: { visitor_id: 'v'.repeat(64), visitor_kind: 'id' } },
+  {
+    id: 'v-64',
+    fields: { v: 'v'.repeat(64) },
+    status: 202,
+    archived: { visitor_id: 'v'.repeat(64), visitor_kind: 'id' },
+  },
   { id: 'v-7', fields: { v: 'abcdefg' }, status: 202, archived: { visitor_kind: 'hash' } },
   { id: 'v-65', fields: { v: 'v'.repeat(65) }, status: 202, archived: { visitor_kind: 'hash' } },
   { id: 'v-300', fields: { v: 'v'.repeat(300) }, status: 202, archived: { visitor_kind: 'hash' } },
@@ -87,7 +127,12 @@ const ROWS: Row[] = [
   { id: 'g-number', fields: { n: 'goal', g: 404 }, status: 202, archived: null },
   { id: 'g-on-pageview', fields: { g: 'ignored' }, status: 202, archived: { type: 'pageview', goal: null } },
   // l (ours: the outbound link of a goal)
-  { id: 'l-goal', fields: { n: 'goal', g: 'Outbound Link: Click', l: 'https://github.com/x' }, status: 202, archived: { goal: 'Outbound Link: Click', link: 'https://github.com/x' } },
+  {
+    id: 'l-goal',
+    fields: { n: 'goal', g: 'Outbound Link: Click', l: 'https://github.com/x' },
+    status: 202,
+    archived: { goal: 'Outbound Link: Click', link: 'https://github.com/x' },
+  },
   { id: 'l-pageview', fields: { l: 'https://github.com/x' }, status: 202, archived: { link: null } },
   { id: 'l-number', fields: { n: 'goal', g: 'Outbound Link: Click', l: 5 }, status: 202, archived: { link: null } },
   // unknown fields are ignored
@@ -99,10 +144,17 @@ describe('POST /api/event: every row of spec §2.9 and §8, its status and what 
   const archived = new Map<string, TrackedEvent>();
 
   beforeAll(async () => {
-    svc = await startTestService([{ domain: SITE, rate_limit: 1_000_000 }], { clock: () => NOW, sessionizeIntervalMs: 0 });
+    svc = await startTestService([{ domain: SITE, rate_limit: 1_000_000 }], {
+      clock: () => NOW,
+      sessionizeIntervalMs: 0,
+    });
     for (const row of ROWS) {
       const event = { n: 'pageview', u: `https://${SITE}/${row.id}`, s: SITE, ...row.fields };
-      const res = await fetch(`${svc.url}/api/event`, { method: 'POST', headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' }, body: JSON.stringify(event) });
+      const res = await fetch(`${svc.url}/api/event`, {
+        method: 'POST',
+        headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' },
+        body: JSON.stringify(event),
+      });
       expect(res.status, row.id).toBe(row.status);
       expect(res.headers.get('access-control-allow-origin'), row.id).toBe('*');
     }
@@ -121,6 +173,10 @@ describe('POST /api/event: every row of spec §2.9 and §8, its status and what 
   });
 
   it('archives exactly the kept rows, nothing else', () => {
-    expect([...archived.keys()].sort()).toEqual(ROWS.filter((r) => r.archived !== null).map((r) => r.id).sort());
+    expect([...archived.keys()].sort()).toEqual(
+      ROWS.filter((r) => r.archived !== null)
+        .map((r) => r.id)
+        .sort(),
+    );
   });
 });

@@ -1,11 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync } from 'node:zlib';
-import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
+import {
+  DescribeStreamCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type KinesisClient,
+} from '@aws-sdk/client-kinesis';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { KinesisEventStream } from '../../lambdas/adapters/kinesis-stream.js';
 import { createEventHandler } from '../../lambdas/handlers/event.js';
-import { TRACKER_DEFAULT_ENDPOINT, createTrackerScriptHandler, withEventEndpoint } from '../../lambdas/handlers/tracker-script.js';
+import {
+  TRACKER_DEFAULT_ENDPOINT,
+  createTrackerScriptHandler,
+  withEventEndpoint,
+} from '../../lambdas/handlers/tracker-script.js';
 import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
 import { trackedEventSchema, type TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { localContext } from '../../local/api-gateway.js';
@@ -34,7 +43,11 @@ describe('the event function behind its function URL', () => {
     client = kinesis.client;
     const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamName: streamName }));
     const shardId = StreamDescription?.Shards?.[0]?.ShardId;
-    iterator = (await client.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    iterator = (
+      await client.send(
+        new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+      )
+    ).ShardIterator;
   });
   afterAll(async () => kinesis.close());
 
@@ -58,12 +71,25 @@ describe('the event function behind its function URL', () => {
     });
 
   it('answers a text/plain POST with 202 and CORS, and puts the event enriched from the URL event (sourceIp, lower-case headers) on the stream', async () => {
-    const body = JSON.stringify({ n: 'pageview', u: 'https://example.com/pricing?utm_source=hn', s: 'example.com', r: 'https://news.ycombinator.com/', v: 'abcdefgh-1234', w: 1440 });
+    const body = JSON.stringify({
+      n: 'pageview',
+      u: 'https://example.com/pricing?utm_source=hn',
+      s: 'example.com',
+      r: 'https://news.ycombinator.com/',
+      v: 'abcdefgh-1234',
+      w: 1440,
+    });
     const res = await handler()(
       functionUrlEvent({
         method: 'POST',
         path: '/api/event',
-        headers: { 'content-type': 'text/plain;charset=UTF-8', 'user-agent': CHROME_UA, 'accept-language': 'en-NZ,en;q=0.9', origin: 'https://example.com', cookie: 'footfall_vid=abcdefgh-1234; other=1' },
+        headers: {
+          'content-type': 'text/plain;charset=UTF-8',
+          'user-agent': CHROME_UA,
+          'accept-language': 'en-NZ,en;q=0.9',
+          origin: 'https://example.com',
+          cookie: 'footfall_vid=abcdefgh-1234; other=1',
+        },
         body,
       }),
       localContext('event'),
@@ -72,7 +98,16 @@ describe('the event function behind its function URL', () => {
     expect(res.headers?.['Access-Control-Allow-Origin'] ?? res.headers?.['access-control-allow-origin']).toBe('*');
     const [event, ...rest] = await onStream();
     expect(rest).toEqual([]);
-    expect(event).toMatchObject({ site: 'example.com', path: '/pricing', utm_source: 'hn', visitor_id: 'abcdefgh-1234', country: 'NZ', language: 'en-NZ', browser: 'Chrome', channel: 'Communities' });
+    expect(event).toMatchObject({
+      site: 'example.com',
+      path: '/pricing',
+      utm_source: 'hn',
+      visitor_id: 'abcdefgh-1234',
+      country: 'NZ',
+      language: 'en-NZ',
+      browser: 'Chrome',
+      channel: 'Communities',
+    });
   });
 
   it('decodes a base64 body (a binary content type) and counts visitors without an id by the connection address', async () => {
@@ -82,7 +117,9 @@ describe('the event function behind its function URL', () => {
           method: 'POST',
           path: '/api/event',
           headers: { 'content-type': 'application/octet-stream', 'user-agent': CHROME_UA },
-          body: Buffer.from(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })).toString('base64'),
+          body: Buffer.from(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })).toString(
+            'base64',
+          ),
           isBase64Encoded: true,
           sourceIp,
         }),
@@ -98,15 +135,30 @@ describe('the event function behind its function URL', () => {
 
   it('answers the CORS preflight itself (the URL has no CORS configuration) and other methods with 405 and CORS', async () => {
     const preflight = await handler()(
-      functionUrlEvent({ method: 'OPTIONS', path: '/api/event', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } }),
+      functionUrlEvent({
+        method: 'OPTIONS',
+        path: '/api/event',
+        headers: {
+          origin: 'https://example.com',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      }),
       localContext('event'),
     );
     expect(preflight.statusCode).toBe(204);
     const headers = Object.fromEntries(Object.entries(preflight.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-    expect(headers).toMatchObject({ 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST,OPTIONS', 'access-control-allow-headers': 'Content-Type' });
+    expect(headers).toMatchObject({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'POST,OPTIONS',
+      'access-control-allow-headers': 'Content-Type',
+    });
     const get = await handler()(functionUrlEvent({ method: 'GET', path: '/' }), localContext('event'));
     expect(get.statusCode).toBe(405);
-    expect(Object.fromEntries(Object.entries(get.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]))).toMatchObject({ allow: 'POST, OPTIONS', 'access-control-allow-origin': '*' });
+    expect(Object.fromEntries(Object.entries(get.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]))).toMatchObject({
+      allow: 'POST, OPTIONS',
+      'access-control-allow-origin': '*',
+    });
     expect(await onStream()).toEqual([]);
   });
 });
@@ -116,9 +168,15 @@ describe('the tracker function behind its function URL', () => {
 
   it('serves the script with the event function URL as its default endpoint, brotli and base64 as Lambda expects', async () => {
     const handler = createTrackerScriptHandler(script, { eventUrl: EVENT_URL });
-    const res = await handler(functionUrlEvent({ method: 'GET', path: '/v.js', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } }));
+    const res = await handler(
+      functionUrlEvent({ method: 'GET', path: '/v.js', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } }),
+    );
     expect(res).toMatchObject({ statusCode: 200, isBase64Encoded: true });
-    expect(res.headers).toMatchObject({ 'content-encoding': 'br', 'content-type': 'application/javascript; charset=utf-8', 'access-control-allow-origin': '*' });
+    expect(res.headers).toMatchObject({
+      'content-encoding': 'br',
+      'content-type': 'application/javascript; charset=utf-8',
+      'access-control-allow-origin': '*',
+    });
     const served = brotliDecompressSync(Buffer.from(res.body ?? '', 'base64')).toString('utf8');
     expect(served).toBe(withEventEndpoint(script, EVENT_URL));
     expect(served).toContain(`new URL(${JSON.stringify(EVENT_URL)},`);
@@ -127,10 +185,16 @@ describe('the tracker function behind its function URL', () => {
     const plain = createTrackerScriptHandler(script);
     const etag = (await plain(functionUrlEvent({ method: 'GET', path: '/v.js' }))).headers?.etag;
     expect(res.headers?.etag).not.toBe(etag);
-    expect((await handler(functionUrlEvent({ method: 'GET', path: '/v.js', headers: { 'if-none-match': String(res.headers?.etag) } }))).statusCode).toBe(304);
+    expect(
+      (
+        await handler(
+          functionUrlEvent({ method: 'GET', path: '/v.js', headers: { 'if-none-match': String(res.headers?.etag) } }),
+        )
+      ).statusCode,
+    ).toBe(304);
   });
 
-  it('keeps the script\'s own origin as the default without an event URL (npm start)', async () => {
+  it("keeps the script's own origin as the default without an event URL (npm start)", async () => {
     const res = await createTrackerScriptHandler(script)(functionUrlEvent({ method: 'GET', path: '/v.js' }));
     expect(res.body).toBe(script);
     expect(script.split(JSON.stringify(TRACKER_DEFAULT_ENDPOINT))).toHaveLength(2);

@@ -19,11 +19,23 @@ type Service = Awaited<ReturnType<typeof startTestService>>;
 describe('POST /api/webhooks/{provider}/{domain} (Stripe, signed real payloads)', () => {
   let svc: Service;
   beforeAll(async () => {
-    svc = await startTestService([{ domain: 'example.com', timezone: 'UTC' }, { domain: 'other.org' }], { clock: () => NOW });
+    svc = await startTestService([{ domain: 'example.com', timezone: 'UTC' }, { domain: 'other.org' }], {
+      clock: () => NOW,
+    });
     await new DynamoConfigStore(svc.dynamo, svc.secrets).connectProvider('example.com', 'stripe', SECRET, new Date());
     // The buyer came from Hacker News two days before paying.
     const visit = buildVisits('example.com', VISITOR, [
-      visitEventOf(trackedEvent({ event_id: 'e1', visitor_id: VISITOR, ts: NOW - 2 * 86_400_000, channel: 'Communities', referrer_host: 'news.ycombinator.com', source: 'Hacker News', path: '/launch' })),
+      visitEventOf(
+        trackedEvent({
+          event_id: 'e1',
+          visitor_id: VISITOR,
+          ts: NOW - 2 * 86_400_000,
+          channel: 'Communities',
+          referrer_host: 'news.ycombinator.com',
+          source: 'Hacker News',
+          path: '/launch',
+        }),
+      ),
     ]);
     await new DynamoVisitStore(svc.dynamo).writeVisits(visit, []);
   });
@@ -31,7 +43,11 @@ describe('POST /api/webhooks/{provider}/{domain} (Stripe, signed real payloads)'
 
   const deliver = (name: string, opts: { secret?: string; path?: string; body?: string } = {}) => {
     const body = opts.body ?? fixture('stripe', name);
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: opts.secret ?? SECRET, timestamp: Math.floor(NOW / 1000) });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: opts.secret ?? SECRET,
+      timestamp: Math.floor(NOW / 1000),
+    });
     return fetch(`${svc.url}${opts.path ?? '/api/webhooks/stripe/example.com'}`, {
       method: 'POST',
       headers: { 'stripe-signature': signature, 'content-type': 'application/json' },
@@ -75,17 +91,42 @@ describe('POST /api/webhooks/{provider}/{domain} (Stripe, signed real payloads)'
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toEqual({ error: expect.stringContaining('signature') });
     const body = fixture('stripe', 'charge.refunded.full.json');
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(NOW / 1000) });
-    const tampered = await fetch(`${svc.url}/api/webhooks/stripe/example.com`, { method: 'POST', headers: { 'stripe-signature': signature }, body: body.replace('"refunded": true', '"refunded": false ') });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: SECRET,
+      timestamp: Math.floor(NOW / 1000),
+    });
+    const tampered = await fetch(`${svc.url}/api/webhooks/stripe/example.com`, {
+      method: 'POST',
+      headers: { 'stripe-signature': signature },
+      body: body.replace('"refunded": true', '"refunded": false '),
+    });
     expect(tampered.status).toBe(400);
-    const stale = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(NOW / 1000) - 3600 });
-    expect((await fetch(`${svc.url}/api/webhooks/stripe/example.com`, { method: 'POST', headers: { 'stripe-signature': stale }, body })).status).toBe(400);
+    const stale = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: SECRET,
+      timestamp: Math.floor(NOW / 1000) - 3600,
+    });
+    expect(
+      (
+        await fetch(`${svc.url}/api/webhooks/stripe/example.com`, {
+          method: 'POST',
+          headers: { 'stripe-signature': stale },
+          body,
+        })
+      ).status,
+    ).toBe(400);
     expect((await fetch(`${svc.url}/api/webhooks/stripe/example.com`, { method: 'POST', body })).status).toBe(400);
     expect(await payment()).toEqual(before);
   });
 
   it('answers 404 for an unknown provider, an unknown site, or a provider not connected', async () => {
-    for (const path of ['/api/webhooks/square/example.com', '/api/webhooks/stripe/nosuch.com', '/api/webhooks/stripe/other.org', '/api/webhooks/paddle/example.com']) {
+    for (const path of [
+      '/api/webhooks/square/example.com',
+      '/api/webhooks/stripe/nosuch.com',
+      '/api/webhooks/stripe/other.org',
+      '/api/webhooks/paddle/example.com',
+    ]) {
       const res = await deliver('charge.succeeded.json', { path });
       expect(res.status, path).toBe(404);
       expect(await res.json()).toHaveProperty('error');
@@ -118,7 +159,11 @@ describe('webhook storage failure', () => {
       clock: () => NOW,
     });
     const body = fixture('stripe', 'charge.succeeded.json');
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(NOW / 1000) });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: SECRET,
+      timestamp: Math.floor(NOW / 1000),
+    });
     const res = await handler(
       {
         version: '2.0',
@@ -129,7 +174,9 @@ describe('webhook storage failure', () => {
         pathParameters: { provider: 'stripe', domain: 'example.com' },
         isBase64Encoded: false,
         body,
-        requestContext: { http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '1.1.1.1', userAgent: 'Stripe/1.0' } } as never,
+        requestContext: {
+          http: { method: 'POST', path: '/', protocol: 'HTTP/1.1', sourceIp: '1.1.1.1', userAgent: 'Stripe/1.0' },
+        } as never,
       },
       localContext('webhook'),
     );

@@ -19,22 +19,56 @@ type Service = Awaited<ReturnType<typeof startTestService>>;
 describe('webhook secrets at rest', () => {
   let svc: Service;
   beforeAll(async () => {
-    svc = await startTestService([{ domain: 'example.com', timezone: 'UTC' }, { domain: 'other.org', timezone: 'UTC' }], { clock: () => NOW });
+    svc = await startTestService(
+      [
+        { domain: 'example.com', timezone: 'UTC' },
+        { domain: 'other.org', timezone: 'UTC' },
+      ],
+      { clock: () => NOW },
+    );
   });
   afterAll(async () => svc.cleanup());
 
   const item = async (domain: string) =>
-    (await svc.dynamo.doc.send(new GetCommand({ TableName: svc.dynamo.table, Key: { [PK]: `PROVIDER#${domain}`, [SK]: 'stripe' } }))).Item!;
+    (
+      await svc.dynamo.doc.send(
+        new GetCommand({ TableName: svc.dynamo.table, Key: { [PK]: `PROVIDER#${domain}`, [SK]: 'stripe' } }),
+      )
+    ).Item!;
   const putItem = (domain: string, fields: Record<string, unknown>) =>
-    svc.dynamo.doc.send(new PutCommand({ TableName: svc.dynamo.table, Item: { [PK]: `PROVIDER#${domain}`, [SK]: 'stripe', type: 'PROVIDER', connected: new Date(NOW).toISOString(), ...fields } }));
+    svc.dynamo.doc.send(
+      new PutCommand({
+        TableName: svc.dynamo.table,
+        Item: {
+          [PK]: `PROVIDER#${domain}`,
+          [SK]: 'stripe',
+          type: 'PROVIDER',
+          connected: new Date(NOW).toISOString(),
+          ...fields,
+        },
+      }),
+    );
   const deliver = (domain: string) => {
     const body = fixture('stripe', 'payment_intent.succeeded.json');
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(NOW / 1000) });
-    return fetch(`${svc.url}/api/webhooks/stripe/${domain}`, { method: 'POST', headers: { 'stripe-signature': signature, 'content-type': 'application/json' }, body });
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: SECRET,
+      timestamp: Math.floor(NOW / 1000),
+    });
+    return fetch(`${svc.url}/api/webhooks/stripe/${domain}`, {
+      method: 'POST',
+      headers: { 'stripe-signature': signature, 'content-type': 'application/json' },
+      body,
+    });
   };
 
   it('stores only the sealed secret, and verifies webhooks with it', async () => {
-    await new DynamoConfigStore(svc.dynamo, svc.secrets).connectProvider('example.com', 'stripe', SECRET, new Date(NOW));
+    await new DynamoConfigStore(svc.dynamo, svc.secrets).connectProvider(
+      'example.com',
+      'stripe',
+      SECRET,
+      new Date(NOW),
+    );
     const stored = await item('example.com');
     expect(stored.secret).toBeUndefined();
     expect(JSON.stringify(stored)).not.toContain(SECRET);
@@ -42,7 +76,7 @@ describe('webhook secrets at rest', () => {
     expect((await deliver('example.com')).status).toBe(200);
   });
 
-  it('does not open a sealed secret copied to another site\'s item: 503, nothing verified', async () => {
+  it("does not open a sealed secret copied to another site's item: 503, nothing verified", async () => {
     await putItem('other.org', { sealed_secret: (await item('example.com')).sealed_secret });
     const res = await deliver('other.org');
     expect(res.status).toBe(503);
@@ -62,7 +96,9 @@ describe('webhook secrets at rest', () => {
   });
 
   it('refuses to store a secret without a box to seal it', async () => {
-    await expect(new DynamoConfigStore(svc.dynamo).connectProvider('example.com', 'stripe', SECRET, new Date(NOW))).rejects.toThrow(/SecretBox/);
+    await expect(
+      new DynamoConfigStore(svc.dynamo).connectProvider('example.com', 'stripe', SECRET, new Date(NOW)),
+    ).rejects.toThrow(/SecretBox/);
     expect(JSON.stringify(await item('example.com'))).not.toContain(SECRET);
   });
 });

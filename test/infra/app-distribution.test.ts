@@ -6,7 +6,13 @@ import { synth, type Synthesized } from './synth.js';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Behavior = Record<string, unknown> & { PathPattern?: string; TargetOriginId: string };
-type Statement = { Effect: string; Action: string | string[]; Principal?: unknown; Condition?: Record<string, unknown>; Resource: unknown };
+type Statement = {
+  Effect: string;
+  Action: string | string[];
+  Principal?: unknown;
+  Condition?: Record<string, unknown>;
+  Resource: unknown;
+};
 
 // Managed policy ids (CloudFront developer guide, "Use managed cache policies" and "Use managed origin request policies").
 const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
@@ -21,7 +27,11 @@ const only = <T>(values: Record<string, T>): [string, T] => {
 };
 
 let app: Synthesized;
-let config: { DefaultCacheBehavior: Behavior; CacheBehaviors: Behavior[]; Origins: Array<Record<string, unknown> & { Id: string }> } & Record<string, unknown>;
+let config: {
+  DefaultCacheBehavior: Behavior;
+  CacheBehaviors: Behavior[];
+  Origins: Array<Record<string, unknown> & { Id: string }>;
+} & Record<string, unknown>;
 
 beforeAll(async () => {
   await ensureAppBuilt();
@@ -29,13 +39,25 @@ beforeAll(async () => {
   config = only(resources(app, 'AWS::CloudFront::Distribution'))[1].Properties.DistributionConfig as typeof config;
 }, 120_000);
 
-describe('the app\'s CloudFront distribution (app=true)', () => {
+describe("the app's CloudFront distribution (app=true)", () => {
   it('serves the app from S3 through origin access control, with the SPA rewrite on the default behaviour only', () => {
     const s3Origin = config.Origins.find((o) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
-    expect(s3Origin).toMatchObject({ S3OriginConfig: { OriginAccessIdentity: '' }, OriginAccessControlId: { 'Fn::GetAtt': [expect.any(String), 'Id'] } });
+    expect(s3Origin).toMatchObject({
+      S3OriginConfig: { OriginAccessIdentity: '' },
+      OriginAccessControlId: { 'Fn::GetAtt': [expect.any(String), 'Id'] },
+    });
     const [, oac] = only(resources(app, 'AWS::CloudFront::OriginAccessControl'));
-    expect(oac.Properties.OriginAccessControlConfig).toMatchObject({ OriginAccessControlOriginType: 's3', SigningBehavior: 'always', SigningProtocol: 'sigv4' });
-    expect(config).toMatchObject({ DefaultRootObject: 'index.html', Enabled: true, HttpVersion: 'http2and3', Logging: { Bucket: expect.anything() } });
+    expect(oac.Properties.OriginAccessControlConfig).toMatchObject({
+      OriginAccessControlOriginType: 's3',
+      SigningBehavior: 'always',
+      SigningProtocol: 'sigv4',
+    });
+    expect(config).toMatchObject({
+      DefaultRootObject: 'index.html',
+      Enabled: true,
+      HttpVersion: 'http2and3',
+      Logging: { Bucket: expect.anything() },
+    });
     expect(config.DefaultCacheBehavior).toMatchObject({
       ViewerProtocolPolicy: 'redirect-to-https',
       CachePolicyId: CACHING_OPTIMIZED,
@@ -47,11 +69,21 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
     // Distribution-wide error pages would turn the API's JSON 404s into the app's HTML.
     expect(config.CustomErrorResponses).toBeUndefined();
     const [, fn] = only(resources(app, 'AWS::CloudFront::Function'));
-    expect(fn.Properties).toMatchObject({ FunctionCode: SPA_REWRITE_FUNCTION, FunctionConfig: { Runtime: 'cloudfront-js-2.0' }, AutoPublish: true });
+    expect(fn.Properties).toMatchObject({
+      FunctionCode: SPA_REWRITE_FUNCTION,
+      FunctionConfig: { Runtime: 'cloudfront-js-2.0' },
+      AutoPublish: true,
+    });
   });
 
   it('sends /api/* and /health to the HTTP API, /api/event, /v.js and /mcp to their function URLs, uncached, every viewer header but Host forwarded', () => {
-    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/api/event', '/api/*', '/v.js', '/health', '/mcp']);
+    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual([
+      '/api/event',
+      '/api/*',
+      '/v.js',
+      '/health',
+      '/mcp',
+    ]);
     const origin = (b: Behavior) => config.Origins.find((o) => o.Id === b.TargetOriginId)!;
     for (const b of config.CacheBehaviors) {
       expect(b, b.PathPattern).toMatchObject({
@@ -59,18 +91,37 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
         CachePolicyId: CACHING_DISABLED,
         AllowedMethods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'],
       });
-      if (b.PathPattern !== '/api/event') expect(b.OriginRequestPolicyId, b.PathPattern).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
-      expect(origin(b).CustomOriginConfig, b.PathPattern).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
+      if (b.PathPattern !== '/api/event')
+        expect(b.OriginRequestPolicyId, b.PathPattern).toBe(ALL_VIEWER_EXCEPT_HOST_HEADER);
+      expect(origin(b).CustomOriginConfig, b.PathPattern).toMatchObject({
+        OriginProtocolPolicy: 'https-only',
+        OriginSSLProtocols: ['TLSv1.2'],
+      });
     }
-    const [event, api, tracker, health, mcp] = config.CacheBehaviors as [Behavior, Behavior, Behavior, Behavior, Behavior];
-    for (const b of [api, health]) expect(JSON.stringify(origin(b).DomainName), b.PathPattern).toMatch(/"Fn::Select":\[2,\{"Fn::Split":\["\/",\{"Fn::GetAtt":\["HttpApi[0-9A-F]+","ApiEndpoint"\]\}\]\}\]/);
+    const [event, api, tracker, health, mcp] = config.CacheBehaviors as [
+      Behavior,
+      Behavior,
+      Behavior,
+      Behavior,
+      Behavior,
+    ];
+    for (const b of [api, health])
+      expect(JSON.stringify(origin(b).DomainName), b.PathPattern).toMatch(
+        /"Fn::Select":\[2,\{"Fn::Split":\["\/",\{"Fn::GetAtt":\["HttpApi[0-9A-F]+","ApiEndpoint"\]\}\]\}\]/,
+      );
     // The hot path through AppUrl pays CloudFront's requests only, not API Gateway's (docs/cost.md).
-    expect(JSON.stringify(origin(event).DomainName)).toMatch(/"Fn::GetAtt":\["eventFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
-    expect(JSON.stringify(origin(tracker).DomainName)).toMatch(/"Fn::GetAtt":\["trackerFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
-    expect(JSON.stringify(origin(mcp).DomainName)).toMatch(/"Fn::GetAtt":\["mcpFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/);
+    expect(JSON.stringify(origin(event).DomainName)).toMatch(
+      /"Fn::GetAtt":\["eventFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/,
+    );
+    expect(JSON.stringify(origin(tracker).DomainName)).toMatch(
+      /"Fn::GetAtt":\["trackerFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/,
+    );
+    expect(JSON.stringify(origin(mcp).DomainName)).toMatch(
+      /"Fn::GetAtt":\["mcpFunctionFunctionUrl[0-9A-F]+","FunctionUrl"\]/,
+    );
   });
 
-  it('sends the tracker\'s events with the viewer\'s address and country, so visitors are looked up and hashed on their own address', () => {
+  it("sends the tracker's events with the viewer's address and country, so visitors are looked up and hashed on their own address", () => {
     const event = config.CacheBehaviors[0]!;
     expect(event.PathPattern).toBe('/api/event');
     const [policyId, policy] = only(resources(app, 'AWS::CloudFront::OriginRequestPolicy'));
@@ -80,7 +131,14 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
       CookiesConfig: { CookieBehavior: 'none' },
       QueryStringsConfig: { QueryStringBehavior: 'none' },
     });
-    expect(EVENT_ORIGIN_HEADERS).toEqual(expect.arrayContaining(['user-agent', 'accept-language', 'CloudFront-Viewer-Address', 'CloudFront-Viewer-Country']));
+    expect(EVENT_ORIGIN_HEADERS).toEqual(
+      expect.arrayContaining([
+        'user-agent',
+        'accept-language',
+        'CloudFront-Viewer-Address',
+        'CloudFront-Viewer-Country',
+      ]),
+    );
   });
 
   it('lets only the distribution read the app bucket, which blocks all public access', () => {
@@ -88,8 +146,15 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
     const bucketId = (JSON.stringify(origin.DomainName).match(/"(AppAssets[0-9A-F]+)"/) ?? [])[1];
     expect(bucketId).toBeDefined();
     const bucket = resources(app, 'AWS::S3::Bucket')[bucketId!]!;
-    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-    const policy = Object.values(resources(app, 'AWS::S3::BucketPolicy')).find((p) => JSON.stringify(p.Properties.Bucket).includes(bucketId!))!;
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const policy = Object.values(resources(app, 'AWS::S3::BucketPolicy')).find((p) =>
+      JSON.stringify(p.Properties.Bucket).includes(bucketId!),
+    )!;
     const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
     const allows = statements.filter((s) => s.Effect === 'Allow');
     const [distributionId] = only(resources(app, 'AWS::CloudFront::Distribution'));
@@ -97,17 +162,28 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
       expect.objectContaining({
         Action: 's3:GetObject',
         Principal: { Service: 'cloudfront.amazonaws.com' },
-        Condition: { StringEquals: { 'AWS:SourceArn': expect.objectContaining({ 'Fn::Join': expect.arrayContaining([expect.arrayContaining([{ Ref: distributionId }])]) }) } },
+        Condition: {
+          StringEquals: {
+            'AWS:SourceArn': expect.objectContaining({
+              'Fn::Join': expect.arrayContaining([expect.arrayContaining([{ Ref: distributionId }])]),
+            }),
+          },
+        },
       }),
     ]);
     // Everything else is a Deny (TLS only).
     expect(statements.filter((s) => s.Effect !== 'Allow' && s.Effect !== 'Deny')).toEqual([]);
-    expect(statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport'))).toBe(true);
+    expect(
+      statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition).includes('aws:SecureTransport')),
+    ).toBe(true);
   });
 
   it('puts the security headers on every behaviour: CSP with frame-ancestors none, HSTS, DENY, nosniff, referrer policy', () => {
     const [policyId, policy] = only(resources(app, 'AWS::CloudFront::ResponseHeadersPolicy'));
-    const headers = (policy.Properties.ResponseHeadersPolicyConfig as { SecurityHeadersConfig: Record<string, unknown>; CustomHeadersConfig: { Items: unknown[] } });
+    const headers = policy.Properties.ResponseHeadersPolicyConfig as {
+      SecurityHeadersConfig: Record<string, unknown>;
+      CustomHeadersConfig: { Items: unknown[] };
+    };
     expect(headers.SecurityHeadersConfig).toEqual({
       ContentSecurityPolicy: { ContentSecurityPolicy: APP_CONTENT_SECURITY_POLICY, Override: true },
       StrictTransportSecurity: { AccessControlMaxAgeSec: 63_072_000, IncludeSubdomains: true, Override: true }, // as APP_HSTS
@@ -118,8 +194,14 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
     expect(appSecurityHeaders(true)['strict-transport-security']).toBe('max-age=63072000; includeSubDomains');
     expect(APP_CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
     expect(APP_CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
-    expect(headers.CustomHeadersConfig.Items).toEqual(expect.arrayContaining([expect.objectContaining({ Header: 'Permissions-Policy' }), expect.objectContaining({ Header: 'Cross-Origin-Opener-Policy', Value: 'same-origin' })]));
-    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors]) expect(b.ResponseHeadersPolicyId, b.PathPattern ?? 'default').toEqual({ Ref: policyId });
+    expect(headers.CustomHeadersConfig.Items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Header: 'Permissions-Policy' }),
+        expect.objectContaining({ Header: 'Cross-Origin-Opener-Policy', Value: 'same-origin' }),
+      ]),
+    );
+    for (const b of [config.DefaultCacheBehavior, ...config.CacheBehaviors])
+      expect(b.ResponseHeadersPolicyId, b.PathPattern ?? 'default').toEqual({ Ref: policyId });
   });
 
   it('uploads app/dist: hashed assets immutable, index.html revalidated and invalidated on each deploy', () => {
@@ -127,8 +209,15 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
     expect(deployments).toHaveLength(2);
     const assets = deployments.find((d) => !d.DistributionPaths)!;
     const index = deployments.find((d) => d.DistributionPaths)!;
-    expect(assets).toMatchObject({ Prune: false, SystemMetadata: { 'cache-control': 'public, max-age=31536000, immutable' } });
-    expect(index).toMatchObject({ Prune: false, DistributionPaths: ['/index.html'], SystemMetadata: { 'cache-control': 'no-cache' } });
+    expect(assets).toMatchObject({
+      Prune: false,
+      SystemMetadata: { 'cache-control': 'public, max-age=31536000, immutable' },
+    });
+    expect(index).toMatchObject({
+      Prune: false,
+      DistributionPaths: ['/index.html'],
+      SystemMetadata: { 'cache-control': 'no-cache' },
+    });
   });
 
   it('prints the app URL and stays cdk-nag clean', () => {
@@ -138,7 +227,9 @@ describe('the app\'s CloudFront distribution (app=true)', () => {
 });
 
 describe('the SPA rewrite (CloudFront Function)', () => {
-  const handler = new Function(`${SPA_REWRITE_FUNCTION}; return handler;`)() as (e: { request: { uri: string } }) => { uri: string };
+  const handler = new Function(`${SPA_REWRITE_FUNCTION}; return handler;`)() as (e: { request: { uri: string } }) => {
+    uri: string;
+  };
   it.each([
     ['/', '/index.html'],
     ['/sites/example.com', '/index.html'], // a domain: a dot, and still an app route

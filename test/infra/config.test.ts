@@ -26,10 +26,34 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('takes the strings of `-c key=value` and the JSON values of cdk.json alike', () => {
-    const fromCli = parseConfig({ app: 'true', shards: '4', rawRetentionDays: '0', deletionProtection: 'false', throttleRate: '50', throttleBurst: '100', logRetentionDays: '365', iteratorAgeAlarmSeconds: '60' });
-    const fromJson = parseConfig({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, throttleRate: 50, throttleBurst: 100, logRetentionDays: 365, iteratorAgeAlarmSeconds: 60 });
+    const fromCli = parseConfig({
+      app: 'true',
+      shards: '4',
+      rawRetentionDays: '0',
+      deletionProtection: 'false',
+      throttleRate: '50',
+      throttleBurst: '100',
+      logRetentionDays: '365',
+      iteratorAgeAlarmSeconds: '60',
+    });
+    const fromJson = parseConfig({
+      app: true,
+      shards: 4,
+      rawRetentionDays: 0,
+      deletionProtection: false,
+      throttleRate: 50,
+      throttleBurst: 100,
+      logRetentionDays: 365,
+      iteratorAgeAlarmSeconds: 60,
+    });
     expect(fromCli).toEqual(fromJson);
-    expect(fromCli).toMatchObject({ app: true, shards: 4, rawRetentionDays: 0, deletionProtection: false, logRetentionDays: 365 });
+    expect(fromCli).toMatchObject({
+      app: true,
+      shards: 4,
+      rawRetentionDays: 0,
+      deletionProtection: false,
+      logRetentionDays: 365,
+    });
     expect(parseConfig({ hotPathConcurrency: '100' }).hotPathConcurrency).toBe(100);
     expect(parseConfig({ hotPathConcurrency: 100 }).hotPathConcurrency).toBe(100);
   });
@@ -58,8 +82,25 @@ describe('stack configuration from CDK context', () => {
   });
 
   it('reads the context of an app', () => {
-    const app = testApp({ context: { app: 'true', shards: '2', deletionProtection: false, hotPathTracing: 'true', pointInTimeRecovery: 'false', tableClass: 'standard' } });
-    expect(readConfig(app)).toMatchObject({ app: true, shards: 2, deletionProtection: false, rawRetentionDays: 730, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard' });
+    const app = testApp({
+      context: {
+        app: 'true',
+        shards: '2',
+        deletionProtection: false,
+        hotPathTracing: 'true',
+        pointInTimeRecovery: 'false',
+        tableClass: 'standard',
+      },
+    });
+    expect(readConfig(app)).toMatchObject({
+      app: true,
+      shards: 2,
+      deletionProtection: false,
+      rawRetentionDays: 730,
+      hotPathTracing: true,
+      pointInTimeRecovery: false,
+      tableClass: 'standard',
+    });
   });
 });
 

@@ -18,7 +18,8 @@ function layerFiles(s: Synthesized): string[] {
   return readdirSync(join(outdir, `asset.${key.replace(/\.zip$/, '')}`)).sort();
 }
 
-const functionsOf = (s: Synthesized) => Object.entries(s.template.findResources('AWS::Lambda::Function') as Record<string, Resource>);
+const functionsOf = (s: Synthesized) =>
+  Object.entries(s.template.findResources('AWS::Lambda::Function') as Record<string, Resource>);
 
 describe('the IP-to-country database as a Lambda layer (issue 21)', () => {
   let main: Synthesized;
@@ -34,7 +35,9 @@ describe('the IP-to-country database as a Lambda layer (issue 21)', () => {
     main.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
       CompatibleRuntimes: ['nodejs22.x'],
       CompatibleArchitectures: ['arm64'],
-      Description: Match.stringLikeRegexp('^Footfall IP-to-country database: dbip-country\\.mmdb \\(country ipvAll\\), built \\d{4}-\\d\\d-\\d\\d$'),
+      Description: Match.stringLikeRegexp(
+        '^Footfall IP-to-country database: dbip-country\\.mmdb \\(country ipvAll\\), built \\d{4}-\\d\\d-\\d\\d$',
+      ),
     });
     expect(layerFiles(main)).toEqual(['DBIP-LICENSE', 'dbip-country.mmdb']);
   });
@@ -60,7 +63,9 @@ describe('the IP-to-country database as a Lambda layer (issue 21)', () => {
     const custom = synth({ config: { geoDatabase: join(installed, 'country.mmdb') }, bundle: false });
     expect(layerFiles(custom)).toEqual(['country.mmdb']);
     const event = functionsOf(custom).find(([id]) => id.startsWith('event'))?.[1];
-    expect((event?.Properties.Environment as { Variables: Record<string, unknown> }).Variables.GEO_DATABASE_PATH).toBe('/opt/country.mmdb');
+    expect((event?.Properties.Environment as { Variables: Record<string, unknown> }).Variables.GEO_DATABASE_PATH).toBe(
+      '/opt/country.mmdb',
+    );
   });
 
   it('refuses to synthesize with a file that is not a country database', async () => {

@@ -2,14 +2,20 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS, KEY_USE_UPDATE, PAYMENT_WRITE_PARTITIONS, REPORT_READ_PARTITIONS } from '../../lib/functions.js';
 import { synth, type Synthesized } from './synth.js';
 
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+type Statement = {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 const READ = ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'];
 const WRITE = ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
 
 /** Whether IAM's StringLike patterns let a partition key through (`*` any characters). */
 const allows = (patterns: readonly string[] | null, pk: string) =>
-  patterns === null || patterns.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk));
+  patterns === null ||
+  patterns.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk));
 
 /**
  * Issue 18.5: each function's DynamoDB access is scoped to the partitions it
@@ -24,20 +30,42 @@ describe('least privilege on the table, per function (context app=true)', () => 
   });
 
   /** An update-only statement (UpdateItem without PutItem): its partitions, attributes and return values. */
-  type Update = { actions: string[]; partitions: string[]; attributes: string[]; returnValues: unknown; conditions: string[] };
+  type Update = {
+    actions: string[];
+    partitions: string[];
+    attributes: string[];
+    returnValues: unknown;
+    conditions: string[];
+  };
   /** A function's DynamoDB grants: the partitions it may read and write (null: table-wide; [] for none), its update-only statements, and every action it has. */
-  function access(name: string): { read: string[] | null; write: string[] | null; readActions: string[]; writeActions: string[]; updates: Update[]; allActions: string[] } {
-    const [, policy] = Object.entries(on.template.findResources('AWS::IAM::Policy')).find(([id]) => id.startsWith(`${name}Role`))!;
-    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+  function access(name: string): {
+    read: string[] | null;
+    write: string[] | null;
+    readActions: string[];
+    writeActions: string[];
+    updates: Update[];
+    allActions: string[];
+  } {
+    const [, policy] = Object.entries(on.template.findResources('AWS::IAM::Policy')).find(([id]) =>
+      id.startsWith(`${name}Role`),
+    )!;
+    const statements = (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) =>
+      asArray(s.Action).some((a) => a.startsWith('dynamodb:')),
+    );
     const of = (action: string) => statements.find((s) => asArray(s.Action).includes(action));
-    const keys = (s: Statement | undefined) => (s ? ((s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined) ?? null) : []);
+    const keys = (s: Statement | undefined) =>
+      s ? ((s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined) ?? null) : [];
     for (const s of statements) expect(s.Effect).toBe('Allow');
     const updates = statements
-      .filter((s) => asArray(s.Action).includes('dynamodb:UpdateItem') && !asArray(s.Action).includes('dynamodb:PutItem'))
+      .filter(
+        (s) => asArray(s.Action).includes('dynamodb:UpdateItem') && !asArray(s.Action).includes('dynamodb:PutItem'),
+      )
       .map((s) => ({
         actions: asArray(s.Action),
         partitions: keys(s) ?? ['*'],
-        attributes: [...((s.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['*'])].sort(),
+        attributes: [
+          ...((s.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['*']),
+        ].sort(),
         returnValues: s.Condition?.['StringEqualsIfExists']?.['dynamodb:ReturnValues'],
         conditions: Object.keys(s.Condition ?? {}).sort(),
       }));
@@ -54,10 +82,18 @@ describe('least privilege on the table, per function (context app=true)', () => 
   it.each([
     ['event', ['SITES', 'SALT'], ['SALT']],
     // Its last step credits again the payments of the visitors it wrote (issue 16.2): payment items and FX rates.
-    ['sessionize', ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS]],
+    [
+      'sessionize',
+      ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
+      ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
+    ],
     ['report', [...REPORT_READ_PARTITIONS], []],
     ['mcp', [...REPORT_READ_PARTITIONS], []],
-    ['webhook', ['SITES', 'PROVIDER#*', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'], [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*']],
+    [
+      'webhook',
+      ['SITES', 'PROVIDER#*', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
+      [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
+    ],
     // R#: rollups and their delta log, which the scheduled run compacts.
     ['scheduled', ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', ...PAYMENT_WRITE_PARTITIONS]],
   ])('%s reads and writes only its own partitions', (name, read, write) => {
@@ -86,16 +122,31 @@ describe('least privilege on the table, per function (context app=true)', () => 
     ]);
     expect(KEY_USE_UPDATE.attributes).toEqual(['last_used']);
     // So it cannot forge or revive a key (hash, account, revoked), nor touch any other partition.
-    for (const attribute of ['hash', 'account', 'revoked', 'name', 'id']) expect(a.updates[0]!.attributes, attribute).not.toContain(attribute);
-    for (const pk of ['APIKEY#0a1b', 'PROVIDER#shop.test', 'SITES', 'USER#ana@acme.test', 'SESSION#0a1b']) expect(allows(a.updates[0]!.partitions, pk), pk).toBe(false);
+    for (const attribute of ['hash', 'account', 'revoked', 'name', 'id'])
+      expect(a.updates[0]!.attributes, attribute).not.toContain(attribute);
+    for (const pk of ['APIKEY#0a1b', 'PROVIDER#shop.test', 'SITES', 'USER#ana@acme.test', 'SESSION#0a1b'])
+      expect(allows(a.updates[0]!.partitions, pk), pk).toBe(false);
     // What it needs to answer a request is within reach.
-    for (const pk of ['SITES', 'APIKEY#0a1b', 'SESSION#0a1b', 'USER#ana@acme.test', 'R#shop.test#visits', 'PR#shop.test#totals', 'VIS#shop.test#v-1', 'PAY#shop.test', 'CUST#shop.test', 'FX']) {
+    for (const pk of [
+      'SITES',
+      'APIKEY#0a1b',
+      'SESSION#0a1b',
+      'USER#ana@acme.test',
+      'R#shop.test#visits',
+      'PR#shop.test#totals',
+      'VIS#shop.test#v-1',
+      'PAY#shop.test',
+      'CUST#shop.test',
+      'FX',
+    ]) {
       expect(allows(a.read, pk), pk).toBe(true);
     }
   });
 
   it('leaves the webhook secrets (PROVIDER#) to the webhook function, and to the app function that connects providers', () => {
-    const readers = Object.keys(FUNCTIONS).filter((name) => Object.keys(on.template.findResources('AWS::IAM::Policy')).some((id) => id.startsWith(`${name}Role`)));
+    const readers = Object.keys(FUNCTIONS).filter((name) =>
+      Object.keys(on.template.findResources('AWS::IAM::Policy')).some((id) => id.startsWith(`${name}Role`)),
+    );
     const canRead = readers.filter((name) => {
       const a = access(name);
       return a.readActions.length > 0 && allows(a.read, 'PROVIDER#shop.test');

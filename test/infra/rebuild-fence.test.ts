@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { FIREHOSE_BUFFER_INTERVAL, FIREHOSE_DELIVERY_FACTOR } from '../../lib/archive.js';
 import { ARCHIVE_FRESHNESS_ALARM_SECONDS } from '../../lib/footfall-stack.js';
 import { FUNCTIONS } from '../../lib/functions.js';
-import { AWS_DRAIN_MS, AWS_FENCE_MS, FIREHOSE_BUFFER_S, FIREHOSE_DELIVERY_S, SESSIONIZER_TIMEOUT_S } from '../../cli/rebuild.js';
+import {
+  AWS_DRAIN_MS,
+  AWS_FENCE_MS,
+  FIREHOSE_BUFFER_S,
+  FIREHOSE_DELIVERY_S,
+  SESSIONIZER_TIMEOUT_S,
+} from '../../cli/rebuild.js';
 import { SITE_CACHE_TTL_MS } from '../../lambdas/adapters/cached-site-directory.js';
 
 /** The waits of `footfall rebuild --aws` (docs/rebuild.md "The fence") follow the stack they wait for. */
@@ -21,6 +27,8 @@ describe('the rebuild fence matches the deployed stack', () => {
 
   it('alarms on archive freshness only beyond what the buffer itself delays', () => {
     // DataFreshness grows to the delivery delay in a healthy stack; the alarm must sit above it.
-    expect(ARCHIVE_FRESHNESS_ALARM_SECONDS).toBeGreaterThanOrEqual(FIREHOSE_BUFFER_INTERVAL.toSeconds() * FIREHOSE_DELIVERY_FACTOR + 300);
+    expect(ARCHIVE_FRESHNESS_ALARM_SECONDS).toBeGreaterThanOrEqual(
+      FIREHOSE_BUFFER_INTERVAL.toSeconds() * FIREHOSE_DELIVERY_FACTOR + 300,
+    );
   });
 });

@@ -20,9 +20,13 @@ describe('the KMS key of webhook secrets (context app=true)', () => {
 
   /** The KMS actions a function's role policy allows, with the resources they name. */
   function kmsGrants(name: string): Array<{ actions: string[]; resource: unknown }> {
-    const policies = Object.entries(on.template.findResources('AWS::IAM::Policy')).filter(([id]) => id.startsWith(`${name}Role`));
+    const policies = Object.entries(on.template.findResources('AWS::IAM::Policy')).filter(([id]) =>
+      id.startsWith(`${name}Role`),
+    );
     return policies.flatMap(([, p]) =>
-      (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) => asArray(s.Action).some((a) => a.startsWith('kms:'))).map((s) => {
+      (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) =>
+        asArray(s.Action).some((a) => a.startsWith('kms:')),
+      ).map((s) => {
         expect(s.Effect).toBe('Allow');
         return { actions: asArray(s.Action).sort(), resource: s.Resource };
       }),
@@ -31,7 +35,11 @@ describe('the KMS key of webhook secrets (context app=true)', () => {
 
   it('exists once, with yearly rotation, and is retained on stack deletion', () => {
     on.template.resourceCountIs('AWS::KMS::Key', 1);
-    on.template.hasResource('AWS::KMS::Key', { Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    on.template.hasResource('AWS::KMS::Key', {
+      Properties: { EnableKeyRotation: true },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
     on.template.hasOutput('SecretsKeyArn', { Value: { 'Fn::GetAtt': [keyId, 'Arn'] } });
   });
 
@@ -40,8 +48,12 @@ describe('the KMS key of webhook secrets (context app=true)', () => {
     ['app', ['kms:GenerateDataKey']],
   ])('%s may only %s, on this key, and knows its ARN', (name, actions) => {
     expect(kmsGrants(name)).toEqual([{ actions, resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }]);
-    const [, fn] = Object.entries(on.template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith(name))!;
-    expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.SECRETS_KEY_ID).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    const [, fn] = Object.entries(on.template.findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith(name),
+    )!;
+    expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.SECRETS_KEY_ID).toEqual({
+      'Fn::GetAtt': [keyId, 'Arn'],
+    });
   });
 
   it('gives no other function any KMS permission', () => {

@@ -33,7 +33,17 @@ let variant: Synthesized;
 beforeAll(() => {
   main = synth(); // the real thing: defaults, esbuild bundling of every function
   variant = synth({
-    config: { shards: 3, throttleRate: 50, throttleBurst: 100, rawRetentionDays: 0, deletionProtection: false, hotPathTracing: true, pointInTimeRecovery: false, tableClass: 'standard', hotPathConcurrency: 50 },
+    config: {
+      shards: 3,
+      throttleRate: 50,
+      throttleBurst: 100,
+      rawRetentionDays: 0,
+      deletionProtection: false,
+      hotPathTracing: true,
+      pointInTimeRecovery: false,
+      tableClass: 'standard',
+      hotPathConcurrency: 50,
+    },
     bundle: false,
   });
 });
@@ -52,7 +62,10 @@ describe('the stack as deployed by default', () => {
       const bare = [...code.matchAll(/\bimport\s*(?:[\w$*{}\s,]+?from\s*)?"([^"]+)"/g)]
         .map((m) => m[1] ?? '')
         .filter((m) => /^[@a-z0-9][\w@./-]*$/i.test(m) && !m.startsWith('node:') && !builtinModules.includes(m));
-      expect(bare.filter((m) => !m.startsWith('@aws-sdk/')), id).toEqual([]);
+      expect(
+        bare.filter((m) => !m.startsWith('@aws-sdk/')),
+        id,
+      ).toEqual([]);
     }
     const tracker = Object.entries(functions).find(([id]) => id.startsWith('tracker'))?.[1];
     const key = (tracker?.Properties.Code as { S3Key: string }).S3Key;
@@ -82,7 +95,9 @@ describe('Lambda functions', () => {
         Runtime: 'nodejs22.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
-        Environment: { Variables: { POWERTOOLS_METRICS_NAMESPACE: 'Footfall', POWERTOOLS_SERVICE_NAME: expect.any(String) } },
+        Environment: {
+          Variables: { POWERTOOLS_METRICS_NAMESPACE: 'Footfall', POWERTOOLS_SERVICE_NAME: expect.any(String) },
+        },
       });
       const logGroup = (fn.Properties.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
       expect(logGroups[logGroup]?.Properties.RetentionInDays, id).toBe(30);
@@ -95,20 +110,43 @@ describe('Lambda functions', () => {
     Object.fromEntries(
       Object.values(resourcesOf(s, 'AWS::Lambda::Function')).map((fn) => {
         const { Variables } = fn.Properties.Environment as { Variables: Record<string, string> };
-        const { LogFormat, SystemLogLevel, ApplicationLogLevel } = fn.Properties.LoggingConfig as Record<string, unknown>;
-        return [Variables.POWERTOOLS_SERVICE_NAME, { tracing: (fn.Properties.TracingConfig as { Mode: string } | undefined)?.Mode, LogFormat, SystemLogLevel, ApplicationLogLevel }];
+        const { LogFormat, SystemLogLevel, ApplicationLogLevel } = fn.Properties.LoggingConfig as Record<
+          string,
+          unknown
+        >;
+        return [
+          Variables.POWERTOOLS_SERVICE_NAME,
+          {
+            tracing: (fn.Properties.TracingConfig as { Mode: string } | undefined)?.Mode,
+            LogFormat,
+            SystemLogLevel,
+            ApplicationLogLevel,
+          },
+        ];
       }),
     );
-  const hotPath = Object.entries(FUNCTIONS).filter(([, spec]) => (spec as FunctionSpec).hotPath).map(([name]) => name);
+  const hotPath = Object.entries(FUNCTIONS)
+    .filter(([, spec]) => (spec as FunctionSpec).hotPath)
+    .map(([name]) => name);
 
-  it('trace nothing and drop Lambda\'s platform log lines on the hot path by default; trace every other function', () => {
+  it("trace nothing and drop Lambda's platform log lines on the hot path by default; trace every other function", () => {
     expect(hotPath.sort()).toEqual(['event', 'tracker']);
     for (const [name, mode] of Object.entries(tracingOf(main))) {
       if (hotPath.includes(name)) {
         // PassThrough: only a caller's sampled trace header would be traced, and HTTP APIs send none.
-        expect(mode, name).toEqual({ tracing: 'PassThrough', LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: undefined });
+        expect(mode, name).toEqual({
+          tracing: 'PassThrough',
+          LogFormat: 'JSON',
+          SystemLogLevel: 'WARN',
+          ApplicationLogLevel: undefined,
+        });
       } else {
-        expect(mode, name).toEqual({ tracing: 'Active', LogFormat: undefined, SystemLogLevel: undefined, ApplicationLogLevel: undefined });
+        expect(mode, name).toEqual({
+          tracing: 'Active',
+          LogFormat: undefined,
+          SystemLogLevel: undefined,
+          ApplicationLogLevel: undefined,
+        });
       }
     }
   });
@@ -150,7 +188,10 @@ describe('IAM', () => {
         }
         if (statement.Resource === '*') {
           // X-Ray (active tracing) and the Glue schema registry lookup of the Firehose L2.
-          expect(actions.every((a) => a.startsWith('xray:') || a === 'glue:GetSchemaVersion'), `${id}: ${actions.join(', ')}`).toBe(true);
+          expect(
+            actions.every((a) => a.startsWith('xray:') || a === 'glue:GetSchemaVersion'),
+            `${id}: ${actions.join(', ')}`,
+          ).toBe(true);
         }
       }
     }
@@ -159,17 +200,27 @@ describe('IAM', () => {
   it('grants the functions only the DynamoDB item API and the Kinesis calls they make', () => {
     const policies = resourcesOf(main, 'AWS::IAM::Policy');
     const eventPolicy = Object.entries(policies).find(([id]) => id.startsWith('eventRole'))?.[1];
-    const actions = (eventPolicy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) => asArray(s.Action));
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
-      ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    const actions = (eventPolicy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) =>
+      asArray(s.Action),
     );
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
     expect(actions.filter((a) => a.startsWith('kinesis:')).sort()).toEqual(['kinesis:PutRecord', 'kinesis:PutRecords']);
   });
 });
 
 describe('HTTP API', () => {
-  it('routes the ingestion, tracker and health endpoints, and exactly the registry\'s routes', () => {
-    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+  it("routes the ingestion, tracker and health endpoints, and exactly the registry's routes", () => {
+    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map(
+      (r) => r.Properties.RouteKey as string,
+    );
     expect(keys).toEqual(expect.arrayContaining(['GET /health', 'GET /v.js', 'ANY /api/event']));
     const fromRegistry = deployedFunctions(FUNCTIONS, { app: false }).flatMap(([, spec]) =>
       (spec.routes ?? []).flatMap((route) => route.methods.map((method) => `${method} ${route.path}`)),
@@ -257,7 +308,9 @@ describe('Firehose to the Parquet archive', () => {
   it('reads the stream and converts OpenX JSON to Parquet against the Glue table', () => {
     main.template.hasResourceProperties('AWS::KinesisFirehose::DeliveryStream', {
       DeliveryStreamType: 'KinesisStreamAsSource',
-      KinesisStreamSourceConfiguration: { KinesisStreamARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Events'), 'Arn'] } },
+      KinesisStreamSourceConfiguration: {
+        KinesisStreamARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('^Events'), 'Arn'] },
+      },
       ExtendedS3DestinationConfiguration: {
         DataFormatConversionConfiguration: {
           Enabled: true,
@@ -279,7 +332,9 @@ describe('Firehose to the Parquet archive', () => {
       Prefix: string;
       ErrorOutputPrefix: string;
       BufferingHints: { SizeInMBs: number; IntervalInSeconds: number };
-      ProcessingConfiguration: { Processors: Array<{ Type: string; Parameters: Array<{ ParameterName: string; ParameterValue: string }> }> };
+      ProcessingConfiguration: {
+        Processors: Array<{ Type: string; Parameters: Array<{ ParameterName: string; ParameterValue: string }> }>;
+      };
     };
     expect(config.DynamicPartitioningConfiguration).toEqual({ Enabled: true });
     expect(config.Prefix).toBe('events/site=!{partitionKeyFromQuery:site}/dt=!{partitionKeyFromQuery:dt}/');
@@ -303,17 +358,32 @@ describe('Firehose to the Parquet archive', () => {
     }
   })();
 
-  it.skipIf(jq !== 'jq-1.6')('computes dt as archiveDt does (the query run through jq 1.6, the engine Firehose uses)', () => {
-    const config = delivery().Properties.ExtendedS3DestinationConfiguration as {
-      ProcessingConfiguration: { Processors: Array<{ Parameters: Array<{ ParameterName: string; ParameterValue: string }> }> };
-    };
-    const query = config.ProcessingConfiguration.Processors[0]?.Parameters.find((p) => p.ParameterName === 'MetadataExtractionQuery')?.ParameterValue;
-    const times = [0, Date.UTC(2026, 0, 14, 23, 59, 59, 999), Date.UTC(2026, 0, 15), Date.UTC(2024, 1, 29, 12, 30, 1, 1)];
-    for (const ts of times) {
-      const out = execFileSync('jq', ['-c', query ?? ''], { input: JSON.stringify({ site: 'example.com', ts, type: 'pageview' }), encoding: 'utf8' });
-      expect(JSON.parse(out)).toEqual({ site: 'example.com', dt: archiveDt(ts) });
-    }
-  });
+  it.skipIf(jq !== 'jq-1.6')(
+    'computes dt as archiveDt does (the query run through jq 1.6, the engine Firehose uses)',
+    () => {
+      const config = delivery().Properties.ExtendedS3DestinationConfiguration as {
+        ProcessingConfiguration: {
+          Processors: Array<{ Parameters: Array<{ ParameterName: string; ParameterValue: string }> }>;
+        };
+      };
+      const query = config.ProcessingConfiguration.Processors[0]?.Parameters.find(
+        (p) => p.ParameterName === 'MetadataExtractionQuery',
+      )?.ParameterValue;
+      const times = [
+        0,
+        Date.UTC(2026, 0, 14, 23, 59, 59, 999),
+        Date.UTC(2026, 0, 15),
+        Date.UTC(2024, 1, 29, 12, 30, 1, 1),
+      ];
+      for (const ts of times) {
+        const out = execFileSync('jq', ['-c', query ?? ''], {
+          input: JSON.stringify({ site: 'example.com', ts, type: 'pageview' }),
+          encoding: 'utf8',
+        });
+        expect(JSON.parse(out)).toEqual({ site: 'example.com', dt: archiveDt(ts) });
+      }
+    },
+  );
 });
 
 describe('Glue table and Athena', () => {
@@ -322,10 +392,17 @@ describe('Glue table and Athena', () => {
     const input = table.Properties.TableInput as {
       Name: string;
       PartitionKeys: Array<{ Name: string; Type: string }>;
-      StorageDescriptor: { Columns: Array<{ Name: string; Type: string }>; InputFormat: string; OutputFormat: string; SerdeInfo: { SerializationLibrary: string } };
+      StorageDescriptor: {
+        Columns: Array<{ Name: string; Type: string }>;
+        InputFormat: string;
+        OutputFormat: string;
+        SerdeInfo: { SerializationLibrary: string };
+      };
     };
     expect(input.Name).toBe('events');
-    expect(input.StorageDescriptor.Columns).toEqual(glueColumns().map(({ name, type }) => ({ Name: name, Type: type })));
+    expect(input.StorageDescriptor.Columns).toEqual(
+      glueColumns().map(({ name, type }) => ({ Name: name, Type: type })),
+    );
     expect(input.PartitionKeys).toEqual(ARCHIVE_PARTITION_KEYS.map(({ name, type }) => ({ Name: name, Type: type })));
     expect(input.StorageDescriptor).toMatchObject({
       InputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat',
@@ -345,7 +422,10 @@ describe('Glue table and Athena', () => {
           'projection.dt.format': 'yyyy-MM-dd',
           'projection.dt.range': '2024-01-01,NOW',
           'storage.location.template': {
-            'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveEvents') }, '/events/site=${site}/dt=${dt}/']],
+            'Fn::Join': [
+              '',
+              ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveEvents') }, '/events/site=${site}/dt=${dt}/'],
+            ],
           },
         }),
       },
@@ -360,7 +440,9 @@ describe('Glue table and Athena', () => {
         EnforceWorkGroupConfiguration: true,
         ResultConfiguration: {
           EncryptionConfiguration: { EncryptionOption: 'SSE_S3' },
-          OutputLocation: { 'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveAthenaResults') }, '/results/']] },
+          OutputLocation: {
+            'Fn::Join': ['', ['s3://', { Ref: Match.stringLikeRegexp('^ArchiveAthenaResults') }, '/results/']],
+          },
         },
       },
     });
@@ -387,14 +469,25 @@ describe('S3', () => {
     expect(Object.keys(buckets)).toHaveLength(3);
     for (const [id, bucket] of Object.entries(buckets)) {
       expect(bucket.Properties, id).toMatchObject({
-        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
       });
       expect(bucket.DeletionPolicy, id).toBe('Retain');
       const policy = policies.find((p) => JSON.stringify(p.Properties.Bucket) === JSON.stringify({ Ref: id }));
       const statements = (policy?.Properties.PolicyDocument as { Statement: Statement[] } | undefined)?.Statement ?? [];
       expect(
-        statements.some((s) => s.Effect === 'Deny' && JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } })),
+        statements.some(
+          (s) =>
+            s.Effect === 'Deny' &&
+            JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+        ),
         id,
       ).toBe(true);
     }
@@ -402,11 +495,15 @@ describe('S3', () => {
 
   it('keeps raw events rawRetentionDays (730 by default) and Athena results 30 days', () => {
     main.template.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'events/', ExpirationInDays: 730, Status: 'Enabled' })]) },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: 'events/', ExpirationInDays: 730, Status: 'Enabled' })]),
+      },
       LoggingConfiguration: Match.objectLike({ DestinationBucketName: { Ref: Match.stringLikeRegexp('^AccessLogs') } }),
     });
     main.template.hasResourceProperties('AWS::S3::Bucket', {
-      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30, Status: 'Enabled' })]) },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30, Status: 'Enabled' })]),
+      },
       LoggingConfiguration: Match.objectLike({ DestinationBucketName: { Ref: Match.stringLikeRegexp('^AccessLogs') } }),
     });
   });
@@ -450,32 +547,55 @@ describe('DynamoDB', () => {
 });
 
 describe('the hot path on function URLs (no API Gateway request per event)', () => {
-  const functionIdOf = (s: Synthesized, name: string) => Object.keys(resourcesOf(s, 'AWS::Lambda::Function')).find((id) => id.startsWith(`${name}Function`));
+  const functionIdOf = (s: Synthesized, name: string) =>
+    Object.keys(resourcesOf(s, 'AWS::Lambda::Function')).find((id) => id.startsWith(`${name}Function`));
 
   it('gives the event and tracker functions public, buffered URLs without a CORS configuration of their own', () => {
     const urls = resourcesOf(main, 'AWS::Lambda::Url');
     for (const name of ['event', 'tracker']) {
       const url = Object.entries(urls).find(([id]) => id.startsWith(`${name}FunctionFunctionUrl`))?.[1];
-      expect(url?.Properties, name).toEqual({ AuthType: 'NONE', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
+      expect(url?.Properties, name).toEqual({
+        AuthType: 'NONE',
+        InvokeMode: 'BUFFERED',
+        TargetFunctionArn: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] },
+      });
       // Anyone may call them, and only through the URL.
-      main.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE', FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
-      main.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true, FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] } });
+      main.template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunctionUrl',
+        Principal: '*',
+        FunctionUrlAuthType: 'NONE',
+        FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] },
+      });
+      main.template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: '*',
+        InvokedViaFunctionUrl: true,
+        FunctionName: { 'Fn::GetAtt': [functionIdOf(main, name), 'Arn'] },
+      });
     }
   });
 
   it('tells the tracker the event URL (EVENT_URL), so the script it serves posts there', () => {
     const tracker = resourcesOf(main, 'AWS::Lambda::Function')[functionIdOf(main, 'tracker') ?? ''];
     const env = (tracker?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(env.EVENT_URL).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event']] });
+    expect(env.EVENT_URL).toEqual({
+      'Fn::Join': [
+        '',
+        [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event'],
+      ],
+    });
   });
 
   it('keeps the HTTP API routes of the hot path for snippets installed before', () => {
-    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+    const keys = Object.values(resourcesOf(main, 'AWS::ApiGatewayV2::Route')).map(
+      (r) => r.Properties.RouteKey as string,
+    );
     expect(keys).toEqual(expect.arrayContaining(['GET /v.js', 'ANY /api/event']));
   });
 
   it('reserves no concurrency by default, and hotPathConcurrency=N on both hot-path functions only (their URLs then take at most 10 × N requests/s)', () => {
-    for (const fn of Object.values(resourcesOf(main, 'AWS::Lambda::Function'))) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    for (const fn of Object.values(resourcesOf(main, 'AWS::Lambda::Function')))
+      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
     const reserved = Object.entries(resourcesOf(variant, 'AWS::Lambda::Function'))
       .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
       .map(([id, fn]) => [id.replace(/Function.*$/, ''), fn.Properties.ReservedConcurrentExecutions]);
@@ -485,15 +605,43 @@ describe('the hot path on function URLs (no API Gateway request per event)', () 
     ]);
   });
 
-  it('alarms when more than 1% of either URL\'s requests answer 5xx (its own AWS/Lambda metrics)', () => {
+  it("alarms when more than 1% of either URL's requests answer 5xx (its own AWS/Lambda metrics)", () => {
     for (const name of ['event', 'tracker']) {
-      const alarm = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith(`${name}Url5xxRateAlarm`))?.[1];
-      expect(alarm?.Properties, name).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'notBreaching' });
-      const metrics = alarm?.Properties.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: unknown } } }>;
-      expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
-      expect(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName, m.MetricStat?.Metric.Dimensions])).toEqual([
+      const alarm = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm')).find(([id]) =>
+        id.startsWith(`${name}Url5xxRateAlarm`),
+      )?.[1];
+      expect(alarm?.Properties, name).toMatchObject({
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanThreshold',
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+        TreatMissingData: 'notBreaching',
+      });
+      const metrics = alarm?.Properties.Metrics as Array<{
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: unknown } };
+      }>;
+      expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+        'IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)',
+      );
+      expect(
+        metrics
+          .filter((m) => m.MetricStat)
+          .map((m) => [
+            m.Id,
+            m.MetricStat?.Metric.Namespace,
+            m.MetricStat?.Metric.MetricName,
+            m.MetricStat?.Metric.Dimensions,
+          ]),
+      ).toEqual([
         ['errors', 'AWS/Lambda', 'Url5xxCount', [{ Name: 'FunctionName', Value: { Ref: functionIdOf(main, name) } }]],
-        ['requests', 'AWS/Lambda', 'UrlRequestCount', [{ Name: 'FunctionName', Value: { Ref: functionIdOf(main, name) } }]],
+        [
+          'requests',
+          'AWS/Lambda',
+          'UrlRequestCount',
+          [{ Name: 'FunctionName', Value: { Ref: functionIdOf(main, name) } }],
+        ],
       ]);
     }
   });
@@ -506,14 +654,31 @@ describe('alarms and outputs', () => {
       .map(([, a]) => a.Properties);
     expect(alarms).toHaveLength(4);
     expect(alarms).toContainEqual(
-      expect.objectContaining({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' }),
+      expect.objectContaining({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      }),
     );
-    expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Threshold: 300_000 }));
-    expect(alarms).toContainEqual(expect.objectContaining({ Namespace: 'AWS/Firehose', MetricName: 'DeliveryToS3.DataFreshness' }));
+    expect(alarms).toContainEqual(
+      expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Threshold: 300_000 }),
+    );
+    expect(alarms).toContainEqual(
+      expect.objectContaining({ Namespace: 'AWS/Firehose', MetricName: 'DeliveryToS3.DataFreshness' }),
+    );
     const rate = alarms.find((a) => Array.isArray(a.Metrics));
-    const metrics = rate?.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string } } }>;
+    const metrics = rate?.Metrics as Array<{
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { MetricName: string; Namespace: string } };
+    }>;
     expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)');
-    expect(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName])).toEqual([
+    expect(
+      metrics
+        .filter((m) => m.MetricStat)
+        .map((m) => [m.Id, m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName]),
+    ).toEqual([
       ['errors', 'AWS/ApiGateway', '5xx'],
       ['requests', 'AWS/ApiGateway', 'Count'],
     ]);
@@ -522,11 +687,29 @@ describe('alarms and outputs', () => {
   it('outputs the tracking URL, the API URL, the table and the Athena workgroup', () => {
     const outputs = main.template.findOutputs('*');
     expect(Object.keys(outputs)).toEqual(
-      expect.arrayContaining(['ApiUrl', 'AthenaWorkGroup', 'EventsBucket', 'GlueDatabase', 'StreamName', 'TableName', 'TrackingUrl']),
+      expect.arrayContaining([
+        'ApiUrl',
+        'AthenaWorkGroup',
+        'EventsBucket',
+        'GlueDatabase',
+        'StreamName',
+        'TableName',
+        'TrackingUrl',
+      ]),
     );
     // The tracker's own function URL, not the HTTP API (no API Gateway request per script load).
-    expect(outputs.TrackingUrl?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^trackerFunctionFunctionUrl/), 'FunctionUrl'] }, 'v.js']] });
-    expect(outputs.EventUrl?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event']] });
+    expect(outputs.TrackingUrl?.Value).toEqual({
+      'Fn::Join': [
+        '',
+        [{ 'Fn::GetAtt': [expect.stringMatching(/^trackerFunctionFunctionUrl/), 'FunctionUrl'] }, 'v.js'],
+      ],
+    });
+    expect(outputs.EventUrl?.Value).toEqual({
+      'Fn::Join': [
+        '',
+        [{ 'Fn::GetAtt': [expect.stringMatching(/^eventFunctionFunctionUrl/), 'FunctionUrl'] }, 'api/event'],
+      ],
+    });
     expect(JSON.stringify(outputs.ApiUrl?.Value)).toMatch(/execute-api/);
     expect(outputs.AthenaWorkGroup?.Value).toEqual({ Ref: expect.stringMatching(/^ArchiveWorkGroup/) });
   });
@@ -536,9 +719,27 @@ describe('app mode and the registry plumbing', () => {
   // Stand-ins for the report, MCP and scheduled functions to come, on an existing entry.
   const registry: Record<string, FunctionSpec> = {
     health: FUNCTIONS.health,
-    reportish: { entry: 'lambdas/entry/health.ts', description: 'stand-in report API', appOnly: true, table: 'read', routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }] },
-    mcpish: { entry: 'lambdas/entry/health.ts', description: 'stand-in MCP', appOnly: true, table: 'read', url: { output: 'McpishUrl', path: 'mcp' } },
-    cronish: { entry: 'lambdas/entry/health.ts', description: 'stand-in scheduled job', table: 'readwrite', everyMinutes: 5, timeoutSeconds: 120 },
+    reportish: {
+      entry: 'lambdas/entry/health.ts',
+      description: 'stand-in report API',
+      appOnly: true,
+      table: 'read',
+      routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }],
+    },
+    mcpish: {
+      entry: 'lambdas/entry/health.ts',
+      description: 'stand-in MCP',
+      appOnly: true,
+      table: 'read',
+      url: { output: 'McpishUrl', path: 'mcp' },
+    },
+    cronish: {
+      entry: 'lambdas/entry/health.ts',
+      description: 'stand-in scheduled job',
+      table: 'readwrite',
+      everyMinutes: 5,
+      timeoutSeconds: 120,
+    },
   };
   let off: Synthesized;
   let on: Synthesized;
@@ -548,14 +749,19 @@ describe('app mode and the registry plumbing', () => {
     on = synth({ functions: registry, config: { app: true }, bundle: false });
   });
 
-  it('without app=true has no report route, no function URL but the hot path\'s and no MCP output', () => {
+  it("without app=true has no report route, no function URL but the hot path's and no MCP output", () => {
     for (const s of [main, off]) {
-      const keys = Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey as string);
+      const keys = Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route')).map(
+        (r) => r.Properties.RouteKey as string,
+      );
       expect(keys.filter((k) => k.includes('/api/v1'))).toEqual([]);
       expect(Object.keys(s.template.findOutputs('McpUrl'))).toEqual([]);
     }
     expect(resourcesOf(off, 'AWS::Lambda::Url')).toEqual({});
-    expect(Object.keys(resourcesOf(main, 'AWS::Lambda::Url')).sort()).toEqual([expect.stringMatching(/^eventFunctionFunctionUrl/), expect.stringMatching(/^trackerFunctionFunctionUrl/)]);
+    expect(Object.keys(resourcesOf(main, 'AWS::Lambda::Url')).sort()).toEqual([
+      expect.stringMatching(/^eventFunctionFunctionUrl/),
+      expect.stringMatching(/^trackerFunctionFunctionUrl/),
+    ]);
     expect(Object.keys(off.template.findOutputs('McpishUrl'))).toEqual([]);
     expect(Object.keys(resourcesOf(off, 'AWS::Lambda::Function')).sort()).toEqual([
       expect.stringMatching(/^cronishFunction/),
@@ -565,21 +771,45 @@ describe('app mode and the registry plumbing', () => {
 
   it('with app=true adds the app-only routes and a public function URL with its output', () => {
     // Besides the CDK's BucketDeployment provider of the app's files (test/infra/app-distribution.test.ts).
-    expect(Object.keys(resourcesOf(on, 'AWS::Lambda::Function')).filter((id) => !id.startsWith('CustomCDKBucketDeployment'))).toHaveLength(4);
+    expect(
+      Object.keys(resourcesOf(on, 'AWS::Lambda::Function')).filter((id) => !id.startsWith('CustomCDKBucketDeployment')),
+    ).toHaveLength(4);
     on.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /api/v1/{proxy+}' });
     const url = only(resourcesOf(on, 'AWS::Lambda::Url'));
-    expect(url.Properties).toMatchObject({ AuthType: 'NONE', InvokeMode: 'BUFFERED', TargetFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^mcpish/), 'Arn'] } });
-    on.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' });
+    expect(url.Properties).toMatchObject({
+      AuthType: 'NONE',
+      InvokeMode: 'BUFFERED',
+      TargetFunctionArn: { 'Fn::GetAtt': [expect.stringMatching(/^mcpish/), 'Arn'] },
+    });
+    on.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: '*',
+      FunctionUrlAuthType: 'NONE',
+    });
     // Public function URLs also need lambda:InvokeFunction, limited to calls through the URL.
-    on.template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true });
+    on.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: '*',
+      InvokedViaFunctionUrl: true,
+    });
     const output = on.template.findOutputs('McpishUrl').McpishUrl;
-    expect(output?.Value).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^mcpishFunctionFunctionUrl/), 'FunctionUrl'] }, 'mcp']] });
+    expect(output?.Value).toEqual({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [expect.stringMatching(/^mcpishFunctionFunctionUrl/), 'FunctionUrl'] }, 'mcp']],
+    });
   });
 
   it('gives a read-only function read actions only', () => {
-    const policy = Object.entries(resourcesOf(on, 'AWS::IAM::Policy')).find(([id]) => id.startsWith('reportishRole'))?.[1];
-    const actions = (policy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) => asArray(s.Action));
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+    const policy = Object.entries(resourcesOf(on, 'AWS::IAM::Policy')).find(([id]) =>
+      id.startsWith('reportishRole'),
+    )?.[1];
+    const actions = (policy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement.flatMap((s) =>
+      asArray(s.Action),
+    );
+    expect(actions.filter((a) => a.startsWith('dynamodb:')).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+    ]);
   });
 
   it('invokes a scheduled function every 5 minutes from EventBridge', () => {
@@ -587,7 +817,12 @@ describe('app mode and the registry plumbing', () => {
     expect(rule.Properties).toMatchObject({
       ScheduleExpression: 'rate(5 minutes)',
       State: 'ENABLED',
-      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [expect.stringMatching(/^cronishFunction/), 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 600 } })],
+      Targets: [
+        expect.objectContaining({
+          Arn: { 'Fn::GetAtt': [expect.stringMatching(/^cronishFunction/), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 600 },
+        }),
+      ],
     });
     on.template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',

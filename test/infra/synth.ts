@@ -48,7 +48,9 @@ export interface Synthesized {
  * Synthesizes a Footfall stack. `bundle: false` skips esbuild (the functions
  * get placeholder code), for tests about wiring rather than code.
  */
-export function synth(options: { config?: Partial<FootfallConfig>; functions?: Record<string, FunctionSpec>; bundle?: boolean } = {}): Synthesized {
+export function synth(
+  options: { config?: Partial<FootfallConfig>; functions?: Record<string, FunctionSpec>; bundle?: boolean } = {},
+): Synthesized {
   const app = testApp({
     context: { ...cdkJson.context, ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}) },
   });

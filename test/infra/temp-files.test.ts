@@ -29,7 +29,14 @@ describe('infrastructure tests leave no temp files', () => {
     // Both assemblies are ours (named ff-cdk-out-*), none is CDK's own cdk.outXXXXXX.
     expect(during).toHaveLength(2);
     expect(during.every((d) => d.startsWith('ff-cdk-out-'))).toBe(true);
-    expect(readdirSync(join(own, during.find((d) => readdirSync(join(own, d)).length > 0)!))).toContain('manifest.json');
+    expect(
+      readdirSync(
+        join(
+          own,
+          during.find((d) => readdirSync(join(own, d)).length > 0)!,
+        ),
+      ),
+    ).toContain('manifest.json');
     expect(synthesized.template.toJSON()).toHaveProperty('Resources');
     removeSynthOutputs();
     expect(readdirSync(own)).toEqual([]);

@@ -19,7 +19,17 @@ import { SITE, scenarioService } from '../reports/scenario.js';
 
 type Scenario = Awaited<ReturnType<typeof scenarioService>>;
 
-const TOOLS = ['list_sites', 'get_overview', 'get_timeseries', 'get_breakdown', 'get_goals', 'get_realtime', 'get_retention', 'list_payments', 'get_visitor_timeline'];
+const TOOLS = [
+  'list_sites',
+  'get_overview',
+  'get_timeseries',
+  'get_breakdown',
+  'get_goals',
+  'get_realtime',
+  'get_retention',
+  'list_payments',
+  'get_visitor_timeline',
+];
 const MARCH = { from: '2026-03-01', to: '2026-03-31' };
 const INIT = {
   jsonrpc: '2.0',
@@ -56,21 +66,28 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
   });
 
   const transport = (key: string) =>
-    new StreamableHTTPClientTransport(new URL(`${s.svc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
+    new StreamableHTTPClientTransport(new URL(`${s.svc.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    });
   const connect = async (key = s.key) => {
     const client = new Client({ name: 'footfall-test', version: '1.0.0' });
     await client.connect(transport(key));
     clients.push(client);
     return client;
   };
-  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
   const rest = async (path: string, key = s.key) => {
     const res = await s.get(path, key);
     expect(res.status, path).toBe(200);
     return res.json() as Promise<unknown>;
   };
   const post = (body: unknown, authorization?: string) =>
-    fetch(`${s.svc.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...(authorization ? { authorization } : {}) }, body: JSON.stringify(body) });
+    fetch(`${s.svc.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify(body),
+    });
 
   it('initializes statelessly: server info, tools capability, instructions, no session id', async () => {
     const client = await connect();
@@ -100,7 +117,8 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     // Spec §2.4: conversion is converted / visitors, not customers / visitors (issue 19.9).
     expect(byName.get_overview?.description).toContain('conversion (converted / visitors');
     expect(byName.get_overview?.description).not.toContain('customers / visitors');
-    const props = (name: string) => byName[name]?.inputSchema.properties as Record<string, { enum?: string[]; type?: string; maximum?: number }>;
+    const props = (name: string) =>
+      byName[name]?.inputSchema.properties as Record<string, { enum?: string[]; type?: string; maximum?: number }>;
     expect(Object.keys(props('list_sites') ?? {})).toEqual([]);
     expect(Object.keys(props('get_overview'))).toEqual(['site', 'range', 'from', 'to']);
     expect(props('get_overview').range?.enum).toEqual(['today', '7d', '30d', '90d', '12m', 'all']);
@@ -122,20 +140,56 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_overview', { site: SITE }, '/api/v1/sites/shop.test/overview'],
     ['get_overview', { site: 'SHOP.test', range: '7d' }, '/api/v1/sites/SHOP.test/overview?range=7d'],
     ['get_timeseries', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/timeseries?from=2026-03-01&to=2026-03-31'],
-    ['get_timeseries', { site: SITE, from: '2026-03-20', to: '2026-03-20', interval: 'hour' }, '/api/v1/sites/shop.test/timeseries?from=2026-03-20&to=2026-03-20&interval=hour'],
-    ['get_timeseries', { site: SITE, range: 'all', interval: 'month' }, '/api/v1/sites/shop.test/timeseries?range=all&interval=month'],
-    ['get_breakdown', { site: SITE, dimension: 'channel', ...MARCH }, '/api/v1/sites/shop.test/breakdown/channel?from=2026-03-01&to=2026-03-31'],
-    ['get_breakdown', { site: SITE, dimension: 'page', range: '90d', limit: 2 }, '/api/v1/sites/shop.test/breakdown/page?range=90d&limit=2'],
-    ['get_breakdown', { site: SITE, dimension: 'country', range: 'all' }, '/api/v1/sites/shop.test/breakdown/country?range=all'],
+    [
+      'get_timeseries',
+      { site: SITE, from: '2026-03-20', to: '2026-03-20', interval: 'hour' },
+      '/api/v1/sites/shop.test/timeseries?from=2026-03-20&to=2026-03-20&interval=hour',
+    ],
+    [
+      'get_timeseries',
+      { site: SITE, range: 'all', interval: 'month' },
+      '/api/v1/sites/shop.test/timeseries?range=all&interval=month',
+    ],
+    [
+      'get_breakdown',
+      { site: SITE, dimension: 'channel', ...MARCH },
+      '/api/v1/sites/shop.test/breakdown/channel?from=2026-03-01&to=2026-03-31',
+    ],
+    [
+      'get_breakdown',
+      { site: SITE, dimension: 'page', range: '90d', limit: 2 },
+      '/api/v1/sites/shop.test/breakdown/page?range=90d&limit=2',
+    ],
+    [
+      'get_breakdown',
+      { site: SITE, dimension: 'country', range: 'all' },
+      '/api/v1/sites/shop.test/breakdown/country?range=all',
+    ],
     ['get_goals', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/goals?from=2026-03-01&to=2026-03-31'],
-    ['get_goals', { site: SITE, range: '90d', goal: 'Outbound Link: Click', limit: 5 }, '/api/v1/sites/shop.test/goals?range=90d&goal=Outbound%20Link%3A%20Click&limit=5'],
+    [
+      'get_goals',
+      { site: SITE, range: '90d', goal: 'Outbound Link: Click', limit: 5 },
+      '/api/v1/sites/shop.test/goals?range=90d&goal=Outbound%20Link%3A%20Click&limit=5',
+    ],
     ['get_realtime', { site: SITE, limit: 3 }, '/api/v1/sites/shop.test/realtime?limit=3'],
     ['get_retention', { site: SITE, range: '90d' }, '/api/v1/sites/shop.test/retention?range=90d'],
     ['list_payments', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31'],
-    ['list_payments', { site: SITE, range: '90d', filter: 'attributed', limit: 1, offset: 1 }, '/api/v1/sites/shop.test/payments?range=90d&filter=attributed&limit=1&offset=1'],
-    ['list_payments', { site: SITE, range: '90d', filter: 'refunded' }, '/api/v1/sites/shop.test/payments?range=90d&filter=refunded'],
+    [
+      'list_payments',
+      { site: SITE, range: '90d', filter: 'attributed', limit: 1, offset: 1 },
+      '/api/v1/sites/shop.test/payments?range=90d&filter=attributed&limit=1&offset=1',
+    ],
+    [
+      'list_payments',
+      { site: SITE, range: '90d', filter: 'refunded' },
+      '/api/v1/sites/shop.test/payments?range=90d&filter=refunded',
+    ],
     ['get_visitor_timeline', { site: SITE, visitor_id: 'alice-0001' }, '/api/v1/sites/shop.test/visitors/alice-0001'],
-    ['get_visitor_timeline', { site: SITE, visitor_id: 'bob-00000001' }, '/api/v1/sites/shop.test/visitors/bob-00000001'],
+    [
+      'get_visitor_timeline',
+      { site: SITE, visitor_id: 'bob-00000001' },
+      '/api/v1/sites/shop.test/visitors/bob-00000001',
+    ],
   ])('%s %j gives exactly the JSON of GET %s, as structured content and as text', async (name, args, path) => {
     const expected = await rest(path);
     const result = await call(await connect(), name, args);
@@ -146,7 +200,10 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
   });
 
   it('answers a tool call posted on its own (no initialize first) with one JSON response', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_sites', arguments: {} } }, `Bearer ${s.key}`);
+    const res = await post(
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_sites', arguments: {} } },
+      `Bearer ${s.key}`,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = (await res.json()) as { id: number; result: CallToolResult };
@@ -163,7 +220,11 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ['get_overview', { site: SITE, from: '2026-03-31', to: '2026-03-01' }, /^from: must not be after to$/],
     ['get_overview', { site: SITE, from: '2026-02-30', to: '2026-03-01' }, /^from: /],
     ['get_overview', { site: SITE, from: '2000-01-01', to: '2026-03-01' }, /^to: must be at most 10 years after from$/],
-    ['get_timeseries', { site: SITE, range: '30d', interval: 'hour' }, /^interval: hour takes a range of at most 7 days/],
+    [
+      'get_timeseries',
+      { site: SITE, range: '30d', interval: 'hour' },
+      /^interval: hour takes a range of at most 7 days/,
+    ],
     ['get_timeseries', { site: SITE, interval: 'week' }, /interval/],
     ['list_payments', { site: SITE, filter: 'big' }, /filter/],
     ['list_payments', { site: SITE, offset: -1 }, /offset/],
@@ -176,7 +237,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     expect(text(result)).toMatch(message);
   });
 
-  it('treats another account\'s site and an unknown site alike, listing the sites the key can read', async () => {
+  it("treats another account's site and an unknown site alike, listing the sites the key can read", async () => {
     const client = await connect();
     for (const other of ['rival.test', 'nope.test']) {
       for (const [name, args] of [
@@ -196,7 +257,9 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
 
   it('takes the only site of a one-site account when site is left out', async () => {
     const client = await connect(soloKey);
-    expect((await call(client, 'list_sites')).structuredContent).toEqual({ sites: [{ domain: 'solo.test', timezone: 'America/New_York' }] });
+    expect((await call(client, 'list_sites')).structuredContent).toEqual({
+      sites: [{ domain: 'solo.test', timezone: 'America/New_York' }],
+    });
     for (const [name, args, path] of [
       ['get_overview', { range: '7d' }, '/api/v1/sites/solo.test/overview?range=7d'],
       ['get_timeseries', { range: 'today' }, '/api/v1/sites/solo.test/timeseries?range=today'],
@@ -223,23 +286,40 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
     ] as const) {
       const result = await call(client, name, args);
       expect(result.isError, name).toBe(true);
-      expect(text(result)).toBe('site: is required: this account has 2 sites: empty.test, shop.test. Pass one of them as site.');
+      expect(text(result)).toBe(
+        'site: is required: this account has 2 sites: empty.test, shop.test. Pass one of them as site.',
+      );
     }
   });
 
   it('answers 401 JSON before any MCP processing without a valid key, and the client cannot connect', async () => {
     const unknown = newApiKey();
-    for (const authorization of [undefined, `Basic ${Buffer.from('a:b').toString('base64')}`, s.key, 'Bearer ff_nope', `Bearer ${unknown}`, `Bearer ${revokedKey}`]) {
+    for (const authorization of [
+      undefined,
+      `Basic ${Buffer.from('a:b').toString('base64')}`,
+      s.key,
+      'Bearer ff_nope',
+      `Bearer ${unknown}`,
+      `Bearer ${revokedKey}`,
+    ]) {
       const res = await post(INIT, authorization);
       expect(res.status, String(authorization)).toBe(401);
       // RFC 6750 §3: the challenge on every 401, so MCP clients report the key instead of starting OAuth
       const sentBearer = authorization?.startsWith('Bearer ') ?? false;
       expect(res.headers.get('www-authenticate'), String(authorization)).toMatch(
-        sentBearer ? /^Bearer realm="footfall", error="invalid_token", error_description="the API key is not valid[^"]*"$/ : /^Bearer realm="footfall"$/,
+        sentBearer
+          ? /^Bearer realm="footfall", error="invalid_token", error_description="the API key is not valid[^"]*"$/
+          : /^Bearer realm="footfall"$/,
       );
-      expect(await res.json()).toEqual({ error: sentBearer ? expect.stringMatching(/^the API key is not valid/) : expect.any(String) });
+      expect(await res.json()).toEqual({
+        error: sentBearer ? expect.stringMatching(/^the API key is not valid/) : expect.any(String),
+      });
       // not even a malformed body gets as far as the transport
-      const junk = await fetch(`${s.svc.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, ...(authorization ? { authorization } : {}) }, body: '{not json' });
+      const junk = await fetch(`${s.svc.url}/mcp`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...(authorization ? { authorization } : {}) },
+        body: '{not json',
+      });
       expect(junk.status).toBe(401);
       expect(junk.headers.get('www-authenticate')).toMatch(/^Bearer realm="footfall"/);
     }
@@ -259,7 +339,9 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
 
   it('answers GET and DELETE /mcp with 405 and Allow: POST, with or without a key', async () => {
     for (const method of ['GET', 'DELETE']) {
-      for (const headers of [{ authorization: `Bearer ${s.key}`, accept: 'text/event-stream' }, {}] as Array<Record<string, string>>) {
+      for (const headers of [{ authorization: `Bearer ${s.key}`, accept: 'text/event-stream' }, {}] as Array<
+        Record<string, string>
+      >) {
         const res = await fetch(`${s.svc.url}/mcp`, { method, headers });
         expect(res.status, method).toBe(405);
         expect(res.headers.get('allow')).toBe('POST');
@@ -269,10 +351,18 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
   });
 
   it('leaves protocol errors to the transport once the key is valid', async () => {
-    const junk = await fetch(`${s.svc.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${s.key}` }, body: '{not json' });
+    const junk = await fetch(`${s.svc.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${s.key}` },
+      body: '{not json',
+    });
     expect(junk.status).toBe(400);
     expect(await junk.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
-    const noAccept = await fetch(`${s.svc.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${s.key}` }, body: JSON.stringify(INIT) });
+    const noAccept = await fetch(`${s.svc.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${s.key}` },
+      body: JSON.stringify(INIT),
+    });
     expect(noAccept.status).toBe(406);
   });
 });
@@ -282,7 +372,11 @@ describe('MCP endpoint without app mode', () => {
     const svc = await startTestService([{}], { app: false });
     try {
       for (const method of ['POST', 'GET']) {
-        const res = await fetch(`${svc.url}/mcp`, { method, headers: MCP_HEADERS, ...(method === 'POST' ? { body: JSON.stringify(INIT) } : {}) });
+        const res = await fetch(`${svc.url}/mcp`, {
+          method,
+          headers: MCP_HEADERS,
+          ...(method === 'POST' ? { body: JSON.stringify(INIT) } : {}),
+        });
         expect(res.status, method).toBe(404);
       }
     } finally {
@@ -312,13 +406,22 @@ describe('MCP handler on a Lambda function URL event', () => {
         stage: '$default',
         time: '',
         timeEpoch: 0,
-        http: { method: o.method ?? 'POST', path: o.path ?? '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+        http: {
+          method: o.method ?? 'POST',
+          path: o.path ?? '/mcp',
+          protocol: 'HTTP/1.1',
+          sourceIp: '127.0.0.1',
+          userAgent: 'test',
+        },
       },
     };
   };
   // A report store whose every read fails, as DynamoDB does when throttled or unreachable.
   const failingStore = () =>
-    new Proxy({}, { get: () => () => Promise.reject(new Error('ProvisionedThroughputExceededException: secret table detail')) });
+    new Proxy(
+      {},
+      { get: () => () => Promise.reject(new Error('ProvisionedThroughputExceededException: secret table detail')) },
+    );
   const deps = (over: Partial<ReportHandlerDeps> = {}): ReportHandlerDeps => ({
     // Silent: these tests make the handler log the failures they inject.
     logger: new Logger({ serviceName: 'mcp-test', logLevel: 'SILENT' }),
@@ -334,7 +437,12 @@ describe('MCP handler on a Lambda function URL event', () => {
     ...over,
   });
   const ctx: Context = localContext('mcp');
-  const toolCall = (name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } });
+  const toolCall = (name: string, args: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id: 3,
+    method: 'tools/call',
+    params: { name, arguments: args },
+  });
   const resultOf = (res: { body?: string }) => (JSON.parse(res.body ?? '{}') as { result: CallToolResult }).result;
 
   it('decodes a base64 body and answers list_sites from the same deps', async () => {
@@ -353,7 +461,9 @@ describe('MCP handler on a Lambda function URL event', () => {
   });
 
   it('turns a failing site directory into a tool error too', async () => {
-    const broken = deps({ sites: { listSites: () => Promise.reject(new Error('down')), getSite: () => Promise.reject(new Error('down')) } });
+    const broken = deps({
+      sites: { listSites: () => Promise.reject(new Error('down')), getSite: () => Promise.reject(new Error('down')) },
+    });
     const result = resultOf(await createMcpHandler(broken)(event(toolCall('get_overview', { site: 'one.test' })), ctx));
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([{ type: 'text', text: RETRY_MESSAGE }]);
@@ -362,8 +472,13 @@ describe('MCP handler on a Lambda function URL event', () => {
   it('answers 503 JSON when the key cannot be checked, 404 off /mcp, 405 for GET', async () => {
     const keyDown = deps({ keys: { authenticate: () => Promise.reject(new Error('timeout')) } });
     const down = await createMcpHandler(keyDown)(event(toolCall('list_sites')), ctx);
-    expect([down.statusCode, JSON.parse(down.body ?? '{}')]).toEqual([503, { error: 'data could not be read or written, retry later' }]);
-    expect((await createMcpHandler(deps())(event(toolCall('list_sites'), { path: '/other' }), ctx)).statusCode).toBe(404);
+    expect([down.statusCode, JSON.parse(down.body ?? '{}')]).toEqual([
+      503,
+      { error: 'data could not be read or written, retry later' },
+    ]);
+    expect((await createMcpHandler(deps())(event(toolCall('list_sites'), { path: '/other' }), ctx)).statusCode).toBe(
+      404,
+    );
     expect((await createMcpHandler(deps())(event(undefined, { method: 'GET' }), ctx)).statusCode).toBe(405);
   });
 });

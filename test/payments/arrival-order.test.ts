@@ -57,12 +57,45 @@ const visitStart = (v: GenVisit) => BASE + v.day * DAY + 10 * 3_600_000;
 const paymentTs = (p: GenPayment) => BASE + p.day * DAY + 9 * 3_600_000 + p.minute * 60_000;
 
 const visitsArb = fc
-  .tuple(...VISITORS.map((visitor) => fc.uniqueArray(fc.record({ day: fc.integer({ min: 0, max: 60 }), channel: fc.constantFrom('Direct' as const, 'Search' as const), pages: fc.integer({ min: 1, max: 2 }) }), { selector: (v) => v.day, maxLength: 4 }).map((vs) => vs.map((v) => ({ ...v, visitor })))))
+  .tuple(
+    ...VISITORS.map((visitor) =>
+      fc
+        .uniqueArray(
+          fc.record({
+            day: fc.integer({ min: 0, max: 60 }),
+            channel: fc.constantFrom('Direct' as const, 'Search' as const),
+            pages: fc.integer({ min: 1, max: 2 }),
+          }),
+          { selector: (v) => v.day, maxLength: 4 },
+        )
+        .map((vs) => vs.map((v) => ({ ...v, visitor }))),
+    ),
+  )
   .map((perVisitor) => perVisitor.flat());
 const paymentsArb = fc
   // Two of the four visitors pay (the others only visit), so customers often renew and renewals often fail.
-  .array(fc.record({ visitor: fc.option(fc.constantFrom(...VISITORS.slice(0, 2)), { freq: 4 }), day: fc.integer({ min: 0, max: 70 }), minute: fc.integer({ min: 0, max: 200 }), amount: fc.integer({ min: 100, max: 10_000 }), refundedPart: fc.constantFrom(0, 0, 0.5), failed: fc.boolean() }), { maxLength: 6 })
-  .map((ps) => ps.map((p, i) => ({ id: `pi_${i}`, visitor: p.visitor, day: p.day, minute: p.minute, amount: p.amount, refunded: Math.floor(p.amount * p.refundedPart), failed: p.failed })));
+  .array(
+    fc.record({
+      visitor: fc.option(fc.constantFrom(...VISITORS.slice(0, 2)), { freq: 4 }),
+      day: fc.integer({ min: 0, max: 70 }),
+      minute: fc.integer({ min: 0, max: 200 }),
+      amount: fc.integer({ min: 100, max: 10_000 }),
+      refundedPart: fc.constantFrom(0, 0, 0.5),
+      failed: fc.boolean(),
+    }),
+    { maxLength: 6 },
+  )
+  .map((ps) =>
+    ps.map((p, i) => ({
+      id: `pi_${i}`,
+      visitor: p.visitor,
+      day: p.day,
+      minute: p.minute,
+      amount: p.amount,
+      refunded: Math.floor(p.amount * p.refundedPart),
+      failed: p.failed,
+    })),
+  );
 
 interface PaymentLine {
   p: GenPayment;
@@ -99,17 +132,35 @@ function paymentLines(payments: readonly GenPayment[]): PaymentLine[] {
 function eventLines(visits: readonly GenVisit[]): string[] {
   return visits.flatMap((v) =>
     Array.from({ length: v.pages }, (_, i) =>
-      JSON.stringify({ n: 'pageview', u: `https://example.com/${v.channel.toLowerCase()}/${i}`, ts: new Date(visitStart(v) + i * 60_000).toISOString(), v: v.visitor, ua: CHROME_UA, ...(i === 0 && v.channel === 'Search' ? { r: 'https://www.google.com/' } : {}) }),
+      JSON.stringify({
+        n: 'pageview',
+        u: `https://example.com/${v.channel.toLowerCase()}/${i}`,
+        ts: new Date(visitStart(v) + i * 60_000).toISOString(),
+        v: v.visitor,
+        ua: CHROME_UA,
+        ...(i === 0 && v.channel === 'Search' ? { r: 'https://www.google.com/' } : {}),
+      }),
     ),
   );
 }
 
 /** The visit each payment should be credited to, computed from the inputs alone (DESIGN.md "Attribution models"). */
-function directCredit(visits: readonly GenVisit[], lines: readonly PaymentLine[], model: AttributionModel): Map<string, { start: number; channel: string } | null> {
+function directCredit(
+  visits: readonly GenVisit[],
+  lines: readonly PaymentLine[],
+  model: AttributionModel,
+): Map<string, { start: number; channel: string } | null> {
   const pick = (visitor: string | null, ts: number) => {
     if (!visitor) return null;
-    const window = visits.filter((v) => v.visitor === visitor && visitStart(v) <= ts && visitStart(v) >= ts - LOOKBACK_DAYS * DAY).sort((a, b) => visitStart(a) - visitStart(b));
-    const chosen = model === 'first_touch' ? window[0] : model === 'last_touch' ? window[window.length - 1] : ([...window].reverse().find((v) => v.channel !== 'Direct') ?? window[window.length - 1]);
+    const window = visits
+      .filter((v) => v.visitor === visitor && visitStart(v) <= ts && visitStart(v) >= ts - LOOKBACK_DAYS * DAY)
+      .sort((a, b) => visitStart(a) - visitStart(b));
+    const chosen =
+      model === 'first_touch'
+        ? window[0]
+        : model === 'last_touch'
+          ? window[window.length - 1]
+          : ([...window].reverse().find((v) => v.channel !== 'Direct') ?? window[window.length - 1]);
     return chosen ? { start: visitStart(chosen), channel: chosen.channel } : null;
   };
   const out = new Map<string, { start: number; channel: string } | null>();
@@ -143,7 +194,15 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
   const customer = p.visitor ? `cus_${p.visitor}` : null;
   const metadata = p.visitor ? { footfall_visitor_id: p.visitor } : {};
   const event = (type: string, object: Record<string, unknown>) =>
-    JSON.stringify({ id: `evt_${p.id}_${type}`, object: 'event', api_version: '2024-06-20', type, created, livemode: false, data: { object } });
+    JSON.stringify({
+      id: `evt_${p.id}_${type}`,
+      object: 'event',
+      api_version: '2024-06-20',
+      type,
+      created,
+      livemode: false,
+      data: { object },
+    });
   const bodies = [
     p.visitor
       ? event(failed ? 'invoice.payment_failed' : 'invoice.paid', {
@@ -162,15 +221,39 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
           status: failed ? 'open' : 'paid',
           status_transitions: { paid_at: failed ? null : created },
         })
-      : event('payment_intent.succeeded', { id: p.id, object: 'payment_intent', amount: p.amount, amount_received: p.amount, currency: 'usd', customer: null, latest_charge: `ch_${p.id}`, metadata: {}, status: 'succeeded' }),
+      : event('payment_intent.succeeded', {
+          id: p.id,
+          object: 'payment_intent',
+          amount: p.amount,
+          amount_received: p.amount,
+          currency: 'usd',
+          customer: null,
+          latest_charge: `ch_${p.id}`,
+          metadata: {},
+          status: 'succeeded',
+        }),
   ];
   if (p.refunded > 0 && !failed) {
-    bodies.push(event('charge.refunded', { id: `ch_${p.id}`, object: 'charge', created, amount: p.amount, amount_refunded: p.refunded, currency: 'usd', refunded: false, payment_intent: p.id, customer, metadata }));
+    bodies.push(
+      event('charge.refunded', {
+        id: `ch_${p.id}`,
+        object: 'charge',
+        created,
+        amount: p.amount,
+        amount_refunded: p.refunded,
+        currency: 'usd',
+        refunded: false,
+        payment_intent: p.id,
+        customer,
+        metadata,
+      }),
+    );
   }
   return bodies;
 }
 
-type Step = { kind: 'events'; lines: string[] } | { kind: 'import'; lines: string[] } | { kind: 'webhooks'; bodies: string[] };
+type Step =
+  { kind: 'events'; lines: string[] } | { kind: 'import'; lines: string[] } | { kind: 'webhooks'; bodies: string[] };
 
 type Service = { url: string };
 
@@ -191,7 +274,9 @@ async function cli(...args: string[]): Promise<void> {
 async function reports(svc: Service, key: string) {
   const range = `from=${QUERY.from}&to=${QUERY.to}`;
   const get = async (path: string) => {
-    const res = await fetch(`${svc.url}/api/v1/sites/example.com${path}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${svc.url}/api/v1/sites/example.com${path}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     return { status: res.status, body: (await res.json()) as unknown };
   };
   const breakdowns: Record<string, unknown> = {};
@@ -211,7 +296,10 @@ async function reports(svc: Service, key: string) {
  * `rebuild`, also after `footfall rebuild --site example.com`.
  */
 async function runSteps(model: AttributionModel, steps: readonly Step[], rebuild: boolean) {
-  const svc = await startTestService([{ domain: 'example.com', timezone: 'UTC', attribution: model, lookback_days: LOOKBACK_DAYS }], { sessionizeIntervalMs: 0, app: true });
+  const svc = await startTestService(
+    [{ domain: 'example.com', timezone: 'UTC', attribution: model, lookback_days: LOOKBACK_DAYS }],
+    { sessionizeIntervalMs: 0, app: true },
+  );
   let running: { close(): Promise<void> } | null = svc;
   try {
     const config = new DynamoConfigStore(svc.dynamo, svc.secrets);
@@ -223,11 +311,20 @@ async function runSteps(model: AttributionModel, steps: readonly Step[], rebuild
         await importEventLines(svc.dynamo, localPaths(svc.dataDir).stream, step.lines, { site: 'example.com' });
         await svc.sessionize();
       } else if (step.kind === 'import') {
-        for (const [i, line] of step.lines.entries()) await applyProviderFacts(payments, site, parsePaymentLine(line, i + 1));
+        for (const [i, line] of step.lines.entries())
+          await applyProviderFacts(payments, site, parsePaymentLine(line, i + 1));
       } else {
         for (const body of step.bodies) {
-          const signature = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) });
-          const res = await fetch(`${svc.url}/api/webhooks/stripe/example.com`, { method: 'POST', headers: { 'stripe-signature': signature, 'content-type': 'application/json' }, body });
+          const signature = Stripe.webhooks.generateTestHeaderString({
+            payload: body,
+            secret: SECRET,
+            timestamp: Math.floor(Date.now() / 1000),
+          });
+          const res = await fetch(`${svc.url}/api/webhooks/stripe/example.com`, {
+            method: 'POST',
+            headers: { 'stripe-signature': signature, 'content-type': 'application/json' },
+            body,
+          });
           expect(res.status, await res.text()).toBe(200);
         }
       }
@@ -266,9 +363,9 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           const lines = paymentLines(generated);
           // A random interleaving of random chunks; payments keep their own order within (as a provider sends them).
           const draw = () => noise.next().value as number;
-          const chunks = <T,>(items: readonly T[]) => {
+          const chunks = <T>(items: readonly T[]) => {
             const out: T[][] = [];
-            for (let i = 0; i < items.length; ) {
+            for (let i = 0; i < items.length;) {
               const n = 1 + (draw() % 3);
               out.push(items.slice(i, i + n));
               i += n;
@@ -281,24 +378,43 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           // a refund may be delivered before its payment.
           const paymentChunks = chunks(lines).map((c): Step => {
             if (draw() % 4 === 0) return { kind: 'import', lines: c.map((l) => l.line) };
-            return { kind: 'webhooks', bodies: c.flatMap((l) => (draw() % 2 === 0 ? stripeBodies(l) : stripeBodies(l).reverse())) };
+            return {
+              kind: 'webhooks',
+              bodies: c.flatMap((l) => (draw() % 2 === 0 ? stripeBodies(l) : stripeBodies(l).reverse())),
+            };
           });
           const steps: Step[] = [];
           while (eventChunks.length || paymentChunks.length) {
             const takeEvents = paymentChunks.length === 0 || (eventChunks.length > 0 && draw() % 2 === 0);
             steps.push((takeEvents ? eventChunks : paymentChunks).shift()!);
           }
-          const reference = (await runSteps(model, [{ kind: 'events', lines: events }, { kind: 'import', lines: lines.map((l) => l.line) }], false)).arrived;
+          const reference = (
+            await runSteps(
+              model,
+              [
+                { kind: 'events', lines: events },
+                { kind: 'import', lines: lines.map((l) => l.line) },
+              ],
+              false,
+            )
+          ).arrived;
           const random = await runSteps(model, steps, true);
           expect(random.arrived).toEqual(reference);
           expect(random.rebuilt).toEqual(reference);
 
           const expected = directCredit(visits, lines, model);
-          const rows = (reference.payments.body as { rows: Array<{ provider_payment_id: string; touch: { ts: string; channel: string } | null }> }).rows;
+          const rows = (
+            reference.payments.body as {
+              rows: Array<{ provider_payment_id: string; touch: { ts: string; channel: string } | null }>;
+            }
+          ).rows;
           expect(rows.map((r) => r.provider_payment_id).sort()).toEqual(lines.map((l) => l.p.id).sort());
           for (const row of rows) {
             const want = expected.get(row.provider_payment_id);
-            expect({ id: row.provider_payment_id, touch: row.touch ? { start: row.touch.ts, channel: row.touch.channel } : null }).toEqual({
+            expect({
+              id: row.provider_payment_id,
+              touch: row.touch ? { start: row.touch.ts, channel: row.touch.channel } : null,
+            }).toEqual({
               id: row.provider_payment_id,
               touch: want ? { start: new Date(want.start).toISOString(), channel: want.channel } : null,
             });

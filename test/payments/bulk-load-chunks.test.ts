@@ -85,7 +85,17 @@ describe('the bulk load in chunks', () => {
     const visits = new DynamoVisitStore(webhooks);
     const visitsOf = new Map<string, Visit[]>();
     for (const [visitor, attrs] of Object.entries(VISITORS)) {
-      const events = Array.from({ length: 9 }, (_, k) => visitEventOf(trackedEvent({ event_id: `${visitor}-${k}`, site: site.domain, visitor_id: visitor, ts: NOW - (200 - 22 * k) * DAY, ...attrs })));
+      const events = Array.from({ length: 9 }, (_, k) =>
+        visitEventOf(
+          trackedEvent({
+            event_id: `${visitor}-${k}`,
+            site: site.domain,
+            visitor_id: visitor,
+            ts: NOW - (200 - 22 * k) * DAY,
+            ...attrs,
+          }),
+        ),
+      );
       const built = buildVisits(site.domain, visitor, events);
       visitsOf.set(visitor, built);
       await visits.writeVisits(built, []);
@@ -105,10 +115,24 @@ describe('the bulk load in chunks', () => {
       event_type: 'transaction.completed',
       customers: [],
       subscriptions: [],
-      payments: [{ provider: 'paddle', id: 'txn_oneoff', aliases: [], ts: NOW - 40 * DAY, amount: 1900, currency: 'USD', status: 'paid', visitor_id: 'vis-c' }],
+      payments: [
+        {
+          provider: 'paddle',
+          id: 'txn_oneoff',
+          aliases: [],
+          ts: NOW - 40 * DAY,
+          amount: 1900,
+          currency: 'USD',
+          status: 'paid',
+          visitor_id: 'vis-c',
+        },
+      ],
     });
     const store = new DynamoPaymentStore(webhooks);
-    [payments, customers] = await Promise.all([store.listPayments(namespaceOf(site)), store.listCustomers(namespaceOf(site))]);
+    [payments, customers] = await Promise.all([
+      store.listPayments(namespaceOf(site)),
+      store.listCustomers(namespaceOf(site)),
+    ]);
     oneShot = await load([payments]);
   }, 300_000);
 
@@ -125,25 +149,52 @@ describe('the bulk load in chunks', () => {
     expect(payments.filter((p) => !p.visitor).length).toBeGreaterThan(0);
     expect(payments.filter((p) => !p.customer_id).length).toBe(1);
     expect(customers.some((c) => Object.values(c.subscriptions).some((s) => !s.paying))).toBe(true);
-    for (const type of ['PAYMENT', 'VISITOR_PAYMENT', 'VISITOR_PAYMENTS', 'PAYMENT_LIST', 'PAYMENT_TOTALS', 'PAYMENT_DIMENSION', 'PAYER_PAYMENT', 'PAYER_STATE', 'COHORT_MEMBER', 'COHORT']) {
+    for (const type of [
+      'PAYMENT',
+      'VISITOR_PAYMENT',
+      'VISITOR_PAYMENTS',
+      'PAYMENT_LIST',
+      'PAYMENT_TOTALS',
+      'PAYMENT_DIMENSION',
+      'PAYER_PAYMENT',
+      'PAYER_STATE',
+      'COHORT_MEMBER',
+      'COHORT',
+    ]) {
       expect(oneShot.some((i) => i.type === type)).toBe(true);
     }
   });
 
   it('leaves the items the webhook path leaves', async () => {
-    const keyed = (items: Array<Record<string, unknown>>) => new Map(items.filter(compared).map((i) => [`${i.pk} ${i.sk}`, normalize(i)]));
+    const keyed = (items: Array<Record<string, unknown>>) =>
+      new Map(items.filter(compared).map((i) => [`${i.pk} ${i.sk}`, normalize(i)]));
     const ours = keyed(oneShot);
     // The webhook table also holds the configuration and the visits, which the bulk load does not write.
-    const theirs = new Map([...keyed(await scanAll(webhooks))].filter(([, item]) => !['ACCOUNT', 'SITE', 'SITE_DOMAIN', 'VISIT', 'VISIT_CHUNK', 'VISITOR'].includes(String(item.type)) && String(item.pk).includes(site.domain)));
+    const theirs = new Map(
+      [...keyed(await scanAll(webhooks))].filter(
+        ([, item]) =>
+          !['ACCOUNT', 'SITE', 'SITE_DOMAIN', 'VISIT', 'VISIT_CHUNK', 'VISITOR'].includes(String(item.type)) &&
+          String(item.pk).includes(site.domain),
+      ),
+    );
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
-    const differences = [...theirs].filter(([key, item]) => !isDeepStrictEqual(ours.get(key), item)).map(([key, item]) => ({ key, bulk: ours.get(key), webhooks: item }));
+    const differences = [...theirs]
+      .filter(([key, item]) => !isDeepStrictEqual(ours.get(key), item))
+      .map(([key, item]) => ({ key, bulk: ours.get(key), webhooks: item }));
     expect(differences.slice(0, 3)).toEqual([]);
   });
 
   it('leaves the same items a payment per chunk, and in reverse order three at a time', async () => {
     const order = payments.map((_, i) => i);
     expect(await load(cut(order, order.slice(1)))).toEqual(oneShot);
-    expect(await load(cut([...order].reverse(), order.filter((i) => i % 3 === 0 && i > 0)))).toEqual(oneShot);
+    expect(
+      await load(
+        cut(
+          [...order].reverse(),
+          order.filter((i) => i % 3 === 0 && i > 0),
+        ),
+      ),
+    ).toEqual(oneShot);
   }, 120_000);
 
   it('leaves the same items whatever the chunk boundaries and the order of the payments (property)', async () => {
@@ -151,9 +202,13 @@ describe('the bulk load in chunks', () => {
     const n = payments.length;
     const indices = Array.from({ length: n }, (_, i) => i);
     await fc.assert(
-      fc.asyncProperty(fc.shuffledSubarray(indices, { minLength: n, maxLength: n }), fc.uniqueArray(fc.integer({ min: 1, max: n - 1 }), { maxLength: n - 1 }), async (order, cuts) => {
-        expect(await load(cut(order, cuts))).toEqual(oneShot);
-      }),
+      fc.asyncProperty(
+        fc.shuffledSubarray(indices, { minLength: n, maxLength: n }),
+        fc.uniqueArray(fc.integer({ min: 1, max: n - 1 }), { maxLength: n - 1 }),
+        async (order, cuts) => {
+          expect(await load(cut(order, cuts))).toEqual(oneShot);
+        },
+      ),
       { seed, numRuns: 8 },
     );
   }, 300_000);

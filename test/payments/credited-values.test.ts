@@ -37,16 +37,40 @@ describe('credited values: a payment keeps at most CREDITED_VALUES of each dimen
     const t0 = Date.UTC(2026, 5, 1, 9);
     const events = Array.from({ length: 1000 }, (_, i) =>
       visitEventOf(
-        trackedEvent({ event_id: `e${String(i).padStart(5, '0')}`, visitor_id: 'visitor-long', ts: t0 + i * 1000, path: long(i), channel: 'Search', ...(i % 2 ? { type: 'goal', goal: 'Outbound Link: Click', link: `https://x.org${long(i)}` } : {}) }),
+        trackedEvent({
+          event_id: `e${String(i).padStart(5, '0')}`,
+          visitor_id: 'visitor-long',
+          ts: t0 + i * 1000,
+          path: long(i),
+          channel: 'Search',
+          ...(i % 2 ? { type: 'goal', goal: 'Outbound Link: Click', link: `https://x.org${long(i)}` } : {}),
+        }),
       ),
     );
     await new DynamoVisitStore(conn).writeVisits(buildVisits('example.com', 'visitor-long', events), []);
     const site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
-    const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn), visits: new DynamoVisitStore(conn), rates: async () => () => null, clock: () => t0 + 2_000_000 };
+    const deps: PaymentDeps = {
+      payments: new DynamoPaymentStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rates: async () => () => null,
+      clock: () => t0 + 2_000_000,
+    };
     await applyProviderFacts(deps, site, {
       event_id: 'evt',
       event_type: 'test',
-      payments: [{ provider: 'stripe', id: 'pi_long', aliases: [], visitor_id: 'visitor-long', customer_id: 'cus_long', ts: t0 + 1_500_000, amount: 5000, currency: 'USD', status: 'paid' }],
+      payments: [
+        {
+          provider: 'stripe',
+          id: 'pi_long',
+          aliases: [],
+          visitor_id: 'visitor-long',
+          customer_id: 'cus_long',
+          ts: t0 + 1_500_000,
+          amount: 5000,
+          currency: 'USD',
+          status: 'paid',
+        },
+      ],
       subscriptions: [],
       customers: [],
     });

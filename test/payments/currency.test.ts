@@ -21,7 +21,25 @@ describe('minorUnitExponent (ISO 4217 list one)', () => {
 
   it('covers every code whose minor unit is not 2', () => {
     const three = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'];
-    const zero = ['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
+    const zero = [
+      'BIF',
+      'CLP',
+      'DJF',
+      'GNF',
+      'ISK',
+      'JPY',
+      'KMF',
+      'KRW',
+      'PYG',
+      'RWF',
+      'UGX',
+      'UYI',
+      'VND',
+      'VUV',
+      'XAF',
+      'XOF',
+      'XPF',
+    ];
     expect(three.map(minorUnitExponent)).toStrictEqual(three.map(() => 3));
     expect(zero.map(minorUnitExponent)).toStrictEqual(zero.map(() => 0));
     expect(['CLF', 'UYW'].map(minorUnitExponent)).toStrictEqual([4, 4]);

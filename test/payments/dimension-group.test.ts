@@ -2,8 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { PaymentListStore, RecomputeBatch, dimensionPk, listKeys, positionId } from '../../lambdas/adapters/dynamo/payment-list-store.js';
-import { ALL_SLOTS, GROUPED_DIMENSIONS, UNATTRIBUTED_KEY, bucketCount, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
+import {
+  PaymentListStore,
+  RecomputeBatch,
+  dimensionPk,
+  listKeys,
+  positionId,
+} from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import {
+  ALL_SLOTS,
+  GROUPED_DIMENSIONS,
+  UNATTRIBUTED_KEY,
+  bucketCount,
+  valueTotals,
+  type Contribution,
+  type ValueCounters,
+} from '../../lambdas/domain/payments/contribution.js';
 import { NONE, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
@@ -24,23 +38,56 @@ const VALUES = ['Direct', 'Search', '/', '/pricing', '/blog/a', 'FR', 'en-US', N
 
 /** A contribution: `attributed` takes one to three values per dimension from `VALUES`. */
 const contributionArb = (i: number) =>
-  fc.record({
-    day: fc.constantFrom(...DAYS),
-    attributed: fc.boolean(),
-    failed: fc.boolean(),
-    customer: fc.integer({ min: 0, max: 6 }),
-    cents: fc.integer({ min: 100, max: 9900 }),
-    values: fc.array(fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }), { minLength: PAYMENT_DIMENSIONS.length, maxLength: PAYMENT_DIMENSIONS.length }),
-  }).map(({ day, attributed, failed, customer, cents, values }) => build(i, day, attributed ? values : null, failed, customer, cents, 1));
+  fc
+    .record({
+      day: fc.constantFrom(...DAYS),
+      attributed: fc.boolean(),
+      failed: fc.boolean(),
+      customer: fc.integer({ min: 0, max: 6 }),
+      cents: fc.integer({ min: 100, max: 9900 }),
+      values: fc.array(fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }), {
+        minLength: PAYMENT_DIMENSIONS.length,
+        maxLength: PAYMENT_DIMENSIONS.length,
+      }),
+    })
+    .map(({ day, attributed, failed, customer, cents, values }) =>
+      build(i, day, attributed ? values : null, failed, customer, cents, 1),
+    );
 
-function build(i: number, day: string, values: string[][] | null, failed: boolean, customer: number, cents: number, rev: number): Contribution {
+function build(
+  i: number,
+  day: string,
+  values: string[][] | null,
+  failed: boolean,
+  customer: number,
+  cents: number,
+  rev: number,
+): Contribution {
   const ts = Date.parse(`${day}T10:00:00Z`) + i * 1000;
-  const dims = values ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d, k) => [d, values[k] ?? []])) as Record<PaymentDimension, string[]>) : null;
-  return { key: `stripe:pi_${i}`, rev, ts, day, hour: `${day}T10`, cents, customer: `c${customer}`, touch_day: dims ? day : null, failed, refunded: false, dims };
+  const dims = values
+    ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d, k) => [d, values[k] ?? []])) as Record<PaymentDimension, string[]>)
+    : null;
+  return {
+    key: `stripe:pi_${i}`,
+    rev,
+    ts,
+    day,
+    hour: `${day}T10`,
+    cents,
+    customer: `c${customer}`,
+    touch_day: dims ? day : null,
+    failed,
+    refunded: false,
+    dims,
+  };
 }
 
 /** Payments, cents and payers per value of a dimension over the given days, Unattributed under its key, computed directly. */
-function expected(contributions: readonly Contribution[], d: PaymentDimension, days: readonly string[]): Record<string, [number, number, number]> {
+function expected(
+  contributions: readonly Contribution[],
+  d: PaymentDimension,
+  days: readonly string[],
+): Record<string, [number, number, number]> {
   const out: Record<string, [number, number, Set<string>]> = {};
   for (const c of contributions) {
     if (c.failed || !days.includes(c.day)) continue;
@@ -54,25 +101,52 @@ function expected(contributions: readonly Contribution[], d: PaymentDimension, d
   return Object.fromEntries(Object.entries(out).map(([v, [n, cents, payers]]) => [v, [n, cents, payers.size]]));
 }
 
-async function read(list: PaymentListStore, site: string, d: PaymentDimension, g: 'D' | 'M', from: string, to: string): Promise<Record<string, [number, number, number]>> {
+async function read(
+  list: PaymentListStore,
+  site: string,
+  d: PaymentDimension,
+  g: 'D' | 'M',
+  from: string,
+  to: string,
+): Promise<Record<string, [number, number, number]>> {
   const items = await list.dimension(site, d, g, from, to, true);
-  return Object.fromEntries([...valueTotals(items.map((i) => i.values))].filter(([, t]) => t.payments > 0).map(([v, t]) => [v, [t.payments, t.cents, t.payers]]));
+  return Object.fromEntries(
+    [...valueTotals(items.map((i) => i.values))]
+      .filter(([, t]) => t.payments > 0)
+      .map(([v, t]) => [v, [t.payments, t.cents, t.payers]]),
+  );
 }
 
 /** Every dimension's breakdown over each day, the two days of May, and the months, against the direct computation. */
-async function expectBreakdowns(list: PaymentListStore, site: string, contributions: readonly Contribution[]): Promise<void> {
+async function expectBreakdowns(
+  list: PaymentListStore,
+  site: string,
+  contributions: readonly Contribution[],
+): Promise<void> {
   for (const d of PAYMENT_DIMENSIONS) {
-    for (const day of DAYS) expect(await read(list, site, d, 'D', day, day), `${d} ${day}`).toEqual(expected(contributions, d, [day]));
-    expect(await read(list, site, d, 'D', DAYS[0] ?? '', DAYS[1] ?? ''), `${d} May days`).toEqual(expected(contributions, d, DAYS.slice(0, 2)));
-    expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(contributions, d, DAYS.slice(0, 2)));
-    expect(await read(list, site, d, 'M', '2026-06', '2026-06'), `${d} June`).toEqual(expected(contributions, d, DAYS.slice(2)));
+    for (const day of DAYS)
+      expect(await read(list, site, d, 'D', day, day), `${d} ${day}`).toEqual(expected(contributions, d, [day]));
+    expect(await read(list, site, d, 'D', DAYS[0] ?? '', DAYS[1] ?? ''), `${d} May days`).toEqual(
+      expected(contributions, d, DAYS.slice(0, 2)),
+    );
+    expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(
+      expected(contributions, d, DAYS.slice(0, 2)),
+    );
+    expect(await read(list, site, d, 'M', '2026-06', '2026-06'), `${d} June`).toEqual(
+      expected(contributions, d, DAYS.slice(2)),
+    );
   }
 }
 
 /** Puts a contribution's list item as a settled payment leaves it (no `pending`). */
 async function putListItem(conn: DynamoConnection, site: string, c: Contribution): Promise<void> {
   const [main] = listKeys(site, c);
-  await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: main?.pk, sk: main?.sk, type: 'PAYMENT_LIST', rev: c.rev, c: JSON.stringify(c) } }));
+  await conn.doc.send(
+    new PutCommand({
+      TableName: conn.table,
+      Item: { pk: main?.pk, sk: main?.sk, type: 'PAYMENT_LIST', rev: c.rev, c: JSON.stringify(c) },
+    }),
+  );
 }
 
 /**
@@ -80,7 +154,13 @@ async function putListItem(conn: DynamoConnection, site: string, c: Contribution
  * its own buckets, the Unattributed row in every dimension's bucket 0 (payer
  * sets exact at this size).
  */
-async function putOldLayout(conn: DynamoConnection, site: string, contributions: readonly Contribution[], g: 'D' | 'M', period: string): Promise<void> {
+async function putOldLayout(
+  conn: DynamoConnection,
+  site: string,
+  contributions: readonly Contribution[],
+  g: 'D' | 'M',
+  period: string,
+): Promise<void> {
   const inPeriod = contributions.filter((c) => !c.failed && (g === 'D' ? c.day === period : c.day.startsWith(period)));
   for (const d of PAYMENT_DIMENSIONS) {
     for (let b = 0; b < bucketCount(d); b++) {
@@ -92,7 +172,18 @@ async function putOldLayout(conn: DynamoConnection, site: string, contributions:
           rows[v] = [n + 1, cents + c.cents, [...new Set([...(payers as string[]), c.customer])].sort()];
         }
       }
-      await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: dimensionPk(site, d), sk: `${g}#${period}#${b}`, type: 'PAYMENT_DIMENSION', v: JSON.stringify(rows), src: 0 } }));
+      await conn.doc.send(
+        new PutCommand({
+          TableName: conn.table,
+          Item: {
+            pk: dimensionPk(site, d),
+            sk: `${g}#${period}#${b}`,
+            type: 'PAYMENT_DIMENSION',
+            v: JSON.stringify(rows),
+            src: 0,
+          },
+        }),
+      );
     }
   }
 }
@@ -120,7 +211,19 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
           await expectBreakdowns(list, site, initial);
           // The re-credit's batch: each moved payment gets its visit's values (rev 2), leaving its Unattributed position.
           const batch = new RecomputeBatch();
-          const after = initial.map((c, i) => (moves[i] && !c.dims ? build(i, c.day, PAYMENT_DIMENSIONS.map((_, k) => [VALUES[(i + k) % VALUES.length] ?? '/']), c.failed, Number(c.customer.slice(1)), c.cents, 2) : c));
+          const after = initial.map((c, i) =>
+            moves[i] && !c.dims
+              ? build(
+                  i,
+                  c.day,
+                  PAYMENT_DIMENSIONS.map((_, k) => [VALUES[(i + k) % VALUES.length] ?? '/']),
+                  c.failed,
+                  Number(c.customer.slice(1)),
+                  c.cents,
+                  2,
+                )
+              : c,
+          );
           for (const [i, c] of after.entries()) {
             if (c === initial[i]) continue;
             const left = listKeys(site, initial[i] as Contribution).map(positionId);
@@ -139,28 +242,50 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
     const day = DAYS[0] ?? '';
     const list = new PaymentListStore(conn);
     const long = (i: number) => `/landing/${String(i).padStart(6, '0')}/${'y'.repeat(80)}`;
-    const big = (i: number, page: string) => ({ ...build(i, day, PAYMENT_DIMENSIONS.map(() => ['Search']), false, i % 7, 1000 + i, 1), dims: { ...Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, ['Search']])), landing_page: [page], page: [page] } as Record<PaymentDimension, string[]> });
+    const big = (i: number, page: string) => ({
+      ...build(
+        i,
+        day,
+        PAYMENT_DIMENSIONS.map(() => ['Search']),
+        false,
+        i % 7,
+        1000 + i,
+        1,
+      ),
+      dims: {
+        ...Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, ['Search']])),
+        landing_page: [page],
+        page: [page],
+      } as Record<PaymentDimension, string[]>,
+    });
     const check = async (all: readonly Contribution[]) => {
       for (const d of ['landing_page', 'page', 'channel', 'referrer'] as const) {
         expect(await read(list, site, d, 'D', day, day), `${d} ${day}`).toEqual(expected(all, d, [day]));
-        expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(all, d, DAYS.slice(0, 2)));
+        expect(await read(list, site, d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(
+          expected(all, d, DAYS.slice(0, 2)),
+        );
       }
     };
-    const groupItem = async () => (await scanAll(conn)).find((i) => i.pk === dimensionPk(site, 'channel') && i.sk === `D#${day}#0`);
+    const groupItem = async () =>
+      (await scanAll(conn)).find((i) => i.pk === dimensionPk(site, 'channel') && i.sk === `D#${day}#0`);
     // 400 payments on distinct landing pages in every bucket: too many values for one item, so buckets.
     const first = Array.from({ length: 400 }, (_, i) => big(i, long(i)));
     await list.bulkLoad(site, first);
     expect((await groupItem())?.i).toBeUndefined();
     await check(first);
     // All but five leave: the day fits its group again, inline; its buckets still hold the 400 (stale, unread).
-    for (const c of first.slice(5)) for (const k of listKeys(site, c)) await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
+    for (const c of first.slice(5))
+      for (const k of listKeys(site, c))
+        await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
     await list.recomputeDay(site, day, new Set(ALL_SLOTS));
     await list.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
     expect((await groupItem())?.i).toBe(1);
     await check(first.slice(0, 5));
     // 400 new payments whose pages all fall in bucket 0: their sync touches bucket 0 alone, yet the day
     // outgrows its group, so every bucket is written again (the stale ones of the first 400 would count).
-    const bucket0 = Array.from({ length: 4000 }, (_, i) => long(10_000 + i)).filter((v) => bucketOf('landing_page', v) === 0 && bucketOf('page', v) === 0).slice(0, 400);
+    const bucket0 = Array.from({ length: 4000 }, (_, i) => long(10_000 + i))
+      .filter((v) => bucketOf('landing_page', v) === 0 && bucketOf('page', v) === 0)
+      .slice(0, 400);
     const added = bucket0.map((page, i) => big(1000 + i, page));
     const batch = new RecomputeBatch();
     for (const c of added) await list.sync(site, c, [], async () => c.rev, batch);
@@ -172,7 +297,19 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
   it('reads periods written before the group existed as before, and mixed with recomputed ones', async () => {
     const site = `legacy.${SITE}`;
     const contributions = Array.from({ length: 12 }, (_, i) =>
-      build(i, DAYS[i % 3] ?? '', i % 4 === 0 ? null : PAYMENT_DIMENSIONS.map((_, k) => [...new Set([VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/'])]), i === 5, i % 5, 1000 + i, 1),
+      build(
+        i,
+        DAYS[i % 3] ?? '',
+        i % 4 === 0
+          ? null
+          : PAYMENT_DIMENSIONS.map((_, k) => [
+              ...new Set([VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/']),
+            ]),
+        i === 5,
+        i % 5,
+        1000 + i,
+        1,
+      ),
     );
     for (const c of contributions) await putListItem(conn, site, c);
     for (const day of DAYS) await putOldLayout(conn, site, contributions, 'D', day);
@@ -180,7 +317,15 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
     await putOldLayout(conn, site, contributions, 'M', '2026-06');
     const list = new PaymentListStore(conn);
     const readAs = (d: PaymentDimension, g: 'D' | 'M', from: string, to: string) =>
-      list.dimension(site, d, g, from, to, true).then((items) => Object.fromEntries([...valueTotals(items.map((i) => i.values))].filter(([, t]) => t.payments > 0).map(([v, t]) => [v, [t.payments, t.cents, t.payers]])));
+      list
+        .dimension(site, d, g, from, to, true)
+        .then((items) =>
+          Object.fromEntries(
+            [...valueTotals(items.map((i) => i.values))]
+              .filter(([, t]) => t.payments > 0)
+              .map(([v, t]) => [v, [t.payments, t.cents, t.payers]]),
+          ),
+        );
     const check = async (all: readonly Contribution[]) => {
       for (const d of PAYMENT_DIMENSIONS) {
         for (const day of DAYS) expect(await readAs(d, 'D', day, day), `${d} ${day}`).toEqual(expected(all, d, [day]));
@@ -191,11 +336,21 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
     // One payment of the first day moves to a credit: that day and May are recomputed in the group
     // layout (its group and the moved payment's buckets only); the second day stays as written before.
     const moved = contributions[0] as Contribution;
-    const now = build(0, moved.day, PAYMENT_DIMENSIONS.map(() => ['Search']), false, 0, moved.cents, 2);
+    const now = build(
+      0,
+      moved.day,
+      PAYMENT_DIMENSIONS.map(() => ['Search']),
+      false,
+      0,
+      moved.cents,
+      2,
+    );
     await list.sync(site, now, listKeys(site, moved).map(positionId), async () => 2);
     const after = contributions.map((c, i) => (i === 0 ? now : c));
     await check(after);
-    const groups = (await scanAll(conn)).filter((i) => String(i.pk).includes(`#${site}#`) && i.g !== undefined).map((i) => String(i.sk));
+    const groups = (await scanAll(conn))
+      .filter((i) => String(i.pk).includes(`#${site}#`) && i.g !== undefined)
+      .map((i) => String(i.sk));
     expect(groups.sort()).toEqual([`D#${DAYS[0]}#0`, 'M#2026-05#0']);
     // A bulk recompute of every slot leaves the same numbers.
     await list.recomputeDay(site, DAYS[1] ?? '', new Set(ALL_SLOTS));

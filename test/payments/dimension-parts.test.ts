@@ -4,7 +4,14 @@ import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { PACKED_OVERHEAD_BYTES, unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
-import { ALL_SLOTS, DIMENSION_PART_BYTES, splitDimensionCounters, valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
+import {
+  ALL_SLOTS,
+  DIMENSION_PART_BYTES,
+  splitDimensionCounters,
+  valueTotals,
+  type Contribution,
+  type ValueCounters,
+} from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
@@ -14,48 +21,78 @@ const DAYS = ['2026-05-03', '2026-05-04'];
 /** A payment credited to a visit whose landing page (and page) is its own, 90 characters long: every value distinct. */
 function contribution(i: number, day = DAYS[i % DAYS.length] ?? '2026-05-03'): Contribution {
   const page = `/landing/${String(i).padStart(6, '0')}/${'x'.repeat(74)}`;
-  const dims = Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, []])) as unknown as Record<PaymentDimension, string[]>;
+  const dims = Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, []])) as unknown as Record<
+    PaymentDimension,
+    string[]
+  >;
   dims.landing_page = [page];
   dims.page = [page, '/pricing'];
   dims.channel = [i % 2 ? 'Search' : 'Direct'];
   const ts = Date.parse(`${day}T12:00:00Z`) + i;
-  return { key: `stripe:pi_${i}`, rev: 1, ts, day, hour: `${day}T12`, cents: 1000 + i, customer: `c${String(i % 1500).padStart(10, '0')}`, touch_day: day, failed: false, refunded: false, dims };
+  return {
+    key: `stripe:pi_${i}`,
+    rev: 1,
+    ts,
+    day,
+    hour: `${day}T12`,
+    cents: 1000 + i,
+    customer: `c${String(i % 1500).padStart(10, '0')}`,
+    touch_day: day,
+    failed: false,
+    refunded: false,
+    dims,
+  };
 }
 
 /** Payments, cents and payers per value of a dimension over a month, computed directly. */
-function expected(contributions: readonly Contribution[], d: PaymentDimension): Record<string, [number, number, number]> {
+function expected(
+  contributions: readonly Contribution[],
+  d: PaymentDimension,
+): Record<string, [number, number, number]> {
   const out: Record<string, [number, number, Set<string>]> = {};
-  for (const c of contributions) for (const v of c.dims?.[d] ?? []) {
-    const row = (out[v] ??= [0, 0, new Set()]);
-    row[0]++;
-    row[1] += c.cents;
-    row[2].add(c.customer);
-  }
+  for (const c of contributions)
+    for (const v of c.dims?.[d] ?? []) {
+      const row = (out[v] ??= [0, 0, new Set()]);
+      row[0]++;
+      row[1] += c.cents;
+      row[2].add(c.customer);
+    }
   return Object.fromEntries(Object.entries(out).map(([v, [n, cents, payers]]) => [v, [n, cents, payers.size]]));
 }
 
-async function read(list: PaymentListStore, d: PaymentDimension, g: 'D' | 'M', from: string, to: string): Promise<Record<string, [number, number, number]>> {
+async function read(
+  list: PaymentListStore,
+  d: PaymentDimension,
+  g: 'D' | 'M',
+  from: string,
+  to: string,
+): Promise<Record<string, [number, number, number]>> {
   const items = await list.dimension(SITE, d, g, from, to, true);
   const seen = new Set<string>();
-  for (const item of items) for (const v of Object.keys(item.values)) {
-    // Each value in exactly one part of its bucket and period.
-    expect(seen.has(`${item.period}|${v}`), v).toBe(false);
-    seen.add(`${item.period}|${v}`);
-  }
-  return Object.fromEntries([...valueTotals(items.map((i) => i.values))].map(([v, t]) => [v, [t.payments, t.cents, t.payers]]));
+  for (const item of items)
+    for (const v of Object.keys(item.values)) {
+      // Each value in exactly one part of its bucket and period.
+      expect(seen.has(`${item.period}|${v}`), v).toBe(false);
+      seen.add(`${item.period}|${v}`);
+    }
+  return Object.fromEntries(
+    [...valueTotals(items.map((i) => i.values))].map(([v, t]) => [v, [t.payments, t.cents, t.payers]]),
+  );
 }
 
 /** The table's PAYMENT_DIMENSION items as read, binary attributes as bytes (`scanAll` gives them in base64). */
 async function dimensionItems(conn: DynamoConnection): Promise<Array<Record<string, unknown>>> {
   const out: Array<Record<string, unknown>> = [];
-  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) out.push(...(page.Items ?? []).filter((i) => i.type === 'PAYMENT_DIMENSION'));
+  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table }))
+    out.push(...(page.Items ?? []).filter((i) => i.type === 'PAYMENT_DIMENSION'));
   return out;
 }
 
 describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values stays within its item bound', () => {
   it('cuts counters into parts of at most the bound, each value in one part, in value order', () => {
     const values: Record<string, ValueCounters> = {};
-    for (let i = 0; i < 5000; i++) values[`/p/${i}/${'é'.repeat(i % 50)}`] = [i, i * 100, i % 3 ? i : ['aaaaaaaaaaa', 'bbbbbbbbbbb']];
+    for (let i = 0; i < 5000; i++)
+      values[`/p/${i}/${'é'.repeat(i % 50)}`] = [i, i * 100, i % 3 ? i : ['aaaaaaaaaaa', 'bbbbbbbbbbb']];
     const parts = splitDimensionCounters(values, 4096);
     expect(parts.length).toBeGreaterThan(10);
     for (const p of parts) expect(Buffer.byteLength(JSON.stringify(p))).toBeLessThanOrEqual(4096);
@@ -83,7 +120,8 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
     const landing = items.filter((i) => String(i.pk).endsWith('#landing_page'));
     // 2,000 values of ~120 bytes a day in 4 buckets: several parts each (a single item would be ~60 KB, the month's ~120 KB).
     expect(landing.length).toBeGreaterThanOrEqual(2 * 4 * 2 + 4 * 4);
-    for (const item of items) expect(itemBytes(item), `${item.pk} ${item.sk}`).toBeLessThanOrEqual(DIMENSION_PART_BYTES + 1024);
+    for (const item of items)
+      expect(itemBytes(item), `${item.pk} ${item.sk}`).toBeLessThanOrEqual(DIMENSION_PART_BYTES + 1024);
     for (const d of ['landing_page', 'page', 'channel'] as const) {
       expect(await read(list, d, 'M', '2026-05', '2026-05')).toEqual(expected(loaded, d));
       expect(await read(list, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '')).toEqual(expected(loaded, d));
@@ -112,14 +150,22 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
   it('reads the same counters from items in the older JSON form (`v`), all of them or every other one, until a recompute packs them again', async () => {
     const readAll = async () => {
       const out: Record<string, unknown> = {};
-      for (const d of PAYMENT_DIMENSIONS) out[d] = [await list.dimension(SITE, d, 'M', '2026-05', '2026-05', true), await list.dimension(SITE, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '', true)];
+      for (const d of PAYMENT_DIMENSIONS)
+        out[d] = [
+          await list.dimension(SITE, d, 'M', '2026-05', '2026-05', true),
+          await list.dimension(SITE, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '', true),
+        ];
       return out;
     };
     const packedRead = await readAll();
     expect(JSON.stringify(packedRead)).toContain('/landing/003999/');
     const items = await dimensionItems(conn);
-    const asJson = ({ vz, ...rest }: Record<string, unknown>) => ({ ...rest, v: JSON.stringify(unpackDimension({ vz })) });
-    const put = (item: Record<string, unknown>) => conn.doc.send(new PutCommand({ TableName: conn.table, Item: asJson(item) }));
+    const asJson = ({ vz, ...rest }: Record<string, unknown>) => ({
+      ...rest,
+      v: JSON.stringify(unpackDimension({ vz })),
+    });
+    const put = (item: Record<string, unknown>) =>
+      conn.doc.send(new PutCommand({ TableName: conn.table, Item: asJson(item) }));
     for (const [k, item] of items.entries()) if (k % 2 === 0) await put(item);
     expect(await readAll()).toEqual(packedRead);
     for (const item of items) await put(item);
@@ -133,10 +179,18 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
   it('a recompute that needs fewer parts deletes the old ones; a crash between part and bucket writes leaves nothing a reader counts', async () => {
     // Half the payments of the first day leave (refund-free removal, as a payment moving away does).
     const gone = loaded.filter((c, i) => c.day === DAYS[0] && i % 4 === 0);
-    for (const c of gone) for (const k of listKeys(SITE, c)) await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
+    for (const c of gone)
+      for (const k of listKeys(SITE, c))
+        await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
     const kept = loaded.filter((c) => !gone.includes(c));
     // A crash after a recompute wrote its parts but not its bucket item: an orphan part no bucket item names.
-    const orphan = { pk: `PD#${SITE}#landing_page`, sk: `D#${DAYS[0]}#0#0000000000#001`, type: 'PAYMENT_DIMENSION', v: JSON.stringify({ '/ghost': [5, 500, 1] }), src: 0 };
+    const orphan = {
+      pk: `PD#${SITE}#landing_page`,
+      sk: `D#${DAYS[0]}#0#0000000000#001`,
+      type: 'PAYMENT_DIMENSION',
+      v: JSON.stringify({ '/ghost': [5, 500, 1] }),
+      src: 0,
+    };
     await conn.doc.send(new PutCommand({ TableName: conn.table, Item: orphan }));
     expect(await read(list, 'landing_page', 'D', DAYS[0] ?? '', DAYS[0] ?? '')).not.toHaveProperty('/ghost');
     await list.recomputeDay(SITE, DAYS[0] ?? '', new Set(ALL_SLOTS));

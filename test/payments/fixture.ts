@@ -45,7 +45,8 @@ export function converge(facts: readonly PaymentFact[]): MergedPayment[] {
       merged.fact = { ...before, ...part };
       if (before.ts !== undefined && part.ts !== undefined) merged.fact.ts = Math.min(before.ts, part.ts);
       merged.fact.refunded = Math.max(before.refunded ?? 0, part.refunded ?? 0) || undefined;
-      if (before.status && part.status && STATUS_RANK[part.status] < STATUS_RANK[before.status]) merged.fact.status = before.status;
+      if (before.status && part.status && STATUS_RANK[part.status] < STATUS_RANK[before.status])
+        merged.fact.status = before.status;
       if (merged.fact.refunded === undefined) delete merged.fact.refunded;
       // A fallback stands in only until the payment's own event states the time (payment.ts mergePaymentFact).
       if (merged.fact.ts !== undefined) delete merged.fact.fallback;

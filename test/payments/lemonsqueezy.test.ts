@@ -1,7 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
-import { PROVIDER_MODULES, WebhookPayloadError, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
+import {
+  PROVIDER_MODULES,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../lambdas/domain/payments/providers/index.js';
 import { converge, fixture, fixtureJson } from './fixture.js';
 
 const ls = PROVIDER_MODULES.lemonsqueezy;
@@ -31,7 +35,10 @@ function onlyPayment(f: ProviderFacts | null): PaymentFact {
 
 /** A fixture with some `data.attributes` replaced. */
 function withAttributes(name: string, patch: Record<string, unknown>, eventName?: string): Record<string, unknown> {
-  const event = fixtureJson('lemonsqueezy', name) as { meta: Record<string, unknown>; data: { attributes: Record<string, unknown> } };
+  const event = fixtureJson('lemonsqueezy', name) as {
+    meta: Record<string, unknown>;
+    data: { attributes: Record<string, unknown> };
+  };
   return {
     ...event,
     meta: { ...event.meta, ...(eventName ? { event_name: eventName } : {}) },
@@ -44,7 +51,9 @@ describe('lemonsqueezy verify', () => {
 
   it('accepts a correctly signed delivery (hex in either case) and returns the parsed event', () => {
     expect(ls.verify(body, sign(body), SECRET, NOW)).toEqual(JSON.parse(body));
-    expect(ls.verify(body, { 'x-signature': sign(body)['x-signature']!.toUpperCase() }, SECRET, NOW)).toEqual(JSON.parse(body));
+    expect(ls.verify(body, { 'x-signature': sign(body)['x-signature']!.toUpperCase() }, SECRET, NOW)).toEqual(
+      JSON.parse(body),
+    );
   });
 
   it('has no timestamp to go stale: a delivery verifies whenever it arrives (facts are idempotent)', () => {
@@ -52,11 +61,27 @@ describe('lemonsqueezy verify', () => {
   });
 
   it.each([
-    ['wrong secret', () => ls.verify(body, sign(body, 'another-secret'), SECRET, NOW), 'webhook signature does not match'],
-    ['tampered body', () => ls.verify(body.replace('"total": 1199', '"total": 1'), sign(body), SECRET, NOW), 'webhook signature does not match'],
+    [
+      'wrong secret',
+      () => ls.verify(body, sign(body, 'another-secret'), SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'tampered body',
+      () => ls.verify(body.replace('"total": 1199', '"total": 1'), sign(body), SECRET, NOW),
+      'webhook signature does not match',
+    ],
     ['missing header', () => ls.verify(body, {}, SECRET, NOW), 'missing webhook signature'],
-    ['truncated signature', () => ls.verify(body, { 'x-signature': sign(body)['x-signature']!.slice(0, 20) }, SECRET, NOW), 'webhook signature does not match'],
-    ['non-hex signature', () => ls.verify(body, { 'x-signature': 'zz' }, SECRET, NOW), 'webhook signature does not match'],
+    [
+      'truncated signature',
+      () => ls.verify(body, { 'x-signature': sign(body)['x-signature']!.slice(0, 20) }, SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'non-hex signature',
+      () => ls.verify(body, { 'x-signature': 'zz' }, SECRET, NOW),
+      'webhook signature does not match',
+    ],
     ['missing secret', () => ls.verify(body, sign(body, ''), '', NOW), 'webhook secret is not configured'],
   ])('rejects a delivery with a %s', (_case, call, message) => {
     expect(call).toThrow(WebhookSignatureError);
@@ -125,7 +150,10 @@ describe('lemonsqueezy facts: subscription story', () => {
     expect(refund).toMatchObject({ id: 'subscription-invoice:2', refunded: 500, status: 'paid' });
     const renewal = onlyPayment(factsOf('subscription_payment_success.renewal.json'));
     expect(converge([renewal, refund])).toStrictEqual([
-      { ids: ['subscription-invoice:2'], fact: expect.objectContaining({ amount: 1199, refunded: 500, status: 'paid', is_renewal: true }) },
+      {
+        ids: ['subscription-invoice:2'],
+        fact: expect.objectContaining({ amount: 1199, refunded: 500, status: 'paid', is_renewal: true }),
+      },
     ]);
   });
 
@@ -145,18 +173,29 @@ describe('lemonsqueezy facts: subscription story', () => {
       event_id: `${name.replace('.json', '')}:1`,
       event_type: name.replace('.json', ''),
       payments: [],
-      subscriptions: [{ provider: 'lemonsqueezy', subscription_id: '1', customer_id: '1', status, paying, visitor_id: VISITOR, ts }],
+      subscriptions: [
+        { provider: 'lemonsqueezy', subscription_id: '1', customer_id: '1', status, paying, visitor_id: VISITOR, ts },
+      ],
       customers: [],
     });
   });
 
-  it.each(['subscription_updated', 'subscription_resumed', 'subscription_paused', 'subscription_unpaused'])('%s is a subscription event too', (name) => {
-    expect(ls.facts(withAttributes('subscription_created.json', {}, name))?.subscriptions).toHaveLength(1);
-  });
+  it.each(['subscription_updated', 'subscription_resumed', 'subscription_paused', 'subscription_unpaused'])(
+    '%s is a subscription event too',
+    (name) => {
+      expect(ls.facts(withAttributes('subscription_created.json', {}, name))?.subscriptions).toHaveLength(1);
+    },
+  );
 
   it('on_trial and past_due subscriptions are paying, paused and unpaid are not', () => {
-    const paying = (status: string) => ls.facts(withAttributes('subscription_created.json', { status }))!.subscriptions[0]!.paying;
-    expect([paying('on_trial'), paying('past_due'), paying('paused'), paying('unpaid')]).toStrictEqual([true, true, false, false]);
+    const paying = (status: string) =>
+      ls.facts(withAttributes('subscription_created.json', { status }))!.subscriptions[0]!.paying;
+    expect([paying('on_trial'), paying('past_due'), paying('paused'), paying('unpaid')]).toStrictEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -179,8 +218,16 @@ describe('lemonsqueezy facts: one-time EUR purchase, refunded in part then in fu
   });
 
   it('order_refunded, partial → paid with refunded > 0; full → refunded', () => {
-    expect(onlyPayment(factsOf('order_refunded.partial.json'))).toStrictEqual({ ...base, refunded: 1000, status: 'paid' });
-    expect(onlyPayment(factsOf('order_refunded.full.json'))).toStrictEqual({ ...base, refunded: 3000, status: 'refunded' });
+    expect(onlyPayment(factsOf('order_refunded.partial.json'))).toStrictEqual({
+      ...base,
+      refunded: 1000,
+      status: 'paid',
+    });
+    expect(onlyPayment(factsOf('order_refunded.full.json'))).toStrictEqual({
+      ...base,
+      refunded: 3000,
+      status: 'refunded',
+    });
   });
 
   it('the three events are one payment', () => {
@@ -194,7 +241,12 @@ describe('lemonsqueezy facts: one-time EUR purchase, refunded in part then in fu
 describe('lemonsqueezy facts: unused and malformed events', () => {
   it('event names we do not use → null', () => {
     expect(factsOf('subscription_payment_failed.json')).toBeNull();
-    expect(ls.facts({ meta: { event_name: 'license_key_created' }, data: { type: 'license-keys', id: '1', attributes: {} } })).toBeNull();
+    expect(
+      ls.facts({
+        meta: { event_name: 'license_key_created' },
+        data: { type: 'license-keys', id: '1', attributes: {} },
+      }),
+    ).toBeNull();
   });
 
   it('a $0 order states no payment', () => {
@@ -204,7 +256,10 @@ describe('lemonsqueezy facts: unused and malformed events', () => {
   it.each([
     ['a wrongly typed total', () => withAttributes('order_created.json', { total: '1199' })],
     ['a missing currency', () => withAttributes('order_created.json', { currency: undefined })],
-    ['a renewal without subscription_id', () => withAttributes('subscription_payment_success.renewal.json', { subscription_id: null })],
+    [
+      'a renewal without subscription_id',
+      () => withAttributes('subscription_payment_success.renewal.json', { subscription_id: null }),
+    ],
     ['a subscription with a bad date', () => withAttributes('subscription_created.json', { updated_at: 'yesterday' })],
     ['no meta', () => ({ data: { type: 'orders', id: '1', attributes: {} } })],
   ])('%s → WebhookPayloadError', (_case, build) => {

@@ -2,7 +2,11 @@ import { createHmac } from 'node:crypto';
 import { emptyPayment, mergePaymentFact } from '../../lambdas/domain/payments/payment.js';
 import { describe, expect, it } from 'vitest';
 import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
-import { PROVIDER_MODULES, WebhookPayloadError, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
+import {
+  PROVIDER_MODULES,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../lambdas/domain/payments/providers/index.js';
 import { fixture, fixtureJson } from './fixture.js';
 
 const paddle = PROVIDER_MODULES.paddle;
@@ -17,7 +21,9 @@ const VISITOR = 'p4d9l3e8v1s2t7r5';
 
 function sign(body: string, opts: { secret?: string; tsS?: number } = {}): Record<string, string> {
   const ts = opts.tsS ?? Math.floor(NOW / 1000);
-  const h1 = createHmac('sha256', opts.secret ?? SECRET).update(`${ts}:${body}`).digest('hex');
+  const h1 = createHmac('sha256', opts.secret ?? SECRET)
+    .update(`${ts}:${body}`)
+    .digest('hex');
   return { 'paddle-signature': `ts=${ts};h1=${h1}` };
 }
 
@@ -51,13 +57,43 @@ describe('paddle verify', () => {
   });
 
   it.each([
-    ['wrong secret', () => paddle.verify(body, sign(body, { secret: 'pdl_ntfset_other' }), SECRET, NOW), 'webhook signature does not match'],
-    ['tampered body', () => paddle.verify(body.replace('"grand_total": "65215"', '"grand_total": "1"'), sign(body), SECRET, NOW), 'webhook signature does not match'],
+    [
+      'wrong secret',
+      () => paddle.verify(body, sign(body, { secret: 'pdl_ntfset_other' }), SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'tampered body',
+      () => paddle.verify(body.replace('"grand_total": "65215"', '"grand_total": "1"'), sign(body), SECRET, NOW),
+      'webhook signature does not match',
+    ],
     ['missing header', () => paddle.verify(body, {}, SECRET, NOW), 'missing webhook signature'],
-    ['header without h1', () => paddle.verify(body, { 'paddle-signature': `ts=${NOW / 1000}` }, SECRET, NOW), 'malformed webhook signature'],
-    ['non-numeric ts', () => paddle.verify(body, { 'paddle-signature': 'ts=soon;h1=abc' }, SECRET, NOW), 'malformed webhook signature'],
-    ['signature for another ts', () => paddle.verify(body, { 'paddle-signature': sign(body)['paddle-signature']!.replace(/ts=\d+/, 'ts=1') }, SECRET, NOW), 'webhook signature does not match'],
-    ['stale timestamp', () => paddle.verify(body, sign(body, { tsS: NOW / 1000 - 301 }), SECRET, NOW), 'webhook timestamp too old'],
+    [
+      'header without h1',
+      () => paddle.verify(body, { 'paddle-signature': `ts=${NOW / 1000}` }, SECRET, NOW),
+      'malformed webhook signature',
+    ],
+    [
+      'non-numeric ts',
+      () => paddle.verify(body, { 'paddle-signature': 'ts=soon;h1=abc' }, SECRET, NOW),
+      'malformed webhook signature',
+    ],
+    [
+      'signature for another ts',
+      () =>
+        paddle.verify(
+          body,
+          { 'paddle-signature': sign(body)['paddle-signature']!.replace(/ts=\d+/, 'ts=1') },
+          SECRET,
+          NOW,
+        ),
+      'webhook signature does not match',
+    ],
+    [
+      'stale timestamp',
+      () => paddle.verify(body, sign(body, { tsS: NOW / 1000 - 301 }), SECRET, NOW),
+      'webhook timestamp too old',
+    ],
     ['missing secret', () => paddle.verify(body, sign(body), '', NOW), 'webhook secret is not configured'],
   ])('rejects a delivery with a %s', (_case, call, message) => {
     expect(call).toThrow(WebhookSignatureError);
@@ -130,7 +166,10 @@ describe('paddle facts: subscription story', () => {
   });
 
   it('the payment and its refund are one payment, still paid', () => {
-    const payment = [onlyPayment(factsOf('transaction.completed.json')), onlyPayment(factsOf('adjustment.updated.json'))].reduce(mergePaymentFact, emptyPayment('example.com', 'paddle', TXN1));
+    const payment = [
+      onlyPayment(factsOf('transaction.completed.json')),
+      onlyPayment(factsOf('adjustment.updated.json')),
+    ].reduce(mergePaymentFact, emptyPayment('example.com', 'paddle', TXN1));
     expect(payment).toMatchObject({ amount: 65215, refunded: 100, status: 'paid', visitor_id: VISITOR });
     // A second partial refund of the same transaction adds up; a redelivery of either does not.
     const second = { ...onlyPayment(factsOf('adjustment.updated.json')), refunds: [{ id: 'adj_second', amount: 250 }] };
@@ -155,7 +194,15 @@ describe('paddle facts: subscription story', () => {
       event_type: event.event_type,
       payments: [],
       subscriptions: [
-        { provider: 'paddle', subscription_id: SUB, customer_id: CTM, status, paying, visitor_id: VISITOR, ts: Date.parse(occurredAt ?? event.occurred_at) },
+        {
+          provider: 'paddle',
+          subscription_id: SUB,
+          customer_id: CTM,
+          status,
+          paying,
+          visitor_id: VISITOR,
+          ts: Date.parse(occurredAt ?? event.occurred_at),
+        },
       ],
       customers: [],
     });
@@ -182,7 +229,9 @@ describe('paddle facts: one-time EUR purchase, refunded in full', () => {
   });
 
   it('no USD value when the payout currency is not USD either', () => {
-    const event = fixtureJson('paddle', 'transaction.completed.eur.json') as { data: { details: Record<string, unknown> } };
+    const event = fixtureJson('paddle', 'transaction.completed.eur.json') as {
+      data: { details: Record<string, unknown> };
+    };
     const details = { ...event.data.details, payout_totals: { grand_total: '23681', currency_code: 'EUR' } };
     const fact = onlyPayment(paddle.facts({ ...event, data: { ...event.data, details } }));
     expect(fact.amount_usd).toBeUndefined();
@@ -200,7 +249,10 @@ describe('paddle facts: one-time EUR purchase, refunded in full', () => {
       // refunded in full: the refund's time and amount stand in for the transaction's
       fallback: { ts: 1692967131623, amount: 23681 },
     });
-    const payment = [onlyPayment(factsOf('transaction.completed.eur.json')), onlyPayment(factsOf('adjustment.updated.full.json'))].reduce(mergePaymentFact, emptyPayment('example.com', 'paddle', TXN_EUR));
+    const payment = [
+      onlyPayment(factsOf('transaction.completed.eur.json')),
+      onlyPayment(factsOf('adjustment.updated.full.json')),
+    ].reduce(mergePaymentFact, emptyPayment('example.com', 'paddle', TXN_EUR));
     expect(payment).toMatchObject({ amount: 23681, refunded: 23681, status: 'refunded' });
   });
 });
@@ -211,14 +263,22 @@ describe('paddle facts: unused and malformed events', () => {
   });
 
   it('a $0 transaction (trial, payment-method change) states no payment', () => {
-    const event = fixtureJson('paddle', 'transaction.completed.json') as { data: { details: { totals: Record<string, unknown> } } };
+    const event = fixtureJson('paddle', 'transaction.completed.json') as {
+      data: { details: { totals: Record<string, unknown> } };
+    };
     const details = { ...event.data.details, totals: { ...event.data.details.totals, grand_total: '0' } };
     expect(paddle.facts({ ...event, data: { ...event.data, details } })?.payments).toStrictEqual([]);
   });
 
   it.each([
-    ['an amount sent as a number', () => withData('adjustment.updated.json', { totals: { total: 100, currency_code: 'USD' } })],
-    ['a negative amount string', () => withData('adjustment.updated.json', { totals: { total: '-100', currency_code: 'USD' } })],
+    [
+      'an amount sent as a number',
+      () => withData('adjustment.updated.json', { totals: { total: 100, currency_code: 'USD' } }),
+    ],
+    [
+      'a negative amount string',
+      () => withData('adjustment.updated.json', { totals: { total: '-100', currency_code: 'USD' } }),
+    ],
     ['a transaction without details', () => withData('transaction.completed.json', { details: null })],
     // Found by the reliability fuzz: an empty id became an empty DynamoDB key, a 503 the provider would retry for ever.
     ['a transaction with an empty id', () => withData('transaction.completed.json', { id: '' })],

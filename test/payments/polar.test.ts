@@ -1,7 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
-import { PROVIDER_MODULES, WebhookPayloadError, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
+import {
+  PROVIDER_MODULES,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../lambdas/domain/payments/providers/index.js';
 import { standardWebhooksKey } from '../../lambdas/domain/payments/providers/polar.js';
 import { converge, fixture, fixtureJson } from './fixture.js';
 
@@ -69,7 +73,9 @@ describe('polar verify', () => {
     const signedWithRawBytes = sign(body, { key: Buffer.from(SECRET, 'utf8').toString('base64') });
     expect(() => polar.verify(body, signedWithRawBytes, SECRET, NOW)).not.toThrow();
     // Taking the dashboard secret itself as base64 (a common mistake) does not verify.
-    expect(() => polar.verify(body, sign(body, { key: 'cDaCgENvOUZEzFk8CqBoxhR5FFz2EnVqWXkrG2Pwm9a=' }), SECRET, NOW)).toThrow(WebhookSignatureError);
+    expect(() =>
+      polar.verify(body, sign(body, { key: 'cDaCgENvOUZEzFk8CqBoxhR5FFz2EnVqWXkrG2Pwm9a=' }), SECRET, NOW),
+    ).toThrow(WebhookSignatureError);
   });
 
   it('accepts a signature up to 5 minutes old', () => {
@@ -77,14 +83,46 @@ describe('polar verify', () => {
   });
 
   it.each([
-    ['wrong secret', () => polar.verify(body, sign(body, { key: standardWebhooksKey('polar_whs_other') }), SECRET, NOW), 'webhook signature does not match'],
-    ['tampered body', () => polar.verify(body.replace('"total_amount": 9720', '"total_amount": 1'), sign(body), SECRET, NOW), 'webhook signature does not match'],
-    ['another message id', () => polar.verify(body, { ...sign(body), 'webhook-id': 'msg_other' }, SECRET, NOW), 'webhook signature does not match'],
-    ['missing signature header', () => polar.verify(body, { ...sign(body), 'webhook-signature': undefined }, SECRET, NOW), 'missing webhook signature'],
-    ['missing id header', () => polar.verify(body, { ...sign(body), 'webhook-id': undefined }, SECRET, NOW), 'missing webhook signature'],
-    ['non-numeric timestamp', () => polar.verify(body, { ...sign(body), 'webhook-timestamp': 'now' }, SECRET, NOW), 'malformed webhook signature'],
-    ['stale timestamp', () => polar.verify(body, sign(body, { atMs: NOW - 301_000 }), SECRET, NOW), 'webhook timestamp too old'],
-    ['timestamp from the future', () => polar.verify(body, sign(body, { atMs: NOW + 301_000 }), SECRET, NOW), 'webhook timestamp too new'],
+    [
+      'wrong secret',
+      () => polar.verify(body, sign(body, { key: standardWebhooksKey('polar_whs_other') }), SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'tampered body',
+      () => polar.verify(body.replace('"total_amount": 9720', '"total_amount": 1'), sign(body), SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'another message id',
+      () => polar.verify(body, { ...sign(body), 'webhook-id': 'msg_other' }, SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'missing signature header',
+      () => polar.verify(body, { ...sign(body), 'webhook-signature': undefined }, SECRET, NOW),
+      'missing webhook signature',
+    ],
+    [
+      'missing id header',
+      () => polar.verify(body, { ...sign(body), 'webhook-id': undefined }, SECRET, NOW),
+      'missing webhook signature',
+    ],
+    [
+      'non-numeric timestamp',
+      () => polar.verify(body, { ...sign(body), 'webhook-timestamp': 'now' }, SECRET, NOW),
+      'malformed webhook signature',
+    ],
+    [
+      'stale timestamp',
+      () => polar.verify(body, sign(body, { atMs: NOW - 301_000 }), SECRET, NOW),
+      'webhook timestamp too old',
+    ],
+    [
+      'timestamp from the future',
+      () => polar.verify(body, sign(body, { atMs: NOW + 301_000 }), SECRET, NOW),
+      'webhook timestamp too new',
+    ],
     ['missing secret', () => polar.verify(body, sign(body), '', NOW), 'webhook secret is not configured'],
   ])('rejects a delivery with a %s', (_case, call, message) => {
     expect(call).toThrow(WebhookSignatureError);
@@ -146,20 +184,42 @@ describe('polar facts: subscription story', () => {
   };
 
   it('order.paid (subscription_cycle) → renewal; the visitor id comes from the customer’s metadata', () => {
-    expect(onlyPayment(factsOf('order.paid.renewal.json'))).toStrictEqual({ ...renewal, ts: Date.parse('2026-03-10T09:31:02.377Z'), status: 'paid' });
+    expect(onlyPayment(factsOf('order.paid.renewal.json'))).toStrictEqual({
+      ...renewal,
+      ts: Date.parse('2026-03-10T09:31:02.377Z'),
+      status: 'paid',
+    });
   });
 
   it('order.refunded, partial → paid with the cumulative refunded_amount; full → refunded; no ts', () => {
     // The order's creation stands in for the payment's time until order.paid states it.
     const fallback = { ts: Date.parse('2026-03-10T09:30:58.630Z') };
-    expect(onlyPayment(factsOf('order.refunded.partial.json'))).toStrictEqual({ ...renewal, refunded: 4860, status: 'paid', fallback });
-    expect(onlyPayment(factsOf('order.refunded.full.json'))).toStrictEqual({ ...renewal, refunded: 9720, status: 'refunded', fallback });
+    expect(onlyPayment(factsOf('order.refunded.partial.json'))).toStrictEqual({
+      ...renewal,
+      refunded: 4860,
+      status: 'paid',
+      fallback,
+    });
+    expect(onlyPayment(factsOf('order.refunded.full.json'))).toStrictEqual({
+      ...renewal,
+      refunded: 9720,
+      status: 'refunded',
+      fallback,
+    });
   });
 
   it('the renewal’s events are one payment, ending refunded', () => {
     const names = ['order.paid.renewal.json', 'order.refunded.full.json', 'order.refunded.partial.json'];
     expect(converge(names.map((n) => onlyPayment(factsOf(n))))).toStrictEqual([
-      { ids: [ORDER2], fact: { ...withoutIds(renewal), ts: Date.parse('2026-03-10T09:31:02.377Z'), refunded: 9720, status: 'refunded' } },
+      {
+        ids: [ORDER2],
+        fact: {
+          ...withoutIds(renewal),
+          ts: Date.parse('2026-03-10T09:31:02.377Z'),
+          refunded: 9720,
+          status: 'refunded',
+        },
+      },
     ]);
   });
 
@@ -174,14 +234,27 @@ describe('polar facts: subscription story', () => {
       event_id: `${type}:${SUB}@${at}`,
       event_type: type,
       payments: [],
-      subscriptions: [{ provider: 'polar', subscription_id: SUB, customer_id: CUS, status, paying, visitor_id: VISITOR, ts: Date.parse(at) }],
+      subscriptions: [
+        {
+          provider: 'polar',
+          subscription_id: SUB,
+          customer_id: CUS,
+          status,
+          paying,
+          visitor_id: VISITOR,
+          ts: Date.parse(at),
+        },
+      ],
       customers: [],
     });
   });
 
-  it.each(['subscription.updated', 'subscription.uncanceled', 'subscription.past_due'])('%s is a subscription event too', (type) => {
-    expect(polar.facts(withData('subscription.created.json', {}, type))?.subscriptions).toHaveLength(1);
-  });
+  it.each(['subscription.updated', 'subscription.uncanceled', 'subscription.past_due'])(
+    '%s is a subscription event too',
+    (type) => {
+      expect(polar.facts(withData('subscription.created.json', {}, type))?.subscriptions).toHaveLength(1);
+    },
+  );
 });
 
 describe('polar facts: one-time EUR purchase, other events', () => {
@@ -202,7 +275,9 @@ describe('polar facts: one-time EUR purchase, other events', () => {
 
   it('event types we do not use → null', () => {
     expect(factsOf('checkout.created.json')).toBeNull();
-    expect(polar.facts({ type: 'benefit.created', timestamp: '2026-02-10T09:30:12.612Z', data: { whatever: 1 } })).toBeNull();
+    expect(
+      polar.facts({ type: 'benefit.created', timestamp: '2026-02-10T09:30:12.612Z', data: { whatever: 1 } }),
+    ).toBeNull();
   });
 
   it('a $0 order states no payment', () => {

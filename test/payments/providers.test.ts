@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { FootfallError } from '../../lambdas/domain/errors.js';
 import { PROVIDERS } from '../../lambdas/domain/payments/facts.js';
-import { PROVIDER_MODULES, WebhookPayloadError, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
+import {
+  PROVIDER_MODULES,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../lambdas/domain/payments/providers/index.js';
 import { fixture } from './fixture.js';
 
 describe('PROVIDER_MODULES', () => {
@@ -11,7 +15,10 @@ describe('PROVIDER_MODULES', () => {
   });
 
   it('errors are typed 400s with messages safe to show', () => {
-    const signature = new WebhookSignatureError('webhook signature does not match', 'No signatures found matching the expected signature');
+    const signature = new WebhookSignatureError(
+      'webhook signature does not match',
+      'No signatures found matching the expected signature',
+    );
     const payload = new WebhookPayloadError('stripe', 'charge.succeeded', 'amount: expected number');
     expect(signature).toBeInstanceOf(FootfallError);
     expect(payload).toBeInstanceOf(FootfallError);

@@ -32,7 +32,12 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
   const send = conn.doc.send.bind(conn.doc);
   let writes = 0;
   conn.doc.send = (async (command: unknown, ...rest: unknown[]) => {
-    if (command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand || command instanceof BatchWriteCommand) {
+    if (
+      command instanceof PutCommand ||
+      command instanceof UpdateCommand ||
+      command instanceof DeleteCommand ||
+      command instanceof BatchWriteCommand
+    ) {
       if (writes === k) throw new Crash(`crash at write ${k}`);
       writes++;
     }
@@ -41,29 +46,89 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
   return { writes: () => writes, disarm: () => void (conn.doc.send = send) };
 }
 
-const fact = (f: Partial<PaymentFact> & { id: string }): PaymentFact => ({ provider: 'stripe', aliases: [], currency: 'USD', status: 'paid', ...f });
+const fact = (f: Partial<PaymentFact> & { id: string }): PaymentFact => ({
+  provider: 'stripe',
+  aliases: [],
+  currency: 'USD',
+  status: 'paid',
+  ...f,
+});
 
 /** Payments imported before their visits: a purchase and its renewal, a partly refunded payment; two days of one month. */
 const PAYMENTS: PaymentFact[] = [
   fact({ id: 'pi_a1', ts: T + 2 * DAY, amount: 4900, customer_id: 'cus_a', visitor_id: 'visitor-a' }),
   fact({ id: 'pi_a2', ts: T + 3 * DAY, amount: 4900, customer_id: 'cus_a', visitor_id: 'visitor-a', is_renewal: true }),
-  fact({ id: 'pi_b1', ts: T + 2 * DAY + 60_000, amount: 2000, refunded: 500, customer_id: 'cus_b', visitor_id: 'visitor-b' }),
+  fact({
+    id: 'pi_b1',
+    ts: T + 2 * DAY + 60_000,
+    amount: 2000,
+    refunded: 500,
+    customer_id: 'cus_b',
+    visitor_id: 'visitor-b',
+  }),
 ];
 
 /** Their visits, arriving later: a Search visit and a Direct one for a, a Social one for b. */
 const VISITS = [
   buildVisits(DOMAIN, 'visitor-a', [
-    visitEventOf(trackedEvent({ event_id: 'a1', site: DOMAIN, visitor_id: 'visitor-a', ts: T, channel: 'Search', path: '/pricing' })),
-    visitEventOf(trackedEvent({ event_id: 'a2', site: DOMAIN, visitor_id: 'visitor-a', ts: T + DAY, channel: 'Direct', path: '/' })),
+    visitEventOf(
+      trackedEvent({
+        event_id: 'a1',
+        site: DOMAIN,
+        visitor_id: 'visitor-a',
+        ts: T,
+        channel: 'Search',
+        path: '/pricing',
+      }),
+    ),
+    visitEventOf(
+      trackedEvent({
+        event_id: 'a2',
+        site: DOMAIN,
+        visitor_id: 'visitor-a',
+        ts: T + DAY,
+        channel: 'Direct',
+        path: '/',
+      }),
+    ),
   ]),
-  buildVisits(DOMAIN, 'visitor-b', [visitEventOf(trackedEvent({ event_id: 'b1', site: DOMAIN, visitor_id: 'visitor-b', ts: T + DAY, channel: 'Social', country: 'FR', path: '/blog' }))]),
+  buildVisits(DOMAIN, 'visitor-b', [
+    visitEventOf(
+      trackedEvent({
+        event_id: 'b1',
+        site: DOMAIN,
+        visitor_id: 'visitor-b',
+        ts: T + DAY,
+        channel: 'Social',
+        country: 'FR',
+        path: '/blog',
+      }),
+    ),
+  ]),
 ].flat();
 
-async function prepared(): Promise<{ conn: DynamoConnection; close: () => Promise<void>; deps: PaymentDeps; site: SiteConfig }> {
+async function prepared(): Promise<{
+  conn: DynamoConnection;
+  close: () => Promise<void>;
+  deps: PaymentDeps;
+  site: SiteConfig;
+}> {
   const { conn, close } = await memoryTable([{ domain: DOMAIN, timezone: 'America/New_York' }]);
   const site = (await new DynamoConfigStore(conn).getSite(DOMAIN))!;
-  const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn, () => NOW), visits: new DynamoVisitStore(conn), rates: async () => () => null, clock: () => NOW };
-  for (const p of PAYMENTS) await applyProviderFacts(deps, site, { event_id: p.id, event_type: 't', payments: [p], subscriptions: [], customers: [] });
+  const deps: PaymentDeps = {
+    payments: new DynamoPaymentStore(conn, () => NOW),
+    visits: new DynamoVisitStore(conn),
+    rates: async () => () => null,
+    clock: () => NOW,
+  };
+  for (const p of PAYMENTS)
+    await applyProviderFacts(deps, site, {
+      event_id: p.id,
+      event_type: 't',
+      payments: [p],
+      subscriptions: [],
+      customers: [],
+    });
   await deps.visits.writeVisits(VISITS, []);
   return { conn, close, deps, site };
 }
@@ -71,7 +136,8 @@ async function prepared(): Promise<{ conn: DynamoConnection; close: () => Promis
 /** Every item as stored (binary attributes as they are, unlike `scanAll`). */
 async function rawItems(conn: DynamoConnection): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
-  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) items.push(...(page.Items ?? []));
+  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table }))
+    items.push(...(page.Items ?? []));
   return items;
 }
 
@@ -79,10 +145,14 @@ async function rawItems(conn: DynamoConnection): Promise<Array<Record<string, un
 async function restore(conn: DynamoConnection, items: ReadonlyArray<Record<string, unknown>>): Promise<void> {
   const keep = new Set(items.map((i) => `${String(i.pk)}|${String(i.sk)}`));
   const extra = (await rawItems(conn)).filter((i) => !keep.has(`${String(i.pk)}|${String(i.sk)}`));
-  await batchWrite(conn, [...extra.map((i) => ({ DeleteRequest: { Key: { pk: i.pk, sk: i.sk } } })), ...items.map((Item) => ({ PutRequest: { Item } }))]);
+  await batchWrite(conn, [
+    ...extra.map((i) => ({ DeleteRequest: { Key: { pk: i.pk, sk: i.sk } } })),
+    ...items.map((Item) => ({ PutRequest: { Item } })),
+  ]);
 }
 
-const recredit = (deps: PaymentDeps, site: SiteConfig) => recreditVisitors(deps, site, [{ visitor: 'visitor-a' }, { visitor: 'visitor-b' }]);
+const recredit = (deps: PaymentDeps, site: SiteConfig) =>
+  recreditVisitors(deps, site, [{ visitor: 'visitor-a' }, { visitor: 'visitor-b' }]);
 
 /**
  * The table as readers see it: without the change counters (`n`) and the

@@ -11,7 +11,8 @@ function factOf(provider: Provider, name: string): PaymentFact {
   return facts!.payments[0]!;
 }
 
-const merge = (facts: PaymentFact[]) => facts.reduce(mergePaymentFact, emptyPayment('example.com', facts[0]!.provider, facts[0]!.id));
+const merge = (facts: PaymentFact[]) =>
+  facts.reduce(mergePaymentFact, emptyPayment('example.com', facts[0]!.provider, facts[0]!.id));
 
 // [provider, payment delivery, full refund delivery, the time the refund alone shows the payment at]
 const STORIES: Array<[Provider, string, string, string]> = [
@@ -34,14 +35,17 @@ describe('a refund that arrives before its payment (issue 18.4)', () => {
     }
   });
 
-  it.each(STORIES)('%s: refund then payment converges on what payment then refund gives, with no stand-in left', (provider, payment, refund) => {
-    const inOrder = merge([factOf(provider, payment), factOf(provider, refund)]);
-    const refundFirst = merge([factOf(provider, refund), factOf(provider, payment)]);
-    expect(refundFirst).toEqual(inOrder);
-    expect(inOrder.provisional).toBeUndefined();
-    expect(inOrder.ts).toBe(factOf(provider, payment).ts);
-    expect(inOrder.amount).toBe(factOf(provider, payment).amount);
-  });
+  it.each(STORIES)(
+    '%s: refund then payment converges on what payment then refund gives, with no stand-in left',
+    (provider, payment, refund) => {
+      const inOrder = merge([factOf(provider, payment), factOf(provider, refund)]);
+      const refundFirst = merge([factOf(provider, refund), factOf(provider, payment)]);
+      expect(refundFirst).toEqual(inOrder);
+      expect(inOrder.provisional).toBeUndefined();
+      expect(inOrder.ts).toBe(factOf(provider, payment).ts);
+      expect(inOrder.amount).toBe(factOf(provider, payment).amount);
+    },
+  );
 
   it('a partial Paddle refund cannot stand in for the amount: the payment waits for its transaction', () => {
     const alone = merge([factOf('paddle', 'adjustment.updated.json')]);

@@ -8,7 +8,12 @@ import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { cohortPk, memberPk, payerPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
 import { retentionReport, type RetentionReport } from '../../lambdas/domain/reports/retention.js';
-import { applyProviderFacts, derivePaymentRollups, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
+import {
+  applyProviderFacts,
+  derivePaymentRollups,
+  recreditVisitors,
+  type PaymentDeps,
+} from '../../lambdas/services/payments.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { emptyCustomer } from '../../lambdas/domain/payments/customer.js';
 import { retention, type ReportDeps } from '../../lambdas/services/reports.js';
@@ -82,21 +87,64 @@ const payerArb = fc.record({
 /** Every webhook the payers' history stands for: a payment, its refund apart, each subscription status. */
 function factsOf(payers: readonly GenPayer[]): ProviderFacts[] {
   const out: ProviderFacts[] = [];
-  const wrap = (payments: PaymentFact[], subscriptions: SubscriptionFact[]): ProviderFacts => ({ event_id: 'e', event_type: 't', payments, subscriptions, customers: [] });
+  const wrap = (payments: PaymentFact[], subscriptions: SubscriptionFact[]): ProviderFacts => ({
+    event_id: 'e',
+    event_type: 't',
+    payments,
+    subscriptions,
+    customers: [],
+  });
   payers.forEach((payer, i) => {
     const customer = payer.customer ? { customer_id: `cus_${i}` } : {};
     payer.payments.forEach((p, j) => {
       const id = `pay_${i}_${j}`;
       const ts = NOW - p.day * DAY - 3_600_000 * (1 + j);
-      const fact: PaymentFact = { provider: payer.provider, id, aliases: [], ts, amount: p.amount, currency: p.eur ? 'EUR' : 'USD', status: p.failed ? 'failed' : 'paid', is_renewal: p.renewal && j > 0, ...customer };
+      const fact: PaymentFact = {
+        provider: payer.provider,
+        id,
+        aliases: [],
+        ts,
+        amount: p.amount,
+        currency: p.eur ? 'EUR' : 'USD',
+        status: p.failed ? 'failed' : 'paid',
+        is_renewal: p.renewal && j > 0,
+        ...customer,
+      };
       if (payer.visitor) fact.visitor_id = payer.visitor;
       if (p.sub && payer.customer) fact.subscription_id = `sub_${i}`;
       out.push(wrap([fact], []));
-      if (p.refund !== 'none' && !p.failed) out.push(wrap([{ provider: payer.provider, id, aliases: [], refunded: p.refund === 'full' ? p.amount : Math.floor(p.amount / 3) }], []));
+      if (p.refund !== 'none' && !p.failed)
+        out.push(
+          wrap(
+            [
+              {
+                provider: payer.provider,
+                id,
+                aliases: [],
+                refunded: p.refund === 'full' ? p.amount : Math.floor(p.amount / 3),
+              },
+            ],
+            [],
+          ),
+        );
     });
     if (payer.customer) {
       payer.statuses.forEach((s, k) =>
-        out.push(wrap([], [{ provider: payer.provider, subscription_id: `sub_${i}_${k}`, customer_id: `cus_${i}`, status: s.paying ? 'active' : 'canceled', paying: s.paying, ts: NOW - s.day * DAY }])),
+        out.push(
+          wrap(
+            [],
+            [
+              {
+                provider: payer.provider,
+                subscription_id: `sub_${i}_${k}`,
+                customer_id: `cus_${i}`,
+                status: s.paying ? 'active' : 'canceled',
+                paying: s.paying,
+                ts: NOW - s.day * DAY,
+              },
+            ],
+          ),
+        ),
       );
     }
   });
@@ -105,7 +153,12 @@ function factsOf(payers: readonly GenPayer[]): ProviderFacts[] {
 
 /** Facts in the order of their sort keys, each repeated when its duplicate flag is set. */
 function arrange(facts: readonly ProviderFacts[], keys: readonly number[], dups: readonly boolean[]): ProviderFacts[] {
-  const copies = facts.flatMap((f, i) => (dups[i % dups.length] ? [f, f] : [f]).map((fact, c) => ({ fact, key: (keys[(i + c * 7) % keys.length] ?? 0) * 100 + i })));
+  const copies = facts.flatMap((f, i) =>
+    (dups[i % dups.length] ? [f, f] : [f]).map((fact, c) => ({
+      fact,
+      key: (keys[(i + c * 7) % keys.length] ?? 0) * 100 + i,
+    })),
+  );
   return copies.sort((a, b) => a.key - b.key).map((c) => c.fact);
 }
 
@@ -113,7 +166,14 @@ const items = async (conn: DynamoConnection, pk: string) => {
   const out: Array<Record<string, unknown>> = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }));
+    const page = await conn.doc.send(
+      new QueryCommand({
+        TableName: conn.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ExclusiveStartKey: start,
+      }),
+    );
     out.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
@@ -131,30 +191,53 @@ beforeAll(async () => {
 });
 afterAll(async () => close());
 
-const reportDeps = (): ReportDeps => ({ sites: config, store: new DynamoReportStore(conn), rates: async () => rate, clock: () => NOW });
+const reportDeps = (): ReportDeps => ({
+  sites: config,
+  store: new DynamoReportStore(conn),
+  rates: async () => rate,
+  clock: () => NOW,
+});
 
 describe('retention from cohort rollups equals the whole-site computation', () => {
-
   /** A new site with the visitors' visits (a visit every 20 days from 160 days ago). */
   async function freshSite(): Promise<{ site: SiteConfig; deps: PaymentDeps }> {
     const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
     const visits = new DynamoVisitStore(conn);
     for (const [visitor, attrs] of Object.entries(VISITORS)) {
-      const events = Array.from({ length: 9 }, (_, k) => visitEventOf(trackedEvent({ event_id: `${site.domain}-${visitor}-${k}`, site: site.domain, visitor_id: visitor, ts: NOW - (160 - 20 * k) * DAY, ...attrs })));
+      const events = Array.from({ length: 9 }, (_, k) =>
+        visitEventOf(
+          trackedEvent({
+            event_id: `${site.domain}-${visitor}-${k}`,
+            site: site.domain,
+            visitor_id: visitor,
+            ts: NOW - (160 - 20 * k) * DAY,
+            ...attrs,
+          }),
+        ),
+      );
       await visits.writeVisits(buildVisits(site.domain, visitor, events), []);
     }
-    return { site, deps: { payments: new DynamoPaymentStore(conn), visits, rates: async () => rate, clock: () => NOW } };
+    return {
+      site,
+      deps: { payments: new DynamoPaymentStore(conn), visits, rates: async () => rate, clock: () => NOW },
+    };
   }
 
   /** The report of each range from the cohorts (asserting they are what the service read) and from every stored payment and customer. */
   async function both(site: SiteConfig): Promise<Array<{ cohorts: RetentionReport; whole: RetentionReport }>> {
     const payments = new DynamoPaymentStore(conn);
-    const [all, customers] = await Promise.all([payments.listPayments(site.domain), payments.listCustomers(site.domain)]);
+    const [all, customers] = await Promise.all([
+      payments.listPayments(site.domain),
+      payments.listCustomers(site.domain),
+    ]);
     expect((await payments.cohorts.sourceFlags(site.domain, true)).ready).toBe(true);
     return Promise.all(
       RANGES.map(async (query) => {
         const cohorts = await retention(reportDeps(), 'acme', site.domain, query);
-        return { cohorts, whole: retentionReport({ site: site.domain, range: cohorts.range, customers, payments: all, now: NOW, rate }) };
+        return {
+          cohorts,
+          whole: retentionReport({ site: site.domain, range: cohorts.range, customers, payments: all, now: NOW, rate }),
+        };
       }),
     );
   }
@@ -171,7 +254,9 @@ describe('retention from cohort rollups equals the whole-site computation', () =
           for (const facts of arrange(factsOf(payers), keys, dups)) await applyProviderFacts(deps, site, facts);
           for (const { cohorts, whole } of await both(site)) expect(cohorts).toEqual(whole);
           // Every recompute finished: nothing left pending.
-          expect((await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined)).toEqual([]);
+          expect(
+            (await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined),
+          ).toEqual([]);
         },
       ),
       { seed, numRuns: 5 },
@@ -180,23 +265,52 @@ describe('retention from cohort rollups equals the whole-site computation', () =
 
   it('gives the same cohorts through the bulk path (derivePaymentRollups, one page or a payment at a time) as through the webhooks', async () => {
     const payers: GenPayer[] = [
-      { provider: 'stripe', customer: true, visitor: 'vis-b', payments: [{ day: 100, amount: 4900, eur: false, refund: 'none', failed: false, renewal: false, sub: true }, { day: 70, amount: 4900, eur: false, refund: 'partial', failed: false, renewal: true, sub: true }], statuses: [] },
-      { provider: 'paddle', customer: false, visitor: 'vis-a', payments: [{ day: 40, amount: 900, eur: true, refund: 'none', failed: false, renewal: false, sub: false }], statuses: [] },
-      { provider: 'lemonsqueezy', customer: true, visitor: null, payments: [{ day: 35, amount: 1500, eur: false, refund: 'full', failed: false, renewal: false, sub: true }], statuses: [{ paying: true, day: 30 }] },
+      {
+        provider: 'stripe',
+        customer: true,
+        visitor: 'vis-b',
+        payments: [
+          { day: 100, amount: 4900, eur: false, refund: 'none', failed: false, renewal: false, sub: true },
+          { day: 70, amount: 4900, eur: false, refund: 'partial', failed: false, renewal: true, sub: true },
+        ],
+        statuses: [],
+      },
+      {
+        provider: 'paddle',
+        customer: false,
+        visitor: 'vis-a',
+        payments: [{ day: 40, amount: 900, eur: true, refund: 'none', failed: false, renewal: false, sub: false }],
+        statuses: [],
+      },
+      {
+        provider: 'lemonsqueezy',
+        customer: true,
+        visitor: null,
+        payments: [{ day: 35, amount: 1500, eur: false, refund: 'full', failed: false, renewal: false, sub: true }],
+        statuses: [{ paying: true, day: 30 }],
+      },
     ];
     const { site, deps } = await freshSite();
     for (const facts of factsOf(payers)) await applyProviderFacts(deps, site, facts);
     const viaWebhooks = await both(site);
-    const cohortItems = async () => (await items(conn, cohortPk(site.domain))).filter((i) => String(i.sk).startsWith('D#') || String(i.sk).startsWith('M#')).map((i) => [i.sk, i.v, i.n]);
+    const cohortItems = async () =>
+      (await items(conn, cohortPk(site.domain)))
+        .filter((i) => String(i.sk).startsWith('D#') || String(i.sk).startsWith('M#'))
+        .map((i) => [i.sk, i.v, i.n]);
     const before = await cohortItems();
     // The derivation writes every item again from the PAYMENT and CUSTOMER items, as a migration would.
     await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site);
     expect(await cohortItems()).toEqual(before);
     expect(await both(site)).toEqual(viaWebhooks);
     // Again a page of one payment at a time: a payer's payments in several chunks of the bulk load.
-    const summaries = async () => (await items(conn, payerPk(site.domain))).concat(await items(conn, memberPk(site.domain))).map((i) => [i.sk, i.e ?? i.m ?? [...(i.held as Set<string>)]]);
+    const summaries = async () =>
+      (await items(conn, payerPk(site.domain)))
+        .concat(await items(conn, memberPk(site.domain)))
+        .map((i) => [i.sk, i.e ?? i.m ?? [...(i.held as Set<string>)]]);
     const oneShot = await summaries();
-    expect(await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site, 1)).toBe(4);
+    expect(await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site, 1)).toBe(
+      4,
+    );
     expect(await cohortItems()).toEqual(before);
     expect(await summaries()).toEqual(oneShot);
     expect(await both(site)).toEqual(viaWebhooks);
@@ -206,38 +320,70 @@ describe('retention from cohort rollups equals the whole-site computation', () =
   it('moves customers to their channel when a re-credit batch credits payments imported before their visits', async () => {
     const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
     const visits = new DynamoVisitStore(conn);
-    const deps: PaymentDeps = { payments: new DynamoPaymentStore(conn), visits, rates: async () => rate, clock: () => NOW };
+    const deps: PaymentDeps = {
+      payments: new DynamoPaymentStore(conn),
+      visits,
+      rates: async () => rate,
+      clock: () => NOW,
+    };
     const payers: GenPayer[] = ['vis-a', 'vis-b', 'vis-b'].map((visitor, i) => ({
       provider: 'stripe',
       customer: true,
       visitor,
-      payments: [{ day: 90 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true }, { day: 60 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: true, sub: true }],
+      payments: [
+        { day: 90 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true },
+        { day: 60 - 20 * i, amount: 1000, eur: false, refund: 'none', failed: false, renewal: true, sub: true },
+      ],
       statuses: [],
     }));
     for (const facts of factsOf(payers)) await applyProviderFacts(deps, site, facts);
     expect((await both(site))[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([['Unattributed', 3]]);
     // The visits arrive after their payments; the sessionizer's re-credit of these visitors (one batch) credits them.
     for (const [visitor, attrs] of Object.entries(VISITORS)) {
-      const events = Array.from({ length: 9 }, (_, k) => visitEventOf(trackedEvent({ event_id: `${site.domain}-${visitor}-${k}`, site: site.domain, visitor_id: visitor, ts: NOW - (160 - 20 * k) * DAY, ...attrs })));
+      const events = Array.from({ length: 9 }, (_, k) =>
+        visitEventOf(
+          trackedEvent({
+            event_id: `${site.domain}-${visitor}-${k}`,
+            site: site.domain,
+            visitor_id: visitor,
+            ts: NOW - (160 - 20 * k) * DAY,
+            ...attrs,
+          }),
+        ),
+      );
       await visits.writeVisits(buildVisits(site.domain, visitor, events), []);
     }
     await recreditVisitors(deps, site, [{ visitor: 'vis-a' }, { visitor: 'vis-b' }]);
     const after = await both(site);
     for (const { cohorts, whole } of after) expect(cohorts).toEqual(whole);
-    expect(after[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([['Communities', 2], ['Search', 1]]);
-    expect((await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined)).toEqual([]);
+    expect(after[0]?.cohorts.channels.map((g) => [g.label, g.customers])).toEqual([
+      ['Communities', 2],
+      ['Search', 1],
+    ]);
+    expect(
+      (await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined),
+    ).toEqual([]);
   }, 60_000);
 
   it('answers from every payment and customer while a generation has no cohorts yet (written before them)', async () => {
     const { site, deps } = await freshSite();
-    for (const facts of factsOf([{ provider: 'stripe', customer: true, visitor: 'vis-a', payments: [{ day: 20, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true }], statuses: [] }])) {
+    for (const facts of factsOf([
+      {
+        provider: 'stripe',
+        customer: true,
+        visitor: 'vis-a',
+        payments: [{ day: 20, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true }],
+        statuses: [],
+      },
+    ])) {
       await applyProviderFacts(deps, site, facts);
     }
     const expected = await both(site);
     // A generation written by an older release: no retention items at all.
     for (const pk of [payerPk(site.domain), memberPk(site.domain), cohortPk(site.domain)]) {
       const keys = (await items(conn, pk)).map((i) => ({ DeleteRequest: { Key: { pk: i.pk, sk: i.sk } } }));
-      for (let i = 0; i < keys.length; i += 25) await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: keys.slice(i, i + 25) } }));
+      for (let i = 0; i < keys.length; i += 25)
+        await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: keys.slice(i, i + 25) } }));
     }
     const r = await retention(reportDeps(), 'acme', site.domain, RANGES[0]!);
     expect(r).toEqual(expected[0]?.whole);
@@ -258,7 +404,10 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
     return /^(CP|CM|CH)#/.test(pk);
   };
   conn.doc.send = (async (command: unknown, ...rest: unknown[]) => {
-    if ((command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand) && retentionWrite(command)) {
+    if (
+      (command instanceof PutCommand || command instanceof UpdateCommand || command instanceof DeleteCommand) &&
+      retentionWrite(command)
+    ) {
       if (armed && writes === k) throw new Crash(`crash at retention write ${k}`);
       writes++;
     }
@@ -268,26 +417,73 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
 }
 
 describe('retention cohorts: a crash at any write of a recompute, then the retry, ends as a clean run', () => {
-  const touch = { session_id: 's1', ts: NOW - 60 * DAY, channel: 'Communities', referrer_host: 'news.ycombinator.com', source: null, campaign: 'launch', landing_page: '/', country: 'DE', device: 'Desktop' };
-  const pay = (site: string, id: string, o: Partial<Payment>): Payment => ({ ...emptyPayment(site, 'stripe', id), amount: 4900, currency: 'USD', status: 'paid', rev: 1, ...o });
+  const touch = {
+    session_id: 's1',
+    ts: NOW - 60 * DAY,
+    channel: 'Communities',
+    referrer_host: 'news.ycombinator.com',
+    source: null,
+    campaign: 'launch',
+    landing_page: '/',
+    country: 'DE',
+    device: 'Desktop',
+  };
+  const pay = (site: string, id: string, o: Partial<Payment>): Payment => ({
+    ...emptyPayment(site, 'stripe', id),
+    amount: 4900,
+    currency: 'USD',
+    status: 'paid',
+    rev: 1,
+    ...o,
+  });
   // What the payment service asks of the cohorts, step by step: a first payment, a renewal partly
   // refunded (revision 2: an older one is skipped), a subscription status, a payment without customer, the same payment
   // when its customer id is learnt (it changes payer). Each step is safe to repeat: a retry repeats it.
   const steps = (site: string, store: DynamoPaymentStore): Array<() => Promise<void>> => [
-    () => store.syncPayer(pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }), TZ, rate, NOW),
-    () => store.syncPayer(pay(site, 'pi_2', { ts: NOW - 20 * DAY, customer_id: 'cus_1', is_renewal: true, touch, refunded: 1000, rev: 2 }), TZ, rate, NOW),
+    () =>
+      store.syncPayer(
+        pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
+        TZ,
+        rate,
+        NOW,
+      ),
+    () =>
+      store.syncPayer(
+        pay(site, 'pi_2', {
+          ts: NOW - 20 * DAY,
+          customer_id: 'cus_1',
+          is_renewal: true,
+          touch,
+          refunded: 1000,
+          rev: 2,
+        }),
+        TZ,
+        rate,
+        NOW,
+      ),
     async () => {
-      await store.putCustomer({ ...emptyCustomer(site, 'stripe', 'cus_1'), subscriptions: { sub_1: { status: 'canceled', paying: false, ts: NOW - DAY } }, ver: 1 });
+      await store.putCustomer({
+        ...emptyCustomer(site, 'stripe', 'cus_1'),
+        subscriptions: { sub_1: { status: 'canceled', paying: false, ts: NOW - DAY } },
+        ver: 1,
+      });
       await store.syncCustomerPayer(site, TZ, 'stripe', 'cus_1', NOW);
     },
     () => store.syncPayer(pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), TZ, rate, NOW),
     async () => {
       await store.dropPayerPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
-      await store.syncPayer(pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }), TZ, rate, NOW);
+      await store.syncPayer(
+        pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
+        TZ,
+        rate,
+        NOW,
+      );
     },
   ];
 
-  async function run(k: number): Promise<{ report: RetentionReport; members: unknown[]; cohorts: unknown[]; writes: number }> {
+  async function run(
+    k: number,
+  ): Promise<{ report: RetentionReport; members: unknown[]; cohorts: unknown[]; writes: number }> {
     const site = await config.addSite(siteConfig({ domain: `c${++runs}.test`, timezone: TZ }));
     const store = new DynamoPaymentStore(conn);
     const fault = crashAt(conn, k);
@@ -308,15 +504,26 @@ describe('retention cohorts: a crash at any write of a recompute, then the retry
     for (const step of all.slice(from)) await step();
     const report = await retention(reportDeps(), 'acme', site.domain, { from: '2026-01-01', to: '2026-06-30' });
     const members = (await items(conn, memberPk(site.domain))).map((i) => [i.sk, i.m]);
-    const cohorts = (await items(conn, cohortPk(site.domain))).filter((i) => /^[DM]#/.test(String(i.sk))).map((i) => [i.sk, i.v, i.n]);
-    expect((await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined)).toEqual([]);
+    const cohorts = (await items(conn, cohortPk(site.domain)))
+      .filter((i) => /^[DM]#/.test(String(i.sk)))
+      .map((i) => [i.sk, i.v, i.n]);
+    expect(
+      (await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined),
+    ).toEqual([]);
     return { report: { ...report, site: 'crash.test' }, members, cohorts, writes };
   }
 
   it('at every write point', async () => {
     const clean = await run(Number.POSITIVE_INFINITY);
     // cus_1: $49 + $49 less $10, churned by its status; cus_3: one-off $20.
-    expect(clean.report.total).toMatchObject({ customers: 2, churn_customers: 1, churned: 1, net_ltv_usd: 108, refunded_usd: 10, refund_rate: 0.5 });
+    expect(clean.report.total).toMatchObject({
+      customers: 2,
+      churn_customers: 1,
+      churned: 1,
+      net_ltv_usd: 108,
+      refunded_usd: 10,
+      refund_rate: 0.5,
+    });
     expect(clean.report.referrers.map((g) => g.label)).toEqual(['news.ycombinator.com', 'Unattributed']);
     console.log(`retention crash points: ${clean.writes}`);
     for (let k = 0; k < clean.writes; k++) {

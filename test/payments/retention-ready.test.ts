@@ -17,7 +17,13 @@ import { site as siteConfig } from '../support/events.js';
  * property test, seed 159275674).
  */
 const NOW = Date.UTC(2026, 5, 30, 15);
-const facts = (payment: PaymentFact): ProviderFacts => ({ event_id: 'e', event_type: 't', payments: [payment], subscriptions: [], customers: [] });
+const facts = (payment: PaymentFact): ProviderFacts => ({
+  event_id: 'e',
+  event_type: 't',
+  payments: [payment],
+  subscriptions: [],
+  customers: [],
+});
 
 let conn: DynamoConnection;
 let close: () => Promise<void>;
@@ -31,12 +37,43 @@ describe('retention cohorts of a new generation', () => {
     { first: 'failed', status: 'failed' as const },
     { first: 'paid', status: 'paid' as const },
   ])('are ready after a first payment that is $first, then a countable one', async ({ first, status }) => {
-    const site = await new DynamoConfigStore(conn).addSite(siteConfig({ domain: `ready-${first}.test`, timezone: 'UTC' }));
+    const site = await new DynamoConfigStore(conn).addSite(
+      siteConfig({ domain: `ready-${first}.test`, timezone: 'UTC' }),
+    );
     const payments = new DynamoPaymentStore(conn);
-    const deps: PaymentDeps = { payments, visits: new DynamoVisitStore(conn), rates: async () => () => null, clock: () => NOW };
-    await applyProviderFacts(deps, site, facts({ provider: 'stripe', id: 'pay_1', aliases: [], ts: NOW - 86_400_000, amount: 900, currency: 'USD', status }));
+    const deps: PaymentDeps = {
+      payments,
+      visits: new DynamoVisitStore(conn),
+      rates: async () => () => null,
+      clock: () => NOW,
+    };
+    await applyProviderFacts(
+      deps,
+      site,
+      facts({
+        provider: 'stripe',
+        id: 'pay_1',
+        aliases: [],
+        ts: NOW - 86_400_000,
+        amount: 900,
+        currency: 'USD',
+        status,
+      }),
+    );
     expect((await payments.cohorts.sourceFlags(site.domain, true)).ready).toBe(true);
-    await applyProviderFacts(deps, site, facts({ provider: 'stripe', id: 'pay_2', aliases: [], ts: NOW - 3_600_000, amount: 1200, currency: 'USD', status: 'paid' }));
+    await applyProviderFacts(
+      deps,
+      site,
+      facts({
+        provider: 'stripe',
+        id: 'pay_2',
+        aliases: [],
+        ts: NOW - 3_600_000,
+        amount: 1200,
+        currency: 'USD',
+        status: 'paid',
+      }),
+    );
     expect((await payments.cohorts.sourceFlags(site.domain, true)).ready).toBe(true);
   });
 });

@@ -10,19 +10,35 @@ import { fixture } from './fixture.js';
 
 /** Deliveries are received at this instant (whole seconds, as the schemes sign). */
 const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
-const SECRET = { stripe: 'whsec_time_test', paddle: 'pdl_ntfset_time_test', polar: 'polar_whs_time_test', lemonsqueezy: 'lemon-time-test' } as const;
+const SECRET = {
+  stripe: 'whsec_time_test',
+  paddle: 'pdl_ntfset_time_test',
+  polar: 'polar_whs_time_test',
+  lemonsqueezy: 'lemon-time-test',
+} as const;
 
 /** Each provider's body and a signer that dates the signature `offsetS` seconds from NOW with the provider's own scheme. */
-const SIGNED: Record<Exclude<Provider, 'lemonsqueezy'>, { body: string; sign: (body: string, offsetS: number) => Record<string, string> }> = {
+const SIGNED: Record<
+  Exclude<Provider, 'lemonsqueezy'>,
+  { body: string; sign: (body: string, offsetS: number) => Record<string, string> }
+> = {
   stripe: {
     body: fixture('stripe', 'charge.succeeded.json'),
-    sign: (body, offsetS) => ({ 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRET.stripe, timestamp: NOW / 1000 + offsetS }) }),
+    sign: (body, offsetS) => ({
+      'stripe-signature': Stripe.webhooks.generateTestHeaderString({
+        payload: body,
+        secret: SECRET.stripe,
+        timestamp: NOW / 1000 + offsetS,
+      }),
+    }),
   },
   paddle: {
     body: fixture('paddle', 'transaction.completed.json'),
     sign: (body, offsetS) => {
       const ts = NOW / 1000 + offsetS;
-      return { 'paddle-signature': `ts=${ts};h1=${createHmac('sha256', SECRET.paddle).update(`${ts}:${body}`).digest('hex')}` };
+      return {
+        'paddle-signature': `ts=${ts};h1=${createHmac('sha256', SECRET.paddle).update(`${ts}:${body}`).digest('hex')}`,
+      };
     },
   },
   polar: {
@@ -30,7 +46,11 @@ const SIGNED: Record<Exclude<Provider, 'lemonsqueezy'>, { body: string; sign: (b
     sign: (body, offsetS) => {
       const at = new Date(NOW + offsetS * 1000);
       const id = 'msg_time_test';
-      return { 'webhook-id': id, 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': new Webhook(standardWebhooksKey(SECRET.polar)).sign(id, at, body) };
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(at.getTime() / 1000),
+        'webhook-signature': new Webhook(standardWebhooksKey(SECRET.polar)).sign(id, at, body),
+      };
     },
   },
 };
@@ -60,7 +80,9 @@ afterEach(() => {
 });
 
 describe('webhook signature timestamps: 5 minutes either way, for every provider that signs one (issue 18.3)', () => {
-  const cases = (Object.keys(SIGNED) as Array<keyof typeof SIGNED>).flatMap((provider) => EDGES.map(([offset, error]) => [provider, offset, error] as const));
+  const cases = (Object.keys(SIGNED) as Array<keyof typeof SIGNED>).flatMap((provider) =>
+    EDGES.map(([offset, error]) => [provider, offset, error] as const),
+  );
 
   it.each(cases)('%s signed %i s from now: %s', (provider, offset, error) => {
     const { body, sign } = SIGNED[provider];
@@ -72,15 +94,23 @@ describe('webhook signature timestamps: 5 minutes either way, for every provider
     }
   });
 
-  it.each(Object.keys(SIGNED) as Array<keyof typeof SIGNED>)('%s: a forged signature dated in the future is a bad signature, not a timestamp error', (provider) => {
-    const { body, sign } = SIGNED[provider];
-    const forged = sign(`${body} `, YEAR_S);
-    expect(() => PROVIDER_MODULES[provider].verify(body, forged, SECRET[provider], NOW)).toThrow(provider === 'polar' ? 'webhook timestamp too new' : 'webhook signature does not match');
-  });
+  it.each(Object.keys(SIGNED) as Array<keyof typeof SIGNED>)(
+    '%s: a forged signature dated in the future is a bad signature, not a timestamp error',
+    (provider) => {
+      const { body, sign } = SIGNED[provider];
+      const forged = sign(`${body} `, YEAR_S);
+      expect(() => PROVIDER_MODULES[provider].verify(body, forged, SECRET[provider], NOW)).toThrow(
+        provider === 'polar' ? 'webhook timestamp too new' : 'webhook signature does not match',
+      );
+    },
+  );
 
   it('lemonsqueezy signs no timestamp: a delivery verifies the same at any time (replays are idempotent facts, docs/payments.md)', () => {
     const body = fixture('lemonsqueezy', 'order_created.json');
     const headers = { 'x-signature': createHmac('sha256', SECRET.lemonsqueezy).update(body).digest('hex') };
-    for (const [offset] of EDGES) expect(PROVIDER_MODULES.lemonsqueezy.verify(body, headers, SECRET.lemonsqueezy, NOW + offset * 1000)).toEqual(JSON.parse(body));
+    for (const [offset] of EDGES)
+      expect(PROVIDER_MODULES.lemonsqueezy.verify(body, headers, SECRET.lemonsqueezy, NOW + offset * 1000)).toEqual(
+        JSON.parse(body),
+      );
   });
 });

@@ -2,7 +2,11 @@ import { Stripe } from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { FootfallError } from '../../lambdas/domain/errors.js';
 import type { PaymentFact, ProviderFacts } from '../../lambdas/domain/payments/facts.js';
-import { PROVIDER_MODULES, WebhookPayloadError, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
+import {
+  PROVIDER_MODULES,
+  WebhookPayloadError,
+  WebhookSignatureError,
+} from '../../lambdas/domain/payments/providers/index.js';
 import { converge, fixture, fixtureJson } from './fixture.js';
 
 const stripe = PROVIDER_MODULES.stripe;
@@ -68,11 +72,27 @@ describe('stripe verify', () => {
   });
 
   it.each([
-    ['wrong secret', () => stripe.verify(body, headers(body, { secret: 'whsec_other' }), SECRET, NOW), 'webhook signature does not match'],
-    ['tampered body', () => stripe.verify(body.replace('"amount": 4900', '"amount": 1'), headers(body), SECRET, NOW), 'webhook signature does not match'],
+    [
+      'wrong secret',
+      () => stripe.verify(body, headers(body, { secret: 'whsec_other' }), SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'tampered body',
+      () => stripe.verify(body.replace('"amount": 4900', '"amount": 1'), headers(body), SECRET, NOW),
+      'webhook signature does not match',
+    ],
     ['missing header', () => stripe.verify(body, {}, SECRET, NOW), 'missing webhook signature'],
-    ['garbage header', () => stripe.verify(body, { 'stripe-signature': 'nonsense' }, SECRET, NOW), 'webhook signature does not match'],
-    ['stale timestamp', () => stripe.verify(body, headers(body, { timestampS: NOW / 1000 - 301 }), SECRET, NOW), 'webhook timestamp too old'],
+    [
+      'garbage header',
+      () => stripe.verify(body, { 'stripe-signature': 'nonsense' }, SECRET, NOW),
+      'webhook signature does not match',
+    ],
+    [
+      'stale timestamp',
+      () => stripe.verify(body, headers(body, { timestampS: NOW / 1000 - 301 }), SECRET, NOW),
+      'webhook timestamp too old',
+    ],
     ['empty secret', () => stripe.verify(body, headers(body), '', NOW), 'webhook signature does not match'],
   ])('rejects a delivery with a %s', (_case, call, message) => {
     let error: unknown;
@@ -123,7 +143,17 @@ describe('stripe facts: one-time Checkout purchase', () => {
       event_id: 'evt_3PgagAB7WZ01zgkWpiSucc01',
       event_type: 'payment_intent.succeeded',
       payments: [
-        { provider: 'stripe', id: PI, aliases: [CH], ts: (PAID_S + 1) * 1000, amount: 4900, currency: 'USD', amount_usd: 49, status: 'paid', customer_id: CUS },
+        {
+          provider: 'stripe',
+          id: PI,
+          aliases: [CH],
+          ts: (PAID_S + 1) * 1000,
+          amount: 4900,
+          currency: 'USD',
+          amount_usd: 49,
+          status: 'paid',
+          customer_id: CUS,
+        },
       ],
       subscriptions: [],
       customers: [],
@@ -197,11 +227,17 @@ describe('stripe facts: one-time Checkout purchase', () => {
     ]);
     const partial = onlyPayment(factsOf('charge.refunded.partial.json'));
     const [afterPartial] = converge([...purchase, partial]);
-    expect(afterPartial).toMatchObject({ ids: [CH, CS, PI].sort(), fact: { refunded: 1500, status: 'paid', visitor_id: VISITOR } });
+    expect(afterPartial).toMatchObject({
+      ids: [CH, CS, PI].sort(),
+      fact: { refunded: 1500, status: 'paid', visitor_id: VISITOR },
+    });
     const full = onlyPayment(factsOf('charge.refunded.full.json'));
     // A delivery of the partial refund arriving after the full one changes nothing.
     expect(converge([...purchase, partial, full, partial])).toStrictEqual([
-      { ids: [CH, CS, PI].sort(), fact: expect.objectContaining({ amount: 4900, refunded: 4900, status: 'refunded', visitor_id: VISITOR }) },
+      {
+        ids: [CH, CS, PI].sort(),
+        fact: expect.objectContaining({ amount: 4900, refunded: 4900, status: 'refunded', visitor_id: VISITOR }),
+      },
     ]);
   });
 });
@@ -273,13 +309,20 @@ describe('stripe facts: subscription through Checkout', () => {
 
   it('invoice.paid with `payments` included finds the PaymentIntent there', () => {
     const event = withObject('invoice.paid.subscription_create.json', 'invoice.paid', {
-      payments: { object: 'list', data: [{ status: 'paid', payment: { type: 'payment_intent', payment_intent: PI_SUB } }] },
+      payments: {
+        object: 'list',
+        data: [{ status: 'paid', payment: { type: 'payment_intent', payment_intent: PI_SUB } }],
+      },
     });
     expect(onlyPayment(factsOfEvent(event))).toMatchObject({ id: PI_SUB, aliases: [IN1] });
   });
 
   it('invoice_payment.paid links the invoice to its PaymentIntent and states nothing else', () => {
-    expect(onlyPayment(factsOf('invoice_payment.paid.json'))).toStrictEqual({ provider: 'stripe', id: PI_SUB, aliases: [IN1] });
+    expect(onlyPayment(factsOf('invoice_payment.paid.json'))).toStrictEqual({
+      provider: 'stripe',
+      id: PI_SUB,
+      aliases: [IN1],
+    });
   });
 
   it('session, invoice, invoice payment and payment intent of the first payment converge on one payment', () => {
@@ -292,7 +335,13 @@ describe('stripe facts: subscription through Checkout', () => {
     const merged = converge(names.map((n) => onlyPayment(factsOf(n))));
     expect(merged).toHaveLength(1);
     expect(merged[0]!.ids).toStrictEqual([CH_SUB, CS_SUB, IN1, PI_SUB].sort());
-    expect(merged[0]!.fact).toMatchObject({ amount: 2000, status: 'paid', visitor_id: VISITOR_SUB, is_renewal: false, subscription_id: SUB });
+    expect(merged[0]!.fact).toMatchObject({
+      amount: 2000,
+      status: 'paid',
+      visitor_id: VISITOR_SUB,
+      is_renewal: false,
+      subscription_id: SUB,
+    });
   });
 
   it('without invoice_payment.paid, a basil PaymentIntent stays apart from its invoice (why endpoints must subscribe to it)', () => {
@@ -325,7 +374,7 @@ describe('stripe facts: subscription through Checkout', () => {
     });
   });
 
-  it('invoice.payment_failed: a failed renewal, keyed like its invoice.paid would be, at the attempt\'s time', () => {
+  it("invoice.payment_failed: a failed renewal, keyed like its invoice.paid would be, at the attempt's time", () => {
     expect(factsOf('invoice.payment_failed.legacy.json')).toStrictEqual({
       event_id: 'evt_1PhbFaB7WZ01zgkWinFail03',
       event_type: 'invoice.payment_failed',
@@ -349,20 +398,39 @@ describe('stripe facts: subscription through Checkout', () => {
       customers: [],
     });
     // A retry that succeeds is invoice.paid on the same invoice and PaymentIntent: one row, paid.
-    const paid = withObject('invoice.payment_failed.legacy.json', 'invoice.paid', { status: 'paid', paid: true, amount_paid: 2000, amount_remaining: 0, status_transitions: { paid_at: 1778252520 } });
-    const merged = converge([factsOf('invoice.payment_failed.legacy.json'), factsOfEvent(paid)].map((f) => onlyPayment(f)));
+    const paid = withObject('invoice.payment_failed.legacy.json', 'invoice.paid', {
+      status: 'paid',
+      paid: true,
+      amount_paid: 2000,
+      amount_remaining: 0,
+      status_transitions: { paid_at: 1778252520 },
+    });
+    const merged = converge(
+      [factsOf('invoice.payment_failed.legacy.json'), factsOfEvent(paid)].map((f) => onlyPayment(f)),
+    );
     expect(merged).toHaveLength(1);
     expect(merged[0]!.fact).toMatchObject({ status: 'paid', amount: 2000, is_renewal: true });
     // An invoice with nothing due states no payment.
-    expect(factsOfEvent(withObject('invoice.payment_failed.legacy.json', 'invoice.payment_failed', { amount_due: 0 }))?.payments).toStrictEqual([]);
+    expect(
+      factsOfEvent(withObject('invoice.payment_failed.legacy.json', 'invoice.payment_failed', { amount_due: 0 }))
+        ?.payments,
+    ).toStrictEqual([]);
   });
 
   it('a $0 invoice (trial start) and a no-payment checkout state no payment', () => {
-    expect(factsOfEvent(withObject('invoice.paid.subscription_create.json', 'invoice.paid', { amount_paid: 0 }))?.payments).toStrictEqual([]);
+    expect(
+      factsOfEvent(withObject('invoice.paid.subscription_create.json', 'invoice.paid', { amount_paid: 0 }))?.payments,
+    ).toStrictEqual([]);
     const trial = factsOfEvent(
-      withObject('checkout.session.completed.subscription.json', 'checkout.session.completed', { payment_status: 'no_payment_required', amount_total: 0 }),
+      withObject('checkout.session.completed.subscription.json', 'checkout.session.completed', {
+        payment_status: 'no_payment_required',
+        amount_total: 0,
+      }),
     );
-    expect(trial).toMatchObject({ payments: [], customers: [{ provider: 'stripe', customer_id: CUS, visitor_id: VISITOR_SUB }] });
+    expect(trial).toMatchObject({
+      payments: [],
+      customers: [{ provider: 'stripe', customer_id: CUS, visitor_id: VISITOR_SUB }],
+    });
   });
 
   it.each([
@@ -373,7 +441,9 @@ describe('stripe facts: subscription through Checkout', () => {
     expect(factsOf(name)).toMatchObject({
       payments: [],
       customers: [],
-      subscriptions: [{ provider: 'stripe', subscription_id: SUB, customer_id: CUS, status, paying, visitor_id: VISITOR_SUB, ts }],
+      subscriptions: [
+        { provider: 'stripe', subscription_id: SUB, customer_id: CUS, status, paying, visitor_id: VISITOR_SUB, ts },
+      ],
     });
     expect(factsOf(name)!.subscriptions[0]).toStrictEqual({
       provider: 'stripe',
@@ -399,18 +469,32 @@ describe('stripe facts: customers, unused and malformed events', () => {
   });
 
   it('customer.updated without one → no facts; an invalid visitor id is ignored', () => {
-    expect(factsOfEvent(withObject('customer.created.json', 'customer.updated', { metadata: {} }))?.customers).toStrictEqual([]);
-    expect(factsOfEvent(withObject('customer.created.json', 'customer.updated', { metadata: { footfall_visitor_id: 'no spaces!' } }))?.customers).toStrictEqual([]);
+    expect(
+      factsOfEvent(withObject('customer.created.json', 'customer.updated', { metadata: {} }))?.customers,
+    ).toStrictEqual([]);
+    expect(
+      factsOfEvent(
+        withObject('customer.created.json', 'customer.updated', { metadata: { footfall_visitor_id: 'no spaces!' } }),
+      )?.customers,
+    ).toStrictEqual([]);
   });
 
   it('event types we do not use → null', () => {
     expect(factsOf('plan.created.json')).toBeNull();
-    expect(factsOfEvent({ id: 'evt_1', type: 'payout.paid', created: 1, data: { object: { nonsense: true } } })).toBeNull();
+    expect(
+      factsOfEvent({ id: 'evt_1', type: 'payout.paid', created: 1, data: { object: { nonsense: true } } }),
+    ).toBeNull();
   });
 
   it.each([
-    ['a used type with a wrongly typed field', () => withObject('charge.succeeded.json', 'charge.succeeded', { amount: '4900' })],
-    ['a used type with a missing field', () => withObject('invoice.paid.subscription_create.json', 'invoice.paid', { currency: undefined })],
+    [
+      'a used type with a wrongly typed field',
+      () => withObject('charge.succeeded.json', 'charge.succeeded', { amount: '4900' }),
+    ],
+    [
+      'a used type with a missing field',
+      () => withObject('invoice.paid.subscription_create.json', 'invoice.paid', { currency: undefined }),
+    ],
     ['something that is not an event', () => ({ hello: 'world' })],
     ['null', () => null],
   ])('%s → WebhookPayloadError', (_case, build) => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import {
+  AthenaClient,
+  GetQueryExecutionCommand,
+  GetQueryResultsCommand,
+  StartQueryExecutionCommand,
+} from '@aws-sdk/client-athena';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AthenaArchiveReader, AthenaQueryError } from '../../lambdas/adapters/athena-archive.js';
 import { archiveTableColumns } from '../../lambdas/domain/archive-schema.js';
@@ -18,7 +23,13 @@ function row(e: ReturnType<typeof trackedEvent>) {
   };
 }
 
-const reader = (client: AthenaClient) => new AthenaArchiveReader(client, { workGroup: 'footfall', database: 'footfall', pollMs: 1, sleep: async () => undefined });
+const reader = (client: AthenaClient) =>
+  new AthenaArchiveReader(client, {
+    workGroup: 'footfall',
+    database: 'footfall',
+    pollMs: 1,
+    sleep: async () => undefined,
+  });
 
 describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
   it('runs one query for the site and days, waits for it, and pages the result into events', async () => {
@@ -26,18 +37,27 @@ describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
     const a = trackedEvent({ event_id: 'a', screen_width: 390 });
     const b = trackedEvent({ event_id: 'b', referrer_host: 'news.ycombinator.com', channel: 'Communities' });
     mock.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q1' });
-    mock.on(GetQueryExecutionCommand).resolvesOnce({ QueryExecution: { Status: { State: 'RUNNING' } } }).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
+    mock
+      .on(GetQueryExecutionCommand)
+      .resolvesOnce({ QueryExecution: { Status: { State: 'RUNNING' } } })
+      .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
     const meta = { ColumnInfo: columns.map((Name) => ({ Name, Type: 'varchar' })) };
     mock
       .on(GetQueryResultsCommand)
-      .resolvesOnce({ ResultSet: { ResultSetMetadata: meta, Rows: [{ Data: columns.map((c) => ({ VarCharValue: c })) }, row(a)] }, NextToken: 't2' })
+      .resolvesOnce({
+        ResultSet: { ResultSetMetadata: meta, Rows: [{ Data: columns.map((c) => ({ VarCharValue: c })) }, row(a)] },
+        NextToken: 't2',
+      })
       .resolvesOnce({ ResultSet: { ResultSetMetadata: meta, Rows: [row(b)] } });
     const pages = [];
-    for await (const page of await reader(new AthenaClient({})).events('example.com', '2026-11-20', '2026-11-22')) pages.push(page);
+    for await (const page of await reader(new AthenaClient({})).events('example.com', '2026-11-20', '2026-11-22'))
+      pages.push(page);
     expect(pages).toEqual([[a], [b]]);
     const query = mock.commandCalls(StartQueryExecutionCommand)[0]?.args[0].input;
     expect(query?.WorkGroup).toBe('footfall');
-    expect(query?.QueryString).toContain(`WHERE site = 'example.com' AND dt BETWEEN '2026-11-20' AND '2026-11-22' ORDER BY ts, event_id`);
+    expect(query?.QueryString).toContain(
+      `WHERE site = 'example.com' AND dt BETWEEN '2026-11-20' AND '2026-11-22' ORDER BY ts, event_id`,
+    );
     expect(mock.commandCalls(GetQueryExecutionCommand)).toHaveLength(2);
     mock.restore();
   });
@@ -45,8 +65,17 @@ describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
   it('fails with the reason Athena gives, before any page is read', async () => {
     const mock = mockClient(AthenaClient);
     mock.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'q2' });
-    mock.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'TABLE_NOT_FOUND: line 1:1: Table footfall.events does not exist' } } });
-    await expect(reader(new AthenaClient({})).events('example.com', '2026-11-20', '2026-11-22')).rejects.toThrow(/TABLE_NOT_FOUND/);
+    mock.on(GetQueryExecutionCommand).resolves({
+      QueryExecution: {
+        Status: {
+          State: 'FAILED',
+          StateChangeReason: 'TABLE_NOT_FOUND: line 1:1: Table footfall.events does not exist',
+        },
+      },
+    });
+    await expect(reader(new AthenaClient({})).events('example.com', '2026-11-20', '2026-11-22')).rejects.toThrow(
+      /TABLE_NOT_FOUND/,
+    );
     expect(mock.commandCalls(GetQueryResultsCommand)).toHaveLength(0);
     mock.restore();
   });
@@ -54,7 +83,9 @@ describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
   it('refuses a site that is not a domain, so nothing but a domain reaches the SQL', async () => {
     const mock = mockClient(AthenaClient);
     await expect(reader(new AthenaClient({})).events("x' OR 1=1 --", '2026-11-20', '2026-11-22')).rejects.toThrow();
-    await expect(reader(new AthenaClient({})).events('example.com', "2026-11-20' --", '2026-11-22')).rejects.toBeInstanceOf(AthenaQueryError);
+    await expect(
+      reader(new AthenaClient({})).events('example.com', "2026-11-20' --", '2026-11-22'),
+    ).rejects.toBeInstanceOf(AthenaQueryError);
     expect(mock.commandCalls(StartQueryExecutionCommand)).toHaveLength(0);
     mock.restore();
   });
@@ -66,9 +97,22 @@ describe('AthenaArchiveReader (aws-sdk-client-mock)', () => {
     const header = (name: string) => ({ ResultSetMetadata: { ColumnInfo: [{ Name: name, Type: 'varchar' }] } });
     mock
       .on(GetQueryResultsCommand)
-      .resolvesOnce({ ResultSet: { ...header('_col0'), Rows: [{ Data: [{ VarCharValue: '_col0' }] }, { Data: [{ VarCharValue: '2025-01-07' }] }] } })
-      .resolvesOnce({ ResultSet: { ...header('visitor_id'), Rows: [{ Data: [{ VarCharValue: 'visitor_id' }] }, { Data: [{ VarCharValue: 'visitor-a' }] }] }, NextToken: 'n' })
-      .resolvesOnce({ ResultSet: { ...header('visitor_id'), Rows: [{ Data: [{ VarCharValue: 'visitor-b' }] }, { Data: [{}] }] } });
+      .resolvesOnce({
+        ResultSet: {
+          ...header('_col0'),
+          Rows: [{ Data: [{ VarCharValue: '_col0' }] }, { Data: [{ VarCharValue: '2025-01-07' }] }],
+        },
+      })
+      .resolvesOnce({
+        ResultSet: {
+          ...header('visitor_id'),
+          Rows: [{ Data: [{ VarCharValue: 'visitor_id' }] }, { Data: [{ VarCharValue: 'visitor-a' }] }],
+        },
+        NextToken: 'n',
+      })
+      .resolvesOnce({
+        ResultSet: { ...header('visitor_id'), Rows: [{ Data: [{ VarCharValue: 'visitor-b' }] }, { Data: [{}] }] },
+      });
     const athena = reader(new AthenaClient({}));
     expect(await athena.firstDay('example.com')).toBe('2025-01-07');
     const pages = [];

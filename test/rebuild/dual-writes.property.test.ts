@@ -38,11 +38,19 @@ const eventsArb = fc
   .map((list) =>
     list.map((e, i) => ({
       route: e.route,
-      event: trackedEvent({ event_id: `e${String(i).padStart(3, '0')}`, site: 'example.com', visitor_id: VISITORS[e.visitor], ts: T + e.minute * MIN, path: e.path, ...CHANNELS[e.channel] }),
+      event: trackedEvent({
+        event_id: `e${String(i).padStart(3, '0')}`,
+        site: 'example.com',
+        visitor_id: VISITORS[e.visitor],
+        ts: T + e.minute * MIN,
+        path: e.path,
+        ...CHANNELS[e.channel],
+      }),
     })),
   );
 
-const records = (events: readonly TrackedEvent[], sequence: string) => events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) }));
+const records = (events: readonly TrackedEvent[], sequence: string) =>
+  events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) }));
 
 /**
  * The claim the rebuild's fence rests on (`docs/rebuild.md`): an event that
@@ -59,24 +67,32 @@ describe('a generation built from the archive while the stream writes it too', (
     await fc.assert(
       fc.asyncProperty(eventsArb, fc.infiniteStream(fc.integer({ min: 0, max: 1_000_000 })), async (routed, noise) => {
         const draw = () => noise.next().value as number;
-        const { conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin', generation: 0, building: 1 }]);
+        const { conn, close } = await memoryTable([
+          { domain: 'example.com', timezone: 'Europe/Berlin', generation: 0, building: 1 },
+        ]);
         try {
           const live = (await new DynamoConfigStore(conn).getSite('example.com')) as SiteConfig;
           const store = { visits: new DynamoVisitStore(conn), rollups: new DynamoRollupStore(conn) };
           const into = (site: SiteConfig) => ({ ...store, sites: { getSite: async () => site } });
           const built = { ...live, building: undefined, generation: 1 };
 
-          const chunk = <T,>(items: readonly T[]) => {
+          const chunk = <T>(items: readonly T[]) => {
             const out: T[][] = [];
-            for (let i = 0; i < items.length; ) {
+            for (let i = 0; i < items.length;) {
               const n = 1 + (draw() % 4);
               out.push(items.slice(i, i + n));
               i += n;
             }
             return out;
           };
-          const archived = routed.filter((r) => r.route !== 'stream').map((r) => r.event).sort((a, b) => a.ts - b.ts || (a.event_id < b.event_id ? -1 : 1));
-          const streamed = routed.filter((r) => r.route !== 'archive').map((r) => r.event).sort(() => (draw() % 2 === 0 ? -1 : 1));
+          const archived = routed
+            .filter((r) => r.route !== 'stream')
+            .map((r) => r.event)
+            .sort((a, b) => a.ts - b.ts || (a.event_id < b.event_id ? -1 : 1));
+          const streamed = routed
+            .filter((r) => r.route !== 'archive')
+            .map((r) => r.event)
+            .sort(() => (draw() % 2 === 0 ? -1 : 1));
           const rebuildBatches = chunk(archived);
           const streamBatches = chunk(streamed);
           let rebuildSeq = 0;
@@ -84,21 +100,41 @@ describe('a generation built from the archive while the stream writes it too', (
           while (rebuildBatches.length || streamBatches.length) {
             if (streamBatches.length === 0 || (rebuildBatches.length > 0 && draw() % 2 === 0)) {
               const seq = String(++rebuildSeq);
-              await sessionizeBatch(into(built), { shard: 'rebuild-1', sequence: seq }, records(rebuildBatches.shift()!, seq));
+              await sessionizeBatch(
+                into(built),
+                { shard: 'rebuild-1', sequence: seq },
+                records(rebuildBatches.shift()!, seq),
+              );
             } else {
               const seq = String(++streamSeq * 10);
               // The stream's sessionizer: the live site with `building`, so it writes generations 0 and 1.
-              await sessionizeBatch(into(live), { shard: 'shardId-0', sequence: seq }, records(streamBatches.shift()!, seq));
+              await sessionizeBatch(
+                into(live),
+                { shard: 'shardId-0', sequence: seq },
+                records(streamBatches.shift()!, seq),
+              );
             }
           }
           // The reference: every event once, in one batch, into generation 2.
           const reference = { ...built, generation: 2 };
-          await sessionizeBatch(into(reference), { shard: 'clean', sequence: '1' }, records(routed.map((r) => r.event), '1'));
+          await sessionizeBatch(
+            into(reference),
+            { shard: 'clean', sequence: '1' },
+            records(
+              routed.map((r) => r.event),
+              '1',
+            ),
+          );
 
           const query = { from: '2026-10-01', to: '2026-10-31' };
-          expect(await reportSnapshot(conn, built, NOW, query, VISITORS)).toEqual(await reportSnapshot(conn, reference, NOW, query, VISITORS));
+          expect(await reportSnapshot(conn, built, NOW, query, VISITORS)).toEqual(
+            await reportSnapshot(conn, reference, NOW, query, VISITORS),
+          );
           expect(await store.visits.visitsAround('example.com~1', 'visitor-0001', 0, NOW)).toEqual(
-            (await store.visits.visitsAround('example.com~2', 'visitor-0001', 0, NOW)).map((v) => ({ ...v, site: 'example.com~1' })),
+            (await store.visits.visitsAround('example.com~2', 'visitor-0001', 0, NOW)).map((v) => ({
+              ...v,
+              site: 'example.com~1',
+            })),
           );
         } finally {
           await close();

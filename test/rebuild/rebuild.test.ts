@@ -5,7 +5,13 @@ import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
-import { abandonRebuild, ArchiveTooShortError, rebuildSite, type RebuildDeps, type RebuildProgress } from '../../lambdas/services/rebuild.js';
+import {
+  abandonRebuild,
+  ArchiveTooShortError,
+  rebuildSite,
+  type RebuildDeps,
+  type RebuildProgress,
+} from '../../lambdas/services/rebuild.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { DATA_LAYOUT, namespaceOf, type SiteConfig } from '../../lambdas/domain/site.js';
 import { UnavailableError } from '../../lambdas/domain/errors.js';
@@ -28,26 +34,51 @@ const DOMAIN = 'example.com';
 const QUERY = { from: '2026-10-01', to: '2026-10-31' };
 const VISITORS = ['visitor-0001', 'visitor-0002', 'visitor-0003', 'visitor-0004'];
 
-const ev = (id: string, visitor: string, ts: number, o: Partial<TrackedEvent> = {}) => trackedEvent({ event_id: id, site: DOMAIN, hostname: DOMAIN, visitor_id: visitor, ts, ...o });
+const ev = (id: string, visitor: string, ts: number, o: Partial<TrackedEvent> = {}) =>
+  trackedEvent({ event_id: id, site: DOMAIN, hostname: DOMAIN, visitor_id: visitor, ts, ...o });
 
 /** Classified by an older rule set: chatgpt.com as a plain Referral (today's rules say AI). */
 const EVENTS: TrackedEvent[] = [
   ev('r1', 'visitor-0001', T, { referrer_host: 'chatgpt.com', channel: 'Referral', source: 'chatgpt.com', path: '/' }),
   ev('r2', 'visitor-0001', T + MIN, { path: '/pricing' }),
-  ev('r3', 'visitor-0002', T + 60 * MIN, { referrer_host: 'news.ycombinator.com', channel: 'Communities', source: 'Hacker News', path: '/blog' }),
+  ev('r3', 'visitor-0002', T + 60 * MIN, {
+    referrer_host: 'news.ycombinator.com',
+    channel: 'Communities',
+    source: 'Hacker News',
+    path: '/blog',
+  }),
   ev('r4', 'visitor-0002', T + 3 * 1440 * MIN, { path: '/' }),
-  ev('r5', 'visitor-0003', T + 5 * 1440 * MIN, { referrer_host: 'www.google.com', channel: 'Search', source: 'Google', path: '/' }),
+  ev('r5', 'visitor-0003', T + 5 * 1440 * MIN, {
+    referrer_host: 'www.google.com',
+    channel: 'Search',
+    source: 'Google',
+    path: '/',
+  }),
 ];
-const pay = (f: Partial<PaymentFact> & { id: string }): PaymentFact => ({ provider: 'stripe', aliases: [], status: 'paid', currency: 'USD', ...f });
+const pay = (f: Partial<PaymentFact> & { id: string }): PaymentFact => ({
+  provider: 'stripe',
+  aliases: [],
+  status: 'paid',
+  currency: 'USD',
+  ...f,
+});
 const PAYMENTS: PaymentFact[] = [
   pay({ id: 'pi_1', ts: T + 10 * MIN, amount: 4900, customer_id: 'cus_1', visitor_id: 'visitor-0001' }),
-  pay({ id: 'pi_2', ts: T + 70 * MIN, amount: 10000, currency: 'EUR', customer_id: 'cus_2', visitor_id: 'visitor-0002' }),
+  pay({
+    id: 'pi_2',
+    ts: T + 70 * MIN,
+    amount: 10000,
+    currency: 'EUR',
+    customer_id: 'cus_2',
+    visitor_id: 'visitor-0002',
+  }),
   { provider: 'stripe', id: 'pi_2', aliases: ['ch_2'], refunded: 2000 },
   pay({ id: 'in_3', ts: T + 10 * 1440 * MIN, amount: 4900, customer_id: 'cus_1', is_renewal: true }),
 ];
 
 /** True for an item of data derived for `ns` (its partition key's second segment), not configuration. */
-const inNamespace = (ns: string) => (item: Record<string, unknown>) => String(item.pk).split('#')[1] === ns && !/^(SITES|PROVIDER|WEBHOOK|REBUILD)/.test(String(item.pk));
+const inNamespace = (ns: string) => (item: Record<string, unknown>) =>
+  String(item.pk).split('#')[1] === ns && !/^(SITES|PROVIDER|WEBHOOK|REBUILD)/.test(String(item.pk));
 
 describe('footfall rebuild: a new generation beside the live data, switched in one write', () => {
   let svc: Awaited<ReturnType<typeof startTestService>>;
@@ -68,14 +99,23 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
   }
   async function payments(facts: PaymentFact[]) {
     const s = await site();
-    for (const fact of facts) await applyProviderFacts(dynamoPaymentDeps(svc.dynamo, clock), s, { event_id: 'e', event_type: 't', payments: [fact], subscriptions: [], customers: [] });
+    for (const fact of facts)
+      await applyProviderFacts(dynamoPaymentDeps(svc.dynamo, clock), s, {
+        event_id: 'e',
+        event_type: 't',
+        payments: [fact],
+        subscriptions: [],
+        customers: [],
+      });
   }
 
   beforeEach(async () => {
     now = NOW;
     svc = await startTestService([{ domain: DOMAIN, timezone: 'UTC' }], { sessionizeIntervalMs: 0, clock });
     // The test's own sessionizer, whose site cache runs on the test's clock: the fence below waits it out by moving the clock.
-    poller = new LocalStreamPoller(localPaths(svc.dataDir).stream, SESSIONIZER, sessionizeConsumer(svc.dynamo, clock), { batchSize: 1000 });
+    poller = new LocalStreamPoller(localPaths(svc.dataDir).stream, SESSIONIZER, sessionizeConsumer(svc.dynamo, clock), {
+      batchSize: 1000,
+    });
     await put(EVENTS);
     await payments(PAYMENTS);
   }, 120_000);
@@ -103,13 +143,22 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     };
   }
   const firstTrackedDay = async () => new DynamoRebuildStore(svc.dynamo).firstVisitDay(namespaceOf(await site()));
-  const rebuild = async (o: Partial<RebuildDeps> = {}) => rebuildSite(deps(o), DOMAIN, { firstTrackedDay: await firstTrackedDay() });
+  const rebuild = async (o: Partial<RebuildDeps> = {}) =>
+    rebuildSite(deps(o), DOMAIN, { firstTrackedDay: await firstTrackedDay() });
 
-  it('replays today\'s channel rules into generation 1, switches, and deletes generation 0', async () => {
+  it("replays today's channel rules into generation 1, switches, and deletes generation 0", async () => {
     const before = await read();
     expect(before.channels.rows.map((r) => [r.key, r.visitors])).toContainEqual(['Referral', 1]);
     const outcome = await rebuild();
-    expect(outcome).toMatchObject({ site: DOMAIN, generation: 1, replaced: 0, resumed: false, events: 5, batches: 1, payments: 3 });
+    expect(outcome).toMatchObject({
+      site: DOMAIN,
+      generation: 1,
+      replaced: 0,
+      resumed: false,
+      events: 5,
+      batches: 1,
+      payments: 3,
+    });
     expect(await site()).toMatchObject({ generation: 1 });
     expect((await site()).building).toBeUndefined();
     expect((await site()).retired).toBeUndefined();
@@ -118,7 +167,9 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     expect(after.channels.rows.map((r) => r.key)).not.toContain('Referral');
     // Every other number is the same: visits, visitors, page views, payments and revenue, retention.
     expect(after.overview.current).toEqual(before.overview.current);
-    expect(after.payments.rows.map((p) => [p.provider_payment_id, p.amount_usd, p.net_usd])).toEqual(before.payments.rows.map((p) => [p.provider_payment_id, p.amount_usd, p.net_usd]));
+    expect(after.payments.rows.map((p) => [p.provider_payment_id, p.amount_usd, p.net_usd])).toEqual(
+      before.payments.rows.map((p) => [p.provider_payment_id, p.amount_usd, p.net_usd]),
+    );
     // Retention by first-touch channel: the same customers, under today's name of their channel.
     expect(JSON.stringify(after.retention)).toBe(JSON.stringify(before.retention).replaceAll('"Referral"', '"AI"'));
     // The payment of visitor-0001 is now credited to AI, the channel of the visit that earned it.
@@ -147,13 +198,28 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     await loop;
     const after = await read();
     expect(after).not.toEqual(before);
-    expect([...phases]).toEqual(['waiting for writers', 'reading archive', 'sessionizing', 'crediting payments', 'switching', 'cleaning up']);
+    expect([...phases]).toEqual([
+      'waiting for writers',
+      'reading archive',
+      'sessionizing',
+      'crediting payments',
+      'switching',
+      'cleaning up',
+    ]);
     expect(seen.length).toBeGreaterThan(8);
     for (const answer of seen) expect([before, after]).toContainEqual(answer);
   }, 120_000);
 
   it('events and payments that arrive during the rebuild are in the new generation too', async () => {
-    const later = [ev('n1', 'visitor-0004', T + 6 * 1440 * MIN, { referrer_host: 'chatgpt.com', channel: 'AI', source: 'ChatGPT', path: '/' }), ev('n2', 'visitor-0001', T + 2 * MIN, { path: '/docs' })];
+    const later = [
+      ev('n1', 'visitor-0004', T + 6 * 1440 * MIN, {
+        referrer_host: 'chatgpt.com',
+        channel: 'AI',
+        source: 'ChatGPT',
+        path: '/',
+      }),
+      ev('n2', 'visitor-0001', T + 2 * MIN, { path: '/docs' }),
+    ];
     let sent = false;
     const outcome = await rebuild({
       onProgress: async (p) => {
@@ -180,7 +246,11 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     const before = await read();
     const liveItems = async () => (await scanAll(svc.dynamo)).filter(inNamespace(DOMAIN));
     const live = await liveItems();
-    const failing = { events: async () => Promise.reject(new Error('Athena query failed: TABLE_NOT_FOUND')), firstDay: async () => '2026-10-14', visitors: async () => (async function* () {})() };
+    const failing = {
+      events: async () => Promise.reject(new Error('Athena query failed: TABLE_NOT_FOUND')),
+      firstDay: async () => '2026-10-14',
+      visitors: async () => (async function* () {})(),
+    };
     await expect(rebuild({ archive: failing })).rejects.toThrow(/TABLE_NOT_FOUND/);
     expect(await site()).toMatchObject({ building: 1 });
     expect(await read()).toEqual(before);
@@ -196,7 +266,11 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
   }, 120_000);
 
   it('a rebuild stopped in the middle of the archive resumes at its checkpoint and ends as a clean one would', async () => {
-    await put(Array.from({ length: 1500 }, (_, i) => ev(`bulk-${i}`, `bulk-${String(i % 40).padStart(4, '0')}`, T + 1440 * MIN + i * 7 * MIN)));
+    await put(
+      Array.from({ length: 1500 }, (_, i) =>
+        ev(`bulk-${i}`, `bulk-${String(i % 40).padStart(4, '0')}`, T + 1440 * MIN + i * 7 * MIN),
+      ),
+    );
     const archive = new DuckDbArchiveReader(localPaths(svc.dataDir).archive);
     let pages = 0;
     // The archive read breaks after the first 1,000 events (one batch) are sessionized.
@@ -228,19 +302,34 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
   it('migrates a site whose data is in another storage layout: reports answer 503 until the rebuild switches to this layout', async () => {
     const before = await read();
     // As after deploying a release whose DATA_LAYOUT is not the one the site's data was written in.
-    await svc.dynamo.doc.send(new UpdateCommand({ TableName: svc.dynamo.table, Key: { pk: 'SITES', sk: `SITE#${DOMAIN}` }, UpdateExpression: 'SET layout = :l', ExpressionAttributeValues: { ':l': DATA_LAYOUT + 1 } }));
+    await svc.dynamo.doc.send(
+      new UpdateCommand({
+        TableName: svc.dynamo.table,
+        Key: { pk: 'SITES', sk: `SITE#${DOMAIN}` },
+        UpdateExpression: 'SET layout = :l',
+        ExpressionAttributeValues: { ':l': DATA_LAYOUT + 1 },
+      }),
+    );
     await expect(read()).rejects.toThrow(UnavailableError);
-    await expect(read()).rejects.toThrow(`its data is stored in layout ${DATA_LAYOUT + 1} and this release reads layout ${DATA_LAYOUT}`);
+    await expect(read()).rejects.toThrow(
+      `its data is stored in layout ${DATA_LAYOUT + 1} and this release reads layout ${DATA_LAYOUT}`,
+    );
     await rebuild();
     expect(await site()).toMatchObject({ generation: 1, layout: DATA_LAYOUT });
     expect((await read()).overview).toEqual(before.overview);
   }, 120_000);
 
   it('refuses, before any write, to drop data older than the archive', async () => {
-    const short = { firstDay: async () => '2026-10-18', events: async () => (async function* () {})(), visitors: async () => (async function* () {})() };
+    const short = {
+      firstDay: async () => '2026-10-18',
+      events: async () => (async function* () {})(),
+      visitors: async () => (async function* () {})(),
+    };
     const items = await scanAll(svc.dynamo);
     await expect(rebuild({ archive: short })).rejects.toThrow(ArchiveTooShortError);
-    await expect(rebuild({ archive: short })).rejects.toThrow(/archive starts 2026-10-18 but the site has visits from 2026-10-14/);
+    await expect(rebuild({ archive: short })).rejects.toThrow(
+      /archive starts 2026-10-18 but the site has visits from 2026-10-14/,
+    );
     expect(await scanAll(svc.dynamo)).toEqual(items);
   });
 });

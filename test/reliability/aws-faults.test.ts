@@ -6,8 +6,17 @@ import { join } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamEvent } from 'aws-lambda';
-import { KinesisClient, PutRecordsCommand, ProvisionedThroughputExceededException as KinesisThrottled, type PutRecordsResultEntry } from '@aws-sdk/client-kinesis';
-import { ConditionalCheckFailedException, ProvisionedThroughputExceededException, ThrottlingException } from '@aws-sdk/client-dynamodb';
+import {
+  KinesisClient,
+  PutRecordsCommand,
+  ProvisionedThroughputExceededException as KinesisThrottled,
+  type PutRecordsResultEntry,
+} from '@aws-sdk/client-kinesis';
+import {
+  ConditionalCheckFailedException,
+  ProvisionedThroughputExceededException,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -44,10 +53,19 @@ import { LONG, report } from './support.js';
  *     `docs/reliability.md`).
  */
 
-const silent = () => ({ logger: new Logger({ serviceName: 'faults', logLevel: 'SILENT' }), metrics: new Metrics({ namespace: 'Faults', serviceName: 'faults' }) });
+const silent = () => ({
+  logger: new Logger({ serviceName: 'faults', logLevel: 'SILENT' }),
+  metrics: new Metrics({ namespace: 'Faults', serviceName: 'faults' }),
+});
 
 const eventRequest = (body: string) =>
-  httpApiEvent({ method: 'POST', path: '/api/event', headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' }, body, sourceIp: '198.51.100.7' });
+  httpApiEvent({
+    method: 'POST',
+    path: '/api/event',
+    headers: { 'user-agent': CHROME_UA, 'content-type': 'text/plain' },
+    body,
+    sourceIp: '198.51.100.7',
+  });
 
 describe('(a) the event endpoint on Kinesis that throttles or partly fails', () => {
   const kinesis = mockClient(KinesisClient);
@@ -57,12 +75,19 @@ describe('(a) the event endpoint on Kinesis that throttles or partly fails', () 
     clock: () => Date.UTC(2026, 10, 21, 12),
     sites: { getSite: async (d) => (d === 'example.com' ? site({ rate_limit: 1_000_000 }) : null) },
     salts: { saltFor: async () => 'salt' },
-    stream: new KinesisEventStream(new KinesisClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }), 'footfall-events'),
+    stream: new KinesisEventStream(
+      new KinesisClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      'footfall-events',
+    ),
     limiter: new SiteRateLimiter(),
   });
-  const body = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ n: 'pageview', u: `https://example.com/k${i}`, s: 'example.com' })));
+  const body = (n: number) =>
+    JSON.stringify(
+      Array.from({ length: n }, (_, i) => ({ n: 'pageview', u: `https://example.com/k${i}`, s: 'example.com' })),
+    );
   const post = (n: number) => handler(eventRequest(body(n)), localContext('event'));
-  const pathsOf = (call: { args: [PutRecordsCommand] }) => (call.args[0].input.Records ?? []).map((r) => JSON.parse(Buffer.from(r.Data ?? []).toString()).path as string);
+  const pathsOf = (call: { args: [PutRecordsCommand] }) =>
+    (call.args[0].input.Records ?? []).map((r) => JSON.parse(Buffer.from(r.Data ?? []).toString()).path as string);
 
   it('PutRecords throttled (the call fails): 503 "try again", with CORS', async () => {
     kinesis.reset();
@@ -76,7 +101,9 @@ describe('(a) the event endpoint on Kinesis that throttles or partly fails', () 
     kinesis.reset();
     kinesis.on(PutRecordsCommand).callsFake((input: { Records: unknown[] }) => ({
       FailedRecordCount: 1,
-      Records: input.Records.map((_, i): PutRecordsResultEntry => (i === 0 ? { ErrorCode: 'ProvisionedThroughputExceededException' } : { SequenceNumber: String(i) })),
+      Records: input.Records.map((_, i): PutRecordsResultEntry =>
+        i === 0 ? { ErrorCode: 'ProvisionedThroughputExceededException' } : { SequenceNumber: String(i) },
+      ),
     }));
     expect(await post(5)).toMatchObject({ statusCode: 503, body: 'try again' });
     expect(kinesis.commandCalls(PutRecordsCommand)).toHaveLength(2);
@@ -88,7 +115,11 @@ describe('(a) the event endpoint on Kinesis that throttles or partly fails', () 
       .on(PutRecordsCommand)
       .callsFakeOnce((input: { Records: unknown[] }) => ({
         FailedRecordCount: 7,
-        Records: input.Records.map((_, i): PutRecordsResultEntry => (i % 7 === 3 ? { ErrorCode: 'ProvisionedThroughputExceededException', ErrorMessage: 'Rate exceeded' } : { SequenceNumber: String(i) })),
+        Records: input.Records.map((_, i): PutRecordsResultEntry =>
+          i % 7 === 3
+            ? { ErrorCode: 'ProvisionedThroughputExceededException', ErrorMessage: 'Rate exceeded' }
+            : { SequenceNumber: String(i) },
+        ),
       }))
       .resolves({ FailedRecordCount: 0, Records: Array.from({ length: 50 }, (_, i) => ({ SequenceNumber: `9${i}` })) });
     expect(await post(50)).toMatchObject({ statusCode: 202, body: '' });
@@ -102,28 +133,33 @@ describe('(a) the event endpoint on Kinesis that throttles or partly fails', () 
   it('any pattern of per-record failures: 202 exactly when every record got a sequence number, else 503', async () => {
     let runs = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 50 }), fc.array(fc.boolean(), { minLength: 100, maxLength: 100 }), fc.boolean(), async (n, fails, callThrows) => {
-        kinesis.reset();
-        const written = new Set<string>();
-        let call = 0;
-        kinesis.on(PutRecordsCommand).callsFake((input: { Records: Array<{ Data: Uint8Array }> }) => {
-          const offset = call++ * 50;
-          if (callThrows && call === 2) throw new KinesisThrottled({ message: 'Rate exceeded', $metadata: {} });
-          const records = input.Records.map((r, i): PutRecordsResultEntry => {
-            if (fails[offset + i]) return { ErrorCode: 'ProvisionedThroughputExceededException' };
-            written.add(JSON.parse(Buffer.from(r.Data).toString()).path as string);
-            return { SequenceNumber: String(offset + i) };
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 50 }),
+        fc.array(fc.boolean(), { minLength: 100, maxLength: 100 }),
+        fc.boolean(),
+        async (n, fails, callThrows) => {
+          kinesis.reset();
+          const written = new Set<string>();
+          let call = 0;
+          kinesis.on(PutRecordsCommand).callsFake((input: { Records: Array<{ Data: Uint8Array }> }) => {
+            const offset = call++ * 50;
+            if (callThrows && call === 2) throw new KinesisThrottled({ message: 'Rate exceeded', $metadata: {} });
+            const records = input.Records.map((r, i): PutRecordsResultEntry => {
+              if (fails[offset + i]) return { ErrorCode: 'ProvisionedThroughputExceededException' };
+              written.add(JSON.parse(Buffer.from(r.Data).toString()).path as string);
+              return { SequenceNumber: String(offset + i) };
+            });
+            return { FailedRecordCount: records.filter((r) => r.ErrorCode).length, Records: records };
           });
-          return { FailedRecordCount: records.filter((r) => r.ErrorCode).length, Records: records };
-        });
-        const res = await post(n);
-        runs++;
-        if (res.statusCode === 202) expect(written.size).toBe(n);
-        else {
-          expect(res).toMatchObject({ statusCode: 503, body: 'try again' });
-          expect(written.size).toBeLessThan(n);
-        }
-      }),
+          const res = await post(n);
+          runs++;
+          if (res.statusCode === 202) expect(written.size).toBe(n);
+          else {
+            expect(res).toMatchObject({ statusCode: 503, body: 'try again' });
+            expect(written.size).toBeLessThan(n);
+          }
+        },
+      ),
       { numRuns: LONG ? 2_000 : 200 },
     );
     await report('kinesis-faults', { runs });
@@ -156,8 +192,17 @@ function batches(): TrackedEvent[][] {
     for (let i = 0; i < 30; i++) {
       const visitor = Math.floor(random() * 12);
       // Batch 2 carries late events from before batch 1's, which merge or re-attribute visits.
-      const minutes = b === 2 ? Math.floor(random() * 60) - 20 : b * 40 + Math.floor(random() * 40) + (b === 3 ? 24 * 60 : 0);
-      list.push(event(minutes, visitor, random() < 0.15 ? { type: 'goal', goal: random() < 0.5 ? 'Signup' : 'Outbound Link: Click', link: 'https://x.org/' } : {}));
+      const minutes =
+        b === 2 ? Math.floor(random() * 60) - 20 : b * 40 + Math.floor(random() * 40) + (b === 3 ? 24 * 60 : 0);
+      list.push(
+        event(
+          minutes,
+          visitor,
+          random() < 0.15
+            ? { type: 'goal', goal: random() < 0.5 ? 'Signup' : 'Outbound Link: Click', link: 'https://x.org/' }
+            : {},
+        ),
+      );
     }
     out.push(list);
   }
@@ -167,7 +212,11 @@ function batches(): TrackedEvent[][] {
 const BATCHES = batches();
 
 /** The Kinesis event of a batch, as the event source mapping of shard `shard` would deliver it. */
-function kinesisEvent(events: readonly TrackedEvent[], firstSequence: number, shard = 'shardId-000000000000'): KinesisStreamEvent {
+function kinesisEvent(
+  events: readonly TrackedEvent[],
+  firstSequence: number,
+  shard = 'shardId-000000000000',
+): KinesisStreamEvent {
   const records: LocalStreamRecord[] = events.map((e, i) => ({
     sequenceNumber: toSequenceNumber(firstSequence + i),
     partitionKey: partitionKey(e),
@@ -179,7 +228,10 @@ function kinesisEvent(events: readonly TrackedEvent[], firstSequence: number, sh
   return event;
 }
 
-const SITES = [{ domain: 'example.com', timezone: 'Europe/Berlin' }, { domain: 'other.org', timezone: 'UTC' }];
+const SITES = [
+  { domain: 'example.com', timezone: 'Europe/Berlin' },
+  { domain: 'other.org', timezone: 'UTC' },
+];
 
 /**
  * A table scan (`scanAll`) with the JSON-encoded rollup fields in a canonical
@@ -187,10 +239,13 @@ const SITES = [{ domain: 'example.com', timezone: 'Europe/Berlin' }, { domain: '
  * deltas arrived.
  */
 async function snapshot(conn: DynamoConnection, omit: readonly string[]): Promise<Record<string, unknown>[]> {
-  const sortedObject = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+  const sortedObject = (o: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   return (await scanAll(conn, omit)).map((item) => ({
     ...item,
-    ...(typeof item.counts === 'string' ? { counts: sortedObject(JSON.parse(item.counts) as Record<string, unknown>) } : {}),
+    ...(typeof item.counts === 'string'
+      ? { counts: sortedObject(JSON.parse(item.counts) as Record<string, unknown>) }
+      : {}),
     ...(typeof item.ids === 'string' ? { ids: (JSON.parse(item.ids) as string[]).sort() } : {}),
   }));
 }
@@ -237,7 +292,11 @@ type Fault = 'throughput' | 'throttling' | 'conflict' | 'lost-ack' | 'unprocesse
  * lost (a timeout after the write); BatchWriteItem/BatchGetItem that process
  * only half and return the rest unprocessed.
  */
-function injectFaults(conn: DynamoConnection, random: () => number, rate: number): { counts: Record<Fault, number>; disarm(): void } {
+function injectFaults(
+  conn: DynamoConnection,
+  random: () => number,
+  rate: number,
+): { counts: Record<Fault, number>; disarm(): void } {
   const send = conn.doc.send.bind(conn.doc) as (command: unknown) => Promise<Record<string, unknown>>;
   const counts: Record<Fault, number> = { throughput: 0, throttling: 0, conflict: 0, 'lost-ack': 0, unprocessed: 0 };
   const meta = { $metadata: { httpStatusCode: 400 } };
@@ -254,7 +313,10 @@ function injectFaults(conn: DynamoConnection, random: () => number, rate: number
     counts[fault]++;
     switch (fault) {
       case 'throughput':
-        throw new ProvisionedThroughputExceededException({ message: 'The level of configured provisioned throughput for the table was exceeded', ...meta });
+        throw new ProvisionedThroughputExceededException({
+          message: 'The level of configured provisioned throughput for the table was exceeded',
+          ...meta,
+        });
       case 'throttling':
         throw new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput', ...meta });
       case 'conflict':
@@ -273,8 +335,13 @@ function injectFaults(conn: DynamoConnection, random: () => number, rate: number
         const [table, request] = Object.entries(input.RequestItems ?? {})[0] ?? [];
         const keys = request?.Keys ?? [];
         const half = Math.ceil(keys.length / 2);
-        const got = await send(new BatchGetCommand({ RequestItems: { [table ?? '']: { ...request, Keys: keys.slice(0, half) } } }));
-        return { ...got, UnprocessedKeys: keys.length > half ? { [table ?? '']: { ...request, Keys: keys.slice(half) } } : {} };
+        const got = await send(
+          new BatchGetCommand({ RequestItems: { [table ?? '']: { ...request, Keys: keys.slice(0, half) } } }),
+        );
+        return {
+          ...got,
+          UnprocessedKeys: keys.length > half ? { [table ?? '']: { ...request, Keys: keys.slice(half) } } : {},
+        };
       }
     }
   }) as typeof conn.doc.send;
@@ -334,14 +401,16 @@ describe('(b) the sessionizer on DynamoDB that throttles, conflicts and loses an
 
   it('two shards sessionizing and compacting the same rollups at once (real conditional-write races) end as one after the other', async () => {
     // Visitors are split over two shards by partition key, as Kinesis would; both shards share the sites' rollup items.
-    const shardOf = (e: TrackedEvent) => (Number(e.visitor_id.slice(-4)) % 2 === 0 ? 'shardId-000000000000' : 'shardId-000000000001');
+    const shardOf = (e: TrackedEvent) =>
+      Number(e.visitor_id.slice(-4)) % 2 === 0 ? 'shardId-000000000000' : 'shardId-000000000001';
     const perShard = (shard: string) => BATCHES.map((events) => events.filter((e) => shardOf(e) === shard));
     const shards = ['shardId-000000000000', 'shardId-000000000001'];
 
     const sequential = await memoryTable(SITES);
     for (const shard of shards) {
       const handler = sessionizer(sequential.conn);
-      for (const [b, events] of perShard(shard).entries()) expect(await handler(kinesisEvent(events, b * 100, shard))).toEqual({ batchItemFailures: [] });
+      for (const [b, events] of perShard(shard).entries())
+        expect(await handler(kinesisEvent(events, b * 100, shard))).toEqual({ batchItemFailures: [] });
     }
     await compactAll(sequential.conn);
     const expected = await snapshot(sequential.conn, ['created', 'ver']);
@@ -393,20 +462,29 @@ describe('(b) a failed batch retried through the local event source mapping afte
       }
       return send(command);
     }) as typeof db.conn.doc.send;
-    await expect(new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).rejects.toThrow(/failed at record/);
+    await expect(new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).rejects.toThrow(
+      /failed at record/,
+    );
 
     // Meanwhile more events arrive; a new poller (a restarted process) hands out the failed batch's records and the new ones at once.
     await stream.put(second);
     await stream.close();
-    expect(await new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).toBe(first.length + second.length);
+    expect(await new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).toBe(
+      first.length + second.length,
+    );
 
     const clean = await memoryTable(SITES);
-    expect(await new LocalStreamPoller(dir, 'clean', sessionizeConsumer(clean.conn)).drain()).toBe(first.length + second.length);
+    expect(await new LocalStreamPoller(dir, 'clean', sessionizeConsumer(clean.conn)).drain()).toBe(
+      first.length + second.length,
+    );
     // Batch boundaries differ between the two runs, so the per-shard sequence numbers, versions and batch markers do too.
     await compactAll(db.conn);
     await compactAll(clean.conn);
-    const withoutMarkers = (items: Record<string, unknown>[]) => items.filter((i) => i.type !== 'BATCH_MARKER' && i.type !== 'ROLLUP_LOG_STATE');
-    expect(withoutMarkers(await snapshot(db.conn, ['created', 'seq', 'ver']))).toEqual(withoutMarkers(await snapshot(clean.conn, ['created', 'seq', 'ver'])));
+    const withoutMarkers = (items: Record<string, unknown>[]) =>
+      items.filter((i) => i.type !== 'BATCH_MARKER' && i.type !== 'ROLLUP_LOG_STATE');
+    expect(withoutMarkers(await snapshot(db.conn, ['created', 'seq', 'ver']))).toEqual(
+      withoutMarkers(await snapshot(clean.conn, ['created', 'seq', 'ver'])),
+    );
     await db.close();
     await clean.close();
   });

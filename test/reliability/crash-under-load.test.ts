@@ -2,7 +2,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountEvents, prepareDataDir, runLoad, startServe, stopServe, waitForCatchUp, type LoadResult, type ServeProcess } from '../../bench/load.js';
+import {
+  accountEvents,
+  prepareDataDir,
+  runLoad,
+  startServe,
+  stopServe,
+  waitForCatchUp,
+  type LoadResult,
+  type ServeProcess,
+} from '../../bench/load.js';
 import { localPaths } from '../../local/service.js';
 import { LONG, accountingProblems, report } from './support.js';
 
@@ -25,7 +34,9 @@ const PHASE_SECONDS = SECONDS / (KILLS + 1);
 async function checkpoints(dataDir: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   for (const name of ['sessionize', 'archive']) {
-    out[name] = JSON.parse(await readFile(join(localPaths(dataDir).stream, 'checkpoints', `${name}.json`), 'utf8').catch(() => 'null'));
+    out[name] = JSON.parse(
+      await readFile(join(localPaths(dataDir).stream, 'checkpoints', `${name}.json`), 'utf8').catch(() => 'null'),
+    );
   }
   return out;
 }
@@ -72,13 +83,22 @@ describe('kill -9 of footfall serve under load, restart, catch-up', () => {
 
     const phases = [...killed, last];
     const acked = phases.flatMap((p) => p.accepted);
-    const problems = accountingProblems(accounting, acked, phases.flatMap((p) => p.sent));
+    const problems = accountingProblems(
+      accounting,
+      acked,
+      phases.flatMap((p) => p.sent),
+    );
     const acknowledged = new Set(acked);
     await report('crash-under-load', {
       seconds: SECONDS,
       kills: KILLS,
       rate: RATE ?? 'unthrottled',
-      beforeEachKill: killed.map((p) => ({ requests: p.requests, statuses: p.statuses, acceptedEvents: p.accepted.length, connectionErrors: p.errors })),
+      beforeEachKill: killed.map((p) => ({
+        requests: p.requests,
+        statuses: p.statuses,
+        acceptedEvents: p.accepted.length,
+        connectionErrors: p.errors,
+      })),
       checkpointsLeftByKill: leftByKill,
       afterLastRestart: { requests: last.requests, acceptedEvents: last.accepted.length, p99Ms: last.latencyMs.p99 },
       acknowledgedEvents: acked.length,

@@ -62,21 +62,45 @@ describe('import events, 100 MB', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ff-import-100mb-'));
     expect(runCli(['--data', dir, 'accounts', 'add', 'acme']).status).toBe(0);
-    expect(runCli(['--data', dir, 'sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme']).status).toBe(0);
+    expect(
+      runCli(['--data', dir, 'sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme']).status,
+    ).toBe(0);
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it.each(['file', 'stdin'] as const)('from %s: every line read, every event archived', async (source) => {
-    const file = join(dir, `${source}.jsonl`);
-    const lines = await writeHundredMb(file, source);
-    const started = Date.now();
-    const args = ['--data', dir, '--json', 'import', 'events', source === 'file' ? file : '-', '--site', 'example.com'];
-    const result = source === 'file' ? runCli(args, 880_000) : await runCliWithStdin(args, file);
-    const seconds = (Date.now() - started) / 1000;
-    expect(result.status, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, already_imported: 0, invalid: 0, sessionized: lines });
-    const { rows } = await runSql(localPaths(dir).archive, `SELECT count(*), count(DISTINCT event_id) FROM events WHERE path LIKE '/${source}/%'`);
-    expect(rows[0]).toEqual([lines, lines]);
-    await report(`import-100mb-${source}`, { lines, seconds, lines_per_second: Math.round(lines / seconds) });
-  }, 900_000);
+  it.each(['file', 'stdin'] as const)(
+    'from %s: every line read, every event archived',
+    async (source) => {
+      const file = join(dir, `${source}.jsonl`);
+      const lines = await writeHundredMb(file, source);
+      const started = Date.now();
+      const args = [
+        '--data',
+        dir,
+        '--json',
+        'import',
+        'events',
+        source === 'file' ? file : '-',
+        '--site',
+        'example.com',
+      ];
+      const result = source === 'file' ? runCli(args, 880_000) : await runCliWithStdin(args, file);
+      const seconds = (Date.now() - started) / 1000;
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({
+        lines,
+        accepted: lines,
+        already_imported: 0,
+        invalid: 0,
+        sessionized: lines,
+      });
+      const { rows } = await runSql(
+        localPaths(dir).archive,
+        `SELECT count(*), count(DISTINCT event_id) FROM events WHERE path LIKE '/${source}/%'`,
+      );
+      expect(rows[0]).toEqual([lines, lines]);
+      await report(`import-100mb-${source}`, { lines, seconds, lines_per_second: Math.round(lines / seconds) });
+    },
+    900_000,
+  );
 });

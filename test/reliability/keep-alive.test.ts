@@ -26,12 +26,21 @@ interface Counted {
 
 async function countingServer(): Promise<Counted> {
   const server = createLocalServer([
-    { methods: ['GET'], path: '/ping', functionName: 'ping', handler: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }) },
+    {
+      methods: ['GET'],
+      path: '/ping',
+      functionName: 'ping',
+      handler: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' }),
+    },
   ]);
   let connections = 0;
   server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ping`, connections: () => connections };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ping`,
+    connections: () => connections,
+  };
 }
 
 describe('local server keep-alive', () => {
@@ -69,12 +78,28 @@ describe('local server keep-alive', () => {
     // %{num_connects} is 1 for a transfer that opened a connection, 0 for one that reused it.
     const viaCurl = promisify(execFile)(
       'curl',
-      ['--silent', '--show-error', '--keepalive-time', '60', '--rate', '11/m', '--write-out', '%{http_code} %{num_connects}\\n', ...Array.from({ length: REQUESTS }, () => ['--output', '/dev/null', forCurl.url]).flat()],
+      [
+        '--silent',
+        '--show-error',
+        '--keepalive-time',
+        '60',
+        '--rate',
+        '11/m',
+        '--write-out',
+        '%{http_code} %{num_connects}\\n',
+        ...Array.from({ length: REQUESTS }, () => ['--output', '/dev/null', forCurl.url]).flat(),
+      ],
       { timeout: 240_000 },
     );
     const [fetched, curled] = await Promise.all([viaFetch, viaCurl]);
     const curlLines = curled.stdout.trim().split('\n');
-    await report('keep-alive', { requests: REQUESTS, pause_ms: PAUSE_MS, fetch_failures: fetched.failures.length, fetch_connections: forFetch.connections(), curl_connections: forCurl.connections() });
+    await report('keep-alive', {
+      requests: REQUESTS,
+      pause_ms: PAUSE_MS,
+      fetch_failures: fetched.failures.length,
+      fetch_connections: forFetch.connections(),
+      curl_connections: forCurl.connections(),
+    });
 
     expect(fetched.failures).toEqual([]);
     expect(fetched.hint).toBe(`timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`);

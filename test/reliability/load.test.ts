@@ -2,7 +2,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { accountEvents, prepareDataDir, runLoad, startServe, stopServe, waitForCatchUp, type ServeProcess } from '../../bench/load.js';
+import {
+  accountEvents,
+  prepareDataDir,
+  runLoad,
+  startServe,
+  stopServe,
+  waitForCatchUp,
+  type ServeProcess,
+} from '../../bench/load.js';
 import { runCli } from '../support/cli.js';
 import { LONG, accountingProblems, report } from './support.js';
 
@@ -33,7 +41,13 @@ describe('sustained load on footfall serve (separate process)', () => {
     await prepareDataDir(dataDir);
     serve = await startServe(dataDir, ['--sessionize-interval', '1000']);
 
-    const load = await runLoad({ url: serve.url, seconds: SECONDS, rate: RATE, connections: CONNECTIONS, maxRequests: LONG ? 2_000_000 : 5_000 }).done;
+    const load = await runLoad({
+      url: serve.url,
+      seconds: SECONDS,
+      rate: RATE,
+      connections: CONNECTIONS,
+      maxRequests: LONG ? 2_000_000 : 5_000,
+    }).done;
     expect(load.errors, 'connection errors').toBe(0);
     expect(Object.keys(load.statuses)).toEqual(['202']);
     expect(load.accepted.length).toBeGreaterThan(LONG ? 50_000 : 5_000);
@@ -45,7 +59,13 @@ describe('sustained load on footfall serve (separate process)', () => {
     serve = undefined;
 
     // The same count through the CLI an operator would use.
-    const sql = runCli(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events']);
+    const sql = runCli([
+      '--data',
+      dataDir,
+      '--json',
+      'sql',
+      'SELECT count(*) AS n, count(DISTINCT event_id) AS ids FROM events',
+    ]);
     expect(sql.status, sql.stderr).toBe(0);
     expect(JSON.parse(sql.stdout)).toEqual([{ n: accounting.stream.length, ids: accounting.stream.length }]);
 

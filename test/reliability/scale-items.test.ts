@@ -26,7 +26,12 @@ describe('storage that scales (issue 15) at the issue sizes', () => {
   }, 3_600_000);
 
   it(`a day of ${DISTINCT} distinct page paths and referrers through the sessionizer and compactor`, async () => {
-    const { costs, items } = await distinctPagesDay({ distinct: DISTINCT, pathChars: 20, batch: 2000, compactEvery: 7 });
+    const { costs, items } = await distinctPagesDay({
+      distinct: DISTINCT,
+      pathChars: 20,
+      batch: 2000,
+      compactEvery: 7,
+    });
     console.log(`[reliability] ${JSON.stringify({ check: 'distinct pages day', distinct: DISTINCT, costs, items })}`);
     expect(items['ROLLUP (dimension)']?.items).toBeGreaterThan(DISTINCT / 1000);
   }, 3_600_000);

@@ -27,7 +27,9 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
     await svc.sessionize();
   };
   const get = async (path = '') => {
-    const res = await fetch(`${svc.url}/api/v1/sites/${SITE}/realtime${path}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${svc.url}/api/v1/sites/${SITE}/realtime${path}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
     return realtimeResponse.parse(await res.json());
   };
@@ -67,9 +69,13 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
   });
 
   it('answers 400 for a bad limit and 404 for another site, as JSON', async () => {
-    const bad = await fetch(`${svc.url}/api/v1/sites/${SITE}/realtime?limit=101`, { headers: { authorization: `Bearer ${key}` } });
+    const bad = await fetch(`${svc.url}/api/v1/sites/${SITE}/realtime?limit=101`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect([bad.status, (await bad.json()).error]).toEqual([400, expect.stringMatching(/^limit: /)]);
-    const other = await fetch(`${svc.url}/api/v1/sites/nope.test/realtime`, { headers: { authorization: `Bearer ${key}` } });
+    const other = await fetch(`${svc.url}/api/v1/sites/nope.test/realtime`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(other.status).toBe(404);
   });
 });

@@ -21,8 +21,37 @@ describe('retention endpoint (spec §2.7, §4.2)', () => {
   afterAll(async () => s.svc.cleanup());
 
   const group = (key: string | null, label: string, unattributed: boolean, f: Array<number | null>) => {
-    const [customers, still_paying, first_payment_usd, refunded_usd, net_ltv_usd, avg_ltv_usd, refund_rate, churn_customers, churned, churn_30d, share_customers, share_still_paying] = f;
-    return { key, label, unattributed, customers, still_paying, first_payment_usd, refunded_usd, net_ltv_usd, avg_ltv_usd, refund_rate, churn_customers, churned, churn_30d, share_customers, share_still_paying };
+    const [
+      customers,
+      still_paying,
+      first_payment_usd,
+      refunded_usd,
+      net_ltv_usd,
+      avg_ltv_usd,
+      refund_rate,
+      churn_customers,
+      churned,
+      churn_30d,
+      share_customers,
+      share_still_paying,
+    ] = f;
+    return {
+      key,
+      label,
+      unattributed,
+      customers,
+      still_paying,
+      first_payment_usd,
+      refunded_usd,
+      net_ltv_usd,
+      avg_ltv_usd,
+      refund_rate,
+      churn_customers,
+      churned,
+      churn_30d,
+      share_customers,
+      share_still_paying,
+    };
   };
   // cus_a: Search, 49 + 49; cus_b: Communities / news.ycombinator.com / launch, 116.98 USD less 23.40 refunded; cus_x: Unattributed, 30.
   const SEARCH = [1, 1, 49, 0, 98, 98, 0, 1, 0, null, 0.333333, 1];
@@ -42,8 +71,16 @@ describe('retention endpoint (spec §2.7, §4.2)', () => {
       headline: null,
       // Net LTV 221.58 is the overview's March revenue: every March payment is a March customer's.
       total: group(null, 'All customers', false, [3, 1, 172.58, 23.4, 221.58, 73.86, 0.333333, 1, 0, null, 1, 1]),
-      channels: [group('Search', 'Search', false, SEARCH), group('Communities', 'Communities', false, HN), UNATTRIBUTED],
-      referrers: [group('www.google.com', 'www.google.com', false, SEARCH), group('news.ycombinator.com', 'news.ycombinator.com', false, HN), UNATTRIBUTED],
+      channels: [
+        group('Search', 'Search', false, SEARCH),
+        group('Communities', 'Communities', false, HN),
+        UNATTRIBUTED,
+      ],
+      referrers: [
+        group('www.google.com', 'www.google.com', false, SEARCH),
+        group('news.ycombinator.com', 'news.ycombinator.com', false, HN),
+        UNATTRIBUTED,
+      ],
       campaigns: [group(null, '(none)', false, SEARCH), group('launch', 'launch', false, HN), UNATTRIBUTED],
       status_sources: [{ provider: 'stripe', subscription_status: false }],
     });
@@ -75,8 +112,12 @@ describe('retention endpoint (spec §2.7, §4.2)', () => {
     }
   });
 
-  it('answers 404 for another account\'s site or no site', async () => {
-    for (const [path, key] of [[`/api/v1/sites/${SITE}/retention`, s.rivalKey], ['/api/v1/sites/rival.test/retention', s.key], ['/api/v1/sites/nosuch.test/retention', s.key]] as const) {
+  it("answers 404 for another account's site or no site", async () => {
+    for (const [path, key] of [
+      [`/api/v1/sites/${SITE}/retention`, s.rivalKey],
+      ['/api/v1/sites/rival.test/retention', s.key],
+      ['/api/v1/sites/nosuch.test/retention', s.key],
+    ] as const) {
       const res = await s.get(path, key);
       expect(res.status, path).toBe(404);
       expect(await res.json()).toHaveProperty('error');

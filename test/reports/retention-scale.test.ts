@@ -8,7 +8,15 @@ import { CohortStore, cohortItems, cohortPk } from '../../lambdas/adapters/dynam
 import { batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { localDay, resolveRange } from '../../lambdas/domain/range.js';
-import { cohortOf, mergeCohorts, payerSummary, type CohortGroups, type GroupValues, type PayerPayment, type PayerSummary } from '../../lambdas/domain/reports/cohorts.js';
+import {
+  cohortOf,
+  mergeCohorts,
+  payerSummary,
+  type CohortGroups,
+  type GroupValues,
+  type PayerPayment,
+  type PayerSummary,
+} from '../../lambdas/domain/reports/cohorts.js';
 import { retention } from '../../lambdas/services/reports.js';
 import { memoryTable } from '../support/dynamo.js';
 
@@ -34,7 +42,7 @@ const CHANNELS = ['Search', 'Social', 'Communities', 'Email', 'AI', 'Referral', 
 
 function generate(): { members: Map<string, PayerSummary[]>; payments: number; lastMonthPayments: number } {
   let s = 42;
-  const random = () => ((s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   // Zipf-like rank: small ranks far more often.
   const zipf = (n: number) => Math.min(n, Math.floor(1 / (random() * (1 - 1 / n) + 1 / n)));
   const today = localDay(NOW, TZ);
@@ -47,12 +55,26 @@ function generate(): { members: Map<string, PayerSummary[]>; payments: number; l
       const first = start + d * DAY + Math.floor(random() * DAY);
       const attributed = random() > 0.1;
       const g: GroupValues | null = attributed
-        ? [CHANNELS[Math.floor(random() * CHANNELS.length)] as string, random() < 0.7 ? `host-${zipf(3000)}.example` : null, random() < 0.4 ? `campaign-${zipf(800)}` : null]
+        ? [
+            CHANNELS[Math.floor(random() * CHANNELS.length)] as string,
+            random() < 0.7 ? `host-${zipf(3000)}.example` : null,
+            random() < 0.4 ? `campaign-${zipf(800)}` : null,
+          ]
         : null;
       const entries: PayerPayment[] = [];
       for (let k = 0, ts = first; ts <= NOW; k++, ts += 30 * DAY) {
         const full = random() < 0.03;
-        entries.push({ key: `stripe:pi_${d}_${i}_${k}`, ts, gross: 4900, net: full ? 0 : 4900, refunded: full, full, renewal: k > 0, sub: true, g });
+        entries.push({
+          key: `stripe:pi_${d}_${i}_${k}`,
+          ts,
+          gross: 4900,
+          net: full ? 0 : 4900,
+          refunded: full,
+          full,
+          renewal: k > 0,
+          sub: true,
+          g,
+        });
         payments++;
         if (ts > NOW - 30 * DAY) lastMonthPayments++;
         if (random() < 0.06) break;
@@ -84,30 +106,66 @@ describe('retention at 100,000 payments a month: ≤ 25 requests and ≤ 4 MB wh
       byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), { cohort, payers: members.length }]);
     }
     for (const [month, days] of byMonth) {
-      items.push(...cohortItems(SITE, `M#${month}`, mergeCohorts(days.map((d) => d.cohort), today, true), days.reduce((n, d) => n + d.payers, 0), 1));
+      items.push(
+        ...cohortItems(
+          SITE,
+          `M#${month}`,
+          mergeCohorts(
+            days.map((d) => d.cohort),
+            today,
+            true,
+          ),
+          days.reduce((n, d) => n + d.payers, 0),
+          1,
+        ),
+      );
     }
-    await batchWrite(conn, items.map((Item) => ({ PutRequest: { Item } })));
+    await batchWrite(
+      conn,
+      items.map((Item) => ({ PutRequest: { Item } })),
+    );
     await new CohortStore(conn).markReady(SITE);
     meter.reset();
   }, 300_000);
   afterAll(async () => close());
 
-  it('every cohort item stays far under DynamoDB\'s 400 KB', async () => {
+  it("every cohort item stays far under DynamoDB's 400 KB", async () => {
     const sizes: number[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await conn.doc.send(new QueryCommand({ TableName: conn.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': cohortPk(SITE) }, ExclusiveStartKey: start }));
+      const page = await conn.doc.send(
+        new QueryCommand({
+          TableName: conn.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': cohortPk(SITE) },
+          ExclusiveStartKey: start,
+        }),
+      );
       for (const item of page.Items ?? []) sizes.push(itemBytes(item));
       start = page.LastEvaluatedKey;
     } while (start);
     const max = Math.max(...sizes);
-    console.log(`retention scale: ${site.payments} payments (${site.lastMonthPayments} in the last 30 days), ${[...site.members.values()].reduce((n, m) => n + m.length, 0)} customers; ${sizes.length} cohort items, largest ${max} B`);
+    console.log(
+      `retention scale: ${site.payments} payments (${site.lastMonthPayments} in the last 30 days), ${[...site.members.values()].reduce((n, m) => n + m.length, 0)} customers; ${sizes.length} cohort items, largest ${max} B`,
+    );
     expect(site.lastMonthPayments).toBeGreaterThan(90_000);
     expect(max).toBeLessThan(400 * 1024);
   });
 
-  it.each([{ range: '12m' }, { range: '90d' }, { range: '30d' }, { range: '7d' }, { range: 'today' }, { from: '2026-02-14', to: '2026-10-03' }])('answers %o within budget, with every customer of the range', async (query) => {
-    const deps = { sites: new DynamoConfigStore(conn), store: new DynamoReportStore(conn), rates: async () => () => 1, clock: () => NOW };
+  it.each([
+    { range: '12m' },
+    { range: '90d' },
+    { range: '30d' },
+    { range: '7d' },
+    { range: 'today' },
+    { from: '2026-02-14', to: '2026-10-03' },
+  ])('answers %o within budget, with every customer of the range', async (query) => {
+    const deps = {
+      sites: new DynamoConfigStore(conn),
+      store: new DynamoReportStore(conn),
+      rates: async () => () => 1,
+      clock: () => NOW,
+    };
     const { result, total } = await meter.measure(() => retention(deps, 'acme', SITE, query));
     const { range } = resolveRange(query, { now: NOW, timezone: TZ, firstDay: null });
     const today = localDay(NOW, TZ);
@@ -118,7 +176,9 @@ describe('retention at 100,000 payments a month: ≤ 25 requests and ≤ 4 MB wh
       customers += members.length;
       stillPaying += members.filter((m) => m.until !== null && m.until >= today).length;
     }
-    console.log(`retention scale ${JSON.stringify(query)}: ${total.requests} requests, ${total.bytesReceived} B received, ${total.rcu} RRU; ${result.total.customers} customers, ${result.referrers.length} referrer groups`);
+    console.log(
+      `retention scale ${JSON.stringify(query)}: ${total.requests} requests, ${total.bytesReceived} B received, ${total.rcu} RRU; ${result.total.customers} customers, ${result.referrers.length} referrer groups`,
+    );
     expect(result.total.customers).toBe(customers);
     expect(result.total.still_paying).toBe(stillPaying);
     expect(total.requests).toBeLessThanOrEqual(25);

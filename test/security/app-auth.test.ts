@@ -48,10 +48,20 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
     const calls: string[] = [];
     const deps = {
       ...dynamoAuthDeps(s.svc.dynamo, () => NOW),
-      passwords: { hash: hashPassword, verify: async (p: string, stored: string) => (calls.push(stored.split('$').slice(0, 4).join('$')), verifyPassword(p, stored)) },
+      passwords: {
+        hash: hashPassword,
+        verify: async (p: string, stored: string) => (
+          calls.push(stored.split('$').slice(0, 4).join('$')),
+          verifyPassword(p, stored)
+        ),
+      },
     };
-    await expect(signIn(deps, { email: 'ghost@acme.test', password: 'whatever-123' }, '198.51.100.1')).rejects.toThrow('Wrong email or password.');
-    await expect(signIn(deps, { email: ANA.email, password: 'whatever-123' }, '198.51.100.1')).rejects.toThrow('Wrong email or password.');
+    await expect(signIn(deps, { email: 'ghost@acme.test', password: 'whatever-123' }, '198.51.100.1')).rejects.toThrow(
+      'Wrong email or password.',
+    );
+    await expect(signIn(deps, { email: ANA.email, password: 'whatever-123' }, '198.51.100.1')).rejects.toThrow(
+      'Wrong email or password.',
+    );
     expect(calls).toEqual(['scrypt$17$8$1', 'scrypt$17$8$1']);
   }, 60_000);
 
@@ -88,7 +98,13 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
 
   it('an expired session cookie is refused', async () => {
     const token = newToken();
-    await new DynamoSessionStore(s.svc.dynamo).create(hashToken(token), { email: ANA.email, account: 'acme', created: NOW - 20 * 86_400_000, expires: NOW - 1, epoch: 1 });
+    await new DynamoSessionStore(s.svc.dynamo).create(hashToken(token), {
+      email: ANA.email,
+      account: 'acme',
+      created: NOW - 20 * 86_400_000,
+      expires: NOW - 1,
+      epoch: 1,
+    });
     for (const path of protectedCalls) {
       const c = client();
       c.cookie = token;
@@ -113,7 +129,10 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
     await addUser(s.svc.dynamo, 'moe@acme.test', 'acme', 'moe-password-1', CHEAP_SCRYPT);
     const laptop = await signedIn({ email: 'moe@acme.test', password: 'moe-password-1' });
     const phone = await signedIn({ email: 'moe@acme.test', password: 'moe-password-1' });
-    const change = await laptop.call('POST', '/api/app/password', { current_password: 'moe-password-1', new_password: 'moe-password-2' });
+    const change = await laptop.call('POST', '/api/app/password', {
+      current_password: 'moe-password-1',
+      new_password: 'moe-password-2',
+    });
     expect(change.status).toBe(204);
     expect((await laptop.call('GET', '/api/app/me')).status).toBe(200);
     expect((await phone.call('GET', '/api/app/me')).status).toBe(401);
@@ -148,7 +167,11 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
       }
     }
     // No Origin and no Fetch Metadata at all: refused too (a non-browser client must send Origin).
-    const bare = await fetch(`${s.svc.url}/api/app/keys`, { method: 'POST', headers: { cookie: `ff_session=${c.cookie}`, 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    const bare = await fetch(`${s.svc.url}/api/app/keys`, {
+      method: 'POST',
+      headers: { cookie: `ff_session=${c.cookie}`, 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    });
     expect(bare.status).toBe(403);
     expect(await s.keys.list()).toEqual(before);
     expect(await new DynamoConfigStore(s.svc.dynamo).listSites()).toEqual(sites);
@@ -174,9 +197,17 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
     for (const path of reads) expect((await riv.call('GET', path)).status, path).toBe(404);
     const sites = (await riv.call('GET', '/api/v1/sites')).body as { sites: Array<{ domain: string }> };
     expect(sites.sites.map((x) => x.domain)).toEqual(['rival.test']);
-    expect(((await riv.call('GET', '/api/app/sites')).body as { sites: Array<{ domain: string }> }).sites.map((x) => x.domain)).toEqual(['rival.test']);
-    expect(((await riv.call('GET', '/api/app/keys')).body as { keys: Array<{ id: string }> }).keys.map((k) => k.id)).not.toContain(acmeKey.id);
-    expect(((await riv.call('GET', '/api/app/users')).body as { users: Array<{ email: string }> }).users.map((u) => u.email)).toEqual([RIV.email]);
+    expect(
+      ((await riv.call('GET', '/api/app/sites')).body as { sites: Array<{ domain: string }> }).sites.map(
+        (x) => x.domain,
+      ),
+    ).toEqual(['rival.test']);
+    expect(
+      ((await riv.call('GET', '/api/app/keys')).body as { keys: Array<{ id: string }> }).keys.map((k) => k.id),
+    ).not.toContain(acmeKey.id);
+    expect(
+      ((await riv.call('GET', '/api/app/users')).body as { users: Array<{ email: string }> }).users.map((u) => u.email),
+    ).toEqual([RIV.email]);
     const writes = [
       ['PATCH', `/api/app/sites/${SITE}`, { attribution: 'first_touch' }],
       ['PUT', `/api/app/sites/${SITE}/providers/paddle`, { webhook_secret: 'pdl_ntfset_secret' }],
@@ -184,7 +215,8 @@ describe('app sign-in and sessions: denied, nothing changed', () => {
       ['DELETE', `/api/app/keys/${acmeKey.id}`, undefined],
       ['DELETE', `/api/app/users/${encodeURIComponent(ANA.email)}`, undefined],
     ] as const;
-    for (const [method, path, body] of writes) expect((await riv.call(method, path, body)).status, `${method} ${path}`).toBe(404);
+    for (const [method, path, body] of writes)
+      expect((await riv.call(method, path, body)).status, `${method} ${path}`).toBe(404);
     expect(await config.getSite(SITE)).toEqual(siteBefore);
     expect(await config.listProviders(SITE)).toEqual([]);
     expect(await s.keys.list()).toEqual(keysBefore);

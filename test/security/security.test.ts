@@ -32,7 +32,16 @@ describe('what is stored about a visitor', () => {
       { n: 'pageview', u: 'https://example.com/a', s: 'example.com' },
       { n: 'pageview', u: 'https://example.com/b', s: 'example.com', v: 'tracker-id-0001' },
     ]);
-    const res = await handler(httpApiEvent({ method: 'POST', path: '/api/event', headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': ip }, body, sourceIp: ip }), localContext('event'));
+    const res = await handler(
+      httpApiEvent({
+        method: 'POST',
+        path: '/api/event',
+        headers: { 'user-agent': CHROME_UA, 'x-forwarded-for': ip },
+        body,
+        sourceIp: ip,
+      }),
+      localContext('event'),
+    );
     expect(res.statusCode).toBe(202);
     expect(written).toHaveLength(2);
     for (const event of written) expect(JSON.stringify(event)).not.toContain(ip);
@@ -51,7 +60,8 @@ describe('what is stored about a visitor', () => {
       await new DynamoSaltStore(db.conn).saltFor('2026-03-03');
       const items = (await scanAll(db.conn)).filter((i) => i.pk === 'SALT');
       expect(items.map((i) => i.sk)).toEqual(['2026-03-02', '2026-03-03']);
-      for (const item of items) expect(item[TTL_ATTRIBUTE]).toBe(Date.parse(`${String(item.sk)}T00:00:00Z`) / 1000 + 2 * 86_400);
+      for (const item of items)
+        expect(item[TTL_ATTRIBUTE]).toBe(Date.parse(`${String(item.sk)}T00:00:00Z`) / 1000 + 2 * 86_400);
       expect(items.some((i) => i.salt === first)).toBe(false);
     } finally {
       await db.close();
@@ -88,13 +98,29 @@ describe('CORS', () => {
 
   it('allows any origin on the event endpoint only: not on the report API, MCP or webhooks', async () => {
     const origin = { origin: 'https://evil.example' };
-    const event = await fetch(`${svc.url}/api/event`, { method: 'POST', headers: { ...origin, 'user-agent': CHROME_UA }, body: JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }) });
+    const event = await fetch(`${svc.url}/api/event`, {
+      method: 'POST',
+      headers: { ...origin, 'user-agent': CHROME_UA },
+      body: JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }),
+    });
     expect(event.status).toBe(202);
     expect(event.headers.get('access-control-allow-origin')).toBe('*');
     const others = await Promise.all([
       fetch(`${svc.url}/api/v1/sites`, { headers: { ...origin, authorization: `Bearer ${key}` } }),
-      fetch(`${svc.url}/api/v1/sites`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'GET' } }),
-      fetch(`${svc.url}/mcp`, { method: 'POST', headers: { ...origin, authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) }),
+      fetch(`${svc.url}/api/v1/sites`, {
+        method: 'OPTIONS',
+        headers: { ...origin, 'access-control-request-method': 'GET' },
+      }),
+      fetch(`${svc.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...origin,
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      }),
       fetch(`${svc.url}/api/webhooks/stripe/example.com`, { method: 'POST', headers: origin, body: '{}' }),
     ]);
     expect(others.map((r) => r.status)).toEqual([200, 405, 200, 404]);

@@ -30,7 +30,13 @@ describe('writes while a rebuild builds a generation', () => {
   afterEach(async () => close());
 
   const ev = (minutes: number, visitor = 'visitor-a', overrides: Partial<TrackedEvent> = {}) =>
-    trackedEvent({ ts: T0 + minutes * MIN, event_id: `e${minutes}-${visitor}`, visitor_id: visitor, site: 'example.com', ...overrides });
+    trackedEvent({
+      ts: T0 + minutes * MIN,
+      event_id: `e${minutes}-${visitor}`,
+      visitor_id: visitor,
+      site: 'example.com',
+      ...overrides,
+    });
 
   /** The items of one namespace, with the namespace written as `<ns>` so two namespaces compare. */
   async function itemsOf(ns: string) {
@@ -41,9 +47,21 @@ describe('writes while a rebuild builds a generation', () => {
   }
 
   it('the sessionizer writes the same visits and rollups into both generations', async () => {
-    const deps = { sites: new DynamoConfigStore(conn), visits: new DynamoVisitStore(conn), rollups: new DynamoRollupStore(conn) };
-    const batch = [ev(0), ev(5, 'visitor-a', { path: '/pricing' }), ev(3, 'visitor-b', { channel: 'Search', source: 'Google' })];
-    const outcome = await sessionizeBatch(deps, { shard: 's', sequence: '1' }, batch.map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })));
+    const deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+    };
+    const batch = [
+      ev(0),
+      ev(5, 'visitor-a', { path: '/pricing' }),
+      ev(3, 'visitor-b', { channel: 'Search', source: 'Google' }),
+    ];
+    const outcome = await sessionizeBatch(
+      deps,
+      { shard: 's', sequence: '1' },
+      batch.map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+    );
     expect(outcome).toMatchObject({ events: 3, visitors: 2, visitsWritten: 4 });
     const live = await itemsOf('example.com');
     expect(live.map((i) => i.type).sort()).toEqual(['ROLLUP_DELTA', 'ROLLUP_LOG_STATE', 'VISIT', 'VISIT']);
@@ -55,24 +73,63 @@ describe('writes while a rebuild builds a generation', () => {
     expect(await itemsOf('example.com~1')).toEqual(compacted);
   });
 
-  it('a webhook\'s payment is stored and credited in both generations, against each one\'s visits', async () => {
+  it("a webhook's payment is stored and credited in both generations, against each one's visits", async () => {
     const visits = new DynamoVisitStore(conn);
     const payments = new DynamoPaymentStore(conn);
     const deps: PaymentDeps = { payments, visits, rates: async () => () => null, clock: () => T0 + 60 * MIN };
     // Only the generation being built knows the visit yet (say the rebuild has read it from the archive).
     await sessionizeBatch(
-      { sites: { getSite: async () => ({ ...(await new DynamoConfigStore(conn).getSite('example.com'))!, building: undefined, generation: 1 }) }, visits, rollups: new DynamoRollupStore(conn) },
+      {
+        sites: {
+          getSite: async () => ({
+            ...(await new DynamoConfigStore(conn).getSite('example.com'))!,
+            building: undefined,
+            generation: 1,
+          }),
+        },
+        visits,
+        rollups: new DynamoRollupStore(conn),
+      },
       { shard: 'rebuild', sequence: '1' },
-      [{ sequenceNumber: '1', data: Buffer.from(JSON.stringify(ev(0, 'visitor-a', { channel: 'Search', source: 'Google' }))) }],
+      [
+        {
+          sequenceNumber: '1',
+          data: Buffer.from(JSON.stringify(ev(0, 'visitor-a', { channel: 'Search', source: 'Google' }))),
+        },
+      ],
     );
     const site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
-    await applyProviderFacts(deps, site, { event_id: 'evt', event_type: 't', customers: [], subscriptions: [], payments: [{ provider: 'stripe', id: 'pi_1', aliases: [], ts: T0 + 30 * MIN, amount: 1000, currency: 'USD', status: 'paid', visitor_id: 'visitor-a' }] });
+    await applyProviderFacts(deps, site, {
+      event_id: 'evt',
+      event_type: 't',
+      customers: [],
+      subscriptions: [],
+      payments: [
+        {
+          provider: 'stripe',
+          id: 'pi_1',
+          aliases: [],
+          ts: T0 + 30 * MIN,
+          amount: 1000,
+          currency: 'USD',
+          status: 'paid',
+          visitor_id: 'visitor-a',
+        },
+      ],
+    });
     expect((await payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toBeNull();
     expect((await payments.getPayment('example.com~1', 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
     // The visit reaches the live generation through the stream: re-crediting fans out to both, the live count is returned.
-    await sessionizeBatch({ sites: new DynamoConfigStore(conn), visits, rollups: new DynamoRollupStore(conn) }, { shard: 's', sequence: '2' }, [
-      { sequenceNumber: '2', data: Buffer.from(JSON.stringify(ev(0, 'visitor-a', { channel: 'Search', source: 'Google' }))) },
-    ]);
+    await sessionizeBatch(
+      { sites: new DynamoConfigStore(conn), visits, rollups: new DynamoRollupStore(conn) },
+      { shard: 's', sequence: '2' },
+      [
+        {
+          sequenceNumber: '2',
+          data: Buffer.from(JSON.stringify(ev(0, 'visitor-a', { channel: 'Search', source: 'Google' }))),
+        },
+      ],
+    );
     expect(await recreditVisitors(deps, site, [{ visitor: 'visitor-a' }])).toBe(1);
     expect((await payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
     const query = { from: '2026-10-01', to: '2026-10-31' };

@@ -29,8 +29,17 @@ describe('imported events get a country from their address (issue 21)', () => {
     ['no address, no country', {}, null],
   ])('%s', async (_label, fields, expected) => {
     const stream = join(dir, `stream-${expected ?? 'none'}-${Object.keys(fields).join('-')}`);
-    const line = JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com', ts: '2026-11-20T10:00:00Z', ua: CHROME_UA, ...fields });
-    const summary = await importEventLines(table.conn, stream, [line], { countries: CountryDatabase.open(PACKAGED_COUNTRY_DATABASE) });
+    const line = JSON.stringify({
+      n: 'pageview',
+      u: 'https://example.com/',
+      s: 'example.com',
+      ts: '2026-11-20T10:00:00Z',
+      ua: CHROME_UA,
+      ...fields,
+    });
+    const summary = await importEventLines(table.conn, stream, [line], {
+      countries: CountryDatabase.open(PACKAGED_COUNTRY_DATABASE),
+    });
     expect(summary.accepted).toBe(1);
     const { records } = await readLocalStream(stream, 0, 10);
     const event = JSON.parse(records[0]!.data.toString()) as { country: string | null };

@@ -19,9 +19,23 @@ const e = (id: string, minutes: number, visitor: string, overrides: Partial<Trac
 
 /** Three batches: new visits, a late event that merges two visits and re-attributes one, a second day. */
 const BATCHES: TrackedEvent[][] = [
-  [e('a1', 0, 'visitor-a', { channel: 'Search' }), e('a2', 45, 'visitor-a'), e('b1', 5, 'visitor-b'), e('c1', 10, 'visitor-c', { type: 'goal', goal: 'Signup' })],
-  [e('a0', -5, 'visitor-a', { channel: 'AI' }), e('a3', 20, 'visitor-a'), e('b2', 15, 'visitor-b', { country: 'FR' }), e('d1', 30, 'visitor-d')],
-  [e('c2', 24 * 60, 'visitor-c'), e('b3', 24 * 60 + 1, 'visitor-b'), e('a4', 46, 'visitor-a', { type: 'goal', goal: 'Outbound Link: Click', link: 'https://x.org' })],
+  [
+    e('a1', 0, 'visitor-a', { channel: 'Search' }),
+    e('a2', 45, 'visitor-a'),
+    e('b1', 5, 'visitor-b'),
+    e('c1', 10, 'visitor-c', { type: 'goal', goal: 'Signup' }),
+  ],
+  [
+    e('a0', -5, 'visitor-a', { channel: 'AI' }),
+    e('a3', 20, 'visitor-a'),
+    e('b2', 15, 'visitor-b', { country: 'FR' }),
+    e('d1', 30, 'visitor-d'),
+  ],
+  [
+    e('c2', 24 * 60, 'visitor-c'),
+    e('b3', 24 * 60 + 1, 'visitor-b'),
+    e('a4', 46, 'visitor-a', { type: 'goal', goal: 'Outbound Link: Click', link: 'https://x.org' }),
+  ],
 ];
 
 class Crash extends Error {}
@@ -46,7 +60,9 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
  * of `landing_page`, whose 4 buckets divide page's 8): 16 fill an item's
  * `ROLLUP_PART_BYTES`, so one bucket splits into many parts with few events.
  */
-const LONG_PATHS = Array.from({ length: 2000 }, (_, i) => `/${String(i).padStart(4, '0')}/${'p'.repeat(1994)}`).filter((p) => bucketOf('page', p) === 0);
+const LONG_PATHS = Array.from({ length: 2000 }, (_, i) => `/${String(i).padStart(4, '0')}/${'p'.repeat(1994)}`).filter(
+  (p) => bucketOf('page', p) === 0,
+);
 const longPath = (i: number) => LONG_PATHS[i] ?? '/';
 
 /**
@@ -68,10 +84,18 @@ const SPLIT_BATCHES: TrackedEvent[][] = [
 ];
 
 async function runBatch(conn: DynamoConnection, index: number, batches: TrackedEvent[][] = BATCHES) {
-  const deps = { sites: new DynamoConfigStore(conn), visits: new DynamoVisitStore(conn), rollups: new DynamoRollupStore(conn, 1) };
+  const deps = {
+    sites: new DynamoConfigStore(conn),
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn, 1),
+  };
   const sequence = String((index + 1) * 1000);
   const batch = batches[index] ?? [];
-  await sessionizeBatch(deps, { shard: 'shard-1', sequence }, batch.map((ev) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(ev)) })));
+  await sessionizeBatch(
+    deps,
+    { shard: 'shard-1', sequence },
+    batch.map((ev) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(ev)) })),
+  );
 }
 
 /** Every batch once, without faults, counting each batch's writes (its crash points). */
@@ -106,7 +130,10 @@ function byBucket(items: Record<string, unknown>[]): Record<string, unknown>[] {
     const [g, period, b] = String(item.sk).split('#');
     const id = `${item.pk}|${g}#${period}#${b}`;
     const counts = JSON.parse(String(item.counts)) as Record<string, number>;
-    expect(Object.keys(counts).reduce((n, v) => n + valueBytes(v), 0), `${item.pk} ${item.sk}`).toBeLessThanOrEqual(ROLLUP_PART_BYTES);
+    expect(
+      Object.keys(counts).reduce((n, v) => n + valueBytes(v), 0),
+      `${item.pk} ${item.sk}`,
+    ).toBeLessThanOrEqual(ROLLUP_PART_BYTES);
     const bucket = buckets.get(id) ?? { pk: item.pk, sk: `${g}#${period}#${b}`, counts: {} };
     const merged = bucket.counts;
     for (const [v, n] of Object.entries(counts)) {
@@ -115,8 +142,16 @@ function byBucket(items: Record<string, unknown>[]): Record<string, unknown>[] {
     }
     buckets.set(id, bucket);
   }
-  const merged = [...buckets.values()].map((b) => ({ ...b, counts: Object.fromEntries(Object.entries(b.counts).sort(([a], [c]) => (a < c ? -1 : 1))) }) as Record<string, unknown>);
-  return [...out, ...merged].sort((a, b) => `${String(a.pk)}|${String(a.sk)}`.localeCompare(`${String(b.pk)}|${String(b.sk)}`));
+  const merged = [...buckets.values()].map(
+    (b) =>
+      ({ ...b, counts: Object.fromEntries(Object.entries(b.counts).sort(([a], [c]) => (a < c ? -1 : 1))) }) as Record<
+        string,
+        unknown
+      >,
+  );
+  return [...out, ...merged].sort((a, b) =>
+    `${String(a.pk)}|${String(a.sk)}`.localeCompare(`${String(b.pk)}|${String(b.sk)}`),
+  );
 }
 
 describe('sessionizer fault injection: a crash at any write point, then a retry, ends as a clean run', () => {
@@ -177,7 +212,10 @@ describe('sessionizer fault injection: a crash at any write point, then a retry,
         await compact(db.conn);
         for (let j = i + 1; j < BATCHES.length; j++) await runBatch(db.conn, j);
         await compact(db.conn);
-        expect(await scanAll(db.conn, ['created', 'ver']), `batch ${i}, crash at write ${k}, compacted between`).toEqual(expected);
+        expect(
+          await scanAll(db.conn, ['created', 'ver']),
+          `batch ${i}, crash at write ${k}, compacted between`,
+        ).toEqual(expected);
         await db.close();
       }
     }
@@ -202,7 +240,8 @@ describe('sessionizer fault injection: a crash at any write point, then a retry,
     await compact(before.conn);
     await runBatch(before.conn, 1, SPLIT_BATCHES);
     const start: Record<string, unknown>[] = [];
-    for await (const page of paginateScan({ client: before.conn.doc }, { TableName: before.conn.table })) start.push(...(page.Items ?? []));
+    for await (const page of paginateScan({ client: before.conn.doc }, { TableName: before.conn.table }))
+      start.push(...(page.Items ?? []));
     const counter = crashAt(before.conn, Number.POSITIVE_INFINITY);
     await compact(before.conn);
     const compactionWrites = counter.writes();
@@ -213,19 +252,29 @@ describe('sessionizer fault injection: a crash at any write point, then a retry,
     const parts = table.filter((i) => i.type === 'ROLLUP' && String(i.sk).split('#').length === 4);
     expect(parts.filter((i) => String(i.pk).endsWith('#page')).length).toBeGreaterThan(6);
     expect(parts.filter((i) => String(i.pk).endsWith('#landing_page')).length).toBeGreaterThan(0);
-    const logical = (items: Record<string, unknown>[]) => byBucket(items.map((i) => (i.type === 'ROLLUP' ? { ...i, seq: undefined, p: undefined } : i)));
+    const logical = (items: Record<string, unknown>[]) =>
+      byBucket(items.map((i) => (i.type === 'ROLLUP' ? { ...i, seq: undefined, p: undefined } : i)));
     const expected = logical(table);
-    const pages = expected.find((i) => i.sk === 'D#2026-03-10#0' && String(i.pk).endsWith('#page'))?.counts as Record<string, number>;
+    const pages = expected.find((i) => i.sk === 'D#2026-03-10#0' && String(i.pk).endsWith('#page'))?.counts as Record<
+      string,
+      number
+    >;
     expect(Object.keys(pages).length).toBeGreaterThan(3 * 16);
 
     for (let k = 0; k < compactionWrites; k++) {
       const db = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]);
-      await batchWrite(db.conn, start.map((Item) => ({ PutRequest: { Item } })));
+      await batchWrite(
+        db.conn,
+        start.map((Item) => ({ PutRequest: { Item } })),
+      );
       const fault = crashAt(db.conn, k);
       await expect(compact(db.conn)).rejects.toBeInstanceOf(Crash);
       fault.disarm();
       await compact(db.conn);
-      expect(logical(await scanAll(db.conn, ['created', 'ver'])), `split compaction crash at write ${k} of ${compactionWrites}`).toEqual(expected);
+      expect(
+        logical(await scanAll(db.conn, ['created', 'ver'])),
+        `split compaction crash at write ${k} of ${compactionWrites}`,
+      ).toEqual(expected);
       await db.close();
     }
   }, 120_000);

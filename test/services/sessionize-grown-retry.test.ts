@@ -18,7 +18,12 @@ const EVENTS: TrackedEvent[] = [
   trackedEvent({ event_id: 'g5', visitor_id: 'visitor-a', ts: T0 + 240_000, path: '/signup' }),
   trackedEvent({ event_id: 'g6', visitor_id: 'visitor-d', ts: T0 + 300_000, channel: 'AI' }),
 ];
-const record = (e: TrackedEvent, i: number): LocalStreamRecord => ({ sequenceNumber: String(100 + i), partitionKey: e.visitor_id, approximateArrivalTimestamp: T0, data: Buffer.from(JSON.stringify(e)) });
+const record = (e: TrackedEvent, i: number): LocalStreamRecord => ({
+  sequenceNumber: String(100 + i),
+  partitionKey: e.visitor_id,
+  approximateArrivalTimestamp: T0,
+  data: Buffer.from(JSON.stringify(e)),
+});
 const RECORDS = EVENTS.map(record);
 
 const handlerFor = (conn: DynamoConnection) => sessionizeHandlerFor(conn);
@@ -46,7 +51,8 @@ describe('a retry that arrives with more records than the attempt that failed', 
       const send = db.conn.doc.send.bind(db.conn.doc);
       let writes = 0;
       db.conn.doc.send = (async (command: unknown, ...rest: unknown[]) => {
-        if ((command instanceof PutCommand || command instanceof BatchWriteCommand) && ++writes > k) throw new Error('crash');
+        if ((command instanceof PutCommand || command instanceof BatchWriteCommand) && ++writes > k)
+          throw new Error('crash');
         return (send as (...a: unknown[]) => unknown)(command, ...rest);
       }) as typeof db.conn.doc.send;
       const handler = handlerFor(db.conn);

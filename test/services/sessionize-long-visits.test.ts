@@ -15,9 +15,22 @@ const T0 = Date.UTC(2026, 2, 10, 9, 0);
 const SUMMARY_BYTES = 1024;
 
 /** Events of one visitor `gapMs` apart, ids in time order. */
-const stream = (visitor: string, from: number, count: number, gapMs: number, path = (i: number) => `/p/${i % 40}`): TrackedEvent[] =>
+const stream = (
+  visitor: string,
+  from: number,
+  count: number,
+  gapMs: number,
+  path = (i: number) => `/p/${i % 40}`,
+): TrackedEvent[] =>
   Array.from({ length: count }, (_, i) =>
-    trackedEvent({ ts: T0 + (from + i) * gapMs, event_id: `${visitor}-${String(from + i).padStart(7, '0')}`, visitor_id: visitor, path: path(from + i), type: i % 10 === 9 ? 'goal' : 'pageview', goal: i % 10 === 9 ? 'Click' : null }),
+    trackedEvent({
+      ts: T0 + (from + i) * gapMs,
+      event_id: `${visitor}-${String(from + i).padStart(7, '0')}`,
+      visitor_id: visitor,
+      path: path(from + i),
+      type: i % 10 === 9 ? 'goal' : 'pageview',
+      goal: i % 10 === 9 ? 'Click' : null,
+    }),
   );
 
 describe('bounded VISIT items (issue 15.1)', () => {
@@ -29,19 +42,29 @@ describe('bounded VISIT items (issue 15.1)', () => {
   beforeEach(async () => {
     // Parsing 200,000 records keeps the event loop busy past the server's keep-alive: let the SDK retry a reset socket.
     ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }], { maxAttempts: 3 }));
-    deps = { sites: new DynamoConfigStore(conn), visits: new DynamoVisitStore(conn), rollups: new DynamoRollupStore(conn) };
+    deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+    };
     seq = 0;
   });
   afterEach(async () => close());
 
   const run = (events: readonly TrackedEvent[]) => {
     const sequence = String(++seq * 100);
-    return sessionizeBatch(deps, { shard: 'shard-1', sequence }, events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })));
+    return sessionizeBatch(
+      deps,
+      { shard: 'shard-1', sequence },
+      events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })),
+    );
   };
 
   /** Every visit item read back from dynalite, with its size as DynamoDB counts it. */
   async function visitItemSizes(): Promise<Array<{ type: string; bytes: number }>> {
-    return (await scanAll(conn)).filter((i) => i.type === 'VISIT' || i.type === 'VISIT_CHUNK').map((i) => ({ type: String(i.type), bytes: itemBytes(i) }));
+    return (await scanAll(conn))
+      .filter((i) => i.type === 'VISIT' || i.type === 'VISIT_CHUNK')
+      .map((i) => ({ type: String(i.type), bytes: itemBytes(i) }));
   }
 
   it('stores a visit of 50,000 events in bounded items and reads it back whole, in order', async () => {
@@ -55,8 +78,12 @@ describe('bounded VISIT items (issue 15.1)', () => {
     expect(sizes.filter((s) => s.type === 'VISIT')).toHaveLength(1);
     // About 58 form-1 rows of these events in 2 KB: some 870 chunks.
     expect(sizes.filter((s) => s.type === 'VISIT_CHUNK').length).toBeGreaterThan(500);
-    expect(Math.max(...sizes.filter((s) => s.type === 'VISIT_CHUNK').map((s) => s.bytes))).toBeLessThanOrEqual(CHUNK_BYTES + 200);
-    expect(Math.max(...sizes.filter((s) => s.type === 'VISIT').map((s) => s.bytes))).toBeLessThanOrEqual(CHUNK_BYTES + SUMMARY_BYTES);
+    expect(Math.max(...sizes.filter((s) => s.type === 'VISIT_CHUNK').map((s) => s.bytes))).toBeLessThanOrEqual(
+      CHUNK_BYTES + 200,
+    );
+    expect(Math.max(...sizes.filter((s) => s.type === 'VISIT').map((s) => s.bytes))).toBeLessThanOrEqual(
+      CHUNK_BYTES + SUMMARY_BYTES,
+    );
     const [day] = await readRollups(conn, 'example.com', 'visits', 'D', '2026-03-10', '2026-03-10');
     expect(day).toMatchObject({ visits: 1, pageviews: 45_000 });
     // The timeline reads the same visit, chunks included.
@@ -76,7 +103,9 @@ describe('bounded VISIT items (issue 15.1)', () => {
   it('rewrites only the end of a visit that grows, and moves a visit whole to a new chunk generation when a late event lands inside it', async () => {
     const events = stream('v', 0, 300, 1000);
     await run(events.slice(0, 200));
-    const before = new Map((await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK').map((i) => [String(i.sk), i.z]));
+    const before = new Map(
+      (await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK').map((i) => [String(i.sk), i.z]),
+    );
     await run(events.slice(200));
     const after = (await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK');
     // Every chunk written by the first batch is still there, unchanged.
@@ -89,7 +118,9 @@ describe('bounded VISIT items (issue 15.1)', () => {
     const chunks = (await scanAll(conn)).filter((i) => i.type === 'VISIT_CHUNK');
     expect(chunks.every((i) => String(i.sk).includes('#1#'))).toBe(true);
     const [visit] = await deps.visits.visitsAround('example.com', 'v', 0, Number.MAX_SAFE_INTEGER);
-    expect(visit?.events.map((e) => e.id)).toEqual([events[0], events[1], late, ...events.slice(2)].map((e) => e?.event_id));
+    expect(visit?.events.map((e) => e.id)).toEqual(
+      [events[0], events[1], late, ...events.slice(2)].map((e) => e?.event_id),
+    );
 
     // An earlier event moves the visit's start: the old VISIT item and its chunks are deleted.
     await run([trackedEvent({ ts: T0 - 60_000, event_id: 'v-early', visitor_id: 'v', path: '/early' })]);

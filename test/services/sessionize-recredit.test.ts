@@ -37,7 +37,12 @@ async function setUp(marks: boolean) {
   const config = new DynamoConfigStore(conn);
   const site = (await config.getSite(DOMAIN)) as SiteConfig;
   const visits = new DynamoVisitStore(conn);
-  const payments: PaymentDeps = { payments: new DynamoPaymentStore(conn), visits, rates: async () => () => null, clock: () => NOW };
+  const payments: PaymentDeps = {
+    payments: new DynamoPaymentStore(conn),
+    visits,
+    rates: async () => () => null,
+    clock: () => NOW,
+  };
   const calls: VisitorRecredit[][] = [];
   let crash = false;
   const deps: SessionizeDeps = {
@@ -55,26 +60,44 @@ async function setUp(marks: boolean) {
   };
   let seq = 0;
   const run = (events: TrackedEvent[], sequence = String(++seq * 100)) =>
-    sessionizeBatch(deps, { shard: 'shard-1', sequence }, events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })));
+    sessionizeBatch(
+      deps,
+      { shard: 'shard-1', sequence },
+      events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })),
+    );
   const pay = (id: string, ts: number, visitor: string) =>
-    applyProviderFacts(payments, site, { event_id: id, event_type: 't', subscriptions: [], customers: [], payments: [{ provider: 'stripe', id, aliases: [], ts, amount: 1000, currency: 'USD', status: 'paid', visitor_id: visitor }] });
+    applyProviderFacts(payments, site, {
+      event_id: id,
+      event_type: 't',
+      subscriptions: [],
+      customers: [],
+      payments: [
+        { provider: 'stripe', id, aliases: [], ts, amount: 1000, currency: 'USD', status: 'paid', visitor_id: visitor },
+      ],
+    });
   return { conn, site, visits, payments, calls, run, pay, crashNext: () => void (crash = true) };
 }
 
-const ev = (id: string, minutes: number, visitor: string, channel = 'Search') => trackedEvent({ event_id: id, site: DOMAIN, visitor_id: visitor, ts: T + minutes * MIN, channel });
+const ev = (id: string, minutes: number, visitor: string, channel = 'Search') =>
+  trackedEvent({ event_id: id, site: DOMAIN, visitor_id: visitor, ts: T + minutes * MIN, channel });
 
 describe('sessionizer re-credit with payments markers', () => {
   it('looks up only visitors with a payment at or after their visits, and credits it', async () => {
     const t = await setUp(true);
     await t.pay('pi_1', T + 60 * MIN, 'payer');
-    const marker = await t.conn.doc.send(new GetCommand({ TableName: t.conn.table, Key: { pk: visitorPk(DOMAIN, 'payer'), sk: PAYMENTS_MARK_SK } }));
+    const marker = await t.conn.doc.send(
+      new GetCommand({ TableName: t.conn.table, Key: { pk: visitorPk(DOMAIN, 'payer'), sk: PAYMENTS_MARK_SK } }),
+    );
     expect(marker.Item).toMatchObject({ type: 'VISITOR_PAYMENTS', latest: T + 60 * MIN });
 
     // The payer's visit (before the payment) and a visitor who never paid.
     const first = await t.run([ev('p1', 0, 'payer'), ev('b1', 5, 'browser')]);
     expect(t.calls).toEqual([[{ visitor: 'payer', since: T, namespace: DOMAIN }]]);
     expect(first.recredited).toBe(1);
-    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search', ts: T });
+    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({
+      channel: 'Search',
+      ts: T,
+    });
 
     // Steady traffic: the payer comes back after paying; nobody is looked up, no call at all.
     await t.run([ev('p2', 24 * 60, 'payer'), ev('b2', 24 * 60, 'browser')]);
@@ -91,7 +114,9 @@ describe('sessionizer re-credit with payments markers', () => {
     const retry = await t.run(batch, '700');
     expect(retry.visitsWritten).toBe(0);
     expect(t.calls[1]).toEqual([{ visitor: 'payer', since: T, namespace: DOMAIN }]);
-    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Social' });
+    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({
+      channel: 'Social',
+    });
   });
 
   it('looks every visitor up on a site whose data predates markers', async () => {
@@ -99,14 +124,18 @@ describe('sessionizer re-credit with payments markers', () => {
     await t.pay('pi_1', T + 60 * MIN, 'payer');
     await t.run([ev('p1', 0, 'payer'), ev('b1', 5, 'browser')]);
     expect(t.calls[0]?.map((e) => e.visitor)).toEqual(['browser', 'payer']);
-    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
+    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({
+      channel: 'Search',
+    });
   });
 });
 
 describe('DynamoVisitStore.visitsAndPayments', () => {
   it('reads the marker with the visits in one Query, and an import of old events skips the later visits in one more', async () => {
     const t = await setUp(true);
-    const events = [0, 10, 24 * 60, 48 * 60, 72 * 60, 96 * 60, 120 * 60].map((m, i) => visitEventOf(ev(`v${i}`, m, 'payer')));
+    const events = [0, 10, 24 * 60, 48 * 60, 72 * 60, 96 * 60, 120 * 60].map((m, i) =>
+      visitEventOf(ev(`v${i}`, m, 'payer')),
+    );
     await t.visits.writeVisits(buildVisits(DOMAIN, 'payer', events), []);
     await t.pay('pi_1', T + 130 * 60 * MIN, 'payer');
     const store = new DynamoVisitStore(t.conn);
@@ -114,7 +143,11 @@ describe('DynamoVisitStore.visitsAndPayments', () => {
     // Live: the events are the newest; one request.
     const live = await store.visitsAndPayments(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN);
     expect(store.calls.query).toBe(1);
-    expect(live).toEqual({ visits: await t.visits.visitsAround(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN), latestPayment: T + 130 * 60 * MIN, later: false });
+    expect(live).toEqual({
+      visits: await t.visits.visitsAround(DOMAIN, 'payer', T + 119 * 60 * MIN, T + 121 * 60 * MIN),
+      latestPayment: T + 130 * 60 * MIN,
+      later: false,
+    });
 
     // Old events: the first page holds only later visits, so the next Query starts at `toMs`.
     const before = store.calls.query;

@@ -24,7 +24,12 @@ const MIN = 60_000;
 const SITE: Partial<SiteConfig> = { domain: 'example.com', timezone: 'UTC', payment_marks: true };
 
 const records = (events: readonly TrackedEvent[], firstSequence: number) =>
-  events.map((e, i) => ({ sequenceNumber: String(firstSequence + i).padStart(20, '0'), partitionKey: e.visitor_id, approximateArrivalTimestamp: e.ts, data: Buffer.from(JSON.stringify(e)) }));
+  events.map((e, i) => ({
+    sequenceNumber: String(firstSequence + i).padStart(20, '0'),
+    partitionKey: e.visitor_id,
+    approximateArrivalTimestamp: e.ts,
+    data: Buffer.from(JSON.stringify(e)),
+  }));
 
 describe('ShardVisitCache: what a batch reads', () => {
   let table: Awaited<ReturnType<typeof memoryTable>>;
@@ -36,7 +41,11 @@ describe('ShardVisitCache: what a batch reads', () => {
   const batch = async (found: { first: string; last: string } | null, events: TrackedEvent[]) => {
     const view = cache.batch('shard-1', found, deps.visits, deps.sites);
     const last = String(++sequence);
-    await sessionizeBatch({ ...deps, visits: view }, { shard: 'shard-1', sequence: last }, records(events, sequence * 100).map((r) => ({ sequenceNumber: last, data: r.data })));
+    await sessionizeBatch(
+      { ...deps, visits: view },
+      { shard: 'shard-1', sequence: last },
+      records(events, sequence * 100).map((r) => ({ sequenceNumber: last, data: r.data })),
+    );
     const done = { first: last, last };
     view.commit(done);
     return { counts: view.counts, done };
@@ -59,18 +68,26 @@ describe('ShardVisitCache: what a batch reads', () => {
 
     // 5 s later: visitor-a's visit is kept; visitor-b is new to the cache and the shard's last batch is not settled.
     now += 5_000;
-    const second = await batch(first.done, [trackedEvent({ event_id: 'a2', visitor_id: 'visitor-a', ts: now }), trackedEvent({ event_id: 'b1', visitor_id: 'visitor-b', ts: now })]);
+    const second = await batch(first.done, [
+      trackedEvent({ event_id: 'a2', visitor_id: 'visitor-a', ts: now }),
+      trackedEvent({ event_id: 'b1', visitor_id: 'visitor-b', ts: now }),
+    ]);
     expect(second.counts).toEqual({ kept: 1, eventual: 0, strong: 1 });
 
     now += 60_000;
-    const third = await batch(second.done, [trackedEvent({ event_id: 'a3', visitor_id: 'visitor-a', ts: now }), trackedEvent({ event_id: 'c1', visitor_id: 'visitor-c', ts: now })]);
+    const third = await batch(second.done, [
+      trackedEvent({ event_id: 'a3', visitor_id: 'visitor-a', ts: now }),
+      trackedEvent({ event_id: 'c1', visitor_id: 'visitor-c', ts: now }),
+    ]);
     expect(third.counts).toEqual({ kept: 1, eventual: 1, strong: 0 });
     const [visit] = await deps.visits.visitsAround('example.com', 'visitor-a', 0, now + MIN);
     expect(visit?.events.map((e) => e.id)).toEqual(['a1', 'a2', 'a3']);
 
     // An event older than what is kept reaches back past it: read.
     now += 60_000;
-    const fourth = await batch(third.done, [trackedEvent({ event_id: 'a0', visitor_id: 'visitor-a', ts: T0 - 3 * 3_600_000 })]);
+    const fourth = await batch(third.done, [
+      trackedEvent({ event_id: 'a0', visitor_id: 'visitor-a', ts: T0 - 3 * 3_600_000 }),
+    ]);
     expect(fourth.counts).toEqual({ kept: 0, eventual: 1, strong: 0 });
 
     // Another container's batch came between: nothing kept is trusted.
@@ -84,11 +101,38 @@ describe('ShardVisitCache: what a batch reads', () => {
     now += 60_000;
     const payments = dynamoPaymentDeps(table.conn, () => now);
     const paidAt = new Date(now - 30_000).toISOString();
-    await applyProviderFacts(payments, site, parsePaymentLine(JSON.stringify({ provider: 'stripe', provider_payment_id: 'pi_1', ts: paidAt, amount: 4900, currency: 'USD', visitor_id: 'visitor-a' }), 1));
+    await applyProviderFacts(
+      payments,
+      site,
+      parsePaymentLine(
+        JSON.stringify({
+          provider: 'stripe',
+          provider_payment_id: 'pi_1',
+          ts: paidAt,
+          amount: 4900,
+          currency: 'USD',
+          visitor_id: 'visitor-a',
+        }),
+        1,
+      ),
+    );
     const recredited: string[] = [];
-    const withRecredit = { ...deps, recredit: async (_s: SiteConfig, visitors: ReadonlyArray<{ visitor: string }>) => (recredited.push(...visitors.map((v) => v.visitor)), visitors.length) };
+    const withRecredit = {
+      ...deps,
+      recredit: async (_s: SiteConfig, visitors: ReadonlyArray<{ visitor: string }>) => (
+        recredited.push(...visitors.map((v) => v.visitor)),
+        visitors.length
+      ),
+    };
     const view = cache.batch('shard-1', fifth.done, deps.visits, deps.sites);
-    await sessionizeBatch({ ...withRecredit, visits: view }, { shard: 'shard-1', sequence: '50' }, records([trackedEvent({ event_id: 'a5', visitor_id: 'visitor-a', ts: now })], 5000).map((r) => ({ sequenceNumber: '50', data: r.data })));
+    await sessionizeBatch(
+      { ...withRecredit, visits: view },
+      { shard: 'shard-1', sequence: '50' },
+      records([trackedEvent({ event_id: 'a5', visitor_id: 'visitor-a', ts: now })], 5000).map((r) => ({
+        sequenceNumber: '50',
+        data: r.data,
+      })),
+    );
     expect(view.counts).toEqual({ kept: 1, eventual: 0, strong: 0 });
     expect(recredited).toEqual(['visitor-a']);
     view.commit({ first: '50', last: '50' });
@@ -96,33 +140,76 @@ describe('ShardVisitCache: what a batch reads', () => {
     // A bulk rewrite of markers: strong reads while it is recent.
     now += 60_000;
     await new DynamoRecentPaymentMarks(table.conn).recordReset('example.com', now - 1_000);
-    const sixth = await batch({ first: '50', last: '50' }, [trackedEvent({ event_id: 'a6', visitor_id: 'visitor-a', ts: now })]);
+    const sixth = await batch({ first: '50', last: '50' }, [
+      trackedEvent({ event_id: 'a6', visitor_id: 'visitor-a', ts: now }),
+    ]);
     expect(sixth.counts).toEqual({ kept: 0, eventual: 0, strong: 1 });
   }, 60_000);
 
   it('keeps at most maxVisitors visitors, none with more than maxEventsPerVisitor events, and only visits near the newest', async () => {
-    const small = new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), { clock: () => now, maxVisitors: 2, maxEventsPerVisitor: 3 });
+    const small = new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), {
+      clock: () => now,
+      maxVisitors: 2,
+      maxEventsPerVisitor: 3,
+    });
     // Past the bulk reset the test before recorded.
     now += 40 * MIN;
-    const run = async (events: TrackedEvent[], found: { first: string; last: string } | null, done: { first: string; last: string }) => {
+    const run = async (
+      events: TrackedEvent[],
+      found: { first: string; last: string } | null,
+      done: { first: string; last: string },
+    ) => {
       const view = small.batch('shard-3', found, deps.visits, deps.sites);
-      await sessionizeBatch({ ...deps, visits: view }, { shard: 'shard-3', sequence: done.last }, events.map((e) => ({ sequenceNumber: done.last, data: Buffer.from(JSON.stringify(e)) })));
+      await sessionizeBatch(
+        { ...deps, visits: view },
+        { shard: 'shard-3', sequence: done.last },
+        events.map((e) => ({ sequenceNumber: done.last, data: Buffer.from(JSON.stringify(e)) })),
+      );
       view.commit(done);
       return view.counts;
     };
     const at = now;
     // Three visitors: the least recently kept goes. A visitor of four events is not kept at all.
-    await run(['k1', 'k2', 'k3'].map((v, i) => trackedEvent({ event_id: `${v}-0`, visitor_id: v, ts: at + i })), null, { first: '1', last: '1' });
+    await run(
+      ['k1', 'k2', 'k3'].map((v, i) => trackedEvent({ event_id: `${v}-0`, visitor_id: v, ts: at + i })),
+      null,
+      { first: '1', last: '1' },
+    );
     expect(small.size).toBe(2);
-    await run(Array.from({ length: 4 }, (_, i) => trackedEvent({ event_id: `big-${i}`, visitor_id: 'big', ts: at + i * 1000 })), { first: '1', last: '1' }, { first: '2', last: '2' });
+    await run(
+      Array.from({ length: 4 }, (_, i) => trackedEvent({ event_id: `big-${i}`, visitor_id: 'big', ts: at + i * 1000 })),
+      { first: '1', last: '1' },
+      { first: '2', last: '2' },
+    );
     expect(small.size).toBe(2);
     now += 60_000;
-    expect(await run([trackedEvent({ event_id: 'k3-1', visitor_id: 'k3', ts: now }), trackedEvent({ event_id: 'big-4', visitor_id: 'big', ts: now })], { first: '2', last: '2' }, { first: '3', last: '3' })).toEqual({ kept: 1, eventual: 1, strong: 0 });
+    expect(
+      await run(
+        [
+          trackedEvent({ event_id: 'k3-1', visitor_id: 'k3', ts: now }),
+          trackedEvent({ event_id: 'big-4', visitor_id: 'big', ts: now }),
+        ],
+        { first: '2', last: '2' },
+        { first: '3', last: '3' },
+      ),
+    ).toEqual({ kept: 1, eventual: 1, strong: 0 });
     // A visit that ended more than an hour before the visitor's newest is no longer kept: an event reaching back to it reads.
     now += 60_000;
-    expect(await run([trackedEvent({ event_id: 'k3-2', visitor_id: 'k3', ts: at + 3 * 3_600_000 })], { first: '3', last: '3' }, { first: '4', last: '4' })).toEqual({ kept: 1, eventual: 0, strong: 0 });
+    expect(
+      await run(
+        [trackedEvent({ event_id: 'k3-2', visitor_id: 'k3', ts: at + 3 * 3_600_000 })],
+        { first: '3', last: '3' },
+        { first: '4', last: '4' },
+      ),
+    ).toEqual({ kept: 1, eventual: 0, strong: 0 });
     now += 60_000;
-    expect(await run([trackedEvent({ event_id: 'k3-3', visitor_id: 'k3', ts: at + 5 * 60_000 })], { first: '4', last: '4' }, { first: '5', last: '5' })).toEqual({ kept: 0, eventual: 1, strong: 0 });
+    expect(
+      await run(
+        [trackedEvent({ event_id: 'k3-3', visitor_id: 'k3', ts: at + 5 * 60_000 })],
+        { first: '4', last: '4' },
+        { first: '5', last: '5' },
+      ),
+    ).toEqual({ kept: 0, eventual: 1, strong: 0 });
   });
 
   it('forgets the shard when a batch fails', async () => {
@@ -151,7 +238,14 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
       arbitrary: fc.record({
         kind: fc.constant('batch' as const),
         advance: fc.constantFrom(2_000, 15_000, 60_000, 20 * MIN, 45 * MIN),
-        events: fc.array(fc.record({ visitor: fc.integer({ min: 0, max: 2 }), lag: fc.constantFrom(0, 0, 0, 30_000, 10 * MIN, 50 * MIN), channel: fc.constantFrom('Direct', 'Search', 'AI') }), { minLength: 1, maxLength: 5 }),
+        events: fc.array(
+          fc.record({
+            visitor: fc.integer({ min: 0, max: 2 }),
+            lag: fc.constantFrom(0, 0, 0, 30_000, 10 * MIN, 50 * MIN),
+            channel: fc.constantFrom('Direct', 'Search', 'AI'),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
         container: fc.integer({ min: 0, max: 1 }),
         crashAt: fc.option(fc.integer({ min: 0, max: 12 }), { freq: 3 }),
         retryOn: fc.integer({ min: 0, max: 1 }),
@@ -159,7 +253,11 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
     },
     {
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('payment' as const), visitor: fc.integer({ min: 0, max: 2 }), before: fc.constantFrom(0, 5 * MIN, 2 * 3_600_000) }),
+      arbitrary: fc.record({
+        kind: fc.constant('payment' as const),
+        visitor: fc.integer({ min: 0, max: 2 }),
+        before: fc.constantFrom(0, 5 * MIN, 2 * 3_600_000),
+      }),
     },
   );
 
@@ -175,22 +273,43 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
           const clock = () => now;
           const handlerOf = (conn: DynamoConnection, visitCache?: ShardVisitCache) => {
             const payments = dynamoPaymentDeps(conn, clock);
-            return sessionizeHandlerFor(conn, { recredit: (s, visitors) => recreditVisitors(payments, s, visitors), visitCache });
+            return sessionizeHandlerFor(conn, {
+              recredit: (s, visitors) => recreditVisitors(payments, s, visitors),
+              visitCache,
+            });
           };
           const plain = handlerOf(ref.conn);
-          const containers = [0, 1].map(() => handlerOf(sut.conn, new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), { clock })));
+          const containers = [0, 1].map(() =>
+            handlerOf(sut.conn, new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), { clock })),
+          );
           const site = (await new DynamoConfigStore(ref.conn).getSite('example.com'))!;
           let sequence = 1000;
           let eventId = 0;
           let paymentId = 0;
           for (const s of steps) {
             if (s.kind === 'payment') {
-              const line = JSON.stringify({ provider: 'stripe', provider_payment_id: `pi_${++paymentId}`, ts: new Date(now - s.before).toISOString(), amount: 4900, currency: 'USD', visitor_id: `visitor-${s.visitor}` });
-              for (const conn of [ref.conn, sut.conn]) await applyProviderFacts(dynamoPaymentDeps(conn, clock), site, parsePaymentLine(line, 1));
+              const line = JSON.stringify({
+                provider: 'stripe',
+                provider_payment_id: `pi_${++paymentId}`,
+                ts: new Date(now - s.before).toISOString(),
+                amount: 4900,
+                currency: 'USD',
+                visitor_id: `visitor-${s.visitor}`,
+              });
+              for (const conn of [ref.conn, sut.conn])
+                await applyProviderFacts(dynamoPaymentDeps(conn, clock), site, parsePaymentLine(line, 1));
               continue;
             }
             now += s.advance;
-            const events = s.events.map((e) => trackedEvent({ event_id: `e${++eventId}`, visitor_id: `visitor-${e.visitor}`, ts: now - e.lag, channel: e.channel, path: `/p${eventId % 4}` }));
+            const events = s.events.map((e) =>
+              trackedEvent({
+                event_id: `e${++eventId}`,
+                visitor_id: `visitor-${e.visitor}`,
+                ts: now - e.lag,
+                channel: e.channel,
+                path: `/p${eventId % 4}`,
+              }),
+            );
             const kinesis = toKinesisEvent(records(events, sequence));
             sequence += events.length;
             expect((await plain(kinesis)).batchItemFailures).toEqual([]);
@@ -198,16 +317,24 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
             if (s.crashAt !== null) {
               let writes = 0;
               sut.conn.doc.send = (async (command: unknown, ...rest: unknown[]) => {
-                if ((command instanceof PutCommand || command instanceof BatchWriteCommand || command instanceof UpdateCommand) && writes++ === s.crashAt) throw new Error('crash');
+                if (
+                  (command instanceof PutCommand ||
+                    command instanceof BatchWriteCommand ||
+                    command instanceof UpdateCommand) &&
+                  writes++ === s.crashAt
+                )
+                  throw new Error('crash');
                 return (send as (...a: unknown[]) => unknown)(command, ...rest);
               }) as typeof sut.conn.doc.send;
             }
             const first = await (containers[s.container] as typeof plain)(kinesis);
             sut.conn.doc.send = send;
-            if (first.batchItemFailures.length > 0) expect((await (containers[s.retryOn] as typeof plain)(kinesis)).batchItemFailures).toEqual([]);
+            if (first.batchItemFailures.length > 0)
+              expect((await (containers[s.retryOn] as typeof plain)(kinesis)).batchItemFailures).toEqual([]);
           }
           // A crash in a re-credit leaves recompute counters (`src`, `n`) further on after its retry: bookkeeping, compared out.
-          const items = async (conn: DynamoConnection) => (await scanAll(conn, ['created'])).filter(compared).map(normalize);
+          const items = async (conn: DynamoConnection) =>
+            (await scanAll(conn, ['created'])).filter(compared).map(normalize);
           expect(await items(sut.conn)).toEqual(await items(ref.conn));
         } finally {
           await ref.close();

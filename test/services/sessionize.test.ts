@@ -15,7 +15,12 @@ const MIN = 60_000;
 const T0 = Date.UTC(2026, 2, 10, 9, 0);
 
 function ev(minutes: number, overrides: Partial<TrackedEvent> = {}): TrackedEvent {
-  return trackedEvent({ ts: T0 + minutes * MIN, event_id: `e${minutes}-${overrides.visitor_id ?? 'a'}-${overrides.path ?? '/'}`, visitor_id: 'visitor-a', ...overrides });
+  return trackedEvent({
+    ts: T0 + minutes * MIN,
+    event_id: `e${minutes}-${overrides.visitor_id ?? 'a'}-${overrides.path ?? '/'}`,
+    visitor_id: 'visitor-a',
+    ...overrides,
+  });
 }
 
 describe('sessionizeBatch against dynalite', () => {
@@ -26,28 +31,48 @@ describe('sessionizeBatch against dynalite', () => {
 
   beforeEach(async () => {
     ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'Europe/Berlin' }]));
-    deps = { sites: new DynamoConfigStore(conn), visits: new DynamoVisitStore(conn), rollups: new DynamoRollupStore(conn) };
+    deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+    };
     seq = 0;
   });
   afterEach(async () => close());
 
   const run = (events: TrackedEvent[], sequence = String(++seq * 100)) =>
-    sessionizeBatch(deps, { shard: 'shard-1', sequence }, events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })));
-  const visits = (visitor = 'visitor-a') => new DynamoVisitStore(conn).visitsAround('example.com', visitor, 0, Number.MAX_SAFE_INTEGER);
+    sessionizeBatch(
+      deps,
+      { shard: 'shard-1', sequence },
+      events.map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })),
+    );
+  const visits = (visitor = 'visitor-a') =>
+    new DynamoVisitStore(conn).visitsAround('example.com', visitor, 0, Number.MAX_SAFE_INTEGER);
   async function day(dayStr: string) {
     const [item] = await readRollups(conn, 'example.com', 'visits', 'D', dayStr, dayStr);
-    return item ? { visits: item.visits, pageviews: item.pageviews, visitors: countVisitors(deserializeSketch(item)) } : undefined;
+    return item
+      ? { visits: item.visits, pageviews: item.pageviews, visitors: countVisitors(deserializeSketch(item)) }
+      : undefined;
   }
   async function counts(metric: 'channel' | 'page' | 'landing_page' | 'country', dayStr: string) {
     const items = await readRollups(conn, 'example.com', metric, 'D', dayStr, dayStr);
     return Object.assign({}, ...items.map((i) => i.counts));
   }
 
-  it('groups a visitor\'s events into one visit with first-event attributes', async () => {
-    await run([ev(0, { path: '/', channel: 'Search', source: 'Google', referrer_host: 'www.google.com' }), ev(5, { path: '/pricing' }), ev(20, { type: 'goal', goal: 'Signup', path: '/pricing' })]);
+  it("groups a visitor's events into one visit with first-event attributes", async () => {
+    await run([
+      ev(0, { path: '/', channel: 'Search', source: 'Google', referrer_host: 'www.google.com' }),
+      ev(5, { path: '/pricing' }),
+      ev(20, { type: 'goal', goal: 'Signup', path: '/pricing' }),
+    ]);
     const [visit, ...rest] = await visits();
     expect(rest).toEqual([]);
-    expect(visit).toMatchObject({ start: T0, end: T0 + 20 * MIN, landing_page: '/', attrs: { channel: 'Search', source: 'Google', referrer_host: 'www.google.com' } });
+    expect(visit).toMatchObject({
+      start: T0,
+      end: T0 + 20 * MIN,
+      landing_page: '/',
+      attrs: { channel: 'Search', source: 'Google', referrer_host: 'www.google.com' },
+    });
     expect(visit?.events.map((e) => [e.type, e.path, e.goal])).toEqual([
       ['pageview', '/', null],
       ['pageview', '/pricing', null],
@@ -95,7 +120,12 @@ describe('sessionizeBatch against dynalite', () => {
   });
 
   it('keeps visitors apart and counts distinct visitors', async () => {
-    await run([ev(0), ev(1, { visitor_id: 'visitor-b' }), ev(2, { visitor_id: 'visitor-b', path: '/b' }), ev(3, { visitor_id: 'visitor-c', country: 'FR' })]);
+    await run([
+      ev(0),
+      ev(1, { visitor_id: 'visitor-b' }),
+      ev(2, { visitor_id: 'visitor-b', path: '/b' }),
+      ev(3, { visitor_id: 'visitor-c', country: 'FR' }),
+    ]);
     expect(await day('2026-03-10')).toEqual({ visits: 3, pageviews: 4, visitors: 3 });
     expect(await counts('country', '2026-03-10')).toEqual({ DE: 2, FR: 1 });
   });
@@ -103,12 +133,22 @@ describe('sessionizeBatch against dynalite', () => {
   it('changes nothing for a duplicated batch, replayed events, or the halves of a bisected batch', async () => {
     const batch = [ev(0), ev(5, { visitor_id: 'visitor-b' }), ev(50), ev(52, { path: '/p' })];
     await run(batch, '500');
-    const before = { day: await day('2026-03-10'), channel: await counts('channel', '2026-03-10'), visits: await visits(), b: await visits('visitor-b') };
+    const before = {
+      day: await day('2026-03-10'),
+      channel: await counts('channel', '2026-03-10'),
+      visits: await visits(),
+      b: await visits('visitor-b'),
+    };
     await run(batch, '500');
     await run(batch.slice(0, 2), '300');
     await run(batch.slice(2), '500');
     await run(batch, '900');
-    expect({ day: await day('2026-03-10'), channel: await counts('channel', '2026-03-10'), visits: await visits(), b: await visits('visitor-b') }).toEqual(before);
+    expect({
+      day: await day('2026-03-10'),
+      channel: await counts('channel', '2026-03-10'),
+      visits: await visits(),
+      b: await visits('visitor-b'),
+    }).toEqual(before);
   });
 
   it('skips malformed records and events of unknown sites', async () => {

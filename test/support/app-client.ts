@@ -6,7 +6,13 @@ import { SCRYPT_PARAMS, hashPassword } from '../../lambdas/domain/auth/password.
 export const CHEAP_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
 
 /** Adds a user with a password to an account (what `footfall users add` and the link do); real scrypt parameters unless `params` says otherwise. */
-export async function addUser(dynamo: DynamoConnection, email: string, account: string, password: string, params: { N: number; r: number; p: number } = SCRYPT_PARAMS): Promise<void> {
+export async function addUser(
+  dynamo: DynamoConnection,
+  email: string,
+  account: string,
+  password: string,
+  params: { N: number; r: number; p: number } = SCRYPT_PARAMS,
+): Promise<void> {
   const users = new DynamoUserStore(dynamo);
   await users.add(email, account, new Date());
   await users.setPassword(email, await hashPassword(password, params));

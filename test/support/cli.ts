@@ -18,7 +18,10 @@ export function runCli(args: string[], timeoutMs = 110_000): { status: number; s
 }
 
 /** Runs `footfall …` with the bytes of `inputFile` on its standard input through a pipe (as `cat file | footfall …`). */
-export async function runCliWithStdin(args: string[], inputFile: string): Promise<{ status: number; stdout: string; stderr: string }> {
+export async function runCliWithStdin(
+  args: string[],
+  inputFile: string,
+): Promise<{ status: number; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -11,7 +11,14 @@ import { unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
  * PAYMENT_DIMENSION item's counters as `v`, packed or not) and visitor id
  * sets sorted.
  */
-export const BOOKKEEPING = new Set(['ROLLUP_LOG_STATE', 'PAYMENT_ALIAS', 'PAYMENT_CHANGE', 'COHORT_CHANGE', 'BATCH_MARKER', 'RECENT_PAYMENT_MARK']);
+export const BOOKKEEPING = new Set([
+  'ROLLUP_LOG_STATE',
+  'PAYMENT_ALIAS',
+  'PAYMENT_CHANGE',
+  'COHORT_CHANGE',
+  'BATCH_MARKER',
+  'RECENT_PAYMENT_MARK',
+]);
 const DROPPED_ATTRIBUTES = ['src', 'seq', 'ver'];
 /** Change counters kept on data items of some types (retention's payer state counts its recomputes). */
 const COUNTERS: Record<string, string[]> = { PAYER_STATE: ['n', 'pend'] };
@@ -28,17 +35,23 @@ export function normalize(item: Record<string, unknown>): Record<string, unknown
     let value: unknown = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
     if (typeof value === 'string' && /^[[{]/.test(value)) value = JSON.parse(value);
     if (item.type === 'ROLLUP' && k === 'ids') value = [...(value as string[])].sort();
-    if (item.type === 'ROLLUP' && k === 'vv') value = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([g, s]) => [g, Array.isArray(s) ? [...s].sort() : s]));
+    if (item.type === 'ROLLUP' && k === 'vv')
+      value = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([g, s]) => [g, Array.isArray(s) ? [...s].sort() : s]),
+      );
     out[k] = value;
   }
   return out;
 }
 
 /** A PAYMENT_DIMENSION item's counters, packed (`vz` as bytes, or in base64 as `scanAll` gives it) or in the older JSON `v`. */
-export const dimensionValues = (item: Record<string, unknown>) => unpackDimension(typeof item.vz === 'string' ? { vz: Buffer.from(item.vz, 'base64') } : item);
+export const dimensionValues = (item: Record<string, unknown>) =>
+  unpackDimension(typeof item.vz === 'string' ? { vz: Buffer.from(item.vz, 'base64') } : item);
 
 /** A PAYMENT_DIMENSION item of a bucket without payments: the bulk recompute writes every bucket of a day, a webhook only those it touched. */
-export const emptyDimension = (item: Record<string, unknown>) => item.type === 'PAYMENT_DIMENSION' && Object.keys(dimensionValues(item)).length === 0;
+export const emptyDimension = (item: Record<string, unknown>) =>
+  item.type === 'PAYMENT_DIMENSION' && Object.keys(dimensionValues(item)).length === 0;
 
 /** Whether an item takes part in the comparison: not bookkeeping, not an empty dimension bucket. */
-export const compared = (item: Record<string, unknown>) => !BOOKKEEPING.has(String(item.type ?? '')) && !emptyDimension(item);
+export const compared = (item: Record<string, unknown>) =>
+  !BOOKKEEPING.has(String(item.type ?? '')) && !emptyDimension(item);

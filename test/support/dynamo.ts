@@ -20,7 +20,12 @@ export async function memoryTable(
   options: { capacityMeter?: CapacityMeter; maxAttempts?: number } = {},
 ): Promise<{ conn: DynamoConnection; close(): Promise<void> }> {
   const db = await startMemoryDynalite();
-  const conn = createDynamoConnection({ table: `t${++tables}xx`, endpoint: db.endpoint, ...options, maxAttempts: options.maxAttempts ?? 1 });
+  const conn = createDynamoConnection({
+    table: `t${++tables}xx`,
+    endpoint: db.endpoint,
+    ...options,
+    maxAttempts: options.maxAttempts ?? 1,
+  });
   await ensureTable(conn);
   const config = new DynamoConfigStore(conn);
   await config.addAccount('acme', new Date());
@@ -36,10 +41,20 @@ export async function memoryTable(
 }
 
 /** Every item of the table, sorted by key, without the attributes in `omit`. */
-export async function scanAll(conn: DynamoConnection, omit: readonly string[] = []): Promise<Record<string, unknown>[]> {
+export async function scanAll(
+  conn: DynamoConnection,
+  omit: readonly string[] = [],
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) items.push(...(page.Items ?? []));
+  for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table }))
+    items.push(...(page.Items ?? []));
   return items
-    .map((item) => Object.fromEntries(Object.entries(item).filter(([k]) => !omit.includes(k)).map(([k, v]) => [k, v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v])))
+    .map((item) =>
+      Object.fromEntries(
+        Object.entries(item)
+          .filter(([k]) => !omit.includes(k))
+          .map(([k, v]) => [k, v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v]),
+      ),
+    )
     .sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
 }

@@ -68,6 +68,9 @@ export function holdsAnEvent(text: string): boolean {
     return false;
   }
   const isEvent = (item: unknown) =>
-    typeof item === 'object' && item !== null && !Array.isArray(item) && ['n', 'u', 's'].every((k) => (item as Record<string, unknown>)[k] != null);
+    typeof item === 'object' &&
+    item !== null &&
+    !Array.isArray(item) &&
+    ['n', 'u', 's'].every((k) => (item as Record<string, unknown>)[k] != null);
   return (Array.isArray(json) ? json.slice(0, 50) : [json]).some(isEvent);
 }

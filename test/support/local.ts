@@ -12,7 +12,13 @@ export async function startTestService(
   options: { app?: boolean; clock?: () => number; sessionizeIntervalMs?: number } = {},
 ): Promise<LocalService & { cleanup(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-svc-'));
-  const service = await startLocalService({ dataDir, port: 0, app: options.app ?? false, clock: options.clock, sessionizeIntervalMs: options.sessionizeIntervalMs });
+  const service = await startLocalService({
+    dataDir,
+    port: 0,
+    app: options.app ?? false,
+    clock: options.clock,
+    sessionizeIntervalMs: options.sessionizeIntervalMs,
+  });
   const store = new DynamoConfigStore(service.dynamo);
   await store.addAccount('acme', new Date());
   for (const s of sites) await store.addSite(site(s));

@@ -1,6 +1,14 @@
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
-import { breakdown, listPayments, overview, retention, timeseries, visitorTimeline, type ReportDeps } from '../../lambdas/services/reports.js';
+import {
+  breakdown,
+  listPayments,
+  overview,
+  retention,
+  timeseries,
+  visitorTimeline,
+  type ReportDeps,
+} from '../../lambdas/services/reports.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import type { RangeQuery } from '../../lambdas/domain/range.js';
 
@@ -11,7 +19,13 @@ import type { RangeQuery } from '../../lambdas/domain/range.js';
  * API, MCP and the app share. Layout-independent, so it compares generations
  * whatever their items look like.
  */
-export async function reportSnapshot(conn: DynamoConnection, site: SiteConfig, now: number, query: RangeQuery, visitors: readonly string[] = []) {
+export async function reportSnapshot(
+  conn: DynamoConnection,
+  site: SiteConfig,
+  now: number,
+  query: RangeQuery,
+  visitors: readonly string[] = [],
+) {
   const deps: ReportDeps = {
     sites: { getSite: async () => site, listSites: async () => [site] },
     store: new DynamoReportStore(conn),

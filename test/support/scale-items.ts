@@ -8,13 +8,33 @@ import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { contributionOf, counts, UNATTRIBUTED_KEY, type Contribution } from '../../lambdas/domain/payments/contribution.js';
+import {
+  contributionOf,
+  counts,
+  UNATTRIBUTED_KEY,
+  type Contribution,
+} from '../../lambdas/domain/payments/contribution.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
-import { DIMENSIONS, PAYMENT_DIMENSIONS, NONE, type Dimension, type PaymentDimension, type RollupDelta } from '../../lambdas/domain/rollup.js';
+import {
+  DIMENSIONS,
+  PAYMENT_DIMENSIONS,
+  NONE,
+  type Dimension,
+  type PaymentDimension,
+  type RollupDelta,
+} from '../../lambdas/domain/rollup.js';
 import { addVisitors, countVisitors, emptySketch, unionSketches } from '../../lambdas/domain/visitor-sketch.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
-import { breakdown, goals, listPayments, overview, retention, timeseries, type ReportDeps } from '../../lambdas/services/reports.js';
+import {
+  breakdown,
+  goals,
+  listPayments,
+  overview,
+  retention,
+  timeseries,
+  type ReportDeps,
+} from '../../lambdas/services/reports.js';
 import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { memoryTable } from './dynamo.js';
@@ -75,13 +95,18 @@ const DIMENSION_ROLLUP_BYTES = 32 * 1024 + 1024;
  * item of a type without a stated bound fails too).
  * @returns per type: items and the largest item's bytes
  */
-export async function assertItemBounds(conn: DynamoConnection): Promise<Record<string, { items: number; max: number }>> {
+export async function assertItemBounds(
+  conn: DynamoConnection,
+): Promise<Record<string, { items: number; max: number }>> {
   const out: Record<string, { items: number; max: number }> = {};
   for await (const page of paginateScan({ client: conn.doc }, { TableName: conn.table })) {
     for (const item of page.Items ?? []) {
       const metric = String(item.pk).split('#').at(-1);
       // Configuration items carry no `type`: named by their partition key's prefix.
-      const type = item.type === 'ROLLUP' && metric !== 'visits' && metric !== 'goal' ? 'ROLLUP (dimension)' : String(item.type ?? String(item.pk).split('#')[0]);
+      const type =
+        item.type === 'ROLLUP' && metric !== 'visits' && metric !== 'goal'
+          ? 'ROLLUP (dimension)'
+          : String(item.type ?? String(item.pk).split('#')[0]);
       const bound = type === 'ROLLUP (dimension)' ? DIMENSION_ROLLUP_BYTES : ITEM_BOUNDS[type];
       const bytes = itemBytes(item);
       expect(bound, `a bound for ${type} (${String(item.pk)} ${String(item.sk)})`).toBeDefined();
@@ -98,8 +123,20 @@ export async function assertItemBounds(conn: DynamoConnection): Promise<Record<s
 export const REPORT_BUDGET = { requests: 25, bytes: 4 * 1024 * 1024 };
 
 /** Runs a report with a fresh report store, counting its requests and bytes at the SDK client; asserts the budget. */
-async function measured<T>(meter: CapacityMeter, name: string, conn: DynamoConnection, run: (deps: ReportDeps) => Promise<T>, now: number, costs: Record<string, { requests: number; bytes: number }>): Promise<T> {
-  const deps: ReportDeps = { sites: new DynamoConfigStore(conn), store: new DynamoReportStore(conn), rates: async () => rate, clock: () => now };
+async function measured<T>(
+  meter: CapacityMeter,
+  name: string,
+  conn: DynamoConnection,
+  run: (deps: ReportDeps) => Promise<T>,
+  now: number,
+  costs: Record<string, { requests: number; bytes: number }>,
+): Promise<T> {
+  const deps: ReportDeps = {
+    sites: new DynamoConfigStore(conn),
+    store: new DynamoReportStore(conn),
+    rates: async () => rate,
+    clock: () => now,
+  };
   const { result, total } = await meter.measure(() => run(deps));
   costs[name] = { requests: total.requests, bytes: total.bytesReceived };
   expect(total.requests, `${name}: requests`).toBeLessThanOrEqual(REPORT_BUDGET.requests);
@@ -118,7 +155,10 @@ function generatedPayment(site: string, i: number, n: number, values: number): P
   const ts = MAY + Math.floor((i * 30 * DAY) / n) + ((i * 7919) % 3_600_000);
   const attributed = i % 5 !== 0;
   const landing = `/l/${String(i % values).padStart(6, '0')}`;
-  const dims = Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, [] as string[]])) as Record<PaymentDimension, string[]>;
+  const dims = Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, [] as string[]])) as Record<
+    PaymentDimension,
+    string[]
+  >;
   const channel = CHANNELS[i % CHANNELS.length] ?? 'Direct';
   Object.assign(dims, {
     channel: [channel],
@@ -143,14 +183,29 @@ function generatedPayment(site: string, i: number, n: number, values: number): P
     status: i % 50 === 7 ? 'failed' : 'paid',
     customer_id: `cus_${i % Math.ceil(n / 2)}`,
     visitor: attributed ? `visitor-${i % Math.ceil(n / 3)}` : null,
-    touch: attributed ? { session_id: `s${i}`, ts: ts - 2 * DAY, channel, referrer_host: null, source: null, campaign: null, landing_page: landing, country: null, device: 'Desktop' } : null,
+    touch: attributed
+      ? {
+          session_id: `s${i}`,
+          ts: ts - 2 * DAY,
+          channel,
+          referrer_host: null,
+          source: null,
+          campaign: null,
+          landing_page: landing,
+          country: null,
+          device: 'Desktop',
+        }
+      : null,
     touch_dims: attributed ? dims : null,
     rev: 1,
   };
 }
 
 /** Payments, net cents and distinct payers per value of a dimension, from the contributions. */
-function byValue(contributions: readonly Contribution[], d: PaymentDimension): Map<string, { payments: number; cents: number; payers: Set<string> }> {
+function byValue(
+  contributions: readonly Contribution[],
+  d: PaymentDimension,
+): Map<string, { payments: number; cents: number; payers: Set<string> }> {
   const out = new Map<string, { payments: number; cents: number; payers: Set<string> }>();
   for (const c of contributions) {
     if (!counts(c)) continue;
@@ -175,54 +230,103 @@ const close = (a: number, b: number, relative: number) => Math.abs(a - b) <= rel
  * budget, and every item within its bound.
  * @returns each report's requests and bytes, and the item sizes per type
  */
-export async function paymentsMonth(size: { payments: number; webhook: number; values: number }): Promise<{ costs: Record<string, { requests: number; bytes: number }>; items: Record<string, { items: number; max: number }> }> {
+export async function paymentsMonth(size: { payments: number; webhook: number; values: number }): Promise<{
+  costs: Record<string, { requests: number; bytes: number }>;
+  items: Record<string, { items: number; max: number }>;
+}> {
   const meter = new CapacityMeter();
   const site = 'pay.test';
   const db = await memoryTable([{ domain: site, timezone: 'UTC' }], { capacityMeter: meter, maxAttempts: 3 });
   const { conn } = db;
   try {
-    const payments = Array.from({ length: size.payments }, (_, i) => generatedPayment(site, i, size.payments, size.values));
+    const payments = Array.from({ length: size.payments }, (_, i) =>
+      generatedPayment(site, i, size.payments, size.values),
+    );
     const store = new DynamoPaymentStore(conn);
     await store.bulkLoad(site, 'UTC', payments, rate);
     // The webhook path: a visit, then the payment's event, as Stripe would send it.
     const config = (await new DynamoConfigStore(conn).getSite(site))!;
-    const deps: PaymentDeps = { payments: store, visits: new DynamoVisitStore(conn), rates: async () => rate, clock: () => NOW };
+    const deps: PaymentDeps = {
+      payments: store,
+      visits: new DynamoVisitStore(conn),
+      rates: async () => rate,
+      clock: () => NOW,
+    };
     for (let j = 0; j < size.webhook; j++) {
       const ts = MAY + 10 * DAY + j * 3_600_000;
       const visitor = `webhook-visitor-${j}`;
-      const events = [visitEventOf(trackedEvent({ site, event_id: `w${j}`, visitor_id: visitor, ts: ts - 600_000, path: `/w/${j}`, channel: 'AI', referrer_host: 'chatgpt.com' }))];
+      const events = [
+        visitEventOf(
+          trackedEvent({
+            site,
+            event_id: `w${j}`,
+            visitor_id: visitor,
+            ts: ts - 600_000,
+            path: `/w/${j}`,
+            channel: 'AI',
+            referrer_host: 'chatgpt.com',
+          }),
+        ),
+      ];
       await new DynamoVisitStore(conn).writeVisits(buildVisits(site, visitor, events), []);
       await applyProviderFacts(deps, config, {
         event_id: `evt_${j}`,
         event_type: 'checkout.session.completed',
-        payments: [{ provider: 'stripe', id: `pi_webhook_${j}`, aliases: [], visitor_id: visitor, customer_id: `cus_webhook_${j}`, ts, amount: 4900, currency: 'USD', status: 'paid' }],
+        payments: [
+          {
+            provider: 'stripe',
+            id: `pi_webhook_${j}`,
+            aliases: [],
+            visitor_id: visitor,
+            customer_id: `cus_webhook_${j}`,
+            ts,
+            amount: 4900,
+            currency: 'USD',
+            status: 'paid',
+          },
+        ],
         subscriptions: [],
         customers: [],
       });
     }
-    const webhookPayments = await Promise.all(Array.from({ length: size.webhook }, (_, j) => store.getPayment(site, 'stripe', `pi_webhook_${j}`)));
+    const webhookPayments = await Promise.all(
+      Array.from({ length: size.webhook }, (_, j) => store.getPayment(site, 'stripe', `pi_webhook_${j}`)),
+    );
     for (const p of webhookPayments) expect(p?.touch?.channel).toBe('AI');
-    const contributions = [...payments, ...webhookPayments.flatMap((p) => (p ? [p] : []))].flatMap((p) => contributionOf(p, 'UTC', rate) ?? []);
+    const contributions = [...payments, ...webhookPayments.flatMap((p) => (p ? [p] : []))].flatMap(
+      (p) => contributionOf(p, 'UTC', rate) ?? [],
+    );
     const counted = contributions.filter(counts);
     const cents = counted.reduce((n, c) => n + c.cents, 0);
     const range = { from: '2026-05-01', to: '2026-05-31' };
     const costs: Record<string, { requests: number; bytes: number }> = {};
-    const run = <T>(name: string, report: (deps: ReportDeps) => Promise<T>) => measured(meter, name, conn, report, NOW, costs);
+    const run = <T>(name: string, report: (deps: ReportDeps) => Promise<T>) =>
+      measured(meter, name, conn, report, NOW, costs);
 
     const o = await run('overview', (d) => overview(d, 'acme', site, range));
     expect(o.current.payments).toBe(counted.length);
     expect(Math.round(o.current.revenue_usd * 100)).toBe(cents);
     const payers = new Set(counted.map((c) => c.customer)).size;
     // Exact up to 1,000 payers a period, then HyperLogLog (0.81% standard error): 3 standard errors.
-    expect(close(o.current.customers, payers, payers > 1000 ? 0.025 : 0), `customers ${o.current.customers} vs ${payers}`).toBe(true);
+    expect(
+      close(o.current.customers, payers, payers > 1000 ? 0.025 : 0),
+      `customers ${o.current.customers} vs ${payers}`,
+    ).toBe(true);
     // 30 days off the month's bounds: daily items, the payer sets of 60 days (this range and the previous one).
     const days30 = { from: '2026-05-02', to: '2026-05-31' };
     const o30 = await run('overview 30 days', (d) => overview(d, 'acme', site, days30));
     const counted30 = counted.filter((c) => c.day >= days30.from);
     expect(o30.current.payments).toBe(counted30.length);
     const payers30 = new Set(counted30.map((c) => c.customer)).size;
-    const perDay = Math.max(...[...new Set(counted30.map((c) => c.day))].map((day) => new Set(counted30.filter((c) => c.day === day).map((c) => c.customer)).size));
-    expect(close(o30.current.customers, payers30, perDay > 1000 ? 0.025 : 0), `customers 30 days ${o30.current.customers} vs ${payers30}`).toBe(true);
+    const perDay = Math.max(
+      ...[...new Set(counted30.map((c) => c.day))].map(
+        (day) => new Set(counted30.filter((c) => c.day === day).map((c) => c.customer)).size,
+      ),
+    );
+    expect(
+      close(o30.current.customers, payers30, perDay > 1000 ? 0.025 : 0),
+      `customers 30 days ${o30.current.customers} vs ${payers30}`,
+    ).toBe(true);
 
     for (const dimension of DIMENSIONS) {
       const b = await run(`breakdown ${dimension}`, (d) => breakdown(d, 'acme', site, dimension, range, 1_000_000));
@@ -233,7 +337,10 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
         const e = expected.get(key);
         if (row.payments === 0) continue;
         expect(e, `${dimension} ${row.label}`).toBeDefined();
-        expect([row.payments, Math.round(row.revenue_usd * 100)], `${dimension} ${row.label}`).toEqual([e?.payments, e?.cents]);
+        expect([row.payments, Math.round(row.revenue_usd * 100)], `${dimension} ${row.label}`).toEqual([
+          e?.payments,
+          e?.cents,
+        ]);
         // Distinct payers: exact while a period's bucket holds ≤ 1,000 payer ids, else the sum of the days'
         // distinct counts (`docs/data-model.md`, "Distinct payers"): never fewer than the payers, never more than the payments.
         expect(row.customers, `${dimension} ${row.label} customers`).toBeGreaterThanOrEqual(e?.payers.size ?? 0);
@@ -244,7 +351,10 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     const series = await run('timeseries day', (d) => timeseries(d, 'acme', site, range, 'day'));
     for (const point of series.points) {
       const day = counted.filter((c) => c.day === point.start.slice(0, 10));
-      expect([point.payments, Math.round(point.revenue_usd * 100)], point.start).toEqual([day.length, day.reduce((n, c) => n + c.cents, 0)]);
+      expect([point.payments, Math.round(point.revenue_usd * 100)], point.start).toEqual([
+        day.length,
+        day.reduce((n, c) => n + c.cents, 0),
+      ]);
     }
     expect(series.points.reduce((n, p) => n + p.payments, 0)).toBe(counted.length);
 
@@ -258,9 +368,13 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
       [100, 100],
       [Math.floor(listed.length / 2), 50],
     ] as const) {
-      const page = await run(`payments offset ${offset}`, (d) => listPayments(d, 'acme', site, range, 'all', limit, offset));
+      const page = await run(`payments offset ${offset}`, (d) =>
+        listPayments(d, 'acme', site, range, 'all', limit, offset),
+      );
       expect(page.total).toBe(listed.length);
-      expect(page.rows.map((r) => `stripe:${r.provider_payment_id}`)).toEqual(listed.slice(offset, offset + limit).map((c) => c.key));
+      expect(page.rows.map((r) => `stripe:${r.provider_payment_id}`)).toEqual(
+        listed.slice(offset, offset + limit).map((c) => c.key),
+      );
     }
     const refunded = listed.filter((c) => c.refunded);
     const rp = await run('payments refunded', (d) => listPayments(d, 'acme', site, range, 'refunded', 100, 0));
@@ -284,7 +398,15 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
  * breakdowns of the day and of its month compared with a direct computation,
  * each within the budget, and every item within its bound.
  */
-export async function distinctPagesDay(size: { distinct: number; pathChars: number; batch: number; compactEvery: number }): Promise<{ costs: Record<string, { requests: number; bytes: number }>; items: Record<string, { items: number; max: number }> }> {
+export async function distinctPagesDay(size: {
+  distinct: number;
+  pathChars: number;
+  batch: number;
+  compactEvery: number;
+}): Promise<{
+  costs: Record<string, { requests: number; bytes: number }>;
+  items: Record<string, { items: number; max: number }>;
+}> {
   const meter = new CapacityMeter();
   const site = 'pages.test';
   const db = await memoryTable([{ domain: site, timezone: 'UTC' }], { capacityMeter: meter, maxAttempts: 3 });
@@ -292,7 +414,8 @@ export async function distinctPagesDay(size: { distinct: number; pathChars: numb
   try {
     const day = Date.UTC(2026, 4, 20);
     const perVisitor = 40; // visits 35 minutes apart: 40 fit in a day
-    const path = (k: number) => `/a/${String(k).padStart(7, '0')}${size.pathChars > 10 ? `/${'s'.repeat(size.pathChars - 11)}` : ''}`;
+    const path = (k: number) =>
+      `/a/${String(k).padStart(7, '0')}${size.pathChars > 10 ? `/${'s'.repeat(size.pathChars - 11)}` : ''}`;
     const events: TrackedEvent[] = Array.from({ length: size.distinct }, (_, k) =>
       trackedEvent({
         site,
@@ -308,12 +431,30 @@ export async function distinctPagesDay(size: { distinct: number; pathChars: numb
     const deps = { sites: new DynamoConfigStore(conn), visits: new DynamoVisitStore(conn), rollups };
     for (let i = 0, n = 0; i < events.length; i += size.batch, n++) {
       const sequence = String((n + 1) * 1000);
-      await sessionizeBatch(deps, { shard: 'shard-1', sequence }, events.slice(i, i + size.batch).map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })));
+      await sessionizeBatch(
+        deps,
+        { shard: 'shard-1', sequence },
+        events
+          .slice(i, i + size.batch)
+          .map((e) => ({ sequenceNumber: sequence, data: Buffer.from(JSON.stringify(e)) })),
+      );
       if ((n + 1) % size.compactEvery === 0) await rollups.compact(site);
     }
     const costs: Record<string, { requests: number; bytes: number }> = {};
-    const check = async (name: string, dimension: Dimension, range: { from: string; to: string }, value: (k: number) => string) => {
-      const b = await measured(meter, name, conn, (d) => breakdown(d, 'acme', site, dimension, range, 1_000_000), NOW, costs);
+    const check = async (
+      name: string,
+      dimension: Dimension,
+      range: { from: string; to: string },
+      value: (k: number) => string,
+    ) => {
+      const b = await measured(
+        meter,
+        name,
+        conn,
+        (d) => breakdown(d, 'acme', site, dimension, range, 1_000_000),
+        NOW,
+        costs,
+      );
       expect(b.total, name).toBe(size.distinct);
       const rows = new Map(b.rows.map((r) => [r.key, r.visitors]));
       for (let k = 0; k < size.distinct; k++) expect(rows.get(value(k)), `${name} ${value(k).slice(0, 12)}`).toBe(1);
@@ -346,7 +487,10 @@ export async function distinctPagesDay(size: { distinct: number; pathChars: numb
  * HyperLogLog estimates included), each within the budget, and every item
  * within its bound.
  */
-export async function visitorsYear(size: { perDay: number }): Promise<{ costs: Record<string, { requests: number; bytes: number }>; items: Record<string, { items: number; max: number }> }> {
+export async function visitorsYear(size: { perDay: number }): Promise<{
+  costs: Record<string, { requests: number; bytes: number }>;
+  items: Record<string, { items: number; max: number }>;
+}> {
   const meter = new CapacityMeter();
   const site = 'year.test';
   const db = await memoryTable([{ domain: site, timezone: 'UTC' }], { capacityMeter: meter, maxAttempts: 3 });
@@ -355,7 +499,8 @@ export async function visitorsYear(size: { perDay: number }): Promise<{ costs: R
     const last = Date.UTC(2026, 5, 9);
     const days = Array.from({ length: 365 }, (_, k) => new Date(last - (364 - k) * DAY).toISOString().slice(0, 10));
     // A tenth of a day's visitors came the day before too (the union over days is less than the sum).
-    const idsOf = (k: number) => Array.from({ length: size.perDay }, (_, i) => (i < size.perDay / 10 && k > 0 ? `v${k - 1}-${i}` : `v${k}-${i}`));
+    const idsOf = (k: number) =>
+      Array.from({ length: size.perDay }, (_, i) => (i < size.perDay / 10 && k > 0 ? `v${k - 1}-${i}` : `v${k}-${i}`));
     const rollups = new DynamoRollupStore(conn);
     const delta = (granularity: 'D' | 'M', period: string, ids: string[]): RollupDelta => ({
       key: { site, metric: 'visits', granularity, period, bucket: 0 },
@@ -368,15 +513,28 @@ export async function visitorsYear(size: { perDay: number }): Promise<{ costs: R
     });
     for (const [k, day] of days.entries()) {
       const ids = idsOf(k);
-      await rollups.apply([delta('D', day, ids), delta('M', day.slice(0, 7), ids)], { shard: 'shard-1', sequence: String(k + 1) });
+      await rollups.apply([delta('D', day, ids), delta('M', day.slice(0, 7), ids)], {
+        shard: 'shard-1',
+        sequence: String(k + 1),
+      });
       if (k % 30 === 29 && k < days.length - 1) await rollups.compact(site);
     }
     await rollups.compact(site);
-    await rollups.apply([delta('D', days.at(-1) ?? '', ['late-1', 'late-2']), delta('M', (days.at(-1) ?? '').slice(0, 7), ['late-1', 'late-2'])], { shard: 'shard-1', sequence: String(days.length + 1) });
-    const sketches = days.map((_, k) => addVisitors(emptySketch(), [...idsOf(k), ...(k === days.length - 1 ? ['late-1', 'late-2'] : [])]));
-    const visitorsOf = (from: string, to: string) => countVisitors(unionSketches(sketches.filter((_, k) => (days[k] ?? '') >= from && (days[k] ?? '') <= to)));
+    await rollups.apply(
+      [
+        delta('D', days.at(-1) ?? '', ['late-1', 'late-2']),
+        delta('M', (days.at(-1) ?? '').slice(0, 7), ['late-1', 'late-2']),
+      ],
+      { shard: 'shard-1', sequence: String(days.length + 1) },
+    );
+    const sketches = days.map((_, k) =>
+      addVisitors(emptySketch(), [...idsOf(k), ...(k === days.length - 1 ? ['late-1', 'late-2'] : [])]),
+    );
+    const visitorsOf = (from: string, to: string) =>
+      countVisitors(unionSketches(sketches.filter((_, k) => (days[k] ?? '') >= from && (days[k] ?? '') <= to)));
     const costs: Record<string, { requests: number; bytes: number }> = {};
-    const run = <T>(name: string, report: (deps: ReportDeps) => Promise<T>) => measured(meter, name, conn, report, last + DAY / 2, costs);
+    const run = <T>(name: string, report: (deps: ReportDeps) => Promise<T>) =>
+      measured(meter, name, conn, report, last + DAY / 2, costs);
     const range = { from: days[0] ?? '', to: days.at(-1) ?? '' };
 
     const byDay = await run('timeseries 12m by day', (d) => timeseries(d, 'acme', site, range, 'day'));

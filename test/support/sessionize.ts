@@ -12,7 +12,10 @@ import { createSessionizeHandler, type SessionizeHandlerDeps } from '../../lambd
  * telemetry, uncached site lookups, rollups compacted at every batch; `extra`
  * adds or replaces dependencies (re-credit, a visit cache).
  */
-export function sessionizeHandlerFor(conn: DynamoConnection, extra: Partial<SessionizeHandlerDeps> = {}): ReturnType<typeof createSessionizeHandler> {
+export function sessionizeHandlerFor(
+  conn: DynamoConnection,
+  extra: Partial<SessionizeHandlerDeps> = {},
+): ReturnType<typeof createSessionizeHandler> {
   return createSessionizeHandler({
     logger: new Logger({ logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'T' }),

@@ -47,7 +47,16 @@ const KEY_HEADING: Record<Dimension, string> = {
  * A panel's footer: rows shown of the total, `children` (a credit), the CSV
  * link of the rows on screen, and "Show more" while the API has more rows.
  */
-export function PanelFoot(props: { shown: number; total: number; limit: number; setLimit(n: number): void; loading: boolean; csv: string; csvName: string; children?: ComponentChildren }): JSX.Element {
+export function PanelFoot(props: {
+  shown: number;
+  total: number;
+  limit: number;
+  setLimit(n: number): void;
+  loading: boolean;
+  csv: string;
+  csvName: string;
+  children?: ComponentChildren;
+}): JSX.Element {
   return (
     <footer class="panel-foot">
       <span class="muted" data-shown={props.shown} data-total={props.total}>
@@ -58,7 +67,12 @@ export function PanelFoot(props: { shown: number; total: number; limit: number; 
         CSV
       </a>
       {props.shown < props.total && props.limit < MAX_ROWS ? (
-        <button type="button" class="btn btn-small" onClick={() => props.setLimit(Math.min(MAX_ROWS, props.limit + MORE_ROWS))} disabled={props.loading}>
+        <button
+          type="button"
+          class="btn btn-small"
+          onClick={() => props.setLimit(Math.min(MAX_ROWS, props.limit + MORE_ROWS))}
+          disabled={props.loading}
+        >
           Show more
         </button>
       ) : null}
@@ -82,7 +96,11 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
   const { row } = props;
   if (row.unattributed) {
     return (
-      <a class="label unattributed" href={`/sites/${encodeURIComponent(props.domain)}/payments${rangeSearch(props.range, { filter: 'unattributed' })}`} title="Payments with no credited visit: open them">
+      <a
+        class="label unattributed"
+        href={`/sites/${encodeURIComponent(props.domain)}/payments${rangeSearch(props.range, { filter: 'unattributed' })}`}
+        title="Payments with no credited visit: open them"
+      >
         Unattributed
       </a>
     );
@@ -109,14 +127,22 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
  * marked as such and linked to its payments, and "show more" that asks the
  * API for a larger `limit`.
  */
-export function BreakdownPanel(props: { title: string; dimensions: readonly Dimension[]; domain: string; range: RangeQuery }): JSX.Element {
+export function BreakdownPanel(props: {
+  title: string;
+  dimensions: readonly Dimension[];
+  domain: string;
+  range: RangeQuery;
+}): JSX.Element {
   const [dimension, setDimension] = useState<Dimension>(props.dimensions[0]!);
   // Each tab and range starts at FIRST_ROWS; "show more" grows only the one on screen.
   const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
   const limit = limits[`${dimension}|${rangeKey}`] ?? FIRST_ROWS;
   const setLimit = (n: number) => setLimits({ ...limits, [`${dimension}|${rangeKey}`]: n });
-  const data = useData(() => api.breakdown(props.domain, dimension, props.range, limit), `${props.domain}|${dimension}|${rangeKey}|${limit}`);
+  const data = useData(
+    () => api.breakdown(props.domain, dimension, props.range, limit),
+    `${props.domain}|${dimension}|${rangeKey}|${limit}`,
+  );
   const rows = data.data && data.data.dimension === dimension ? data.data.rows : [];
   const max = Math.max(1, ...rows.map((r) => r.visitors));
   const total = data.data?.dimension === dimension ? data.data.total : 0;
@@ -175,9 +201,17 @@ export function BreakdownPanel(props: { title: string; dimensions: readonly Dime
           </thead>
           <tbody>
             {rows.map((row) => (
-              <tr key={`${row.key}|${row.unattributed}`} class={row.unattributed ? 'row-unattributed' : ''} data-key={row.unattributed ? '__unattributed' : (row.key ?? '__none')}>
+              <tr
+                key={`${row.key}|${row.unattributed}`}
+                class={row.unattributed ? 'row-unattributed' : ''}
+                data-key={row.unattributed ? '__unattributed' : (row.key ?? '__none')}
+              >
                 <th scope="row" class="key">
-                  <span class="bar" style={{ width: `${row.unattributed ? 0 : (row.visitors / max) * 100}%` }} aria-hidden="true" />
+                  <span
+                    class="bar"
+                    style={{ width: `${row.unattributed ? 0 : (row.visitors / max) * 100}%` }}
+                    aria-hidden="true"
+                  />
                   <RowLabel row={row} dimension={dimension} domain={props.domain} range={props.range} />
                 </th>
                 <td class="num" data-col="visitors">
@@ -197,7 +231,15 @@ export function BreakdownPanel(props: { title: string; dimensions: readonly Dime
           </tbody>
         </table>
         {!data.loading && rows.length === 0 && !data.error ? <p class="empty-panel">No data in this range.</p> : null}
-        <PanelFoot shown={rows.length} total={total} limit={limit} setLimit={setLimit} loading={data.loading} csv={csvHref.breakdown(props.domain, dimension, props.range, limit)} csvName={dimension}>
+        <PanelFoot
+          shown={rows.length}
+          total={total}
+          limit={limit}
+          setLimit={setLimit}
+          loading={data.loading}
+          csv={csvHref.breakdown(props.domain, dimension, props.range, limit)}
+          csvName={dimension}
+        >
           {dimension === 'country' ? (
             // CC BY 4.0 of the default IP-to-country database asks for this link where its results are shown (docs/ingestion.md "Country").
             <a class="muted credit" href="https://db-ip.com/" target="_blank" rel="noopener">

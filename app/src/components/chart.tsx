@@ -14,7 +14,13 @@ function cssVar(name: string): string {
 
 const LABEL: Record<Interval, Intl.DateTimeFormat> = {
   hour: new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' }),
-  day: new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }),
+  day: new Intl.DateTimeFormat('en-GB', {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    timeZone: 'UTC',
+  }),
   month: new Intl.DateTimeFormat('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' }),
 };
 
@@ -44,16 +50,32 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
     const revenue = cssVar('--chart-revenue');
     // Half a step of room at each end, so the first and last revenue bars are drawn whole.
     const half = xs.length > 1 ? (xs[xs.length - 1]! - xs[0]!) / (xs.length - 1) / 2 : 1800;
-    const axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid'), width: 1 }, ticks: { stroke: cssVar('--grid'), width: 1 } };
+    const axis = {
+      stroke: cssVar('--muted'),
+      grid: { stroke: cssVar('--grid'), width: 1 },
+      ticks: { stroke: cssVar('--grid'), width: 1 },
+    };
     const opts: uPlot.Options = {
       width: el.clientWidth || 600,
       height: props.height ?? 260,
       tzDate: utc,
       cursor: { points: { size: 7 }, drag: { x: false, y: false } },
-      scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] }, visitors: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] }, usd: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] } },
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - half, max + half] },
+        visitors: { range: (_u, _min, max) => [0, Math.max(4, max * 1.1)] },
+        usd: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] },
+      },
       series: [
         { value: (_u, v) => (v === null ? '—' : LABEL[props.interval].format(new Date(v * 1000))) },
-        { label: 'Visitors', scale: 'visitors', stroke: visitors, width: 2, fill: `${visitors}22`, points: { show: props.points.length <= 60 }, value: (_u, v) => (v === null ? '—' : formatCount(v)) },
+        {
+          label: 'Visitors',
+          scale: 'visitors',
+          stroke: visitors,
+          width: 2,
+          fill: `${visitors}22`,
+          points: { show: props.points.length <= 60 },
+          value: (_u, v) => (v === null ? '—' : formatCount(v)),
+        },
         {
           label: 'Revenue',
           scale: 'usd',
@@ -68,7 +90,14 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
       axes: [
         { ...axis, space: 60 },
         { ...axis, scale: 'visitors', size: 48, values: (_u, vals) => vals.map((v) => formatCompact(v)) },
-        { ...axis, scale: 'usd', side: 1, size: 56, grid: { show: false }, values: (_u, vals) => vals.map((v) => formatUsdAxis(v)) },
+        {
+          ...axis,
+          scale: 'usd',
+          side: 1,
+          size: 56,
+          grid: { show: false },
+          values: (_u, vals) => vals.map((v) => formatUsdAxis(v)),
+        },
       ],
       hooks: { draw: [() => markDrawn(el)] },
     };

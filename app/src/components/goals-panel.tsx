@@ -21,7 +21,10 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
   const rangeKey = JSON.stringify(props.range);
   const limitKey = `${goal ?? ''}|${rangeKey}`;
   const limit = limits[limitKey] ?? FIRST_ROWS;
-  const data = useData(() => api.goals(props.domain, props.range, goal, limit), `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}`);
+  const data = useData(
+    () => api.goals(props.domain, props.range, goal, limit),
+    `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}`,
+  );
   const rows = data.data && data.data.goal === goal ? data.data.rows : [];
   const total = data.data && data.data.goal === goal ? data.data.total : 0;
   const max = Math.max(1, ...rows.map((r) => r.visitors));
@@ -51,7 +54,11 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
               <th scope="col" class="num" title="Visitors who completed it / all visitors of the range">
                 <abbr title="Conversion rate">CR</abbr>
               </th>
-              <th scope="col" class="num" title="Revenue of payments credited to visits with this goal, USD net of refunds">
+              <th
+                scope="col"
+                class="num"
+                title="Revenue of payments credited to visits with this goal, USD net of refunds"
+              >
                 Revenue
               </th>
             </tr>
@@ -62,7 +69,12 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
                 <th scope="row" class="key">
                   <span class="bar" style={{ width: `${(row.visitors / max) * 100}%` }} aria-hidden="true" />
                   {goal === null && !row.other ? (
-                    <button type="button" class="label link-button" title={`Open ${row.goal}`} onClick={() => setGoal(row.goal)}>
+                    <button
+                      type="button"
+                      class="label link-button"
+                      title={`Open ${row.goal}`}
+                      onClick={() => setGoal(row.goal)}
+                    >
                       {row.goal}
                     </button>
                   ) : (
@@ -87,10 +99,23 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
             ))}
           </tbody>
         </table>
-        {!data.loading && rows.length === 0 && !data.error ? <p class="empty-panel">{goal === null ? 'No goals in this range. Goals are custom events (plausible-style `n: "goal"`) and outbound link clicks.' : 'No completions in this range.'}</p> : null}
-        <PanelFoot shown={rows.length} total={total} limit={limit} setLimit={(n) => setLimits({ ...limits, [limitKey]: n })} loading={data.loading} csv={csvHref.goals(props.domain, props.range, goal, limit)} csvName="goals" />
+        {!data.loading && rows.length === 0 && !data.error ? (
+          <p class="empty-panel">
+            {goal === null
+              ? 'No goals in this range. Goals are custom events (plausible-style `n: "goal"`) and outbound link clicks.'
+              : 'No completions in this range.'}
+          </p>
+        ) : null}
+        <PanelFoot
+          shown={rows.length}
+          total={total}
+          limit={limit}
+          setLimit={(n) => setLimits({ ...limits, [limitKey]: n })}
+          loading={data.loading}
+          csv={csvHref.goals(props.domain, props.range, goal, limit)}
+          csvName="goals"
+        />
       </div>
     </section>
   );
 }
-

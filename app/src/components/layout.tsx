@@ -47,7 +47,12 @@ export function Layout(props: { children: ComponentChildren }): JSX.Element {
 }
 
 /** The heading of a site's pages with the tabs between them. */
-export function SiteHeader(props: { domain: string; search: string; current: 'dashboard' | 'payments' | 'retention' | 'visitor'; children?: ComponentChildren }): JSX.Element {
+export function SiteHeader(props: {
+  domain: string;
+  search: string;
+  current: 'dashboard' | 'payments' | 'retention' | 'visitor';
+  children?: ComponentChildren;
+}): JSX.Element {
   const base = `/sites/${encodeURIComponent(props.domain)}`;
   const tabs = [
     { id: 'dashboard', href: `${base}${props.search}`, label: 'Dashboard' },

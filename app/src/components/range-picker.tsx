@@ -9,7 +9,10 @@ import { RANGES, rangeSearch } from '../range.js';
  * the view, and opens in a new tab with a middle click), custom dates as a
  * small form. Keys d/w/t/n/y/a pick a range, as Plausible's do.
  */
-export function RangePicker(props: { range: RangeQuery; extra?: Record<string, string | number | null | undefined> }): JSX.Element {
+export function RangePicker(props: {
+  range: RangeQuery;
+  extra?: Record<string, string | number | null | undefined>;
+}): JSX.Element {
   const { path, route } = useLocation();
   const custom = 'from' in props.range;
   const [open, setOpen] = useState(custom);
@@ -42,7 +45,14 @@ export function RangePicker(props: { range: RangeQuery; extra?: Record<string, s
         {RANGES.map((r) => {
           const active = !custom && (props.range as { range: string }).range === r.value;
           return (
-            <a key={r.value} href={`${path}${rangeSearch({ range: r.value }, props.extra)}`} class={active ? 'active' : ''} aria-current={active ? 'page' : undefined} title={`${r.label} (key ${r.key})`} data-range={r.value}>
+            <a
+              key={r.value}
+              href={`${path}${rangeSearch({ range: r.value }, props.extra)}`}
+              class={active ? 'active' : ''}
+              aria-current={active ? 'page' : undefined}
+              title={`${r.label} (key ${r.key})`}
+              data-range={r.value}
+            >
               {r.value === 'today' ? 'Today' : r.value === 'all' ? 'All' : r.value}
             </a>
           );

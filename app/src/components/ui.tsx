@@ -75,7 +75,12 @@ export function CopyButton(props: { text: string; label?: string }): JSX.Element
 /** A relative change against the previous period (spec §2.4), coloured by direction. */
 export function Change(props: { value: number | null | undefined; lowerIsBetter?: boolean }): JSX.Element | null {
   const text = formatChange(props.value);
-  if (text === null) return <span class="change change-none" title="No previous value to compare with">—</span>;
+  if (text === null)
+    return (
+      <span class="change change-none" title="No previous value to compare with">
+        —
+      </span>
+    );
   // The colour says good (up) or bad (down); the arrow keeps the direction. A lower bounce rate is good.
   const sign = Math.sign(props.value ?? 0) * (props.lowerIsBetter ? -1 : 1);
   const dir = sign > 0 ? 'up' : sign < 0 ? 'down' : 'flat';
@@ -110,7 +115,13 @@ export function Loading(props: { label?: string }): JSX.Element {
 }
 
 /** A titled card. */
-export function Card(props: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; class?: string; id?: string }): JSX.Element {
+export function Card(props: {
+  title?: ComponentChildren;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+  class?: string;
+  id?: string;
+}): JSX.Element {
   return (
     <section class={`card${props.class ? ` ${props.class}` : ''}`} id={props.id}>
       {props.title || props.actions ? (

@@ -21,7 +21,14 @@ export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimensi
 ];
 
 /** The overview's figures in the order the cards show them; `change` names the key of `change` (spec §2.4). */
-const METRICS: ReadonlyArray<{ key: keyof Overview['current']; label: string; format: (n: number | null) => string; change?: keyof Overview['change']; detail?: boolean; lowerIsBetter?: boolean }> = [
+const METRICS: ReadonlyArray<{
+  key: keyof Overview['current'];
+  label: string;
+  format: (n: number | null) => string;
+  change?: keyof Overview['change'];
+  detail?: boolean;
+  lowerIsBetter?: boolean;
+}> = [
   { key: 'visitors', label: 'Visitors', format: (n) => formatCount(n ?? 0), change: 'visitors' },
   { key: 'sessions', label: 'Visits', format: (n) => formatCount(n ?? 0), change: 'sessions' },
   { key: 'pageviews', label: 'Pageviews', format: (n) => formatCount(n ?? 0), change: 'pageviews' },
@@ -50,11 +57,22 @@ function OverviewCards(props: { overview: Overview; domain: string; search: stri
             <span class="metric-value" data-metric={m.key}>
               {m.format(current[m.key])}
             </span>
-            {m.change ? <Change value={change[m.change]} lowerIsBetter={m.lowerIsBetter} /> : <span class="change change-none" title={`Previous period: ${m.format(previous[m.key])}`}>{m.format(previous[m.key])} before</span>}
+            {m.change ? (
+              <Change value={change[m.change]} lowerIsBetter={m.lowerIsBetter} />
+            ) : (
+              <span class="change change-none" title={`Previous period: ${m.format(previous[m.key])}`}>
+                {m.format(previous[m.key])} before
+              </span>
+            )}
           </>
         );
         return m.detail ? (
-          <a key={m.key} class="metric metric-link" href={`/sites/${encodeURIComponent(props.domain)}/payments${props.search}`} title="Open the payments">
+          <a
+            key={m.key}
+            class="metric metric-link"
+            href={`/sites/${encodeURIComponent(props.domain)}/payments${props.search}`}
+            title="Open the payments"
+          >
             {body}
           </a>
         ) : (
@@ -88,18 +106,27 @@ export function Dashboard(): JSX.Element {
       </SiteHeader>
       {shown ? (
         <p class="range-line muted">
-          {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with {formatDay(overview.data!.previous_range.from)} – {formatDay(overview.data!.previous_range.to)}
+          {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with{' '}
+          {formatDay(overview.data!.previous_range.from)} – {formatDay(overview.data!.previous_range.to)}
         </p>
       ) : null}
       {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
-      {overview.data ? <OverviewCards overview={overview.data} domain={domain} search={search} /> : overview.loading ? <Loading label="Loading totals…" /> : null}
+      {overview.data ? (
+        <OverviewCards overview={overview.data} domain={domain} search={search} />
+      ) : overview.loading ? (
+        <Loading label="Loading totals…" />
+      ) : null}
       <Card
         title={series.data ? `Visitors and revenue per ${series.data.interval}` : 'Visitors and revenue'}
         class="chart-card"
         actions={series.loading && series.data ? <span class="muted small">Updating…</span> : null}
       >
         {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
-        {series.data ? <TimeChart points={series.data.points} interval={series.data.interval} /> : series.loading ? <div class="chart chart-placeholder" /> : null}
+        {series.data ? (
+          <TimeChart points={series.data.points} interval={series.data.interval} />
+        ) : series.loading ? (
+          <div class="chart chart-placeholder" />
+        ) : null}
       </Card>
       <div class="panels">
         {PANELS.map((p) => (
@@ -108,7 +135,9 @@ export function Dashboard(): JSX.Element {
         <GoalsPanel domain={domain} range={range} />
       </div>
       <p class="muted small">
-        Numbers are the report API's (<code>/api/v1</code>) for the same range. Visitors are distinct visitors with an event in the range; visits count visits that started in it; a visit lasts until {formatDuration(1800)} without an event.
+        Numbers are the report API's (<code>/api/v1</code>) for the same range. Visitors are distinct visitors with an
+        event in the range; visits count visits that started in it; a visit lasts until {formatDuration(1800)} without
+        an event.
       </p>
     </div>
   );

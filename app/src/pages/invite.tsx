@@ -39,7 +39,11 @@ export function Invite(): JSX.Element {
     }
   };
 
-  const account = invite.data ? (typeof invite.data.account === 'string' ? invite.data.account : invite.data.account.name) : '';
+  const account = invite.data
+    ? typeof invite.data.account === 'string'
+      ? invite.data.account
+      : invite.data.account.name
+    : '';
   return (
     <main class="auth-page" id="main">
       <form class="auth-card" onSubmit={(e) => void submit(e)} noValidate>
@@ -51,7 +55,10 @@ export function Invite(): JSX.Element {
         {invite.error ? (
           <>
             <h1>This link has expired</h1>
-            <p>Invitation links work once and for a limited time. Ask a teammate for a new one, or sign in if you already set a password.</p>
+            <p>
+              Invitation links work once and for a limited time. Ask a teammate for a new one, or sign in if you already
+              set a password.
+            </p>
             <a class="btn btn-primary btn-block" href="/sign-in">
               Go to sign-in
             </a>
@@ -69,11 +76,31 @@ export function Invite(): JSX.Element {
               </p>
             ) : null}
             <input type="email" autocomplete="username" value={invite.data.email} hidden readOnly />
-            <Field label="New password" name="password" error={form.errors.password} hint={`At least ${MIN_PASSWORD} characters.`}>
-              <input {...inputProps('password', form.errors.password)} type="password" autocomplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} required autoFocus />
+            <Field
+              label="New password"
+              name="password"
+              error={form.errors.password}
+              hint={`At least ${MIN_PASSWORD} characters.`}
+            >
+              <input
+                {...inputProps('password', form.errors.password)}
+                type="password"
+                autocomplete="new-password"
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+                required
+                autoFocus
+              />
             </Field>
             <Field label="Repeat it" name="confirm" error={form.errors.confirm}>
-              <input {...inputProps('confirm', form.errors.confirm)} type="password" autocomplete="new-password" value={confirm} onInput={(e) => setConfirm(e.currentTarget.value)} required />
+              <input
+                {...inputProps('confirm', form.errors.confirm)}
+                type="password"
+                autocomplete="new-password"
+                value={confirm}
+                onInput={(e) => setConfirm(e.currentTarget.value)}
+                required
+              />
             </Field>
             <button class="btn btn-primary btn-block" type="submit" disabled={busy}>
               {busy ? 'Saving…' : 'Set password and sign in'}

@@ -74,7 +74,11 @@ export function PaymentRowView(props: { row: PaymentRow; domain: string; showVis
         <td data-label="Visitor" class="nowrap">
           <div>
             {p.visitor ? (
-              <a href={`/sites/${encodeURIComponent(props.domain)}/visitors/${encodeURIComponent(p.visitor)}`} class="visitor-link mono" title="Open the visitor's timeline">
+              <a
+                href={`/sites/${encodeURIComponent(props.domain)}/visitors/${encodeURIComponent(p.visitor)}`}
+                class="visitor-link mono"
+                title="Open the visitor's timeline"
+              >
                 {p.visitor.slice(0, 10)}…
               </a>
             ) : (
@@ -116,10 +120,14 @@ export function PaymentsPage(): JSX.Element {
   const range = rangeFromQuery(query);
   const filter = (FILTERS.find((f) => f.value === query.filter)?.value ?? 'all') as PaymentFilter;
   const offset = Math.max(0, Math.floor(Number(query.offset) || 0));
-  const data = useData(() => api.payments(domain, range, filter, PAGE_SIZE, offset), `${domain}|${JSON.stringify(range)}|${filter}|${offset}`);
+  const data = useData(
+    () => api.payments(domain, range, filter, PAGE_SIZE, offset),
+    `${domain}|${JSON.stringify(range)}|${filter}|${offset}`,
+  );
   const search = rangeSearch(range);
   const page = data.data;
-  const href = (f: PaymentFilter, o: number) => `${path}${rangeSearch(range, { filter: f === 'all' ? null : f, offset: o || null })}`;
+  const href = (f: PaymentFilter, o: number) =>
+    `${path}${rangeSearch(range, { filter: f === 'all' ? null : f, offset: o || null })}`;
   return (
     <div class="page">
       <SiteHeader domain={domain} search={search} current="payments">
@@ -128,7 +136,13 @@ export function PaymentsPage(): JSX.Element {
       <div class="toolbar">
         <nav class="segmented" aria-label="Filter payments">
           {FILTERS.map((f) => (
-            <a key={f.value} href={href(f.value, 0)} class={f.value === filter ? 'active' : ''} aria-current={f.value === filter ? 'page' : undefined} data-filter={f.value}>
+            <a
+              key={f.value}
+              href={href(f.value, 0)}
+              class={f.value === filter ? 'active' : ''}
+              aria-current={f.value === filter ? 'page' : undefined}
+              data-filter={f.value}
+            >
               {f.label}
             </a>
           ))}
@@ -151,13 +165,23 @@ export function PaymentsPage(): JSX.Element {
               ))}
             </tbody>
           </table>
-          {page.rows.length === 0 ? <p class="empty-panel">No payments in this range{filter === 'all' ? '' : ' with this filter'}.</p> : null}
+          {page.rows.length === 0 ? (
+            <p class="empty-panel">No payments in this range{filter === 'all' ? '' : ' with this filter'}.</p>
+          ) : null}
           <footer class="pager">
             <span class="muted" data-page-range>
-              {page.total === 0 ? '' : `${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} of ${formatCount(page.total)}`}
+              {page.total === 0
+                ? ''
+                : `${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} of ${formatCount(page.total)}`}
             </span>
             <span class="pager-buttons">
-              <a class="btn btn-small btn-ghost" data-csv="payments" href={csvHref.payments(domain, range, filter, PAGE_SIZE, page.offset)} download title="This page of payments as CSV">
+              <a
+                class="btn btn-small btn-ghost"
+                data-csv="payments"
+                href={csvHref.payments(domain, range, filter, PAGE_SIZE, page.offset)}
+                download
+                title="This page of payments as CSV"
+              >
                 CSV
               </a>
               {page.offset > 0 ? (

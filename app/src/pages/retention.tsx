@@ -16,20 +16,48 @@ const GROUPS = [
 ] as const;
 
 /** The retention table's columns (spec §2.7 group fields; formulas in docs/retention.md). */
-export const RETENTION_COLUMNS: ReadonlyArray<{ key: keyof RetentionGroup; label: string; title: string; format: (v: number | null) => string }> = [
-  { key: 'customers', label: 'Customers', title: 'Customers whose first payment is in the range', format: (v) => formatCount(v ?? 0) },
-  { key: 'still_paying', label: 'Still paying', title: 'By the provider’s subscription status, or payment recency without one', format: (v) => formatCount(v ?? 0) },
-  { key: 'net_ltv_usd', label: 'Net LTV', title: 'Everything these customers paid, net of refunds', format: (v) => formatUsd(v ?? 0) },
+export const RETENTION_COLUMNS: ReadonlyArray<{
+  key: keyof RetentionGroup;
+  label: string;
+  title: string;
+  format: (v: number | null) => string;
+}> = [
+  {
+    key: 'customers',
+    label: 'Customers',
+    title: 'Customers whose first payment is in the range',
+    format: (v) => formatCount(v ?? 0),
+  },
+  {
+    key: 'still_paying',
+    label: 'Still paying',
+    title: 'By the provider’s subscription status, or payment recency without one',
+    format: (v) => formatCount(v ?? 0),
+  },
+  {
+    key: 'net_ltv_usd',
+    label: 'Net LTV',
+    title: 'Everything these customers paid, net of refunds',
+    format: (v) => formatUsd(v ?? 0),
+  },
   { key: 'avg_ltv_usd', label: 'Avg LTV', title: 'Net LTV per customer', format: formatUsdOrDash },
   { key: 'refund_rate', label: 'Refunds', title: 'Share of first-payment revenue refunded', format: formatPercent },
-  { key: 'churn_30d', label: 'Churn 30d', title: 'Of customers who first paid 30 to 60 days ago, the share no longer paying', format: formatPercent },
+  {
+    key: 'churn_30d',
+    label: 'Churn 30d',
+    title: 'Of customers who first paid 30 to 60 days ago, the share no longer paying',
+    format: formatPercent,
+  },
   { key: 'share_customers', label: 'Share', title: 'Share of all customers', format: formatPercent },
 ];
 
 function GroupRow(props: { group: RetentionGroup; total?: boolean }): JSX.Element {
   const g = props.group;
   return (
-    <tr class={props.total ? 'row-total' : g.unattributed ? 'row-unattributed' : ''} data-key={props.total ? '__total' : g.unattributed ? '__unattributed' : (g.key ?? '__none')}>
+    <tr
+      class={props.total ? 'row-total' : g.unattributed ? 'row-unattributed' : ''}
+      data-key={props.total ? '__total' : g.unattributed ? '__unattributed' : (g.key ?? '__none')}
+    >
       <th scope="row" class={g.unattributed ? 'unattributed' : ''}>
         {g.label}
       </th>
@@ -51,7 +79,14 @@ function RetentionTable(props: { data: Retention }): JSX.Element {
         <h2>By first touch</h2>
         <div class="panel-tabs" role="tablist" aria-label="Group customers by">
           {GROUPS.map((g) => (
-            <button key={g.key} type="button" role="tab" aria-selected={g.key === group} data-group={g.key} onClick={() => setGroup(g.key)}>
+            <button
+              key={g.key}
+              type="button"
+              role="tab"
+              aria-selected={g.key === group}
+              data-group={g.key}
+              onClick={() => setGroup(g.key)}
+            >
               {g.label}
             </button>
           ))}
@@ -104,16 +139,20 @@ export function RetentionPage(): JSX.Element {
           </p>
           {r.day_one ? (
             <div class="notice" role="note" data-day-one>
-              <strong>Early days.</strong> Footfall holds under 60 days of payments for this site ({formatCount(r.days_of_data)} days of data), so lifetime value and churn describe only the first weeks of each customer. Read them as a
-              start, not a verdict; they settle once two months of payments are in.
+              <strong>Early days.</strong> Footfall holds under 60 days of payments for this site (
+              {formatCount(r.days_of_data)} days of data), so lifetime value and churn describe only the first weeks of
+              each customer. Read them as a start, not a verdict; they settle once two months of payments are in.
             </div>
           ) : null}
           <RetentionTable data={r} />
           <p class="muted small">
-            Customers are those whose first payment falls in the range, grouped by the channel, referrer or campaign credited for that first payment. Subscription status comes from{' '}
+            Customers are those whose first payment falls in the range, grouped by the channel, referrer or campaign
+            credited for that first payment. Subscription status comes from{' '}
             {r.status_sources.length === 0
               ? 'no provider yet'
-              : r.status_sources.map((s) => `${s.provider} (${s.subscription_status ? 'subscription status' : 'payment recency'})`).join(', ')}
+              : r.status_sources
+                  .map((s) => `${s.provider} (${s.subscription_status ? 'subscription status' : 'payment recency'})`)
+                  .join(', ')}
             .
           </p>
         </>

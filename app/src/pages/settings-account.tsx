@@ -65,10 +65,27 @@ export function AccountSection(): JSX.Element {
         <form class="stack-form" onSubmit={(e) => void change(e)} noValidate>
           <input type="email" autocomplete="username" value={me?.user.email} hidden readOnly />
           <Field label="Current password" name="current_password" error={form.errors.current_password}>
-            <input {...inputProps('current_password', form.errors.current_password)} type="password" autocomplete="current-password" value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
+            <input
+              {...inputProps('current_password', form.errors.current_password)}
+              type="password"
+              autocomplete="current-password"
+              value={current}
+              onInput={(e) => setCurrent(e.currentTarget.value)}
+            />
           </Field>
-          <Field label="New password" name="new_password" error={form.errors.new_password} hint={`At least ${MIN_PASSWORD} characters.`}>
-            <input {...inputProps('new_password', form.errors.new_password)} type="password" autocomplete="new-password" value={next} onInput={(e) => setNext(e.currentTarget.value)} />
+          <Field
+            label="New password"
+            name="new_password"
+            error={form.errors.new_password}
+            hint={`At least ${MIN_PASSWORD} characters.`}
+          >
+            <input
+              {...inputProps('new_password', form.errors.new_password)}
+              type="password"
+              autocomplete="new-password"
+              value={next}
+              onInput={(e) => setNext(e.currentTarget.value)}
+            />
           </Field>
           {form.errors._form ? (
             <p class="form-error" role="alert">

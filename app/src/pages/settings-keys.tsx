@@ -43,11 +43,18 @@ export function KeysSection(): JSX.Element {
     <>
       <Card title="API keys">
         <p class="muted">
-          A key reads every site of this account through the report API (<code>/api/v1</code>) and MCP (<code>/mcp</code>), and can change nothing. It is shown once; only its hash is stored.
+          A key reads every site of this account through the report API (<code>/api/v1</code>) and MCP (
+          <code>/mcp</code>), and can change nothing. It is shown once; only its hash is stored.
         </p>
         <form class="inline-form" onSubmit={(e) => void create(e)} noValidate>
           <Field label="Name" name="name" error={form.errors.name}>
-            <input {...inputProps('name', form.errors.name)} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. Claude Code, weekly report" maxLength={100} />
+            <input
+              {...inputProps('name', form.errors.name)}
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+              placeholder="e.g. Claude Code, weekly report"
+              maxLength={100}
+            />
           </Field>
           <button class="btn btn-primary" type="submit" disabled={busy}>
             Create key
@@ -102,7 +109,12 @@ export function KeysSection(): JSX.Element {
                       {formatAgo(k.last_used)}
                     </td>
                     <td class="actions">
-                      <button type="button" class="btn btn-small btn-danger" onClick={() => void revoke(k)} aria-label={`Revoke ${k.name}`}>
+                      <button
+                        type="button"
+                        class="btn btn-small btn-danger"
+                        onClick={() => void revoke(k)}
+                        aria-label={`Revoke ${k.name}`}
+                      >
                         Revoke
                       </button>
                     </td>

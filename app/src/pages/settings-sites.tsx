@@ -26,10 +26,32 @@ export const ATTRIBUTION: ReadonlyArray<{ value: Attribution; label: string }> =
 
 /** Payment providers, where each keeps its signing secret, and the events to send (docs/payments.md). */
 export const PROVIDERS: Record<ProviderName, { label: string; where: string; events: string; placeholder: string }> = {
-  stripe: { label: 'Stripe', where: 'Developers → Webhooks → Add endpoint; then “Signing secret”.', events: 'checkout.session.completed, payment_intent.succeeded, payment_intent.payment_failed, charge.succeeded, charge.failed, charge.refunded, invoice.paid, customer.subscription.*', placeholder: 'whsec_…' },
-  lemonsqueezy: { label: 'Lemon Squeezy', where: 'Settings → Webhooks → add; the signing secret is the one you type there.', events: 'order_created, order_refunded, subscription_payment_success, subscription_payment_refunded, subscription_*', placeholder: 'the signing secret you chose' },
-  paddle: { label: 'Paddle', where: 'Developer tools → Notifications → New destination; then its secret key.', events: 'transaction.completed, adjustment.created, adjustment.updated, subscription.*', placeholder: 'pdl_ntfset_…' },
-  polar: { label: 'Polar', where: 'Settings → Webhooks → Add endpoint (format Raw); then its secret.', events: 'order.paid, order.created, order.refunded, subscription.*', placeholder: 'whsec_… or the secret Polar shows' },
+  stripe: {
+    label: 'Stripe',
+    where: 'Developers → Webhooks → Add endpoint; then “Signing secret”.',
+    events:
+      'checkout.session.completed, payment_intent.succeeded, payment_intent.payment_failed, charge.succeeded, charge.failed, charge.refunded, invoice.paid, customer.subscription.*',
+    placeholder: 'whsec_…',
+  },
+  lemonsqueezy: {
+    label: 'Lemon Squeezy',
+    where: 'Settings → Webhooks → add; the signing secret is the one you type there.',
+    events:
+      'order_created, order_refunded, subscription_payment_success, subscription_payment_refunded, subscription_*',
+    placeholder: 'the signing secret you chose',
+  },
+  paddle: {
+    label: 'Paddle',
+    where: 'Developer tools → Notifications → New destination; then its secret key.',
+    events: 'transaction.completed, adjustment.created, adjustment.updated, subscription.*',
+    placeholder: 'pdl_ntfset_…',
+  },
+  polar: {
+    label: 'Polar',
+    where: 'Settings → Webhooks → Add endpoint (format Raw); then its secret.',
+    events: 'order.paid, order.created, order.refunded, subscription.*',
+    placeholder: 'whsec_… or the secret Polar shows',
+  },
 };
 
 /** The install line for a site (DESIGN.md "Tracker and payments"). */
@@ -37,10 +59,19 @@ export function snippet(domain: string, origin = location.origin): string {
   return `<script defer src="${origin}/v.js" data-site="${domain}"></script>`;
 }
 
-function TimezoneSelect(props: { name: string; value: string; onChange(v: string): void; error?: string | null }): JSX.Element {
+function TimezoneSelect(props: {
+  name: string;
+  value: string;
+  onChange(v: string): void;
+  error?: string | null;
+}): JSX.Element {
   const zones = TIMEZONES.includes(props.value) ? TIMEZONES : [props.value, ...TIMEZONES];
   return (
-    <select {...inputProps(props.name, props.error)} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+    <select
+      {...inputProps(props.name, props.error)}
+      value={props.value}
+      onChange={(e) => props.onChange(e.currentTarget.value)}
+    >
       {zones.map((z) => (
         <option key={z} value={z}>
           {z.replaceAll('_', ' ')}
@@ -62,7 +93,11 @@ export function SitesSection(): JSX.Element {
   const add = async (e: Event) => {
     e.preventDefault();
     form.clear();
-    const d = domain.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+    const d = domain
+      .trim()
+      .toLowerCase()
+      .replace(/^https?:\/\//, '')
+      .replace(/\/.*$/, '');
     if (!d) return form.set('domain', 'Enter the domain the tracker runs on, such as example.com.');
     setBusy(true);
     try {
@@ -78,10 +113,27 @@ export function SitesSection(): JSX.Element {
     <>
       <Card title="Add a site">
         <form class="inline-form" onSubmit={(e) => void add(e)} noValidate>
-          <Field label="Domain" name="domain" error={form.errors.domain} hint="Without https://; subdomains count towards it.">
-            <input {...inputProps('domain', form.errors.domain)} value={domain} onInput={(e) => setDomain(e.currentTarget.value)} placeholder="example.com" autocapitalize="off" spellcheck={false} />
+          <Field
+            label="Domain"
+            name="domain"
+            error={form.errors.domain}
+            hint="Without https://; subdomains count towards it."
+          >
+            <input
+              {...inputProps('domain', form.errors.domain)}
+              value={domain}
+              onInput={(e) => setDomain(e.currentTarget.value)}
+              placeholder="example.com"
+              autocapitalize="off"
+              spellcheck={false}
+            />
           </Field>
-          <Field label="Timezone" name="timezone" error={form.errors.timezone} hint="Days in reports start at midnight here.">
+          <Field
+            label="Timezone"
+            name="timezone"
+            error={form.errors.timezone}
+            hint="Days in reports start at midnight here."
+          >
             <TimezoneSelect name="timezone" value={timezone} onChange={setTimezone} error={form.errors.timezone} />
           </Field>
           <button class="btn btn-primary" type="submit" disabled={busy}>
@@ -116,7 +168,9 @@ export function SitesSection(): JSX.Element {
                     <a href={`/sites/${encodeURIComponent(s.domain)}`}>{s.domain}</a>
                   </td>
                   <td data-label="Timezone">{s.timezone}</td>
-                  <td data-label="Last event">{s.last_event_ts ? formatAgo(s.last_event_ts) : <span class="warn">none yet</span>}</td>
+                  <td data-label="Last event">
+                    {s.last_event_ts ? formatAgo(s.last_event_ts) : <span class="warn">none yet</span>}
+                  </td>
                   <td class="actions">
                     <a class="btn btn-small" href={`/settings/sites/${encodeURIComponent(s.domain)}`}>
                       Settings
@@ -145,7 +199,8 @@ function SiteForm(props: { site: AppSite; onSaved(site: AppSite): void }): JSX.E
     form.clear();
     setSaved(false);
     const days = Number(lookback);
-    if (!Number.isInteger(days) || days < 1 || days > 365) return form.set('lookback_days', 'A whole number of days from 1 to 365.');
+    if (!Number.isInteger(days) || days < 1 || days > 365)
+      return form.set('lookback_days', 'A whole number of days from 1 to 365.');
     setBusy(true);
     try {
       props.onSaved(await api.updateSite(props.site.domain, { timezone, attribution, lookback_days: days }));
@@ -158,11 +213,25 @@ function SiteForm(props: { site: AppSite; onSaved(site: AppSite): void }): JSX.E
 
   return (
     <form class="stack-form" onSubmit={(e) => void save(e)} noValidate>
-      <Field label="Timezone" name="timezone" error={form.errors.timezone} hint="Days in reports start at midnight here.">
+      <Field
+        label="Timezone"
+        name="timezone"
+        error={form.errors.timezone}
+        hint="Days in reports start at midnight here."
+      >
         <TimezoneSelect name="timezone" value={timezone} onChange={setTimezone} error={form.errors.timezone} />
       </Field>
-      <Field label="Attribution model" name="attribution" error={form.errors.attribution} hint="Which visit a payment is credited to.">
-        <select {...inputProps('attribution', form.errors.attribution)} value={attribution} onChange={(e) => setAttribution(e.currentTarget.value as Attribution)}>
+      <Field
+        label="Attribution model"
+        name="attribution"
+        error={form.errors.attribution}
+        hint="Which visit a payment is credited to."
+      >
+        <select
+          {...inputProps('attribution', form.errors.attribution)}
+          value={attribution}
+          onChange={(e) => setAttribution(e.currentTarget.value as Attribution)}
+        >
           {ATTRIBUTION.map((a) => (
             <option key={a.value} value={a.value}>
               {a.label}
@@ -170,8 +239,20 @@ function SiteForm(props: { site: AppSite; onSaved(site: AppSite): void }): JSX.E
           ))}
         </select>
       </Field>
-      <Field label="Lookback window (days)" name="lookback_days" error={form.errors.lookback_days} hint="How far before a payment a visit may be to earn it.">
-        <input {...inputProps('lookback_days', form.errors.lookback_days)} type="number" min={1} max={365} value={lookback} onInput={(e) => setLookback(e.currentTarget.value)} />
+      <Field
+        label="Lookback window (days)"
+        name="lookback_days"
+        error={form.errors.lookback_days}
+        hint="How far before a payment a visit may be to earn it."
+      >
+        <input
+          {...inputProps('lookback_days', form.errors.lookback_days)}
+          type="number"
+          min={1}
+          max={365}
+          value={lookback}
+          onInput={(e) => setLookback(e.currentTarget.value)}
+        />
       </Field>
       {form.errors._form ? (
         <p class="form-error" role="alert">
@@ -251,7 +332,8 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
           Connected {formatDateTime(p.connected_at)}.{' '}
           {hook ? (
             <>
-              Last webhook {formatAgo(hook.ts)} ({formatDateTime(hook.ts)}): <span class={String(hook.status).startsWith('2') ? 'ok' : 'warn'}>{hook.status}</span> {hook.result}
+              Last webhook {formatAgo(hook.ts)} ({formatDateTime(hook.ts)}):{' '}
+              <span class={String(hook.status).startsWith('2') ? 'ok' : 'warn'}>{hook.status}</span> {hook.result}
             </>
           ) : (
             'No webhook received yet.'
@@ -280,7 +362,14 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
             <li>Paste the signing secret here.</li>
           </ol>
           <Field label="Signing secret" name="webhook_secret" error={form.errors.webhook_secret}>
-            <input {...inputProps('webhook_secret', form.errors.webhook_secret)} type="password" autocomplete="off" value={secret} onInput={(e) => setSecret(e.currentTarget.value)} placeholder={info.placeholder} />
+            <input
+              {...inputProps('webhook_secret', form.errors.webhook_secret)}
+              type="password"
+              autocomplete="off"
+              value={secret}
+              onInput={(e) => setSecret(e.currentTarget.value)}
+              placeholder={info.placeholder}
+            />
           </Field>
           {form.errors._form ? (
             <p class="form-error" role="alert">
@@ -327,20 +416,31 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
               <CopyButton text={code} />
             </div>
             <p data-events-status class={site.last_event_ts ? 'ok' : 'warn'}>
-              {site.last_event_ts ? `Events are arriving: the last one ${formatAgo(site.last_event_ts)} (${formatDateTime(site.last_event_ts)}).` : 'No events yet. Load a page with the snippet, then come back (the tracker is silent on localhost).'}
+              {site.last_event_ts
+                ? `Events are arriving: the last one ${formatAgo(site.last_event_ts)} (${formatDateTime(site.last_event_ts)}).`
+                : 'No events yet. Load a page with the snippet, then come back (the tracker is silent on localhost).'}
             </p>
             <p class="muted small">
-              Goals: <code>footfall('goal', 'signup')</code> or <code>data-footfall-goal="signup"</code> on a button. Pass <code>footfall.visitorId()</code> to your checkout as <code>footfall_visitor_id</code> so payments are credited.
+              Goals: <code>footfall('goal', 'signup')</code> or <code>data-footfall-goal="signup"</code> on a button.
+              Pass <code>footfall.visitorId()</code> to your checkout as <code>footfall_visitor_id</code> so payments
+              are credited.
             </p>
             <p>
               <a href={`/sites/${encodeURIComponent(site.domain)}`}>Open the dashboard →</a>
             </p>
           </Card>
           <Card title="Reports">
-            <SiteForm key={`${site.timezone}|${site.attribution}|${site.lookback_days}`} site={site} onSaved={() => sites.reload()} />
+            <SiteForm
+              key={`${site.timezone}|${site.attribution}|${site.lookback_days}`}
+              site={site}
+              onSaved={() => sites.reload()}
+            />
           </Card>
           <Card title="Payment providers">
-            <p class="muted">Payments arrive as webhooks, each checked with the provider's signing secret. Historic payments: <code>footfall import payments</code>.</p>
+            <p class="muted">
+              Payments arrive as webhooks, each checked with the provider's signing secret. Historic payments:{' '}
+              <code>footfall import payments</code>.
+            </p>
             {providers.error ? <ErrorBox error={providers.error} retry={providers.reload} /> : null}
             {!providers.data && providers.loading ? <Loading /> : null}
             <ul class="providers">

@@ -18,7 +18,8 @@ export function UsersSection(): JSX.Element {
   const invite = async (e: Event) => {
     e.preventDefault();
     form.clear();
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim())) return form.set('email', 'Enter an email address, such as ana@example.com.');
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email.trim()))
+      return form.set('email', 'Enter an email address, such as ana@example.com.');
     setBusy(true);
     try {
       setInvited(await api.inviteUser(email.trim()));
@@ -43,10 +44,19 @@ export function UsersSection(): JSX.Element {
   return (
     <>
       <Card title="Users">
-        <p class="muted">Everyone here sees every site of the account and can change its settings. Footfall sends no email: pass the invitation link on yourself.</p>
+        <p class="muted">
+          Everyone here sees every site of the account and can change its settings. Footfall sends no email: pass the
+          invitation link on yourself.
+        </p>
         <form class="inline-form" onSubmit={(e) => void invite(e)} noValidate>
           <Field label="Email" name="email" error={form.errors.email}>
-            <input {...inputProps('email', form.errors.email)} type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} placeholder="teammate@example.com" />
+            <input
+              {...inputProps('email', form.errors.email)}
+              type="email"
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+              placeholder="teammate@example.com"
+            />
           </Field>
           <button class="btn btn-primary" type="submit" disabled={busy}>
             Invite
@@ -95,7 +105,12 @@ export function UsersSection(): JSX.Element {
                   <td data-label="Since">{formatDateTime(u.created)}</td>
                   <td class="actions">
                     {u.email !== me?.user.email ? (
-                      <button type="button" class="btn btn-small btn-danger" onClick={() => void remove(u)} aria-label={`Remove ${u.email}`}>
+                      <button
+                        type="button"
+                        class="btn btn-small btn-danger"
+                        onClick={() => void remove(u)}
+                        aria-label={`Remove ${u.email}`}
+                      >
                         Remove
                       </button>
                     ) : null}

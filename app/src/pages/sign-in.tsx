@@ -41,16 +41,32 @@ export function SignIn(): JSX.Element {
           </p>
         ) : null}
         <Field label="Email" name="email" error={form.errors.email}>
-          <input {...inputProps('email', form.errors.email)} type="email" autocomplete="username" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required autoFocus />
+          <input
+            {...inputProps('email', form.errors.email)}
+            type="email"
+            autocomplete="username"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+            required
+            autoFocus
+          />
         </Field>
         <Field label="Password" name="password" error={form.errors.password}>
-          <input {...inputProps('password', form.errors.password)} type="password" autocomplete="current-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} required />
+          <input
+            {...inputProps('password', form.errors.password)}
+            type="password"
+            autocomplete="current-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            required
+          />
         </Field>
         <button class="btn btn-primary btn-block" type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
         <p class="hint">
-          No account yet? The first user is made with <code>footfall users add</code>; others get an invitation link from a teammate.
+          No account yet? The first user is made with <code>footfall users add</code>; others get an invitation link
+          from a teammate.
         </p>
       </form>
     </main>

@@ -32,7 +32,14 @@ function SiteCard(props: { domain: string }): JSX.Element {
             {overview.data ? <Change value={overview.data.change.revenue_usd} /> : null}
           </span>
         </span>
-        {series.data ? <Sparkline values={series.data.points.map((p) => p.visitors)} label={`Visitors per day over the last 30 days on ${props.domain}`} /> : <span class="sparkline" />}
+        {series.data ? (
+          <Sparkline
+            values={series.data.points.map((p) => p.visitors)}
+            label={`Visitors per day over the last 30 days on ${props.domain}`}
+          />
+        ) : (
+          <span class="sparkline" />
+        )}
       </a>
       {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
     </li>

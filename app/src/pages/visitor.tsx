@@ -11,9 +11,11 @@ function PaymentLine(props: { p: PaymentRow }): JSX.Element {
   const p = props.p;
   return (
     <span>
-      <strong>{formatMinor(p.amount, p.currency)}</strong> payment ({formatUsd(p.net_usd)} net){p.is_renewal ? ', renewal' : ''}
+      <strong>{formatMinor(p.amount, p.currency)}</strong> payment ({formatUsd(p.net_usd)} net)
+      {p.is_renewal ? ', renewal' : ''}
       {p.status !== 'paid' ? `, ${p.status}` : ''}
-      {p.refunded > 0 ? `, ${formatMinor(p.refunded, p.currency)} refunded` : ''} <span class="muted">via {p.provider}</span>
+      {p.refunded > 0 ? `, ${formatMinor(p.refunded, p.currency)} refunded` : ''}{' '}
+      <span class="muted">via {p.provider}</span>
     </span>
   );
 }
@@ -90,7 +92,8 @@ function VisitView(props: { visit: VisitEntry }): JSX.Element {
       <div class="entry-head">
         <strong>{formatDateTime(v.start)}</strong>
         <span class="muted">
-          {touchSummary({ ...v, ts: v.start })} · {v.pageviews} page{v.pageviews === 1 ? '' : 's'} · {formatDuration(Math.round((Date.parse(v.end) - Date.parse(v.start)) / 1000))}
+          {touchSummary({ ...v, ts: v.start })} · {v.pageviews} page{v.pageviews === 1 ? '' : 's'} ·{' '}
+          {formatDuration(Math.round((Date.parse(v.end) - Date.parse(v.start)) / 1000))}
         </span>
       </div>
       <ol class="steps">
@@ -122,8 +125,10 @@ export function VisitorPage(): JSX.Element {
           <div class="visitor-head card">
             <h2 class="mono">{t.visitor_id}</h2>
             <p>
-              {t.country ? countryName(t.country) : 'Unknown country'} · {t.browser ?? 'unknown browser'} · {t.device ?? 'unknown device'} ·{' '}
-              {plural(t.entries.filter((e) => e.type === 'visit').length, 'visit')} · {plural(t.payments.length, 'payment')} ({formatUsd(t.payments.reduce((sum, p) => sum + p.net_usd, 0))} net)
+              {t.country ? countryName(t.country) : 'Unknown country'} · {t.browser ?? 'unknown browser'} ·{' '}
+              {t.device ?? 'unknown device'} · {plural(t.entries.filter((e) => e.type === 'visit').length, 'visit')} ·{' '}
+              {plural(t.payments.length, 'payment')} ({formatUsd(t.payments.reduce((sum, p) => sum + p.net_usd, 0))}{' '}
+              net)
             </p>
           </div>
           <ol class="timeline">
@@ -152,7 +157,12 @@ export function VisitorPage(): JSX.Element {
                 <PaymentsHead showVisitor={false} />
                 <tbody>
                   {t.payments.map((p) => (
-                    <PaymentRowView key={`${p.provider}|${p.provider_payment_id}`} row={p} domain={domain} showVisitor={false} />
+                    <PaymentRowView
+                      key={`${p.provider}|${p.provider_payment_id}`}
+                      row={p}
+                      domain={domain}
+                      showVisitor={false}
+                    />
                   ))}
                 </tbody>
               </table>

@@ -14,11 +14,20 @@ import type { SecretBox } from '../../ports.js';
 
 /** Sign-in and sessions on the single table. */
 export function dynamoAuthDeps(conn: DynamoConnection, clock: () => number = Date.now): AuthDeps {
-  return { users: new DynamoUserStore(conn), sessions: new DynamoSessionStore(conn), attempts: new DynamoAttemptStore(conn), clock };
+  return {
+    users: new DynamoUserStore(conn),
+    sessions: new DynamoSessionStore(conn),
+    attempts: new DynamoAttemptStore(conn),
+    clock,
+  };
 }
 
 /** Account settings on the single table; webhook secrets sealed by `secrets` through the config store (the secret seam of `SettingsDeps.providers`). */
-export function dynamoSettingsDeps(conn: DynamoConnection, secrets: SecretBox, clock: () => number = Date.now): SettingsDeps {
+export function dynamoSettingsDeps(
+  conn: DynamoConnection,
+  secrets: SecretBox,
+  clock: () => number = Date.now,
+): SettingsDeps {
   const config = new DynamoConfigStore(conn, secrets);
   const payments = dynamoPaymentDeps(conn, clock);
   return {

@@ -17,11 +17,22 @@ export class DynamoBatchMarkers {
   constructor(private readonly conn: DynamoConnection) {}
 
   async get(shard: string): Promise<BatchMarker | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT' }, ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT' },
+        ConsistentRead: true,
+      }),
+    );
     return Item ? { first: String(Item.first), last: String(Item.last) } : null;
   }
 
   async put(shard: string, marker: BatchMarker): Promise<void> {
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT', type: 'BATCH_MARKER', ...marker } }));
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT', type: 'BATCH_MARKER', ...marker },
+      }),
+    );
   }
 }

@@ -101,7 +101,9 @@ export class CapacityMeter {
 
   /** A copy of the counts per operation, operations in name order. */
   snapshot(): CapacityByOperation {
-    return Object.fromEntries([...this.byOperation.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([op, c]) => [op, { ...c }]));
+    return Object.fromEntries(
+      [...this.byOperation.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([op, c]) => [op, { ...c }]),
+    );
   }
 
   /** The counts of every operation added up. */
@@ -118,7 +120,9 @@ export class CapacityMeter {
    * Runs `work` and returns its result with what the requests made meanwhile cost (per operation
    * and in total). Requests of other work running concurrently on the same client are counted too.
    */
-  async measure<T>(work: () => Promise<T>): Promise<{ result: T; byOperation: CapacityByOperation; total: CapacityCounts }> {
+  async measure<T>(
+    work: () => Promise<T>,
+  ): Promise<{ result: T; byOperation: CapacityByOperation; total: CapacityCounts }> {
     const before = this.snapshot();
     const result = await work();
     const byOperation = difference(this.snapshot(), before);
@@ -160,7 +164,11 @@ interface ConsumedCapacity {
 const MINIMUM_READ: Readonly<Record<string, true>> = { GetItem: true, Query: true };
 
 /** RCU and WCU of a `ConsumedCapacity` (an object, or a list for batch and transaction calls). */
-function unitsOf(consumed: ConsumedCapacity | ConsumedCapacity[] | undefined, kind: Kind, statement: string): { rcu: number; wcu: number } {
+function unitsOf(
+  consumed: ConsumedCapacity | ConsumedCapacity[] | undefined,
+  kind: Kind,
+  statement: string,
+): { rcu: number; wcu: number } {
   const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
   const reads = kind === 'read' || (kind === 'statement' && /^\s*select\b/i.test(statement));
   let rcu = 0;
@@ -177,7 +185,8 @@ function unitsOf(consumed: ConsumedCapacity | ConsumedCapacity[] | undefined, ki
 
 type Loose = Record<string, unknown>;
 const lengthOf = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
-const sumLengths = (v: unknown): number => (v && typeof v === 'object' ? Object.values(v as Loose).reduce<number>((n, list) => n + lengthOf(list), 0) : 0);
+const sumLengths = (v: unknown): number =>
+  v && typeof v === 'object' ? Object.values(v as Loose).reduce<number>((n, list) => n + lengthOf(list), 0) : 0;
 
 /** Items an operation read or wrote, from its input and output (see {@link CapacityCounts}). */
 const ITEMS: Readonly<Record<string, (input: Loose, output: Loose) => number>> = {
@@ -208,7 +217,8 @@ function headerBytes(headers: Record<string, string> | undefined): number {
   return entry ? Number(entry[1]) || 0 : 0;
 }
 
-const operationOf = (context: HandlerExecutionContext): string => String(context.commandName ?? 'Unknown').replace(/Command$/, '');
+const operationOf = (context: HandlerExecutionContext): string =>
+  String(context.commandName ?? 'Unknown').replace(/Command$/, '');
 
 /**
  * Adds two middlewares to a DynamoDB client's stack (shared by a `DynamoDBDocumentClient` made
@@ -258,7 +268,9 @@ export function attachCapacityMeter(stack: MiddlewareStack<object, MetadataBeare
       }
       const output = result.output as unknown as Loose;
       const response = result.response as { headers?: Record<string, string> } | undefined;
-      const units = kind ? unitsOf(output.ConsumedCapacity as ConsumedCapacity | undefined, kind, String(input.Statement ?? '')) : { rcu: 0, wcu: 0 };
+      const units = kind
+        ? unitsOf(output.ConsumedCapacity as ConsumedCapacity | undefined, kind, String(input.Statement ?? ''))
+        : { rcu: 0, wcu: 0 };
       if (MINIMUM_READ[operation]) units.rcu = Math.max(units.rcu, input.ConsistentRead === true ? 1 : 0.5);
       meter.record(operation, {
         requests: 1,

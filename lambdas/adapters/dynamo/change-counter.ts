@@ -12,7 +12,12 @@ import { PK, SK } from './table.js';
  * @param type the item's `type` (PAYMENT_CHANGE, COHORT_CHANGE)
  * @returns the counter after the bump (≥ 1)
  */
-export async function bumpChangeCounter(conn: DynamoConnection, pk: string, period: string, type: string): Promise<number> {
+export async function bumpChangeCounter(
+  conn: DynamoConnection,
+  pk: string,
+  period: string,
+  type: string,
+): Promise<number> {
   const { Attributes } = await conn.doc.send(
     new UpdateCommand({
       TableName: conn.table,

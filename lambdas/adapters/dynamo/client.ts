@@ -27,7 +27,11 @@ export function createDynamoConnection(options: {
   const local = options.endpoint !== undefined;
   const client = new DynamoDBClient({
     ...(local
-      ? { endpoint: options.endpoint, region: 'local', credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' } }
+      ? {
+          endpoint: options.endpoint,
+          region: 'local',
+          credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
+        }
       : {}),
     maxAttempts: options.maxAttempts ?? 4,
     // Options, not a handler instance: the SDK builds its default (HTTP/1.1) handler, so

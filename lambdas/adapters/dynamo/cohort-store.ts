@@ -1,5 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  paginateQuery,
+} from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
@@ -83,8 +90,21 @@ const customerIdOf = (payer: string) => (payer.startsWith('payment:') ? null : p
  * The three COHORT items of a period (`D#<day>` or `M#<month>`): one per
  * grouping, the channels one carrying the period's payers (`n`).
  */
-export function cohortItems(site: string, period: string, cohort: CohortGroups, payers: number, src: number): Array<Record<string, unknown>> {
-  return GROUPINGS.map((grouping) => ({ [PK]: cohortPk(site), [SK]: `${period}#${grouping}`, type: 'COHORT', v: serializeGroups(cohort[grouping]), ...(grouping === 'channels' ? { n: payers } : {}), src }));
+export function cohortItems(
+  site: string,
+  period: string,
+  cohort: CohortGroups,
+  payers: number,
+  src: number,
+): Array<Record<string, unknown>> {
+  return GROUPINGS.map((grouping) => ({
+    [PK]: cohortPk(site),
+    [SK]: `${period}#${grouping}`,
+    type: 'COHORT',
+    v: serializeGroups(cohort[grouping]),
+    ...(grouping === 'channels' ? { n: payers } : {}),
+    src,
+  }));
 }
 
 /** The first "paying until" day a recompute at `now` keeps: its local day; every day without a clock. */
@@ -127,11 +147,20 @@ export class CohortStore {
    *   instead of each entry `pending` (one write per payer, not two per payment: issue 16's budget);
    *   a retry finds the mark, since only the payer's recompute clears it
    */
-  async syncPayment(site: string, timezone: string, payment: Payment, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void> {
+  async syncPayment(
+    site: string,
+    timezone: string,
+    payment: Payment,
+    rate: UsdRate,
+    now: number,
+    batch?: RecomputeBatch,
+  ): Promise<void> {
     const payer = customerKey(payment);
     const entry = payerPaymentOf(payment, rate);
     const key = { [PK]: payerPk(site), [SK]: entrySk(payer, `${payment.provider}:${payment.provider_payment_id}`) };
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
+    );
     const wanted = entry ? JSON.stringify(entry) : null;
     if (!Item && wanted === null) {
       // A payment no payer counts (a failed one) may be a generation's first: mark it ready now, or its first countable payment finds it new no longer.
@@ -149,7 +178,13 @@ export class CohortStore {
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { ...key, type: 'PAYER_PAYMENT', rev: payment.rev, ...(batch ? {} : { pending: 1 }), ...(wanted !== null ? { e: wanted } : {}) },
+          Item: {
+            ...key,
+            type: 'PAYER_PAYMENT',
+            rev: payment.rev,
+            ...(batch ? {} : { pending: 1 }),
+            ...(wanted !== null ? { e: wanted } : {}),
+          },
           ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`,
           ExpressionAttributeValues: { ':rev': payment.rev },
         }),
@@ -184,14 +219,28 @@ export class CohortStore {
 
   /** Whether a payer's state says a recompute of it is owed (`pend`). */
   private async payerMarked(site: string, payer: string): Promise<boolean> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: payerPk(site), [SK]: stateSk(payer) }, ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: payerPk(site), [SK]: stateSk(payer) },
+        ConsistentRead: true,
+      }),
+    );
     return Item?.pend !== undefined;
   }
 
   /** Removes a PAYER_PAYMENT item's `pending`, if it still holds the revision synced. */
   private async settled(entry: { key: Record<string, unknown>; rev: number }): Promise<void> {
     await this.conn.doc
-      .send(new UpdateCommand({ TableName: this.conn.table, Key: entry.key, UpdateExpression: 'REMOVE pending', ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': entry.rev } }))
+      .send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: entry.key,
+          UpdateExpression: 'REMOVE pending',
+          ConditionExpression: 'rev = :rev',
+          ExpressionAttributeValues: { ':rev': entry.rev },
+        }),
+      )
       .catch(ignoreCondition);
   }
 
@@ -254,12 +303,24 @@ export class CohortStore {
     const [customer] = await Promise.all([
       customerId === null
         ? Promise.resolve(undefined)
-        : this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: `CUST#${site}`, [SK]: `${providerOf(payer)}#${customerId}` }, ConsistentRead: true })).then((r) => r.Item),
+        : this.conn.doc
+            .send(
+              new GetCommand({
+                TableName: this.conn.table,
+                Key: { [PK]: `CUST#${site}`, [SK]: `${providerOf(payer)}#${customerId}` },
+                ConsistentRead: true,
+              }),
+            )
+            .then((r) => r.Item),
       (async () => {
-        for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) if (typeof item.e === 'string') entries.push(JSON.parse(item.e) as PayerPayment);
+        for await (const page of paginateQuery({ client: this.conn.doc }, query))
+          for (const item of page.Items ?? [])
+            if (typeof item.e === 'string') entries.push(JSON.parse(item.e) as PayerPayment);
       })(),
     ]);
-    const statuses = Object.values(((customer as Customer | undefined)?.subscriptions ?? {}) as Record<string, SubscriptionState>);
+    const statuses = Object.values(
+      ((customer as Customer | undefined)?.subscriptions ?? {}) as Record<string, SubscriptionState>,
+    );
     return { summary: payerSummary(entries, statuses, timezone), statuses, customerExists: customer !== undefined };
   }
 
@@ -275,11 +336,18 @@ export class CohortStore {
    * @param collect when given, the cohort days to recompute are added to it and the payer's
    *   release (its state's `pend`) is returned, to run after the caller recomputed them
    */
-  private async recomputePayer(site: string, timezone: string, payer: string, now: number, collect?: Set<string>): Promise<(() => Promise<void>) | null> {
+  private async recomputePayer(
+    site: string,
+    timezone: string,
+    payer: string,
+    now: number,
+    collect?: Set<string>,
+  ): Promise<(() => Promise<void>) | null> {
     const stateKey = { [PK]: payerPk(site), [SK]: stateSk(payer) };
     const provider = providerOf(payer);
     const sourcesOk = (facts: PayerFacts, sources: Record<string, boolean>) =>
-      !(facts.summary !== null || facts.customerExists) || (provider in sources && (facts.statuses.length === 0 || sources[provider] === true));
+      !(facts.summary !== null || facts.customerExists) ||
+      (provider in sources && (facts.statuses.length === 0 || sources[provider] === true));
     const [{ Item: state }, before, { sources, exists }] = await Promise.all([
       this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: stateKey, ConsistentRead: true })),
       this.readPayer(site, payer, timezone),
@@ -288,9 +356,26 @@ export class CohortStore {
     if (!exists) await this.readyIfNew(site);
     const heldBefore = [...((state?.held as Set<string> | undefined) ?? [])];
     const dayBefore = before.summary?.day ?? null;
-    if (!state?.pend && sourcesOk(before, sources) && heldBefore.length === (dayBefore === null ? 0 : 1) && heldBefore.every((d) => d === dayBefore)) {
-      const stored = dayBefore === null ? undefined : (await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: memberPk(site), [SK]: memberSk(dayBefore, payer) }, ConsistentRead: true }))).Item;
-      if (((stored?.m as string | undefined) ?? null) === (before.summary ? JSON.stringify(before.summary) : null)) return null;
+    if (
+      !state?.pend &&
+      sourcesOk(before, sources) &&
+      heldBefore.length === (dayBefore === null ? 0 : 1) &&
+      heldBefore.every((d) => d === dayBefore)
+    ) {
+      const stored =
+        dayBefore === null
+          ? undefined
+          : (
+              await this.conn.doc.send(
+                new GetCommand({
+                  TableName: this.conn.table,
+                  Key: { [PK]: memberPk(site), [SK]: memberSk(dayBefore, payer) },
+                  ConsistentRead: true,
+                }),
+              )
+            ).Item;
+      if (((stored?.m as string | undefined) ?? null) === (before.summary ? JSON.stringify(before.summary) : null))
+        return null;
     }
     const { Attributes: bumped } = await this.conn.doc.send(
       new UpdateCommand({
@@ -309,13 +394,26 @@ export class CohortStore {
     const held = new Set<string>((bumped?.held as Set<string> | undefined) ?? []);
     if (day !== null && facts.summary) {
       if (!held.has(day)) {
-        await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: stateKey, UpdateExpression: 'ADD held :day', ExpressionAttributeValues: { ':day': new Set([day]) } }));
+        await this.conn.doc.send(
+          new UpdateCommand({
+            TableName: this.conn.table,
+            Key: stateKey,
+            UpdateExpression: 'ADD held :day',
+            ExpressionAttributeValues: { ':day': new Set([day]) },
+          }),
+        );
       }
       await this.conn.doc
         .send(
           new PutCommand({
             TableName: this.conn.table,
-            Item: { [PK]: memberPk(site), [SK]: memberSk(day, payer), type: 'COHORT_MEMBER', m: JSON.stringify(facts.summary), src },
+            Item: {
+              [PK]: memberPk(site),
+              [SK]: memberSk(day, payer),
+              type: 'COHORT_MEMBER',
+              m: JSON.stringify(facts.summary),
+              src,
+            },
             ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
             ExpressionAttributeValues: { ':src': src },
           }),
@@ -325,7 +423,14 @@ export class CohortStore {
     for (const d of held) {
       if (d === day) continue;
       await this.conn.doc
-        .send(new DeleteCommand({ TableName: this.conn.table, Key: { [PK]: memberPk(site), [SK]: memberSk(d, payer) }, ConditionExpression: 'src < :src', ExpressionAttributeValues: { ':src': src } }))
+        .send(
+          new DeleteCommand({
+            TableName: this.conn.table,
+            Key: { [PK]: memberPk(site), [SK]: memberSk(d, payer) },
+            ConditionExpression: 'src < :src',
+            ExpressionAttributeValues: { ':src': src },
+          }),
+        )
         .catch(ignoreCondition);
     }
     const days = [...new Set([...held, ...(day !== null ? [day] : [])])].sort();
@@ -371,7 +476,8 @@ export class CohortStore {
       ExpressionAttributeValues: { ':pk': memberPk(site), ':day': `${day}#` },
       ConsistentRead: true,
     };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) out.push(JSON.parse(String(item.m)) as PayerSummary);
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      for (const item of page.Items ?? []) out.push(JSON.parse(String(item.m)) as PayerSummary);
     return out;
   }
 
@@ -390,26 +496,58 @@ export class CohortStore {
   async recomputeMonth(site: string, timezone: string, month: string, now?: number): Promise<void> {
     const src = await this.bump(site, month);
     const days = await this.read(site, { granularity: 'D', from: `${month}-01`, to: `${month}-31` }, true);
-    await this.writeCohort(site, `M#${month}`, mergeCohorts(days.map((d) => d.cohort), dropBefore(now, timezone), true), days.reduce((n, d) => n + d.payers, 0), src);
+    await this.writeCohort(
+      site,
+      `M#${month}`,
+      mergeCohorts(
+        days.map((d) => d.cohort),
+        dropBefore(now, timezone),
+        true,
+      ),
+      days.reduce((n, d) => n + d.payers, 0),
+      src,
+    );
   }
 
-  private async writeCohort(site: string, period: string, cohort: CohortGroups, payers: number, src: number): Promise<void> {
+  private async writeCohort(
+    site: string,
+    period: string,
+    cohort: CohortGroups,
+    payers: number,
+    src: number,
+  ): Promise<void> {
     await Promise.all(
       cohortItems(site, period, cohort, payers, src).map((Item) =>
         this.conn.doc
-          .send(new PutCommand({ TableName: this.conn.table, Item, ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`, ExpressionAttributeValues: { ':src': src } }))
+          .send(
+            new PutCommand({
+              TableName: this.conn.table,
+              Item,
+              ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
+              ExpressionAttributeValues: { ':src': src },
+            }),
+          )
           .catch(ignoreCondition),
       ),
     );
   }
 
   /** The cohort items of one span, per period, with the payers of each (from its channels item). */
-  private async read(site: string, span: PeriodSpan, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; cohort: CohortGroups; payers: number }>> {
+  private async read(
+    site: string,
+    span: PeriodSpan,
+    consistent: boolean,
+    cost?: ReadCost,
+  ): Promise<Array<{ period: string; cohort: CohortGroups; payers: number }>> {
     const byPeriod = new Map<string, { period: string; cohort: CohortGroups; payers: number }>();
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-      ExpressionAttributeValues: { ':pk': cohortPk(site), ':from': `${span.granularity}#${span.from}#`, ':to': `${span.granularity}#${span.to}#~` },
+      ExpressionAttributeValues: {
+        ':pk': cohortPk(site),
+        ':from': `${span.granularity}#${span.from}#`,
+        ':to': `${span.granularity}#${span.to}#~`,
+      },
       ConsistentRead: consistent,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
@@ -461,8 +599,18 @@ export class CohortStore {
    * status), whether this generation's cohorts are complete (`ready`), and
    * whether the item exists at all (it does once anything was recomputed).
    */
-  async sourceFlags(site: string, consistent = false, cost?: ReadCost): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK }, ConsistentRead: consistent }));
+  async sourceFlags(
+    site: string,
+    consistent = false,
+    cost?: ReadCost,
+  ): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }> {
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK },
+        ConsistentRead: consistent,
+      }),
+    );
     if (cost) {
       cost.requests++;
       if (Item) cost.bytes += itemBytes(Item);
@@ -486,7 +634,20 @@ export class CohortStore {
    */
   private async isNew(site: string): Promise<boolean> {
     const few = async (pk: string) =>
-      ((await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: PK, Limit: 2, ConsistentRead: true }))).Items ?? []).length <= 1;
+      (
+        (
+          await this.conn.doc.send(
+            new QueryCommand({
+              TableName: this.conn.table,
+              KeyConditionExpression: `${PK} = :pk`,
+              ExpressionAttributeValues: { ':pk': pk },
+              ProjectionExpression: PK,
+              Limit: 2,
+              ConsistentRead: true,
+            }),
+          )
+        ).Items ?? []
+      ).length <= 1;
     const [payments, customers] = await Promise.all([few(`PAY#${site}`), few(`CUST#${site}`)]);
     return payments && customers;
   }
@@ -526,7 +687,14 @@ export class CohortStore {
    * `bulkWrite` then `bulkSummarize`.
    * @returns payers written
    */
-  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], customers: readonly Customer[], rate: UsdRate, now?: number): Promise<number> {
+  async bulkLoad(
+    site: string,
+    timezone: string,
+    payments: readonly Payment[],
+    customers: readonly Customer[],
+    rate: UsdRate,
+    now?: number,
+  ): Promise<number> {
     const payers = new Set<string>();
     await this.bulkWrite(site, payments, rate, payers);
     await this.bulkSummarize(site, timezone, payers, customers, now);
@@ -547,9 +715,19 @@ export class CohortStore {
       const payer = customerKey(p);
       payers.add(payer);
       const e = payerPaymentOf({ ...p, site }, rate);
-      if (e) items.push({ [PK]: payerPk(site), [SK]: entrySk(payer, e.key), type: 'PAYER_PAYMENT', rev: p.rev, e: JSON.stringify(e) });
+      if (e)
+        items.push({
+          [PK]: payerPk(site),
+          [SK]: entrySk(payer, e.key),
+          type: 'PAYER_PAYMENT',
+          rev: p.rev,
+          e: JSON.stringify(e),
+        });
     }
-    await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+    await batchWrite(
+      this.conn,
+      items.map((Item) => ({ PutRequest: { Item } })),
+    );
   }
 
   /**
@@ -564,14 +742,24 @@ export class CohortStore {
    * entries, not the payments.
    * @param now ms since epoch ("paying until" days before its local day are dropped); omitted, none is
    */
-  async bulkSummarize(site: string, timezone: string, payers: ReadonlySet<string>, customers: readonly Customer[], now?: number): Promise<void> {
+  async bulkSummarize(
+    site: string,
+    timezone: string,
+    payers: ReadonlySet<string>,
+    customers: readonly Customer[],
+    now?: number,
+  ): Promise<void> {
     const customerOf = new Map(customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
     const sources = new Map<string, boolean>();
-    for (const c of customers) sources.set(c.provider, (sources.get(c.provider) ?? false) || Object.keys(c.subscriptions).length > 0);
+    for (const c of customers)
+      sources.set(c.provider, (sources.get(c.provider) ?? false) || Object.keys(c.subscriptions).length > 0);
     const days = new Set<string>();
     let items: Array<Record<string, unknown>> = [];
     const flush = async () => {
-      await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
+      await batchWrite(
+        this.conn,
+        items.map((Item) => ({ PutRequest: { Item } })),
+      );
       items = [];
     };
     const summarize = async (payer: string, entries: readonly PayerPayment[]) => {
@@ -579,13 +767,30 @@ export class CohortStore {
       if (!summary) return;
       sources.set(providerOf(payer), sources.get(providerOf(payer)) ?? false);
       days.add(summary.day);
-      items.push({ [PK]: payerPk(site), [SK]: stateSk(payer), type: 'PAYER_STATE', n: 0, held: new Set([summary.day]) });
-      items.push({ [PK]: memberPk(site), [SK]: memberSk(summary.day, payer), type: 'COHORT_MEMBER', m: JSON.stringify(summary), src: 0 });
+      items.push({
+        [PK]: payerPk(site),
+        [SK]: stateSk(payer),
+        type: 'PAYER_STATE',
+        n: 0,
+        held: new Set([summary.day]),
+      });
+      items.push({
+        [PK]: memberPk(site),
+        [SK]: memberSk(summary.day, payer),
+        type: 'COHORT_MEMBER',
+        m: JSON.stringify(summary),
+        src: 0,
+      });
       if (items.length >= SUMMARY_WRITE_BUFFER) await flush();
     };
     let current: string | null = null;
     let entries: PayerPayment[] = [];
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': payerPk(site) }, ConsistentRead: true };
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': payerPk(site) },
+      ConsistentRead: true,
+    };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) {
         if (item.type !== 'PAYER_PAYMENT' || item.e === undefined) continue;

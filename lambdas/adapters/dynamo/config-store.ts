@@ -1,4 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  paginateQuery,
+} from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -22,7 +29,13 @@ export class GenerationConflictError extends Error {
     readonly expected: string,
     readonly site: SiteConfig,
   ) {
-    const state = [`live generation ${site.generation ?? 0}`, site.building !== undefined ? `generation ${site.building} being built` : null, site.retired !== undefined ? `generation ${site.retired} retired, not yet deleted` : null].filter(Boolean).join(', ');
+    const state = [
+      `live generation ${site.generation ?? 0}`,
+      site.building !== undefined ? `generation ${site.building} being built` : null,
+      site.retired !== undefined ? `generation ${site.retired} retired, not yet deleted` : null,
+    ]
+      .filter(Boolean)
+      .join(', ');
     super(`${domain}: expected ${expected}, found ${state}`);
   }
 }
@@ -74,7 +87,8 @@ export class DynamoConfigStore implements SiteDirectory {
         }),
       );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new AlreadyExistsError(`account ${id} already exists`);
+      if (error instanceof ConditionalCheckFailedException)
+        throw new AlreadyExistsError(`account ${id} already exists`);
       throw error;
     }
     return account;
@@ -92,7 +106,12 @@ export class DynamoConfigStore implements SiteDirectory {
   async addSite(input: SiteConfig): Promise<SiteConfig> {
     if (!(await this.getAccount(input.account))) throw new NotFoundError(`account ${input.account} does not exist`);
     // A new site has no data yet: it starts in this release's layout, with payments markers and visits counts items.
-    const site = { ...input, layout: input.layout ?? DATA_LAYOUT, payment_marks: input.payment_marks ?? true, visit_counts: input.visit_counts ?? true };
+    const site = {
+      ...input,
+      layout: input.layout ?? DATA_LAYOUT,
+      payment_marks: input.payment_marks ?? true,
+      visit_counts: input.visit_counts ?? true,
+    };
     try {
       await this.conn.doc.send(
         new PutCommand({
@@ -102,7 +121,8 @@ export class DynamoConfigStore implements SiteDirectory {
         }),
       );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new AlreadyExistsError(`site ${site.domain} already exists`);
+      if (error instanceof ConditionalCheckFailedException)
+        throw new AlreadyExistsError(`site ${site.domain} already exists`);
       throw error;
     }
     return site;
@@ -167,7 +187,13 @@ export class DynamoConfigStore implements SiteDirectory {
    * written, or throws GenerationConflictError when the item is not in the
    * state the step starts from (another rebuild, a finished or abandoned one).
    */
-  private async generationStep(domain: string, update: string, condition: string, values: Record<string, number | boolean>, expected: string): Promise<SiteConfig> {
+  private async generationStep(
+    domain: string,
+    update: string,
+    condition: string,
+    values: Record<string, number | boolean>,
+    expected: string,
+  ): Promise<SiteConfig> {
     try {
       const { Attributes } = await this.conn.doc.send(
         new UpdateCommand({
@@ -190,7 +216,13 @@ export class DynamoConfigStore implements SiteDirectory {
 
   /** Marks `generation` as being built: refused while another one is built or a replaced one awaits deletion. */
   beginBuilding(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(domain, 'SET building = :g', 'attribute_not_exists(building) AND attribute_not_exists(retired)', { ':g': generation }, 'no rebuild running and none to clean up');
+    return this.generationStep(
+      domain,
+      'SET building = :g',
+      'attribute_not_exists(building) AND attribute_not_exists(retired)',
+      { ':g': generation },
+      'no rebuild running and none to clean up',
+    );
   }
 
   /**
@@ -210,12 +242,24 @@ export class DynamoConfigStore implements SiteDirectory {
 
   /** Gives up the generation being built: no writer writes it any more, and it is left to be deleted as `retired`. */
   abandonBuilding(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(domain, 'SET retired = :g REMOVE building', 'building = :g AND attribute_not_exists(retired)', { ':g': generation }, `generation ${generation} being built`);
+    return this.generationStep(
+      domain,
+      'SET retired = :g REMOVE building',
+      'building = :g AND attribute_not_exists(retired)',
+      { ':g': generation },
+      `generation ${generation} being built`,
+    );
   }
 
   /** Forgets the retired generation once its items are deleted. */
   clearRetired(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(domain, 'REMOVE retired', 'retired = :g', { ':g': generation }, `generation ${generation} retired`);
+    return this.generationStep(
+      domain,
+      'REMOVE retired',
+      'retired = :g',
+      { ':g': generation },
+      `generation ${generation} retired`,
+    );
   }
 
   /**
@@ -229,7 +273,15 @@ export class DynamoConfigStore implements SiteDirectory {
     if (!(await this.getSite(domain))) throw new NotFoundError(`site ${domain} does not exist`);
     const sealed = await box.seal(secret, { site: domain, provider });
     await this.conn.doc.send(
-      new PutCommand({ TableName: this.conn.table, Item: { ...providerKey(domain, provider), type: 'PROVIDER', sealed_secret: sealed, connected: now.toISOString() } }),
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: {
+          ...providerKey(domain, provider),
+          type: 'PROVIDER',
+          sealed_secret: sealed,
+          connected: now.toISOString(),
+        },
+      }),
     );
   }
 
@@ -246,16 +298,23 @@ export class DynamoConfigStore implements SiteDirectory {
    * @throws SecretUnreadableError when the sealed secret does not open (tampered, or copied from another site or provider)
    */
   async providerSecret(domain: string, provider: string): Promise<string | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: providerKey(domain, provider), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: providerKey(domain, provider), ConsistentRead: true }),
+    );
     if (!Item) return null;
-    if (typeof Item.sealed_secret === 'string') return this.secretBox().open(Item.sealed_secret, { site: domain, provider });
+    if (typeof Item.sealed_secret === 'string')
+      return this.secretBox().open(Item.sealed_secret, { site: domain, provider });
     return typeof Item.secret === 'string' ? Item.secret : null;
   }
 
   /** The providers connected to a site, with when (never the secrets). */
   async listProviders(domain: string): Promise<Array<{ provider: string; connected: string }>> {
     const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PROVIDER#${domain}` } }),
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': `PROVIDER#${domain}` },
+      }),
     );
     return Items.map((i) => ({ provider: String(i[SK]), connected: String(i.connected) }));
   }

@@ -21,7 +21,13 @@ export async function recordExpiry(conn: DynamoConnection, pk: string, sk: strin
   await conn.doc.send(
     new PutCommand({
       TableName: conn.table,
-      Item: { [PK]: EXPIRING_PK, [SK]: `${pad(seconds(expiresMs))}#${pk}#${sk}`, item_pk: pk, item_sk: sk, ...ttlOf(expiresMs) },
+      Item: {
+        [PK]: EXPIRING_PK,
+        [SK]: `${pad(seconds(expiresMs))}#${pk}#${sk}`,
+        item_pk: pk,
+        item_sk: sk,
+        ...ttlOf(expiresMs),
+      },
     }),
   );
 }
@@ -49,7 +55,9 @@ export async function sweepExpired(conn: DynamoConnection, nowMs: number, max = 
     ]);
     let pending: Record<string, unknown>[] = keys.map((Key) => ({ DeleteRequest: { Key } }));
     for (let attempt = 0; pending.length > 0 && attempt < 5; attempt++) {
-      const { UnprocessedItems } = await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: pending } }));
+      const { UnprocessedItems } = await conn.doc.send(
+        new BatchWriteCommand({ RequestItems: { [conn.table]: pending } }),
+      );
       pending = (UnprocessedItems?.[conn.table] ?? []) as Record<string, unknown>[];
     }
   }

@@ -42,9 +42,11 @@ export class DynamoFxStore {
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) {
         const day = item[SK];
-        if (typeof day !== 'string' || !DAY.test(day) || typeof item.rates !== 'object' || item.rates === null) continue;
+        if (typeof day !== 'string' || !DAY.test(day) || typeof item.rates !== 'object' || item.rates === null)
+          continue;
         const row = Object.entries(item.rates as Record<string, unknown>).filter(
-          (entry): entry is [string, number] => CODE.test(entry[0]) && typeof entry[1] === 'number' && entry[1] > 0 && Number.isFinite(entry[1]),
+          (entry): entry is [string, number] =>
+            CODE.test(entry[0]) && typeof entry[1] === 'number' && entry[1] > 0 && Number.isFinite(entry[1]),
         );
         if (row.length > 0) rates[day] = Object.fromEntries(row);
       }

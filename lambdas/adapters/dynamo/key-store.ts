@@ -44,35 +44,80 @@ export class DynamoKeyStore {
   async create(account: string, name: string | null, now: Date): Promise<ApiKeyInfo & { key: string }> {
     const key = newApiKey();
     const hash = hashApiKey(key);
-    const info: ApiKeyInfo = { id: newKeyId(), account, name, created: now.toISOString(), last_used: null, revoked: null };
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...hashKey(hash), type: 'API_KEY', id: info.id, account, revoked: null } }));
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...listKey(info.id), type: 'KEY_INFO', ...info, hash } }));
+    const info: ApiKeyInfo = {
+      id: newKeyId(),
+      account,
+      name,
+      created: now.toISOString(),
+      last_used: null,
+      revoked: null,
+    };
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...hashKey(hash), type: 'API_KEY', id: info.id, account, revoked: null },
+      }),
+    );
+    await this.conn.doc.send(
+      new PutCommand({ TableName: this.conn.table, Item: { ...listKey(info.id), type: 'KEY_INFO', ...info, hash } }),
+    );
     return { ...info, key };
   }
 
   /** Every key of every account, read a page of 100 at a time. */
   async list(): Promise<ApiKeyInfo[]> {
     const keys: ApiKeyInfo[] = [];
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': 'KEYS' }, Limit: 100 };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const i of page.Items ?? []) keys.push(toInfo(i));
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': 'KEYS' },
+      Limit: 100,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      for (const i of page.Items ?? []) keys.push(toInfo(i));
     return keys;
   }
 
   /** One key's information by id, or null. */
   async info(id: string): Promise<ApiKeyInfo | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }),
+    );
     return Item ? toInfo(Item) : null;
   }
 
   /** Revokes a key; its next request fails. @throws NotFoundError for an unknown id */
   async revoke(id: string, now: Date): Promise<ApiKeyInfo> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: listKey(id), ConsistentRead: true }),
+    );
     if (!Item) throw new NotFoundError(`no API key ${id}`);
     const revoked = (Item.revoked as string | null) ?? now.toISOString();
     // The lookup item first: that is what authentication reads.
-    await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: hashKey(String(Item.hash)), UpdateExpression: 'SET revoked = :r', ExpressionAttributeValues: { ':r': revoked } }));
-    await this.conn.doc.send(new UpdateCommand({ TableName: this.conn.table, Key: listKey(id), UpdateExpression: 'SET revoked = :r', ExpressionAttributeValues: { ':r': revoked } }));
-    return { id, account: String(Item.account), name: (Item.name as string | null) ?? null, created: String(Item.created), last_used: (Item.last_used as string | null) ?? null, revoked };
+    await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: hashKey(String(Item.hash)),
+        UpdateExpression: 'SET revoked = :r',
+        ExpressionAttributeValues: { ':r': revoked },
+      }),
+    );
+    await this.conn.doc.send(
+      new UpdateCommand({
+        TableName: this.conn.table,
+        Key: listKey(id),
+        UpdateExpression: 'SET revoked = :r',
+        ExpressionAttributeValues: { ':r': revoked },
+      }),
+    );
+    return {
+      id,
+      account: String(Item.account),
+      name: (Item.name as string | null) ?? null,
+      created: String(Item.created),
+      last_used: (Item.last_used as string | null) ?? null,
+      revoked,
+    };
   }
 
   /**
@@ -85,7 +130,9 @@ export class DynamoKeyStore {
    * return values, and `attribute_exists` keeps it from creating an item.
    */
   async authenticate(key: string, now: Date): Promise<string | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: hashKey(hashApiKey(key)), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: hashKey(hashApiKey(key)), ConsistentRead: true }),
+    );
     if (!Item || Item.revoked) return null;
     const id = String(Item.id);
     const last = this.touched.get(id) ?? 0;

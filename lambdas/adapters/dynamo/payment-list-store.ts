@@ -1,5 +1,12 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  paginateQuery,
+} from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
@@ -71,7 +78,8 @@ const splitBucket = (db: Exclude<DimensionSlot, typeof GROUP_SLOT>): [PaymentDim
 };
 const pad = (ts: number) => String(ts).padStart(13, '0');
 /** Sort key of part `index` (≥ 1) of a PAYMENT_DIMENSION bucket `base` written by the recompute `src` (sorts right after `base`). */
-const dimensionPartSk = (base: string, src: number, index: number) => `${base}#${String(src).padStart(10, '0')}#${String(index).padStart(3, '0')}`;
+const dimensionPartSk = (base: string, src: number, index: number) =>
+  `${base}#${String(src).padStart(10, '0')}#${String(index).padStart(3, '0')}`;
 const parsePartSk = (sk: string) => {
   const [, , , src, index] = sk.split('#');
   return { src: Number(src), index: Number(index) };
@@ -85,11 +93,19 @@ const parsePartSk = (sk: string) => {
  * with `listPartitions`.
  */
 export function counterPartitions(site: string): string[] {
-  return [totalsPk(site), customersPk(site), ...PAYMENT_DIMENSIONS.map((d) => dimensionPk(site, d)), ...['totals', ...PAYMENT_DIMENSIONS].map((m) => `PR#${site}#${m}`)];
+  return [
+    totalsPk(site),
+    customersPk(site),
+    ...PAYMENT_DIMENSIONS.map((d) => dimensionPk(site, d)),
+    ...['totals', ...PAYMENT_DIMENSIONS].map((m) => `PR#${site}#${m}`),
+  ];
 }
 
 /** Where a contribution is listed: its main item and, when refunded, its copy. */
-export function listKeys(site: string, c: Pick<Contribution, 'day' | 'ts' | 'key' | 'touch_day' | 'refunded'>): Array<{ pk: string; sk: string }> {
+export function listKeys(
+  site: string,
+  c: Pick<Contribution, 'day' | 'ts' | 'key' | 'touch_day' | 'refunded'>,
+): Array<{ pk: string; sk: string }> {
   const month = c.day.slice(0, 7);
   const keys = [{ pk: listPk(site, month), sk: `${c.touch_day !== null ? 'A' : 'U'}#${c.day}#${pad(c.ts)}#${c.key}` }];
   if (c.refunded) keys.push({ pk: refundedPk(site, month), sk: `${c.day}#${pad(c.ts)}#${c.key}` });
@@ -103,7 +119,8 @@ const parsePosition = (id: string) => {
   return { pk: id.slice(0, i), sk: id.slice(i + 1) };
 };
 /** The local day a list position belongs to. */
-const dayOfPosition = (k: { pk: string; sk: string }) => (k.pk.startsWith('PLR#') ? k.sk.slice(0, 10) : k.sk.slice(2, 12));
+const dayOfPosition = (k: { pk: string; sk: string }) =>
+  k.pk.startsWith('PLR#') ? k.sk.slice(0, 10) : k.sk.slice(2, 12);
 
 /** A period's counters as stored. */
 export interface StoredPeriod {
@@ -141,7 +158,8 @@ export class RecomputeBatch {
   readonly after: Array<() => Promise<void>> = [];
 
   add(site: string, days: DaySlots, settled: { key: { pk: string; sk: string }; rev: number } | null): void {
-    if (this.site !== null && this.site !== site) throw new Error(`a recompute batch is for one site: ${this.site}, not ${site}`);
+    if (this.site !== null && this.site !== site)
+      throw new Error(`a recompute batch is for one site: ${this.site}, not ${site}`);
     this.site = site;
     for (const [day, slots] of days) addSlots(this.days, day, slots);
     if (settled) this.settled.push(settled);
@@ -177,17 +195,27 @@ export class PaymentListStore {
    * @param stale positions (`positionId`) the payment held before and no longer holds
    * @returns whether anything was written
    */
-  async sync(site: string, c: Contribution | null, stale: readonly string[], storedRev: () => Promise<number>, batch?: RecomputeBatch): Promise<boolean> {
+  async sync(
+    site: string,
+    c: Contribution | null,
+    stale: readonly string[],
+    storedRev: () => Promise<number>,
+    batch?: RecomputeBatch,
+  ): Promise<boolean> {
     const keys = c ? listKeys(site, c) : [];
     const main = keys[0];
     const wanted = new Set(keys.map(positionId));
     const gone = [...new Set(stale)].filter((id) => !wanted.has(id));
     if (c && main) {
-      const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: main.pk, [SK]: main.sk }, ConsistentRead: true }));
+      const { Item } = await this.conn.doc.send(
+        new GetCommand({ TableName: this.conn.table, Key: { [PK]: main.pk, [SK]: main.sk }, ConsistentRead: true }),
+      );
       if (Item && Number(Item.rev) > c.rev) return false;
       const upToDate = Item && Number(Item.rev) === c.rev && !Item.pending && gone.length === 0;
       if (upToDate) return false;
-      const all = [...new Set([...gone, ...((Item?.stale as string[] | undefined) ?? [])])].filter((id) => !wanted.has(id));
+      const all = [...new Set([...gone, ...((Item?.stale as string[] | undefined) ?? [])])].filter(
+        (id) => !wanted.has(id),
+      );
       // A payment that moves to a new position keeps the positions it left on itself (`stale`: its
       // `unlisted`) until their days are recomputed, and a retry recomputes the new position's day
       // from what it finds there: no `pending` to set and clear (issue 16's write budget). A
@@ -195,8 +223,17 @@ export class PaymentListStore {
       // one's slots may not be recomputed yet.
       const moved = !Item && gone.length > 0 && all.length === gone.length;
       for (const [i, k] of keys.entries()) {
-        const body = i === 0 ? { c: JSON.stringify(c), ...(moved ? {} : { pending: 1, ...(all.length > 0 ? { stale: all } : {}) }) } : {};
-        if (!(await this.putIfNotNewer({ [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...body }, c.rev))) return false;
+        const body =
+          i === 0
+            ? { c: JSON.stringify(c), ...(moved ? {} : { pending: 1, ...(all.length > 0 ? { stale: all } : {}) }) }
+            : {};
+        if (
+          !(await this.putIfNotNewer(
+            { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...body },
+            c.rev,
+          ))
+        )
+          return false;
       }
       // The dimension slots of its day to recompute: those of the new and the replaced contribution
       // (same position, same day); after a crash (`pending`) the replaced one is gone, so every slot.
@@ -205,7 +242,17 @@ export class PaymentListStore {
       if ((await storedRev()) > c.rev) {
         // A newer revision settled meanwhile and may have moved the payment: take back what this one
         // wrote (only if still ours) and recompute; the newer one's own sync places it.
-        for (const k of keys) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(k), ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': c.rev } })).catch(ignoreCondition);
+        for (const k of keys)
+          await this.conn.doc
+            .send(
+              new DeleteCommand({
+                TableName: this.conn.table,
+                Key: toKey(k),
+                ConditionExpression: 'rev = :rev',
+                ExpressionAttributeValues: { ':rev': c.rev },
+              }),
+            )
+            .catch(ignoreCondition);
         await this.recompute(site, days);
         return true;
       }
@@ -255,7 +302,14 @@ export class PaymentListStore {
 
   private async putIfNotNewer(item: Record<string, unknown>, rev: number): Promise<boolean> {
     try {
-      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: item, ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`, ExpressionAttributeValues: { ':rev': rev } }));
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: item,
+          ConditionExpression: `attribute_not_exists(${PK}) OR rev <= :rev`,
+          ExpressionAttributeValues: { ':rev': rev },
+        }),
+      );
       return true;
     } catch (error) {
       ignoreCondition(error);
@@ -272,8 +326,14 @@ export class PaymentListStore {
   private async removePositions(gone: readonly string[], days: DaySlots): Promise<void> {
     for (const id of gone) {
       const position = parsePosition(id);
-      const { Attributes } = await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: toKey(position), ReturnValues: 'ALL_OLD' }));
-      addSlots(days, dayOfPosition(position), Attributes?.c ? slotsOf(toContribution(Attributes)) : Attributes ? [] : ALL_SLOTS);
+      const { Attributes } = await this.conn.doc.send(
+        new DeleteCommand({ TableName: this.conn.table, Key: toKey(position), ReturnValues: 'ALL_OLD' }),
+      );
+      addSlots(
+        days,
+        dayOfPosition(position),
+        Attributes?.c ? slotsOf(toContribution(Attributes)) : Attributes ? [] : ALL_SLOTS,
+      );
     }
   }
 
@@ -315,7 +375,17 @@ export class PaymentListStore {
     return batchWrite(
       this.conn,
       contributions.flatMap((c) =>
-        listKeys(site, c).map((k, i) => ({ PutRequest: { Item: { [PK]: k.pk, [SK]: k.sk, type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED', rev: c.rev, ...(i === 0 ? { c: JSON.stringify(c) } : {}) } } })),
+        listKeys(site, c).map((k, i) => ({
+          PutRequest: {
+            Item: {
+              [PK]: k.pk,
+              [SK]: k.sk,
+              type: i === 0 ? 'PAYMENT_LIST' : 'PAYMENT_LIST_REFUNDED',
+              rev: c.rev,
+              ...(i === 0 ? { c: JSON.stringify(c) } : {}),
+            },
+          },
+        })),
       ),
     );
   }
@@ -340,7 +410,8 @@ export class PaymentListStore {
         ExpressionAttributeValues: { ':pk': listPk(site, day.slice(0, 7)), ':day': `${cls}#${day}#` },
         ConsistentRead: true,
       };
-      for await (const page of paginateQuery({ client: this.conn.doc }, query)) for (const item of page.Items ?? []) out.push(toContribution(item));
+      for await (const page of paginateQuery({ client: this.conn.doc }, query))
+        for (const item of page.Items ?? []) out.push(toContribution(item));
     }
     return out;
   }
@@ -357,7 +428,11 @@ export class PaymentListStore {
     const contributions = await this.dayContributions(site, day);
     await Promise.all([
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
-      slots.size > 0 ? this.writeDimensions(site, `D#${day}`, src, dayRows(contributions), slots, async (d, b) => dimensionCounters(contributions, d, b)) : Promise.resolve(),
+      slots.size > 0
+        ? this.writeDimensions(site, `D#${day}`, src, dayRows(contributions), slots, async (d, b) =>
+            dimensionCounters(contributions, d, b),
+          )
+        : Promise.resolve(),
     ]);
   }
 
@@ -372,9 +447,23 @@ export class PaymentListStore {
     const [totals, customers, days] = await Promise.all([
       this.periods(site, 'D', from, to, true),
       this.customers(site, 'D', from, to, true),
-      slots.size > 0 ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true) : Promise.resolve(new Map<string, PeriodGroup>()),
+      slots.size > 0
+        ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true)
+        : Promise.resolve(new Map<string, PeriodGroup>()),
     ]);
-    const writes: Array<Promise<void>> = [this.writePeriod(site, 'M', month, src, monthTotals(month, totals.map((t) => t.totals)), mergeCustomers(customers))];
+    const writes: Array<Promise<void>> = [
+      this.writePeriod(
+        site,
+        'M',
+        month,
+        src,
+        monthTotals(
+          month,
+          totals.map((t) => t.totals),
+        ),
+        mergeCustomers(customers),
+      ),
+    ];
     if (slots.size > 0) {
       // Every day inline: the month's rows are their merge. Otherwise a bucket merges the inline days' rows and the other days' bucket items.
       const rows = [...days.values()].every((g) => g.inline) ? mergeGroups([...days.values()]) : null;
@@ -386,7 +475,17 @@ export class PaymentListStore {
           ...items.filter((i) => i.bucket === b && !days.get(i.period)?.inline).map((i) => bucketOnly(i.values)),
         ]);
       };
-      writes.push(this.writeDimensions(site, `M#${month}`, src, rows ?? mergeGroups([...days.values()].map(groupOf)), slots, bucket, rows === null));
+      writes.push(
+        this.writeDimensions(
+          site,
+          `M#${month}`,
+          src,
+          rows ?? mergeGroups([...days.values()].map(groupOf)),
+          slots,
+          bucket,
+          rows === null,
+        ),
+      );
     }
     await Promise.all(writes);
   }
@@ -436,7 +535,14 @@ export class PaymentListStore {
   /** Puts a recomputed item unless one computed from a newer change counter is there. */
   private async writeGuarded(item: Record<string, unknown>, src: number): Promise<void> {
     await this.conn.doc
-      .send(new PutCommand({ TableName: this.conn.table, Item: { ...item, src }, ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`, ExpressionAttributeValues: { ':src': src } }))
+      .send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...item, src },
+          ConditionExpression: `attribute_not_exists(${PK}) OR src < :src`,
+          ExpressionAttributeValues: { ':src': src },
+        }),
+      )
       .catch(ignoreCondition);
   }
 
@@ -455,27 +561,60 @@ export class PaymentListStore {
    * With `notInline`, the item is not written over a group held inline (`writeDimensions`).
    * @returns false only when `notInline` stopped it (an item from a newer counter is no reason)
    */
-  private async writeDimension(pk: string, base: string, values: Record<string, ValueCounters>, src: number, marks: Record<string, number> = {}, notInline = false): Promise<boolean> {
+  private async writeDimension(
+    pk: string,
+    base: string,
+    values: Record<string, ValueCounters>,
+    src: number,
+    marks: Record<string, number> = {},
+    notInline = false,
+  ): Promise<boolean> {
     const [first = {}, ...rest] = splitDimensionCounters(values);
-    const parts = rest.map((v, i) => ({ [PK]: pk, [SK]: dimensionPartSk(base, src, i + 1), type: 'PAYMENT_DIMENSION', ...packDimension(v), src }));
-    if (parts.length > 0) await batchWrite(this.conn, parts.map((Item) => ({ PutRequest: { Item } })));
+    const parts = rest.map((v, i) => ({
+      [PK]: pk,
+      [SK]: dimensionPartSk(base, src, i + 1),
+      type: 'PAYMENT_DIMENSION',
+      ...packDimension(v),
+      src,
+    }));
+    if (parts.length > 0)
+      await batchWrite(
+        this.conn,
+        parts.map((Item) => ({ PutRequest: { Item } })),
+      );
     let old: Record<string, unknown> | undefined;
     try {
       ({ Attributes: old } = await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', ...packDimension(first), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}), ...marks },
-          ConditionExpression: notInline ? `attribute_not_exists(${PK}) OR (src < :src AND attribute_not_exists(i))` : `attribute_not_exists(${PK}) OR src < :src`,
+          Item: {
+            [PK]: pk,
+            [SK]: base,
+            type: 'PAYMENT_DIMENSION',
+            ...packDimension(first),
+            src,
+            ...(parts.length > 0 ? { p: parts.length + 1 } : {}),
+            ...marks,
+          },
+          ConditionExpression: notInline
+            ? `attribute_not_exists(${PK}) OR (src < :src AND attribute_not_exists(i))`
+            : `attribute_not_exists(${PK}) OR src < :src`,
           ExpressionAttributeValues: { ':src': src },
           ReturnValues: 'ALL_OLD',
         }),
       ));
     } catch (error) {
       ignoreCondition(error);
-      if (parts.length > 0) await batchWrite(this.conn, parts.map((p) => ({ DeleteRequest: { Key: { [PK]: p[PK], [SK]: p[SK] } } })));
+      if (parts.length > 0)
+        await batchWrite(
+          this.conn,
+          parts.map((p) => ({ DeleteRequest: { Key: { [PK]: p[PK], [SK]: p[SK] } } })),
+        );
       if (!notInline) return true;
       // Lost to a newer recompute, or stopped by a group held inline (then older than this one).
-      const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: { [PK]: pk, [SK]: base }, ConsistentRead: true }));
+      const { Item } = await this.conn.doc.send(
+        new GetCommand({ TableName: this.conn.table, Key: { [PK]: pk, [SK]: base }, ConsistentRead: true }),
+      );
       return Number(Item?.src ?? 0) >= src;
     }
     if (parts.length > 0 || Number(old?.p ?? 1) > 1) await this.dropParts(pk, base, src);
@@ -485,17 +624,41 @@ export class PaymentListStore {
   /** Deletes a bucket's parts of recomputes older than `src` (superseded, or left by a crash). */
   private async dropParts(pk: string, base: string, src: number): Promise<void> {
     const stale: Array<Record<string, unknown>> = [];
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`, ExpressionAttributeValues: { ':pk': pk, ':p': `${base}#` }, ProjectionExpression: `${PK}, ${SK}`, ConsistentRead: true };
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
+      ExpressionAttributeValues: { ':pk': pk, ':p': `${base}#` },
+      ProjectionExpression: `${PK}, ${SK}`,
+      ConsistentRead: true,
+    };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      for (const item of page.Items ?? []) if (parsePartSk(String(item[SK])).src < src) stale.push({ [PK]: item[PK], [SK]: item[SK] });
+      for (const item of page.Items ?? [])
+        if (parsePartSk(String(item[SK])).src < src) stale.push({ [PK]: item[PK], [SK]: item[SK] });
     }
-    if (stale.length > 0) await batchWrite(this.conn, stale.map((Key) => ({ DeleteRequest: { Key } })));
+    if (stale.length > 0)
+      await batchWrite(
+        this.conn,
+        stale.map((Key) => ({ DeleteRequest: { Key } })),
+      );
   }
 
-  private async writePeriod(site: string, g: Granularity, period: string, src: number, totals: PeriodTotals, customers: PeriodCustomers): Promise<void> {
+  private async writePeriod(
+    site: string,
+    g: Granularity,
+    period: string,
+    src: number,
+    totals: PeriodTotals,
+    customers: PeriodCustomers,
+  ): Promise<void> {
     await Promise.all([
-      this.writeGuarded({ [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) }, src),
-      this.writeGuarded({ [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...packCustomers(customers) }, src),
+      this.writeGuarded(
+        { [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) },
+        src,
+      ),
+      this.writeGuarded(
+        { [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...packCustomers(customers) },
+        src,
+      ),
     ]);
   }
 
@@ -510,9 +673,19 @@ export class PaymentListStore {
    * items and the groups), one for another grouped dimension (two while its
    * range holds periods not recomputed since the group existed).
    */
-  async dimension(site: string, d: PaymentDimension, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
+  async dimension(
+    site: string,
+    d: PaymentDimension,
+    g: Granularity,
+    from: string,
+    to: string,
+    consistent = false,
+    cost?: ReadCost,
+  ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
     const groups = await this.groups(site, g, from, to, isGrouped(d) && d !== 'channel' ? [d] : [], consistent, cost);
-    const fromGroups = [...groups].map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } })).filter((e) => Object.keys(e.values).length > 0);
+    const fromGroups = [...groups]
+      .map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }))
+      .filter((e) => Object.keys(e.values).length > 0);
     // A bucketed dimension's buckets, read only when some period does not hold them inline.
     if (isGrouped(d) || [...groups.values()].every((rows) => rows.inline)) return fromGroups;
     const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost);
@@ -534,7 +707,15 @@ export class PaymentListStore {
    * own items, the rows of each one-bucket dimension of `legacy` and the
    * `(none)` row of each bucketed one (read only when such a period is in range).
    */
-  private async groups(site: string, g: Granularity, from: string, to: string, legacy: readonly PaymentDimension[], consistent: boolean, cost?: ReadCost): Promise<Map<string, PeriodGroup>> {
+  private async groups(
+    site: string,
+    g: Granularity,
+    from: string,
+    to: string,
+    legacy: readonly PaymentDimension[],
+    consistent: boolean,
+    cost?: ReadCost,
+  ): Promise<Map<string, PeriodGroup>> {
     const out = new Map<string, PeriodGroup>();
     for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
       if (item.group) {
@@ -542,10 +723,17 @@ export class PaymentListStore {
         continue;
       }
       const { [UNATTRIBUTED_KEY]: unattributed, ...channel } = item.values;
-      out.set(item.period, { dims: { channel }, unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {}, old: true, inline: false });
+      out.set(item.period, {
+        dims: { channel },
+        unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {},
+        old: true,
+        inline: false,
+      });
     }
     if (![...out.values()].some((rows) => rows.old) || legacy.length === 0) return out;
-    const reads = await Promise.all(legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)));
+    const reads = await Promise.all(
+      legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)),
+    );
     for (const [i, d] of legacy.entries()) {
       for (const item of reads[i] ?? []) {
         const rows = out.get(item.period);
@@ -559,24 +747,63 @@ export class PaymentListStore {
   }
 
   /** The bucket items of one PAYMENT_DIMENSION partition from `from` to `to`, each with its parts merged in (`writeDimension`); `group` for a group item. */
-  private async bucketItems(pk: string, g: Granularity, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean }>> {
+  private async bucketItems(
+    pk: string,
+    g: Granularity,
+    from: string,
+    to: string,
+    consistent: boolean,
+    cost?: ReadCost,
+  ): Promise<
+    Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean }>
+  > {
     // A bucket's item, then its parts: only the parts of the recompute the item names count.
-    const out: Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean; src: number; parts: number }> = [];
+    const out: Array<{
+      period: string;
+      bucket: number;
+      values: Record<string, ValueCounters>;
+      group: boolean;
+      inline: boolean;
+      src: number;
+      parts: number;
+    }> = [];
     for (const item of await this.query(pk, `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = unpackDimension(item);
       if (partSrc === undefined) {
-        out.push({ period, bucket: Number(bucket), values, group: item.g !== undefined, inline: item.i !== undefined, src: Number(item.src), parts: Number(item.p ?? 1) });
+        out.push({
+          period,
+          bucket: Number(bucket),
+          values,
+          group: item.g !== undefined,
+          inline: item.i !== undefined,
+          src: Number(item.src),
+          parts: Number(item.p ?? 1),
+        });
         continue;
       }
       const owner = out.at(-1);
-      if (owner && owner.period === period && owner.bucket === Number(bucket) && Number(partSrc) === owner.src && Number(index) < owner.parts) Object.assign(owner.values, values);
+      if (
+        owner &&
+        owner.period === period &&
+        owner.bucket === Number(bucket) &&
+        Number(partSrc) === owner.src &&
+        Number(index) < owner.parts
+      )
+        Object.assign(owner.values, values);
     }
     return out.map(({ period, bucket, values, group, inline }) => ({ period, bucket, values, group, inline }));
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
-  async periods(site: string, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<StoredPeriod[]> {
+  async periods(
+    site: string,
+    g: Granularity,
+    from: string,
+    to: string,
+    consistent = false,
+    cost?: ReadCost,
+  ): Promise<StoredPeriod[]> {
     return (await this.query(totalsPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => ({
       granularity: g,
       period: String(item[SK]).slice(2),
@@ -588,11 +815,26 @@ export class PaymentListStore {
    * Period payers of `granularity` from `from` to `to` (inclusive), oldest
    * first: packed (`packCustomers`), or as items written before stored them.
    */
-  async customers(site: string, g: Granularity, from: string, to: string, consistent = false, cost?: ReadCost): Promise<PeriodCustomers[]> {
-    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => unpackCustomers(item) ?? deserializeCustomers(item));
+  async customers(
+    site: string,
+    g: Granularity,
+    from: string,
+    to: string,
+    consistent = false,
+    cost?: ReadCost,
+  ): Promise<PeriodCustomers[]> {
+    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map(
+      (item) => unpackCustomers(item) ?? deserializeCustomers(item),
+    );
   }
 
-  private async query(pk: string, from: string, to: string, consistent: boolean, cost?: ReadCost): Promise<Array<Record<string, unknown>>> {
+  private async query(
+    pk: string,
+    from: string,
+    to: string,
+    consistent: boolean,
+    cost?: ReadCost,
+  ): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
     const query = {
       TableName: this.conn.table,
@@ -618,9 +860,21 @@ export class PaymentListStore {
    * `offset + limit` keys; months are read newest first until the page is full.
    * @returns payment keys (`provider:id`)
    */
-  async page(site: string, cls: ListClass, fromDay: string, startDay: string, offset: number, limit: number, cost?: ReadCost): Promise<string[]> {
+  async page(
+    site: string,
+    cls: ListClass,
+    fromDay: string,
+    startDay: string,
+    offset: number,
+    limit: number,
+    cost?: ReadCost,
+  ): Promise<string[]> {
     const rows: Array<{ ts: string; key: string }> = [];
-    for (let month = startDay.slice(0, 7); month >= fromDay.slice(0, 7) && rows.length < offset + limit; month = previousMonth(month)) {
+    for (
+      let month = startDay.slice(0, 7);
+      month >= fromDay.slice(0, 7) && rows.length < offset + limit;
+      month = previousMonth(month)
+    ) {
       const lo = fromDay.slice(0, 7) === month ? fromDay : `${month}-01`;
       const hi = startDay.slice(0, 7) === month ? startDay : `${month}-31`;
       const want = offset + limit - rows.length;
@@ -641,7 +895,14 @@ export class PaymentListStore {
   }
 
   /** Up to `want` list keys of one partition and prefix between two local days, newest first. */
-  private async readKeys(pk: string, prefix: string, lo: string, hi: string, want: number, cost?: ReadCost): Promise<Array<{ ts: string; key: string }>> {
+  private async readKeys(
+    pk: string,
+    prefix: string,
+    lo: string,
+    hi: string,
+    want: number,
+    cost?: ReadCost,
+  ): Promise<Array<{ ts: string; key: string }>> {
     const out: Array<{ ts: string; key: string }> = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -681,7 +942,12 @@ export class PaymentListStore {
   /** The first local day with a listed payment, or null. */
   async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
     const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`, ExpressionAttributeValues: { ':pk': totalsPk(site), ':d': 'D#' }, Limit: 1 }),
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
+        ExpressionAttributeValues: { ':pk': totalsPk(site), ':d': 'D#' },
+        Limit: 1,
+      }),
     );
     if (cost) {
       cost.requests++;

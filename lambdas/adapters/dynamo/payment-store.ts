@@ -1,4 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  paginateQuery,
+} from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
@@ -14,9 +21,18 @@ import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
 import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 import { CohortStore } from './cohort-store.js';
 
-const paymentItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `PAY#${site}`, [SK]: `P#${provider}#${id}` });
-const aliasKey = (site: string, provider: Provider, alias: string) => ({ [PK]: `PAYID#${site}#${provider}`, [SK]: alias });
-const customerItemKey = (site: string, provider: Provider, id: string) => ({ [PK]: `CUST#${site}`, [SK]: `${provider}#${id}` });
+const paymentItemKey = (site: string, provider: Provider, id: string) => ({
+  [PK]: `PAY#${site}`,
+  [SK]: `P#${provider}#${id}`,
+});
+const aliasKey = (site: string, provider: Provider, alias: string) => ({
+  [PK]: `PAYID#${site}#${provider}`,
+  [SK]: alias,
+});
+const customerItemKey = (site: string, provider: Provider, id: string) => ({
+  [PK]: `CUST#${site}`,
+  [SK]: `${provider}#${id}`,
+});
 /** A payment's copy in its visitor's partition, next to the visits (timeline reads one partition). */
 const visitorPaymentKey = (p: Payment) => ({
   [PK]: visitorPk(p.site, p.visitor ?? ''),
@@ -59,19 +75,29 @@ export class DynamoPaymentStore {
    * stored apart (Stripe's invoice and PaymentIntent on newer API versions).
    */
   async findPaymentIds(site: string, provider: Provider, ids: readonly string[]): Promise<string[]> {
-    const found = await batchGet(this.conn, [...new Set(ids)].map((id) => aliasKey(site, provider, id)));
+    const found = await batchGet(
+      this.conn,
+      [...new Set(ids)].map((id) => aliasKey(site, provider, id)),
+    );
     return [...new Set(found.map((item) => String(item.payment_id)))].sort();
   }
 
   /** Points `ids` at `paymentId`, replacing what they pointed at (after two rows were merged). */
   async repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
     for (const id of new Set(ids)) {
-      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...aliasKey(site, provider, id), type: 'PAYMENT_ALIAS', payment_id: paymentId } }));
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...aliasKey(site, provider, id), type: 'PAYMENT_ALIAS', payment_id: paymentId },
+        }),
+      );
     }
   }
 
   async deletePayment(site: string, provider: Provider, id: string): Promise<void> {
-    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: paymentItemKey(site, provider, id) }));
+    await this.conn.doc.send(
+      new DeleteCommand({ TableName: this.conn.table, Key: paymentItemKey(site, provider, id) }),
+    );
   }
 
   /** Points every id of a purchase at its canonical id (first writer wins). */
@@ -92,7 +118,9 @@ export class DynamoPaymentStore {
   }
 
   async getPayment(site: string, provider: Provider, id: string): Promise<Payment | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: paymentItemKey(site, provider, id), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: paymentItemKey(site, provider, id), ConsistentRead: true }),
+    );
     return Item ? (strip(Item) as unknown as Payment) : null;
   }
 
@@ -102,7 +130,11 @@ export class DynamoPaymentStore {
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { ...paymentItemKey(payment.site, payment.provider, payment.provider_payment_id), type: 'PAYMENT', ...payment },
+          Item: {
+            ...paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
+            type: 'PAYMENT',
+            ...payment,
+          },
           ConditionExpression: expectedRev === 0 ? `attribute_not_exists(${PK})` : 'rev = :rev',
           ExpressionAttributeValues: expectedRev === 0 ? undefined : { ':rev': expectedRev },
         }),
@@ -122,12 +154,21 @@ export class DynamoPaymentStore {
   }
 
   async getPayments(keys: ReadonlyArray<{ site: string; provider: Provider; id: string }>): Promise<Payment[]> {
-    const items = await batchGet(this.conn, keys.map((k) => paymentItemKey(k.site, k.provider, k.id)));
+    const items = await batchGet(
+      this.conn,
+      keys.map((k) => paymentItemKey(k.site, k.provider, k.id)),
+    );
     return items.map((item) => strip(item) as unknown as Payment);
   }
 
   async getCustomer(site: string, provider: Provider, customerId: string): Promise<Customer | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: customerItemKey(site, provider, customerId), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({
+        TableName: this.conn.table,
+        Key: customerItemKey(site, provider, customerId),
+        ConsistentRead: true,
+      }),
+    );
     return Item ? (strip(Item) as unknown as Customer) : null;
   }
 
@@ -137,7 +178,11 @@ export class DynamoPaymentStore {
       await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: { ...customerItemKey(customer.site, customer.provider, customer.customer_id), type: 'CUSTOMER', ...customer },
+          Item: {
+            ...customerItemKey(customer.site, customer.provider, customer.customer_id),
+            type: 'CUSTOMER',
+            ...customer,
+          },
           ConditionExpression: customer.ver === 1 ? `attribute_not_exists(${PK})` : 'ver = :ver',
           ExpressionAttributeValues: customer.ver === 1 ? undefined : { ':ver': customer.ver - 1 },
         }),
@@ -152,7 +197,14 @@ export class DynamoPaymentStore {
   /** Every customer of a site (retention). */
   async listCustomers(site: string): Promise<Customer[]> {
     const out: Customer[] = [];
-    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `CUST#${site}` } })) {
+    for await (const page of paginateQuery(
+      { client: this.conn.doc },
+      {
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': `CUST#${site}` },
+      },
+    )) {
       for (const item of page.Items ?? []) out.push(strip(item) as unknown as Customer);
     }
     return out;
@@ -164,7 +216,12 @@ export class DynamoPaymentStore {
    * `putCustomer` leaves, unconditionally.
    */
   async bulkLoadCustomers(customers: readonly Customer[]): Promise<void> {
-    await batchWrite(this.conn, customers.map((c) => ({ PutRequest: { Item: { ...customerItemKey(c.site, c.provider, c.customer_id), type: 'CUSTOMER', ...c } } })));
+    await batchWrite(
+      this.conn,
+      customers.map((c) => ({
+        PutRequest: { Item: { ...customerItemKey(c.site, c.provider, c.customer_id), type: 'CUSTOMER', ...c } },
+      })),
+    );
   }
 
   /**
@@ -182,7 +239,14 @@ export class DynamoPaymentStore {
    *
    * @param now ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is
    */
-  async bulkLoad(site: string, timezone: string, payments: readonly Payment[], rate: UsdRate, writePayments = true, now?: number): Promise<void> {
+  async bulkLoad(
+    site: string,
+    timezone: string,
+    payments: readonly Payment[],
+    rate: UsdRate,
+    writePayments = true,
+    now?: number,
+  ): Promise<void> {
     const load = this.bulkLoader(site, timezone, rate, { writePayments, now });
     await load.add(payments);
     await load.finish();
@@ -207,7 +271,12 @@ export class DynamoPaymentStore {
    * @param options.writePayments false to leave the PAYMENT items as they are (they are the source); default true
    * @param options.now ms since epoch, as for `bulkLoad`
    */
-  bulkLoader(site: string, timezone: string, rate: UsdRate, options: { writePayments?: boolean; now?: number } = {}): PaymentBulkLoad {
+  bulkLoader(
+    site: string,
+    timezone: string,
+    rate: UsdRate,
+    options: { writePayments?: boolean; now?: number } = {},
+  ): PaymentBulkLoad {
     const writePayments = options.writePayments ?? true;
     const latest = new Map<string, number>();
     const days = new Set<string>();
@@ -218,14 +287,22 @@ export class DynamoPaymentStore {
         if (finished) throw new Error('bulk load: add after finish');
         const items: Array<Record<string, unknown>> = [];
         for (const p of payments) {
-          if (writePayments) items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
+          if (writePayments)
+            items.push({ ...paymentItemKey(site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p });
           if (p.visitor) {
             items.push({ ...visitorPaymentKey({ ...p, site }), type: 'VISITOR_PAYMENT', payment_key: paymentKey(p) });
             latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
           }
         }
-        await batchWrite(this.conn, items.map((Item) => ({ PutRequest: { Item } })));
-        await this.list.bulkWrite(site, payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []), days);
+        await batchWrite(
+          this.conn,
+          items.map((Item) => ({ PutRequest: { Item } })),
+        );
+        await this.list.bulkWrite(
+          site,
+          payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []),
+          days,
+        );
         await this.cohorts.bulkWrite(site, payments, rate, payers);
       },
       finish: async () => {
@@ -234,7 +311,14 @@ export class DynamoPaymentStore {
         // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
         // Too many to list as recent raises: one reset tells the sessionizer to trust no marker it holds (`ShardVisitCache`).
         if (latest.size > 0) await this.recentMarks.recordReset(site, this.clock());
-        await batchWrite(this.conn, [...latest].map(([visitor, ts]) => ({ PutRequest: { Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts } } })));
+        await batchWrite(
+          this.conn,
+          [...latest].map(([visitor, ts]) => ({
+            PutRequest: {
+              Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts },
+            },
+          })),
+        );
         await this.list.bulkRecompute(site, days);
         await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
       },
@@ -246,8 +330,14 @@ export class DynamoPaymentStore {
    * for callers that must not hold every payment at once (`derivePaymentRollups`).
    */
   async *paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]> {
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PAY#${site}` }, Limit: limit };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) yield (page.Items ?? []).map((item) => strip(item) as unknown as Payment);
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': `PAY#${site}` },
+      Limit: limit,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      yield (page.Items ?? []).map((item) => strip(item) as unknown as Payment);
   }
 
   /**
@@ -260,9 +350,17 @@ export class DynamoPaymentStore {
     let deleted = 0;
     for (const metric of ['totals', ...PAYMENT_DIMENSIONS]) {
       const keys: Array<Record<string, unknown>> = [];
-      const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PR#${site}#${metric}` }, ProjectionExpression: `${PK}, ${SK}` };
+      const query = {
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': `PR#${site}#${metric}` },
+        ProjectionExpression: `${PK}, ${SK}`,
+      };
       for await (const page of paginateQuery({ client: this.conn.doc }, query)) keys.push(...(page.Items ?? []));
-      await batchWrite(this.conn, keys.map((Key) => ({ DeleteRequest: { Key } })));
+      await batchWrite(
+        this.conn,
+        keys.map((Key) => ({ DeleteRequest: { Key } })),
+      );
       deleted += keys.length;
     }
     return deleted;
@@ -288,17 +386,35 @@ export class DynamoPaymentStore {
   private cohortStore: CohortStore | undefined;
 
   /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`; with `batch`, at `finishSync(batch)`). */
-  async syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void> {
+  async syncPayer(
+    payment: Payment,
+    timezone: string,
+    rate: UsdRate,
+    now: number,
+    batch?: RecomputeBatch,
+  ): Promise<void> {
     await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now, batch);
   }
 
   /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
-  async dropPayerPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void> {
+  async dropPayerPayment(
+    site: string,
+    timezone: string,
+    payer: string,
+    paymentKey: string,
+    now: number,
+  ): Promise<void> {
     await this.cohorts.dropPayment(site, timezone, payer, paymentKey, now);
   }
 
   /** Recomputes a customer's summary after its CUSTOMER item changed (`CohortStore.syncCustomer`). */
-  async syncCustomerPayer(site: string, timezone: string, provider: Provider, customerId: string, now: number): Promise<void> {
+  async syncCustomerPayer(
+    site: string,
+    timezone: string,
+    provider: Provider,
+    customerId: string,
+    now: number,
+  ): Promise<void> {
     await this.cohorts.syncCustomer(site, timezone, provider, customerId, now);
   }
 
@@ -319,10 +435,17 @@ export class DynamoPaymentStore {
    *
    * @param previous the visitor and time of the payment as it was stored before, whose timeline copy moves
    */
-  async syncDerived(payment: Payment, contribution: Contribution | null, previous: { visitor: string | null; ts: number | null } | null, batch?: RecomputeBatch): Promise<void> {
+  async syncDerived(
+    payment: Payment,
+    contribution: Contribution | null,
+    previous: { visitor: string | null; ts: number | null } | null,
+    batch?: RecomputeBatch,
+  ): Promise<void> {
     const key = paymentKey(payment);
     const unlisted = payment.unlisted ?? [];
-    const storedRev = async () => (await this.getPayment(payment.site, payment.provider, payment.provider_payment_id))?.rev ?? Number.MAX_SAFE_INTEGER;
+    const storedRev = async () =>
+      (await this.getPayment(payment.site, payment.provider, payment.provider_payment_id))?.rev ??
+      Number.MAX_SAFE_INTEGER;
     await this.list.sync(payment.site, contribution, unlisted, storedRev, batch);
     if (unlisted.length > 0) {
       const forget = async () => {
@@ -346,17 +469,29 @@ export class DynamoPaymentStore {
     }
 
     if (previous?.visitor && (previous.visitor !== payment.visitor || previous.ts !== payment.ts)) {
-      await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: visitorPaymentKey({ ...payment, visitor: previous.visitor, ts: previous.ts }) }));
+      await this.conn.doc.send(
+        new DeleteCommand({
+          TableName: this.conn.table,
+          Key: visitorPaymentKey({ ...payment, visitor: previous.visitor, ts: previous.ts }),
+        }),
+      );
     }
     if (payment.visitor) {
       // Read before writing: a copy already in place is left as it is. Its key and payment key are all it
       // holds, and they do not change with the payment's revision (issue 16's write budget), so racing
       // writers of a new copy write the same item.
-      const { Item: copy } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }));
+      const { Item: copy } = await this.conn.doc.send(
+        new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }),
+      );
       if (copy) return;
       // A new position on the timeline: the visitor's marker first, so no copy is ever above its marker's time.
       await this.markVisitor(payment.site, payment.visitor, payment.ts ?? 0);
-      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...visitorPaymentKey(payment), type: 'VISITOR_PAYMENT', payment_key: key } }));
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...visitorPaymentKey(payment), type: 'VISITOR_PAYMENT', payment_key: key },
+        }),
+      );
     }
   }
 
@@ -412,20 +547,38 @@ export class DynamoPaymentStore {
   /** Marks a payment to be credited again later (its visits may not be sessionized yet). */
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
     await this.conn.doc.send(
-      new PutCommand({ TableName: this.conn.table, Item: { ...pendingKey(site, paymentKey(payment)), type: 'PAYMENT_PENDING', provider: payment.provider, id: payment.provider_payment_id, until } }),
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: {
+          ...pendingKey(site, paymentKey(payment)),
+          type: 'PAYMENT_PENDING',
+          provider: payment.provider,
+          id: payment.provider_payment_id,
+          until,
+        },
+      }),
     );
   }
 
   async clearPending(site: string, payment: Payment): Promise<void> {
     // Most payments were never pending: a read is cheaper than a delete of nothing.
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)), ConsistentRead: true }));
-    if (Item) await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)) }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)), ConsistentRead: true }),
+    );
+    if (Item)
+      await this.conn.doc.send(
+        new DeleteCommand({ TableName: this.conn.table, Key: pendingKey(site, paymentKey(payment)) }),
+      );
   }
 
   /** Payments marked pending for a site, with the time until which they are retried. */
   async listPending(site: string): Promise<Array<{ provider: Provider; id: string; until: number }>> {
     const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PAYPENDING#${site}` } }),
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': `PAYPENDING#${site}` },
+      }),
     );
     return Items.map((i) => ({ provider: i.provider as Provider, id: String(i.id), until: Number(i.until) }));
   }

@@ -45,11 +45,21 @@ export class DynamoRealtimeStore {
 
   async write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> {
     const writes = slices.flatMap((slice) =>
-      parts(slice.visitors).map((v, i) => ({ pk: realtimePk(slice.site), sk: `${slice.minute}#${checkpoint.shard}#${checkpoint.sequence}#${i}`, v, expires: Date.parse(`${slice.minute}:00Z`) + REALTIME_TTL_MS })),
+      parts(slice.visitors).map((v, i) => ({
+        pk: realtimePk(slice.site),
+        sk: `${slice.minute}#${checkpoint.shard}#${checkpoint.sequence}#${i}`,
+        v,
+        expires: Date.parse(`${slice.minute}:00Z`) + REALTIME_TTL_MS,
+      })),
     );
     await Promise.all(
       writes.map(async (w) => {
-        await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { [PK]: w.pk, [SK]: w.sk, type: 'REALTIME', v: JSON.stringify(w.v), ...ttlOf(w.expires) } }));
+        await this.conn.doc.send(
+          new PutCommand({
+            TableName: this.conn.table,
+            Item: { [PK]: w.pk, [SK]: w.sk, type: 'REALTIME', v: JSON.stringify(w.v), ...ttlOf(w.expires) },
+          }),
+        );
         if (this.options.localExpiry) await recordExpiry(this.conn, w.pk, w.sk, w.expires);
       }),
     );
@@ -58,12 +68,20 @@ export class DynamoRealtimeStore {
   /** The slices of a site from the minute of `sinceMs` on (one Query, paged at 1 MB), each page counted in `cost`. */
   async read(site: string, sinceMs: number, cost?: ReadCost): Promise<RealtimeSlice[]> {
     const out: RealtimeSlice[] = [];
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND ${SK} >= :from`, ExpressionAttributeValues: { ':pk': realtimePk(site), ':from': minuteOf(sinceMs) } };
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND ${SK} >= :from`,
+      ExpressionAttributeValues: { ':pk': realtimePk(site), ':from': minuteOf(sinceMs) },
+    };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       if (cost) cost.requests++;
       for (const item of page.Items ?? []) {
         if (cost) cost.bytes += itemBytes(item);
-        out.push({ site, minute: String(item[SK]).slice(0, 16), visitors: JSON.parse(String(item.v ?? '{}')) as Record<string, RealtimeVisitor> });
+        out.push({
+          site,
+          minute: String(item[SK]).slice(0, 16),
+          visitors: JSON.parse(String(item.v ?? '{}')) as Record<string, RealtimeVisitor>,
+        });
       }
     }
     return out;

@@ -54,7 +54,10 @@ export const rebuildCheckpointSchema = z.object({
 export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
 
 const stateKey = (domain: string) => ({ [PK]: `REBUILD#${domain}`, [SK]: 'STATE' });
-const checkpointKey = (domain: string, generation: number) => ({ [PK]: `REBUILD#${domain}`, [SK]: `G#${String(generation).padStart(7, '0')}` });
+const checkpointKey = (domain: string, generation: number) => ({
+  [PK]: `REBUILD#${domain}`,
+  [SK]: `G#${String(generation).padStart(7, '0')}`,
+});
 
 /**
  * What `footfall rebuild` keeps besides the generation fields of the SITE
@@ -106,20 +109,29 @@ export class DynamoRebuildStore {
         Limit: 1,
       }),
     );
-    const folded = Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+    const folded = Items[0] ? (String(Items[0][SK]).split('#')[1] ?? null) : null;
     // Visits whose rollup deltas are not compacted yet count too.
-    const logged = (await readPendingParts(this.conn, ns)).flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period));
+    const logged = (await readPendingParts(this.conn, ns)).flatMap((p) =>
+      p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period),
+    );
     return [folded, ...logged].filter((d): d is string => d !== null).sort()[0] ?? null;
   }
 
   /** The checkpoint of a generation being built, or null before its first batch. */
   async checkpoint(domain: string, generation: number): Promise<RebuildCheckpoint | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: checkpointKey(domain, generation), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: checkpointKey(domain, generation), ConsistentRead: true }),
+    );
     return Item ? rebuildCheckpointSchema.parse(Item) : null;
   }
 
   async saveCheckpoint(domain: string, checkpoint: RebuildCheckpoint): Promise<void> {
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...checkpointKey(domain, checkpoint.generation), type: 'REBUILD', ...checkpoint } }));
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...checkpointKey(domain, checkpoint.generation), type: 'REBUILD', ...checkpoint },
+      }),
+    );
   }
 
   async deleteCheckpoint(domain: string, generation: number): Promise<void> {
@@ -129,10 +141,18 @@ export class DynamoRebuildStore {
   /** Deletes every item of a partition, page by page (1 MB Query pages, 25-item batch deletes); resolves with the count. */
   private async deletePartition(pk: string): Promise<number> {
     let deleted = 0;
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: `${PK}, ${SK}` };
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: `${PK}, ${SK}`,
+    };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       const keys = page.Items ?? [];
-      await batchWrite(this.conn, keys.map((Key) => ({ DeleteRequest: { Key } })));
+      await batchWrite(
+        this.conn,
+        keys.map((Key) => ({ DeleteRequest: { Key } })),
+      );
       deleted += keys.length;
     }
     return deleted;
@@ -144,7 +164,12 @@ export class DynamoRebuildStore {
    */
   async paymentVisitors(ns: string): Promise<string[]> {
     const visitors = new Set<string>();
-    const query = { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `PAY#${ns}` }, ProjectionExpression: 'visitor' };
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': `PAY#${ns}` },
+      ProjectionExpression: 'visitor',
+    };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) if (typeof item.visitor === 'string') visitors.add(item.visitor);
     }
@@ -159,7 +184,11 @@ export class DynamoRebuildStore {
    * distinct from each other. Safe to repeat after a crash.
    * @returns items deleted
    */
-  async deleteNamespace(ns: string, visitors: AsyncIterable<readonly string[]>, onProgress?: (deleted: number) => void | Promise<void>): Promise<number> {
+  async deleteNamespace(
+    ns: string,
+    visitors: AsyncIterable<readonly string[]>,
+    onProgress?: (deleted: number) => void | Promise<void>,
+  ): Promise<number> {
     let deleted = 0;
     for await (const page of visitors) {
       for (const visitor of new Set(page)) deleted += await this.deletePartition(visitorPk(ns, visitor));

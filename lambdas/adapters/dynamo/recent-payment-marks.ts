@@ -35,7 +35,14 @@ export class DynamoRecentPaymentMarks implements RecentPaymentMarks {
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
-        Item: { [PK]: recentMarksPk(site), [SK]: `${at(nowMs)}#${visitor}`, type: 'RECENT_PAYMENT_MARK', visitor, latest, ...ttlOf(nowMs + RECENT_MARK_TTL_MS) },
+        Item: {
+          [PK]: recentMarksPk(site),
+          [SK]: `${at(nowMs)}#${visitor}`,
+          type: 'RECENT_PAYMENT_MARK',
+          visitor,
+          latest,
+          ...ttlOf(nowMs + RECENT_MARK_TTL_MS),
+        },
       }),
     );
   }
@@ -45,7 +52,13 @@ export class DynamoRecentPaymentMarks implements RecentPaymentMarks {
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
-        Item: { [PK]: recentMarksPk(site), [SK]: `${at(nowMs)}#`, type: 'RECENT_PAYMENT_MARK', reset: true, ...ttlOf(nowMs + RECENT_MARK_TTL_MS) },
+        Item: {
+          [PK]: recentMarksPk(site),
+          [SK]: `${at(nowMs)}#`,
+          type: 'RECENT_PAYMENT_MARK',
+          reset: true,
+          ...ttlOf(nowMs + RECENT_MARK_TTL_MS),
+        },
       }),
     );
   }

@@ -13,7 +13,10 @@ import type { ReportHandlerDeps } from '../../handlers/report.js';
  * The report use cases' dependencies on the single table. `store()` gives a
  * fresh report store per request so that its read cost counts one report.
  */
-export function dynamoReportDeps(conn: DynamoConnection, clock: () => number = Date.now): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
+export function dynamoReportDeps(
+  conn: DynamoConnection,
+  clock: () => number = Date.now,
+): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
   const fx = new FxRates(new DynamoFxStore(conn));
   // Only what a session check reads (no payments or settings code in the report bundle).
   const auth = { users: new DynamoUserStore(conn), sessions: new DynamoSessionStore(conn), clock };

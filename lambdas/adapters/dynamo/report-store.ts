@@ -66,7 +66,9 @@ export class DynamoReportStore {
    */
   async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<RollupRead[]> {
     const pending = await this.pending(site);
-    const reads = await Promise.all(spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost, pending)));
+    const reads = await Promise.all(
+      spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost, pending)),
+    );
     return reads.flat().map((item) => ({
       period: item.period,
       visits: item.visits,
@@ -86,15 +88,31 @@ export class DynamoReportStore {
    * false, `SiteConfig.visit_counts`); else the counts alone
    * (`readVisitCounts`), so 365 days read 365 items of ~200 B, not 365 sets.
    */
-  async visitRollups(site: string, spans: ReadonlyArray<PeriodSpan & { sketches: boolean }>, counted: boolean): Promise<Array<VisitCountsRead & { sketch: VisitorSketch | null }>> {
+  async visitRollups(
+    site: string,
+    spans: ReadonlyArray<PeriodSpan & { sketches: boolean }>,
+    counted: boolean,
+  ): Promise<Array<VisitCountsRead & { sketch: VisitorSketch | null }>> {
     const pending = await this.pending(site);
     const reads = await Promise.all(
       spans.map(async (s) => {
-        if (counted && !s.sketches) return (await readVisitCounts(this.conn, site, s.granularity, s.from, s.to, { cost: this.cost, pending })).map((r) => ({ ...r, sketch: null }));
-        return (await readRollups(this.conn, site, 'visits', s.granularity, s.from, s.to, this.cost, pending)).map((item) => {
-          const sketch = deserializeSketch(item);
-          return { period: item.period, visits: item.visits, pageviews: item.pageviews, counters: item.counters, visitors: countVisitors(sketch), sketch };
-        });
+        if (counted && !s.sketches)
+          return (
+            await readVisitCounts(this.conn, site, s.granularity, s.from, s.to, { cost: this.cost, pending })
+          ).map((r) => ({ ...r, sketch: null }));
+        return (await readRollups(this.conn, site, 'visits', s.granularity, s.from, s.to, this.cost, pending)).map(
+          (item) => {
+            const sketch = deserializeSketch(item);
+            return {
+              period: item.period,
+              visits: item.visits,
+              pageviews: item.pageviews,
+              counters: item.counters,
+              visitors: countVisitors(sketch),
+              sketch,
+            };
+          },
+        );
       }),
     );
     return reads.flat();
@@ -102,22 +120,39 @@ export class DynamoReportStore {
 
   /** The payment counters of the spans' periods (`PaymentListStore.periods`). */
   async paymentTotals(site: string, spans: readonly PeriodSpan[]): Promise<StoredPeriod[]> {
-    return (await Promise.all(spans.map((s) => this.list.periods(site, s.granularity, s.from, s.to, false, this.cost)))).flat();
+    return (
+      await Promise.all(spans.map((s) => this.list.periods(site, s.granularity, s.from, s.to, false, this.cost)))
+    ).flat();
   }
 
   /** The distinct payers of the spans' periods. */
   async paymentCustomers(site: string, spans: readonly PeriodSpan[]): Promise<PeriodCustomers[]> {
-    return (await Promise.all(spans.map((s) => this.list.customers(site, s.granularity, s.from, s.to, false, this.cost)))).flat();
+    return (
+      await Promise.all(spans.map((s) => this.list.customers(site, s.granularity, s.from, s.to, false, this.cost)))
+    ).flat();
   }
 
   /** Payment keys of a class from local day `startDay` back to `fromDay`, newest first, from `offset`, at most `limit` (`PaymentListStore.page`). */
-  async paymentPage(site: string, cls: ListClass, fromDay: string, startDay: string, offset: number, limit: number): Promise<string[]> {
+  async paymentPage(
+    site: string,
+    cls: ListClass,
+    fromDay: string,
+    startDay: string,
+    offset: number,
+    limit: number,
+  ): Promise<string[]> {
     return this.list.page(site, cls, fromDay, startDay, offset, limit, this.cost);
   }
 
   /** A payment dimension's counters per value over the spans' periods, one map per item read. */
-  async paymentDimension(site: string, dimension: PaymentDimension, spans: readonly PeriodSpan[]): Promise<Array<Record<string, ValueCounters>>> {
-    const reads = await Promise.all(spans.map((s) => this.list.dimension(site, dimension, s.granularity, s.from, s.to, false, this.cost)));
+  async paymentDimension(
+    site: string,
+    dimension: PaymentDimension,
+    spans: readonly PeriodSpan[],
+  ): Promise<Array<Record<string, ValueCounters>>> {
+    const reads = await Promise.all(
+      spans.map((s) => this.list.dimension(site, dimension, s.granularity, s.from, s.to, false, this.cost)),
+    );
     return reads.flat().map((r) => r.values);
   }
 
@@ -130,24 +165,45 @@ export class DynamoReportStore {
   async firstDay(site: string): Promise<string | null> {
     const first = async (pk: string) => {
       const { Items = [] } = await this.conn.doc.send(
-        new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`, ExpressionAttributeValues: { ':pk': pk, ':d': 'D#' }, Limit: 1 }),
+        new QueryCommand({
+          TableName: this.conn.table,
+          KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
+          ExpressionAttributeValues: { ':pk': pk, ':d': 'D#' },
+          Limit: 1,
+        }),
       );
       this.cost.requests++;
       for (const item of Items) this.cost.bytes += itemBytes(item);
-      return Items[0] ? String(Items[0][SK]).split('#')[1] ?? null : null;
+      return Items[0] ? (String(Items[0][SK]).split('#')[1] ?? null) : null;
     };
-    const [visits, payments, pending] = await Promise.all([first(rollupPk(site, 'visits')), this.list.firstDay(site, this.cost), this.pending(site)]);
+    const [visits, payments, pending] = await Promise.all([
+      first(rollupPk(site, 'visits')),
+      this.list.firstDay(site, this.cost),
+      this.pending(site),
+    ]);
     // Visits not compacted yet count too (a new site's first minutes).
-    const logged = pending.flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period));
+    const logged = pending.flatMap((p) =>
+      p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'D').map((d) => d.key.period),
+    );
     const days = [visits, payments, ...logged].filter((d): d is string => d !== null);
     return days.sort()[0] ?? null;
   }
 
   /** Everything in a visitor's partition: visits and the keys of their payments. */
-  async visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
+  async visitor(
+    site: string,
+    visitorId: string,
+  ): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
     const visitItems: Array<Record<string, unknown>> = [];
     const payments: Array<{ provider: Provider; id: string }> = [];
-    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) } })) {
+    for await (const page of paginateQuery(
+      { client: this.conn.doc },
+      {
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) },
+      },
+    )) {
       this.cost.requests++;
       for (const item of page.Items ?? []) {
         this.cost.bytes += itemBytes(item);
@@ -168,7 +224,17 @@ export class DynamoReportStore {
    * report then reads every customer and payment). Four kinds of reads, at
    * most 3 Queries per span list, each paged at 1 MB.
    */
-  async retentionCohorts(site: string, range: readonly PeriodSpan[], window: readonly PeriodSpan[]): Promise<{ ready: boolean; considered: CohortGroups; window: CohortGroups; firstDay: string | null; sources: Record<string, boolean> }> {
+  async retentionCohorts(
+    site: string,
+    range: readonly PeriodSpan[],
+    window: readonly PeriodSpan[],
+  ): Promise<{
+    ready: boolean;
+    considered: CohortGroups;
+    window: CohortGroups;
+    firstDay: string | null;
+    sources: Record<string, boolean>;
+  }> {
     const [flags, considered, churn, firstDay] = await Promise.all([
       this.cohortStore.sourceFlags(site, false, this.cost),
       this.cohortStore.cohorts(site, range, this.cost),
@@ -191,7 +257,10 @@ export class DynamoReportStore {
   /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */
   private async partition(pk: string): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
-    for await (const page of paginateQuery({ client: this.conn.doc }, { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk } })) {
+    for await (const page of paginateQuery(
+      { client: this.conn.doc },
+      { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk } },
+    )) {
       this.cost.requests++;
       for (const item of page.Items ?? []) {
         this.cost.bytes += itemBytes(item);
@@ -204,7 +273,10 @@ export class DynamoReportStore {
 
   async payments(site: string, keys: ReadonlyArray<{ provider: Provider; id: string }>): Promise<Payment[]> {
     if (keys.length === 0) return [];
-    const items = await batchGet(this.conn, keys.map((k) => ({ [PK]: `PAY#${site}`, [SK]: `P#${k.provider}#${k.id}` })));
+    const items = await batchGet(
+      this.conn,
+      keys.map((k) => ({ [PK]: `PAY#${site}`, [SK]: `P#${k.provider}#${k.id}` })),
+    );
     this.cost.requests += Math.ceil(keys.length / 100);
     return items.map((item) => {
       this.cost.bytes += itemBytes(item);

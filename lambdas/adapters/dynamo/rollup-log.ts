@@ -22,7 +22,8 @@ const PART_DIGITS = 4;
 export const padSeq = (sequence: string) => sequence.padStart(SEQ_DIGITS, '0');
 
 /** Sort key of part `part` of a batch's deltas: the shard's deltas sort by sequence number, then part. */
-export const deltaSk = (shard: string, sequence: string, part: number) => `L#${shard}#${padSeq(sequence)}#${String(part).padStart(PART_DIGITS, '0')}`;
+export const deltaSk = (shard: string, sequence: string, part: number) =>
+  `L#${shard}#${padSeq(sequence)}#${String(part).padStart(PART_DIGITS, '0')}`;
 /** Sort key of a shard's log state: the last sequence number whose deltas are all written. */
 export const shardStateSk = (shard: string) => `S#${shard}`;
 
@@ -58,10 +59,23 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
 export const PART_BYTES = 256 * 1024;
 
 /** One delta as stored: [metric, granularity, period, bucket, visits, pageviews, counters, values, visitors, valueVisitors]. */
-type StoredDelta = [RollupMetric, Granularity, string, number, number, number, Array<[string, number]>, Array<[string, number]>, string[], Array<[string, string[]]>];
+type StoredDelta = [
+  RollupMetric,
+  Granularity,
+  string,
+  number,
+  number,
+  number,
+  Array<[string, number]>,
+  Array<[string, number]>,
+  string[],
+  Array<[string, string[]]>,
+];
 
-const byKey = <T>(entries: Iterable<[string, T]>): Array<[string, T]> => [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-const keyOrder = (d: RollupDelta) => `${d.key.metric}|${d.key.granularity}|${d.key.period}|${String(d.key.bucket).padStart(3, '0')}`;
+const byKey = <T>(entries: Iterable<[string, T]>): Array<[string, T]> =>
+  [...entries].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+const keyOrder = (d: RollupDelta) =>
+  `${d.key.metric}|${d.key.granularity}|${d.key.period}|${String(d.key.bucket).padStart(3, '0')}`;
 
 /**
  * The stored form of one delta, cut into pieces of at most about `maxBytes`
@@ -136,15 +150,17 @@ export function encodeDeltaParts(deltas: readonly RollupDelta[]): Buffer[] {
 /** The deltas of one part, for site `site` (the key's site is the partition's). */
 export function decodeDeltaPart(site: string, data: Uint8Array): RollupDelta[] {
   const stored = JSON.parse(inflateRawSync(data).toString('utf8')) as StoredDelta[];
-  return stored.map(([metric, granularity, period, bucket, visits, pageviews, counters, values, visitors, valueVisitors]) => ({
-    key: { site, metric, granularity, period, bucket },
-    visits,
-    pageviews,
-    counters: new Map(counters),
-    values: new Map(values),
-    visitors: new Set(visitors),
-    valueVisitors: new Map(valueVisitors.map(([value, ids]) => [value, new Set(ids)])),
-  }));
+  return stored.map(
+    ([metric, granularity, period, bucket, visits, pageviews, counters, values, visitors, valueVisitors]) => ({
+      key: { site, metric, granularity, period, bucket },
+      visits,
+      pageviews,
+      counters: new Map(counters),
+      values: new Map(values),
+      visitors: new Set(visitors),
+      valueVisitors: new Map(valueVisitors.map(([value, ids]) => [value, new Set(ids)])),
+    }),
+  );
 }
 
 /** A pending part of the log as read: its shard, position and deltas. */

@@ -1,7 +1,17 @@
 import { paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { countsOf, foldDeltas, foldGroup, parseRollupItem, readPendingParts, rollupPk, rollupSk, type LoggedDelta, type RollupItem } from './rollup-store.js';
+import {
+  countsOf,
+  foldDeltas,
+  foldGroup,
+  parseRollupItem,
+  readPendingParts,
+  rollupPk,
+  rollupSk,
+  type LoggedDelta,
+  type RollupItem,
+} from './rollup-store.js';
 import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
@@ -24,13 +34,29 @@ export function itemBytes(value: unknown): number {
   if (value instanceof Uint8Array) return value.length;
   if (value instanceof Set) return [...value].reduce((n: number, v) => n + itemBytes(v), 0);
   if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + itemBytes(v) + 1, 0);
-  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + Buffer.byteLength(k) + itemBytes(v) + 1, 0);
+  return (
+    3 +
+    Object.entries(value as Record<string, unknown>).reduce(
+      (n, [k, v]) => n + Buffer.byteLength(k) + itemBytes(v) + 1,
+      0,
+    )
+  );
 }
 
 /** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key; requests and bytes added to `cost`. */
-async function queryRange(conn: DynamoConnection, pk: string, lower: string, upper: string, cost?: ReadCost): Promise<Map<string, Record<string, unknown>>> {
+async function queryRange(
+  conn: DynamoConnection,
+  pk: string,
+  lower: string,
+  upper: string,
+  cost?: ReadCost,
+): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
-  const query = { TableName: conn.table, KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`, ExpressionAttributeValues: { ':pk': pk, ':from': lower, ':to': upper } };
+  const query = {
+    TableName: conn.table,
+    KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+    ExpressionAttributeValues: { ':pk': pk, ':from': lower, ':to': upper },
+  };
   for await (const page of paginateQuery({ client: conn.doc }, query)) {
     if (cost) {
       cost.requests++;
@@ -64,7 +90,10 @@ export async function readRollups(
 ): Promise<Array<RollupItem & { period: string }>> {
   const lower = `${granularity}#${from}#`;
   const upper = `${granularity}#${to}#~`;
-  const [stored, parts] = await Promise.all([queryRange(conn, rollupPk(site, metric), lower, upper, cost), pending ?? readPendingParts(conn, site, { cost })]);
+  const [stored, parts] = await Promise.all([
+    queryRange(conn, rollupPk(site, metric), lower, upper, cost),
+    pending ?? readPendingParts(conn, site, { cost }),
+  ]);
   // Stored parts and pending deltas by bucket (`G#<period>#<bucket>`): a bucket's overflow parts fold together (`foldGroup`).
   const buckets = new Map<string, { parts: Array<Record<string, unknown> | undefined>; logged: LoggedDelta[] }>();
   const bucket = (base: string) => {
@@ -96,7 +125,8 @@ export async function readRollups(
       if (!item) continue;
       const parsed = parseRollupItem(item);
       // A dimension value back at 0 stays in its item (`mergeRollupItem`), not in the answer.
-      if (metric !== 'goal') parsed.counts = Object.fromEntries(Object.entries(parsed.counts).filter(([, n]) => n !== 0));
+      if (metric !== 'goal')
+        parsed.counts = Object.fromEntries(Object.entries(parsed.counts).filter(([, n]) => n !== 0));
       items.push({ ...parsed, period });
     }
   }
@@ -137,7 +167,10 @@ export async function readVisitCounts(
   const { cost } = options;
   const lower = `${granularity}#${from}#`;
   const upper = `${granularity}#${to}#~`;
-  const [read, parts] = await Promise.all([queryRange(conn, rollupPk(site, 'visits'), `C#${lower}`, `C#${upper}`, cost), options.pending ?? readPendingParts(conn, site, { cost })]);
+  const [read, parts] = await Promise.all([
+    queryRange(conn, rollupPk(site, 'visits'), `C#${lower}`, `C#${upper}`, cost),
+    options.pending ?? readPendingParts(conn, site, { cost }),
+  ]);
   // Keyed by the bucket's ROLLUP sort key: a ROLLUP_COUNTS key is `C#` + it.
   const counts = new Map([...read].map(([sk, item]) => [sk.slice(2), item]));
   const logged = new Map<string, LoggedDelta[]>();
@@ -152,10 +185,15 @@ export async function readVisitCounts(
     }
   }
   // Counts that a pending delta is not in: their ROLLUP items (sets included) are what to fold.
-  const behind = [...logged.keys()].filter((sk) => foldDeltas(counts.get(sk), logged.get(sk) ?? [], () => ({})) !== null);
+  const behind = [...logged.keys()].filter(
+    (sk) => foldDeltas(counts.get(sk), logged.get(sk) ?? [], () => ({})) !== null,
+  );
   const items = new Map<string, Record<string, unknown>>();
   if (behind.length > 0) {
-    for (const item of await batchGet(conn, behind.map((sk) => ({ [PK]: rollupPk(site, 'visits'), [SK]: sk })))) {
+    for (const item of await batchGet(
+      conn,
+      behind.map((sk) => ({ [PK]: rollupPk(site, 'visits'), [SK]: sk })),
+    )) {
       items.set(String(item[SK]), item);
       if (cost) cost.bytes += itemBytes(item);
     }
@@ -164,9 +202,17 @@ export async function readVisitCounts(
   const out: VisitCountsRead[] = [];
   for (const sk of [...new Set([...counts.keys(), ...behind])].sort()) {
     const stored = items.get(sk);
-    const current = behind.includes(sk) ? countsOf(foldDeltas(stored, logged.get(sk) ?? [])?.attributes ?? stored ?? {}) : (counts.get(sk) ?? {});
+    const current = behind.includes(sk)
+      ? countsOf(foldDeltas(stored, logged.get(sk) ?? [])?.attributes ?? stored ?? {})
+      : (counts.get(sk) ?? {});
     const parsed = parseRollupItem(current);
-    out.push({ period: sk.split('#')[1] ?? '', visits: parsed.visits, pageviews: parsed.pageviews, counters: parsed.counters, visitors: Number(current.u ?? 0) });
+    out.push({
+      period: sk.split('#')[1] ?? '',
+      visits: parsed.visits,
+      pageviews: parsed.pageviews,
+      counters: parsed.counters,
+      visitors: Number(current.u ?? 0),
+    });
   }
   return out;
 }

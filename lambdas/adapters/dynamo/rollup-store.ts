@@ -3,9 +3,35 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchGet, batchWrite } from './batch.js';
-import { comparePositions, decodeDeltaPart, deltaSk, encodeDeltaParts, formatPosition, parseDeltaSk, parsePosition, rollupLogPk, shardStateSk, type LogPosition, type PendingPart } from './rollup-log.js';
-import { GOAL_VISITOR_LIMITS, goalKeySlot, type Granularity, type RollupDelta, type RollupKey, type RollupMetric } from '../../domain/rollup.js';
-import { addVisitors, countVisitors, deserializeSketch, emptySketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
+import {
+  comparePositions,
+  decodeDeltaPart,
+  deltaSk,
+  encodeDeltaParts,
+  formatPosition,
+  parseDeltaSk,
+  parsePosition,
+  rollupLogPk,
+  shardStateSk,
+  type LogPosition,
+  type PendingPart,
+} from './rollup-log.js';
+import {
+  GOAL_VISITOR_LIMITS,
+  goalKeySlot,
+  type Granularity,
+  type RollupDelta,
+  type RollupKey,
+  type RollupMetric,
+} from '../../domain/rollup.js';
+import {
+  addVisitors,
+  countVisitors,
+  deserializeSketch,
+  emptySketch,
+  serializeSketch,
+  type VisitorSketch,
+} from '../../domain/visitor-sketch.js';
 import type { RollupStore, StreamCheckpoint } from '../../ports.js';
 import { packSketch, unpackSketch } from './sketch-codec.js';
 
@@ -16,7 +42,8 @@ export const rollupPk = (site: string, metric: RollupMetric) => `R#${site}#${met
  * its overflow parts (dimension items, `foldGroup`) `…#<bucket>#<part, 3 digits>`,
  * which sort right after it and inside every range a reader queries.
  */
-export const rollupSk = (granularity: Granularity, period: string, bucket: number, part = 0) => `${granularity}#${period}#${bucket}${part > 0 ? `#${String(part).padStart(3, '0')}` : ''}`;
+export const rollupSk = (granularity: Granularity, period: string, bucket: number, part = 0) =>
+  `${granularity}#${period}#${bucket}${part > 0 ? `#${String(part).padStart(3, '0')}` : ''}`;
 /**
  * Sort key of a `visits` bucket's ROLLUP_COUNTS item: its counts and its
  * distinct visitors `u`, without the visitor set, so that a time series
@@ -24,7 +51,8 @@ export const rollupSk = (granularity: Granularity, period: string, bucket: numbe
  * the bucket's ROLLUP item carries. `C#` sorts outside every `H#`, `D#` and
  * `M#` range the set readers query (`docs/data-model.md`, "Distinct visitors").
  */
-export const countsSk = (granularity: Granularity, period: string, bucket: number) => `C#${granularity}#${period}#${bucket}`;
+export const countsSk = (granularity: Granularity, period: string, bucket: number) =>
+  `C#${granularity}#${period}#${bucket}`;
 
 /** A `visits` bucket's parts as `foldGroup` numbers them: 0 its ROLLUP item (counts and visitor set), 1 its ROLLUP_COUNTS item. */
 export const COUNTS_PART = 1;
@@ -35,10 +63,13 @@ export const COUNTS_PART = 1;
  * are overflow parts.
  */
 export const partSk = (k: Pick<RollupKey, 'metric' | 'granularity' | 'period' | 'bucket'>, part: number) =>
-  k.metric === 'visits' && part === COUNTS_PART ? countsSk(k.granularity, k.period, k.bucket) : rollupSk(k.granularity, k.period, k.bucket, part);
+  k.metric === 'visits' && part === COUNTS_PART
+    ? countsSk(k.granularity, k.period, k.bucket)
+    : rollupSk(k.granularity, k.period, k.bucket, part);
 
 /** Item type of part `part` of a bucket of `metric` (`partSk`). */
-export const partType = (metric: RollupMetric, part: number) => (metric === 'visits' && part === COUNTS_PART ? 'ROLLUP_COUNTS' : 'ROLLUP');
+export const partType = (metric: RollupMetric, part: number) =>
+  metric === 'visits' && part === COUNTS_PART ? 'ROLLUP_COUNTS' : 'ROLLUP';
 
 const bucketId = (k: RollupKey) => `${k.metric}|${k.granularity}|${k.period}|${k.bucket}`;
 const keyOf = (k: RollupKey, part = 0) => ({ [PK]: rollupPk(k.site, k.metric), [SK]: partSk(k, part) });
@@ -67,7 +98,6 @@ export const valueBytes = (value: string) => Buffer.byteLength(JSON.stringify(va
 /** Whether a metric's buckets are split into overflow parts: the dimensions (`visits` has no values; `goal` folds keys past 50 into the other-goals key). */
 const splits = (metric: RollupMetric) => metric !== 'visits' && metric !== 'goal';
 
-
 /** A rollup item as read from the table (`docs/data-model.md`, item ROLLUP). */
 export interface RollupItem {
   visits: number;
@@ -94,9 +124,20 @@ export function parseRollupItem(item: Record<string, unknown>): RollupItem {
     pageviews: Number(item.pageviews ?? 0),
     counters: item.n ? (JSON.parse(String(item.n)) as Record<string, number>) : {},
     counts: item.counts ? (JSON.parse(String(item.counts)) as Record<string, number>) : {},
-    ids: packed ? ('ids' in packed ? packed.ids : undefined) : item.ids ? (JSON.parse(String(item.ids)) as string[]) : undefined,
+    ids: packed
+      ? 'ids' in packed
+        ? packed.ids
+        : undefined
+      : item.ids
+        ? (JSON.parse(String(item.ids)) as string[])
+        : undefined,
     hll: packed ? ('hll' in packed ? packed.hll : undefined) : item.hll instanceof Uint8Array ? item.hll : undefined,
-    valueSketches: Object.fromEntries(Object.entries(stored).map(([k, v]) => [k, deserializeSketch(typeof v === 'string' ? { hll: Buffer.from(v, 'base64') } : { ids: v })])),
+    valueSketches: Object.fromEntries(
+      Object.entries(stored).map(([k, v]) => [
+        k,
+        deserializeSketch(typeof v === 'string' ? { hll: Buffer.from(v, 'base64') } : { ids: v }),
+      ]),
+    ),
   };
 }
 
@@ -106,7 +147,12 @@ const emptyItem = (): RollupItem => ({ visits: 0, pageviews: 0, counters: {}, co
  * Adds counts into a stored map through `slot` (where each key's counts go).
  * Zero totals are dropped unless `keepZero` (value counts keep their keys).
  */
-function addCounts(current: Record<string, number>, delta: ReadonlyMap<string, number>, slot: (key: string) => string, keepZero: boolean): Record<string, number> {
+function addCounts(
+  current: Record<string, number>,
+  delta: ReadonlyMap<string, number>,
+  slot: (key: string) => string,
+  keepZero: boolean,
+): Record<string, number> {
   const out = { ...current };
   for (const [key, n] of delta) {
     const at = slot(key);
@@ -129,12 +175,23 @@ const same = (key: string) => key;
  * Keys, `type`, `seq` and `ver` are the caller's. A `visits` item's
  * visitor set is written packed (`vz`).
  */
-export function mergeRollupItem(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
+export function mergeRollupItem(
+  item: Record<string, unknown> | undefined,
+  delta: RollupDelta,
+): Record<string, unknown> {
   if (delta.key.metric === 'visits') return { ...mergeVisitCounts(item, delta), ...mergeVisitorSet(item, delta) };
   const current = item ? parseRollupItem(item) : emptyItem();
   const out: Record<string, unknown> = {};
   const goal = delta.key.metric === 'goal';
-  const slot = goal ? goalKeySlot(new Set([...Object.keys(current.counts), ...Object.keys(current.counters), ...Object.keys(current.valueSketches)])) : same;
+  const slot = goal
+    ? goalKeySlot(
+        new Set([
+          ...Object.keys(current.counts),
+          ...Object.keys(current.counters),
+          ...Object.keys(current.valueSketches),
+        ]),
+      )
+    : same;
   const counters = addCounts(current.counters, delta.counters, slot, goal);
   if (Object.keys(counters).length > 0) out.n = JSON.stringify(counters);
   // Values stay in their item at 0, so a value's every change lands where its first one did (`foldGroup`).
@@ -155,12 +212,15 @@ export function mergeRollupItem(item: Record<string, unknown> | undefined, delta
   return out;
 }
 
-
 /** A `visits` delta added to an item's counts (`visits`, `pageviews`, `n`). */
 function mergeVisitCounts(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
   const current = item ? parseRollupItem(item) : emptyItem();
   const counters = addCounts(current.counters, delta.counters, same, false);
-  return { ...(Object.keys(counters).length > 0 ? { n: JSON.stringify(counters) } : {}), visits: current.visits + delta.visits, pageviews: current.pageviews + delta.pageviews };
+  return {
+    ...(Object.keys(counters).length > 0 ? { n: JSON.stringify(counters) } : {}),
+    visits: current.visits + delta.visits,
+    pageviews: current.pageviews + delta.pageviews,
+  };
 }
 
 /**
@@ -189,7 +249,12 @@ const sameMarks = (a: unknown, b: unknown) => {
 /** The ROLLUP_COUNTS attributes of a `visits` ROLLUP item's data: its counts and `u`, its visitor set counted. */
 export function countsOf(attributes: Record<string, unknown>): Record<string, unknown> {
   const { n, visits, pageviews } = attributes;
-  return { ...(n !== undefined ? { n } : {}), visits: Number(visits ?? 0), pageviews: Number(pageviews ?? 0), u: countVisitors(visitorSetOf(attributes)) };
+  return {
+    ...(n !== undefined ? { n } : {}),
+    visits: Number(visits ?? 0),
+    pageviews: Number(pageviews ?? 0),
+    u: countVisitors(visitorSetOf(attributes)),
+  };
 }
 
 /**
@@ -207,10 +272,15 @@ export function countsOf(attributes: Record<string, unknown>): Record<string, un
  * deltas with it.
  * @returns [ROLLUP part, ROLLUP_COUNTS part], each null when unchanged
  */
-export function foldVisits(item: Record<string, unknown> | undefined, counts: Record<string, unknown> | undefined, logged: readonly LoggedDelta[]): FoldedPart[] {
+export function foldVisits(
+  item: Record<string, unknown> | undefined,
+  counts: Record<string, unknown> | undefined,
+  logged: readonly LoggedDelta[],
+): FoldedPart[] {
   const folded = foldDeltas(item, logged);
   // Nothing new for the ROLLUP item (a retry after it was written): the counts may still be behind it.
-  const base = folded ?? (item ? { attributes: dataOf(item), seq: { ...((item.seq ?? {}) as Record<string, string>) } } : null);
+  const base =
+    folded ?? (item ? { attributes: dataOf(item), seq: { ...((item.seq ?? {}) as Record<string, string>) } } : null);
   if (!base) return [null, null];
   const current = counts !== undefined && counts.u !== undefined && sameMarks(counts.seq, base.seq);
   return [folded, current ? null : { attributes: countsOf(base.attributes), seq: { ...base.seq } }];
@@ -252,7 +322,8 @@ export function foldDeltas(
 
 /** Attributes of a stored item that are not its data (`mergeRollupItem`'s output). */
 const META = new Set<string>([PK, SK, 'type', 'seq', 'ver', 'p']);
-const dataOf = (item: Record<string, unknown> | undefined) => Object.fromEntries(Object.entries(item ?? {}).filter(([k]) => !META.has(k)));
+const dataOf = (item: Record<string, unknown> | undefined) =>
+  Object.fromEntries(Object.entries(item ?? {}).filter(([k]) => !META.has(k)));
 
 /** One part of a bucket after a fold: what to write (null: unchanged). */
 export type FoldedPart = { attributes: Record<string, unknown>; seq: Record<string, string> } | null;
@@ -283,10 +354,14 @@ export type FoldedPart = { attributes: Record<string, unknown>; seq: Record<stri
  *
  * @returns per part (index = part number) its new data and `seq`, or null if unchanged; `count`, the bucket's number of parts
  */
-export function foldGroup(parts: ReadonlyArray<Record<string, unknown> | undefined>, logged: readonly LoggedDelta[]): { folded: FoldedPart[]; count: number } {
+export function foldGroup(
+  parts: ReadonlyArray<Record<string, unknown> | undefined>,
+  logged: readonly LoggedDelta[],
+): { folded: FoldedPart[]; count: number } {
   const metric = logged[0]?.delta.key.metric;
   if (metric === 'visits') return { folded: foldVisits(parts[0], parts[COUNTS_PART], logged), count: 1 };
-  if (metric === undefined || !splits(metric)) return { folded: [foldDeltas(parts[0], logged)], count: Math.max(1, parts.length) };
+  if (metric === undefined || !splits(metric))
+    return { folded: [foldDeltas(parts[0], logged)], count: Math.max(1, parts.length) };
   const stored = Math.max(1, parts.length, Number(parts[0]?.p ?? 1));
   const owner = new Map<string, number>();
   const measure: number[] = [];
@@ -301,7 +376,8 @@ export function foldGroup(parts: ReadonlyArray<Record<string, unknown> | undefin
   const place = (value: string): number => {
     const last = measure.length - 1;
     const room = valueBytes(value);
-    const at = (measure[last] ?? 0) === 0 || (measure[last] ?? 0) + room <= ROLLUP_PART_BYTES ? last : measure.push(0) - 1;
+    const at =
+      (measure[last] ?? 0) === 0 || (measure[last] ?? 0) + room <= ROLLUP_PART_BYTES ? last : measure.push(0) - 1;
     measure[at] = (measure[at] ?? 0) + room;
     owner.set(value, at);
     return at;
@@ -320,7 +396,8 @@ export function foldGroup(parts: ReadonlyArray<Record<string, unknown> | undefin
   }
   const count = measure.length;
   const folded = Array.from({ length: count }, (_, i) => foldDeltas(parts[i], routed[i] ?? []));
-  if (count > stored && !folded[0]) folded[0] = { attributes: dataOf(parts[0]), seq: { ...((parts[0]?.seq ?? {}) as Record<string, string>) } };
+  if (count > stored && !folded[0])
+    folded[0] = { attributes: dataOf(parts[0]), seq: { ...((parts[0]?.seq ?? {}) as Record<string, string>) } };
   return { folded, count };
 }
 
@@ -349,9 +426,14 @@ export async function readPendingParts(
     );
     if (options.cost) options.cost.requests++;
     for (const item of page.Items ?? []) {
-      if (options.cost) options.cost.bytes += Buffer.byteLength(String(item[SK])) + (item.d instanceof Uint8Array ? item.d.length : 0);
+      if (options.cost)
+        options.cost.bytes += Buffer.byteLength(String(item[SK])) + (item.d instanceof Uint8Array ? item.d.length : 0);
       const sk = String(item[SK]);
-      out.push({ ...parseDeltaSk(sk), deltas: decodeDeltaPart(site, item.d as Uint8Array), key: { [PK]: String(item[PK]), [SK]: sk } });
+      out.push({
+        ...parseDeltaSk(sk),
+        deltas: decodeDeltaPart(site, item.d as Uint8Array),
+        key: { [PK]: String(item[PK]), [SK]: sk },
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start && (options.limit === undefined || out.length < options.limit));
@@ -393,16 +475,33 @@ export class DynamoRollupStore implements RollupStore {
     for (const [site, list] of bySite) {
       const stateKey = { [PK]: rollupLogPk(site), [SK]: shardStateSk(checkpoint.shard) };
       this.calls.get++;
-      const { Item: state } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: stateKey, ConsistentRead: true }));
+      const { Item: state } = await this.conn.doc.send(
+        new GetCommand({ TableName: this.conn.table, Key: stateKey, ConsistentRead: true }),
+      );
       if (state && BigInt(String(state.last)) >= BigInt(checkpoint.sequence)) continue;
       const parts = encodeDeltaParts(list);
       // One by one, in order: the compactor folds a prefix of a shard's parts, never a later part before an earlier one.
       for (const [k, data] of parts.entries()) {
         this.calls.put++;
-        await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { [PK]: rollupLogPk(site), [SK]: deltaSk(checkpoint.shard, checkpoint.sequence, k), type: 'ROLLUP_DELTA', d: data } }));
+        await this.conn.doc.send(
+          new PutCommand({
+            TableName: this.conn.table,
+            Item: {
+              [PK]: rollupLogPk(site),
+              [SK]: deltaSk(checkpoint.shard, checkpoint.sequence, k),
+              type: 'ROLLUP_DELTA',
+              d: data,
+            },
+          }),
+        );
       }
       this.calls.put++;
-      await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...stateKey, type: 'ROLLUP_LOG_STATE', last: checkpoint.sequence } }));
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...stateKey, type: 'ROLLUP_LOG_STATE', last: checkpoint.sequence },
+        }),
+      );
     }
   }
 
@@ -441,7 +540,10 @@ export class DynamoRollupStore implements RollupStore {
         }
       };
       await Promise.all(Array.from({ length: Math.min(this.concurrency, entries.length) }, worker));
-      this.calls.delete += await batchWrite(this.conn, pending.map((p) => ({ DeleteRequest: { Key: p.key } })));
+      this.calls.delete += await batchWrite(
+        this.conn,
+        pending.map((p) => ({ DeleteRequest: { Key: p.key } })),
+      );
       done.parts += pending.length;
       if (pending.length < maxParts) return done;
     }
@@ -452,13 +554,19 @@ export class DynamoRollupStore implements RollupStore {
    * buckets' items, then one of the overflow parts their `p` names.
    * @returns the parts of each bucket by `bucketId`, index = part number
    */
-  private async readBuckets(keys: readonly RollupKey[]): Promise<Map<string, Array<Record<string, unknown> | undefined>>> {
+  private async readBuckets(
+    keys: readonly RollupKey[],
+  ): Promise<Map<string, Array<Record<string, unknown> | undefined>>> {
     const out = new Map<string, Array<Record<string, unknown> | undefined>>();
     const bySk = new Map<string, { id: string; part: number }>();
     const get = async (wanted: Array<{ key: RollupKey; part: number }>) => {
-      for (const { key, part } of wanted) bySk.set(`${keyOf(key, part)[PK]}|${keyOf(key, part)[SK]}`, { id: bucketId(key), part });
+      for (const { key, part } of wanted)
+        bySk.set(`${keyOf(key, part)[PK]}|${keyOf(key, part)[SK]}`, { id: bucketId(key), part });
       this.calls.batchGet += Math.ceil(wanted.length / 100);
-      for (const item of await batchGet(this.conn, wanted.map(({ key, part }) => keyOf(key, part)))) {
+      for (const item of await batchGet(
+        this.conn,
+        wanted.map(({ key, part }) => keyOf(key, part)),
+      )) {
         const at = bySk.get(`${item[PK]}|${item[SK]}`);
         if (!at) continue;
         const parts = out.get(at.id) ?? [];
@@ -467,8 +575,22 @@ export class DynamoRollupStore implements RollupStore {
       }
     };
     // A `visits` bucket's ROLLUP_COUNTS item is read with its ROLLUP item (`foldVisits` folds both).
-    await get(keys.flatMap((key) => (key.metric === 'visits' ? [{ key, part: 0 }, { key, part: COUNTS_PART }] : [{ key, part: 0 }])));
-    const overflow = keys.flatMap((key) => Array.from({ length: Math.max(0, Number(out.get(bucketId(key))?.[0]?.p ?? 1) - 1) }, (_, i) => ({ key, part: i + 1 })));
+    await get(
+      keys.flatMap((key) =>
+        key.metric === 'visits'
+          ? [
+              { key, part: 0 },
+              { key, part: COUNTS_PART },
+            ]
+          : [{ key, part: 0 }],
+      ),
+    );
+    const overflow = keys.flatMap((key) =>
+      Array.from({ length: Math.max(0, Number(out.get(bucketId(key))?.[0]?.p ?? 1) - 1) }, (_, i) => ({
+        key,
+        part: i + 1,
+      })),
+    );
     if (overflow.length > 0) await get(overflow);
     return out;
   }
@@ -480,7 +602,11 @@ export class DynamoRollupStore implements RollupStore {
    * and folds again: parts written already skip what they took.
    * @returns parts written
    */
-  private async foldBucket(key: RollupKey, logged: readonly LoggedDelta[], read: ReadonlyArray<Record<string, unknown> | undefined>): Promise<number> {
+  private async foldBucket(
+    key: RollupKey,
+    logged: readonly LoggedDelta[],
+    read: ReadonlyArray<Record<string, unknown> | undefined>,
+  ): Promise<number> {
     let parts = read;
     let written = 0;
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -494,7 +620,14 @@ export class DynamoRollupStore implements RollupStore {
           await this.conn.doc.send(
             new PutCommand({
               TableName: this.conn.table,
-              Item: { ...keyOf(key, i), ...part.attributes, ...(i === 0 && count > 1 ? { p: count } : {}), type: partType(key.metric, i), seq: part.seq, ver: version + 1 },
+              Item: {
+                ...keyOf(key, i),
+                ...part.attributes,
+                ...(i === 0 && count > 1 ? { p: count } : {}),
+                type: partType(key.metric, i),
+                seq: part.seq,
+                ver: version + 1,
+              },
               ConditionExpression: item ? 'ver = :ver' : `attribute_not_exists(${PK})`,
               ExpressionAttributeValues: item ? { ':ver': version } : undefined,
             }),

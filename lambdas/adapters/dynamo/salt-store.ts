@@ -23,7 +23,9 @@ export class DynamoSaltStore implements SaltStore {
   async saltFor(day: string): Promise<string> {
     if (this.cached?.day === day) return this.cached.salt;
     const key = { [PK]: SALT_PK, [SK]: day };
-    const existing = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
+    const existing = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
+    );
     let salt = existing.Item?.salt as string | undefined;
     if (!salt) {
       const candidate = newSalt();
@@ -40,7 +42,9 @@ export class DynamoSaltStore implements SaltStore {
         await this.deleteBefore(day);
       } catch (error) {
         if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        const winner = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }));
+        const winner = await this.conn.doc.send(
+          new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
+        );
         salt = String(winner.Item?.salt);
       }
     }

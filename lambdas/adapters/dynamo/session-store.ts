@@ -24,14 +24,27 @@ export class DynamoSessionStore {
   constructor(private readonly conn: DynamoConnection) {}
 
   async create(hash: string, session: Session): Promise<void> {
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...sessionKey(hash), type: 'SESSION', ...session, ...ttlOf(session.expires) } }));
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...sessionKey(hash), type: 'SESSION', ...session, ...ttlOf(session.expires) },
+      }),
+    );
     await recordExpiry(this.conn, `SESSION#${hash}`, 'SESSION', session.expires);
   }
 
   async get(hash: string): Promise<Session | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: sessionKey(hash), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: sessionKey(hash), ConsistentRead: true }),
+    );
     if (!Item) return null;
-    return { email: String(Item.email), account: String(Item.account), created: Number(Item.created), expires: Number(Item.expires), epoch: Number(Item.epoch ?? 0) };
+    return {
+      email: String(Item.email),
+      account: String(Item.account),
+      created: Number(Item.created),
+      expires: Number(Item.expires),
+      epoch: Number(Item.epoch ?? 0),
+    };
   }
 
   async delete(hash: string): Promise<void> {

@@ -16,7 +16,9 @@ export class DynamoSiteActivity {
   /** The last local hour (`YYYY-MM-DDTHH`) or, failing that, day (`YYYY-MM-DD`) with activity, or null. */
   async lastActive(domain: string): Promise<string | null> {
     // Deltas not compacted yet are the newest activity (`docs/data-model.md`, "Rollups: a delta log, compacted").
-    const logged = (await readPendingParts(this.conn, domain)).flatMap((p) => p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'H').map((d) => d.key.period));
+    const logged = (await readPendingParts(this.conn, domain)).flatMap((p) =>
+      p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'H').map((d) => d.key.period),
+    );
     if (logged.length > 0) return logged.sort()[logged.length - 1] ?? null;
     for (const prefix of ['H#', 'D#']) {
       const { Items = [] } = await this.conn.doc.send(

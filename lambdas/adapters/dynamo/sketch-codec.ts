@@ -22,7 +22,10 @@ const REGISTERS = 1;
 /** A set as one deflated binary attribute: a tag byte, then the JSON of its sorted ids or its registers. */
 export function packSketch(sketch: VisitorSketch): Buffer {
   const stored = serializeSketch(sketch);
-  const body = 'ids' in stored ? Buffer.concat([Buffer.of(EXACT), Buffer.from(JSON.stringify(stored.ids))]) : Buffer.concat([Buffer.of(REGISTERS), stored.hll]);
+  const body =
+    'ids' in stored
+      ? Buffer.concat([Buffer.of(EXACT), Buffer.from(JSON.stringify(stored.ids))])
+      : Buffer.concat([Buffer.of(REGISTERS), stored.hll]);
   return deflateRawSync(body);
 }
 
@@ -40,7 +43,12 @@ export function unpackSketch(packed: Uint8Array): VisitorSketch {
  * payer's touch days while exact, or `tz`, the sketch of payers with a touch.
  */
 export function packCustomers(c: PeriodCustomers): Record<string, Buffer> {
-  return { cz: packSketch(c.customers), ...(c.touched.kind === 'exact' ? { tdz: deflateRawSync(JSON.stringify(c.touched.days)) } : { tz: packSketch(c.touched.sketch) }) };
+  return {
+    cz: packSketch(c.customers),
+    ...(c.touched.kind === 'exact'
+      ? { tdz: deflateRawSync(JSON.stringify(c.touched.days)) }
+      : { tz: packSketch(c.touched.sketch) }),
+  };
 }
 
 /** A PAYMENT_CUSTOMERS item's payers (`packCustomers`), or null for an item written before they were packed. */
@@ -48,7 +56,10 @@ export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers 
   if (!(item.cz instanceof Uint8Array)) return null;
   const customers = unpackSketch(item.cz);
   if (item.tz instanceof Uint8Array) return { customers, touched: { kind: 'sketch', sketch: unpackSketch(item.tz) } };
-  const days = item.tdz instanceof Uint8Array ? (JSON.parse(inflateRawSync(item.tdz).toString('utf8')) as Record<string, string[]>) : {};
+  const days =
+    item.tdz instanceof Uint8Array
+      ? (JSON.parse(inflateRawSync(item.tdz).toString('utf8')) as Record<string, string[]>)
+      : {};
   return { customers, touched: { kind: 'exact', days } };
 }
 
@@ -79,6 +90,11 @@ export function packDimension(values: Readonly<Record<string, ValueCounters>>): 
 
 /** The counters of a PAYMENT_DIMENSION item: packed (`packDimension`), or the JSON `v` of an item written before (an item with neither holds none). */
 export function unpackDimension(item: Record<string, unknown>): Record<string, ValueCounters> {
-  const json = item.vz instanceof Uint8Array ? inflateRawSync(item.vz).toString('utf8') : item.v === undefined ? '{}' : String(item.v);
+  const json =
+    item.vz instanceof Uint8Array
+      ? inflateRawSync(item.vz).toString('utf8')
+      : item.v === undefined
+        ? '{}'
+        : String(item.v);
   return JSON.parse(json) as Record<string, ValueCounters>;
 }

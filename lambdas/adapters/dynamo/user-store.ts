@@ -59,7 +59,9 @@ export class DynamoUserStore {
   constructor(private readonly conn: DynamoConnection) {}
 
   async get(email: string): Promise<User | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: userKey(email), ConsistentRead: true }));
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: userKey(email), ConsistentRead: true }),
+    );
     return Item ? toUser(Item) : null;
   }
 
@@ -68,13 +70,23 @@ export class DynamoUserStore {
     const user: User = { email, account, created: now.toISOString(), password_hash: null, epoch: randomInt(2 ** 40) };
     try {
       await this.conn.doc.send(
-        new PutCommand({ TableName: this.conn.table, Item: { ...userKey(email), type: 'USER', ...user }, ConditionExpression: `attribute_not_exists(${PK})` }),
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...userKey(email), type: 'USER', ...user },
+          ConditionExpression: `attribute_not_exists(${PK})`,
+        }),
       );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new ConflictError(`${email} already has a Footfall user`, 'email');
+      if (error instanceof ConditionalCheckFailedException)
+        throw new ConflictError(`${email} already has a Footfall user`, 'email');
       throw error;
     }
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...memberKey(account, email), type: 'MEMBER', email, created: user.created, status: 'invited' } }));
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...memberKey(account, email), type: 'MEMBER', email, created: user.created, status: 'invited' },
+      }),
+    );
     return user;
   }
 
@@ -97,7 +109,13 @@ export class DynamoUserStore {
       );
       const account = String(Attributes?.account);
       await this.conn.doc.send(
-        new UpdateCommand({ TableName: this.conn.table, Key: memberKey(account, email), UpdateExpression: 'SET #s = :a', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':a': 'active' } }),
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: memberKey(account, email),
+          UpdateExpression: 'SET #s = :a',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':a': 'active' },
+        }),
       );
       return Number(Attributes?.epoch);
     } catch (error) {
@@ -109,7 +127,9 @@ export class DynamoUserStore {
   /** Removes a user: the USER item first (what every session check reads), then the membership. */
   async remove(user: Pick<User, 'email' | 'account'>): Promise<void> {
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: userKey(user.email) }));
-    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: memberKey(user.account, user.email) }));
+    await this.conn.doc.send(
+      new DeleteCommand({ TableName: this.conn.table, Key: memberKey(user.account, user.email) }),
+    );
   }
 
   /** The account's users, by email, read a page of 100 at a time. */
@@ -122,29 +142,60 @@ export class DynamoUserStore {
       Limit: 100,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      for (const i of page.Items ?? []) members.push({ email: String(i.email), created: String(i.created), status: i.status === 'active' ? 'active' : 'invited' });
+      for (const i of page.Items ?? [])
+        members.push({
+          email: String(i.email),
+          created: String(i.created),
+          status: i.status === 'active' ? 'active' : 'invited',
+        });
     }
     return members;
   }
 
   /** Stores a one-time link by the SHA-256 of its token, with the TTL attribute. */
   async addInvite(hash: string, invite: Invite): Promise<void> {
-    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: { ...inviteKey(hash), type: 'INVITE', ...invite, ...ttlOf(invite.expires) } }));
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...inviteKey(hash), type: 'INVITE', ...invite, ...ttlOf(invite.expires) },
+      }),
+    );
     await recordExpiry(this.conn, `INVITE#${hash}`, 'INVITE', invite.expires);
   }
 
   async getInvite(hash: string): Promise<Invite | null> {
-    const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: inviteKey(hash), ConsistentRead: true }));
-    return Item ? { email: String(Item.email), account: String(Item.account), created: Number(Item.created), expires: Number(Item.expires) } : null;
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: inviteKey(hash), ConsistentRead: true }),
+    );
+    return Item
+      ? {
+          email: String(Item.email),
+          account: String(Item.account),
+          created: Number(Item.created),
+          expires: Number(Item.expires),
+        }
+      : null;
   }
 
   /** Deletes a one-time link and resolves with it, or null when it was already used: of two uses at once, one wins. */
   async takeInvite(hash: string): Promise<Invite | null> {
     try {
       const { Attributes } = await this.conn.doc.send(
-        new DeleteCommand({ TableName: this.conn.table, Key: inviteKey(hash), ConditionExpression: `attribute_exists(${PK})`, ReturnValues: 'ALL_OLD' }),
+        new DeleteCommand({
+          TableName: this.conn.table,
+          Key: inviteKey(hash),
+          ConditionExpression: `attribute_exists(${PK})`,
+          ReturnValues: 'ALL_OLD',
+        }),
       );
-      return Attributes ? { email: String(Attributes.email), account: String(Attributes.account), created: Number(Attributes.created), expires: Number(Attributes.expires) } : null;
+      return Attributes
+        ? {
+            email: String(Attributes.email),
+            account: String(Attributes.account),
+            created: Number(Attributes.created),
+            expires: Number(Attributes.expires),
+          }
+        : null;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return null;
       throw error;

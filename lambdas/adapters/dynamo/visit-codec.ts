@@ -33,7 +33,20 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  */
 
 /** The visit attributes in form 1's order (`VisitAttributes`). */
-export const ATTRIBUTE_ORDER = ['channel', 'referrer_host', 'source', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'country', 'device', 'browser', 'os', 'language'] as const satisfies ReadonlyArray<keyof VisitAttributes>;
+export const ATTRIBUTE_ORDER = [
+  'channel',
+  'referrer_host',
+  'source',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_term',
+  'country',
+  'device',
+  'browser',
+  'os',
+  'language',
+] as const satisfies ReadonlyArray<keyof VisitAttributes>;
 
 /**
  * The preset dictionary of form 1 (zlib `dictionary`): strings common in any
@@ -77,11 +90,21 @@ const trimNulls = <T extends unknown[]>(values: T): T => {
 
 /** The form-1 JSON row of one event of the visit `visitId` that started at `start` (ms). */
 export function compactRow(e: VisitEvent, start: number, visitId: string): string {
-  return JSON.stringify(trimNulls<CompactRow>([e.ts - start, e.type === 'goal' ? 1 : 0, e.path, e.id === visitId ? null : e.id, e.goal, e.link]));
+  return JSON.stringify(
+    trimNulls<CompactRow>([
+      e.ts - start,
+      e.type === 'goal' ? 1 : 0,
+      e.path,
+      e.id === visitId ? null : e.id,
+      e.goal,
+      e.link,
+    ]),
+  );
 }
 
 const compress = (json: string): Uint8Array => deflateRawSync(json, { dictionary: VISIT_DICTIONARY });
-const expand = (z: unknown): unknown => JSON.parse(inflateRawSync(z as Uint8Array, { dictionary: VISIT_DICTIONARY }).toString('utf8')) as unknown;
+const expand = (z: unknown): unknown =>
+  JSON.parse(inflateRawSync(z as Uint8Array, { dictionary: VISIT_DICTIONARY }).toString('utf8')) as unknown;
 
 /** The `z` attribute of a VISIT item (form 1) from JSON rows made by `compactRow`. */
 export function encodeHead(attrs: VisitAttributes, rows: readonly string[], landingPage: string | null): Uint8Array {
@@ -101,7 +124,14 @@ const eventOfCompact = ([dt, type, path, id, goal, link]: CompactRow, start: num
   link: link ?? null,
 });
 
-const eventOfLegacy = ([ts, type, path, goal, link, id]: LegacyRow): VisitEvent => ({ id, ts, type: type === 1 ? 'goal' : 'pageview', path, goal, link });
+const eventOfLegacy = ([ts, type, path, goal, link, id]: LegacyRow): VisitEvent => ({
+  id,
+  ts,
+  type: type === 1 ? 'goal' : 'pageview',
+  path,
+  goal,
+  link,
+});
 
 /** What a VISIT item says, either form: the visit's summary and the events it holds itself (its last chunk). */
 export interface HeadContent {
@@ -124,7 +154,14 @@ export function decodeHead(item: Record<string, unknown>, sk: string): HeadConte
   const start = Number(sk.slice(2, 15));
   const end = Number(item.end);
   if (item.z === undefined) {
-    return { id, start, end, attrs: item.attrs as VisitAttributes, landingPage: String(item.landing_page), events: (JSON.parse(String(item.ev)) as LegacyRow[]).map(eventOfLegacy) };
+    return {
+      id,
+      start,
+      end,
+      attrs: item.attrs as VisitAttributes,
+      landingPage: String(item.landing_page),
+      events: (JSON.parse(String(item.ev)) as LegacyRow[]).map(eventOfLegacy),
+    };
   }
   const [values, rows, landing] = expand(item.z) as [Array<string | null>, CompactRow[], string?];
   const attrs = Object.fromEntries(ATTRIBUTE_ORDER.map((k, i) => [k, values[i] ?? null])) as unknown as VisitAttributes;

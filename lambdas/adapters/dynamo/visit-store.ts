@@ -15,7 +15,8 @@ export const visitSk = (start: number, id: string) => `V#${String(start).padStar
  * key is a prefix of it), so every key range over visits also covers their
  * chunks: `<visit sk>#<generation>#<index, 6 digits>`.
  */
-export const visitChunkSk = (start: number, id: string, generation: number, index: number) => `${visitSk(start, id)}#${generation}#${String(index).padStart(6, '0')}`;
+export const visitChunkSk = (start: number, id: string, generation: number, index: number) =>
+  `${visitSk(start, id)}#${generation}#${String(index).padStart(6, '0')}`;
 const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~`;
 /**
  * The visitor's payments marker (VISITOR_PAYMENTS, `docs/data-model.md`):
@@ -77,14 +78,28 @@ interface Layout {
  * chunk, under chunk generation `generation`. Used by the store and by bulk
  * loads.
  */
-export function visitItems(v: Visit, generation = 0): { head: Record<string, unknown>; chunks: Array<Record<string, unknown>> } {
+export function visitItems(
+  v: Visit,
+  generation = 0,
+): { head: Record<string, unknown>; chunks: Array<Record<string, unknown>> } {
   const all = chunkRows(v.events, v.start, v.id);
   const tail = all[all.length - 1] ?? [];
   const pk = visitorPk(v.site, v.visitor_id);
-  const chunks = all.slice(0, -1).map((rows, k) => ({ [PK]: pk, [SK]: visitChunkSk(v.start, v.id, generation, k), type: 'VISIT_CHUNK', z: encodeChunk(rows) }));
+  const chunks = all.slice(0, -1).map((rows, k) => ({
+    [PK]: pk,
+    [SK]: visitChunkSk(v.start, v.id, generation, k),
+    type: 'VISIT_CHUNK',
+    z: encodeChunk(rows),
+  }));
   // The landing page is the first event's path: stated only when the first event is in a chunk (or, never from buildVisits, differs).
   const landing = chunks.length > 0 || v.events[0]?.path !== v.landing_page ? v.landing_page : null;
-  const head: Record<string, unknown> = { [PK]: pk, [SK]: visitSk(v.start, v.id), type: 'VISIT', end: v.end, z: encodeHead(v.attrs, tail, landing) };
+  const head: Record<string, unknown> = {
+    [PK]: pk,
+    [SK]: visitSk(v.start, v.id),
+    type: 'VISIT',
+    end: v.end,
+    z: encodeHead(v.attrs, tail, landing),
+  };
   if (generation !== 0) head.g = generation;
   if (chunks.length !== 0) head.c = chunks.length;
   return { head, chunks };
@@ -107,7 +122,11 @@ const layouts = new WeakMap<Visit, Layout>();
  * first) leaves its events out, which is harmless because a visit is only
  * deleted once the visit that took its events is written.
  */
-export function assembleVisits(items: ReadonlyArray<Record<string, unknown>>, site: string, visitorId: string): Visit[] {
+export function assembleVisits(
+  items: ReadonlyArray<Record<string, unknown>>,
+  site: string,
+  visitorId: string,
+): Visit[] {
   const chunks = new Map<string, Record<string, unknown>>();
   for (const item of items) if (item.type === 'VISIT_CHUNK') chunks.set(String(item[SK]), item);
   const visits: Visit[] = [];
@@ -163,9 +182,14 @@ export class DynamoVisitStore implements VisitStore {
 
   constructor(private readonly conn: DynamoConnection) {}
 
-  private async query(input: Omit<QueryCommandInput, 'TableName'>, consistent = true): Promise<{ items: Array<Record<string, unknown>>; next?: Record<string, unknown> }> {
+  private async query(
+    input: Omit<QueryCommandInput, 'TableName'>,
+    consistent = true,
+  ): Promise<{ items: Array<Record<string, unknown>>; next?: Record<string, unknown> }> {
     this.calls.query++;
-    const page = await this.conn.doc.send(new QueryCommand({ TableName: this.conn.table, ConsistentRead: consistent, ...input }));
+    const page = await this.conn.doc.send(
+      new QueryCommand({ TableName: this.conn.table, ConsistentRead: consistent, ...input }),
+    );
     return { items: page.Items ?? [], next: page.LastEvaluatedKey };
   }
 
@@ -183,11 +207,24 @@ export class DynamoVisitStore implements VisitStore {
    *
    * @returns the visits, `latestPayment`: the marker's time (ms), null when the partition has none, and `later`: whether a visit starting after `toMs` was passed over
    */
-  async visitsAndPayments(site: string, visitorId: string, fromMs: number, toMs: number, options: VisitReadOptions = {}): Promise<VisitsAndPayments> {
+  async visitsAndPayments(
+    site: string,
+    visitorId: string,
+    fromMs: number,
+    toMs: number,
+    options: VisitReadOptions = {},
+  ): Promise<VisitsAndPayments> {
     return this.around(site, visitorId, fromMs, toMs, true, options.consistent ?? true);
   }
 
-  private async around(site: string, visitorId: string, fromMs: number, toMs: number, withMark: boolean, consistent: boolean): Promise<VisitsAndPayments> {
+  private async around(
+    site: string,
+    visitorId: string,
+    fromMs: number,
+    toMs: number,
+    withMark: boolean,
+    consistent: boolean,
+  ): Promise<VisitsAndPayments> {
     const items: Array<Record<string, unknown>> = [];
     const upTo = skUpTo(toMs);
     let latestPayment: number | null = null;
@@ -201,19 +238,27 @@ export class DynamoVisitStore implements VisitStore {
     // in this order. The first page is small: most batches need the
     // visitor's latest visit only (and the marker).
     for (;;) {
-      const { items: got, next } = await this.query({
-        // The partition also holds the visitor's payments (P#…): stay within the visits (and the marker).
-        KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
-        ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':from': 'V#', ':to': top ? PAYMENTS_MARK_SK : upTo },
-        ScanIndexForward: false,
-        Limit: first ? (top ? 5 : 4) : 100,
-        ExclusiveStartKey: start,
-      }, consistent);
+      const { items: got, next } = await this.query(
+        {
+          // The partition also holds the visitor's payments (P#…): stay within the visits (and the marker).
+          KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
+          ExpressionAttributeValues: {
+            ':pk': visitorPk(site, visitorId),
+            ':from': 'V#',
+            ':to': top ? PAYMENTS_MARK_SK : upTo,
+          },
+          ScanIndexForward: false,
+          Limit: first ? (top ? 5 : 4) : 100,
+          ExclusiveStartKey: start,
+        },
+        consistent,
+      );
       for (const item of got) {
         const sk = String(item[SK]);
         if (sk === PAYMENTS_MARK_SK) latestPayment = Number(item.latest);
         else if (sk > upTo) later = true;
-        else if (item.type === 'VISIT' && Number(item.end) < fromMs) return { visits: assembleVisits(items, site, visitorId), latestPayment, later };
+        else if (item.type === 'VISIT' && Number(item.end) < fromMs)
+          return { visits: assembleVisits(items, site, visitorId), latestPayment, later };
         else items.push(item);
       }
       start = next;
@@ -239,7 +284,10 @@ export class DynamoVisitStore implements VisitStore {
       do {
         const page = await this.query({
           KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :chunks)`,
-          ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':chunks': `${String(head[SK])}#${Number(head.g ?? 0)}#` },
+          ExpressionAttributeValues: {
+            ':pk': visitorPk(site, visitorId),
+            ':chunks': `${String(head[SK])}#${Number(head.g ?? 0)}#`,
+          },
           ExclusiveStartKey: start,
         });
         all.push(...page.items);
@@ -266,7 +314,11 @@ export class DynamoVisitStore implements VisitStore {
     const chunkDeletes: Array<Record<string, string>> = [];
     const headDeletes = new Map<string, Record<string, string>>();
     const dropChunks = (v: Visit, layout: Layout | undefined) => {
-      for (let k = 0; k < (layout?.chunks ?? 0); k++) chunkDeletes.push({ [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitChunkSk(v.start, v.id, layout?.generation ?? 0, k) });
+      for (let k = 0; k < (layout?.chunks ?? 0); k++)
+        chunkDeletes.push({
+          [PK]: visitorPk(v.site, v.visitor_id),
+          [SK]: visitChunkSk(v.start, v.id, layout?.generation ?? 0, k),
+        });
     };
     const written = new Set<string>();
     const laidOut: Array<[Visit, Layout]> = [];
@@ -274,7 +326,12 @@ export class DynamoVisitStore implements VisitStore {
       written.add(key(v));
       const before = old.get(key(v));
       const layout = before ? layouts.get(before) : undefined;
-      const appended = before !== undefined && layout !== undefined && (layout.compact || layout.chunks === 0) && before.events.length <= v.events.length && sameIds(before.events, v.events, before.events.length);
+      const appended =
+        before !== undefined &&
+        layout !== undefined &&
+        (layout.compact || layout.chunks === 0) &&
+        before.events.length <= v.events.length &&
+        sameIds(before.events, v.events, before.events.length);
       const generation = layout === undefined ? 0 : appended ? layout.generation : layout.generation + 1;
       const { head, chunks } = visitItems(v, generation);
       // Appended: the chunks the stored visit had are unchanged (chunking is greedy in time order).
@@ -289,7 +346,11 @@ export class DynamoVisitStore implements VisitStore {
       headDeletes.set(key(v), { [PK]: visitorPk(v.site, v.visitor_id), [SK]: visitSk(v.start, v.id) });
     }
     // New chunks before the VISIT items that name them; the rest in one list, in order.
-    if (chunkPuts.length > 0) this.calls.batchWrite += await batchWrite(this.conn, chunkPuts.map((Item) => ({ PutRequest: { Item } })));
+    if (chunkPuts.length > 0)
+      this.calls.batchWrite += await batchWrite(
+        this.conn,
+        chunkPuts.map((Item) => ({ PutRequest: { Item } })),
+      );
     this.calls.batchWrite += await batchWrite(this.conn, [
       ...headPuts.map((Item) => ({ PutRequest: { Item } })),
       ...chunkDeletes.map((Key) => ({ DeleteRequest: { Key } })),

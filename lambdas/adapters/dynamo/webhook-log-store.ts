@@ -17,15 +17,31 @@ export class DynamoWebhookLogStore {
   /** Records a webhook's time, HTTP status and a one-line result (at most 200 characters). */
   async record(domain: string, provider: Provider, status: WebhookStatus): Promise<void> {
     await this.conn.doc.send(
-      new PutCommand({ TableName: this.conn.table, Item: { ...logKey(domain, provider), type: 'LAST_WEBHOOK', ts: status.ts, status: status.status, result: status.result.slice(0, 200) } }),
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: {
+          ...logKey(domain, provider),
+          type: 'LAST_WEBHOOK',
+          ts: status.ts,
+          status: status.status,
+          result: status.result.slice(0, 200),
+        },
+      }),
     );
   }
 
   /** The last webhook of each provider that sent one. */
   async lastWebhooks(domain: string): Promise<Partial<Record<Provider, WebhookStatus>>> {
     const { Items = [] } = await this.conn.doc.send(
-      new QueryCommand({ TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': `WEBHOOK#${domain}` }, Limit: PROVIDERS.length }),
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': `WEBHOOK#${domain}` },
+        Limit: PROVIDERS.length,
+      }),
     );
-    return Object.fromEntries(Items.map((i) => [String(i[SK]), { ts: String(i.ts), status: Number(i.status), result: String(i.result) }]));
+    return Object.fromEntries(
+      Items.map((i) => [String(i[SK]), { ts: String(i.ts), status: Number(i.status), result: String(i.result) }]),
+    );
   }
 }

@@ -5,7 +5,10 @@ import { SecretUnreadableError, gcmOpen, gcmSeal, parseSealed, type Sealed } fro
 /** Data keys kept per execution environment: a few sites times four providers. */
 const DEFAULT_CACHE_ENTRIES = 256;
 
-const kmsContext = (context: SecretContext): Record<string, string> => ({ site: context.site, provider: context.provider });
+const kmsContext = (context: SecretContext): Record<string, string> => ({
+  site: context.site,
+  provider: context.provider,
+});
 
 /**
  * Envelope encryption with a customer-managed KMS key (`docs/security.md`):
@@ -34,7 +37,11 @@ export class KmsSecretBox implements SecretBox {
     if (!Plaintext || !CiphertextBlob) throw new Error('KMS GenerateDataKey returned no data key');
     const key = Buffer.from(Plaintext);
     try {
-      const sealed: Sealed = { v: 1, kms: Buffer.from(CiphertextBlob).toString('base64'), ...gcmSeal(key, plaintext, context) };
+      const sealed: Sealed = {
+        v: 1,
+        kms: Buffer.from(CiphertextBlob).toString('base64'),
+        ...gcmSeal(key, plaintext, context),
+      };
       return JSON.stringify(sealed);
     } finally {
       key.fill(0);
@@ -55,13 +62,19 @@ export class KmsSecretBox implements SecretBox {
     let plaintext: Uint8Array | undefined;
     try {
       ({ Plaintext: plaintext } = await this.kms.send(
-        new DecryptCommand({ KeyId: this.keyId, CiphertextBlob: Buffer.from(encrypted, 'base64'), EncryptionContext: kmsContext(context) }),
+        new DecryptCommand({
+          KeyId: this.keyId,
+          CiphertextBlob: Buffer.from(encrypted, 'base64'),
+          EncryptionContext: kmsContext(context),
+        }),
       ));
     } catch (error) {
       // KMS answers a wrong context or a foreign key with InvalidCiphertextException / IncorrectKeyException.
       const name = (error as Error).name;
       if (name === 'InvalidCiphertextException' || name === 'IncorrectKeyException') {
-        throw new SecretUnreadableError(`KMS does not open the data key of ${context.provider} for ${context.site}`, { cause: error });
+        throw new SecretUnreadableError(`KMS does not open the data key of ${context.provider} for ${context.site}`, {
+          cause: error,
+        });
       }
       throw error;
     }

@@ -26,11 +26,21 @@ export type Sealed = z.infer<typeof sealedSchema>;
  * site's or provider's item fails its tag even when its data key is cached.
  */
 export function contextBytes(context: SecretContext): Buffer {
-  return Buffer.from(JSON.stringify([['provider', context.provider], ['site', context.site]]), 'utf8');
+  return Buffer.from(
+    JSON.stringify([
+      ['provider', context.provider],
+      ['site', context.site],
+    ]),
+    'utf8',
+  );
 }
 
 /** Encrypts `plaintext` with a 32-byte `key` and a fresh random IV, authenticating `context`. */
-export function gcmSeal(key: Buffer, plaintext: string, context: SecretContext): { iv: string; tag: string; ct: string } {
+export function gcmSeal(
+  key: Buffer,
+  plaintext: string,
+  context: SecretContext,
+): { iv: string; tag: string; ct: string } {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(contextBytes(context));
@@ -41,12 +51,16 @@ export function gcmSeal(key: Buffer, plaintext: string, context: SecretContext):
 /** The plaintext of `gcmSeal`. @throws SecretUnreadableError when the tag does not verify (wrong key, context or bytes) */
 export function gcmOpen(key: Buffer, parts: { iv: string; tag: string; ct: string }, context: SecretContext): string {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts.iv, 'base64'), { authTagLength: TAG_BYTES });
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts.iv, 'base64'), {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAAD(contextBytes(context));
     decipher.setAuthTag(Buffer.from(parts.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(parts.ct, 'base64')), decipher.final()]).toString('utf8');
   } catch (error) {
-    throw new SecretUnreadableError(`the sealed secret of ${context.provider} for ${context.site} does not open`, { cause: error });
+    throw new SecretUnreadableError(`the sealed secret of ${context.provider} for ${context.site} does not open`, {
+      cause: error,
+    });
   }
 }
 

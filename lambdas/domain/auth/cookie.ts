@@ -24,7 +24,14 @@ export function cookieIsSecure(security: CookieSecurity, forwardedProto: string 
  * `Max-Age` in seconds; an empty token with `maxAgeS` 0 deletes it.
  */
 export function sessionCookie(token: string, maxAgeS: number, secure: boolean): string {
-  return [`${SESSION_COOKIE}=${token}`, 'Path=/', `Max-Age=${Math.max(0, Math.floor(maxAgeS))}`, 'HttpOnly', ...(secure ? ['Secure'] : []), 'SameSite=Lax'].join('; ');
+  return [
+    `${SESSION_COOKIE}=${token}`,
+    'Path=/',
+    `Max-Age=${Math.max(0, Math.floor(maxAgeS))}`,
+    'HttpOnly',
+    ...(secure ? ['Secure'] : []),
+    'SameSite=Lax',
+  ].join('; ');
 }
 
 /** The `Set-Cookie` value that removes the session cookie. */

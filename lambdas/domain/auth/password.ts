@@ -24,7 +24,9 @@ type Params = { N: number; r: number; p: number };
 function derive(password: string, salt: Buffer, params: Params): Promise<Buffer> {
   // maxmem: Node's default (32 MiB) is below 128·N·r; leave room for the 2^17 parameters.
   const options: ScryptOptions = { ...params, maxmem: 256 * 1024 * 1024 };
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFKC'), salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /**
@@ -35,7 +37,14 @@ function derive(password: string, salt: Buffer, params: Params): Promise<Buffer>
 export async function hashPassword(password: string, params: Params = SCRYPT_PARAMS): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
   const key = await derive(password, salt, params);
-  return ['scrypt', Math.log2(params.N), params.r, params.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  return [
+    'scrypt',
+    Math.log2(params.N),
+    params.r,
+    params.p,
+    salt.toString('base64url'),
+    key.toString('base64url'),
+  ].join('$');
 }
 
 const storedSchema = z.tuple([

@@ -40,7 +40,12 @@ export function touchOf(visit: Visit): Touch {
 }
 
 export function firstTouchOf(visit: Visit): FirstTouch {
-  return { ts: visit.start, channel: visit.attrs.channel, referrer_host: visit.attrs.referrer_host, source: visit.attrs.source };
+  return {
+    ts: visit.start,
+    channel: visit.attrs.channel,
+    referrer_host: visit.attrs.referrer_host,
+    source: visit.attrs.source,
+  };
 }
 
 /**
@@ -51,7 +56,8 @@ export function firstTouchOf(visit: Visit): FirstTouch {
 const MODELS: Readonly<Record<AttributionModel, (inWindow: readonly Visit[]) => Visit | undefined>> = {
   last_touch: (visits) => visits[visits.length - 1],
   first_touch: (visits) => visits[0],
-  last_non_direct: (visits) => [...visits].reverse().find((v) => v.attrs.channel !== 'Direct') ?? visits[visits.length - 1],
+  last_non_direct: (visits) =>
+    [...visits].reverse().find((v) => v.attrs.channel !== 'Direct') ?? visits[visits.length - 1],
 };
 
 /**
@@ -65,7 +71,12 @@ const MODELS: Readonly<Record<AttributionModel, (inWindow: readonly Visit[]) => 
  * @param visits the payer visitor's visits, any order
  * @param paymentTs payment time, ms since epoch
  */
-export function creditVisit(visits: readonly Visit[], paymentTs: number, model: AttributionModel, lookbackDays: number): Visit | null {
+export function creditVisit(
+  visits: readonly Visit[],
+  paymentTs: number,
+  model: AttributionModel,
+  lookbackDays: number,
+): Visit | null {
   const from = paymentTs - lookbackDays * DAY_MS;
   const inWindow = visits.filter((v) => v.start <= paymentTs && v.start >= from).sort((a, b) => a.start - b.start);
   if (inWindow.length === 0) return null;

@@ -1,7 +1,23 @@
 import { createHash } from 'node:crypto';
 import { localDay, localHour, addDays } from '../range.js';
-import { DIMENSION_BUCKETS, GOAL_BUCKETS, NONE, PAYMENT_DIMENSIONS, bucketOf, creditedValuesOf, type PaymentDimension } from '../rollup.js';
-import { EXACT_LIMIT, addVisitors, countVisitors, deserializeSketch, emptySketch, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
+import {
+  DIMENSION_BUCKETS,
+  GOAL_BUCKETS,
+  NONE,
+  PAYMENT_DIMENSIONS,
+  bucketOf,
+  creditedValuesOf,
+  type PaymentDimension,
+} from '../rollup.js';
+import {
+  EXACT_LIMIT,
+  addVisitors,
+  countVisitors,
+  deserializeSketch,
+  emptySketch,
+  unionSketches,
+  type VisitorSketch,
+} from '../visitor-sketch.js';
 import type { Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
 
@@ -39,10 +55,12 @@ export interface Contribution {
 export const LIST_CLASSES = ['all', 'attributed', 'unattributed', 'refunded'] as const;
 export type ListClass = (typeof LIST_CLASSES)[number];
 
-export const paymentKey = (p: Pick<Payment, 'provider' | 'provider_payment_id'>) => `${p.provider}:${p.provider_payment_id}`;
+export const paymentKey = (p: Pick<Payment, 'provider' | 'provider_payment_id'>) =>
+  `${p.provider}:${p.provider_payment_id}`;
 
 /** Distinct payers: the provider's customer, or the payment itself when it has no customer. */
-export const customerKey = (p: Payment) => (p.customer_id ? `${p.provider}:${p.customer_id}` : `payment:${paymentKey(p)}`);
+export const customerKey = (p: Payment) =>
+  p.customer_id ? `${p.provider}:${p.customer_id}` : `payment:${paymentKey(p)}`;
 
 /**
  * A payer key as the rollups store it: 66 bits of SHA-256 in 11 base64url
@@ -72,7 +90,13 @@ export function contributionOf(p: Payment, timezone: string, rate: UsdRate): Con
     failed: p.status === 'failed',
     refunded: p.refunded > 0,
     // Cut again: a payment settled before `CREDITED_VALUES` existed may hold more.
-    dims: p.touch && p.touch_dims ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, creditedValuesOf(p.touch_dims?.[d] ?? [])])) as Record<PaymentDimension, string[]>) : null,
+    dims:
+      p.touch && p.touch_dims
+        ? (Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, creditedValuesOf(p.touch_dims?.[d] ?? [])])) as Record<
+            PaymentDimension,
+            string[]
+          >)
+        : null,
   };
 }
 
@@ -110,7 +134,13 @@ export interface PeriodTotals {
 /** How far back before a period its touch histogram keeps days (beyond: months). 400 covers any range of the `12m` preset and the `day` time series. */
 export const TOUCH_DAYS_KEPT = 400;
 
-export const emptyTotals = (): PeriodTotals => ({ listed: { all: 0, attributed: 0, unattributed: 0, refunded: 0 }, payments: 0, cents: 0, hours: {}, touch: {} });
+export const emptyTotals = (): PeriodTotals => ({
+  listed: { all: 0, attributed: 0, unattributed: 0, refunded: 0 },
+  payments: 0,
+  cents: 0,
+  hours: {},
+  touch: {},
+});
 
 const addPair = (into: Record<string, Pair>, key: string, n: number, cents: number) => {
   const p = (into[key] ??= [0, 0]);
@@ -119,7 +149,8 @@ const addPair = (into: Record<string, Pair>, key: string, n: number, cents: numb
 };
 
 /** The touch histogram key of a touch day for a period starting on `periodStart`. */
-export const touchKey = (touchDay: string, periodStart: string) => (touchDay < addDays(periodStart, -TOUCH_DAYS_KEPT) ? touchDay.slice(0, 7) : touchDay);
+export const touchKey = (touchDay: string, periodStart: string) =>
+  touchDay < addDays(periodStart, -TOUCH_DAYS_KEPT) ? touchDay.slice(0, 7) : touchDay;
 
 /** The totals of one day from its list items' contributions. */
 export function dayTotals(day: string, contributions: readonly Contribution[]): PeriodTotals {
@@ -143,7 +174,8 @@ export function monthTotals(month: string, days: readonly PeriodTotals[]): Perio
     for (const cls of LIST_CLASSES) t.listed[cls] += d.listed[cls];
     t.payments += d.payments;
     t.cents += d.cents;
-    for (const [k, [n, cents]] of Object.entries(d.touch)) addPair(t.touch, k.length === 10 ? touchKey(k, start) : k, n, cents);
+    for (const [k, [n, cents]] of Object.entries(d.touch))
+      addPair(t.touch, k.length === 10 ? touchKey(k, start) : k, n, cents);
   }
   return t;
 }
@@ -179,7 +211,10 @@ export interface PeriodCustomers {
   touched: { kind: 'exact'; days: Record<string, string[]> } | { kind: 'sketch'; sketch: VisitorSketch };
 }
 
-export const emptyCustomers = (): PeriodCustomers => ({ customers: emptySketch(), touched: { kind: 'exact', days: {} } });
+export const emptyCustomers = (): PeriodCustomers => ({
+  customers: emptySketch(),
+  touched: { kind: 'exact', days: {} },
+});
 
 /** Adds one payer's touch days to a period's `touched`, switching to a sketch past the limit. */
 function addTouched(into: PeriodCustomers, customer: string, days: readonly string[]): void {
@@ -191,14 +226,18 @@ function addTouched(into: PeriodCustomers, customer: string, days: readonly stri
   for (const d of days) held.add(d);
   into.touched.days[customer] = [...held].sort();
   const size = Object.values(into.touched.days).reduce((n, ds) => n + ds.length, 0);
-  if (size > EXACT_LIMIT) into.touched = { kind: 'sketch', sketch: addVisitors(emptySketch(), Object.keys(into.touched.days)) };
+  if (size > EXACT_LIMIT)
+    into.touched = { kind: 'sketch', sketch: addVisitors(emptySketch(), Object.keys(into.touched.days)) };
 }
 
 /** The distinct payers of one day from its list items' contributions. */
 export function dayCustomers(contributions: readonly Contribution[]): PeriodCustomers {
   const out = emptyCustomers();
   const counted = contributions.filter(counts);
-  out.customers = addVisitors(out.customers, counted.map((c) => c.customer));
+  out.customers = addVisitors(
+    out.customers,
+    counted.map((c) => c.customer),
+  );
   for (const c of counted) if (c.touch_day !== null) addTouched(out, c.customer, [c.touch_day]);
   return out;
 }
@@ -237,16 +276,26 @@ export function customersIn(periods: readonly PeriodCustomers[]): number {
  * those periods (HyperLogLog), times the share of attributed payments that
  * are matched (`matched / attributed`), documented in `docs/data-model.md`.
  */
-export function convertedIn(periods: readonly PeriodCustomers[], from: string, to: string, matched: number, attributed: number): number {
+export function convertedIn(
+  periods: readonly PeriodCustomers[],
+  from: string,
+  to: string,
+  matched: number,
+  attributed: number,
+): number {
   if (periods.every((p) => p.touched.kind === 'exact')) {
     const ids = new Set<string>();
     for (const p of periods) {
       if (p.touched.kind !== 'exact') continue;
-      for (const [customer, days] of Object.entries(p.touched.days)) if (days.some((d) => (d.length === 10 ? d >= from && d <= to : d >= from.slice(0, 7) && d <= to.slice(0, 7)))) ids.add(customer);
+      for (const [customer, days] of Object.entries(p.touched.days))
+        if (days.some((d) => (d.length === 10 ? d >= from && d <= to : d >= from.slice(0, 7) && d <= to.slice(0, 7))))
+          ids.add(customer);
     }
     return ids.size;
   }
-  const sketches = periods.map((p) => (p.touched.kind === 'sketch' ? p.touched.sketch : addVisitors(emptySketch(), Object.keys(p.touched.days))));
+  const sketches = periods.map((p) =>
+    p.touched.kind === 'sketch' ? p.touched.sketch : addVisitors(emptySketch(), Object.keys(p.touched.days)),
+  );
   const touched = countVisitors(unionSketches(sketches));
   return attributed === 0 ? 0 : Math.round((touched * matched) / attributed);
 }
@@ -260,7 +309,11 @@ export interface StoredCustomers {
 
 export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustomers {
   const customers = deserializeSketch((s.customers ?? {}) as { ids?: string[]; hll?: Uint8Array });
-  if (s.touched) return { customers, touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) } };
+  if (s.touched)
+    return {
+      customers,
+      touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) },
+    };
   return { customers, touched: { kind: 'exact', days: s.touched_days ?? {} } };
 }
 
@@ -310,12 +363,20 @@ export const inGroup = (d: PaymentDimension, value: string) => isGrouped(d) || v
  * visit). Unattributed payments, and a bucketed dimension's `(none)`, are
  * the group's (`groupOf`).
  */
-export function dimensionCounters(contributions: readonly Contribution[], d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
+export function dimensionCounters(
+  contributions: readonly Contribution[],
+  d: PaymentDimension,
+  bucket: number,
+): Record<string, ValueCounters> {
   return dimensionRows(contributions, d, (value) => !inGroup(d, value) && bucketOf(d, value) === bucket);
 }
 
 /** A day's counters of the values of `d` that `keep` takes. */
-function dimensionRows(contributions: readonly Contribution[], d: PaymentDimension, keep: (value: string) => boolean): Record<string, ValueCounters> {
+function dimensionRows(
+  contributions: readonly Contribution[],
+  d: PaymentDimension,
+  keep: (value: string) => boolean,
+): Record<string, ValueCounters> {
   const sets = new Map<string, { n: number; cents: number; payers: Set<string> }>();
   for (const c of contributions) {
     if (!counts(c) || !c.dims) continue;
@@ -353,21 +414,34 @@ export function dayRows(contributions: readonly Contribution[]): GroupRows {
 
 /** The group part of rows that hold every dimension (`dayRows`): what a period's group holds once its buckets take the rest. */
 export function groupOf(rows: GroupRows): GroupRows {
-  return { dims: Object.fromEntries(Object.entries(rows.dims).map(([d, values]) => [d, pick(values ?? {}, (v) => inGroup(d as PaymentDimension, v))])), unattributed: rows.unattributed };
+  return {
+    dims: Object.fromEntries(
+      Object.entries(rows.dims).map(([d, values]) => [d, pick(values ?? {}, (v) => inGroup(d as PaymentDimension, v))]),
+    ),
+    unattributed: rows.unattributed,
+  };
 }
 
 /** One bucket's rows of a bucketed dimension, from rows that hold the whole dimension (its `(none)` is the group's). */
-export function bucketRows(values: Readonly<Record<string, ValueCounters>>, d: PaymentDimension, bucket: number): Record<string, ValueCounters> {
+export function bucketRows(
+  values: Readonly<Record<string, ValueCounters>>,
+  d: PaymentDimension,
+  bucket: number,
+): Record<string, ValueCounters> {
   return pick(values, (v) => !inGroup(d, v) && bucketOf(d, v) === bucket);
 }
 
-const pick = (values: Readonly<Record<string, ValueCounters>>, keep: (value: string) => boolean): Record<string, ValueCounters> =>
-  Object.fromEntries(Object.entries(values).filter(([v]) => keep(v)));
+const pick = (
+  values: Readonly<Record<string, ValueCounters>>,
+  keep: (value: string) => boolean,
+): Record<string, ValueCounters> => Object.fromEntries(Object.entries(values).filter(([v]) => keep(v)));
 
 /** A month's group from its days' groups (each dimension and the Unattributed row merged as `mergeDimensionCounters`). */
 export function mergeGroups(days: readonly GroupRows[]): GroupRows {
   return {
-    dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, mergeDimensionCounters(days.map((g) => g.dims[d] ?? {}))])),
+    dims: Object.fromEntries(
+      PAYMENT_DIMENSIONS.map((d) => [d, mergeDimensionCounters(days.map((g) => g.dims[d] ?? {}))]),
+    ),
     unattributed: mergeDimensionCounters(days.map((g) => g.unattributed)),
   };
 }
@@ -379,7 +453,8 @@ export function mergeGroups(days: readonly GroupRows[]): GroupRows {
  */
 export function flattenGroup(g: GroupRows): Record<string, ValueCounters> {
   const out: Record<string, ValueCounters> = { ...g.unattributed };
-  for (const [d, values] of Object.entries(g.dims)) for (const [value, counters] of Object.entries(values ?? {})) out[`${d}#${value}`] = counters;
+  for (const [d, values] of Object.entries(g.dims))
+    for (const [value, counters] of Object.entries(values ?? {})) out[`${d}#${value}`] = counters;
   return out;
 }
 
@@ -399,12 +474,16 @@ export function unflattenGroup(flat: Readonly<Record<string, ValueCounters>>): G
 }
 
 /** Sums a month's days of one dimension bucket. Payers stay exact sets while every day's are and the month's stay under the limit. */
-export function mergeDimensionCounters(days: ReadonlyArray<Record<string, ValueCounters>>): Record<string, ValueCounters> {
+export function mergeDimensionCounters(
+  days: ReadonlyArray<Record<string, ValueCounters>>,
+): Record<string, ValueCounters> {
   return packCounters(sumCounters(days));
 }
 
 /** Per value: payments and cents added, payers unioned while every input holds a set, else their counts added. */
-function sumCounters(periods: ReadonlyArray<Record<string, ValueCounters>>): Map<string, { n: number; cents: number; payers: Set<string> | number }> {
+function sumCounters(
+  periods: ReadonlyArray<Record<string, ValueCounters>>,
+): Map<string, { n: number; cents: number; payers: Set<string> | number }> {
   const sums = new Map<string, { n: number; cents: number; payers: Set<string> | number }>();
   for (const period of periods) {
     for (const [value, [n, cents, payers]] of Object.entries(period)) {
@@ -419,14 +498,20 @@ function sumCounters(periods: ReadonlyArray<Record<string, ValueCounters>>): Map
 }
 
 function addPayers(into: Set<string> | number, payers: string[] | number): Set<string> | number {
-  if (typeof into === 'number' || typeof payers === 'number') return (typeof into === 'number' ? into : into.size) + (typeof payers === 'number' ? payers : payers.length);
+  if (typeof into === 'number' || typeof payers === 'number')
+    return (typeof into === 'number' ? into : into.size) + (typeof payers === 'number' ? payers : payers.length);
   for (const p of payers) into.add(p);
   return into;
 }
 
 /** Stored form: payer sets while the item holds at most `EXACT_LIMIT` payer entries in all, else each value's count. */
-function packCounters(rows: ReadonlyMap<string, { n: number; cents: number; payers: Set<string> | number }>): Record<string, ValueCounters> {
-  const entries = [...rows].reduce((n, [, r]) => n + (typeof r.payers === 'number' ? EXACT_LIMIT + 1 : r.payers.size), 0);
+function packCounters(
+  rows: ReadonlyMap<string, { n: number; cents: number; payers: Set<string> | number }>,
+): Record<string, ValueCounters> {
+  const entries = [...rows].reduce(
+    (n, [, r]) => n + (typeof r.payers === 'number' ? EXACT_LIMIT + 1 : r.payers.size),
+    0,
+  );
   const exact = entries <= EXACT_LIMIT;
   const out: Record<string, ValueCounters> = {};
   for (const [value, r] of [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -453,7 +538,10 @@ export const DIMENSION_PART_BYTES = 32 * 1024;
  * exactly one part; the parts' union is `values`. Always at least one part
  * (an empty bucket is one empty part).
  */
-export function splitDimensionCounters(values: Readonly<Record<string, ValueCounters>>, maxBytes = DIMENSION_PART_BYTES): Array<Record<string, ValueCounters>> {
+export function splitDimensionCounters(
+  values: Readonly<Record<string, ValueCounters>>,
+  maxBytes = DIMENSION_PART_BYTES,
+): Array<Record<string, ValueCounters>> {
   const parts: Array<Record<string, ValueCounters>> = [];
   let part: Record<string, ValueCounters> = {};
   let bytes = 2;
@@ -483,7 +571,12 @@ export const GROUP_SLOT = 'group';
 export type DimensionSlot = typeof GROUP_SLOT | DimensionBucket;
 
 /** Every slot (a recompute that cannot tell which changed writes them all). */
-export const ALL_SLOTS: readonly DimensionSlot[] = [GROUP_SLOT, ...BUCKETED_DIMENSIONS.flatMap((d) => Array.from({ length: bucketCount(d) }, (_, b) => `${d}#${b}` as DimensionBucket))];
+export const ALL_SLOTS: readonly DimensionSlot[] = [
+  GROUP_SLOT,
+  ...BUCKETED_DIMENSIONS.flatMap((d) =>
+    Array.from({ length: bucketCount(d) }, (_, b) => `${d}#${b}` as DimensionBucket),
+  ),
+];
 
 /**
  * The slots a contribution's counters fall in: always the group (its
@@ -495,7 +588,14 @@ export const ALL_SLOTS: readonly DimensionSlot[] = [GROUP_SLOT, ...BUCKETED_DIME
 export function slotsOf(c: Contribution): DimensionSlot[] {
   const dims = c.dims;
   if (!dims) return [GROUP_SLOT];
-  return [GROUP_SLOT, ...new Set(BUCKETED_DIMENSIONS.flatMap((d) => (dims[d] ?? []).filter((v) => !inGroup(d, v)).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket)))];
+  return [
+    GROUP_SLOT,
+    ...new Set(
+      BUCKETED_DIMENSIONS.flatMap((d) =>
+        (dims[d] ?? []).filter((v) => !inGroup(d, v)).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket),
+      ),
+    ),
+  ];
 }
 
 /** Payment counters of one breakdown row over a range (`breakdown.ts`). */
@@ -512,5 +612,10 @@ export interface ValueTotals {
  * payer paying in two periods twice (`docs/data-model.md`).
  */
 export function valueTotals(periods: ReadonlyArray<Record<string, ValueCounters>>): Map<string, ValueTotals> {
-  return new Map([...sumCounters(periods)].map(([value, r]) => [value, { payments: r.n, cents: r.cents, payers: typeof r.payers === 'number' ? r.payers : r.payers.size }]));
+  return new Map(
+    [...sumCounters(periods)].map(([value, r]) => [
+      value,
+      { payments: r.n, cents: r.cents, payers: typeof r.payers === 'number' ? r.payers : r.payers.size },
+    ]),
+  );
 }

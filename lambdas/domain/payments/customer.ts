@@ -36,7 +36,16 @@ export interface Customer {
 }
 
 export function emptyCustomer(site: string, provider: Provider, customerId: string): Customer {
-  return { site, provider, customer_id: customerId, first_payment: null, credit: null, metadata_visitor: null, subscriptions: {}, ver: 0 };
+  return {
+    site,
+    provider,
+    customer_id: customerId,
+    first_payment: null,
+    credit: null,
+    metadata_visitor: null,
+    subscriptions: {},
+    ver: 0,
+  };
 }
 
 /** Keeps the latest status per subscription (by the time it took effect); replays change nothing. */

@@ -66,7 +66,11 @@ function seriesOf(table: FxTable, code: string): Series | undefined {
  * currency's first table day, that first day. `USD` is 1 from no table day
  * (`since` null); a currency the table does not know is null. Case-insensitive.
  */
-export function rateInForce(table: FxTable, currency: string, day: string): { rate: number; since: string | null } | null {
+export function rateInForce(
+  table: FxTable,
+  currency: string,
+  day: string,
+): { rate: number; since: string | null } | null {
   const code = normalizeCurrency(currency);
   if (code === 'USD') return { rate: 1, since: null };
   const series = seriesOf(table, code);
@@ -134,7 +138,20 @@ export function mergeTables(base: FxTable, override: FxTable): FxTable {
   return { rates };
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** `2026-04-13` (eurofxref-hist.csv) or `13 April 2026` (eurofxref.csv, the single-day file) as `YYYY-MM-DD`. */
 function ecbDay(cell: string): string | null {
@@ -157,19 +174,25 @@ const DERIVED_DIGITS = 8;
  * @throws FxFormatError naming the line of the first problem
  */
 export function parseEcbCsv(text: string): FxTable {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   const header = (lines[0] ?? '').split(',').map((c) => c.trim());
-  if (header[0]?.toLowerCase() !== 'date') throw new FxFormatError('not an ECB rate CSV: the first column must be Date');
+  if (header[0]?.toLowerCase() !== 'date')
+    throw new FxFormatError('not an ECB rate CSV: the first column must be Date');
   const usdColumn = header.indexOf('USD');
   if (usdColumn < 0) throw new FxFormatError('not an ECB rate CSV: no USD column');
   header.forEach((code, i) => {
-    if (i > 0 && code !== '' && !/^[A-Z]{3}$/.test(code)) throw new FxFormatError(`line 1: "${code}" is not a currency code`);
+    if (i > 0 && code !== '' && !/^[A-Z]{3}$/.test(code))
+      throw new FxFormatError(`line 1: "${code}" is not a currency code`);
   });
   const rates: Record<string, Record<string, number>> = {};
   for (let n = 1; n < lines.length; n++) {
     const cells = lines[n]!.split(',').map((c) => c.trim());
     const day = ecbDay(cells[0] ?? '');
-    if (!day || !z.iso.date().safeParse(day).success) throw new FxFormatError(`line ${n + 1}: "${cells[0]}" is not a date`);
+    if (!day || !z.iso.date().safeParse(day).success)
+      throw new FxFormatError(`line ${n + 1}: "${cells[0]}" is not a date`);
     if (rates[day]) throw new FxFormatError(`line ${n + 1}: ${day} appears twice`);
     const perEur = (i: number): number | null => {
       const cell = cells[i] ?? '';

@@ -70,7 +70,16 @@ export function parsePaymentLine(text: string, lineNumber: number): ProviderFact
     ],
     subscriptions:
       line.subscription_id && line.subscription_status
-        ? [{ provider: line.provider, subscription_id: line.subscription_id, ...(line.customer_id ? { customer_id: line.customer_id } : {}), status: line.subscription_status, paying: PAYING.has(line.subscription_status), ts }]
+        ? [
+            {
+              provider: line.provider,
+              subscription_id: line.subscription_id,
+              ...(line.customer_id ? { customer_id: line.customer_id } : {}),
+              status: line.subscription_status,
+              paying: PAYING.has(line.subscription_status),
+              ts,
+            },
+          ]
         : [],
     customers: [],
   };

@@ -78,7 +78,11 @@ export function emptyPayment(site: string, provider: Provider, id: string): Paym
  * (a retried card), a failure after a success does not (an earlier attempt's
  * event arriving late), and a payment refunded in full stays refunded.
  */
-function nextStatus(current: PaymentStatus | null, reported: PaymentStatus | undefined, fullyRefunded: boolean): PaymentStatus | null {
+function nextStatus(
+  current: PaymentStatus | null,
+  reported: PaymentStatus | undefined,
+  fullyRefunded: boolean,
+): PaymentStatus | null {
   if (fullyRefunded || current === 'refunded' || reported === 'refunded') return 'refunded';
   if (reported === 'paid' || current === 'paid') return 'paid';
   return reported ?? current;
@@ -98,8 +102,10 @@ function mergeField(
   fallback: number | undefined,
   combine: (a: number, b: number) => number,
 ): { value: number | null; provisional: boolean } {
-  if (stated !== undefined) return { value: stored === null || provisional ? stated : combine(stored, stated), provisional: false };
-  if (fallback !== undefined && (stored === null || provisional)) return { value: stored === null ? fallback : combine(stored, fallback), provisional: true };
+  if (stated !== undefined)
+    return { value: stored === null || provisional ? stated : combine(stored, stated), provisional: false };
+  if (fallback !== undefined && (stored === null || provisional))
+    return { value: stored === null ? fallback : combine(stored, fallback), provisional: true };
   return { value: stored, provisional };
 }
 
@@ -115,13 +121,25 @@ function mergeField(
 export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
   const refunds = { ...(payment.refunds ?? {}) };
   for (const r of fact.refunds ?? []) refunds[r.id] = r.amount;
-  const refunded = Math.max(payment.refunded, fact.refunded ?? 0, Object.values(refunds).reduce((a, b) => a + b, 0));
+  const refunded = Math.max(
+    payment.refunded,
+    fact.refunded ?? 0,
+    Object.values(refunds).reduce((a, b) => a + b, 0),
+  );
   const provisional = new Set(payment.provisional ?? []);
   const ts = mergeField(payment.ts, provisional.has('ts'), fact.ts, fact.fallback?.ts, Math.min);
   // A stated amount wins over the stored one (the latest event's); fallbacks (full refunds) keep the largest.
-  const amount = mergeField(payment.amount, provisional.has('amount'), fact.amount, fact.fallback?.amount, (stored, next) => (fact.amount === undefined ? Math.max(stored, next) : next));
+  const amount = mergeField(
+    payment.amount,
+    provisional.has('amount'),
+    fact.amount,
+    fact.fallback?.amount,
+    (stored, next) => (fact.amount === undefined ? Math.max(stored, next) : next),
+  );
   const stillProvisional = (['ts', 'amount'] as const).filter((f) => ({ ts, amount })[f].provisional);
-  const aliases = [...new Set([...payment.aliases, ...fact.aliases, ...(fact.id !== payment.provider_payment_id ? [fact.id] : [])])]
+  const aliases = [
+    ...new Set([...payment.aliases, ...fact.aliases, ...(fact.id !== payment.provider_payment_id ? [fact.id] : [])]),
+  ]
     .filter((a) => a !== payment.provider_payment_id)
     .sort();
   const { provisional: _previous, ...rest } = payment;
@@ -134,7 +152,11 @@ export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
     provider_amount_usd: fact.amount_usd ?? payment.provider_amount_usd,
     refunded,
     refunds,
-    status: nextStatus(payment.status, fact.status, amount.value !== null && amount.value > 0 && refunded >= amount.value),
+    status: nextStatus(
+      payment.status,
+      fact.status,
+      amount.value !== null && amount.value > 0 && refunded >= amount.value,
+    ),
     customer_id: payment.customer_id ?? fact.customer_id ?? null,
     visitor_id: payment.visitor_id ?? fact.visitor_id ?? null,
     is_renewal: fact.is_renewal ?? payment.is_renewal,

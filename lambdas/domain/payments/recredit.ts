@@ -37,7 +37,10 @@ export function creditMayChange(paymentTs: number | null, since: number): boolea
  * follows its customer's first attributed payment, which may be among them).
  * Order is kept.
  */
-export function paymentsToRecredit<P extends { ts: number | null; is_renewal: boolean }>(payments: readonly P[], since: number): P[] {
+export function paymentsToRecredit<P extends { ts: number | null; is_renewal: boolean }>(
+  payments: readonly P[],
+  since: number,
+): P[] {
   const own = payments.filter((p) => creditMayChange(p.ts, since));
   if (own.length === 0) return [];
   return payments.filter((p) => p.is_renewal || creditMayChange(p.ts, since));

@@ -27,7 +27,11 @@ export const UNATTRIBUTED_LABEL = 'Unattributed';
  * @param visitCounts value → visits, one map per rollup item read
  * @param paymentCounters value → counted payments, net cents, payers, one map per PAYMENT_DIMENSION item read
  */
-export function breakdownRows(visitCounts: ReadonlyArray<Record<string, number>>, paymentCounters: ReadonlyArray<Record<string, ValueCounters>>, limit: number): { total: number; rows: BreakdownRow[] } {
+export function breakdownRows(
+  visitCounts: ReadonlyArray<Record<string, number>>,
+  paymentCounters: ReadonlyArray<Record<string, ValueCounters>>,
+  limit: number,
+): { total: number; rows: BreakdownRow[] } {
   const rows = new Map<string, { visitors: number; payments: number; cents: number; customers: number }>();
   const row = (value: string) => {
     let r = rows.get(value);
@@ -57,7 +61,16 @@ export function breakdownRows(visitCounts: ReadonlyArray<Record<string, number>>
       revenue_per_visitor: r.visitors > 0 ? ratio(r.cents / 100 / r.visitors) : null,
     }));
   if (unattributed.payments > 0) {
-    out.push({ key: null, label: UNATTRIBUTED_LABEL, unattributed: true, visitors: 0, payments: unattributed.payments, customers: unattributed.payers, revenue_usd: usd(unattributed.cents), revenue_per_visitor: null });
+    out.push({
+      key: null,
+      label: UNATTRIBUTED_LABEL,
+      unattributed: true,
+      visitors: 0,
+      payments: unattributed.payments,
+      customers: unattributed.payers,
+      revenue_usd: usd(unattributed.cents),
+      revenue_per_visitor: null,
+    });
   }
   out.sort((a, b) => b.revenue_usd - a.revenue_usd || b.visitors - a.visitors || a.label.localeCompare(b.label));
   return { total: out.length, rows: out.slice(0, limit) };

@@ -133,7 +133,11 @@ function median(xs: readonly number[]): number {
  * days of grace after its latest payment not refunded in full ends; a
  * one-off buyer is not paying and not judged.
  */
-export function payerSummary(entries: readonly PayerPayment[], statuses: readonly SubscriptionState[], timezone: string): PayerSummary | null {
+export function payerSummary(
+  entries: readonly PayerPayment[],
+  statuses: readonly SubscriptionState[],
+  timezone: string,
+): PayerSummary | null {
   const payments = [...entries].sort((a, b) => a.ts - b.ts || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const first = payments[0];
   if (!first) return null;
@@ -143,12 +147,22 @@ export function payerSummary(entries: readonly PayerPayment[], statuses: readonl
     net += p.net;
     refunded += p.gross - p.net;
   }
-  const base = { day: localDay(first.ts, timezone), g: first.g, first: first.net, net, refunded, refund: payments.some((p) => p.refunded) };
+  const base = {
+    day: localDay(first.ts, timezone),
+    g: first.g,
+    first: first.net,
+    net,
+    refunded,
+    refund: payments.some((p) => p.refunded),
+  };
   if (statuses.length > 0) return { ...base, judged: true, until: statuses.some((s) => s.paying) ? OPEN_ENDED : null };
   const subscriptionLike = payments.length > 1 || payments.some((p) => p.renewal || p.sub);
   if (!subscriptionLike) return { ...base, judged: false, until: null };
   const gaps = payments.slice(1).map((p, i) => p.ts - (payments[i]?.ts ?? p.ts));
-  const period = gaps.length === 0 ? DEFAULT_PERIOD_DAYS * DAY_MS : Math.min(Math.max(median(gaps), PERIOD_BOUNDS_DAYS.min * DAY_MS), PERIOD_BOUNDS_DAYS.max * DAY_MS);
+  const period =
+    gaps.length === 0
+      ? DEFAULT_PERIOD_DAYS * DAY_MS
+      : Math.min(Math.max(median(gaps), PERIOD_BOUNDS_DAYS.min * DAY_MS), PERIOD_BOUNDS_DAYS.max * DAY_MS);
   const last = payments.filter((p) => !p.full).at(-1);
   return { ...base, judged: true, until: last ? localDay(last.ts + period + GRACE_DAYS * DAY_MS, timezone) : null };
 }
@@ -171,7 +185,15 @@ export interface CohortCounts {
 export type CohortGroups = Record<Grouping, Record<string, CohortCounts>>;
 
 export const emptyCohort = (): CohortGroups => ({ channels: {}, referrers: {}, campaigns: {} });
-const emptyCounts = (): CohortCounts => ({ customers: 0, judged: 0, refunds: 0, first: 0, net: 0, refunded: 0, until: {} });
+const emptyCounts = (): CohortCounts => ({
+  customers: 0,
+  judged: 0,
+  refunds: 0,
+  first: 0,
+  net: 0,
+  refunded: 0,
+  until: {},
+});
 
 /** A payer's group id in a grouping: the credited value, `NONE` for an empty one, `UNATTRIBUTED` without a credit. */
 export function groupId(g: GroupValues | null, grouping: Grouping): string {
@@ -193,7 +215,9 @@ function addCounts(into: CohortCounts, c: CohortCounts, fromDay: string): void {
 function fold(groups: Record<string, CohortCounts>): Record<string, CohortCounts> {
   const ids = Object.keys(groups);
   if (ids.length <= COHORT_KEYS_PER_ITEM) return groups;
-  const order = ids.filter((id) => id !== OTHER).sort((a, b) => (groups[b]?.customers ?? 0) - (groups[a]?.customers ?? 0) || (a < b ? -1 : 1));
+  const order = ids
+    .filter((id) => id !== OTHER)
+    .sort((a, b) => (groups[b]?.customers ?? 0) - (groups[a]?.customers ?? 0) || (a < b ? -1 : 1));
   const kept = new Set(order.slice(0, COHORT_KEYS_PER_ITEM - 1));
   const out: Record<string, CohortCounts> = {};
   const other = emptyCounts();
@@ -216,7 +240,15 @@ function fold(groups: Record<string, CohortCounts>): Record<string, CohortCounts
 export function cohortOf(members: readonly PayerSummary[], fromDay = '', bounded = false): CohortGroups {
   const out = emptyCohort();
   for (const m of members) {
-    const counts: CohortCounts = { customers: 1, judged: m.judged ? 1 : 0, refunds: m.refund ? 1 : 0, first: m.first, net: m.net, refunded: m.refunded, until: m.until !== null ? { [m.until]: 1 } : {} };
+    const counts: CohortCounts = {
+      customers: 1,
+      judged: m.judged ? 1 : 0,
+      refunds: m.refund ? 1 : 0,
+      first: m.first,
+      net: m.net,
+      refunded: m.refunded,
+      until: m.until !== null ? { [m.until]: 1 } : {},
+    };
     for (const grouping of GROUPINGS) {
       const id = groupId(m.g, grouping);
       addCounts((out[grouping][id] ??= emptyCounts()), counts, fromDay);
@@ -228,7 +260,10 @@ export function cohortOf(members: readonly PayerSummary[], fromDay = '', bounded
 /** The sum of several cohorts (a month from its days, a range from its periods), dropping "until" days before `fromDay`. */
 export function mergeCohorts(cohorts: readonly CohortGroups[], fromDay = '', bounded = false): CohortGroups {
   const out = emptyCohort();
-  for (const c of cohorts) for (const grouping of GROUPINGS) for (const [id, counts] of Object.entries(c[grouping])) addCounts((out[grouping][id] ??= emptyCounts()), counts, fromDay);
+  for (const c of cohorts)
+    for (const grouping of GROUPINGS)
+      for (const [id, counts] of Object.entries(c[grouping]))
+        addCounts((out[grouping][id] ??= emptyCounts()), counts, fromDay);
   return bounded ? boundCohort(out) : out;
 }
 
@@ -252,10 +287,25 @@ export function totalOf(groups: Record<string, CohortCounts>): CohortCounts {
 
 /** Compact JSON of one grouping's counters: `{id: [customers, judged, refunds, first, net, refunded, {until: n}]}`. */
 export function serializeGroups(groups: Record<string, CohortCounts>): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(groups).map(([id, c]) => [id, [c.customers, c.judged, c.refunds, c.first, c.net, c.refunded, c.until]])));
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.entries(groups).map(([id, c]) => [
+        id,
+        [c.customers, c.judged, c.refunds, c.first, c.net, c.refunded, c.until],
+      ]),
+    ),
+  );
 }
 
 export function deserializeGroups(json: string): Record<string, CohortCounts> {
-  const raw = JSON.parse(json) as Record<string, [number, number, number, number, number, number, Record<string, number>]>;
-  return Object.fromEntries(Object.entries(raw).map(([id, [customers, judged, refunds, first, net, refunded, until]]) => [id, { customers, judged, refunds, first, net, refunded, until }]));
+  const raw = JSON.parse(json) as Record<
+    string,
+    [number, number, number, number, number, number, Record<string, number>]
+  >;
+  return Object.fromEntries(
+    Object.entries(raw).map(([id, [customers, judged, refunds, first, net, refunded, until]]) => [
+      id,
+      { customers, judged, refunds, first, net, refunded, until },
+    ]),
+  );
 }

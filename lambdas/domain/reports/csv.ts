@@ -9,11 +9,17 @@ import { stringify } from 'csv-stringify/sync';
  */
 
 /** The `format` query parameter of the reports that export CSV. */
-export const formatParam = z.enum(['json', 'csv']).optional().describe('csv answers text/csv (RFC 4180, same columns as the JSON rows, nested fields as dotted columns); the same as `Accept: text/csv`. Default json');
+export const formatParam = z
+  .enum(['json', 'csv'])
+  .optional()
+  .describe(
+    'csv answers text/csv (RFC 4180, same columns as the JSON rows, nested fields as dotted columns); the same as `Accept: text/csv`. Default json',
+  );
 
 const unwrap = (schema: z.ZodType): z.ZodType => {
   let s = schema;
-  while (s instanceof z.ZodNullable || s instanceof z.ZodOptional || s instanceof z.ZodDefault) s = s.unwrap() as z.ZodType;
+  while (s instanceof z.ZodNullable || s instanceof z.ZodOptional || s instanceof z.ZodDefault)
+    s = s.unwrap() as z.ZodType;
   return s;
 };
 
@@ -25,7 +31,13 @@ export function csvColumns(schema: z.ZodObject, prefix = ''): string[] {
   });
 }
 
-const valueAt = (row: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), row);
+const valueAt = (row: unknown, path: string): unknown =>
+  path
+    .split('.')
+    .reduce<unknown>(
+      (v, k) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined),
+      row,
+    );
 
 /**
  * A cell starting with `=`, `+`, `-`, `@`, tab or carriage return is read as

@@ -34,7 +34,11 @@ export interface GoalRow {
 /** What the goals report reads for one range. */
 export interface GoalsInput {
   /** The `goal` rollup items of the range: visits, completions and a visitor sketch per goal key. */
-  items: ReadonlyArray<{ counts: Readonly<Record<string, number>>; counters: Readonly<Record<string, number>>; valueSketches: Readonly<Record<string, VisitorSketch>> }>;
+  items: ReadonlyArray<{
+    counts: Readonly<Record<string, number>>;
+    counters: Readonly<Record<string, number>>;
+    valueSketches: Readonly<Record<string, VisitorSketch>>;
+  }>;
   /** The `goal` payment counters of the range, per goal key of the credited visit (PAYMENT_DIMENSION items). */
   payments: ReadonlyArray<Record<string, ValueCounters>>;
   /** Distinct visitors of the range (the overview's `visitors`). */
@@ -58,7 +62,10 @@ export function goalRows(input: GoalsInput, goal: string | null, limit: number):
     // The outbound goal's rows are its URLs; any other goal has its own row only.
     return goal === OUTBOUND_GOAL ? parsed.link !== null : parsed.link === null;
   };
-  const acc = new Map<string, { visits: number; completions: number; sketches: VisitorSketch[]; payments: number; cents: number }>();
+  const acc = new Map<
+    string,
+    { visits: number; completions: number; sketches: VisitorSketch[]; payments: number; cents: number }
+  >();
   const row = (key: string) => {
     let r = acc.get(key);
     if (!r) acc.set(key, (r = { visits: 0, completions: 0, sketches: [], payments: 0, cents: 0 }));

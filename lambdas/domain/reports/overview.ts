@@ -1,5 +1,12 @@
 import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
-import { attributedOf, convertedIn, customersIn, matchedIn, type PeriodCustomers, type PeriodTotals } from '../payments/contribution.js';
+import {
+  attributedOf,
+  convertedIn,
+  customersIn,
+  matchedIn,
+  type PeriodCustomers,
+  type PeriodTotals,
+} from '../payments/contribution.js';
 import type { DateRange } from '../range.js';
 import { ratio, usd } from './periods.js';
 import { VISIT_COUNTERS, type VisitCounter } from '../rollup.js';
@@ -31,7 +38,12 @@ export interface OverviewTotals {
 
 /** What the overview reads for one range: the visits rollups, and the payment counters and payers of the range's periods. */
 export interface OverviewInput {
-  visits: ReadonlyArray<{ visits: number; pageviews: number; counters: Readonly<Record<string, number>>; sketch: VisitorSketch }>;
+  visits: ReadonlyArray<{
+    visits: number;
+    pageviews: number;
+    counters: Readonly<Record<string, number>>;
+    sketch: VisitorSketch;
+  }>;
   payments: ReadonlyArray<PeriodTotals>;
   payers: ReadonlyArray<PeriodCustomers>;
 }
@@ -78,14 +90,20 @@ export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'fro
 }
 
 /** The sums a range's top stats are computed from: one entry per `visits` rollup item read. */
-export type TopStatsInput = ReadonlyArray<{ visits: number; pageviews: number; counters: Readonly<Record<string, number>> }>;
+export type TopStatsInput = ReadonlyArray<{
+  visits: number;
+  pageviews: number;
+  counters: Readonly<Record<string, number>>;
+}>;
 
 /**
  * Page views, views per visit, bounce rate and visit duration of the visits
  * items of a range (formulas on `OverviewTotals`; counters in
  * `VISIT_COUNTERS`, `lambdas/domain/rollup.ts`).
  */
-export function topStats(items: TopStatsInput): Pick<OverviewTotals, 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration'> {
+export function topStats(
+  items: TopStatsInput,
+): Pick<OverviewTotals, 'pageviews' | 'views_per_visit' | 'bounce_rate' | 'visit_duration'> {
   let visits = 0;
   let pageviews = 0;
   const sums: Record<VisitCounter, number> = { bounces: 0, timed_visits: 0, duration_ms: 0 };
@@ -109,9 +127,26 @@ export function relativeChange(current: number | null, previous: number | null):
 }
 
 /** The fields of `change`: spec §2.4's, then the top stats' (issue 20). */
-export const CHANGE_KEYS = ['visitors', 'revenue_usd', 'payments', 'conversion', 'revenue_per_visitor', 'sessions', 'pageviews', 'views_per_visit', 'bounce_rate', 'visit_duration'] as const;
+export const CHANGE_KEYS = [
+  'visitors',
+  'revenue_usd',
+  'payments',
+  'conversion',
+  'revenue_per_visitor',
+  'sessions',
+  'pageviews',
+  'views_per_visit',
+  'bounce_rate',
+  'visit_duration',
+] as const;
 
 /** The `change` object of the overview. */
-export function overviewChange(current: OverviewTotals, previous: OverviewTotals): Record<(typeof CHANGE_KEYS)[number], number | null> {
-  return Object.fromEntries(CHANGE_KEYS.map((k) => [k, relativeChange(current[k], previous[k])])) as Record<(typeof CHANGE_KEYS)[number], number | null>;
+export function overviewChange(
+  current: OverviewTotals,
+  previous: OverviewTotals,
+): Record<(typeof CHANGE_KEYS)[number], number | null> {
+  return Object.fromEntries(CHANGE_KEYS.map((k) => [k, relativeChange(current[k], previous[k])])) as Record<
+    (typeof CHANGE_KEYS)[number],
+    number | null
+  >;
 }

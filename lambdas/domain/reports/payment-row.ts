@@ -39,7 +39,8 @@ export interface PaymentRow {
 export function paymentRow(p: Payment, rate: UsdRate): PaymentRow | null {
   const usd = amountUsd(p, rate);
   const net = netUsd(p, rate);
-  if (p.ts === null || p.amount === null || p.currency === null || p.status === null || usd === null || net === null) return null;
+  if (p.ts === null || p.amount === null || p.currency === null || p.status === null || usd === null || net === null)
+    return null;
   return {
     provider: p.provider,
     provider_payment_id: p.provider_payment_id,

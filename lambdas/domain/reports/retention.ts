@@ -37,7 +37,11 @@ export const HEADLINE = { minCustomers: 10, minGroup: 3, minLift: 1.1 } as const
 
 export const TOTAL_LABEL = 'All customers';
 /** Labels of the referrers or campaigns folded together past `COHORT_KEYS_PER_ITEM` in one cohort item. */
-export const OTHER_LABELS: Record<Grouping, string> = { channels: '(other channels)', referrers: '(other referrers)', campaigns: '(other campaigns)' };
+export const OTHER_LABELS: Record<Grouping, string> = {
+  channels: '(other channels)',
+  referrers: '(other referrers)',
+  campaigns: '(other campaigns)',
+};
 
 /** A group of customers (spec §2.7 "Group fields"); `total`, channels, referrers and campaigns all carry every field. */
 export interface RetentionGroup {
@@ -119,7 +123,14 @@ function labelOf(id: string | null, grouping: Grouping): string {
 }
 
 /** The fields of one group (`docs/retention.md` "Formulas") from its cohort counters and its `churn_30d` cohort's. */
-function groupOf(id: string | null, grouping: Grouping, members: CohortCounts, cohort: CohortCounts | undefined, today: string, totals: Shares | null): RetentionGroup {
+function groupOf(
+  id: string | null,
+  grouping: Grouping,
+  members: CohortCounts,
+  cohort: CohortCounts | undefined,
+  today: string,
+  totals: Shares | null,
+): RetentionGroup {
   const customers = members.customers;
   const stillPaying = stillPayingOn(members, today);
   const cohortJudged = cohort?.judged ?? 0;
@@ -151,7 +162,12 @@ function groupsBy(grouping: Grouping, c: RetentionCohorts, today: string, totals
 }
 
 const dollars = (amount: number) =>
-  new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: amount < 10 ? 2 : 0, maximumFractionDigits: amount < 10 ? 2 : 0 }).format(amount);
+  new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: amount < 10 ? 2 : 0,
+    maximumFractionDigits: amount < 10 ? 2 : 0,
+  }).format(amount);
 
 /**
  * The one-sentence finding (`docs/retention.md` "Headline"): the attributed
@@ -159,7 +175,11 @@ const dollars = (amount: number) =>
  * it has at least 3, and it beats the average by 10% or more; otherwise null.
  * Before 60 days of payments it says so, as LTV is then revenue so far.
  */
-export function retentionHeadline(total: RetentionGroup, channels: readonly RetentionGroup[], dayOne: boolean): string | null {
+export function retentionHeadline(
+  total: RetentionGroup,
+  channels: readonly RetentionGroup[],
+  dayOne: boolean,
+): string | null {
   if (total.customers < HEADLINE.minCustomers || total.avg_ltv_usd === null || total.net_ltv_usd <= 0) return null;
   const exactAvg = (g: RetentionGroup) => g.net_ltv_usd / g.customers;
   const best = channels
@@ -174,7 +194,6 @@ export function retentionHeadline(total: RetentionGroup, channels: readonly Rete
     : `Customers from ${best.label} have the highest average LTV: ${figures}`;
 }
 
-
 /**
  * The retention report (spec §2.7) from cohort counters: customers
  * considered are the payers whose first countable payment falls on a local
@@ -182,7 +201,12 @@ export function retentionHeadline(total: RetentionGroup, channels: readonly Rete
  * 30 to 60 local days before today, in or out of the range. Pure: `now` is
  * the caller's clock, and "still paying" is read as of its local day.
  */
-export function retentionFromCohorts(site: string, range: DateRange, now: number, c: RetentionCohorts): RetentionReport {
+export function retentionFromCohorts(
+  site: string,
+  range: DateRange,
+  now: number,
+  c: RetentionCohorts,
+): RetentionReport {
   const today = localDay(now, range.timezone);
   const total = groupOf(null, 'channels', totalOf(c.considered.channels), totalOf(c.window.channels), today, null);
   const shares = { customers: total.customers, stillPaying: total.still_paying };
@@ -230,8 +254,11 @@ export function retentionReport(input: RetentionInput): RetentionReport {
     byPayer.set(key, [...(byPayer.get(key) ?? []), entry]);
   }
   const customers = new Map(input.customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
-  for (const c of input.customers) providers[c.provider] = (providers[c.provider] ?? false) || Object.keys(c.subscriptions ?? {}).length > 0;
-  const payers = [...byPayer].flatMap(([key, entries]) => payerSummary(entries, Object.values(customers.get(key)?.subscriptions ?? {}), tz) ?? []);
+  for (const c of input.customers)
+    providers[c.provider] = (providers[c.provider] ?? false) || Object.keys(c.subscriptions ?? {}).length > 0;
+  const payers = [...byPayer].flatMap(
+    ([key, entries]) => payerSummary(entries, Object.values(customers.get(key)?.subscriptions ?? {}), tz) ?? [],
+  );
   const window = churnWindow(localDay(input.now, tz));
   return retentionFromCohorts(input.site, input.range, input.now, {
     considered: cohortOf(payers.filter((p) => p.day >= input.range.from && p.day <= input.range.to)),

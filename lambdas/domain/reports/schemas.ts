@@ -16,17 +16,36 @@ export const BREAKDOWN_LIMIT = { default: 100, max: 1000 } as const;
 /** Payments `limit`: default 20, at most 200; `offset` default 0 (spec §8). */
 export const PAYMENTS_LIMIT = { default: 20, max: 200 } as const;
 
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe('Local date YYYY-MM-DD in the site\'s timezone');
-const limitOf = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback).describe(`Rows to return, 1 to ${max} (default ${fallback}); above ${max} is a 400`);
+const day = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .describe("Local date YYYY-MM-DD in the site's timezone");
+const limitOf = (max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(max)
+    .default(fallback)
+    .describe(`Rows to return, 1 to ${max} (default ${fallback}); above ${max} is a 400`);
 
 export const rangeParams = z.object({
-  range: z.enum(RANGE_NAMES).optional().describe('today, 7d, 30d, 90d, 12m or all; default 30d, or all for a site tracked 30 days or less'),
+  range: z
+    .enum(RANGE_NAMES)
+    .optional()
+    .describe('today, 7d, 30d, 90d, 12m or all; default 30d, or all for a site tracked 30 days or less'),
   from: day.optional().describe('First day, inclusive; with `to` it wins over `range`'),
   to: day.optional().describe('Last day, inclusive; at most 10 years after `from`'),
 });
-export const breakdownParams = rangeParams.extend({ limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default), format: formatParam });
+export const breakdownParams = rangeParams.extend({
+  limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
+  format: formatParam,
+});
 export const paymentsParams = rangeParams.extend({
-  filter: z.enum(['all', 'attributed', 'unattributed', 'refunded']).default('all').describe('Which payments: all, attributed, unattributed or refunded'),
+  filter: z
+    .enum(['all', 'attributed', 'unattributed', 'refunded'])
+    .default('all')
+    .describe('Which payments: all, attributed, unattributed or refunded'),
   limit: limitOf(PAYMENTS_LIMIT.max, PAYMENTS_LIMIT.default),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
   format: formatParam,
@@ -39,7 +58,9 @@ export const goalsParams = rangeParams.extend({
     .min(1)
     .max(200)
     .optional()
-    .describe('Only this goal\'s rows; `Outbound Link: Click` gives one row per link URL. Without it, one row per goal name'),
+    .describe(
+      "Only this goal's rows; `Outbound Link: Click` gives one row per link URL. Without it, one row per goal name",
+    ),
   limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
   format: formatParam,
 });
@@ -62,8 +83,17 @@ export const totalsSchema = z.object({
   sessions: z.number().int(),
   pageviews: z.number().int().describe('Page views of the visits that started in the range'),
   views_per_visit: z.number().nullable().describe('pageviews / sessions; null without a visit'),
-  bounce_rate: z.number().nullable().describe('Visits with one page view and no goal / sessions, 0 to 1; null without a visit'),
-  visit_duration: z.number().int().nullable().describe('Mean seconds from the first to the last event of the visits with more than one event, rounded; null when there is none'),
+  bounce_rate: z
+    .number()
+    .nullable()
+    .describe('Visits with one page view and no goal / sessions, 0 to 1; null without a visit'),
+  visit_duration: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'Mean seconds from the first to the last event of the visits with more than one event, rounded; null when there is none',
+    ),
   payments: z.number().int(),
   customers: z.number().int(),
   revenue_usd: z.number(),
@@ -103,7 +133,13 @@ export const breakdownRowSchema = z.object({
   revenue_usd: z.number(),
   revenue_per_visitor: z.number().nullable(),
 });
-export const breakdownResponse = z.object({ site: z.string(), range: rangeSchema, dimension: dimensionParam, total: z.number().int(), rows: z.array(breakdownRowSchema) });
+export const breakdownResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  dimension: dimensionParam,
+  total: z.number().int(),
+  rows: z.array(breakdownRowSchema),
+});
 
 /** Realtime `limit`: rows of pages and of referrers, default 10, at most 100. */
 export const REALTIME_LIMIT = { default: 10, max: 100 } as const;
@@ -112,19 +148,51 @@ export const realtimeResponse = z.object({
   site: z.string(),
   as_of: z.string().describe('RFC 3339, UTC: the time the answer was computed'),
   window_seconds: z.number().int().describe('Visitors are current while their last event is at most this old (300)'),
-  visitors: z.number().int().describe('Distinct visitors with an event in the window, as far as the sessionizer has processed them (docs/api.md "Realtime": up to its batching window late)'),
-  pages: z.array(z.object({ page: z.string(), visitors: z.number().int().describe('Current visitors who viewed it in the window') })).describe('Most visitors first'),
-  referrers: z.array(z.object({ referrer: z.string().nullable().describe('Referring host of their visit; null for none (Direct)'), visitors: z.number().int() })).describe('Most visitors first'),
+  visitors: z
+    .number()
+    .int()
+    .describe(
+      'Distinct visitors with an event in the window, as far as the sessionizer has processed them (docs/api.md "Realtime": up to its batching window late)',
+    ),
+  pages: z
+    .array(
+      z.object({
+        page: z.string(),
+        visitors: z.number().int().describe('Current visitors who viewed it in the window'),
+      }),
+    )
+    .describe('Most visitors first'),
+  referrers: z
+    .array(
+      z.object({
+        referrer: z.string().nullable().describe('Referring host of their visit; null for none (Direct)'),
+        visitors: z.number().int(),
+      }),
+    )
+    .describe('Most visitors first'),
 });
 
 export const goalRowSchema = z.object({
-  goal: z.string().describe('The goal name; `(other goals)` on the row of goal names beyond the per-period cap (docs/data-model.md)'),
-  link: z.string().nullable().describe('The link URL of an `Outbound Link: Click` row (with `goal=Outbound Link: Click`); null on a goal\'s row'),
+  goal: z
+    .string()
+    .describe('The goal name; `(other goals)` on the row of goal names beyond the per-period cap (docs/data-model.md)'),
+  link: z
+    .string()
+    .nullable()
+    .describe("The link URL of an `Outbound Link: Click` row (with `goal=Outbound Link: Click`); null on a goal's row"),
   other: z.boolean().describe('True only on the `(other goals)` row'),
-  visitors: z.number().int().describe('Distinct visitors who completed it, in visits that started in the range (exact up to 32 a day or month, then 3.25% standard error)'),
+  visitors: z
+    .number()
+    .int()
+    .describe(
+      'Distinct visitors who completed it, in visits that started in the range (exact up to 32 a day or month, then 3.25% standard error)',
+    ),
   visits: z.number().int().describe('Visits that started in the range in which it happened'),
   completions: z.number().int().describe('Its events in those visits'),
-  conversion_rate: z.number().nullable().describe('visitors / the range\'s visitors, 0 to 1; null when the range has no visitor'),
+  conversion_rate: z
+    .number()
+    .nullable()
+    .describe("visitors / the range's visitors, 0 to 1; null when the range has no visitor"),
   payments: z.number().int().describe('Payments of the range (not failed) credited to a visit in which it happened'),
   revenue_usd: z.number().describe('USD of those payments, net of refunds'),
 });
@@ -132,20 +200,42 @@ export const goalsResponse = z.object({
   site: z.string(),
   range: rangeSchema,
   goal: z.string().nullable().describe('The `goal` parameter, or null'),
-  visitors: z.number().int().describe('Distinct visitors of the range (the overview\'s), the denominator of conversion_rate'),
+  visitors: z
+    .number()
+    .int()
+    .describe("Distinct visitors of the range (the overview's), the denominator of conversion_rate"),
   total: z.number().int().describe('Rows before `limit`'),
   rows: z.array(goalRowSchema).describe('Most revenue first, then visitors, then name or URL'),
 });
 
 export const timeseriesPointSchema = z.object({
-  start: z.string().describe('Local start of the point in the site\'s timezone: YYYY-MM-DDTHH:00 (hour), YYYY-MM-DD (day) or YYYY-MM (month; a partial month counts only the range\'s days)'),
-  visitors: z.number().int().describe('Distinct visitors active in the point; a visitor active in two points counts in both, so these do not add up to the range\'s visitors'),
-  sessions: z.number().int().describe('Visits that started in the point; the points add up to the overview\'s sessions'),
+  start: z
+    .string()
+    .describe(
+      "Local start of the point in the site's timezone: YYYY-MM-DDTHH:00 (hour), YYYY-MM-DD (day) or YYYY-MM (month; a partial month counts only the range's days)",
+    ),
+  visitors: z
+    .number()
+    .int()
+    .describe(
+      "Distinct visitors active in the point; a visitor active in two points counts in both, so these do not add up to the range's visitors",
+    ),
+  sessions: z.number().int().describe("Visits that started in the point; the points add up to the overview's sessions"),
   pageviews: z.number().int().describe('Page views of the visits that started in the point'),
-  payments: z.number().int().describe('Payments (not failed) whose time is in the point; the points add up to the overview\'s payments'),
-  revenue_usd: z.number().describe('USD of those payments, net of refunds; the points add up to the overview\'s revenue_usd'),
+  payments: z
+    .number()
+    .int()
+    .describe("Payments (not failed) whose time is in the point; the points add up to the overview's payments"),
+  revenue_usd: z
+    .number()
+    .describe("USD of those payments, net of refunds; the points add up to the overview's revenue_usd"),
 });
-export const timeseriesResponse = z.object({ site: z.string(), range: rangeSchema, interval: z.enum(INTERVALS), points: z.array(timeseriesPointSchema).describe('Every point of the range, empty ones included, oldest first') });
+export const timeseriesResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  interval: z.enum(INTERVALS),
+  points: z.array(timeseriesPointSchema).describe('Every point of the range, empty ones included, oldest first'),
+});
 
 const rfc3339 = z.string().describe('RFC 3339, UTC');
 export const paymentRowSchema = z.object({
@@ -175,7 +265,9 @@ export const paymentRowSchema = z.object({
       device: z.string(),
     })
     .nullable(),
-  first_touch: z.object({ ts: rfc3339, channel: z.string(), referrer_host: z.string().nullable(), source: z.string().nullable() }).nullable(),
+  first_touch: z
+    .object({ ts: rfc3339, channel: z.string(), referrer_host: z.string().nullable(), source: z.string().nullable() })
+    .nullable(),
 });
 export const paymentsResponse = z.object({
   site: z.string(),
@@ -218,31 +310,59 @@ export const errorResponse = z.object({ error: z.string() });
 
 /** A group of the retention response (spec §2.7; formulas in `docs/retention.md`). */
 export const retentionGroupSchema = z.object({
-  key: z.string().nullable().describe('The channel, referrer or campaign; null for All customers, Unattributed and (none)'),
+  key: z
+    .string()
+    .nullable()
+    .describe('The channel, referrer or campaign; null for All customers, Unattributed and (none)'),
   label: z.string(),
   unattributed: z.boolean().describe('True only for the group of customers whose first payment is unattributed'),
   customers: z.number().int().describe('Customers whose first payment is in the range'),
-  still_paying: z.number().int().describe('Of those, still paying today (provider subscription status, else payment recency)'),
+  still_paying: z
+    .number()
+    .int()
+    .describe('Of those, still paying today (provider subscription status, else payment recency)'),
   first_payment_usd: z.number().describe('USD of their first payments, net of refunds'),
   refunded_usd: z.number().describe('USD refunded over all their payments'),
   net_ltv_usd: z.number().describe('USD of all their payments up to today, net of refunds'),
   avg_ltv_usd: z.number().nullable().describe('net_ltv_usd / customers; null when there are no customers'),
-  refund_rate: z.number().nullable().describe('Customers with any refund / customers; null when there are no customers'),
-  churn_customers: z.number().int().describe('Customers whose churn can be judged (subscription status known, or subscription-like payments)'),
+  refund_rate: z
+    .number()
+    .nullable()
+    .describe('Customers with any refund / customers; null when there are no customers'),
+  churn_customers: z
+    .number()
+    .int()
+    .describe('Customers whose churn can be judged (subscription status known, or subscription-like payments)'),
   churned: z.number().int().describe('Of churn_customers, not still paying'),
-  churn_30d: z.number().nullable().describe('churned / churn_customers among the customers whose first payment was 30 to 60 days ago, whatever the range; null when there are none'),
+  churn_30d: z
+    .number()
+    .nullable()
+    .describe(
+      'churned / churn_customers among the customers whose first payment was 30 to 60 days ago, whatever the range; null when there are none',
+    ),
   share_customers: z.number().nullable().describe('customers / total customers'),
-  share_still_paying: z.number().nullable().describe('still_paying / total still_paying; null when nobody is still paying'),
+  share_still_paying: z
+    .number()
+    .nullable()
+    .describe('still_paying / total still_paying; null when nobody is still paying'),
 });
 export const retentionResponse = z.object({
   site: z.string(),
   range: rangeSchema,
-  days_of_data: z.number().int().describe('Local days from the first day with a payment to today, both inclusive; 0 without payments'),
+  days_of_data: z
+    .number()
+    .int()
+    .describe('Local days from the first day with a payment to today, both inclusive; 0 without payments'),
   day_one: z.boolean().describe('True under 60 days of payments: LTV is not meaningful yet'),
   headline: z.string().nullable().describe('One-sentence finding; null when the data is too thin'),
   total: retentionGroupSchema,
   channels: z.array(retentionGroupSchema),
   referrers: z.array(retentionGroupSchema),
   campaigns: z.array(retentionGroupSchema),
-  status_sources: z.array(z.object({ provider: z.string(), subscription_status: z.boolean().describe('Whether the provider sent subscription status for any customer') })),
+  status_sources: z.array(
+    z.object({
+      provider: z.string(),
+      subscription_status: z.boolean().describe('Whether the provider sent subscription status for any customer'),
+    }),
+  ),
 });

@@ -47,7 +47,13 @@ export interface Timeline {
  *
  * @param now ms since epoch: decides which visits are over
  */
-export function buildTimeline(site: string, visitorId: string, visits: readonly Visit[], payments: readonly PaymentRow[], now: number): Timeline {
+export function buildTimeline(
+  site: string,
+  visitorId: string,
+  visits: readonly Visit[],
+  payments: readonly PaymentRow[],
+  now: number,
+): Timeline {
   const sorted = [...visits].sort((a, b) => a.start - b.start);
   const paymentTimes = payments.map((p) => ({ row: p, ts: Date.parse(p.ts) }));
   const placed = new Set<PaymentRow>();
@@ -57,9 +63,13 @@ export function buildTimeline(site: string, visitorId: string, visits: readonly 
     // Events are in time order, so the next page view is the next in the list.
     pageviews.forEach((e, i) => {
       const next = pageviews[i + 1];
-      steps.push({ at: e.ts, step: { type: 'page', ts: iso(e.ts), path: e.path, secs: next ? Math.round((next.ts - e.ts) / 1000) : null } });
+      steps.push({
+        at: e.ts,
+        step: { type: 'page', ts: iso(e.ts), path: e.path, secs: next ? Math.round((next.ts - e.ts) / 1000) : null },
+      });
     });
-    for (const e of visit.events) if (e.type === 'goal') steps.push({ at: e.ts, step: { type: 'goal', ts: iso(e.ts), name: e.goal ?? '' } });
+    for (const e of visit.events)
+      if (e.type === 'goal') steps.push({ at: e.ts, step: { type: 'goal', ts: iso(e.ts), name: e.goal ?? '' } });
     for (const p of paymentTimes) {
       if (!placed.has(p.row) && p.ts >= visit.start && p.ts < visit.end + VISIT_GAP_MS) {
         steps.push({ at: p.ts, step: { type: 'payment', ...p.row } });
@@ -73,7 +83,10 @@ export function buildTimeline(site: string, visitorId: string, visits: readonly 
       const lastLink = [...visit.events].reverse().find((e) => e.type === 'goal' && e.goal === OUTBOUND_GOAL && e.link);
       // The exit is last: at the visit's last event, or at a payment made after it (at checkout) when there is one.
       const exitAt = Math.max(visit.end, steps[steps.length - 1]?.at ?? visit.end);
-      steps.push({ at: exitAt, step: { type: 'exit', ts: iso(exitAt), page: lastPage?.path ?? null, link: lastLink?.link ?? null } });
+      steps.push({
+        at: exitAt,
+        step: { type: 'exit', ts: iso(exitAt), page: lastPage?.path ?? null, link: lastLink?.link ?? null },
+      });
     }
     return {
       type: 'visit',

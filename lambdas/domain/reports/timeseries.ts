@@ -30,7 +30,13 @@ export interface TimeseriesPoint {
  * payment counters of the range's days and months.
  */
 export interface TimeseriesInput {
-  visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; visitors: number; sketch: VisitorSketch | null }>;
+  visits: ReadonlyArray<{
+    period: string;
+    visits: number;
+    pageviews: number;
+    visitors: number;
+    sketch: VisitorSketch | null;
+  }>;
   payments: ReadonlyArray<{ period: string; totals: PeriodTotals }>;
 }
 
@@ -52,7 +58,10 @@ export function defaultInterval(range: Pick<DateRange, 'from' | 'to'>): Interval
  * are unioned, so only those spans read visitor sets (`sketches`). Payments
  * are read by day and month as for the overview (`paymentSpans`).
  */
-export function visitSpans(range: Pick<DateRange, 'from' | 'to'>, interval: Interval): Array<PeriodSpan & { sketches: boolean }> {
+export function visitSpans(
+  range: Pick<DateRange, 'from' | 'to'>,
+  interval: Interval,
+): Array<PeriodSpan & { sketches: boolean }> {
   const spans: Record<Interval, () => Array<PeriodSpan & { sketches: boolean }>> = {
     hour: () => [{ granularity: 'H', from: `${range.from}T00`, to: `${range.to}T23`, sketches: false }],
     day: () => [{ granularity: 'D', from: range.from, to: range.to, sketches: false }],
@@ -98,7 +107,16 @@ function pointStarts(range: DateRange, interval: Interval): string[] {
  *   the payment counters over `paymentSpans(range, interval)`
  */
 export function timeseriesPoints(input: TimeseriesInput, range: DateRange, interval: Interval): TimeseriesPoint[] {
-  const points = new Map<string, { items: Array<TimeseriesInput['visits'][number]>; sessions: number; pageviews: number; payments: number; cents: number }>();
+  const points = new Map<
+    string,
+    {
+      items: Array<TimeseriesInput['visits'][number]>;
+      sessions: number;
+      pageviews: number;
+      payments: number;
+      cents: number;
+    }
+  >();
   const point = (start: string) => {
     let p = points.get(start);
     if (!p) points.set(start, (p = { items: [], sessions: 0, pageviews: 0, payments: 0, cents: 0 }));
@@ -113,7 +131,9 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
   }
   for (const { period, totals } of input.payments) {
     const parts: Array<[string, number, number]> =
-      interval === 'hour' ? Object.entries(totals.hours).map(([hour, [n, cents]]) => [POINT_OF_PERIOD.hour(hour), n, cents]) : [[POINT_OF_PERIOD[interval](period), totals.payments, totals.cents]];
+      interval === 'hour'
+        ? Object.entries(totals.hours).map(([hour, [n, cents]]) => [POINT_OF_PERIOD.hour(hour), n, cents])
+        : [[POINT_OF_PERIOD[interval](period), totals.payments, totals.cents]];
     for (const [start, n, cents] of parts) {
       const p = point(start);
       p.payments += n;

@@ -132,7 +132,11 @@ export function parseWith<T extends z.ZodType>(
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw new WebhookPayloadError(provider, eventType, `${issue?.path.join('.') || 'event'}: ${issue?.message ?? 'invalid'}`);
+  throw new WebhookPayloadError(
+    provider,
+    eventType,
+    `${issue?.path.join('.') || 'event'}: ${issue?.message ?? 'invalid'}`,
+  );
 }
 
 /**
@@ -155,7 +159,8 @@ export function factsByType<T extends z.ZodType>(
     const facts = handler(envelope);
     // Ids are keys of the payment's items, and DynamoDB rejects an empty key: a payment without an id is a
     // bad payload (400), not a storage failure (503); an empty other id names nothing and is left out.
-    if (facts.payments.some((p) => p.id === '')) throw new WebhookPayloadError(provider, type, 'the payment id is empty');
+    if (facts.payments.some((p) => p.id === ''))
+      throw new WebhookPayloadError(provider, type, 'the payment id is empty');
     return { ...facts, payments: facts.payments.map((p) => ({ ...p, aliases: p.aliases.filter((a) => a !== '') })) };
   };
 }

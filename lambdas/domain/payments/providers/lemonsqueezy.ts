@@ -136,7 +136,11 @@ function invoiceFact(event: LemonEvent): ProviderFacts {
   const isRenewal = RENEWAL_BY_BILLING_REASON[inv.billing_reason];
   // `initial` (and any reason we don't know): the order records the payment.
   if (!isRenewal || inv.total === 0) return facts(event, {});
-  const fact = { ...paymentOf(event, SUBSCRIPTION_INVOICE_PREFIX + event.data.id, inv), is_renewal: true, subscription_id: inv.subscription_id };
+  const fact = {
+    ...paymentOf(event, SUBSCRIPTION_INVOICE_PREFIX + event.data.id, inv),
+    is_renewal: true,
+    subscription_id: inv.subscription_id,
+  };
   return facts(event, { payments: [fact] });
 }
 
@@ -181,7 +185,8 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   const signature = headers['x-signature'];
   if (!signature) throw new WebhookSignatureError('missing webhook signature');
   if (!secret) throw new WebhookSignatureError('webhook secret is not configured');
-  if (!hexDigestsEqual(hmacSha256Hex(secret, rawBody), signature)) throw new WebhookSignatureError('webhook signature does not match');
+  if (!hexDigestsEqual(hmacSha256Hex(secret, rawBody), signature))
+    throw new WebhookSignatureError('webhook signature does not match');
   return parseJsonBody(PROVIDER, rawBody);
 }
 

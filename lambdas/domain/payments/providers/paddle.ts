@@ -41,7 +41,6 @@ import {
 
 const PROVIDER = 'paddle';
 
-
 /**
  * Transaction `origin` → renewal (https://developer.paddle.com/api-reference/transactions/overview,
  * `origin`). Checkout (`web`) and `api` sales are new purchases; the
@@ -113,7 +112,10 @@ function facts(event: PaddleEvent, parts: Partial<Omit<ProviderFacts, 'event_id'
 }
 
 /** Paddle's USD value of the grand total: the total itself in USD, or the payout total when paid out in USD. */
-function usdOf(totals: z.infer<typeof totalsSchema>, payout: z.infer<typeof totalsSchema> | null | undefined): number | undefined {
+function usdOf(
+  totals: z.infer<typeof totalsSchema>,
+  payout: z.infer<typeof totalsSchema> | null | undefined,
+): number | undefined {
   const own = usdIfUsd(totals.grand_total, totals.currency_code);
   if (own !== undefined) return own;
   return payout && normalizeCurrency(payout.currency_code) === 'USD' ? toMajor(payout.grand_total, 'USD') : undefined;
@@ -154,7 +156,9 @@ function adjustmentChanged(event: PaddleEvent): ProviderFacts {
     refunds: [{ id: a.id, amount: a.totals.total }],
     status: a.type === 'full' ? 'refunded' : undefined,
     // Before its transaction arrives the payment shows at the refund's time and, refunded in full, for the refund's amount.
-    fallback: a.created_at ? compact({ ts: isoToMs(a.created_at), amount: a.type === 'full' ? a.totals.total : undefined }) : undefined,
+    fallback: a.created_at
+      ? compact({ ts: isoToMs(a.created_at), amount: a.type === 'full' ? a.totals.total : undefined })
+      : undefined,
     customer_id: a.customer_id ?? undefined,
     subscription_id: a.subscription_id ?? undefined,
   });
@@ -218,7 +222,8 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   if (!parsed) throw new WebhookSignatureError('malformed webhook signature');
   if (!secret) throw new WebhookSignatureError('webhook secret is not configured');
   const expected = hmacSha256Hex(secret, `${parsed.ts}:${rawBody}`);
-  if (!parsed.h1.some((h) => hexDigestsEqual(expected, h))) throw new WebhookSignatureError('webhook signature does not match');
+  if (!parsed.h1.some((h) => hexDigestsEqual(expected, h)))
+    throw new WebhookSignatureError('webhook signature does not match');
   // Checked after the signature, so that only a genuine but old delivery is called stale.
   checkSignedTime(parsed.ts, nowMs);
   return parseJsonBody(PROVIDER, rawBody);

@@ -32,7 +32,6 @@ import {
 
 const PROVIDER = 'polar';
 
-
 /**
  * Order `status` → payment status (https://polar.sh/docs/api-reference/orders/get).
  * `partially_refunded` stays paid with `refunded` > 0; `draft`, `pending` and
@@ -87,7 +86,11 @@ const subscriptionSchema = z.object({
   customer,
 });
 
-function facts(event: PolarEvent, objectId: string, parts: Partial<Omit<ProviderFacts, 'event_id' | 'event_type'>>): ProviderFacts {
+function facts(
+  event: PolarEvent,
+  objectId: string,
+  parts: Partial<Omit<ProviderFacts, 'event_id' | 'event_type'>>,
+): ProviderFacts {
   // Payloads carry no event id (the delivery's `webhook-id` header is not passed on); type, object and time name it.
   return { ...noFacts(`${event.type}:${objectId}@${event.timestamp}`, event.type), ...parts };
 }

@@ -51,7 +51,6 @@ import {
 
 const PROVIDER = 'stripe';
 
-
 /** Currencies whose Stripe API minor unit is not the ISO 4217 one: code → decimals in Stripe amounts. */
 const STRIPE_EXPONENTS: Readonly<Record<string, number>> = { ISK: 2, MGA: 0 };
 
@@ -190,7 +189,12 @@ function money(amount: number, currency: string): Pick<PaymentFact, 'amount' | '
  * The fact's key by the rule in this file's header: PaymentIntent, else
  * Invoice, else Checkout Session, else Charge; the other known ids become aliases.
  */
-function keyed(ids: { paymentIntent?: string; invoice?: string; session?: string; charge?: string }): Pick<PaymentFact, 'id' | 'aliases'> {
+function keyed(ids: {
+  paymentIntent?: string;
+  invoice?: string;
+  session?: string;
+  charge?: string;
+}): Pick<PaymentFact, 'id' | 'aliases'> {
   const ordered = [ids.paymentIntent, ids.invoice, ids.session, ids.charge];
   const id = ordered.find((x): x is string => !!x);
   if (!id) throw new Error('a Stripe payment fact needs at least one id');
@@ -210,9 +214,11 @@ const eventMs = (event: StripeEvent) => event.created * 1000;
 function checkoutSessionCompleted(event: StripeEvent): ProviderFacts {
   const s = parseWith(sessionSchema, event.data.object, PROVIDER, event.type);
   const visitor_id = visitorFrom(s.metadata);
-  const customers: CustomerFact[] = s.customer && visitor_id ? [{ provider: PROVIDER, customer_id: s.customer, visitor_id }] : [];
+  const customers: CustomerFact[] =
+    s.customer && visitor_id ? [{ provider: PROVIDER, customer_id: s.customer, visitor_id }] : [];
   // Setup sessions and free or trial checkouts move no money.
-  if (s.mode === 'setup' || s.payment_status === 'no_payment_required' || s.amount_total === 0) return facts(event, { customers });
+  if (s.mode === 'setup' || s.payment_status === 'no_payment_required' || s.amount_total === 0)
+    return facts(event, { customers });
   const fact = payment({
     provider: PROVIDER,
     ...keyed({ paymentIntent: s.payment_intent, invoice: s.invoice, session: s.id }),
@@ -327,7 +333,9 @@ function invoicePaid(event: StripeEvent): ProviderFacts {
 function invoicePaymentFailed(event: StripeEvent): ProviderFacts {
   const inv = parseWith(invoiceSchema, event.data.object, PROVIDER, event.type);
   if (!inv.amount_due) return facts(event, {});
-  return facts(event, { payments: [invoiceFact(inv, { ts: eventMs(event), amount: inv.amount_due, status: 'failed' })] });
+  return facts(event, {
+    payments: [invoiceFact(inv, { ts: eventMs(event), amount: inv.amount_due, status: 'failed' })],
+  });
 }
 
 /**
@@ -404,7 +412,8 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
   try {
     event = Stripe.webhooks.constructEvent(rawBody, header, secret, 0, undefined, nowMs);
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeSignatureVerificationError) throw new WebhookSignatureError('webhook signature does not match', err.message);
+    if (err instanceof Stripe.errors.StripeSignatureVerificationError)
+      throw new WebhookSignatureError('webhook signature does not match', err.message);
     // Signed, but not JSON: the signature check passed before constructEvent parsed the body.
     if (err instanceof SyntaxError) throw new WebhookPayloadError(PROVIDER, 'unknown', 'body is not JSON');
     throw err;
