@@ -105,6 +105,8 @@ export const REPORT_READ_PARTITIONS = [
   'VIS#*',
   'PAY#*',
   'CUST#*',
+  // Retention reads the cohort rollups (COHORT, `docs/retention.md`); COHORT_MEMBER (CM#) only the payer recompute.
+  'CH#*',
   'FX',
 ] as const;
 
@@ -116,7 +118,11 @@ export const REPORT_READ_PARTITIONS = [
  */
 export const KEY_USE_UPDATE = { partitions: ['KEYS'], attributes: ['last_used'] } as const;
 
-/** What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment rollups, the list and its counters, the timeline copies, the pending list. */
+/**
+ * What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment
+ * rollups, the list and its counters, the timeline copies, the pending list, payer summaries and cohorts, and the
+ * recent raises of visitors' payments markers. Every function that settles or re-credits payments spreads it.
+ */
 export const PAYMENT_WRITE_PARTITIONS = [
   'PAY#*',
   'PAYID#*',
@@ -129,6 +135,12 @@ export const PAYMENT_WRITE_PARTITIONS = [
   'PD#*',
   'VIS#*',
   'PAYPENDING#*',
+  // Payer summaries and payments (PAYER_PAYMENT, PAYER_STATE), cohort members and cohorts (`docs/retention.md`).
+  'CP#*',
+  'CM#*',
+  'CH#*',
+  // RECENT_PAYMENT_MARK: written before a visitor's payments marker is raised; the sessionizer queries it every batch.
+  'RPM#*',
 ] as const;
 
 /**
@@ -148,17 +160,7 @@ export const APP_WRITE_PARTITIONS = [
   'PROVIDER#*',
   'KEYS',
   'APIKEY#*',
-  'PAY#*',
-  'PAYID#*',
-  'PR#*',
-  'PL#*',
-  'PLR#*',
-  'PT#*',
-  'PU#*',
-  'PD#*',
-  'CUST#*',
-  'PAYPENDING#*',
-  'VIS#*',
+  ...PAYMENT_WRITE_PARTITIONS,
 ] as const;
 
 /**

@@ -14,6 +14,7 @@ import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../lambdas/services/payments.js';
 import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
 import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
+import { functionConnection } from './partition-guard.js';
 
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
 export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
@@ -23,7 +24,9 @@ export const SESSIONIZER = 'sessionize';
 export const ARCHIVER = 'archive';
 
 /** The sessionizer Lambda handler as a consumer of the local stream (same handler, same event shape). */
-export function sessionizeConsumer(dynamo: DynamoConnection, clock: () => number = Date.now): BatchConsumer {
+export function sessionizeConsumer(table: DynamoConnection, clock: () => number = Date.now): BatchConsumer {
+  // The sessionizer's own grant, as its role holds it in AWS.
+  const dynamo = functionConnection(table, 'sessionize');
   const payments = dynamoPaymentDeps(dynamo, clock);
   const handler = createSessionizeHandler({
     ...createTelemetry('sessionize-local'),

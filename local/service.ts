@@ -35,6 +35,7 @@ export const SERVER_FILE = 'server.json';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
+import { functionConnection } from './partition-guard.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 
@@ -135,24 +136,32 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const stream = await LocalEventStream.open(localPaths(dataDir).stream, clock);
   const telemetry = createTelemetry('footfall-local');
 
+  // Each function's code reads and writes through its own role's grant, as in AWS (local/partition-guard.ts).
+  const as = (name: Parameters<typeof functionConnection>[1]) => functionConnection(dynamo, name);
+  const event = as('event');
+  const webhook = as('webhook');
+  const report = as('report');
+  const mcp = as('mcp');
+  const app = as('app');
+  const scheduledConn = as('scheduled');
   const eventHandler = createEventHandler({
     ...telemetry,
     clock,
     // As in AWS: read once at start; the local server passes the client address as `sourceIp`.
     countries: CountryDatabase.open(countryDatabasePath(dataDir)),
-    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
-    salts: new DynamoSaltStore(dynamo),
+    sites: new CachedSiteDirectory(new DynamoConfigStore(event), LOCAL_SITE_CACHE_TTL_MS, clock),
+    salts: new DynamoSaltStore(event),
     stream,
     limiter: new SiteRateLimiter(),
   });
   const secrets = await LocalSecretBox.open(dataDir);
-  const config = new DynamoConfigStore(dynamo, secrets);
+  const config = new DynamoConfigStore(webhook, secrets);
   const webhookHandler = createWebhookHandler({
     ...telemetry,
-    ...dynamoPaymentDeps(dynamo, clock),
+    ...dynamoPaymentDeps(webhook, clock),
     sites: config,
     secrets: config,
-    log: new DynamoWebhookLogStore(dynamo),
+    log: new DynamoWebhookLogStore(webhook),
   });
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
@@ -170,14 +179,14 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET'],
       path: '/api/v1/{proxy+}',
-      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }),
+      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(report, clock) }),
       functionName: 'report',
     });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
     routes.push({
       methods: ['GET', 'POST', 'DELETE'],
       path: '/mcp',
-      handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(dynamo, clock) }),
+      handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(mcp, clock) }),
       functionName: 'mcp',
     });
     routes.push({
@@ -185,8 +194,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/api/app/{proxy+}',
       handler: createAppHandler({
         ...telemetry,
-        auth: dynamoAuthDeps(dynamo, clock),
-        settings: dynamoSettingsDeps(dynamo, secrets, clock),
+        auth: dynamoAuthDeps(app, clock),
+        settings: dynamoSettingsDeps(app, secrets, clock),
         cookieSecurity: 'local',
       }),
       functionName: 'app',
@@ -225,9 +234,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
   const scheduled = createScheduledHandler({
     ...telemetry,
-    ...dynamoPaymentDeps(dynamo, clock),
-    sites: config,
-    rollups: new DynamoRollupStore(dynamo),
+    ...dynamoPaymentDeps(scheduledConn, clock),
+    sites: new DynamoConfigStore(scheduledConn),
+    rollups: new DynamoRollupStore(scheduledConn),
   });
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
