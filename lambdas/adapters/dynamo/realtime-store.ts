@@ -5,9 +5,10 @@ import { recordExpiry, ttlOf } from './expiry.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { REALTIME_TTL_MS, minuteOf, type RealtimeSlice, type RealtimeVisitor } from '../../domain/realtime.js';
 import type { StreamCheckpoint } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
 /** Partition of a site's realtime items; sort keys start with the UTC minute. */
-export const realtimePk = (site: string) => `RT#${site}`;
+export const realtimePk = (site: string) => PARTITIONS.realtime.key(site);
 
 /** A realtime item's visitors are split into parts of at most this many bytes of JSON, well under DynamoDB's 400 KB. */
 const PART_BYTES = 100_000;
