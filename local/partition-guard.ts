@@ -1,5 +1,6 @@
 import { FUNCTIONS, type FunctionSpec } from '../lib/functions.js';
 import { PK } from '../lambdas/adapters/dynamo/table.js';
+import { partitionOf } from '../lambdas/adapters/dynamo/items.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 
 /** A function of the stack's registry (`lib/functions.ts`). */
@@ -12,6 +13,11 @@ export class AccessDeniedException extends Error {
   constructor(message: string) {
     super(message);
   }
+}
+
+/** A request named a partition key that matches no partition family of the item registry. */
+export class UnknownPartitionError extends Error {
+  override readonly name = 'UnknownPartitionError';
 }
 
 /** One table action a request performs on one partition. */
@@ -144,6 +150,11 @@ export function functionConnection(
   const check = (command: { constructor: { name: string }; input: unknown }) => {
     const commandName = DOCUMENT_COMMANDS.get(command.constructor.name) ?? command.constructor.name;
     for (const access of requestPartitions(commandName, command.input as Input)) {
+      // A key no item type of the registry owns is a store spelling its own prefix (lambdas/adapters/dynamo/items.ts).
+      if (access.pk !== '*' && !partitionOf(access.pk))
+        throw new UnknownPartitionError(
+          `function ${name} sent ${access.action} on partition ${access.pk}, which no item type of lambdas/adapters/dynamo/items.ts owns`,
+        );
       if (!allowsPartition(spec, access))
         throw new AccessDeniedException(
           `function ${name} is not authorized to perform ${access.action} on partition ${access.pk} (lib/functions.ts)`,
@@ -158,7 +169,12 @@ export function functionConnection(
         return typeof value === 'function' ? value.bind(target) : value;
       }
       return (command: Parameters<typeof target.send>[0], ...rest: unknown[]) => {
-        check(command as unknown as { constructor: { name: string }; input: unknown });
+        // As the SDK does, a refused request is a rejected promise, not a throw.
+        try {
+          check(command as unknown as { constructor: { name: string }; input: unknown });
+        } catch (error) {
+          return Promise.reject(error as Error);
+        }
         return (target.send as (...args: unknown[]) => unknown)(command, ...rest);
       };
     },
