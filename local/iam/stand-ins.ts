@@ -38,3 +38,12 @@ export function functionStream(stream: EventStream, name: FunctionName): EventSt
     },
   };
 }
+
+/**
+ * What the event source mapping asks of function `name`'s role before each batch it hands over
+ * (it polls with that role: `kinesis:GetShardIterator`, `kinesis:GetRecords` on the stream).
+ * @throws AccessDeniedException when the role lacks either
+ */
+export function demandStreamRead(name: FunctionName): void {
+  for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords']) demand(name, action, LOCAL_ARNS.stream);
+}
