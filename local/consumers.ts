@@ -34,7 +34,7 @@ export function sessionizeConsumer(table: DynamoConnection, clock: () => number 
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
-    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: true }), clock },
+    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: table }), clock },
     markers: new DynamoBatchMarkers(dynamo),
     visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(dynamo), { clock }),
     recredit: (site, visitors) => recreditVisitors(payments, site, visitors),

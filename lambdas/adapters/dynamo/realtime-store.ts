@@ -36,12 +36,13 @@ function parts(visitors: Record<string, RealtimeVisitor>): Array<Record<string, 
  * per site-minute (and part) with sort key `<minute>#<shard>#<sequence>#<part>`,
  * so a retried batch overwrites the same items with the same content. They
  * carry the TTL attribute; with `localExpiry` (dynalite has no TTL) each also
- * gets an entry for the local sweeper.
+ * gets an entry for the local sweeper, written through that connection: the twin's own, since in
+ * AWS the TTL needs no write and the function's role has no grant for it.
  */
 export class DynamoRealtimeStore {
   constructor(
     private readonly conn: DynamoConnection,
-    private readonly options: { localExpiry?: boolean } = {},
+    private readonly options: { localExpiry?: DynamoConnection } = {},
   ) {}
 
   async write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> {
@@ -61,7 +62,7 @@ export class DynamoRealtimeStore {
             Item: { [PK]: w.pk, [SK]: w.sk, type: 'REALTIME', v: JSON.stringify(w.v), ...ttlOf(w.expires) },
           }),
         );
-        if (this.options.localExpiry) await recordExpiry(this.conn, w.pk, w.sk, w.expires);
+        if (this.options.localExpiry) await recordExpiry(this.options.localExpiry, w.pk, w.sk, w.expires);
       }),
     );
   }
