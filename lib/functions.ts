@@ -1,5 +1,6 @@
 import type { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { StreamAccess, TableAccess } from './lambda-defaults.js';
+import { PARTITIONS, PAYMENT_PARTITION_PATTERNS, partitionPatterns } from '../lambdas/adapters/dynamo/items.js';
 
 /** An HTTP API route served by a function. */
 export interface RouteSpec {
@@ -88,27 +89,8 @@ export interface FunctionSpec {
   hotPath?: boolean;
 }
 
-/** What the report and MCP functions read: sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
-export const REPORT_READ_PARTITIONS = [
-  'SITES',
-  'APIKEY#*',
-  'SESSION#*',
-  'USER#*',
-  'R#*',
-  'RT#*',
-  'PR#*',
-  'PL#*',
-  'PLR#*',
-  'PT#*',
-  'PU#*',
-  'PD#*',
-  'VIS#*',
-  'PAY#*',
-  'CUST#*',
-  // Retention reads the cohort rollups (COHORT, `docs/retention.md`); COHORT_MEMBER (CM#) only the payer recompute.
-  'CH#*',
-  'FX',
-] as const;
+/** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
+export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
 
 /**
  * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
@@ -116,52 +98,21 @@ export const REPORT_READ_PARTITIONS = [
  * Not `hash`, `account` or `revoked`, and no other partition: they still
  * cannot forge, revive or read a key (issue 18.5).
  */
-export const KEY_USE_UPDATE = { partitions: ['KEYS'], attributes: ['last_used'] } as const;
+export const KEY_USE_UPDATE = { partitions: [PARTITIONS.keys.key()], attributes: ['last_used'] } as const;
 
 /**
- * What settling a payment writes (`lambdas/services/payments.ts`): payments, their aliases, customers, payment
- * rollups, the list and its counters, the timeline copies, the pending list, payer summaries and cohorts, and the
- * recent raises of visitors' payments markers. Every function that settles or re-credits payments spreads it.
+ * What settling a payment writes (`lambdas/services/payments.ts`), from the item registry
+ * (`lambdas/adapters/dynamo/items.ts`). Every function that settles or re-credits payments writes it.
  */
-export const PAYMENT_WRITE_PARTITIONS = [
-  'PAY#*',
-  'PAYID#*',
-  'CUST#*',
-  'PR#*',
-  'PL#*',
-  'PLR#*',
-  'PT#*',
-  'PU#*',
-  'PD#*',
-  'VIS#*',
-  'PAYPENDING#*',
-  // Payer summaries and payments (PAYER_PAYMENT, PAYER_STATE), cohort members and cohorts (`docs/retention.md`).
-  'CP#*',
-  'CM#*',
-  'CH#*',
-  // RECENT_PAYMENT_MARK: written before a visitor's payments marker is raised; the sessionizer queries it every batch.
-  'RPM#*',
-] as const;
+export const PAYMENT_WRITE_PARTITIONS = PAYMENT_PARTITION_PATTERNS;
 
 /**
- * What the app function writes (`docs/data-model.md`): users, memberships,
- * sessions, one-time links, sign-in counters and their expiry index, sites,
- * provider connections, API keys, and the payment items that re-crediting a
- * site rewrites. Never visits' rollups, salts, stream markers or FX rates.
+ * What the app function writes (`docs/data-model.md`, from the item registry): users, memberships,
+ * sessions, one-time links, sign-in counters and their expiry index, sites, provider connections, API
+ * keys, and the payment items that re-crediting a site rewrites. Never visits' rollups, salts, stream
+ * markers or FX rates.
  */
-export const APP_WRITE_PARTITIONS = [
-  'USER#*',
-  'ACCOUNT#*',
-  'SESSION#*',
-  'INVITE#*',
-  'ATTEMPTS#*',
-  'EXPIRING',
-  'SITES',
-  'PROVIDER#*',
-  'KEYS',
-  'APIKEY#*',
-  ...PAYMENT_WRITE_PARTITIONS,
-] as const;
+export const APP_WRITE_PARTITIONS = partitionPatterns('app', 'write');
 
 /**
  * The registry: one entry per function, built, granted and wired by the stack.
@@ -175,8 +126,8 @@ export const FUNCTIONS = {
     description:
       'Event ingestion: POST /api/event (its function URL; the HTTP API route for snippets installed before)',
     table: 'readwrite',
-    readPartitions: ['SITES'],
-    writePartitions: ['SALT'],
+    readPartitions: partitionPatterns('event', 'read'),
+    writePartitions: partitionPatterns('event', 'write'),
     stream: 'put',
     countryDatabase: true,
     hotPath: true,
@@ -216,8 +167,8 @@ export const FUNCTIONS = {
     timeoutSeconds: 60,
     table: 'readwrite',
     // Settling payments again after their visitors' visits (issue 16.2) reads FX rates and writes payment items.
-    readPartitions: ['SITES', 'FX'],
-    writePartitions: ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
+    readPartitions: partitionPatterns('sessionize', 'read'),
+    writePartitions: partitionPatterns('sessionize', 'write'),
     stream: 'consume',
   },
   // The functions to come: uncomment each line once its entry file exists.
@@ -244,8 +195,8 @@ export const FUNCTIONS = {
     description: 'Payment provider webhooks: POST /api/webhooks/{provider}/{domain}',
     table: 'readwrite',
     // The only function that reads the signing secrets (PROVIDER#); it records the last delivery per provider (WEBHOOK#).
-    readPartitions: ['SITES', 'PROVIDER#*', 'FX'],
-    writePartitions: [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
+    readPartitions: partitionPatterns('webhook', 'read'),
+    writePartitions: partitionPatterns('webhook', 'write'),
     secrets: 'open',
     routes: [{ path: '/api/webhooks/{provider}/{domain}', methods: ['POST'] }],
   },
@@ -267,9 +218,9 @@ export const FUNCTIONS = {
     entry: 'lambdas/entry/scheduled.ts',
     description: 'Folds pending rollup deltas into rollups; re-credits payments that arrived before their visits',
     table: 'readwrite',
-    readPartitions: ['SITES', 'FX'],
+    readPartitions: partitionPatterns('scheduled', 'read'),
     // R#: the rollups and their delta log (docs/data-model.md, "Rollups: a delta log, compacted").
-    writePartitions: ['R#*', ...PAYMENT_WRITE_PARTITIONS],
+    writePartitions: partitionPatterns('scheduled', 'write'),
     everyMinutes: 5,
     timeoutSeconds: 120,
   },

@@ -15,6 +15,7 @@ import { recreditVisitors } from '../lambdas/services/payments.js';
 import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
 import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
 import { functionConnection } from './partition-guard.js';
+import { demandStreamRead } from './iam/stand-ins.js';
 
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
 export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
@@ -33,12 +34,13 @@ export function sessionizeConsumer(table: DynamoConnection, clock: () => number 
     sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
     visits: new DynamoVisitStore(dynamo),
     rollups: new DynamoRollupStore(dynamo),
-    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: true }), clock },
+    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: table }), clock },
     markers: new DynamoBatchMarkers(dynamo),
     visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(dynamo), { clock }),
     recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
   });
   return async (records) => {
+    demandStreamRead('sessionize');
     const { batchItemFailures } = await handler(toKinesisEvent(records));
     return batchItemFailures[0]?.itemIdentifier ?? null;
   };

@@ -36,6 +36,7 @@ import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
 import { functionConnection } from './partition-guard.js';
+import { functionSecretBox, functionStream } from './iam/stand-ins.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 
@@ -151,11 +152,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     countries: CountryDatabase.open(countryDatabasePath(dataDir)),
     sites: new CachedSiteDirectory(new DynamoConfigStore(event), LOCAL_SITE_CACHE_TTL_MS, clock),
     salts: new DynamoSaltStore(event),
-    stream,
+    stream: functionStream(stream, 'event'),
     limiter: new SiteRateLimiter(),
   });
   const secrets = await LocalSecretBox.open(dataDir);
-  const config = new DynamoConfigStore(webhook, secrets);
+  // The webhook function opens the signing secrets (kms:Decrypt), the app function seals them (kms:GenerateDataKey).
+  const config = new DynamoConfigStore(webhook, functionSecretBox(secrets, 'webhook'));
   const webhookHandler = createWebhookHandler({
     ...telemetry,
     ...dynamoPaymentDeps(webhook, clock),
@@ -195,7 +197,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       handler: createAppHandler({
         ...telemetry,
         auth: dynamoAuthDeps(app, clock),
-        settings: dynamoSettingsDeps(app, secrets, clock),
+        settings: dynamoSettingsDeps(app, functionSecretBox(secrets, 'app'), clock),
         cookieSecurity: 'local',
       }),
       functionName: 'app',

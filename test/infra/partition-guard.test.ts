@@ -1,92 +1,120 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lib/functions.js';
-import { allowsPartition, requestPartitions, stringLike, type FunctionName } from '../../local/partition-guard.js';
+import { requestPartitions } from '../../local/partition-guard.js';
+import { functionPolicies, loadPolicies } from '../../local/iam/policies.js';
+import { authorizer, tableArn } from '../../local/iam/authorizer.js';
+import { evaluate } from '../../local/iam/evaluate.js';
 import { synth, type Synthesized } from './synth.js';
 
-type Statement = {
-  Effect: string;
-  Action: string | string[];
-  Condition?: Record<string, Record<string, unknown>>;
-};
-const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
-const ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-];
-/** One partition of every family the table holds (`docs/data-model.md`), and one of none. */
-const PARTITIONS = [
-  'SITES',
-  'KEYS',
-  'SALT',
-  'FX',
-  'EXPIRING',
-  'APIKEY#h',
-  'SESSION#h',
-  'USER#a@b.c',
-  'ACCOUNT#acme',
-  'INVITE#h',
-  'ATTEMPTS#a@b.c',
-  'PROVIDER#shop.test',
-  'WEBHOOK#shop.test',
-  'SHARD#shard-1',
-  'R#shop.test',
-  'RT#shop.test',
-  'VIS#shop.test#v1',
-  'PAY#shop.test',
-  'PAYID#shop.test',
-  'CUST#shop.test',
-  'PAYPENDING#shop.test',
-  'PR#shop.test',
-  'PL#shop.test',
-  'PLR#shop.test',
-  'PT#shop.test',
-  'PU#shop.test',
-  'PD#shop.test',
-  'CP#shop.test',
-  'CM#shop.test',
-  'CH#shop.test',
-  'RPM#shop.test',
-  'REBUILD#shop.test',
-  'NOPE#x',
-];
-
 /**
- * The local twin's guard (`local/partition-guard.ts`) decides as the synthesized policy
- * does: for every function, table action and partition family, the guard allows exactly
- * what some Allow statement of the function's role allows on `dynamodb:LeadingKeys`.
- * Together with the local service's per-function connections, a partition missing from
- * a function's list in `lib/functions.ts` fails the flows that need it in every suite.
+ * The local twin enforces `local/iam/policies.json` (`local/partition-guard.ts`): it must be each
+ * function's identity policy as `cdk synth -c app=true` produces it, so a grant changed in the stack
+ * and not regenerated (`npm run iam:policies`) fails here, and one regenerated reaches every suite.
  */
-describe("the local partition guard matches each function's synthesized policy", () => {
+describe('local/iam/policies.json is the synthesized policy of every function', () => {
   let synthesized: Synthesized;
   beforeAll(() => {
     synthesized = synth({ config: { app: true }, bundle: false });
   });
 
-  /** Whether the function's synthesized role allows `action` on `pk` (its conditions on LeadingKeys only). */
-  function policyAllows(name: string, action: string, pk: string): boolean {
-    const policies = Object.entries(synthesized.template.findResources('AWS::IAM::Policy'))
-      .filter(([id]) => id.startsWith(`${name}Role`))
-      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-    return policies.some((s) => {
-      if (s.Effect !== 'Allow' || !asArray(s.Action).includes(action)) return false;
-      const keys = s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
-      return keys === undefined || keys.some((pattern) => stringLike(pattern, pk));
-    });
-  }
+  it('equals a fresh synth', () => {
+    const fresh = functionPolicies(
+      synthesized.template.toJSON() as Parameters<typeof functionPolicies>[0],
+      Object.keys(FUNCTIONS),
+    );
+    expect(loadPolicies()).toEqual(fresh);
+  });
+});
 
-  it.each(Object.keys(FUNCTIONS) as FunctionName[])('%s', (name) => {
-    const disagreements: string[] = [];
-    for (const action of ACTIONS)
-      for (const pk of PARTITIONS)
-        if (allowsPartition(FUNCTIONS[name], { action, pk }) !== policyAllows(name, action, pk))
-          disagreements.push(`${action} ${pk}`);
-    expect(disagreements).toEqual([]);
+const table = tableArn('footfall');
+const get = (pk: string) => ({
+  action: 'dynamodb:GetItem',
+  resource: table,
+  context: { 'dynamodb:LeadingKeys': [pk] },
+});
+
+describe("each function's policy as the twin evaluates it", () => {
+  it.each([
+    ['report', 'CH#shop.test', true],
+    ['report', 'CM#shop.test', false],
+    ['report', 'PROVIDER#shop.test', false],
+    ['webhook', 'PROVIDER#shop.test', true],
+    ['sessionize', 'RPM#shop.test', true],
+    ['event', 'PAY#shop.test', false],
+    ['app', 'SALT', true],
+  ])('%s GetItem on %s: %s', (fn, pk, allowed) => {
+    expect(authorizer(fn)(get(pk))).toBe(allowed);
+  });
+
+  it('writes: LeadingKeys of each function', () => {
+    const put = (pk: string) => ({ ...get(pk), action: 'dynamodb:PutItem' });
+    expect(authorizer('webhook')(put('CP#shop.test'))).toBe(true);
+    expect(authorizer('webhook')(put('R#shop.test#visits'))).toBe(false);
+    expect(authorizer('app')(put('SALT'))).toBe(false);
+    expect(authorizer('report')(put('KEYS'))).toBe(false);
+  });
+
+  it("the report function's one update: KEYS, last_used alone, no return values", () => {
+    const update = (pk: string, attributes: string[], returnValues?: string) => ({
+      action: 'dynamodb:UpdateItem',
+      resource: table,
+      context: {
+        'dynamodb:LeadingKeys': [pk],
+        'dynamodb:Attributes': attributes,
+        ...(returnValues ? { 'dynamodb:ReturnValues': [returnValues] } : {}),
+      },
+    });
+    const allow = authorizer('report');
+    expect(allow(update('KEYS', ['pk', 'sk', 'last_used']))).toBe(true);
+    expect(allow(update('KEYS', ['pk', 'sk', 'last_used'], 'NONE'))).toBe(true);
+    expect(allow(update('KEYS', ['pk', 'sk', 'last_used'], 'ALL_OLD'))).toBe(false);
+    expect(allow(update('KEYS', ['pk', 'sk', 'last_used', 'revoked']))).toBe(false);
+    expect(allow(update('APIKEY#h', ['pk', 'sk', 'last_used']))).toBe(false);
+  });
+
+  it('a scan names no leading key and is granted to no function', () => {
+    for (const fn of ['event', 'sessionize', 'report', 'webhook', 'app', 'scheduled'])
+      expect(authorizer(fn)({ action: 'dynamodb:Scan', resource: table, context: {} }), fn).toBe(false);
+  });
+
+  it('KMS: the webhook function may decrypt, the app function only generate data keys', () => {
+    const key = 'arn:aws:kms:local:000000000000:key/local-secrets';
+    expect(authorizer('webhook')({ action: 'kms:Decrypt', resource: key, context: {} })).toBe(true);
+    expect(authorizer('app')({ action: 'kms:Decrypt', resource: key, context: {} })).toBe(false);
+    expect(authorizer('app')({ action: 'kms:GenerateDataKey', resource: key, context: {} })).toBe(true);
+    expect(authorizer('report')({ action: 'kms:GenerateDataKey', resource: key, context: {} })).toBe(false);
+  });
+});
+
+describe('condition operators as the IAM User Guide defines them', () => {
+  const statement = (Condition: Record<string, Record<string, string | string[]>>) => [
+    { Effect: 'Allow' as const, Action: ['dynamodb:*'], Resource: ['*'], Condition },
+  ];
+  const request = (context: Record<string, string[]>) => ({ action: 'dynamodb:GetItem', resource: table, context });
+
+  it('ForAllValues holds for an absent key (the reason a Scan must not be granted)', () => {
+    const s = statement({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['A#*'] } });
+    expect(evaluate(s, request({}))).toBe(true);
+    expect(evaluate(s, request({ 'dynamodb:LeadingKeys': ['A#1'] }))).toBe(true);
+    expect(evaluate(s, request({ 'dynamodb:LeadingKeys': ['B#1'] }))).toBe(false);
+  });
+
+  it('StringEqualsIfExists holds when absent; a plain operator does not; keys AND, values OR', () => {
+    const s = statement({
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      StringLike: { 'dynamodb:LeadingKeys': ['A#*', 'B#*'] },
+    });
+    expect(evaluate(s, request({ 'dynamodb:LeadingKeys': ['B#1'] }))).toBe(true);
+    expect(evaluate(s, request({ 'dynamodb:LeadingKeys': ['B#1'], 'dynamodb:ReturnValues': ['ALL_NEW'] }))).toBe(false);
+    expect(evaluate(s, request({}))).toBe(false);
+  });
+
+  it('an explicit Deny wins; an unknown operator throws', () => {
+    const s = [...statement({}), { Effect: 'Deny' as const, Action: ['dynamodb:GetItem'], Resource: ['*'] }];
+    expect(evaluate(s, request({}))).toBe(false);
+    expect(() => evaluate(statement({ DateGreaterThan: { 'aws:CurrentTime': '2020' } }), request({}))).toThrow(
+      /not supported/,
+    );
   });
 });
 
@@ -128,7 +156,36 @@ describe('the partitions a request names', () => {
     expect(requestPartitions(command, input).map((a) => [a.action, a.pk])).toEqual(expected);
   });
 
-  it('a partition-scoped function cannot scan', () => {
-    expect(allowsPartition(FUNCTIONS.webhook, { action: 'dynamodb:Scan', pk: '*' })).toBe(false);
+  it('a transaction: each item as its single-item action', () => {
+    const input = {
+      TransactItems: [
+        { Put: { Item: { pk: 'CP#s', sk: 'a' } } },
+        {
+          Update: {
+            Key: { pk: 'CH#s', sk: 'b' },
+            UpdateExpression: 'SET #n = :v',
+            ExpressionAttributeNames: { '#n': 'n' },
+          },
+        },
+        { ConditionCheck: { Key: { pk: 'SITES', sk: 'c' }, ConditionExpression: 'attribute_exists(pk)' } },
+      ],
+    };
+    expect(requestPartitions('TransactWriteItemsCommand', input).map((a) => [a.action, a.pk])).toEqual([
+      ['dynamodb:PutItem', 'CP#s'],
+      ['dynamodb:UpdateItem', 'CH#s'],
+      ['dynamodb:ConditionCheckItem', 'SITES'],
+    ]);
+  });
+
+  it("an update's attributes and return values", () => {
+    const [access] = requestPartitions('UpdateItemCommand', {
+      Key: { pk: 'KEYS', sk: 'k1' },
+      UpdateExpression: 'SET last_used = :t, #r = if_not_exists(#r, :f)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: { '#r': 'revoked' },
+      ReturnValues: 'NONE',
+    });
+    expect(access!.attributes!.sort()).toEqual(['last_used', 'pk', 'revoked', 'sk']);
+    expect(access!.returnValues).toBe('NONE');
   });
 });

@@ -3,6 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
 import type { AttemptWindow } from '../../domain/auth/attempts.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * Sign-in attempt counters (`docs/data-model.md`, item ATTEMPTS): one item per
@@ -14,7 +15,7 @@ export class DynamoAttemptStore {
 
   /** Counts one attempt in the window; resolves with the count including it. */
   async hit(w: AttemptWindow): Promise<number> {
-    const pk = `ATTEMPTS#${w.key}`;
+    const pk = PARTITIONS.attempts.key(w.key);
     const sk = String(w.windowStart);
     const { Attributes } = await this.conn.doc.send(
       new UpdateCommand({

@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
+import { PARTITIONS } from './items.js';
 
 /** The first and last sequence numbers of the batch a shard's sessionizer last started. */
 export interface BatchMarker {
@@ -20,7 +21,7 @@ export class DynamoBatchMarkers {
     const { Item } = await this.conn.doc.send(
       new GetCommand({
         TableName: this.conn.table,
-        Key: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT' },
+        Key: { [PK]: PARTITIONS.shard.key(shard), [SK]: 'INFLIGHT' },
         ConsistentRead: true,
       }),
     );
@@ -31,7 +32,7 @@ export class DynamoBatchMarkers {
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
-        Item: { [PK]: `SHARD#${shard}`, [SK]: 'INFLIGHT', type: 'BATCH_MARKER', ...marker },
+        Item: { [PK]: PARTITIONS.shard.key(shard), [SK]: 'INFLIGHT', type: 'BATCH_MARKER', ...marker },
       }),
     );
   }

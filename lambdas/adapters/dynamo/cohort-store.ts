@@ -33,6 +33,7 @@ import {
   type PayerPayment,
   type PayerSummary,
 } from '../../domain/reports/cohorts.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * Retention's items (`docs/data-model.md`, "Retention: payer summaries and
@@ -65,9 +66,9 @@ import {
  * `<payer id>` is the payer key (`customerKey`) with its length in front,
  * `<length>:<payer>#`, so no payer's prefix is another's.
  */
-export const payerPk = (site: string) => `CP#${site}`;
-export const memberPk = (site: string) => `CM#${site}`;
-export const cohortPk = (site: string) => `CH#${site}`;
+export const payerPk = (site: string) => PARTITIONS.payer.key(site);
+export const memberPk = (site: string) => PARTITIONS.cohortMember.key(site);
+export const cohortPk = (site: string) => PARTITIONS.cohort.key(site);
 const payerPrefix = (payer: string) => `${payer.length}:${payer}#`;
 const entrySk = (payer: string, paymentKey: string) => `${payerPrefix(payer)}P#${paymentKey}`;
 const stateSk = (payer: string) => `${payerPrefix(payer)}S`;
@@ -307,7 +308,7 @@ export class CohortStore {
             .send(
               new GetCommand({
                 TableName: this.conn.table,
-                Key: { [PK]: `CUST#${site}`, [SK]: `${providerOf(payer)}#${customerId}` },
+                Key: { [PK]: PARTITIONS.customer.key(site), [SK]: `${providerOf(payer)}#${customerId}` },
                 ConsistentRead: true,
               }),
             )
@@ -648,7 +649,10 @@ export class CohortStore {
           )
         ).Items ?? []
       ).length <= 1;
-    const [payments, customers] = await Promise.all([few(`PAY#${site}`), few(`CUST#${site}`)]);
+    const [payments, customers] = await Promise.all([
+      few(PARTITIONS.payment.key(site)),
+      few(PARTITIONS.customer.key(site)),
+    ]);
     return payments && customers;
   }
 

@@ -12,6 +12,7 @@ import { PK, SK } from './table.js';
 import { DATA_LAYOUT, domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
 import { NotFoundError } from '../../domain/errors.js';
 import type { SecretBox, SiteDirectory } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
 /** An account: the owner of sites and API keys. */
 export interface Account {
@@ -40,10 +41,10 @@ export class GenerationConflictError extends Error {
   }
 }
 
-const accountKey = (id: string) => ({ [PK]: `ACCOUNT#${id}`, [SK]: 'ACCOUNT' });
+const accountKey = (id: string) => ({ [PK]: PARTITIONS.account.key(id), [SK]: 'ACCOUNT' });
 // All sites share one partition: a self-hosted install has a handful, and the
 // ingest path reads them through an in-memory cache.
-const SITES_PK = 'SITES';
+const SITES_PK = PARTITIONS.sites.key();
 const siteKey = (domain: string) => ({ [PK]: SITES_PK, [SK]: `SITE#${domain}` });
 
 function toSite(item: Record<string, unknown>): SiteConfig {
@@ -56,7 +57,7 @@ function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A provider connected to a site: the secret its webhooks are signed with. */
-const providerKey = (domain: string, provider: string) => ({ [PK]: `PROVIDER#${domain}`, [SK]: provider });
+const providerKey = (domain: string, provider: string) => ({ [PK]: PARTITIONS.provider.key(domain), [SK]: provider });
 
 /**
  * Accounts, sites and provider connections in the single table
@@ -313,7 +314,7 @@ export class DynamoConfigStore implements SiteDirectory {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': `PROVIDER#${domain}` },
+        ExpressionAttributeValues: { ':pk': PARTITIONS.provider.key(domain) },
       }),
     );
     return Items.map((i) => ({ provider: String(i[SK]), connected: String(i.connected) }));

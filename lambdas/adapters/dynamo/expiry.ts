@@ -1,6 +1,7 @@
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK, TTL_ATTRIBUTE } from './table.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * Items with an expiry (sessions, invitations, sign-in counters) carry the TTL
@@ -9,7 +10,7 @@ import { PK, SK, TTL_ATTRIBUTE } from './table.js';
  * the local server's sweeper reads with a Query (no Scan) and deletes
  * (`docs/data-model.md`). The entries expire by TTL themselves in AWS.
  */
-const EXPIRING_PK = 'EXPIRING';
+const EXPIRING_PK = PARTITIONS.expiring.key();
 const seconds = (ms: number) => Math.ceil(ms / 1000);
 const pad = (s: number) => String(s).padStart(11, '0');
 

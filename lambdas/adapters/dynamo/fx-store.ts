@@ -3,9 +3,10 @@ import type { DynamoConnection } from './client.js';
 import { batchWrite } from './batch.js';
 import { PK, SK } from './table.js';
 import { BUNDLED_FX, mergeTables, type FxTable } from '../../domain/payments/fx.js';
+import { PARTITIONS } from './items.js';
 
 /** All override days share one partition: a few hundred small items at most. */
-const FX_PK = 'FX';
+const FX_PK = PARTITIONS.fx.key();
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const CODE = /^[A-Z]{3}$/;
 

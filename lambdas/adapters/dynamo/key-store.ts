@@ -4,6 +4,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { hashApiKey, newApiKey, newKeyId } from '../../domain/api-key.js';
+import { PARTITIONS } from './items.js';
 
 /** An API key as listed: never the key itself. */
 export interface ApiKeyInfo {
@@ -24,8 +25,8 @@ const toInfo = (i: Record<string, unknown>): ApiKeyInfo => ({
   revoked: (i.revoked as string | null) ?? null,
 });
 
-const listKey = (id: string) => ({ [PK]: 'KEYS', [SK]: id });
-const hashKey = (hash: string) => ({ [PK]: `APIKEY#${hash}`, [SK]: 'KEY' });
+const listKey = (id: string) => ({ [PK]: PARTITIONS.keys.key(), [SK]: id });
+const hashKey = (hash: string) => ({ [PK]: PARTITIONS.apiKey.key(hash), [SK]: 'KEY' });
 /** `last_used` is written at most this often per key and instance. */
 const LAST_USED_EVERY_MS = 5 * 60_000;
 
@@ -70,7 +71,7 @@ export class DynamoKeyStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk`,
-      ExpressionAttributeValues: { ':pk': 'KEYS' },
+      ExpressionAttributeValues: { ':pk': PARTITIONS.keys.key() },
       Limit: 100,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query))

@@ -42,6 +42,7 @@ import {
   type PeriodCustomers,
   type PeriodTotals,
 } from '../../domain/payments/contribution.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS and PAYMENT_CHANGE items
@@ -65,11 +66,11 @@ import {
  *   every change of the period's list items; a recompute writes its result
  *   only if no recompute that started later already wrote (`src`).
  */
-export const listPk = (site: string, month: string) => `PL#${site}#${month}`;
-export const refundedPk = (site: string, month: string) => `PLR#${site}#${month}`;
-export const totalsPk = (site: string) => `PT#${site}`;
-export const customersPk = (site: string) => `PU#${site}`;
-export const dimensionPk = (site: string, d: PaymentDimension) => `PD#${site}#${d}`;
+export const listPk = (site: string, month: string) => PARTITIONS.paymentList.key(site, month);
+export const refundedPk = (site: string, month: string) => PARTITIONS.paymentListRefunded.key(site, month);
+export const totalsPk = (site: string) => PARTITIONS.paymentTotals.key(site);
+export const customersPk = (site: string) => PARTITIONS.paymentCustomers.key(site);
+export const dimensionPk = (site: string, d: PaymentDimension) => PARTITIONS.paymentDimension.key(site, d);
 /** Where a period's group item lives (`channel`'s bucket 0, which it replaces). */
 const groupPk = (site: string) => dimensionPk(site, 'channel');
 const splitBucket = (db: Exclude<DimensionSlot, typeof GROUP_SLOT>): [PaymentDimension, number] => {
@@ -97,7 +98,7 @@ export function counterPartitions(site: string): string[] {
     totalsPk(site),
     customersPk(site),
     ...PAYMENT_DIMENSIONS.map((d) => dimensionPk(site, d)),
-    ...['totals', ...PAYMENT_DIMENSIONS].map((m) => `PR#${site}#${m}`),
+    ...['totals', ...PAYMENT_DIMENSIONS].map((m) => PARTITIONS.paymentRollup.key(site, m)),
   ];
 }
 
@@ -120,7 +121,7 @@ const parsePosition = (id: string) => {
 };
 /** The local day a list position belongs to. */
 const dayOfPosition = (k: { pk: string; sk: string }) =>
-  k.pk.startsWith('PLR#') ? k.sk.slice(0, 10) : k.sk.slice(2, 12);
+  k.pk.startsWith(PARTITIONS.paymentListRefunded.prefix) ? k.sk.slice(0, 10) : k.sk.slice(2, 12);
 
 /** A period's counters as stored. */
 export interface StoredPeriod {

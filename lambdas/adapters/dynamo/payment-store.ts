@@ -20,17 +20,18 @@ import { contributionOf, paymentKey, type Contribution } from '../../domain/paym
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
 import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 import { CohortStore } from './cohort-store.js';
+import { PARTITIONS } from './items.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({
-  [PK]: `PAY#${site}`,
+  [PK]: PARTITIONS.payment.key(site),
   [SK]: `P#${provider}#${id}`,
 });
 const aliasKey = (site: string, provider: Provider, alias: string) => ({
-  [PK]: `PAYID#${site}#${provider}`,
+  [PK]: PARTITIONS.paymentAlias.key(site, provider),
   [SK]: alias,
 });
 const customerItemKey = (site: string, provider: Provider, id: string) => ({
-  [PK]: `CUST#${site}`,
+  [PK]: PARTITIONS.customer.key(site),
   [SK]: `${provider}#${id}`,
 });
 /** A payment's copy in its visitor's partition, next to the visits (timeline reads one partition). */
@@ -38,7 +39,7 @@ const visitorPaymentKey = (p: Payment) => ({
   [PK]: visitorPk(p.site, p.visitor ?? ''),
   [SK]: `P#${String(p.ts ?? 0).padStart(13, '0')}#${p.provider}#${p.provider_payment_id}`,
 });
-const pendingKey = (site: string, key: string) => ({ [PK]: `PAYPENDING#${site}`, [SK]: key });
+const pendingKey = (site: string, key: string) => ({ [PK]: PARTITIONS.paymentPending.key(site), [SK]: key });
 
 /** A bulk load in chunks (`DynamoPaymentStore.bulkLoader`): `add` each chunk of payments, then `finish` once. */
 export interface PaymentBulkLoad {
@@ -202,7 +203,7 @@ export class DynamoPaymentStore {
       {
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': `CUST#${site}` },
+        ExpressionAttributeValues: { ':pk': PARTITIONS.customer.key(site) },
       },
     )) {
       for (const item of page.Items ?? []) out.push(strip(item) as unknown as Customer);
@@ -333,7 +334,7 @@ export class DynamoPaymentStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk`,
-      ExpressionAttributeValues: { ':pk': `PAY#${site}` },
+      ExpressionAttributeValues: { ':pk': PARTITIONS.payment.key(site) },
       Limit: limit,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query))
@@ -353,7 +354,7 @@ export class DynamoPaymentStore {
       const query = {
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': `PR#${site}#${metric}` },
+        ExpressionAttributeValues: { ':pk': PARTITIONS.paymentRollup.key(site, metric) },
         ProjectionExpression: `${PK}, ${SK}`,
       };
       for await (const page of paginateQuery({ client: this.conn.doc }, query)) keys.push(...(page.Items ?? []));
@@ -577,7 +578,7 @@ export class DynamoPaymentStore {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': `PAYPENDING#${site}` },
+        ExpressionAttributeValues: { ':pk': PARTITIONS.paymentPending.key(site) },
       }),
     );
     return Items.map((i) => ({ provider: i.provider as Provider, id: String(i.id), until: Number(i.until) }));

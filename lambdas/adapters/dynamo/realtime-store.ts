@@ -5,9 +5,10 @@ import { recordExpiry, ttlOf } from './expiry.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { REALTIME_TTL_MS, minuteOf, type RealtimeSlice, type RealtimeVisitor } from '../../domain/realtime.js';
 import type { StreamCheckpoint } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
 /** Partition of a site's realtime items; sort keys start with the UTC minute. */
-export const realtimePk = (site: string) => `RT#${site}`;
+export const realtimePk = (site: string) => PARTITIONS.realtime.key(site);
 
 /** A realtime item's visitors are split into parts of at most this many bytes of JSON, well under DynamoDB's 400 KB. */
 const PART_BYTES = 100_000;
@@ -35,12 +36,13 @@ function parts(visitors: Record<string, RealtimeVisitor>): Array<Record<string, 
  * per site-minute (and part) with sort key `<minute>#<shard>#<sequence>#<part>`,
  * so a retried batch overwrites the same items with the same content. They
  * carry the TTL attribute; with `localExpiry` (dynalite has no TTL) each also
- * gets an entry for the local sweeper.
+ * gets an entry for the local sweeper, written through that connection: the twin's own, since in
+ * AWS the TTL needs no write and the function's role has no grant for it.
  */
 export class DynamoRealtimeStore {
   constructor(
     private readonly conn: DynamoConnection,
-    private readonly options: { localExpiry?: boolean } = {},
+    private readonly options: { localExpiry?: DynamoConnection } = {},
   ) {}
 
   async write(slices: readonly RealtimeSlice[], checkpoint: StreamCheckpoint): Promise<void> {
@@ -60,7 +62,7 @@ export class DynamoRealtimeStore {
             Item: { [PK]: w.pk, [SK]: w.sk, type: 'REALTIME', v: JSON.stringify(w.v), ...ttlOf(w.expires) },
           }),
         );
-        if (this.options.localExpiry) await recordExpiry(this.conn, w.pk, w.sk, w.expires);
+        if (this.options.localExpiry) await recordExpiry(this.options.localExpiry, w.pk, w.sk, w.expires);
       }),
     );
   }

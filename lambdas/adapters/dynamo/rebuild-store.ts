@@ -11,6 +11,7 @@ import { PaymentListStore, counterPartitions } from './payment-list-store.js';
 import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
 import { recentMarksPk } from './recent-payment-marks.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * Every partition of a data namespace that is not keyed by visitor: the
@@ -27,15 +28,15 @@ export function namespacePartitions(ns: string): string[] {
     rollupLogPk(ns),
     // Payment counters per dimension and goal, and the legacy per-payment rollups; one empty Query each at worst.
     ...counterPartitions(ns),
-    `PAY#${ns}`,
-    `CUST#${ns}`,
+    PARTITIONS.payment.key(ns),
+    PARTITIONS.customer.key(ns),
     // Retention: payers' payments and states, cohort members, cohorts (`cohort-store.ts`).
     payerPk(ns),
     memberPk(ns),
     cohortPk(ns),
-    `PAYPENDING#${ns}`,
+    PARTITIONS.paymentPending.key(ns),
     recentMarksPk(ns),
-    ...PROVIDERS.map((provider) => `PAYID#${ns}#${provider}`),
+    ...PROVIDERS.map((provider) => PARTITIONS.paymentAlias.key(ns, provider)),
   ];
 }
 
@@ -53,9 +54,9 @@ export const rebuildCheckpointSchema = z.object({
 });
 export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
 
-const stateKey = (domain: string) => ({ [PK]: `REBUILD#${domain}`, [SK]: 'STATE' });
+const stateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: 'STATE' });
 const checkpointKey = (domain: string, generation: number) => ({
-  [PK]: `REBUILD#${domain}`,
+  [PK]: PARTITIONS.rebuild.key(domain),
   [SK]: `G#${String(generation).padStart(7, '0')}`,
 });
 
@@ -167,7 +168,7 @@ export class DynamoRebuildStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk`,
-      ExpressionAttributeValues: { ':pk': `PAY#${ns}` },
+      ExpressionAttributeValues: { ':pk': PARTITIONS.payment.key(ns) },
       ProjectionExpression: 'visitor',
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {

@@ -3,6 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { ttlOf } from './expiry.js';
 import type { RecentPaymentMarks } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * How long a RECENT_PAYMENT_MARK is kept (ms): DynamoDB's TTL deletes it
@@ -13,7 +14,7 @@ import type { RecentPaymentMarks } from '../../ports.js';
 export const RECENT_MARK_TTL_MS = 2 * 3_600_000;
 
 /** Partition of a namespace's RECENT_PAYMENT_MARK items. */
-export const recentMarksPk = (site: string) => `RPM#${site}`;
+export const recentMarksPk = (site: string) => PARTITIONS.recentPaymentMarks.key(site);
 const at = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(13, '0');
 
 /**

@@ -19,6 +19,7 @@ import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
+import { PARTITIONS } from './items.js';
 
 /** One rollup item as the reports use it (`RollupItem` with its sketch read). */
 export interface RollupRead {
@@ -246,12 +247,12 @@ export class DynamoReportStore {
 
   /** Every customer of the site: its whole `CUST#<site>` partition (retention of a generation without cohorts). */
   async customers(site: string): Promise<Customer[]> {
-    return (await this.partition(`CUST#${site}`)) as unknown as Customer[];
+    return (await this.partition(PARTITIONS.customer.key(site))) as unknown as Customer[];
   }
 
   /** Every payment of the site, any status: its whole `PAY#<site>` partition (retention of a generation without cohorts). */
   async allPayments(site: string): Promise<Payment[]> {
-    return (await this.partition(`PAY#${site}`)) as unknown as Payment[];
+    return (await this.partition(PARTITIONS.payment.key(site))) as unknown as Payment[];
   }
 
   /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */
@@ -275,7 +276,7 @@ export class DynamoReportStore {
     if (keys.length === 0) return [];
     const items = await batchGet(
       this.conn,
-      keys.map((k) => ({ [PK]: `PAY#${site}`, [SK]: `P#${k.provider}#${k.id}` })),
+      keys.map((k) => ({ [PK]: PARTITIONS.payment.key(site), [SK]: `P#${k.provider}#${k.id}` })),
     );
     this.cost.requests += Math.ceil(keys.length / 100);
     return items.map((item) => {

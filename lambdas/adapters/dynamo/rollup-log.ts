@@ -1,5 +1,6 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Granularity, RollupDelta, RollupMetric } from '../../domain/rollup.js';
+import { PARTITIONS } from './items.js';
 
 /**
  * The rollup delta log (`docs/data-model.md`, "Rollups: a delta log,
@@ -10,7 +11,7 @@ import type { Granularity, RollupDelta, RollupMetric } from '../../domain/rollup
  */
 
 /** Partition of a site's pending rollup deltas and its per-shard log state (`~` sorts after every metric name). */
-export const rollupLogPk = (site: string) => `R#${site}#~log`;
+export const rollupLogPk = (site: string) => PARTITIONS.rollup.key(site, '~log');
 
 /**
  * Kinesis sequence numbers are decimal strings of up to 129 digits (Kinesis

@@ -34,9 +34,10 @@ import {
 } from '../../domain/visitor-sketch.js';
 import type { RollupStore, StreamCheckpoint } from '../../ports.js';
 import { packSketch, unpackSketch } from './sketch-codec.js';
+import { PARTITIONS } from './items.js';
 
 /** Partition of one metric's rollups of a site; items sort by granularity, period and bucket. */
-export const rollupPk = (site: string, metric: RollupMetric) => `R#${site}#${metric}`;
+export const rollupPk = (site: string, metric: RollupMetric) => PARTITIONS.rollup.key(site, metric);
 /**
  * Sort key of a rollup item: part 0 of a bucket is `<granularity>#<period>#<bucket>`,
  * its overflow parts (dimension items, `foldGroup`) `…#<bucket>#<part, 3 digits>`,

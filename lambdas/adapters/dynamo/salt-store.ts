@@ -4,8 +4,9 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK, TTL_ATTRIBUTE } from './table.js';
 import { newSalt } from '../../domain/visitor.js';
 import type { SaltStore } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
-const SALT_PK = 'SALT';
+const SALT_PK = PARTITIONS.salt.key();
 const DAY_MS = 86_400_000;
 
 /**

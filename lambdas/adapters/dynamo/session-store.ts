@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
+import { PARTITIONS } from './items.js';
 
 /** A signed-in session as stored: whose, and when it started and ends (ms since epoch). */
 export interface Session {
@@ -13,7 +14,7 @@ export interface Session {
   epoch: number;
 }
 
-const sessionKey = (hash: string) => ({ [PK]: `SESSION#${hash}`, [SK]: 'SESSION' });
+const sessionKey = (hash: string) => ({ [PK]: PARTITIONS.session.key(hash), [SK]: 'SESSION' });
 
 /**
  * Sessions in the single table (`docs/data-model.md`, item SESSION), keyed by
@@ -30,7 +31,7 @@ export class DynamoSessionStore {
         Item: { ...sessionKey(hash), type: 'SESSION', ...session, ...ttlOf(session.expires) },
       }),
     );
-    await recordExpiry(this.conn, `SESSION#${hash}`, 'SESSION', session.expires);
+    await recordExpiry(this.conn, PARTITIONS.session.key(hash), 'SESSION', session.expires);
   }
 
   async get(hash: string): Promise<Session | null> {

@@ -5,6 +5,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
 import { ConflictError } from '../../domain/errors.js';
+import { PARTITIONS } from './items.js';
 
 /** A user as stored: one account each; no password until the set-password link is used. */
 export interface User {
@@ -35,9 +36,12 @@ export interface Invite {
   expires: number;
 }
 
-const userKey = (email: string) => ({ [PK]: `USER#${email}`, [SK]: 'USER' });
-const memberKey = (account: string, email: string) => ({ [PK]: `ACCOUNT#${account}`, [SK]: `USER#${email}` });
-const inviteKey = (hash: string) => ({ [PK]: `INVITE#${hash}`, [SK]: 'INVITE' });
+const userKey = (email: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: 'USER' });
+const memberKey = (account: string, email: string) => ({
+  [PK]: PARTITIONS.account.key(account),
+  [SK]: PARTITIONS.user.key(email),
+});
+const inviteKey = (hash: string) => ({ [PK]: PARTITIONS.invite.key(hash), [SK]: 'INVITE' });
 
 function toUser(item: Record<string, unknown>): User {
   return {
@@ -138,7 +142,7 @@ export class DynamoUserStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
-      ExpressionAttributeValues: { ':pk': `ACCOUNT#${account}`, ':prefix': 'USER#' },
+      ExpressionAttributeValues: { ':pk': PARTITIONS.account.key(account), ':prefix': PARTITIONS.user.prefix },
       Limit: 100,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
@@ -160,7 +164,7 @@ export class DynamoUserStore {
         Item: { ...inviteKey(hash), type: 'INVITE', ...invite, ...ttlOf(invite.expires) },
       }),
     );
-    await recordExpiry(this.conn, `INVITE#${hash}`, 'INVITE', invite.expires);
+    await recordExpiry(this.conn, PARTITIONS.invite.key(hash), 'INVITE', invite.expires);
   }
 
   async getInvite(hash: string): Promise<Invite | null> {

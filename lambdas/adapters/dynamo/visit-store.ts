@@ -5,9 +5,10 @@ import { batchWrite } from './batch.js';
 import type { Visit, VisitEvent } from '../../domain/visit.js';
 import { compactRow, decodeChunk, decodeHead, encodeChunk, encodeHead, isCompact } from './visit-codec.js';
 import type { VisitReadOptions, VisitStore, VisitsAndPayments } from '../../ports.js';
+import { PARTITIONS } from './items.js';
 
 /** Partition of one visitor's visits on one site. */
-export const visitorPk = (site: string, visitorId: string) => `VIS#${site}#${visitorId}`;
+export const visitorPk = (site: string, visitorId: string) => PARTITIONS.visitor.key(site, visitorId);
 /** Visits sort by start time (13-digit ms), so "visits before a time" is a key range. */
 export const visitSk = (start: number, id: string) => `V#${String(start).padStart(13, '0')}#${id}`;
 /**

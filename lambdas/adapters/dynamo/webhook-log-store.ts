@@ -3,8 +3,9 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { PROVIDERS, type Provider } from '../../domain/payments/facts.js';
 import type { WebhookStatus } from '../../services/account-settings.js';
+import { PARTITIONS } from './items.js';
 
-const logKey = (domain: string, provider: string) => ({ [PK]: `WEBHOOK#${domain}`, [SK]: provider });
+const logKey = (domain: string, provider: string) => ({ [PK]: PARTITIONS.webhookLog.key(domain), [SK]: provider });
 
 /**
  * The last webhook of each provider for a site (`docs/data-model.md`, item
@@ -36,7 +37,7 @@ export class DynamoWebhookLogStore {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': `WEBHOOK#${domain}` },
+        ExpressionAttributeValues: { ':pk': PARTITIONS.webhookLog.key(domain) },
         Limit: PROVIDERS.length,
       }),
     );

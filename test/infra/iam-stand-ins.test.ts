@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { demandStreamRead, functionSecretBox, functionStream } from '../../local/iam/stand-ins.js';
+import { AccessDeniedException, functionConnection } from '../../local/partition-guard.js';
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import type { SecretBox } from '../../lambdas/ports.js';
+
+const box: SecretBox = { seal: async (p) => `sealed:${p}`, open: async (s) => s.slice(7) };
+const context = { domain: 'shop.test', provider: 'stripe' } as unknown as Parameters<SecretBox['seal']>[1];
+
+describe("the local stand-ins ask each function's synthesized policy (local/iam/policies.json)", () => {
+  it('the secret box: the app seals (kms:GenerateDataKey), the webhook opens (kms:Decrypt), nothing else', async () => {
+    expect(await functionSecretBox(box, 'app').seal('s', context)).toBe('sealed:s');
+    expect(await functionSecretBox(box, 'webhook').open('sealed:s', context)).toBe('s');
+    await expect(functionSecretBox(box, 'webhook').seal('s', context)).rejects.toThrow(AccessDeniedException);
+    await expect(functionSecretBox(box, 'app').open('sealed:s', context)).rejects.toThrow(AccessDeniedException);
+    await expect(functionSecretBox(box, 'report').open('sealed:s', context)).rejects.toThrow(/kms:Decrypt/);
+  });
+
+  it('the stream: the event function puts, the sessionizer reads, not the other way round', async () => {
+    const put = vi.fn(async () => undefined);
+    await functionStream({ put }, 'event').put([]);
+    expect(put).toHaveBeenCalledOnce();
+    await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/kinesis:PutRecords/);
+    expect(() => demandStreamRead('sessionize')).not.toThrow();
+    expect(() => demandStreamRead('event')).toThrow(AccessDeniedException);
+  });
+});
+
+describe('FOOTFALL_IAM=off', () => {
+  afterEach(() => vi.unstubAllEnvs());
+  const sent: unknown[] = [];
+  const conn = { table: 't', doc: { send: async (c: unknown) => sent.push(c) } } as unknown as DynamoConnection;
+
+  it('turns the evaluation off, and only it', async () => {
+    const put = new PutCommand({ TableName: 't', Item: { pk: 'SALT', sk: 'd' } });
+    await expect(functionConnection(conn, 'report').doc.send(put)).rejects.toThrow(AccessDeniedException);
+    vi.stubEnv('FOOTFALL_IAM', 'off');
+    await functionConnection(conn, 'report').doc.send(put);
+    expect(sent).toHaveLength(1);
+    const unknown = new GetCommand({ TableName: 't', Key: { pk: 'NOPE#x', sk: 's' } });
+    await expect(functionConnection(conn, 'report').doc.send(unknown)).rejects.toThrow(/no item type/);
+    await expect(functionSecretBox(box, 'report').open('sealed:s', context)).resolves.toBe('s');
+  });
+});
