@@ -16,7 +16,7 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
     testTimeout: long ? 3_600_000 : 240_000,
-    hookTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: 'forks',
     fileParallelism: false,
     env: { POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
