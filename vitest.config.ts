@@ -9,6 +9,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one on two cores, the whole suite in series.
+    // Most files wait on dynalite, child processes or sockets, so two workers keep both cores busy.
+    maxWorkers: 2,
     env: { POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

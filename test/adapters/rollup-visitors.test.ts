@@ -20,7 +20,7 @@ import { overview, timeseries, type ReportDeps } from '../../lambdas/services/re
 import type { RollupDelta } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
-const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 const SITE = 'example.com';
 const DAYS = ['2026-03-10', '2026-03-11', '2026-03-12'];
 

@@ -59,6 +59,20 @@ describe('creditVisit (DESIGN.md attribution models)', () => {
     ['first touch inside the window, not ever', [old, ai], 'first_touch', 30, 'ai'],
     ['a longer window reaches the older visit', [old, direct], 'last_non_direct', 60, 'old'],
     ['a window of one day', [ai, direct], 'last_touch', 1, null],
+    [
+      'a visit exactly lookback_days before the payment counts',
+      [visit('edge', 30, 'Social')],
+      'last_touch',
+      30,
+      'edge',
+    ],
+    [
+      'a visit a moment more than lookback_days before does not',
+      [visit('past', 30.001, 'Social')],
+      'last_touch',
+      30,
+      null,
+    ],
     ['no visits at all: Unattributed', [], 'first_touch', 30, null],
     ['order of the input does not matter', [direct, ai, search], 'first_touch', 30, 'search'],
   ])('%s', (_name, visits, model, lookback, expected) => {

@@ -89,6 +89,34 @@ describe('goalRows', () => {
     expect(goalRows({ items, payments, visitors: 10 }, goal, 100).rows.map((r) => r.link ?? r.goal)).toEqual(labels);
   });
 
+  it("keeps a goal's revenue when none of its visits started in the range", () => {
+    // A payment of the range credited to a visit that started before it (docs/api.md, "Goals": revenue from the range's payments).
+    const paidOnly = [{ Trial: [2, 7000, ['c3', 'c4']] as ValueCounters }];
+    expect(goalRows({ items: [], payments: paidOnly, visitors: 0 }, null, 100)).toEqual({
+      total: 1,
+      rows: [
+        {
+          goal: 'Trial',
+          link: null,
+          other: false,
+          visitors: 0,
+          visits: 0,
+          completions: 0,
+          conversion_rate: null,
+          payments: 2,
+          revenue_usd: 70,
+        },
+      ],
+    });
+    const rows = goalRows({ items, payments: [...payments, ...paidOnly], visitors: 10 }, null, 100).rows;
+    expect(rows.map((r) => [r.goal, r.revenue_usd])).toEqual([
+      ['Trial', 70],
+      ['Signup', 49],
+      [OUTBOUND_GOAL, 49],
+      [OTHER_GOALS_LABEL, 0],
+    ]);
+  });
+
   it('gives a null conversion rate without visitors, and limits rows', () => {
     const { total, rows } = goalRows({ items, payments, visitors: 0 }, null, 1);
     expect(total).toBe(3);

@@ -104,7 +104,10 @@ function expectedWidth(w: unknown): number | null {
   return rounded >= 1 && rounded <= 100_000 ? rounded : null;
 }
 
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+
 describe('event handler under arbitrary input (property-based)', () => {
+  console.log(`event fuzz properties: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
   it('answers 202 for every body that holds an event and 400 for every other, never throws, never 5xx', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -125,7 +128,7 @@ describe('event handler under arbitrary input (property-based)', () => {
           }
         },
       ),
-      { numRuns: 3000 },
+      { seed, numRuns: 3000 },
     );
   });
 
@@ -153,7 +156,7 @@ describe('event handler under arbitrary input (property-based)', () => {
           expect(out.referrer_host === null || out.referrer_host.length <= 253).toBe(true);
         });
       }),
-      { numRuns: 300 },
+      { seed, numRuns: 300 },
     );
   });
 });

@@ -275,6 +275,48 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     expect(await get('pi_b')).toMatchObject({ visitor_id: 'visitor-bbbb', visitor: 'visitor-aaaa' });
   });
 
+  it("keeps the credit of the customer's first purchase when a later purchase comes from another visitor", async () => {
+    // docs/payments.md "Customers and attribution": a renewal inherits the credit of the customer's first attributed payment.
+    await visitsOf('visitor-bbbb', [[2, 'Email']]);
+    const purchase = (id: string, ts: number, visitor: string) =>
+      stripe({ id, ts, amount: 1000, currency: 'USD', status: 'paid', visitor_id: visitor, customer_id: 'cus_6' });
+    // Seven days before NOW the window holds only the Search visit; at NOW the AI visit is the last non-Direct one.
+    await applyProviderFacts(deps, site, facts(purchase('pi_one', NOW - 7 * DAY, 'visitor-aaaa')));
+    await applyProviderFacts(deps, site, facts(purchase('pi_two', NOW, 'visitor-bbbb')));
+    now = NOW + 2 * DAY;
+    await applyProviderFacts(
+      deps,
+      site,
+      facts(
+        stripe({
+          id: 'in_next',
+          ts: NOW + DAY,
+          amount: 1000,
+          currency: 'USD',
+          status: 'paid',
+          customer_id: 'cus_6',
+          is_renewal: true,
+        }),
+      ),
+    );
+    expect(await get('pi_one')).toMatchObject({ visitor: 'visitor-aaaa', touch: { channel: 'Search' } });
+    expect(await get('pi_two')).toMatchObject({ visitor: 'visitor-aaaa', touch: { channel: 'AI' } });
+    expect(await get('in_next')).toMatchObject({ visitor: 'visitor-aaaa', touch: { channel: 'Search' } });
+  });
+
+  it('credits a visit that started exactly lookback_days before the payment, and not a millisecond more', async () => {
+    // docs/payments.md: visits that started at most `lookback_days` before the payment count.
+    const pay = (id: string, ts: number) =>
+      stripe({ id, ts, amount: 500, currency: 'USD', status: 'paid', visitor_id: 'visitor-eeee' });
+    await visitsOf('visitor-eeee', [[40, 'Social']]);
+    const visitStart = NOW - 40 * DAY;
+    await applyProviderFacts(deps, site, facts(pay('pi_edge', visitStart + site.lookback_days * DAY)));
+    await applyProviderFacts(deps, site, facts(pay('pi_past', visitStart + site.lookback_days * DAY + 1)));
+    expect(site.lookback_days).toBe(30);
+    expect((await get('pi_edge'))?.touch).toMatchObject({ channel: 'Social', ts: visitStart });
+    expect((await get('pi_past'))?.touch).toBeNull();
+  });
+
   it('credits a payment that arrived before its visit once the visit lands', async () => {
     await applyProviderFacts(
       deps,

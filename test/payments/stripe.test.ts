@@ -160,6 +160,20 @@ describe('stripe facts: one-time Checkout purchase', () => {
     });
   });
 
+  it('payment_intent.succeeded of a partial capture counts what was received, not what was authorized', () => {
+    // https://docs.stripe.com/payments/place-a-hold-on-a-payment-method#capture-funds: `amount_received` is what was captured.
+    expect(onlyPayment(factsOf('payment_intent.succeeded.partial_capture.json'))).toStrictEqual({
+      provider: 'stripe',
+      id: 'pi_3PgagAB7WZ01zgkWcapt0001',
+      aliases: ['ch_3PgagAB7WZ01zgkWcapt0001'],
+      ts: 1772533000 * 1000,
+      amount: 6500,
+      currency: 'USD',
+      amount_usd: 65,
+      status: 'paid',
+    });
+  });
+
   it('charge.succeeded is keyed by its PaymentIntent, the charge as alias', () => {
     expect(onlyPayment(factsOf('charge.succeeded.json'))).toStrictEqual({
       provider: 'stripe',

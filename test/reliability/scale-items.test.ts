@@ -3,7 +3,7 @@ import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-
 
 /**
  * Issue 15's "What must show it works" at the issue's sizes (the small
- * version runs in `npm test`: `test/services/scale-items.test.ts`): a site
+ * version: `scale-items-small.test.ts`): a site
  * with 100,000 payments in one month (bulk load, plus payments settled
  * through the webhook path), and a day with 100,000 distinct page paths and
  * referrers through the sessionizer and compactor. Every write succeeds,

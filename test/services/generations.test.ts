@@ -4,6 +4,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
+import { DynamoRealtimeStore } from '../../lambdas/adapters/dynamo/realtime-store.js';
 import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
@@ -71,6 +72,27 @@ describe('writes while a rebuild builds a generation', () => {
     const compacted = await itemsOf('example.com');
     expect(compacted.filter((i) => i.type === 'ROLLUP').length).toBeGreaterThan(4);
     expect(await itemsOf('example.com~1')).toEqual(compacted);
+  });
+
+  it('writes realtime items for the live generation only: reports read realtime from it alone', async () => {
+    const deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+      realtime: { store: new DynamoRealtimeStore(conn), clock: () => T0 + 10 * MIN },
+    };
+    const batch = [ev(0), ev(3, 'visitor-b', { channel: 'Search', source: 'Google' })];
+    const outcome = await sessionizeBatch(
+      deps,
+      { shard: 's', sequence: '1' },
+      batch.map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+    );
+    expect(outcome.realtimeItems).toBeGreaterThan(0);
+    const realtime = (await scanAll(conn)).filter((i) => i.type === 'REALTIME').map((i) => String(i.pk));
+    expect(realtime.length).toBeGreaterThan(0);
+    expect(realtime.filter((pk) => !pk.includes('example.com~'))).toEqual(realtime);
+    expect((await new DynamoRealtimeStore(conn).read('example.com~1', T0 - MIN)).length).toBe(0);
+    expect((await new DynamoRealtimeStore(conn).read('example.com', T0 - MIN)).length).toBeGreaterThan(0);
   });
 
   it("a webhook's payment is stored and credited in both generations, against each one's visits", async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-items.js';
 
 /**
- * Issue 15's "What must show it works", at sizes `npm test` can afford; the
- * issue's sizes (100,000 payments in a month, 100,000 distinct pages and
- * referrers in a day) run in the reliability suite
- * (`test/reliability/scale-items.test.ts`). The long visits (a visit of
- * 50,000 events, a visitor with 200,000 events in one batch) are
- * `sessionize-long-visits.test.ts`.
+ * Issue 15's "What must show it works", at small sizes (minutes on two
+ * cores, so in the reliability suite beside the issue's sizes:
+ * 100,000 payments in a month, 100,000 distinct pages and referrers in a
+ * day, `scale-items.test.ts`). The long visits (a visit of 50,000 events, a
+ * visitor with 200,000 events in one batch) are
+ * `test/services/sessionize-long-visits.test.ts`.
  */
 // Deterministic, but minutes on a loaded 2-core machine: the timeouts are for that, not for a slow path.
 describe('storage that scales (issue 15), small: every write succeeds, every report answers correctly within budget, every item within its bound', () => {

@@ -23,8 +23,10 @@ import type { AttributionModel } from '../../lambdas/domain/site.js';
  * sessionizer; payments either as `import payments` lines or as Stripe
  * webhooks signed with Stripe's scheme (`invoice.paid` for a customer's
  * purchase and renewals, `invoice.payment_failed` for a failed renewal,
- * `payment_intent.succeeded` for a one-off payment, `charge.refunded` for a
- * refund, in either order) — in a random order and
+ * `payment_intent.succeeded` for a one-off payment, sometimes captured in
+ * part, and for an invoice's PaymentIntent a little later than the invoice's
+ * `paid_at`, `charge.refunded` for a refund, in either order; a purchase's
+ * declined first attempt, `payment_intent.payment_failed`, after them) — in a random order and
  * chunking, then `footfall rebuild` of the site; and again with every visit
  * before every payment, all imported. The reports, read through the report API
  * (overview, every breakdown, payments, retention, timelines), must be the
@@ -51,6 +53,12 @@ interface GenPayment {
   amount: number;
   refunded: number;
   failed: boolean;
+  /** A customer's purchase: an earlier attempt was declined, and its event arrives after the payment's. */
+  declinedFirst: boolean;
+  /** Seconds the PaymentIntent's event trails the invoice's `paid_at` (its `created` is later). */
+  lagS: number;
+  /** A one-off payment: authorized this much more than it captured (a partial capture). */
+  uncaptured: number;
 }
 
 const visitStart = (v: GenVisit) => BASE + v.day * DAY + 10 * 3_600_000;
@@ -82,6 +90,9 @@ const paymentsArb = fc
       amount: fc.integer({ min: 100, max: 10_000 }),
       refundedPart: fc.constantFrom(0, 0, 0.5),
       failed: fc.boolean(),
+      declinedFirst: fc.boolean(),
+      lagS: fc.integer({ min: 1, max: 90 }),
+      uncaptured: fc.constantFrom(0, 0, 2_500),
     }),
     { maxLength: 6 },
   )
@@ -92,14 +103,20 @@ const paymentsArb = fc
       day: p.day,
       minute: p.minute,
       amount: p.amount,
-      refunded: Math.floor(p.amount * p.refundedPart),
+      // A partly captured charge is never refunded here: see the refund in `stripeBodies`.
+      refunded: p.visitor === null && p.uncaptured > 0 ? 0 : Math.floor(p.amount * p.refundedPart),
       failed: p.failed,
+      declinedFirst: p.declinedFirst,
+      lagS: p.lagS,
+      uncaptured: p.visitor === null ? p.uncaptured : 0,
     })),
   );
 
 interface PaymentLine {
   p: GenPayment;
   line: string;
+  /** The declined earlier attempt, as a later import line (`failed`), or null. */
+  late: string | null;
   renewal: boolean;
   failed: boolean;
 }
@@ -112,7 +129,7 @@ function paymentLines(payments: readonly GenPayment[]): PaymentLine[] {
     const renewal = p.visitor !== null && seen.has(p.visitor);
     if (p.visitor) seen.add(p.visitor);
     const failed = renewal && p.failed;
-    const line = JSON.stringify({
+    const fields = {
       provider: 'stripe',
       provider_payment_id: p.id,
       ts: new Date(paymentTs(p)).toISOString(),
@@ -124,8 +141,10 @@ function paymentLines(payments: readonly GenPayment[]): PaymentLine[] {
       visitor_id: p.visitor,
       is_renewal: renewal,
       subscription_id: p.visitor ? `sub_${p.visitor}` : null,
-    });
-    return { p, line, renewal, failed };
+    };
+    const declined = p.visitor !== null && !renewal && p.declinedFirst;
+    const late = declined ? JSON.stringify({ ...fields, refunded: 0, status: 'failed' }) : null;
+    return { p, line: JSON.stringify(fields), late, renewal, failed };
   });
 }
 
@@ -186,23 +205,18 @@ process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
  * customer's payment is a subscription invoice (`subscription_create`, then
  * `subscription_cycle` for renewals, paid or, for a failed renewal, still
  * open after the attempt) whose metadata carries the visitor ID; a
- * payment without a visitor is a one-off PaymentIntent with no customer; a
- * partial refund is `charge.refunded` with the cumulative `amount_refunded`.
+ * payment without a visitor is a one-off PaymentIntent with no customer,
+ * sometimes captured in part (`amount_received` below `amount`); a paid
+ * invoice's PaymentIntent sends `payment_intent.succeeded` too, its event
+ * created a little after the invoice's `paid_at` (the payment's time is the
+ * earliest an event states); a partial refund is `charge.refunded` with the
+ * cumulative `amount_refunded`.
  */
 function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
   const created = Math.floor(paymentTs(p) / 1000);
   const customer = p.visitor ? `cus_${p.visitor}` : null;
   const metadata = p.visitor ? { footfall_visitor_id: p.visitor } : {};
-  const event = (type: string, object: Record<string, unknown>) =>
-    JSON.stringify({
-      id: `evt_${p.id}_${type}`,
-      object: 'event',
-      api_version: '2024-06-20',
-      type,
-      created,
-      livemode: false,
-      data: { object },
-    });
+  const event = stripeEvent(p);
   const bodies = [
     p.visitor
       ? event(failed ? 'invoice.payment_failed' : 'invoice.paid', {
@@ -224,8 +238,9 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
       : event('payment_intent.succeeded', {
           id: p.id,
           object: 'payment_intent',
-          amount: p.amount,
+          amount: p.amount + p.uncaptured,
           amount_received: p.amount,
+          capture_method: p.uncaptured > 0 ? 'manual' : 'automatic',
           currency: 'usd',
           customer: null,
           latest_charge: `ch_${p.id}`,
@@ -233,6 +248,27 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
           status: 'succeeded',
         }),
   ];
+  if (p.visitor && !failed) {
+    bodies.push(
+      event(
+        'payment_intent.succeeded',
+        {
+          id: p.id,
+          object: 'payment_intent',
+          amount: p.amount,
+          amount_received: p.amount,
+          capture_method: 'automatic',
+          currency: 'usd',
+          customer,
+          invoice: `in_${p.id}`,
+          latest_charge: `ch_${p.id}`,
+          metadata: {},
+          status: 'succeeded',
+        },
+        created + p.lagS,
+      ),
+    );
+  }
   if (p.refunded > 0 && !failed) {
     bodies.push(
       event('charge.refunded', {
@@ -250,6 +286,45 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
     );
   }
   return bodies;
+}
+
+/** A Stripe event about payment `p`, created at `createdS` (s; the payment's time unless given). */
+function stripeEvent(p: GenPayment) {
+  return (type: string, object: Record<string, unknown>, createdS = Math.floor(paymentTs(p) / 1000)) =>
+    JSON.stringify({
+      id: `evt_${p.id}_${type}`,
+      object: 'event',
+      api_version: '2024-06-20',
+      type,
+      created: createdS,
+      livemode: false,
+      data: { object },
+    });
+}
+
+/**
+ * The event of a purchase's declined first attempt (`payment_intent.payment_failed`
+ * on the same PaymentIntent, same second), delivered after the payment's own
+ * events: the payment stays paid (docs/payments.md, "Statuses").
+ */
+function lateBodies({ p, late }: PaymentLine): string[] {
+  if (!late) return [];
+  return [
+    stripeEvent(p)('payment_intent.payment_failed', {
+      id: p.id,
+      object: 'payment_intent',
+      amount: p.amount,
+      amount_received: 0,
+      capture_method: 'automatic',
+      currency: 'usd',
+      customer: `cus_${p.visitor}`,
+      invoice: `in_${p.id}`,
+      last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds' },
+      latest_charge: `ch_${p.id}_declined`,
+      metadata: {},
+      status: 'requires_payment_method',
+    }),
+  ];
 }
 
 type Step =
@@ -377,10 +452,14 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           // Each chunk of payments comes as webhooks (3 in 4) or as an import (the reference's path), at random;
           // a refund may be delivered before its payment.
           const paymentChunks = chunks(lines).map((c): Step => {
-            if (draw() % 4 === 0) return { kind: 'import', lines: c.map((l) => l.line) };
+            if (draw() % 4 === 0)
+              return { kind: 'import', lines: c.flatMap((l) => (l.late ? [l.line, l.late] : [l.line])) };
             return {
               kind: 'webhooks',
-              bodies: c.flatMap((l) => (draw() % 2 === 0 ? stripeBodies(l) : stripeBodies(l).reverse())),
+              bodies: c.flatMap((l) => [
+                ...(draw() % 2 === 0 ? stripeBodies(l) : stripeBodies(l).reverse()),
+                ...lateBodies(l),
+              ]),
             };
           });
           const steps: Step[] = [];
@@ -393,7 +472,7 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
               model,
               [
                 { kind: 'events', lines: events },
-                { kind: 'import', lines: lines.map((l) => l.line) },
+                { kind: 'import', lines: lines.flatMap((l) => (l.late ? [l.line, l.late] : [l.line])) },
               ],
               false,
             )
@@ -405,17 +484,32 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           const expected = directCredit(visits, lines, model);
           const rows = (
             reference.payments.body as {
-              rows: Array<{ provider_payment_id: string; touch: { ts: string; channel: string } | null }>;
+              rows: Array<{
+                provider_payment_id: string;
+                ts: string;
+                amount: number;
+                status: string;
+                touch: { ts: string; channel: string } | null;
+              }>;
             }
           ).rows;
           expect(rows.map((r) => r.provider_payment_id).sort()).toEqual(lines.map((l) => l.p.id).sort());
           for (const row of rows) {
             const want = expected.get(row.provider_payment_id);
+            const { p, failed } = lines.find((l) => l.p.id === row.provider_payment_id)!;
+            // Time, amount and status straight from the inputs: the earliest event's time, the captured amount,
+            // and paid whatever declined attempt arrived after it (docs/payments.md).
             expect({
               id: row.provider_payment_id,
+              ts: row.ts,
+              amount: row.amount,
+              status: row.status,
               touch: row.touch ? { start: row.touch.ts, channel: row.touch.channel } : null,
             }).toEqual({
               id: row.provider_payment_id,
+              ts: new Date(paymentTs(p)).toISOString(),
+              amount: p.amount,
+              status: failed ? 'failed' : 'paid',
               touch: want ? { start: new Date(want.start).toISOString(), channel: want.channel } : null,
             });
           }
