@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,12 +19,16 @@ import {
 import type { Breakdown, Goals, Overview, Payments, Realtime, Retention, Timeline } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
+import { orderRows } from '../../app/src/components/breakdown-rows.js';
+
+/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * The app in Chromium against a `npm start`-style service (demo site, demo
  * user): every page a signed-in user reaches, every number on it compared
  * with the report API's answer for the same range, and screenshots of each
- * page at desktop (1280×800) and phone (390×844) width into docs/app/.
+ * page at desktop (1440×900) and phone (390×844) width into docs/app/.
  * One service and one browser for the file.
  */
 
@@ -33,7 +38,7 @@ const SHOTS =
     ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
     : join(tmpdir(), 'footfall-app-screenshots');
 const SITE_PATH = `/sites/${DEMO_SITE}`;
-const DESKTOP = { width: 1280, height: 800 };
+const DESKTOP = { width: 1440, height: 900 };
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
 const POLL = 15_000;
 const PHONE = { width: 390, height: 844 };
@@ -83,14 +88,33 @@ describe('the app in Chromium on the demo site', () => {
     await p.waitForLoadState('networkidle');
     await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
-  /** Screenshots the desktop page as it is, and the same URL on the phone. */
+  /** axe-core's WCAG 2 A/AA rules on the page as it is: the violations, as `rule: selectors` lines (none expected). */
+  const axe = async (p: Page): Promise<string[]> => {
+    await p.evaluate(AXE_SOURCE);
+    const result = await p.evaluate(() =>
+      (
+        globalThis as unknown as {
+          axe: {
+            run(
+              ctx: Document,
+              opts: object,
+            ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
+          };
+        }
+      ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+    );
+    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  };
+  /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);
+    expect(await axe(page), `${name} desktop`).toEqual([]);
     // From the top, or the sticky header lands in the middle of a full-page capture.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
     await small.goto(page.url());
     await settled(small);
+    expect(await axe(small), `${name} phone`).toEqual([]);
     // A phone's first screen: what a person sees before scrolling.
     await small.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
   };
@@ -116,13 +140,19 @@ describe('the app in Chromium on the demo site', () => {
   });
 
   it('signs in with the demo user, and the phone shares the session', async () => {
-    await page.goto(`${svc.url}/`);
+    // The app's script comes compressed (Chromium asks for gzip over plain http, Brotli over HTTPS only).
+    const [script] = await Promise.all([
+      page.waitForResponse((r) => /\/assets\/.+\.js$/.test(r.url())),
+      page.goto(`${svc.url}/`),
+    ]);
+    expect(['gzip', 'br']).toContain((await script.allHeaders())['content-encoding']);
     await page.waitForURL(/\/sign-in/);
     await page.screenshot({ path: join(SHOTS, 'sign-in-desktop.png') });
     await page.fill('input[name=email]', 'demo@footfall.dev');
     await page.fill('input[name=password]', 'not the password');
     await page.click('button[type=submit]');
     await page.waitForSelector('[role=alert]');
+    expect(await axe(page), 'sign-in').toEqual([]);
     await page.fill('input[name=password]', password);
     await page.press('input[name=password]', 'Enter'); // the keyboard submits the form
     await page.waitForSelector(`[data-site="${DEMO_SITE}"]`);
@@ -176,6 +206,94 @@ describe('the app in Chromium on the demo site', () => {
     await shoot('dashboard');
   });
 
+  it('explains every tile with the figures it is computed from, on hover, keyboard focus and tap', async () => {
+    const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=30d`);
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    const explain = (p: Page, key: string) => p.locator(`[data-explain=${key}]`);
+    // Hover: revenue per visitor is matched revenue ÷ visitors, and both are on the explanation.
+    await page.hover('[data-metric=revenue_per_visitor]');
+    await expect.poll(() => explain(page, 'revenue_per_visitor').isVisible()).toBe(true);
+    const rpv = await explain(page, 'revenue_per_visitor').innerText();
+    expect(rpv).toContain(formatUsd(o.current.matched_revenue_usd));
+    expect(rpv).toContain(formatCount(o.current.visitors));
+    expect(rpv).toContain(formatUsd(o.current.revenue_usd));
+    expect(o.current.revenue_per_visitor).toBeCloseTo(o.current.matched_revenue_usd / o.current.visitors, 5);
+    await page.screenshot({ path: join(SHOTS, 'tile-explained-desktop.png') });
+    await page.mouse.move(0, 0);
+    await expect.poll(() => explain(page, 'revenue_per_visitor').isVisible()).toBe(false);
+    // Keyboard: Tab from visit duration onto the revenue tile opens its explanation, with its link to the payments.
+    await page.focus('.metric:nth-child(6) .metric-button');
+    await page.keyboard.press('Tab');
+    await expect.poll(() => explain(page, 'revenue_usd').isVisible()).toBe(true);
+    const rev = await explain(page, 'revenue_usd').innerText();
+    expect(rev).toContain(formatUsd(o.current.matched_revenue_usd));
+    expect(rev).toContain(formatCount(o.current.matched_payments));
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Open the payments');
+    // Touch: a tap opens it on the phone, a second tap closes it.
+    await small.goto(page.url());
+    await settled(small);
+    await small.tap('[data-metric=conversion]');
+    await expect.poll(() => explain(small, 'conversion').isVisible()).toBe(true);
+    const conv = await explain(small, 'conversion').innerText();
+    expect(conv).toContain(formatCount(o.current.converted));
+    expect(conv).toContain(formatCount(o.current.visitors));
+    await small.locator('[data-explain=conversion]').scrollIntoViewIfNeeded();
+    await small.screenshot({ path: join(SHOTS, 'tile-explained-phone.png') });
+    await small.tap('[data-metric=conversion]');
+    await expect.poll(() => explain(small, 'conversion').isVisible()).toBe(false);
+    // Every previous value as the API has it: null is a dash, never 0 (Today's conversion before any payment).
+    for (const range of ['30d', 'today']) {
+      const r = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=${range}`);
+      await page.goto(`${svc.url}${SITE_PATH}?range=${range}`);
+      await settled(page);
+      for (const [field, format] of CARDS)
+        await expect
+          .poll(() => page.locator(`[data-previous=${field}]`).textContent(), { message: `${range} ${field}` })
+          .toBe(format(r.previous[field]));
+      if (range === 'today' && r.previous.conversion === null)
+        expect(await page.locator('[data-previous=conversion]').textContent()).toBe('—');
+    }
+  });
+
+  it('says once that a site does not exist or a range is not valid, instead of once per panel', async () => {
+    await page.goto(`${svc.url}/sites/nope.example`);
+    await page.waitForSelector('[data-page-error="404"]');
+    await settled(page);
+    expect(await page.locator('[role=alert]').count()).toBe(1);
+    expect(await page.locator('[data-panel]').count()).toBe(0);
+    await page.goto(`${svc.url}${SITE_PATH}?from=2026-13-45&to=2026-13-50`);
+    await page.waitForSelector('[data-page-error="400"]');
+    await settled(page);
+    expect(await page.locator('[role=alert]').count()).toBe(1);
+    expect(await axe(page)).toEqual([]);
+  });
+
+  it('opens the realtime view with the pages and sources of the current visitors', async () => {
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/realtime`)),
+      page.goto(`${svc.url}${SITE_PATH}?range=today`),
+    ]);
+    const rt = realtimeResponse.parse(await answer.json()) as Realtime;
+    await settled(page);
+    await page.click('[data-realtime]');
+    await page.waitForSelector('[data-realtime-view]');
+    // The view may already show a newer answer (it asks every 5 s); compare with the one it shows.
+    const shown = await page.getAttribute('[data-realtime-view]', 'data-realtime-view');
+    if (shown === String(rt.visitors))
+      expect(
+        await page
+          .locator('[data-realtime-list=pages] tbody tr')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))),
+      ).toEqual(rt.pages.map((x) => x.page));
+    // It asks again within 10 s while the tab is visible.
+    const again = await page.waitForResponse((r) => r.url().includes('/realtime'), { timeout: 10_000 });
+    expect(again.status()).toBe(200);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'realtime-desktop.png') });
+  });
+
   it("opens every breakdown panel tab with the API's rows, and shows more", async () => {
     for (const [panel, dimensions] of Object.entries(PANELS)) {
       for (const dimension of dimensions) {
@@ -198,7 +316,7 @@ describe('the app in Chromium on the demo site', () => {
         await expect
           .poll(shown, { message: dimension, timeout: POLL })
           .toEqual(
-            b.rows.map((r) => [
+            orderRows(b.rows, 'revenue_usd').map((r) => [
               rowKey(r),
               r.unattributed ? '—' : formatCount(r.visitors),
               formatCount(r.payments),
@@ -310,6 +428,14 @@ describe('the app in Chromium on the demo site', () => {
         await page.waitForURL(/offset=20/);
       }
     }
+    // The CSV holds every payment of the range, every page of them, not the 20 on screen.
+    const all = await api<Payments>(`/api/v1/sites/${DEMO_SITE}/payments?range=all&limit=1`);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-csv=payments]')]);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^${DEMO_SITE}-payments-all-.*\\.csv$`));
+    const csv = await readFile((await download.path())!, 'utf8');
+    const records = csv.split('\r\n').filter((line) => /^(stripe|lemonsqueezy|paddle|polar),/.test(line));
+    expect(records.length).toBe(all.total);
+    expect(csv.match(/^provider,/gm)).toHaveLength(1);
     const visitorLink = page.locator('a.visitor-link').first();
     const visitor = decodeURIComponent((await visitorLink.getAttribute('href'))!.split('/').pop()!);
     await visitorLink.click();

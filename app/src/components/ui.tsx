@@ -2,6 +2,7 @@ import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import { formatChange } from '../format.js';
+import { tabKeyTarget } from './tab-keys.js';
 
 /** A labelled form field with its error next to it (the backend's `{error, field}`). */
 export function Field(props: {
@@ -133,13 +134,6 @@ export function Card(props: {
       {props.children}
     </section>
   );
-}
-
-/** The tab a key moves to in a tab list of `count` tabs from `at` (WAI-ARIA APG tabs: arrows wrap, Home/End go to the ends); null for other keys. */
-export function tabKeyTarget(key: string, at: number, count: number): number | null {
-  const moves: Record<string, number> = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: count - 1 };
-  const next = moves[key];
-  return next === undefined ? null : (next + count) % count;
 }
 
 /**
