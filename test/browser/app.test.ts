@@ -132,7 +132,7 @@ describe('the app in Chromium on the demo site', () => {
     desktop = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
     page = await desktop.newPage();
     page.on('dialog', (d) => void d.accept());
-  }, 180_000);
+  }, 420_000);
   afterAll(async () => {
     await browser?.close();
     await svc?.close();
