@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
 import { HASHED_ASSET, IMMUTABLE_CACHE, REVALIDATE_CACHE, appSecurityHeaders } from '../app/headers.js';
+import { chooseCoding, compress, type Coding } from './compress.js';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -23,10 +24,21 @@ const API_PATHS = /^\/(api|mcp)(\/|$)/;
  * Serves the built app (app/dist/) as CloudFront does in AWS: a file when the
  * path names one, index.html for the app's own routes (`/sites/x`, `/settings`),
  * a 404 for a missing asset, long caching for hashed assets, and the security
- * headers on everything. Returns false for requests it does not serve
+ * headers on everything, and text files of 1,000 bytes or more compressed
+ * with Brotli or gzip as the request's `Accept-Encoding` allows (each file
+ * compressed once per build, kept in memory). Returns false for requests it does not serve
  * (another method, an API path), which the server answers itself.
  */
 export function staticAppHandler(dist: string): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+  // path → the file's mtime and size when compressed, and its bytes in each coding; a rebuild changes the mtime.
+  const compressed = new Map<string, { version: string; bodies: Map<Coding, Buffer> }>();
+  const encoded = (file: string, version: string, body: Buffer, coding: Coding): Buffer => {
+    let entry = compressed.get(file);
+    if (entry?.version !== version) compressed.set(file, (entry = { version, bodies: new Map() }));
+    let out = entry.bodies.get(coding);
+    if (!out) entry.bodies.set(coding, (out = compress(body, coding)));
+    return out;
+  };
   return async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     let path: string;
@@ -58,8 +70,8 @@ export function staticAppHandler(dist: string): (req: IncomingMessage, res: Serv
       return true;
     }
     const served = isFile ? file : join(dist, 'index.html');
-    const body = await readFile(served).catch(() => null);
-    if (!body) {
+    const [body, info] = await Promise.all([readFile(served).catch(() => null), stat(served).catch(() => null)]);
+    if (!body || !info) {
       send(
         res,
         req,
@@ -70,13 +82,15 @@ export function staticAppHandler(dist: string): (req: IncomingMessage, res: Serv
       return true;
     }
     const type = TYPES[extname(served)] ?? 'application/octet-stream';
-    send(
-      res,
-      req,
-      200,
-      { 'content-type': type, 'cache-control': isFile && HASHED_ASSET.test(path) ? IMMUTABLE_CACHE : REVALIDATE_CACHE },
-      body,
-    );
+    const headers: Record<string, string> = {
+      'content-type': type,
+      'cache-control': isFile && HASHED_ASSET.test(path) ? IMMUTABLE_CACHE : REVALIDATE_CACHE,
+    };
+    // Whether compressible or not, caches must key this answer by Accept-Encoding (RFC 9110 §12.5.5).
+    const coding = chooseCoding(req.headers['accept-encoding'], type, body.length);
+    if (chooseCoding('br', type, body.length)) headers.vary = 'Accept-Encoding';
+    if (coding) headers['content-encoding'] = coding;
+    send(res, req, 200, headers, coding ? encoded(served, `${info.mtimeMs}:${info.size}`, body, coding) : body);
     return true;
   };
 }

@@ -121,3 +121,16 @@ export function countryName(code: string | null | undefined): string {
 
 /** USD on a chart axis: whole dollars, compact from $10,000 on. */
 export const formatUsdAxis = (n: number): string => (Math.abs(n) >= 10_000 ? usdCompact.format(n) : usdWhole.format(n));
+
+/** A BCP 47 language tag → its English name ("en-US" → "American English", "de" → "German"); the tag itself when unknown or malformed. */
+const languages =
+  typeof Intl.DisplayNames === 'function'
+    ? new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' })
+    : null;
+export function languageName(tag: string): string {
+  try {
+    return languages?.of(tag) ?? tag;
+  } catch {
+    return tag;
+  }
+}

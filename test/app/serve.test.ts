@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { APP_CSP } from '../../app/headers.js';
 import { DynamoSessionStore } from '../../lambdas/adapters/dynamo/session-store.js';
@@ -10,6 +11,26 @@ import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { DynamoAttemptStore } from '../../lambdas/adapters/dynamo/attempt-store.js';
 import { sweepExpired } from '../../lambdas/adapters/dynamo/expiry.js';
 import { attemptWindow } from '../../lambdas/domain/auth/attempts.js';
+
+/** A script well over CloudFront's 1,000-byte floor for compression. */
+const BIG_JS = Array.from({ length: 400 }, (_, i) => `export const v${i} = ${i * 7};`).join('\n');
+
+/** GET with exactly the given Accept-Encoding (fetch would add its own and decode): status, headers, raw body bytes. */
+function rawGet(url: string, acceptEncoding?: string) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+    (resolve, reject) => {
+      const req = request(url, { headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
+}
 
 /** The local server in app mode serves app/dist as CloudFront does (docs/app.md "Serving the app"). */
 describe('the app served by the local server', () => {
@@ -22,6 +43,8 @@ describe('the app served by the local server', () => {
     await mkdir(join(dist, 'assets'), { recursive: true });
     await writeFile(join(dist, 'index.html'), '<!doctype html><div id="app"></div>');
     await writeFile(join(dist, 'assets', 'index-AbCd1234.js'), 'console.log(1)');
+    await writeFile(join(dist, 'assets', 'big-EfGh5678.js'), BIG_JS);
+    await writeFile(join(dist, 'assets', 'logo-IjKl9012.png'), Buffer.alloc(5000, 7));
     await writeFile(join(dataDir, 'secret.txt'), 'not for the web');
     svc = await startLocalService({ dataDir, port: 0, app: true, appDist: dist, sessionizeIntervalMs: 0 });
   }, 60_000);
@@ -76,6 +99,31 @@ describe('the app served by the local server', () => {
     expect(await get('/favicon.ico')).toMatchObject({ status: 404 });
     const head = await get('/assets/index-AbCd1234.js', 'HEAD');
     expect(head).toMatchObject({ status: 200, body: '' });
+  });
+
+  it('compresses text files as CloudFront does: Brotli first, then gzip, never below 1,000 bytes or for images', async () => {
+    const url = `${svc.url}/assets/big-EfGh5678.js`;
+    const br = await rawGet(url, 'gzip, deflate, br');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toBe('Accept-Encoding');
+    expect(Number(br.headers['content-length'])).toBe(br.body.length);
+    expect(br.body.length).toBeLessThan(BIG_JS.length / 3);
+    expect(brotliDecompressSync(br.body).toString()).toBe(BIG_JS);
+    const gz = await rawGet(url, 'gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).toString()).toBe(BIG_JS);
+    // q=0 refuses a coding (RFC 9110 §12.5.3); `*` stands for the rest.
+    expect((await rawGet(url, 'br;q=0, gzip')).headers['content-encoding']).toBe('gzip');
+    expect((await rawGet(url, '*;q=0.5')).headers['content-encoding']).toBe('br');
+    const plain = await rawGet(url, 'identity');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toBe(BIG_JS);
+    expect((await rawGet(url)).headers['content-encoding']).toBeUndefined();
+    // Under 1,000 bytes, and a PNG (already compressed), go as they are.
+    expect((await rawGet(`${svc.url}/assets/index-AbCd1234.js`, 'br')).headers['content-encoding']).toBeUndefined();
+    const png = await rawGet(`${svc.url}/assets/logo-IjKl9012.png`, 'br, gzip');
+    expect(png.headers['content-encoding']).toBeUndefined();
+    expect(png.body.length).toBe(5000);
   });
 
   it("never serves a file outside app/dist, and API paths stay the API's", async () => {

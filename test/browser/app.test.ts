@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,12 +19,16 @@ import {
 import type { Breakdown, Goals, Overview, Payments, Realtime, Retention, Timeline } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
+import { orderRows } from '../../app/src/components/breakdown-rows.js';
+
+/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * The app in Chromium against a `npm start`-style service (demo site, demo
  * user): every page a signed-in user reaches, every number on it compared
  * with the report API's answer for the same range, and screenshots of each
- * page at desktop (1280×800) and phone (390×844) width into docs/app/.
+ * page at desktop (1440×900) and phone (390×844) width into docs/app/.
  * One service and one browser for the file.
  */
 
@@ -33,7 +38,7 @@ const SHOTS =
     ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
     : join(tmpdir(), 'footfall-app-screenshots');
 const SITE_PATH = `/sites/${DEMO_SITE}`;
-const DESKTOP = { width: 1280, height: 800 };
+const DESKTOP = { width: 1440, height: 900 };
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
 const POLL = 15_000;
 const PHONE = { width: 390, height: 844 };
@@ -83,14 +88,33 @@ describe('the app in Chromium on the demo site', () => {
     await p.waitForLoadState('networkidle');
     await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
-  /** Screenshots the desktop page as it is, and the same URL on the phone. */
+  /** axe-core's WCAG 2 A/AA rules on the page as it is: the violations, as `rule: selectors` lines (none expected). */
+  const axe = async (p: Page): Promise<string[]> => {
+    await p.evaluate(AXE_SOURCE);
+    const result = await p.evaluate(() =>
+      (
+        globalThis as unknown as {
+          axe: {
+            run(
+              ctx: Document,
+              opts: object,
+            ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
+          };
+        }
+      ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+    );
+    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  };
+  /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);
+    expect(await axe(page), `${name} desktop`).toEqual([]);
     // From the top, or the sticky header lands in the middle of a full-page capture.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
     await small.goto(page.url());
     await settled(small);
+    expect(await axe(small), `${name} phone`).toEqual([]);
     // A phone's first screen: what a person sees before scrolling.
     await small.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
   };
@@ -108,21 +132,27 @@ describe('the app in Chromium on the demo site', () => {
     desktop = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
     page = await desktop.newPage();
     page.on('dialog', (d) => void d.accept());
-  }, 180_000);
+  }, 420_000);
   afterAll(async () => {
     await browser?.close();
     await svc?.close();
     await rm(dataDir, { recursive: true, force: true });
-  });
+  }, 180_000);
 
   it('signs in with the demo user, and the phone shares the session', async () => {
-    await page.goto(`${svc.url}/`);
+    // The app's script comes compressed (Chromium asks for gzip over plain http, Brotli over HTTPS only).
+    const [script] = await Promise.all([
+      page.waitForResponse((r) => /\/assets\/.+\.js$/.test(r.url())),
+      page.goto(`${svc.url}/`),
+    ]);
+    expect(['gzip', 'br']).toContain((await script.allHeaders())['content-encoding']);
     await page.waitForURL(/\/sign-in/);
     await page.screenshot({ path: join(SHOTS, 'sign-in-desktop.png') });
     await page.fill('input[name=email]', 'demo@footfall.dev');
     await page.fill('input[name=password]', 'not the password');
     await page.click('button[type=submit]');
     await page.waitForSelector('[role=alert]');
+    expect(await axe(page), 'sign-in').toEqual([]);
     await page.fill('input[name=password]', password);
     await page.press('input[name=password]', 'Enter'); // the keyboard submits the form
     await page.waitForSelector(`[data-site="${DEMO_SITE}"]`);
@@ -140,7 +170,7 @@ describe('the app in Chromium on the demo site', () => {
       storageState: await desktop.storageState(),
     });
     small = await phone.newPage();
-  });
+  }, 180_000);
 
   it("lists the site with the last 30 days' visitors and revenue", async () => {
     const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=30d`);
@@ -150,7 +180,7 @@ describe('the app in Chromium on the demo site', () => {
     expect(await text(page, `${card} [data-metric=visitors]`)).toBe(formatCount(o.current.visitors));
     expect(await text(page, `${card} [data-metric=revenue_usd]`)).toBe(formatUsd(o.current.revenue_usd));
     await shoot('sites');
-  });
+  }, 180_000);
 
   it("opens the site and shows the API's overview for every range, with a drawn chart", async () => {
     await page.goto(`${svc.url}/`);
@@ -174,9 +204,98 @@ describe('the app in Chromium on the demo site', () => {
     await page.keyboard.press('t');
     await page.waitForURL(/range=30d$/);
     await shoot('dashboard');
-  });
+  }, 180_000);
+
+  it('explains every tile with the figures it is computed from, on hover, keyboard focus and tap', async () => {
+    const o = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=30d`);
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    const explain = (p: Page, key: string) => p.locator(`[data-explain=${key}]`);
+    // Hover: revenue per visitor is matched revenue ÷ visitors, and both are on the explanation.
+    await page.hover('[data-metric=revenue_per_visitor]');
+    await expect.poll(() => explain(page, 'revenue_per_visitor').isVisible()).toBe(true);
+    const rpv = await explain(page, 'revenue_per_visitor').innerText();
+    expect(rpv).toContain(formatUsd(o.current.matched_revenue_usd));
+    expect(rpv).toContain(formatCount(o.current.visitors));
+    expect(rpv).toContain(formatUsd(o.current.revenue_usd));
+    expect(o.current.revenue_per_visitor).toBeCloseTo(o.current.matched_revenue_usd / o.current.visitors, 5);
+    await page.screenshot({ path: join(SHOTS, 'tile-explained-desktop.png') });
+    await page.mouse.move(0, 0);
+    await expect.poll(() => explain(page, 'revenue_per_visitor').isVisible()).toBe(false);
+    // Keyboard: Tab from visit duration onto the revenue tile opens its explanation, with its link to the payments.
+    await page.focus('.metric:nth-child(6) .metric-button');
+    await page.keyboard.press('Tab');
+    await expect.poll(() => explain(page, 'revenue_usd').isVisible()).toBe(true);
+    const rev = await explain(page, 'revenue_usd').innerText();
+    expect(rev).toContain(formatUsd(o.current.matched_revenue_usd));
+    expect(rev).toContain(formatCount(o.current.matched_payments));
+    expect(await explain(page, 'revenue_usd').locator('a[href*="/payments"]').count()).toBe(1);
+    // Touch: a tap opens it on the phone, a second tap closes it.
+    await small.goto(page.url());
+    await settled(small);
+    await small.tap('[data-metric=conversion]');
+    await expect.poll(() => explain(small, 'conversion').isVisible()).toBe(true);
+    const conv = await explain(small, 'conversion').innerText();
+    expect(conv).toContain(formatCount(o.current.converted));
+    expect(conv).toContain(formatCount(o.current.visitors));
+    await small.locator('[data-explain=conversion]').scrollIntoViewIfNeeded();
+    await small.screenshot({ path: join(SHOTS, 'tile-explained-phone.png') });
+    await small.tap('[data-metric=conversion]');
+    await expect.poll(() => explain(small, 'conversion').isVisible()).toBe(false);
+    // Every previous value as the API has it: null is a dash, never 0 (Today's conversion before any payment).
+    for (const range of ['30d', 'today']) {
+      const r = await api<Overview>(`/api/v1/sites/${DEMO_SITE}/overview?range=${range}`);
+      await page.goto(`${svc.url}${SITE_PATH}?range=${range}`);
+      await settled(page);
+      for (const [field, format] of CARDS)
+        await expect
+          .poll(() => page.locator(`[data-previous=${field}]`).textContent(), { message: `${range} ${field}` })
+          .toBe(format(r.previous[field]));
+      if (range === 'today' && r.previous.conversion === null)
+        expect(await page.locator('[data-previous=conversion]').textContent()).toBe('—');
+    }
+  }, 180_000);
+
+  it('says once that a site does not exist or a range is not valid, instead of once per panel', async () => {
+    await page.goto(`${svc.url}/sites/nope.example`);
+    await page.waitForSelector('[data-page-error="404"]');
+    await settled(page);
+    expect(await page.locator('[role=alert]').count()).toBe(1);
+    expect(await page.locator('[data-panel]').count()).toBe(0);
+    await page.goto(`${svc.url}${SITE_PATH}?from=2026-13-45&to=2026-13-50`);
+    await page.waitForSelector('[data-page-error="400"]');
+    await settled(page);
+    expect(await page.locator('[role=alert]').count()).toBe(1);
+    expect(await axe(page)).toEqual([]);
+  }, 180_000);
+
+  it('opens the realtime view with the pages and sources of the current visitors', async () => {
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/realtime`)),
+      page.goto(`${svc.url}${SITE_PATH}?range=today`),
+    ]);
+    const rt = realtimeResponse.parse(await answer.json()) as Realtime;
+    await settled(page);
+    await page.click('[data-realtime]');
+    await page.waitForSelector('[data-realtime-view]');
+    // The view may already show a newer answer (it asks every 5 s); compare with the one it shows.
+    const shown = await page.getAttribute('[data-realtime-view]', 'data-realtime-view');
+    if (shown === String(rt.visitors))
+      expect(
+        await page
+          .locator('[data-realtime-list=pages] tbody tr')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))),
+      ).toEqual(rt.pages.map((x) => x.page));
+    // It asks again within 10 s while the tab is visible.
+    const again = await page.waitForResponse((r) => r.url().includes('/realtime'), { timeout: 10_000 });
+    expect(again.status()).toBe(200);
+    expect(await axe(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'realtime-desktop.png') });
+  }, 180_000);
 
   it("opens every breakdown panel tab with the API's rows, and shows more", async () => {
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
     for (const [panel, dimensions] of Object.entries(PANELS)) {
       for (const dimension of dimensions) {
         await page.click(`[data-panel=${panel}] [data-dimension=${dimension}][role=tab]`);
@@ -198,7 +317,7 @@ describe('the app in Chromium on the demo site', () => {
         await expect
           .poll(shown, { message: dimension, timeout: POLL })
           .toEqual(
-            b.rows.map((r) => [
+            orderRows(b.rows, 'revenue_usd').map((r) => [
               rowKey(r),
               r.unattributed ? '—' : formatCount(r.visitors),
               formatCount(r.payments),
@@ -226,7 +345,7 @@ describe('the app in Chromium on the demo site', () => {
       pages.rows.length,
     );
     expect(pages.rows.length).toBeGreaterThan(10);
-  });
+  }, 180_000);
 
   it('shows the goals as the API counts them, opens the outbound links, and offers their CSV', async () => {
     const goalRows = (goal: string) =>
@@ -259,7 +378,10 @@ describe('the app in Chromium on the demo site', () => {
     await expect
       .poll(() => goalRows('Outbound Link: Click'), { message: 'links', timeout: POLL })
       .toEqual(expected(links));
-    // The CSV link downloads the rows on screen, with the session cookie, as the API's CSV.
+    // The CSV link downloads every row (the API's largest limit), with the session cookie, as the API's CSV.
+    const allLinks = await api<Goals>(
+      `/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=1000&goal=${encodeURIComponent('Outbound Link: Click')}`,
+    );
     const href = await page.getAttribute('[data-panel=goals] [data-csv=goals]', 'href');
     const csv = await page.evaluate(async (url) => (await fetch(url!, { credentials: 'same-origin' })).text(), href);
     expect(
@@ -267,7 +389,7 @@ describe('the app in Chromium on the demo site', () => {
         .split('\r\n')
         .slice(1, -1)
         .map((line) => line.split(',')[1]),
-    ).toEqual(links.rows.map((r) => r.link));
+    ).toEqual(allLinks.rows.map((r) => r.link));
     // From the top: a full-page shot of a scrolled page would draw the sticky top bar mid-page.
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, 'goals-desktop.png'), fullPage: true });
@@ -284,7 +406,7 @@ describe('the app in Chromium on the demo site', () => {
       .poll(() => page.getAttribute('[data-realtime]', 'data-realtime'), { timeout: POLL })
       .toBe(String(rt.visitors));
     expect(await page.getAttribute('[data-panel=sources] [data-csv]', 'href')).toContain('format=csv');
-  });
+  }, 180_000);
 
   it('pages through the payments and opens a visitor', async () => {
     await page.goto(`${svc.url}${SITE_PATH}/payments?range=all`);
@@ -310,6 +432,14 @@ describe('the app in Chromium on the demo site', () => {
         await page.waitForURL(/offset=20/);
       }
     }
+    // The CSV holds every payment of the range, every page of them, not the 20 on screen.
+    const all = await api<Payments>(`/api/v1/sites/${DEMO_SITE}/payments?range=all&limit=1`);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-csv=payments]')]);
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^${DEMO_SITE}-payments-all-.*\\.csv$`));
+    const csv = await readFile((await download.path())!, 'utf8');
+    const records = csv.split('\r\n').filter((line) => /^(stripe|lemonsqueezy|paddle|polar),/.test(line));
+    expect(records.length).toBe(all.total);
+    expect(csv.match(/^provider,/gm)).toHaveLength(1);
     const visitorLink = page.locator('a.visitor-link').first();
     const visitor = decodeURIComponent((await visitorLink.getAttribute('href'))!.split('/').pop()!);
     await visitorLink.click();
@@ -321,7 +451,7 @@ describe('the app in Chromium on the demo site', () => {
       t.entries.flatMap((e) => (e.type === 'visit' ? e.steps.filter((s) => s.type === 'page') : [])).length,
     );
     await shoot('visitor');
-  });
+  }, 180_000);
 
   it('shows retention as the API computes it', async () => {
     await page.goto(`${svc.url}${SITE_PATH}/retention?range=all`);
@@ -332,7 +462,7 @@ describe('the app in Chromium on the demo site', () => {
     expect(await text(page, '[data-key=__total] [data-col=still_paying]')).toBe(formatCount(r.total.still_paying));
     if (r.day_one) expect(await page.locator('[data-day-one]').count()).toBe(1);
     await shoot('retention');
-  });
+  }, 180_000);
 
   it('creates an API key that reads /api/v1, and revokes it: the next request gets 401', async () => {
     await page.goto(`${svc.url}/settings/keys`);
@@ -347,13 +477,17 @@ describe('the app in Chromium on the demo site', () => {
     await page.waitForSelector('button[aria-label="Revoke browser test"]', { state: 'detached' });
     const res = await fetch(`${svc.url}/api/v1/sites`, { headers: { authorization: `Bearer ${secret}` } });
     expect(res.status).toBe(401);
-  });
+  }, 180_000);
 
   it('adds a site and shows its snippet, then connects Stripe to it', async () => {
     await page.goto(`${svc.url}/settings/sites`);
     await settled(page);
     await page.fill('input[name=domain]', 'shop.example');
-    await page.selectOption('select[name=timezone]', 'America/New_York');
+    // The timezone is a searchable text box that starts at the browser's zone.
+    expect(await page.inputValue('input[name=timezone]')).toBe(
+      await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
+    );
+    await page.fill('input[name=timezone]', 'America/New_York');
     await page.click('form button[type=submit]');
     await page.waitForURL(/\/settings\/sites\/shop\.example/);
     await settled(page);
@@ -369,7 +503,7 @@ describe('the app in Chromium on the demo site', () => {
     await shoot('settings-site');
     await page.goto(`${svc.url}/settings/sites`);
     await shoot('settings-sites');
-  });
+  }, 180_000);
 
   it('shows the account and users settings, and the dashboard in dark mode', async () => {
     for (const section of ['account', 'users']) {
@@ -381,5 +515,5 @@ describe('the app in Chromium on the demo site', () => {
     await small.emulateMedia({ colorScheme: 'dark' });
     await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
     await shoot('dashboard-dark');
-  });
+  }, 180_000);
 });

@@ -1,10 +1,11 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csvHref, type BreakdownRow, type RangeQuery } from '../api.js';
-import { countryName, formatCount, formatUsd, formatUsdOrDash } from '../format.js';
+import { countryName, formatCount, formatUsd, formatUsdOrDash, languageName } from '../format.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
-import { ErrorBox } from './ui.js';
+import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
+import { ErrorBox, Tabs } from './ui.js';
 
 /** The breakdown dimensions (spec §4.2) with the names the panels show. */
 export const DIMENSION_LABELS = {
@@ -45,7 +46,9 @@ const KEY_HEADING: Record<Dimension, string> = {
 
 /**
  * A panel's footer: rows shown of the total, `children` (a credit), the CSV
- * link of the rows on screen, and "Show more" while the API has more rows.
+ * link of every row of the report (`csv`, asked with the API's largest
+ * `limit`; `csvNote` says when that is not all), and "Show more" while the
+ * API has more rows.
  */
 export function PanelFoot(props: {
   shown: number;
@@ -55,6 +58,7 @@ export function PanelFoot(props: {
   loading: boolean;
   csv: string;
   csvName: string;
+  csvNote?: string | null;
   children?: ComponentChildren;
 }): JSX.Element {
   return (
@@ -63,7 +67,13 @@ export function PanelFoot(props: {
         {props.shown > 0 ? `${formatCount(props.shown)} of ${formatCount(props.total)}` : ''}
       </span>
       {props.children}
-      <a class="btn btn-small btn-ghost" data-csv={props.csvName} href={props.csv} download>
+      <a
+        class="btn btn-small btn-ghost"
+        data-csv={props.csvName}
+        href={props.csv}
+        download
+        title={props.csvNote ?? 'Every row of this report for the range, as CSV'}
+      >
         CSV
       </a>
       {props.shown < props.total && props.limit < MAX_ROWS ? (
@@ -92,6 +102,31 @@ function Short(props: { long: string; short: string }): JSX.Element {
   );
 }
 
+/**
+ * The numeric columns: what each counts, said in its heading and its title.
+ * A row's `visitors` counts visits that started in the range (spec §4.2
+ * rule 4), and its `revenue_per_visitor` divides by those visits, so the
+ * table calls them visits.
+ */
+export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: string; title: string }> = [
+  { key: 'visitors', long: 'Visits', short: 'Visits', title: 'Visits that started in the range' },
+  { key: 'payments', long: 'Payments', short: 'Pay.', title: 'Payments credited to these visits' },
+  { key: 'revenue_usd', long: 'Revenue', short: 'Rev.', title: 'Credited revenue, USD net of refunds' },
+  {
+    key: 'revenue_per_visitor',
+    long: 'Rev. / visit',
+    short: 'RPV',
+    title: 'Revenue per visit: credited revenue ÷ visits that started in the range',
+  },
+];
+
+/** What a row with no value of the dimension is called (its `key` is null). */
+const NONE_LABEL: Partial<Record<Dimension, string>> = {
+  referrer: 'Direct / none',
+  campaign: '(no campaign)',
+  keyword: '(no keyword)',
+};
+
 function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: string; range: RangeQuery }): JSX.Element {
   const { row } = props;
   if (row.unattributed) {
@@ -105,11 +140,17 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
       </a>
     );
   }
-  if (row.key === null) return <span class="label none">{row.label || '(none)'}</span>;
-  if (props.dimension === 'country') {
+  if (row.key === null) return <span class="label none">{NONE_LABEL[props.dimension] ?? (row.label || '(none)')}</span>;
+  const named =
+    props.dimension === 'country'
+      ? countryName(row.key)
+      : props.dimension === 'language'
+        ? languageName(row.key)
+        : null;
+  if (named !== null && named !== row.key) {
     return (
       <span class="label" title={row.key}>
-        {countryName(row.key)} <span class="muted code">{row.key}</span>
+        {named} <span class="muted code">{row.key}</span>
       </span>
     );
   }
@@ -122,10 +163,11 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
 
 /**
  * One panel of breakdowns (e.g. Sources: channels, referrers, campaigns,
- * keywords) as tabs over one table: visitors, payments, revenue and revenue
- * per visitor, a bar for each row's share of visitors, the Unattributed row
- * marked as such and linked to its payments, and "show more" that asks the
- * API for a larger `limit`.
+ * keywords) as tabs over one table: visits, payments, revenue and revenue
+ * per visit, sortable by each (the bars show each row's share of the sorted
+ * column), the rows that are no value of the dimension (no campaign,
+ * Unattributed) at the bottom, the Unattributed row linked to its payments,
+ * "show more" that asks the API for a larger `limit`, and a CSV of every row.
  */
 export function BreakdownPanel(props: {
   title: string;
@@ -134,84 +176,70 @@ export function BreakdownPanel(props: {
   range: RangeQuery;
 }): JSX.Element {
   const [dimension, setDimension] = useState<Dimension>(props.dimensions[0]!);
+  const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
   // Each tab and range starts at FIRST_ROWS; "show more" grows only the one on screen.
   const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
   const limit = limits[`${dimension}|${rangeKey}`] ?? FIRST_ROWS;
   const setLimit = (n: number) => setLimits({ ...limits, [`${dimension}|${rangeKey}`]: n });
+  // The API orders by revenue; another column's top rows need every row (at most the API's 1000) to choose from.
+  const asked = sort === DEFAULT_SORT ? limit : MAX_ROWS;
   const data = useData(
-    () => api.breakdown(props.domain, dimension, props.range, limit),
-    `${props.domain}|${dimension}|${rangeKey}|${limit}`,
+    () => api.breakdown(props.domain, dimension, props.range, asked),
+    `${props.domain}|${dimension}|${rangeKey}|${asked}`,
   );
-  const rows = data.data && data.data.dimension === dimension ? data.data.rows : [];
-  const max = Math.max(1, ...rows.map((r) => r.visitors));
+  const all = data.data && data.data.dimension === dimension ? data.data.rows : [];
+  const ordered = orderRows(all, sort);
+  const values = ordered.filter((r) => !isPinned(r));
+  const rows = [...values.slice(0, limit), ...ordered.filter(isPinned)];
   const total = data.data?.dimension === dimension ? data.data.total : 0;
-  const onKey = (e: KeyboardEvent) => {
-    // Arrow keys move between tabs (WAI-ARIA tabs pattern), from the tab that has the focus.
-    const at = props.dimensions.indexOf((e.currentTarget as HTMLElement).dataset.dimension as Dimension);
-    const next = e.key === 'ArrowRight' ? at + 1 : e.key === 'ArrowLeft' ? at - 1 : null;
-    if (next === null) return;
-    const d = props.dimensions[(next + props.dimensions.length) % props.dimensions.length]!;
-    setDimension(d);
-    (e.currentTarget as HTMLElement).parentElement?.querySelector<HTMLElement>(`[data-dimension="${d}"]`)?.focus();
-  };
   const panelId = `panel-${props.title.toLowerCase()}`;
   return (
     <section class="card panel" data-panel={props.title.toLowerCase()} aria-busy={data.loading}>
       <header class="card-head">
         <h2>{props.title}</h2>
-        <div class="panel-tabs" role="tablist" aria-label={props.title}>
-          {props.dimensions.map((d) => (
-            <button
-              key={d}
-              type="button"
-              role="tab"
-              id={`tab-${d}`}
-              aria-selected={d === dimension}
-              aria-controls={panelId}
-              tabIndex={d === dimension ? 0 : -1}
-              data-dimension={d}
-              onClick={() => setDimension(d)}
-              onKeyDown={onKey}
-            >
-              {DIMENSION_LABELS[d]}
-            </button>
-          ))}
-        </div>
+        <Tabs<Dimension>
+          label={props.title}
+          items={props.dimensions}
+          selected={dimension}
+          onSelect={setDimension}
+          names={DIMENSION_LABELS}
+          panelId={panelId}
+        />
       </header>
       <div role="tabpanel" id={panelId} aria-labelledby={`tab-${dimension}`} class="panel-body">
         {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
-        <table class="breakdown" data-dimension={dimension}>
+        <table class="breakdown" data-dimension={dimension} data-sort={sort}>
           <thead>
             <tr>
               <th scope="col">{KEY_HEADING[dimension]}</th>
-              <th scope="col" class="num">
-                <Short long="Visitors" short="Vis." />
-              </th>
-              <th scope="col" class="num" title="Payments credited">
-                <Short long="Payments" short="Pay." />
-              </th>
-              <th scope="col" class="num" title="Credited revenue, USD net of refunds">
-                <Short long="Revenue" short="Rev." />
-              </th>
-              <th scope="col" class="num" title="Revenue per visitor">
-                <abbr title="Revenue per visitor">RPV</abbr>
-              </th>
+              {COLUMNS.map((c) => (
+                <th
+                  key={c.key}
+                  scope="col"
+                  class="num"
+                  title={c.title}
+                  aria-sort={sort === c.key ? 'descending' : undefined}
+                >
+                  <button type="button" class="sort-button" data-sort-by={c.key} onClick={() => setSort(c.key)}>
+                    <Short long={c.long} short={c.short} />
+                    <span class="sort-mark" aria-hidden="true">
+                      {sort === c.key ? '↓' : ''}
+                    </span>
+                  </button>
+                </th>
+              ))}
             </tr>
           </thead>
           <tbody>
             {rows.map((row) => (
               <tr
                 key={`${row.key}|${row.unattributed}`}
-                class={row.unattributed ? 'row-unattributed' : ''}
+                class={row.unattributed ? 'row-unattributed' : isPinned(row) ? 'row-none' : ''}
                 data-key={row.unattributed ? '__unattributed' : (row.key ?? '__none')}
               >
                 <th scope="row" class="key">
-                  <span
-                    class="bar"
-                    style={{ width: `${row.unattributed ? 0 : (row.visitors / max) * 100}%` }}
-                    aria-hidden="true"
-                  />
+                  <span class="bar" style={{ width: `${barShare(row, all, sort) * 100}%` }} aria-hidden="true" />
                   <RowLabel row={row} dimension={dimension} domain={props.domain} range={props.range} />
                 </th>
                 <td class="num" data-col="visitors">
@@ -237,8 +265,9 @@ export function BreakdownPanel(props: {
           limit={limit}
           setLimit={setLimit}
           loading={data.loading}
-          csv={csvHref.breakdown(props.domain, dimension, props.range, limit)}
+          csv={csvHref.breakdown(props.domain, dimension, props.range, MAX_ROWS)}
           csvName={dimension}
+          csvNote={total > MAX_ROWS ? `The CSV holds the first ${formatCount(MAX_ROWS)} rows, the API's most.` : null}
         >
           {dimension === 'country' ? (
             // CC BY 4.0 of the default IP-to-country database asks for this link where its results are shown (docs/ingestion.md "Country").

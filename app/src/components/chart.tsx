@@ -3,7 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Interval, Point } from '../api.js';
-import { pointSeconds } from './chart-points.js';
+import { localNow, pastOrNull, pointSeconds } from './chart-points.js';
 import { formatCompact, formatCount, formatUsd, formatUsdAxis } from '../format.js';
 
 const utc = (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
@@ -24,6 +24,13 @@ const LABEL: Record<Interval, Intl.DateTimeFormat> = {
   month: new Intl.DateTimeFormat('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' }),
 };
 
+/** Tick labels of the time axis, in the page's day-month order ("28 Oct", "14:00", "Oct 2026"). */
+const AXIS: Record<Interval, Intl.DateTimeFormat> = {
+  hour: new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' }),
+  day: new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' }),
+  month: new Intl.DateTimeFormat('en-GB', { month: 'short', year: 'numeric', timeZone: 'UTC' }),
+};
+
 /** Fires once per page load when a chart is first drawn (the bench's "first drawn chart"). */
 function markDrawn(el: HTMLElement) {
   el.dataset.drawn = 'true';
@@ -36,10 +43,18 @@ function useDarkModeKey(): string {
 
 /**
  * Visitors (line, left axis) and revenue (bars, right axis) per hour, day or
- * month, drawn by uPlot; the legend under it shows the hovered point and
- * toggles a series on click.
+ * month, drawn by uPlot; the legend under it shows the hovered point (and
+ * asks for a hover while there is none) and toggles a series on click.
+ * Points after the site-local hour, day or month of `now` (ms, default the
+ * clock) in `timezone` are not drawn: they have no data yet.
  */
-export function TimeChart(props: { points: Point[]; interval: Interval; height?: number }): JSX.Element {
+export function TimeChart(props: {
+  points: Point[];
+  interval: Interval;
+  timezone: string;
+  now?: number;
+  height?: number;
+}): JSX.Element {
   const box = useRef<HTMLDivElement>(null);
   const scheme = useDarkModeKey();
   useEffect(() => {
@@ -66,7 +81,10 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
         usd: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] },
       },
       series: [
-        { value: (_u, v) => (v === null ? '—' : LABEL[props.interval].format(new Date(v * 1000))) },
+        {
+          label: 'Point',
+          value: (_u, v) => (v === null ? 'hover or tap the chart' : LABEL[props.interval].format(new Date(v * 1000))),
+        },
         {
           label: 'Visitors',
           scale: 'visitors',
@@ -74,7 +92,7 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
           width: 2,
           fill: `${visitors}22`,
           points: { show: props.points.length <= 60 },
-          value: (_u, v) => (v === null ? '—' : formatCount(v)),
+          value: (_u, v) => (v === null ? '' : formatCount(v)),
         },
         {
           label: 'Revenue',
@@ -84,11 +102,15 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
           width: 0,
           paths: uPlot.paths.bars!({ size: [0.6, 28], align: 0 }),
           points: { show: false },
-          value: (_u, v) => (v === null ? '—' : formatUsd(v)),
+          value: (_u, v) => (v === null ? '' : formatUsd(v)),
         },
       ],
       axes: [
-        { ...axis, space: 60 },
+        {
+          ...axis,
+          space: 60,
+          values: (_u, vals) => vals.map((v) => AXIS[props.interval].format(new Date(v * 1000))),
+        },
         { ...axis, scale: 'visitors', size: 48, values: (_u, vals) => vals.map((v) => formatCompact(v)) },
         {
           ...axis,
@@ -101,14 +123,23 @@ export function TimeChart(props: { points: Point[]; interval: Interval; height?:
       ],
       hooks: { draw: [() => markDrawn(el)] },
     };
-    const plot = new uPlot(opts, [xs, props.points.map((p) => p.visitors), props.points.map((p) => p.revenue_usd)], el);
+    const nowStart = localNow(props.now ?? Date.now(), props.timezone, props.interval);
+    const plot = new uPlot(
+      opts,
+      [
+        xs,
+        props.points.map((p) => pastOrNull(p.start, p.visitors, nowStart)),
+        props.points.map((p) => pastOrNull(p.start, p.revenue_usd, nowStart)),
+      ],
+      el,
+    );
     const resize = new ResizeObserver(() => plot.setSize({ width: el.clientWidth, height: props.height ?? 260 }));
     resize.observe(el);
     return () => {
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.points, props.interval, props.height, scheme]);
+  }, [props.points, props.interval, props.timezone, props.now, props.height, scheme]);
   return <div class="chart" ref={box} aria-label="Visitors and revenue over time" role="img" />;
 }
 

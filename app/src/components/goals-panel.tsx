@@ -4,7 +4,7 @@ import { api, csvHref, type GoalRow, type RangeQuery } from '../api.js';
 import { formatCount, formatPercent, formatUsd } from '../format.js';
 import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
-import { FIRST_ROWS, PanelFoot } from './breakdown-panel.js';
+import { FIRST_ROWS, MAX_ROWS, PanelFoot } from './breakdown-panel.js';
 
 /** The goal whose rows are its link URLs (DESIGN.md "Tracker"). */
 export const OUTBOUND_GOAL = 'Outbound Link: Click';
@@ -112,8 +112,9 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
           limit={limit}
           setLimit={(n) => setLimits({ ...limits, [limitKey]: n })}
           loading={data.loading}
-          csv={csvHref.goals(props.domain, props.range, goal, limit)}
+          csv={csvHref.goals(props.domain, props.range, goal, MAX_ROWS)}
           csvName="goals"
+          csvNote={total > MAX_ROWS ? `The CSV holds the first ${formatCount(MAX_ROWS)} rows, the API's most.` : null}
         />
       </div>
     </section>

@@ -1,35 +1,97 @@
 import type { JSX } from 'preact';
-import { useEffect } from 'preact/hooks';
-import { api } from '../api.js';
-import { formatCount } from '../format.js';
-import { useData } from '../use-data.js';
+import type { Realtime } from '../api.js';
+import { formatCount, formatTime, plural } from '../format.js';
 
-/** How often the indicator asks again, ms: realtime is itself up to the sessionizer's batching window late (docs/api.md "Realtime"). */
-export const REALTIME_REFRESH_MS = 30_000;
+/**
+ * How often the dashboard asks the realtime report again, ms, while the tab
+ * is visible: the view changes at most this long after the API knows
+ * (docs/api.md "Realtime"); its price is in docs/cost.md ("A dashboard left
+ * open").
+ */
+export const REALTIME_REFRESH_MS = 5_000;
 
 /**
  * "N current visitors" (an event in the last 5 minutes, docs/api.md
- * "Realtime"), asked again every `REALTIME_REFRESH_MS` while the page is
- * open; its title lists their top pages and referrers.
+ * "Realtime"): a button that opens and closes the realtime view.
  */
-export function RealtimeIndicator(props: { domain: string }): JSX.Element | null {
-  const data = useData(() => api.realtime(props.domain), props.domain);
-  const { reload } = data;
-  useEffect(() => {
-    const timer = setInterval(reload, REALTIME_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [reload]);
-  if (!data.data) return null;
-  const r = data.data;
-  const title = [
-    'Visitors with an event in the last 5 minutes',
-    ...r.pages.map((p) => `${p.page}: ${formatCount(p.visitors)}`),
-    ...r.referrers.map((x) => `from ${x.referrer ?? 'Direct / none'}: ${formatCount(x.visitors)}`),
-  ].join('\n');
+export function RealtimeIndicator(props: {
+  data: Realtime | undefined;
+  open: boolean;
+  toggle(): void;
+}): JSX.Element | null {
+  const r = props.data;
+  if (!r) return null;
   return (
-    <span class="realtime" data-realtime={r.visitors} title={title} aria-live="polite">
+    <button
+      type="button"
+      class="realtime"
+      data-realtime={r.visitors}
+      aria-expanded={props.open}
+      aria-controls="realtime-view"
+      onClick={props.toggle}
+    >
       <span class={r.visitors > 0 ? 'realtime-dot live' : 'realtime-dot'} aria-hidden="true" />
-      {formatCount(r.visitors)} current {r.visitors === 1 ? 'visitor' : 'visitors'}
-    </span>
+      <span aria-live="polite">
+        {formatCount(r.visitors)} current {r.visitors === 1 ? 'visitor' : 'visitors'}
+      </span>
+    </button>
+  );
+}
+
+/** The realtime view (Plausible's): current visitors, the pages they are on and where they came from, as of the API's `as_of`. */
+export function RealtimeView(props: { data: Realtime }): JSX.Element {
+  const r = props.data;
+  return (
+    <section class="card realtime-view" id="realtime-view" aria-label="Realtime" data-realtime-view={r.visitors}>
+      <header class="card-head">
+        <h2>Realtime</h2>
+        <span class="muted small">
+          {plural(r.visitors, 'visitor')} with an event in the last {Math.round(r.window_seconds / 60)} minutes · as of{' '}
+          {formatTime(r.as_of)}
+        </span>
+      </header>
+      <div class="realtime-lists">
+        <RealtimeList title="Pages" head="Page" rows={r.pages.map((p) => [p.page, p.visitors])} />
+        <RealtimeList
+          title="Sources"
+          head="Referrer"
+          rows={r.referrers.map((x) => [x.referrer ?? 'Direct / none', x.visitors])}
+        />
+      </div>
+    </section>
+  );
+}
+
+function RealtimeList(props: { title: string; head: string; rows: Array<[string, number]> }): JSX.Element {
+  return (
+    <div>
+      <h3>{props.title}</h3>
+      {props.rows.length === 0 ? (
+        <p class="muted small">None right now.</p>
+      ) : (
+        <table class="breakdown" data-realtime-list={props.title.toLowerCase()}>
+          <thead>
+            <tr>
+              <th scope="col">{props.head}</th>
+              <th scope="col" class="num">
+                Visitors
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map(([label, n]) => (
+              <tr key={label} data-key={label}>
+                <th scope="row" class="key">
+                  <span class="label">{label}</span>
+                </th>
+                <td class="num" data-col="visitors">
+                  {formatCount(n)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
   );
 }

@@ -2,6 +2,7 @@ import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import { formatChange } from '../format.js';
+import { tabKeyTarget } from './tab-keys.js';
 
 /** A labelled form field with its error next to it (the backend's `{error, field}`). */
 export function Field(props: {
@@ -132,5 +133,53 @@ export function Card(props: {
       ) : null}
       {props.children}
     </section>
+  );
+}
+
+/**
+ * A tab list (WAI-ARIA APG tabs pattern, automatic activation): the selected
+ * tab alone is in the tab order, arrow keys, Home and End move and select.
+ * Each tab is `#tab-<item>` and controls `panelId` (default
+ * `panel-<label lowercased>`); `names` gives the text of each item.
+ */
+export function Tabs<T extends string>(props: {
+  label: string;
+  items: readonly T[];
+  selected: T;
+  onSelect(item: T): void;
+  names?: Readonly<Record<T, string>>;
+  panelId?: string;
+  dataAttr?: string;
+}): JSX.Element {
+  const panelId = props.panelId ?? `panel-${props.label.toLowerCase()}`;
+  const attr = props.dataAttr ?? 'dimension';
+  const onKey = (e: KeyboardEvent) => {
+    const at = props.items.indexOf((e.currentTarget as HTMLElement).dataset[attr] as T);
+    const next = tabKeyTarget(e.key, at, props.items.length);
+    if (next === null) return;
+    e.preventDefault();
+    const item = props.items[next]!;
+    props.onSelect(item);
+    (e.currentTarget as HTMLElement).parentElement?.querySelector<HTMLElement>(`[data-${attr}="${item}"]`)?.focus();
+  };
+  return (
+    <div class="panel-tabs" role="tablist" aria-label={props.label}>
+      {props.items.map((item) => (
+        <button
+          key={item}
+          type="button"
+          role="tab"
+          id={`tab-${item}`}
+          aria-selected={item === props.selected}
+          aria-controls={panelId}
+          tabIndex={item === props.selected ? 0 : -1}
+          {...{ [`data-${attr}`]: item }}
+          onClick={() => props.onSelect(item)}
+          onKeyDown={onKey}
+        >
+          {props.names?.[item] ?? item}
+        </button>
+      ))}
+    </div>
   );
 }

@@ -1,14 +1,18 @@
 import type { JSX } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, type Overview, type RangeQuery, type Timeseries } from '../api.js';
+import { api, type ApiError, type RangeQuery, type Realtime, type Timeseries } from '../api.js';
 import { BreakdownPanel, type Dimension } from '../components/breakdown-panel.js';
 import { TimeChart } from '../components/chart.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
-import { Card, Change, ErrorBox, Loading } from '../components/ui.js';
-import { formatCount, formatDuration, formatPercent, formatRatio, formatUsd, formatUsdOrDash } from '../format.js';
+import { Card, CopyButton, ErrorBox, Loading } from '../components/ui.js';
+import { formatCount, formatDuration } from '../format.js';
 import { GoalsPanel } from '../components/goals-panel.js';
-import { RealtimeIndicator } from '../components/realtime.js';
+import { OverviewCards } from '../components/overview-cards.js';
+import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
+import { snippet } from './settings-sites.js';
+import { useVisiblePoll } from '../use-poll.js';
 import { formatDay, intervalFor, rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 
@@ -20,72 +24,68 @@ export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimensi
   { title: 'Devices', dimensions: ['device', 'browser', 'os'] },
 ];
 
-/** The overview's figures in the order the cards show them; `change` names the key of `change` (spec §2.4). */
-const METRICS: ReadonlyArray<{
-  key: keyof Overview['current'];
-  label: string;
-  format: (n: number | null) => string;
-  change?: keyof Overview['change'];
-  detail?: boolean;
-  lowerIsBetter?: boolean;
-}> = [
-  { key: 'visitors', label: 'Visitors', format: (n) => formatCount(n ?? 0), change: 'visitors' },
-  { key: 'sessions', label: 'Visits', format: (n) => formatCount(n ?? 0), change: 'sessions' },
-  { key: 'pageviews', label: 'Pageviews', format: (n) => formatCount(n ?? 0), change: 'pageviews' },
-  { key: 'views_per_visit', label: 'Views / visit', format: formatRatio, change: 'views_per_visit' },
-  { key: 'bounce_rate', label: 'Bounce rate', format: formatPercent, change: 'bounce_rate', lowerIsBetter: true },
-  { key: 'visit_duration', label: 'Visit duration', format: formatDuration, change: 'visit_duration' },
-  { key: 'revenue_usd', label: 'Revenue', format: (n) => formatUsd(n ?? 0), change: 'revenue_usd', detail: true },
-  { key: 'payments', label: 'Payments', format: (n) => formatCount(n ?? 0), change: 'payments', detail: true },
-  { key: 'conversion', label: 'Conversion', format: formatPercent, change: 'conversion' },
-  { key: 'revenue_per_visitor', label: 'Revenue / visitor', format: formatUsdOrDash, change: 'revenue_per_visitor' },
-];
-
 /** The time series for a range, by month when by day would be too dense (the API chooses for `all`). */
 function loadSeries(domain: string, range: RangeQuery): Promise<Timeseries> {
   return api.timeseries(domain, range, intervalFor(range));
 }
 
-function OverviewCards(props: { overview: Overview; domain: string; search: string }): JSX.Element {
-  const { current, previous, change } = props.overview;
+/** How often the dashboard of Today asks the overview and the chart again while the tab is visible, ms (docs/cost.md "A dashboard left open"). */
+export const TODAY_REFRESH_MS = 10_000;
+/** How often a site with no event yet checks whether one arrived, ms. */
+export const FIRST_EVENT_CHECK_MS = 5_000;
+
+/** A new site's dashboard: the snippet to install and a live check that reloads once the first page view is in. */
+function WaitingForFirstEvent(props: { domain: string; realtime: Realtime | undefined }): JSX.Element {
   return (
-    <div class="metrics">
-      {METRICS.map((m) => {
-        const body = (
-          <>
-            <span class="metric-label">{m.label}</span>
-            <span class="metric-value" data-metric={m.key}>
-              {m.format(current[m.key])}
-            </span>
-            {m.change ? (
-              <Change value={change[m.change]} lowerIsBetter={m.lowerIsBetter} />
-            ) : (
-              <span class="change change-none" title={`Previous period: ${m.format(previous[m.key])}`}>
-                {m.format(previous[m.key])} before
-              </span>
-            )}
-          </>
-        );
-        return m.detail ? (
-          <a
-            key={m.key}
-            class="metric metric-link"
-            href={`/sites/${encodeURIComponent(props.domain)}/payments${props.search}`}
-            title="Open the payments"
-          >
-            {body}
-          </a>
-        ) : (
-          <div key={m.key} class="metric">
-            {body}
-          </div>
-        );
-      })}
-    </div>
+    <Card title="Waiting for the first page view" class="waiting" id="waiting">
+      <p>
+        No event has arrived for <strong>{props.domain}</strong> yet. Add this line to the <code>&lt;head&gt;</code> of
+        every page of the site:
+      </p>
+      <p class="snippet">
+        <code class="secret" data-snippet>
+          {snippet(props.domain)}
+        </code>{' '}
+        <CopyButton text={snippet(props.domain)} />
+      </p>
+      <p class="muted small" role="status" data-live-check>
+        <span class="realtime-dot live" aria-hidden="true" /> Checking every {FIRST_EVENT_CHECK_MS / 1000} seconds: this
+        page fills in as soon as a page view arrives (the tracker is silent on localhost).
+        {props.realtime ? ` Current visitors: ${formatCount(props.realtime.visitors)}.` : ''}
+      </p>
+    </Card>
   );
 }
 
-/** `/sites/<domain>?range=…`: totals, the chart, and every breakdown panel. */
+/** One message for the whole page when the site or the range cannot be shown, instead of one per panel. */
+function PageError(props: { domain: string; error: ApiError; retry(): void }): JSX.Element {
+  if (props.error.status === 404)
+    return (
+      <div class="error-box" role="alert" data-page-error="404">
+        <p>
+          There is no site <strong>{props.domain}</strong> in this account. <a href="/">See your sites</a>.
+        </p>
+      </div>
+    );
+  if (props.error.status === 400)
+    return (
+      <div class="error-box" role="alert" data-page-error="400">
+        <p>The range in this address cannot be shown ({props.error.message}).</p>
+        <p>
+          <a href={`/sites/${encodeURIComponent(props.domain)}?range=30d`}>Show the last 30 days</a>
+        </p>
+      </div>
+    );
+  return <ErrorBox error={props.error} retry={props.retry} />;
+}
+
+/**
+ * `/sites/<domain>?range=…`: totals, the chart, and every breakdown panel;
+ * the realtime indicator and view (asked every `REALTIME_REFRESH_MS` while
+ * the tab is visible), Today's totals and chart asked again every
+ * `TODAY_REFRESH_MS`, a new site's snippet until its first event, and one
+ * message when the site or the range does not exist.
+ */
 export function Dashboard(): JSX.Element {
   const { params } = useRoute();
   const { query } = useLocation();
@@ -94,51 +94,93 @@ export function Dashboard(): JSX.Element {
   const key = `${domain}|${JSON.stringify(range)}`;
   const overview = useData(() => api.overview(domain, range), key);
   const series = useData(() => loadSeries(domain, range), key);
+  const realtime = useData(() => api.realtime(domain), domain);
+  const sites = useData(() => api.appSites(), 'app-sites');
+  const [realtimeOpen, setRealtimeOpen] = useState(false);
+  const live = 'range' in range && range.range === 'today';
+  const site = sites.data?.sites.find((x) => x.domain === domain);
+  const waiting = site !== undefined && site.last_event_ts === null && (realtime.data?.visitors ?? 0) === 0;
+  useVisiblePoll(realtime.reload, overview.error ? null : REALTIME_REFRESH_MS);
+  const refreshToday = useCallback(() => {
+    overview.reload();
+    series.reload();
+  }, [overview.reload, series.reload]);
+  useVisiblePoll(refreshToday, live && !overview.error ? TODAY_REFRESH_MS : null);
+  useVisiblePoll(sites.reload, waiting ? FIRST_EVENT_CHECK_MS : null);
+  // The first event arrived while the page was open: ask for every number again.
+  const wasWaiting = useRef(false);
+  useEffect(() => {
+    if (waiting) wasWaiting.current = true;
+    else if (wasWaiting.current && site) {
+      wasWaiting.current = false;
+      refreshToday();
+    }
+  }, [waiting, site, refreshToday]);
   const search = rangeSearch(range);
   const shown = overview.data?.range;
+  const pageError = overview.error && [400, 404].includes(overview.error.status) ? overview.error : null;
   return (
     <div class="page">
       <SiteHeader domain={domain} search={search} current="dashboard">
         <div class="header-tools">
-          <RealtimeIndicator domain={domain} />
+          <RealtimeIndicator data={realtime.data} open={realtimeOpen} toggle={() => setRealtimeOpen(!realtimeOpen)} />
           <RangePicker range={range} />
         </div>
       </SiteHeader>
-      {shown ? (
-        <p class="range-line muted">
-          {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with{' '}
-          {formatDay(overview.data!.previous_range.from)} – {formatDay(overview.data!.previous_range.to)}
-        </p>
-      ) : null}
-      {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
-      {overview.data ? (
-        <OverviewCards overview={overview.data} domain={domain} search={search} />
-      ) : overview.loading ? (
-        <Loading label="Loading totals…" />
-      ) : null}
-      <Card
-        title={series.data ? `Visitors and revenue per ${series.data.interval}` : 'Visitors and revenue'}
-        class="chart-card"
-        actions={series.loading && series.data ? <span class="muted small">Updating…</span> : null}
-      >
-        {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
-        {series.data ? (
-          <TimeChart points={series.data.points} interval={series.data.interval} />
-        ) : series.loading ? (
-          <div class="chart chart-placeholder" />
-        ) : null}
-      </Card>
-      <div class="panels">
-        {PANELS.map((p) => (
-          <BreakdownPanel key={p.title} title={p.title} dimensions={p.dimensions} domain={domain} range={range} />
-        ))}
-        <GoalsPanel domain={domain} range={range} />
-      </div>
-      <p class="muted small">
-        Numbers are the report API's (<code>/api/v1</code>) for the same range. Visitors are distinct visitors with an
-        event in the range; visits count visits that started in it; a visit lasts until {formatDuration(1800)} without
-        an event.
-      </p>
+      {pageError ? (
+        <PageError domain={domain} error={pageError} retry={overview.reload} />
+      ) : (
+        <>
+          {realtimeOpen && realtime.data ? <RealtimeView data={realtime.data} /> : null}
+          {shown ? (
+            <p class="range-line muted">
+              {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with{' '}
+              {formatDay(overview.data!.previous_range.from)} – {formatDay(overview.data!.previous_range.to)}
+              {live ? ' · updates every 10 seconds' : ''}
+            </p>
+          ) : null}
+          {waiting ? <WaitingForFirstEvent domain={domain} realtime={realtime.data} /> : null}
+          {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
+          {overview.data ? (
+            <OverviewCards
+              overview={overview.data}
+              paymentsHref={`/sites/${encodeURIComponent(domain)}/payments${search}`}
+            />
+          ) : overview.loading ? (
+            <Loading label="Loading totals…" />
+          ) : null}
+          <Card
+            title={series.data ? `Visitors and revenue per ${series.data.interval}` : 'Visitors and revenue'}
+            class="chart-card"
+            actions={series.loading && series.data && !live ? <span class="muted small">Updating…</span> : null}
+          >
+            {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
+            {series.data ? (
+              <TimeChart
+                points={series.data.points}
+                interval={series.data.interval}
+                timezone={series.data.range.timezone}
+              />
+            ) : series.loading ? (
+              <div class="chart chart-placeholder" />
+            ) : null}
+          </Card>
+          {/* The panels wait for the overview, so a missing site or a bad range is said once, not once per panel. */}
+          {overview.data ? (
+            <div class="panels">
+              {PANELS.map((p) => (
+                <BreakdownPanel key={p.title} title={p.title} dimensions={p.dimensions} domain={domain} range={range} />
+              ))}
+              <GoalsPanel domain={domain} range={range} />
+            </div>
+          ) : null}
+          <p class="muted small">
+            Numbers are the report API's (<code>/api/v1</code>) for the same range. Visitors are distinct visitors with
+            an event in the range; visits count visits that started in it, and the panels count visits; a visit lasts
+            until {formatDuration(1800)} without an event. Hover, focus or tap a figure above to see how it is computed.
+          </p>
+        </>
+      )}
     </div>
   );
 }

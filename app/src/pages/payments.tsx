@@ -1,6 +1,8 @@
 import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, csvHref, type PaymentFilter, type PaymentRow, type Touch } from '../api.js';
+import { api, csvHref, type PaymentFilter, type PaymentRow, type RangeQuery, type Touch } from '../api.js';
+import { exportPages } from '../export.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
 import { ErrorBox, Loading } from '../components/ui.js';
@@ -18,6 +20,47 @@ export const FILTERS: ReadonlyArray<{ value: PaymentFilter; label: string }> = [
 
 /** Rows per page (the API's default, up to 200). */
 export const PAGE_SIZE = 20;
+
+/** "CSV": every payment of the range and filter, every page of them, as one file (app/src/export.ts), with its progress. */
+function ExportButton(props: { domain: string; range: RangeQuery; filter: PaymentFilter; total: number }): JSX.Element {
+  const [progress, setProgress] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const run = async () => {
+    setError(null);
+    setProgress(0);
+    try {
+      await exportPages({
+        pageUrl: (limit, offset) => csvHref.payments(props.domain, props.range, props.filter, limit, offset),
+        total: props.total,
+        fallbackName: `${props.domain}-payments-${props.filter}.csv`,
+        onProgress: setProgress,
+      });
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setProgress(null);
+    }
+  };
+  return (
+    <>
+      <button
+        type="button"
+        class="btn btn-small btn-ghost"
+        data-csv="payments"
+        onClick={() => void run()}
+        disabled={progress !== null}
+        title={`All ${formatCount(props.total)} payments of the range and filter as CSV`}
+      >
+        {progress === null ? 'CSV' : `CSV ${formatCount(progress)} of ${formatCount(props.total)}…`}
+      </button>
+      {error ? (
+        <span class="field-error" role="alert">
+          {error}
+        </span>
+      ) : null}
+    </>
+  );
+}
 
 /** "Search · google.com · spring-sale": how a touch reads in one line. */
 export function touchSummary(t: Touch): string {
@@ -175,15 +218,7 @@ export function PaymentsPage(): JSX.Element {
                 : `${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} of ${formatCount(page.total)}`}
             </span>
             <span class="pager-buttons">
-              <a
-                class="btn btn-small btn-ghost"
-                data-csv="payments"
-                href={csvHref.payments(domain, range, filter, PAGE_SIZE, page.offset)}
-                download
-                title="This page of payments as CSV"
-              >
-                CSV
-              </a>
+              <ExportButton domain={domain} range={range} filter={filter} total={page.total} />
               {page.offset > 0 ? (
                 <a class="btn btn-small" href={href(filter, Math.max(0, page.offset - PAGE_SIZE))} rel="prev">
                   ← Newer

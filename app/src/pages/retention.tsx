@@ -4,7 +4,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, type Retention, type RetentionGroup } from '../api.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
-import { ErrorBox, Loading } from '../components/ui.js';
+import { ErrorBox, Loading, Tabs } from '../components/ui.js';
 import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../format.js';
 import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
@@ -70,29 +70,29 @@ function GroupRow(props: { group: RetentionGroup; total?: boolean }): JSX.Elemen
   );
 }
 
+type GroupKey = (typeof GROUPS)[number]['key'];
+
 function RetentionTable(props: { data: Retention }): JSX.Element {
-  const [group, setGroup] = useState<(typeof GROUPS)[number]['key']>('channels');
+  const [group, setGroup] = useState<GroupKey>('channels');
   const rows = props.data[group];
   return (
     <section class="card table-card">
       <header class="card-head">
         <h2>By first touch</h2>
-        <div class="panel-tabs" role="tablist" aria-label="Group customers by">
-          {GROUPS.map((g) => (
-            <button
-              key={g.key}
-              type="button"
-              role="tab"
-              aria-selected={g.key === group}
-              data-group={g.key}
-              onClick={() => setGroup(g.key)}
-            >
-              {g.label}
-            </button>
-          ))}
-        </div>
+        <Tabs<GroupKey>
+          label="Group customers by"
+          items={GROUPS.map((g) => g.key)}
+          selected={group}
+          onSelect={setGroup}
+          names={Object.fromEntries(GROUPS.map((g) => [g.key, g.label])) as Record<GroupKey, string>}
+          panelId="retention-groups"
+          dataAttr="group"
+        />
       </header>
-      <div class="scroll-x">
+      <p class="scroll-hint muted small" aria-hidden="true">
+        {RETENTION_COLUMNS.length + 1} columns: swipe the table sideways for the rest →
+      </p>
+      <div class="scroll-x" id="retention-groups" role="tabpanel" aria-labelledby={`tab-${group}`} tabIndex={0}>
         <table class="retention" data-group={group}>
           <thead>
             <tr>

@@ -59,25 +59,36 @@ export function snippet(domain: string, origin = location.origin): string {
   return `<script defer src="${origin}/v.js" data-site="${domain}"></script>`;
 }
 
+/**
+ * The timezone field: a text box with the browser's IANA zones as suggestions
+ * (a native `datalist`, filtered as one types: "berl" finds Europe/Berlin),
+ * instead of a select of 400 zones; the server checks the zone (a 400 names
+ * the field).
+ */
 function TimezoneSelect(props: {
   name: string;
   value: string;
   onChange(v: string): void;
   error?: string | null;
 }): JSX.Element {
-  const zones = TIMEZONES.includes(props.value) ? TIMEZONES : [props.value, ...TIMEZONES];
+  const list = `${props.name}-zones`;
   return (
-    <select
-      {...inputProps(props.name, props.error)}
-      value={props.value}
-      onChange={(e) => props.onChange(e.currentTarget.value)}
-    >
-      {zones.map((z) => (
-        <option key={z} value={z}>
-          {z.replaceAll('_', ' ')}
-        </option>
-      ))}
-    </select>
+    <>
+      <input
+        {...inputProps(props.name, props.error)}
+        type="text"
+        list={list}
+        autocomplete="off"
+        spellcheck={false}
+        value={props.value}
+        onInput={(e) => props.onChange(e.currentTarget.value.trim())}
+      />
+      <datalist id={list}>
+        {TIMEZONES.map((z) => (
+          <option key={z} value={z} />
+        ))}
+      </datalist>
+    </>
   );
 }
 
@@ -132,7 +143,7 @@ export function SitesSection(): JSX.Element {
             label="Timezone"
             name="timezone"
             error={form.errors.timezone}
-            hint="Days in reports start at midnight here."
+            hint="Days in reports start at midnight here. Type to search (Berlin, New York); your browser's zone is the default."
           >
             <TimezoneSelect name="timezone" value={timezone} onChange={setTimezone} error={form.errors.timezone} />
           </Field>
@@ -217,7 +228,7 @@ function SiteForm(props: { site: AppSite; onSaved(site: AppSite): void }): JSX.E
         label="Timezone"
         name="timezone"
         error={form.errors.timezone}
-        hint="Days in reports start at midnight here."
+        hint="Days in reports start at midnight here. Type to search (Berlin, New York); your browser's zone is the default."
       >
         <TimezoneSelect name="timezone" value={timezone} onChange={setTimezone} error={form.errors.timezone} />
       </Field>
