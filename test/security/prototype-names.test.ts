@@ -6,6 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';
+import { readPendingParts } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { isValidVisitorId } from '../../lambdas/domain/visitor.js';
 import { localPaths } from '../../local/service.js';
 import { importEventLines } from '../../local/import-events.js';
@@ -96,6 +97,9 @@ describe('names of Object.prototype members in every outside field, through ever
   let key = '';
   let now = START;
   const mcp: Client[] = [];
+  /** Failed sessionizer batches: on the unfixed code a visitor id `constructor` threw, and the retry lost realtime items. */
+  const failures: string[] = [];
+  const sessionize = () => svc.sessionize().catch((e: Error) => void failures.push(e.message));
 
   const get = async (path: string) => {
     const res = await fetch(`${svc.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
@@ -165,7 +169,7 @@ describe('names of Object.prototype members in every outside field, through ever
     );
     const imported = await importEventLines(svc.dynamo, localPaths(svc.dataDir).stream, lines);
     expect(imported).toMatchObject({ accepted: lines.length, invalid: 0, dropped: {} });
-    await svc.sessionize();
+    await sessionize();
     // Compaction folds the import's deltas into new items; the live ones below fold into items that hold the names.
     expect((await svc.scheduled()).compacted).toBeGreaterThan(0);
 
@@ -179,15 +183,21 @@ describe('names of Object.prototype members in every outside field, through ever
       }
       now += 56_000;
     }
-    await svc.sessionize();
+    await sessionize();
     await svc.scheduled();
     for (const [i, name] of NAMES.entries()) for (const site of [HOSTILE, TWIN]) await pay(site, name, i);
-    await svc.sessionize();
+    await sessionize();
     await svc.scheduled();
   }, 120_000);
   afterAll(async () => {
     await Promise.all(mcp.map((c) => c.close()));
     await svc.cleanup();
+  });
+
+  it('sessionizes every batch, and compaction folds every delta of both sites', async () => {
+    expect(failures).toEqual([]);
+    // The scheduled run logs a failed compaction and tries again next time: a delta left pending is one it could not fold.
+    for (const site of [HOSTILE, TWIN]) expect(await readPendingParts(svc.dynamo, site), site).toEqual([]);
   });
 
   const reports = [
