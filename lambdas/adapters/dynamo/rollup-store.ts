@@ -188,7 +188,7 @@ export function mergeRollupItem(
 ): Record<string, unknown> {
   if (delta.key.metric === 'visits') return { ...mergeVisitCounts(item, delta), ...mergeVisitorSet(item, delta) };
   const current = item ? parseRollupItem(item) : emptyItem();
-  const out: Record<string, unknown> = {};
+  const out = dict<unknown>();
   const goal = delta.key.metric === 'goal';
   const slot = goal
     ? goalKeySlot(

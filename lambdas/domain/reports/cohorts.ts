@@ -3,7 +3,7 @@ import { isCountable, type Payment } from '../payments/payment.js';
 import type { SubscriptionState } from '../payments/customer.js';
 import { paymentKey } from '../payments/contribution.js';
 import { amountUsd, netUsd, type UsdRate } from '../payments/money.js';
-import { dict } from '../dict.js';
+import { dict, parseDict } from '../dict.js';
 
 /**
  * Retention's storage-independent building blocks (`docs/retention.md`,
@@ -300,10 +300,7 @@ export function serializeGroups(groups: Record<string, CohortCounts>): string {
 }
 
 export function deserializeGroups(json: string): Record<string, CohortCounts> {
-  const raw = JSON.parse(json) as Record<
-    string,
-    [number, number, number, number, number, number, Record<string, number>]
-  >;
+  const raw = parseDict<[number, number, number, number, number, number, Record<string, number>]>(json);
   return dict(
     Object.entries(raw).map(
       ([id, [customers, judged, refunds, first, net, refunded, until]]): [string, CohortCounts] => [
