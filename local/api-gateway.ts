@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import type { HttpEvent, HttpResult } from '../lambdas/handlers/http.js';
+import { dict } from '../lambdas/domain/dict.js';
 
 /** Content types API Gateway passes as text; others arrive base64-encoded (isBase64Encoded). */
 const TEXT_TYPES = /^(text\/|application\/(json|x-www-form-urlencoded|javascript|xml)|$)/i;
@@ -31,7 +32,7 @@ export function httpApiEvent(init: HttpEventInit): HttpEvent {
     ?.split(';')
     .map((c) => c.trim())
     .filter(Boolean);
-  const query: Record<string, string> = {};
+  const query = dict<string>();
   for (const [k, v] of new URLSearchParams(init.query ?? '')) query[k] = k in query ? `${query[k]},${v}` : v;
   const routeKey = init.routeKey ?? `${init.method} ${init.path}`;
   const now = Date.now();
@@ -78,7 +79,7 @@ export function toApiGatewayEvent(
   pathParameters?: Record<string, string>,
 ): HttpEvent {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  const headers: Record<string, string> = {};
+  const headers = dict<string>();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
@@ -118,7 +119,7 @@ export function localContext(functionName: string): Context {
 export function sendResult(res: ServerResponse, result: HttpResult): void {
   const body =
     result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-  const headers: Record<string, string | number | string[]> = {};
+  const headers = dict<string | number | string[]>();
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k.toLowerCase()] = String(v);
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   headers['content-length'] = body.length;

@@ -1,3 +1,4 @@
+import { dict } from '../lambdas/domain/dict.js';
 import type { FUNCTIONS } from '../lib/functions.js';
 import { PK } from '../lambdas/adapters/dynamo/table.js';
 import { authorizer, tableArn } from './iam/authorizer.js';
@@ -189,7 +190,7 @@ export function functionConnection(
         throw new UnknownPartitionError(
           `function ${name} sent ${access.action} on partition ${access.pk}, which no item type of lambdas/adapters/dynamo/items.ts owns`,
         );
-      const context: Record<string, string[]> = {};
+      const context = dict<string[]>();
       if (access.pk !== '*') context['dynamodb:LeadingKeys'] = [access.pk];
       if (access.attributes) context['dynamodb:Attributes'] = access.attributes;
       if (access.returnValues) context['dynamodb:ReturnValues'] = [access.returnValues];

@@ -1,4 +1,5 @@
 import { TRACKED_EVENT_COLUMNS, trackedEventSchema, type ColumnType, type TrackedEvent } from './tracked-event.js';
+import { dict } from './dict.js';
 
 /**
  * The raw event archive's table, derived from `TRACKED_EVENT_COLUMNS` (the one
@@ -75,7 +76,7 @@ export function archiveTableColumns(): ArchiveColumn[] {
  * @throws ZodError when the row is not an event of the schema
  */
 export function trackedEventFromRow(columns: readonly string[], row: readonly unknown[]): TrackedEvent {
-  const record: Record<string, unknown> = {};
+  const record = dict<unknown>();
   columns.forEach((name, i) => (record[name] = row[i] ?? null));
   const ts = record.ts;
   const text = String(ts);

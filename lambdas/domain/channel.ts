@@ -14,6 +14,7 @@ import {
   UTM_SOURCE_CHANNELS,
   type ClickIdRule,
 } from './channel-rules.js';
+import { own } from './dict.js';
 
 /**
  * The channels a visit can be credited to (DESIGN.md "Channels"; spec §4.2
@@ -164,7 +165,7 @@ function isPaidMedium(medium: string): boolean {
 
 function mediumChannel(medium: string): Channel | undefined {
   return (
-    UTM_MEDIUM_CHANNELS[medium] ??
+    own(UTM_MEDIUM_CHANNELS, medium) ??
     UTM_MEDIUM_PREFIX_CHANNELS.find(([prefix]) => medium.startsWith(prefix))?.[1] ??
     UTM_MEDIUM_SUBSTRING_CHANNELS.find(([part]) => medium.includes(part))?.[1]
   );
@@ -244,7 +245,7 @@ export function classifyChannel(input: ChannelInput): ChannelResult {
     return sourceHit.channel === 'Direct'
       ? { channel: 'Direct', source: null }
       : { channel: sourceHit.channel, source: sourceHit.name };
-  const bySource = sourceKey ? UTM_SOURCE_CHANNELS[sourceKey] : undefined;
+  const bySource = sourceKey ? own(UTM_SOURCE_CHANNELS, sourceKey) : undefined;
   if (bySource) return { channel: bySource, source: rawSource };
 
   // 7. Unknown referrer.

@@ -1,5 +1,6 @@
 import type { TrackedEvent } from './tracked-event.js';
 import type { Visit } from './visit.js';
+import { dict, type Dict } from './dict.js';
 
 /**
  * Realtime ("current visitors", issue 20, `docs/api.md` "Realtime"): the
@@ -18,11 +19,11 @@ export const REALTIME_TTL_MS = 60 * 60_000;
 /** What one batch saw of one visitor in one minute: last event time (ms), the visit's referrer host, the paths viewed. */
 export type RealtimeVisitor = [lastTs: number, referrer: string | null, paths: string[]];
 
-/** One site-minute of one batch: the UTC minute (`YYYY-MM-DDTHH:MM`) and its visitors by id. */
+/** One site-minute of one batch: the UTC minute (`YYYY-MM-DDTHH:MM`) and its visitors by id (a dict: ids are visitor text). */
 export interface RealtimeSlice {
   site: string;
   minute: string;
-  visitors: Record<string, RealtimeVisitor>;
+  visitors: Dict<RealtimeVisitor>;
 }
 
 /** The UTC minute of a time, `YYYY-MM-DDTHH:MM`. */
@@ -49,7 +50,7 @@ export function realtimeSlices(
       const minute = minuteOf(e.ts);
       const id = `${site}|${minute}`;
       let slice = slices.get(id);
-      if (!slice) slices.set(id, (slice = { site, minute, visitors: {} }));
+      if (!slice) slices.set(id, (slice = { site, minute, visitors: dict() }));
       const seen = slice.visitors[e.visitor_id];
       const entry: RealtimeVisitor = seen ?? [e.ts, visit.attrs.referrer_host, []];
       if (e.ts >= entry[0]) {

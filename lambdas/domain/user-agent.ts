@@ -1,5 +1,6 @@
 import { isbot } from 'isbot';
 import { UAParser } from 'ua-parser-js';
+import { own } from './dict.js';
 
 /**
  * Browser and OS of one `User-Agent`, as stored on the tracked event
@@ -100,7 +101,7 @@ const BOT: UserAgentInfo = Object.freeze({
 });
 
 const displayName = (table: Readonly<Record<string, string>>, name: string | undefined): string | null =>
-  name ? (table[name.toLowerCase()] ?? name).slice(0, MAX_NAME) : null;
+  name ? (own(table, name.toLowerCase()) ?? name).slice(0, MAX_NAME) : null;
 
 const clip = (value: string | null): string | null => (value ? value.slice(0, MAX_VERSION) : null);
 
@@ -108,7 +109,7 @@ const clip = (value: string | null): string | null => (value ? value.slice(0, MA
 function describe(parser: UAParser, ua: string): UserAgentInfo {
   const { browser, os } = parser.setUA(ua).getResult();
   const osName = displayName(OS_NAMES, os.name);
-  const osStyle = (osName && OS_VERSIONS[osName]) || majorOf;
+  const osStyle = (osName && own(OS_VERSIONS, osName)) || majorOf;
   return Object.freeze({
     bot: false,
     browser: displayName(BROWSER_NAMES, browser.name),

@@ -3,6 +3,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { authenticate, type ReportHandlerDeps } from './report.js';
 import { httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
 import { createMcpServer } from './mcp-tools.js';
+import { dict } from '../domain/dict.js';
 
 /** The one path the MCP function answers (spec §4.5: `{base_url}/mcp`). */
 export const MCP_PATH = '/mcp';
@@ -53,7 +54,7 @@ export function toWebRequest(event: HttpEvent): Request {
 
 /** The Lambda result of a web `Response`: status, headers and the body as text (the transport answers JSON or nothing). */
 export async function toHttpResult(response: Response): Promise<HttpResult> {
-  const headers: Record<string, string> = {};
+  const headers = dict<string>();
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });

@@ -34,6 +34,7 @@ import {
   type PayerSummary,
 } from '../../domain/reports/cohorts.js';
 import { PARTITIONS } from './items.js';
+import { dict } from '../../domain/dict.js';
 
 /**
  * Retention's items (`docs/data-model.md`, "Retention: payer summaries and
@@ -616,7 +617,7 @@ export class CohortStore {
       cost.requests++;
       if (Item) cost.bytes += itemBytes(Item);
     }
-    const sources: Record<string, boolean> = {};
+    const sources = dict<boolean>();
     for (const [k, v] of Object.entries(Item ?? {})) if (k.startsWith('p_')) sources[k.slice(2)] = Number(v) === 1;
     return { exists: Item !== undefined, ready: Item?.ready === 1, sources };
   }

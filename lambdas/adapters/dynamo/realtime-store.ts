@@ -6,6 +6,7 @@ import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { REALTIME_TTL_MS, minuteOf, type RealtimeSlice, type RealtimeVisitor } from '../../domain/realtime.js';
 import type { StreamCheckpoint } from '../../ports.js';
 import { PARTITIONS } from './items.js';
+import { dict, parseDict, type Dict } from '../../domain/dict.js';
 
 /** Partition of a site's realtime items; sort keys start with the UTC minute. */
 export const realtimePk = (site: string) => PARTITIONS.realtime.key(site);
@@ -13,15 +14,15 @@ export const realtimePk = (site: string) => PARTITIONS.realtime.key(site);
 /** A realtime item's visitors are split into parts of at most this many bytes of JSON, well under DynamoDB's 400 KB. */
 const PART_BYTES = 100_000;
 
-function parts(visitors: Record<string, RealtimeVisitor>): Array<Record<string, RealtimeVisitor>> {
-  const out: Array<Record<string, RealtimeVisitor>> = [];
-  let part: Record<string, RealtimeVisitor> = {};
+function parts(visitors: Dict<RealtimeVisitor>): Array<Dict<RealtimeVisitor>> {
+  const out: Array<Dict<RealtimeVisitor>> = [];
+  let part = dict<RealtimeVisitor>();
   let bytes = 0;
   for (const [id, entry] of Object.entries(visitors)) {
     const size = Buffer.byteLength(JSON.stringify([id, entry]));
     if (bytes + size > PART_BYTES && bytes > 0) {
       out.push(part);
-      part = {};
+      part = dict();
       bytes = 0;
     }
     part[id] = entry;
@@ -82,7 +83,7 @@ export class DynamoRealtimeStore {
         out.push({
           site,
           minute: String(item[SK]).slice(0, 16),
-          visitors: JSON.parse(String(item.v ?? '{}')) as Record<string, RealtimeVisitor>,
+          visitors: parseDict<RealtimeVisitor>(String(item.v ?? '{}')),
         });
       }
     }

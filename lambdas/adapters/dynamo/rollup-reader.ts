@@ -15,6 +15,7 @@ import {
 import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
+import { dict } from '../../domain/dict.js';
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
 export interface ReadCost {
@@ -125,8 +126,7 @@ export async function readRollups(
       if (!item) continue;
       const parsed = parseRollupItem(item);
       // A dimension value back at 0 stays in its item (`mergeRollupItem`), not in the answer.
-      if (metric !== 'goal')
-        parsed.counts = Object.fromEntries(Object.entries(parsed.counts).filter(([, n]) => n !== 0));
+      if (metric !== 'goal') parsed.counts = dict(Object.entries(parsed.counts).filter(([, n]) => n !== 0));
       items.push({ ...parsed, period });
     }
   }

@@ -35,6 +35,7 @@ import {
 import type { RollupStore, StreamCheckpoint } from '../../ports.js';
 import { packSketch, unpackSketch } from './sketch-codec.js';
 import { PARTITIONS } from './items.js';
+import { dict, parseDict } from '../../domain/dict.js';
 
 /** Partition of one metric's rollups of a site; items sort by granularity, period and bucket. */
 export const rollupPk = (site: string, metric: RollupMetric) => PARTITIONS.rollup.key(site, metric);
@@ -99,7 +100,7 @@ export const valueBytes = (value: string) => Buffer.byteLength(JSON.stringify(va
 /** Whether a metric's buckets are split into overflow parts: the dimensions (`visits` has no values; `goal` folds keys past 50 into the other-goals key). */
 const splits = (metric: RollupMetric) => metric !== 'visits' && metric !== 'goal';
 
-/** A rollup item as read from the table (`docs/data-model.md`, item ROLLUP). */
+/** A rollup item as read from the table (`docs/data-model.md`, item ROLLUP); its maps are keyed by outside text, so they are dicts. */
 export interface RollupItem {
   visits: number;
   pageviews: number;
@@ -117,14 +118,14 @@ export interface RollupItem {
 type StoredValueSketch = string[] | string;
 
 export function parseRollupItem(item: Record<string, unknown>): RollupItem {
-  const stored = item.vv ? (JSON.parse(String(item.vv)) as Record<string, StoredValueSketch>) : {};
+  const stored = item.vv ? parseDict<StoredValueSketch>(String(item.vv)) : dict<StoredValueSketch>();
   // A `visits` item's visitor set packed (`vz`) or, written before, raw (`ids`, `hll`).
   const packed = item.vz instanceof Uint8Array ? serializeSketch(unpackSketch(item.vz)) : null;
   return {
     visits: Number(item.visits ?? 0),
     pageviews: Number(item.pageviews ?? 0),
-    counters: item.n ? (JSON.parse(String(item.n)) as Record<string, number>) : {},
-    counts: item.counts ? (JSON.parse(String(item.counts)) as Record<string, number>) : {},
+    counters: item.n ? parseDict<number>(String(item.n)) : dict<number>(),
+    counts: item.counts ? parseDict<number>(String(item.counts)) : dict<number>(),
     ids: packed
       ? 'ids' in packed
         ? packed.ids
@@ -133,8 +134,8 @@ export function parseRollupItem(item: Record<string, unknown>): RollupItem {
         ? (JSON.parse(String(item.ids)) as string[])
         : undefined,
     hll: packed ? ('hll' in packed ? packed.hll : undefined) : item.hll instanceof Uint8Array ? item.hll : undefined,
-    valueSketches: Object.fromEntries(
-      Object.entries(stored).map(([k, v]) => [
+    valueSketches: dict(
+      Object.entries(stored).map(([k, v]): [string, VisitorSketch] => [
         k,
         deserializeSketch(typeof v === 'string' ? { hll: Buffer.from(v, 'base64') } : { ids: v }),
       ]),
@@ -142,7 +143,13 @@ export function parseRollupItem(item: Record<string, unknown>): RollupItem {
   };
 }
 
-const emptyItem = (): RollupItem => ({ visits: 0, pageviews: 0, counters: {}, counts: {}, valueSketches: {} });
+const emptyItem = (): RollupItem => ({
+  visits: 0,
+  pageviews: 0,
+  counters: dict(),
+  counts: dict(),
+  valueSketches: dict(),
+});
 
 /**
  * Adds counts into a stored map through `slot` (where each key's counts go).
@@ -154,7 +161,7 @@ function addCounts(
   slot: (key: string) => string,
   keepZero: boolean,
 ): Record<string, number> {
-  const out = { ...current };
+  const out = dict(current);
   for (const [key, n] of delta) {
     const at = slot(key);
     const total = (out[at] ?? 0) + n;
@@ -182,7 +189,7 @@ export function mergeRollupItem(
 ): Record<string, unknown> {
   if (delta.key.metric === 'visits') return { ...mergeVisitCounts(item, delta), ...mergeVisitorSet(item, delta) };
   const current = item ? parseRollupItem(item) : emptyItem();
-  const out: Record<string, unknown> = {};
+  const out = dict<unknown>();
   const goal = delta.key.metric === 'goal';
   const slot = goal
     ? goalKeySlot(
@@ -198,12 +205,12 @@ export function mergeRollupItem(
   // Values stay in their item at 0, so a value's every change lands where its first one did (`foldGroup`).
   out.counts = JSON.stringify(addCounts(current.counts, delta.values, slot, true));
   if (goal) {
-    const sketches: Record<string, VisitorSketch> = { ...current.valueSketches };
+    const sketches = dict(current.valueSketches);
     for (const [key, ids] of delta.valueVisitors) {
       const at = slot(key);
       sketches[at] = addVisitors(sketches[at] ?? emptySketch(), ids, GOAL_VISITOR_LIMITS);
     }
-    const stored: Record<string, StoredValueSketch> = {};
+    const stored = dict<StoredValueSketch>();
     for (const [key, sketch] of Object.entries(sketches)) {
       const s = serializeSketch(sketch);
       stored[key] = 'ids' in s ? s.ids : Buffer.from(s.hll).toString('base64');
@@ -367,7 +374,7 @@ export function foldGroup(
   const owner = new Map<string, number>();
   const measure: number[] = [];
   for (let i = 0; i < stored; i++) {
-    const counts = parts[i]?.counts ? (JSON.parse(String(parts[i]?.counts)) as Record<string, number>) : {};
+    const counts = parts[i]?.counts ? parseDict<number>(String(parts[i]?.counts)) : dict<number>();
     measure[i] = 0;
     for (const value of Object.keys(counts)) {
       owner.set(value, i);

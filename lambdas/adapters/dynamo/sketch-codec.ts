@@ -1,6 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { deserializeSketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
+import { dict, parseDict } from '../../domain/dict.js';
 
 /**
  * Stored form of the distinct-count sets (visitors of a `visits` rollup,
@@ -57,9 +58,7 @@ export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers 
   const customers = unpackSketch(item.cz);
   if (item.tz instanceof Uint8Array) return { customers, touched: { kind: 'sketch', sketch: unpackSketch(item.tz) } };
   const days =
-    item.tdz instanceof Uint8Array
-      ? (JSON.parse(inflateRawSync(item.tdz).toString('utf8')) as Record<string, string[]>)
-      : {};
+    item.tdz instanceof Uint8Array ? parseDict<string[]>(inflateRawSync(item.tdz).toString('utf8')) : dict<string[]>();
   return { customers, touched: { kind: 'exact', days } };
 }
 
@@ -96,5 +95,5 @@ export function unpackDimension(item: Record<string, unknown>): Record<string, V
       : item.v === undefined
         ? '{}'
         : String(item.v);
-  return JSON.parse(json) as Record<string, ValueCounters>;
+  return parseDict<ValueCounters>(json);
 }

@@ -20,6 +20,7 @@ import {
 } from '../visitor-sketch.js';
 import type { Payment } from './payment.js';
 import { netUsd, type UsdRate } from './money.js';
+import { dict, own } from '../dict.js';
 
 /**
  * What one payment puts into the payment rollups (`docs/data-model.md`,
@@ -213,7 +214,7 @@ export interface PeriodCustomers {
 
 export const emptyCustomers = (): PeriodCustomers => ({
   customers: emptySketch(),
-  touched: { kind: 'exact', days: {} },
+  touched: { kind: 'exact', days: dict() },
 });
 
 /** Adds one payer's touch days to a period's `touched`, switching to a sketch past the limit. */
@@ -222,7 +223,7 @@ function addTouched(into: PeriodCustomers, customer: string, days: readonly stri
     into.touched.sketch = addVisitors(into.touched.sketch, [customer]);
     return;
   }
-  const held = new Set(into.touched.days[customer] ?? []);
+  const held = new Set(own(into.touched.days, customer) ?? []);
   for (const d of days) held.add(d);
   into.touched.days[customer] = [...held].sort();
   const size = Object.values(into.touched.days).reduce((n, ds) => n + ds.length, 0);
@@ -314,7 +315,7 @@ export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustome
       customers,
       touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) },
     };
-  return { customers, touched: { kind: 'exact', days: s.touched_days ?? {} } };
+  return { customers, touched: { kind: 'exact', days: dict(s.touched_days ?? {}) } };
 }
 
 /** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
@@ -408,7 +409,7 @@ export function dayRows(contributions: readonly Contribution[]): GroupRows {
   }
   return {
     dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, dimensionRows(contributions, d, () => true)])),
-    unattributed: unattributed.n > 0 ? packCounters(new Map([[UNATTRIBUTED_KEY, unattributed]])) : {},
+    unattributed: unattributed.n > 0 ? packCounters(new Map([[UNATTRIBUTED_KEY, unattributed]])) : dict(),
   };
 }
 
@@ -434,7 +435,7 @@ export function bucketRows(
 const pick = (
   values: Readonly<Record<string, ValueCounters>>,
   keep: (value: string) => boolean,
-): Record<string, ValueCounters> => Object.fromEntries(Object.entries(values).filter(([v]) => keep(v)));
+): Record<string, ValueCounters> => dict(Object.entries(values).filter(([v]) => keep(v)));
 
 /** A month's group from its days' groups (each dimension and the Unattributed row merged as `mergeDimensionCounters`). */
 export function mergeGroups(days: readonly GroupRows[]): GroupRows {
@@ -452,7 +453,7 @@ export function mergeGroups(days: readonly GroupRows[]): GroupRows {
  * dimension keeps the payer exactness it was packed with.
  */
 export function flattenGroup(g: GroupRows): Record<string, ValueCounters> {
-  const out: Record<string, ValueCounters> = { ...g.unattributed };
+  const out = dict(g.unattributed);
   for (const [d, values] of Object.entries(g.dims))
     for (const [value, counters] of Object.entries(values ?? {})) out[`${d}#${value}`] = counters;
   return out;
@@ -460,7 +461,7 @@ export function flattenGroup(g: GroupRows): Record<string, ValueCounters> {
 
 /** The inverse of `flattenGroup` (parts merged first). */
 export function unflattenGroup(flat: Readonly<Record<string, ValueCounters>>): GroupRows {
-  const out: GroupRows = { dims: {}, unattributed: {} };
+  const out: GroupRows = { dims: {}, unattributed: dict() };
   for (const [key, counters] of Object.entries(flat)) {
     if (key === UNATTRIBUTED_KEY) {
       out.unattributed[key] = counters;
@@ -468,7 +469,7 @@ export function unflattenGroup(flat: Readonly<Record<string, ValueCounters>>): G
     }
     const i = key.indexOf('#');
     const d = key.slice(0, i) as PaymentDimension;
-    (out.dims[d] ??= {})[key.slice(i + 1)] = counters;
+    (out.dims[d] ??= dict())[key.slice(i + 1)] = counters;
   }
   return out;
 }
@@ -513,7 +514,7 @@ function packCounters(
     0,
   );
   const exact = entries <= EXACT_LIMIT;
-  const out: Record<string, ValueCounters> = {};
+  const out = dict<ValueCounters>();
   for (const [value, r] of [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const payers = typeof r.payers === 'number' ? r.payers : exact ? [...r.payers].sort() : r.payers.size;
     out[value] = [r.n, r.cents, payers];
@@ -543,7 +544,7 @@ export function splitDimensionCounters(
   maxBytes = DIMENSION_PART_BYTES,
 ): Array<Record<string, ValueCounters>> {
   const parts: Array<Record<string, ValueCounters>> = [];
-  let part: Record<string, ValueCounters> = {};
+  let part = dict<ValueCounters>();
   let bytes = 2;
   let size = 0;
   for (const [value, counters] of Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -551,7 +552,7 @@ export function splitDimensionCounters(
     const entry = Buffer.byteLength(JSON.stringify(value)) + Buffer.byteLength(JSON.stringify(counters)) + 2;
     if (size > 0 && bytes + entry > maxBytes) {
       parts.push(part);
-      part = {};
+      part = dict();
       bytes = 2;
       size = 0;
     }

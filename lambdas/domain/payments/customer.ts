@@ -1,6 +1,7 @@
 import type { Provider } from './facts.js';
 import type { FirstTouch, Touch } from './attribution.js';
 import type { PaymentDimension } from '../rollup.js';
+import { dict, own } from '../dict.js';
 
 /** The credit of a customer's first attributed payment, which renewals inherit (DESIGN.md "Customer → visitor"). */
 export interface CustomerCredit {
@@ -31,6 +32,7 @@ export interface Customer {
   credit: CustomerCredit | null;
   /** A visitor id found in the customer's own metadata (Stripe customers). */
   metadata_visitor: string | null;
+  /** By provider subscription id (provider text: a dict). */
   subscriptions: Record<string, SubscriptionState>;
   ver: number;
 }
@@ -43,15 +45,15 @@ export function emptyCustomer(site: string, provider: Provider, customerId: stri
     first_payment: null,
     credit: null,
     metadata_visitor: null,
-    subscriptions: {},
+    subscriptions: dict(),
     ver: 0,
   };
 }
 
 /** Keeps the latest status per subscription (by the time it took effect); replays change nothing. */
 export function withSubscription(customer: Customer, subscriptionId: string, state: SubscriptionState): Customer {
-  const current = customer.subscriptions[subscriptionId];
+  const current = own(customer.subscriptions, subscriptionId);
   if (current && current.ts > state.ts) return customer;
   if (current && current.ts === state.ts && current.status === state.status) return customer;
-  return { ...customer, subscriptions: { ...customer.subscriptions, [subscriptionId]: state } };
+  return { ...customer, subscriptions: dict([...Object.entries(customer.subscriptions), [subscriptionId, state]]) };
 }

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import data from '../../../data/fx/usd-rates.json' with { type: 'json' };
 import { minorUnitExponent, normalizeCurrency } from './currency.js';
+import { dict } from '../dict.js';
 
 /**
  * A dated USD rate table (DESIGN.md "Money": USD from the provider's own
@@ -133,7 +134,7 @@ export function toUsd(minorAmount: number, currency: string, day: string, table:
  */
 export function mergeTables(base: FxTable, override: FxTable): FxTable {
   const days = [...new Set([...Object.keys(base.rates), ...Object.keys(override.rates)])].sort();
-  const rates: Record<string, Record<string, number>> = {};
+  const rates = dict<Record<string, number>>();
   for (const day of days) rates[day] = { ...base.rates[day], ...override.rates[day] };
   return { rates };
 }
@@ -187,7 +188,7 @@ export function parseEcbCsv(text: string): FxTable {
     if (i > 0 && code !== '' && !/^[A-Z]{3}$/.test(code))
       throw new FxFormatError(`line 1: "${code}" is not a currency code`);
   });
-  const rates: Record<string, Record<string, number>> = {};
+  const rates = dict<Record<string, number>>();
   for (let n = 1; n < lines.length; n++) {
     const cells = lines[n]!.split(',').map((c) => c.trim());
     const day = ecbDay(cells[0] ?? '');

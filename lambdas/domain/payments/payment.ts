@@ -1,6 +1,7 @@
 import type { PaymentFact, PaymentStatus, Provider } from './facts.js';
 import type { FirstTouch, Touch } from './attribution.js';
 import type { PaymentDimension } from '../rollup.js';
+import { dict } from '../dict.js';
 
 /**
  * A payment as stored: the merged facts of every event that described it,
@@ -59,7 +60,7 @@ export function emptyPayment(site: string, provider: Provider, id: string): Paym
     currency: null,
     provider_amount_usd: null,
     refunded: 0,
-    refunds: {},
+    refunds: dict(),
     status: null,
     customer_id: null,
     visitor_id: null,
@@ -119,7 +120,7 @@ function mergeField(
  * webhook changes nothing.
  */
 export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
-  const refunds = { ...(payment.refunds ?? {}) };
+  const refunds = dict(payment.refunds ?? {});
   for (const r of fact.refunds ?? []) refunds[r.id] = r.amount;
   const refunded = Math.max(
     payment.refunded,

@@ -3,6 +3,7 @@ import { isCountable, type Payment } from '../payments/payment.js';
 import type { SubscriptionState } from '../payments/customer.js';
 import { paymentKey } from '../payments/contribution.js';
 import { amountUsd, netUsd, type UsdRate } from '../payments/money.js';
+import { dict, parseDict } from '../dict.js';
 
 /**
  * Retention's storage-independent building blocks (`docs/retention.md`,
@@ -184,7 +185,8 @@ export interface CohortCounts {
 /** Cohort counters per group id, for each grouping. */
 export type CohortGroups = Record<Grouping, Record<string, CohortCounts>>;
 
-export const emptyCohort = (): CohortGroups => ({ channels: {}, referrers: {}, campaigns: {} });
+/** Group ids are credited values (referrer hosts, campaigns: visitor text), so each grouping is a dict. */
+export const emptyCohort = (): CohortGroups => ({ channels: dict(), referrers: dict(), campaigns: dict() });
 const emptyCounts = (): CohortCounts => ({
   customers: 0,
   judged: 0,
@@ -219,7 +221,7 @@ function fold(groups: Record<string, CohortCounts>): Record<string, CohortCounts
     .filter((id) => id !== OTHER)
     .sort((a, b) => (groups[b]?.customers ?? 0) - (groups[a]?.customers ?? 0) || (a < b ? -1 : 1));
   const kept = new Set(order.slice(0, COHORT_KEYS_PER_ITEM - 1));
-  const out: Record<string, CohortCounts> = {};
+  const out = dict<CohortCounts>();
   const other = emptyCounts();
   for (const id of ids) {
     const c = groups[id] as CohortCounts;
@@ -298,14 +300,13 @@ export function serializeGroups(groups: Record<string, CohortCounts>): string {
 }
 
 export function deserializeGroups(json: string): Record<string, CohortCounts> {
-  const raw = JSON.parse(json) as Record<
-    string,
-    [number, number, number, number, number, number, Record<string, number>]
-  >;
-  return Object.fromEntries(
-    Object.entries(raw).map(([id, [customers, judged, refunds, first, net, refunded, until]]) => [
-      id,
-      { customers, judged, refunds, first, net, refunded, until },
-    ]),
+  const raw = parseDict<[number, number, number, number, number, number, Record<string, number>]>(json);
+  return dict(
+    Object.entries(raw).map(
+      ([id, [customers, judged, refunds, first, net, refunded, until]]): [string, CohortCounts] => [
+        id,
+        { customers, judged, refunds, first, net, refunded, until },
+      ],
+    ),
   );
 }

@@ -19,6 +19,7 @@ import {
   type Grouping,
   type PayerPayment,
 } from './cohorts.js';
+import { dict } from '../dict.js';
 
 /**
  * The retention report (spec §2.7, §4.2; every formula in `docs/retention.md`):
@@ -244,7 +245,7 @@ export function churnWindow(today: string): { from: string; to: string } {
 export function retentionReport(input: RetentionInput): RetentionReport {
   const tz = input.range.timezone;
   const byPayer = new Map<string, PayerPayment[]>();
-  const providers: Record<string, boolean> = {};
+  const providers = dict<boolean>();
   for (const p of input.payments) {
     if (p.ts === null || p.ts > input.now) continue;
     const entry = payerPaymentOf(p, input.rate);

@@ -10,6 +10,7 @@ import { FootfallError } from '../../errors.js';
 import { isValidVisitorId } from '../../visitor.js';
 import type { Provider, ProviderFacts } from '../facts.js';
 import { normalizeCurrency, toMajor } from '../currency.js';
+import { own } from '../../dict.js';
 
 /**
  * A webhook whose signature is missing, malformed, wrong or too old (400). The
@@ -154,7 +155,7 @@ export function factsByType<T extends z.ZodType>(
   return (event) => {
     const envelope = parseWith(schema, event, provider, 'unknown');
     const type = typeOf(envelope);
-    const handler = handlers[type];
+    const handler = own(handlers, type);
     if (!handler) return null;
     const facts = handler(envelope);
     // Ids are keys of the payment's items, and DynamoDB rejects an empty key: a payment without an id is a

@@ -37,6 +37,7 @@ import {
   WebhookSignatureError,
   type ProviderModule,
 } from './common.js';
+import { own } from '../../dict.js';
 
 const PROVIDER = 'lemonsqueezy';
 
@@ -119,7 +120,7 @@ function paymentOf(event: LemonEvent, paymentId: string, p: z.infer<typeof order
     currency: normalizeCurrency(p.currency),
     amount_usd: p.total_usd == null ? undefined : toMajor(p.total_usd, 'USD'),
     refunded: refunded > 0 ? refunded : undefined,
-    status: STATUS[p.status],
+    status: own(STATUS, p.status),
     customer_id: p.customer_id ?? undefined,
     visitor_id: visitorFrom(event.meta.custom_data),
   });
@@ -133,7 +134,7 @@ function orderFact(event: LemonEvent): ProviderFacts {
 
 function invoiceFact(event: LemonEvent): ProviderFacts {
   const inv = parseWith(invoiceSchema, event.data.attributes, PROVIDER, event.meta.event_name);
-  const isRenewal = RENEWAL_BY_BILLING_REASON[inv.billing_reason];
+  const isRenewal = own(RENEWAL_BY_BILLING_REASON, inv.billing_reason);
   // `initial` (and any reason we don't know): the order records the payment.
   if (!isRenewal || inv.total === 0) return facts(event, {});
   const fact = {

@@ -38,6 +38,7 @@ import {
   WebhookSignatureError,
   type ProviderModule,
 } from './common.js';
+import { own } from '../../dict.js';
 
 const PROVIDER = 'paddle';
 
@@ -138,7 +139,7 @@ function transactionCompleted(event: PaddleEvent): ProviderFacts {
     status: 'paid',
     customer_id: t.customer_id ?? undefined,
     visitor_id: visitorFrom(t.custom_data),
-    is_renewal: RENEWAL_BY_ORIGIN[t.origin ?? ''] ?? false,
+    is_renewal: own(RENEWAL_BY_ORIGIN, t.origin ?? '') ?? false,
     subscription_id: t.subscription_id ?? undefined,
   });
   return facts(event, { payments: [fact] });

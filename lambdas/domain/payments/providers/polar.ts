@@ -29,6 +29,7 @@ import {
   WebhookSignatureError,
   type ProviderModule,
 } from './common.js';
+import { own } from '../../dict.js';
 
 const PROVIDER = 'polar';
 
@@ -112,11 +113,11 @@ function orderFact(event: PolarEvent): ProviderFacts {
     currency: normalizeCurrency(o.currency),
     amount_usd: usdIfUsd(o.total_amount, o.currency),
     refunded: o.refunded_amount > 0 ? o.refunded_amount : undefined,
-    status: STATUS[o.status],
+    status: own(STATUS, o.status),
     customer_id: o.customer_id,
     // Checkout `metadata` is copied to the order, `customer_metadata` to the customer.
     visitor_id: visitorFrom(o.metadata, o.customer?.metadata),
-    is_renewal: RENEWAL_BY_BILLING_REASON[o.billing_reason] ?? false,
+    is_renewal: own(RENEWAL_BY_BILLING_REASON, o.billing_reason) ?? false,
     subscription_id: o.subscription_id ?? undefined,
   });
   return facts(event, o.id, { payments: [fact] });

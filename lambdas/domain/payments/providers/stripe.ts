@@ -48,6 +48,7 @@ import {
   WebhookSignatureError,
   type ProviderModule,
 } from './common.js';
+import { own } from '../../dict.js';
 
 const PROVIDER = 'stripe';
 
@@ -308,7 +309,7 @@ function invoiceFact(inv: Invoice, fields: { ts: number; amount: number; status:
     status: fields.status,
     customer_id: inv.customer,
     visitor_id: visitorFrom(subscriptionDetails?.metadata, inv.subscription_details?.metadata, inv.metadata),
-    is_renewal: RENEWAL_BY_BILLING_REASON[inv.billing_reason ?? ''] ?? false,
+    is_renewal: own(RENEWAL_BY_BILLING_REASON, inv.billing_reason ?? '') ?? false,
     subscription_id: subscriptionDetails?.subscription ?? inv.subscription,
   });
 }
