@@ -19,7 +19,7 @@ export const INVITE_TTL_MS = 7 * 86_400_000;
 export interface AuthDeps {
   users: {
     get(email: string): Promise<User | null>;
-    setPassword(email: string, hash: string): Promise<number | null>;
+    setPassword(email: string, hash: string, expectEpoch?: number): Promise<number | null>;
     addInvite(hash: string, invite: Invite): Promise<void>;
     getInvite(hash: string): Promise<Invite | null>;
     takeInvite(hash: string): Promise<Invite | null>;
@@ -165,10 +165,15 @@ export async function changePassword(
   return startSession(deps, { ...signedIn.user, epoch });
 }
 
-/** Makes a one-time link for a user to set a password (and so join the account): resolves with the token for the URL. */
+/**
+ * Makes a one-time link for a user to set a password (and so join the
+ * account): resolves with the token for the URL. The link carries the user's
+ * credential epoch and dies when it changes (any password set, by a link or
+ * in the app), as well as when used or after `INVITE_TTL_MS`.
+ */
 export async function createInvite(
   deps: Pick<AuthDeps, 'users' | 'clock'>,
-  user: Pick<User, 'email' | 'account'>,
+  user: Pick<User, 'email' | 'account' | 'epoch'>,
 ): Promise<string> {
   const token = newToken();
   const now = deps.clock();
@@ -177,6 +182,7 @@ export async function createInvite(
     account: user.account,
     created: now,
     expires: now + INVITE_TTL_MS,
+    epoch: user.epoch,
   });
   return token;
 }
@@ -186,10 +192,14 @@ export const invitePath = (token: string) => `/invite/${token}`;
 
 const EXPIRED = 'This link has expired or was already used.';
 
-/** What a one-time link is for, without using it. @throws NotFoundError when unknown, used or expired */
+/** True while a link can still be used: not expired, and its user still in its account at the epoch it was made at. */
+const linkAlive = (invite: Invite, user: User | null, now: number) =>
+  invite.expires > now && user !== null && user.account === invite.account && user.epoch === invite.epoch;
+
+/** What a one-time link is for, without using it. @throws NotFoundError when unknown, used, expired or outlived by a password change */
 export async function inviteInfo(deps: Pick<AuthDeps, 'users' | 'clock'>, token: string): Promise<Invite> {
   const invite = looksLikeToken(token) ? await deps.users.getInvite(hashToken(token)) : null;
-  if (!invite || invite.expires <= deps.clock()) throw new NotFoundError(EXPIRED);
+  if (!invite || !linkAlive(invite, await deps.users.get(invite.email), deps.clock())) throw new NotFoundError(EXPIRED);
   return invite;
 }
 
@@ -207,9 +217,10 @@ export async function acceptInvite(
   await inviteInfo(deps, token);
   const hash = await (deps.passwords ?? KDF).hash(next);
   const invite = await deps.users.takeInvite(hashToken(token));
-  if (!invite || invite.expires <= deps.clock()) throw new NotFoundError(EXPIRED);
-  const user = await deps.users.get(invite.email);
-  const epoch = user && user.account === invite.account ? await deps.users.setPassword(user.email, hash) : null;
-  if (!user || epoch === null) throw new NotFoundError(EXPIRED);
+  const user = invite ? await deps.users.get(invite.email) : null;
+  if (!invite || !user || !linkAlive(invite, user, deps.clock())) throw new NotFoundError(EXPIRED);
+  // Conditional on the link's epoch: a password set since the read above still kills the link.
+  const epoch = await deps.users.setPassword(user.email, hash, invite.epoch);
+  if (epoch === null) throw new NotFoundError(EXPIRED);
   return { user: { ...user, password_hash: hash, epoch }, session: await startSession(deps, { ...user, epoch }) };
 }

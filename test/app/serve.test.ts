@@ -123,10 +123,11 @@ describe('the app served by the local server', () => {
       account: 'acme',
       created: now - 8 * 86_400_000,
       expires: now - 1000,
+      epoch: 1,
     });
     const w = attemptWindow('email', 'a@b.test', now - 3_600_000);
     await new DynamoAttemptStore(svc.dynamo).hit(w);
-    expect(await sweepExpired(svc.dynamo, now)).toBe(3);
+    expect(await sweepExpired(svc.dynamo, now)).toBe(4);
     expect(await sessions.get('old')).toBeNull();
     expect(await users.getInvite('oldlink')).toBeNull();
     expect(await sessions.get('live')).not.toBeNull();
