@@ -9,7 +9,7 @@ import { DynamoSessionStore } from '../../lambdas/adapters/dynamo/session-store.
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { DynamoAttemptStore } from '../../lambdas/adapters/dynamo/attempt-store.js';
 import { sweepExpired } from '../../lambdas/adapters/dynamo/expiry.js';
-import { attemptWindow } from '../../lambdas/domain/auth/attempts.js';
+import { attemptKey, bucketStart } from '../../lambdas/domain/auth/attempts.js';
 
 /** The local server in app mode serves app/dist as CloudFront does (docs/app.md "Serving the app"). */
 describe('the app served by the local server', () => {
@@ -125,8 +125,7 @@ describe('the app served by the local server', () => {
       expires: now - 1000,
       epoch: 1,
     });
-    const w = attemptWindow('email', 'a@b.test', now - 3_600_000);
-    await new DynamoAttemptStore(svc.dynamo).hit(w);
+    await new DynamoAttemptStore(svc.dynamo).add(attemptKey('email', 'a@b.test'), bucketStart(now - 3_600_000), 1);
     expect(await sweepExpired(svc.dynamo, now)).toBe(4);
     expect(await sessions.get('old')).toBeNull();
     expect(await users.getInvite('oldlink')).toBeNull();
