@@ -161,6 +161,7 @@ describe('/api/app endpoints', () => {
       webhook_url: `${s.svc.url}/api/webhooks/stripe/${SITE}`,
       connected_at: null,
       last_webhook: null,
+      rejected_webhooks: null,
     });
     expect(
       (await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, { webhook_secret: 'short' })).body,
@@ -198,6 +199,33 @@ describe('/api/app endpoints', () => {
     expect(
       (await hook(Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_wrong', timestamp: NOW / 1000 })))
         .status,
+    ).toBe(400);
+    // Anyone can post to the URL: a delivery that fails the signature check (wrong secret, none, garbage) is
+    // counted apart and leaves the last verified webhook as it was.
+    expect((await hook('t=1,v1=00')).status).toBe(400);
+    const afterBad = (
+      (await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as {
+        providers: Array<{ last_webhook: unknown; rejected_webhooks: unknown }>;
+      }
+    ).providers[0]!;
+    expect(afterBad.last_webhook).toEqual(good);
+    expect(afterBad.rejected_webhooks).toEqual({ count: 2, last_ts: new Date(NOW).toISOString() });
+    // A signed delivery whose body Footfall cannot read is a verified delivery: it is the last webhook, with its 400.
+    const unreadable = JSON.stringify({
+      id: 'evt_app_2',
+      type: 'charge.succeeded',
+      created: NOW / 1000,
+      data: { object: {} },
+    });
+    const signed = Stripe.webhooks.generateTestHeaderString({ payload: unreadable, secret, timestamp: NOW / 1000 });
+    expect(
+      (
+        await fetch(`${s.svc.url}/api/webhooks/stripe/${SITE}`, {
+          method: 'POST',
+          headers: { 'stripe-signature': signed, 'content-type': 'application/json' },
+          body: unreadable,
+        })
+      ).status,
     ).toBe(400);
     const bad = (
       (await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as {
