@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { ConflictError, FieldError, ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { STRIPE_SECRET_PREFIX } from '../domain/payments/providers/stripe.js';
 import {
   ATTRIBUTION_MODELS,
   domainSchema,
@@ -240,6 +241,11 @@ export async function connectProvider(
   secret: string,
   baseUrl: string,
 ): Promise<ProviderView> {
+  if (provider === 'stripe' && !secret.startsWith(STRIPE_SECRET_PREFIX))
+    throw new FieldError(
+      'webhook_secret',
+      `A Stripe signing secret starts with ${STRIPE_SECRET_PREFIX}: copy it from Developers › Webhooks › your endpoint › Signing secret (not an API key).`,
+    );
   const site = await ownSite(deps, account, domain);
   await deps.providers.connectProvider(site.domain, provider, secret, new Date(deps.clock()));
   const { providers } = await listProviders(deps, account, domain, baseUrl);

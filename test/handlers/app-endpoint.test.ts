@@ -169,6 +169,16 @@ describe('/api/app endpoints', () => {
     expect(
       (await ana.call('PUT', `/api/app/sites/${SITE}/providers/venmo`, { webhook_secret: 'whsec_long_enough' })).status,
     ).toBe(404);
+    // A Stripe API key pasted where the signing secret goes is refused with a clear message, and nothing is stored.
+    const notWhsec = await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, {
+      webhook_secret: 'sk_live_51HxxxxxxxxxxxxxxxxxxX',
+    });
+    expect(notWhsec.status).toBe(400);
+    expect(notWhsec.body).toMatchObject({ field: 'webhook_secret', error: expect.stringContaining('whsec_') });
+    expect(
+      ((await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as { providers: Array<{ connected: boolean }> })
+        .providers[0]!.connected,
+    ).toBe(false);
     const secret = 'whsec_test_secret_of_the_app';
     const connected = await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, { webhook_secret: secret });
     expect(connected.body).toMatchObject({ provider: 'stripe', connected: true, last_webhook: null });

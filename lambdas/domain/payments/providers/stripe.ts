@@ -51,6 +51,9 @@ import {
 
 const PROVIDER = 'stripe';
 
+/** How every Stripe webhook signing secret starts (https://docs.stripe.com/webhooks#verify-events); an API key (`sk_…`) there is a mistake. */
+export const STRIPE_SECRET_PREFIX = 'whsec_';
+
 /** Currencies whose Stripe API minor unit is not the ISO 4217 one: code → decimals in Stripe amounts. */
 const STRIPE_EXPONENTS: Readonly<Record<string, number>> = { ISK: 2, MGA: 0 };
 
