@@ -4,6 +4,8 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Server } from 'node:net';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { checkSigV4 } from './sigv4-check.js';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
 
 const require = createRequire(import.meta.url);
@@ -107,29 +109,58 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
   }
 }
 
+/** The largest request body read for the signature check: dynalite's own limit (16 MiB). */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 /**
- * Lets through only requests signed with `accessKeyId` (SigV4's
- * `Credential=<key>/…`), answering others as DynamoDB answers an unknown key:
- * a local process without the data directory's `dynalite.json` (mode 0600 in
- * a 0700 directory) can neither read webhook secrets nor forge an API key
- * item (issue 18.6).
+ * Lets through only requests signed (AWS SigV4) with `credentials`: the
+ * access key id and the signature over the method, path, signed headers and
+ * body, computed with the secret key by the AWS SDK's signer
+ * (`checkSigV4`). Others get the error DynamoDB answers
+ * (`UnrecognizedClientException` for another key, `InvalidSignatureException`
+ * for a wrong signature or a time more than 15 minutes off). So a local
+ * process without the data directory's `dynalite.json` (mode 0600 in a 0700
+ * directory) can neither read webhook secrets nor forge an API key item, even
+ * if it learns the key id.
  */
-export function requireCredential(server: Server, accessKeyId: string): void {
+export function requireCredential(server: Server, credentials: LocalCredentials, clock: () => number = Date.now): void {
   const handlers = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>;
   server.removeAllListeners('request');
-  const signedBy = `Credential=${accessKeyId}/`;
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (String(req.headers.authorization ?? '').includes(signedBy)) {
-      for (const handler of handlers) handler(req, res);
-      return;
-    }
-    req.resume();
-    const body = JSON.stringify({
-      __type: 'com.amazonaws.dynamodb.v20120810#UnrecognizedClientException',
-      message: 'The security token included in the request is invalid.',
-    });
-    res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
+  const refuse = (res: ServerResponse, status: number, type: string, message: string) => {
+    const body = JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
+    res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
     res.end(body);
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return refuse(res, 413, 'ValidationException', 'request too large');
+      const body = Buffer.concat(chunks);
+      checkSigV4(
+        { method: req.method ?? 'POST', url: req.url ?? '/', headers: req.headers, body },
+        credentials,
+        clock(),
+      )
+        .then((refusal) => {
+          if (refusal) return refuse(res, 400, refusal.type, refusal.message);
+          // dynalite reads the body from the request stream: hand it a stream that replays it.
+          const replay = Object.assign(new PassThrough(), {
+            headers: req.headers,
+            method: req.method,
+            url: req.url,
+            httpVersion: req.httpVersion,
+            socket: req.socket,
+          }) as unknown as IncomingMessage;
+          for (const handler of handlers) handler(replay, res);
+          (replay as unknown as PassThrough).end(body);
+        })
+        .catch(() => refuse(res, 500, 'InternalServerError', 'signature check failed'));
+    });
   });
 }
 
@@ -141,7 +172,7 @@ async function startDynalite(dataDir: string, holderFile: string, lockFile: stri
     accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(24).toString('base64url'),
   };
-  requireCredential(server, credentials.accessKeyId);
+  requireCredential(server, credentials);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -323,6 +323,7 @@ export interface Provider {
   webhook_url: string;
   connected_at: string | null;
   last_webhook: { ts: string; status: number | string; result: string } | null;
+  rejected_webhooks: { count: number; last_ts: string } | null;
 }
 
 export type ProviderName = 'stripe' | 'lemonsqueezy' | 'paddle' | 'polar';

@@ -1,4 +1,5 @@
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
+import { DECIMAL_DIGITS, DECIMAL_QUERY_PARAMS } from '../domain/reports/schemas.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
 import * as z from 'zod';
@@ -42,6 +43,11 @@ export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry 
 
 /** Parses query parameters with a schema; a failure is a 400 naming the parameter (spec §7). */
 export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string | undefined>): T {
+  for (const name of DECIMAL_QUERY_PARAMS) {
+    const value = query[name];
+    if (value !== undefined && !DECIMAL_DIGITS.test(value))
+      throw new BadParameterError(name, 'must be a whole number written in decimal digits');
+  }
   const result = schema.safeParse(query);
   if (result.success) return result.data;
   const issue = result.error.issues[0];

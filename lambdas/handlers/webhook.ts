@@ -1,6 +1,6 @@
 import { FootfallError, NotFoundError } from '../domain/errors.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
-import { PROVIDER_MODULES } from '../domain/payments/providers/index.js';
+import { PROVIDER_MODULES, WebhookSignatureError } from '../domain/payments/providers/index.js';
 import type { SiteConfig } from '../domain/site.js';
 import { applyProviderFacts, type PaymentDeps } from '../services/payments.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -12,6 +12,7 @@ export interface WebhookHandlerDeps extends PaymentDeps, Telemetry {
   /** Where the last webhook of a connected provider and its result are kept, for the app's settings (docs/app.md). */
   log?: {
     record(domain: string, provider: Provider, status: { ts: string; status: number; result: string }): Promise<void>;
+    recordRejected(domain: string, provider: Provider, ts: string): Promise<void>;
   };
 }
 
@@ -36,11 +37,18 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
       if (!site) throw new NotFoundError(`unknown site ${domain}`);
       const secret = await deps.secrets.providerSecret(domain, provider);
       if (!secret) throw new NotFoundError(`${provider} is not connected to ${domain}`);
-      // Only for a connected provider of a known site, so unsigned junk cannot write anything.
+      // Only for a connected provider of a known site; only a delivery that passed the signature
+      // check is the "last webhook" (anyone can post to the URL), the others are only counted.
+      const ts = new Date(deps.clock()).toISOString();
       const record = async (status: number, result: string) => {
         await deps.log
-          ?.record(domain, provider, { ts: new Date(deps.clock()).toISOString(), status, result })
+          ?.record(domain, provider, { ts, status, result })
           .catch((e) => logger.warn('last webhook not recorded', e as Error));
+      };
+      const recordRejected = async () => {
+        await deps.log
+          ?.recordRejected(domain, provider, ts)
+          .catch((e) => logger.warn('rejected webhook not counted', e as Error));
       };
       try {
         const module = PROVIDER_MODULES[provider];
@@ -78,6 +86,10 @@ export function createWebhookHandler(deps: WebhookHandlerDeps): HttpHandler {
           body: JSON.stringify({ received: true, ...outcome }),
         };
       } catch (error) {
+        if (error instanceof WebhookSignatureError) {
+          await recordRejected();
+          throw error;
+        }
         const known = error instanceof FootfallError;
         await record(known ? error.status : 503, known ? error.publicMessage : 'not stored: the provider will retry');
         throw error;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { ConflictError, ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { ConflictError, FieldError, ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { STRIPE_SECRET_PREFIX } from '../domain/payments/providers/stripe.js';
 import {
   ATTRIBUTION_MODELS,
   domainSchema,
@@ -23,6 +24,18 @@ export interface WebhookStatus {
   result: string;
 }
 
+/** Deliveries refused for their signature: how many, and when the last came (ISO 8601). */
+export interface RejectedWebhooks {
+  count: number;
+  last_ts: string;
+}
+
+/** A site's webhook record: per provider, the last verified delivery and the refused ones. */
+export interface WebhookLog {
+  last: ReadonlyMap<Provider, WebhookStatus>;
+  rejected: ReadonlyMap<Provider, RejectedWebhooks>;
+}
+
 /** What account settings need: the stores behind each section (DynamoDB in AWS and locally). */
 export interface SettingsDeps {
   sites: {
@@ -42,7 +55,7 @@ export interface SettingsDeps {
     disconnectProvider(domain: string, provider: Provider): Promise<void>;
     listProviders(domain: string): Promise<Array<{ provider: string; connected: string }>>;
   };
-  webhooks: { lastWebhooks(domain: string): Promise<Partial<Record<Provider, WebhookStatus>>> };
+  webhooks: { webhookLog(domain: string): Promise<WebhookLog> };
   keys: {
     create(account: string, name: string | null, now: Date): Promise<ApiKeyInfo & { key: string }>;
     list(): Promise<ApiKeyInfo[]>;
@@ -175,7 +188,10 @@ export interface ProviderView {
   connected: boolean;
   webhook_url: string;
   connected_at: string | null;
+  /** The last delivery that passed the signature check, whatever its result. */
   last_webhook: WebhookStatus | null;
+  /** Deliveries refused for their signature (anyone can post to the URL), counted apart so they cannot hide the last real one. */
+  rejected_webhooks: RejectedWebhooks | null;
 }
 
 export const connectBody = z.object({
@@ -191,7 +207,7 @@ export const providerParam = z.enum(PROVIDERS);
 /** The path providers post a site's webhooks to (`POST /api/webhooks/{provider}/{domain}`). */
 export const webhookPath = (provider: Provider, domain: string) => `/api/webhooks/${provider}/${domain}`;
 
-/** The four providers of a site, connected or not, with the webhook URL on `baseUrl` and the last webhook received. */
+/** The four providers of a site, connected or not, with the webhook URL on `baseUrl`, the last verified webhook and the count of refused ones. */
 export async function listProviders(
   deps: Pick<SettingsDeps, 'sites' | 'providers' | 'webhooks'>,
   account: string,
@@ -199,9 +215,9 @@ export async function listProviders(
   baseUrl: string,
 ): Promise<{ providers: ProviderView[] }> {
   const site = await ownSite(deps, account, domain);
-  const [connected, last] = await Promise.all([
+  const [connected, log] = await Promise.all([
     deps.providers.listProviders(site.domain),
-    deps.webhooks.lastWebhooks(site.domain),
+    deps.webhooks.webhookLog(site.domain),
   ]);
   const when = new Map(connected.map((c) => [c.provider, c.connected]));
   return {
@@ -210,7 +226,8 @@ export async function listProviders(
       connected: when.has(p),
       webhook_url: `${baseUrl}${webhookPath(p, site.domain)}`,
       connected_at: when.get(p) ?? null,
-      last_webhook: last[p] ?? null,
+      last_webhook: log.last.get(p) ?? null,
+      rejected_webhooks: log.rejected.get(p) ?? null,
     })),
   };
 }
@@ -224,6 +241,11 @@ export async function connectProvider(
   secret: string,
   baseUrl: string,
 ): Promise<ProviderView> {
+  if (provider === 'stripe' && !secret.startsWith(STRIPE_SECRET_PREFIX))
+    throw new FieldError(
+      'webhook_secret',
+      `A Stripe signing secret starts with ${STRIPE_SECRET_PREFIX}: copy it from Developers › Webhooks › your endpoint › Signing secret (not an API key).`,
+    );
   const site = await ownSite(deps, account, domain);
   await deps.providers.connectProvider(site.domain, provider, secret, new Date(deps.clock()));
   const { providers } = await listProviders(deps, account, domain, baseUrl);

@@ -1,10 +1,14 @@
 import { FieldError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../domain/errors.js';
 import {
-  attemptWindow,
+  addressGroup,
+  attemptKey,
+  attemptsIn,
+  bucketStart,
+  countedFrom,
   overLimit,
   retryAfterSeconds,
+  type AttemptBucket,
   type AttemptScope,
-  type AttemptWindow,
 } from '../domain/auth/attempts.js';
 import { hashPassword, passwordSchema, verifyPassword } from '../domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../domain/auth/token.js';
@@ -19,7 +23,7 @@ export const INVITE_TTL_MS = 7 * 86_400_000;
 export interface AuthDeps {
   users: {
     get(email: string): Promise<User | null>;
-    setPassword(email: string, hash: string): Promise<number | null>;
+    setPassword(email: string, hash: string, expectEpoch?: number): Promise<number | null>;
     addInvite(hash: string, invite: Invite): Promise<void>;
     getInvite(hash: string): Promise<Invite | null>;
     takeInvite(hash: string): Promise<Invite | null>;
@@ -30,7 +34,11 @@ export interface AuthDeps {
     get(hash: string): Promise<Session | null>;
     delete(hash: string): Promise<void>;
   };
-  attempts: { hit(w: AttemptWindow): Promise<number> };
+  attempts: {
+    add(key: string, start: number, delta: number): Promise<void>;
+    buckets(key: string, from: number): Promise<AttemptBucket[]>;
+    clear(key: string): Promise<void>;
+  };
   clock: () => number;
   /** The KDF (`hashPassword`, `verifyPassword` by default); tests count its calls. */
   passwords?: { hash(password: string): Promise<string>; verify(password: string, stored: string): Promise<boolean> };
@@ -61,14 +69,37 @@ const WRONG = 'Wrong email or password.';
 let decoy: Promise<string> | undefined;
 const decoyHash = () => (decoy ??= hashPassword(`decoy-${Math.random()}`));
 
-async function countAttempt(deps: AuthDeps, scope: AttemptScope, value: string, now: number): Promise<void> {
-  const w = attemptWindow(scope, value, now);
-  if (overLimit(scope, await deps.attempts.hit(w))) {
-    throw new TooManyRequestsError(
-      'Too many sign-in attempts. Wait a few minutes and try again.',
-      retryAfterSeconds(w, now),
-    );
-  }
+/**
+ * Counts one attempt in each of `counters` (scope, value) before the password
+ * is checked; when any is over its limit, takes the attempt back from all of
+ * them and refuses it.
+ * @throws TooManyRequestsError (429) with the seconds until an attempt would be admitted
+ */
+async function admitAttempt(
+  deps: AuthDeps,
+  counters: ReadonlyArray<[AttemptScope, string]>,
+  now: number,
+): Promise<void> {
+  const keys = counters.map(([scope, value]) => attemptKey(scope, value));
+  const start = bucketStart(now);
+  await Promise.all(keys.map((k) => deps.attempts.add(k, start, 1)));
+  const seen = await Promise.all(keys.map((k) => deps.attempts.buckets(k, countedFrom(now))));
+  const over = counters.flatMap(([scope], i) =>
+    overLimit(scope, attemptsIn(seen[i]!, now)) ? [retryAfterSeconds(scope, seen[i]!, now)] : [],
+  );
+  if (over.length === 0) return;
+  await Promise.all(keys.map((k) => deps.attempts.add(k, start, -1)));
+  throw new TooManyRequestsError('Too many sign-in attempts. Wait a few minutes and try again.', Math.max(...over));
+}
+
+/** The address group of password changes (they come from a signed-in session, not an address). */
+const PASSWORD_CHANGE = 'password-change';
+
+/** A successful sign-in resets the email's counters (OWASP: the failed-login counter belongs to the account). */
+async function resetAttempts(deps: AuthDeps, email: string, group: string | null): Promise<void> {
+  const scopes: Array<[AttemptScope, string]> = [['email', email]];
+  if (group !== null) scopes.push(['pair', `${email} ${group}`]);
+  await Promise.all(scopes.map(([scope, value]) => deps.attempts.clear(attemptKey(scope, value))));
 }
 
 /** Starts a session for a user: a new 256-bit token, stored as its hash, ending `SESSION_TTL_MS` from now. */
@@ -90,10 +121,11 @@ export async function startSession(
 }
 
 /**
- * Signs in with email and password. Each attempt is counted per email and
- * per client address first (429 past the limits); an unknown email, a user
+ * Signs in with email and password. Each attempt is counted first per
+ * (email, address group), per email and per address group
+ * (`domain/auth/attempts.ts`; 429 past a limit); an unknown email, a user
  * without a password yet and a wrong password get the same 401 after the
- * same scrypt work.
+ * same scrypt work. Success resets the email's counters.
  * @throws TooManyRequestsError (429), UnauthorizedError (401)
  */
 export async function signIn(
@@ -103,11 +135,21 @@ export async function signIn(
 ): Promise<{ user: User; session: NewSession }> {
   const email = normalizeEmail(input.email);
   const now = deps.clock();
-  await Promise.all([countAttempt(deps, 'email', email, now), countAttempt(deps, 'address', address, now)]);
+  const group = addressGroup(address);
+  await admitAttempt(
+    deps,
+    [
+      ['pair', `${email} ${group}`],
+      ['email', email],
+      ['address', group],
+    ],
+    now,
+  );
   const user = await deps.users.get(email);
   const hash = user?.password_hash ?? (await decoyHash());
   const ok = await (deps.passwords ?? KDF).verify(input.password, hash);
   if (!ok || !user?.password_hash) throw new UnauthorizedError(WRONG);
+  await resetAttempts(deps, email, group);
   return { user, session: await startSession(deps, user) };
 }
 
@@ -155,20 +197,34 @@ export async function changePassword(
 ): Promise<NewSession> {
   const next = newPassword('new_password', input.new_password);
   const now = deps.clock();
-  await countAttempt(deps, 'email', signedIn.user.email, now);
+  // The password-change form is its own group: a stolen session gets the pair's limit, not the email's.
+  await admitAttempt(
+    deps,
+    [
+      ['pair', `${signedIn.user.email} ${PASSWORD_CHANGE}`],
+      ['email', signedIn.user.email],
+    ],
+    now,
+  );
   const kdf = deps.passwords ?? KDF;
   if (!signedIn.user.password_hash || !(await kdf.verify(input.current_password, signedIn.user.password_hash))) {
     throw new FieldError('current_password', 'The current password is wrong.');
   }
   const epoch = await deps.users.setPassword(signedIn.user.email, await kdf.hash(next));
   if (epoch === null) throw new UnauthorizedError('sign in first');
+  await resetAttempts(deps, signedIn.user.email, PASSWORD_CHANGE);
   return startSession(deps, { ...signedIn.user, epoch });
 }
 
-/** Makes a one-time link for a user to set a password (and so join the account): resolves with the token for the URL. */
+/**
+ * Makes a one-time link for a user to set a password (and so join the
+ * account): resolves with the token for the URL. The link carries the user's
+ * credential epoch and dies when it changes (any password set, by a link or
+ * in the app), as well as when used or after `INVITE_TTL_MS`.
+ */
 export async function createInvite(
   deps: Pick<AuthDeps, 'users' | 'clock'>,
-  user: Pick<User, 'email' | 'account'>,
+  user: Pick<User, 'email' | 'account' | 'epoch'>,
 ): Promise<string> {
   const token = newToken();
   const now = deps.clock();
@@ -177,6 +233,7 @@ export async function createInvite(
     account: user.account,
     created: now,
     expires: now + INVITE_TTL_MS,
+    epoch: user.epoch,
   });
   return token;
 }
@@ -186,10 +243,14 @@ export const invitePath = (token: string) => `/invite/${token}`;
 
 const EXPIRED = 'This link has expired or was already used.';
 
-/** What a one-time link is for, without using it. @throws NotFoundError when unknown, used or expired */
+/** True while a link can still be used: not expired, and its user still in its account at the epoch it was made at. */
+const linkAlive = (invite: Invite, user: User | null, now: number) =>
+  invite.expires > now && user !== null && user.account === invite.account && user.epoch === invite.epoch;
+
+/** What a one-time link is for, without using it. @throws NotFoundError when unknown, used, expired or outlived by a password change */
 export async function inviteInfo(deps: Pick<AuthDeps, 'users' | 'clock'>, token: string): Promise<Invite> {
   const invite = looksLikeToken(token) ? await deps.users.getInvite(hashToken(token)) : null;
-  if (!invite || invite.expires <= deps.clock()) throw new NotFoundError(EXPIRED);
+  if (!invite || !linkAlive(invite, await deps.users.get(invite.email), deps.clock())) throw new NotFoundError(EXPIRED);
   return invite;
 }
 
@@ -207,9 +268,12 @@ export async function acceptInvite(
   await inviteInfo(deps, token);
   const hash = await (deps.passwords ?? KDF).hash(next);
   const invite = await deps.users.takeInvite(hashToken(token));
-  if (!invite || invite.expires <= deps.clock()) throw new NotFoundError(EXPIRED);
-  const user = await deps.users.get(invite.email);
-  const epoch = user && user.account === invite.account ? await deps.users.setPassword(user.email, hash) : null;
-  if (!user || epoch === null) throw new NotFoundError(EXPIRED);
+  const user = invite ? await deps.users.get(invite.email) : null;
+  if (!invite || !user || !linkAlive(invite, user, deps.clock())) throw new NotFoundError(EXPIRED);
+  // Conditional on the link's epoch: a password set since the read above still kills the link.
+  const epoch = await deps.users.setPassword(user.email, hash, invite.epoch);
+  if (epoch === null) throw new NotFoundError(EXPIRED);
+  // The set-password link is the way back in while the email is limited (OWASP, "Account Lockout").
+  await resetAttempts(deps, user.email, null);
   return { user: { ...user, password_hash: hash, epoch }, session: await startSession(deps, { ...user, epoch }) };
 }

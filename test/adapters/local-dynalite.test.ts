@@ -7,6 +7,8 @@ import { createDynamoConnection } from '../../lambdas/adapters/dynamo/client.js'
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { openLocalDynamo, startMemoryDynalite } from '../../local/dynalite.js';
 import { dynaliteIteratorBases } from '../../local/dynalite-iterators.js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { NodeSha256 as Sha256 } from '../../local/sigv4-check.js';
 
 /**
  * dynalite 4.0.0 never closed the LevelDB iterator of a Query or Scan, so every
@@ -130,6 +132,80 @@ describe('local dynalite: only the owner gets in', () => {
       owner.doc.destroy();
       stranger.doc.destroy();
       guess.doc.destroy();
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('local dynalite: the SigV4 signature is checked, not just the key id', () => {
+  it('refuses a wrong secret, a changed body, header or path, and a stale date as DynamoDB does; the signed request passes', async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'ff-sig-')), 'data');
+    const db = await openLocalDynamo(dir, 'cli');
+    const owner = createDynamoConnection({
+      table: 'sig',
+      endpoint: db.endpoint,
+      credentials: db.credentials,
+      maxAttempts: 1,
+    });
+    const wrongSecret = createDynamoConnection({
+      table: 'sig',
+      endpoint: db.endpoint,
+      credentials: { accessKeyId: db.credentials.accessKeyId, secretAccessKey: 'not-the-secret' },
+      maxAttempts: 1,
+    });
+    try {
+      await ensureTable(owner);
+      await owner.doc.send(
+        new PutCommand({ TableName: owner.table, Item: { pk: 'PROVIDER#shop.test', sk: 'stripe' } }),
+      );
+      await expect(wrongSecret.doc.send(new ScanCommand({ TableName: wrongSecret.table }))).rejects.toMatchObject({
+        name: 'InvalidSignatureException',
+        $metadata: { httpStatusCode: 400 },
+      });
+      await expect(
+        wrongSecret.doc.send(
+          new PutCommand({ TableName: wrongSecret.table, Item: { pk: 'APIKEY#forged', sk: 'KEY' } }),
+        ),
+      ).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+
+      // A request signed by the owner's key, replayed with one part changed.
+      const url = new URL(db.endpoint);
+      const signed = (date: Date, body: string) =>
+        new SignatureV4({ credentials: db.credentials, region: 'local', service: 'dynamodb', sha256: Sha256 }).sign(
+          {
+            method: 'POST',
+            protocol: 'http:',
+            hostname: url.host,
+            path: '/',
+            headers: {
+              host: url.host,
+              'content-type': 'application/x-amz-json-1.0',
+              'x-amz-target': 'DynamoDB_20120810.Scan',
+            },
+            body,
+          },
+          { signingDate: date },
+        );
+      const scan = JSON.stringify({ TableName: 'sig' });
+      const send = async (headers: Record<string, string>, body: string, path = '/') => {
+        const res = await fetch(`${db.endpoint}${path}`, { method: 'POST', headers, body });
+        return { status: res.status, type: String(((await res.json()) as { __type?: string }).__type ?? 'ok') };
+      };
+      const good = (await signed(new Date(), scan)).headers as Record<string, string>;
+      expect(await send(good, scan)).toEqual({ status: 200, type: 'ok' });
+      const refused = { status: 400, type: 'com.amazonaws.dynamodb.v20120810#InvalidSignatureException' };
+      expect(await send(good, JSON.stringify({ TableName: 'sig', Limit: 1 }))).toEqual(refused);
+      expect(await send({ ...good, 'x-amz-target': 'DynamoDB_20120810.DeleteTable' }, scan)).toEqual(refused);
+      expect(await send(good, scan, '/other')).toEqual(refused);
+      const stale = (await signed(new Date(Date.now() - 16 * 60_000), scan)).headers as Record<string, string>;
+      expect(await send(stale, scan)).toEqual(refused);
+      const { authorization, ...unsigned } = good;
+      expect(authorization).toContain(`Credential=${db.credentials.accessKeyId}/`);
+      expect((await send(unsigned, scan)).status).toBe(400);
+    } finally {
+      owner.doc.destroy();
+      wrongSecret.doc.destroy();
       await db.close();
       await rm(dir, { recursive: true, force: true });
     }

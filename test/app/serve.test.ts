@@ -10,7 +10,7 @@ import { DynamoSessionStore } from '../../lambdas/adapters/dynamo/session-store.
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { DynamoAttemptStore } from '../../lambdas/adapters/dynamo/attempt-store.js';
 import { sweepExpired } from '../../lambdas/adapters/dynamo/expiry.js';
-import { attemptWindow } from '../../lambdas/domain/auth/attempts.js';
+import { attemptKey, bucketStart } from '../../lambdas/domain/auth/attempts.js';
 
 /** A script well over CloudFront's 1,000-byte floor for compression. */
 const BIG_JS = Array.from({ length: 400 }, (_, i) => `export const v${i} = ${i * 7};`).join('\n');
@@ -171,10 +171,10 @@ describe('the app served by the local server', () => {
       account: 'acme',
       created: now - 8 * 86_400_000,
       expires: now - 1000,
+      epoch: 1,
     });
-    const w = attemptWindow('email', 'a@b.test', now - 3_600_000);
-    await new DynamoAttemptStore(svc.dynamo).hit(w);
-    expect(await sweepExpired(svc.dynamo, now)).toBe(3);
+    await new DynamoAttemptStore(svc.dynamo).add(attemptKey('email', 'a@b.test'), bucketStart(now - 3_600_000), 1);
+    expect(await sweepExpired(svc.dynamo, now)).toBe(4);
     expect(await sessions.get('old')).toBeNull();
     expect(await users.getInvite('oldlink')).toBeNull();
     expect(await sessions.get('live')).not.toBeNull();

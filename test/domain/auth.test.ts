@@ -6,7 +6,17 @@ import {
   sessionCookie,
   sessionTokenOf,
 } from '../../lambdas/domain/auth/cookie.js';
-import { SIGN_IN_LIMITS, attemptWindow, overLimit, retryAfterSeconds } from '../../lambdas/domain/auth/attempts.js';
+import {
+  SIGN_IN_LIMITS,
+  addressGroup,
+  attemptKey,
+  attemptsIn,
+  bucketExpiry,
+  bucketStart,
+  countedFrom,
+  overLimit,
+  retryAfterSeconds,
+} from '../../lambdas/domain/auth/attempts.js';
 import { hashPassword, passwordSchema, SCRYPT_PARAMS, verifyPassword } from '../../lambdas/domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../../lambdas/domain/auth/token.js';
 import { periodStart } from '../../lambdas/services/account-settings.js';
@@ -70,23 +80,46 @@ describe('session cookie', () => {
   });
 });
 
-describe('sign-in attempt windows', () => {
-  it('counts per scope and value in fixed windows, lowercase, hashed', () => {
-    const now = Date.UTC(2026, 10, 23, 10, 7);
-    const a = attemptWindow('email', 'Ana@Example.com', now);
-    const b = attemptWindow('email', 'ana@example.com', now + 60_000);
-    expect(a).toEqual(b);
-    expect(a.key).toMatch(/^email#[0-9a-f]{64}$/);
-    expect(a.key).not.toContain('ana');
-    expect(a.windowStart).toBe(Date.UTC(2026, 10, 23, 10, 0));
-    expect(a.expiresAt - a.windowStart).toBe(SIGN_IN_LIMITS.email.windowMs);
-    expect(attemptWindow('address', 'ana@example.com', now).key).not.toBe(a.key);
-    expect(retryAfterSeconds(a, now)).toBe(8 * 60);
+describe('sign-in attempt counters', () => {
+  const now = Date.UTC(2026, 10, 23, 10, 7, 30);
+  it('are kept per scope and value, lowercase, hashed', () => {
+    expect(attemptKey('email', 'Ana@Example.com')).toBe(attemptKey('email', 'ana@example.com'));
+    expect(attemptKey('email', 'ana@example.com')).toMatch(/^email#[0-9a-f]{64}$/);
+    expect(attemptKey('address', 'ana@example.com')).not.toBe(attemptKey('email', 'ana@example.com'));
+  });
+  it('sum whole minute buckets covering at least the last 15 minutes, and no older one', () => {
+    const at = (minutesAgo: number, n = 1) => ({ start: bucketStart(now - minutesAgo * 60_000), n });
+    expect(countedFrom(now)).toBe(Date.UTC(2026, 10, 23, 9, 52));
+    expect(attemptsIn([at(0, 2), at(14), at(15, 3)], now)).toBe(6);
+    expect(attemptsIn([at(16, 5)], now)).toBe(0);
+    expect(bucketExpiry(bucketStart(now))).toBe(Date.UTC(2026, 10, 23, 10, 23));
   });
   it('the limit-th attempt passes, the next one does not', () => {
-    expect(overLimit('email', SIGN_IN_LIMITS.email.limit)).toBe(false);
-    expect(overLimit('email', SIGN_IN_LIMITS.email.limit + 1)).toBe(true);
-    expect(overLimit('address', SIGN_IN_LIMITS.address.limit + 1)).toBe(true);
+    expect(overLimit('pair', SIGN_IN_LIMITS.pair.limit)).toBe(false);
+    expect(overLimit('pair', SIGN_IN_LIMITS.pair.limit + 1)).toBe(true);
+    expect(SIGN_IN_LIMITS.email.limit).toBeGreaterThan(SIGN_IN_LIMITS.pair.limit);
+  });
+  it('Retry-After: until enough of the oldest attempts leave the window', () => {
+    const limit = SIGN_IN_LIMITS.pair.limit;
+    // limit attempts 10 minutes ago and this refused one now: the old ones leave 6 minutes from the start of their minute.
+    const buckets = [
+      { start: bucketStart(now - 10 * 60_000), n: limit },
+      { start: bucketStart(now), n: 1 },
+    ];
+    expect(retryAfterSeconds('pair', buckets, now)).toBe((bucketExpiry(buckets[0]!.start) - now) / 1000);
+  });
+  it.each([
+    ['192.0.2.1', '192.0.2.1'],
+    ['2001:db8:1:2::1', '2001:db8:1:2::/64'],
+    ['2001:0DB8:0001:0002:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['[2001:db8:1:2::1]', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::', '0:0:0:0::/64'],
+    ['::ffff:198.51.100.7', '198.51.100.7'],
+    ['64:ff9b::198.51.100.7', '64:ff9b:0:0::/64'],
+    ['not an address', 'not an address'],
+  ])('address %s is limited as %s', (address, group) => {
+    expect(addressGroup(address)).toBe(group);
   });
 });
 

@@ -20,7 +20,7 @@ const key = fc.oneof(fc.constantFrom(...PROTOTYPE_NAMES), fc.string({ maxLength:
 
 describe('dict: any text is a key like any other', () => {
   it('holds and answers every prototype name as its own key, and nothing it does not hold', () => {
-    const d = dict<number>(PROTOTYPE_NAMES.map((n, i) => [n, i]));
+    const d = dict<number>(PROTOTYPE_NAMES.map((n, i) => [n, i] as const));
     expect(Object.keys(d)).toEqual(PROTOTYPE_NAMES);
     expect(PROTOTYPE_NAMES.map((n) => d[n])).toEqual([0, 1, 2, 3, 4, 5]);
     expect(dict<number>().constructor).toBeUndefined();

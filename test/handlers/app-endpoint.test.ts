@@ -161,6 +161,7 @@ describe('/api/app endpoints', () => {
       webhook_url: `${s.svc.url}/api/webhooks/stripe/${SITE}`,
       connected_at: null,
       last_webhook: null,
+      rejected_webhooks: null,
     });
     expect(
       (await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, { webhook_secret: 'short' })).body,
@@ -168,6 +169,16 @@ describe('/api/app endpoints', () => {
     expect(
       (await ana.call('PUT', `/api/app/sites/${SITE}/providers/venmo`, { webhook_secret: 'whsec_long_enough' })).status,
     ).toBe(404);
+    // A Stripe API key pasted where the signing secret goes is refused with a clear message, and nothing is stored.
+    const notWhsec = await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, {
+      webhook_secret: 'sk_live_51HxxxxxxxxxxxxxxxxxxX',
+    });
+    expect(notWhsec.status).toBe(400);
+    expect(notWhsec.body).toMatchObject({ field: 'webhook_secret', error: expect.stringContaining('whsec_') });
+    expect(
+      ((await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as { providers: Array<{ connected: boolean }> })
+        .providers[0]!.connected,
+    ).toBe(false);
     const secret = 'whsec_test_secret_of_the_app';
     const connected = await ana.call('PUT', `/api/app/sites/${SITE}/providers/stripe`, { webhook_secret: secret });
     expect(connected.body).toMatchObject({ provider: 'stripe', connected: true, last_webhook: null });
@@ -198,6 +209,33 @@ describe('/api/app endpoints', () => {
     expect(
       (await hook(Stripe.webhooks.generateTestHeaderString({ payload, secret: 'whsec_wrong', timestamp: NOW / 1000 })))
         .status,
+    ).toBe(400);
+    // Anyone can post to the URL: a delivery that fails the signature check (wrong secret, none, garbage) is
+    // counted apart and leaves the last verified webhook as it was.
+    expect((await hook('t=1,v1=00')).status).toBe(400);
+    const afterBad = (
+      (await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as {
+        providers: Array<{ last_webhook: unknown; rejected_webhooks: unknown }>;
+      }
+    ).providers[0]!;
+    expect(afterBad.last_webhook).toEqual(good);
+    expect(afterBad.rejected_webhooks).toEqual({ count: 2, last_ts: new Date(NOW).toISOString() });
+    // A signed delivery whose body Footfall cannot read is a verified delivery: it is the last webhook, with its 400.
+    const unreadable = JSON.stringify({
+      id: 'evt_app_2',
+      type: 'charge.succeeded',
+      created: NOW / 1000,
+      data: { object: {} },
+    });
+    const signed = Stripe.webhooks.generateTestHeaderString({ payload: unreadable, secret, timestamp: NOW / 1000 });
+    expect(
+      (
+        await fetch(`${s.svc.url}/api/webhooks/stripe/${SITE}`, {
+          method: 'POST',
+          headers: { 'stripe-signature': signed, 'content-type': 'application/json' },
+          body: unreadable,
+        })
+      ).status,
     ).toBe(400);
     const bad = (
       (await ana.call('GET', `/api/app/sites/${SITE}/providers`)).body as {

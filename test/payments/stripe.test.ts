@@ -86,7 +86,7 @@ describe('stripe verify', () => {
     [
       'garbage header',
       () => stripe.verify(body, { 'stripe-signature': 'nonsense' }, SECRET, NOW),
-      'webhook signature does not match',
+      'malformed webhook signature',
     ],
     [
       'stale timestamp',

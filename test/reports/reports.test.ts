@@ -150,6 +150,17 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     expect(await bad.json()).toEqual({ error: expect.stringMatching(/^limit: /) });
   });
 
+  it.each(['limit=1e2', 'limit=0x10', 'limit=%205', 'limit=5.0', 'limit=-1', 'limit=', 'offset=1e3', 'offset=0b1'])(
+    'answers %s with 400 naming the parameter: integers in decimal digits only',
+    async (param) => {
+      const res = await s.get(`/api/v1/sites/shop.test/payments?${MARCH}&${param}`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: `${param.split('=')[0]}: must be a whole number written in decimal digits`,
+      });
+    },
+  );
+
   it("exports breakdowns, payments and goals as CSV with the JSON's columns; errors stay JSON", async () => {
     const get = (path: string, accept?: string) =>
       fetch(`${s.svc.url}${path}`, { headers: { authorization: `Bearer ${s.key}`, ...(accept ? { accept } : {}) } });

@@ -349,6 +349,16 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
           ) : (
             'No webhook received yet.'
           )}
+          {p.rejected_webhooks ? (
+            <span data-rejected-webhooks>
+              {' '}
+              <span class="warn">
+                {p.rejected_webhooks.count} {p.rejected_webhooks.count === 1 ? 'delivery' : 'deliveries'} refused for a
+                bad signature
+              </span>
+              , the last {formatAgo(p.rejected_webhooks.last_ts)}. If these come from {info.label}, replace the secret.
+            </span>
+          ) : null}
         </p>
       ) : null}
       {open || p.connected ? (

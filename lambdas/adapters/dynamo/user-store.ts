@@ -34,6 +34,8 @@ export interface Invite {
   account: string;
   created: number;
   expires: number;
+  /** The user's credential epoch when the link was made: the link works only while the user's epoch is still this. */
+  epoch: number;
 }
 
 const userKey = (email: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: 'USER' });
@@ -42,6 +44,19 @@ const memberKey = (account: string, email: string) => ({
   [SK]: PARTITIONS.user.key(email),
 });
 const inviteKey = (hash: string) => ({ [PK]: PARTITIONS.invite.key(hash), [SK]: 'INVITE' });
+/** A user's pointer to one of their links, so that setting a password can delete them all. */
+const linkKey = (email: string, hash: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: `LINK#${hash}` });
+
+function toInvite(item: Record<string, unknown>): Invite {
+  return {
+    email: String(item.email),
+    account: String(item.account),
+    created: Number(item.created),
+    expires: Number(item.expires),
+    // A link stored before links carried an epoch matches no user (epochs are never negative): it is dead.
+    epoch: typeof item.epoch === 'number' ? item.epoch : -1,
+  };
+}
 
 function toUser(item: Record<string, unknown>): User {
   return {
@@ -96,36 +111,66 @@ export class DynamoUserStore {
 
   /**
    * Sets the password hash and moves the user's epoch on, which ends every
-   * session started before. Resolves with the new epoch, or null when the
-   * user no longer exists.
+   * session started before and kills every set-password link made before
+   * (each carries the epoch it was made at); then deletes the user's links.
+   * With `expectEpoch`, only if the user's epoch is still that (a link being
+   * used). Resolves with the new epoch, or null when the user no longer
+   * exists or its epoch moved on.
    */
-  async setPassword(email: string, hash: string): Promise<number | null> {
+  async setPassword(email: string, hash: string, expectEpoch?: number): Promise<number | null> {
+    let epoch: number;
     try {
       const { Attributes } = await this.conn.doc.send(
         new UpdateCommand({
           TableName: this.conn.table,
           Key: userKey(email),
           UpdateExpression: 'SET password_hash = :h ADD epoch :one',
-          ConditionExpression: `attribute_exists(${PK})`,
-          ExpressionAttributeValues: { ':h': hash, ':one': 1 },
+          ConditionExpression:
+            expectEpoch === undefined ? `attribute_exists(${PK})` : `attribute_exists(${PK}) AND epoch = :e`,
+          ExpressionAttributeValues: {
+            ':h': hash,
+            ':one': 1,
+            ...(expectEpoch === undefined ? {} : { ':e': expectEpoch }),
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const account = String(Attributes?.account);
+      epoch = Number(Attributes?.epoch);
       await this.conn.doc.send(
         new UpdateCommand({
           TableName: this.conn.table,
-          Key: memberKey(account, email),
+          Key: memberKey(String(Attributes?.account), email),
           UpdateExpression: 'SET #s = :a',
           ExpressionAttributeNames: { '#s': 'status' },
           ExpressionAttributeValues: { ':a': 'active' },
         }),
       );
-      return Number(Attributes?.epoch);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return null;
       throw error;
     }
+    await this.dropLinks(email);
+    return epoch;
+  }
+
+  /** Deletes every set-password link of a user and its pointer, reading the pointers a page of 100 at a time. */
+  private async dropLinks(email: string): Promise<void> {
+    for await (const item of this.itemsUnder(PARTITIONS.user.key(email), 'LINK#')) {
+      const linkHash = String(item[SK]).slice('LINK#'.length);
+      await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: inviteKey(linkHash) }));
+      await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: linkKey(email, linkHash) }));
+    }
+  }
+
+  /** The items of partition `pk` whose sort key starts with `prefix`, read a page of 100 at a time. */
+  private async *itemsUnder(pk: string, prefix: string): AsyncGenerator<Record<string, unknown>> {
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      Limit: 100,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query)) yield* page.Items ?? [];
   }
 
   /** Removes a user: the USER item first (what every session check reads), then the membership. */
@@ -139,25 +184,29 @@ export class DynamoUserStore {
   /** The account's users, by email, read a page of 100 at a time. */
   async members(account: string): Promise<Member[]> {
     const members: Member[] = [];
-    const query = {
-      TableName: this.conn.table,
-      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
-      ExpressionAttributeValues: { ':pk': PARTITIONS.account.key(account), ':prefix': PARTITIONS.user.prefix },
-      Limit: 100,
-    };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      for (const i of page.Items ?? [])
-        members.push({
-          email: String(i.email),
-          created: String(i.created),
-          status: i.status === 'active' ? 'active' : 'invited',
-        });
-    }
+    for await (const i of this.itemsUnder(PARTITIONS.account.key(account), PARTITIONS.user.prefix))
+      members.push({
+        email: String(i.email),
+        created: String(i.created),
+        status: i.status === 'active' ? 'active' : 'invited',
+      });
     return members;
   }
 
-  /** Stores a one-time link by the SHA-256 of its token, with the TTL attribute. */
+  /**
+   * Stores a one-time link by the SHA-256 of its token, and a pointer to it in
+   * the user's partition (for `setPassword` to delete), both with the TTL
+   * attribute; the pointer first, so no link exists without one.
+   */
   async addInvite(hash: string, invite: Invite): Promise<void> {
+    const pointer = linkKey(invite.email, hash);
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...pointer, type: 'LINK', ...ttlOf(invite.expires) },
+      }),
+    );
+    await recordExpiry(this.conn, pointer[PK], pointer[SK], invite.expires);
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
@@ -171,14 +220,7 @@ export class DynamoUserStore {
     const { Item } = await this.conn.doc.send(
       new GetCommand({ TableName: this.conn.table, Key: inviteKey(hash), ConsistentRead: true }),
     );
-    return Item
-      ? {
-          email: String(Item.email),
-          account: String(Item.account),
-          created: Number(Item.created),
-          expires: Number(Item.expires),
-        }
-      : null;
+    return Item ? toInvite(Item) : null;
   }
 
   /** Deletes a one-time link and resolves with it, or null when it was already used: of two uses at once, one wins. */
@@ -192,14 +234,7 @@ export class DynamoUserStore {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return Attributes
-        ? {
-            email: String(Attributes.email),
-            account: String(Attributes.account),
-            created: Number(Attributes.created),
-            expires: Number(Attributes.expires),
-          }
-        : null;
+      return Attributes ? toInvite(Attributes) : null;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return null;
       throw error;

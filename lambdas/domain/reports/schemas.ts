@@ -20,6 +20,14 @@ const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/)
   .describe("Local date YYYY-MM-DD in the site's timezone");
+/**
+ * Query parameters that are integers: only decimal digits are taken (`z.coerce`
+ * alone would read `1e2`, `0x10`, ` 5` or `5.0` as numbers); checked by the
+ * report handler's `parseQuery` before the schema (docs/api.md).
+ */
+export const DECIMAL_QUERY_PARAMS: readonly string[] = ['limit', 'offset'];
+export const DECIMAL_DIGITS = /^\d{1,16}$/;
+
 const limitOf = (max: number, fallback: number) =>
   z.coerce
     .number()

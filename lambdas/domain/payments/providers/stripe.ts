@@ -52,6 +52,9 @@ import { own } from '../../dict.js';
 
 const PROVIDER = 'stripe';
 
+/** How every Stripe webhook signing secret starts (https://docs.stripe.com/webhooks#verify-events); an API key (`sk_…`) there is a mistake. */
+export const STRIPE_SECRET_PREFIX = 'whsec_';
+
 /** Currencies whose Stripe API minor unit is not the ISO 4217 one: code → decimals in Stripe amounts. */
 const STRIPE_EXPONENTS: Readonly<Record<string, number>> = { ISK: 2, MGA: 0 };
 
@@ -393,22 +396,44 @@ const HANDLERS: Readonly<Record<string, (event: StripeEvent) => ProviderFacts>> 
   'customer.updated': customerChanged,
 };
 
-/** The signed `t=` of a `stripe-signature` header, seconds. */
-function signedAt(header: string): number | null {
-  const t = /(?:^|,)\s*t=(\d+)\s*(?:,|$)/.exec(header)?.[1];
-  return t === undefined ? null : Number(t);
+/** One `key=value` part of a `stripe-signature` header: a lower-case scheme name, a value without spaces, commas or `=`. */
+const HEADER_PART = /^([a-z][a-z0-9]*)=([^\s,=]+)$/;
+
+/**
+ * The signed time of a `stripe-signature` header (`t=<seconds>,v1=<hex>[,v0=…]`),
+ * seconds since epoch, read exactly as the `stripe` package's `parseHeader`
+ * reads it (split on `,`, then on `=`, `t` compared verbatim; the last `t=`
+ * wins there). So that our age check and the package's HMAC always see the
+ * same `t`, a header that the two could read differently is refused: any part
+ * that is not `key=value` (leading or trailing spaces, empty parts, a second
+ * `=`), a `t` that is not decimal digits, or more than one `t=`.
+ * Throws `WebhookSignatureError('malformed webhook signature')`.
+ */
+export function stripeSignedAt(header: string): number {
+  let t: number | null = null;
+  for (const part of header.split(',')) {
+    const kv = HEADER_PART.exec(part);
+    if (!kv) throw new WebhookSignatureError('malformed webhook signature');
+    if (kv[1] !== 't') continue;
+    if (t !== null || !/^\d{1,12}$/.test(kv[2]!)) throw new WebhookSignatureError('malformed webhook signature');
+    t = parseInt(kv[2]!, 10);
+  }
+  if (t === null) throw new WebhookSignatureError('malformed webhook signature');
+  return t;
 }
 
 /**
  * Verifies `stripe-signature` (`t=<seconds>,v1=<hex>`: HMAC-SHA256 of
- * `${t}.${rawBody}`) with `Stripe.webhooks.constructEvent`, then the
- * timestamp with `checkSignedTime` (5 minutes either way from `nowMs`). The
- * SDK's own tolerance is off (0) because it only refuses old timestamps, and
- * accepted `t` a year ahead (https://docs.stripe.com/webhooks#verify-events).
+ * `${t}.${rawBody}`): the header's form and its one `t` (`stripeSignedAt`),
+ * then the HMAC with `Stripe.webhooks.constructEvent`, then the timestamp with
+ * `checkSignedTime` (5 minutes either way from `nowMs`). The SDK's own
+ * tolerance is off (0) because it only refuses old timestamps, and accepted
+ * `t` a year ahead (https://docs.stripe.com/webhooks#verify-events).
  */
 function verify(rawBody: string, headers: Record<string, string | undefined>, secret: string, nowMs: number): unknown {
   const header = headers['stripe-signature'];
   if (!header) throw new WebhookSignatureError('missing webhook signature');
+  const t = stripeSignedAt(header);
   let event: unknown;
   try {
     event = Stripe.webhooks.constructEvent(rawBody, header, secret, 0, undefined, nowMs);
@@ -419,8 +444,6 @@ function verify(rawBody: string, headers: Record<string, string | undefined>, se
     if (err instanceof SyntaxError) throw new WebhookPayloadError(PROVIDER, 'unknown', 'body is not JSON');
     throw err;
   }
-  const t = signedAt(header);
-  if (t === null) throw new WebhookSignatureError('malformed webhook signature');
   checkSignedTime(t, nowMs);
   return event;
 }
