@@ -81,10 +81,12 @@ export const ASSUMPTIONS = {
   logBytesPerApiRequest: 121,
   logStoredShare: 0.2,
   /**
-   * CloudWatch alarm metrics: 6 alarms, the three 5xx rate ones (the HTTP API's and each hot-path
-   * function URL's) on 2 metrics each (`lib/footfall-stack.ts`).
+   * CloudWatch alarm metrics: 9 alarms, the three 5xx rate ones (the HTTP API's and each hot-path
+   * function URL's) on 2 metrics each (`lib/footfall-stack.ts`): failed batches, iterator age,
+   * archive freshness, Parquet conversion failures, the partition limit, the scheduled function's errors.
+   * The alarm topic (`-c alarmEmail=`) costs nothing at these volumes (SNS: first 1,000 emails a month free).
    */
-  alarmMetrics: 9,
+  alarmMetrics: 12,
   monthsOfData: 12,
 } as const;
 
@@ -107,6 +109,16 @@ export interface Measured {
   rru: number;
   /** DynamoDB billed bytes stored per event (items kept per event plus a month's rollups over its events). */
   storedBytesPerEvent: number;
+}
+
+/**
+ * Requests a month that an actively traced function records: Lambda's fixed sampling rule, the first
+ * request each second and 5% of the rest (AWS X-Ray developer guide, "Sampling rules"), counted as if
+ * the requests were spread evenly over the month.
+ */
+function sampledPerSecond(requests: number): number {
+  const seconds = 30 * 24 * 3600;
+  return Math.min(requests, seconds) + 0.05 * Math.max(0, requests - seconds);
 }
 
 const levelOf = (name: string): number | null => {
@@ -217,9 +229,11 @@ export function monthlyBill(
     ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
     ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
     ['CloudWatch custom metrics and alarms', CUSTOM_METRIC_COUNT * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
+    // The report, app and webhook functions trace actively: Lambda's rule samples the first request each
+    // second and 5% of the rest, so at these rates nearly every API request is traced.
     [
-      'X-Ray traces (sessionizer batches, scheduled runs)',
-      ((sessionizeInvocations + scheduledInvocations) / M) * P.tracePerMillion,
+      'X-Ray traces (sessionizer batches, scheduled runs, API and webhook requests)',
+      ((sessionizeInvocations + scheduledInvocations + sampledPerSecond(apiRequests)) / M) * P.tracePerMillion,
     ],
     ['KMS key of webhook secrets', P.kmsKeyMonth],
   ];
@@ -235,8 +249,7 @@ export function alternatives(m: Measured): Line[] {
   const P = PRICES;
   const A = ASSUMPTIONS;
   const E = m.eventsPerMonth;
-  const perSecond = 30 * 24 * 3600;
-  const sampled = (requests: number) => Math.min(requests, perSecond) + 0.05 * Math.max(0, requests - perSecond);
+  const sampled = sampledPerSecond;
   const onDemand =
     MONTH_HOURS * P.kinesisOnDemandStreamHour +
     ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);

@@ -1,15 +1,17 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CfnOutput, Duration, Fn, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as cwlogs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { APP_DIST } from '../app/build.js';
 import { APP_CSP, IMMUTABLE_CACHE, REVALIDATE_CACHE, appSecurityHeaders } from '../app/headers.js';
+import { ORIGIN_SECRET_HEADER } from '../lambdas/domain/client-address.js';
 import { secureBucket } from './secure-bucket.js';
 
 export interface AppDistributionProps {
@@ -27,6 +29,24 @@ export interface AppDistributionProps {
   accessLogs: s3.IBucket;
   /** The built app (`npm run build:app`). @default app/dist */
   dist?: string;
+  /**
+   * Sent by CloudFront to the HTTP API as the `ORIGIN_SECRET_HEADER` origin custom header (a viewer's header of
+   * that name is overwritten), so the app function trusts `CloudFront-Viewer-Address` only on requests that came
+   * through this distribution, not on the public execute-api URL (`docs/security.md`).
+   */
+  originSecret: string;
+  /** Retention of the deployment helper's log group. */
+  logRetention: cwlogs.RetentionDays;
+}
+
+/**
+ * A name for a CloudFront resource, which CloudFront keeps per account, not per region: the stack
+ * name, the region and `suffix`, so two stacks of one account, or one stack name in two regions,
+ * never ask for the same one (at most 40 + 1 + 14 + 1 + 8 characters: within the 64 of an origin
+ * access control, `lib/config.ts` `stackName`).
+ */
+export function cloudFrontName(scope: Construct, suffix: string): string {
+  return Fn.join('-', [Stack.of(scope).stackName, Aws.REGION, suffix]);
 }
 
 /**
@@ -104,6 +124,7 @@ export class AppDistribution extends Construct {
 
     const headers = appSecurityHeaders(true);
     this.headers = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
+      responseHeadersPolicyName: cloudFrontName(this, 'headers'),
       comment: 'Footfall app: CSP, HSTS, no framing, nosniff, referrer policy',
       securityHeadersBehavior: {
         contentSecurityPolicy: { contentSecurityPolicy: APP_CSP, override: true },
@@ -143,6 +164,7 @@ export class AppDistribution extends Construct {
     // for the viewer's address and country: behind the distribution API Gateway sees the edge's address,
     // and visitors must be looked up and hashed on their own (docs/ingestion.md, "Country").
     const eventHeaders = new cloudfront.OriginRequestPolicy(this, 'EventHeaders', {
+      originRequestPolicyName: cloudFrontName(this, 'event'),
       comment: 'Footfall /api/event: the headers the event function reads, and the viewer address and country',
       headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList(...EVENT_ORIGIN_HEADERS),
       cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
@@ -152,6 +174,11 @@ export class AppDistribution extends Construct {
     const apiOrigin = new origins.HttpOrigin(apiDomain, {
       protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
       originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+      customHeaders: { [ORIGIN_SECRET_HEADER]: props.originSecret },
+    });
+    const assetsAccess = new cloudfront.S3OriginAccessControl(this, 'AssetsAccess', {
+      originAccessControlName: cloudFrontName(this, 'assets'),
+      description: 'Footfall app bucket: only this distribution reads it',
     });
     const hotPath = props.hotPathUrls;
 
@@ -164,7 +191,7 @@ export class AppDistribution extends Construct {
       logBucket: logs,
       logFilePrefix: 'cloudfront/',
       defaultBehavior: {
-        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket),
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket, { originAccessControl: assetsAccess }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
@@ -186,6 +213,12 @@ export class AppDistribution extends Construct {
       },
     });
 
+    // The deployment helper's own log group (one function serves both deployments), deleted with the stack:
+    // otherwise CDK makes one that is retained for two years.
+    const deployLogs = new cwlogs.LogGroup(this, 'DeployLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     // Hashed assets never change under their name; index.html is revalidated so a deploy shows at once.
     const assets = new s3deploy.BucketDeployment(this, 'DeployAssets', {
       sources: [s3deploy.Source.asset(dist, { exclude: ['index.html', '.source-hash'] })],
@@ -193,6 +226,7 @@ export class AppDistribution extends Construct {
       cacheControl: [s3deploy.CacheControl.fromString(IMMUTABLE_CACHE)],
       prune: false,
       memoryLimit: 512,
+      logGroup: deployLogs,
     });
     const index = new s3deploy.BucketDeployment(this, 'DeployIndex', {
       sources: [s3deploy.Source.asset(dist, { exclude: ['*', '!index.html'] })],
@@ -202,6 +236,7 @@ export class AppDistribution extends Construct {
       distribution: this.distribution,
       distributionPaths: ['/index.html'],
       memoryLimit: 512,
+      logGroup: deployLogs,
     });
     index.node.addDependency(assets);
 

@@ -169,6 +169,9 @@ export class EventArchive extends Construct {
         processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
       }),
     });
+    // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.
+    for (const child of firehoseLogs.node.children)
+      if (child instanceof logs.LogStream) child.applyRemovalPolicy(RemovalPolicy.DESTROY);
     // The L2 S3 destination grants `bucket.grantReadWrite` to its role: CDK's
     // action groups (s3:GetObject*, s3:List*, …), scoped to this bucket and its
     // objects; the Glue schema binding adds glue:GetSchemaVersion on "*".

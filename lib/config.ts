@@ -67,6 +67,18 @@ export interface FootfallConfig {
    * quota starts at 10, cannot deploy one (`docs/deploy.md`, "Throttling").
    */
   hotPathConcurrency: number | undefined;
+  /**
+   * The CloudFormation stack name (default `Footfall`). Every resource with a name unique in an
+   * account is named after it (and, for CloudFront's account-wide ones, the region too), so a
+   * second stack (`-c stackName=FootfallStaging`) can live in the same account and region, or the
+   * same name in another region (`docs/deploy.md`, "Several stacks"). Letters, digits and `-`, at
+   * most 40, so `<stackName>-<region>-<suffix>` fits CloudFront's 64-character names.
+   */
+  stackName: string;
+  /** An email address subscribed to a new SNS topic that every alarm notifies (`docs/deploy.md`, "Alarms"). */
+  alarmEmail: string | undefined;
+  /** An existing SNS topic ARN that every alarm notifies (with or instead of `alarmEmail`). */
+  alarmTopicArn: string | undefined;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -84,6 +96,9 @@ export const CONFIG_DEFAULTS = {
   pointInTimeRecovery: true,
   tableClass: 'standard-ia',
   hotPathConcurrency: undefined,
+  stackName: 'Footfall',
+  alarmEmail: undefined,
+  alarmTopicArn: undefined,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -118,6 +133,15 @@ const schema = z.object({
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
   tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),
   hotPathConcurrency: whole.pipe(z.number().min(1)).optional(),
+  stackName: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,39}$/, 'a letter, then letters, digits or -, at most 40 characters')
+    .default(CONFIG_DEFAULTS.stackName),
+  alarmEmail: z.email().optional(),
+  alarmTopicArn: z
+    .string()
+    .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN')
+    .optional(),
 });
 
 /** The context keys this stack reads. */
@@ -134,7 +158,8 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  return { ...result.data, geoDatabase: result.data.geoDatabase, hotPathConcurrency: result.data.hotPathConcurrency };
+  const { geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn } = result.data;
+  return { ...result.data, geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn };
 }
 
 /** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */

@@ -1,12 +1,15 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
 import { AppDistribution } from './app-distribution.js';
@@ -30,6 +33,8 @@ export interface FootfallStackProps extends StackProps {
 export const API_5XX_ALARM_PERCENT = 1;
 /** Age of the newest archived data (Firehose `DeliveryToS3.DataFreshness`) that raises the alarm: 30 minutes. */
 export const ARCHIVE_FRESHNESS_ALARM_SECONDS = 1800;
+/** Consecutive failed runs of a scheduled function (one each `everyMinutes`) that raise its alarm: one failure is retried by the next run. */
+export const SCHEDULED_FAILED_RUNS_ALARM = 3;
 
 /**
  * The whole Footfall service in one environment-agnostic stack (DESIGN.md
@@ -76,8 +81,17 @@ export class FootfallStack extends Stack {
       deletionProtection: config.deletionProtection,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    if (!config.pointInTimeRecovery) {
+      Validations.of(this.table).acknowledge({
+        id: 'AwsSolutions-DDB3',
+        reason:
+          'Point-in-time recovery turned off by the owner (-c pointInTimeRecovery=false): docs/deploy.md "Point-in-time recovery" says what only it protects (payments, customers, configuration) and that AWS Backup on their own schedule can stand in.',
+      });
+    }
 
+    // Deleted with the stack: its records live 24 hours and are also in the Parquet archive (docs/deploy.md "Tear down").
     this.stream = new kinesis.Stream(this, 'Events', {
+      removalPolicy: RemovalPolicy.DESTROY,
       ...(config.shards === 'on-demand'
         ? { streamMode: kinesis.StreamMode.ON_DEMAND }
         : { streamMode: kinesis.StreamMode.PROVISIONED, shardCount: config.shards }),
@@ -113,7 +127,8 @@ export class FootfallStack extends Stack {
       logRetention,
     });
 
-    // Retained like the table: deleting the key would leave every sealed secret unreadable.
+    // Retained like the table: deleting the key would leave every sealed secret unreadable
+    // (docs/deploy.md "Tear down": schedule its deletion once the table is deleted).
     this.secretsKey = new kms.Key(this, 'SecretsKey', {
       description: 'Footfall: envelope key of webhook signing secrets (data keys per secret, AES-256-GCM)',
       enableKeyRotation: true,
@@ -130,14 +145,22 @@ export class FootfallStack extends Stack {
     }
 
     this.addAlarms();
+    this.notifyAlarms();
 
     const { event: eventUrl, tracker: trackerUrl } = this.functionUrls;
     if (config.app) {
+      // The random part of the stack id (`arn:…:stack/<name>/<uuid>`), made by CloudFormation when the stack is
+      // created and never shown to a visitor: what CloudFront adds to the app's API requests, and what the app
+      // function compares it with before it trusts CloudFront-Viewer-Address (lambdas/handlers/app.ts).
+      const originSecret = Fn.select(2, Fn.split('/', Aws.STACK_ID));
+      this.functions.app?.fn.addEnvironment('ORIGIN_SECRET', originSecret);
       this.app = new AppDistribution(this, 'App', {
         api: this.http.api,
         mcpUrl: this.functionUrls.mcp,
         hotPathUrls: eventUrl && trackerUrl ? { event: eventUrl, tracker: trackerUrl } : undefined,
         accessLogs,
+        originSecret,
+        logRetention,
       });
     }
 
@@ -335,5 +358,97 @@ export class FootfallStack extends Stack {
       evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    this.addArchiveFailureAlarms(period);
+
+    // A scheduled function's failures are retried by its next run; several in a row mean rollup compaction
+    // and re-crediting have stopped.
+    for (const [fnName, fn] of Object.entries(this.functions)) {
+      const every = this.registry[fnName]?.everyMinutes;
+      if (every === undefined) continue;
+      new cloudwatch.Alarm(this, `${fnName}ErrorsAlarm`, {
+        alarmDescription: `${fnName}: ${SCHEDULED_FAILED_RUNS_ALARM} scheduled runs in a row failed (rollup compaction and re-crediting stopped; see its log group)`,
+        metric: fn.fn.metricErrors({ period: Duration.minutes(every), statistic: 'Sum' }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: SCHEDULED_FAILED_RUNS_ALARM,
+        datapointsToAlarm: SCHEDULED_FAILED_RUNS_ALARM,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+  }
+
+  /**
+   * The archive's silent failures (AWS/Firehose, free metrics, Amazon Data Firehose developer guide,
+   * "Monitoring with CloudWatch metrics"): records that Parquet conversion rejected
+   * (`FailedConversion.Records`, written to `errors/format-conversion-failed/` instead of the archive), and
+   * dynamic partitioning past its active-partition limit (`PartitionCountExceeded` is 1, records go to
+   * `errors/`), either of which keeps events out of Athena and `footfall rebuild` while delivery looks fresh.
+   */
+  private addArchiveFailureAlarms(period: Duration): void {
+    const firehoseMetric = (metricName: string, statistic: string) =>
+      new cloudwatch.Metric({
+        namespace: 'AWS/Firehose',
+        metricName,
+        dimensionsMap: { DeliveryStreamName: this.archive.deliveryStream.deliveryStreamName },
+        period,
+        statistic,
+      });
+    const alarms = [
+      [
+        'ArchiveConversionAlarm',
+        'FailedConversion.Records',
+        'Sum',
+        'records failed Parquet conversion (errors/format-conversion-failed/)',
+      ],
+      [
+        'ArchivePartitionLimitAlarm',
+        'PartitionCountExceeded',
+        'Maximum',
+        'over the active partition limit (site × day; records to errors/, ask for a quota increase)',
+      ],
+    ] as const;
+    for (const [id, metricName, statistic, what] of alarms) {
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription: `Firehose: ${what}; those events are not in the archive`,
+        metric: firehoseMetric(metricName, statistic),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+  }
+
+  /**
+   * Gives every alarm of the stack an action (in ALARM and back to OK): an SNS topic with an email
+   * subscription (`-c alarmEmail=`; the address confirms it once) and/or an existing topic
+   * (`-c alarmTopicArn=`). Actions live in the template, so a deploy keeps them; with neither, the
+   * alarms have none.
+   */
+  private notifyAlarms(): void {
+    const topics: sns.ITopic[] = [];
+    if (this.config.alarmTopicArn)
+      topics.push(sns.Topic.fromTopicArn(this, 'AlarmTopicGiven', this.config.alarmTopicArn));
+    if (this.config.alarmEmail) {
+      const topic = new sns.Topic(this, 'AlarmTopic', {
+        displayName: `Footfall alarms (${this.stackName})`,
+        enforceSSL: true,
+      });
+      topic.addSubscription(new subscriptions.EmailSubscription(this.config.alarmEmail));
+      Validations.of(topic).acknowledge({
+        id: 'AwsSolutions-SNS2',
+        reason:
+          'Alarm notifications carry alarm names, states and metric values, no visitor or payment data; CloudWatch cannot publish to a topic encrypted with the AWS managed key, and a customer managed key for it would cost 1 USD a month.',
+      });
+      new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn, description: 'SNS topic every alarm notifies' });
+      topics.push(topic);
+    }
+    if (topics.length === 0) return;
+    for (const alarm of this.node.findAll().filter((c): c is cloudwatch.Alarm => c instanceof cloudwatch.Alarm)) {
+      for (const topic of topics) {
+        alarm.addAlarmAction(new cloudwatchActions.SnsAction(topic));
+        alarm.addOkAction(new cloudwatchActions.SnsAction(topic));
+      }
+    }
   }
 }

@@ -9,6 +9,15 @@ import { isIP } from 'node:net';
  */
 export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
 
+/**
+ * The origin custom header CloudFront adds to the app's requests to the HTTP API
+ * (`lib/app-distribution.ts`), holding a value made at deploy: a request that carries it came
+ * through the distribution, so its `cloudfront-viewer-address` was set by CloudFront, not by the
+ * client (the API's execute-api URL is public too). CloudFront overwrites a viewer's header of
+ * the same name (CloudFront developer guide, "Add custom headers to origin requests").
+ */
+export const ORIGIN_SECRET_HEADER = 'x-footfall-origin-secret';
+
 /** The address part of an `address:port` value (brackets around IPv6 allowed), or null when it holds no IP address. */
 function addressOf(value: string): string | null {
   const at = value.lastIndexOf(':');

@@ -13,6 +13,7 @@ export const handler = createAppHandler({
   auth: dynamoAuthDeps(dynamo),
   settings: dynamoSettingsDeps(dynamo, kmsSecretBox()),
   cookieSecurity: 'always',
-  trustViewerAddress: true,
+  // Set by the stack in app mode: the value CloudFront's origin custom header carries (lib/app-distribution.ts).
+  originSecret: process.env.ORIGIN_SECRET || undefined,
   publicUrl: process.env.APP_URL || undefined,
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   BadParameterError,
   FieldError,
@@ -50,6 +51,7 @@ import {
 } from '../services/account-settings.js';
 import type { User } from '../adapters/dynamo/user-store.js';
 import type { Telemetry } from '../observability/telemetry.js';
+import { ORIGIN_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '../domain/client-address.js';
 import { bodyText, httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
 
 export interface AppHandlerDeps extends Telemetry {
@@ -59,8 +61,12 @@ export interface AppHandlerDeps extends Telemetry {
   cookieSecurity: CookieSecurity;
   /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
   publicUrl?: string;
-  /** Take the client's address from CloudFront's `CloudFront-Viewer-Address` (AWS, behind the distribution); never locally. */
-  trustViewerAddress?: boolean;
+  /**
+   * The value CloudFront sends in `ORIGIN_SECRET_HEADER` (AWS, app mode): a request that carries it came through the
+   * distribution, and only then is the client's address taken from `CloudFront-Viewer-Address`. Undefined (the local
+   * server): that header is never trusted.
+   */
+  originSecret?: string;
 }
 
 /** Bodies of app requests are small forms; anything larger is refused before parsing. */
@@ -129,7 +135,7 @@ const ROUTES: readonly AppRoute[] = [
       const { user, session } = await signIn(
         d.auth,
         req.body as z.infer<typeof signInBody>,
-        clientAddress(req.event, d.trustViewerAddress ?? false),
+        clientAddress(req.event, d.originSecret),
       );
       return { status: 200, body: me(user), session };
     },
@@ -294,14 +300,25 @@ const decode = (s: string) => {
 /**
  * The client's address, for the per-address sign-in limit: API Gateway's
  * source IP (the local server's peer); in AWS, CloudFront's
- * `CloudFront-Viewer-Address` (`ip:port`) when the distribution forwards it,
- * since the source IP is then CloudFront's. Locally that header is never
- * trusted (nothing in front sets it).
+ * `CloudFront-Viewer-Address` (`ip:port`) when the request came through the
+ * distribution, since the source IP is then CloudFront's. Through the
+ * distribution means `ORIGIN_SECRET_HEADER` equals `originSecret` (compared
+ * in constant time): on the public execute-api URL a client could set the
+ * viewer address itself and escape the limit. Without `originSecret` (the
+ * local server) that header is never trusted.
  */
-export function clientAddress(event: HttpEvent, trustViewerAddress: boolean): string {
-  const viewer = trustViewerAddress ? event.headers?.['cloudfront-viewer-address'] : undefined;
-  if (viewer) return viewer.replace(/:\d+$/, '');
+export function clientAddress(event: HttpEvent, originSecret: string | undefined): string {
+  const viewer = event.headers?.[VIEWER_ADDRESS_HEADER];
+  if (viewer && originSecret && sameSecret(event.headers?.[ORIGIN_SECRET_HEADER], originSecret))
+    return viewer.replace(/:\d+$/, '');
   return event.requestContext.http.sourceIp;
+}
+
+/** Whether `sent` equals `secret`, in time independent of where they differ (both hashed to one length first). */
+function sameSecret(sent: string | undefined, secret: string): boolean {
+  if (sent === undefined) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(sent), digest(secret));
 }
 
 const originOf = (value: string | undefined): string | null => {

@@ -69,12 +69,12 @@ describe('the cost model prices the stack as deployed: hot path on function URLs
     );
   });
 
-  it('counts the alarm metrics of the stack: 4 alarms of one metric and a 2-metric 5xx alarm per HTTP front (the API and each hot-path function URL)', () => {
+  it('counts the alarm metrics of the stack: 6 alarms of one metric and a 2-metric 5xx alarm per HTTP front (the API and each hot-path function URL)', () => {
     const urls = Object.values(FUNCTIONS).filter((spec: FunctionSpec) => spec.hotPath && spec.url).length;
     expect(urls).toBe(2);
-    expect(ASSUMPTIONS.alarmMetrics).toBe(3 + 2 * (1 + urls));
+    expect(ASSUMPTIONS.alarmMetrics).toBe(6 + 2 * (1 + urls));
     expect(line(monthlyBill(tenM), 'CloudWatch custom metrics')).toBeCloseTo(
-      2 * PRICES.metricMonth + 9 * PRICES.alarmMetricMonth,
+      2 * PRICES.metricMonth + 12 * PRICES.alarmMetricMonth,
       10,
     );
   });

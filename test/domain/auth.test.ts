@@ -180,13 +180,19 @@ describe('when a site last saw a visitor: the start of a local hour or day', () 
 describe('the client address of the per-address sign-in limit', () => {
   const event = (headers: Record<string, string>) =>
     httpApiEvent({ method: 'POST', path: '/api/app/sign-in', headers, sourceIp: '130.176.1.2' });
+  const secret = 'f81d4fae-7dec-11d0-a765-00a0c91e6bf6';
+  const viaCloudFront = { 'x-footfall-origin-secret': secret };
   it.each([
-    [{}, false, '130.176.1.2'],
-    [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, true, '203.0.113.9'],
-    [{ 'cloudfront-viewer-address': '2001:db8::7:443' }, true, '2001:db8::7'],
-    // Locally nothing sets the header, so a client's own is ignored.
-    [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, false, '130.176.1.2'],
-  ])('headers %j, trusting CloudFront %s: %s', (headers, trust, address) => {
-    expect(clientAddress(event(headers), trust)).toBe(address);
+    [{}, secret, '130.176.1.2'],
+    [{ ...viaCloudFront, 'cloudfront-viewer-address': '203.0.113.9:51234' }, secret, '203.0.113.9'],
+    [{ ...viaCloudFront, 'cloudfront-viewer-address': '2001:db8::7:443' }, secret, '2001:db8::7'],
+    // On the public execute-api URL a client sets the header itself: without CloudFront's secret it is ignored.
+    [{ 'cloudfront-viewer-address': '203.0.113.9:51234' }, secret, '130.176.1.2'],
+    [{ 'x-footfall-origin-secret': 'guess', 'cloudfront-viewer-address': '203.0.113.9:51234' }, secret, '130.176.1.2'],
+    [{ 'x-footfall-origin-secret': '', 'cloudfront-viewer-address': '203.0.113.9:51234' }, secret, '130.176.1.2'],
+    // Locally (no secret configured) nothing sets the header, so a client's own is ignored.
+    [{ ...viaCloudFront, 'cloudfront-viewer-address': '203.0.113.9:51234' }, undefined, '130.176.1.2'],
+  ])('headers %j, origin secret %s: %s', (headers, originSecret, address) => {
+    expect(clientAddress(event(headers), originSecret)).toBe(address);
   });
 });

@@ -424,3 +424,69 @@ describe("links and webhook URLs behind CloudFront, where the Host is the API's"
     }
   }, 60_000);
 });
+
+describe('the per-address sign-in limit behind CloudFront and on the public execute-api URL', () => {
+  it('takes the viewer address only from requests that carry the origin secret CloudFront adds', async () => {
+    const { createAppHandler } = await import('../../lambdas/handlers/app.js');
+    const { Logger } = await import('@aws-lambda-powertools/logger');
+    const { Metrics } = await import('@aws-lambda-powertools/metrics');
+    const { httpApiEvent, localContext } = await import('../../local/api-gateway.js');
+    const { dynamoAuthDeps, dynamoSettingsDeps } = await import('../../lambdas/adapters/dynamo/app-deps.js');
+    const { SIGN_IN_LIMITS, attemptWindow } = await import('../../lambdas/domain/auth/attempts.js');
+    const s = await scenarioService();
+    try {
+      // Counters in memory, the source address (a CloudFront edge, or the attacker on execute-api) already at its limit.
+      const counts = new Map<string, number>([
+        [attemptWindow('address', '130.176.1.2', NOW).key, SIGN_IN_LIMITS.address.limit],
+      ]);
+      const secret = '0d6f1c2e-5b8a-4e7f-9a3d-2c1b0e9f8a7d';
+      const handler = createAppHandler({
+        logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
+        auth: {
+          ...dynamoAuthDeps(s.svc.dynamo, () => NOW),
+          attempts: {
+            hit: async (w) => {
+              const n = (counts.get(w.key) ?? 0) + 1;
+              counts.set(w.key, n);
+              return n;
+            },
+          },
+        },
+        settings: dynamoSettingsDeps(s.svc.dynamo, s.svc.secrets, () => NOW),
+        cookieSecurity: 'always',
+        originSecret: secret,
+      });
+      let n = 0;
+      const signIn = async (headers: Record<string, string>) => {
+        const res = await handler(
+          httpApiEvent({
+            method: 'POST',
+            path: '/api/app/sign-in',
+            sourceIp: '130.176.1.2',
+            headers: {
+              host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+              origin: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+              'x-forwarded-proto': 'https',
+              'sec-fetch-site': 'same-origin',
+              'content-type': 'application/json',
+              'cloudfront-viewer-address': `203.0.113.${++n}:40000`,
+              ...headers,
+            },
+            body: JSON.stringify({ email: `nobody${n}@acme.test`, password: 'wrong-password-1' }),
+          }),
+          localContext('app'),
+        );
+        return res.statusCode;
+      };
+      // Straight to execute-api with a made-up viewer address: counted against the connection's address.
+      expect(await signIn({})).toBe(429);
+      expect(await signIn({ 'x-footfall-origin-secret': 'guessed' })).toBe(429);
+      // Through CloudFront (the secret header present and equal): the viewer's own address, under its limit.
+      expect(await signIn({ 'x-footfall-origin-secret': secret })).toBe(401);
+      expect(counts.get(attemptWindow('address', `203.0.113.${n}`, NOW).key)).toBe(1);
+    } finally {
+      await s.svc.cleanup();
+    }
+  }, 60_000);
+});

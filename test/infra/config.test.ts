@@ -21,6 +21,7 @@ describe('stack configuration from CDK context', () => {
       hotPathTracing: false,
       pointInTimeRecovery: true,
       tableClass: 'standard-ia',
+      stackName: 'Footfall',
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });
@@ -73,6 +74,9 @@ describe('stack configuration from CDK context', () => {
     [{ hotPathTracing: 'sampled' }, 'hotPathTracing'],
     [{ pointInTimeRecovery: 'no' }, 'pointInTimeRecovery'],
     [{ tableClass: 'infrequent' }, 'tableClass'],
+    [{ stackName: 'Footfall Staging' }, 'stackName'],
+    [{ alarmEmail: 'ops' }, 'alarmEmail'],
+    [{ alarmTopicArn: 'ops-topic' }, 'alarmTopicArn'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
   });

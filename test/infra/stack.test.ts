@@ -649,8 +649,9 @@ describe('the hot path on function URLs (no API Gateway request per event)', () 
 
 describe('alarms and outputs', () => {
   it('alarms on failed batches, iterator age, the API 5xx rate and archive freshness', () => {
+    // The archive's conversion and partition-limit alarms and the scheduled function's are in deploy-flags.test.ts.
     const alarms = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm'))
-      .filter(([id]) => !/^(event|tracker)Url5xx/.test(id))
+      .filter(([id]) => !/^(event|tracker)Url5xx|^ArchiveConversion|^ArchivePartitionLimit|^scheduledErrors/.test(id))
       .map(([, a]) => a.Properties);
     expect(alarms).toHaveLength(4);
     expect(alarms).toContainEqual(

@@ -54,8 +54,9 @@ export function synth(
   const app = testApp({
     context: { ...cdkJson.context, ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}) },
   });
-  const stack = new FootfallStack(app, 'Footfall', {
-    config: { ...parseConfig({}), ...options.config },
+  const config = { ...parseConfig({}), ...options.config };
+  const stack = new FootfallStack(app, config.stackName, {
+    config,
     ...(options.functions ? { functions: options.functions } : {}),
   });
   const template = Template.fromStack(stack);

@@ -18,6 +18,7 @@ import { memoryTable, scanAll } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { compared, normalize } from '../support/comparable-items.js';
 import { sessionizeHandlerFor } from '../support/sessionize.js';
+import { installStaleReads } from '../support/stale-reads.js';
 
 const T0 = Date.UTC(2026, 10, 20, 9);
 const MIN = 60_000;
@@ -261,9 +262,19 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
     },
   );
 
-  it('leaves the table a strongly reading sessionizer leaves, whatever the containers, crashes and webhooks', async () => {
+  /**
+   * Runs the steps on a strongly reading sessionizer and on two containers with visit caches, and
+   * compares the tables. With `staleMs`, the cached side's eventually consistent reads answer as of
+   * any moment of the last `staleMs` (`installStaleReads`); resolves with how many of its reads were stale.
+   */
+  const sameEndState = async (
+    name: string,
+    numRuns: number,
+    stale?: { ms: number; maxVisitors: number },
+  ): Promise<{ reads: number; stale: number }> => {
     const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
-    console.log(`visit-cache property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    console.log(`${name}: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    const counts = { reads: 0, stale: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 14 }), async (steps) => {
         const ref = await memoryTable([SITE]);
@@ -271,6 +282,7 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
         try {
           let now = T0;
           const clock = () => now;
+          const staleReads = stale ? installStaleReads(sut.conn, { windowMs: stale.ms, seed, clock }) : null;
           const handlerOf = (conn: DynamoConnection, visitCache?: ShardVisitCache) => {
             const payments = dynamoPaymentDeps(conn, clock);
             return sessionizeHandlerFor(conn, {
@@ -280,7 +292,13 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
           };
           const plain = handlerOf(ref.conn);
           const containers = [0, 1].map(() =>
-            handlerOf(sut.conn, new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), { clock })),
+            handlerOf(
+              sut.conn,
+              new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), {
+                clock,
+                ...(stale ? { maxVisitors: stale.maxVisitors } : {}),
+              }),
+            ),
           );
           const site = (await new DynamoConfigStore(ref.conn).getSite('example.com'))!;
           let sequence = 1000;
@@ -335,13 +353,36 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
           // A crash in a re-credit leaves recompute counters (`src`, `n`) further on after its retry: bookkeeping, compared out.
           const items = async (conn: DynamoConnection) =>
             (await scanAll(conn, ['created'])).filter(compared).map(normalize);
+          counts.reads += staleReads?.reads ?? 0;
+          counts.stale += staleReads?.stale ?? 0;
           expect(await items(sut.conn)).toEqual(await items(ref.conn));
         } finally {
           await ref.close();
           await sut.close();
         }
       }),
-      { seed, numRuns: 25, endOnFailure: true },
+      { seed, numRuns, endOnFailure: true },
     );
+    if (stale) console.log(`${name}: ${counts.reads} eventually consistent reads, ${counts.stale} answered stale`);
+    return counts;
+  };
+
+  it('leaves the table a strongly reading sessionizer leaves, whatever the containers, crashes and webhooks', async () => {
+    await sameEndState('visit-cache property', 25);
   }, 300_000);
+
+  // No visitor kept (maxVisitors 0): every read of a settled shard is eventually consistent, so stale answers
+  // reach the sessionizer. Skipped: under the stale-read mode the property fails at 20 s as well as at 120 s
+  // (seeds 441439055 and 441480867, first run), and whether the cause is the visit cache, another store's
+  // eventually consistent read of a write the same batch made, or the mode itself is not yet isolated
+  // (docs/reliability.md, "Stale reads"). Run with FOOTFALL_SEED to replay.
+  it.skip('does so when eventually consistent reads are up to 20 s stale (under the 30 s the cache waits)', async () => {
+    const counts = await sameEndState('visit-cache property, 20 s stale reads', 8, { ms: 20_000, maxVisitors: 0 });
+    expect(counts.reads).toBeGreaterThan(0);
+  }, 600_000);
+
+  it.skip('does so when eventually consistent reads are up to 120 s stale', async () => {
+    const counts = await sameEndState('visit-cache property, 120 s stale reads', 8, { ms: 120_000, maxVisitors: 0 });
+    expect(counts.stale).toBeGreaterThan(0);
+  }, 600_000);
 });
