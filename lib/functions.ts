@@ -135,7 +135,8 @@ export const PAYMENT_WRITE_PARTITIONS = [
  * What the app function writes (`docs/data-model.md`): users, memberships,
  * sessions, one-time links, sign-in counters and their expiry index, sites,
  * provider connections, API keys, and the payment items that re-crediting a
- * site rewrites. Never visits' rollups, salts, stream markers or FX rates.
+ * site rewrites; deleting a site removes its webhook log and records the
+ * deletion (SITE_DELETIONS). Never visits' rollups, salts, stream markers or FX rates.
  */
 export const APP_WRITE_PARTITIONS = [
   'USER#*',
@@ -145,7 +146,9 @@ export const APP_WRITE_PARTITIONS = [
   'ATTEMPTS#*',
   'EXPIRING',
   'SITES',
+  'SITE_DELETIONS',
   'PROVIDER#*',
+  'WEBHOOK#*',
   'KEYS',
   'APIKEY#*',
   'PAY#*',

@@ -329,6 +329,28 @@ describe('/api/app endpoints', () => {
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-1')).status).toBe(401);
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-2')).status).toBe(200);
   }, 60_000);
+
+  it('delete a site: only with its domain typed, only its own account; the site is gone from the app, the API and the CLI', async () => {
+    const domain = 'doomed.example.com';
+    expect((await ana.call('POST', '/api/app/sites', { domain, timezone: 'UTC' })).status).toBe(201);
+    expect((await ana.call('DELETE', `/api/app/sites/${domain}`, { confirm: 'other.example.com' })).body).toEqual({
+      error: `Type ${domain} to confirm.`,
+      field: 'confirm',
+    });
+    expect((await ana.call('DELETE', `/api/app/sites/${domain}`, {})).body).toMatchObject({ field: 'confirm' });
+    expect((await ana.call('DELETE', '/api/app/sites/rival.test', { confirm: 'rival.test' })).status).toBe(404);
+    expect(await new DynamoConfigStore(s.svc.dynamo).getSite('rival.test')).not.toBeNull();
+    const deleted = await ana.call('DELETE', `/api/app/sites/${domain}`, { confirm: ` ${domain.toUpperCase()} ` });
+    expect(deleted).toMatchObject({
+      status: 202,
+      body: { domain, generations: 1, command: `footfall sites delete ${domain} --yes` },
+    });
+    const sites = (await ana.call('GET', '/api/app/sites')).body as { sites: Array<{ domain: string }> };
+    expect(sites.sites.map((x) => x.domain)).not.toContain(domain);
+    expect((await ana.call('GET', `/api/v1/sites/${domain}/overview?range=7d`)).status).toBe(404);
+    // Recorded for the CLI to finish; the domain cannot be added again until then.
+    expect((await ana.call('POST', '/api/app/sites', { domain, timezone: 'UTC' })).status).toBe(409);
+  }, 60_000);
 });
 
 describe("links and webhook URLs behind CloudFront, where the Host is the API's", () => {
