@@ -12,6 +12,7 @@ import { registerFxCommands } from './fx.js';
 import { registerGeoCommands } from './geo.js';
 import { registerUserCommands } from './users.js';
 import { registerUpgradeCommands } from './upgrade.js';
+import { registerEraseCommand } from './erase.js';
 import { UsageError } from './usage.js';
 
 export { UsageError, parseArgs, parseFields } from './usage.js';
@@ -80,6 +81,7 @@ export function buildProgram(): Command {
   registerFxCommands(program);
   registerGeoCommands(program);
   registerUpgradeCommands(program);
+  registerEraseCommand(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }

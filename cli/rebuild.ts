@@ -105,7 +105,7 @@ function awsMode(opts: RebuildOptions): Mode {
   };
 }
 
-function depsOf(dynamo: DynamoConnection, mode: Mode, onProgress: RebuildDeps['onProgress']): RebuildDeps {
+export function depsOf(dynamo: DynamoConnection, mode: Mode, onProgress: RebuildDeps['onProgress']): RebuildDeps {
   return {
     ...mode,
     sites: new DynamoConfigStore(dynamo),

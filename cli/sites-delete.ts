@@ -57,15 +57,13 @@ function localArchive(ctx: CliContext, dynamo: DynamoConnection, serving: boolea
   };
 }
 
-/** Asks for the domain on a terminal; anything else than the domain itself cancels. */
-async function confirmed(domain: string): Promise<boolean> {
+/** Asks for the domain on a terminal, after `warning`; anything else than the domain itself cancels. */
+export async function confirmed(domain: string, warning: string): Promise<boolean> {
   if (!process.stdin.isTTY)
     throw new UsageError('--yes: is required when standard input is not a terminal (nothing to type the domain on)');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const answer = await rl.question(
-      `This deletes ${domain} and all its data (visits, rollups, payments, archive), for good.\nType the domain to confirm: `,
-    );
+    const answer = await rl.question(`${warning}\nType the domain to confirm: `);
     return answer.trim().toLowerCase() === domain;
   } finally {
     rl.close();
@@ -105,7 +103,9 @@ export function registerSiteDeleteCommand(sites: Command): void {
       const ctx = contextOf(command);
       const domain = parseArgs(domainSchema, domainArg, '<domain>');
       const aws = ctx.aws ? awsArchive(opts) : null;
-      if (!opts.yes && !(await confirmed(domain))) throw new UsageError('<domain>: not confirmed; nothing deleted');
+      const warning = `This deletes ${domain} and all its data (visits, rollups, payments, archive), for good.`;
+      if (!opts.yes && !(await confirmed(domain, warning)))
+        throw new UsageError('<domain>: not confirmed; nothing deleted');
       const tty = process.stderr.isTTY === true && !ctx.json;
       const printer = rebuildProgressPrinter(process.stderr, tty);
       const run = async (dynamo: DynamoConnection, serving: boolean) => {

@@ -149,4 +149,11 @@ export interface ArchiveEraser {
    * @returns files (objects) deleted
    */
   deleteSite(site: string): Promise<number>;
+  /**
+   * Rewrites every file of the site's partitions that holds an event of
+   * `visitors` without those events (a person's erasure, `docs/security.md`).
+   * Safe to repeat.
+   * @returns files rewritten and events removed
+   */
+  eraseVisitors(site: string, visitors: readonly string[]): Promise<{ files: number; events: number }>;
 }

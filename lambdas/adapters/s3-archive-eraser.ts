@@ -40,4 +40,14 @@ export class S3ArchiveEraser implements ArchiveEraser {
     }
     return deleted;
   }
+
+  /**
+   * Not built for S3 yet: rewriting the objects that hold a person's events
+   * needs an Athena CTAS per partition (`docs/security.md`, "Erasing a
+   * person"). Refused before anything changes, so no erasure is half done.
+   * @throws Error always
+   */
+  async eraseVisitors(): Promise<{ files: number; events: number }> {
+    throw new Error('erasing a person from the S3 archive is not supported yet; see docs/security.md');
+  }
 }

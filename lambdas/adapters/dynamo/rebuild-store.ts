@@ -82,6 +82,14 @@ export async function deletePartition(conn: DynamoConnection, pk: string): Promi
   return deleted;
 }
 
+/** The highest generation a rebuild ever began for the domain (its REBUILD state), 0 when none. */
+export async function lastRebuildGeneration(conn: DynamoConnection, domain: string): Promise<number> {
+  const { Item } = await conn.doc.send(
+    new GetCommand({ TableName: conn.table, Key: rebuildStateKey(domain), ConsistentRead: true }),
+  );
+  return typeof Item?.last_generation === 'number' ? Item.last_generation : 0;
+}
+
 /**
  * What `footfall rebuild` keeps besides the generation fields of the SITE
  * item (`docs/rebuild.md`): the highest generation number ever begun (so a

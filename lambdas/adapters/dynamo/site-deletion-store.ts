@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/li
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { deletePartition, rebuildStateKey } from './rebuild-store.js';
+import { deletePartition, lastRebuildGeneration, rebuildStateKey } from './rebuild-store.js';
 import { siteDeletionSchema, type SiteDeletion, type SiteDeletionStore } from '../../services/site-deletion.js';
 
 /** Every pending deletion in one partition: a handful at most, listed with one Query. */
@@ -72,11 +72,8 @@ export class DynamoSiteDeletionStore implements SiteDeletionStore {
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: deletionKey(domain) }));
   }
 
-  async lastGeneration(domain: string): Promise<number> {
-    const { Item } = await this.conn.doc.send(
-      new GetCommand({ TableName: this.conn.table, Key: rebuildStateKey(domain), ConsistentRead: true }),
-    );
-    return typeof Item?.last_generation === 'number' ? Item.last_generation : 0;
+  lastGeneration(domain: string): Promise<number> {
+    return lastRebuildGeneration(this.conn, domain);
   }
 
   async removeSite(domain: string): Promise<number> {
