@@ -19,6 +19,7 @@ import { contextOf, parseArgs, parseFields } from './main.js';
 import { formatTable } from './output.js';
 import { secretBoxFor, withStore } from './store.js';
 import { API_URL_LOOKUP, baseUrl } from './urls.js';
+import { registerSiteDeleteCommand } from './sites-delete.js';
 
 /** A numeric option's text as a number (`abc` → NaN, which the site schema reports with the range it allows). */
 const numeric = (text: string | undefined) => (text === undefined ? undefined : Number(text));
@@ -130,6 +131,8 @@ export function registerAdminCommands(program: Command): void {
       if (ctx.json) ctx.printJson({ ...siteRow(site), recredited_payments: recredited });
       else ctx.print(`site ${site.domain} updated${recredit ? `; ${recredited} payments credited again` : ''}`);
     });
+
+  registerSiteDeleteCommand(sites);
 }
 
 /** `providers connect|list`: the payment providers whose webhooks a site takes. */

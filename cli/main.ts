@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import * as z from 'zod';
-import { readFileSync } from 'node:fs';
+import { RELEASE_VERSION } from '../lib/release.js';
 import { registerAdminCommands, registerKeyCommands, registerProviderCommands } from './admin.js';
 import { registerServeCommands } from './serve.js';
 import { registerSqlCommand } from './sql.js';
@@ -11,6 +11,8 @@ import { registerImportCommands } from './import.js';
 import { registerFxCommands } from './fx.js';
 import { registerGeoCommands } from './geo.js';
 import { registerUserCommands } from './users.js';
+import { registerUpgradeCommands } from './upgrade.js';
+import { registerEraseCommand } from './erase.js';
 import { UsageError } from './usage.js';
 
 export { UsageError, parseArgs, parseFields } from './usage.js';
@@ -47,16 +49,10 @@ export function contextOf(command: Command): CliContext {
   };
 }
 
-/** The package's version (`footfall --version`), read from package.json next to the sources. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
-
 export function buildProgram(): Command {
   const program = new Command('footfall')
     .description('Footfall: self-hosted web analytics and revenue attribution')
-    .version(packageVersion(), '-V, --version', 'print the version of footfall')
+    .version(RELEASE_VERSION, '-V, --version', 'print the version of footfall')
     .addOption(new Option('--data <dir>', 'data directory of the local service').env('FOOTFALL_DATA').default('.data'))
     .option('--json', 'print JSON instead of text')
     .option('--aws', "work on the deployed stack's table (AWS credentials and region from the environment)")
@@ -84,6 +80,8 @@ export function buildProgram(): Command {
   registerSqlCommand(program);
   registerFxCommands(program);
   registerGeoCommands(program);
+  registerUpgradeCommands(program);
+  registerEraseCommand(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }

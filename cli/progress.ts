@@ -1,24 +1,26 @@
-import type { RebuildPhase, RebuildProgress } from '../lambdas/services/rebuild.js';
+import type { RebuildProgress } from '../lambdas/services/rebuild.js';
+
+/** A progress report of a long command (`rebuild`, `sites delete`): its phase's name and counts. */
+export type PhaseProgress = Omit<RebuildProgress, 'phase'> & { phase: string };
 
 /** What a phase's progress line says, from the reports since the phase began. */
 export interface PhaseState {
-  phase: RebuildPhase;
+  phase: string;
   /** ms since epoch the phase began, and its count and fraction then. */
   startedMs: number;
   doneAtStart: number;
   fractionAtStart: number | null;
-  latest: RebuildProgress;
+  latest: PhaseProgress;
 }
 
-const UNITS: Readonly<Record<RebuildPhase, string>> = {
-  'cleaning up': 'items deleted',
-  'waiting for writers': '',
-  'reading archive': '',
-  sessionizing: 'events',
-  'crediting payments': 'payments',
-  switching: '',
-};
-
+/** What a phase counts; phases absent here count nothing. */
+const UNITS: ReadonlyMap<string, string> = new Map([
+  ['cleaning up', 'items deleted'],
+  ['sessionizing', 'events'],
+  ['crediting payments', 'payments'],
+  ['deleting items', 'items deleted'],
+  ['deleting the archive', 'files deleted'],
+]);
 const count = (n: number) => n.toLocaleString('en-US');
 
 /** `1h 02m`, `3m 05s`, `12s`. */
@@ -38,7 +40,7 @@ export function formatDuration(ms: number): string {
  */
 export function formatProgress(state: PhaseState, nowMs: number): string {
   const { latest } = state;
-  const unit = UNITS[latest.phase];
+  const unit = UNITS.get(latest.phase) ?? '';
   const parts: string[] = [latest.phase];
   if (unit) parts.push(`${count(latest.done)}${latest.total !== null ? ` of ${count(latest.total)}` : ''} ${unit}`);
   const elapsed = nowMs - state.startedMs;
@@ -82,7 +84,7 @@ export function rebuildProgressPrinter(
     if (!tty && unprinted !== null) plain(unprinted);
     unprinted = null;
   };
-  const printer = (progress: RebuildProgress) => {
+  const printer = (progress: PhaseProgress) => {
     const now = clock();
     if (!state || state.phase !== progress.phase) {
       endPhase();

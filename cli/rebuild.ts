@@ -57,7 +57,7 @@ interface RebuildOptions {
 }
 
 /** Where the archive is and how the fence and the drain are kept, local or deployed. */
-interface Mode {
+export interface Mode {
   /** Brings the archive up to date before anything is compared with it. */
   prepare(): Promise<void>;
   archive: ArchiveReader;
@@ -70,7 +70,7 @@ interface Mode {
  * archive (so every event put before is archived), after the local cache TTL
  * when a `serve` shares the data directory; the drain waits out that TTL.
  */
-function localMode(ctx: CliContext, dynamo: DynamoConnection, serving: boolean): Mode {
+export function localMode(ctx: CliContext, dynamo: DynamoConnection, serving: boolean): Mode {
   const paths = localPaths(ctx.dataDir);
   const wait = () => (serving ? sleep(LOCAL_SITE_CACHE_TTL_MS + 1000) : Promise.resolve());
   const catchUp = async () => {
@@ -105,7 +105,7 @@ function awsMode(opts: RebuildOptions): Mode {
   };
 }
 
-function depsOf(dynamo: DynamoConnection, mode: Mode, onProgress: RebuildDeps['onProgress']): RebuildDeps {
+export function depsOf(dynamo: DynamoConnection, mode: Mode, onProgress: RebuildDeps['onProgress']): RebuildDeps {
   return {
     ...mode,
     sites: new DynamoConfigStore(dynamo),

@@ -137,3 +137,23 @@ export interface SecretBox {
   /** The plaintext of `seal`. @throws SecretUnreadableError when `sealed` is tampered with, sealed by another key, or bound to another context */
   open(sealed: string, context: SecretContext): Promise<string>;
 }
+
+/**
+ * Deletes raw events from the archive (the local Parquet directory; the events
+ * bucket in AWS): a deleted site's partitions (`docs/deploy.md`, "Deleting a site").
+ */
+export interface ArchiveEraser {
+  /**
+   * Deletes every file of the site's partitions (`site=<domain>/`, every `dt`).
+   * Safe to repeat: a second call finds nothing.
+   * @returns files (objects) deleted
+   */
+  deleteSite(site: string): Promise<number>;
+  /**
+   * Rewrites every file of the site's partitions that holds an event of
+   * `visitors` without those events (a person's erasure, `docs/security.md`).
+   * Safe to repeat.
+   * @returns files rewritten and events removed
+   */
+  eraseVisitors(site: string, visitors: readonly string[]): Promise<{ files: number; events: number }>;
+}

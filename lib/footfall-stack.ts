@@ -18,6 +18,9 @@ import type { FootfallConfig } from './config.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
 import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
+import { RELEASE_VERSION } from './release.js';
+import { DATA_LAYOUT } from '../lambdas/domain/site.js';
+import { STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
 import { ARCHITECTURE, FootfallFunction, RUNTIME } from './lambda-defaults.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
@@ -178,6 +181,15 @@ export class FootfallStack extends Stack {
     new CfnOutput(this, 'AthenaWorkGroup', {
       value: this.archive.workGroup.ref,
       description: 'Athena workgroup with the named queries',
+    });
+    // What `footfall upgrade check --aws` compares with the release about to be deployed (docs/deploy.md, "Upgrading").
+    new CfnOutput(this, STACK_VERSION_OUTPUTS.version, {
+      value: RELEASE_VERSION,
+      description: 'Footfall release deployed',
+    });
+    new CfnOutput(this, STACK_VERSION_OUTPUTS.layout, {
+      value: String(DATA_LAYOUT),
+      description: 'Storage layout of derived items this release reads (DATA_LAYOUT)',
     });
   }
 

@@ -374,6 +374,9 @@ export const api = {
   addSite: (domain: string, timezone: string) => post<AppSite>('/api/app/sites', { domain, timezone }),
   updateSite: (domain: string, change: Partial<Pick<AppSite, 'timezone' | 'attribution' | 'lookback_days'>>) =>
     patch<AppSite>(appSite(domain), change),
+  /** The danger zone: `confirm` is the domain typed again; the data is then deleted by the command answered. */
+  deleteSite: (domain: string, confirm: string) =>
+    request<{ domain: string; generations: number; command: string }>('DELETE', appSite(domain), { confirm }),
   providers: (domain: string) => get<{ providers: Provider[] }>(`${appSite(domain)}/providers`),
   connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) =>
     put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),

@@ -48,6 +48,8 @@ import {
   updateSite,
   updateSiteBody,
   type SettingsDeps,
+  deleteAppSite,
+  deleteSiteBody,
 } from '../services/account-settings.js';
 import type { User } from '../adapters/dynamo/user-store.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -179,6 +181,17 @@ const ROUTES: readonly AppRoute[] = [
     body: updateSiteBody,
     run: async (d, req) =>
       ok(await updateSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof updateSiteBody>)),
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/api\/app\/sites\/([^/]+)$/,
+    session: true,
+    body: deleteSiteBody,
+    run: async (d, req) =>
+      ok(
+        await deleteAppSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof deleteSiteBody>),
+        202,
+      ),
   },
   {
     method: 'GET',

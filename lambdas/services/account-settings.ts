@@ -16,6 +16,7 @@ import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
 import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
 import type { Member, User } from '../adapters/dynamo/user-store.js';
 import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
+import { beginSiteDeletion, type SiteDeletionStore } from './site-deletion.js';
 
 /** The last webhook a provider sent for a site, and what became of it (`docs/app.md`). */
 export interface WebhookStatus {
@@ -66,6 +67,8 @@ export interface SettingsDeps {
     add(email: string, account: string, now: Date): Promise<User>;
     remove(user: Pick<User, 'email' | 'account'>): Promise<void>;
   };
+  /** Where a site deletion is recorded (`beginSiteDeletion`; `docs/deploy.md`, "Deleting a site"). */
+  deletions: SiteDeletionStore;
   /** Credits every payment of a site again (a new attribution model or lookback window). */
   recredit(site: SiteConfig): Promise<number>;
   clock: () => number;
@@ -178,6 +181,48 @@ export async function updateSite(
   const updated = await deps.sites.updateSite(domain.toLowerCase(), changes);
   if (changes.attribution !== undefined || changes.lookback_days !== undefined) await deps.recredit(updated);
   return appSite(deps, updated);
+}
+
+/** The danger zone's form: the domain typed again, as the confirmation. */
+export const deleteSiteBody = z.object({ confirm: z.string('Type the domain to confirm.').trim().toLowerCase() });
+
+/** What `DELETE /api/app/sites/{domain}` answers (202): the site is gone; its data is deleted by the command named. */
+export interface SiteDeletionStarted {
+  domain: string;
+  /** Generations whose items are to be deleted. */
+  generations: number;
+  /** The command that deletes the data and the archive, and resumes if stopped (`docs/deploy.md`). */
+  command: string;
+}
+
+/**
+ * Deletes a site from the account (the danger zone of Site settings,
+ * `docs/app.md`): the SITE item, its provider connections and webhook log go
+ * at once, so no report, key, webhook or (after the 30 s site cache) event
+ * reaches it any more; its data, every generation and the archive, is
+ * deleted by `footfall sites delete <domain>`, which resumes from the
+ * deletion recorded here (a function of the app cannot wait out the
+ * archive's 24.5-minute delivery fence).
+ * @throws NotFoundError (404) when the account owns no such site
+ * @throws FieldError (400, field `confirm`) when the typed domain is not the site's
+ */
+export async function deleteAppSite(
+  deps: Pick<SettingsDeps, 'sites' | 'deletions' | 'clock'>,
+  account: string,
+  domain: string,
+  body: z.infer<typeof deleteSiteBody>,
+): Promise<SiteDeletionStarted> {
+  const site = await ownSite(deps, account, domain);
+  if (body.confirm !== site.domain) throw new FieldError('confirm', `Type ${site.domain} to confirm.`);
+  const { deletion } = await beginSiteDeletion(
+    { sites: deps.sites, store: deps.deletions, clock: deps.clock },
+    site.domain,
+  );
+  return {
+    domain: site.domain,
+    generations: deletion.generations.length,
+    command: `footfall sites delete ${site.domain} --yes`,
+  };
 }
 
 // ---- Payment providers ---------------------------------------------------------

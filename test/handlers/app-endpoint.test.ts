@@ -367,6 +367,28 @@ describe('/api/app endpoints', () => {
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-1')).status).toBe(401);
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-2')).status).toBe(200);
   }, 60_000);
+
+  it('delete a site: only with its domain typed, only its own account; the site is gone from the app, the API and the CLI', async () => {
+    const domain = 'doomed.example.com';
+    expect((await ana.call('POST', '/api/app/sites', { domain, timezone: 'UTC' })).status).toBe(201);
+    expect((await ana.call('DELETE', `/api/app/sites/${domain}`, { confirm: 'other.example.com' })).body).toEqual({
+      error: `Type ${domain} to confirm.`,
+      field: 'confirm',
+    });
+    expect((await ana.call('DELETE', `/api/app/sites/${domain}`, {})).body).toMatchObject({ field: 'confirm' });
+    expect((await ana.call('DELETE', '/api/app/sites/rival.test', { confirm: 'rival.test' })).status).toBe(404);
+    expect(await new DynamoConfigStore(s.svc.dynamo).getSite('rival.test')).not.toBeNull();
+    const deleted = await ana.call('DELETE', `/api/app/sites/${domain}`, { confirm: ` ${domain.toUpperCase()} ` });
+    expect(deleted).toMatchObject({
+      status: 202,
+      body: { domain, generations: 1, command: `footfall sites delete ${domain} --yes` },
+    });
+    const sites = (await ana.call('GET', '/api/app/sites')).body as { sites: Array<{ domain: string }> };
+    expect(sites.sites.map((x) => x.domain)).not.toContain(domain);
+    expect((await ana.call('GET', `/api/v1/sites/${domain}/overview?range=7d`)).status).toBe(404);
+    // Recorded for the CLI to finish; the domain cannot be added again until then.
+    expect((await ana.call('POST', '/api/app/sites', { domain, timezone: 'UTC' })).status).toBe(409);
+  }, 60_000);
 });
 
 describe("links and webhook URLs behind CloudFront, where the Host is the API's", () => {
@@ -432,24 +454,27 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
     const { Metrics } = await import('@aws-lambda-powertools/metrics');
     const { httpApiEvent, localContext } = await import('../../local/api-gateway.js');
     const { dynamoAuthDeps, dynamoSettingsDeps } = await import('../../lambdas/adapters/dynamo/app-deps.js');
-    const { SIGN_IN_LIMITS, attemptWindow } = await import('../../lambdas/domain/auth/attempts.js');
+    const { SIGN_IN_LIMITS, addressGroup, attemptKey, bucketStart } =
+      await import('../../lambdas/domain/auth/attempts.js');
     const s = await scenarioService();
     try {
       // Counters in memory, the source address (a CloudFront edge, or the attacker on execute-api) already at its limit.
-      const counts = new Map<string, number>([
-        [attemptWindow('address', '130.176.1.2', NOW).key, SIGN_IN_LIMITS.address.limit],
-      ]);
+      const addressKey = (address: string) => attemptKey('address', addressGroup(address));
+      const counts = new Map<string, number>([[addressKey('130.176.1.2'), SIGN_IN_LIMITS.address.limit]]);
       const secret = '0d6f1c2e-5b8a-4e7f-9a3d-2c1b0e9f8a7d';
       const handler = createAppHandler({
         logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
         metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
         auth: {
           ...dynamoAuthDeps(s.svc.dynamo, () => NOW),
+          // One bucket per counter is enough here: every attempt happens at NOW.
           attempts: {
-            hit: async (w) => {
-              const n = (counts.get(w.key) ?? 0) + 1;
-              counts.set(w.key, n);
-              return n;
+            add: async (key: string, _start: number, delta: number) => {
+              counts.set(key, (counts.get(key) ?? 0) + delta);
+            },
+            buckets: async (key: string) => (counts.has(key) ? [{ start: bucketStart(NOW), n: counts.get(key)! }] : []),
+            clear: async (key: string) => {
+              counts.delete(key);
             },
           },
         },
@@ -484,7 +509,7 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
       expect(await signIn({ 'x-footfall-origin-secret': 'guessed' })).toBe(429);
       // Through CloudFront (the secret header present and equal): the viewer's own address, under its limit.
       expect(await signIn({ 'x-footfall-origin-secret': secret })).toBe(401);
-      expect(counts.get(attemptWindow('address', `203.0.113.${n}`, NOW).key)).toBe(1);
+      expect(counts.get(addressKey(`203.0.113.${n}`))).toBe(1);
     } finally {
       await s.svc.cleanup();
     }

@@ -57,13 +57,22 @@ describe('the app API function (context app=true)', () => {
     ]);
     const leading = write.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[];
     expect(leading).toEqual([...APP_WRITE_PARTITIONS]);
-    for (const pk of ['R#shop.test#visits', 'SALT', 'SHARD#shardId-000', 'FX', 'WEBHOOK#shop.test']) {
+    for (const pk of ['R#shop.test#visits', 'SALT', 'SHARD#shardId-000', 'FX', 'REBUILD#shop.test']) {
       expect(
         leading.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk)),
         pk,
       ).toBe(false);
     }
-    for (const pk of ['USER#ana@acme.test', 'SESSION#ab12', 'SITES', 'APIKEY#ff', 'PAY#shop.test']) {
+    // Deleting a site (the danger zone): its webhook log and the deletion's record.
+    for (const pk of [
+      'USER#ana@acme.test',
+      'SESSION#ab12',
+      'SITES',
+      'APIKEY#ff',
+      'PAY#shop.test',
+      'WEBHOOK#shop.test',
+      'SITE_DELETIONS',
+    ]) {
       expect(
         leading.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk)),
         pk,

@@ -407,6 +407,65 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
 }
 
 /** `/settings/sites/<domain>`: the tracking snippet, whether events arrived, the site's settings and its payment providers. */
+/** The danger zone: deletes the site once its domain is typed again (`DELETE /api/app/sites/{domain}`, docs/app.md). */
+function DeleteSite(props: { domain: string }): JSX.Element {
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [command, setCommand] = useState<string | null>(null);
+  const form = useFormErrors();
+  const remove = async (e: Event) => {
+    e.preventDefault();
+    form.clear();
+    setBusy(true);
+    try {
+      setCommand((await api.deleteSite(props.domain, typed)).command);
+    } catch (error) {
+      form.fromError(error, ['confirm']);
+    }
+    setBusy(false);
+  };
+  if (command)
+    return (
+      <div data-site-deleted>
+        <p class="notice notice-success" role="status">
+          {props.domain} is deleted: its reports, keys' access, provider connections and webhooks are gone. Its stored
+          data and raw archive are deleted by this command (it resumes if stopped):
+        </p>
+        <div class="copy-row">
+          <code class="secret">{command}</code>
+          <CopyButton text={command} />
+        </div>
+        <p>
+          <a href="/settings/sites">Back to sites</a>
+        </p>
+      </div>
+    );
+  return (
+    <form class="stack-form" onSubmit={(e) => void remove(e)} noValidate>
+      <p>
+        Deleting <strong>{props.domain}</strong> removes it and all its data for good: visits, reports, payments,
+        provider connections and the raw archive. There is no undo.
+      </p>
+      <Field label={`Type ${props.domain} to confirm`} name="confirm" error={form.errors.confirm}>
+        <input
+          {...inputProps('confirm', form.errors.confirm)}
+          autocomplete="off"
+          value={typed}
+          onInput={(e) => setTyped(e.currentTarget.value)}
+        />
+      </Field>
+      {form.errors._form ? (
+        <p class="form-error" role="alert">
+          {form.errors._form}
+        </p>
+      ) : null}
+      <button class="btn btn-danger" type="submit" disabled={busy || typed.trim().toLowerCase() !== props.domain}>
+        Delete this site
+      </button>
+    </form>
+  );
+}
+
 export function SiteSettings(props: { domain: string }): JSX.Element {
   const sites = useData(() => api.appSites(), `app-sites|${props.domain}`);
   const providers = useData(() => api.providers(props.domain), `providers|${props.domain}`);
@@ -469,6 +528,9 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
                 <ProviderCard key={p.provider} domain={site.domain} provider={p} onChange={providers.reload} />
               ))}
             </ul>
+          </Card>
+          <Card title="Danger zone">
+            <DeleteSite domain={site.domain} />
           </Card>
         </>
       ) : null}

@@ -7,6 +7,7 @@ import { DynamoAttemptStore } from './attempt-store.js';
 import { DynamoWebhookLogStore } from './webhook-log-store.js';
 import { DynamoSiteActivity } from './site-activity.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
+import { DynamoSiteDeletionStore } from './site-deletion-store.js';
 import { recreditSite } from '../../services/payments.js';
 import type { AuthDeps } from '../../services/auth.js';
 import type { SettingsDeps } from '../../services/account-settings.js';
@@ -37,6 +38,7 @@ export function dynamoSettingsDeps(
     webhooks: new DynamoWebhookLogStore(conn),
     keys: new DynamoKeyStore(conn),
     users: new DynamoUserStore(conn),
+    deletions: new DynamoSiteDeletionStore(conn),
     recredit: (site) => recreditSite(payments, site),
     clock,
   };

@@ -13,6 +13,7 @@ import { DATA_LAYOUT, domainSchema, siteConfigSchema, type SiteConfig, type Site
 import { NotFoundError } from '../../domain/errors.js';
 import type { SecretBox, SiteDirectory } from '../../ports.js';
 import { PARTITIONS } from './items.js';
+import { deletionKey } from './site-deletion-store.js';
 
 /** An account: the owner of sites and API keys. */
 export interface Account {
@@ -102,10 +103,18 @@ export class DynamoConfigStore implements SiteDirectory {
 
   /**
    * @throws NotFoundError when the account does not exist
-   * @throws AlreadyExistsError when the site exists
+   * @throws AlreadyExistsError when the site exists, or a deletion of it is still running
    */
   async addSite(input: SiteConfig): Promise<SiteConfig> {
     if (!(await this.getAccount(input.account))) throw new NotFoundError(`account ${input.account} does not exist`);
+    // A deletion still running would delete the new site's data with the old one's (`docs/deploy.md`, "Deleting a site").
+    const { Item: deleting } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: deletionKey(input.domain), ConsistentRead: true }),
+    );
+    if (deleting)
+      throw new AlreadyExistsError(
+        `site ${input.domain} is being deleted; add it again once \`footfall sites delete ${input.domain}\` has finished`,
+      );
     // A new site has no data yet: it starts in this release's layout, with payments markers and visits counts items.
     const site = {
       ...input,

@@ -232,13 +232,18 @@ export const PARTITIONS = {
     key: family('USER#') as (email: string) => string,
     readers: REPORTERS,
     writers: ['app'],
-    items: { USER: { sk: 'USER', bound: '< 1 KB' } },
+    items: {
+      USER: { sk: 'USER', bound: '< 1 KB' },
+      LINK: { sk: 'LINK#<hash>', bound: '< 300 B', ttlSeconds: 7 * 86_400 },
+    },
   },
   realtime: {
     prefix: 'RT#',
     key: family('RT#') as (site: string) => string,
     readers: REPORTERS,
     writers: ['sessionize'],
+    // Written for the live generation only; deleting a site (generation 0's namespace) deletes it too.
+    namespaced: true,
     items: { REALTIME: { sk: '<UTC minute>#<shard>#<sequence>#<part>', bound: KB(100), ttlSeconds: 3_600 } },
   },
   session: {
@@ -260,7 +265,7 @@ export const PARTITIONS = {
     key: family('ATTEMPTS#') as (key: string) => string,
     readers: [],
     writers: ['app'],
-    items: { ATTEMPTS: { sk: '<window start ms>', bound: '< 300 B', ttlSeconds: 900 } },
+    items: { ATTEMPTS: { sk: '<bucket start ms, 13 digits>', bound: '< 300 B', ttlSeconds: 16 * 60 } },
   },
   expiring: {
     prefix: 'EXPIRING',
@@ -281,8 +286,28 @@ export const PARTITIONS = {
     prefix: 'WEBHOOK#',
     key: family('WEBHOOK#') as (domain: string) => string,
     readers: [],
-    writers: ['webhook'],
-    items: { LAST_WEBHOOK: { sk: '<provider>', bound: '< 500 B' } },
+    // The app function deletes a site's log with the site.
+    writers: ['webhook', 'app'],
+    items: {
+      LAST_WEBHOOK: { sk: '<provider>', bound: '< 500 B' },
+      REJECTED_WEBHOOKS: { sk: '<provider>#rejected', bound: '< 200 B' },
+    },
+  },
+  siteDeletions: {
+    prefix: 'SITE_DELETIONS',
+    key: singleton('SITE_DELETIONS'),
+    // The app's danger zone records a deletion; `footfall sites delete` (operator credentials) finishes it.
+    readers: [],
+    writers: ['app'],
+    items: { SITE_DELETION: { sk: '<domain>', bound: '< 1 KB' } },
+  },
+  erasures: {
+    prefix: 'ERASURES#',
+    key: family('ERASURES#') as (domain: string) => string,
+    // Written by `footfall erase` with the operator's credentials, no function of the stack.
+    readers: [],
+    writers: [],
+    items: { ERASURE: { sk: '<ms, 13 digits>#<uuid>', bound: '< 300 B' } },
   },
 } as const satisfies Record<string, PartitionType<never>>;
 

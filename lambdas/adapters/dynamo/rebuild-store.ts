@@ -12,6 +12,7 @@ import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
 import { recentMarksPk } from './recent-payment-marks.js';
 import { PARTITIONS } from './items.js';
+import { realtimePk } from './realtime-store.js';
 
 /**
  * Every partition of a data namespace that is not keyed by visitor: the
@@ -37,6 +38,8 @@ export function namespacePartitions(ns: string): string[] {
     PARTITIONS.paymentPending.key(ns),
     recentMarksPk(ns),
     ...PROVIDERS.map((provider) => PARTITIONS.paymentAlias.key(ns, provider)),
+    // Realtime slices expire by TTL in AWS, but dynalite keeps them and a deleted site keeps none.
+    realtimePk(ns),
   ];
 }
 
@@ -54,11 +57,39 @@ export const rebuildCheckpointSchema = z.object({
 });
 export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
 
-const stateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: 'STATE' });
+export const rebuildStateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: 'STATE' });
 const checkpointKey = (domain: string, generation: number) => ({
   [PK]: PARTITIONS.rebuild.key(domain),
   [SK]: `G#${String(generation).padStart(7, '0')}`,
 });
+
+/** Deletes every item of a partition, page by page (1 MB Query pages, 25-item batch deletes); resolves with the count. */
+export async function deletePartition(conn: DynamoConnection, pk: string): Promise<number> {
+  let deleted = 0;
+  const query = {
+    TableName: conn.table,
+    KeyConditionExpression: `${PK} = :pk`,
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: `${PK}, ${SK}`,
+  };
+  for await (const page of paginateQuery({ client: conn.doc }, query)) {
+    const keys = page.Items ?? [];
+    await batchWrite(
+      conn,
+      keys.map((Key) => ({ DeleteRequest: { Key } })),
+    );
+    deleted += keys.length;
+  }
+  return deleted;
+}
+
+/** The highest generation a rebuild ever began for the domain (its REBUILD state), 0 when none. */
+export async function lastRebuildGeneration(conn: DynamoConnection, domain: string): Promise<number> {
+  const { Item } = await conn.doc.send(
+    new GetCommand({ TableName: conn.table, Key: rebuildStateKey(domain), ConsistentRead: true }),
+  );
+  return typeof Item?.last_generation === 'number' ? Item.last_generation : 0;
+}
 
 /**
  * What `footfall rebuild` keeps besides the generation fields of the SITE
@@ -81,7 +112,7 @@ export class DynamoRebuildStore {
     const { Attributes } = await this.conn.doc.send(
       new UpdateCommand({
         TableName: this.conn.table,
-        Key: stateKey(domain),
+        Key: rebuildStateKey(domain),
         UpdateExpression: 'SET last_generation = if_not_exists(last_generation, :floor) + :one, #type = :type',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: { ':floor': floor, ':one': 1, ':type': 'REBUILD' },
@@ -139,26 +170,6 @@ export class DynamoRebuildStore {
     await batchWrite(this.conn, [{ DeleteRequest: { Key: checkpointKey(domain, generation) } }]);
   }
 
-  /** Deletes every item of a partition, page by page (1 MB Query pages, 25-item batch deletes); resolves with the count. */
-  private async deletePartition(pk: string): Promise<number> {
-    let deleted = 0;
-    const query = {
-      TableName: this.conn.table,
-      KeyConditionExpression: `${PK} = :pk`,
-      ExpressionAttributeValues: { ':pk': pk },
-      ProjectionExpression: `${PK}, ${SK}`,
-    };
-    for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      const keys = page.Items ?? [];
-      await batchWrite(
-        this.conn,
-        keys.map((Key) => ({ DeleteRequest: { Key } })),
-      );
-      deleted += keys.length;
-    }
-    return deleted;
-  }
-
   /**
    * The visitors with a VISITOR_PAYMENT copy in the namespace: the `visitor`
    * of its PAYMENT items (a payment's visitor may have no event in the archive).
@@ -192,12 +203,12 @@ export class DynamoRebuildStore {
   ): Promise<number> {
     let deleted = 0;
     for await (const page of visitors) {
-      for (const visitor of new Set(page)) deleted += await this.deletePartition(visitorPk(ns, visitor));
+      for (const visitor of new Set(page)) deleted += await deletePartition(this.conn, visitorPk(ns, visitor));
       await onProgress?.(deleted);
     }
     // The payment list's month partitions are found from the month counters, so before those go.
     for (const pk of [...(await new PaymentListStore(this.conn).listPartitions(ns)), ...namespacePartitions(ns)]) {
-      deleted += await this.deletePartition(pk);
+      deleted += await deletePartition(this.conn, pk);
       await onProgress?.(deleted);
     }
     return deleted;

@@ -1,0 +1,90 @@
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { DynamoConnection } from './client.js';
+import { PK, SK } from './table.js';
+import { PARTITIONS } from './items.js';
+import { deletePartition, lastRebuildGeneration, rebuildStateKey } from './rebuild-store.js';
+import { siteDeletionSchema, type SiteDeletion, type SiteDeletionStore } from '../../services/site-deletion.js';
+
+/** Every pending deletion in one partition: a handful at most, listed with one Query. */
+const DELETIONS_PK = PARTITIONS.siteDeletions.key();
+export const deletionKey = (domain: string) => ({ [PK]: DELETIONS_PK, [SK]: domain });
+const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: `SITE#${domain}` });
+
+/** The configuration partitions keyed by the domain itself, not a generation (`docs/data-model.md`). */
+const configPartitions = (domain: string) => [PARTITIONS.provider.key(domain), PARTITIONS.webhookLog.key(domain)];
+
+/**
+ * A site deletion's checkpoint (item SITE_DELETION, `docs/data-model.md`; < 1 KB:
+ * a few generation numbers and counters) and the configuration items a
+ * deletion removes first: the SITE item, its provider connections and its
+ * webhook log.
+ */
+export class DynamoSiteDeletionStore implements SiteDeletionStore {
+  constructor(private readonly conn: DynamoConnection) {}
+
+  async get(domain: string): Promise<SiteDeletion | null> {
+    const { Item } = await this.conn.doc.send(
+      new GetCommand({ TableName: this.conn.table, Key: deletionKey(domain), ConsistentRead: true }),
+    );
+    return Item ? siteDeletionSchema.parse(Item) : null;
+  }
+
+  async pending(): Promise<SiteDeletion[]> {
+    const { Items = [] } = await this.conn.doc.send(
+      new QueryCommand({
+        TableName: this.conn.table,
+        KeyConditionExpression: `${PK} = :pk`,
+        ExpressionAttributeValues: { ':pk': DELETIONS_PK },
+        ConsistentRead: true,
+        Limit: 100,
+      }),
+    );
+    return Items.map((item) => siteDeletionSchema.parse(item));
+  }
+
+  /** @returns false when a deletion of the domain is already recorded (the caller resumes it) */
+  async begin(deletion: SiteDeletion): Promise<boolean> {
+    try {
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...deletionKey(deletion.domain), type: 'SITE_DELETION', ...deletion },
+          ConditionExpression: `attribute_not_exists(${PK})`,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  async save(deletion: SiteDeletion): Promise<void> {
+    await this.conn.doc.send(
+      new PutCommand({
+        TableName: this.conn.table,
+        Item: { ...deletionKey(deletion.domain), type: 'SITE_DELETION', ...deletion },
+      }),
+    );
+  }
+
+  async finish(domain: string): Promise<void> {
+    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: deletionKey(domain) }));
+  }
+
+  lastGeneration(domain: string): Promise<number> {
+    return lastRebuildGeneration(this.conn, domain);
+  }
+
+  async removeSite(domain: string): Promise<number> {
+    await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: siteKey(domain) }));
+    let deleted = 1;
+    for (const pk of configPartitions(domain)) deleted += await deletePartition(this.conn, pk);
+    return deleted;
+  }
+
+  async removeRebuildState(domain: string): Promise<number> {
+    return deletePartition(this.conn, rebuildStateKey(domain)[PK]);
+  }
+}
