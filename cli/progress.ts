@@ -1,21 +1,29 @@
 import type { RebuildPhase, RebuildProgress } from '../lambdas/services/rebuild.js';
+import type { PaymentImportPhase } from '../lambdas/services/payment-import.js';
+
+/** A phase of a long command: `footfall rebuild`'s, `footfall import payments`'. */
+type Phase = RebuildPhase | PaymentImportPhase;
+/** One report of a long command's progress (`RebuildProgress`, and its shape for the other phases). */
+type Progress = Omit<RebuildProgress, 'phase'> & { phase: Phase };
 
 /** What a phase's progress line says, from the reports since the phase began. */
 export interface PhaseState {
-  phase: RebuildPhase;
+  phase: Phase;
   /** ms since epoch the phase began, and its count and fraction then. */
   startedMs: number;
   doneAtStart: number;
   fractionAtStart: number | null;
-  latest: RebuildProgress;
+  latest: Progress;
 }
 
-const UNITS: Readonly<Record<RebuildPhase, string>> = {
+const UNITS: Readonly<Record<Phase, string>> = {
   'cleaning up': 'items deleted',
   'waiting for writers': '',
   'reading archive': '',
   sessionizing: 'events',
   'crediting payments': 'payments',
+  'reading payments': 'lines',
+  'writing payments': 'payments',
   switching: '',
 };
 
@@ -60,7 +68,7 @@ const PLAIN_STEPS = 10;
 const PLAIN_EVERY = 50_000;
 
 /**
- * A progress sink for `rebuildSite`: on a terminal one line rewritten in place
+ * A progress sink for `rebuildSite` and `importPayments`: on a terminal one line rewritten in place
  * (like `import`), elsewhere (a pipe, a log file) plain lines: one when a
  * phase begins, one per tenth of it (or per 50,000 items when it has no
  * fraction), none in between. Writes to `out` (stderr: stdout keeps the
@@ -82,7 +90,7 @@ export function rebuildProgressPrinter(
     if (!tty && unprinted !== null) plain(unprinted);
     unprinted = null;
   };
-  const printer = (progress: RebuildProgress) => {
+  const printer = (progress: Progress) => {
     const now = clock();
     if (!state || state.phase !== progress.phase) {
       endPhase();
