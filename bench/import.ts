@@ -34,7 +34,7 @@ function partitionWrites(conn: { doc: { middlewareStack: { add: (...args: never[
   };
   // Each attribute's value without its type wrapper (nested maps and lists counted as they are): close enough for the KB.
   const plain = (item: Marshalled) =>
-    Object.fromEntries(Object.entries(item).map(([k, v]) => [k, Object.values(v as object)[0] as unknown]));
+    Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v ? (Object.values(v)[0] as unknown) : v]));
   const wru = (item: Marshalled) => Math.max(1, Math.ceil(itemBytes(plain(item)) / 1024));
   (conn.doc.middlewareStack.add as (mw: unknown, opts: unknown) => void)(
     (next: (args: { input: Record<string, unknown> }) => Promise<unknown>, context: { commandName?: string }) =>
