@@ -319,6 +319,8 @@ export class MemoryPaymentStore implements PaymentPort {
           for (const p of payments)
             this.payments.set(MemoryPaymentStore.key(p.site, p.provider, p.provider_payment_id), structuredClone(p));
       },
+      // No list is kept here: nothing to take positions out of.
+      unlist: async () => undefined,
       finish: async () => undefined,
     };
   }

@@ -18,7 +18,29 @@ import { trafficStream } from './traffic.js';
 import type { Figure } from './report.js';
 
 const DAY = 86_400_000;
-const SITE = 'bench.example';
+export const SITE = 'bench.example';
+
+/**
+ * A local stack on a fresh data directory (on-disk dynalite, as the CLI
+ * uses), no timers, with the bench site (`bench.example`, UTC, last
+ * non-direct over 30 days) in account `bench`.
+ */
+export async function startBenchService(prefix: string) {
+  const dataDir = await mkdtemp(join(tmpdir(), prefix));
+  const service = await startLocalService({ dataDir, port: 0, app: false, sessionizeIntervalMs: 0 });
+  const config = new DynamoConfigStore(service.dynamo);
+  await config.addAccount('bench', new Date());
+  await config.addSite({
+    domain: SITE,
+    timezone: 'UTC',
+    account: 'bench',
+    attribution: 'last_non_direct',
+    lookback_days: 30,
+    rate_limit: 1_000_000,
+    created: new Date().toISOString(),
+  });
+  return { dataDir, service, config };
+}
 
 /**
  * `npm run bench -- --only rebuild`: what `footfall rebuild` costs on a local
@@ -34,20 +56,8 @@ const SITE = 'bench.example';
 export async function benchRebuild(
   events = Number(process.env.FOOTFALL_BENCH_REBUILD_EVENTS ?? 50_000),
 ): Promise<Figure[]> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-rebuild-'));
-  const service = await startLocalService({ dataDir, port: 0, app: false, sessionizeIntervalMs: 0 });
+  const { dataDir, service, config } = await startBenchService('ff-bench-rebuild-');
   try {
-    const config = new DynamoConfigStore(service.dynamo);
-    await config.addAccount('bench', new Date());
-    await config.addSite({
-      domain: SITE,
-      timezone: 'UTC',
-      account: 'bench',
-      attribution: 'last_non_direct',
-      lookback_days: 30,
-      rate_limit: 1_000_000,
-      created: new Date().toISOString(),
-    });
     const to = Date.now() - DAY;
     const stream = await LocalEventStream.open(localPaths(dataDir).stream);
     let n = 0;

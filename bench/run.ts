@@ -5,6 +5,7 @@ import { coldStartMs, lambdaBundleSizes } from './bundle.js';
 import { benchApp } from './app.js';
 import { benchGeo } from './geo.js';
 import { benchRebuild } from './rebuild.js';
+import { benchImport } from './import.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -24,6 +25,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   app: () => benchApp(),
   geo: benchGeo,
   rebuild: () => benchRebuild(),
+  import: benchImport,
 };
 
 async function benchBundles(): Promise<Figure[]> {

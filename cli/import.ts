@@ -11,7 +11,10 @@ import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
-import { applyProviderFacts } from '../lambdas/services/payments.js';
+import { PaymentImportError, importPayments } from '../lambdas/services/payment-import.js';
+import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
+import { rebuildProgressPrinter } from './progress.js';
+import { UsageError } from './usage.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { openLines } from './lines.js';
 
@@ -93,7 +96,7 @@ export function registerImportCommands(program: Command): void {
     });
 }
 
-/** `import payments <file.jsonl>`: historic payments through the same merging, crediting and idempotency as webhooks. */
+/** `import payments <file.jsonl>`: historic payments with the merging, crediting and idempotency of webhooks, in bulk (`importPayments`). */
 export function registerPaymentImport(imports: Command): void {
   imports
     .command('payments <file>')
@@ -105,16 +108,27 @@ export function registerPaymentImport(imports: Command): void {
       const ctx = contextOf(command);
       const domain = parseArgs(domainSchema, opts.site, '--site');
       const source = await openLines(file);
+      // Progress on stderr as `rebuild` shows it: in place on a terminal, plain lines elsewhere; none with --json.
+      const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
+      const onProgress = ctx.json ? undefined : printer;
       const summary = await withStore(ctx, async (dynamo) => {
         const site = await new DynamoConfigStore(dynamo).getSite(domain);
         if (!site) throw new Error(`site ${domain} does not exist`);
-        const deps = dynamoPaymentDeps(dynamo);
-        const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[] };
+        const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[], payments: 0 };
+        const facts: ProviderFacts[] = [];
+        const reading = () =>
+          onProgress?.({
+            phase: 'reading payments',
+            done: result.lines,
+            total: null,
+            fraction: source.size ? source.bytesRead() / source.size : null,
+          });
         for await (const text of source.lines) {
           result.lines++;
+          if (result.lines % 10_000 === 0) reading();
           if (!text.trim()) continue;
           try {
-            await applyProviderFacts(deps, site, parsePaymentLine(text, result.lines));
+            facts.push(parsePaymentLine(text, result.lines));
             result.imported++;
           } catch (error) {
             if (!(error instanceof ImportLineError)) throw error;
@@ -122,10 +136,21 @@ export function registerPaymentImport(imports: Command): void {
             if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
           }
         }
+        reading();
+        try {
+          result.payments = (await importPayments(dynamoPaymentDeps(dynamo), site, facts, { onProgress })).payments;
+        } catch (error) {
+          if (error instanceof PaymentImportError) throw new UsageError(error.message);
+          throw error;
+        } finally {
+          printer.finish();
+        }
         return result;
       });
       if (ctx.json) return ctx.printJson(summary);
-      ctx.print(`read ${summary.lines} lines: ${summary.imported} payments imported, ${summary.invalid} invalid`);
+      ctx.print(
+        `read ${summary.lines} lines: ${summary.imported} payment lines imported (${summary.payments} payments), ${summary.invalid} invalid`,
+      );
       for (const e of summary.errors) ctx.print(`  ${e}`);
     });
 }

@@ -62,7 +62,7 @@ const PLAIN_STEPS = 10;
 const PLAIN_EVERY = 50_000;
 
 /**
- * A progress sink for `rebuildSite`: on a terminal one line rewritten in place
+ * A progress sink for `rebuildSite` and `importPayments`: on a terminal one line rewritten in place
  * (like `import`), elsewhere (a pipe, a log file) plain lines: one when a
  * phase begins, one per tenth of it (or per 50,000 items when it has no
  * fraction), none in between. Writes to `out` (stderr: stdout keeps the

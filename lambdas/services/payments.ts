@@ -64,7 +64,7 @@ export interface PaymentDeps {
  * visitor's visits in the lookback window.
  */
 export async function attribute(
-  deps: Pick<PaymentDeps, 'visits'>,
+  deps: { visits: Pick<VisitStore, 'visitsAround' | 'firstVisit'> },
   site: SiteConfig,
   p: Payment,
   customer: Customer | null,
@@ -95,7 +95,7 @@ export async function attribute(
 }
 
 /** A customer after one of its payments settled: earliest payment and earliest attributed payment. */
-function customerAfter(customer: Customer, p: Payment): Customer {
+export function customerAfter(customer: Customer, p: Payment): Customer {
   const key = paymentKey(p);
   let next = customer;
   if (isCountable(p) && (!next.first_payment || next.first_payment.id === key || p.ts < next.first_payment.ts)) {
@@ -123,8 +123,9 @@ function customerAfter(customer: Customer, p: Payment): Customer {
   return JSON.stringify(next) === JSON.stringify(customer) ? customer : next;
 }
 
-async function updateCustomer(
-  deps: PaymentDeps,
+/** Applies `change` to a stored customer (created empty), retrying on a concurrent writer (`ver`). */
+export async function updateCustomer(
+  deps: Pick<PaymentDeps, 'payments'>,
   site: string,
   provider: Provider,
   customerId: string,
@@ -214,7 +215,7 @@ export async function settlePayment(
 }
 
 /** The list positions (`positionId`) a payment occupies in its current state. */
-function positionsOf(p: Payment, timezone: string, rate: UsdRate): string[] {
+export function positionsOf(p: Payment, timezone: string, rate: UsdRate): string[] {
   const c = contributionOf(p, timezone, rate);
   return c ? listKeys(p.site, c).map(positionId) : [];
 }
@@ -341,7 +342,7 @@ async function recreditPendingIn(deps: PaymentDeps, site: SiteConfig): Promise<n
 }
 
 /** First payments before renewals (renewals inherit their customer's first credit), then by time. */
-const creditOrder = (a: Payment, b: Payment) =>
+export const creditOrder = (a: Payment, b: Payment) =>
   Number(a.is_renewal) - Number(b.is_renewal) || (a.ts ?? 0) - (b.ts ?? 0);
 
 /**

@@ -1,4 +1,5 @@
 import { trackedEventSchema, type TrackedEvent } from '../domain/tracked-event.js';
+import { inParallel } from '../domain/parallel.js';
 import { VISIT_GAP_MS, buildVisits, sameVisit, visitEventOf, type Visit } from '../domain/visit.js';
 import { RollupDeltas } from '../domain/rollup.js';
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
@@ -101,14 +102,6 @@ export function changeVisits(
     after: merged.filter((v) => !unchanged.includes(v)),
     since,
   };
-}
-
-async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /**

@@ -7,7 +7,7 @@ import { importEventLines } from '../../local/import-events.js';
 import { rm } from 'node:fs/promises';
 import { localPaths, startLocalService } from '../../local/service.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
-import { applyProviderFacts } from '../../lambdas/services/payments.js';
+import { importPayments } from '../../lambdas/services/payment-import.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
@@ -386,8 +386,12 @@ async function runSteps(model: AttributionModel, steps: readonly Step[], rebuild
         await importEventLines(svc.dynamo, localPaths(svc.dataDir).stream, step.lines, { site: 'example.com' });
         await svc.sessionize();
       } else if (step.kind === 'import') {
-        for (const [i, line] of step.lines.entries())
-          await applyProviderFacts(payments, site, parsePaymentLine(line, i + 1));
+        // `footfall import payments`' path: the bulk import, into a site that may hold webhooks' payments already.
+        await importPayments(
+          payments,
+          site,
+          step.lines.map((line, i) => parsePaymentLine(line, i + 1)),
+        );
       } else {
         for (const body of step.bodies) {
           const signature = Stripe.webhooks.generateTestHeaderString({

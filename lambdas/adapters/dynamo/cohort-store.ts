@@ -741,11 +741,14 @@ export class CohortStore {
    * site's `CP#` partition, where a payer's entries are contiguous: the
    * payer id is length-prefixed), with its customer's subscription statuses
    * from `customers`; its PAYER_STATE and COHORT_MEMBER written with
-   * BatchWriteItem (buffered, `SUMMARY_WRITE_BUFFER` items at a time); then
-   * each day with a member and its month recomputed once, the status sources
-   * and `ready`. Memory: the payer keys, the customers and one payer's
-   * entries, not the payments.
+   * BatchWriteItem (buffered, `SUMMARY_WRITE_BUFFER` items at a time); a
+   * payer already summarized (its PAYER_STATE, read by the same Query) loses
+   * the COHORT_MEMBER items of days it no longer starts on; then each day
+   * with a member, or left by one, and its month recomputed once, the status
+   * sources and `ready`. Memory: the payer keys, the customers and one
+   * payer's entries, not the payments.
    * @param now ms since epoch ("paying until" days before its local day are dropped); omitted, none is
+   * @param markReady false to leave `ready` as it is (an import into a generation whose cohorts may not cover every payment)
    */
   async bulkSummarize(
     site: string,
@@ -753,6 +756,7 @@ export class CohortStore {
     payers: ReadonlySet<string>,
     customers: readonly Customer[],
     now?: number,
+    markReady = true,
   ): Promise<void> {
     const customerOf = new Map(customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
     const sources = new Map<string, boolean>();
@@ -763,13 +767,24 @@ export class CohortStore {
     const flush = async () => {
       await batchWrite(
         this.conn,
-        items.map((Item) => ({ PutRequest: { Item } })),
+        items.map(({ delete: remove, ...Item }) =>
+          remove ? { DeleteRequest: { Key: { [PK]: Item[PK], [SK]: Item[SK] } } } : { PutRequest: { Item } },
+        ),
       );
       items = [];
     };
-    const summarize = async (payer: string, entries: readonly PayerPayment[]) => {
+    // `held`: the days a payer's member items stood on before (its PAYER_STATE); those it left are deleted and recomputed.
+    const summarize = async (payer: string, entries: readonly PayerPayment[], held: readonly string[]) => {
       const summary = payerSummary(entries, Object.values(customerOf.get(payer)?.subscriptions ?? {}), timezone);
-      if (!summary) return;
+      for (const day of held) {
+        if (day === summary?.day) continue;
+        days.add(day);
+        items.push({ delete: true, [PK]: memberPk(site), [SK]: memberSk(day, payer) });
+      }
+      if (!summary) {
+        if (held.length > 0) items.push({ [PK]: payerPk(site), [SK]: stateSk(payer), type: 'PAYER_STATE', n: 0 });
+        return;
+      }
       sources.set(providerOf(payer), sources.get(providerOf(payer)) ?? false);
       days.add(summary.day);
       items.push({
@@ -790,6 +805,7 @@ export class CohortStore {
     };
     let current: string | null = null;
     let entries: PayerPayment[] = [];
+    let held: string[] = [];
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk`,
@@ -798,19 +814,21 @@ export class CohortStore {
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) {
-        if (item.type !== 'PAYER_PAYMENT' || item.e === undefined) continue;
+        const state = item.type === 'PAYER_STATE';
+        if (!state && (item.type !== 'PAYER_PAYMENT' || item.e === undefined)) continue;
         const payer = payerOfSk(String(item[SK]));
         if (payer !== current) {
-          if (current !== null && payers.has(current)) await summarize(current, entries);
-          [current, entries] = [payer, []];
+          if (current !== null && payers.has(current)) await summarize(current, entries, held);
+          [current, entries, held] = [payer, [], []];
         }
-        entries.push(JSON.parse(String(item.e)) as PayerPayment);
+        if (state) held = [...((item.held as Set<string> | undefined) ?? [])];
+        else entries.push(JSON.parse(String(item.e)) as PayerPayment);
       }
     }
-    if (current !== null && payers.has(current)) await summarize(current, entries);
+    if (current !== null && payers.has(current)) await summarize(current, entries, held);
     await flush();
     await this.recomputeCohorts(site, timezone, [...days].sort(), now);
     for (const [provider, status] of sources) await this.markSource(site, provider, status);
-    await this.markReady(site);
+    if (markReady) await this.markReady(site);
   }
 }

@@ -6,7 +6,10 @@ import { usdRateOf } from '../../domain/payments/fx.js';
 import type { PaymentDeps } from '../../services/payments.js';
 
 /** The payment use cases' dependencies on the single table (Lambda entries, local server, CLI). */
-export function dynamoPaymentDeps(conn: DynamoConnection, clock: () => number = Date.now): PaymentDeps {
+export function dynamoPaymentDeps(
+  conn: DynamoConnection,
+  clock: () => number = Date.now,
+): PaymentDeps & { payments: DynamoPaymentStore } {
   const fx = new FxRates(new DynamoFxStore(conn));
   return {
     payments: new DynamoPaymentStore(conn, clock),

@@ -391,6 +391,20 @@ export class PaymentListStore {
     );
   }
 
+  /**
+   * Part of a bulk load: deletes list positions (`positionId`) a payment
+   * left (its `unlisted`) with BatchWriteItem and adds their local days to
+   * `days`, which `bulkRecompute` then recomputes whole (every slot).
+   */
+  async bulkRemove(positions: readonly string[], days: Set<string>): Promise<void> {
+    const keys = [...new Set(positions)].map(parsePosition);
+    for (const k of keys) days.add(dayOfPosition(k));
+    await batchWrite(
+      this.conn,
+      keys.map((k) => ({ DeleteRequest: { Key: toKey(k) } })),
+    );
+  }
+
   /** The second half of a bulk load: recomputes each of `days` (`YYYY-MM-DD`, site-local) once, every dimension slot, then each of their months once. */
   async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
     await this.recompute(site, new Map([...days].map((day) => [day, new Set(ALL_SLOTS)])));

@@ -21,6 +21,7 @@ import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
 import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 import { CohortStore } from './cohort-store.js';
 import { PARTITIONS } from './items.js';
+import { inParallel } from '../../domain/parallel.js';
 
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({
   [PK]: PARTITIONS.payment.key(site),
@@ -40,12 +41,45 @@ const visitorPaymentKey = (p: Payment) => ({
   [SK]: `P#${String(p.ts ?? 0).padStart(13, '0')}#${p.provider}#${p.provider_payment_id}`,
 });
 const pendingKey = (site: string, key: string) => ({ [PK]: PARTITIONS.paymentPending.key(site), [SK]: key });
+/** A PAYMENT_PENDING item: the payment is credited again until `until` (ms). */
+const pendingItem = (site: string, payment: Payment, until: number) => ({
+  ...pendingKey(site, paymentKey(payment)),
+  type: 'PAYMENT_PENDING',
+  provider: payment.provider,
+  id: payment.provider_payment_id,
+  until,
+});
+/** The key of `aliasTargets`' answer: a provider's id. */
+export const aliasRef = (provider: Provider, id: string) => `${provider}\u0000${id}`;
 
 /** A bulk load in chunks (`DynamoPaymentStore.bulkLoader`): `add` each chunk of payments, then `finish` once. */
 export interface PaymentBulkLoad {
   add(payments: readonly Payment[]): Promise<void>;
+  /** Deletes list positions (`positionId`) payments left (their `unlisted`); `finish` recomputes their days. */
+  unlist(positions: readonly string[]): Promise<void>;
   finish(): Promise<void>;
 }
+
+/** How `bulkLoader` treats what the table held before it. */
+export interface BulkLoadOptions {
+  /** false to leave the PAYMENT items as they are (they are the source); default true */
+  writePayments?: boolean;
+  /** ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is */
+  now?: number;
+  /**
+   * true: each visitor's payments marker is only raised (a conditional
+   * UpdateItem per visitor), for visitors with payments outside the load (an
+   * import into a site with payments); default false: set with
+   * BatchWriteItem to the latest loaded payment (the load holds every payment
+   * of its visitors)
+   */
+  raiseMarkers?: boolean;
+  /** false to leave the cohorts' `ready` as it is (`CohortStore.bulkSummarize`); default true */
+  markReady?: boolean;
+}
+
+/** Visitors whose markers a bulk load raises at once. */
+const MARKER_CONCURRENCY = 16;
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
@@ -269,15 +303,11 @@ export class DynamoPaymentStore {
    * Memory between chunks: the days, the visitors with their latest payment
    * time and the payer keys, not the payments.
    *
-   * @param options.writePayments false to leave the PAYMENT items as they are (they are the source); default true
-   * @param options.now ms since epoch, as for `bulkLoad`
+   * The import (`importPayments`) loads into a site that may hold other
+   * payments: `raiseMarkers`, `markReady` and `unlist` are for it; the list
+   * and cohorts are recomputed from the table, so they count those too.
    */
-  bulkLoader(
-    site: string,
-    timezone: string,
-    rate: UsdRate,
-    options: { writePayments?: boolean; now?: number } = {},
-  ): PaymentBulkLoad {
+  bulkLoader(site: string, timezone: string, rate: UsdRate, options: BulkLoadOptions = {}): PaymentBulkLoad {
     const writePayments = options.writePayments ?? true;
     const latest = new Map<string, number>();
     const days = new Set<string>();
@@ -306,24 +336,119 @@ export class DynamoPaymentStore {
         );
         await this.cohorts.bulkWrite(site, payments, rate, payers);
       },
+      unlist: async (positions) => {
+        if (finished) throw new Error('bulk load: unlist after finish');
+        await this.list.bulkRemove(positions, days);
+      },
       finish: async () => {
         if (finished) throw new Error('bulk load: finished twice');
         finished = true;
         // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
         // Too many to list as recent raises: one reset tells the sessionizer to trust no marker it holds (`ShardVisitCache`).
         if (latest.size > 0) await this.recentMarks.recordReset(site, this.clock());
-        await batchWrite(
-          this.conn,
-          [...latest].map(([visitor, ts]) => ({
-            PutRequest: {
-              Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts },
-            },
-          })),
-        );
+        if (options.raiseMarkers)
+          await inParallel([...latest], MARKER_CONCURRENCY, ([visitor, ts]) => this.raiseMarker(site, visitor, ts));
+        else
+          await batchWrite(
+            this.conn,
+            [...latest].map(([visitor, ts]) => ({
+              PutRequest: {
+                Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts },
+              },
+            })),
+          );
         await this.list.bulkRecompute(site, days);
-        await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
+        await this.cohorts.bulkSummarize(
+          site,
+          timezone,
+          payers,
+          await this.listCustomers(site),
+          options.now,
+          options.markReady ?? true,
+        );
       },
     };
+  }
+
+  /**
+   * The canonical payment id each of `ids` is an alias of (PAYMENT_ALIAS
+   * items, BatchGetItem), keyed by `aliasRef(provider, id)`; ids not known
+   * are absent.
+   */
+  async aliasTargets(
+    site: string,
+    ids: ReadonlyArray<{ provider: Provider; id: string }>,
+  ): Promise<Map<string, string>> {
+    const found = await batchGet(
+      this.conn,
+      [...new Map(ids.map((k) => [aliasRef(k.provider, k.id), k])).values()].map((k) =>
+        aliasKey(site, k.provider, k.id),
+      ),
+    );
+    const out = new Map<string, string>();
+    for (const item of found)
+      out.set(aliasRef(String(item[PK]).split('#').at(-1) as Provider, String(item[SK])), String(item.payment_id));
+    return out;
+  }
+
+  /**
+   * Writes payments not stored before (an import's new ones) with
+   * BatchWriteItem: their PAYMENT items and an alias item for each of their
+   * ids, unconditionally (`linkAliases` would find none of them taken).
+   */
+  async bulkPutPayments(payments: readonly Payment[]): Promise<void> {
+    await batchWrite(
+      this.conn,
+      payments.flatMap((p) => [
+        {
+          PutRequest: {
+            Item: { ...paymentItemKey(p.site, p.provider, p.provider_payment_id), type: 'PAYMENT', ...p },
+          },
+        },
+        ...[...new Set([p.provider_payment_id, ...p.aliases])].map((alias) => ({
+          PutRequest: {
+            Item: { ...aliasKey(p.site, p.provider, alias), type: 'PAYMENT_ALIAS', payment_id: p.provider_payment_id },
+          },
+        })),
+      ]),
+    );
+  }
+
+  /** Deletes the timeline copies (VISITOR_PAYMENT) of payments as they were, with BatchWriteItem (they moved visitor or time). */
+  async bulkDropTimelineCopies(previous: readonly Payment[]): Promise<void> {
+    await batchWrite(
+      this.conn,
+      previous.filter((p) => p.visitor).map((p) => ({ DeleteRequest: { Key: visitorPaymentKey(p) } })),
+    );
+  }
+
+  /** Marks payments pending (`markPending`) and clears others, with BatchWriteItem. */
+  async bulkPending(
+    site: string,
+    mark: ReadonlyArray<{ payment: Payment; until: number }>,
+    clear: readonly Payment[],
+  ): Promise<void> {
+    await batchWrite(this.conn, [
+      ...mark.map(({ payment, until }) => ({ PutRequest: { Item: pendingItem(site, payment, until) } })),
+      ...clear.map((p) => ({ DeleteRequest: { Key: pendingKey(site, paymentKey(p)) } })),
+    ]);
+  }
+
+  /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at revision `rev`. */
+  async clearUnlisted(payment: Payment): Promise<void> {
+    await this.conn.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
+          UpdateExpression: 'REMOVE unlisted',
+          ConditionExpression: 'rev = :rev',
+          ExpressionAttributeValues: { ':rev': payment.rev },
+        }),
+      )
+      .catch((error) => {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      });
   }
 
   /**
@@ -449,21 +574,7 @@ export class DynamoPaymentStore {
       Number.MAX_SAFE_INTEGER;
     await this.list.sync(payment.site, contribution, unlisted, storedRev, batch);
     if (unlisted.length > 0) {
-      const forget = async () => {
-        await this.conn.doc
-          .send(
-            new UpdateCommand({
-              TableName: this.conn.table,
-              Key: paymentItemKey(payment.site, payment.provider, payment.provider_payment_id),
-              UpdateExpression: 'REMOVE unlisted',
-              ConditionExpression: 'rev = :rev',
-              ExpressionAttributeValues: { ':rev': payment.rev },
-            }),
-          )
-          .catch((error) => {
-            if (!(error instanceof ConditionalCheckFailedException)) throw error;
-          });
-      };
+      const forget = () => this.clearUnlisted(payment);
       // Only once the positions' days are recomputed: until then a crash must leave them for the retry.
       if (batch) batch.after.push(forget);
       else await forget();
@@ -505,6 +616,11 @@ export class DynamoPaymentStore {
    */
   private async markVisitor(site: string, visitor: string, ts: number): Promise<void> {
     await this.recentMarks.record(site, visitor, ts, this.clock());
+    await this.raiseMarker(site, visitor, ts);
+  }
+
+  /** The marker's conditional raise alone (its RECENT_PAYMENT_MARK, or a reset, recorded by the caller). */
+  private async raiseMarker(site: string, visitor: string, ts: number): Promise<void> {
     await this.conn.doc
       .send(
         new UpdateCommand({
@@ -547,18 +663,7 @@ export class DynamoPaymentStore {
 
   /** Marks a payment to be credited again later (its visits may not be sessionized yet). */
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
-    await this.conn.doc.send(
-      new PutCommand({
-        TableName: this.conn.table,
-        Item: {
-          ...pendingKey(site, paymentKey(payment)),
-          type: 'PAYMENT_PENDING',
-          provider: payment.provider,
-          id: payment.provider_payment_id,
-          until,
-        },
-      }),
-    );
+    await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: pendingItem(site, payment, until) }));
   }
 
   async clearPending(site: string, payment: Payment): Promise<void> {

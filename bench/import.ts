@@ -1,0 +1,151 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { CapacityMeter, attachCapacityMeter } from '../lambdas/adapters/dynamo/capacity-meter.js';
+import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { itemBytes } from '../lambdas/adapters/dynamo/rollup-reader.js';
+import { PK } from '../lambdas/adapters/dynamo/table.js';
+import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
+import type { SiteConfig } from '../lambdas/domain/site.js';
+import { importPayments } from '../lambdas/services/payment-import.js';
+import { importEventLines } from '../local/import-events.js';
+import { localPaths } from '../local/service.js';
+import { paymentMix } from './payment-mix.js';
+import { SITE, startBenchService } from './rebuild.js';
+import type { Figure } from './report.js';
+
+const DAY = 86_400_000;
+
+/**
+ * Write units by kind of partition (the key's prefix before its first `#`:
+ * PAY, PAYID, PL, CP, CH, V …), counted from the items each write request
+ * carries (1 WRU per started KB of the item; a delete or an update 1): the
+ * per-partition load that DynamoDB's limit of 1,000 WCU a second per
+ * partition applies to.
+ */
+function partitionWrites(conn: { doc: { middlewareStack: { add: (...args: never[]) => void } } }) {
+  const byKind = new Map<string, number>();
+  // The client's stack sees the low-level commands, with marshalled items.
+  type Marshalled = Record<string, AttributeValue>;
+  const add = (key: Marshalled, units: number) => {
+    const kind = String(key[PK]?.S ?? '').split('#')[0] ?? '';
+    byKind.set(kind, (byKind.get(kind) ?? 0) + units);
+  };
+  // Each attribute's value without its type wrapper (nested maps and lists counted as they are): close enough for the KB.
+  const plain = (item: Marshalled) =>
+    Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v ? (Object.values(v)[0] as unknown) : v]));
+  const wru = (item: Marshalled) => Math.max(1, Math.ceil(itemBytes(plain(item)) / 1024));
+  (conn.doc.middlewareStack.add as (mw: unknown, opts: unknown) => void)(
+    (next: (args: { input: Record<string, unknown> }) => Promise<unknown>, context: { commandName?: string }) =>
+      async (args: { input: Record<string, unknown> }) => {
+        const input = args.input as {
+          Item?: Marshalled;
+          Key?: Marshalled;
+          RequestItems?: Record<
+            string,
+            Array<{ PutRequest?: { Item: Marshalled }; DeleteRequest?: { Key: Marshalled } }>
+          >;
+        };
+        const command = context.commandName ?? '';
+        if (command === 'PutItemCommand' && input.Item) add(input.Item, wru(input.Item));
+        else if ((command === 'UpdateItemCommand' || command === 'DeleteItemCommand') && input.Key) add(input.Key, 1);
+        else if (command === 'BatchWriteItemCommand')
+          for (const requests of Object.values(input.RequestItems ?? {}))
+            for (const r of requests) {
+              if (r.PutRequest) add(r.PutRequest.Item, wru(r.PutRequest.Item));
+              else if (r.DeleteRequest) add(r.DeleteRequest.Key, 1);
+            }
+        return next(args);
+      },
+    { step: 'initialize', name: 'benchPartitionWrites' },
+  );
+  return byKind;
+}
+
+/** One point of the import benchmark: a fresh local stack, the mix's visits sessionized, then the payments imported. */
+async function importPoint(payments: number): Promise<Figure[]> {
+  const { dataDir, service, config } = await startBenchService('ff-bench-import-');
+  try {
+    const mix = paymentMix(payments, Date.now() - DAY);
+    await importEventLines(service.dynamo, localPaths(dataDir).stream, mix.events, { site: SITE });
+    await service.sessionize();
+    const site = (await config.getSite(SITE)) as SiteConfig;
+
+    // From here on the service is idle (no timers): what the client counts is the import's.
+    const meter = new CapacityMeter();
+    attachCapacityMeter(service.dynamo.doc.middlewareStack, meter);
+    const byKind = partitionWrites(service.dynamo as never);
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    // What `footfall import payments` does: parse every line, then the bulk import.
+    const facts = mix.lines.map((line, i) => parsePaymentLine(line, i + 1));
+    const outcome = await importPayments(dynamoPaymentDeps(service.dynamo), site, facts);
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    const cpuMs = (used.user + used.system) / 1000;
+    const load = loadavg()[0] ?? 0;
+    const total = meter.total();
+    const per = (x: number) => x / outcome.payments;
+    const label = `${payments.toLocaleString('en-US')} payments`;
+    const hottest = Math.max(...['PAY', 'PAYID', 'PL', 'CP', 'CH'].map((k) => byKind.get(k) ?? 0));
+    return [
+      {
+        section: 'import',
+        name: `${label}: imported per second`,
+        value: (outcome.payments * 1000) / ms,
+        unit: 'payments/s',
+        target: '≥ 1,000',
+      },
+      { section: 'import', name: `${label}: wall time (${mix.lines.length} lines)`, value: ms, unit: 'ms' },
+      {
+        // The process's CPU time (the import and the in-process dynalite): what a quiet machine's wall time comes to.
+        section: 'import',
+        name: `${label}: imported per CPU-second (load average ${load.toFixed(1)} during the run)`,
+        value: (outcome.payments * 1000) / cpuMs,
+        unit: 'payments/s',
+        target: '≥ 1,000',
+      },
+      { section: 'import', name: `${label}: requests per payment`, value: per(total.requests), unit: 'requests' },
+      {
+        section: 'import',
+        name: `${label}: WRU per payment`,
+        value: per(total.wcu),
+        unit: 'WRU',
+        detail: Object.fromEntries([...byKind].map(([k, v]) => [k, per(v)])),
+      },
+      { section: 'import', name: `${label}: RRU per payment`, value: per(total.rcu), unit: 'RRU' },
+      {
+        section: 'import',
+        name: `${label}: WRU per payment on the hottest per-site partition kind`,
+        value: per(hottest),
+        unit: 'WRU',
+      },
+      {
+        section: 'import',
+        name: `${label}: payments/s one partition's 1,000 WCU/s allow`,
+        value: 1000 / per(hottest),
+        unit: 'payments/s',
+      },
+    ];
+  } finally {
+    await service.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `npm run bench -- --only import`: `footfall import payments` on a local
+ * stack at 10,000 and 100,000 payments of the stated mix (`paymentMix`):
+ * payments imported per second (parse and import, on dynalite), requests,
+ * WRU and RRU per payment counted at the SDK client, and the WRU per payment
+ * each kind of per-site partition takes (PAY, PAYID, PL, CP, CH), from which
+ * the rate DynamoDB's per-partition limit allows follows.
+ * `FOOTFALL_BENCH_IMPORT_POINTS` (comma-separated) changes the points.
+ */
+export async function benchImport(): Promise<Figure[]> {
+  const points = (process.env.FOOTFALL_BENCH_IMPORT_POINTS ?? '10000,100000').split(',').map(Number);
+  const figures: Figure[] = [];
+  for (const n of points) figures.push(...(await importPoint(n)));
+  return figures;
+}
