@@ -5,14 +5,15 @@ import type { Interval, RangeQuery } from './api.js';
  * a link reproduces the view (issue 17). Pure functions of the query string.
  */
 
-/** Named ranges of the report API (spec §4.1), in the picker's order. */
+/** Named ranges of the report API (docs/api.md), in the picker's order, with the chart's default interval. */
 export const RANGES = [
-  { value: 'today', label: 'Today', key: 'd' },
-  { value: '7d', label: 'Last 7 days', key: 'w' },
-  { value: '30d', label: 'Last 30 days', key: 't' },
-  { value: '90d', label: 'Last 90 days', key: 'n' },
-  { value: '12m', label: 'Last 12 months', key: 'y' },
-  { value: 'all', label: 'All time', key: 'a' },
+  { value: 'today', label: 'Today', key: 'd', interval: 'hour' },
+  { value: '7d', label: 'Last 7 days', key: 'w', interval: 'day' },
+  { value: '30d', label: 'Last 30 days', key: 't', interval: 'day' },
+  { value: '90d', label: 'Last 90 days', key: 'n', interval: 'day' },
+  { value: '12m', label: 'Last 12 months', key: 'y', interval: 'month' },
+  // The length of `all` is known once the API resolves it: its default interval follows the same rule.
+  { value: 'all', label: 'All time', key: 'a', interval: undefined },
 ] as const;
 
 export type NamedRange = (typeof RANGES)[number]['value'];
@@ -55,19 +56,44 @@ export function daysBetween(from: string, to: string): number {
 
 /** Above this many days a chart by day is too dense to read; months instead (the API's own limit for `day`). */
 export const MAX_DAY_POINTS = 400;
+/** The API's longest range by hour, days (docs/api.md). */
+export const MAX_HOUR_DAYS = 7;
+/** Ranges longer than this many days are charted by month unless asked otherwise: a year by day is 365 points, most of them flat. */
+export const MONTHLY_FROM_DAYS = 92;
 
 /**
- * The chart's interval: by hour for one day, by day up to a year and a bit,
- * by month beyond. The length of `all` is unknown until the API resolves it,
- * so `all` leaves the choice to the API, whose default follows the same rule
+ * The chart's default interval: by hour for one day, by day up to about a
+ * quarter, by month beyond (Plausible's defaults). The length of `all` is
+ * unknown until the API resolves it, so `all` leaves the choice to the API
  * (`undefined`: no `interval` parameter).
  */
 export function intervalFor(range: RangeQuery): Interval | undefined {
   if ('from' in range) {
     const days = daysBetween(range.from, range.to);
-    return days <= 1 ? 'hour' : days <= MAX_DAY_POINTS ? 'day' : 'month';
+    return days <= 1 ? 'hour' : days <= MONTHLY_FROM_DAYS ? 'day' : 'month';
   }
-  return range.range === 'today' ? 'hour' : range.range === 'all' ? undefined : 'day';
+  const named = RANGES.find((r) => r.value === range.range);
+  return named ? named.interval : 'day';
+}
+
+/**
+ * The intervals the chart offers for a range of `days` days: those the API
+ * accepts for that length (`hour` up to 7 days, `day` up to 400) that draw
+ * more than one point.
+ */
+export function intervalsFor(days: number): Interval[] {
+  const offered: Array<[Interval, boolean]> = [
+    ['hour', days <= MAX_HOUR_DAYS],
+    ['day', days >= 2 && days <= MAX_DAY_POINTS],
+    ['month', days > 31],
+  ];
+  return offered.filter(([, ok]) => ok).map(([interval]) => interval);
+}
+
+/** The interval the address asks for (`?interval=`), if it is one the API knows. */
+export function intervalFromQuery(query: Record<string, string | undefined>): Interval | undefined {
+  const asked = query.interval;
+  return asked === 'hour' || asked === 'day' || asked === 'month' ? asked : undefined;
 }
 
 /** A short human label for a range: "Last 30 days", or "3 Mar – 9 Mar 2026". */

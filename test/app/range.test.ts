@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { daysBetween, intervalFor, rangeFromQuery, rangeLabel, rangeSearch } from '../../app/src/range.js';
+import {
+  daysBetween,
+  intervalFor,
+  intervalFromQuery,
+  intervalsFor,
+  rangeFromQuery,
+  rangeLabel,
+  rangeSearch,
+} from '../../app/src/range.js';
 import { pointSeconds } from '../../app/src/components/chart-points.js';
 
 describe("the app's range in the URL", () => {
@@ -38,14 +46,37 @@ describe("the app's range in the URL", () => {
   it.each([
     [{ range: 'today' }, 'hour'],
     [{ range: '7d' }, 'day'],
-    [{ range: '12m' }, 'day'],
+    [{ range: '90d' }, 'day'],
+    [{ range: '12m' }, 'month'],
     [{ range: 'all' }, undefined],
     [{ from: '2026-03-09', to: '2026-03-09' }, 'hour'],
     [{ from: '2026-03-01', to: '2026-03-09' }, 'day'],
-    [{ from: '2025-01-01', to: '2026-02-04' }, 'day'],
+    [{ from: '2026-01-01', to: '2026-04-02' }, 'day'],
+    [{ from: '2026-01-01', to: '2026-04-03' }, 'month'],
+    [{ from: '2025-01-01', to: '2026-02-04' }, 'month'],
     [{ from: '2024-01-01', to: '2026-03-09' }, 'month'],
   ] as const)('charts %j by %s', (range, interval) => {
     expect(intervalFor(range)).toBe(interval);
+  });
+
+  it.each([
+    [1, ['hour']],
+    [2, ['hour', 'day']],
+    [7, ['hour', 'day']],
+    [8, ['day']],
+    [31, ['day']],
+    [32, ['day', 'month']],
+    [400, ['day', 'month']],
+    [401, ['month']],
+  ] as const)('offers, for %i days, the intervals %j', (days, offered) => {
+    expect(intervalsFor(days)).toEqual(offered);
+  });
+
+  it('reads only known intervals from the address', () => {
+    expect(intervalFromQuery({ interval: 'month' })).toBe('month');
+    expect(intervalFromQuery({ interval: 'week' })).toBeUndefined();
+    expect(intervalFromQuery({ interval: '__proto__' })).toBeUndefined();
+    expect(intervalFromQuery({})).toBeUndefined();
   });
 
   it('counts days inclusively across DST and leap days', () => {

@@ -16,7 +16,16 @@ import {
   formatUsd,
   formatUsdOrDash,
 } from '../../app/src/format.js';
-import type { Breakdown, Goals, Overview, Payments, Realtime, Retention, Timeline } from '../../app/src/api.js';
+import type {
+  Breakdown,
+  Goals,
+  Overview,
+  Payments,
+  Realtime,
+  Retention,
+  Timeline,
+  Timeseries,
+} from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
@@ -292,6 +301,46 @@ describe('the app in Chromium on the demo site', () => {
     expect(await axe(page)).toEqual([]);
     await page.screenshot({ path: join(SHOTS, 'realtime-desktop.png') });
   }, 180_000);
+
+  it('charts twelve months by month, switches the interval from the chart, and keeps it in the address', async () => {
+    const series = (interval: string) => (r: { url(): string }) =>
+      r.url().includes(`/api/v1/sites/${DEMO_SITE}/timeseries`) && r.url().includes(`interval=${interval}`);
+    const [byMonth] = await Promise.all([
+      page.waitForResponse(series('month')),
+      page.goto(`${svc.url}${SITE_PATH}?range=12m`),
+    ]);
+    expect(((await byMonth.json()) as Timeseries).points.length).toBeLessThanOrEqual(13);
+    await settled(page);
+    expect(await page.locator('[data-interval-switch] [aria-current=true]').getAttribute('data-interval')).toBe(
+      'month',
+    );
+    const [byDay] = await Promise.all([page.waitForResponse(series('day')), page.click('[data-interval=day]')]);
+    await page.waitForURL(/range=12m&interval=day$/);
+    const days = ((await byDay.json()) as Timeseries).points.length;
+    expect(days).toBeGreaterThan(360);
+    expect(days).toEqual(
+      (await api<Timeseries>(`/api/v1/sites/${DEMO_SITE}/timeseries?range=12m&interval=day`)).points.length,
+    );
+    await settled(page);
+    expect(await page.locator('[data-interval-switch] [aria-current=true]').getAttribute('data-interval')).toBe('day');
+    // Reloading the address draws the same interval; a range from the picker starts at its own default.
+    await Promise.all([page.waitForResponse(series('day')), page.reload()]);
+    await Promise.all([page.waitForResponse(series('day')), page.click('[data-range="30d"]')]);
+    await page.waitForURL(/range=30d$/);
+    expect(await axe(page)).toEqual([]);
+  }, 180_000);
+
+  it('asks every panel again while Today is on screen', async () => {
+    const channels = (r: { url(): string }) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/breakdown/channel`);
+    const goals = (r: { url(): string }) => r.url().includes(`/api/v1/sites/${DEMO_SITE}/goals`);
+    await Promise.all([page.waitForResponse(channels), page.goto(`${svc.url}${SITE_PATH}?range=today`)]);
+    await settled(page);
+    // The Today refresh asks the totals, the chart and the panels again (every 10 s while visible).
+    await Promise.all([
+      page.waitForResponse(channels, { timeout: 15_000 }),
+      page.waitForResponse(goals, { timeout: 15_000 }),
+    ]);
+  }, 60_000);
 
   it("opens every breakdown panel tab with the API's rows, and shows more", async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d`);

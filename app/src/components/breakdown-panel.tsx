@@ -167,13 +167,16 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
  * per visit, sortable by each (the bars show each row's share of the sorted
  * column), the rows that are no value of the dimension (no campaign,
  * Unattributed) at the bottom, the Unattributed row linked to its payments,
- * "show more" that asks the API for a larger `limit`, and a CSV of every row.
+ * "show more" that asks the API for a larger `limit`, and a CSV of every row;
+ * asked again whenever `refresh` changes, keeping the rows on screen meanwhile.
  */
 export function BreakdownPanel(props: {
   title: string;
   dimensions: readonly Dimension[];
   domain: string;
   range: RangeQuery;
+  /** Changes when the page asks every panel again (Today's refresh). */
+  refresh?: number;
 }): JSX.Element {
   const [dimension, setDimension] = useState<Dimension>(props.dimensions[0]!);
   const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
@@ -186,7 +189,7 @@ export function BreakdownPanel(props: {
   const asked = sort === DEFAULT_SORT ? limit : MAX_ROWS;
   const data = useData(
     () => api.breakdown(props.domain, dimension, props.range, asked),
-    `${props.domain}|${dimension}|${rangeKey}|${asked}`,
+    `${props.domain}|${dimension}|${rangeKey}|${asked}|${props.refresh ?? 0}`,
   );
   const all = data.data && data.data.dimension === dimension ? data.data.rows : [];
   const ordered = orderRows(all, sort);

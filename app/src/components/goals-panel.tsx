@@ -15,7 +15,7 @@ export const OUTBOUND_GOAL = 'Outbound Link: Click';
  * its detail (for outbound link clicks, one row per URL), "All goals" goes
  * back. A CSV link downloads the rows on screen.
  */
-export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.Element {
+export function GoalsPanel(props: { domain: string; range: RangeQuery; refresh?: number }): JSX.Element {
   const [goal, setGoal] = useState<string | null>(null);
   const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
@@ -23,7 +23,7 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery }): JSX.El
   const limit = limits[limitKey] ?? FIRST_ROWS;
   const data = useData(
     () => api.goals(props.domain, props.range, goal, limit),
-    `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}`,
+    `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}|${props.refresh ?? 0}`,
   );
   const rows = data.data && data.data.goal === goal ? data.data.rows : [];
   const total = data.data && data.data.goal === goal ? data.data.total : 0;

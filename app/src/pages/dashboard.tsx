@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, type ApiError, type RangeQuery, type Realtime, type Timeseries } from '../api.js';
+import { api, type ApiError, type Interval, type RangeQuery, type Realtime } from '../api.js';
 import { BreakdownPanel, type Dimension } from '../components/breakdown-panel.js';
 import { TimeChart } from '../components/chart.js';
 import { SiteHeader } from '../components/layout.js';
@@ -13,7 +13,15 @@ import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
 import { snippet } from './settings-sites.js';
 import { useVisiblePoll } from '../use-poll.js';
-import { formatDay, intervalFor, rangeFromQuery, rangeSearch } from '../range.js';
+import {
+  daysBetween,
+  formatDay,
+  intervalFor,
+  intervalFromQuery,
+  intervalsFor,
+  rangeFromQuery,
+  rangeSearch,
+} from '../range.js';
 import { useData } from '../use-data.js';
 
 /** The dashboard's panels: every breakdown dimension of spec §4.2, grouped as Plausible groups them. */
@@ -24,12 +32,30 @@ export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimensi
   { title: 'Devices', dimensions: ['device', 'browser', 'os'] },
 ];
 
-/** The time series for a range, by month when by day would be too dense (the API chooses for `all`). */
-function loadSeries(domain: string, range: RangeQuery): Promise<Timeseries> {
-  return api.timeseries(domain, range, intervalFor(range));
+/** The chart's interval switch: the intervals the shown range allows, each a link that keeps the range. */
+function IntervalSwitch(props: { range: RangeQuery; days: number; current: Interval }): JSX.Element | null {
+  const offered = intervalsFor(props.days);
+  if (offered.length < 2) return null;
+  return (
+    <nav class="segmented" aria-label="Chart interval" data-interval-switch>
+      {offered.map((interval) => (
+        <a
+          key={interval}
+          class={interval === props.current ? 'active' : ''}
+          aria-current={interval === props.current ? 'true' : undefined}
+          href={rangeSearch(props.range, { interval })}
+          data-interval={interval}
+        >
+          {INTERVAL_LABELS[interval]}
+        </a>
+      ))}
+    </nav>
+  );
 }
 
-/** How often the dashboard of Today asks the overview and the chart again while the tab is visible, ms (docs/cost.md "A dashboard left open"). */
+const INTERVAL_LABELS: Record<Interval, string> = { hour: 'Hours', day: 'Days', month: 'Months' };
+
+/** How often the dashboard of Today asks the overview, the chart and the panels again while the tab is visible, ms (docs/cost.md "A dashboard left open"). */
 export const TODAY_REFRESH_MS = 10_000;
 /** How often a site with no event yet checks whether one arrived, ms. */
 export const FIRST_EVENT_CHECK_MS = 5_000;
@@ -83,7 +109,8 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
  * `/sites/<domain>?range=…`: totals, the chart, and every breakdown panel;
  * the realtime indicator and view (asked every `REALTIME_REFRESH_MS` while
  * the tab is visible), Today's totals and chart asked again every
- * `TODAY_REFRESH_MS`, a new site's snippet until its first event, and one
+ * `TODAY_REFRESH_MS` with every panel, the chart's interval switch
+ * (`?interval=`), a new site's snippet until its first event, and one
  * message when the site or the range does not exist.
  */
 export function Dashboard(): JSX.Element {
@@ -92,8 +119,10 @@ export function Dashboard(): JSX.Element {
   const domain = params.domain ?? '';
   const range = rangeFromQuery(query);
   const key = `${domain}|${JSON.stringify(range)}`;
+  // An interval asked in the address wins; else the range's default (the API's for `all`).
+  const interval = intervalFromQuery(query) ?? intervalFor(range);
   const overview = useData(() => api.overview(domain, range), key);
-  const series = useData(() => loadSeries(domain, range), key);
+  const series = useData(() => api.timeseries(domain, range, interval), `${key}|${interval ?? ''}`);
   const realtime = useData(() => api.realtime(domain), domain);
   const sites = useData(() => api.appSites(), 'app-sites');
   const [realtimeOpen, setRealtimeOpen] = useState(false);
@@ -101,9 +130,12 @@ export function Dashboard(): JSX.Element {
   const site = sites.data?.sites.find((x) => x.domain === domain);
   const waiting = site !== undefined && site.last_event_ts === null && (realtime.data?.visitors ?? 0) === 0;
   useVisiblePoll(realtime.reload, overview.error ? null : REALTIME_REFRESH_MS);
+  // Each Today refresh also asks the panels again (their data key carries the tick).
+  const [tick, setTick] = useState(0);
   const refreshToday = useCallback(() => {
     overview.reload();
     series.reload();
+    setTick((t) => t + 1);
   }, [overview.reload, series.reload]);
   useVisiblePoll(refreshToday, live && !overview.error ? TODAY_REFRESH_MS : null);
   useVisiblePoll(sites.reload, waiting ? FIRST_EVENT_CHECK_MS : null);
@@ -152,7 +184,18 @@ export function Dashboard(): JSX.Element {
           <Card
             title={series.data ? `Visitors and revenue per ${series.data.interval}` : 'Visitors and revenue'}
             class="chart-card"
-            actions={series.loading && series.data && !live ? <span class="muted small">Updating…</span> : null}
+            actions={
+              <>
+                {series.loading && series.data && !live ? <span class="muted small">Updating…</span> : null}
+                {shown && series.data ? (
+                  <IntervalSwitch
+                    range={range}
+                    days={daysBetween(shown.from, shown.to)}
+                    current={series.data.interval}
+                  />
+                ) : null}
+              </>
+            }
           >
             {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
             {series.data ? (
@@ -169,9 +212,16 @@ export function Dashboard(): JSX.Element {
           {overview.data ? (
             <div class="panels">
               {PANELS.map((p) => (
-                <BreakdownPanel key={p.title} title={p.title} dimensions={p.dimensions} domain={domain} range={range} />
+                <BreakdownPanel
+                  key={p.title}
+                  title={p.title}
+                  dimensions={p.dimensions}
+                  domain={domain}
+                  range={range}
+                  refresh={tick}
+                />
               ))}
-              <GoalsPanel domain={domain} range={range} />
+              <GoalsPanel domain={domain} range={range} refresh={tick} />
             </div>
           ) : null}
           <p class="muted small">
