@@ -9,6 +9,9 @@ export interface DynamoConnection {
   meter?: CapacityMeter;
 }
 
+/** Connection timeout to the local store on loopback, ms (AWS endpoints keep the SDK's 2 s). */
+export const LOCAL_CONNECTION_TIMEOUT_MS = 10_000;
+
 /**
  * A DynamoDB document client. With `endpoint` (local dynalite) it uses the
  * given credentials (or fixed dummy ones) and region so no AWS configuration is needed; without it,
@@ -35,8 +38,11 @@ export function createDynamoConnection(options: {
       : {}),
     maxAttempts: options.maxAttempts ?? 4,
     // Options, not a handler instance: the SDK builds its default (HTTP/1.1) handler, so
-    // bundles need not import @smithy and can use the Lambda runtime's SDK.
-    requestHandler: { connectionTimeout: 2000, requestTimeout: 10_000 },
+    // bundles need not import @smithy and can use the Lambda runtime's SDK. The local store
+    // answers on loopback from this same process: a connection there is slow only while the
+    // process itself is busy (seeding a year of demo data on a loaded machine timed out at 2 s
+    // and failed whole sessionizer batches over and over), so it gets longer.
+    requestHandler: { connectionTimeout: local ? LOCAL_CONNECTION_TIMEOUT_MS : 2000, requestTimeout: 10_000 },
   });
   if (options.capacityMeter) attachCapacityMeter(client.middlewareStack, options.capacityMeter);
   // The document client shares the client's middleware stack, so the meter sees its calls too.
