@@ -154,6 +154,7 @@ export interface Realtime {
   visitors: number;
   pages: Array<{ page: string; visitors: number }>;
   referrers: Array<{ referrer: string | null; visitors: number }>;
+  goals: Array<{ goal: string; visitors: number }>;
 }
 
 export interface Overview {

@@ -16,8 +16,12 @@ export const REALTIME_RECORD_MS = 10 * 60_000;
 /** Realtime items expire (DynamoDB TTL) this long after their minute. */
 export const REALTIME_TTL_MS = 60 * 60_000;
 
-/** What one batch saw of one visitor in one minute: last event time (ms), the visit's referrer host, the paths viewed. */
-export type RealtimeVisitor = [lastTs: number, referrer: string | null, paths: string[]];
+/**
+ * What one batch saw of one visitor in one minute: last event time (ms), the
+ * visit's referrer host, the paths viewed, the goals completed (absent in
+ * items written before goals were recorded: read as none).
+ */
+export type RealtimeVisitor = [lastTs: number, referrer: string | null, paths: string[], goals?: string[]];
 
 /** One site-minute of one batch: the UTC minute (`YYYY-MM-DDTHH:MM`) and its visitors by id (a dict: ids are visitor text). */
 export interface RealtimeSlice {
@@ -33,7 +37,7 @@ export const minuteOf = (tsMs: number): string => new Date(tsMs).toISOString().s
  * The realtime slices of a batch: for each event at most `REALTIME_RECORD_MS`
  * old at `now`, its visitor under the event's site and minute, with the
  * referrer host of the visit the event belongs to (`visits`, the visits the
- * batch wrote) and the path of each page view. Events of no written visit (a
+ * batch wrote), the path of each page view and the name of each goal. Events of no written visit (a
  * replay that changed nothing) were recorded the first time and are skipped.
  */
 export function realtimeSlices(
@@ -58,23 +62,27 @@ export function realtimeSlices(
         entry[1] = visit.attrs.referrer_host;
       }
       if (e.type === 'pageview' && !entry[2].includes(e.path)) entry[2].push(e.path);
+      if (e.type === 'goal' && e.goal !== null && !(entry[3] ?? []).includes(e.goal))
+        entry[3] = [...(entry[3] ?? []), e.goal];
       slice.visitors[e.visitor_id] = entry;
     }
   }
   return [...slices.values()];
 }
 
-/** The realtime report: current visitors, and their pages and referrers by distinct visitors. */
+/** The realtime report: current visitors, and their pages, referrers and goals by distinct visitors. */
 export interface RealtimeReport {
   visitors: number;
   pages: Array<{ page: string; visitors: number }>;
   referrers: Array<{ referrer: string | null; visitors: number }>;
+  goals: Array<{ goal: string; visitors: number }>;
 }
 
 /**
  * Current visitors at `now` from the slices of the last minutes: visitors
- * whose last event is in (`now` − 5 min, `now`]; pages they viewed and the
- * referrers of their visits in that window, each counted once per visitor,
+ * whose last event is in (`now` − 5 min, `now`]; pages they viewed, the
+ * referrers of their visits and the goals they completed in that window
+ * (Plausible's realtime goals), each counted once per visitor,
  * most visitors first (then name), at most `limit` rows each.
  */
 export function realtimeReport(slices: readonly RealtimeSlice[], now: number, limit: number): RealtimeReport {
@@ -82,17 +90,19 @@ export function realtimeReport(slices: readonly RealtimeSlice[], now: number, li
   const visitors = new Set<string>();
   const pages = new Map<string, Set<string>>();
   const referrers = new Map<string | null, Set<string>>();
+  const goals = new Map<string, Set<string>>();
   const add = <K>(map: Map<K, Set<string>>, key: K, visitor: string) => {
     let set = map.get(key);
     if (!set) map.set(key, (set = new Set()));
     set.add(visitor);
   };
   for (const slice of slices) {
-    for (const [visitor, [ts, referrer, paths]] of Object.entries(slice.visitors)) {
+    for (const [visitor, [ts, referrer, paths, completed = []]] of Object.entries(slice.visitors)) {
       if (ts <= since || ts > now) continue;
       visitors.add(visitor);
       add(referrers, referrer, visitor);
       for (const path of paths) add(pages, path, visitor);
+      for (const goal of completed) add(goals, goal, visitor);
     }
   }
   const rows = <K>(map: Map<K, Set<string>>) =>
@@ -104,5 +114,6 @@ export function realtimeReport(slices: readonly RealtimeSlice[], now: number, li
     visitors: visitors.size,
     pages: rows(pages).map((r) => ({ page: r.key, visitors: r.visitors })),
     referrers: rows(referrers).map((r) => ({ referrer: r.key, visitors: r.visitors })),
+    goals: rows(goals).map((r) => ({ goal: r.key, visitors: r.visitors })),
   };
 }

@@ -24,7 +24,7 @@ function batch(events: TrackedEvent[]) {
 }
 
 describe('realtimeSlices: what a batch records', () => {
-  it("records recent events per site-minute with the visit's referrer and the pages viewed, skipping old ones", () => {
+  it("records recent events per site-minute with the visit's referrer, the pages viewed and the goals completed, skipping old ones", () => {
     const slices = realtimeSlices(
       batch([
         trackedEvent({
@@ -51,7 +51,7 @@ describe('realtimeSlices: what a batch records', () => {
       {
         site: 'example.com',
         minute: minuteOf(NOW - 60_000),
-        visitors: { a: [NOW - 40_000, 'news.ycombinator.com', ['/', '/pricing']] },
+        visitors: { a: [NOW - 40_000, 'news.ycombinator.com', ['/', '/pricing'], ['Signup']] },
       },
     ]);
   });
@@ -77,13 +77,13 @@ describe('realtimeReport: current visitors at now', () => {
     expect(realtimeReport([slice(minuteOf(ts), { a: [ts, null, ['/']] })], NOW, 10).visitors).toBe(visitors);
   });
 
-  it('counts each visitor once across slices and batches, pages and referrers by distinct visitors, most first', () => {
+  it('counts each visitor once across slices and batches, pages, referrers and goals by distinct visitors, most first', () => {
     const m = minuteOf(NOW);
     const report = realtimeReport(
       [
-        slice(m, { a: [NOW - 1000, 't.co', ['/', '/pricing']], b: [NOW - 2000, null, ['/']] }),
-        slice(m, { a: [NOW - 500, 't.co', ['/pricing']], c: [NOW - 100, 't.co', ['/blog']] }),
-        slice(minuteOf(NOW - 9 * 60_000), { d: [NOW - 9 * 60_000, 'old.example', ['/old']] }),
+        slice(m, { a: [NOW - 1000, 't.co', ['/', '/pricing'], ['Signup']], b: [NOW - 2000, null, ['/']] }),
+        slice(m, { a: [NOW - 500, 't.co', ['/pricing'], ['Signup']], c: [NOW - 100, 't.co', ['/blog'], ['Trial']] }),
+        slice(minuteOf(NOW - 9 * 60_000), { d: [NOW - 9 * 60_000, 'old.example', ['/old'], ['Old']] }),
       ],
       NOW,
       2,
@@ -98,6 +98,17 @@ describe('realtimeReport: current visitors at now', () => {
         { referrer: 't.co', visitors: 2 },
         { referrer: null, visitors: 1 },
       ],
+      // a's Signup in two slices is one visitor; d's goal is outside the window.
+      goals: [
+        { goal: 'Signup', visitors: 1 },
+        { goal: 'Trial', visitors: 1 },
+      ],
     });
+  });
+
+  it('reads items written before goals were recorded as visitors with no goal', () => {
+    const report = realtimeReport([slice(minuteOf(NOW), { a: [NOW - 1000, null, ['/']] })], NOW, 10);
+    expect(report.visitors).toBe(1);
+    expect(report.goals).toEqual([]);
   });
 });

@@ -34,10 +34,12 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
     return realtimeResponse.parse(await res.json());
   };
 
-  it('counts visitors with an event in the last 5 minutes, their pages and referrers; history is not current', async () => {
+  it('counts visitors with an event in the last 5 minutes, their pages, referrers and goals; history is not current', async () => {
     await send([
       ev('a1', 'alice-0001', 4 * 60_000, { path: '/', referrer_host: 'news.ycombinator.com', channel: 'Communities' }),
       ev('a2', 'alice-0001', 60_000, { path: '/pricing' }),
+      ev('a3', 'alice-0001', 50_000, { path: '/pricing', type: 'goal', goal: 'Signup' }),
+      ev('c2', 'carol-000001', 7 * 60_000, { path: '/old', type: 'goal', goal: 'Old goal' }),
       ev('b1', 'bob-00000001', 30_000, { path: '/' }),
       ev('c1', 'carol-000001', 7 * 60_000, { path: '/old' }), // recorded (under 10 min) but not current
       ev('d1', 'dave-0000001', 3 * 3600_000, { path: '/history' }), // too old to record
@@ -52,6 +54,7 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
       { referrer: null, visitors: 1 },
       { referrer: 'news.ycombinator.com', visitors: 1 },
     ]);
+    expect(r.goals).toEqual([{ goal: 'Signup', visitors: 1 }]);
   });
 
   it('lets visitors go 5 minutes after their last event, and a replayed batch counts nothing twice', async () => {
@@ -65,7 +68,7 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
     await send([ev('b1', 'bob-00000001', 2.5 * 60_000, { path: '/' })]);
     expect(await get()).toEqual(before);
     now += 150_000; // alice 5.5 min, bob 5 min
-    expect(await get('?limit=1')).toMatchObject({ visitors: 0, pages: [], referrers: [] });
+    expect(await get('?limit=1')).toMatchObject({ visitors: 0, pages: [], referrers: [], goals: [] });
   });
 
   it('answers 400 for a bad limit and 404 for another site, as JSON', async () => {

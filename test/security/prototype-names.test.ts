@@ -255,11 +255,14 @@ describe('names of Object.prototype members in every outside field, through ever
     const realtime = (await get(`/api/v1/sites/${HOSTILE}/realtime`)) as {
       visitors: number;
       referrers: Array<{ referrer: string | null; visitors: number }>;
+      goals: Array<{ goal: string; visitors: number }>;
     };
     // The last five minutes hold the visits of the last five names (a minute apart).
     expect(realtime.visitors).toBe(5);
-    for (const n of NAMES.slice(1))
+    for (const n of NAMES.slice(1)) {
       expect(realtime.referrers).toContainEqual({ referrer: n.toLowerCase(), visitors: 1 });
+      expect(realtime.goals).toContainEqual({ goal: n, visitors: 1 });
+    }
     const payments = (await get(`/api/v1/sites/${HOSTILE}/payments?${RANGE}`)) as {
       rows: Array<{ provider_payment_id: string; visitor: string | null }>;
     };

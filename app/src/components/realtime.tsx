@@ -38,7 +38,7 @@ export function RealtimeIndicator(props: {
   );
 }
 
-/** The realtime view (Plausible's): current visitors, the pages they are on and where they came from, as of the API's `as_of`. */
+/** The realtime view (Plausible's): current visitors, the pages they are on, where they came from and the goals they completed, as of the API's `as_of`. */
 export function RealtimeView(props: { data: Realtime }): JSX.Element {
   const r = props.data;
   return (
@@ -57,6 +57,7 @@ export function RealtimeView(props: { data: Realtime }): JSX.Element {
           head="Referrer"
           rows={r.referrers.map((x) => [x.referrer ?? 'Direct / none', x.visitors])}
         />
+        <RealtimeList title="Goals" head="Goal" rows={r.goals.map((g) => [g.goal, g.visitors])} />
       </div>
     </section>
   );

@@ -149,7 +149,7 @@ export const breakdownResponse = z.object({
   rows: z.array(breakdownRowSchema),
 });
 
-/** Realtime `limit`: rows of pages and of referrers, default 10, at most 100. */
+/** Realtime `limit`: rows of pages, of referrers and of goals, default 10, at most 100. */
 export const REALTIME_LIMIT = { default: 10, max: 100 } as const;
 export const realtimeParams = z.object({ limit: limitOf(REALTIME_LIMIT.max, REALTIME_LIMIT.default) });
 export const realtimeResponse = z.object({
@@ -175,6 +175,14 @@ export const realtimeResponse = z.object({
       z.object({
         referrer: z.string().nullable().describe('Referring host of their visit; null for none (Direct)'),
         visitors: z.number().int(),
+      }),
+    )
+    .describe('Most visitors first'),
+  goals: z
+    .array(
+      z.object({
+        goal: z.string(),
+        visitors: z.number().int().describe('Current visitors who completed it in the window'),
       }),
     )
     .describe('Most visitors first'),
