@@ -456,8 +456,19 @@ const SERVICE_ORDER = [
   'Data transfer',
 ];
 
-/** The custom metrics the functions emit (EMF): `CUSTOM_METRICS` of `lambdas/observability/telemetry.ts`, one billed metric each. */
-export const CUSTOM_METRIC_COUNT = Object.keys(CUSTOM_METRICS).length;
+/**
+ * The custom metrics the functions emit (EMF, `CUSTOM_METRICS` of `lambdas/observability/telemetry.ts`),
+ * one billed metric each, prorated by the share of hours it has data (`USAGE.customMetricHours`).
+ * @throws UnpricedResourceError for a metric the usage does not say how often it has data
+ */
+export function customMetricsUsd(): number {
+  return Object.values(CUSTOM_METRICS).reduce((sum, name) => {
+    const share = own<number>(USAGE.customMetricHours, name);
+    if (share === undefined)
+      throw new UnpricedResourceError(`custom metric ${name} has no hours in USAGE.customMetricHours`);
+    return sum + share * P.metricMonth;
+  }, 0);
+}
 
 /**
  * The monthly bill of the stack `resources` at one traffic level: every resource's lines by type,
@@ -472,7 +483,7 @@ export function stackBill(resources: readonly StackResource[], m: Measured): Lin
   for (const r of resources) {
     for (const [name, usd] of PRICED.get(r.type)?.(r, ctx) ?? []) lines.set(name, (lines.get(name) ?? 0) + usd);
   }
-  lines.set('CloudWatch custom metrics', CUSTOM_METRIC_COUNT * P.metricMonth);
+  lines.set('CloudWatch custom metrics (billed in the hours they have data)', customMetricsUsd());
   const rank = (name: string) => {
     const at = SERVICE_ORDER.findIndex((prefix) => name.startsWith(prefix));
     return at < 0 ? SERVICE_ORDER.length : at;

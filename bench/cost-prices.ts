@@ -115,6 +115,12 @@ export const USAGE = {
   kmsRequestsPerWebhook: 0.2,
   /** Principals that use a stream's KMS key, each asking KMS for a data key about every 5 minutes. */
   kinesisKmsPrincipals: 4,
+  /**
+   * Share of a month's hours in which each custom metric (`CUSTOM_METRICS`) has data: CloudWatch
+   * bills a metric by the hours it receives data, and each is emitted only when there is something to
+   * count. Bots and foreign hosts reach a public site every hour; a healthy stack writes no malformed record.
+   */
+  customMetricHours: { DroppedEvents: 1, MalformedRecords: 0 },
   monthsOfData: 12,
   monthHours: 730,
   monthSeconds: 30 * 24 * 3600,

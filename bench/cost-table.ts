@@ -68,6 +68,15 @@ const usd = (n: number) => n.toFixed(2);
 const signed = (n: number) => `${n >= 0 ? '+' : '−'}${usd(Math.abs(n))}`;
 const levelName = (events: number) => (events >= 1e6 ? `${events / 1e6}M` : `${events / 1e3}k`);
 
+/** Why a total is what it is: its two largest lines. */
+export function largest(bill: readonly Line[]): string {
+  return [...bill]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 2)
+    .map(([name, v]) => `${name.replace(/ \(.*$/, '')} ${usd(v)}`)
+    .join(', ');
+}
+
 /** Each level's total against the issue's goal: "met by $x" or "misses by $x". */
 export function againstGoal(m: Measured, total: number): { goal: number | undefined; over: number | undefined } {
   const goal = GOALS.get(m.eventsPerMonth);
@@ -95,7 +104,7 @@ export function billTable(levels: readonly Measured[], resources: readonly Stack
     ...rows,
     `| **Total** | ${totals.map((t) => `**${usd(t)}**`).join(' | ')} |`,
     `| Goal | ${goals.map((g) => (g.goal === undefined ? '' : usd(g.goal))).join(' | ')} |`,
-    `| Against the goal | ${goals.map((g) => (g.over === undefined ? '' : g.over <= 0 ? `met, ${usd(-g.over)} under` : `**misses by ${usd(g.over)}**`)).join(' | ')} |`,
+    `| Against the goal | ${goals.map((g, i) => (g.over === undefined ? '' : g.over <= 0 ? `met, ${usd(-g.over)} under` : `**misses by ${usd(g.over)}**: ${largest(bills[i] ?? [])}`)).join(' | ')} |`,
     ...deltas,
   ].join('\n');
 }

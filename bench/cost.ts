@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { measuredFrom, stackBill, totalOf, type Measured } from './cost-model.js';
-import { againstGoal, billTable } from './cost-table.js';
+import { againstGoal, billTable, largest } from './cost-table.js';
 import { synthesizedResources } from './stack-template.js';
 import type { Figure } from './report.js';
 import { ensureAppBuilt } from '../app/build.js';
@@ -51,7 +51,7 @@ export async function benchCost(): Promise<Figure[]> {
       const { goal, over } = againstGoal(m, total);
       figures.push({
         section: 'cost',
-        name: `stack ${label}, ${levelName(m.eventsPerMonth)} events/month${over !== undefined && over > 0 ? ` (misses by $${over.toFixed(2)})` : ''}`,
+        name: `stack ${label}, ${levelName(m.eventsPerMonth)} events/month${over !== undefined && over > 0 ? ` (misses by $${over.toFixed(2)}: ${largest(bill)})` : ''}`,
         value: total,
         unit: 'USD/month',
         target: goal === undefined ? undefined : `≤ ${goal}`,
