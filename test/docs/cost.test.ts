@@ -25,7 +25,7 @@ beforeAll(async () => {
   await ensureAppBuilt();
   stack = resourcesOf(synth({ bundle: false }).template.toJSON());
   app = resourcesOf(synth({ bundle: false, config: { app: true } }).template.toJSON());
-}, 120_000);
+}, 600_000);
 
 describe('the cost model prices every billable resource of the synthesized template', () => {
   it('knows every resource type of the default stack and of the stack with the dashboard', () => {
@@ -87,7 +87,7 @@ describe('the lines follow the template', () => {
     expect(line(stackBill(stack, tenM), 'DynamoDB point-in-time')).toBeGreaterThan(0);
     const off = synth({ bundle: false, config: { pointInTimeRecovery: false } }).template.toJSON();
     expect(line(stackBill(resourcesOf(off), tenM), 'DynamoDB point-in-time')).toBe(0);
-  }, 60_000);
+  }, 300_000);
 
   it('counts the alarm metrics of the template: one per alarm, or each metric of its math', () => {
     const alarms = stack.filter((r) => r.type === 'AWS::CloudWatch::Alarm');
