@@ -1,105 +1,24 @@
-import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { FUNCTIONS } from '../lib/functions.js';
-import { CONFIG_DEFAULTS, type FootfallConfig } from '../lib/config.js';
-import { FIREHOSE_BUFFER_INTERVAL } from '../lib/archive.js';
+import { FUNCTIONS, type FunctionSpec } from '../lib/functions.js';
 import { CUSTOM_METRICS } from '../lambdas/observability/telemetry.js';
+import { own } from '../lambdas/domain/dict.js';
+import { PRICES, USAGE } from './cost-prices.js';
+import type { StackResource } from './stack-template.js';
 import type { Figure } from './report.js';
 
 /**
- * The cost model of `docs/cost.md`: AWS list prices in us-east-1 (USD, no free tier) applied to
- * the figures `npm run bench -- --only sessionize` measured (WRU, RRU and stored bytes per event at
- * the default stack's batches) and to the model's assumptions below. Every price and assumption is
- * sourced in `docs/cost.md`; this file only does the arithmetic, so the table there is reproducible:
- *
- *     node bin/run-ts.js bench/cost-model.ts bench/results/<run>.json
+ * The cost model of `docs/cost.md`: the resources of the synthesized template, each priced by its
+ * CloudFormation type (`PRICED`) from AWS list prices in us-east-1 (USD, no free tier), the figures
+ * `npm run bench -- --only sessionize` measured (WRU, RRU and stored bytes per event at the
+ * stack's batches) and the usage of `bench/cost-prices.ts`. A type that is neither priced nor
+ * listed free with its reason (`FREE`) is reported by `unpricedTypes` (a test holds it empty), so a
+ * change to the stack changes the bill's lines with it. Prices and assumptions are sourced in
+ * `docs/cost.md`; this file only does the arithmetic (`bench/cost.ts` prints the table).
  */
 
 const GB = 2 ** 30;
-const MONTH_HOURS = 730;
-
-/** List prices, USD (`docs/cost.md`, "Prices used"). */
-export const PRICES = {
-  apiPerMillion: 1.0,
-  lambdaRequestPerMillion: 0.2,
-  lambdaGbSecond: 0.0000133334,
-  kinesisShardHour: 0.015,
-  kinesisPutUnitPerMillion: 0.014,
-  kinesisOnDemandStreamHour: 0.04,
-  kinesisOnDemandInPerGb: 0.08,
-  kinesisOnDemandOutPerGb: 0.04,
-  firehoseIngestPerGb: 0.029,
-  firehoseConversionPerGb: 0.018,
-  firehosePartitioningPerGb: 0.02,
-  firehoseObjectsPerThousand: 0.005,
-  firehoseJqHour: 0.07,
-  s3GbMonth: 0.023,
-  s3PutPerThousand: 0.005,
-  wruPerMillion: 0.625,
-  rruPerMillion: 0.125,
-  dynamoGbMonth: 0.25,
-  /** Standard-IA table class: storage per GB-month, and its request prices as a multiple of Standard's. */
-  dynamoIaGbMonth: 0.1,
-  dynamoIaRequestFactor: 1.25,
-  pitrGbMonth: 0.2,
-  logsIngestPerGb: 0.5,
-  logsStoredGbMonth: 0.03,
-  metricMonth: 0.3,
-  alarmMetricMonth: 0.1,
-  tracePerMillion: 5.0,
-  kmsKeyMonth: 1.0,
-} as const;
-
-/** The model's assumptions (`docs/cost.md`, "Assumptions"). */
-export const ASSUMPTIONS = {
-  /**
-   * Requests through API Gateway, which no longer carries the hot path (events and script loads
-   * go to the function URLs, billed as Lambda invocations only): the dashboard, a month of five
-   * people opening it 50 times a day at about 20 requests a load (150,000), plus payment
-   * webhooks, about 4 provider deliveries per payment at one payment per ~200 events.
-   */
-  apiRequestsPerMonth: 150_000,
-  apiRequestsPerEvent: 4 / 200,
-  /** Share of events that also fetch `/v.js` (cached a day by the browser). */
-  scriptLoadsPerEvent: 0.1,
-  /** Firehose bills every record in 5 KB increments (ingestion and format conversion). */
-  firehoseRecordKb: 5,
-  enrichedEventKb: 0.7,
-  parquetBytesPerEvent: 150,
-  eventFunction: { seconds: 0.025, gb: 0.5 },
-  trackerFunction: { seconds: 0.005, gb: 0.25 },
-  /** Sessionizer Lambda seconds per event at 1 GB. */
-  sessionizeSecondsPerEvent: 0.002,
-  jqSecondsPerRecord: 20e-6,
-  /**
-   * Bytes of CloudWatch Logs per API Gateway request: its access log line (121 B, `lib/http-api.ts`).
-   * The hot path writes none: its function URLs have no access log, and a request whose events are
-   * all accepted writes no function log line (no platform lines, no metric: `docs/cost.md`,
-   * "Defaults"); dropped events write a `DroppedEvents` EMF line per request and reason, not
-   * counted here (bots and other drops are not in the model's events).
-   */
-  logBytesPerApiRequest: 121,
-  logStoredShare: 0.2,
-  /**
-   * CloudWatch alarm metrics: 9 alarms, the three 5xx rate ones (the HTTP API's and each hot-path
-   * function URL's) on 2 metrics each (`lib/footfall-stack.ts`): failed batches, iterator age,
-   * archive freshness, Parquet conversion failures, the partition limit, the scheduled function's errors.
-   * The alarm topic (`-c alarmEmail=`) costs nothing at these volumes (SNS: first 1,000 emails a month free).
-   */
-  alarmMetrics: 12,
-  monthsOfData: 12,
-} as const;
-
-/** Active sites by traffic level: each sends events in every Firehose buffer, so one S3 object per site per buffer. */
-const SITES: Record<number, number> = { 1_000_000: 5, 10_000_000: 50, 100_000_000: 200 };
-
-/**
- * Custom metrics the stack emits (EMF, each metric × dimension set billed as one metric):
- * `CUSTOM_METRICS` of `lambdas/observability/telemetry.ts`, each with the `service` dimension
- * only. Counted as if each had data every hour of the month (an upper bound: `MalformedRecords`
- * has none in a healthy stack).
- */
-export const CUSTOM_METRIC_COUNT = Object.keys(CUSTOM_METRICS).length;
+const M = 1e6;
+const P = PRICES;
 
 /** What the model needs from a bench run, per traffic level. */
 export interface Measured {
@@ -111,19 +30,9 @@ export interface Measured {
   storedBytesPerEvent: number;
 }
 
-/**
- * Requests a month that an actively traced function records: Lambda's fixed sampling rule, the first
- * request each second and 5% of the rest (AWS X-Ray developer guide, "Sampling rules"), counted as if
- * the requests were spread evenly over the month.
- */
-function sampledPerSecond(requests: number): number {
-  const seconds = 30 * 24 * 3600;
-  return Math.min(requests, seconds) + 0.05 * Math.max(0, requests - seconds);
-}
-
 const levelOf = (name: string): number | null => {
   const m = / at ([\d.]+)M events\/month/.exec(name);
-  return m ? Number(m[1]) * 1e6 : null;
+  return m ? Math.round(Number(m[1]) * 1e6) : null;
 };
 
 /** The default stack's rows and the stored bytes of a `--only sessionize` run, by traffic level. */
@@ -152,171 +61,449 @@ export function measuredFrom(figures: readonly Figure[]): Measured[] {
 /** One line of the monthly bill: name and USD. */
 export type Line = [string, number];
 
-/** The table class that is not the default, and the classes' names. */
-const OTHER_TABLE_CLASS = { standard: 'standard-ia', 'standard-ia': 'standard' } as const satisfies Record<
-  FootfallConfig['tableClass'],
-  FootfallConfig['tableClass']
->;
-const TABLE_CLASS_NAMES = { standard: 'Standard', 'standard-ia': 'Standard-IA' } as const satisfies Record<
-  FootfallConfig['tableClass'],
-  string
->;
+/** Thrown when the template holds something the model cannot price (a function it has no usage for, a provisioned table). */
+export class UnpricedResourceError extends Error {
+  override readonly name = 'UnpricedResourceError';
+}
 
-/** DynamoDB's request and storage prices of a table class (`-c tableClass`). */
-function dynamoPrices(tableClass: FootfallConfig['tableClass']): { wru: number; rru: number; gbMonth: number } {
-  const P = PRICES;
-  return tableClass === 'standard'
-    ? { wru: P.wruPerMillion, rru: P.rruPerMillion, gbMonth: P.dynamoGbMonth }
-    : {
+type FunctionKey = keyof typeof FUNCTIONS;
+const isFunctionKey = (name: string): name is FunctionKey => Object.hasOwn(FUNCTIONS, name);
+
+/** What a month of use asks of the stack at one traffic level (`USAGE`, `docs/cost.md` "Assumptions"). */
+interface Demand {
+  m: Measured;
+  events: number;
+  dashboardLoads: number;
+  invocations: Readonly<Record<FunctionKey, number>>;
+}
+
+function demandOf(m: Measured): Demand {
+  const U = USAGE;
+  const E = m.eventsPerMonth;
+  const perMillion = (rate: number, floor: number) => Math.max(floor, (E / M) * rate);
+  const dashboardLoads = perMillion(U.dashboardLoadsPerMillion, U.dashboardLoadsMin);
+  return {
+    m,
+    events: E,
+    dashboardLoads,
+    invocations: {
+      event: E,
+      tracker: U.scriptLoadsPerEvent * E,
+      health: U.healthChecks,
+      sessionize: E / m.batch,
+      report: dashboardLoads * U.reportCallsPerLoad + perMillion(U.apiCallsPerMillion, U.apiCallsMin),
+      mcp: perMillion(U.mcpCallsPerMillion, U.mcpCallsMin),
+      webhook: perMillion(U.webhooksPerMillion, U.webhooksMin),
+      app: dashboardLoads,
+      scheduled: (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5),
+    },
+  };
+}
+
+/** The template as the pricers see it: every resource by logical id, and the demand. */
+interface Context {
+  d: Demand;
+  resources: readonly StackResource[];
+}
+
+type Pricer = (r: StackResource, ctx: Context) => Line[];
+
+const container = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]);
+/** The value at `path` in a resource's properties (objects by key, arrays by index), or undefined. */
+const prop = (value: unknown, ...path: string[]): unknown => {
+  let at = value;
+  for (const key of path) {
+    const parsed = container.safeParse(at);
+    if (!parsed.success) return undefined;
+    at = Array.isArray(parsed.data) ? parsed.data[Number(key)] : own(parsed.data, key);
+  }
+  return at;
+};
+const num = (value: unknown, fallback: number): number => (typeof value === 'number' ? value : fallback);
+/** Whether `value` (a property of another resource) points at `id`: `{Ref: id}` or `{'Fn::GetAtt': [id, …]}`. */
+const refersTo = (value: unknown, id: string): boolean => JSON.stringify(value ?? null).includes(`"${id}"`);
+/** A logical id without the hash CDK appends: `ArchiveDelivery3969725A` → `ArchiveDelivery`. */
+const nameOf = (id: string): string => id.replace(/[0-9A-F]{8}$/, '');
+
+/** Requests a month that an actively traced function records: Lambda's fixed rule, the first each second and 5% of the rest (X-Ray developer guide, "Sampling rules"), spread evenly over the month. */
+export function sampledTraces(requests: number): number {
+  const seconds = USAGE.monthSeconds;
+  return Math.min(requests, seconds) + 0.05 * Math.max(0, requests - seconds);
+}
+
+/** The function key of a Lambda resource (`POWERTOOLS_SERVICE_NAME`), or null for a deploy-time custom resource handler. */
+function functionKeyOf(r: StackResource, ctx: Context): FunctionKey | null {
+  const service = prop(r.props, 'Environment', 'Variables', 'POWERTOOLS_SERVICE_NAME');
+  if (typeof service === 'string') {
+    if (isFunctionKey(service)) return service;
+    throw new UnpricedResourceError(`function ${r.id} (${service}) has no usage in bench/cost-model.ts`);
+  }
+  const handlerOf = ctx.resources.some(
+    (other) =>
+      (other.type.startsWith('Custom::') || other.type === 'AWS::CloudFormation::CustomResource') &&
+      refersTo(other.props['ServiceToken'], r.id),
+  );
+  if (handlerOf) return null;
+  throw new UnpricedResourceError(`function ${r.id} is neither a Footfall function nor a custom resource handler`);
+}
+
+const priceLambda: Pricer = (r, ctx) => {
+  const key = functionKeyOf(r, ctx);
+  if (key === null) return [['Lambda, custom resource handlers (run at deploy only)', 0]];
+  const U = USAGE;
+  const invocations = ctx.d.invocations[key];
+  const mib = num(r.props['MemorySize'], 128);
+  const arch = prop(r.props, 'Architectures', '0') === 'arm64' ? 'arm64' : 'x86_64';
+  const seconds =
+    key === 'sessionize' ? ctx.d.events * U.sessionizeSecondsPerEvent : invocations * U.secondsPerInvocation[key];
+  const spec: FunctionSpec = FUNCTIONS[key];
+  // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
+  const quiet = prop(r.props, 'LoggingConfig', 'SystemLogLevel') === 'WARN' && spec.hotPath;
+  const logGb = quiet ? 0 : (invocations * U.logBytesPerInvocation) / GB;
+  const responseBytes = own<number>(U.responseBytes, key) ?? 0;
+  const servedOutside = spec.url !== undefined || spec.routes !== undefined;
+  return [
+    [
+      `Lambda \`${key}\` (requests, ${mib} MB ${arch})`,
+      (invocations / M) * P.lambdaRequestPerMillion + seconds * (mib / 1024) * P.lambdaGbSecond[arch],
+    ],
+    [
+      'X-Ray traces (actively traced functions)',
+      prop(r.props, 'TracingConfig', 'Mode') === 'Active' ? (sampledTraces(invocations) / M) * P.tracePerMillion : 0,
+    ],
+    [
+      'CloudWatch Logs (function lines, ingestion and storage)',
+      logGb * (P.logsIngestPerGb + U.logStoredShare * P.logsStoredGbMonth),
+    ],
+    [
+      'Data transfer out (function URL and API responses)',
+      servedOutside ? ((invocations * responseBytes) / GB) * P.transferOutGb : 0,
+    ],
+  ];
+};
+
+/** DynamoDB's request and storage prices of a table class (`TableClass` of the template). */
+function dynamoPrices(tableClass: unknown): { wru: number; rru: number; gbMonth: number } {
+  return tableClass === 'STANDARD_INFREQUENT_ACCESS'
+    ? {
         wru: P.wruPerMillion * P.dynamoIaRequestFactor,
         rru: P.rruPerMillion * P.dynamoIaRequestFactor,
         gbMonth: P.dynamoIaGbMonth,
-      };
+      }
+    : { wru: P.wruPerMillion, rru: P.rruPerMillion, gbMonth: P.dynamoGbMonth };
 }
 
-/**
- * The monthly bill of the default stack (1 provisioned shard, PITR on, no hot-path tracing, the
- * default table class of `lib/config.ts` unless `tableClass` says otherwise) at one traffic level.
- * Events and script loads reach Lambda through function URLs: Lambda's request and duration
- * lines count them, and nothing else does (a URL adds no charge of its own).
- */
-export function monthlyBill(
-  m: Measured,
-  tableClass: FootfallConfig['tableClass'] = CONFIG_DEFAULTS.tableClass,
-): Line[] {
-  const P = PRICES;
-  const D = dynamoPrices(tableClass);
-  const A = ASSUMPTIONS;
-  const E = m.eventsPerMonth;
-  const M = 1e6;
-  const sessionizeInvocations = E / m.batch;
-  const scheduledInvocations = (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5);
-  const objects = (SITES[E] ?? 1) * ((30 * 24 * 3600) / FIREHOSE_BUFFER_INTERVAL.toSeconds());
-  const storedGb = (A.monthsOfData * E * m.storedBytesPerEvent) / GB;
-  const apiRequests = A.apiRequestsPerMonth + A.apiRequestsPerEvent * E;
-  const logGb = (apiRequests * A.logBytesPerApiRequest) / GB;
+const priceTable: Pricer = (r, { d, resources }) => {
+  if (r.props['BillingMode'] !== 'PAY_PER_REQUEST')
+    throw new UnpricedResourceError(`table ${r.id} is not on-demand (PAY_PER_REQUEST)`);
+  const U = USAGE;
+  const D = dynamoPrices(r.props['TableClass']);
+  const deployed = (key: FunctionKey) =>
+    resources.some(
+      (x) =>
+        x.type === 'AWS::Lambda::Function' &&
+        prop(x.props, 'Environment', 'Variables', 'POWERTOOLS_SERVICE_NAME') === key,
+    )
+      ? d.invocations[key]
+      : 0;
+  const otherWru = deployed('webhook') * U.wruPerWebhook + deployed('app') * U.wruPerAppCall;
+  const otherRru =
+    (deployed('report') + deployed('mcp')) * U.rruPerReportCall +
+    deployed('webhook') * U.rruPerWebhook +
+    deployed('app') * U.rruPerAppCall;
+  const storedGb = (U.monthsOfData * d.events * d.m.storedBytesPerEvent) / GB;
+  const pitr = prop(r.props, 'PointInTimeRecoverySpecification', 'PointInTimeRecoveryEnabled') === true;
   return [
-    ['API Gateway HTTP API requests (dashboard, API, webhooks)', (apiRequests / M) * P.apiPerMillion],
-    [
-      'Lambda requests',
-      ((E + A.scriptLoadsPerEvent * E + sessionizeInvocations + scheduledInvocations) / M) * P.lambdaRequestPerMillion,
-    ],
-    [
-      'Lambda duration (arm64)',
-      (E * A.eventFunction.seconds * A.eventFunction.gb +
-        A.scriptLoadsPerEvent * E * A.trackerFunction.seconds * A.trackerFunction.gb +
-        E * A.sessionizeSecondsPerEvent) *
-        P.lambdaGbSecond,
-    ],
-    ['Kinesis, 1 provisioned shard', MONTH_HOURS * P.kinesisShardHour + (E / M) * P.kinesisPutUnitPerMillion],
-    [
-      'Firehose ingestion and Parquet conversion',
-      ((E * A.firehoseRecordKb * 1024) / GB) * (P.firehoseIngestPerGb + P.firehoseConversionPerGb),
-    ],
-    [
-      'Firehose dynamic partitioning',
-      ((E * A.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb +
-        (objects / 1000) * P.firehoseObjectsPerThousand +
-        ((E * A.jqSecondsPerRecord) / 3600) * P.firehoseJqHour,
-    ],
-    [
-      'S3 storage (month 12) and PUTs',
-      ((A.monthsOfData * E * A.parquetBytesPerEvent) / GB) * P.s3GbMonth + (objects / 1000) * P.s3PutPerThousand,
-    ],
-    ['DynamoDB writes (measured)', ((E * m.wru) / 1000 / M) * D.wru],
-    ['DynamoDB reads (measured)', ((E * m.rru) / 1000 / M) * D.rru],
+    ['DynamoDB writes: sessionizer (measured)', ((d.events * d.m.wru) / 1000 / M) * D.wru],
+    ['DynamoDB reads: sessionizer (measured)', ((d.events * d.m.rru) / 1000 / M) * D.rru],
+    ['DynamoDB requests: webhooks, dashboard, API, MCP', (otherWru / M) * D.wru + (otherRru / M) * D.rru],
     ['DynamoDB storage (measured, month 12)', storedGb * D.gbMonth],
-    ['DynamoDB point-in-time recovery (month 12)', storedGb * P.pitrGbMonth],
-    ['CloudWatch Logs', logGb * P.logsIngestPerGb + logGb * A.logStoredShare * P.logsStoredGbMonth],
-    ['CloudWatch custom metrics and alarms', CUSTOM_METRIC_COUNT * P.metricMonth + A.alarmMetrics * P.alarmMetricMonth],
-    // The report, app and webhook functions trace actively: Lambda's rule samples the first request each
-    // second and 5% of the rest, so at these rates nearly every API request is traced.
-    [
-      'X-Ray traces (sessionizer batches, scheduled runs, API and webhook requests)',
-      ((sessionizeInvocations + scheduledInvocations + sampledPerSecond(apiRequests)) / M) * P.tracePerMillion,
-    ],
-    ['KMS key of webhook secrets', P.kmsKeyMonth],
+    ['DynamoDB point-in-time recovery (month 12)', pitr ? storedGb * P.pitrGbMonth : 0],
   ];
-}
+};
 
-/**
- * What the other settings would change, USD a month (added to the total): on-demand Kinesis
- * (stream hours and data in and out, two consumers; at the 1-shard DynamoDB figures, a lower
- * bound since on-demand splits batches), X-Ray on the hot path (`-c hotPathTracing=true`: the first
- * request each second and 5% of the rest, per hot-path function), and PITR off.
- */
-export function alternatives(m: Measured): Line[] {
-  const P = PRICES;
-  const A = ASSUMPTIONS;
-  const E = m.eventsPerMonth;
-  const sampled = sampledPerSecond;
-  const onDemand =
-    MONTH_HOURS * P.kinesisOnDemandStreamHour +
-    ((E * 1024) / GB) * (P.kinesisOnDemandInPerGb + 2 * P.kinesisOnDemandOutPerGb);
-  const provisioned = MONTH_HOURS * P.kinesisShardHour + (E / 1e6) * P.kinesisPutUnitPerMillion;
-  const total = (bill: Line[]) => bill.reduce((sum, [, usd]) => sum + usd, 0);
-  const pitr = monthlyBill(m).find(([name]) => name.startsWith('DynamoDB point-in-time'))?.[1] ?? 0;
-  const other = OTHER_TABLE_CLASS[CONFIG_DEFAULTS.tableClass];
+const priceStream: Pricer = (r, { d }) => {
+  const U = USAGE;
+  const onDemand = prop(r.props, 'StreamModeDetails', 'StreamMode') === 'ON_DEMAND';
+  const consumers = 2;
+  const usd = onDemand
+    ? U.monthHours * P.kinesisOnDemandStreamHour +
+      ((d.events * 1024) / GB) * (P.kinesisOnDemandInPerGb + consumers * P.kinesisOnDemandOutPerGb)
+    : num(r.props['ShardCount'], 1) * U.monthHours * P.kinesisShardHour + (d.events / M) * P.kinesisPutUnitPerMillion;
+  // Server-side encryption: each producer and consumer asks KMS for a data key about every 5 minutes.
+  const kms = r.props['StreamEncryption'] ? U.kinesisKmsPrincipals * 12 * U.monthHours : 0;
   return [
     [
-      `*${TABLE_CLASS_NAMES[other]} table class instead (\`-c tableClass=${other}\`), month 12*`,
-      total(monthlyBill(m, other)) - total(monthlyBill(m)),
+      `Kinesis \`${nameOf(r.id)}\` (${onDemand ? 'on-demand' : `${num(r.props['ShardCount'], 1)} provisioned shard`})`,
+      usd,
     ],
-    ['*on-demand Kinesis instead of 1 shard (`-c shards=on-demand`)*', onDemand - provisioned],
-    [
-      '*X-Ray on the hot path (`-c hotPathTracing=true`)*',
-      ((sampled(E) + sampled(A.scriptLoadsPerEvent * E)) / 1e6) * P.tracePerMillion,
-    ],
-    ['*without point-in-time recovery (`-c pointInTimeRecovery=false`)*', -pitr],
+    ['KMS requests (stream encryption, webhook secrets)', (kms / 10_000) * P.kmsRequestPer10k],
   ];
+};
+
+/** The S3 objects a delivery stream writes a month: one per buffer, per active site when partitioned. */
+function deliveryObjects(r: StackResource, d: Demand): number {
+  const dest = prop(r.props, 'ExtendedS3DestinationConfiguration');
+  const interval = num(prop(dest, 'BufferingHints', 'IntervalInSeconds'), 300);
+  const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
+  const buffers = USAGE.monthSeconds / Math.max(interval, 1);
+  // A buffer holds at most the stream's events: a quiet site sends nothing in most buffers.
+  return Math.min(d.events, (partitioned ? USAGE.activeSites(d.events) : 1) * buffers);
+}
+
+const priceDelivery: Pricer = (r, { d }) => {
+  const U = USAGE;
+  const dest = prop(r.props, 'ExtendedS3DestinationConfiguration');
+  const converts = prop(dest, 'DataFormatConversionConfiguration', 'Enabled') === true;
+  const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
+  const billedGb = (d.events * U.firehoseRecordKb * 1024) / GB;
+  const name = nameOf(r.id);
+  return [
+    [
+      `Firehose \`${name}\`: ingestion${converts ? ' and Parquet conversion' : ''}`,
+      billedGb * (P.firehoseIngestPerGb + (converts ? P.firehoseConversionPerGb : 0)),
+    ],
+    [
+      `Firehose \`${name}\`: dynamic partitioning`,
+      partitioned
+        ? ((d.events * U.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb +
+          (deliveryObjects(r, d) / 1000) * P.firehoseObjectsPerThousand +
+          ((d.events * U.jqSecondsPerRecord) / 3600) * P.firehoseJqHour
+        : 0,
+    ],
+  ];
+};
+
+const priceBucket: Pricer = (r, { d, resources }) => {
+  const U = USAGE;
+  const deliveries = resources.filter(
+    (x) =>
+      x.type === 'AWS::KinesisFirehose::DeliveryStream' &&
+      refersTo(prop(x.props, 'ExtendedS3DestinationConfiguration', 'BucketARN'), r.id),
+  );
+  const objects = deliveries.reduce((sum, x) => sum + deliveryObjects(x, d), 0);
+  const parquet = deliveries.some(
+    (x) => prop(x.props, 'ExtendedS3DestinationConfiguration', 'DataFormatConversionConfiguration', 'Enabled') === true,
+  );
+  const expiry = z
+    .array(z.object({ ExpirationInDays: z.number().optional() }).loose())
+    .safeParse(prop(r.props, 'LifecycleConfiguration', 'Rules'));
+  const days = Math.min(...(expiry.success ? expiry.data : []).map((rule) => rule.ExpirationInDays ?? Infinity));
+  const months = Math.min(U.monthsOfData, days / 30);
+  const perEvent = deliveries.length === 0 ? 0 : parquet ? U.parquetBytesPerEvent : U.enrichedEventKb * 1024;
+  // CloudFront's standard logs (app mode) land in the access log bucket: one line per dashboard request.
+  const distributions = resources.filter(
+    (x) => x.type === 'AWS::CloudFront::Distribution' && refersTo(prop(x.props, 'DistributionConfig', 'Logging'), r.id),
+  );
+  const logBytes = distributions.length * d.dashboardLoads * (1 + U.reportCallsPerLoad) * U.accessLogBytesPerRequest;
+  // A bucket that notifies a function has each object read once (GET).
+  const notifies = resources.some(
+    (x) => x.type === 'Custom::S3BucketNotifications' && refersTo(x.props['BucketName'], r.id),
+  );
+  return [
+    [
+      `S3 \`${nameOf(r.id)}\`: storage (month 12) and requests`,
+      ((months * (d.events * perEvent + logBytes)) / GB) * P.s3GbMonth +
+        (objects / 1000) * P.s3PutPerThousand +
+        (notifies ? (objects / 1000) * P.s3GetPerThousand : 0),
+    ],
+  ];
+};
+
+const priceKey: Pricer = (r, { d }) => [
+  [`KMS key \`${nameOf(r.id)}\``, P.kmsKeyMonth],
+  [
+    'KMS requests (stream encryption, webhook secrets)',
+    ((d.invocations.webhook * USAGE.kmsRequestsPerWebhook) / 10_000) * P.kmsRequestPer10k,
+  ],
+];
+
+/** Metrics an alarm watches: one, or each `MetricStat` of its metric math. */
+export function alarmMetrics(r: StackResource): number {
+  if (r.props['MetricName'] !== undefined) return 1;
+  const metrics = z.array(z.object({ MetricStat: z.unknown().optional() }).loose()).safeParse(r.props['Metrics']);
+  return metrics.success ? metrics.data.filter((x) => x.MetricStat !== undefined).length : 0;
+}
+
+const priceAlarm: Pricer = (r) => [['CloudWatch alarm metrics', alarmMetrics(r) * P.alarmMetricMonth]];
+
+const priceHttpApi: Pricer = (r, { d, resources }) => {
+  const U = USAGE;
+  const served = resources
+    .filter((x) => x.type === 'AWS::Lambda::Function')
+    .map((x) => prop(x.props, 'Environment', 'Variables', 'POWERTOOLS_SERVICE_NAME'))
+    .filter((key): key is FunctionKey => typeof key === 'string' && isFunctionKey(key))
+    .filter((key) => {
+      const spec: FunctionSpec = FUNCTIONS[key];
+      return spec.routes !== undefined && !spec.hotPath;
+    });
+  const requests = served.reduce((sum, key) => sum + d.invocations[key], 0);
+  const logged = resources.some(
+    (x) => x.type === 'AWS::ApiGatewayV2::Stage' && refersTo(x.props['ApiId'], r.id) && x.props['AccessLogSettings'],
+  );
+  const logGb = logged ? (requests * U.logBytesPerApiRequest) / GB : 0;
+  return [
+    [`API Gateway HTTP API requests (${served.join(', ')})`, (requests / M) * P.apiPerMillion],
+    ['CloudWatch Logs (API access log)', logGb * (P.logsIngestPerGb + U.logStoredShare * P.logsStoredGbMonth)],
+  ];
+};
+
+const priceQueue: Pricer = (r, { d, resources }) => {
+  // A queue a function polls carries every event (send, receive, delete in batches of 10); a failure queue is empty.
+  const polled = resources.some(
+    (x) => x.type === 'AWS::Lambda::EventSourceMapping' && refersTo(x.props['EventSourceArn'], r.id),
+  );
+  return [[`SQS \`${nameOf(r.id)}\``, polled ? ((d.events * 1.2) / M) * P.sqsPerMillion : 0]];
+};
+
+const priceDistribution: Pricer = (_r, { d }) => {
+  const U = USAGE;
+  const requests = d.dashboardLoads * (1 + U.reportCallsPerLoad);
+  return [
+    [
+      'CloudFront (the app: requests and transfer)',
+      (requests / 10_000) * P.cloudFrontRequestPer10k +
+        ((d.dashboardLoads * U.dashboardBytesPerLoad) / GB) * P.cloudFrontGb,
+    ],
+  ];
+};
+
+const priceCloudFrontFunction: Pricer = (_r, { d }) => [
+  [
+    'CloudFront (the app: requests and transfer)',
+    ((d.dashboardLoads * USAGE.cloudFrontFunctionCallsPerLoad) / M) * P.cloudFrontFunctionPerMillion,
+  ],
+];
+
+const priceSchedule: Pricer = (_r, { d }) => [
+  ['EventBridge Scheduler', (d.invocations.scheduled / M) * P.schedulerPerMillion],
+];
+
+/** Billable CloudFormation types and how each is priced. */
+export const PRICED: ReadonlyMap<string, Pricer> = new Map([
+  ['AWS::Lambda::Function', priceLambda],
+  ['AWS::DynamoDB::Table', priceTable],
+  ['AWS::Kinesis::Stream', priceStream],
+  ['AWS::KinesisFirehose::DeliveryStream', priceDelivery],
+  ['AWS::S3::Bucket', priceBucket],
+  ['AWS::KMS::Key', priceKey],
+  ['AWS::CloudWatch::Alarm', priceAlarm],
+  ['AWS::ApiGatewayV2::Api', priceHttpApi],
+  ['AWS::SQS::Queue', priceQueue],
+  ['AWS::CloudFront::Distribution', priceDistribution],
+  ['AWS::CloudFront::Function', priceCloudFrontFunction],
+  ['AWS::Scheduler::Schedule', priceSchedule],
+]);
+
+/** Types that bill nothing by themselves, and why (`docs/cost.md`, "Not in the totals"). */
+export const FREE: ReadonlyMap<string, string> = new Map([
+  ['AWS::IAM::Role', 'IAM is free'],
+  ['AWS::IAM::Policy', 'IAM is free'],
+  ['AWS::IAM::ManagedPolicy', 'IAM is free'],
+  ['AWS::Lambda::Permission', 'a resource policy statement'],
+  ['AWS::Lambda::Url', "billed as its function's invocations (priced there with its responses' transfer)"],
+  [
+    'AWS::Lambda::EventSourceMapping',
+    'Kinesis and S3 triggers bill nothing of their own; an SQS one is priced on its queue',
+  ],
+  ['AWS::Lambda::LayerVersion', "stored within Lambda's 75 GB code storage at no charge"],
+  ['AWS::Lambda::EventInvokeConfig', 'configuration'],
+  ['AWS::Logs::LogGroup', 'billed by the bytes written to it, priced on the function or API that writes them'],
+  ['AWS::Logs::LogStream', 'as its log group'],
+  ['AWS::S3::BucketPolicy', 'configuration'],
+  ['AWS::SQS::QueuePolicy', 'configuration'],
+  ['AWS::Glue::Database', 'within the Data Catalog’s free million objects'],
+  ['AWS::Glue::Table', 'within the Data Catalog’s free million objects'],
+  ['AWS::Athena::WorkGroup', 'Athena bills the bytes a query scans, outside the monthly bill ($5 per TB)'],
+  ['AWS::Athena::NamedQuery', 'a saved query'],
+  ['AWS::ApiGatewayV2::Stage', 'billed as its API’s requests'],
+  ['AWS::ApiGatewayV2::Integration', 'billed as its API’s requests'],
+  ['AWS::ApiGatewayV2::Route', 'billed as its API’s requests'],
+  ['AWS::Events::Rule', 'scheduled rules are free'],
+  ['AWS::SNS::Topic', 'alarm notifications: the first 1,000 emails a month are free'],
+  ['AWS::SNS::Subscription', 'as its topic'],
+  ['AWS::SSM::Parameter', 'standard parameters and their standard-throughput reads are free'],
+  ['AWS::CloudFront::OriginAccessControl', 'configuration'],
+  ['AWS::CloudFront::ResponseHeadersPolicy', 'configuration'],
+  ['AWS::CloudFront::OriginRequestPolicy', 'configuration'],
+  ['AWS::CloudFront::CachePolicy', 'configuration'],
+  ['AWS::S3::BucketNotifications', 'configuration'],
+  ['Custom::S3BucketNotifications', 'runs its handler at deploy only'],
+  ['Custom::S3AutoDeleteObjects', 'runs its handler at deploy only'],
+  ['Custom::CDKBucketDeployment', 'runs its handler at deploy only'],
+  ['AWS::CDK::Metadata', 'template metadata'],
+]);
+
+/** Template types the model neither prices nor lists as free: each is a line missing from the bill. */
+export function unpricedTypes(resources: readonly StackResource[]): string[] {
+  return [...new Set(resources.map((r) => r.type))].filter((t) => !PRICED.has(t) && !FREE.has(t)).sort();
+}
+
+/** The order of the bill's lines, by the service their name starts with (a stable sort keeps the template's order within one). */
+const SERVICE_ORDER = [
+  'Lambda',
+  'API Gateway',
+  'Kinesis',
+  'Firehose',
+  'SQS',
+  'S3',
+  'DynamoDB',
+  'CloudWatch',
+  'X-Ray',
+  'KMS',
+  'CloudFront',
+  'EventBridge',
+  'Data transfer',
+];
+
+/**
+ * The custom metrics the functions emit (EMF, `CUSTOM_METRICS` of `lambdas/observability/telemetry.ts`),
+ * one billed metric each, prorated by the share of hours it has data (`USAGE.customMetricHours`).
+ * @throws UnpricedResourceError for a metric the usage does not say how often it has data
+ */
+export function customMetricsUsd(): number {
+  return Object.values(CUSTOM_METRICS).reduce((sum, name) => {
+    const share = own<number>(USAGE.customMetricHours, name);
+    if (share === undefined)
+      throw new UnpricedResourceError(`custom metric ${name} has no hours in USAGE.customMetricHours`);
+    return sum + share * P.metricMonth;
+  }, 0);
 }
 
 /**
- * From how many months of stored data on the Standard-IA table class costs less a month than
+ * The monthly bill of the stack `resources` at one traffic level: every resource's lines by type,
+ * lines of the same name summed, in the order they first appear, then the custom metrics.
+ * @throws UnpricedResourceError when a type is not in `PRICED` or `FREE`, or a resource cannot be priced
+ */
+export function stackBill(resources: readonly StackResource[], m: Measured): Line[] {
+  const missing = unpricedTypes(resources);
+  if (missing.length > 0) throw new UnpricedResourceError(`the cost model prices no ${missing.join(', ')}`);
+  const ctx: Context = { d: demandOf(m), resources };
+  const lines = new Map<string, number>();
+  for (const r of resources) {
+    for (const [name, usd] of PRICED.get(r.type)?.(r, ctx) ?? []) lines.set(name, (lines.get(name) ?? 0) + usd);
+  }
+  lines.set('CloudWatch custom metrics (billed in the hours they have data)', customMetricsUsd());
+  const rank = (name: string) => {
+    const at = SERVICE_ORDER.findIndex((prefix) => name.startsWith(prefix));
+    return at < 0 ? SERVICE_ORDER.length : at;
+  };
+  return [...lines].sort(([a], [b]) => rank(a) - rank(b));
+}
+
+/** The sum of a bill's lines, USD. */
+export const totalOf = (bill: readonly Line[]): number => bill.reduce((sum, [, usd]) => sum + usd, 0);
+
+/**
+ * From how many months of stored data the Standard-IA table class costs less a month than
  * Standard at one traffic level: its dearer requests (`dynamoIaRequestFactor`) against its cheaper
  * storage, which grows by a month of data every month. PITR is billed the same in both classes.
  */
 export function tableClassBreakEvenMonths(m: Measured): number {
-  const P = PRICES;
   const requests =
     ((m.eventsPerMonth * m.wru) / 1000 / 1e6) * P.wruPerMillion +
     ((m.eventsPerMonth * m.rru) / 1000 / 1e6) * P.rruPerMillion;
   const storageSavedPerMonthOfData =
     ((m.eventsPerMonth * m.storedBytesPerEvent) / GB) * (P.dynamoGbMonth - P.dynamoIaGbMonth);
   return (requests * (P.dynamoIaRequestFactor - 1)) / storageSavedPerMonthOfData;
-}
-
-/** The bill as a markdown table, one column per traffic level, then the alternatives' differences. */
-export function billTable(levels: readonly Measured[]): string {
-  const bills = levels.map((l) => monthlyBill(l));
-  const usd = (n: number) => n.toFixed(2);
-  const head = `| Line | ${levels.map((l) => `${l.eventsPerMonth / 1e6}M events`).join(' | ')} |`;
-  const rows = (bills[0] ?? []).map(
-    ([name], i) => `| ${name} | ${bills.map((b) => usd(b[i]?.[1] ?? 0)).join(' | ')} |`,
-  );
-  const totals = `| **Total (default stack)** | ${bills.map((b) => `**${usd(b.reduce((s, [, v]) => s + v, 0))}**`).join(' | ')} |`;
-  const other = levels.map(alternatives);
-  const deltas = (other[0] ?? []).map(
-    ([name], i) =>
-      `| ${name} | ${other.map((o) => `*${(o[i]?.[1] ?? 0) >= 0 ? '+' : '−'}${usd(Math.abs(o[i]?.[1] ?? 0))}*`).join(' | ')} |`,
-  );
-  return [head, `|---|${levels.map(() => '---:').join('|')}|`, ...rows, totals, ...deltas].join('\n');
-}
-
-if (process.argv[1]?.endsWith('cost-model.ts')) {
-  const file = process.argv[2];
-  if (!file) {
-    process.stderr.write('usage: node bin/run-ts.js bench/cost-model.ts <bench/results/….json>\n');
-    process.exit(2);
-  }
-  const { figures } = z
-    .object({
-      figures: z.array(z.object({ name: z.string(), value: z.number(), unit: z.string(), section: z.string() })),
-    })
-    .parse(JSON.parse(readFileSync(file, 'utf8')));
-  const levels = measuredFrom(figures);
-  console.log(billTable(levels));
-  console.log(
-    `\nStandard-IA costs less than Standard from ${levels.map((l) => `${tableClassBreakEvenMonths(l).toFixed(1)} months of data at ${l.eventsPerMonth / 1e6}M`).join(', ')}.`,
-  );
 }

@@ -14,6 +14,8 @@ import { registerUserCommands } from './users.js';
 import { registerUpgradeCommands } from './upgrade.js';
 import { registerEraseCommand } from './erase.js';
 import { UsageError } from './usage.js';
+import { registerSecretsCommands } from './secrets.js';
+import { CONFIG_DEFAULTS } from '../lib/config.js';
 
 export { UsageError, parseArgs, parseFields } from './usage.js';
 
@@ -23,9 +25,10 @@ export interface CliContext {
   json: boolean;
   /**
    * `--aws`: the deployed table (credentials and region from the AWS environment) instead of the local data directory;
-   * `kmsKey` (`--kms-key`, the stack's SecretsKeyArn output) seals webhook secrets.
+   * `stackName` (`--stack-name`) names the Parameter Store key pair that seals webhook secrets; `kmsKey` (`--kms-key`, the SecretsKeyArn output of a stack deployed with
+   * `-c legacySecretsKey=true`) opens those sealed by earlier releases.
    */
-  aws: { table: string; kmsKey?: string } | null;
+  aws: { table: string; kmsKey?: string; stackName?: string } | null;
   print(text: string): void;
   printJson(value: unknown): void;
 }
@@ -37,13 +40,20 @@ export function contextOf(command: Command): CliContext {
     aws?: boolean;
     table?: string;
     kmsKey?: string;
+    stackName: string;
   }>();
   if (options.aws && !options.table)
     throw new UsageError('--table: is required with --aws (the TableName output of the stack)');
   return {
     dataDir: options.data,
     json: options.json ?? false,
-    aws: options.aws ? { table: options.table as string, ...(options.kmsKey ? { kmsKey: options.kmsKey } : {}) } : null,
+    aws: options.aws
+      ? {
+          table: options.table as string,
+          stackName: options.stackName,
+          ...(options.kmsKey ? { kmsKey: options.kmsKey } : {}),
+        }
+      : null,
     print: (text) => process.stdout.write(`${text}\n`),
     printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
   };
@@ -61,8 +71,16 @@ export function buildProgram(): Command {
     )
     .addOption(
       new Option(
+        '--stack-name <name>',
+        'with --aws: the stack whose Parameter Store key pair seals webhook secrets (-c stackName of the deploy)',
+      )
+        .env('FOOTFALL_STACK')
+        .default(CONFIG_DEFAULTS.stackName),
+    )
+    .addOption(
+      new Option(
         '--kms-key <arn>',
-        'the KMS key that seals webhook secrets (with --aws: the SecretsKeyArn output of the stack)',
+        'the KMS key of webhook secrets sealed by earlier releases (with --aws: the SecretsKeyArn output, for secrets reseal)',
       ).env('FOOTFALL_KMS_KEY'),
     )
     .showHelpAfterError(false)
@@ -75,6 +93,7 @@ export function buildProgram(): Command {
   registerImportCommands(program);
   registerAdminCommands(program);
   registerProviderCommands(program);
+  registerSecretsCommands(program);
   registerKeyCommands(program);
   registerUserCommands(program);
   registerSqlCommand(program);

@@ -3,6 +3,9 @@ import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapte
 import { KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretBox } from '../lambdas/adapters/secrets/kms-secret-box.js';
 import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
+import { ParameterSecretBox } from '../lambdas/adapters/secrets/parameter-secret-box.js';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { CONFIG_DEFAULTS } from '../lib/config.js';
 import type { SecretBox } from '../lambdas/ports.js';
 import { UsageError, type CliContext } from './main.js';
 
@@ -40,18 +43,19 @@ export async function withStore<T>(ctx: CliContext, fn: (dynamo: DynamoConnectio
 }
 
 /**
- * What seals webhook secrets for the command: with `--aws`, the stack's KMS key
- * (`--kms-key`; the caller's credentials need `kms:GenerateDataKey` on it,
- * `docs/security.md`), else the data directory's key file.
- * @throws UsageError with `--aws` and no `--kms-key`
+ * What seals webhook secrets for the command: with `--aws`, the stack's key in Parameter Store
+ * (`--stack-name`; the caller's credentials need `ssm:GetParameter` on its public key, and
+ * `ssm:PutParameter` for the first secret, `docs/security.md`), opening secrets of earlier releases with the KMS key
+ * of `--kms-key` when given; else the data directory's key file.
  */
 export async function secretBoxFor(ctx: CliContext): Promise<SecretBox> {
   if (!ctx.aws) return LocalSecretBox.open(ctx.dataDir);
-  if (!ctx.aws.kmsKey)
-    throw new UsageError(
-      '--kms-key: is required with --aws to store a webhook secret (the SecretsKeyArn output of the stack)',
-    );
-  return new KmsSecretBox(new KMSClient({}), ctx.aws.kmsKey);
+  const { kmsKey, stackName = CONFIG_DEFAULTS.stackName } = ctx.aws;
+  return new ParameterSecretBox(
+    new SSMClient({}),
+    stackName,
+    kmsKey ? new KmsSecretBox(new KMSClient({}), kmsKey) : undefined,
+  );
 }
 
 /** For commands that need the local stream or archive. @throws UsageError with `--aws` */

@@ -127,9 +127,9 @@ export interface SecretContext {
 }
 
 /**
- * Encrypts webhook signing secrets at rest (issue 18.5): a KMS envelope in AWS,
- * a key file in the data directory on a laptop. Sealed strings are JSON
- * (`{v:1, kms|local, iv, tag, ct}`, `lambdas/adapters/secrets/sealed.ts`).
+ * Encrypts webhook signing secrets at rest (`docs/security.md`): sealed to the stack's key pair
+ * in Parameter Store in AWS, a key file in the data directory on a laptop. Sealed strings are JSON
+ * (`{v:1, x25519|kms|local, …, iv, tag, ct}`, `lambdas/adapters/secrets/sealed.ts`).
  */
 export interface SecretBox {
   /** Encrypts `plaintext` (UTF-8) bound to `context`; the result is a JSON string under 2 KiB for a 512-character secret. */

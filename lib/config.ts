@@ -50,6 +50,14 @@ export interface FootfallConfig {
    */
   pointInTimeRecovery: boolean;
   /**
+   * Keep the customer managed KMS key that sealed webhook secrets before they moved to the stack's
+   * key in Parameter Store (`docs/deploy.md`, "Webhook secrets leave the KMS key"): true keeps the
+   * key in the stack and lets the webhook function open secrets still sealed under it, while
+   * `footfall secrets reseal` moves them; false (default) has no key ($1 a month less). A key left
+   * out of the template is retained by CloudFormation, not deleted, until its deletion is scheduled.
+   */
+  legacySecretsKey: boolean;
+  /**
    * DynamoDB table class: `standard-ia` (default: Standard-Infrequent Access, storage 60% cheaper,
    * every read and write 25% dearer) or `standard`. Footfall keeps every visit, so storage grows
    * every month while requests do not: with the measured requests and bytes per event Standard-IA
@@ -94,6 +102,7 @@ export const CONFIG_DEFAULTS = {
   geoDatabase: undefined,
   hotPathTracing: false,
   pointInTimeRecovery: true,
+  legacySecretsKey: false,
   tableClass: 'standard-ia',
   hotPathConcurrency: undefined,
   stackName: 'Footfall',
@@ -131,6 +140,7 @@ const schema = z.object({
     .optional(),
   hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
+  legacySecretsKey: flag.default(CONFIG_DEFAULTS.legacySecretsKey),
   tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),
   hotPathConcurrency: whole.pipe(z.number().min(1)).optional(),
   stackName: z

@@ -5,6 +5,7 @@ import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -12,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
+import { secretsParameterNames } from '../lambdas/adapters/secrets/parameter-name.js';
 import { AppDistribution } from './app-distribution.js';
 import { EventArchive } from './archive.js';
 import type { FootfallConfig } from './config.js';
@@ -55,7 +57,8 @@ export class FootfallStack extends Stack {
   readonly archive: EventArchive;
   readonly http: FootfallHttpApi;
   /** Envelope key of the webhook signing secrets (`docs/security.md`). */
-  readonly secretsKey: kms.Key;
+  /** The KMS key of secrets sealed by earlier releases, with `-c legacySecretsKey=true` only. */
+  readonly secretsKey: kms.Key | undefined;
   readonly functions: Record<string, FootfallFunction> = {};
   private countryLayer?: { layer: lambda.LayerVersion; path: string };
   /** App mode only: the dashboard's CloudFront distribution and bucket. */
@@ -130,17 +133,21 @@ export class FootfallStack extends Stack {
       logRetention,
     });
 
-    // Retained like the table: deleting the key would leave every sealed secret unreadable
-    // (docs/deploy.md "Tear down": schedule its deletion once the table is deleted).
-    this.secretsKey = new kms.Key(this, 'SecretsKey', {
-      description: 'Footfall: envelope key of webhook signing secrets (data keys per secret, AES-256-GCM)',
-      enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    new CfnOutput(this, 'SecretsKeyArn', {
-      value: this.secretsKey.keyArn,
-      description: 'KMS key of webhook secrets (footfall --aws --kms-key <arn> providers connect)',
-    });
+    // Webhook secrets are sealed under a key kept in Parameter Store (no KMS key fee: docs/security.md).
+    // The KMS key of earlier releases stays only while their secrets are re-sealed (`legacySecretsKey`);
+    // retained like the table, so leaving the template never deletes it (docs/deploy.md).
+    if (config.legacySecretsKey) {
+      this.secretsKey = new kms.Key(this, 'SecretsKey', {
+        description: 'Footfall: envelope key of webhook signing secrets sealed before they moved to Parameter Store',
+        enableKeyRotation: true,
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      new CfnOutput(this, 'SecretsKeyArn', {
+        value: this.secretsKey.keyArn,
+        description:
+          'KMS key of webhook secrets sealed by earlier releases (footfall --aws --kms-key <arn> secrets reseal)',
+      });
+    }
 
     this.registry = props.functions ?? FUNCTIONS;
     for (const [fnName, spec] of deployedFunctions(this.registry, config)) {
@@ -215,8 +222,31 @@ export class FootfallStack extends Stack {
         update: spec.attributeUpdate,
       });
     if (spec.secrets) {
-      fn.fn.addEnvironment('SECRETS_KEY_ID', this.secretsKey.keyArn);
-      this.secretsKey.grant(fn.fn, spec.secrets === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt');
+      // The key pair's parameters: the app function reads (and first creates) the public key and may only
+      // create private keys; the webhook function alone reads them (docs/security.md).
+      const names = secretsParameterNames(this.stackName);
+      const arn = (name: string) =>
+        this.formatArn({ service: 'ssm', resource: 'parameter', resourceName: name.slice(1) });
+      fn.fn.addEnvironment('SECRETS_STACK', this.stackName);
+      const grants: Array<[string[], string]> =
+        spec.secrets === 'seal'
+          ? [
+              [['ssm:GetParameter', 'ssm:PutParameter'], arn(names.publicKey)],
+              [['ssm:PutParameter'], arn(`${names.privateKeys}/*`)],
+            ]
+          : [[['ssm:GetParameter'], arn(`${names.privateKeys}/*`)]];
+      for (const [actions, resource] of grants)
+        fn.fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources: [resource] }));
+      Validations.of(fn).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter${names.privateKeys}/*]`,
+        reason:
+          "The private keys of the webhook secrets are named by their fingerprint, unknown at deploy (the first seal creates the pair: CloudFormation cannot create a SecureString); the wildcard covers this stack's secrets-key path only (docs/security.md).",
+      });
+      // Secrets sealed under the old KMS key open until re-sealed; nothing is sealed under it any more.
+      if (this.secretsKey) {
+        fn.fn.addEnvironment('LEGACY_SECRETS_KEY_ID', this.secretsKey.keyArn);
+        this.secretsKey.grant(fn.fn, 'kms:Decrypt');
+      }
     }
     if (spec.stream === 'consume') fn.consumeStream(this.stream);
     else if (spec.stream) fn.bindStream(this.stream, spec.stream);

@@ -64,10 +64,10 @@ export interface FunctionSpec {
    */
   readPartitions?: readonly string[];
   /**
-   * The KMS key of webhook signing secrets (`docs/security.md`): `seal` grants
-   * `kms:GenerateDataKey` (the app function, which stores them), `open` grants
-   * `kms:Decrypt` (the webhook function, which verifies with them); either sets
-   * SECRETS_KEY_ID. No other function gets any KMS permission on it.
+   * The key pair of webhook signing secrets in Parameter Store (`docs/security.md`): `seal`
+   * grants reading the public key and creating keys (the app function, which stores secrets),
+   * `open` grants reading the private keys (the webhook function, which verifies with them);
+   * either sets SECRETS_STACK. No other function gets any Parameter Store permission.
    */
   secrets?: 'seal' | 'open';
   /**

@@ -156,7 +156,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     limiter: new SiteRateLimiter(),
   });
   const secrets = await LocalSecretBox.open(dataDir);
-  // The webhook function opens the signing secrets (kms:Decrypt), the app function seals them (kms:GenerateDataKey).
+  // The webhook function opens the signing secrets (a private key's ssm:GetParameter), the app function seals them (the public key's).
   const config = new DynamoConfigStore(webhook, functionSecretBox(secrets, 'webhook'));
   const webhookHandler = createWebhookHandler({
     ...telemetry,

@@ -3,7 +3,7 @@ import { dynamoAuthDeps, dynamoSettingsDeps } from '../adapters/dynamo/app-deps.
 import { createAppHandler } from '../handlers/app.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
-import { kmsSecretBox } from './secret-box.js';
+import { stackSecretBox } from './secret-box.js';
 
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
 
@@ -11,7 +11,7 @@ const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
 export const handler = createAppHandler({
   ...createTelemetry('app'),
   auth: dynamoAuthDeps(dynamo),
-  settings: dynamoSettingsDeps(dynamo, kmsSecretBox()),
+  settings: dynamoSettingsDeps(dynamo, stackSecretBox()),
   cookieSecurity: 'always',
   // Set by the stack in app mode: the value CloudFront's origin custom header carries (lib/app-distribution.ts).
   originSecret: process.env.ORIGIN_SECRET || undefined,

@@ -5,10 +5,10 @@ import { DynamoWebhookLogStore } from '../adapters/dynamo/webhook-log-store.js';
 import { createWebhookHandler } from '../handlers/webhook.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
-import { kmsSecretBox } from './secret-box.js';
+import { stackSecretBox } from './secret-box.js';
 
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
-const config = new DynamoConfigStore(dynamo, kmsSecretBox());
+const config = new DynamoConfigStore(dynamo, stackSecretBox());
 
 /** Lambda entry of `POST /api/webhooks/{provider}/{domain}`. */
 export const handler = createWebhookHandler({

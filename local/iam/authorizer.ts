@@ -1,5 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { evaluate, type AuthorizationRequest } from './evaluate.js';
+import { secretsParameterNames } from '../../lambdas/adapters/secrets/parameter-name.js';
+import { CONFIG_DEFAULTS } from '../../lib/config.js';
 import { loadPolicies, type FunctionPolicies, type PolicyStatement } from './policies.js';
 
 /** The local twin's account, region and partition in the ARNs it evaluates. */
@@ -9,10 +11,13 @@ const LOCAL = { 'AWS::Region': 'local', 'AWS::AccountId': '000000000000', 'AWS::
 export const tableArn = (name: string): string =>
   `arn:${LOCAL['AWS::Partition']}:dynamodb:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:table/${name}`;
 
-/** The local stand-ins' ARNs (the stream, the secret box's key). */
+const SECRETS = secretsParameterNames(CONFIG_DEFAULTS.stackName);
+
+/** The local stand-ins' ARNs (the stream, the secrets key pair's parameters, named as the default stack's). */
 export const LOCAL_ARNS = {
   stream: 'arn:aws:kinesis:local:000000000000:stream/events',
-  secretsKey: 'arn:aws:kms:local:000000000000:key/local-secrets',
+  secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
+  secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
 } as const;
 
 /** The ARNs of the twin's stand-ins that `policies.json` names by placeholder (`DynamoDB::Table/Table`). */
@@ -20,7 +25,6 @@ const localResource = (placeholder: string): string | undefined =>
   ({
     'DynamoDB::Table/Table': tableArn('*'),
     'Kinesis::Stream/Events': LOCAL_ARNS.stream,
-    'KMS::Key/SecretsKey': LOCAL_ARNS.secretsKey,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 
 /**

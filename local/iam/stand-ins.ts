@@ -12,18 +12,21 @@ function demand(name: FunctionName, action: string, resource: string): void {
 }
 
 /**
- * The local secret box as function `name` may use it: sealing asks for `kms:GenerateDataKey` and
- * opening for `kms:Decrypt` on the secrets key, the calls `KmsSecretBox` makes in AWS, so a function
- * without the grant fails locally as it would there.
+ * The local secret box as function `name` may use it, asking for the calls `ParameterSecretBox` makes
+ * in AWS: sealing reads the stack's public key (`ssm:GetParameter`) and, the first time, creates a
+ * private key and the public key (`ssm:PutParameter` on both); opening reads a private key
+ * (`ssm:GetParameter`). A function without the grant fails locally as it would there.
  */
 export function functionSecretBox(box: SecretBox, name: FunctionName): SecretBox {
   return {
     seal: async (plaintext, context) => {
-      demand(name, 'kms:GenerateDataKey', LOCAL_ARNS.secretsKey);
+      demand(name, 'ssm:GetParameter', LOCAL_ARNS.secretsPublicKey);
+      demand(name, 'ssm:PutParameter', LOCAL_ARNS.secretsPrivateKey);
+      demand(name, 'ssm:PutParameter', LOCAL_ARNS.secretsPublicKey);
       return box.seal(plaintext, context);
     },
     open: async (sealed, context) => {
-      demand(name, 'kms:Decrypt', LOCAL_ARNS.secretsKey);
+      demand(name, 'ssm:GetParameter', LOCAL_ARNS.secretsPrivateKey);
       return box.open(sealed, context);
     },
   };

@@ -6,6 +6,18 @@ import { randomBytes } from 'node:crypto';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
 import { KmsSecretBox } from '../../lambdas/adapters/secrets/kms-secret-box.js';
+import {
+  GetParameterCommand,
+  ParameterAlreadyExists,
+  ParameterNotFound,
+  PutParameterCommand,
+  SSMClient,
+} from '@aws-sdk/client-ssm';
+import { ParameterSecretBox } from '../../lambdas/adapters/secrets/parameter-secret-box.js';
+import { secretsParameterNames } from '../../lambdas/adapters/secrets/parameter-name.js';
+import { sealedUnderKms } from '../../lambdas/adapters/secrets/sealed.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { memoryTable } from '../support/dynamo.js';
 import { LOCAL_SECRET_KEY_FILE, LocalSecretBox } from '../../lambdas/adapters/secrets/local-secret-box.js';
 import { SecretUnreadableError, sealedSchema } from '../../lambdas/adapters/secrets/sealed.js';
 import type { SecretBox } from '../../lambdas/ports.js';
@@ -175,5 +187,140 @@ describe('LocalSecretBox', () => {
   it('refuses a key file that is not a key', async () => {
     await writeFile(join(dir, LOCAL_SECRET_KEY_FILE), 'short', { mode: 0o600 });
     await expect(LocalSecretBox.open(dir)).rejects.toThrow(/not a 32-byte key/);
+  });
+});
+
+/**
+ * Parameter Store as the mock plays it: parameters by name, `PutParameter` without overwrite refused
+ * with ParameterAlreadyExists and `GetParameter` of an unknown name with ParameterNotFound, as SSM
+ * does; `denied` names the parameters the caller's role may not read (AccessDeniedException).
+ */
+function fakeParameterStore(ssm: ReturnType<typeof mockClient>, denied: (name: string) => boolean = () => false) {
+  const stored = new Map<string, { Type?: string; Value?: string }>();
+  ssm
+    .on(PutParameterCommand)
+    .callsFake((input: { Name: string; Type?: string; Value?: string; Overwrite?: boolean }) => {
+      if (stored.has(input.Name) && !input.Overwrite)
+        throw new ParameterAlreadyExists({ message: 'ParameterAlreadyExists', $metadata: {} });
+      stored.set(input.Name, { Type: input.Type, Value: input.Value });
+      return { Version: 1 };
+    });
+  ssm.on(GetParameterCommand).callsFake((input: { Name: string }) => {
+    if (denied(input.Name)) throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    const p = stored.get(input.Name);
+    if (!p) throw new ParameterNotFound({ message: 'ParameterNotFound', $metadata: {} });
+    return { Parameter: { Name: input.Name, ...p } };
+  });
+  return stored;
+}
+
+describe('ParameterSecretBox (aws-sdk-client-mock)', () => {
+  const ssm = mockClient(SSMClient);
+  const kms = mockClient(KMSClient);
+  const names = secretsParameterNames('Footfall');
+  let stored: Map<string, { Type?: string; Value?: string }>;
+  const client = () => new SSMClient({ region: 'eu-central-1' });
+  beforeEach(() => {
+    ssm.reset();
+    kms.reset();
+    fakeKms(kms);
+    stored = fakeParameterStore(ssm);
+  });
+
+  contract(async () => new ParameterSecretBox(client(), 'Footfall'));
+
+  it('creates the key pair on the first seal: the private key a SecureString named by its fingerprint, the public key a String', async () => {
+    const sealed = JSON.parse(await new ParameterSecretBox(client(), 'Footfall').seal(SECRET, CTX)) as {
+      x25519: string;
+    };
+    expect(stored.get(names.publicKey)?.Type).toBe('String');
+    expect(stored.get(names.privateKey(sealed.x25519))?.Type).toBe('SecureString');
+    expect([...stored.keys()].sort()).toEqual([names.privateKey(sealed.x25519), names.publicKey].sort());
+    expect(ssm.commandCalls(PutParameterCommand).every((c) => c.args[0].input.Overwrite === false)).toBe(true);
+  });
+
+  it('seals with the public key only: a sealer that may not read private keys cannot open what it sealed', async () => {
+    ssm.reset();
+    stored = fakeParameterStore(ssm, (name) => name.startsWith(`${names.privateKeys}/`));
+    const app = new ParameterSecretBox(client(), 'Footfall');
+    const sealed = await app.seal(SECRET, CTX);
+    const error = await app.open(sealed, CTX).catch((e: unknown) => e);
+    expect((error as Error).name).toBe('AccessDeniedException');
+  });
+
+  it('keeps one key pair when two containers seal first at once, and reads each key once per container', async () => {
+    const [a, b] = await Promise.all([
+      new ParameterSecretBox(client(), 'Footfall').seal(SECRET, CTX),
+      new ParameterSecretBox(client(), 'Footfall').seal('whsec_other_secret_value', CTX),
+    ]);
+    const webhook = new ParameterSecretBox(client(), 'Footfall');
+    expect(await webhook.open(a, CTX)).toBe(SECRET);
+    expect(await webhook.open(b, CTX)).toBe('whsec_other_secret_value');
+    expect(JSON.parse(a).x25519).toBe(JSON.parse(b).x25519);
+    const privateReads = ssm
+      .commandCalls(GetParameterCommand)
+      .filter((c) => c.args[0].input.Name?.startsWith(`${names.privateKeys}/`));
+    expect(privateReads).toHaveLength(1);
+  });
+
+  it('opens a secret sealed under the KMS key of earlier releases only with the legacy opener, and says to reseal', async () => {
+    const old = await new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN).seal(SECRET, CTX);
+    expect(sealedUnderKms(old)).toBe(true);
+    const legacy = new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN);
+    expect(await new ParameterSecretBox(client(), 'Footfall', legacy).open(old, CTX)).toBe(SECRET);
+    await expect(new ParameterSecretBox(client(), 'Footfall').open(old, CTX)).rejects.toThrow(/secrets reseal/);
+  });
+
+  it('lets Parameter Store failures through, so the webhook answers 503 and the provider retries', async () => {
+    const sealed = await new ParameterSecretBox(client(), 'Footfall').seal(SECRET, CTX);
+    ssm.on(GetParameterCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+    const error = await new ParameterSecretBox(client(), 'Footfall').open(sealed, CTX).catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(SecretUnreadableError);
+    expect((error as Error).name).toBe('ThrottlingException');
+  });
+});
+
+describe('footfall secrets reseal: secrets sealed under the KMS key move to the key pair before the key is given up (dynalite)', () => {
+  const ssm = mockClient(SSMClient);
+  const kms = mockClient(KMSClient);
+  beforeEach(() => {
+    ssm.reset();
+    kms.reset();
+    fakeKms(kms);
+    fakeParameterStore(ssm);
+  });
+
+  it('re-seals every KMS-sealed secret once, leaves the others, and the webhook then opens them without KMS', async () => {
+    const { conn, close } = await memoryTable([{ domain: 'shop.test' }, { domain: 'other.test' }]);
+    try {
+      const kmsBox = new KmsSecretBox(new KMSClient({ region: 'eu-central-1' }), KEY_ARN);
+      const before = new DynamoConfigStore(conn, kmsBox);
+      const now = new Date('2026-11-27T00:00:00Z');
+      await before.connectProvider('shop.test', 'stripe', 'whsec_shop_stripe_secret', now);
+      await before.connectProvider('shop.test', 'paddle', 'pdl_shop_paddle_secret', now);
+      await before.connectProvider('other.test', 'stripe', 'whsec_other_stripe_secret', now);
+      const migrating = new ParameterSecretBox(new SSMClient({ region: 'eu-central-1' }), 'Footfall', kmsBox);
+      // One connected again after the release, already under the key pair.
+      await new DynamoConfigStore(conn, migrating).connectProvider('other.test', 'stripe', 'whsec_new_secret', now);
+
+      const store = new DynamoConfigStore(conn, migrating);
+      expect(await store.resealProviderSecrets(sealedUnderKms)).toEqual({ resealed: 2, kept: 1 });
+      expect(await store.resealProviderSecrets(sealedUnderKms)).toEqual({ resealed: 0, kept: 3 });
+
+      // The key is given up: KMS refuses everything, and the webhook has no legacy opener.
+      kms.reset();
+      kms
+        .onAnyCommand()
+        .rejects(Object.assign(new Error('key pending deletion'), { name: 'KMSInvalidStateException' }));
+      const webhook = new DynamoConfigStore(
+        conn,
+        new ParameterSecretBox(new SSMClient({ region: 'eu-central-1' }), 'Footfall'),
+      );
+      expect(await webhook.providerSecret('shop.test', 'stripe')).toBe('whsec_shop_stripe_secret');
+      expect(await webhook.providerSecret('shop.test', 'paddle')).toBe('pdl_shop_paddle_secret');
+      expect(await webhook.providerSecret('other.test', 'stripe')).toBe('whsec_new_secret');
+    } finally {
+      await close();
+    }
   });
 });

@@ -81,19 +81,8 @@ describe('footfall providers connect', () => {
     });
   });
 
-  it("with --aws, asks for the stack's KMS key before touching the table", () => {
-    const res = runCli([
-      '--aws',
-      '--table',
-      'FootfallStack-Table',
-      'providers',
-      'connect',
-      'stripe',
-      '--site',
-      'shop.test',
-      '--webhook-secret',
-      SECRET,
-    ]);
+  it('with --aws, secrets reseal asks for the KMS key it moves secrets from before touching the table', () => {
+    const res = runCli(['--aws', '--table', 'FootfallStack-Table', 'secrets', 'reseal']);
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('--kms-key');
   });

@@ -1,80 +1,134 @@
-import { describe, expect, it } from 'vitest';
-import { ASSUMPTIONS, PRICES, monthlyBill } from '../../bench/cost-model.js';
-import { FIREHOSE_BUFFER_INTERVAL } from '../../lib/archive.js';
-import { FUNCTIONS, type FunctionSpec } from '../../lib/functions.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureAppBuilt } from '../../app/build.js';
+import {
+  customMetricsUsd,
+  UnpricedResourceError,
+  alarmMetrics,
+  sampledTraces,
+  stackBill,
+  unpricedTypes,
+  type Line,
+  type Measured,
+} from '../../bench/cost-model.js';
+import { PRICES, USAGE } from '../../bench/cost-prices.js';
+import { resourcesOf, type StackResource } from '../../bench/stack-template.js';
 import { stepGroup } from '../../bench/sessionize.js';
+import { synth } from '../infra/synth.js';
 
-describe('the cost model of docs/cost.md', () => {
+const tenM: Measured = { eventsPerMonth: 10_000_000, batch: 231, wru: 500, rru: 500, storedBytesPerEvent: 300 };
+const line = (bill: readonly Line[], prefix: string) => bill.find(([name]) => name.startsWith(prefix))?.[1] ?? NaN;
+const lines = (bill: readonly Line[], prefix: string) => bill.filter(([name]) => name.startsWith(prefix));
+
+let stack: StackResource[];
+let app: StackResource[];
+beforeAll(async () => {
+  await ensureAppBuilt();
+  stack = resourcesOf(synth({ bundle: false }).template.toJSON());
+  app = resourcesOf(synth({ bundle: false, config: { app: true } }).template.toJSON());
+}, 600_000);
+
+describe('the cost model prices every billable resource of the synthesized template', () => {
+  it('knows every resource type of the default stack and of the stack with the dashboard', () => {
+    expect(unpricedTypes(stack)).toEqual([]);
+    expect(unpricedTypes(app)).toEqual([]);
+  });
+
+  it('refuses a template with a type it neither prices nor lists as free', () => {
+    const withQueue = [...stack, { id: 'Cache1234ABCD', type: 'AWS::ElastiCache::CacheCluster', props: {} }];
+    expect(unpricedTypes(withQueue)).toEqual(['AWS::ElastiCache::CacheCluster']);
+    expect(() => stackBill(withQueue, tenM)).toThrow(UnpricedResourceError);
+  });
+
+  it('refuses a function it has no usage for', () => {
+    const fn = stack.find((r) => r.type === 'AWS::Lambda::Function' && r.id.startsWith('event'))!;
+    const renamed = {
+      ...fn,
+      props: { ...fn.props, Environment: { Variables: { POWERTOOLS_SERVICE_NAME: 'newone' } } },
+    };
+    expect(() => stackBill([...stack, renamed], tenM)).toThrow(/newone/);
+  });
+
+  it('prices one line per function from its memory size and architecture in the template', () => {
+    const bill = stackBill(app, tenM);
+    const functions = app.filter((r) => r.type === 'AWS::Lambda::Function').length;
+    // Every Footfall function has its line; CDK's deploy-time handlers share one.
+    expect(lines(bill, 'Lambda `').length).toBe(functions - lines(bill, 'Lambda, custom').length);
+    // event: 10M requests at $0.20/M, 25 ms at 512 MB arm64.
+    expect(line(bill, 'Lambda `event`')).toBeCloseTo(2 + 10e6 * 0.025 * 0.5 * PRICES.lambdaGbSecond.arm64, 10);
+    const halved = app.map((r) =>
+      r.type === 'AWS::Lambda::Function' && r.id.startsWith('eventFunction')
+        ? { ...r, props: { ...r.props, MemorySize: 256 } }
+        : r,
+    );
+    expect(line(stackBill(halved, tenM), 'Lambda `event` (requests, 256 MB')).toBeCloseTo(
+      2 + 10e6 * 0.025 * 0.25 * PRICES.lambdaGbSecond.arm64,
+      10,
+    );
+  });
+});
+
+describe('the lines follow the template', () => {
   it('prices DynamoDB from the measured units and bytes: doubling WRU doubles the write line and nothing else', () => {
-    const base = { eventsPerMonth: 10_000_000, batch: 231, wru: 500, rru: 500, storedBytesPerEvent: 300 };
-    const a = monthlyBill(base);
-    const b = monthlyBill({ ...base, wru: 1000 });
+    const a = stackBill(stack, tenM);
+    const b = stackBill(stack, { ...tenM, wru: 1000 });
     for (const [i, [name, usd]] of a.entries()) {
       if (name.startsWith('DynamoDB writes')) expect(b[i]?.[1]).toBeCloseTo(2 * usd, 10);
       else expect(b[i]?.[1], name).toBe(usd);
     }
-    // 10M events × 500 WRU per 1,000 = 5M WRU at $0.625 per million on Standard, 25% more on Standard-IA.
-    const writes = (tableClass: 'standard' | 'standard-ia') =>
-      monthlyBill(base, tableClass).find(([name]) => name.startsWith('DynamoDB writes'))?.[1];
-    expect(writes('standard')).toBeCloseTo(3.125, 10);
-    expect(writes('standard-ia')).toBeCloseTo(3.90625, 10);
-  });
-});
-
-describe('the cost model prices the stack as deployed: hot path on function URLs, 15-minute archive buffer', () => {
-  const tenM = { eventsPerMonth: 10_000_000, batch: 231, wru: 500, rru: 500, storedBytesPerEvent: 300 };
-  const line = (bill: ReturnType<typeof monthlyBill>, prefix: string) =>
-    bill.find(([name]) => name.startsWith(prefix))?.[1] ?? Number.NaN;
-
-  it('bills API Gateway for the dashboard, API and webhooks only, not per hot-path request', () => {
-    // 150,000 dashboard requests + 0.02 webhook deliveries per event, at $1.00 per million.
-    expect(line(monthlyBill(tenM), 'API Gateway')).toBeCloseTo((150_000 + 200_000) / 1e6, 10);
-    // 10M more events add their webhooks only (200,000 requests), not 11M hot-path requests.
-    expect(
-      line(monthlyBill({ ...tenM, eventsPerMonth: 20_000_000 }), 'API Gateway') -
-        line(monthlyBill(tenM), 'API Gateway'),
-    ).toBeCloseTo(0.2, 10);
+    // 10M events × 500 WRU per 1,000 = 5M WRU at $0.625 per million, 25% more on Standard-IA (the default).
+    expect(line(a, 'DynamoDB writes')).toBeCloseTo(3.90625, 10);
+    const standard = stack.map((r) =>
+      r.type === 'AWS::DynamoDB::Table' ? { ...r, props: { ...r.props, TableClass: 'STANDARD' } } : r,
+    );
+    expect(line(stackBill(standard, tenM), 'DynamoDB writes')).toBeCloseTo(3.125, 10);
   });
 
-  it('counts every hot-path request as a Lambda invocation: events, script loads (10%), sessionizer batches, scheduled runs', () => {
-    const invocations =
-      10_000_000 + 1_000_000 + 10_000_000 / 231 + (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5);
-    expect(line(monthlyBill(tenM), 'Lambda requests')).toBeCloseTo(
-      (invocations / 1e6) * PRICES.lambdaRequestPerMillion,
+  it('bills point-in-time recovery only when the table has it', () => {
+    expect(line(stackBill(stack, tenM), 'DynamoDB point-in-time')).toBeGreaterThan(0);
+    const off = synth({ bundle: false, config: { pointInTimeRecovery: false } }).template.toJSON();
+    expect(line(stackBill(resourcesOf(off), tenM), 'DynamoDB point-in-time')).toBe(0);
+  }, 300_000);
+
+  it('counts the alarm metrics of the template: one per alarm, or each metric of its math', () => {
+    const alarms = stack.filter((r) => r.type === 'AWS::CloudWatch::Alarm');
+    const metrics = alarms.reduce((sum, r) => sum + alarmMetrics(r), 0);
+    expect(metrics).toBeGreaterThanOrEqual(alarms.length);
+    expect(line(stackBill(stack, tenM), 'CloudWatch alarm metrics')).toBeCloseTo(metrics * PRICES.alarmMetricMonth, 10);
+    // DroppedEvents has data every hour (bots reach every public site), MalformedRecords none in a healthy stack.
+    expect(line(stackBill(stack, tenM), 'CloudWatch custom metrics')).toBeCloseTo(PRICES.metricMonth, 10);
+    expect(customMetricsUsd()).toBeCloseTo(PRICES.metricMonth, 10);
+  });
+
+  it('traces only the actively traced functions, at Lambda’s sampling', () => {
+    const bill = stackBill(stack, tenM);
+    const traced = stackBill(
+      stack.map((r) =>
+        r.type === 'AWS::Lambda::Function' && r.id.startsWith('eventFunction')
+          ? { ...r, props: { ...r.props, TracingConfig: { Mode: 'Active' } } }
+          : r,
+      ),
+      tenM,
+    );
+    expect(line(traced, 'X-Ray') - line(bill, 'X-Ray')).toBeCloseTo(
+      (sampledTraces(10e6) / 1e6) * PRICES.tracePerMillion,
       10,
     );
   });
 
-  it("writes no access log line per event: CloudWatch Logs is the API requests' lines only", () => {
-    const gb = ((150_000 + 200_000) * 121) / 2 ** 30;
-    expect(line(monthlyBill(tenM), 'CloudWatch Logs')).toBeCloseTo(
-      gb * PRICES.logsIngestPerGb + gb * 0.2 * PRICES.logsStoredGbMonth,
-      10,
+  it('writes no log bytes for the hot path (system log level WARN), and some for the others', () => {
+    const quiet = stackBill(
+      stack.filter((r) => r.type !== 'AWS::Lambda::Function' || r.id.startsWith('eventFunction')),
+      tenM,
     );
+    expect(line(quiet, 'CloudWatch Logs (function lines')).toBe(0);
+    expect(line(stackBill(stack, tenM), 'CloudWatch Logs (function lines')).toBeGreaterThan(0);
   });
 
-  it("prices the archive's per-object fees at one object per active site and 15-minute buffer", () => {
-    expect(FIREHOSE_BUFFER_INTERVAL.toMinutes()).toBe(15);
-    // 50 active sites at 10M × 2,880 buffers a month, $0.005 per 1,000 objects (Firehose) and per 1,000 PUTs (S3).
-    const objectFees = ((50 * 2880) / 1000) * 0.005;
-    const gb = (10_000_000 * 0.7 * 1024) / 2 ** 30;
-    const jqHours = (10_000_000 * 20e-6) / 3600;
-    expect(line(monthlyBill(tenM), 'Firehose dynamic partitioning')).toBeCloseTo(
-      gb * PRICES.firehosePartitioningPerGb + objectFees + jqHours * PRICES.firehoseJqHour,
-      10,
-    );
-    expect(line(monthlyBill(tenM), 'S3 storage')).toBeCloseTo(
-      ((12 * 10_000_000 * 150) / 2 ** 30) * PRICES.s3GbMonth + objectFees,
-      10,
-    );
-  });
-
-  it('counts the alarm metrics of the stack: 6 alarms of one metric and a 2-metric 5xx alarm per HTTP front (the API and each hot-path function URL)', () => {
-    const urls = Object.values(FUNCTIONS).filter((spec: FunctionSpec) => spec.hotPath && spec.url).length;
-    expect(urls).toBe(2);
-    expect(ASSUMPTIONS.alarmMetrics).toBe(6 + 2 * (1 + urls));
-    expect(line(monthlyBill(tenM), 'CloudWatch custom metrics')).toBeCloseTo(
-      2 * PRICES.metricMonth + 12 * PRICES.alarmMetricMonth,
+  it('bills a Firehose delivery per object buffered and per event in 5 KB increments', () => {
+    const bill = stackBill(stack, tenM);
+    const gb = (10e6 * USAGE.firehoseRecordKb * 1024) / 2 ** 30;
+    expect(line(bill, 'Firehose `ArchiveDelivery`: ingestion')).toBeCloseTo(
+      gb * (PRICES.firehoseIngestPerGb + PRICES.firehoseConversionPerGb),
       10,
     );
   });

@@ -41,6 +41,7 @@ const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ['geoDatabase', { geoDatabase: PACKAGED_COUNTRY_DATABASE }],
   ['hotPathTracing', { hotPathTracing: true }],
   ['pointInTimeRecovery=false', { pointInTimeRecovery: false }],
+  ['legacySecretsKey', { app: true, legacySecretsKey: true }],
   ['tableClass=standard', { tableClass: 'standard' }],
   ['hotPathConcurrency=100', { hotPathConcurrency: 100 }],
   ['stackName', { stackName: 'FootfallStaging' }],
@@ -138,13 +139,15 @@ describe('two stacks in one account, or one name in two regions', () => {
     expect(staging.stack.stackName).toBe('FootfallStaging');
   });
 
-  it('retains only what docs/deploy.md "Tear down" says: the table, the secrets key and the buckets; deletes the stream and every log group', () => {
+  it('retains only what docs/deploy.md "Tear down" says: the table and the buckets (and the old secrets key while kept); deletes the stream and every log group', () => {
     const retained = Object.values(resources(prod))
       .filter((r) => r.DeletionPolicy === 'Retain')
       .map((r) => r.Type);
-    expect(new Set(retained)).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::S3::Bucket']));
+    expect(new Set(retained)).toEqual(new Set(['AWS::DynamoDB::Table', 'AWS::S3::Bucket']));
     expect(ofType(prod, 'AWS::DynamoDB::Table')).toHaveLength(1);
-    expect(ofType(prod, 'AWS::KMS::Key')).toHaveLength(1);
+    expect(ofType(prod, 'AWS::KMS::Key')).toHaveLength(0);
+    const legacy = synth({ config: { app: true, legacySecretsKey: true }, bundle: false });
+    expect(only(ofType(legacy, 'AWS::KMS::Key'))[1].DeletionPolicy).toBe('Retain');
     const teardown = deployDoc.split('## Tear down')[1] ?? '';
     expect(teardown).toMatch(/\*\*DynamoDB table\*\*/);
     expect(teardown).toMatch(/\*\*KMS key\*\*[^]*schedule-key-deletion/);

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lib/functions.js';
 import { requestPartitions } from '../../local/partition-guard.js';
 import { functionPolicies, loadPolicies } from '../../local/iam/policies.js';
-import { authorizer, tableArn } from '../../local/iam/authorizer.js';
+import { LOCAL_ARNS, authorizer, tableArn } from '../../local/iam/authorizer.js';
 import { evaluate } from '../../local/iam/evaluate.js';
 import { synth, type Synthesized } from './synth.js';
 
@@ -77,12 +77,18 @@ describe("each function's policy as the twin evaluates it", () => {
       expect(authorizer(fn)({ action: 'dynamodb:Scan', resource: table, context: {} }), fn).toBe(false);
   });
 
-  it('KMS: the webhook function may decrypt, the app function only generate data keys', () => {
-    const key = 'arn:aws:kms:local:000000000000:key/local-secrets';
-    expect(authorizer('webhook')({ action: 'kms:Decrypt', resource: key, context: {} })).toBe(true);
-    expect(authorizer('app')({ action: 'kms:Decrypt', resource: key, context: {} })).toBe(false);
-    expect(authorizer('app')({ action: 'kms:GenerateDataKey', resource: key, context: {} })).toBe(true);
-    expect(authorizer('report')({ action: 'kms:GenerateDataKey', resource: key, context: {} })).toBe(false);
+  it('the secrets key pair: the webhook function alone reads private keys, the app function reads the public key and only creates private ones', () => {
+    const { secretsPublicKey: pub, secretsPrivateKey: priv } = LOCAL_ARNS;
+    const can = (fn: string, action: string, resource: string) => authorizer(fn)({ action, resource, context: {} });
+    expect(can('webhook', 'ssm:GetParameter', priv)).toBe(true);
+    expect(can('webhook', 'ssm:PutParameter', priv)).toBe(false);
+    expect(can('webhook', 'ssm:GetParameter', pub)).toBe(false);
+    expect(can('app', 'ssm:GetParameter', priv)).toBe(false);
+    expect(can('app', 'ssm:PutParameter', priv)).toBe(true);
+    expect(can('app', 'ssm:GetParameter', pub)).toBe(true);
+    expect(can('app', 'ssm:PutParameter', pub)).toBe(true);
+    for (const fn of ['event', 'sessionize', 'report', 'mcp', 'scheduled'])
+      for (const resource of [pub, priv]) expect(can(fn, 'ssm:GetParameter', resource), fn).toBe(false);
   });
 });
 

@@ -6,63 +6,93 @@ type Statement = { Effect: string; Action: string | string[]; Resource: unknown 
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 /**
- * Issue 18.5: webhook signing secrets are sealed with a customer-managed KMS
- * key (`docs/security.md`): rotation on, retained with the table, usable to
- * seal only by the app function and to open only by the webhook function.
+ * Webhook signing secrets are sealed to the stack's X25519 key pair in Parameter Store
+ * (`docs/security.md`): no customer managed KMS key by default; the app function reads the public key
+ * and may only create private keys, the webhook function alone reads them, no other function
+ * touches either. `-c legacySecretsKey=true` keeps the KMS key of earlier releases, retained, for
+ * the webhook function to open secrets not yet re-sealed (`docs/deploy.md`).
  */
-describe('the KMS key of webhook secrets (context app=true)', () => {
+describe('the key pair of webhook secrets (context app=true)', () => {
   let on: Synthesized;
-  let keyId: string;
+  let legacy: Synthesized;
   beforeAll(() => {
     on = synth({ config: { app: true }, bundle: false });
-    keyId = Object.keys(on.template.findResources('AWS::KMS::Key'))[0]!;
+    legacy = synth({ config: { app: true, legacySecretsKey: true }, bundle: false });
   });
 
-  /** The KMS actions a function's role policy allows, with the resources they name. */
-  function kmsGrants(name: string): Array<{ actions: string[]; resource: unknown }> {
-    const policies = Object.entries(on.template.findResources('AWS::IAM::Policy')).filter(([id]) =>
+  /** The SSM and KMS actions a function's role policy allows, with the resources they name. */
+  function grants(
+    s: Synthesized,
+    name: string,
+    prefix: 'ssm:' | 'kms:',
+  ): Array<{ actions: string[]; resource: unknown }> {
+    const policies = Object.entries(s.template.findResources('AWS::IAM::Policy')).filter(([id]) =>
       id.startsWith(`${name}Role`),
     );
     return policies.flatMap(([, p]) =>
-      (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((s) =>
-        asArray(s.Action).some((a) => a.startsWith('kms:')),
-      ).map((s) => {
-        expect(s.Effect).toBe('Allow');
-        return { actions: asArray(s.Action).sort(), resource: s.Resource };
+      (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.filter((st) =>
+        asArray(st.Action).some((a) => a.startsWith(prefix)),
+      ).map((st) => {
+        expect(st.Effect).toBe('Allow');
+        return { actions: asArray(st.Action).sort(), resource: st.Resource };
       }),
     );
   }
-
-  it('exists once, with yearly rotation, and is retained on stack deletion', () => {
-    on.template.resourceCountIs('AWS::KMS::Key', 1);
-    on.template.hasResource('AWS::KMS::Key', {
-      Properties: { EnableKeyRotation: true },
-      DeletionPolicy: 'Retain',
-      UpdateReplacePolicy: 'Retain',
-    });
-    on.template.hasOutput('SecretsKeyArn', { Value: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+  const parameterArn = (name: string) => ({
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':ssm:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        `:parameter/${name}`,
+      ],
+    ],
   });
 
-  it.each([
-    ['webhook', ['kms:Decrypt']],
-    ['app', ['kms:GenerateDataKey']],
-  ])('%s may only %s, on this key, and knows its ARN', (name, actions) => {
-    expect(kmsGrants(name)).toEqual([{ actions, resource: { 'Fn::GetAtt': [keyId, 'Arn'] } }]);
-    const [, fn] = Object.entries(on.template.findResources('AWS::Lambda::Function')).find(([id]) =>
-      id.startsWith(name),
-    )!;
-    expect((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.SECRETS_KEY_ID).toEqual({
-      'Fn::GetAtt': [keyId, 'Arn'],
-    });
+  it('has no KMS key of its own by default, and keeps the old one retained with -c legacySecretsKey=true', () => {
+    on.template.resourceCountIs('AWS::KMS::Key', 0);
+    legacy.template.resourceCountIs('AWS::KMS::Key', 1);
+    legacy.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('gives no other function any KMS permission', () => {
+  it('the webhook function reads private keys only; the app function reads the public key and creates private keys', () => {
+    expect(grants(on, 'webhook', 'ssm:')).toEqual([
+      { actions: ['ssm:GetParameter'], resource: parameterArn('footfall/Footfall/secrets-key/*') },
+    ]);
+    expect(grants(on, 'app', 'ssm:')).toEqual([
+      {
+        actions: ['ssm:GetParameter', 'ssm:PutParameter'],
+        resource: parameterArn('footfall/Footfall/secrets-public-key'),
+      },
+      { actions: ['ssm:PutParameter'], resource: parameterArn('footfall/Footfall/secrets-key/*') },
+    ]);
+    for (const name of ['webhook', 'app']) expect(grants(on, name, 'kms:'), name).toEqual([]);
+  });
+
+  it('gives no other function any Parameter Store or KMS permission', () => {
     const others = Object.keys(FUNCTIONS).filter((name) => !['webhook', 'app'].includes(name));
     expect(others).toEqual(expect.arrayContaining(['report', 'mcp', 'event', 'sessionize', 'scheduled']));
-    for (const name of others) expect(kmsGrants(name), name).toEqual([]);
+    for (const name of others) {
+      expect(grants(on, name, 'ssm:'), name).toEqual([]);
+      expect(grants(legacy, name, 'kms:'), name).toEqual([]);
+    }
+  });
+
+  it('with the old key kept, only lets the webhook and app functions decrypt with it (secrets not yet re-sealed)', () => {
+    const keyId = Object.keys(legacy.template.findResources('AWS::KMS::Key'))[0]!;
+    for (const name of ['webhook', 'app'])
+      expect(grants(legacy, name, 'kms:'), name).toEqual([
+        { actions: ['kms:Decrypt'], resource: { 'Fn::GetAtt': [keyId, 'Arn'] } },
+      ]);
+    legacy.template.hasOutput('SecretsKeyArn', { Value: { 'Fn::GetAtt': [keyId, 'Arn'] } });
   });
 
   it('stays free of unacknowledged cdk-nag findings', () => {
     expect(on.nagViolations()).toEqual([]);
+    expect(legacy.nagViolations()).toEqual([]);
   });
 });

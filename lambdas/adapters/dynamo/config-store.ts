@@ -317,6 +317,51 @@ export class DynamoConfigStore implements SiteDirectory {
     return typeof Item.secret === 'string' ? Item.secret : null;
   }
 
+  /**
+   * Re-seals, with this store's box, every provider secret of every site that `retired` says is
+   * sealed under a key being given up (`docs/deploy.md`, "Webhook secrets leave the KMS key"): each is
+   * opened (by the box's legacy opener) and sealed again, then written only if its item still holds
+   * the sealed string that was read, so a secret connected again meanwhile is not overwritten.
+   * Resumable: a secret already moved is not `retired` any more. Returns how many were moved and kept.
+   * @throws SecretUnreadableError when a retired secret does not open (its key is gone): nothing after it is moved
+   */
+  async resealProviderSecrets(retired: (sealed: string) => boolean): Promise<{ resealed: number; kept: number }> {
+    const box = this.secretBox();
+    let resealed = 0;
+    let kept = 0;
+    for (const site of await this.listSites()) {
+      for (const { provider } of await this.listProviders(site.domain)) {
+        const key = providerKey(site.domain, provider);
+        const { Item } = await this.conn.doc.send(
+          new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
+        );
+        const sealed: unknown = Item?.sealed_secret;
+        if (typeof sealed !== 'string' || !retired(sealed)) {
+          kept += 1;
+          continue;
+        }
+        const context = { site: site.domain, provider };
+        const again = await box.seal(await box.open(sealed, context), context);
+        try {
+          await this.conn.doc.send(
+            new UpdateCommand({
+              TableName: this.conn.table,
+              Key: key,
+              UpdateExpression: 'SET sealed_secret = :new',
+              ConditionExpression: 'sealed_secret = :old',
+              ExpressionAttributeValues: { ':new': again, ':old': sealed },
+            }),
+          );
+          resealed += 1;
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+          kept += 1;
+        }
+      }
+    }
+    return { resealed, kept };
+  }
+
   /** The providers connected to a site, with when (never the secrets). */
   async listProviders(domain: string): Promise<Array<{ provider: string; connected: string }>> {
     const { Items = [] } = await this.conn.doc.send(

@@ -51,7 +51,7 @@ export class KmsSecretBox implements SecretBox {
   /** @throws SecretUnreadableError when KMS refuses the data key (another key or context) or the tag does not verify */
   async open(sealed: string, context: SecretContext): Promise<string> {
     const parsed = parseSealed(sealed);
-    if (!('kms' in parsed)) throw new SecretUnreadableError('the secret was sealed by a local key file, not KMS');
+    if (!('kms' in parsed)) throw new SecretUnreadableError('the secret was not sealed by KMS');
     return gcmOpen(await this.dataKey(parsed.kms, context), parsed, context);
   }
 

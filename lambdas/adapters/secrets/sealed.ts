@@ -13,8 +13,15 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 const b64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/);
-/** The sealed format: where the data key comes from (`kms`: the KMS-encrypted data key; `local`: the data directory's key file), and the GCM parts, all base64. */
+/**
+ * The sealed format: where the key comes from (`x25519`: the fingerprint of the stack's key pair in
+ * Parameter Store, with `epk` the seal's ephemeral public key; `kms`: the KMS-encrypted data key of
+ * earlier releases; `local`: the data directory's key file), and the GCM parts, all base64.
+ */
 export const sealedSchema = z.union([
+  z
+    .object({ v: z.literal(1), x25519: z.string().regex(/^[0-9a-f]{16}$/), epk: b64, iv: b64, tag: b64, ct: b64 })
+    .strict(),
   z.object({ v: z.literal(1), kms: b64, iv: b64, tag: b64, ct: b64 }).strict(),
   z.object({ v: z.literal(1), local: z.literal(true), iv: b64, tag: b64, ct: b64 }).strict(),
 ]);
@@ -75,4 +82,13 @@ export function parseSealed(sealed: string): Sealed {
   const parsed = sealedSchema.safeParse(json);
   if (!parsed.success) throw new SecretUnreadableError('a sealed secret is not in the sealed format (v 1)');
   return parsed.data;
+}
+
+/** Whether `sealed` is sealed under the KMS key of earlier releases (`{kms: …}`), which `footfall secrets reseal` moves. */
+export function sealedUnderKms(sealed: string): boolean {
+  try {
+    return 'kms' in parseSealed(sealed);
+  } catch {
+    return false;
+  }
 }

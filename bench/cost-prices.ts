@@ -1,0 +1,136 @@
+/**
+ * The cost model's inputs that are not measured (`docs/cost.md`, "Prices used" and "Assumptions"):
+ * AWS list prices in us-east-1 in USD, without the free tier, and the usage the model assumes.
+ * Every figure is sourced there; `bench/cost-model.ts` does the arithmetic.
+ */
+
+/** List prices, USD (`docs/cost.md`, "Prices used"). */
+export const PRICES = {
+  apiPerMillion: 1.0,
+  lambdaRequestPerMillion: 0.2,
+  /** Duration per GB-second by instruction set (`Architectures` of the function). */
+  lambdaGbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
+  kinesisShardHour: 0.015,
+  kinesisPutUnitPerMillion: 0.014,
+  kinesisOnDemandStreamHour: 0.04,
+  kinesisOnDemandInPerGb: 0.08,
+  kinesisOnDemandOutPerGb: 0.04,
+  firehoseIngestPerGb: 0.029,
+  firehoseConversionPerGb: 0.018,
+  firehosePartitioningPerGb: 0.02,
+  firehoseObjectsPerThousand: 0.005,
+  firehoseJqHour: 0.07,
+  s3GbMonth: 0.023,
+  s3PutPerThousand: 0.005,
+  s3GetPerThousand: 0.0004,
+  sqsPerMillion: 0.4,
+  wruPerMillion: 0.625,
+  rruPerMillion: 0.125,
+  dynamoGbMonth: 0.25,
+  /** Standard-IA table class: storage per GB-month, and its request prices as a multiple of Standard's. */
+  dynamoIaGbMonth: 0.1,
+  dynamoIaRequestFactor: 1.25,
+  pitrGbMonth: 0.2,
+  logsIngestPerGb: 0.5,
+  logsStoredGbMonth: 0.03,
+  metricMonth: 0.3,
+  alarmMetricMonth: 0.1,
+  tracePerMillion: 5.0,
+  kmsKeyMonth: 1.0,
+  kmsRequestPer10k: 0.03,
+  cloudFrontRequestPer10k: 0.01,
+  cloudFrontGb: 0.085,
+  cloudFrontFunctionPerMillion: 0.1,
+  /** Data transfer out of AWS to the internet (Lambda function URL and API Gateway responses), first 10 TB. */
+  transferOutGb: 0.09,
+  schedulerPerMillion: 1.0,
+} as const;
+
+/**
+ * What the model assumes a site does with its stack, per month, beside the events it counts
+ * (`docs/cost.md`, "Assumptions"). Usage that grows with traffic is stated per million events,
+ * with a floor for a small site whose owner still opens the dashboard.
+ */
+export const USAGE = {
+  /** Dashboard loads: 50 per million events, at least one a day. About 20 requests a load (the page, then about 19 report calls). */
+  dashboardLoadsPerMillion: 50,
+  dashboardLoadsMin: 30,
+  reportCallsPerLoad: 19,
+  /** Report API (`/api/v1`) and MCP calls besides the dashboard. */
+  apiCallsPerMillion: 1_000,
+  apiCallsMin: 100,
+  mcpCallsPerMillion: 200,
+  mcpCallsMin: 20,
+  /** Payment webhooks: provider deliveries (every retry counted), at least a few a month for a site that sells. */
+  webhooksPerMillion: 1_000,
+  webhooksMin: 20,
+  /** An uptime monitor calling `/health` every 5 minutes. */
+  healthChecks: 8_640,
+  /** Share of events that also fetch `/v.js` (cached a day by the browser). */
+  scriptLoadsPerEvent: 0.1,
+  /** Firehose bills every record in 5 KB increments (ingestion and format conversion). */
+  firehoseRecordKb: 5,
+  enrichedEventKb: 0.7,
+  parquetBytesPerEvent: 150,
+  jqSecondsPerRecord: 20e-6,
+  /** Active sites at a traffic level: each sends in every Firehose buffer (one object per site and buffer when partitioned). */
+  activeSites: (events: number): number =>
+    events <= 100_000 ? 1 : events <= 1_000_000 ? 5 : events <= 10_000_000 ? 50 : 200,
+  /**
+   * Seconds an invocation of each function takes (its work is DynamoDB, Kinesis or Firehose round
+   * trips, so they do not depend on the memory size the template gives it): the hot path and the
+   * sessionizer as in `docs/cost.md`, the others the local bench's medians rounded up.
+   */
+  secondsPerInvocation: {
+    event: 0.025,
+    tracker: 0.005,
+    health: 0.005,
+    report: 0.15,
+    mcp: 0.2,
+    webhook: 0.2,
+    app: 0.1,
+    scheduled: 1.0,
+  },
+  /** The sessionizer's seconds per event (DynamoDB round trips dominate). */
+  sessionizeSecondsPerEvent: 0.002,
+  /** DynamoDB request units per call of the functions the sessionize bench does not measure (`docs/benchmarks.md`). */
+  rruPerReportCall: 40,
+  wruPerWebhook: 10,
+  rruPerWebhook: 10,
+  wruPerAppCall: 1,
+  rruPerAppCall: 2,
+  /** Bytes written to CloudWatch Logs per invocation of a function that logs Lambda's platform lines (START, END, REPORT) and its own. */
+  logBytesPerInvocation: 700,
+  /** An API Gateway access log line (`lib/http-api.ts`). */
+  logBytesPerApiRequest: 121,
+  logStoredShare: 0.2,
+  /** Response bytes out to the internet: the event function's 202, the script, a report or MCP answer. */
+  responseBytes: { event: 300, tracker: 1_400, report: 6_000, mcp: 6_000, app: 2_000, webhook: 300, health: 300 },
+  /** The dashboard's static files per load through CloudFront (index.html, script, stylesheet: cached after the first). */
+  dashboardBytesPerLoad: 200_000,
+  cloudFrontFunctionCallsPerLoad: 3,
+  /** CloudFront standard log bytes per request (app mode's access log bucket). */
+  accessLogBytesPerRequest: 500,
+  /** KMS requests: a webhook container opens each secret once (one Decrypt per cold start and provider). */
+  kmsRequestsPerWebhook: 0.2,
+  /** Principals that use a stream's KMS key, each asking KMS for a data key about every 5 minutes. */
+  kinesisKmsPrincipals: 4,
+  /**
+   * Share of a month's hours in which each custom metric (`CUSTOM_METRICS`) has data: CloudWatch
+   * bills a metric by the hours it receives data, and each is emitted only when there is something to
+   * count. Bots and foreign hosts reach a public site every hour; a healthy stack writes no malformed record.
+   */
+  customMetricHours: { DroppedEvents: 1, MalformedRecords: 0 },
+  monthsOfData: 12,
+  monthHours: 730,
+  monthSeconds: 30 * 24 * 3600,
+} as const;
+
+/** The issue's goal, USD a month everything included, by events a month (`docs/cost.md`, "Result"). */
+export const GOALS: ReadonlyMap<number, number> = new Map([
+  [10_000, 2],
+  [100_000, 3],
+  [1_000_000, 8],
+  [10_000_000, 30],
+  [100_000_000, 200],
+]);
