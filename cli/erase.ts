@@ -1,9 +1,11 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { contextOf, parseArgs, UsageError } from './main.js';
-import { localOnly, withLocalStore } from './store.js';
-import { depsOf, localMode } from './rebuild.js';
-import { confirmed } from './sites-delete.js';
+import { withLocalStore, withStore } from './store.js';
+import { AWS_FENCE_MS, awsMode, depsOf, localMode } from './rebuild.js';
+import { addArchiveOptions, awsArchive, confirmed, type ArchiveOptions } from './sites-delete.js';
+import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import type { ArchiveEraser } from '../lambdas/ports.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoErasureStore } from '../lambdas/adapters/dynamo/erasure-store.js';
 import { DynamoRebuildStore } from '../lambdas/adapters/dynamo/rebuild-store.js';
@@ -13,7 +15,7 @@ import { erasePerson, erasureRequestSchema, type ErasureRequest } from '../lambd
 import { LocalArchiveEraser } from '../local/archive-eraser.js';
 import { localPaths } from '../local/service.js';
 
-interface EraseOptions {
+interface EraseOptions extends ArchiveOptions {
   site: string;
   visitor?: string;
   customer?: string;
@@ -34,13 +36,29 @@ function requestOf(opts: EraseOptions): ErasureRequest {
 }
 
 /**
+ * `eraser` whose archive rewrite first waits for `fence`: in AWS, events the person sent before the
+ * erasure may still be in Firehose's buffer, and would land in the archive after its rewrite.
+ */
+function fencedEraser(eraser: ArchiveEraser, fence: () => Promise<void>): ArchiveEraser {
+  return {
+    deleteSite: (site) => eraser.deleteSite(site),
+    eraseVisitors: async (site, visitors) => {
+      await fence();
+      return eraser.eraseVisitors(site, visitors);
+    },
+  };
+}
+
+/**
  * `erase`: erases a person from a site (GDPR Art. 17, CCPA;
  * `docs/security.md`, "Erasing a person"): their visits and timelines, their
  * ids on payments, their events in the archive, then a rebuild so that no
- * report holds them; an audit record with counts only.
+ * report holds them; an audit record with counts only. With `--aws`, the
+ * archive's S3 objects are rewritten through Athena after Firehose's delivery
+ * fence, and the rebuild reads the archive through Athena.
  */
 export function registerEraseCommand(program: Command): void {
-  program
+  const command = program
     .command('erase')
     .description(
       "erase a person from a site (GDPR Art. 17, CCPA): visits, timelines, ids on payments, archived events; reports are rebuilt and keep the payments' money (docs/security.md)",
@@ -49,42 +67,54 @@ export function registerEraseCommand(program: Command): void {
     .option('--visitor <id>', 'the visitor id (footfall.visitorId() in the browser, visitor_id in the archive)')
     .option('--customer <id>', "the payment provider's customer id (e.g. Stripe cus_…)")
     .option('--email <address>', 'not stored by Footfall: explains how to find the customer id instead')
-    .option('--yes', 'do not ask for the domain to be typed')
-    .action(async (opts: EraseOptions, command: Command) => {
-      const ctx = contextOf(command);
-      const domain = parseArgs(domainSchema, opts.site, '--site');
-      const request = requestOf(opts);
-      localOnly(ctx, 'erase');
-      if (
-        !opts.yes &&
-        !(await confirmed(domain, `This erases the ${request.kind} from ${domain} and rebuilds its reports.`))
-      )
-        throw new UsageError('--site: not confirmed; nothing erased');
-      const record = await withLocalStore(ctx.dataDir, async (dynamo, owner) => {
-        const mode = localMode(ctx, dynamo, !owner);
-        await mode.prepare();
-        const config = new DynamoConfigStore(dynamo);
-        return erasePerson(
-          {
-            sites: config,
-            store: new DynamoErasureStore(dynamo),
-            archive: new LocalArchiveEraser(localPaths(ctx.dataDir).archive),
-            rebuild: async (d) => {
-              const site = (await config.getSite(d)) as SiteConfig;
-              const firstTrackedDay = await new DynamoRebuildStore(dynamo).firstVisitDay(namespaceOf(site));
-              return (await rebuildSite(depsOf(dynamo, mode, undefined), d, { firstTrackedDay })).generation;
-            },
-            clock: Date.now,
-            pseudonym: () => `erased_${randomUUID().replaceAll('-', '')}`,
+    .option('--yes', 'do not ask for the domain to be typed');
+  addArchiveOptions(command).action(async (opts: EraseOptions, command: Command) => {
+    const ctx = contextOf(command);
+    const domain = parseArgs(domainSchema, opts.site, '--site');
+    const request = requestOf(opts);
+    const aws = ctx.aws ? { archive: awsArchive(opts), mode: awsMode(opts) } : null;
+    if (
+      !opts.yes &&
+      !(await confirmed(domain, `This erases the ${request.kind} from ${domain} and rebuilds its reports.`))
+    )
+      throw new UsageError('--site: not confirmed; nothing erased');
+    const run = async (dynamo: DynamoConnection, serving: boolean) => {
+      const mode = aws?.mode ?? localMode(ctx, dynamo, serving);
+      await mode.prepare();
+      const config = new DynamoConfigStore(dynamo);
+      const archive = aws
+        ? fencedEraser(aws.archive.eraser, async () => {
+            if (!ctx.json)
+              process.stderr.write(
+                `waiting ${Math.ceil(AWS_FENCE_MS / 60_000)} minutes for events still buffered by Firehose to reach the archive, then rewriting it through Athena\n`,
+              );
+            await aws.archive.fence(Date.now());
+          })
+        : new LocalArchiveEraser(localPaths(ctx.dataDir).archive);
+      return erasePerson(
+        {
+          sites: config,
+          store: new DynamoErasureStore(dynamo),
+          archive,
+          rebuild: async (d) => {
+            const site = (await config.getSite(d)) as SiteConfig;
+            const firstTrackedDay = await new DynamoRebuildStore(dynamo).firstVisitDay(namespaceOf(site));
+            return (await rebuildSite(depsOf(dynamo, mode, undefined), d, { firstTrackedDay })).generation;
           },
-          domain,
-          request,
-        );
-      });
-      if (ctx.json) ctx.printJson(record);
-      else
-        ctx.print(
-          `${domain}: ${request.kind} erased: ${record.visitors} visitor ids, ${record.visit_items} visit items, ${record.payments} payments and ${record.customers} customers anonymised, ${record.archive_events} archived events removed from ${record.archive_files} files; reports rebuilt (generation ${record.generation})`,
-        );
-    });
+          clock: Date.now,
+          pseudonym: () => `erased_${randomUUID().replaceAll('-', '')}`,
+        },
+        domain,
+        request,
+      );
+    };
+    const record = ctx.aws
+      ? await withStore(ctx, (dynamo) => run(dynamo, false))
+      : await withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
+    if (ctx.json) ctx.printJson(record);
+    else
+      ctx.print(
+        `${domain}: ${request.kind} erased: ${record.visitors} visitor ids, ${record.visit_items} visit items, ${record.payments} payments and ${record.customers} customers anonymised, ${record.archive_events} archived events removed from ${record.archive_files} files; reports rebuilt (generation ${record.generation})`,
+      );
+  });
 }

@@ -89,7 +89,8 @@ export function localMode(ctx: CliContext, dynamo: DynamoConnection, serving: bo
   };
 }
 
-function awsMode(opts: RebuildOptions): Mode {
+/** `--aws` mode: the archive through Athena, the fence and drain waited out by the clock (Firehose delivers within `AWS_FENCE_MS`). */
+export function awsMode(opts: Pick<RebuildOptions, 'athenaWorkgroup' | 'glueDatabase'>): Mode {
   if (!opts.athenaWorkgroup || !opts.glueDatabase)
     throw new UsageError(
       '--athena-workgroup and --glue-database: are required with --aws (the AthenaWorkGroup and GlueDatabase outputs of the stack)',
@@ -104,6 +105,18 @@ function awsMode(opts: RebuildOptions): Mode {
     drain: () => sleep(AWS_DRAIN_MS),
   };
 }
+
+/** `--athena-workgroup` of the `--aws` commands that read the archive (a new Option per command). */
+export const workgroupOption = () =>
+  new Option('--athena-workgroup <name>', 'with --aws: the AthenaWorkGroup output of the stack').env(
+    'FOOTFALL_ATHENA_WORKGROUP',
+  );
+
+/** `--glue-database` of the `--aws` commands that read the archive. */
+export const databaseOption = () =>
+  new Option('--glue-database <name>', 'with --aws: the GlueDatabase output of the stack').env(
+    'FOOTFALL_GLUE_DATABASE',
+  );
 
 export function depsOf(dynamo: DynamoConnection, mode: Mode, onProgress: RebuildDeps['onProgress']): RebuildDeps {
   return {
@@ -146,16 +159,8 @@ export function registerRebuildCommand(program: Command): void {
       '--drop-before-archive',
       'rebuild even when the site has data older than the archive (raw retention): those days are dropped',
     )
-    .addOption(
-      new Option('--athena-workgroup <name>', 'with --aws: the AthenaWorkGroup output of the stack').env(
-        'FOOTFALL_ATHENA_WORKGROUP',
-      ),
-    )
-    .addOption(
-      new Option('--glue-database <name>', 'with --aws: the GlueDatabase output of the stack').env(
-        'FOOTFALL_GLUE_DATABASE',
-      ),
-    )
+    .addOption(workgroupOption())
+    .addOption(databaseOption())
     .action(async (opts: RebuildOptions, command: Command) => {
       const ctx = contextOf(command);
       const domain = opts.site === undefined ? undefined : parseArgs(domainSchema, opts.site, '--site');

@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
 import { withLocalStore, withStore } from './store.js';
 import { rebuildProgressPrinter } from './progress.js';
-import { AWS_FENCE_MS, localMode } from './rebuild.js';
+import { AWS_FENCE_MS, databaseOption, localMode, workgroupOption } from './rebuild.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRebuildStore } from '../lambdas/adapters/dynamo/rebuild-store.js';
@@ -23,16 +23,25 @@ import { EVENTS_PREFIX } from '../lib/archive.js';
 const athenaName = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a name of letters, digits, _ or -');
 const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name');
 
-interface DeleteOptions {
-  yes?: boolean;
+/** The stack outputs `--aws` needs to reach the archive. */
+export interface ArchiveOptions {
   athenaWorkgroup?: string;
   glueDatabase?: string;
   eventsBucket?: string;
 }
 
+interface DeleteOptions extends ArchiveOptions {
+  yes?: boolean;
+}
+
 type ArchiveDeps = Pick<SiteDeletionDeps, 'archive' | 'eraser' | 'fence'>;
 
-function awsArchive(opts: DeleteOptions): ArchiveDeps {
+/**
+ * The deployed archive of `--aws` (sites delete, erase): Athena over the Glue table to read it and
+ * rewrite it, S3 to delete from it, and the fence that waits out Firehose's buffer.
+ * @throws UsageError when one of the three stack outputs is missing or malformed
+ */
+export function awsArchive(opts: ArchiveOptions): ArchiveDeps {
   if (!opts.athenaWorkgroup || !opts.glueDatabase || !opts.eventsBucket)
     throw new UsageError(
       '--athena-workgroup, --glue-database and --events-bucket: are required with --aws (the AthenaWorkGroup, GlueDatabase and EventsBucket outputs of the stack)',
@@ -40,9 +49,14 @@ function awsArchive(opts: DeleteOptions): ArchiveDeps {
   const workGroup = parseArgs(athenaName, opts.athenaWorkgroup, '--athena-workgroup');
   const database = parseArgs(athenaName, opts.glueDatabase, '--glue-database');
   const bucket = parseArgs(bucketName, opts.eventsBucket, '--events-bucket');
+  const athena = new AthenaClient({});
   return {
-    archive: new AthenaArchiveReader(new AthenaClient({}), { workGroup, database }),
-    eraser: new S3ArchiveEraser(new S3Client({}), { bucket, prefix: EVENTS_PREFIX }),
+    archive: new AthenaArchiveReader(athena, { workGroup, database }),
+    eraser: new S3ArchiveEraser(
+      new S3Client({}),
+      { bucket, prefix: EVENTS_PREFIX },
+      { client: athena, options: { workGroup, database } },
+    ),
     // Counted from the SITE item's removal, so a resumed deletion does not wait again.
     fence: (begun) => sleep(Math.max(0, begun + AWS_FENCE_MS - Date.now())),
   };
@@ -55,6 +69,18 @@ function localArchive(ctx: CliContext, dynamo: DynamoConnection, serving: boolea
     eraser: new LocalArchiveEraser(localPaths(ctx.dataDir).archive),
     fence: () => mode.fence(),
   };
+}
+
+/** The `--aws` archive options (`ArchiveOptions`), each with its environment variable. */
+export function addArchiveOptions(command: Command): Command {
+  return command
+    .addOption(workgroupOption())
+    .addOption(databaseOption())
+    .addOption(
+      new Option('--events-bucket <name>', 'with --aws: the EventsBucket output of the stack').env(
+        'FOOTFALL_EVENTS_BUCKET',
+      ),
+    );
 }
 
 /** Asks for the domain on a terminal, after `warning`; anything else than the domain itself cancels. */
@@ -78,53 +104,38 @@ const describe = (r: SiteDeletionOutcome) =>
  * "Deleting a site"): resumable, with progress; `--yes` or the domain typed.
  */
 export function registerSiteDeleteCommand(sites: Command): void {
-  sites
+  const command = sites
     .command('delete <domain>')
     .description(
       'delete a site and all its data: every generation, payments, provider connections, the archive (running it again resumes a deletion that stopped)',
     )
-    .option('--yes', 'do not ask for the domain to be typed')
-    .addOption(
-      new Option('--athena-workgroup <name>', 'with --aws: the AthenaWorkGroup output of the stack').env(
-        'FOOTFALL_ATHENA_WORKGROUP',
-      ),
-    )
-    .addOption(
-      new Option('--glue-database <name>', 'with --aws: the GlueDatabase output of the stack').env(
-        'FOOTFALL_GLUE_DATABASE',
-      ),
-    )
-    .addOption(
-      new Option('--events-bucket <name>', 'with --aws: the EventsBucket output of the stack').env(
-        'FOOTFALL_EVENTS_BUCKET',
-      ),
-    )
-    .action(async (domainArg: string, opts: DeleteOptions, command: Command) => {
-      const ctx = contextOf(command);
-      const domain = parseArgs(domainSchema, domainArg, '<domain>');
-      const aws = ctx.aws ? awsArchive(opts) : null;
-      const warning = `This deletes ${domain} and all its data (visits, rollups, payments, archive), for good.`;
-      if (!opts.yes && !(await confirmed(domain, warning)))
-        throw new UsageError('<domain>: not confirmed; nothing deleted');
-      const tty = process.stderr.isTTY === true && !ctx.json;
-      const printer = rebuildProgressPrinter(process.stderr, tty);
-      const run = async (dynamo: DynamoConnection, serving: boolean) => {
-        const deps: SiteDeletionDeps = {
-          ...(aws ?? localArchive(ctx, dynamo, serving)),
-          sites: new DynamoConfigStore(dynamo),
-          store: new DynamoSiteDeletionStore(dynamo),
-          namespaces: new DynamoRebuildStore(dynamo),
-          clock: Date.now,
-          ...(ctx.json
-            ? {}
-            : { onProgress: (p) => printer({ phase: p.phase, done: p.done, total: null, fraction: null }) }),
-        };
-        return deleteSite(deps, domain).finally(() => printer.finish());
+    .option('--yes', 'do not ask for the domain to be typed');
+  addArchiveOptions(command).action(async (domainArg: string, opts: DeleteOptions, command: Command) => {
+    const ctx = contextOf(command);
+    const domain = parseArgs(domainSchema, domainArg, '<domain>');
+    const aws = ctx.aws ? awsArchive(opts) : null;
+    const warning = `This deletes ${domain} and all its data (visits, rollups, payments, archive), for good.`;
+    if (!opts.yes && !(await confirmed(domain, warning)))
+      throw new UsageError('<domain>: not confirmed; nothing deleted');
+    const tty = process.stderr.isTTY === true && !ctx.json;
+    const printer = rebuildProgressPrinter(process.stderr, tty);
+    const run = async (dynamo: DynamoConnection, serving: boolean) => {
+      const deps: SiteDeletionDeps = {
+        ...(aws ?? localArchive(ctx, dynamo, serving)),
+        sites: new DynamoConfigStore(dynamo),
+        store: new DynamoSiteDeletionStore(dynamo),
+        namespaces: new DynamoRebuildStore(dynamo),
+        clock: Date.now,
+        ...(ctx.json
+          ? {}
+          : { onProgress: (p) => printer({ phase: p.phase, done: p.done, total: null, fraction: null }) }),
       };
-      const outcome = ctx.aws
-        ? await withStore(ctx, (dynamo) => run(dynamo, false))
-        : await withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
-      if (ctx.json) ctx.printJson(outcome);
-      else ctx.print(describe(outcome));
-    });
+      return deleteSite(deps, domain).finally(() => printer.finish());
+    };
+    const outcome = ctx.aws
+      ? await withStore(ctx, (dynamo) => run(dynamo, false))
+      : await withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
+    if (ctx.json) ctx.printJson(outcome);
+    else ctx.print(describe(outcome));
+  });
 }

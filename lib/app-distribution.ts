@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Aws, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -37,6 +38,11 @@ export interface AppDistributionProps {
   originSecret: string;
   /** Retention of the deployment helper's log group. */
   logRetention: cwlogs.RetentionDays;
+  /**
+   * The app's own domain (`-c appDomain=`) and its ACM certificate in us-east-1 (`-c appCertificateArn=`);
+   * none, the distribution's `*.cloudfront.net` name.
+   */
+  domain?: { name: string; certificateArn: string };
 }
 
 /**
@@ -181,6 +187,13 @@ export class AppDistribution extends Construct {
       description: 'Footfall app bucket: only this distribution reads it',
     });
     const hotPath = props.hotPathUrls;
+    // With a certificate of our own the minimum protocol is ours to choose (TLS 1.2, the policy CloudFront recommends).
+    const custom = props.domain && {
+      domainNames: [props.domain.name],
+      certificate: acm.Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+      minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
+      sslSupportMethod: cloudfront.SSLMethod.SNI,
+    };
 
     this.distribution = new cloudfront.Distribution(this, 'Distribution', {
       comment: `Footfall app of ${Stack.of(this).stackName}`,
@@ -190,6 +203,7 @@ export class AppDistribution extends Construct {
       enableLogging: true,
       logBucket: logs,
       logFilePrefix: 'cloudfront/',
+      ...custom,
       defaultBehavior: {
         origin: origins.S3BucketOrigin.withOriginAccessControl(this.bucket, { originAccessControl: assetsAccess }),
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
@@ -240,14 +254,19 @@ export class AppDistribution extends Construct {
     });
     index.node.addDependency(assets);
 
-    this.acknowledge(logs);
+    this.acknowledge(logs, props.domain === undefined);
     new CfnOutput(Stack.of(this), 'AppUrl', {
-      value: `https://${this.distribution.distributionDomainName}/`,
+      value: `https://${props.domain?.name ?? this.distribution.distributionDomainName}/`,
       description: 'The app (dashboard, sign-in, settings), /api/v1, /mcp and /v.js on one origin',
     });
+    if (props.domain)
+      new CfnOutput(Stack.of(this), 'AppDomainTarget', {
+        value: this.distribution.distributionDomainName,
+        description: `Point ${props.domain.name} here: a CNAME record, or a Route 53 alias to the distribution`,
+      });
   }
 
-  private acknowledge(logs: s3.Bucket): void {
+  private acknowledge(logs: s3.Bucket, defaultCertificate: boolean): void {
     Validations.of(this.distribution).acknowledge(
       {
         id: 'AwsSolutions-CFR1',
@@ -259,12 +278,13 @@ export class AppDistribution extends Construct {
         reason:
           'No AWS WAF web ACL by default (about 6 USD a month before requests, more than the rest of a small install): sign-in attempts are rate-limited in the app and the HTTP API stage is throttled; an owner can attach a web ACL to the distribution.',
       },
-      {
+    );
+    if (defaultCertificate)
+      Validations.of(this.distribution).acknowledge({
         id: 'AwsSolutions-CFR4',
         reason:
-          'The distribution uses the default *.cloudfront.net certificate, whose security policy CloudFront fixes at TLSv1 (a minimum protocol needs a custom domain and ACM certificate); browsers negotiate TLS 1.2 or 1.3, and HSTS keeps them on HTTPS.',
-      },
-    );
+          'The distribution uses the default *.cloudfront.net certificate, whose security policy CloudFront fixes at TLSv1 (a minimum protocol needs a custom domain and ACM certificate: -c appDomain=); browsers negotiate TLS 1.2 or 1.3, and HSTS keeps them on HTTPS.',
+      });
     Validations.of(logs).acknowledge({
       id: 'AwsSolutions-S1',
       reason:

@@ -87,6 +87,24 @@ export interface FootfallConfig {
   alarmEmail: string | undefined;
   /** An existing SNS topic ARN that every alarm notifies (with or instead of `alarmEmail`). */
   alarmTopicArn: string | undefined;
+  /**
+   * A custom domain of the app's CloudFront distribution (app mode only), e.g. `analytics.example.com`: the
+   * dashboard, `/api/*`, `/mcp`, `/v.js` and `/api/event` on it, and the served script posting there
+   * (first-party for a site on the same registrable domain). Needs `appCertificateArn`; without it the
+   * CDK app adds the `<stackName>Certificate` stack in us-east-1 that creates one (`docs/deploy.md`,
+   * "Custom domain").
+   */
+  appDomain: string | undefined;
+  /**
+   * The ACM certificate of `appDomain`, in us-east-1: CloudFront takes certificates from that region
+   * only (CloudFront developer guide, "Requirements for using SSL/TLS certificates with CloudFront").
+   */
+  appCertificateArn: string | undefined;
+  /**
+   * A monthly AWS Budgets cost budget of the account in USD, whose alerts (actual spend past 80% and
+   * 100%, forecast past 100%) go to `alarmEmail` and/or `alarmTopicArn` (`docs/deploy.md`, "Spend guard").
+   */
+  monthlyBudgetUsd: number | undefined;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -108,6 +126,9 @@ export const CONFIG_DEFAULTS = {
   stackName: 'Footfall',
   alarmEmail: undefined,
   alarmTopicArn: undefined,
+  appDomain: undefined,
+  appCertificateArn: undefined,
+  monthlyBudgetUsd: undefined,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -152,6 +173,22 @@ const schema = z.object({
     .string()
     .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN')
     .optional(),
+  appDomain: z
+    .string()
+    .toLowerCase()
+    .regex(
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+      'a host name such as analytics.example.com',
+    )
+    .optional(),
+  appCertificateArn: z
+    .string()
+    .regex(
+      /^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[0-9a-f-]{36}$/,
+      'an ACM certificate ARN in us-east-1 (CloudFront reads certificates from that region only)',
+    )
+    .optional(),
+  monthlyBudgetUsd: whole.pipe(z.number().min(1)).optional(),
 });
 
 /** The context keys this stack reads. */
@@ -163,13 +200,37 @@ export const CONFIG_KEYS = Object.keys(schema.shape) as Array<keyof FootfallConf
  */
 export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>): FootfallConfig {
   const input = Object.fromEntries(CONFIG_KEYS.map((key) => [key, raw[key] === null ? undefined : raw[key]]));
-  const result = schema.safeParse(input);
+  const result = schema.superRefine(crossChecks).safeParse(input);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  const { geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn } = result.data;
-  return { ...result.data, geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn };
+  const { geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn, appDomain, appCertificateArn, monthlyBudgetUsd } =
+    result.data;
+  return {
+    ...result.data,
+    geoDatabase,
+    hotPathConcurrency,
+    alarmEmail,
+    alarmTopicArn,
+    appDomain,
+    appCertificateArn,
+    monthlyBudgetUsd,
+  };
+}
+
+/** Rules between keys: what a key needs from the others. */
+function crossChecks(config: z.output<typeof schema>, ctx: z.RefinementCtx): void {
+  const needs: Array<[keyof FootfallConfig, boolean, string]> = [
+    ['appDomain', config.appDomain === undefined || config.app, 'needs app mode (-c app=true)'],
+    ['appCertificateArn', config.appCertificateArn === undefined || config.appDomain !== undefined, 'needs appDomain'],
+    [
+      'monthlyBudgetUsd',
+      config.monthlyBudgetUsd === undefined || config.alarmEmail !== undefined || config.alarmTopicArn !== undefined,
+      'needs alarmEmail or alarmTopicArn to send its alerts to',
+    ],
+  ];
+  for (const [key, ok, message] of needs) if (!ok) ctx.addIssue({ code: 'custom', path: [key], message });
 }
 
 /** Reads the configuration from the CDK context of `scope` (`cdk.json`, `-c key=value`). */

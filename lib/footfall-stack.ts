@@ -15,6 +15,8 @@ import type { Construct } from 'constructs';
 import { PK, SK, TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
 import { secretsParameterNames } from '../lambdas/adapters/secrets/parameter-name.js';
 import { AppDistribution } from './app-distribution.js';
+import { addBudget } from './budget.js';
+import { certificateStackName } from './certificate-stack.js';
 import { EventArchive } from './archive.js';
 import type { FootfallConfig } from './config.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
@@ -164,6 +166,11 @@ export class FootfallStack extends Stack {
       // function compares it with before it trusts CloudFront-Viewer-Address (lambdas/handlers/app.ts).
       const originSecret = Fn.select(2, Fn.split('/', Aws.STACK_ID));
       this.functions.app?.fn.addEnvironment('ORIGIN_SECRET', originSecret);
+      const { appDomain, appCertificateArn } = config;
+      if (appDomain && !appCertificateArn)
+        throw new Error(
+          `appDomain ${appDomain} needs -c appCertificateArn=<arn in us-east-1>: deploy ${certificateStackName(this.stackName)} first and pass its CertificateArn output (docs/deploy.md, "Custom domain")`,
+        );
       this.app = new AppDistribution(this, 'App', {
         api: this.http.api,
         mcpUrl: this.functionUrls.mcp,
@@ -171,8 +178,17 @@ export class FootfallStack extends Stack {
         accessLogs,
         originSecret,
         logRetention,
+        domain: appDomain && appCertificateArn ? { name: appDomain, certificateArn: appCertificateArn } : undefined,
       });
+      // First-party: the script served on the app's domain posts to that domain, not to the event function's URL.
+      if (appDomain) this.functions.tracker?.fn.addEnvironment('EVENT_URL', `https://${appDomain}/api/event`);
     }
+    if (config.monthlyBudgetUsd !== undefined)
+      addBudget(this, {
+        monthlyUsd: config.monthlyBudgetUsd,
+        email: config.alarmEmail,
+        topicArn: config.alarmTopicArn,
+      });
 
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', {

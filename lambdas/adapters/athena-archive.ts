@@ -14,6 +14,75 @@ export class AthenaQueryError extends Error {}
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
+/** Where and how a query runs: the stack's workgroup and Glue database; polling every `pollMs` (1 s) until `timeoutMs` (15 min). */
+export interface AthenaQueryOptions {
+  workGroup: string;
+  database: string;
+  pollMs?: number;
+  timeoutMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** A page of a query's result: the column names, and rows of text values (null for SQL NULL). */
+export interface AthenaPage {
+  names: string[];
+  rows: Array<Array<string | null>>;
+}
+
+/**
+ * Runs `sql` in the workgroup, waits until it succeeded, and pages its result (1,000 rows a page,
+ * the header row dropped); a statement without rows (`UNLOAD`) yields no page.
+ * @throws AthenaQueryError when the query failed, was cancelled, or ran past the deadline
+ */
+export async function runAthenaQuery(
+  client: AthenaClient,
+  options: AthenaQueryOptions,
+  sql: string,
+): Promise<AsyncIterable<AthenaPage>> {
+  const { QueryExecutionId: id } = await client.send(
+    new StartQueryExecutionCommand({
+      QueryString: sql,
+      WorkGroup: options.workGroup,
+      QueryExecutionContext: { Database: options.database },
+    }),
+  );
+  if (!id) throw new AthenaQueryError('Athena returned no query execution id');
+  await waitFor(client, options, id);
+  return (async function* pages() {
+    let token: string | undefined;
+    let names: string[] | undefined;
+    do {
+      const page = await client.send(
+        new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token, MaxResults: 1000 }),
+      );
+      names ??= (page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? []).map((c) => c.Name ?? '');
+      const rows = (page.ResultSet?.Rows ?? []).map((r) => (r.Data ?? []).map((d) => d.VarCharValue ?? null));
+      // The first row of the first page repeats the column names.
+      if (!token && rows[0]?.every((v, i) => v === names?.[i])) rows.shift();
+      if (rows.length > 0) yield { names: names ?? [], rows };
+      token = page.NextToken;
+    } while (token);
+  })();
+}
+
+async function waitFor(client: AthenaClient, options: AthenaQueryOptions, id: string): Promise<void> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = Date.now() + (options.timeoutMs ?? 15 * 60_000);
+  for (;;) {
+    const { QueryExecution } = await client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
+    const state = QueryExecution?.Status?.State;
+    if (state === 'SUCCEEDED') return;
+    if (state === 'FAILED' || state === 'CANCELLED') {
+      throw new AthenaQueryError(
+        `Athena query ${id} ${state.toLowerCase()}: ${QueryExecution?.Status?.StateChangeReason ?? 'no reason given'}`,
+      );
+    }
+    if (Date.now() > deadline)
+      throw new AthenaQueryError(`Athena query ${id} still ${state ?? 'unknown'} at the deadline`);
+    await sleep(options.pollMs ?? 1000);
+  }
+}
+
 /**
  * The raw archive through Athena (`rebuild --aws`): one query over the Glue
  * table per call, partition-pruned on `site` and `dt`, polled until it
@@ -23,14 +92,7 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 export class AthenaArchiveReader implements ArchiveReader {
   constructor(
     private readonly client: AthenaClient,
-    private readonly options: {
-      workGroup: string;
-      database: string;
-      table?: string;
-      pollMs?: number;
-      timeoutMs?: number;
-      sleep?: (ms: number) => Promise<void>;
-    },
+    private readonly options: AthenaQueryOptions & { table?: string },
   ) {}
 
   async events(site: string, fromDt: string, toDt: string): Promise<AsyncIterable<TrackedEvent[]>> {
@@ -72,50 +134,7 @@ export class AthenaArchiveReader implements ArchiveReader {
     return `site = '${domain}' AND dt BETWEEN '${fromDt}' AND '${toDt}'`;
   }
 
-  /** Runs `sql`, waits until it succeeded, and pages its result (the header row dropped). */
-  private async query(sql: string): Promise<AsyncIterable<{ names: string[]; rows: Array<Array<string | null>> }>> {
-    const { QueryExecutionId: id } = await this.client.send(
-      new StartQueryExecutionCommand({
-        QueryString: sql,
-        WorkGroup: this.options.workGroup,
-        QueryExecutionContext: { Database: this.options.database },
-      }),
-    );
-    if (!id) throw new AthenaQueryError('Athena returned no query execution id');
-    await this.waitFor(id);
-    const client = this.client;
-    return (async function* pages() {
-      let token: string | undefined;
-      let names: string[] | undefined;
-      do {
-        const page = await client.send(
-          new GetQueryResultsCommand({ QueryExecutionId: id, NextToken: token, MaxResults: 1000 }),
-        );
-        names ??= (page.ResultSet?.ResultSetMetadata?.ColumnInfo ?? []).map((c) => c.Name ?? '');
-        const rows = (page.ResultSet?.Rows ?? []).map((r) => (r.Data ?? []).map((d) => d.VarCharValue ?? null));
-        // The first row of the first page repeats the column names.
-        if (!token && rows[0]?.every((v, i) => v === names?.[i])) rows.shift();
-        if (rows.length > 0) yield { names: names ?? [], rows };
-        token = page.NextToken;
-      } while (token);
-    })();
-  }
-
-  private async waitFor(id: string): Promise<void> {
-    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-    const deadline = Date.now() + (this.options.timeoutMs ?? 15 * 60_000);
-    for (;;) {
-      const { QueryExecution } = await this.client.send(new GetQueryExecutionCommand({ QueryExecutionId: id }));
-      const state = QueryExecution?.Status?.State;
-      if (state === 'SUCCEEDED') return;
-      if (state === 'FAILED' || state === 'CANCELLED') {
-        throw new AthenaQueryError(
-          `Athena query ${id} ${state.toLowerCase()}: ${QueryExecution?.Status?.StateChangeReason ?? 'no reason given'}`,
-        );
-      }
-      if (Date.now() > deadline)
-        throw new AthenaQueryError(`Athena query ${id} still ${state ?? 'unknown'} at the deadline`);
-      await sleep(this.options.pollMs ?? 1000);
-    }
+  private query(sql: string): Promise<AsyncIterable<AthenaPage>> {
+    return runAthenaQuery(this.client, this.options, sql);
   }
 }

@@ -48,6 +48,15 @@ const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ['alarmEmail', { alarmEmail: 'ops@example.com' }],
   ['alarmTopicArn', { alarmTopicArn: 'arn:aws:sns:eu-central-1:123456789012:ops' }],
   [
+    'appDomain, appCertificateArn',
+    {
+      app: true,
+      appDomain: 'analytics.example.com',
+      appCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
+    },
+  ],
+  ['monthlyBudgetUsd', { monthlyBudgetUsd: 50, alarmEmail: 'ops@example.com' }],
+  [
     'throwaway app stack: no PITR, no deletion protection, on-demand, a week of logs',
     {
       app: true,
