@@ -14,7 +14,7 @@ import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../lambdas/services/payments.js';
 import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
 import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
-import { functionConnection } from './partition-guard.js';
+import { functionConnection } from './iam/partition-guard.js';
 import { demandStreamRead } from './iam/stand-ins.js';
 
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */

@@ -1,5 +1,5 @@
 import type { EventStream, SecretBox } from '../../lambdas/ports.js';
-import { AccessDeniedException, iamEnforced, type FunctionName } from '../partition-guard.js';
+import { AccessDeniedException, iamEnforced, type FunctionName } from './partition-guard.js';
 import { LOCAL_ARNS, authorizer } from './authorizer.js';
 
 /** Asks function `name`'s policy for `action` on `resource`; throws `AccessDeniedException` as AWS answers. */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { demandStreamRead, functionSecretBox, functionStream } from '../../local/iam/stand-ins.js';
-import { AccessDeniedException, functionConnection } from '../../local/partition-guard.js';
+import { AccessDeniedException, functionConnection } from '../../local/iam/partition-guard.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import type { SecretBox } from '../../lambdas/ports.js';
 
