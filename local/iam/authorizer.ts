@@ -9,11 +9,26 @@ const LOCAL = { 'AWS::Region': 'local', 'AWS::AccountId': '000000000000', 'AWS::
 export const tableArn = (name: string): string =>
   `arn:${LOCAL['AWS::Partition']}:dynamodb:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:table/${name}`;
 
-/** The local stand-ins' ARNs (the stream, the secret box's key). */
+/** The Glue table of the archive, as the stack names it (`lib/archive.ts`: database `footfall`, table `events`). */
+const GLUE = { database: 'footfall', table: 'events' } as const;
+const glueArn = (resource: string) =>
+  `arn:${LOCAL['AWS::Partition']}:glue:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:${resource}`;
+
+/** The local stand-ins' ARNs (the stream, the secret box's key, the archive bucket and its Glue table). */
 export const LOCAL_ARNS = {
   stream: 'arn:aws:kinesis:local:000000000000:stream/events',
   secretsKey: 'arn:aws:kms:local:000000000000:key/local-secrets',
+  archiveBucket: 'arn:aws:s3:::footfall-archive-local',
+  /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
+  glueTable: [
+    glueArn('catalog'),
+    glueArn(`database/${GLUE.database}`),
+    glueArn(`table/${GLUE.database}/${GLUE.table}`),
+  ],
 } as const;
+
+/** The ARN of the archive's object `key` (`events/site=…/dt=…/part-….parquet`). */
+export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.archiveBucket}/${key}`;
 
 /** The ARNs of the twin's stand-ins that `policies.json` names by placeholder (`DynamoDB::Table/Table`). */
 const localResource = (placeholder: string): string | undefined =>
@@ -21,6 +36,8 @@ const localResource = (placeholder: string): string | undefined =>
     'DynamoDB::Table/Table': tableArn('*'),
     'Kinesis::Stream/Events': LOCAL_ARNS.stream,
     'KMS::Key/SecretsKey': LOCAL_ARNS.secretsKey,
+    'S3::Bucket/ArchiveEvents': LOCAL_ARNS.archiveBucket,
+    'Glue::Table/ArchiveTable.Ref': GLUE.table,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 
 /**
