@@ -60,15 +60,29 @@ const CACHE_LIMIT = 50_000;
 const decisions = new Map<string, boolean>();
 
 /**
+ * Replaces the policies every authorizer made from now on evaluates (`undefined`: the checked-in
+ * `policies.json` again) and forgets the cached decisions: tests that take a grant out.
+ */
+export function usePolicies(replacement: FunctionPolicies | undefined): void {
+  policies = replacement;
+  decisions.clear();
+}
+
+/**
  * The decision function of function `name`'s policy: whether IAM allows a request, cached by
  * request (the cache is cleared past 50,000 decisions, so memory stays bounded in a long demo).
  * `partition` is the registry pattern the statistics count the request under.
  */
 export function authorizer(name: string): (request: AuthorizationRequest, partition?: string) => boolean {
-  policies ??= loadPolicies();
-  const statements = policies[name];
-  if (!statements) throw new Error(`no synthesized policy for function ${name}: run npm run iam:policies`);
-  const resolved = resolveStatements(statements);
+  const statementsOf = () => {
+    policies ??= loadPolicies();
+    const statements = policies[name];
+    if (!statements) throw new Error(`no synthesized policy for function ${name}: run npm run iam:policies`);
+    return statements;
+  };
+  // Resolved once per policies in use (`usePolicies` may replace them while the authorizer lives).
+  let resolved: { from: PolicyStatement[]; statements: PolicyStatement[] } | undefined;
+  statementsOf();
   return (request, partition = '*') => {
     iamStats.requests++;
     iamStats.triples.add(`${name} ${request.action} ${partition}`);
@@ -76,7 +90,9 @@ export function authorizer(name: string): (request: AuthorizationRequest, partit
     let allowed = decisions.get(key);
     if (allowed === undefined) {
       iamStats.evaluations++;
-      allowed = evaluate(resolved, request);
+      const statements = statementsOf();
+      if (resolved?.from !== statements) resolved = { from: statements, statements: resolveStatements(statements) };
+      allowed = evaluate(resolved.statements, request);
       if (decisions.size >= CACHE_LIMIT) decisions.clear();
       decisions.set(key, allowed);
     }
