@@ -6,12 +6,11 @@ import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { ARCHIVE_PARTITION_KEYS, glueColumns } from '../lambdas/domain/archive-schema.js';
+import { ARCHIVE_PARTITION_KEYS, EVENTS_PREFIX, glueColumns } from '../lambdas/domain/archive-schema.js';
 import { NAMED_QUERIES } from '../sql/named-queries.js';
 import { secureBucket } from './secure-bucket.js';
 
-/** Key prefix of the Parquet events: `events/site=<domain>/dt=<YYYY-MM-DD>/`. */
-export const EVENTS_PREFIX = 'events/';
+export { EVENTS_PREFIX };
 /** Key prefix of records Firehose could not partition, convert or deliver. */
 export const ERRORS_PREFIX = 'errors/';
 

@@ -28,6 +28,8 @@ export interface SkippedRecord {
 export interface ArchiveConsumerOptions {
   /** Called once per skipped record; by default a one-line warning on stderr. */
   onSkip?: (skipped: SkippedRecord) => void;
+  /** Called before each file is written with its key under the archive root (`site=<d>/dt=<day>/part-<n>.parquet`); a throw fails the batch. */
+  beforeWrite?: (key: string) => void;
 }
 
 /** The consumer, plus counters and `close()`. */
@@ -100,8 +102,9 @@ export function createArchiveConsumer(archiveDir: string, options: ArchiveConsum
     if (groups.size === 0) return null;
     const { connection } = await connect();
     for (const group of groups.values()) {
-      const dir = join(root, `site=${group.site}`, `dt=${group.dt}`);
-      await writeParquet(connection, dir, `part-${first.sequenceNumber}.parquet`, group.events);
+      const [site, dt, file] = [`site=${group.site}`, `dt=${group.dt}`, `part-${first.sequenceNumber}.parquet`];
+      options.beforeWrite?.(`${site}/${dt}/${file}`);
+      await writeParquet(connection, join(root, site, dt), file, group.events);
       written += group.events.length;
     }
     return null;

@@ -14,8 +14,9 @@ import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { recreditVisitors } from '../lambdas/services/payments.js';
 import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
 import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
-import { functionConnection } from './partition-guard.js';
-import { demandStreamRead } from './iam/stand-ins.js';
+import { functionConnection } from './iam/partition-guard.js';
+import { demandArchiveBatch, demandArchiveWrite, demandStreamRead } from './iam/stand-ins.js';
+import { EVENTS_PREFIX } from '../lambdas/domain/archive-schema.js';
 
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
 export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
@@ -65,8 +66,13 @@ export function archivePoller(
   archiveDir: string,
   onError?: (e: unknown) => void,
 ): { poller: LocalStreamPoller; close(): Promise<void> } {
-  const consumer = createArchiveConsumer(archiveDir);
-  const poller = new LocalStreamPoller(streamDir, ARCHIVER, consumer, { batchSize: 5000, onError });
+  // Each batch and file asks the delivery's roles what Firehose would need of them (local/iam/stand-ins.ts).
+  const consumer = createArchiveConsumer(archiveDir, { beforeWrite: (key) => demandArchiveWrite(EVENTS_PREFIX + key) });
+  const take: BatchConsumer = (records) => {
+    demandArchiveBatch();
+    return consumer(records);
+  };
+  const poller = new LocalStreamPoller(streamDir, ARCHIVER, take, { batchSize: 5000, onError });
   return {
     poller,
     close: async () => {

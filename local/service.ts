@@ -35,7 +35,7 @@ export const SERVER_FILE = 'server.json';
 import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
-import { functionConnection } from './partition-guard.js';
+import { functionConnection } from './iam/partition-guard.js';
 import { functionSecretBox, functionStream } from './iam/stand-ins.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
@@ -137,7 +137,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const stream = await LocalEventStream.open(localPaths(dataDir).stream, clock);
   const telemetry = createTelemetry('footfall-local');
 
-  // Each function's code reads and writes through its own role's grant, as in AWS (local/partition-guard.ts).
+  // Each function's code reads and writes through its own role's grant, as in AWS (local/iam/partition-guard.ts).
   const as = (name: Parameters<typeof functionConnection>[1]) => functionConnection(dynamo, name);
   const event = as('event');
   const webhook = as('webhook');

@@ -13,6 +13,9 @@ export interface ArchiveColumn {
   type: ColumnType;
 }
 
+/** Key prefix of the Parquet events in the archive bucket: `events/site=<domain>/dt=<YYYY-MM-DD>/`. */
+export const EVENTS_PREFIX = 'events/';
+
 /**
  * Partition columns, in path order: `site=<domain>/dt=<YYYY-MM-DD>`. They live
  * in the object key / directory name, not inside the Parquet files. `dt` is the

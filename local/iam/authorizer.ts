@@ -13,18 +13,35 @@ export const tableArn = (name: string): string =>
 
 const SECRETS = secretsParameterNames(CONFIG_DEFAULTS.stackName);
 
-/** The local stand-ins' ARNs (the stream, the secrets key pair's parameters, named as the default stack's). */
+/** The Glue table of the archive, as the stack names it (`lib/archive.ts`: database `footfall`, table `events`). */
+const GLUE = { database: 'footfall', table: 'events' } as const;
+const glueArn = (resource: string) =>
+  `arn:${LOCAL['AWS::Partition']}:glue:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:${resource}`;
+
+/** The local stand-ins' ARNs (the stream, the secrets key pair's parameters as the default stack names them, the archive bucket and its Glue table). */
 export const LOCAL_ARNS = {
   stream: 'arn:aws:kinesis:local:000000000000:stream/events',
   secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
   secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
+  archiveBucket: 'arn:aws:s3:::footfall-archive-local',
+  /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
+  glueTable: [
+    glueArn('catalog'),
+    glueArn(`database/${GLUE.database}`),
+    glueArn(`table/${GLUE.database}/${GLUE.table}`),
+  ],
 } as const;
+
+/** The ARN of the archive's object `key` (`events/site=…/dt=…/part-….parquet`). */
+export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.archiveBucket}/${key}`;
 
 /** The ARNs of the twin's stand-ins that `policies.json` names by placeholder (`DynamoDB::Table/Table`). */
 const localResource = (placeholder: string): string | undefined =>
   ({
     'DynamoDB::Table/Table': tableArn('*'),
     'Kinesis::Stream/Events': LOCAL_ARNS.stream,
+    'S3::Bucket/ArchiveEvents': LOCAL_ARNS.archiveBucket,
+    'Glue::Table/ArchiveTable.Ref': GLUE.table,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 
 /**
@@ -47,15 +64,29 @@ const CACHE_LIMIT = 50_000;
 const decisions = new Map<string, boolean>();
 
 /**
+ * Replaces the policies every authorizer made from now on evaluates (`undefined`: the checked-in
+ * `policies.json` again) and forgets the cached decisions: tests that take a grant out.
+ */
+export function usePolicies(replacement: FunctionPolicies | undefined): void {
+  policies = replacement;
+  decisions.clear();
+}
+
+/**
  * The decision function of function `name`'s policy: whether IAM allows a request, cached by
  * request (the cache is cleared past 50,000 decisions, so memory stays bounded in a long demo).
  * `partition` is the registry pattern the statistics count the request under.
  */
 export function authorizer(name: string): (request: AuthorizationRequest, partition?: string) => boolean {
-  policies ??= loadPolicies();
-  const statements = policies[name];
-  if (!statements) throw new Error(`no synthesized policy for function ${name}: run npm run iam:policies`);
-  const resolved = resolveStatements(statements);
+  const statementsOf = () => {
+    policies ??= loadPolicies();
+    const statements = policies[name];
+    if (!statements) throw new Error(`no synthesized policy for function ${name}: run npm run iam:policies`);
+    return statements;
+  };
+  // Resolved once per policies in use (`usePolicies` may replace them while the authorizer lives).
+  let resolved: { from: PolicyStatement[]; statements: PolicyStatement[] } | undefined;
+  statementsOf();
   return (request, partition = '*') => {
     iamStats.requests++;
     iamStats.triples.add(`${name} ${request.action} ${partition}`);
@@ -63,7 +94,9 @@ export function authorizer(name: string): (request: AuthorizationRequest, partit
     let allowed = decisions.get(key);
     if (allowed === undefined) {
       iamStats.evaluations++;
-      allowed = evaluate(resolved, request);
+      const statements = statementsOf();
+      if (resolved?.from !== statements) resolved = { from: statements, statements: resolveStatements(statements) };
+      allowed = evaluate(resolved.statements, request);
       if (decisions.size >= CACHE_LIMIT) decisions.clear();
       decisions.set(key, allowed);
     }

@@ -11,6 +11,18 @@ export interface PolicyStatement {
 /** Each function's identity policy statements, as `cdk synth -c app=true` produces them (`local/iam/policies.json`). */
 export type FunctionPolicies = Record<string, PolicyStatement[]>;
 
+/**
+ * Roles of the stack that are not a function's but whose work a stand-in of the twin does, by the
+ * name the twin asks them by and the prefix of their logical id: Firehose's delivery reads the
+ * stream with its service role and writes the archive (S3, the Glue table's schema) with its
+ * destination role, which the local archive writer plays (`local/consumers.ts`). A role the stack
+ * does not have is left out.
+ */
+export const STACK_ROLES = {
+  archiveSource: 'ArchiveDeliveryServiceRole',
+  archiveDestination: 'ArchiveDeliveryS3DestinationRole',
+} as const;
+
 type Json = unknown;
 interface Template {
   Resources: Record<string, { Type: string; Properties?: Record<string, Json> }>;
@@ -55,14 +67,22 @@ const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]
 /**
  * Each function's identity policy statements from a synthesized template (`Template.toJSON()`): the
  * `AWS::IAM::Policy` resources attached to the role `<function>Role…`, in template order, values
- * flattened to placeholders. `functions` are the registry's names (`lib/functions.ts`).
+ * flattened to placeholders; then those of the `STACK_ROLES` the template has. `functions` are the
+ * registry's names (`lib/functions.ts`).
  */
 export function functionPolicies(template: Template, functions: readonly string[]): FunctionPolicies {
   const out: FunctionPolicies = {};
-  for (const name of functions) {
-    const role = Object.keys(template.Resources).find(
-      (id) => template.Resources[id]!.Type === 'AWS::IAM::Role' && id.startsWith(`${name}Role`),
+  const roleOf = (prefix: string) =>
+    Object.keys(template.Resources).find(
+      (id) => template.Resources[id]!.Type === 'AWS::IAM::Role' && id.startsWith(prefix),
     );
+  const principals: Array<[string, string | undefined]> = [
+    ...functions.map((name): [string, string | undefined] => [name, roleOf(`${name}Role`)]),
+    ...Object.entries(STACK_ROLES)
+      .map(([name, prefix]): [string, string | undefined] => [name, roleOf(prefix)])
+      .filter(([, role]) => role !== undefined),
+  ];
+  for (const [name, role] of principals) {
     const statements = Object.values(template.Resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .filter((r) => list(r.Properties!.Roles as Json[]).some((ref) => (ref as { Ref?: string }).Ref === role))

@@ -1,9 +1,17 @@
 import type { EventStream, SecretBox } from '../../lambdas/ports.js';
-import { AccessDeniedException, iamEnforced, type FunctionName } from '../partition-guard.js';
-import { LOCAL_ARNS, authorizer } from './authorizer.js';
+import { AccessDeniedException, iamEnforced, type FunctionName } from './partition-guard.js';
+import { LOCAL_ARNS, archiveObjectArn, authorizer } from './authorizer.js';
+import type { STACK_ROLES } from './policies.js';
 
-/** Asks function `name`'s policy for `action` on `resource`; throws `AccessDeniedException` as AWS answers. */
-function demand(name: FunctionName, action: string, resource: string): void {
+/** Whose policy a stand-in asks: a function of the registry, or a stack role the twin plays (`STACK_ROLES`). */
+export type Principal = FunctionName | keyof typeof STACK_ROLES;
+
+/**
+ * Asks `name`'s synthesized policy for `action` on `resource` (an ARN of `LOCAL_ARNS`), for a
+ * stand-in that makes no SDK call: the action and ARN its AWS adapter's call would be authorized as.
+ * @throws AccessDeniedException, as AWS answers, when the policy does not allow it (never with `FOOTFALL_IAM=off`)
+ */
+export function demand(name: Principal, action: string, resource: string): void {
   if (!iamEnforced()) return;
   if (!authorizer(name)({ action, resource, context: {} }, resource))
     throw new AccessDeniedException(
@@ -49,4 +57,26 @@ export function functionStream(stream: EventStream, name: FunctionName): EventSt
  */
 export function demandStreamRead(name: FunctionName): void {
   for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords']) demand(name, action, LOCAL_ARNS.stream);
+}
+
+/**
+ * What Firehose's delivery asks of its roles for one batch the local archive writer takes off the
+ * stream (`local/consumers.ts`, `archivePoller`): the service role reads the stream
+ * (`kinesis:GetShardIterator`, `kinesis:GetRecords`), the destination role reads the Glue table's
+ * schema for the Parquet conversion (`glue:GetTableVersions` on its catalog, database and table).
+ * @throws AccessDeniedException when either role lacks a grant
+ */
+export function demandArchiveBatch(): void {
+  for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords'])
+    demand('archiveSource', action, LOCAL_ARNS.stream);
+  for (const arn of LOCAL_ARNS.glueTable) demand('archiveDestination', 'glue:GetTableVersions', arn);
+}
+
+/**
+ * What Firehose's destination role needs to write the archive's object `key` (`s3:PutObject` on
+ * `<bucket>/<key>`), asked by the local archive writer before it writes the file.
+ * @throws AccessDeniedException when the role lacks it
+ */
+export function demandArchiveWrite(key: string): void {
+  demand('archiveDestination', 's3:PutObject', archiveObjectArn(key));
 }

@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { demandStreamRead, functionSecretBox, functionStream } from '../../local/iam/stand-ins.js';
-import { AccessDeniedException, functionConnection } from '../../local/partition-guard.js';
+import {
+  demand,
+  demandArchiveBatch,
+  demandArchiveWrite,
+  demandStreamRead,
+  functionSecretBox,
+  functionStream,
+} from '../../local/iam/stand-ins.js';
+import { LOCAL_ARNS } from '../../local/iam/authorizer.js';
+import { AccessDeniedException, functionConnection } from '../../local/iam/partition-guard.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import type { SecretBox } from '../../lambdas/ports.js';
 
@@ -24,6 +32,27 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
     await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/kinesis:PutRecords/);
     expect(() => demandStreamRead('sessionize')).not.toThrow();
     expect(() => demandStreamRead('event')).toThrow(AccessDeniedException);
+  });
+});
+
+describe("the local archive writer asks Firehose's delivery roles (local/iam/policies.json)", () => {
+  it('reads the stream and the Glue table, and writes objects of the archive bucket, with the roles the stack gives', () => {
+    expect(() => demandArchiveBatch()).not.toThrow();
+    expect(() => demandArchiveWrite('events/site=shop.test/dt=2026-11-20/part-1.parquet')).not.toThrow();
+    // The stream is read by the source role, the bucket written by the destination role: not the other way round.
+    expect(() => demand('archiveDestination', 'kinesis:GetRecords', LOCAL_ARNS.stream)).toThrow(AccessDeniedException);
+    expect(() => demand('archiveSource', 's3:PutObject', `${LOCAL_ARNS.archiveBucket}/events/x`)).toThrow(
+      /s3:PutObject/,
+    );
+    // Another bucket, another Glue table, or a function's role: denied.
+    expect(() => demand('archiveDestination', 's3:PutObject', 'arn:aws:s3:::another-bucket/events/x')).toThrow(
+      AccessDeniedException,
+    );
+    const otherTable = LOCAL_ARNS.glueTable[2].replace(/events$/, 'other');
+    expect(() => demand('archiveDestination', 'glue:GetTableVersions', otherTable)).toThrow(AccessDeniedException);
+    expect(() => demand('sessionize', 's3:PutObject', `${LOCAL_ARNS.archiveBucket}/events/x`)).toThrow(
+      AccessDeniedException,
+    );
   });
 });
 

@@ -11,7 +11,7 @@ import {
   type TableFunction,
 } from '../../lambdas/adapters/dynamo/items.js';
 import { namespacePartitions } from '../../lambdas/adapters/dynamo/rebuild-store.js';
-import { functionConnection, UnknownPartitionError } from '../../local/partition-guard.js';
+import { functionConnection, UnknownPartitionError } from '../../local/iam/partition-guard.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lib/functions.js';
-import { requestPartitions } from '../../local/partition-guard.js';
+import { requestPartitions } from '../../local/iam/partition-guard.js';
 import { functionPolicies, loadPolicies } from '../../local/iam/policies.js';
 import { LOCAL_ARNS, authorizer, tableArn } from '../../local/iam/authorizer.js';
 import { evaluate } from '../../local/iam/evaluate.js';
 import { synth, type Synthesized } from './synth.js';
 
 /**
- * The local twin enforces `local/iam/policies.json` (`local/partition-guard.ts`): it must be each
+ * The local twin enforces `local/iam/policies.json` (`local/iam/partition-guard.ts`): it must be each
  * function's identity policy as `cdk synth -c app=true` produces it, so a grant changed in the stack
  * and not regenerated (`npm run iam:policies`) fails here, and one regenerated reaches every suite.
  */

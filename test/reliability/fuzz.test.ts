@@ -3,11 +3,8 @@ import fc from 'fast-check';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { readdirSync } from 'node:fs';
-import { Stripe } from 'stripe';
-import { Webhook } from 'standardwebhooks';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { hmacSha256Hex } from '../../lambdas/domain/payments/providers/common.js';
-import { standardWebhooksKey } from '../../lambdas/domain/payments/providers/polar.js';
+import { signWebhook } from '../support/webhook-signature.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';
 import { RANGE_NAMES } from '../../lambdas/domain/range.js';
 import { SITE, scenarioService } from '../reports/scenario.js';
@@ -296,27 +293,8 @@ function mutate(json: unknown, edits: Array<{ at: number; remove: boolean; value
 }
 
 /** Signature headers of `provider` for `body`, valid for the webhook service's secret and clock. */
-function sign(provider: Provider, body: string, secret: string = SECRETS[provider]): Record<string, string> {
-  const seconds = Math.floor(Date.now() / 1000);
-  switch (provider) {
-    case 'stripe':
-      return {
-        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: seconds }),
-      };
-    case 'lemonsqueezy':
-      return { 'x-signature': hmacSha256Hex(secret, body) };
-    case 'paddle':
-      return { 'paddle-signature': `ts=${seconds};h1=${hmacSha256Hex(secret, `${seconds}:${body}`)}` };
-    case 'polar': {
-      const id = `msg_${seconds}`;
-      return {
-        'webhook-id': id,
-        'webhook-timestamp': String(seconds),
-        'webhook-signature': new Webhook(standardWebhooksKey(secret)).sign(id, new Date(seconds * 1000), body),
-      };
-    }
-  }
-}
+const sign = (provider: Provider, body: string, secret: string = SECRETS[provider]) =>
+  signWebhook(provider, body, secret);
 
 /** Path segments from the plausible to the hostile. */
 const segment = fc.oneof(

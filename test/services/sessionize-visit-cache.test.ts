@@ -256,6 +256,8 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
       weight: 1,
       arbitrary: fc.record({
         kind: fc.constant('payment' as const),
+        // Time passes before the webhook too: a batch 30 s or more after the last one may then read its writes eventually.
+        advance: fc.constantFrom(0, 0, 10_000, 40_000, 5 * MIN),
         visitor: fc.integer({ min: 0, max: 2 }),
         before: fc.constantFrom(0, 5 * MIN, 2 * 3_600_000),
       }),
@@ -264,13 +266,15 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
 
   /**
    * Runs the steps on a strongly reading sessionizer and on two containers with visit caches, and
-   * compares the tables. With `staleMs`, the cached side's eventually consistent reads answer as of
-   * any moment of the last `staleMs` (`installStaleReads`); resolves with how many of its reads were stale.
+   * compares the tables. With `stale`, the cached side's eventually consistent reads answer as of
+   * any moment of the last `stale.ms` (`installStaleReads`), its caches keep `maxVisitors` and wait
+   * `settleMs` (default 30 s) before reading eventually; resolves with how many of its reads were
+   * stale. `FOOTFALL_STALE_LOG=1` prints each stale answer (which keys it hid changes of, how old).
    */
   const sameEndState = async (
     name: string,
     numRuns: number,
-    stale?: { ms: number; maxVisitors: number },
+    stale?: { ms: number; maxVisitors: number; settleMs?: number },
   ): Promise<{ reads: number; stale: number }> => {
     const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
     console.log(`${name}: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
@@ -282,7 +286,13 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
         try {
           let now = T0;
           const clock = () => now;
-          const staleReads = stale ? installStaleReads(sut.conn, { windowMs: stale.ms, seed, clock }) : null;
+          const onStale = process.env.FOOTFALL_STALE_LOG
+            ? (read: { keys: string[]; ageMs: number }) =>
+                console.log(`stale read at +${(now - T0) / 1000} s, ${read.ageMs} ms back: ${read.keys.join(' ')}`)
+            : undefined;
+          const staleReads = stale
+            ? installStaleReads(sut.conn, { windowMs: stale.ms, seed, clock, ...(onStale ? { onStale } : {}) })
+            : null;
           const handlerOf = (conn: DynamoConnection, visitCache?: ShardVisitCache) => {
             const payments = dynamoPaymentDeps(conn, clock);
             return sessionizeHandlerFor(conn, {
@@ -297,6 +307,7 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
               new ShardVisitCache(new DynamoRecentPaymentMarks(sut.conn), {
                 clock,
                 ...(stale ? { maxVisitors: stale.maxVisitors } : {}),
+                ...(stale?.settleMs ? { settleMs: stale.settleMs } : {}),
               }),
             ),
           );
@@ -306,6 +317,7 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
           let paymentId = 0;
           for (const s of steps) {
             if (s.kind === 'payment') {
+              now += s.advance;
               const line = JSON.stringify({
                 provider: 'stripe',
                 provider_payment_id: `pi_${++paymentId}`,
@@ -372,17 +384,99 @@ describe('ShardVisitCache: the same end state as strong reads (property)', () =>
   }, 300_000);
 
   // No visitor kept (maxVisitors 0): every read of a settled shard is eventually consistent, so stale answers
-  // reach the sessionizer. Skipped: under the stale-read mode the property fails at 20 s as well as at 120 s
-  // (seeds 441439055 and 441480867, first run), and whether the cause is the visit cache, another store's
-  // eventually consistent read of a write the same batch made, or the mode itself is not yet isolated
-  // (docs/reliability.md, "Stale reads"). Run with FOOTFALL_SEED to replay.
-  it.skip('does so when eventually consistent reads are up to 20 s stale (under the 30 s the cache waits)', async () => {
-    const counts = await sameEndState('visit-cache property, 20 s stale reads', 8, { ms: 20_000, maxVisitors: 0 });
+  // reach the sessionizer (docs/reliability.md, "Stale reads"). Below the cache's 30 s wait, what a read may miss
+  // is a webhook's writes since the last batch (the payments marker on the visitor's partition).
+  it('does so when eventually consistent reads are up to 20 s stale (under the 30 s the cache waits)', async () => {
+    const counts = await sameEndState('visit-cache property, 20 s stale reads', 10, { ms: 20_000, maxVisitors: 0 });
     expect(counts.reads).toBeGreaterThan(0);
   }, 600_000);
 
-  it.skip('does so when eventually consistent reads are up to 120 s stale', async () => {
-    const counts = await sameEndState('visit-cache property, 120 s stale reads', 8, { ms: 120_000, maxVisitors: 0 });
-    expect(counts.stale).toBeGreaterThan(0);
+  // AWS states no bound: at 120 s the property holds once the cache waits as long before reading eventually.
+  // With the default 30 s wait it fails, by construction (the directed test below shows how).
+  it('does so when eventually consistent reads are up to 120 s stale and the cache waits 120 s', async () => {
+    const counts = await sameEndState('visit-cache property, 120 s stale reads, 120 s wait', 10, {
+      ms: 120_000,
+      maxVisitors: 0,
+      settleMs: 120_000,
+    });
+    expect(counts.reads).toBeGreaterThan(0);
   }, 600_000);
+});
+
+/**
+ * What breaks past the bet (docs/reliability.md, "Stale reads"): a read that answers from before a
+ * write the shard's previous batch made more than `settleMs` earlier. Every eventually consistent read
+ * here answers as of the oldest moment of the last 120 s.
+ */
+describe('ShardVisitCache: reads staler than the cache waits', () => {
+  const run = async (settleMs: number) => {
+    const table = await memoryTable([SITE]);
+    try {
+      let now = T0;
+      const clock = () => now;
+      const stale = installStaleReads(table.conn, { windowMs: 120_000, seed: 1, clock, oldest: true });
+      const handler = sessionizeHandlerFor(table.conn, {
+        visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), { clock, maxVisitors: 0, settleMs }),
+      });
+      for (const [i, advance] of [0, 60_000].entries()) {
+        now += advance;
+        const event = trackedEvent({ event_id: `x${i}`, visitor_id: 'visitor-x', ts: now });
+        expect((await handler(toKinesisEvent(records([event], 100 + i)))).batchItemFailures).toEqual([]);
+      }
+      const visits = await new DynamoVisitStore(table.conn).visitsAround('example.com', 'visitor-x', 0, now + MIN);
+      return { visits: visits.map((v) => v.events.map((e) => e.id)), stale: stale.stale };
+    } finally {
+      await table.close();
+    }
+  };
+
+  it('below the wait, a read that misses a webhook since the last batch (its payments marker) changes nothing', async () => {
+    const end = async (stale: boolean) => {
+      const table = await memoryTable([SITE]);
+      try {
+        let now = T0;
+        const clock = () => now;
+        const counts = stale ? installStaleReads(table.conn, { windowMs: 20_000, seed: 1, clock, oldest: true }) : null;
+        const payments = dynamoPaymentDeps(table.conn, clock);
+        const handler = sessionizeHandlerFor(table.conn, {
+          recredit: (s, visitors) => recreditVisitors(payments, s, visitors),
+          ...(stale
+            ? { visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), { clock, maxVisitors: 0 }) }
+            : {}),
+        });
+        const site = (await new DynamoConfigStore(table.conn).getSite('example.com'))!;
+        const batch = async (i: number, ts: number, channel: string) => {
+          const event = trackedEvent({ event_id: `x${i}`, visitor_id: 'visitor-x', ts, channel });
+          expect((await handler(toKinesisEvent(records([event], 100 + i)))).batchItemFailures).toEqual([]);
+        };
+        await batch(0, now, 'Direct');
+        now += 40 * MIN;
+        const line = { provider: 'stripe', provider_payment_id: 'pi_1', amount: 4900, currency: 'USD' };
+        await applyProviderFacts(
+          payments,
+          site,
+          parsePaymentLine(JSON.stringify({ ...line, ts: new Date(now).toISOString(), visitor_id: 'visitor-x' }), 1),
+        );
+        now += 2_000;
+        // A visit from before the payment, late: the payment's credit moves to it (a re-credit).
+        await batch(1, now - 5 * MIN, 'Search');
+        return {
+          items: (await scanAll(table.conn, ['created'])).filter(compared).map(normalize),
+          stale: counts?.stale,
+        };
+      } finally {
+        await table.close();
+      }
+    };
+    const cached = await end(true);
+    expect(cached.stale).toBeGreaterThan(0);
+    expect(cached.items).toEqual((await end(false)).items);
+  });
+
+  it('splits a visit when the read misses the previous batch (30 s wait), and not when the cache waits as long as reads may lag', async () => {
+    const past = await run(30_000);
+    expect(past.stale).toBeGreaterThan(0);
+    expect(past.visits).toEqual([['x0'], ['x1']]);
+    expect((await run(120_000)).visits).toEqual([['x0', 'x1']]);
+  });
 });

@@ -26,6 +26,10 @@ export interface StaleReadOptions {
   seed: number;
   /** The clock writes and reads are stamped with (ms), the test's fake one. */
   clock: () => number;
+  /** Every read answers as of the oldest moment it may (a directed test of what staleness breaks), instead of a seeded one. */
+  oldest?: boolean;
+  /** Sees each read answered stale: the partitions and sort keys it covered that changed since, and how far back it answered (ms). */
+  onStale?: (read: { keys: string[]; ageMs: number }) => void;
 }
 
 const keyOf = (item: Item) => JSON.stringify([item[PK], item[SK]]);
@@ -67,8 +71,16 @@ export function installStaleReads(conn: DynamoConnection, options: StaleReadOpti
     prune(now);
     const times = [...new Set(keys.flatMap((k) => (history.get(k) ?? []).map((v) => v.until - 1)))];
     const choices = [now, ...times];
-    const pick = choices[Math.floor((random[draws++ % random.length] ?? 0) * choices.length)] ?? now;
-    if (pick !== now) stats.stale++;
+    const pick = options.oldest
+      ? Math.min(...choices)
+      : (choices[Math.floor((random[draws++ % random.length] ?? 0) * choices.length)] ?? now);
+    if (pick !== now) {
+      stats.stale++;
+      options.onStale?.({
+        keys: keys.filter((k) => (history.get(k) ?? []).some((v) => v.until > pick)),
+        ageMs: now - pick,
+      });
+    }
     return pick;
   };
   /** The version of `key` at `at`: the oldest recorded one that was still current then, else `current`. */

@@ -1,9 +1,9 @@
-import { dict } from '../lambdas/domain/dict.js';
-import type { FUNCTIONS } from '../lib/functions.js';
-import { PK } from '../lambdas/adapters/dynamo/table.js';
-import { authorizer, tableArn } from './iam/authorizer.js';
-import { partitionOf, partitionPattern } from '../lambdas/adapters/dynamo/items.js';
-import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { dict } from '../../lambdas/domain/dict.js';
+import type { FUNCTIONS } from '../../lib/functions.js';
+import { PK } from '../../lambdas/adapters/dynamo/table.js';
+import { authorizer, tableArn } from './authorizer.js';
+import { partitionOf, partitionPattern } from '../../lambdas/adapters/dynamo/items.js';
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 
 /** A function of the stack's registry (`lib/functions.ts`). */
 export type FunctionName = keyof typeof FUNCTIONS;
