@@ -6,6 +6,7 @@ import { benchApp } from './app.js';
 import { benchGeo } from './geo.js';
 import { benchRebuild } from './rebuild.js';
 import { benchImport } from './import.js';
+import { benchFiltered } from './filtered.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -26,6 +27,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   geo: benchGeo,
   rebuild: () => benchRebuild(),
   import: benchImport,
+  filtered: benchFiltered,
 };
 
 async function benchBundles(): Promise<Figure[]> {
