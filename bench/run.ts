@@ -7,6 +7,7 @@ import { benchGeo } from './geo.js';
 import { benchRebuild } from './rebuild.js';
 import { benchImport } from './import.js';
 import { benchCost } from './cost.js';
+import { benchFiltered } from './filtered.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -28,6 +29,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   rebuild: () => benchRebuild(),
   import: benchImport,
   cost: benchCost,
+  filtered: benchFiltered,
 };
 
 async function benchBundles(): Promise<Figure[]> {

@@ -2,8 +2,12 @@
  * The app's only door to the server: JSON over same-origin fetch with the
  * session cookie (`ff_session`, set HttpOnly by the server). Numbers come only
  * from `/api/v1` (the report API, spec §4), so the app can never disagree with
- * the API or MCP; account writes go to `/api/app/*` (docs/app.md).
+ * the API or MCP; account writes go to `/api/app/*` (docs/app.md). The
+ * reports' paths, parameter names and bodies come from the server's report
+ * table: types only, and the path strings.
  */
+import type { ReportBody, ReportName, ReportQuery } from '../../lambdas/handlers/report-table.js';
+import { REPORT_PATHS, fillPath, type PathNames } from '../../lambdas/handlers/report-paths.js';
 
 /** An error answer (`{error, field?}`, spec §7) or a network failure (status 0). */
 export class ApiError extends Error {
@@ -73,7 +77,7 @@ export const del = (path: string) => request<void>('DELETE', path);
 const enc = encodeURIComponent;
 
 /** Query string from defined values, in the given order. */
-export function qs(params: Record<string, string | number | null | undefined>): string {
+export function qs(params: { [name: string]: string | number | null | undefined }): string {
   const parts = Object.entries(params)
     .filter(([, v]) => v !== undefined && v !== null && v !== '')
     .map(([k, v]) => `${enc(k)}=${enc(String(v))}`);
@@ -87,224 +91,33 @@ export interface Me {
   account: { id: string; name: string };
 }
 
-export interface Range {
-  from: string;
-  to: string;
-  timezone: string;
-}
-
-export interface Totals {
-  visitors: number;
-  sessions: number;
-  payments: number;
-  customers: number;
-  revenue_usd: number;
-  converted: number;
-  matched_payments: number;
-  matched_revenue_usd: number;
-  conversion: number | null;
-  revenue_per_visitor: number | null;
-  pageviews: number;
-  views_per_visit: number | null;
-  bounce_rate: number | null;
-  /** Mean seconds of visits with more than one event (docs/api.md "Top stats"). */
-  visit_duration: number | null;
-}
-
+// The report API's bodies, derived from the report table's response schemas (lambdas/handlers/report-table.ts).
+export type Overview = ReportBody<'overview'>;
+export type Range = Overview['range'];
+export type Totals = Overview['current'];
 /** The fields of the overview's `change` (spec §2.4 and the top stats). */
-export type ChangeKey =
-  | 'visitors'
-  | 'revenue_usd'
-  | 'payments'
-  | 'conversion'
-  | 'revenue_per_visitor'
-  | 'sessions'
-  | 'pageviews'
-  | 'views_per_visit'
-  | 'bounce_rate'
-  | 'visit_duration';
-
+export type ChangeKey = keyof Overview['change'];
+export type Goals = ReportBody<'goals'>;
 /** A row of the goals report (docs/api.md "Goals"). */
-export interface GoalRow {
-  goal: string;
-  link: string | null;
-  other: boolean;
-  visitors: number;
-  visits: number;
-  completions: number;
-  conversion_rate: number | null;
-  payments: number;
-  revenue_usd: number;
-}
-
-export interface Goals {
-  site: string;
-  range: Range;
-  goal: string | null;
-  visitors: number;
-  total: number;
-  rows: GoalRow[];
-}
-
+export type GoalRow = Goals['rows'][number];
 /** Current visitors (docs/api.md "Realtime"). */
-export interface Realtime {
-  site: string;
-  as_of: string;
-  window_seconds: number;
-  visitors: number;
-  pages: Array<{ page: string; visitors: number }>;
-  referrers: Array<{ referrer: string | null; visitors: number }>;
-  goals: Array<{ goal: string; visitors: number }>;
-}
-
-export interface Overview {
-  site: string;
-  range: Range;
-  previous_range: Range;
-  current: Totals;
-  previous: Totals;
-  change: Record<ChangeKey, number | null>;
-}
-
-export interface Point {
-  start: string;
-  visitors: number;
-  sessions: number;
-  pageviews: number;
-  payments: number;
-  revenue_usd: number;
-}
-
-export type Interval = 'hour' | 'day' | 'month';
-
-export interface Timeseries {
-  site: string;
-  range: Range;
-  interval: Interval;
-  points: Point[];
-}
-
-export interface BreakdownRow {
-  key: string | null;
-  label: string;
-  unattributed: boolean;
-  visitors: number;
-  payments: number;
-  customers: number;
-  revenue_usd: number;
-  revenue_per_visitor: number | null;
-}
-
-export interface Breakdown {
-  site: string;
-  range: Range;
-  dimension: string;
-  total: number;
-  rows: BreakdownRow[];
-}
-
-export interface Touch {
-  session_id?: string;
-  ts: string;
-  channel: string;
-  referrer_host: string | null;
-  source: string | null;
-  campaign?: string | null;
-  landing_page?: string;
-  country?: string | null;
-  device?: string;
-}
-
-export interface PaymentRow {
-  provider: string;
-  provider_payment_id: string;
-  ts: string;
-  amount: number;
-  currency: string;
-  amount_usd: number;
-  refunded: number;
-  net_usd: number;
-  status: string;
-  visitor_id: string | null;
-  customer_id: string | null;
-  is_renewal: boolean;
-  visitor: string | null;
-  touch: Touch | null;
-  first_touch: Touch | null;
-}
-
-export type PaymentFilter = 'all' | 'attributed' | 'unattributed' | 'refunded';
-
-export interface Payments {
-  site: string;
-  range: Range;
-  filter: PaymentFilter;
-  total: number;
-  limit: number;
-  offset: number;
-  rows: PaymentRow[];
-}
-
-export interface RetentionGroup {
-  key: string | null;
-  label: string;
-  unattributed: boolean;
-  customers: number;
-  still_paying: number;
-  first_payment_usd: number;
-  refunded_usd: number;
-  net_ltv_usd: number;
-  avg_ltv_usd: number | null;
-  refund_rate: number | null;
-  churn_customers: number;
-  churned: number;
-  churn_30d: number | null;
-  share_customers: number | null;
-  share_still_paying: number | null;
-}
-
-export interface Retention {
-  site: string;
-  range: Range;
-  days_of_data: number;
-  day_one: boolean;
-  headline: string | null;
-  total: RetentionGroup;
-  channels: RetentionGroup[];
-  referrers: RetentionGroup[];
-  campaigns: RetentionGroup[];
-  status_sources: Array<{ provider: string; subscription_status: boolean }>;
-}
-
-export type Step =
-  | { type: 'page'; ts: string; path: string; secs: number | null }
-  | { type: 'goal'; ts: string; name: string }
-  | { type: 'exit'; ts: string; page: string; link?: string | null }
-  | ({ type: 'payment' } & PaymentRow);
-
-export interface VisitEntry {
-  type: 'visit';
-  start: string;
-  end: string;
-  channel: string;
-  referrer_host: string | null;
-  source: string | null;
-  campaign: string | null;
-  pageviews: number;
-  steps: Step[];
-}
-
-export type TimelineEntry = VisitEntry | ({ type: 'payment' } & PaymentRow);
-
-export interface Timeline {
-  site: string;
-  visitor_id: string;
-  country: string | null;
-  browser: string | null;
-  device: string | null;
-  entries: TimelineEntry[];
-  payments: PaymentRow[];
-}
+export type Realtime = ReportBody<'realtime'>;
+export type Timeseries = ReportBody<'timeseries'>;
+export type Point = Timeseries['points'][number];
+export type Interval = Timeseries['interval'];
+export type Breakdown = ReportBody<'breakdown'>;
+export type BreakdownRow = Breakdown['rows'][number];
+export type Payments = ReportBody<'payments'>;
+export type PaymentRow = Payments['rows'][number];
+export type PaymentFilter = Payments['filter'];
+/** The credited visit of a payment (`touch`), or its payer's first visit (`first_touch`, without the optional fields). */
+export type Touch = NonNullable<PaymentRow['first_touch']> & Partial<NonNullable<PaymentRow['touch']>>;
+export type Retention = ReportBody<'retention'>;
+export type RetentionGroup = Retention['total'];
+export type Timeline = ReportBody<'visitor'>;
+export type TimelineEntry = Timeline['entries'][number];
+export type VisitEntry = Extract<TimelineEntry, { type: 'visit' }>;
+export type Step = VisitEntry['steps'][number];
 
 /** A site as the account settings see it (`GET /api/app/sites`). */
 export interface AppSite {
@@ -344,11 +157,25 @@ export interface AccountUser {
 
 // ---- Endpoints ---------------------------------------------------------------
 
-const site = (domain: string) => `/api/v1/sites/${enc(domain)}`;
 const appSite = (domain: string) => `/api/app/sites/${enc(domain)}`;
 
 /** Range parameters as the report API takes them (spec §4.1). */
 export type RangeQuery = { range: string } | { from: string; to: string };
+
+/**
+ * A report's URL: its path from the report table with the path parameters
+ * filled in, then the query, whose names are the report's own (a name the
+ * report does not take fails to compile).
+ */
+function reportUrl<N extends ReportName>(
+  name: N,
+  params: { [K in PathNames<(typeof REPORT_PATHS)[N]>]: string },
+  query: { [K in keyof ReportQuery<N>]?: string | number | null } = {},
+): string {
+  return `${fillPath(REPORT_PATHS[name], params)}${qs(query)}`;
+}
+const report = <N extends ReportName>(...args: Parameters<typeof reportUrl<N>>) =>
+  get<ReportBody<N>>(reportUrl(...args));
 
 export const api = {
   me: () => get<Me>('/api/app/me', { quiet401: true }),
@@ -357,19 +184,19 @@ export const api = {
   changePassword: (current_password: string, new_password: string) =>
     post<void>('/api/app/password', { current_password, new_password }),
 
-  sites: () => get<{ sites: Array<{ domain: string; timezone: string }> }>('/api/v1/sites'),
-  overview: (domain: string, range: RangeQuery) => get<Overview>(`${site(domain)}/overview${qs(range)}`),
+  sites: () => report('sites', {}),
+  overview: (domain: string, range: RangeQuery) => report('overview', { domain }, range),
   timeseries: (domain: string, range: RangeQuery, interval?: Interval) =>
-    get<Timeseries>(`${site(domain)}/timeseries${qs({ ...range, interval })}`),
+    report('timeseries', { domain }, { ...range, interval }),
   breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
-    get<Breakdown>(`${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit })}`),
+    report('breakdown', { domain, dimension }, { ...range, limit }),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
-    get<Payments>(`${site(domain)}/payments${qs({ ...range, filter, limit, offset })}`),
+    report('payments', { domain }, { ...range, filter, limit, offset }),
   goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
-    get<Goals>(`${site(domain)}/goals${qs({ ...range, goal, limit })}`),
-  realtime: (domain: string) => get<Realtime>(`${site(domain)}/realtime${qs({ limit: 5 })}`),
-  retention: (domain: string, range: RangeQuery) => get<Retention>(`${site(domain)}/retention${qs(range)}`),
-  visitor: (domain: string, id: string) => get<Timeline>(`${site(domain)}/visitors/${enc(id)}`),
+    report('goals', { domain }, { ...range, goal, limit }),
+  realtime: (domain: string) => report('realtime', { domain }, { limit: 5 }),
+  retention: (domain: string, range: RangeQuery) => report('retention', { domain }, range),
+  visitor: (domain: string, visitor_id: string) => report('visitor', { domain, visitor_id }),
 
   appSites: () => get<{ sites: AppSite[] }>('/api/app/sites'),
   addSite: (domain: string, timezone: string) => post<AppSite>('/api/app/sites', { domain, timezone }),
@@ -406,9 +233,9 @@ export const api = {
  */
 export const csvHref = {
   breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
-    `${site(domain)}/breakdown/${enc(dimension)}${qs({ ...range, limit, format: 'csv' })}`,
+    reportUrl('breakdown', { domain, dimension }, { ...range, limit, format: 'csv' }),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
-    `${site(domain)}/payments${qs({ ...range, filter, limit, offset, format: 'csv' })}`,
+    reportUrl('payments', { domain }, { ...range, filter, limit, offset, format: 'csv' }),
   goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
-    `${site(domain)}/goals${qs({ ...range, goal, limit, format: 'csv' })}`,
+    reportUrl('goals', { domain }, { ...range, goal, limit, format: 'csv' }),
 };

@@ -1,46 +1,21 @@
 import * as z from 'zod';
-import {
-  breakdownParams,
-  breakdownResponse,
-  breakdownRowSchema,
-  dimensionParam,
-  goalRowSchema,
-  errorResponse,
-  goalsParams,
-  realtimeParams,
-  realtimeResponse,
-  goalsResponse,
-  overviewResponse,
-  paymentsParams,
-  paymentRowSchema,
-  paymentsResponse,
-  rangeParams,
-  retentionResponse,
-  sitesResponse,
-  timelineResponse,
-  timeseriesParams,
-  timeseriesResponse,
-} from '../domain/reports/schemas.js';
+import { errorResponse } from '../domain/reports/schemas.js';
 import { csvColumns } from '../domain/reports/csv.js';
+import { REPORT_LIST, type ReportSpec } from './report-table.js';
 
 type Schema = z.ZodType;
 
-function parameters(
-  schema: z.ZodObject,
-  pathParams: Array<{ name: string; schema: Schema; description: string }> = [],
-) {
-  const query = Object.entries(schema.shape).map(([name, field]) => {
+/** A report's parameters: its path's, in order, then its query's. */
+function parameters(report: ReportSpec) {
+  const query = Object.entries(report.query?.shape ?? {}).map(([name, field]) => {
     const json = z.toJSONSchema(field as Schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
     const { description, ...rest } = json;
     return { name, in: 'query', required: false, description, schema: rest };
   });
-  const path = pathParams.map((p) => ({
-    name: p.name,
-    in: 'path',
-    required: true,
-    description: p.description,
-    schema: z.toJSONSchema(p.schema),
-  }));
+  const path = [...report.path.matchAll(/\{([^}]+)\}/g)].map(([, name = '']) => {
+    const param = name === 'domain' ? domain : (report.params[name] ?? { schema: z.string(), description: name });
+    return { name, in: 'path', required: true, description: param.description, schema: z.toJSONSchema(param.schema) };
+  });
   return [...path, ...query];
 }
 
@@ -91,7 +66,18 @@ const okOrCsv = (ref: string, columns: string) => ({
   },
   ...errors,
 });
-const domain = { name: 'domain', schema: z.string(), description: 'A site domain from /sites' };
+const domain = { schema: z.string(), description: 'A site domain from /sites' };
+
+/** A report's operation: summary, parameters, and its JSON (and CSV) answer. */
+function operation(report: ReportSpec) {
+  const params = parameters(report);
+  return {
+    summary: report.summary,
+    operationId: report.operationId,
+    ...(params.length ? { parameters: params } : {}),
+    responses: report.csv ? okOrCsv(report.schemaName, csvColumns(report.csv.rows).join(', ')) : ok(report.schemaName),
+  };
+}
 
 let cached: unknown;
 
@@ -107,85 +93,7 @@ export function openApiDocument(): unknown {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { session: [] }],
-    paths: {
-      '/api/v1/sites': {
-        get: { summary: 'The sites the key can read', operationId: 'listSites', responses: ok('Sites') },
-      },
-      '/api/v1/sites/{domain}/overview': {
-        get: {
-          summary: 'Totals for the range and the period before it',
-          operationId: 'getOverview',
-          parameters: parameters(rangeParams, [domain]),
-          responses: ok('Overview'),
-        },
-      },
-      '/api/v1/sites/{domain}/timeseries': {
-        get: {
-          summary:
-            'Visitors, sessions, page views, payments and revenue per local hour, day or month; the points add up to the overview (visitors excepted: distinct per point)',
-          operationId: 'getTimeseries',
-          parameters: parameters(timeseriesParams, [domain]),
-          responses: ok('Timeseries'),
-        },
-      },
-      '/api/v1/sites/{domain}/breakdown/{dimension}': {
-        get: {
-          summary: 'Visitors and credited revenue per value of a dimension',
-          operationId: 'getBreakdown',
-          parameters: parameters(breakdownParams, [
-            domain,
-            { name: 'dimension', schema: dimensionParam, description: 'The dimension' },
-          ]),
-          responses: okOrCsv('Breakdown', csvColumns(breakdownRowSchema).join(', ')),
-        },
-      },
-      '/api/v1/sites/{domain}/goals': {
-        get: {
-          summary:
-            'Per goal: visitors who completed it, visits, completions, conversion rate and credited revenue; `goal=Outbound Link: Click` gives one row per link URL',
-          operationId: 'getGoals',
-          parameters: parameters(goalsParams, [domain]),
-          responses: okOrCsv('Goals', csvColumns(goalRowSchema).join(', ')),
-        },
-      },
-      '/api/v1/sites/{domain}/realtime': {
-        get: {
-          summary:
-            "Current visitors (an event in the last 5 minutes), their pages and referrers; as late as the sessionizer's batching window",
-          operationId: 'getRealtime',
-          parameters: parameters(realtimeParams, [domain]),
-          responses: ok('Realtime'),
-        },
-      },
-      '/api/v1/sites/{domain}/payments': {
-        get: {
-          summary: 'Payments, newest first',
-          operationId: 'listPayments',
-          parameters: parameters(paymentsParams, [domain]),
-          responses: okOrCsv('Payments', csvColumns(paymentRowSchema).join(', ')),
-        },
-      },
-      '/api/v1/sites/{domain}/retention': {
-        get: {
-          summary:
-            'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn',
-          operationId: 'getRetention',
-          parameters: parameters(rangeParams, [domain]),
-          responses: ok('Retention'),
-        },
-      },
-      '/api/v1/sites/{domain}/visitors/{visitor_id}': {
-        get: {
-          summary: "One visitor's visits, pages, goals, exits and payments",
-          operationId: 'getVisitorTimeline',
-          parameters: parameters(z.object({}), [
-            domain,
-            { name: 'visitor_id', schema: z.string(), description: 'A visitor id, as in payment rows' },
-          ]),
-          responses: ok('Timeline'),
-        },
-      },
-    },
+    paths: Object.fromEntries(REPORT_LIST.map((report) => [report.path, { get: operation(report) }])),
     components: {
       securitySchemes: {
         bearer: {
@@ -202,15 +110,7 @@ export function openApiDocument(): unknown {
         },
       },
       schemas: {
-        Sites: z.toJSONSchema(sitesResponse),
-        Overview: z.toJSONSchema(overviewResponse),
-        Timeseries: z.toJSONSchema(timeseriesResponse),
-        Breakdown: z.toJSONSchema(breakdownResponse),
-        Goals: z.toJSONSchema(goalsResponse),
-        Realtime: z.toJSONSchema(realtimeResponse),
-        Payments: z.toJSONSchema(paymentsResponse),
-        Retention: z.toJSONSchema(retentionResponse),
-        Timeline: z.toJSONSchema(timelineResponse),
+        ...Object.fromEntries(REPORT_LIST.map((report) => [report.schemaName, z.toJSONSchema(report.response)])),
         Error: z.toJSONSchema(errorResponse),
       },
     },

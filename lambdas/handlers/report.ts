@@ -3,35 +3,13 @@ import { DECIMAL_DIGITS, DECIMAL_QUERY_PARAMS } from '../domain/reports/schemas.
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { sessionTokenOf } from '../domain/auth/cookie.js';
 import * as z from 'zod';
-import {
-  breakdownParams,
-  breakdownRowSchema,
-  dimensionParam,
-  goalRowSchema,
-  goalsParams,
-  paymentRowSchema,
-  paymentsParams,
-  rangeParams,
-  realtimeParams,
-  timeseriesParams,
-} from '../domain/reports/schemas.js';
+import { dict } from '../domain/dict.js';
 import { formatParam, toCsv } from '../domain/reports/csv.js';
-import type { DateRange } from '../domain/range.js';
-import {
-  breakdown,
-  goals,
-  listPayments,
-  listSites,
-  overview,
-  realtime,
-  retention,
-  timeseries,
-  visitorTimeline,
-  type ReportDeps,
-} from '../services/reports.js';
+import type { ReportDeps } from '../services/reports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
+import { REPORT_LIST, type ReportSpec } from './report-table.js';
 
 export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry {
   /** A report store per request, so that its read cost is one report's. */
@@ -111,86 +89,52 @@ const decode = (s: string) => {
   }
 };
 
-/** A report that also answers CSV: the schema of its rows (the columns) and the file name of a body. */
-interface CsvExport {
-  rows: z.ZodObject;
-  filename(body: { site: string; range: DateRange } & Record<string, unknown>): string;
+type CsvExport = NonNullable<ReportSpec['csv']>;
+
+interface Route {
+  pattern: RegExp;
+  /** The names of the path's parameters, in order (`domain` among them). */
+  names: string[];
+  report: ReportSpec;
 }
 
-type Route = {
-  pattern: RegExp;
-  run: (
-    deps: ReportDeps,
-    account: string,
-    params: string[],
-    query: Record<string, string | undefined>,
-  ) => Promise<unknown>;
-  csv?: CsvExport;
-};
+/** The report routes under `/api/v1` (spec §4.2), matched on the raw path: each report's path with `{name}` as one segment. */
+const ROUTES: Route[] = REPORT_LIST.map((report) => ({
+  pattern: new RegExp(`^${report.path.replace(/\{[^}]+\}/g, '([^/]+)')}/?$`),
+  names: [...report.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? ''),
+  report,
+}));
 
-const span = (range: DateRange) => `${range.from}-to-${range.to}`;
-/** File name characters: a site domain and our words are already safe; anything else becomes `_`. */
-const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
+/**
+ * Runs a report for a matched path: its query parsed by its schema, then
+ * each path parameter by its own (400 naming the one that fails).
+ * @throws BadParameterError (400)
+ */
+function run(
+  route: Route,
+  deps: ReportDeps,
+  account: string,
+  values: string[],
+  query: Record<string, string | undefined>,
+): Promise<object> {
+  const { report } = route;
+  const args = dict<unknown>();
+  if (report.query) Object.assign(args, parseQuery(report.query, query));
+  let domain = '';
+  route.names.forEach((name, i) => {
+    const value = values[i] ?? '';
+    if (name === 'domain') domain = value;
+    else args[name] = parsePathParam(name, report.params[name]?.schema, value);
+  });
+  return report.run(deps, account, args as never, () => Promise.resolve(domain));
+}
 
-/** The report routes under `/api/v1` (spec §4.2), matched on the raw path. */
-const ROUTES: Route[] = [
-  { pattern: /^\/api\/v1\/sites\/?$/, run: (deps, account) => listSites(deps, account) },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/overview\/?$/,
-    run: (deps, account, [domain], q) => overview(deps, account, domain ?? '', parseQuery(rangeParams, q)),
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/timeseries\/?$/,
-    run: (deps, account, [domain], q) => {
-      const params = parseQuery(timeseriesParams, q);
-      return timeseries(deps, account, domain ?? '', params, params.interval);
-    },
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/breakdown\/([^/]+)\/?$/,
-    run: (deps, account, [domain, dimension], q) => {
-      const params = parseQuery(breakdownParams, q);
-      const dim = dimensionParam.safeParse(dimension);
-      if (!dim.success) throw new BadParameterError('dimension', `must be one of ${dimensionParam.options.join(', ')}`);
-      return breakdown(deps, account, domain ?? '', dim.data, params, params.limit);
-    },
-    csv: { rows: breakdownRowSchema, filename: (b) => safe(`${b.site}-${String(b.dimension)}-${span(b.range)}.csv`) },
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/payments\/?$/,
-    run: (deps, account, [domain], q) => {
-      const p = parseQuery(paymentsParams, q);
-      return listPayments(deps, account, domain ?? '', p, p.filter, p.limit, p.offset);
-    },
-    csv: {
-      rows: paymentRowSchema,
-      filename: (b) => safe(`${b.site}-payments-${String(b.filter)}-${span(b.range)}.csv`),
-    },
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/goals\/?$/,
-    run: (deps, account, [domain], q) => {
-      const p = parseQuery(goalsParams, q);
-      return goals(deps, account, domain ?? '', p, p.goal ?? null, p.limit);
-    },
-    csv: {
-      rows: goalRowSchema,
-      filename: (b) => safe(`${b.site}-goals${b.goal ? `-${String(b.goal)}` : ''}-${span(b.range)}.csv`),
-    },
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/realtime\/?$/,
-    run: (deps, account, [domain], q) => realtime(deps, account, domain ?? '', parseQuery(realtimeParams, q).limit),
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/retention\/?$/,
-    run: (deps, account, [domain], q) => retention(deps, account, domain ?? '', parseQuery(rangeParams, q)),
-  },
-  {
-    pattern: /^\/api\/v1\/sites\/([^/]+)\/visitors\/([^/]+)\/?$/,
-    run: (deps, account, [domain, visitor]) => visitorTimeline(deps, account, domain ?? '', visitor ?? ''),
-  },
-];
+function parsePathParam(name: string, schema: z.ZodType | undefined, value: string): unknown {
+  const parsed = (schema ?? z.string()).safeParse(value);
+  if (parsed.success) return parsed.data;
+  const options = schema instanceof z.ZodEnum ? `must be one of ${schema.options.join(', ')}` : 'is not valid';
+  throw new BadParameterError(name, options);
+}
 
 /**
  * The report API (`GET /api/v1/*`, spec §4.2, §5, §7) for an API Gateway
@@ -211,7 +155,7 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
         const match = route.pattern.exec(path);
         if (!match) continue;
         const csv = wantsCsv(route, query, event.headers?.accept);
-        const body = await route.run({ ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
+        const body = await run(route, { ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
         return csv
           ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] })
           : json(200, body);
@@ -235,10 +179,10 @@ function wantsCsv(
 ): CsvExport | null {
   const format = parseQuery(z.object({ format: formatParam }), { format: query.format }).format;
   if (format === 'json') return null;
-  if (format === 'csv' && !route.csv)
+  if (format === 'csv' && !route.report.csv)
     throw new BadParameterError('format', 'csv is available for breakdowns, payments and goals');
   const asked = format === 'csv' || (format === undefined && /(^|,)\s*text\/csv\b/i.test(accept ?? ''));
-  return asked && route.csv ? route.csv : null;
+  return asked && route.report.csv ? route.report.csv : null;
 }
 
 function csvResponse(csv: CsvExport, body: Parameters<CsvExport['filename']>[0] & { rows: unknown[] }) {
