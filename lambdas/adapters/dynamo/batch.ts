@@ -1,5 +1,6 @@
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
+import { inParallel } from '../../domain/parallel.js';
 
 type Key = Record<string, unknown>;
 type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { DeleteRequest: { Key: Key } };
@@ -7,14 +8,33 @@ type WriteRequest = { PutRequest: { Item: Record<string, unknown> } } | { Delete
 const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
 
 /**
+ * Requests a bulk path (import, bulk load, rebuild's recompute) keeps in
+ * flight at once: enough to overlap the round trips, few enough that a new
+ * on-demand table's partitions see no burst the SDK's retries would not
+ * absorb (`docs/payments.md`, "Importing historic payments").
+ */
+export const BULK_CONCURRENCY = 8;
+
+/**
  * BatchWriteItem in chunks of 25, re-sending unprocessed items with backoff
- * (DynamoDB returns them under throttling).
+ * (DynamoDB returns them under throttling; a throttled request as a whole,
+ * ProvisionedThroughputExceededException or ThrottlingException, is retried
+ * by the SDK's standard retry strategy with its own backoff). With
+ * `concurrency` above 1, that many chunks are in flight at once: only for
+ * writes whose order between chunks does not matter.
+ * @returns the BatchWriteItem calls made
  * @throws after 8 attempts with items still unprocessed
  */
-export async function batchWrite(conn: DynamoConnection, requests: readonly WriteRequest[]): Promise<number> {
+export async function batchWrite(
+  conn: DynamoConnection,
+  requests: readonly WriteRequest[],
+  concurrency = 1,
+): Promise<number> {
   let calls = 0;
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: WriteRequest[] = requests.slice(i, i + 25);
+  const chunks: WriteRequest[][] = [];
+  for (let i = 0; i < requests.length; i += 25) chunks.push(requests.slice(i, i + 25));
+  await inParallel(chunks, concurrency, async (chunk) => {
+    let pending = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= 8) throw new Error(`BatchWriteItem left ${pending.length} items unprocessed`);
       if (attempt > 0) await pause(attempt);
@@ -22,7 +42,7 @@ export async function batchWrite(conn: DynamoConnection, requests: readonly Writ
       const result = await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: pending } }));
       pending = (result.UnprocessedItems?.[conn.table] ?? []) as WriteRequest[];
     }
-  }
+  });
   return calls;
 }
 
