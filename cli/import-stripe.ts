@@ -178,7 +178,9 @@ const daySchema = z.iso.date().transform((d) => Date.parse(`${d}T00:00:00Z`) / 1
  * the resources `docs/payments.md` lists) or a secret key (`sk_…`, not
  * advised: it can write). https://docs.stripe.com/keys#limit-access
  */
-const apiKeySchema = z.string().regex(/^(rk|sk)_(test|live)_\w+$/, 'a restricted key rk_live_… (or rk_test_…)');
+const apiKeySchema = z
+  .string()
+  .refine((k) => /^(rk|sk)_(test|live)_\w+$/.test(k), 'expected a Stripe restricted key rk_live_… (or rk_test_…)');
 
 /** Retries the `stripe` client makes of one request (rate limits it is told to retry, 409, 5xx, lost connections). */
 const CLIENT_RETRIES = 5;
