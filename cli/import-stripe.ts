@@ -1,4 +1,6 @@
-import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { appendFile, mkdir, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +32,8 @@ export interface StripeHistoryOptions {
   checkpoint: string;
   /** Objects read between two writes of the checkpoint; default 100 (a page of the API). */
   checkpointEvery?: number;
-  onProgress?: (progress: { kind: StripeHistoryKind; read: number; total: number }) => void;
+  /** After each page: the list being read and the objects read so far (earlier runs' too). */
+  onProgress?: (progress: { kind: StripeHistoryKind; total: number }) => void;
   /** ms before the n-th resume after a rate limit (1-based); default 1 s doubling to 32 s. */
   backoffMs?: (attempt: number) => number;
 }
@@ -68,25 +71,56 @@ const lineSchema = z.union([
   z.object({ kind: z.enum(STRIPE_HISTORY_KINDS), object: z.object({ id: z.string() }).passthrough() }),
 ]);
 
-/** What a checkpoint file holds: its range, each kind's objects in the order read, the kinds read to the end. */
-async function readCheckpoint(path: string) {
-  const objects = new Map<StripeHistoryKind, Array<{ id: string }>>(STRIPE_HISTORY_KINDS.map((k) => [k, []]));
+/** What has been read: each kind's facts in the order read, its last object, the objects whose mapping refused them. */
+function history() {
+  const facts = new Map<StripeHistoryKind, ProviderFacts[]>(STRIPE_HISTORY_KINDS.map((k) => [k, []]));
+  const last = new Map<StripeHistoryKind, string>();
+  const invalid: string[] = [];
+  let objects = 0;
+  return {
+    /** Maps an object as it is read: only its facts stay in memory, not the object. */
+    add(kind: StripeHistoryKind, object: { id: string }) {
+      objects++;
+      last.set(kind, object.id);
+      try {
+        facts.get(kind)!.push(...stripeHistoryFacts(kind, object));
+      } catch (error) {
+        if (!(error instanceof WebhookPayloadError)) throw error;
+        invalid.push(`${kind} ${object.id}: ${error.eventType}: ${error.detail}`);
+      }
+    },
+    last: (kind: StripeHistoryKind) => last.get(kind),
+    objects: () => objects,
+    result: (): StripeHistory => ({
+      facts: STRIPE_HISTORY_KINDS.flatMap((k) => facts.get(k)!),
+      objects,
+      invalid,
+    }),
+  };
+}
+
+/**
+ * Reads a checkpoint file a line at a time (it holds every object read, far more than their facts): its
+ * range, each object into `read`, the kinds read to the end. A line cut short by a crash is the last
+ * one, and what it held is read again from the API.
+ */
+async function readCheckpoint(path: string, read: ReturnType<typeof history>) {
   const done = new Set<StripeHistoryKind>();
   let range: { since: number | null; until: number | null } | null = null;
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return '';
-    throw error;
-  });
-  for (const line of text.split('\n')) {
-    // A line cut short by a crash is the last one: what it held is read again.
-    const parsed = line ? lineSchema.safeParse(safeJson(line)) : null;
-    if (!parsed?.success) continue;
-    const entry = parsed.data;
-    if ('range' in entry) range = entry.range;
-    else if ('done' in entry) done.add(entry.kind);
-    else objects.get(entry.kind)!.push(entry.object);
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      const parsed = line ? lineSchema.safeParse(safeJson(line)) : null;
+      if (!parsed?.success) continue;
+      const entry = parsed.data;
+      if ('range' in entry) range = entry.range;
+      else if ('done' in entry) done.add(entry.kind);
+      else read.add(entry.kind, entry.object);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  return { range, objects, done };
+  return { range, done };
 }
 
 function safeJson(text: string): unknown {
@@ -101,8 +135,8 @@ function safeJson(text: string): unknown {
  * Reads a Stripe account's history (`footfall import stripe`): every list of
  * `STRIPE_HISTORY_KINDS` through the `stripe` package's auto-pagination, 100
  * objects a page, within the created range, each object appended to the
- * checkpoint file as it arrives, then mapped to the facts its webhooks would
- * have carried (`stripeHistoryFacts`). Resumable: a rerun with the same
+ * checkpoint file and mapped to the facts its webhooks would have carried
+ * (`stripeHistoryFacts`) as it arrives; memory holds the facts, not the objects. Resumable: a rerun with the same
  * checkpoint and range reads each unfinished list on after its last object
  * (`starting_after`); a different range starts over. Rate limits: the
  * client's own retries (`maxNetworkRetries`), then the list resumes from its
@@ -111,25 +145,25 @@ function safeJson(text: string): unknown {
  */
 export async function readStripeHistory(stripe: Stripe, options: StripeHistoryOptions): Promise<StripeHistory> {
   const range = { since: options.since ?? null, until: options.until ?? null };
-  let saved = await readCheckpoint(options.checkpoint);
+  let read = history();
+  let saved = await readCheckpoint(options.checkpoint, read);
   if (!saved.range || saved.range.since !== range.since || saved.range.until !== range.until) {
     await rm(options.checkpoint, { force: true });
     await appendFile(options.checkpoint, `${JSON.stringify({ range })}\n`);
-    saved = await readCheckpoint(options.checkpoint);
+    read = history();
+    saved = { range, done: new Set() };
   }
   const backoff = options.backoffMs ?? ((n: number) => Math.min(32_000, 1000 * 2 ** (n - 1)));
   const created: Stripe.RangeQueryParam = {
     ...(range.since !== null ? { gte: range.since } : {}),
     ...(range.until !== null ? { lt: range.until } : {}),
   };
-  let total = STRIPE_HISTORY_KINDS.reduce((n, k) => n + saved.objects.get(k)!.length, 0);
   for (const kind of STRIPE_HISTORY_KINDS) {
     if (saved.done.has(kind)) continue;
-    const objects = saved.objects.get(kind)!;
     // Objects read and not yet in the file: written a page at a time, and kept across a resume.
     let lines: string[] = [];
     for (let resumes = 0; ;) {
-      const cursor = objects.at(-1)?.id;
+      const cursor = read.last(kind);
       try {
         const list = LISTS[kind](stripe, {
           limit: PAGE,
@@ -137,18 +171,17 @@ export async function readStripeHistory(stripe: Stripe, options: StripeHistoryOp
           ...(cursor ? { starting_after: cursor } : {}),
         });
         for await (const object of list) {
-          objects.push(object);
+          read.add(kind, object);
           lines.push(JSON.stringify({ kind, object }));
-          total++;
           resumes = 0;
           if (lines.length >= (options.checkpointEvery ?? PAGE)) {
             await appendFile(options.checkpoint, `${lines.join('\n')}\n`);
             lines = [];
-            options.onProgress?.({ kind, read: objects.length, total });
+            options.onProgress?.({ kind, total: read.objects() });
           }
         }
         await appendFile(options.checkpoint, `${[...lines, JSON.stringify({ kind, done: true })].join('\n')}\n`);
-        options.onProgress?.({ kind, read: objects.length, total });
+        options.onProgress?.({ kind, total: read.objects() });
         break;
       } catch (error) {
         if (!(error instanceof Stripe.errors.StripeRateLimitError) || ++resumes > RATE_LIMIT_RESUMES) throw error;
@@ -156,18 +189,7 @@ export async function readStripeHistory(stripe: Stripe, options: StripeHistoryOp
       }
     }
   }
-  const facts: ProviderFacts[] = [];
-  const invalid: string[] = [];
-  for (const kind of STRIPE_HISTORY_KINDS)
-    for (const object of saved.objects.get(kind)!) {
-      try {
-        facts.push(...stripeHistoryFacts(kind, object));
-      } catch (error) {
-        if (!(error instanceof WebhookPayloadError)) throw error;
-        invalid.push(`${kind} ${object.id}: ${error.eventType}: ${error.detail}`);
-      }
-    }
-  return { facts, objects: total, invalid };
+  return read.result();
 }
 
 /** A day (`YYYY-MM-DD`, UTC) as Unix seconds at its start. */
