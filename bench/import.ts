@@ -1,4 +1,3 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -26,16 +25,13 @@ const DAY = 86_400_000;
  */
 function partitionWrites(conn: { doc: { middlewareStack: { add: (...args: never[]) => void } } }) {
   const byKind = new Map<string, number>();
-  // The client's stack sees the low-level commands, with marshalled items.
-  type Marshalled = Record<string, AttributeValue>;
+  // The document client's commands at this step carry plain items (marshalled ones a step later): counted as they are.
+  type Marshalled = Record<string, unknown>;
   const add = (key: Marshalled, units: number) => {
-    const kind = String(key[PK]?.S ?? '').split('#')[0] ?? '';
+    const kind = String(key[PK] ?? '').split('#')[0] ?? '';
     byKind.set(kind, (byKind.get(kind) ?? 0) + units);
   };
-  // Each attribute's value without its type wrapper (nested maps and lists counted as they are): close enough for the KB.
-  const plain = (item: Marshalled) =>
-    Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v ? (Object.values(v)[0] as unknown) : v]));
-  const wru = (item: Marshalled) => Math.max(1, Math.ceil(itemBytes(plain(item)) / 1024));
+  const wru = (item: Marshalled) => Math.max(1, Math.ceil(itemBytes(item) / 1024));
   (conn.doc.middlewareStack.add as (mw: unknown, opts: unknown) => void)(
     (next: (args: { input: Record<string, unknown> }) => Promise<unknown>, context: { commandName?: string }) =>
       async (args: { input: Record<string, unknown> }) => {

@@ -1,7 +1,6 @@
 import { Command } from 'commander';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from '../local/geo.js';
-import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { ImportLineError } from '../lambdas/domain/import-line.js';
 import { importEventLines, type ImportSummary } from '../local/import-events.js';
 import { localPaths } from '../local/service.js';
@@ -11,11 +10,10 @@ import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
-import { PaymentImportError, importPayments } from '../lambdas/services/payment-import.js';
+import { importFacts, importSite } from './import-facts.js';
+import { registerStripeImport } from './import-stripe.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import { rebuildProgressPrinter } from './progress.js';
-import { UsageError } from './usage.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { openLines } from './lines.js';
 
 /** Errors listed in the summary; the rest are only counted. */
@@ -40,6 +38,7 @@ function progress(done: number, total: number | null, lines: number): void {
 export function registerImportCommands(program: Command): void {
   const imports = program.command('import').description('import historic data');
   registerPaymentImport(imports);
+  registerStripeImport(imports);
   imports
     .command('events <file>')
     .description(
@@ -112,8 +111,7 @@ export function registerPaymentImport(imports: Command): void {
       const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
       const onProgress = ctx.json ? undefined : printer;
       const summary = await withStore(ctx, async (dynamo) => {
-        const site = await new DynamoConfigStore(dynamo).getSite(domain);
-        if (!site) throw new Error(`site ${domain} does not exist`);
+        const site = await importSite(dynamo, domain);
         const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[], payments: 0 };
         const facts: ProviderFacts[] = [];
         const reading = () =>
@@ -138,10 +136,7 @@ export function registerPaymentImport(imports: Command): void {
         }
         reading();
         try {
-          result.payments = (await importPayments(dynamoPaymentDeps(dynamo), site, facts, { onProgress })).payments;
-        } catch (error) {
-          if (error instanceof PaymentImportError) throw new UsageError(error.message);
-          throw error;
+          result.payments = await importFacts(dynamo, site, facts, onProgress);
         } finally {
           printer.finish();
         }

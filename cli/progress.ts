@@ -18,6 +18,7 @@ const UNITS: ReadonlyMap<string, string> = new Map([
   ['cleaning up', 'items deleted'],
   ['sessionizing', 'events'],
   ['crediting payments', 'payments'],
+  ['reading stripe', 'objects'],
   ['deleting items', 'items deleted'],
   ['deleting the archive', 'files deleted'],
 ]);

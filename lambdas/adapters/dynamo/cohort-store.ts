@@ -10,7 +10,8 @@ import {
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
-import { batchWrite } from './batch.js';
+import { BULK_CONCURRENCY, batchWrite } from './batch.js';
+import { inParallel } from '../../domain/parallel.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import type { RecomputeBatch } from './payment-list-store.js';
 import { localDay } from '../../domain/range.js';
@@ -460,8 +461,11 @@ export class CohortStore {
 
   /** Recomputes the cohorts of `days` and then of their months. */
   private async recomputeCohorts(site: string, timezone: string, days: readonly string[], now?: number): Promise<void> {
-    for (const day of days) await this.recomputeDay(site, timezone, day, now);
-    for (const month of new Set(days.map((d) => d.slice(0, 7)))) await this.recomputeMonth(site, timezone, month, now);
+    // Each period's items are its own (their counter guards them): several at once, months after their days.
+    await inParallel(days, BULK_CONCURRENCY, (day) => this.recomputeDay(site, timezone, day, now));
+    await inParallel([...new Set(days.map((d) => d.slice(0, 7)))], BULK_CONCURRENCY, (month) =>
+      this.recomputeMonth(site, timezone, month, now),
+    );
   }
 
   /** Bumps a cohort period's change counter and returns its new value (the recompute that follows owns it). */
@@ -732,6 +736,7 @@ export class CohortStore {
     await batchWrite(
       this.conn,
       items.map((Item) => ({ PutRequest: { Item } })),
+      BULK_CONCURRENCY,
     );
   }
 
@@ -770,6 +775,7 @@ export class CohortStore {
         items.map(({ delete: remove, ...Item }) =>
           remove ? { DeleteRequest: { Key: { [PK]: Item[PK], [SK]: Item[SK] } } } : { PutRequest: { Item } },
         ),
+        BULK_CONCURRENCY,
       );
       items = [];
     };

@@ -12,7 +12,8 @@ import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './sketch-codec.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
-import { batchWrite } from './batch.js';
+import { BULK_CONCURRENCY, batchWrite } from './batch.js';
+import { inParallel } from '../../domain/parallel.js';
 import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
 import {
   ALL_SLOTS,
@@ -341,12 +342,12 @@ export class PaymentListStore {
   /** Recomputes each day of `days` (totals, payers and its dimension slots), then each of their months (the union of its days' slots). */
   private async recompute(site: string, days: ReadonlyMap<string, ReadonlySet<DimensionSlot>>): Promise<void> {
     const months = new Map<string, Set<DimensionSlot>>();
-    for (const day of [...days.keys()].sort()) {
-      const slots = days.get(day) ?? new Set();
-      await this.recomputeDay(site, day, slots);
-      addSlots(months, day.slice(0, 7), slots);
-    }
-    for (const [month, slots] of months) await this.recomputeMonth(site, month, slots);
+    for (const [day, slots] of days) addSlots(months, day.slice(0, 7), slots);
+    // Each day's and month's items are its own (their counter guards them): several at once, months after their days.
+    await inParallel([...days.keys()].sort(), BULK_CONCURRENCY, (day) =>
+      this.recomputeDay(site, day, days.get(day) ?? new Set()),
+    );
+    await inParallel([...months], BULK_CONCURRENCY, ([month, slots]) => this.recomputeMonth(site, month, slots));
   }
 
   /**
@@ -388,6 +389,7 @@ export class PaymentListStore {
           },
         })),
       ),
+      BULK_CONCURRENCY,
     );
   }
 
@@ -402,6 +404,7 @@ export class PaymentListStore {
     await batchWrite(
       this.conn,
       keys.map((k) => ({ DeleteRequest: { Key: toKey(k) } })),
+      BULK_CONCURRENCY,
     );
   }
 

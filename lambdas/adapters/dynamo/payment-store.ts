@@ -9,7 +9,7 @@ import {
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { batchGet, batchWrite } from './batch.js';
+import { BULK_CONCURRENCY, batchGet, batchWrite } from './batch.js';
 import { PAYMENTS_MARK_SK, visitorPk } from './visit-store.js';
 import { DynamoRecentPaymentMarks } from './recent-payment-marks.js';
 import type { Payment } from '../../domain/payments/payment.js';
@@ -256,6 +256,7 @@ export class DynamoPaymentStore {
       customers.map((c) => ({
         PutRequest: { Item: { ...customerItemKey(c.site, c.provider, c.customer_id), type: 'CUSTOMER', ...c } },
       })),
+      BULK_CONCURRENCY,
     );
   }
 
@@ -328,6 +329,7 @@ export class DynamoPaymentStore {
         await batchWrite(
           this.conn,
           items.map((Item) => ({ PutRequest: { Item } })),
+          BULK_CONCURRENCY,
         );
         await this.list.bulkWrite(
           site,
@@ -356,6 +358,7 @@ export class DynamoPaymentStore {
                 Item: { [PK]: visitorPk(site, visitor), [SK]: PAYMENTS_MARK_SK, type: 'VISITOR_PAYMENTS', latest: ts },
               },
             })),
+            BULK_CONCURRENCY,
           );
         await this.list.bulkRecompute(site, days);
         await this.cohorts.bulkSummarize(
@@ -411,6 +414,7 @@ export class DynamoPaymentStore {
           },
         })),
       ]),
+      BULK_CONCURRENCY,
     );
   }
 
@@ -419,6 +423,7 @@ export class DynamoPaymentStore {
     await batchWrite(
       this.conn,
       previous.filter((p) => p.visitor).map((p) => ({ DeleteRequest: { Key: visitorPaymentKey(p) } })),
+      BULK_CONCURRENCY,
     );
   }
 
@@ -428,10 +433,14 @@ export class DynamoPaymentStore {
     mark: ReadonlyArray<{ payment: Payment; until: number }>,
     clear: readonly Payment[],
   ): Promise<void> {
-    await batchWrite(this.conn, [
-      ...mark.map(({ payment, until }) => ({ PutRequest: { Item: pendingItem(site, payment, until) } })),
-      ...clear.map((p) => ({ DeleteRequest: { Key: pendingKey(site, paymentKey(p)) } })),
-    ]);
+    await batchWrite(
+      this.conn,
+      [
+        ...mark.map(({ payment, until }) => ({ PutRequest: { Item: pendingItem(site, payment, until) } })),
+        ...clear.map((p) => ({ DeleteRequest: { Key: pendingKey(site, paymentKey(p)) } })),
+      ],
+      BULK_CONCURRENCY,
+    );
   }
 
   /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at revision `rev`. */
