@@ -15,6 +15,7 @@ import { dayStart, localHour } from '../domain/range.js';
 import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
 import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
 import type { Member, User } from '../adapters/dynamo/user-store.js';
+import { keepsAnOwner, roleSchema, type Role } from '../domain/auth/role.js';
 import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
 import { beginSiteDeletion, type SiteDeletionStore } from './site-deletion.js';
 
@@ -64,8 +65,12 @@ export interface SettingsDeps {
     revoke(id: string, now: Date): Promise<ApiKeyInfo>;
   };
   users: AuthDeps['users'] & {
-    add(email: string, account: string, now: Date): Promise<User>;
+    add(email: string, account: string, now: Date, role: Role): Promise<User>;
     remove(user: Pick<User, 'email' | 'account'>): Promise<void>;
+    /** Resolves false when the user is not in the account. */
+    setRole(user: Pick<User, 'email' | 'account'>, role: Role): Promise<boolean>;
+    /** Runs `change` alone among the account's changes of owners. @throws ConflictError (409) when one is under way */
+    withRoleLock<T>(account: string, now: number, change: () => Promise<T>): Promise<T>;
   };
   /** Where a site deletion is recorded (`beginSiteDeletion`; `docs/deploy.md`, "Deleting a site"). */
   deletions: SiteDeletionStore;
@@ -362,40 +367,97 @@ export const emailSchema = z
   .email('Enter an email address such as ana@example.com.')
   .max(254, 'At most 254 characters.')
   .transform(normalizeEmail);
-export const inviteBody = z.object({ email: z.string('Enter an email address.').trim().pipe(emailSchema) });
+export const inviteBody = z.object({
+  email: z.string('Enter an email address.').trim().pipe(emailSchema),
+  role: roleSchema.default('member'),
+});
+export const roleBody = z.object({ role: roleSchema });
 
-/** The account's users, active (password set) or invited. */
+/** The account's users, active (password set) or invited, with their roles. */
 export async function listUsers(deps: Pick<SettingsDeps, 'users'>, account: string): Promise<{ users: Member[] }> {
   return { users: await deps.users.members(account) };
 }
 
 /**
- * Adds a user to the account and makes their one-time set-password link
+ * Adds a user to the account with `role` and makes their one-time set-password link
  * (shown to the inviter, who sends it: Footfall sends no email).
- * @throws ConflictError (409, field `email`) when the email has a user already
+ * @throws ConflictError (409, field `email`) when the email has a user already, in any account
  */
 export async function inviteUser(
   deps: Pick<SettingsDeps, 'users' | 'clock'>,
   account: string,
-  email: string,
-): Promise<{ email: string; token: string }> {
-  const user = await deps.users.add(email, account, new Date(deps.clock()));
-  return { email: user.email, token: await createInvite(deps, user) };
+  body: z.infer<typeof inviteBody>,
+): Promise<{ email: string; role: Role; token: string }> {
+  const user = await deps.users.add(body.email, account, new Date(deps.clock()), body.role);
+  return { email: user.email, role: user.role, token: await createInvite(deps, user) };
 }
 
 /**
+ * Makes `email` become `next` (a role, or removed from the account) under the account's role
+ * lock, after checking, on a consistent read of the account's users, that the account keeps an
+ * owner and that `actor` (the signed-in owner; null for the CLI) is still one of its owners.
+ */
+async function changeMember(
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
+  account: string,
+  actor: string | null,
+  email: string,
+  next: Role | 'removed',
+  apply: (user: Pick<User, 'email' | 'account'>) => Promise<void>,
+): Promise<void> {
+  const target = normalizeEmail(email);
+  await deps.users.withRoleLock(account, deps.clock(), async () => {
+    const members = await deps.users.members(account);
+    if (actor !== null && !members.some((m) => m.email === actor && m.role === 'owner'))
+      throw new ForbiddenError(OWNERS_ONLY);
+    if (!members.some((m) => m.email === target)) throw new NotFoundError(`no user ${target}`);
+    if (!keepsAnOwner(members, target, next))
+      throw new ConflictError(
+        `${target} is the account's last owner: make another user an owner first.`,
+        next === 'removed' ? undefined : 'role',
+      );
+    await apply({ email: target, account });
+  });
+}
+
+/** What a member is told when they try what only an owner may do (`docs/security.md`, "Roles"). */
+export const OWNERS_ONLY = 'Only an owner of the account can do this.';
+
+/**
  * Removes a user of the account: their sessions fail from the next request.
- * @throws ForbiddenError (403) for oneself, NotFoundError (404) for a user of another account
+ * @throws ForbiddenError (403) for oneself, or when `self` is no longer an owner
+ * @throws NotFoundError (404) for a user of another account
+ * @throws ConflictError (409) for the last owner, or while another change of roles is under way
  */
 export async function removeUser(
-  deps: Pick<SettingsDeps, 'users'>,
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
   account: string,
   self: string,
   email: string,
 ): Promise<void> {
-  const target = normalizeEmail(email);
-  if (target === self) throw new ForbiddenError('You cannot remove yourself; ask another user of the account.');
-  const user = await deps.users.get(target);
-  if (!user || user.account !== account) throw new NotFoundError(`no user ${target}`);
-  await deps.users.remove(user);
+  if (normalizeEmail(email) === self)
+    throw new ForbiddenError('You cannot remove yourself; ask another owner of the account.');
+  await changeMember(deps, account, self, email, 'removed', (user) => deps.users.remove(user));
+}
+
+/**
+ * Sets the role of a user of the account (an owner may demote themselves while another owner remains).
+ * `actor` is the signed-in owner, or null for the CLI.
+ * @throws ForbiddenError (403) when `actor` is no longer an owner
+ * @throws NotFoundError (404) for a user of another account
+ * @throws ConflictError (409, field `role`) when the account would keep no owner
+ */
+export async function setUserRole(
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
+  account: string,
+  actor: string | null,
+  email: string,
+  role: Role,
+): Promise<Member> {
+  await changeMember(deps, account, actor, email, role, async (user) => {
+    if (!(await deps.users.setRole(user, role))) throw new NotFoundError(`no user ${user.email}`);
+  });
+  const member = (await deps.users.members(account)).find((m) => m.email === normalizeEmail(email));
+  if (!member) throw new NotFoundError(`no user ${email}`);
+  return member;
 }
