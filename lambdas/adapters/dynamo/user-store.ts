@@ -35,7 +35,6 @@ export interface Member {
 /** How long a change of owners holds the account's role lock (ms): far longer than its few requests take. */
 export const ROLE_LOCK_MS = 10_000;
 
-
 /** A one-time link: an invitation (`invite`) or a set-password link from the CLI (`set-password`). */
 export interface Invite {
   email: string;
