@@ -53,17 +53,6 @@ describe('footfall users', () => {
       { email: 'ana@example.com', created: expect.any(String), status: 'invited', role: 'owner' },
       { email: 'bo@example.com', created: expect.any(String), status: 'invited', role: 'member' },
     ]);
-    expect(cli('users', 'role', 'ana@example.com', '--role', 'member')).toMatchObject({
-      status: 1,
-      stderr: expect.stringContaining('last owner'),
-    });
-    expect(cli('users', 'role', 'bo@example.com', '--role', 'owner').stdout).toContain('bo@example.com is now owner');
-    expect(cli('users', 'role', 'ana@example.com', '--role', 'member').status).toBe(0);
-    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toMatchObject([
-      { email: 'ana@example.com', role: 'member' },
-      { email: 'bo@example.com', role: 'owner' },
-    ]);
-    expect(cli('users', 'role', 'ana@example.com', '--role', 'owner').status).toBe(0);
 
     const svc = await startLocalService({ dataDir: dir, port: 0, app: true, sessionizeIntervalMs: 0 });
     try {
@@ -86,5 +75,20 @@ describe('footfall users', () => {
     } finally {
       await svc.close();
     }
+  }, 180_000);
+
+  it('users role: the last owner stays an owner; roles show in the list', () => {
+    expect(cli('users', 'add', 'ed@example.com', '--account', 'acme', '--role', 'owner').status).toBe(0);
+    expect(cli('users', 'role', 'ana@example.com', '--role', 'member').status).toBe(0);
+    expect(cli('users', 'role', 'ed@example.com', '--role', 'member')).toMatchObject({
+      status: 1,
+      stderr: expect.stringContaining('last owner'),
+    });
+    expect(cli('users', 'role', 'bo@example.com', '--role', 'owner').stdout).toContain('bo@example.com is now owner');
+    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toMatchObject([
+      { email: 'ana@example.com', role: 'member' },
+      { email: 'bo@example.com', role: 'owner' },
+      { email: 'ed@example.com', role: 'owner' },
+    ]);
   }, 180_000);
 });
