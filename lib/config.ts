@@ -79,6 +79,11 @@ export interface FootfallConfig {
   alarmEmail: string | undefined;
   /** An existing SNS topic ARN that every alarm notifies (with or instead of `alarmEmail`). */
   alarmTopicArn: string | undefined;
+  /**
+   * Web origins, besides the app's own, whose pages may call `/mcp` (comma-separated in the context,
+   * e.g. `https://agent.example.com`): every other `Origin` is refused 403 (`docs/mcp.md`, "Origin").
+   */
+  mcpOrigins: readonly string[];
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -99,6 +104,7 @@ export const CONFIG_DEFAULTS = {
   stackName: 'Footfall',
   alarmEmail: undefined,
   alarmTopicArn: undefined,
+  mcpOrigins: [],
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -142,6 +148,17 @@ const schema = z.object({
     .string()
     .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'an SNS topic ARN')
     .optional(),
+  mcpOrigins: z
+    .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
+    .transform((list) => list.map((o) => o.trim()).filter((o) => o !== ''))
+    .pipe(
+      z.array(
+        z
+          .url({ protocol: /^https?$/ })
+          .refine((o) => new URL(o).origin === o.replace(/\/$/, ''), 'an origin: scheme://host[:port], no path'),
+      ),
+    )
+    .default([...CONFIG_DEFAULTS.mcpOrigins]),
 });
 
 /** The context keys this stack reads. */

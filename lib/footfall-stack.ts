@@ -165,6 +165,10 @@ export class FootfallStack extends Stack {
         originSecret,
         logRetention,
       });
+      // The MCP transport's Origin check (lambdas/handlers/mcp.ts, docs/mcp.md "Origin"): the owner's list. The
+      // distribution's own domain cannot be passed: the distribution routes /mcp to this function's URL, so the
+      // function's environment naming the distribution would be a circular dependency in CloudFormation.
+      this.functions.mcp?.fn.addEnvironment('APP_ORIGINS', config.mcpOrigins.join(','));
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.http.url, description: 'Base URL of the HTTP API' });
