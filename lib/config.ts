@@ -80,7 +80,7 @@ export interface FootfallConfig {
   /** An existing SNS topic ARN that every alarm notifies (with or instead of `alarmEmail`). */
   alarmTopicArn: string | undefined;
   /**
-   * Web origins, besides the app's own, whose pages may call `/mcp` (comma-separated in the context,
+   * Web origins whose pages may call `/mcp`, the app's own only if listed (comma-separated in the context,
    * e.g. `https://agent.example.com`): every other `Origin` is refused 403 (`docs/mcp.md`, "Origin").
    */
   mcpOrigins: readonly string[];

@@ -154,7 +154,14 @@ export async function listAppSites(
   return { sites: await Promise.all(sites.map((s) => appSite(deps, s))) };
 }
 
-/** Adds a site to the account. @throws ConflictError (409, field `domain`) when the domain is tracked already, by any account */
+/**
+ * Adds a site to the account. A domain is tracked once in a deployment (its events are keyed by
+ * domain), and an account may not claim a subdomain of another account's site (`docs/security.md`,
+ * "One domain, one account"). Another account's domain answers the same 409 whichever account
+ * holds it, and the same for the domain and a subdomain of it: the owner learns that the domain
+ * is taken in this deployment, never by whom.
+ * @throws ConflictError (409, field `domain`)
+ */
 export async function addSite(
   deps: Pick<SettingsDeps, 'sites' | 'activity' | 'clock'>,
   account: string,
@@ -166,11 +173,21 @@ export async function addSite(
     account,
     created: new Date(deps.clock()).toISOString(),
   });
-  if (await deps.sites.getSite(site.domain)) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+  const taken = new ConflictError(
+    `${site.domain} cannot be added: it, or a domain it belongs to, is tracked in this Footfall already (or still being deleted).`,
+    'domain',
+  );
+  const claimed = (await deps.sites.listSites()).filter(
+    (s) => s.domain === site.domain || site.domain.endsWith(`.${s.domain}`),
+  );
+  if (claimed.some((s) => s.domain === site.domain && s.account === account))
+    throw new ConflictError(`This account tracks ${site.domain} already.`, 'domain');
+  if (claimed.some((s) => s.account !== account)) throw taken;
   try {
     return await appSite(deps, await deps.sites.addSite(site));
   } catch (error) {
-    if (error instanceof AlreadyExistsError) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+    // Added at the same moment, or a deletion of the domain still running.
+    if (error instanceof AlreadyExistsError) throw taken;
     throw error;
   }
 }
@@ -381,14 +398,24 @@ export async function listUsers(deps: Pick<SettingsDeps, 'users'>, account: stri
 /**
  * Adds a user to the account with `role` and makes their one-time set-password link
  * (shown to the inviter, who sends it: Footfall sends no email).
- * @throws ConflictError (409, field `email`) when the email has a user already, in any account
+ * @throws ConflictError (409, field `email`) when the email has a user already: in another
+ * account, an answer that does not say which (`docs/security.md`, "One domain, one account")
  */
 export async function inviteUser(
   deps: Pick<SettingsDeps, 'users' | 'clock'>,
   account: string,
   body: z.infer<typeof inviteBody>,
 ): Promise<{ email: string; role: Role; token: string }> {
-  const user = await deps.users.add(body.email, account, new Date(deps.clock()), body.role);
+  const user = await deps.users.add(body.email, account, new Date(deps.clock()), body.role).catch(async (error) => {
+    if (!(error instanceof ConflictError)) throw error;
+    const holder = await deps.users.get(body.email);
+    throw holder?.account === account
+      ? new ConflictError(`${body.email} is a user of this account already.`, 'email')
+      : new ConflictError(
+          `${body.email} cannot be invited: the address has a Footfall user (a user belongs to one account). Invite another address.`,
+          'email',
+        );
+  });
   return { email: user.email, role: user.role, token: await createInvite(deps, user) };
 }
 

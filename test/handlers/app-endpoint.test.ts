@@ -94,7 +94,7 @@ describe('/api/app endpoints', () => {
       ),
     ).toContain('new.example.com');
     expect((await ana.call('POST', '/api/app/sites', { domain: 'new.example.com', timezone: 'UTC' })).body).toEqual({
-      error: 'new.example.com is tracked already.',
+      error: 'This account tracks new.example.com already.',
       field: 'domain',
     });
     expect((await ana.call('POST', '/api/app/sites', { domain: 'rival.test', timezone: 'UTC' })).status).toBe(409);
