@@ -58,7 +58,7 @@ async function firstChart(): Promise<Figure[]> {
     const site = await loadBenchSite(svc.dynamo, { events: scale.events, payments: scale.payments });
     now = site.now;
     const users = new DynamoUserStore(svc.dynamo);
-    await users.add(EMAIL, site.account, new Date(now));
+    await users.add(EMAIL, site.account, new Date(now), 'owner');
     await users.setPassword(EMAIL, await hashPassword(PASSWORD));
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const signIn = await context.newPage();

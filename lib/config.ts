@@ -105,6 +105,11 @@ export interface FootfallConfig {
    * 100%, forecast past 100%) go to `alarmEmail` and/or `alarmTopicArn` (`docs/deploy.md`, "Spend guard").
    */
   monthlyBudgetUsd: number | undefined;
+  /**
+   * Web origins whose pages may call `/mcp`, the app's own only if listed (comma-separated in the context,
+   * e.g. `https://agent.example.com`): every other `Origin` is refused 403 (`docs/mcp.md`, "Origin").
+   */
+  mcpOrigins: readonly string[];
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -129,6 +134,7 @@ export const CONFIG_DEFAULTS = {
   appDomain: undefined,
   appCertificateArn: undefined,
   monthlyBudgetUsd: undefined,
+  mcpOrigins: [],
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -189,6 +195,17 @@ const schema = z.object({
     )
     .optional(),
   monthlyBudgetUsd: whole.pipe(z.number().min(1)).optional(),
+  mcpOrigins: z
+    .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
+    .transform((list) => list.map((o) => o.trim()).filter((o) => o !== ''))
+    .pipe(
+      z.array(
+        z
+          .url({ protocol: /^https?$/ })
+          .refine((o) => new URL(o).origin === o.replace(/\/$/, ''), 'an origin: scheme://host[:port], no path'),
+      ),
+    )
+    .default([...CONFIG_DEFAULTS.mcpOrigins]),
 });
 
 /** The context keys this stack reads. */

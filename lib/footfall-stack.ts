@@ -182,6 +182,12 @@ export class FootfallStack extends Stack {
       });
       // First-party: the script served on the app's domain posts to that domain, not to the event function's URL.
       if (appDomain) this.functions.tracker?.fn.addEnvironment('EVENT_URL', `https://${appDomain}/api/event`);
+      // The MCP transport's Origin check (lambdas/handlers/mcp.ts, docs/mcp.md "Origin"): the owner's list. The
+      // distribution's own domain cannot be passed: the distribution routes /mcp to this function's URL, so the
+      // function's environment naming the distribution would be a circular dependency in CloudFormation.
+      // A custom domain is known before deploy, so it is allowed without the cycle.
+      const origins = [...config.mcpOrigins, ...(appDomain ? [`https://${appDomain}`] : [])];
+      this.functions.mcp?.fn.addEnvironment('APP_ORIGINS', origins.join(','));
     }
     if (config.monthlyBudgetUsd !== undefined)
       addBudget(this, {

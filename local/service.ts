@@ -177,6 +177,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       functionName: 'tracker',
     },
   ];
+  // The app's own origins, once the server listens: its pages may call /mcp (`docs/mcp.md`, "Origin").
+  let appOrigins: string[] = [];
   if (options.app) {
     routes.push({
       methods: ['GET'],
@@ -188,7 +190,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET', 'POST', 'DELETE'],
       path: '/mcp',
-      handler: createMcpHandler({ ...telemetry, ...dynamoReportDeps(mcp, clock) }),
+      handler: createMcpHandler({
+        ...telemetry,
+        ...dynamoReportDeps(mcp, clock),
+        allowedOrigins: () => appOrigins,
+      }),
       functionName: 'mcp',
     });
     routes.push({
@@ -253,6 +259,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://${host}:${port}`;
+  appOrigins = [url, `http://localhost:${port}`];
   // So admin commands can print links to this server (`footfall users add`).
   await writeFile(join(dataDir, SERVER_FILE), JSON.stringify({ url, pid: process.pid }));
   return {

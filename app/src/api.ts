@@ -86,8 +86,10 @@ export function qs(params: { [name: string]: string | number | null | undefined 
 
 // ---- Shapes (spec §2; app endpoints per docs/app.md) -------------------------
 
+export type Role = 'owner' | 'member';
+
 export interface Me {
-  user: { email: string; created?: string };
+  user: { email: string; created?: string; role?: Role };
   account: { id: string; name: string };
 }
 
@@ -153,6 +155,7 @@ export interface AccountUser {
   email: string;
   created: string;
   status: 'active' | 'invited';
+  role: Role;
 }
 
 // ---- Endpoints ---------------------------------------------------------------
@@ -215,7 +218,9 @@ export const api = {
   revokeKey: (id: string) => del(`/api/app/keys/${enc(id)}`),
 
   users: () => get<{ users: AccountUser[] }>('/api/app/users'),
-  inviteUser: (email: string) => post<{ email: string; invite_url: string }>('/api/app/users', { email }),
+  inviteUser: (email: string, role: Role) =>
+    post<{ email: string; role: Role; invite_url: string }>('/api/app/users', { email, role }),
+  setRole: (email: string, role: Role) => patch<AccountUser>(`/api/app/users/${enc(email)}`, { role }),
   removeUser: (email: string) => del(`/api/app/users/${enc(email)}`),
 
   invite: (token: string) =>

@@ -3,9 +3,14 @@ import { dynamoReportDeps } from '../adapters/dynamo/report-deps.js';
 import { createMcpHandler } from '../handlers/mcp.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
+import { originList } from '../domain/auth/origin.js';
+
+/** The app's origin and the owner's `mcpOrigins` (lib/footfall-stack.ts), comma-separated. */
+const allowed = originList(process.env.APP_ORIGINS);
 
 /** Lambda entry of the MCP endpoint `/mcp` (app mode), behind a function URL. */
 export const handler = createMcpHandler({
   ...createTelemetry('mcp'),
   ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') })),
+  allowedOrigins: () => allowed,
 });

@@ -16,6 +16,7 @@ import {
 } from '../domain/auth/cookie.js';
 import { originProblem } from '../domain/auth/origin.js';
 import { PASSWORD_MAX } from '../domain/auth/password.js';
+import { roleAllows } from '../domain/auth/role.js';
 import {
   acceptInvite,
   changePassword,
@@ -45,6 +46,9 @@ import {
   providerParam,
   removeUser,
   revokeKey,
+  roleBody,
+  setUserRole,
+  OWNERS_ONLY,
   updateSite,
   updateSiteBody,
   type SettingsDeps,
@@ -89,22 +93,27 @@ interface Reply {
   session?: NewSession | 'clear';
 }
 
+type Access = 'public' | 'user' | 'owner';
+
 interface AppRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   pattern: RegExp;
-  /** Needs a signed-in user (401 otherwise). */
-  session: boolean;
+  /**
+   * Who may use it: anyone (`public`), any signed-in user (`user`, 401 otherwise), or a signed-in
+   * owner of the account (`owner`, 403 for a member: `docs/security.md`, "Roles").
+   */
+  access: Access;
   body?: z.ZodType;
   run(deps: AppHandlerDeps, req: Request): Promise<Reply>;
 }
 
 const me = (user: User) => ({
-  user: { email: user.email, created: user.created },
+  user: { email: user.email, created: user.created, role: user.role },
   account: { id: user.account, name: user.account },
 });
 const ok = (body: unknown, status = 200): Reply => ({ status, body });
 const noContent: Reply = { status: 204 };
-/** The signed-in user of a route with `session: true` (the router has checked it). */
+/** The signed-in user of a route that is not `public` (the router has checked it). */
 const who = (req: Request) => req.signedIn as SignedIn;
 const account = (req: Request) => who(req).user.account;
 
@@ -127,11 +136,11 @@ const acceptBody = z.object({ password: z.string('Enter a password.') });
 
 /** Every `/api/app/*` endpoint (docs/app.md), matched on the raw path; path parameters are percent-decoded. */
 const ROUTES: readonly AppRoute[] = [
-  { method: 'GET', pattern: /^\/api\/app\/me$/, session: true, run: async (_d, req) => ok(me(who(req).user)) },
+  { method: 'GET', pattern: /^\/api\/app\/me$/, access: 'user', run: async (_d, req) => ok(me(who(req).user)) },
   {
     method: 'POST',
     pattern: /^\/api\/app\/sign-in$/,
-    session: false,
+    access: 'public',
     body: signInBody,
     run: async (d, req) => {
       const { user, session } = await signIn(
@@ -145,7 +154,7 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'POST',
     pattern: /^\/api\/app\/sign-out$/,
-    session: false,
+    access: 'public',
     run: async (d, req) => {
       if (req.signedIn) await signOut(d.auth, req.signedIn);
       return { status: 204, session: 'clear' };
@@ -154,7 +163,7 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'POST',
     pattern: /^\/api\/app\/password$/,
-    session: true,
+    access: 'user',
     body: passwordBody,
     run: async (d, req) => ({
       status: 204,
@@ -164,20 +173,20 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'GET',
     pattern: /^\/api\/app\/sites$/,
-    session: true,
+    access: 'user',
     run: async (d, req) => ok(await listAppSites(d.settings, account(req))),
   },
   {
     method: 'POST',
     pattern: /^\/api\/app\/sites$/,
-    session: true,
+    access: 'owner',
     body: addSiteBody,
     run: async (d, req) => ok(await addSite(d.settings, account(req), req.body as z.infer<typeof addSiteBody>), 201),
   },
   {
     method: 'PATCH',
     pattern: /^\/api\/app\/sites\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     body: updateSiteBody,
     run: async (d, req) =>
       ok(await updateSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof updateSiteBody>)),
@@ -185,7 +194,7 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'DELETE',
     pattern: /^\/api\/app\/sites\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     body: deleteSiteBody,
     run: async (d, req) =>
       ok(
@@ -196,13 +205,13 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'GET',
     pattern: /^\/api\/app\/sites\/([^/]+)\/providers$/,
-    session: true,
+    access: 'user',
     run: async (d, req) => ok(await listProviders(d.settings, account(req), req.params[0]!, req.baseUrl)),
   },
   {
     method: 'PUT',
     pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     body: connectBody,
     run: async (d, req) =>
       ok(
@@ -219,7 +228,7 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'DELETE',
     pattern: /^\/api\/app\/sites\/([^/]+)\/providers\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     run: async (d, req) => (
       await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])),
       noContent
@@ -228,13 +237,13 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'GET',
     pattern: /^\/api\/app\/keys$/,
-    session: true,
+    access: 'user',
     run: async (d, req) => ok(await listKeys(d.settings, account(req))),
   },
   {
     method: 'POST',
     pattern: /^\/api\/app\/keys$/,
-    session: true,
+    access: 'owner',
     body: createKeyBody,
     run: async (d, req) =>
       ok(await createKey(d.settings, account(req), (req.body as z.infer<typeof createKeyBody>).name), 201),
@@ -242,39 +251,51 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'DELETE',
     pattern: /^\/api\/app\/keys\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     run: async (d, req) => (await revokeKey(d.settings, account(req), req.params[0]!), noContent),
   },
   {
     method: 'GET',
     pattern: /^\/api\/app\/users$/,
-    session: true,
+    access: 'user',
     run: async (d, req) => ok(await listUsers(d.settings, account(req))),
   },
   {
     method: 'POST',
     pattern: /^\/api\/app\/users$/,
-    session: true,
+    access: 'owner',
     body: inviteBody,
     run: async (d, req) => {
-      const { email, token } = await inviteUser(
-        d.settings,
-        account(req),
-        (req.body as z.infer<typeof inviteBody>).email,
-      );
-      return ok({ email, invite_url: `${req.baseUrl}${invitePath(token)}` }, 201);
+      const { email, role, token } = await inviteUser(d.settings, account(req), req.body as z.infer<typeof inviteBody>);
+      return ok({ email, role, invite_url: `${req.baseUrl}${invitePath(token)}` }, 201);
     },
+  },
+  {
+    method: 'PATCH',
+    pattern: /^\/api\/app\/users\/([^/]+)$/,
+    access: 'owner',
+    body: roleBody,
+    run: async (d, req) =>
+      ok(
+        await setUserRole(
+          d.settings,
+          account(req),
+          who(req).user.email,
+          req.params[0]!,
+          (req.body as z.infer<typeof roleBody>).role,
+        ),
+      ),
   },
   {
     method: 'DELETE',
     pattern: /^\/api\/app\/users\/([^/]+)$/,
-    session: true,
+    access: 'owner',
     run: async (d, req) => (await removeUser(d.settings, account(req), who(req).user.email, req.params[0]!), noContent),
   },
   {
     method: 'GET',
     pattern: /^\/api\/app\/invites\/([^/]+)$/,
-    session: false,
+    access: 'public',
     run: async (d, req) => {
       const invite = await inviteInfo(d.auth, req.params[0]!);
       return ok({ email: invite.email, account: { id: invite.account, name: invite.account } });
@@ -283,7 +304,7 @@ const ROUTES: readonly AppRoute[] = [
   {
     method: 'POST',
     pattern: /^\/api\/app\/invites\/([^/]+)$/,
-    session: false,
+    access: 'public',
     body: acceptBody,
     run: async (d, req) => {
       const { user, session } = await acceptInvite(
@@ -295,6 +316,10 @@ const ROUTES: readonly AppRoute[] = [
     },
   },
 ];
+
+/** Each app endpoint's method, path pattern and who may use it (the role table of `docs/security.md`). */
+export const APP_ROUTE_ACCESS: ReadonlyArray<{ method: AppRoute['method']; pattern: RegExp; access: Access }> =
+  ROUTES.map(({ method, pattern, access }) => ({ method, pattern, access }));
 
 function provider(value: string | undefined) {
   const parsed = providerParam.safeParse(value);
@@ -387,8 +412,9 @@ function parseBody(schema: z.ZodType, event: HttpEvent): unknown {
 /**
  * The app's endpoints (`/api/app/*`, docs/app.md): sign-in, sessions and
  * account settings, authenticated by the `ff_session` cookie. Every write
- * passes the origin check first (403), then the session (401), then its body
- * (400 `{error, field}`); answers are JSON and never cached.
+ * passes the origin check first (403), then the session (401), then the
+ * role (403 for a member on an owner's route), then its body (400
+ * `{error, field}`); answers are JSON and never cached.
  */
 export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
   const { logger } = deps;
@@ -411,9 +437,10 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
       const secure = cookieIsSecure(deps.cookieSecurity, event.headers?.['x-forwarded-proto']);
       const token = sessionTokenOf(event.cookies, event.headers?.cookie);
       const signedIn = token ? await sessionOf(deps.auth, token) : null;
-      if (route.session && !signedIn) {
+      if (route.access !== 'public' && !signedIn) {
         return withCookie(errorJson(401, 'Sign in first.'), token ? clearedSessionCookie(secure) : undefined);
       }
+      if (route.access === 'owner' && !roleAllows(signedIn!.user.role, 'owner')) throw new ForbiddenError(OWNERS_ONLY);
       const body = route.body ? parseBody(route.body, event) : undefined;
       const reply = await route.run(deps, {
         event,

@@ -1,5 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { NotFoundError } from '../domain/errors.js';
+import { ForbiddenError, NotFoundError } from '../domain/errors.js';
+import { mcpOriginProblem } from '../domain/auth/origin.js';
 import { authenticate, type ReportHandlerDeps } from './report.js';
 import { httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
 import { createMcpServer } from './mcp-tools.js';
@@ -73,9 +74,21 @@ function methodNotAllowed(): HttpResult {
   };
 }
 
+export interface McpHandlerDeps extends ReportHandlerDeps {
+  /**
+   * Web origins (`webOrigin` form) whose pages may call the endpoint: the app's origin (its
+   * CloudFront domain, `APP_ORIGINS` in AWS; the local server's own) and any the owner lists
+   * (`docs/mcp.md`, "Origin"). Read per request: the local server knows its port only once listening.
+   */
+  allowedOrigins(): readonly string[];
+}
+
 /**
  * The MCP endpoint (`/mcp`, spec §4.5, §5, §7) behind a Lambda function URL:
  *
+ * 0. A request whose `Origin` is present and not an allowed one is 403
+ *    `{"error": …}`, before anything else (`mcpOriginProblem`: the MCP
+ *    specification's defence against DNS rebinding); no `Origin` passes.
  * 1. Any path but `/mcp` is 404; any method but `POST` is 405 with
  *    `Allow: POST`. In stateless mode the SDK would answer `GET` with an
  *    event stream that never ends and hang a buffered Lambda (DESIGN.md
@@ -89,10 +102,12 @@ function methodNotAllowed(): HttpResult {
  * Tool errors are tool results with `isError: true` (`mcp-tools.ts`); a key
  * lookup that fails is 503 like the report API.
  */
-export function createMcpHandler(deps: ReportHandlerDeps): HttpHandler {
+export function createMcpHandler(deps: McpHandlerDeps): HttpHandler {
   const { logger } = deps;
   return httpHandler(
     async (event: HttpEvent) => {
+      const problem = mcpOriginProblem(event.headers?.origin, deps.allowedOrigins());
+      if (problem) throw new ForbiddenError(`Refused: ${problem}.`);
       if (event.rawPath !== MCP_PATH && event.rawPath !== `${MCP_PATH}/`) throw new NotFoundError('not found');
       if (event.requestContext.http.method !== 'POST') return methodNotAllowed();
       const account = await authenticate(deps.keys, event.headers?.authorization, deps.clock());

@@ -15,6 +15,7 @@ import { dayStart, localHour } from '../domain/range.js';
 import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
 import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
 import type { Member, User } from '../adapters/dynamo/user-store.js';
+import { keepsAnOwner, roleSchema, type Role } from '../domain/auth/role.js';
 import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
 import { beginSiteDeletion, type SiteDeletionStore } from './site-deletion.js';
 
@@ -64,8 +65,12 @@ export interface SettingsDeps {
     revoke(id: string, now: Date): Promise<ApiKeyInfo>;
   };
   users: AuthDeps['users'] & {
-    add(email: string, account: string, now: Date): Promise<User>;
+    add(email: string, account: string, now: Date, role: Role): Promise<User>;
     remove(user: Pick<User, 'email' | 'account'>): Promise<void>;
+    /** Resolves false when the user is not in the account. */
+    setRole(user: Pick<User, 'email' | 'account'>, role: Role): Promise<boolean>;
+    /** Runs `change` alone among the account's changes of owners. @throws ConflictError (409) when one is under way */
+    withRoleLock<T>(account: string, now: number, change: () => Promise<T>): Promise<T>;
   };
   /** Where a site deletion is recorded (`beginSiteDeletion`; `docs/deploy.md`, "Deleting a site"). */
   deletions: SiteDeletionStore;
@@ -149,7 +154,14 @@ export async function listAppSites(
   return { sites: await Promise.all(sites.map((s) => appSite(deps, s))) };
 }
 
-/** Adds a site to the account. @throws ConflictError (409, field `domain`) when the domain is tracked already, by any account */
+/**
+ * Adds a site to the account. A domain is tracked once in a deployment (its events are keyed by
+ * domain), and an account may not claim a subdomain of another account's site (`docs/security.md`,
+ * "One domain, one account"). Another account's domain answers the same 409 whichever account
+ * holds it, and the same for the domain and a subdomain of it: the owner learns that the domain
+ * is taken in this deployment, never by whom.
+ * @throws ConflictError (409, field `domain`)
+ */
 export async function addSite(
   deps: Pick<SettingsDeps, 'sites' | 'activity' | 'clock'>,
   account: string,
@@ -161,11 +173,21 @@ export async function addSite(
     account,
     created: new Date(deps.clock()).toISOString(),
   });
-  if (await deps.sites.getSite(site.domain)) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+  const taken = new ConflictError(
+    `${site.domain} cannot be added: it, or a domain it belongs to, is tracked in this Footfall already (or still being deleted).`,
+    'domain',
+  );
+  const claimed = (await deps.sites.listSites()).filter(
+    (s) => s.domain === site.domain || site.domain.endsWith(`.${s.domain}`),
+  );
+  if (claimed.some((s) => s.domain === site.domain && s.account === account))
+    throw new ConflictError(`This account tracks ${site.domain} already.`, 'domain');
+  if (claimed.some((s) => s.account !== account)) throw taken;
   try {
     return await appSite(deps, await deps.sites.addSite(site));
   } catch (error) {
-    if (error instanceof AlreadyExistsError) throw new ConflictError(`${site.domain} is tracked already.`, 'domain');
+    // Added at the same moment, or a deletion of the domain still running.
+    if (error instanceof AlreadyExistsError) throw taken;
     throw error;
   }
 }
@@ -362,40 +384,107 @@ export const emailSchema = z
   .email('Enter an email address such as ana@example.com.')
   .max(254, 'At most 254 characters.')
   .transform(normalizeEmail);
-export const inviteBody = z.object({ email: z.string('Enter an email address.').trim().pipe(emailSchema) });
+export const inviteBody = z.object({
+  email: z.string('Enter an email address.').trim().pipe(emailSchema),
+  role: roleSchema.default('member'),
+});
+export const roleBody = z.object({ role: roleSchema });
 
-/** The account's users, active (password set) or invited. */
+/** The account's users, active (password set) or invited, with their roles. */
 export async function listUsers(deps: Pick<SettingsDeps, 'users'>, account: string): Promise<{ users: Member[] }> {
   return { users: await deps.users.members(account) };
 }
 
 /**
- * Adds a user to the account and makes their one-time set-password link
+ * Adds a user to the account with `role` and makes their one-time set-password link
  * (shown to the inviter, who sends it: Footfall sends no email).
- * @throws ConflictError (409, field `email`) when the email has a user already
+ * @throws ConflictError (409, field `email`) when the email has a user already: in another
+ * account, an answer that does not say which (`docs/security.md`, "One domain, one account")
  */
 export async function inviteUser(
   deps: Pick<SettingsDeps, 'users' | 'clock'>,
   account: string,
-  email: string,
-): Promise<{ email: string; token: string }> {
-  const user = await deps.users.add(email, account, new Date(deps.clock()));
-  return { email: user.email, token: await createInvite(deps, user) };
+  body: z.infer<typeof inviteBody>,
+): Promise<{ email: string; role: Role; token: string }> {
+  const user = await deps.users.add(body.email, account, new Date(deps.clock()), body.role).catch(async (error) => {
+    if (!(error instanceof ConflictError)) throw error;
+    const holder = await deps.users.get(body.email);
+    throw holder?.account === account
+      ? new ConflictError(`${body.email} is a user of this account already.`, 'email')
+      : new ConflictError(
+          `${body.email} cannot be invited: the address has a Footfall user (a user belongs to one account). Invite another address.`,
+          'email',
+        );
+  });
+  return { email: user.email, role: user.role, token: await createInvite(deps, user) };
 }
 
 /**
+ * Makes `email` become `next` (a role, or removed from the account) under the account's role
+ * lock, after checking, on a consistent read of the account's users, that the account keeps an
+ * owner and that `actor` (the signed-in owner; null for the CLI) is still one of its owners.
+ */
+async function changeMember(
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
+  account: string,
+  actor: string | null,
+  email: string,
+  next: Role | 'removed',
+  apply: (user: Pick<User, 'email' | 'account'>) => Promise<void>,
+): Promise<void> {
+  const target = normalizeEmail(email);
+  await deps.users.withRoleLock(account, deps.clock(), async () => {
+    const members = await deps.users.members(account);
+    if (actor !== null && !members.some((m) => m.email === actor && m.role === 'owner'))
+      throw new ForbiddenError(OWNERS_ONLY);
+    if (!members.some((m) => m.email === target)) throw new NotFoundError(`no user ${target}`);
+    if (!keepsAnOwner(members, target, next))
+      throw new ConflictError(
+        `${target} is the account's last owner: make another user an owner first.`,
+        next === 'removed' ? undefined : 'role',
+      );
+    await apply({ email: target, account });
+  });
+}
+
+/** What a member is told when they try what only an owner may do (`docs/security.md`, "Roles"). */
+export const OWNERS_ONLY = 'Only an owner of the account can do this.';
+
+/**
  * Removes a user of the account: their sessions fail from the next request.
- * @throws ForbiddenError (403) for oneself, NotFoundError (404) for a user of another account
+ * @throws ForbiddenError (403) for oneself, or when `self` is no longer an owner
+ * @throws NotFoundError (404) for a user of another account
+ * @throws ConflictError (409) for the last owner, or while another change of roles is under way
  */
 export async function removeUser(
-  deps: Pick<SettingsDeps, 'users'>,
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
   account: string,
   self: string,
   email: string,
 ): Promise<void> {
-  const target = normalizeEmail(email);
-  if (target === self) throw new ForbiddenError('You cannot remove yourself; ask another user of the account.');
-  const user = await deps.users.get(target);
-  if (!user || user.account !== account) throw new NotFoundError(`no user ${target}`);
-  await deps.users.remove(user);
+  if (normalizeEmail(email) === self)
+    throw new ForbiddenError('You cannot remove yourself; ask another owner of the account.');
+  await changeMember(deps, account, self, email, 'removed', (user) => deps.users.remove(user));
+}
+
+/**
+ * Sets the role of a user of the account (an owner may demote themselves while another owner remains).
+ * `actor` is the signed-in owner, or null for the CLI.
+ * @throws ForbiddenError (403) when `actor` is no longer an owner
+ * @throws NotFoundError (404) for a user of another account
+ * @throws ConflictError (409, field `role`) when the account would keep no owner
+ */
+export async function setUserRole(
+  deps: Pick<SettingsDeps, 'users' | 'clock'>,
+  account: string,
+  actor: string | null,
+  email: string,
+  role: Role,
+): Promise<Member> {
+  await changeMember(deps, account, actor, email, role, async (user) => {
+    if (!(await deps.users.setRole(user, role))) throw new NotFoundError(`no user ${user.email}`);
+  });
+  const member = (await deps.users.members(account)).find((m) => m.email === normalizeEmail(email));
+  if (!member) throw new NotFoundError(`no user ${email}`);
+  return member;
 }

@@ -30,7 +30,7 @@ export async function ensureDemoUser(
   const users = new DynamoUserStore(dynamo);
   const user = await users.get(DEMO_EMAIL);
   if (!user) {
-    await users.add(DEMO_EMAIL, account, new Date());
+    await users.add(DEMO_EMAIL, account, new Date(), 'owner');
     const password = randomBytes(12).toString('base64url');
     await users.setPassword(DEMO_EMAIL, await hashPassword(password));
     await writeFile(passwordFile(dataDir), `${password}\n`, { mode: 0o600 });

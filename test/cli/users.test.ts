@@ -33,7 +33,8 @@ describe('footfall users', () => {
     );
     expect(added.status, added.stderr).toBe(0);
     const out = JSON.parse(added.stdout) as { email: string; account: string; link: string; expires_in_days: number };
-    expect(out).toMatchObject({ email: 'ana@example.com', account: 'acme', expires_in_days: 7 });
+    // The account's first user is its owner; later ones are members unless --role says otherwise.
+    expect(out).toMatchObject({ email: 'ana@example.com', account: 'acme', role: 'owner', expires_in_days: 7 });
     expect(out.link).toMatch(/^https:\/\/stats\.example\.com\/invite\/[A-Za-z0-9_-]{43}$/);
     const text = cli('users', 'add', 'bo@example.com', '--account', 'acme');
     expect(text.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8787\/invite\/[A-Za-z0-9_-]{43}\n/);
@@ -48,8 +49,8 @@ describe('footfall users', () => {
     });
     expect(cli('users', 'add', 'not-an-email', '--account', 'acme').status).toBe(2);
     expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toEqual([
-      { email: 'ana@example.com', created: expect.any(String), status: 'invited' },
-      { email: 'bo@example.com', created: expect.any(String), status: 'invited' },
+      { email: 'ana@example.com', created: expect.any(String), status: 'invited', role: 'owner' },
+      { email: 'bo@example.com', created: expect.any(String), status: 'invited', role: 'member' },
     ]);
 
     const svc = await startLocalService({ dataDir: dir, port: 0, app: true, sessionizeIntervalMs: 0 });
@@ -74,4 +75,20 @@ describe('footfall users', () => {
       await svc.close();
     }
   }, 180_000);
+
+  it('users role: the last owner stays an owner; roles show in the list', () => {
+    expect(cli('users', 'add', 'cy@example.com', '--account', 'acme', '--role', 'admin').status).toBe(2);
+    expect(cli('users', 'add', 'ed@example.com', '--account', 'acme', '--role', 'owner').status).toBe(0);
+    expect(cli('users', 'role', 'ana@example.com', '--role', 'member').status).toBe(0);
+    expect(cli('users', 'role', 'ed@example.com', '--role', 'member')).toMatchObject({
+      status: 1,
+      stderr: expect.stringContaining('last owner'),
+    });
+    expect(cli('users', 'role', 'bo@example.com', '--role', 'owner').stdout).toContain('bo@example.com is now owner');
+    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toMatchObject([
+      { email: 'ana@example.com', role: 'member' },
+      { email: 'bo@example.com', role: 'owner' },
+      { email: 'ed@example.com', role: 'owner' },
+    ]);
+  }, 360_000);
 });

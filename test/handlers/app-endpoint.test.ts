@@ -25,7 +25,7 @@ describe('/api/app endpoints', () => {
     const c = new AppClient(s.svc.url);
     const res = await c.signIn('  ANA@acme.test ', ANA.password);
     expect(res.body).toEqual({
-      user: { email: ANA.email, created: expect.any(String) },
+      user: { email: ANA.email, created: expect.any(String), role: 'owner' },
       account: { id: 'acme', name: 'acme' },
     });
     expect(res.headers.get('set-cookie')).toMatch(
@@ -94,7 +94,7 @@ describe('/api/app endpoints', () => {
       ),
     ).toContain('new.example.com');
     expect((await ana.call('POST', '/api/app/sites', { domain: 'new.example.com', timezone: 'UTC' })).body).toEqual({
-      error: 'new.example.com is tracked already.',
+      error: 'This account tracks new.example.com already.',
       field: 'domain',
     });
     expect((await ana.call('POST', '/api/app/sites', { domain: 'rival.test', timezone: 'UTC' })).status).toBe(409);
@@ -303,6 +303,7 @@ describe('/api/app endpoints', () => {
       status: 201,
       body: {
         email: 'ben@acme.test',
+        role: 'member',
         invite_url: expect.stringMatching(new RegExp(`^${s.svc.url}/invite/[A-Za-z0-9_-]{43}$`)),
       },
     });
@@ -316,6 +317,7 @@ describe('/api/app endpoints', () => {
       email: 'ben@acme.test',
       created: expect.any(String),
       status: 'invited',
+      role: 'member',
     });
 
     const token = invite_url.split('/').pop()!;
@@ -330,7 +332,7 @@ describe('/api/app endpoints', () => {
     });
     const accepted = await ben.call('POST', `/api/app/invites/${token}`, { password: 'ben-password-1' });
     expect(accepted.body).toEqual({
-      user: { email: 'ben@acme.test', created: expect.any(String) },
+      user: { email: 'ben@acme.test', created: expect.any(String), role: 'member' },
       account: { id: 'acme', name: 'acme' },
     });
     expect((await ben.call('GET', '/api/app/me')).status).toBe(200);
@@ -340,6 +342,7 @@ describe('/api/app endpoints', () => {
       email: 'ben@acme.test',
       created: expect.any(String),
       status: 'active',
+      role: 'member',
     });
 
     expect((await ana.call('DELETE', `/api/app/users/${encodeURIComponent(ANA.email)}`)).status).toBe(403);

@@ -47,6 +47,7 @@ const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ['stackName', { stackName: 'FootfallStaging' }],
   ['alarmEmail', { alarmEmail: 'ops@example.com' }],
   ['alarmTopicArn', { alarmTopicArn: 'arn:aws:sns:eu-central-1:123456789012:ops' }],
+  ['mcpOrigins (app)', { app: true, mcpOrigins: ['https://agent.example.com', 'http://localhost:6274'] }],
   [
     'appDomain, appCertificateArn',
     {

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { newApiKey } from '../../lambdas/domain/api-key.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';
-import { createMcpHandler } from '../../lambdas/handlers/mcp.js';
+import { createMcpHandler, type McpHandlerDeps } from '../../lambdas/handlers/mcp.js';
 import { RETRY_MESSAGE } from '../../lambdas/handlers/mcp-tools.js';
 import type { HttpEvent } from '../../lambdas/handlers/http.js';
 import type { ReportHandlerDeps } from '../../lambdas/handlers/report.js';
@@ -422,7 +422,8 @@ describe('MCP handler on a Lambda function URL event', () => {
       {},
       { get: () => () => Promise.reject(new Error('ProvisionedThroughputExceededException: secret table detail')) },
     );
-  const deps = (over: Partial<ReportHandlerDeps> = {}): ReportHandlerDeps => ({
+  const deps = (over: Partial<McpHandlerDeps> = {}): McpHandlerDeps => ({
+    allowedOrigins: () => [],
     // Silent: these tests make the handler log the failures they inject.
     logger: new Logger({ serviceName: 'mcp-test', logLevel: 'SILENT' }),
     metrics: createTelemetry('mcp-test').metrics,

@@ -23,7 +23,7 @@ describe('set-password links die with the password they were meant to set', () =
 
   /** What `footfall users add` / `users link` do: a user (when new) and a fresh link. */
   const link = async (email: string) => {
-    const user = (await users.get(email)) ?? (await users.add(email, 'acme', new Date()));
+    const user = (await users.get(email)) ?? (await users.add(email, 'acme', new Date(), 'owner'));
     return createInvite({ users, clock: Date.now }, user);
   };
   const linkItems = async (email: string) =>
@@ -67,7 +67,7 @@ describe('set-password links die with the password they were meant to set', () =
     'a link whose item survived is still refused after %s',
     async (_case, how) => {
       const email = `kit-${how}@acme.test`;
-      await users.add(email, 'acme', new Date());
+      await users.add(email, 'acme', new Date(), 'owner');
       await users.setPassword(email, await hashPassword('kit-password-1', CHEAP_SCRYPT));
       // A link made now, then the item restored as if the deletion had been lost: only its epoch can stop it.
       const token = await link(email);

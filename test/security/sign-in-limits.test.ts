@@ -34,7 +34,7 @@ describe('sign-in limits', () => {
   const newUser = async () => {
     const email = `user${++users}@acme.test`;
     const store = new DynamoUserStore(db.conn);
-    await store.add(email, 'acme', new Date(now));
+    await store.add(email, 'acme', new Date(now), 'owner');
     await store.setPassword(email, await hashPassword(PASSWORD, CHEAP_SCRYPT));
     return email;
   };

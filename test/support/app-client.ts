@@ -1,20 +1,22 @@
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { SCRYPT_PARAMS, hashPassword } from '../../lambdas/domain/auth/password.js';
+import type { Role } from '../../lambdas/domain/auth/role.js';
 
 /** scrypt parameters far below OWASP's, for test users whose sign-ins are not about the KDF (the hash records its parameters). */
 export const CHEAP_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
 
-/** Adds a user with a password to an account (what `footfall users add` and the link do); real scrypt parameters unless `params` says otherwise. */
+/** Adds a user with a password to an account (what `footfall users add` and the link do); real scrypt parameters unless `params` says otherwise; an owner unless `role` says otherwise. */
 export async function addUser(
   dynamo: DynamoConnection,
   email: string,
   account: string,
   password: string,
   params: { N: number; r: number; p: number } = SCRYPT_PARAMS,
+  role: Role = 'owner',
 ): Promise<void> {
   const users = new DynamoUserStore(dynamo);
-  await users.add(email, account, new Date());
+  await users.add(email, account, new Date(), role);
   await users.setPassword(email, await hashPassword(password, params));
 }
 

@@ -1,16 +1,23 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, type AccountUser } from '../api.js';
+import { api, type AccountUser, type Role } from '../api.js';
 import { useAuth } from '../auth.js';
 import { Card, CopyButton, ErrorBox, Field, inputProps, Loading, useFormErrors } from '../components/ui.js';
 import { formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
 
-/** Users of the account: invite by email (a one-time link to pass on), remove. */
+const ROLE_TEXT: Record<Role, string> = {
+  owner: 'Owner: manages sites, payment providers, API keys and users',
+  member: 'Member: reads every report, changes nothing but their own password',
+};
+
+/** Users of the account and their roles: an owner invites (a one-time link to pass on), changes roles, removes. */
 export function UsersSection(): JSX.Element {
   const { me } = useAuth();
   const users = useData(() => api.users(), 'users');
+  const isOwner = (me?.user.role ?? 'owner') === 'owner';
   const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('member');
   const [invited, setInvited] = useState<{ email: string; invite_url: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const form = useFormErrors();
@@ -22,13 +29,22 @@ export function UsersSection(): JSX.Element {
       return form.set('email', 'Enter an email address, such as ana@example.com.');
     setBusy(true);
     try {
-      setInvited(await api.inviteUser(email.trim()));
+      setInvited(await api.inviteUser(email.trim(), role));
       setEmail('');
       users.reload();
     } catch (error) {
       form.fromError(error, ['email']);
     }
     setBusy(false);
+  };
+
+  const changeRole = async (u: AccountUser, next: Role) => {
+    try {
+      await api.setRole(u.email, next);
+    } catch (error) {
+      alert(error instanceof Error ? error.message : String(error));
+    }
+    users.reload();
   };
 
   const remove = async (u: AccountUser) => {
@@ -45,23 +61,34 @@ export function UsersSection(): JSX.Element {
     <>
       <Card title="Users">
         <p class="muted">
-          Everyone here sees every site of the account and can change its settings. Footfall sends no email: pass the
-          invitation link on yourself.
+          Everyone here sees every site of the account. Owners manage sites, payment providers, API keys and users;
+          members read the reports. An account always keeps one owner. Footfall sends no email: pass the invitation link
+          on yourself.
         </p>
-        <form class="inline-form" onSubmit={(e) => void invite(e)} noValidate>
-          <Field label="Email" name="email" error={form.errors.email}>
-            <input
-              {...inputProps('email', form.errors.email)}
-              type="email"
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-              placeholder="teammate@example.com"
-            />
-          </Field>
-          <button class="btn btn-primary" type="submit" disabled={busy}>
-            Invite
-          </button>
-        </form>
+        {isOwner ? (
+          <form class="inline-form" onSubmit={(e) => void invite(e)} noValidate>
+            <Field label="Email" name="email" error={form.errors.email}>
+              <input
+                {...inputProps('email', form.errors.email)}
+                type="email"
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+                placeholder="teammate@example.com"
+              />
+            </Field>
+            <Field label="Role" name="role">
+              <select id="f-role" name="role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+                <option value="member">Member</option>
+                <option value="owner">Owner</option>
+              </select>
+            </Field>
+            <button class="btn btn-primary" type="submit" disabled={busy}>
+              Invite
+            </button>
+          </form>
+        ) : (
+          <p data-member-note>Only an owner of the account can invite users or change roles.</p>
+        )}
         {form.errors._form ? (
           <p class="form-error" role="alert">
             {form.errors._form}
@@ -87,6 +114,7 @@ export function UsersSection(): JSX.Element {
             <thead>
               <tr>
                 <th scope="col">Email</th>
+                <th scope="col">Role</th>
                 <th scope="col">Status</th>
                 <th scope="col">Since</th>
                 <th scope="col">
@@ -101,10 +129,25 @@ export function UsersSection(): JSX.Element {
                     {u.email}
                     {u.email === me?.user.email ? <span class="tag">you</span> : null}
                   </td>
+                  <td data-label="Role">
+                    {isOwner ? (
+                      <select
+                        aria-label={`Role of ${u.email}`}
+                        title={ROLE_TEXT[u.role]}
+                        value={u.role}
+                        onChange={(e) => void changeRole(u, e.currentTarget.value as Role)}
+                      >
+                        <option value="owner">Owner</option>
+                        <option value="member">Member</option>
+                      </select>
+                    ) : (
+                      <span title={ROLE_TEXT[u.role]}>{u.role === 'owner' ? 'Owner' : 'Member'}</span>
+                    )}
+                  </td>
                   <td data-label="Status">{u.status === 'invited' ? 'Invited, no password yet' : 'Active'}</td>
                   <td data-label="Since">{formatDateTime(u.created)}</td>
                   <td class="actions">
-                    {u.email !== me?.user.email ? (
+                    {isOwner && u.email !== me?.user.email ? (
                       <button
                         type="button"
                         class="btn btn-small btn-danger"

@@ -64,7 +64,11 @@ export const PARTITIONS = {
     key: family('ACCOUNT#') as (account: string) => string,
     readers: [],
     writers: ['app'],
-    items: { ACCOUNT: { sk: 'ACCOUNT', bound: '< 200 B' }, MEMBER: { sk: 'USER#<email>', bound: '< 500 B' } },
+    items: {
+      ACCOUNT: { sk: 'ACCOUNT', bound: '< 200 B' },
+      MEMBER: { sk: 'USER#<email>', bound: '< 500 B' },
+      ROLE_LOCK: { sk: 'ROLE_LOCK', bound: '< 200 B' },
+    },
   },
   sites: {
     prefix: 'SITES',

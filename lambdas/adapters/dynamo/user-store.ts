@@ -5,6 +5,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
 import { ConflictError } from '../../domain/errors.js';
+import { storedRole, type Role } from '../../domain/auth/role.js';
 import { PARTITIONS } from './items.js';
 
 /** A user as stored: one account each; no password until the set-password link is used. */
@@ -19,6 +20,8 @@ export interface User {
    * so the sessions of a removed user do not come back if the email is added again.
    */
   epoch: number;
+  /** What the user may do in the account (`docs/security.md`, "Roles"); absent on older items: owner. */
+  role: Role;
 }
 
 /** A user as the account's list shows it. */
@@ -26,7 +29,11 @@ export interface Member {
   email: string;
   created: string;
   status: 'active' | 'invited';
+  role: Role;
 }
+
+/** How long a change of owners holds the account's role lock (ms): far longer than its few requests take. */
+export const ROLE_LOCK_MS = 10_000;
 
 /** A one-time link: an invitation (`invite`) or a set-password link from the CLI (`set-password`). */
 export interface Invite {
@@ -43,6 +50,7 @@ const memberKey = (account: string, email: string) => ({
   [PK]: PARTITIONS.account.key(account),
   [SK]: PARTITIONS.user.key(email),
 });
+const roleLockKey = (account: string) => ({ [PK]: PARTITIONS.account.key(account), [SK]: 'ROLE_LOCK' });
 const inviteKey = (hash: string) => ({ [PK]: PARTITIONS.invite.key(hash), [SK]: 'INVITE' });
 /** A user's pointer to one of their links, so that setting a password can delete them all. */
 const linkKey = (email: string, hash: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: `LINK#${hash}` });
@@ -65,6 +73,7 @@ function toUser(item: Record<string, unknown>): User {
     created: String(item.created),
     password_hash: typeof item.password_hash === 'string' ? item.password_hash : null,
     epoch: Number(item.epoch ?? 0),
+    role: storedRole(item.role),
   };
 }
 
@@ -85,8 +94,15 @@ export class DynamoUserStore {
   }
 
   /** Adds a user without a password (status invited). @throws ConflictError when the email is taken, in any account */
-  async add(email: string, account: string, now: Date): Promise<User> {
-    const user: User = { email, account, created: now.toISOString(), password_hash: null, epoch: randomInt(2 ** 40) };
+  async add(email: string, account: string, now: Date, role: Role): Promise<User> {
+    const user: User = {
+      email,
+      account,
+      created: now.toISOString(),
+      password_hash: null,
+      epoch: randomInt(2 ** 40),
+      role,
+    };
     try {
       await this.conn.doc.send(
         new PutCommand({
@@ -103,7 +119,7 @@ export class DynamoUserStore {
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
-        Item: { ...memberKey(account, email), type: 'MEMBER', email, created: user.created, status: 'invited' },
+        Item: { ...memberKey(account, email), type: 'MEMBER', email, created: user.created, status: 'invited', role },
       }),
     );
     return user;
@@ -168,6 +184,7 @@ export class DynamoUserStore {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
       ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      ConsistentRead: true,
       Limit: 100,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) yield* page.Items ?? [];
@@ -181,7 +198,7 @@ export class DynamoUserStore {
     );
   }
 
-  /** The account's users, by email, read a page of 100 at a time. */
+  /** The account's users, by email, read (strongly consistent, for the owner rule) a page of 100 at a time. */
   async members(account: string): Promise<Member[]> {
     const members: Member[] = [];
     for await (const i of this.itemsUnder(PARTITIONS.account.key(account), PARTITIONS.user.prefix))
@@ -189,8 +206,87 @@ export class DynamoUserStore {
         email: String(i.email),
         created: String(i.created),
         status: i.status === 'active' ? 'active' : 'invited',
+        role: storedRole(i.role),
       });
     return members;
+  }
+
+  /**
+   * Sets a user's role: the USER item first (what every request's role check reads), then the
+   * membership the list shows; repeating it after a failure between the two completes it.
+   * Resolves false when the user is not (or no longer) in `account`.
+   */
+  async setRole(user: Pick<User, 'email' | 'account'>, role: Role): Promise<boolean> {
+    try {
+      await this.conn.doc.send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: userKey(user.email),
+          UpdateExpression: 'SET #r = :r',
+          ConditionExpression: `attribute_exists(${PK}) AND account = :a`,
+          ExpressionAttributeNames: { '#r': 'role' },
+          ExpressionAttributeValues: { ':r': role, ':a': user.account },
+        }),
+      );
+      await this.conn.doc.send(
+        new UpdateCommand({
+          TableName: this.conn.table,
+          Key: memberKey(user.account, user.email),
+          UpdateExpression: 'SET #r = :r',
+          ConditionExpression: `attribute_exists(${PK})`,
+          ExpressionAttributeNames: { '#r': 'role' },
+          ExpressionAttributeValues: { ':r': role },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `change` holding the account's role lock, so that two changes that each leave one owner
+   * (two owners removing or demoting each other at once) cannot together leave none: DynamoDB
+   * Local stand-ins have no transactions, so the lock is a conditional write of a ROLE_LOCK item
+   * with a lease of `ROLE_LOCK_MS` (a crashed holder's lock lapses), deleted after `change`.
+   * @throws ConflictError (409) when another change holds it (a retry after `ROLE_LOCK_MS` at most succeeds)
+   */
+  async withRoleLock<T>(account: string, now: number, change: () => Promise<T>): Promise<T> {
+    const token = randomInt(2 ** 40);
+    try {
+      await this.conn.doc.send(
+        new PutCommand({
+          TableName: this.conn.table,
+          Item: { ...roleLockKey(account), type: 'ROLE_LOCK', token, until: now + ROLE_LOCK_MS },
+          ConditionExpression: `attribute_not_exists(${PK}) OR #u < :now`,
+          ExpressionAttributeNames: { '#u': 'until' },
+          ExpressionAttributeValues: { ':now': now },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException)
+        throw new ConflictError('Another change of users or roles is under way; try again in a few seconds.');
+      throw error;
+    }
+    try {
+      return await change();
+    } finally {
+      await this.conn.doc
+        .send(
+          new DeleteCommand({
+            TableName: this.conn.table,
+            Key: roleLockKey(account),
+            ConditionExpression: '#t = :t',
+            ExpressionAttributeNames: { '#t': 'token' },
+            ExpressionAttributeValues: { ':t': token },
+          }),
+        )
+        .catch((error: unknown) => {
+          // Lapsed and taken by another change: that one's lock is not ours to delete.
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
+    }
   }
 
   /**

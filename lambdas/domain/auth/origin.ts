@@ -37,3 +37,39 @@ export function originProblem(input: OriginCheckInput): string | null {
   }
   return input.hosts.some((h) => h.toLowerCase() === host) ? null : `the Origin ${input.origin} is not this site`;
 }
+
+/** The origin (`scheme://host[:port]`, lowercase, default port dropped) of a URL or origin, or null when it is not a web one. */
+export function webOrigin(value: string): string | null {
+  try {
+    const url = new URL(value.trim());
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin.toLowerCase() : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The MCP transport's DNS-rebinding check (MCP specification, Transports,
+ * Streamable HTTP, "Security Warning": servers must validate the `Origin`
+ * header of every request, and answer 403 to one whose Origin is present and
+ * not allowed): a request without `Origin` passes (MCP clients that are not
+ * browsers send none, and a browser always sends it on a cross-origin POST);
+ * one with an `Origin` passes only when it is one of `allowed` (web origins
+ * as `webOrigin` gives them). `null` and malformed origins never pass.
+ * Returns null when the request passes, else the reason.
+ */
+export function mcpOriginProblem(origin: string | undefined, allowed: readonly string[]): string | null {
+  if (origin === undefined) return null;
+  const normalized = webOrigin(origin);
+  return normalized !== null && allowed.includes(normalized)
+    ? null
+    : `the Origin ${origin.slice(0, 200)} may not use this MCP endpoint`;
+}
+
+/** The allowed origins of a comma-separated list (the `APP_ORIGINS` variable); entries that are not web origins are dropped. */
+export function originList(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map(webOrigin)
+    .filter((o): o is string => o !== null);
+}
