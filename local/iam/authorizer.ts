@@ -9,9 +9,11 @@ const LOCAL = { 'AWS::Region': 'local', 'AWS::AccountId': '000000000000', 'AWS::
 export const tableArn = (name: string): string =>
   `arn:${LOCAL['AWS::Partition']}:dynamodb:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:table/${name}`;
 
-/** The local stand-ins' ARNs (the stream, the secret box's key). */
+/** The local stand-ins' ARNs (the delivery streams and the events bucket, the secret box's key). */
 export const LOCAL_ARNS = {
-  stream: 'arn:aws:kinesis:local:000000000000:stream/events',
+  ingestStream: 'arn:aws:firehose:local:000000000000:deliverystream/ingest',
+  archiveStream: 'arn:aws:firehose:local:000000000000:deliverystream/archive',
+  eventsBucket: 'arn:aws:s3:::local-events',
   secretsKey: 'arn:aws:kms:local:000000000000:key/local-secrets',
 } as const;
 
@@ -19,7 +21,9 @@ export const LOCAL_ARNS = {
 const localResource = (placeholder: string): string | undefined =>
   ({
     'DynamoDB::Table/Table': tableArn('*'),
-    'Kinesis::Stream/Events': LOCAL_ARNS.stream,
+    'KinesisFirehose::DeliveryStream/IngestDelivery': LOCAL_ARNS.ingestStream,
+    'KinesisFirehose::DeliveryStream/ArchiveDirectDelivery': LOCAL_ARNS.archiveStream,
+    'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
     'KMS::Key/SecretsKey': LOCAL_ARNS.secretsKey,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 

@@ -1,11 +1,22 @@
-import type { EventStream, SecretBox } from '../../lambdas/ports.js';
+import type { EventStream, RawObjects, SecretBox } from '../../lambdas/ports.js';
+import { RAW_PREFIX } from '../../lambdas/adapters/s3-raw-objects.js';
 import { AccessDeniedException, iamEnforced, type FunctionName } from '../partition-guard.js';
 import { LOCAL_ARNS, authorizer } from './authorizer.js';
 
 /** Asks function `name`'s policy for `action` on `resource`; throws `AccessDeniedException` as AWS answers. */
 function demand(name: FunctionName, action: string, resource: string): void {
+  demandWith(name, action, resource, {});
+}
+
+/** `demand` with the request's condition keys (`s3:prefix` of a listing). */
+function demandWith(
+  name: FunctionName,
+  action: string,
+  resource: string,
+  context: Readonly<Record<string, readonly string[]>>,
+): void {
   if (!iamEnforced()) return;
-  if (!authorizer(name)({ action, resource, context: {} }, resource))
+  if (!authorizer(name)({ action, resource, context }, resource))
     throw new AccessDeniedException(
       `User: arn:aws:sts::000000000000:assumed-role/${name}Role/${name} is not authorized to perform: ${action} on resource: ${resource}`,
     );
@@ -29,21 +40,33 @@ export function functionSecretBox(box: SecretBox, name: FunctionName): SecretBox
   };
 }
 
-/** The local stream as function `name` writes it: `kinesis:PutRecords` on the stream, as `KinesisEventStream` calls it. */
+/**
+ * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest and the
+ * archive delivery streams, as `FirehoseEventStream` calls them (the local log stands in for both).
+ */
 export function functionStream(stream: EventStream, name: FunctionName): EventStream {
   return {
     put: async (events) => {
-      demand(name, 'kinesis:PutRecords', LOCAL_ARNS.stream);
+      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.ingestStream);
+      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.archiveStream);
       return stream.put(events);
     },
   };
 }
 
 /**
- * What the event source mapping asks of function `name`'s role before each batch it hands over
- * (it polls with that role: `kinesis:GetShardIterator`, `kinesis:GetRecords` on the stream).
- * @throws AccessDeniedException when the role lacks either
+ * The local raw objects as function `name` reads them: `s3:GetObject` on the object and
+ * `s3:ListBucket` with the `raw/` prefix on the events bucket, as `S3RawObjects` calls S3.
  */
-export function demandStreamRead(name: FunctionName): void {
-  for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords']) demand(name, action, LOCAL_ARNS.stream);
+export function functionRawObjects(objects: RawObjects, name: FunctionName): RawObjects {
+  return {
+    get: async (key) => {
+      demand(name, 's3:GetObject', `${LOCAL_ARNS.eventsBucket}/${key}`);
+      return objects.get(key);
+    },
+    listSince: async (sinceMs) => {
+      demandWith(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [RAW_PREFIX] });
+      return objects.listSince(sinceMs);
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { demandStreamRead, functionSecretBox, functionStream } from '../../local/iam/stand-ins.js';
+import { functionRawObjects, functionSecretBox, functionStream } from '../../local/iam/stand-ins.js';
 import { AccessDeniedException, functionConnection } from '../../local/partition-guard.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import type { SecretBox } from '../../lambdas/ports.js';
@@ -17,13 +17,22 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
     await expect(functionSecretBox(box, 'report').open('sealed:s', context)).rejects.toThrow(/kms:Decrypt/);
   });
 
-  it('the stream: the event function puts, the sessionizer reads, not the other way round', async () => {
+  it('the deliveries: the event function puts to Firehose, the sessionizer reads raw objects, not the other way round', async () => {
     const put = vi.fn(async () => undefined);
     await functionStream({ put }, 'event').put([]);
     expect(put).toHaveBeenCalledOnce();
-    await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/kinesis:PutRecords/);
-    expect(() => demandStreamRead('sessionize')).not.toThrow();
-    expect(() => demandStreamRead('event')).toThrow(AccessDeniedException);
+    await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/firehose:PutRecordBatch/);
+    const objects = { get: vi.fn(async () => Buffer.from('')), listSince: vi.fn(async () => []) };
+    await functionRawObjects(objects, 'sessionize').get('raw/2026/11/27/01/ingest-1-2');
+    await functionRawObjects(objects, 'sessionize').listSince(0);
+    expect(objects.get).toHaveBeenCalledOnce();
+    expect(objects.listSince).toHaveBeenCalledOnce();
+    await expect(functionRawObjects(objects, 'event').get('raw/2026/11/27/01/ingest-1-2')).rejects.toThrow(
+      /s3:GetObject/,
+    );
+    await expect(functionRawObjects(objects, 'report').listSince(0)).rejects.toThrow(AccessDeniedException);
+    // Only raw/: the archive's Parquet objects are not the sessionizer's to read.
+    await expect(functionRawObjects(objects, 'sessionize').get('events/site=a.test/dt=2026-11-27/x')).rejects.toThrow();
   });
 });
 
