@@ -162,17 +162,11 @@ export class EventArchive extends Construct {
     });
     this.table.addResourceDependency(this.database);
 
-    const firehoseLogs = new logs.LogGroup(this, 'DeliveryLogs', {
-      retention: props.logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.deliveryStream = this.parquetDelivery('DirectDelivery', firehoseLogs, undefined);
+    this.deliveryStream = this.parquetDelivery('DirectDelivery', props.logRetention, undefined);
+    // Same logical ids as the stack on the stream had (its delivery and log group), so the upgrade keeps them.
     this.drainDelivery = props.drainStream
-      ? this.parquetDelivery('Delivery', firehoseLogs, new firehose.KinesisStreamSource(props.drainStream))
+      ? this.parquetDelivery('Delivery', props.logRetention, new firehose.KinesisStreamSource(props.drainStream))
       : undefined;
-    // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.
-    for (const child of firehoseLogs.node.children)
-      if (child instanceof logs.LogStream) child.applyRemovalPolicy(RemovalPolicy.DESTROY);
 
     this.resultsBucket = secureBucket(this, 'AthenaResults', {
       accessLogs: props.accessLogs,
@@ -213,9 +207,13 @@ export class EventArchive extends Construct {
    */
   private parquetDelivery(
     id: string,
-    firehoseLogs: logs.LogGroup,
+    logRetention: logs.RetentionDays,
     source: firehose.ISource | undefined,
   ): firehose.DeliveryStream {
+    const firehoseLogs = new logs.LogGroup(this, `${id}Logs`, {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const stream = new firehose.DeliveryStream(this, id, {
       ...(source ? { source } : { encryption: firehose.StreamEncryption.awsOwnedKey() }),
       destination: new firehose.S3Bucket(this.bucket, {
@@ -234,6 +232,9 @@ export class EventArchive extends Construct {
         processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
       }),
     });
+    // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.
+    for (const child of firehoseLogs.node.children)
+      if (child instanceof logs.LogStream) child.applyRemovalPolicy(RemovalPolicy.DESTROY);
     acknowledgeS3Destination(stream, this.bucket);
     if (source)
       Validations.of(stream).acknowledge({
