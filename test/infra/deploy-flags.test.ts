@@ -31,13 +31,14 @@ const documentedKeys = [
  */
 const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ['app', { app: true }],
-  ['shards=on-demand', { shards: 'on-demand' }],
-  ['shards=4', { shards: 4 }],
+  ['drainStream', { drainStream: true }],
+  ['shards=on-demand', { drainStream: true, shards: 'on-demand' }],
+  ['shards=4', { drainStream: true, shards: 4 }],
   ['rawRetentionDays=0', { rawRetentionDays: 0 }],
   ['deletionProtection=false', { deletionProtection: false }],
   ['throttleRate, throttleBurst', { throttleRate: 50, throttleBurst: 100 }],
   ['logRetentionDays=365', { logRetentionDays: 365 }],
-  ['iteratorAgeAlarmSeconds=60', { iteratorAgeAlarmSeconds: 60 }],
+  ['iteratorAgeAlarmSeconds=60', { drainStream: true, iteratorAgeAlarmSeconds: 60 }],
   ['geoDatabase', { geoDatabase: PACKAGED_COUNTRY_DATABASE }],
   ['hotPathTracing', { hotPathTracing: true }],
   ['pointInTimeRecovery=false', { pointInTimeRecovery: false }],
