@@ -139,7 +139,7 @@ describe('two stacks in one account, or one name in two regions', () => {
     expect(staging.stack.stackName).toBe('FootfallStaging');
   });
 
-  it('retains only what docs/deploy.md "Tear down" says: the table, the secrets key and the buckets; deletes the stream and every log group', () => {
+  it('retains only what docs/deploy.md "Tear down" says: the table, the secrets key and the buckets; deletes the delivery streams and every log group', () => {
     const retained = Object.values(resources(prod))
       .filter((r) => r.DeletionPolicy === 'Retain')
       .map((r) => r.Type);
@@ -151,7 +151,10 @@ describe('two stacks in one account, or one name in two regions', () => {
     expect(teardown).toMatch(/\*\*KMS key\*\*[^]*schedule-key-deletion/);
     expect(teardown).toMatch(/\*\*S3 buckets\*\*/);
     // CloudFormation deletes a resource without a DeletionPolicy.
-    expect(only(ofType(prod, 'AWS::Kinesis::Stream'))[1].DeletionPolicy ?? 'Delete').toBe('Delete');
+    expect(ofType(prod, 'AWS::Kinesis::Stream')).toHaveLength(0);
+    const deliveries = ofType(prod, 'AWS::KinesisFirehose::DeliveryStream');
+    expect(deliveries).toHaveLength(2);
+    for (const [id, d] of deliveries) expect(d.DeletionPolicy ?? 'Delete', id).toBe('Delete');
     const logGroups = ofType(prod, 'AWS::Logs::LogGroup');
     expect(logGroups.length).toBeGreaterThan(8);
     for (const [id, group] of logGroups) expect(group.DeletionPolicy ?? 'Delete', id).toBe('Delete');
