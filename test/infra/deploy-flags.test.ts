@@ -231,7 +231,7 @@ describe('alarms on the archive and compaction, with an action', () => {
       TopicArn: { Ref: topicId },
     });
     const list = alarms(mailed);
-    expect(list.length).toBeGreaterThanOrEqual(9);
+    expect(list.length).toBeGreaterThanOrEqual(8);
     for (const a of list) {
       expect(a.AlarmActions, a.id).toEqual([{ Ref: topicId }]);
       expect(a.OKActions, a.id).toEqual([{ Ref: topicId }]);
