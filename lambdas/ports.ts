@@ -78,6 +78,40 @@ export interface RecentPaymentMarks {
   since(site: string, fromMs: number): Promise<{ latest: Map<string, number>; reset: boolean }>;
 }
 
+/** An object of the raw delivery the sessionizer has journaled: its journal number and S3 key. */
+export interface JournalEntry {
+  n: number;
+  key: string;
+}
+
+/**
+ * The sessionizer's journal of raw objects (INGEST items, `docs/data-model.md`): the order in which
+ * it takes the objects Firehose delivered, which S3's notifications do not give
+ * (`docs/ingestion.md`, "Choosing the ingestion path"). One writer at a time.
+ */
+export interface IngestJournal {
+  /** Gives `key` the next journal number, or returns null when the object was journaled already. */
+  add(key: string): Promise<number | null>;
+  /** The last journal number sessionized (0 before the first). */
+  done(): Promise<number>;
+  /** Up to `limit` entries numbered after `after`, in journal order. */
+  pending(after: number, limit: number): Promise<JournalEntry[]>;
+  /** Records that entry `n` and every one before it are sessionized. */
+  advance(n: number): Promise<void>;
+}
+
+/** The raw objects a delivery stream wrote (S3 `raw/`; locally files under the data directory). */
+export interface RawObjects {
+  /**
+   * The object's bytes (records as Firehose concatenated them, each ending in a newline), or null
+   * when there is no such object (expired by the bucket's lifecycle before it was read).
+   * @throws Error when the object cannot be read now (the batch is retried)
+   */
+  get(key: string): Promise<Buffer | null>;
+  /** Keys of the objects written at or after `sinceMs` (ms, UTC), for the sweep that catches missed notifications. */
+  listSince(sinceMs: number): Promise<string[]>;
+}
+
 /** The position of a batch in its stream: applied at most once per rollup item. */
 export interface StreamCheckpoint {
   shard: string;

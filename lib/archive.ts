@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { ARCHIVE_PARTITION_KEYS, EVENTS_PREFIX, glueColumns } from '../lambdas/domain/archive-schema.js';
 import { NAMED_QUERIES } from '../sql/named-queries.js';
 import { secureBucket } from './secure-bucket.js';
+import { RAW_PREFIX } from '../lambdas/adapters/s3-raw-objects.js';
 
 export { EVENTS_PREFIX };
 /** Key prefix of records Firehose could not partition, convert or deliver. */
@@ -63,7 +64,11 @@ export const ATHENA_RESULTS_DAYS = 30;
 export const ATHENA_SCAN_LIMIT_BYTES = 100 * 1024 ** 3;
 
 export interface EventArchiveProps {
-  stream: kinesis.IStream;
+  /**
+   * The event stream of a stack deployed before the raw delivery, while it drains
+   * (`-c drainStream=true`): its delivery stream keeps archiving what is left in it.
+   */
+  drainStream?: kinesis.IStream;
   /** Days the raw events are kept; 0 = forever. */
   rawRetentionDays: number;
   /** Target of the buckets' server access logs. */
@@ -73,18 +78,28 @@ export interface EventArchiveProps {
   logRetention: logs.RetentionDays;
 }
 
+/** Key prefix of the ingest delivery's raw JSON objects, which the sessionizer reads (`RAW_PREFIX`). */
+export const RAW_OBJECTS_PREFIX = RAW_PREFIX;
+/** Days the raw JSON objects are kept: the sessionizer reads them within minutes; a day covers a long outage. */
+export const RAW_OBJECTS_DAYS = 1;
+
 /**
- * The raw event archive, the source of truth (DESIGN.md): Firehose reads the
- * event stream, converts JSON to Parquet against the Glue table and writes
- * `events/site=/dt=` partitions; the Glue table (partition projection, no
- * crawler) and an Athena workgroup with the named queries read them.
+ * The raw event archive, the source of truth (DESIGN.md): the event function
+ * puts every event to a Direct PUT delivery stream that converts JSON to
+ * Parquet against the Glue table and writes `events/site=/dt=` partitions; the
+ * Glue table (partition projection, no crawler) and an Athena workgroup with
+ * the named queries read them. The same bucket holds the ingest delivery's
+ * raw objects (`raw/`, a day).
  */
 export class EventArchive extends Construct {
   readonly bucket: s3.Bucket;
   readonly resultsBucket: s3.Bucket;
   readonly database: glue.CfnDatabase;
   readonly table: glue.CfnTable;
+  /** The archive's delivery stream (Direct PUT). */
   readonly deliveryStream: firehose.DeliveryStream;
+  /** The stream-sourced delivery of a stack draining its event stream (`drainStream`). */
+  readonly drainDelivery: firehose.DeliveryStream | undefined;
   readonly workGroup: athena.CfnWorkGroup;
   readonly namedQueries: athena.CfnNamedQuery[];
 
@@ -99,6 +114,7 @@ export class EventArchive extends Construct {
           ? [{ id: 'raw-events-retention', prefix: EVENTS_PREFIX, expiration: Duration.days(props.rawRetentionDays) }]
           : []),
         { id: 'delivery-errors', prefix: ERRORS_PREFIX, expiration: Duration.days(90) },
+        { id: 'raw-objects', prefix: RAW_OBJECTS_PREFIX, expiration: Duration.days(RAW_OBJECTS_DAYS) },
       ],
     });
 
@@ -145,55 +161,11 @@ export class EventArchive extends Construct {
     });
     this.table.addResourceDependency(this.database);
 
-    const firehoseLogs = new logs.LogGroup(this, 'DeliveryLogs', {
-      retention: props.logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.deliveryStream = new firehose.DeliveryStream(this, 'Delivery', {
-      source: new firehose.KinesisStreamSource(props.stream),
-      destination: new firehose.S3Bucket(this.bucket, {
-        dataOutputPrefix: FIREHOSE_PREFIX,
-        errorOutputPrefix: FIREHOSE_ERROR_PREFIX,
-        bufferingSize: FIREHOSE_BUFFER_SIZE,
-        bufferingInterval: FIREHOSE_BUFFER_INTERVAL,
-        loggingConfig: new firehose.EnableLogging(firehoseLogs),
-        // The stream's records are single JSON events; OpenX parses `ts`
-        // (epoch milliseconds) into the Glue `timestamp` column.
-        dataFormatConversion: {
-          schemaConfiguration: firehose.SchemaConfiguration.fromCfnTable(this.table),
-          inputFormat: firehose.InputFormat.OPENX_JSON,
-          outputFormat: new firehose.ParquetOutputFormat({ compression: firehose.ParquetCompression.SNAPPY }),
-        },
-        dynamicPartitioning: { enabled: true },
-        processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
-      }),
-    });
-    // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.
-    for (const child of firehoseLogs.node.children)
-      if (child instanceof logs.LogStream) child.applyRemovalPolicy(RemovalPolicy.DESTROY);
-    // The L2 S3 destination grants `bucket.grantReadWrite` to its role: CDK's
-    // action groups (s3:GetObject*, s3:List*, …), scoped to this bucket and its
-    // objects; the Glue schema binding adds glue:GetSchemaVersion on "*".
-    const eventsBucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
-    const grantReason =
-      'Granted by the aws-kinesisfirehose L2 S3 destination (bucket.grantReadWrite on the archive bucket only): the wildcards are CDK action groups and the objects of this one bucket, which Firehose writes, lists and cleans up after failed multipart uploads.';
-    Validations.of(this.deliveryStream).acknowledge(
-      ...['s3:Abort*', 's3:DeleteObject*', 's3:GetBucket*', 's3:GetObject*', 's3:List*'].map((action) => ({
-        id: `AwsSolutions-IAM5[Action::${action}]`,
-        reason: grantReason,
-      })),
-      { id: `AwsSolutions-IAM5[Resource::<${eventsBucketId}.Arn>/*]`, reason: grantReason },
-      {
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'glue:GetSchemaVersion, added by the L2 SchemaConfiguration.fromCfnTable for Glue Schema Registry lookups, has no resource-level scoping in that grant; the table itself is read through glue:GetTable* scoped to the catalog, database and events table.',
-      },
-    );
-    Validations.of(this.deliveryStream).acknowledge({
-      id: 'AwsSolutions-KDF1',
-      reason:
-        'Firehose server-side encryption applies only to Direct PUT sources; this delivery stream reads the Kinesis stream, which is encrypted at rest (aws/kinesis), and writes to an SSE-S3 bucket, so the data is encrypted at every hop (https://docs.aws.amazon.com/firehose/latest/dev/encryption.html).',
-    });
+    this.deliveryStream = this.parquetDelivery('DirectDelivery', props.logRetention, undefined);
+    // Same logical ids as the stack on the stream had (its delivery and log group), so the upgrade keeps them.
+    this.drainDelivery = props.drainStream
+      ? this.parquetDelivery('Delivery', props.logRetention, new firehose.KinesisStreamSource(props.drainStream))
+      : undefined;
 
     this.resultsBucket = secureBucket(this, 'AthenaResults', {
       accessLogs: props.accessLogs,
@@ -228,4 +200,70 @@ export class EventArchive extends Construct {
       return named;
     });
   }
+  /**
+   * A delivery stream converting JSON events to Parquet into `events/site=/dt=`: Direct PUT
+   * (`source` undefined, encrypted with an AWS owned key at no charge) or reading the event stream.
+   */
+  private parquetDelivery(
+    id: string,
+    logRetention: logs.RetentionDays,
+    source: firehose.ISource | undefined,
+  ): firehose.DeliveryStream {
+    const firehoseLogs = new logs.LogGroup(this, `${id}Logs`, {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const stream = new firehose.DeliveryStream(this, id, {
+      ...(source ? { source } : { encryption: firehose.StreamEncryption.awsOwnedKey() }),
+      destination: new firehose.S3Bucket(this.bucket, {
+        dataOutputPrefix: FIREHOSE_PREFIX,
+        errorOutputPrefix: FIREHOSE_ERROR_PREFIX,
+        bufferingSize: FIREHOSE_BUFFER_SIZE,
+        bufferingInterval: FIREHOSE_BUFFER_INTERVAL,
+        loggingConfig: new firehose.EnableLogging(firehoseLogs),
+        // One JSON event a record; OpenX parses `ts` (epoch milliseconds) into the Glue `timestamp` column.
+        dataFormatConversion: {
+          schemaConfiguration: firehose.SchemaConfiguration.fromCfnTable(this.table),
+          inputFormat: firehose.InputFormat.OPENX_JSON,
+          outputFormat: new firehose.ParquetOutputFormat({ compression: firehose.ParquetCompression.SNAPPY }),
+        },
+        dynamicPartitioning: { enabled: true },
+        processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
+      }),
+    });
+    // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.
+    for (const child of firehoseLogs.node.children)
+      if (child instanceof logs.LogStream) child.applyRemovalPolicy(RemovalPolicy.DESTROY);
+    acknowledgeS3Destination(stream, this.bucket);
+    if (source)
+      Validations.of(stream).acknowledge({
+        id: 'AwsSolutions-KDF1',
+        reason:
+          'Firehose server-side encryption applies only to Direct PUT sources; this delivery stream reads the Kinesis stream, which is encrypted at rest (aws/kinesis), and writes to an SSE-S3 bucket, so the data is encrypted at every hop (https://docs.aws.amazon.com/firehose/latest/dev/encryption.html).',
+      });
+    return stream;
+  }
+}
+
+/**
+ * The grants the aws-kinesisfirehose L2 S3 destination gives a delivery stream's role, acknowledged
+ * for cdk-nag: `bucket.grantReadWrite` on this bucket only, and glue:GetSchemaVersion on `*` when
+ * it converts formats.
+ */
+export function acknowledgeS3Destination(stream: firehose.DeliveryStream, bucket: s3.IBucket): void {
+  const bucketId = Stack.of(stream).getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+  const grantReason =
+    'Granted by the aws-kinesisfirehose L2 S3 destination (bucket.grantReadWrite on the events bucket only): the wildcards are CDK action groups and the objects of this one bucket, which Firehose writes, lists and cleans up after failed multipart uploads.';
+  Validations.of(stream).acknowledge(
+    ...['s3:Abort*', 's3:DeleteObject*', 's3:GetBucket*', 's3:GetObject*', 's3:List*'].map((action) => ({
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason: grantReason,
+    })),
+    { id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`, reason: grantReason },
+    {
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'glue:GetSchemaVersion, added by the L2 SchemaConfiguration.fromCfnTable for Glue Schema Registry lookups, has no resource-level scoping in that grant; the table itself is read through glue:GetTable* scoped to the catalog, database and events table.',
+    },
+  );
 }

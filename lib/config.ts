@@ -15,6 +15,13 @@ export interface FootfallConfig {
    * sessionizer all of a site's events in one batch (`docs/cost.md`, "Batching").
    */
   shards: number | 'on-demand';
+  /**
+   * Keep the Kinesis event stream of a stack deployed before the raw delivery, with its
+   * sessionizer mapping and its archive delivery, while what is left in it drains (24 hours); the
+   * event function writes to the delivery streams either way (`docs/deploy.md`, "Upgrading from
+   * the event stream"). `shards` and `iteratorAgeAlarmSeconds` apply to that stream only.
+   */
+  drainStream: boolean;
   /** Days the raw Parquet events are kept on S3; 0 = forever. */
   rawRetentionDays: number;
   /** DynamoDB deletion protection. */
@@ -116,6 +123,7 @@ export interface FootfallConfig {
 export const CONFIG_DEFAULTS = {
   app: false,
   shards: 1,
+  drainStream: false,
   rawRetentionDays: 730,
   deletionProtection: true,
   throttleRate: 1000,
@@ -152,6 +160,7 @@ const whole = z
 const schema = z.object({
   app: flag.default(CONFIG_DEFAULTS.app),
   shards: z.union([z.literal('on-demand'), whole.pipe(z.number().min(1).max(500))]).default(CONFIG_DEFAULTS.shards),
+  drainStream: flag.default(CONFIG_DEFAULTS.drainStream),
   rawRetentionDays: whole.pipe(z.number().min(0)).default(CONFIG_DEFAULTS.rawRetentionDays),
   deletionProtection: flag.default(CONFIG_DEFAULTS.deletionProtection),
   throttleRate: whole.pipe(z.number().min(1)).default(CONFIG_DEFAULTS.throttleRate),

@@ -18,6 +18,7 @@ import { AppDistribution } from './app-distribution.js';
 import { addBudget } from './budget.js';
 import { certificateStackName } from './certificate-stack.js';
 import { EventArchive } from './archive.js';
+import { IngestDelivery } from './ingest.js';
 import type { FootfallConfig } from './config.js';
 import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
 import { FootfallHttpApi } from './http-api.js';
@@ -55,8 +56,11 @@ export const SCHEDULED_FAILED_RUNS_ALARM = 3;
 export class FootfallStack extends Stack {
   readonly config: FootfallConfig;
   readonly table: dynamodb.Table;
-  readonly stream: kinesis.Stream;
+  /** The event stream of a stack upgraded from it, kept while it drains (`-c drainStream=true`). */
+  readonly stream: kinesis.Stream | undefined;
   readonly archive: EventArchive;
+  /** The ingest delivery the sessionizer reads (`docs/ingestion.md`, "Choosing the ingestion path"). */
+  readonly ingest: IngestDelivery;
   readonly http: FootfallHttpApi;
   /** Envelope key of the webhook signing secrets (`docs/security.md`). */
   /** The KMS key of secrets sealed by earlier releases, with `-c legacySecretsKey=true` only. */
@@ -97,15 +101,18 @@ export class FootfallStack extends Stack {
       });
     }
 
-    // Deleted with the stack: its records live 24 hours and are also in the Parquet archive (docs/deploy.md "Tear down").
-    this.stream = new kinesis.Stream(this, 'Events', {
-      removalPolicy: RemovalPolicy.DESTROY,
-      ...(config.shards === 'on-demand'
-        ? { streamMode: kinesis.StreamMode.ON_DEMAND }
-        : { streamMode: kinesis.StreamMode.PROVISIONED, shardCount: config.shards }),
-      encryption: kinesis.StreamEncryption.MANAGED,
-      retentionPeriod: Duration.hours(24),
-    });
+    // Only while a stack upgraded from the stream drains it (docs/deploy.md "Upgrading from the event stream"):
+    // same logical id and settings as before, so the deploy keeps it; deleted with the stack.
+    this.stream = config.drainStream
+      ? new kinesis.Stream(this, 'Events', {
+          removalPolicy: RemovalPolicy.DESTROY,
+          ...(config.shards === 'on-demand'
+            ? { streamMode: kinesis.StreamMode.ON_DEMAND }
+            : { streamMode: kinesis.StreamMode.PROVISIONED, shardCount: config.shards }),
+          encryption: kinesis.StreamEncryption.MANAGED,
+          retentionPeriod: Duration.hours(24),
+        })
+      : undefined;
 
     const accessLogs = secureBucket(this, 'AccessLogs', {
       lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
@@ -117,12 +124,14 @@ export class FootfallStack extends Stack {
     });
 
     this.archive = new EventArchive(this, 'Archive', {
-      stream: this.stream,
+      drainStream: this.stream,
       rawRetentionDays: config.rawRetentionDays,
       accessLogs,
       name,
       logRetention,
     });
+
+    this.ingest = new IngestDelivery(this, 'Ingest', { bucket: this.archive.bucket, logRetention });
 
     Validations.of(this).acknowledge({
       id: 'CloudFormation-Validate::W7001',
@@ -155,6 +164,15 @@ export class FootfallStack extends Stack {
     for (const [fnName, spec] of deployedFunctions(this.registry, config)) {
       this.functions[fnName] = this.addFunction(fnName, spec, logRetention);
     }
+
+    // The S3 notification of raw objects is configured by CDK's singleton custom resource.
+    for (const child of this.node.children)
+      if (child.node.id.startsWith('BucketNotificationsHandler'))
+        Validations.of(child).acknowledge({
+          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+          reason:
+            "CDK's bucket-notifications custom resource (aws-s3 addEventNotification): it runs at deploy time only, to put the events bucket's notification configuration, and writes its own logs with the managed basic execution role.",
+        });
 
     this.addAlarms();
     this.notifyAlarms();
@@ -201,7 +219,15 @@ export class FootfallStack extends Stack {
       value: this.table.tableName,
       description: 'DynamoDB table (footfall --aws --table <name>)',
     });
-    new CfnOutput(this, 'StreamName', { value: this.stream.streamName, description: 'Kinesis event stream' });
+    new CfnOutput(this, 'IngestStreamName', {
+      value: this.ingest.deliveryStream.deliveryStreamName,
+      description: 'Firehose delivery stream of raw events (raw/ of the events bucket), read by the sessionizer',
+    });
+    if (this.stream)
+      new CfnOutput(this, 'StreamName', {
+        value: this.stream.streamName,
+        description: 'Kinesis event stream (draining)',
+      });
     new CfnOutput(this, 'EventsBucket', {
       value: this.archive.bucket.bucketName,
       description: 'Raw Parquet events (events/site=/dt=)',
@@ -235,7 +261,8 @@ export class FootfallStack extends Stack {
       // The hot path records no trace unless asked (`hotPathTracing`): HTTP APIs never sample a request, so PassThrough traces nothing.
       tracing: spec.hotPath && !this.config.hotPathTracing ? lambda.Tracing.PASS_THROUGH : lambda.Tracing.ACTIVE,
       hotPathLogging: spec.hotPath,
-      reservedConcurrency: spec.hotPath ? this.config.hotPathConcurrency : undefined,
+      // The sessionizer: one instance, the journal's one writer (lib/lambda-defaults.ts consumeDelivery).
+      reservedConcurrency: spec.hotPath ? this.config.hotPathConcurrency : spec.stream === 'consume' ? 1 : undefined,
     });
     if (spec.table)
       fn.bindTable(this.table, spec.table, {
@@ -270,8 +297,8 @@ export class FootfallStack extends Stack {
         this.secretsKey.grant(fn.fn, 'kms:Decrypt');
       }
     }
-    if (spec.stream === 'consume') fn.consumeStream(this.stream);
-    else if (spec.stream) fn.bindStream(this.stream, spec.stream);
+    if (spec.stream === 'consume') fn.consumeDelivery(this.archive.bucket, this.stream);
+    else if (spec.stream) fn.putDeliveries(this.ingest.deliveryStream, this.archive.deliveryStream);
 
     for (const route of spec.routes ?? []) {
       const routes = fn.addRoute(
@@ -368,7 +395,7 @@ export class FootfallStack extends Stack {
     for (const [fnName, fn] of Object.entries(this.functions)) {
       if (!fn.failedBatches) continue;
       new cloudwatch.Alarm(this, `${fnName}FailedBatchesAlarm`, {
-        alarmDescription: `${fnName}: batches of the event stream failed every retry (see the queue for shard and sequence ranges)`,
+        alarmDescription: `${fnName}: invocations failed every retry (see the queue; their raw objects stay journaled and are retried by the next notification or sweep)`,
         metric: fn.failedBatches.metricApproximateNumberOfMessagesVisible({
           period: Duration.minutes(5),
           statistic: 'Maximum',
@@ -378,6 +405,7 @@ export class FootfallStack extends Stack {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
+      if (!this.stream) continue;
       new cloudwatch.Alarm(this, `${fnName}IteratorAgeAlarm`, {
         alarmDescription: `${fnName}: falling behind the event stream (age of the last record read above ${this.config.iteratorAgeAlarmSeconds} s)`,
         metric: fn.fn.metric('IteratorAge', { period: Duration.minutes(1), statistic: 'Maximum' }),

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -6,6 +6,10 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import type * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { KinesisEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -16,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { lambdaBuildOptions } from '../bench/bundle.js';
 import { METRICS_NAMESPACE } from '../lambdas/observability/telemetry.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
+import { RAW_PREFIX } from '../lambdas/adapters/s3-raw-objects.js';
 
 /** Repository root: entries, package-lock.json and the esbuild working directory. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -69,7 +74,7 @@ export type TableAccess = keyof typeof TABLE_ACTIONS;
 
 /** Kinesis actions per access level. `read` is what an event source mapping needs. */
 export const STREAM_ACTIONS = {
-  put: ['kinesis:PutRecord', 'kinesis:PutRecords'],
+  put: ['firehose:PutRecordBatch'],
   read: [
     'kinesis:DescribeStream',
     'kinesis:DescribeStreamSummary',
@@ -143,7 +148,7 @@ export class FootfallFunction extends Construct {
   readonly fn: NodejsFunction;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
-  /** The on-failure destination of its stream consumer, when `consumeStream` was called. */
+  /** The on-failure destination of the sessionizer's invocations, when `consumeDelivery` was called. */
   failedBatches?: sqs.Queue;
   private integration?: HttpLambdaIntegration;
 
@@ -264,32 +269,49 @@ export class FootfallFunction extends Construct {
   }
 
   /**
-   * `put`: sets `STREAM_NAME` and grants PutRecord(s). `read`: grants what a
-   * reader needs (the event source mapping polls with the function's role).
-   * A stream encrypted with the AWS managed key (`alias/aws/kinesis`) needs no
-   * KMS permission; a customer managed key gets the matching grant.
+   * Writes events to the delivery streams (`FirehoseEventStream`): their names in INGEST_STREAM and
+   * ARCHIVE_STREAM, and `firehose:PutRecordBatch` on those two streams only.
    */
-  bindStream(stream: kinesis.IStream, access: StreamAccess): this {
-    if (access === 'put') this.fn.addEnvironment('STREAM_NAME', stream.streamName);
+  putDeliveries(ingest: firehose.IDeliveryStream, archive: firehose.IDeliveryStream): this {
+    this.fn.addEnvironment('INGEST_STREAM', ingest.deliveryStreamName);
+    this.fn.addEnvironment('ARCHIVE_STREAM', archive.deliveryStreamName);
     this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: [...STREAM_ACTIONS[access]], resources: [stream.streamArn] }),
+      new iam.PolicyStatement({
+        actions: [...STREAM_ACTIONS.put],
+        resources: [ingest.deliveryStreamArn, archive.deliveryStreamArn],
+      }),
     );
-    if (stream.encryptionKey) {
-      if (access === 'put') stream.encryptionKey.grant(this.role, 'kms:GenerateDataKey');
-      else stream.encryptionKey.grantDecrypt(this.role);
-    }
     return this;
   }
 
   /**
-   * Consumes the stream through a Kinesis event source mapping: batches with a
-   * batching window, partial batch failures reported by the handler, a failing
-   * batch bisected and retried, and what still fails recorded in an encrypted
-   * SQS queue (shard and sequence range; the records stay in the stream for its
-   * retention period).
+   * Consumes the ingest delivery's raw objects (`docs/ingestion.md`, "Choosing the ingestion path"):
+   * S3 `ObjectCreated` notifications under `raw/` invoke it asynchronously (two retries, events
+   * kept six hours, then their record goes to an encrypted SQS queue, the failed-batches queue),
+   * a sweep every 5 minutes journals what a lost invocation missed, and it may read `raw/*`
+   * (`s3:GetObject`) and list `raw/` (`s3:ListBucket` with that prefix). One instance at a time
+   * (reserved concurrency 1): the journal has one writer, as one shard gave the stream's batches.
+   * With `drainStream` (a stack upgraded from the event stream) it also consumes the stream
+   * through its event source mapping until the stream is removed.
    */
-  consumeStream(stream: kinesis.IStream): this {
-    this.bindStream(stream, 'read');
+  consumeDelivery(bucket: s3.IBucket, drainStream: kinesis.IStream | undefined): this {
+    this.fn.addEnvironment('RAW_BUCKET', bucket.bucketName);
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [bucket.arnForObjects(`${RAW_PREFIX}*`)] }),
+    );
+    const bucketId = Stack.of(this).getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${RAW_PREFIX}*]`,
+      reason:
+        'The raw objects Firehose delivers under raw/ have keys made at delivery (time and a random id): reading any of them, and nothing else of the bucket, is the grant.',
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${RAW_PREFIX}*`] } },
+      }),
+    );
     const queue = new sqs.Queue(this, 'FailedBatches', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -298,20 +320,35 @@ export class FootfallFunction extends Construct {
     Validations.of(queue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:
-        'This queue is itself the failure destination of the Kinesis event source mapping (it holds the shard and sequence ranges of batches that exhausted their retries); nothing consumes it automatically, so it needs no DLQ of its own.',
+        'This queue is itself the failure destination of the sessionizer (records of invocations that exhausted their retries; the objects stay in the journal and on S3); nothing consumes it automatically, so it needs no DLQ of its own.',
     });
     this.failedBatches = queue;
-    this.fn.addEventSource(
-      new KinesisEventSource(stream, {
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: STREAM_CONSUMER_DEFAULTS.batchSize,
-        maxBatchingWindow: STREAM_CONSUMER_DEFAULTS.maxBatchingWindow,
-        bisectBatchOnError: true,
-        reportBatchItemFailures: true,
-        retryAttempts: STREAM_CONSUMER_DEFAULTS.retryAttempts,
-        onFailure: new SqsDlq(queue),
-      }),
-    );
+    this.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new SqsDestination(queue),
+    });
+    bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.LambdaDestination(this.fn), {
+      prefix: RAW_PREFIX,
+    });
+    this.addSchedule(events.Schedule.rate(Duration.minutes(5)));
+    if (drainStream) {
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: [...STREAM_ACTIONS.read], resources: [drainStream.streamArn] }),
+      );
+      if (drainStream.encryptionKey) drainStream.encryptionKey.grantDecrypt(this.role);
+      this.fn.addEventSource(
+        new KinesisEventSource(drainStream, {
+          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+          batchSize: STREAM_CONSUMER_DEFAULTS.batchSize,
+          maxBatchingWindow: STREAM_CONSUMER_DEFAULTS.maxBatchingWindow,
+          bisectBatchOnError: true,
+          reportBatchItemFailures: true,
+          retryAttempts: STREAM_CONSUMER_DEFAULTS.retryAttempts,
+          onFailure: new SqsDlq(queue),
+        }),
+      );
+    }
     return this;
   }
 

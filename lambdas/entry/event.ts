@@ -3,7 +3,7 @@ import { CountryDatabase } from '../adapters/country-database.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import { DynamoSaltStore } from '../adapters/dynamo/salt-store.js';
 import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
-import { KinesisEventStream, createKinesisClient } from '../adapters/kinesis-stream.js';
+import { FirehoseEventStream, createFirehoseClient } from '../adapters/firehose-stream.js';
 import { SiteRateLimiter } from '../domain/rate-limit.js';
 import { createEventHandler } from '../handlers/event.js';
 import { createTelemetry } from '../observability/telemetry.js';
@@ -36,6 +36,9 @@ export const handler = createEventHandler({
   clock: Date.now,
   sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
   salts: new DynamoSaltStore(dynamo),
-  stream: new KinesisEventStream(createKinesisClient(), requireEnv('STREAM_NAME')),
+  stream: new FirehoseEventStream(createFirehoseClient(), {
+    ingest: requireEnv('INGEST_STREAM'),
+    archive: requireEnv('ARCHIVE_STREAM'),
+  }),
   limiter: new SiteRateLimiter(),
 });

@@ -18,12 +18,16 @@ const GLUE = { database: 'footfall', table: 'events' } as const;
 const glueArn = (resource: string) =>
   `arn:${LOCAL['AWS::Partition']}:glue:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:${resource}`;
 
-/** The local stand-ins' ARNs (the stream, the secrets key pair's parameters as the default stack names them, the archive bucket and its Glue table). */
+/**
+ * The local stand-ins' ARNs: the two delivery streams, the events bucket (raw objects and the
+ * archive), the secrets key pair's parameters as the default stack names them, the archive's Glue table.
+ */
 export const LOCAL_ARNS = {
-  stream: 'arn:aws:kinesis:local:000000000000:stream/events',
+  ingestStream: 'arn:aws:firehose:local:000000000000:deliverystream/ingest',
+  archiveStream: 'arn:aws:firehose:local:000000000000:deliverystream/archive',
+  eventsBucket: 'arn:aws:s3:::local-events',
   secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
   secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
-  archiveBucket: 'arn:aws:s3:::footfall-archive-local',
   /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
   glueTable: [
     glueArn('catalog'),
@@ -33,14 +37,15 @@ export const LOCAL_ARNS = {
 } as const;
 
 /** The ARN of the archive's object `key` (`events/site=…/dt=…/part-….parquet`). */
-export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.archiveBucket}/${key}`;
+export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.eventsBucket}/${key}`;
 
 /** The ARNs of the twin's stand-ins that `policies.json` names by placeholder (`DynamoDB::Table/Table`). */
 const localResource = (placeholder: string): string | undefined =>
   ({
     'DynamoDB::Table/Table': tableArn('*'),
-    'Kinesis::Stream/Events': LOCAL_ARNS.stream,
-    'S3::Bucket/ArchiveEvents': LOCAL_ARNS.archiveBucket,
+    'KinesisFirehose::DeliveryStream/IngestDelivery': LOCAL_ARNS.ingestStream,
+    'KinesisFirehose::DeliveryStream/ArchiveDirectDelivery': LOCAL_ARNS.archiveStream,
+    'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
     'Glue::Table/ArchiveTable.Ref': GLUE.table,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 

@@ -13,14 +13,12 @@ export type FunctionPolicies = Record<string, PolicyStatement[]>;
 
 /**
  * Roles of the stack that are not a function's but whose work a stand-in of the twin does, by the
- * name the twin asks them by and the prefix of their logical id: Firehose's delivery reads the
- * stream with its service role and writes the archive (S3, the Glue table's schema) with its
- * destination role, which the local archive writer plays (`local/consumers.ts`). A role the stack
- * does not have is left out.
+ * name the twin asks them by and the prefix of their logical id: the archive's Direct PUT delivery
+ * writes the archive (S3, the Glue table's schema) with its destination role, which the local
+ * archive writer plays (`local/consumers.ts`). A role the stack does not have is left out.
  */
 export const STACK_ROLES = {
-  archiveSource: 'ArchiveDeliveryServiceRole',
-  archiveDestination: 'ArchiveDeliveryS3DestinationRole',
+  archiveDestination: 'ArchiveDirectDeliveryS3DestinationRole',
 } as const;
 
 type Json = unknown;

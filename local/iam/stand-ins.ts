@@ -1,4 +1,5 @@
-import type { EventStream, SecretBox } from '../../lambdas/ports.js';
+import type { EventStream, RawObjects, SecretBox } from '../../lambdas/ports.js';
+import { RAW_PREFIX } from '../../lambdas/adapters/s3-raw-objects.js';
 import { AccessDeniedException, iamEnforced, type FunctionName } from './partition-guard.js';
 import { LOCAL_ARNS, archiveObjectArn, authorizer } from './authorizer.js';
 import type { STACK_ROLES } from './policies.js';
@@ -7,13 +8,19 @@ import type { STACK_ROLES } from './policies.js';
 export type Principal = FunctionName | keyof typeof STACK_ROLES;
 
 /**
- * Asks `name`'s synthesized policy for `action` on `resource` (an ARN of `LOCAL_ARNS`), for a
- * stand-in that makes no SDK call: the action and ARN its AWS adapter's call would be authorized as.
+ * Asks `name`'s synthesized policy for `action` on `resource` (an ARN of `LOCAL_ARNS`) with the
+ * request's condition keys (`context`, e.g. the `s3:prefix` of a listing), for a stand-in that makes
+ * no SDK call: the action and ARN its AWS adapter's call would be authorized as.
  * @throws AccessDeniedException, as AWS answers, when the policy does not allow it (never with `FOOTFALL_IAM=off`)
  */
-export function demand(name: Principal, action: string, resource: string): void {
+export function demand(
+  name: Principal,
+  action: string,
+  resource: string,
+  context: Readonly<Record<string, readonly string[]>> = {},
+): void {
   if (!iamEnforced()) return;
-  if (!authorizer(name)({ action, resource, context: {} }, resource))
+  if (!authorizer(name)({ action, resource, context }, resource))
     throw new AccessDeniedException(
       `User: arn:aws:sts::000000000000:assumed-role/${name}Role/${name} is not authorized to perform: ${action} on resource: ${resource}`,
     );
@@ -40,35 +47,45 @@ export function functionSecretBox(box: SecretBox, name: FunctionName): SecretBox
   };
 }
 
-/** The local stream as function `name` writes it: `kinesis:PutRecords` on the stream, as `KinesisEventStream` calls it. */
+/**
+ * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest and the
+ * archive delivery streams, as `FirehoseEventStream` calls them (the local log stands in for both).
+ */
 export function functionStream(stream: EventStream, name: FunctionName): EventStream {
   return {
     put: async (events) => {
-      demand(name, 'kinesis:PutRecords', LOCAL_ARNS.stream);
+      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.ingestStream);
+      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.archiveStream);
       return stream.put(events);
     },
   };
 }
 
 /**
- * What the event source mapping asks of function `name`'s role before each batch it hands over
- * (it polls with that role: `kinesis:GetShardIterator`, `kinesis:GetRecords` on the stream).
- * @throws AccessDeniedException when the role lacks either
+ * The local raw objects as function `name` reads them: `s3:GetObject` on the object and
+ * `s3:ListBucket` with the `raw/` prefix on the events bucket, as `S3RawObjects` calls S3.
  */
-export function demandStreamRead(name: FunctionName): void {
-  for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords']) demand(name, action, LOCAL_ARNS.stream);
+export function functionRawObjects(objects: RawObjects, name: FunctionName): RawObjects {
+  return {
+    get: async (key) => {
+      demand(name, 's3:GetObject', `${LOCAL_ARNS.eventsBucket}/${key}`);
+      return objects.get(key);
+    },
+    listSince: async (sinceMs) => {
+      demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [RAW_PREFIX] });
+      return objects.listSince(sinceMs);
+    },
+  };
 }
 
 /**
- * What Firehose's delivery asks of its roles for one batch the local archive writer takes off the
- * stream (`local/consumers.ts`, `archivePoller`): the service role reads the stream
- * (`kinesis:GetShardIterator`, `kinesis:GetRecords`), the destination role reads the Glue table's
- * schema for the Parquet conversion (`glue:GetTableVersions` on its catalog, database and table).
- * @throws AccessDeniedException when either role lacks a grant
+ * What the archive's delivery asks of its destination role for one batch the local archive writer
+ * takes (`local/consumers.ts`, `archivePoller`): the Glue table's schema for the Parquet conversion
+ * (`glue:GetTableVersions` on its catalog, database and table). A Direct PUT delivery has no source
+ * role: the event function's own `firehose:PutRecordBatch` is asked by `functionStream`.
+ * @throws AccessDeniedException when the role lacks a grant
  */
 export function demandArchiveBatch(): void {
-  for (const action of ['kinesis:GetShardIterator', 'kinesis:GetRecords'])
-    demand('archiveSource', action, LOCAL_ARNS.stream);
   for (const arn of LOCAL_ARNS.glueTable) demand('archiveDestination', 'glue:GetTableVersions', arn);
 }
 

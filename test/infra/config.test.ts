@@ -12,6 +12,7 @@ describe('stack configuration from CDK context', () => {
     expect(parseConfig({})).toEqual({
       app: false,
       shards: 1,
+      drainStream: false,
       rawRetentionDays: 730,
       deletionProtection: true,
       throttleRate: 1000,

@@ -31,13 +31,14 @@ const documentedKeys = [
  */
 const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ['app', { app: true }],
-  ['shards=on-demand', { shards: 'on-demand' }],
-  ['shards=4', { shards: 4 }],
+  ['drainStream', { drainStream: true }],
+  ['shards=on-demand', { drainStream: true, shards: 'on-demand' }],
+  ['shards=4', { drainStream: true, shards: 4 }],
   ['rawRetentionDays=0', { rawRetentionDays: 0 }],
   ['deletionProtection=false', { deletionProtection: false }],
   ['throttleRate, throttleBurst', { throttleRate: 50, throttleBurst: 100 }],
   ['logRetentionDays=365', { logRetentionDays: 365 }],
-  ['iteratorAgeAlarmSeconds=60', { iteratorAgeAlarmSeconds: 60 }],
+  ['iteratorAgeAlarmSeconds=60', { drainStream: true, iteratorAgeAlarmSeconds: 60 }],
   ['geoDatabase', { geoDatabase: PACKAGED_COUNTRY_DATABASE }],
   ['hotPathTracing', { hotPathTracing: true }],
   ['pointInTimeRecovery=false', { pointInTimeRecovery: false }],
@@ -149,7 +150,7 @@ describe('two stacks in one account, or one name in two regions', () => {
     expect(staging.stack.stackName).toBe('FootfallStaging');
   });
 
-  it('retains only what docs/deploy.md "Tear down" says: the table and the buckets (and the old secrets key while kept); deletes the stream and every log group', () => {
+  it('retains only what docs/deploy.md "Tear down" says: the table and the buckets (and the old secrets key while kept); deletes the delivery streams and every log group', () => {
     const retained = Object.values(resources(prod))
       .filter((r) => r.DeletionPolicy === 'Retain')
       .map((r) => r.Type);
@@ -163,7 +164,10 @@ describe('two stacks in one account, or one name in two regions', () => {
     expect(teardown).toMatch(/\*\*KMS key\*\*[^]*schedule-key-deletion/);
     expect(teardown).toMatch(/\*\*S3 buckets\*\*/);
     // CloudFormation deletes a resource without a DeletionPolicy.
-    expect(only(ofType(prod, 'AWS::Kinesis::Stream'))[1].DeletionPolicy ?? 'Delete').toBe('Delete');
+    expect(ofType(prod, 'AWS::Kinesis::Stream')).toHaveLength(0);
+    const deliveries = ofType(prod, 'AWS::KinesisFirehose::DeliveryStream');
+    expect(deliveries).toHaveLength(2);
+    for (const [id, d] of deliveries) expect(d.DeletionPolicy ?? 'Delete', id).toBe('Delete');
     const logGroups = ofType(prod, 'AWS::Logs::LogGroup');
     expect(logGroups.length).toBeGreaterThan(8);
     for (const [id, group] of logGroups) expect(group.DeletionPolicy ?? 'Delete', id).toBe('Delete');
@@ -240,7 +244,7 @@ describe('alarms on the archive and compaction, with an action', () => {
       TopicArn: { Ref: topicId },
     });
     const list = alarms(mailed);
-    expect(list.length).toBeGreaterThanOrEqual(9);
+    expect(list.length).toBeGreaterThanOrEqual(8);
     for (const a of list) {
       expect(a.AlarmActions, a.id).toEqual([{ Ref: topicId }]);
       expect(a.OKActions, a.id).toEqual([{ Ref: topicId }]);

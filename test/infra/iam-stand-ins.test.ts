@@ -4,7 +4,7 @@ import {
   demand,
   demandArchiveBatch,
   demandArchiveWrite,
-  demandStreamRead,
+  functionRawObjects,
   functionSecretBox,
   functionStream,
 } from '../../local/iam/stand-ins.js';
@@ -25,24 +25,32 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
     await expect(functionSecretBox(box, 'report').open('sealed:s', context)).rejects.toThrow(/ssm:GetParameter/);
   });
 
-  it('the stream: the event function puts, the sessionizer reads, not the other way round', async () => {
+  it('the deliveries: the event function puts to Firehose, the sessionizer reads raw objects, not the other way round', async () => {
     const put = vi.fn(async () => undefined);
     await functionStream({ put }, 'event').put([]);
     expect(put).toHaveBeenCalledOnce();
-    await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/kinesis:PutRecords/);
-    expect(() => demandStreamRead('sessionize')).not.toThrow();
-    expect(() => demandStreamRead('event')).toThrow(AccessDeniedException);
+    await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/firehose:PutRecordBatch/);
+    const objects = { get: vi.fn(async () => Buffer.from('')), listSince: vi.fn(async () => []) };
+    await functionRawObjects(objects, 'sessionize').get('raw/2026/11/27/01/ingest-1-2');
+    await functionRawObjects(objects, 'sessionize').listSince(0);
+    expect(objects.get).toHaveBeenCalledOnce();
+    expect(objects.listSince).toHaveBeenCalledOnce();
+    await expect(functionRawObjects(objects, 'event').get('raw/2026/11/27/01/ingest-1-2')).rejects.toThrow(
+      /s3:GetObject/,
+    );
+    await expect(functionRawObjects(objects, 'report').listSince(0)).rejects.toThrow(AccessDeniedException);
+    // Only raw/: the archive's Parquet objects are not the sessionizer's to read.
+    await expect(functionRawObjects(objects, 'sessionize').get('events/site=a.test/dt=2026-11-27/x')).rejects.toThrow();
   });
 });
 
 describe("the local archive writer asks Firehose's delivery roles (local/iam/policies.json)", () => {
-  it('reads the stream and the Glue table, and writes objects of the archive bucket, with the roles the stack gives', () => {
+  it('reads the Glue table and writes objects of the archive bucket, with the role the stack gives', () => {
     expect(() => demandArchiveBatch()).not.toThrow();
     expect(() => demandArchiveWrite('events/site=shop.test/dt=2026-11-20/part-1.parquet')).not.toThrow();
-    // The stream is read by the source role, the bucket written by the destination role: not the other way round.
-    expect(() => demand('archiveDestination', 'kinesis:GetRecords', LOCAL_ARNS.stream)).toThrow(AccessDeniedException);
-    expect(() => demand('archiveSource', 's3:PutObject', `${LOCAL_ARNS.archiveBucket}/events/x`)).toThrow(
-      /s3:PutObject/,
+    // The destination role writes the archive, and reads nothing of the raw delivery's.
+    expect(() => demand('archiveDestination', 's3:GetObject', `${LOCAL_ARNS.eventsBucket}/raw/x`)).toThrow(
+      AccessDeniedException,
     );
     // Another bucket, another Glue table, or a function's role: denied.
     expect(() => demand('archiveDestination', 's3:PutObject', 'arn:aws:s3:::another-bucket/events/x')).toThrow(
@@ -50,7 +58,7 @@ describe("the local archive writer asks Firehose's delivery roles (local/iam/pol
     );
     const otherTable = LOCAL_ARNS.glueTable[2].replace(/events$/, 'other');
     expect(() => demand('archiveDestination', 'glue:GetTableVersions', otherTable)).toThrow(AccessDeniedException);
-    expect(() => demand('sessionize', 's3:PutObject', `${LOCAL_ARNS.archiveBucket}/events/x`)).toThrow(
+    expect(() => demand('sessionize', 's3:PutObject', `${LOCAL_ARNS.eventsBucket}/events/x`)).toThrow(
       AccessDeniedException,
     );
   });

@@ -84,8 +84,8 @@ describe('least privilege on the table, per function (context app=true)', () => 
     // Its last step credits again the payments of the visitors it wrote (issue 16.2): payment items and FX rates.
     [
       'sessionize',
-      ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
-      ['R#*', 'RT#*', 'SHARD#*', ...PAYMENT_WRITE_PARTITIONS],
+      ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', 'INGEST', ...PAYMENT_WRITE_PARTITIONS],
+      ['R#*', 'RT#*', 'SHARD#*', 'INGEST', ...PAYMENT_WRITE_PARTITIONS],
     ],
     ['report', [...REPORT_READ_PARTITIONS], []],
     ['mcp', [...REPORT_READ_PARTITIONS], []],

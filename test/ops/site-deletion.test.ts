@@ -18,7 +18,7 @@ import {
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
-import { LOCAL_SITE_CACHE_TTL_MS, SESSIONIZER, sessionizeConsumer } from '../../local/consumers.js';
+import { LOCAL_SITE_CACHE_TTL_MS, SESSIONIZER, sessionizeConsumer, rawObjectsDir } from '../../local/consumers.js';
 import { LocalStreamPoller } from '../../local/stream-poller.js';
 import { localPaths } from '../../local/service.js';
 import { DuckDbArchiveReader } from '../../local/archive-reader.js';
@@ -123,9 +123,14 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
       ],
       { sessionizeIntervalMs: 0, clock },
     );
-    poller = new LocalStreamPoller(localPaths(svc.dataDir).stream, SESSIONIZER, sessionizeConsumer(svc.dynamo, clock), {
-      batchSize: 1000,
-    });
+    poller = new LocalStreamPoller(
+      localPaths(svc.dataDir).stream,
+      SESSIONIZER,
+      sessionizeConsumer(svc.dynamo, rawObjectsDir(localPaths(svc.dataDir).stream), clock),
+      {
+        batchSize: 1000,
+      },
+    );
     await put([...eventsOf(GONE), ...eventsOf(KEPT)]);
     await pay(GONE, paymentsOf('g'));
     await pay(KEPT, paymentsOf('k'));

@@ -33,7 +33,7 @@ import { rng } from '../../local/demo/workload.js';
 import { createEventHandler } from '../../lambdas/handlers/event.js';
 import { createSessionizeHandler } from '../../lambdas/handlers/sessionize.js';
 import { httpApiEvent, localContext } from '../../local/api-gateway.js';
-import { sessionizeConsumer } from '../../local/consumers.js';
+import { sessionizeConsumer, rawObjectsDir } from '../../local/consumers.js';
 import { toKinesisEvent } from '../../local/kinesis-event.js';
 import { LocalStreamPoller } from '../../local/stream-poller.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
@@ -462,19 +462,19 @@ describe('(b) a failed batch retried through the local event source mapping afte
       }
       return send(command);
     }) as typeof db.conn.doc.send;
-    await expect(new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).rejects.toThrow(
-      /failed at record/,
-    );
+    await expect(
+      new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn, rawObjectsDir(dir))).drain(),
+    ).rejects.toThrow(/failed at record/);
 
     // Meanwhile more events arrive; a new poller (a restarted process) hands out the failed batch's records and the new ones at once.
     await stream.put(second);
     await stream.close();
-    expect(await new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn)).drain()).toBe(
-      first.length + second.length,
-    );
+    expect(
+      await new LocalStreamPoller(dir, 'sessionize', sessionizeConsumer(db.conn, rawObjectsDir(dir))).drain(),
+    ).toBe(first.length + second.length);
 
     const clean = await memoryTable(SITES);
-    expect(await new LocalStreamPoller(dir, 'clean', sessionizeConsumer(clean.conn)).drain()).toBe(
+    expect(await new LocalStreamPoller(dir, 'clean', sessionizeConsumer(clean.conn, rawObjectsDir(dir))).drain()).toBe(
       first.length + second.length,
     );
     // Batch boundaries differ between the two runs, so the per-shard sequence numbers, versions and batch markers do too.

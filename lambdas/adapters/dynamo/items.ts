@@ -123,6 +123,17 @@ export const PARTITIONS = {
     writers: ['sessionize'],
     items: { BATCH_MARKER: { sk: 'INFLIGHT', bound: '< 300 B' } },
   },
+  ingest: {
+    prefix: 'INGEST',
+    key: singleton('INGEST'),
+    readers: [],
+    writers: ['sessionize'],
+    items: {
+      INGEST_CURSOR: { sk: 'CURSOR', bound: '< 200 B' },
+      INGEST_ENTRY: { sk: 'E#<journal number, 16 digits>', bound: '< 1.5 KB', ttlSeconds: 7 * 86_400 },
+      INGEST_SEEN: { sk: 'K#<object key>', bound: '< 1.5 KB', ttlSeconds: 7 * 86_400 },
+    },
+  },
   recentPaymentMarks: {
     prefix: 'RPM#',
     key: family('RPM#') as (site: string) => string,
