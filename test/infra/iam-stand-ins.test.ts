@@ -48,10 +48,8 @@ describe("the local archive writer asks Firehose's delivery roles (local/iam/pol
   it('reads the Glue table and writes objects of the archive bucket, with the role the stack gives', () => {
     expect(() => demandArchiveBatch()).not.toThrow();
     expect(() => demandArchiveWrite('events/site=shop.test/dt=2026-11-20/part-1.parquet')).not.toThrow();
-    // The destination role writes the archive, and reads nothing of the raw delivery's.
-    expect(() => demand('archiveDestination', 's3:GetObject', `${LOCAL_ARNS.eventsBucket}/raw/x`)).toThrow(
-      AccessDeniedException,
-    );
+    // The archive is written by the delivery's role, not by the event function that puts to it.
+    expect(() => demand('event', 's3:PutObject', `${LOCAL_ARNS.eventsBucket}/events/x`)).toThrow(/s3:PutObject/);
     // Another bucket, another Glue table, or a function's role: denied.
     expect(() => demand('archiveDestination', 's3:PutObject', 'arn:aws:s3:::another-bucket/events/x')).toThrow(
       AccessDeniedException,
