@@ -347,7 +347,8 @@ const priceTable: Pricer = (r, { d, resources }) => {
     deployed('webhook') * U.rruPerWebhook +
     deployed('app') * U.rruPerAppCall;
   const journalWru = d.rawObjects * U.journalWruPerObject;
-  const journalRru = d.rawObjects * U.journalRruPerObject + d.sweeps * U.journalRruPerSweep;
+  const objectsPerSweep = (d.rawObjects * U.sweepWindowMinutes * 60) / U.monthSeconds;
+  const journalRru = d.rawObjects * U.journalRruPerObject + d.sweeps * (U.journalRruPerSweep + objectsPerSweep);
   const storedGb = (U.monthsOfData * d.events * d.m.storedBytesPerEvent) / GB;
   const pitr = prop(r.props, 'PointInTimeRecoverySpecification', 'PointInTimeRecoveryEnabled') === true;
   return [

@@ -101,12 +101,13 @@ export const USAGE = {
    * The ingest journal (`lambdas/adapters/dynamo/ingest-journal.ts`), items under 1 KB: an object
    * notified once is journaled (consistent Get of its seen record, cursor Update, entry and seen
    * Puts), then taken (consistent Get of the cursor, a Query of the page and an empty one, cursor
-   * Update, entry Delete): 5 WRU and 4 RRU. A sweep Gets the seen record of each object of its
-   * 15-minute window (already journaled), then the cursor and an empty Query.
+   * Update, entry Delete): 5 WRU and 4 RRU. A sweep Gets the cursor and makes an empty Query, and
+   * Gets the seen record of each object of its window (`sweepWindowMinutes`, already journaled).
    */
   journalWruPerObject: 5,
   journalRruPerObject: 4,
-  journalRruPerSweep: 17,
+  journalRruPerSweep: 2,
+  sweepWindowMinutes: 15,
   /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its 15-minute window spans (1.25 on average). */
   listsPerSweep: 1.25,
   /** DynamoDB request units per call of the functions the sessionize bench does not measure (`docs/benchmarks.md`). */

@@ -161,7 +161,7 @@ describe('the lines follow the template', () => {
     const ia = PRICES.dynamoIaRequestFactor;
     expect(line(bill, 'DynamoDB requests: ingest journal')).toBeCloseTo(
       ((rawObjects * USAGE.journalWruPerObject) / 1e6) * PRICES.wruPerMillion * ia +
-        ((rawObjects * USAGE.journalRruPerObject + sweeps * USAGE.journalRruPerSweep) / 1e6) *
+        ((rawObjects * USAGE.journalRruPerObject + sweeps * (USAGE.journalRruPerSweep + 15)) / 1e6) *
           PRICES.rruPerMillion *
           ia,
       6,
