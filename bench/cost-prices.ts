@@ -135,9 +135,9 @@ export const USAGE = {
   /**
    * Share of a month's hours in which each custom metric (`CUSTOM_METRICS`) has data: CloudWatch
    * bills a metric by the hours it receives data, and each is emitted only when there is something to
-   * count. Bots and foreign hosts reach a public site every hour; a healthy stack writes no malformed record.
+   * count. A healthy stack writes no malformed record (dropped events are log lines, not a metric).
    */
-  customMetricHours: { DroppedEvents: 1, MalformedRecords: 0 },
+  customMetricHours: { MalformedRecords: 0 },
   monthsOfData: 12,
   monthHours: 730,
   monthSeconds: 30 * 24 * 3600,
