@@ -69,45 +69,6 @@ export class UnpricedResourceError extends Error {
 type FunctionKey = keyof typeof FUNCTIONS;
 const isFunctionKey = (name: string): name is FunctionKey => Object.hasOwn(FUNCTIONS, name);
 
-/** What a month of use asks of the stack at one traffic level (`USAGE`, `docs/cost.md` "Assumptions"). */
-interface Demand {
-  m: Measured;
-  events: number;
-  dashboardLoads: number;
-  invocations: Readonly<Record<FunctionKey, number>>;
-}
-
-function demandOf(m: Measured): Demand {
-  const U = USAGE;
-  const E = m.eventsPerMonth;
-  const perMillion = (rate: number, floor: number) => Math.max(floor, (E / M) * rate);
-  const dashboardLoads = perMillion(U.dashboardLoadsPerMillion, U.dashboardLoadsMin);
-  return {
-    m,
-    events: E,
-    dashboardLoads,
-    invocations: {
-      event: E,
-      tracker: U.scriptLoadsPerEvent * E,
-      health: U.healthChecks,
-      sessionize: E / m.batch,
-      report: dashboardLoads * U.reportCallsPerLoad + perMillion(U.apiCallsPerMillion, U.apiCallsMin),
-      mcp: perMillion(U.mcpCallsPerMillion, U.mcpCallsMin),
-      webhook: perMillion(U.webhooksPerMillion, U.webhooksMin),
-      app: dashboardLoads,
-      scheduled: (30 * 24 * 60) / (FUNCTIONS.scheduled.everyMinutes ?? 5),
-    },
-  };
-}
-
-/** The template as the pricers see it: every resource by logical id, and the demand. */
-interface Context {
-  d: Demand;
-  resources: readonly StackResource[];
-}
-
-type Pricer = (r: StackResource, ctx: Context) => Line[];
-
 const container = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]);
 /** The value at `path` in a resource's properties (objects by key, arrays by index), or undefined. */
 const prop = (value: unknown, ...path: string[]): unknown => {
@@ -124,6 +85,178 @@ const num = (value: unknown, fallback: number): number => (typeof value === 'num
 const refersTo = (value: unknown, id: string): boolean => JSON.stringify(value ?? null).includes(`"${id}"`);
 /** A logical id without the hash CDK appends: `ArchiveDelivery3969725A` → `ArchiveDelivery`. */
 const nameOf = (id: string): string => id.replace(/[0-9A-F]{8}$/, '');
+
+/** The logical id of the function whose Powertools service name is `key`, or undefined when not deployed. */
+const functionIdOf = (resources: readonly StackResource[], key: FunctionKey): string | undefined =>
+  resources.find(
+    (x) =>
+      x.type === 'AWS::Lambda::Function' &&
+      prop(x.props, 'Environment', 'Variables', 'POWERTOOLS_SERVICE_NAME') === key,
+  )?.id;
+
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours)\)$/;
+/** Invocations a month of function `key` by the template's `rate(…)` rules that target it. */
+function ruleInvocations(resources: readonly StackResource[], key: FunctionKey): number {
+  const id = functionIdOf(resources, key);
+  if (id === undefined) return 0;
+  return resources
+    .filter((x) => x.type === 'AWS::Events::Rule' && refersTo(x.props['Targets'], id))
+    .reduce((sum, x) => {
+      const rate = RATE.exec(String(x.props['ScheduleExpression']));
+      if (!rate) throw new UnpricedResourceError(`rule ${x.id}: schedule ${String(x.props['ScheduleExpression'])}`);
+      const minutes = Number(rate[1]) * (rate[2]?.startsWith('hour') ? 60 : 1);
+      return sum + USAGE.monthSeconds / 60 / minutes;
+    }, 0);
+}
+
+/** The destination of a delivery stream (`ExtendedS3DestinationConfiguration`). */
+const destinationOf = (r: StackResource): unknown => prop(r.props, 'ExtendedS3DestinationConfiguration');
+/** Whether a function of the template writes to `id` (its environment names it: the event function's targets). */
+const writtenByFunction = (resources: readonly StackResource[], id: string): boolean =>
+  resources.some((x) => x.type === 'AWS::Lambda::Function' && refersTo(prop(x.props, 'Environment'), id));
+/**
+ * Records a month a delivery stream ingests: one a request (the tracker sends one event a request)
+ * for a Direct PUT stream a function writes; the stream's records for one sourced from a stream a
+ * function still writes; none for one draining a stream nothing writes any more (`-c drainStream=true`).
+ */
+function deliveryRecords(r: StackResource, resources: readonly StackResource[], events: number): number {
+  const source = prop(r.props, 'KinesisStreamSourceConfiguration', 'KinesisStreamARN');
+  if (source === undefined) return writtenByFunction(resources, r.id) ? events : 0;
+  const stream = resources.find((x) => x.type === 'AWS::Kinesis::Stream' && refersTo(source, x.id));
+  return stream !== undefined && writtenByFunction(resources, stream.id) ? events : 0;
+}
+
+/**
+ * The S3 objects a delivery stream writes a month: one per buffer interval that received a record,
+ * per active site when partitioned. Records arrive at random (Poisson), so of `slots` buffers a
+ * month, `slots × (1 − e^(−records/slots))` hold at least one (`docs/ingestion.md`, "The paths, priced").
+ */
+function deliveryObjects(r: StackResource, resources: readonly StackResource[], events: number): number {
+  const dest = destinationOf(r);
+  const interval = num(prop(dest, 'BufferingHints', 'IntervalInSeconds'), 300);
+  const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
+  const records = deliveryRecords(r, resources, events);
+  const slots = (partitioned ? USAGE.activeSites(events) : 1) * (USAGE.monthSeconds / Math.max(interval, 1));
+  return slots * (1 - Math.exp(-records / slots));
+}
+
+/** The prefixes of a bucket that notify a function (`Custom::S3BucketNotifications`), by the function's logical id. */
+function notifiedPrefixes(resources: readonly StackResource[], bucketId: string): Array<[string, string]> {
+  const configs = z.array(
+    z
+      .object({
+        LambdaFunctionArn: z.unknown(),
+        Filter: z
+          .object({ Key: z.object({ FilterRules: z.array(z.object({ Name: z.string(), Value: z.string() })) }) })
+          .optional(),
+      })
+      .loose(),
+  );
+  return resources
+    .filter((x) => x.type === 'Custom::S3BucketNotifications' && refersTo(x.props['BucketName'], bucketId))
+    .flatMap((x) => {
+      const parsed = configs.safeParse(prop(x.props, 'NotificationConfiguration', 'LambdaFunctionConfigurations'));
+      return (parsed.success ? parsed.data : []).flatMap((c) => {
+        const fn = resources.find((f) => f.type === 'AWS::Lambda::Function' && refersTo(c.LambdaFunctionArn, f.id));
+        const prefix = c.Filter?.Key.FilterRules.find((rule) => rule.Name.toLowerCase() === 'prefix')?.Value ?? '';
+        return fn ? [[fn.id, prefix] as [string, string]] : [];
+      });
+    });
+}
+
+/** The deliveries into bucket `bucketId`, each with whether its objects notify a function. */
+function deliveriesInto(resources: readonly StackResource[], bucketId: string) {
+  const notified = notifiedPrefixes(resources, bucketId);
+  return resources
+    .filter(
+      (x) =>
+        x.type === 'AWS::KinesisFirehose::DeliveryStream' && refersTo(prop(destinationOf(x), 'BucketARN'), bucketId),
+    )
+    .map((x) => {
+      const prefix = String(prop(destinationOf(x), 'Prefix') ?? '');
+      return { r: x, prefix, notifies: notified.filter(([, p]) => prefix.startsWith(p)).map(([fn]) => fn) };
+    });
+}
+
+/** Raw objects a month that S3 notifies function `fnId` of (each one invocation, one journal entry, one GET). */
+function notifiedObjects(resources: readonly StackResource[], fnId: string, events: number): number {
+  return resources
+    .filter((x) => x.type === 'AWS::S3::Bucket')
+    .flatMap((b) => deliveriesInto(resources, b.id))
+    .filter((x) => x.notifies.includes(fnId))
+    .reduce((sum, x) => sum + deliveryObjects(x.r, resources, events), 0);
+}
+
+/**
+ * The sessionizer's invocations a month: one per raw object S3 notifies it of, one per sweep
+ * (its schedule), and one per batch of a stream it consumes (`-c drainStream=true`, while a
+ * function still writes the stream).
+ */
+function sessionizeInvocations(resources: readonly StackResource[], m: Measured): number {
+  const id = functionIdOf(resources, 'sessionize');
+  if (id === undefined) return 0;
+  const streamBatches = resources.some(
+    (x) =>
+      x.type === 'AWS::Lambda::EventSourceMapping' &&
+      refersTo(x.props['FunctionName'], id) &&
+      resources.some(
+        (s) =>
+          s.type === 'AWS::Kinesis::Stream' &&
+          refersTo(x.props['EventSourceArn'], s.id) &&
+          writtenByFunction(resources, s.id),
+      ),
+  );
+  return (
+    notifiedObjects(resources, id, m.eventsPerMonth) +
+    ruleInvocations(resources, 'sessionize') +
+    (streamBatches ? m.eventsPerMonth / m.batch : 0)
+  );
+}
+
+/** What a month of use asks of the stack at one traffic level (`USAGE`, `docs/cost.md` "Assumptions"). */
+interface Demand {
+  m: Measured;
+  events: number;
+  dashboardLoads: number;
+  invocations: Readonly<Record<FunctionKey, number>>;
+  /** Raw objects S3 notifies the sessionizer of, and its sweeps (each journals and reads; `docs/ingestion.md`). */
+  rawObjects: number;
+  sweeps: number;
+}
+
+function demandOf(m: Measured, resources: readonly StackResource[]): Demand {
+  const U = USAGE;
+  const E = m.eventsPerMonth;
+  const perMillion = (rate: number, floor: number) => Math.max(floor, (E / M) * rate);
+  const dashboardLoads = perMillion(U.dashboardLoadsPerMillion, U.dashboardLoadsMin);
+  const sessionizer = functionIdOf(resources, 'sessionize');
+  return {
+    m,
+    events: E,
+    dashboardLoads,
+    rawObjects: sessionizer === undefined ? 0 : notifiedObjects(resources, sessionizer, E),
+    sweeps: ruleInvocations(resources, 'sessionize'),
+    invocations: {
+      event: E,
+      tracker: U.scriptLoadsPerEvent * E,
+      health: U.healthChecks,
+      sessionize: sessionizeInvocations(resources, m),
+      report: dashboardLoads * U.reportCallsPerLoad + perMillion(U.apiCallsPerMillion, U.apiCallsMin),
+      mcp: perMillion(U.mcpCallsPerMillion, U.mcpCallsMin),
+      webhook: perMillion(U.webhooksPerMillion, U.webhooksMin),
+      app: dashboardLoads,
+      scheduled: ruleInvocations(resources, 'scheduled'),
+    },
+  };
+}
+
+/** The template as the pricers see it: every resource by logical id, and the demand. */
+interface Context {
+  d: Demand;
+  resources: readonly StackResource[];
+}
+
+type Pricer = (r: StackResource, ctx: Context) => Line[];
 
 /** Requests a month that an actively traced function records: Lambda's fixed rule, the first each second and 5% of the rest (X-Ray developer guide, "Sampling rules"), spread evenly over the month. */
 export function sampledTraces(requests: number): number {
@@ -155,7 +288,9 @@ const priceLambda: Pricer = (r, ctx) => {
   const mib = num(r.props['MemorySize'], 128);
   const arch = prop(r.props, 'Architectures', '0') === 'arm64' ? 'arm64' : 'x86_64';
   const seconds =
-    key === 'sessionize' ? ctx.d.events * U.sessionizeSecondsPerEvent : invocations * U.secondsPerInvocation[key];
+    key === 'sessionize'
+      ? ctx.d.events * U.sessionizeSecondsPerEvent + invocations * U.sessionizeSecondsPerInvocation
+      : invocations * U.secondsPerInvocation[key];
   const spec: FunctionSpec = FUNCTIONS[key];
   // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
   const quiet = prop(r.props, 'LoggingConfig', 'SystemLogLevel') === 'WARN' && spec.hotPath;
@@ -211,25 +346,31 @@ const priceTable: Pricer = (r, { d, resources }) => {
     (deployed('report') + deployed('mcp')) * U.rruPerReportCall +
     deployed('webhook') * U.rruPerWebhook +
     deployed('app') * U.rruPerAppCall;
+  const journalWru = d.rawObjects * U.journalWruPerObject;
+  const objectsPerSweep = (d.rawObjects * U.sweepWindowMinutes * 60) / U.monthSeconds;
+  const journalRru = d.rawObjects * U.journalRruPerObject + d.sweeps * (U.journalRruPerSweep + objectsPerSweep);
   const storedGb = (U.monthsOfData * d.events * d.m.storedBytesPerEvent) / GB;
   const pitr = prop(r.props, 'PointInTimeRecoverySpecification', 'PointInTimeRecoveryEnabled') === true;
   return [
     ['DynamoDB writes: sessionizer (measured)', ((d.events * d.m.wru) / 1000 / M) * D.wru],
     ['DynamoDB reads: sessionizer (measured)', ((d.events * d.m.rru) / 1000 / M) * D.rru],
     ['DynamoDB requests: webhooks, dashboard, API, MCP', (otherWru / M) * D.wru + (otherRru / M) * D.rru],
+    ['DynamoDB requests: ingest journal (raw objects and sweeps)', (journalWru / M) * D.wru + (journalRru / M) * D.rru],
     ['DynamoDB storage (measured, month 12)', storedGb * D.gbMonth],
     ['DynamoDB point-in-time recovery (month 12)', pitr ? storedGb * P.pitrGbMonth : 0],
   ];
 };
 
-const priceStream: Pricer = (r, { d }) => {
+const priceStream: Pricer = (r, { d, resources }) => {
   const U = USAGE;
+  // While draining (`-c drainStream=true`) nothing writes the stream: it bills its hours only.
+  const records = writtenByFunction(resources, r.id) ? d.events : 0;
   const onDemand = prop(r.props, 'StreamModeDetails', 'StreamMode') === 'ON_DEMAND';
   const consumers = 2;
   const usd = onDemand
     ? U.monthHours * P.kinesisOnDemandStreamHour +
-      ((d.events * 1024) / GB) * (P.kinesisOnDemandInPerGb + consumers * P.kinesisOnDemandOutPerGb)
-    : num(r.props['ShardCount'], 1) * U.monthHours * P.kinesisShardHour + (d.events / M) * P.kinesisPutUnitPerMillion;
+      ((records * 1024) / GB) * (P.kinesisOnDemandInPerGb + consumers * P.kinesisOnDemandOutPerGb)
+    : num(r.props['ShardCount'], 1) * U.monthHours * P.kinesisShardHour + (records / M) * P.kinesisPutUnitPerMillion;
   // Server-side encryption: each producer and consumer asks KMS for a data key about every 5 minutes.
   const kms = r.props['StreamEncryption'] ? U.kinesisKmsPrincipals * 12 * U.monthHours : 0;
   return [
@@ -241,22 +382,14 @@ const priceStream: Pricer = (r, { d }) => {
   ];
 };
 
-/** The S3 objects a delivery stream writes a month: one per buffer, per active site when partitioned. */
-function deliveryObjects(r: StackResource, d: Demand): number {
-  const dest = prop(r.props, 'ExtendedS3DestinationConfiguration');
-  const interval = num(prop(dest, 'BufferingHints', 'IntervalInSeconds'), 300);
-  const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
-  const buffers = USAGE.monthSeconds / Math.max(interval, 1);
-  // A buffer holds at most the stream's events: a quiet site sends nothing in most buffers.
-  return Math.min(d.events, (partitioned ? USAGE.activeSites(d.events) : 1) * buffers);
-}
-
-const priceDelivery: Pricer = (r, { d }) => {
+const priceDelivery: Pricer = (r, { d, resources }) => {
   const U = USAGE;
-  const dest = prop(r.props, 'ExtendedS3DestinationConfiguration');
+  const dest = destinationOf(r);
   const converts = prop(dest, 'DataFormatConversionConfiguration', 'Enabled') === true;
   const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
-  const billedGb = (d.events * U.firehoseRecordKb * 1024) / GB;
+  const records = deliveryRecords(r, resources, d.events);
+  // One record a request (the tracker posts one event), each billed in 5 KB increments.
+  const billedGb = (records * U.firehoseRecordKb * 1024) / GB;
   const name = nameOf(r.id);
   return [
     [
@@ -266,48 +399,48 @@ const priceDelivery: Pricer = (r, { d }) => {
     [
       `Firehose \`${name}\`: dynamic partitioning`,
       partitioned
-        ? ((d.events * U.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb +
-          (deliveryObjects(r, d) / 1000) * P.firehoseObjectsPerThousand +
-          ((d.events * U.jqSecondsPerRecord) / 3600) * P.firehoseJqHour
+        ? ((records * U.enrichedEventKb * 1024) / GB) * P.firehosePartitioningPerGb +
+          (deliveryObjects(r, resources, d.events) / 1000) * P.firehoseObjectsPerThousand +
+          ((records * U.jqSecondsPerRecord) / 3600) * P.firehoseJqHour
         : 0,
     ],
   ];
 };
 
+/** Days until the bucket's lifecycle expires objects under `prefix` (the rule with the longest matching prefix), or Infinity. */
+function expiryDays(bucket: StackResource, prefix: string): number {
+  const rules = z
+    .array(z.object({ ExpirationInDays: z.number().optional(), Prefix: z.string().optional() }).loose())
+    .safeParse(prop(bucket.props, 'LifecycleConfiguration', 'Rules'));
+  const matching = (rules.success ? rules.data : [])
+    .filter((rule) => prefix.startsWith(rule.Prefix ?? ''))
+    .sort((a, b) => (b.Prefix ?? '').length - (a.Prefix ?? '').length);
+  return matching[0]?.ExpirationInDays ?? Infinity;
+}
+
 const priceBucket: Pricer = (r, { d, resources }) => {
   const U = USAGE;
-  const deliveries = resources.filter(
-    (x) =>
-      x.type === 'AWS::KinesisFirehose::DeliveryStream' &&
-      refersTo(prop(x.props, 'ExtendedS3DestinationConfiguration', 'BucketARN'), r.id),
-  );
-  const objects = deliveries.reduce((sum, x) => sum + deliveryObjects(x, d), 0);
-  const parquet = deliveries.some(
-    (x) => prop(x.props, 'ExtendedS3DestinationConfiguration', 'DataFormatConversionConfiguration', 'Enabled') === true,
-  );
-  const expiry = z
-    .array(z.object({ ExpirationInDays: z.number().optional() }).loose())
-    .safeParse(prop(r.props, 'LifecycleConfiguration', 'Rules'));
-  const days = Math.min(...(expiry.success ? expiry.data : []).map((rule) => rule.ExpirationInDays ?? Infinity));
-  const months = Math.min(U.monthsOfData, days / 30);
-  const perEvent = deliveries.length === 0 ? 0 : parquet ? U.parquetBytesPerEvent : U.enrichedEventKb * 1024;
+  const monthsKept = (prefix: string) => Math.min(U.monthsOfData, expiryDays(r, prefix) / 30);
+  let storedBytes = 0;
+  let requests = 0;
+  for (const { r: delivery, prefix, notifies } of deliveriesInto(resources, r.id)) {
+    const parquet = prop(destinationOf(delivery), 'DataFormatConversionConfiguration', 'Enabled') === true;
+    const records = deliveryRecords(delivery, resources, d.events);
+    const objects = deliveryObjects(delivery, resources, d.events);
+    storedBytes += monthsKept(prefix) * records * (parquet ? U.parquetBytesPerEvent : U.enrichedEventKb * 1024);
+    // Firehose PUTs each object; a function S3 notifies GETs it once.
+    requests += (objects / 1000) * (P.s3PutPerThousand + notifies.length * P.s3GetPerThousand);
+  }
+  // The sweep lists the raw hour prefixes of its window (`lambdas/adapters/s3-raw-objects.ts`).
+  if (notifiedPrefixes(resources, r.id).length > 0)
+    requests += ((d.sweeps * U.listsPerSweep) / 1000) * P.s3ListPerThousand;
   // CloudFront's standard logs (app mode) land in the access log bucket: one line per dashboard request.
   const distributions = resources.filter(
     (x) => x.type === 'AWS::CloudFront::Distribution' && refersTo(prop(x.props, 'DistributionConfig', 'Logging'), r.id),
   );
-  const logBytes = distributions.length * d.dashboardLoads * (1 + U.reportCallsPerLoad) * U.accessLogBytesPerRequest;
-  // A bucket that notifies a function has each object read once (GET).
-  const notifies = resources.some(
-    (x) => x.type === 'Custom::S3BucketNotifications' && refersTo(x.props['BucketName'], r.id),
-  );
-  return [
-    [
-      `S3 \`${nameOf(r.id)}\`: storage (month 12) and requests`,
-      ((months * (d.events * perEvent + logBytes)) / GB) * P.s3GbMonth +
-        (objects / 1000) * P.s3PutPerThousand +
-        (notifies ? (objects / 1000) * P.s3GetPerThousand : 0),
-    ],
-  ];
+  storedBytes +=
+    monthsKept('') * distributions.length * d.dashboardLoads * (1 + U.reportCallsPerLoad) * U.accessLogBytesPerRequest;
+  return [[`S3 \`${nameOf(r.id)}\`: storage (month 12) and requests`, (storedBytes / GB) * P.s3GbMonth + requests]];
 };
 
 const priceKey: Pricer = (r, { d }) => [
@@ -478,7 +611,7 @@ export function customMetricsUsd(): number {
 export function stackBill(resources: readonly StackResource[], m: Measured): Line[] {
   const missing = unpricedTypes(resources);
   if (missing.length > 0) throw new UnpricedResourceError(`the cost model prices no ${missing.join(', ')}`);
-  const ctx: Context = { d: demandOf(m), resources };
+  const ctx: Context = { d: demandOf(m, resources), resources };
   const lines = new Map<string, number>();
   for (const r of resources) {
     for (const [name, usd] of PRICED.get(r.type)?.(r, ctx) ?? []) lines.set(name, (lines.get(name) ?? 0) + usd);

@@ -23,6 +23,8 @@ export const PRICES = {
   s3GbMonth: 0.023,
   s3PutPerThousand: 0.005,
   s3GetPerThousand: 0.0004,
+  /** LIST requests are billed as PUT, COPY and POST requests. */
+  s3ListPerThousand: 0.005,
   sqsPerMillion: 0.4,
   wruPerMillion: 0.625,
   rruPerMillion: 0.125,
@@ -93,6 +95,21 @@ export const USAGE = {
   },
   /** The sessionizer's seconds per event (DynamoDB round trips dominate). */
   sessionizeSecondsPerEvent: 0.002,
+  /** The sessionizer's seconds per invocation besides its events: the journal's round trips and the raw object's GET (or the sweep's LIST). */
+  sessionizeSecondsPerInvocation: 0.05,
+  /**
+   * The ingest journal (`lambdas/adapters/dynamo/ingest-journal.ts`), items under 1 KB: an object
+   * notified once is journaled (consistent Get of its seen record, cursor Update, entry and seen
+   * Puts), then taken (consistent Get of the cursor, a Query of the page and an empty one, cursor
+   * Update, entry Delete): 5 WRU and 4 RRU. A sweep Gets the cursor and makes an empty Query, and
+   * Gets the seen record of each object of its window (`sweepWindowMinutes`, already journaled).
+   */
+  journalWruPerObject: 5,
+  journalRruPerObject: 4,
+  journalRruPerSweep: 2,
+  sweepWindowMinutes: 15,
+  /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its 15-minute window spans (1.25 on average). */
+  listsPerSweep: 1.25,
   /** DynamoDB request units per call of the functions the sessionize bench does not measure (`docs/benchmarks.md`). */
   rruPerReportCall: 40,
   wruPerWebhook: 10,
@@ -118,9 +135,9 @@ export const USAGE = {
   /**
    * Share of a month's hours in which each custom metric (`CUSTOM_METRICS`) has data: CloudWatch
    * bills a metric by the hours it receives data, and each is emitted only when there is something to
-   * count. Bots and foreign hosts reach a public site every hour; a healthy stack writes no malformed record.
+   * count. A healthy stack writes no malformed record (dropped events are log lines, not a metric).
    */
-  customMetricHours: { DroppedEvents: 1, MalformedRecords: 0 },
+  customMetricHours: { MalformedRecords: 0 },
   monthsOfData: 12,
   monthHours: 730,
   monthSeconds: 30 * 24 * 3600,

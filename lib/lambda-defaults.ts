@@ -125,9 +125,8 @@ export interface FootfallFunctionProps {
  * Logging of the functions invoked once per event (`FunctionSpec.hotPath`): Lambda's JSON log format
  * with the system log level at WARN, so Lambda drops its `START`, `END` and `REPORT` lines (INFO
  * platform events) before they reach CloudWatch Logs, about 0.3 KB an invocation that would be
- * billed as ingestion ($0.50/GB). The application log level stays INFO: the EMF lines of Powertools
- * Metrics carry no `level` and Lambda files them as INFO, so a stricter level would drop the
- * `DroppedEvents` metric. Duration and errors stay in the `AWS/Lambda`
+ * billed as ingestion ($0.50/GB). The application log level stays INFO: the event function's
+ * `events dropped` lines are INFO, and a stricter level would drop them. Duration and errors stay in the `AWS/Lambda`
  * metrics, which do not come from these lines. Source: AWS Lambda Developer Guide, "Log-level
  * filtering" (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html).
  */

@@ -8,7 +8,7 @@ import { deviceFromWidth } from './device.js';
 import { resolveVisitor } from './visitor.js';
 import type { UserAgentInfo } from './user-agent.js';
 
-/** Why an event was dropped silently (spec §6); each is counted in the `DroppedEvents` metric. */
+/** Why an event was dropped silently (spec §6); each is logged in an `events dropped` line with its count. */
 export const DROP_REASONS = [
   'bot',
   'unknown_type',

@@ -1,10 +1,9 @@
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parseEventBody } from '../domain/inbound.js';
 import { resolveCountry, type CountryLookup } from '../domain/country.js';
 import { languageFromAcceptLanguage } from '../domain/language.js';
 import { clientAddress } from '../domain/client-address.js';
 import { ingestEvents, type IngestDeps } from '../services/ingest.js';
-import { CUSTOM_METRICS, type Telemetry } from '../observability/telemetry.js';
+import type { Telemetry } from '../observability/telemetry.js';
 import { bodyText, httpHandler, type HttpHandler } from './http.js';
 
 export interface EventHandlerDeps extends IngestDeps, Telemetry {
@@ -21,16 +20,16 @@ const ALLOWED_METHODS = 'POST, OPTIONS';
  * repairs and ingests, and answers 202 with an empty body; `OPTIONS` is the
  * CORS preflight (204); any other method is 405 with `Allow`. Every answer,
  * errors included (400, 405, 413, 503), carries `Access-Control-Allow-Origin: *`.
- * Drops are counted in the `DroppedEvents` metric, one EMF line per reason
- * with the reason as a property (items that are not events as
- * `not_an_event`), and logged at debug level. Accepted events emit nothing:
- * AWS/Kinesis `IncomingRecords` of the stream counts them for free, and a
- * line per request would be the hot path's largest log cost
+ * Drops are logged, one INFO line `events dropped` per request and reason with
+ * `reason` and `count` (items that are not events as `not_an_event`), which
+ * Logs Insights sums: a log line, not a custom metric, so a quiet site pays
+ * nothing for them. Accepted events log nothing: Firehose's `IncomingRecords`
+ * counts them for free, and a line per request would be the hot path's largest log cost
  * (`docs/deploy.md`, "Metrics"). The client address (`clientAddress`) serves the
  * country lookup and the daily visitor hash only: it is never logged or stored.
  */
 export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
-  const { logger, metrics } = deps;
+  const { logger } = deps;
   return httpHandler(
     async (event) => {
       const method = event.requestContext.http.method;
@@ -57,9 +56,8 @@ export function createEventHandler(deps: EventHandlerDeps): HttpHandler {
         ...(notEvents > 0 ? { not_an_event: notEvents } : {}),
       };
       for (const [reason, count] of Object.entries(dropped)) {
-        // The reason is a property, not a dimension: one billed metric instead of one per reason; Logs Insights sums by it.
-        metrics.singleMetric().addMetadata('reason', reason).addMetric(CUSTOM_METRICS.dropped, MetricUnit.Count, count);
-        logger.debug('events dropped', { reason, count, sites: [...new Set(inbound.map((e) => e.s))] });
+        // A log line, not an EMF metric: a metric bills $0.30 a month for every hour it has data (docs/cost.md).
+        logger.info('events dropped', { reason, count, sites: [...new Set(inbound.map((e) => e.s))] });
       }
       return { statusCode: 202, body: '' };
     },

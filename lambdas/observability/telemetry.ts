@@ -11,8 +11,6 @@ export const METRICS_NAMESPACE = 'Footfall';
  * latency, invocations) is not one of them.
  */
 export const CUSTOM_METRICS = {
-  /** Events dropped by the `event` function; the reason is a property of the line, not a dimension. */
-  dropped: 'DroppedEvents',
   /** Stream records the sessionizer skipped because they are not tracked events. */
   malformed: 'MalformedRecords',
 } as const;

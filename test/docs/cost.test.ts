@@ -50,9 +50,15 @@ describe('the cost model prices every billable resource of the synthesized templ
 
   it('prices one line per function from its memory size and architecture in the template', () => {
     const bill = stackBill(app, tenM);
-    const functions = app.filter((r) => r.type === 'AWS::Lambda::Function').length;
-    // Every Footfall function has its line; CDK's deploy-time handlers share one.
-    expect(lines(bill, 'Lambda `').length).toBe(functions - lines(bill, 'Lambda, custom').length);
+    const functions = app.filter((r) => r.type === 'AWS::Lambda::Function');
+    const footfall = functions.filter((r) =>
+      JSON.stringify(r.props['Environment'] ?? {}).includes('POWERTOOLS_SERVICE_NAME'),
+    );
+    // Every Footfall function has its line; CDK's deploy-time handlers (the bucket notifications' among them) share one.
+    expect(footfall.length).toBeGreaterThanOrEqual(9);
+    expect(lines(bill, 'Lambda `').length).toBe(footfall.length);
+    expect(functions.length).toBeGreaterThan(footfall.length);
+    expect(lines(bill, 'Lambda, custom')).toEqual([['Lambda, custom resource handlers (run at deploy only)', 0]]);
     // event: 10M requests at $0.20/M, 25 ms at 512 MB arm64.
     expect(line(bill, 'Lambda `event`')).toBeCloseTo(2 + 10e6 * 0.025 * 0.5 * PRICES.lambdaGbSecond.arm64, 10);
     const halved = app.map((r) =>
@@ -94,9 +100,9 @@ describe('the lines follow the template', () => {
     const metrics = alarms.reduce((sum, r) => sum + alarmMetrics(r), 0);
     expect(metrics).toBeGreaterThanOrEqual(alarms.length);
     expect(line(stackBill(stack, tenM), 'CloudWatch alarm metrics')).toBeCloseTo(metrics * PRICES.alarmMetricMonth, 10);
-    // DroppedEvents has data every hour (bots reach every public site), MalformedRecords none in a healthy stack.
-    expect(line(stackBill(stack, tenM), 'CloudWatch custom metrics')).toBeCloseTo(PRICES.metricMonth, 10);
-    expect(customMetricsUsd()).toBeCloseTo(PRICES.metricMonth, 10);
+    // The one custom metric, MalformedRecords, has no data in a healthy stack; dropped events are log lines.
+    expect(line(stackBill(stack, tenM), 'CloudWatch custom metrics')).toBe(0);
+    expect(customMetricsUsd()).toBe(0);
   });
 
   it('traces only the actively traced functions, at Lambda’s sampling', () => {
@@ -124,14 +130,87 @@ describe('the lines follow the template', () => {
     expect(line(stackBill(stack, tenM), 'CloudWatch Logs (function lines')).toBeGreaterThan(0);
   });
 
-  it('bills a Firehose delivery per object buffered and per event in 5 KB increments', () => {
+  it('bills both Direct PUT deliveries per request in 5 KB increments, the archive with conversion and partitioning', () => {
     const bill = stackBill(stack, tenM);
     const gb = (10e6 * USAGE.firehoseRecordKb * 1024) / 2 ** 30;
-    expect(line(bill, 'Firehose `ArchiveDelivery`: ingestion')).toBeCloseTo(
+    expect(line(bill, 'Firehose `ArchiveDirectDelivery`: ingestion and Parquet')).toBeCloseTo(
       gb * (PRICES.firehoseIngestPerGb + PRICES.firehoseConversionPerGb),
       10,
     );
+    expect(line(bill, 'Firehose `ArchiveDirectDelivery`: dynamic partitioning')).toBeGreaterThan(0);
+    // The ingest delivery neither converts nor partitions: JSON lines to raw/.
+    expect(line(bill, 'Firehose `IngestDelivery`: ingestion')).toBeCloseTo(gb * PRICES.firehoseIngestPerGb, 10);
+    expect(line(bill, 'Firehose `IngestDelivery`: ingestion and')).toBeNaN();
+    expect(line(bill, 'Firehose `IngestDelivery`: dynamic partitioning')).toBe(0);
+    expect(lines(bill, 'Kinesis')).toEqual([]);
   });
+
+  // 10M events a month fill every 60 s buffer of the ingest delivery: one raw object a minute; the sweep runs every 5 minutes.
+  const rawObjects = (30 * 24 * 3600) / 60;
+  const sweeps = (30 * 24 * 60) / 5;
+
+  it('invokes the sessionizer once per raw object and per sweep, and prices the journal of each', () => {
+    const bill = stackBill(stack, tenM);
+    const invocations = rawObjects + sweeps;
+    expect(line(bill, 'Lambda `sessionize`')).toBeCloseTo(
+      (invocations / 1e6) * PRICES.lambdaRequestPerMillion +
+        (10e6 * USAGE.sessionizeSecondsPerEvent + invocations * USAGE.sessionizeSecondsPerInvocation) *
+          PRICES.lambdaGbSecond.arm64,
+      6,
+    );
+    const ia = PRICES.dynamoIaRequestFactor;
+    expect(line(bill, 'DynamoDB requests: ingest journal')).toBeCloseTo(
+      ((rawObjects * USAGE.journalWruPerObject) / 1e6) * PRICES.wruPerMillion * ia +
+        ((rawObjects * USAGE.journalRruPerObject + sweeps * (USAGE.journalRruPerSweep + 15)) / 1e6) *
+          PRICES.rruPerMillion *
+          ia,
+      6,
+    );
+    // Without the sweep's rule, its invocations leave the bill.
+    const noSweep = stackBill(
+      stack.filter((r) => !(r.type === 'AWS::Events::Rule' && r.id.startsWith('sessionizeSchedule'))),
+      tenM,
+    );
+    expect(line(bill, 'Lambda `sessionize`') - line(noSweep, 'Lambda `sessionize`')).toBeCloseTo(
+      (sweeps / 1e6) * PRICES.lambdaRequestPerMillion +
+        sweeps * USAGE.sessionizeSecondsPerInvocation * PRICES.lambdaGbSecond.arm64,
+      8,
+    );
+  });
+
+  it('bills a raw object one PUT and one GET, the archive objects a PUT, and keeps raw objects a day', () => {
+    const events = stack.find((r) => r.type === 'AWS::S3::Bucket' && r.id.startsWith('ArchiveEvents'))!;
+    const delivery = (name: string) =>
+      stack.find((r) => r.type === 'AWS::KinesisFirehose::DeliveryStream' && r.id.startsWith(name))!;
+    const bucket = (resources: StackResource[]) => line(stackBill(resources, tenM), 'S3 `ArchiveEvents`');
+    const ingest = delivery('IngestDelivery');
+    const archive = delivery('ArchiveDirectDelivery');
+    const withoutIngest = stack.filter((r) => r !== ingest);
+    // Raw objects: a PUT and the sessionizer's GET each, and 0.7 KB an event kept one day of the month.
+    const raw =
+      (rawObjects / 1000) * (PRICES.s3PutPerThousand + PRICES.s3GetPerThousand) +
+      (((10e6 * USAGE.enrichedEventKb * 1024) / 2 ** 30) * PRICES.s3GbMonth) / 30;
+    expect(bucket(stack) - bucket(withoutIngest)).toBeCloseTo(raw, 6);
+    // The archive: Parquet kept the model's 12 months, whatever the raw objects' one-day rule says.
+    const parquetOnly = bucket(withoutIngest);
+    const noArchive = bucket(withoutIngest.filter((r) => r !== archive));
+    expect(parquetOnly - noArchive).toBeGreaterThan(
+      ((12 * 10e6 * USAGE.parquetBytesPerEvent) / 2 ** 30) * PRICES.s3GbMonth,
+    );
+    expect(events).toBeDefined();
+  });
+
+  it('prices the stream under drainStream by its hours only, since the event function no longer writes it', () => {
+    const drain = resourcesOf(synth({ bundle: false, config: { drainStream: true } }).template.toJSON());
+    const bill = stackBill(drain, tenM);
+    expect(line(bill, 'Kinesis')).toBeCloseTo(USAGE.monthHours * PRICES.kinesisShardHour, 10);
+    // The stream-sourced archive delivery drains no new record: no ingestion billed twice.
+    const sourced = drain.filter(
+      (r) => r.type === 'AWS::KinesisFirehose::DeliveryStream' && r.props['KinesisStreamSourceConfiguration'],
+    );
+    expect(sourced.length).toBe(1);
+    expect(line(bill, `Firehose \`${sourced[0]!.id.replace(/[0-9A-F]{8}$/, '')}\`: ingestion`)).toBe(0);
+  }, 300_000);
 });
 
 describe('sessionize cost shares', () => {

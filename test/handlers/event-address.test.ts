@@ -67,7 +67,7 @@ describe('the client address in `npm start` (issue 21)', () => {
     expect(await postFrom(svc.url, CLIENT_A, page)).toBe(202);
     expect(await postFrom(svc.url, CLIENT_A, { ...page, u: 'https://example.com/pricing' })).toBe(202);
     expect(await postFrom(svc.url, CLIENT_B, page)).toBe(202);
-    // A drop and a rejection log at debug level.
+    // A drop logs an INFO line, a rejection a debug one: neither carries the address.
     expect(await postFrom(svc.url, CLIENT_A, { ...page, s: 'nowhere.org', u: 'https://nowhere.org/' })).toBe(202);
     expect(await postFrom(svc.url, CLIENT_A, '{not json')).toBe(400);
     expect(await svc.sessionize()).toBe(3);

@@ -40,7 +40,7 @@ function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
         d.Metrics.map((m) => ({ name: m.Name, dimensions: d.Dimensions, value: emf[m.Name], reason: emf.reason })),
       );
     });
-  const debug = vi.spyOn(logger, 'debug').mockImplementation(() => undefined);
+  const info = vi.spyOn(logger, 'info').mockImplementation(() => undefined);
   vi.spyOn(logger, 'error').mockImplementation(() => undefined);
   const handler = createEventHandler({
     logger,
@@ -51,7 +51,11 @@ function setup(put: (events: readonly TrackedEvent[]) => Promise<void>) {
     stream: { put },
     limiter: new SiteRateLimiter(),
   });
-  return { handler, emitted, debug };
+  const dropped = () =>
+    info.mock.calls
+      .filter(([msg]) => msg === 'events dropped')
+      .map(([, extra]) => [(extra as { reason: string }).reason, (extra as { count: number }).count]);
+  return { handler, emitted, dropped };
 }
 
 describe('event handler metrics and failures', () => {
@@ -60,8 +64,8 @@ describe('event handler metrics and failures', () => {
     vi.unstubAllEnvs();
   });
 
-  it('counts each drop reason in one metric, the reason a property of its line, with a debug log line per reason', async () => {
-    const { handler, emitted, debug } = setup(async () => undefined);
+  it('logs each drop reason in one INFO line with its count, and emits no custom metric for drops', async () => {
+    const { handler, emitted, dropped } = setup(async () => undefined);
     const body = JSON.stringify([
       { n: 'pageview', u: 'https://example.com/', s: 'example.com' },
       { n: 'pageview', u: 'https://example.com/2', s: 'example.com' },
@@ -72,43 +76,37 @@ describe('event handler metrics and failures', () => {
     ]);
     const res = await handler(apiEvent(body), localContext('event'));
     expect(res.statusCode).toBe(202);
-    // Accepted events are AWS/Kinesis IncomingRecords: no metric of ours.
-    expect(
-      emitted()
-        .map((m) => [m.name, m.value, m.reason])
-        .sort(),
-    ).toEqual([
-      ['DroppedEvents', 1, 'foreign_host'],
-      ['DroppedEvents', 1, 'goal_without_name'],
-      ['DroppedEvents', 1, 'unknown_site'],
-      ['DroppedEvents', 1, 'unknown_type'],
+    // A custom metric bills every hour it has data; drops are log lines that Logs Insights sums by reason.
+    expect(emitted()).toEqual([]);
+    expect(dropped().sort()).toEqual([
+      ['foreign_host', 1],
+      ['goal_without_name', 1],
+      ['unknown_site', 1],
+      ['unknown_type', 1],
     ]);
-    // One billed metric: the same name and dimension set on every line.
-    expect(new Set(emitted().map((m) => `${m.name}|${JSON.stringify(m.dimensions)}`))).toEqual(
-      new Set(['DroppedEvents|[["service"]]']),
-    );
-    expect(debug.mock.calls.filter(([msg]) => msg === 'events dropped')).toHaveLength(4);
   });
 
-  it('writes no metric line for a request whose events are all accepted', async () => {
-    const { handler, emitted } = setup(async () => undefined);
+  it('writes no metric line and no drop line for a request whose events are all accepted', async () => {
+    const { handler, emitted, dropped } = setup(async () => undefined);
     const res = await handler(
       apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' })),
       localContext('event'),
     );
     expect(res.statusCode).toBe(202);
     expect(emitted()).toEqual([]);
+    expect(dropped()).toEqual([]);
   });
 
-  it('counts bots', async () => {
-    const { handler, emitted } = setup(async () => undefined);
+  it('logs bots as dropped', async () => {
+    const { handler, emitted, dropped } = setup(async () => undefined);
     await handler(
       apiEvent(JSON.stringify({ n: 'pageview', u: 'https://example.com/', s: 'example.com' }), {
         'user-agent': 'curl/8.4.0',
       }),
       localContext('event'),
     );
-    expect(emitted()).toEqual([{ name: 'DroppedEvents', dimensions: [['service']], value: 1, reason: 'bot' }]);
+    expect(emitted()).toEqual([]);
+    expect(dropped()).toEqual([['bot', 1]]);
   });
 
   it('answers 503 try again when the stream write fails, and 503 on any unexpected error', async () => {
