@@ -109,7 +109,7 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
   const loaded = Array.from({ length: 4000 }, (_, i) => contribution(i));
 
   beforeAll(async () => {
-    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: 'UTC' }]));
+    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: 'UTC' }], { maxAttempts: 3 }));
     list = new PaymentListStore(conn);
     await list.bulkLoad(SITE, loaded);
   }, 120_000);
