@@ -23,6 +23,8 @@ describe('stack configuration from CDK context', () => {
       pointInTimeRecovery: true,
       tableClass: 'standard-ia',
       stackName: 'Footfall',
+      legacySecretsKey: false,
+      mcpOrigins: [],
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });
