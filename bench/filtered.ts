@@ -1,3 +1,4 @@
+import { PATHS } from './traffic.js';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,18 +56,6 @@ const shares = (pairs: ReadonlyArray<readonly [string, number]>, r: string) => {
   return `CASE ${arms.join(' ')} ELSE ${sqlLiteral(pairs.at(-1)?.[0] ?? '')} END`;
 };
 
-const PATHS = [
-  '/',
-  '/pricing',
-  '/features',
-  '/docs',
-  '/signup',
-  '/blog',
-  '/changelog',
-  '/about',
-  ...Array.from({ length: 400 }, (_, i) => `/blog/post-${i}`),
-  ...Array.from({ length: 80 }, (_, i) => `/docs/page-${i}`),
-];
 const REFERRERS = [
   'google.com',
   'bing.com',

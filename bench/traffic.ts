@@ -44,7 +44,8 @@ export interface TrafficOptions {
 /** Mean events per visit of the model: page views (1 + geometric, each further page with 0.55) plus goals (0.114). */
 export const EVENTS_PER_VISIT = 1 / 0.45 + 0.034 + 0.08;
 const MONTH_MS = 30 * 86_400_000;
-const PATHS = [
+/** The bench site's pages: eight top-level pages, 400 blog posts and 80 docs pages. */
+export const PATHS = [
   '/',
   '/pricing',
   '/features',
