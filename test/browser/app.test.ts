@@ -376,6 +376,11 @@ describe('the app in Chromium on the demo site', () => {
           );
       }
     }
+    // No column heading is cut: each fits its cell, wrapping if it must.
+    const cut = await page
+      .locator('table.breakdown thead th')
+      .evaluateAll((cells) => cells.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent?.trim()));
+    expect(cut).toEqual([]);
     // Arrow keys move between a panel's tabs (WAI-ARIA tabs).
     await page.click('[data-panel=sources] [data-dimension=channel][role=tab]');
     await page.keyboard.press('ArrowRight');
