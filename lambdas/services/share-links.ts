@@ -10,7 +10,6 @@ import {
   looksLikeShareToken,
   newShareId,
   newShareToken,
-  type createShareBody,
   type openShareBody,
 } from '../domain/share-link.js';
 import type { SiteConfig } from '../domain/site.js';
@@ -107,7 +106,7 @@ export async function createShareLink(
   deps: ShareDeps & Pick<AuthDeps, 'passwords'>,
   account: string,
   domain: string,
-  body: z.output<typeof createShareBody>,
+  body: { name: string; password?: string | undefined },
 ): Promise<ShareView & { path: string }> {
   const site = await accountSite(deps, account, domain);
   if ((await deps.links.list(site.domain)).some((l) => l.name.toLowerCase() === body.name.toLowerCase()))
