@@ -91,7 +91,10 @@ export async function listShareLinks(
   domain: string,
 ): Promise<{ links: ShareView[] }> {
   const site = await accountSite(deps, account, domain);
-  const links = (await deps.links.list(site.domain)).filter((l) => l.account === account);
+  // Links of an earlier site of the same domain (deleted, then added again) open nothing: not listed.
+  const links = (await deps.links.list(site.domain)).filter(
+    (l) => l.account === account && l.site_created === site.created,
+  );
   links.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
   return { links: links.map(view) };
 }

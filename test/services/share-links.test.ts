@@ -110,6 +110,7 @@ describe('shared links (service, dynalite)', () => {
     const link = await createShareLink(deps, 'acme', 'other.com', { name: 'Old' });
     sites.set('other.com', site({ domain: 'other.com', created: '2026-06-01T00:00:00.000Z' }));
     await expect(shareAccess(deps, tokenOf(link.path), () => null)).rejects.toThrow(UnauthorizedError);
+    expect((await listShareLinks(deps, 'acme', 'other.com')).links).toEqual([]);
     sites.set('other.com', site({ domain: 'other.com', account: 'rival' }));
     await expect(shareAccess(deps, tokenOf(link.path), () => null)).rejects.toThrow(UnauthorizedError);
   });

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import { api, setSharedLink, type OpenedShare } from '../api.js';
 import { Field, inputProps, Loading, useFormErrors } from '../components/ui.js';
 import { SharedContext } from '../shared.js';
@@ -104,13 +104,19 @@ function PasswordForm(props: { token: string; opened: OpenedShare; onOpen(o: Ope
  */
 export function SharedPage(): JSX.Element {
   const { params } = useRoute();
+  const { route } = useLocation();
   const domain = params.domain ?? '';
   const [token] = useState(() => linkToken(domain));
   const [state, setState] = useState<State>({ kind: 'opening' });
   useEffect(() => {
     setSharedLink({ token, refused: (message) => setState({ kind: 'refused', message }) });
     api.openShared(token).then(
-      (opened) => setState({ kind: opened.unlocked ? 'open' : 'locked', opened }),
+      (opened) => {
+        // The site's own spelling of its domain: report paths (and a protected link's cookie path) use it.
+        if (opened.site.domain !== domain)
+          route(`/share/${encodeURIComponent(opened.site.domain)}${location.search}`, true);
+        setState({ kind: opened.unlocked ? 'open' : 'locked', opened });
+      },
       (error: unknown) =>
         setState({ kind: 'refused', message: error instanceof Error ? error.message : String(error) }),
     );
