@@ -22,7 +22,7 @@ import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.j
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { buildTrackerSync } from '../tracker/build.js';
 import { createAppHandler } from '../lambdas/handlers/app.js';
-import { dynamoAuthDeps, dynamoSettingsDeps } from '../lambdas/adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../lambdas/adapters/dynamo/app-deps.js';
 import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
 import { DynamoWebhookLogStore } from '../lambdas/adapters/dynamo/webhook-log-store.js';
 import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
@@ -204,6 +204,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         ...telemetry,
         auth: dynamoAuthDeps(app, clock),
         settings: dynamoSettingsDeps(app, functionSecretBox(secrets, 'app'), clock),
+        shares: dynamoShareDeps(app, clock),
         cookieSecurity: 'local',
       }),
       functionName: 'app',

@@ -26,6 +26,16 @@ export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
 
+/**
+ * A shared view's link (docs/app.md "Shared links"): its token goes with every
+ * report request in `x-footfall-share`, and a 401 then means the link was
+ * revoked or locked (`refused`), never a sign-in to ask for.
+ */
+let shared: { token: string; refused(message: string): void } | null = null;
+export function setSharedLink(link: typeof shared): void {
+  shared = link;
+}
+
 async function request<T>(
   method: string,
   path: string,
@@ -37,10 +47,11 @@ async function request<T>(
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers:
-        body === undefined
-          ? { accept: 'application/json' }
-          : { accept: 'application/json', 'content-type': 'application/json' },
+      headers: {
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(shared && path.startsWith('/api/v1/') ? { 'x-footfall-share': shared.token } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -56,7 +67,10 @@ async function request<T>(
   }
   if (!res.ok) {
     const err = (json ?? {}) as { error?: string; field?: string };
-    if (res.status === 401 && !options.quiet401) onUnauthorized();
+    if (res.status === 401 && !options.quiet401) {
+      if (shared) shared.refused(err.error ?? 'This shared link no longer works.');
+      else onUnauthorized();
+    }
     throw new ApiError(
       res.status,
       err.error ??
@@ -151,6 +165,22 @@ export interface ApiKey {
   last_used: string | null;
 }
 
+/** A shared link as Site settings list it (`GET /api/app/sites/{domain}/shares`). */
+export interface ShareLink {
+  id: string;
+  name: string;
+  created: string;
+  has_password: boolean;
+}
+
+/** What opening a shared link answers (`POST /api/app/shared`). */
+export interface OpenedShare {
+  site: { domain: string; timezone: string };
+  name: string;
+  password_required: boolean;
+  unlocked: boolean;
+}
+
 export interface AccountUser {
   email: string;
   created: string;
@@ -212,6 +242,14 @@ export const api = {
   connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) =>
     put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),
   disconnectProvider: (domain: string, provider: ProviderName) => del(`${appSite(domain)}/providers/${provider}`),
+
+  shares: (domain: string) => get<{ links: ShareLink[] }>(`${appSite(domain)}/shares`),
+  /** A new link; its `url` (with the token) is the only time it is shown. */
+  createShare: (domain: string, name: string, password: string) =>
+    post<ShareLink & { url: string }>(`${appSite(domain)}/shares`, { name, ...(password ? { password } : {}) }),
+  revokeShare: (domain: string, id: string) => del(`${appSite(domain)}/shares/${enc(id)}`),
+  openShared: (token: string, password?: string) =>
+    post<OpenedShare>('/api/app/shared', { token, password }, { quiet401: true }),
 
   keys: () => get<{ keys: ApiKey[] }>('/api/app/keys'),
   createKey: (name: string) => post<ApiKey & { key: string }>('/api/app/keys', { name }),

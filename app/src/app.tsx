@@ -13,9 +13,10 @@ import { PaymentsPage } from './pages/payments.js';
 import { VisitorPage } from './pages/visitor.js';
 import { RetentionPage } from './pages/retention.js';
 import { Settings } from './pages/settings.js';
+import { SharedPage } from './pages/shared.js';
 
-/** Routes anyone may open; every other route needs a session. */
-const PUBLIC = [/^\/sign-in$/, /^\/invite\//];
+/** Routes anyone may open; every other route needs a session. A shared view (`/share/…`) needs its link instead. */
+const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/share\//];
 
 function NotFound(): JSX.Element {
   return (
@@ -50,6 +51,7 @@ function Routes(props: { me: Me | null }): JSX.Element {
       <Router>
         <Route path="/sign-in" component={SignIn} />
         <Route path="/invite/:token" component={Invite} />
+        <Route path="/share/:domain" component={SharedPage} />
       </Router>
     );
   }

@@ -1,5 +1,5 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
-import { dynamoAuthDeps, dynamoSettingsDeps } from '../adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../adapters/dynamo/app-deps.js';
 import { createAppHandler } from '../handlers/app.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
@@ -12,6 +12,7 @@ export const handler = createAppHandler({
   ...createTelemetry('app'),
   auth: dynamoAuthDeps(dynamo),
   settings: dynamoSettingsDeps(dynamo, stackSecretBox()),
+  shares: dynamoShareDeps(dynamo),
   cookieSecurity: 'always',
   // Set by the stack in app mode: the value CloudFront's origin custom header carries (lib/app-distribution.ts).
   originSecret: process.env.ORIGIN_SECRET || undefined,

@@ -56,6 +56,14 @@ import {
   deleteSiteBody,
 } from '../services/account-settings.js';
 import type { User } from '../adapters/dynamo/user-store.js';
+import {
+  createShareLink,
+  listShareLinks,
+  openShareLink,
+  revokeShareLink,
+  type OpenShareDeps,
+} from '../services/share-links.js';
+import { createShareBody, openShareBody, shareCookie } from '../domain/share-link.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { ORIGIN_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '../domain/client-address.js';
 import { bodyText, httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
@@ -63,6 +71,8 @@ import { bodyText, httpHandler, type HttpEvent, type HttpHandler, type HttpResul
 export interface AppHandlerDeps extends Telemetry {
   auth: AuthDeps;
   settings: SettingsDeps;
+  /** Shared links: their store, and the attempt counters a protected link's password is limited by. */
+  shares: OpenShareDeps;
   /** `always` in AWS (HTTPS); `local` on the local server (see `cookieIsSecure`). */
   cookieSecurity: CookieSecurity;
   /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
@@ -86,11 +96,12 @@ interface Request {
   baseUrl: string;
 }
 
-/** What a route answers: a status, a JSON body, and a new session to set or `clear` to end it. */
+/** What a route answers: a status, a JSON body, a new session to set or `clear` to end it, and any other cookie to set. */
 interface Reply {
   status: number;
   body?: unknown;
   session?: NewSession | 'clear';
+  cookie?: string;
 }
 
 type Access = 'public' | 'user' | 'owner';
@@ -233,6 +244,51 @@ const ROUTES: readonly AppRoute[] = [
       await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])),
       noContent
     ),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/shares$/,
+    access: 'user',
+    run: async (d, req) => ok(await listShareLinks(d.shares, account(req), req.params[0]!)),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/shares$/,
+    access: 'owner',
+    body: createShareBody,
+    run: async (d, req) => {
+      const { path, ...link } = await createShareLink(
+        d.shares,
+        account(req),
+        req.params[0]!,
+        req.body as z.output<typeof createShareBody>,
+      );
+      return ok({ ...link, url: `${req.baseUrl}${path}` }, 201);
+    },
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/shares\/([^/]+)$/,
+    access: 'owner',
+    run: async (d, req) => (await revokeShareLink(d.shares, account(req), req.params[0]!, req.params[1]!), noContent),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/shared$/,
+    access: 'public',
+    body: openShareBody,
+    run: async (d, req) => {
+      const { opened, unlock } = await openShareLink(
+        d.shares,
+        req.body as z.output<typeof openShareBody>,
+        clientAddress(req.event, d.originSecret),
+      );
+      const secure = cookieIsSecure(d.cookieSecurity, req.event.headers?.['x-forwarded-proto']);
+      const cookie = unlock
+        ? shareCookie(unlock.id, opened.site.domain, unlock.token, (unlock.expires - d.shares.clock()) / 1000, secure)
+        : undefined;
+      return { status: 200, body: opened, cookie };
+    },
   },
   {
     method: 'GET',
@@ -463,7 +519,7 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
               headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
               body: JSON.stringify(reply.body),
             };
-      return withCookie(result, cookie);
+      return withCookie(withCookie(result, cookie), reply.cookie);
     },
     { logger, errors: { format: 'json', unexpectedStatus: 503 } },
   );
@@ -478,5 +534,5 @@ function errorJson(status: number, error: string): HttpResult {
 }
 
 function withCookie(result: HttpResult, cookie: string | undefined): HttpResult {
-  return cookie ? { ...result, cookies: [cookie] } : result;
+  return cookie ? { ...result, cookies: [...(result.cookies ?? []), cookie] } : result;
 }

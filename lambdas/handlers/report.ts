@@ -1,7 +1,9 @@
 import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/errors.js';
 import { DECIMAL_DIGITS, DECIMAL_QUERY_PARAMS } from '../domain/reports/schemas.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
-import { sessionTokenOf } from '../domain/auth/cookie.js';
+import { cookieValue, sessionTokenOf } from '../domain/auth/cookie.js';
+import { SHARE_HEADER, SHARED_REPORTS, shareCookieName } from '../domain/share-link.js';
+import { shareAccess, type ShareDeps } from '../services/share-links.js';
 import * as z from 'zod';
 import { dict } from '../domain/dict.js';
 import { formatParam, toCsv } from '../domain/reports/csv.js';
@@ -10,6 +12,7 @@ import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { REPORT_LIST, type ReportSpec } from './report-table.js';
+import { REPORT_PATHS } from './report-paths.js';
 
 export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry {
   /** A report store per request, so that its read cost is one report's. */
@@ -17,6 +20,8 @@ export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry 
   keys: { authenticate(key: string, now: Date): Promise<string | null> };
   /** The account of an app session cookie (`ff_session`), or null (docs/app.md); without it only keys are taken. */
   sessions?: { accountOf(token: string): Promise<string | null> };
+  /** Shared links (`x-footfall-share`, docs/security.md "Shared links"); without it a link's token is refused. */
+  shares?: ShareDeps;
 }
 
 /** Parses query parameters with a schema; a failure is a 400 naming the parameter (spec §7). */
@@ -81,6 +86,27 @@ async function accountOf(deps: ReportHandlerDeps, event: HttpEvent): Promise<str
   return account;
 }
 
+/** The paths a shared link may read: the dashboard's reports (`SHARED_REPORTS`), of its own site. */
+const SHARED_PATHS: ReadonlySet<string> = new Set(SHARED_REPORTS.map((name) => REPORT_PATHS[name]));
+
+/**
+ * The scope of a shared view's request (header `x-footfall-share`), or null
+ * for a request without it. The header wins over a session cookie, so a
+ * signed-in user's shared view shows what the link shows and no more.
+ * @throws UnauthorizedError (401) unknown, revoked or locked link
+ */
+async function shareScope(
+  deps: ReportHandlerDeps,
+  event: HttpEvent,
+): Promise<{ account: string; site: string } | null> {
+  const token = event.headers?.[SHARE_HEADER];
+  if (token === undefined) return null;
+  if (!deps.shares) throw new UnauthorizedError('shared links are not read here');
+  return shareAccess(deps.shares, token.trim(), (id) =>
+    cookieValue(shareCookieName(id), event.cookies, event.headers?.cookie),
+  );
+}
+
 const decode = (s: string) => {
   try {
     return decodeURIComponent(s);
@@ -104,6 +130,10 @@ const ROUTES: Route[] = REPORT_LIST.map((report) => ({
   names: [...report.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? ''),
   report,
 }));
+
+/** Whether a matched path's `{domain}` is `site` (domains compare lowercase, as `siteOf` reads them). */
+const sameSite = (route: Route, values: string[], site: string) =>
+  values[route.names.indexOf('domain')]?.toLowerCase() === site;
 
 /**
  * Runs a report for a matched path: its query parsed by its schema, then
@@ -149,13 +179,18 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
       const path = event.rawPath;
       if (event.requestContext.http.method !== 'GET') throw new NotFoundError('not found');
       if (/^\/api\/v1\/openapi\.json$/.test(path)) return json(200, openApiDocument());
-      const account = await accountOf(deps, event);
+      const share = await shareScope(deps, event);
+      const account = share?.account ?? (await accountOf(deps, event));
       const query = (event.queryStringParameters ?? {}) as Record<string, string | undefined>;
       for (const route of ROUTES) {
         const match = route.pattern.exec(path);
         if (!match) continue;
+        const values = match.slice(1).map(decode);
+        // A shared link reads its own site's dashboard reports; anything else is as unknown as no site.
+        if (share && !(SHARED_PATHS.has(route.report.path) && sameSite(route, values, share.site)))
+          throw new NotFoundError('not found');
         const csv = wantsCsv(route, query, event.headers?.accept);
-        const body = await run(route, { ...deps, store: deps.store() }, account, match.slice(1).map(decode), query);
+        const body = await run(route, { ...deps, store: deps.store() }, account, values, query);
         return csv
           ? csvResponse(csv, body as Parameters<CsvExport['filename']>[0] & { rows: unknown[] })
           : json(200, body);

@@ -72,13 +72,14 @@ const decoyHash = () => (decoy ??= hashPassword(`decoy-${Math.random()}`));
 /**
  * Counts one attempt in each of `counters` (scope, value) before the password
  * is checked; when any is over its limit, takes the attempt back from all of
- * them and refuses it.
+ * them and refuses it with `refusal`.
  * @throws TooManyRequestsError (429) with the seconds until an attempt would be admitted
  */
-async function admitAttempt(
-  deps: AuthDeps,
+export async function admitAttempt(
+  deps: Pick<AuthDeps, 'attempts'>,
   counters: ReadonlyArray<[AttemptScope, string]>,
   now: number,
+  refusal = 'Too many sign-in attempts. Wait a few minutes and try again.',
 ): Promise<void> {
   const keys = counters.map(([scope, value]) => attemptKey(scope, value));
   const start = bucketStart(now);
@@ -89,7 +90,7 @@ async function admitAttempt(
   );
   if (over.length === 0) return;
   await Promise.all(keys.map((k) => deps.attempts.add(k, start, -1)));
-  throw new TooManyRequestsError('Too many sign-in attempts. Wait a few minutes and try again.', Math.max(...over));
+  throw new TooManyRequestsError(refusal, Math.max(...over));
 }
 
 /** The address group of password changes (they come from a signed-in session, not an address). */

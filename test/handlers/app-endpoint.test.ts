@@ -403,12 +403,14 @@ describe("links and webhook URLs behind CloudFront, where the Host is the API's"
     const s = await scenarioService();
     try {
       await addUser(s.svc.dynamo, ANA.email, 'acme', ANA.password, CHEAP_SCRYPT);
-      const { dynamoAuthDeps, dynamoSettingsDeps } = await import('../../lambdas/adapters/dynamo/app-deps.js');
+      const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } =
+        await import('../../lambdas/adapters/dynamo/app-deps.js');
       const handler = createAppHandler({
         logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
         metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
         auth: dynamoAuthDeps(s.svc.dynamo, () => NOW),
         settings: dynamoSettingsDeps(s.svc.dynamo, s.svc.secrets, () => NOW),
+        shares: dynamoShareDeps(s.svc.dynamo, () => NOW),
         cookieSecurity: 'always',
       });
       const app = 'https://d111111abcdef8.cloudfront.net';
@@ -456,7 +458,8 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
     const { Logger } = await import('@aws-lambda-powertools/logger');
     const { Metrics } = await import('@aws-lambda-powertools/metrics');
     const { httpApiEvent, localContext } = await import('../../local/api-gateway.js');
-    const { dynamoAuthDeps, dynamoSettingsDeps } = await import('../../lambdas/adapters/dynamo/app-deps.js');
+    const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } =
+      await import('../../lambdas/adapters/dynamo/app-deps.js');
     const { SIGN_IN_LIMITS, addressGroup, attemptKey, bucketStart } =
       await import('../../lambdas/domain/auth/attempts.js');
     const s = await scenarioService();
@@ -482,6 +485,7 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
           },
         },
         settings: dynamoSettingsDeps(s.svc.dynamo, s.svc.secrets, () => NOW),
+        shares: dynamoShareDeps(s.svc.dynamo, () => NOW),
         cookieSecurity: 'always',
         originSecret: secret,
       });

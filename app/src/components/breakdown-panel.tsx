@@ -4,6 +4,7 @@ import { api, csvHref, type BreakdownRow, type RangeQuery } from '../api.js';
 import { countryName, formatCount, formatUsd, formatUsdOrDash, languageName } from '../format.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
+import { useShared } from '../shared.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
 
@@ -61,21 +62,25 @@ export function PanelFoot(props: {
   csvNote?: string | null;
   children?: ComponentChildren;
 }): JSX.Element {
+  const shared = useShared();
   return (
     <footer class="panel-foot">
       <span class="muted" data-shown={props.shown} data-total={props.total}>
         {props.shown > 0 ? `${formatCount(props.shown)} of ${formatCount(props.total)}` : ''}
       </span>
       {props.children}
-      <a
-        class="btn btn-small btn-ghost"
-        data-csv={props.csvName}
-        href={props.csv}
-        download
-        title={props.csvNote ?? 'Every row of this report for the range, as CSV'}
-      >
-        CSV
-      </a>
+      {/* A download carries no link token: a shared view offers none. */}
+      {shared ? null : (
+        <a
+          class="btn btn-small btn-ghost"
+          data-csv={props.csvName}
+          href={props.csv}
+          download
+          title={props.csvNote ?? 'Every row of this report for the range, as CSV'}
+        >
+          CSV
+        </a>
+      )}
       {props.shown < props.total && props.limit < MAX_ROWS ? (
         <button
           type="button"
@@ -129,6 +134,9 @@ const NONE_LABEL: Partial<Record<Dimension, string>> = {
 
 function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: string; range: RangeQuery }): JSX.Element {
   const { row } = props;
+  const shared = useShared();
+  // A shared view opens no payments: the row is a label there.
+  if (row.unattributed && shared) return <span class="label unattributed">Unattributed</span>;
   if (row.unattributed) {
     return (
       <a

@@ -2,6 +2,7 @@ import type { ComponentChildren, JSX } from 'preact';
 import { useLocation } from 'preact-iso';
 import { api } from '../api.js';
 import { useAuth } from '../auth.js';
+import { useShared } from '../shared.js';
 
 /** The frame of every signed-in page: the top bar with the account and the way out. */
 export function Layout(props: { children: ComponentChildren }): JSX.Element {
@@ -46,13 +47,26 @@ export function Layout(props: { children: ComponentChildren }): JSX.Element {
   );
 }
 
-/** The heading of a site's pages with the tabs between them. */
+/** The heading of a site's pages with the tabs between them; in a shared view, the site and the shared-view marker only. */
 export function SiteHeader(props: {
   domain: string;
   search: string;
   current: 'dashboard' | 'payments' | 'retention' | 'visitor';
   children?: ComponentChildren;
 }): JSX.Element {
+  const shared = useShared();
+  if (shared)
+    return (
+      <div class="site-header">
+        <div class="site-title">
+          <h1>{props.domain}</h1>
+          <p class="shared-marker" data-shared-view>
+            Shared view · {shared.name} · read only
+          </p>
+        </div>
+        {props.children}
+      </div>
+    );
   const base = `/sites/${encodeURIComponent(props.domain)}`;
   const tabs = [
     { id: 'dashboard', href: `${base}${props.search}`, label: 'Dashboard' },

@@ -128,7 +128,7 @@ export const METRICS: ReadonlyArray<{
  * period's value, a dash when the API has none); Escape closes it. Revenue
  * and payments explain with a link to the payments.
  */
-export function OverviewCards(props: { overview: Overview; paymentsHref: string }): JSX.Element {
+export function OverviewCards(props: { overview: Overview; paymentsHref?: string | undefined }): JSX.Element {
   const { current, previous, change } = props.overview;
   const [open, setOpen] = useState<keyof Totals | null>(null);
   return (
@@ -171,7 +171,7 @@ export function OverviewCards(props: { overview: Overview; paymentsHref: string 
                   <dd data-previous={m.key}>{m.format(previous[m.key])}</dd>
                 </div>
               </dl>
-              {m.payments ? <a href={props.paymentsHref}>Open the payments</a> : null}
+              {m.payments && props.paymentsHref ? <a href={props.paymentsHref}>Open the payments</a> : null}
             </div>
           </div>
         );

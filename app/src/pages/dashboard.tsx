@@ -23,6 +23,7 @@ import {
   rangeSearch,
 } from '../range.js';
 import { useData } from '../use-data.js';
+import { useShared } from '../shared.js';
 
 /** The dashboard's panels: every breakdown dimension of spec §4.2, grouped as Plausible groups them. */
 export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimension[] }> = [
@@ -85,6 +86,13 @@ function WaitingForFirstEvent(props: { domain: string; realtime: Realtime | unde
 
 /** One message for the whole page when the site or the range cannot be shown, instead of one per panel. */
 function PageError(props: { domain: string; error: ApiError; retry(): void }): JSX.Element {
+  const shared = useShared();
+  if (props.error.status === 404 && shared)
+    return (
+      <div class="error-box" role="alert" data-page-error="404">
+        <p>This shared link does not open {props.domain}.</p>
+      </div>
+    );
   if (props.error.status === 404)
     return (
       <div class="error-box" role="alert" data-page-error="404">
@@ -98,7 +106,7 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
       <div class="error-box" role="alert" data-page-error="400">
         <p>The range in this address cannot be shown ({props.error.message}).</p>
         <p>
-          <a href={`/sites/${encodeURIComponent(props.domain)}?range=30d`}>Show the last 30 days</a>
+          <a href="?range=30d">Show the last 30 days</a>
         </p>
       </div>
     );
@@ -124,7 +132,9 @@ export function Dashboard(): JSX.Element {
   const overview = useData(() => api.overview(domain, range), key);
   const series = useData(() => api.timeseries(domain, range, interval), `${key}|${interval ?? ''}`);
   const realtime = useData(() => api.realtime(domain), domain);
-  const sites = useData(() => api.appSites(), 'app-sites');
+  const shared = useShared();
+  // A shared view reads reports only: no account settings (the first-event check is the owner's).
+  const sites = useData(() => (shared ? Promise.resolve({ sites: [] }) : api.appSites()), 'app-sites');
   const [realtimeOpen, setRealtimeOpen] = useState(false);
   const live = 'range' in range && range.range === 'today';
   const site = sites.data?.sites.find((x) => x.domain === domain);
@@ -176,7 +186,7 @@ export function Dashboard(): JSX.Element {
           {overview.data ? (
             <OverviewCards
               overview={overview.data}
-              paymentsHref={`/sites/${encodeURIComponent(domain)}/payments${search}`}
+              paymentsHref={shared ? undefined : `/sites/${encodeURIComponent(domain)}/payments${search}`}
             />
           ) : overview.loading ? (
             <Loading label="Loading totals…" />

@@ -5,6 +5,7 @@ import { api, type AppSite, type Attribution, type Provider, type ProviderName }
 import { Card, CopyButton, ErrorBox, Field, inputProps, Loading, useFormErrors } from '../components/ui.js';
 import { formatAgo, formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
+import { ShareLinksCard } from './settings-shares.js';
 
 /** The IANA timezones this browser knows, for the timezone choice. */
 const TIMEZONES: readonly string[] = (() => {
@@ -529,6 +530,7 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
               ))}
             </ul>
           </Card>
+          <ShareLinksCard domain={site.domain} />
           <Card title="Danger zone">
             <DeleteSite domain={site.domain} />
           </Card>

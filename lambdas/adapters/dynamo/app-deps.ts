@@ -12,6 +12,8 @@ import { recreditSite } from '../../services/payments.js';
 import type { AuthDeps } from '../../services/auth.js';
 import type { SettingsDeps } from '../../services/account-settings.js';
 import type { SecretBox } from '../../ports.js';
+import type { OpenShareDeps } from '../../services/share-links.js';
+import { DynamoShareLinkStore } from './share-link-store.js';
 
 /** Sign-in and sessions on the single table. */
 export function dynamoAuthDeps(conn: DynamoConnection, clock: () => number = Date.now): AuthDeps {
@@ -40,6 +42,16 @@ export function dynamoSettingsDeps(
     users: new DynamoUserStore(conn),
     deletions: new DynamoSiteDeletionStore(conn),
     recredit: (site) => recreditSite(payments, site),
+    clock,
+  };
+}
+
+/** Shared links on the single table: the links, the sites they open, and the attempt counters of their passwords. */
+export function dynamoShareDeps(conn: DynamoConnection, clock: () => number = Date.now): OpenShareDeps {
+  return {
+    links: new DynamoShareLinkStore(conn),
+    sites: new DynamoConfigStore(conn),
+    attempts: new DynamoAttemptStore(conn),
     clock,
   };
 }

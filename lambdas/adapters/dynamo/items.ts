@@ -235,6 +235,28 @@ export const PARTITIONS = {
     writers: ['app'],
     items: { KEY_INFO: { sk: '<key id>', bound: '< 500 B' } },
   },
+  shareLink: {
+    prefix: 'SHARE#',
+    key: family('SHARE#') as (hash: string) => string,
+    // The MCP function shares the report function's read grants (lib/functions.ts REPORT_READ_PARTITIONS); only the report API reads links.
+    readers: REPORTERS,
+    writers: ['app'],
+    items: { SHARE_LINK: { sk: 'LINK', bound: '< 1 KB' } },
+  },
+  shareLinks: {
+    prefix: 'SHARES#',
+    key: family('SHARES#') as (domain: string) => string,
+    readers: [],
+    writers: ['app'],
+    items: { SHARE_INFO: { sk: '<link id>', bound: '< 1 KB' } },
+  },
+  shareUnlock: {
+    prefix: 'SHAREUNLOCK#',
+    key: family('SHAREUNLOCK#') as (hash: string) => string,
+    readers: REPORTERS,
+    writers: ['app'],
+    items: { SHARE_UNLOCK: { sk: 'UNLOCK', bound: '< 300 B', ttlSeconds: 86_400 } },
+  },
   fx: {
     prefix: 'FX',
     key: singleton('FX'),

@@ -8,6 +8,7 @@ import { DynamoUserStore } from './user-store.js';
 import { DynamoSessionStore } from './session-store.js';
 import { sessionOf } from '../../services/auth.js';
 import type { ReportHandlerDeps } from '../../handlers/report.js';
+import { DynamoShareLinkStore } from './share-link-store.js';
 
 /**
  * The report use cases' dependencies on the single table. `store()` gives a
@@ -20,12 +21,14 @@ export function dynamoReportDeps(
   const fx = new FxRates(new DynamoFxStore(conn));
   // Only what a session check reads (no payments or settings code in the report bundle).
   const auth = { users: new DynamoUserStore(conn), sessions: new DynamoSessionStore(conn), clock };
+  const sites = new DynamoConfigStore(conn);
   return {
-    sites: new DynamoConfigStore(conn),
+    sites,
     store: () => new DynamoReportStore(conn),
     keys: new DynamoKeyStore(conn),
     sessions: { accountOf: async (token) => (await sessionOf(auth, token))?.user.account ?? null },
     rates: async () => usdRateOf(await fx.table()),
+    shares: { links: new DynamoShareLinkStore(conn), sites, clock },
     clock,
   };
 }

@@ -22,6 +22,8 @@ export const SIGN_IN_LIMITS = {
   pair: { limit: 10 },
   email: { limit: 100 },
   address: { limit: 100 },
+  /** A shared link's password, over every address (its pair is the link's id with one address group). */
+  link: { limit: 100 },
 } as const;
 
 export type AttemptScope = keyof typeof SIGN_IN_LIMITS;

@@ -43,10 +43,18 @@ export const clearedSessionCookie = (secure: boolean): string => sessionCookie('
  * `ff_session` wins; null when there is none.
  */
 export function sessionTokenOf(cookies: readonly string[] | undefined, header: string | undefined): string | null {
-  const pairs = [...(cookies ?? []), ...(header ?? '').split(';')];
-  for (const pair of pairs) {
+  return cookieValue(SESSION_COOKIE, cookies, header);
+}
+
+/** A cookie's value from API Gateway's `cookies` array or a raw `Cookie` header (RFC 6265 §5.4); the first wins, null for none. */
+export function cookieValue(
+  name: string,
+  cookies: readonly string[] | undefined,
+  header: string | undefined,
+): string | null {
+  for (const pair of [...(cookies ?? []), ...(header ?? '').split(';')]) {
     const eq = pair.indexOf('=');
-    if (eq > 0 && pair.slice(0, eq).trim() === SESSION_COOKIE) return pair.slice(eq + 1).trim() || null;
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim() || null;
   }
   return null;
 }
