@@ -93,6 +93,18 @@ export const USAGE = {
     app: 0.1,
     scheduled: 1.0,
   },
+  /**
+   * CPU seconds of a request at one full vCPU, the part of `secondsPerInvocation` that scales with
+   * the memory size (Lambda's vCPU share is memory / 1,769 MB): the event function's parse,
+   * enrichment and both Firehose puts through the SDK, `npm run bench -- --only ingest` ("CPU per
+   * request with both Firehose puts", 2.0 ms on the shared bench machine: an upper bound). Its
+   * `secondsPerInvocation` is at the 512 MB it had when the 25 ms were set.
+   */
+  cpuSecondsPerInvocation: { event: 0.002 },
+  /** The memory size `secondsPerInvocation` was taken at, MB. */
+  secondsMeasuredAtMb: 512,
+  /** Memory at which a function gets one full vCPU (Lambda developer guide, "Memory and computing power"). */
+  vcpuMb: 1769,
   /** The sessionizer's seconds per event (DynamoDB round trips dominate). */
   sessionizeSecondsPerEvent: 0.002,
   /** The sessionizer's seconds per invocation besides its events: the journal's round trips and the raw object's GET (or the sweep's LIST). */

@@ -165,6 +165,16 @@ describe('Lambda functions', () => {
     for (const [name, mode] of Object.entries(tracingOf(variant))) expect(mode.tracing, name).toBe('Active');
   });
 
+  it('give the event function 256 MB (its requests wait on Firehose; docs/cost.md) and the sessionizer 1024 MB', () => {
+    const memory = Object.fromEntries(
+      Object.values(resourcesOf(main, 'AWS::Lambda::Function')).map((fn) => [
+        (fn.Properties.Environment as { Variables: Record<string, string> }).Variables.POWERTOOLS_SERVICE_NAME,
+        fn.Properties.MemorySize,
+      ]),
+    );
+    expect(memory).toMatchObject({ event: 256, tracker: 256, sessionize: 1024 });
+  });
+
   it('bind the table, the delivery streams and the raw objects by environment', () => {
     main.template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('POST /api/event'),
