@@ -25,7 +25,7 @@ import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
 import { RELEASE_VERSION } from './release.js';
 import { DATA_LAYOUT } from '../lambdas/domain/site.js';
-import { STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
+import { STACK_INGEST_OUTPUTS, STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
 import { ARCHITECTURE, FootfallFunction, RUNTIME } from './lambda-defaults.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
@@ -219,12 +219,12 @@ export class FootfallStack extends Stack {
       value: this.table.tableName,
       description: 'DynamoDB table (footfall --aws --table <name>)',
     });
-    new CfnOutput(this, 'IngestStreamName', {
+    new CfnOutput(this, STACK_INGEST_OUTPUTS.delivery, {
       value: this.ingest.deliveryStream.deliveryStreamName,
       description: 'Firehose delivery stream of raw events (raw/ of the events bucket), read by the sessionizer',
     });
     if (this.stream)
-      new CfnOutput(this, 'StreamName', {
+      new CfnOutput(this, STACK_INGEST_OUTPUTS.stream, {
         value: this.stream.streamName,
         description: 'Kinesis event stream (draining)',
       });
