@@ -3,6 +3,7 @@
  * AWS list prices in us-east-1 in USD, without the free tier, and the usage the model assumes.
  * Every figure is sourced there; `bench/cost-model.ts` does the arithmetic.
  */
+import { SWEEP_WINDOW_MS } from '../lambdas/handlers/sessionize-objects.js';
 
 /** List prices, USD (`docs/cost.md`, "Prices used"). */
 export const PRICES = {
@@ -119,9 +120,9 @@ export const USAGE = {
   journalWruPerObject: 5,
   journalRruPerObject: 4,
   journalRruPerSweep: 2,
-  sweepWindowMinutes: 15,
-  /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its 15-minute window spans (1.25 on average). */
-  listsPerSweep: 1.25,
+  sweepWindowMinutes: SWEEP_WINDOW_MS / 60_000,
+  /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its window spans (1 + window / 60 minutes on average). */
+  listsPerSweep: 1 + SWEEP_WINDOW_MS / 3_600_000,
   /** DynamoDB request units per call of the functions the sessionize bench does not measure (`docs/benchmarks.md`). */
   rruPerReportCall: 40,
   wruPerWebhook: 10,
