@@ -280,6 +280,18 @@ function functionKeyOf(r: StackResource, ctx: Context): FunctionKey | null {
   throw new UnpricedResourceError(`function ${r.id} is neither a Footfall function nor a custom resource handler`);
 }
 
+/**
+ * Seconds of one invocation of a function at `mib` MB: `USAGE.secondsPerInvocation` (taken at
+ * `secondsMeasuredAtMb`), with its measured CPU part (`cpuSecondsPerInvocation`, at one vCPU)
+ * rescaled to the vCPU share `mib` gets; the rest is waiting on round trips, which memory does not change.
+ */
+export function secondsAt(key: Exclude<FunctionKey, 'sessionize'>, mib: number): number {
+  const U = USAGE;
+  const cpu = own<number>(U.cpuSecondsPerInvocation, key) ?? 0;
+  const share = (mb: number) => Math.min(1, mb / U.vcpuMb);
+  return U.secondsPerInvocation[key] - cpu / share(U.secondsMeasuredAtMb) + cpu / share(mib);
+}
+
 const priceLambda: Pricer = (r, ctx) => {
   const key = functionKeyOf(r, ctx);
   if (key === null) return [['Lambda, custom resource handlers (run at deploy only)', 0]];
@@ -290,7 +302,7 @@ const priceLambda: Pricer = (r, ctx) => {
   const seconds =
     key === 'sessionize'
       ? ctx.d.events * U.sessionizeSecondsPerEvent + invocations * U.sessionizeSecondsPerInvocation
-      : invocations * U.secondsPerInvocation[key];
+      : invocations * secondsAt(key, mib);
   const spec: FunctionSpec = FUNCTIONS[key];
   // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
   const quiet = prop(r.props, 'LoggingConfig', 'SystemLogLevel') === 'WARN' && spec.hotPath;

@@ -3,6 +3,7 @@
  * AWS list prices in us-east-1 in USD, without the free tier, and the usage the model assumes.
  * Every figure is sourced there; `bench/cost-model.ts` does the arithmetic.
  */
+import { SWEEP_WINDOW_MS } from '../lambdas/handlers/sessionize-objects.js';
 
 /** List prices, USD (`docs/cost.md`, "Prices used"). */
 export const PRICES = {
@@ -93,6 +94,18 @@ export const USAGE = {
     app: 0.1,
     scheduled: 1.0,
   },
+  /**
+   * CPU seconds of a request at one full vCPU, the part of `secondsPerInvocation` that scales with
+   * the memory size (Lambda's vCPU share is memory / 1,769 MB): the event function's parse,
+   * enrichment and both Firehose puts through the SDK, `npm run bench -- --only ingest` ("CPU per
+   * request with both Firehose puts", 2.0 ms on the shared bench machine: an upper bound). Its
+   * `secondsPerInvocation` is at the 512 MB it had when the 25 ms were set.
+   */
+  cpuSecondsPerInvocation: { event: 0.002 },
+  /** The memory size `secondsPerInvocation` was taken at, MB. */
+  secondsMeasuredAtMb: 512,
+  /** Memory at which a function gets one full vCPU (Lambda developer guide, "Memory and computing power"). */
+  vcpuMb: 1769,
   /** The sessionizer's seconds per event (DynamoDB round trips dominate). */
   sessionizeSecondsPerEvent: 0.002,
   /** The sessionizer's seconds per invocation besides its events: the journal's round trips and the raw object's GET (or the sweep's LIST). */
@@ -107,9 +120,9 @@ export const USAGE = {
   journalWruPerObject: 5,
   journalRruPerObject: 4,
   journalRruPerSweep: 2,
-  sweepWindowMinutes: 15,
-  /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its 15-minute window spans (1.25 on average). */
-  listsPerSweep: 1.25,
+  sweepWindowMinutes: SWEEP_WINDOW_MS / 60_000,
+  /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its window spans (1 + window / 60 minutes on average). */
+  listsPerSweep: 1 + SWEEP_WINDOW_MS / 3_600_000,
   /** DynamoDB request units per call of the functions the sessionize bench does not measure (`docs/benchmarks.md`). */
   rruPerReportCall: 40,
   wruPerWebhook: 10,

@@ -6,6 +6,9 @@ import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import type { SiteConfig } from '../lambdas/domain/site.js';
 import { httpApiEvent, localContext } from '../local/api-gateway.js';
 import { REFERRERS, browserUserAgents, rng, zipf } from '../local/demo/workload.js';
+import { spawn } from 'node:child_process';
+import { FirehoseClient } from '@aws-sdk/client-firehose';
+import { FirehoseEventStream } from '../lambdas/adapters/firehose-stream.js';
 import { percentile, type Figure } from './report.js';
 
 const SITE: SiteConfig = {
@@ -113,5 +116,78 @@ export async function benchIngest(): Promise<Figure[]> {
       { section: 'ingest', name: `p99 per request, ${label}`, value: percentile(times, 99), unit: 'µs' },
     );
   }
+  figures.push(...(await benchFirehosePutCpu(workload(3_000, 1), context)));
   return figures;
+}
+
+/** A Firehose endpoint on loopback that accepts every record of a PutRecordBatch; prints its port. */
+const FIREHOSE_STAND_IN = `
+const server = require('node:http').createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => (body += c));
+  req.on('end', () => {
+    const n = (body.match(/"Data"/g) || []).length;
+    res.setHeader('content-type', 'application/x-amz-json-1.1');
+    res.end(JSON.stringify({ FailedPutCount: 0, Encrypted: false, RequestResponses: Array(n).fill({ RecordId: 'r' }) }));
+  });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port)));
+`;
+
+/** Lambda's CPU share at a memory size: one vCPU at 1,769 MB, in proportion below (Lambda developer guide, "Memory and computing power"). */
+const VCPU_MB = 1769;
+
+/**
+ * CPU time of a request through the handler and the real `FirehoseEventStream` (the AWS SDK's
+ * serialization, SigV4 signing and HTTP) against a Firehose stand-in on loopback that accepts
+ * every record, in another process: this process's CPU (user + system) over the requests. What the event function's memory size changes is this CPU time divided by
+ * its vCPU share (`VCPU_MB`); the rest of a request is waiting on the network.
+ */
+async function benchFirehosePutCpu(
+  requests: readonly APIGatewayProxyEventV2[],
+  context: ReturnType<typeof localContext>,
+): Promise<Figure[]> {
+  // The stand-in runs in its own process, so the CPU measured is the handler's and the SDK's alone.
+  const server = spawn(process.execPath, ['-e', FIREHOSE_STAND_IN], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => server.stdout.once('data', (d: Buffer) => resolve(Number(d))));
+  const client = new FirehoseClient({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench' },
+  });
+  const handler = createEventHandler({
+    logger: new Logger({ serviceName: 'bench', logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
+    clock: Date.now,
+    sites: { getSite: async (d) => (d === SITE.domain ? SITE : null) },
+    salts: { saltFor: async () => 'bench-salt' },
+    stream: new FirehoseEventStream(client, { ingest: 'ingest', archive: 'archive' }),
+    limiter: new SiteRateLimiter(),
+  });
+  const warm = 500;
+  for (const r of requests.slice(0, warm)) await handler(r, context);
+  const measured = requests.slice(warm);
+  const before = process.cpuUsage();
+  for (const r of measured) {
+    const res = await handler(r, context);
+    if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}`);
+  }
+  const used = process.cpuUsage(before);
+  client.destroy();
+  server.kill();
+  const cpuMs = (used.user + used.system) / 1000 / measured.length;
+  return [
+    {
+      section: 'ingest',
+      name: 'CPU per request with both Firehose puts (SDK, signing, HTTP; the stand-in apart)',
+      value: cpuMs,
+      unit: 'ms',
+    },
+    ...[512, 256].map((mb) => ({
+      section: 'ingest',
+      name: `that CPU at ${mb} MB in Lambda (${((mb / VCPU_MB) * 100).toFixed(1)}% of a vCPU)`,
+      value: cpuMs / (mb / VCPU_MB),
+      unit: 'ms',
+    })),
+  ];
 }

@@ -42,13 +42,22 @@ export function registerUpgradeCommands(program: Command): void {
         .env('FOOTFALL_STACK')
         .default('Footfall'),
     )
-    .action(async (opts: { stack: string }, command: Command) => {
+    .option(
+      '--drain-stream',
+      'the deploy will set -c drainStream=true (a stack that still ingests through its Kinesis stream needs it)',
+    )
+    .action(async (opts: { stack: string; drainStream?: boolean }, command: Command) => {
       const ctx = contextOf(command);
       const deployed = ctx.aws
         ? await readDeployedStack(new CloudFormationClient({}), parseArgs(stackName, opts.stack, '--stack'))
         : null;
       const sites = await withStore(ctx, (db) => new DynamoConfigStore(db).listSites());
-      const plan = upgradePlan(deployed, sites, { version: RELEASE_VERSION, layout: DATA_LAYOUT });
+      const plan = upgradePlan(
+        deployed,
+        sites,
+        { version: RELEASE_VERSION, layout: DATA_LAYOUT },
+        { drainStream: opts.drainStream === true },
+      );
       if (ctx.json) ctx.printJson(plan);
       else ctx.print(describePlan(plan));
       if (!plan.safe) throw new Error('upgrade check: not safe to deploy yet (see above)');

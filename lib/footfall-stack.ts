@@ -25,7 +25,7 @@ import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
 import { RELEASE_VERSION } from './release.js';
 import { DATA_LAYOUT } from '../lambdas/domain/site.js';
-import { STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
+import { STACK_INGEST_OUTPUTS, STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
 import { ARCHITECTURE, FootfallFunction, RUNTIME } from './lambda-defaults.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
@@ -41,6 +41,12 @@ export interface FootfallStackProps extends StackProps {
 export const API_5XX_ALARM_PERCENT = 1;
 /** Age of the newest archived data (Firehose `DeliveryToS3.DataFreshness`) that raises the alarm: 30 minutes. */
 export const ARCHIVE_FRESHNESS_ALARM_SECONDS = 1800;
+/**
+ * The same for the ingest delivery: 5 minutes, five times its 60 s buffer (`INGEST_BUFFER_INTERVAL`),
+ * so a healthy delivery (an object a minute, at times a minute late) never raises it and a stalled
+ * one does within 15 minutes (two 5-minute periods above it).
+ */
+export const INGEST_FRESHNESS_ALARM_SECONDS = 300;
 /** Consecutive failed runs of a scheduled function (one each `everyMinutes`) that raise its alarm: one failure is retried by the next run. */
 export const SCHEDULED_FAILED_RUNS_ALARM = 3;
 
@@ -219,12 +225,12 @@ export class FootfallStack extends Stack {
       value: this.table.tableName,
       description: 'DynamoDB table (footfall --aws --table <name>)',
     });
-    new CfnOutput(this, 'IngestStreamName', {
+    new CfnOutput(this, STACK_INGEST_OUTPUTS.delivery, {
       value: this.ingest.deliveryStream.deliveryStreamName,
       description: 'Firehose delivery stream of raw events (raw/ of the events bucket), read by the sessionizer',
     });
     if (this.stream)
-      new CfnOutput(this, 'StreamName', {
+      new CfnOutput(this, STACK_INGEST_OUTPUTS.stream, {
         value: this.stream.streamName,
         description: 'Kinesis event stream (draining)',
       });
@@ -436,20 +442,27 @@ export class FootfallStack extends Stack {
       );
     }
 
-    new cloudwatch.Alarm(this, 'ArchiveFreshnessAlarm', {
-      alarmDescription: 'Firehose: the oldest record not yet delivered to the raw archive is older than 30 minutes',
-      metric: new cloudwatch.Metric({
-        namespace: 'AWS/Firehose',
-        metricName: 'DeliveryToS3.DataFreshness',
-        dimensionsMap: { DeliveryStreamName: this.archive.deliveryStream.deliveryStreamName },
-        period,
-        statistic: 'Maximum',
-      }),
-      threshold: ARCHIVE_FRESHNESS_ALARM_SECONDS,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    // Freshness of both deliveries: the archive's (Athena, rebuild) and the ingest delivery's, whose stall
+    // stops every dashboard while the event endpoint still answers 202 (docs/deploy.md, "Metrics").
+    const freshness = [
+      ['ArchiveFreshnessAlarm', this.archive.deliveryStream, ARCHIVE_FRESHNESS_ALARM_SECONDS, 'the Parquet archive'],
+      ['IngestFreshnessAlarm', this.ingest.deliveryStream, INGEST_FRESHNESS_ALARM_SECONDS, 'raw/ (the sessionizer)'],
+    ] as const;
+    for (const [id, delivery, seconds, what] of freshness)
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription: `Firehose: the oldest record not yet delivered to ${what} is older than ${seconds / 60} minutes`,
+        metric: new cloudwatch.Metric({
+          namespace: 'AWS/Firehose',
+          metricName: 'DeliveryToS3.DataFreshness',
+          dimensionsMap: { DeliveryStreamName: delivery.deliveryStreamName },
+          period,
+          statistic: 'Maximum',
+        }),
+        threshold: seconds,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
     this.addArchiveFailureAlarms(period);
 
     // A scheduled function's failures are retried by its next run; several in a row mean rollup compaction

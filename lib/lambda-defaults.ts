@@ -21,6 +21,7 @@ import { lambdaBuildOptions } from '../bench/bundle.js';
 import { METRICS_NAMESPACE } from '../lambdas/observability/telemetry.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { RAW_PREFIX } from '../lambdas/adapters/s3-raw-objects.js';
+import { SWEEP_EVERY_MINUTES } from '../lambdas/handlers/sessionize-objects.js';
 
 /** Repository root: entries, package-lock.json and the esbuild working directory. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -287,7 +288,7 @@ export class FootfallFunction extends Construct {
    * Consumes the ingest delivery's raw objects (`docs/ingestion.md`, "Choosing the ingestion path"):
    * S3 `ObjectCreated` notifications under `raw/` invoke it asynchronously (two retries, events
    * kept six hours, then their record goes to an encrypted SQS queue, the failed-batches queue),
-   * a sweep every 5 minutes journals what a lost invocation missed, and it may read `raw/*`
+   * a sweep every `SWEEP_EVERY_MINUTES` journals what a lost invocation missed, and it may read `raw/*`
    * (`s3:GetObject`) and list `raw/` (`s3:ListBucket` with that prefix). One instance at a time
    * (reserved concurrency 1): the journal has one writer, as one shard gave the stream's batches.
    * With `drainStream` (a stack upgraded from the event stream) it also consumes the stream
@@ -330,7 +331,7 @@ export class FootfallFunction extends Construct {
     bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.LambdaDestination(this.fn), {
       prefix: RAW_PREFIX,
     });
-    this.addSchedule(events.Schedule.rate(Duration.minutes(5)));
+    this.addSchedule(events.Schedule.rate(Duration.minutes(SWEEP_EVERY_MINUTES)));
     if (drainStream) {
       this.role.addToPrincipalPolicy(
         new iam.PolicyStatement({ actions: [...STREAM_ACTIONS.read], resources: [drainStream.streamArn] }),

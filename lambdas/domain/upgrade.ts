@@ -3,10 +3,68 @@ import type { SiteConfig } from './site.js';
 /** The stack outputs that say what is deployed (lib/footfall-stack.ts). */
 export const STACK_VERSION_OUTPUTS = { version: 'Version', layout: 'DataLayout' } as const;
 
+/**
+ * The stack outputs that say how events reach the sessionizer: the Kinesis stream's name (every
+ * stack before the raw delivery, and one deployed with `-c drainStream=true`) and the ingest
+ * delivery's (every stack since).
+ */
+export const STACK_INGEST_OUTPUTS = { stream: 'StreamName', delivery: 'IngestStreamName' } as const;
+
+/**
+ * How a deployed stack ingests (`docs/deploy.md`, "Upgrading from the event stream"): `stream`
+ * through its Kinesis stream alone (before the raw delivery), `draining` both while the stream
+ * drains (`-c drainStream=true`), `delivery` through the Firehose delivery streams alone.
+ */
+export type DeployedIngestion = 'stream' | 'draining' | 'delivery';
+
 /** What is deployed: the stack's release and layout, null when its stack predates those outputs. */
 export interface Deployed {
   version: string | null;
   layout: number | null;
+  /** From its outputs (`STACK_INGEST_OUTPUTS`); absent when neither was read. */
+  ingestion?: DeployedIngestion;
+}
+
+/** What the operator says of the deploy to come (`footfall upgrade check` options). */
+export interface UpgradeIntent {
+  /** The deploy will set `-c drainStream=true`. */
+  drainStream?: boolean;
+}
+
+/** The ingestion of a stack from which of `STACK_INGEST_OUTPUTS` it has; undefined with neither. */
+export function ingestionOf(hasStream: boolean, hasDelivery: boolean): DeployedIngestion | undefined {
+  if (hasStream) return hasDelivery ? 'draining' : 'stream';
+  return hasDelivery ? 'delivery' : undefined;
+}
+
+/** Notes on the deployed ingestion, and whether the deploy would lose events (a stream deleted unread). */
+function ingestionNotes(
+  ingestion: DeployedIngestion | undefined,
+  intent: UpgradeIntent,
+): { notes: string[]; safe: boolean } {
+  const guide = 'docs/deploy.md, "Upgrading from the event stream"';
+  if (ingestion === 'stream' && !intent.drainStream)
+    return {
+      safe: false,
+      notes: [
+        `the stack's events go through its Kinesis stream, which this release replaces: a plain \`npx cdk deploy\` would delete it with the events not yet read in it. Deploy with \`npx cdk deploy -c drainStream=true\` (check with \`footfall upgrade check --drain-stream\`), then without the flag 24 hours later (${guide})`,
+      ],
+    };
+  if (ingestion === 'stream')
+    return {
+      safe: true,
+      notes: [
+        `the stack's events go through its Kinesis stream: with -c drainStream=true it drains while new events go to the delivery streams; deploy without the flag 24 hours later, which removes it (${guide})`,
+      ],
+    };
+  if (ingestion === 'draining')
+    return {
+      safe: true,
+      notes: [
+        `the stack is draining its Kinesis stream (-c drainStream=true): keep the flag until 24 hours after the deploy that set it, then deploy without it ($11.15 a month less; ${guide})`,
+      ],
+    };
+  return { safe: true, notes: [] };
 }
 
 /** What the release about to be deployed will do to one site (`docs/deploy.md`, "Upgrading"). */
@@ -91,12 +149,15 @@ function siteUpgrade(site: SiteConfig, layout: number): SiteUpgrade {
  * (`footfall upgrade check`, `docs/deploy.md` "Upgrading"): per site, whether
  * its reports keep answering (same layout), need `footfall rebuild` (an older
  * layout: 503 until migrated), or block the deploy (a rebuild in flight, a
- * newer layout); and whether the release is older than the deployed one.
+ * newer layout); whether the release is older than the deployed one; and whether the stack
+ * still ingests through its Kinesis stream, which only a deploy with `-c drainStream=true` keeps
+ * until it is read (`intent.drainStream`: the operator says the deploy sets it).
  */
 export function upgradePlan(
   from: Deployed | null,
   sites: readonly SiteConfig[],
   to: { version: string; layout: number },
+  intent: UpgradeIntent = {},
 ): UpgradePlan {
   const notes: string[] = [];
   let safe = true;
@@ -115,6 +176,9 @@ export function upgradePlan(
   }
   if (from?.layout !== null && from?.layout !== undefined && from.layout !== to.layout)
     notes.push(`the storage layout changes from ${from.layout} to ${to.layout}`);
+  const ingestion = ingestionNotes(from?.ingestion, intent);
+  notes.push(...ingestion.notes);
+  if (!ingestion.safe) safe = false;
   const planned = sites.map((s) => siteUpgrade(s, to.layout));
   if (planned.some((s) => s.action === 'block')) safe = false;
   const rebuilds = planned.filter((s) => s.action === 'rebuild').length;

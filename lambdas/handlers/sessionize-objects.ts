@@ -12,8 +12,14 @@ export const DELIVERY_SHARD = 'firehose';
 export const LINES_PER_ENTRY = 10_000_000n;
 /** Entries read from the journal per Query. */
 const JOURNAL_PAGE = 10;
-/** The sweep journals objects written in this window before now, ms: three sweeps of 5 minutes. */
-export const SWEEP_WINDOW_MS = 15 * 60_000;
+/**
+ * Minutes between two sweeps (the stack's schedule). A sweep only finds objects whose notification
+ * was lost, or resumes a journal left pending while no object arrives: rare, so every 15 minutes
+ * (each run is an invocation, a trace and S3 LISTs at every traffic, `docs/cost.md`).
+ */
+export const SWEEP_EVERY_MINUTES = 15;
+/** The sweep journals objects written in this window before now, ms: three sweeps' time. */
+export const SWEEP_WINDOW_MS = 3 * SWEEP_EVERY_MINUTES * 60_000;
 /** Below this much time left in the invocation, no further object is started, ms. */
 const STOP_BEFORE_MS = 15_000;
 

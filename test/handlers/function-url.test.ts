@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brotliDecompressSync } from 'node:zlib';
-import {
-  DescribeStreamCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  type KinesisClient,
-} from '@aws-sdk/client-kinesis';
+import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
+import { mockClient } from 'aws-sdk-client-mock';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { KinesisEventStream } from '../../lambdas/adapters/kinesis-stream.js';
+import { FirehoseEventStream } from '../../lambdas/adapters/firehose-stream.js';
 import { createEventHandler } from '../../lambdas/handlers/event.js';
 import {
   TRACKER_DEFAULT_ENDPOINT,
@@ -21,7 +17,6 @@ import { localContext } from '../../local/api-gateway.js';
 import { buildTrackerSync } from '../../tracker/build.js';
 import { CHROME_UA, site } from '../support/events.js';
 import { functionUrlEvent } from '../support/function-url.js';
-import { startKinesalite, type Kinesalite } from '../support/kinesalite.js';
 
 const EVENT_URL = 'https://k3x7q2mzt5vbnw8yhc4rjd6gfp0sael1.lambda-url.eu-central-1.on.aws/api/event';
 
@@ -29,33 +24,37 @@ const EVENT_URL = 'https://k3x7q2mzt5vbnw8yhc4rjd6gfp0sael1.lambda-url.eu-centra
  * The hot path behind Lambda function URLs (docs/deploy.md): the handlers get
  * Lambda's function-URL events (payload 2.0, `$default` route, the visitor's
  * address as `sourceIp`), answer CORS themselves (the URLs have no CORS
- * configuration), and the event reaches the stream: kinesalite, through the
- * real Kinesis adapter.
+ * configuration), and the event reaches the ingest delivery stream through the
+ * real Firehose adapter (aws-sdk-client-mock: no Firehose server runs in-process).
  */
 describe('the event function behind its function URL', () => {
-  let kinesis: Kinesalite;
-  let client: KinesisClient;
-  const streamName = 'footfall-url-events';
-  let iterator: string | undefined;
-
-  beforeAll(async () => {
-    kinesis = await startKinesalite(streamName);
-    client = kinesis.client;
-    const { StreamDescription } = await client.send(new DescribeStreamCommand({ StreamName: streamName }));
-    const shardId = StreamDescription?.Shards?.[0]?.ShardId;
-    iterator = (
-      await client.send(
-        new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
-      )
-    ).ShardIterator;
+  const firehose = mockClient(FirehoseClient);
+  let seen = 0;
+  beforeAll(() => {
+    firehose.on(PutRecordBatchCommand).callsFake((input: { Records: unknown[] }) => ({
+      FailedPutCount: 0,
+      RequestResponses: input.Records.map((_, i) => ({ RecordId: String(i) })),
+    }));
   });
-  afterAll(async () => kinesis.close());
+  afterAll(() => firehose.restore());
 
-  /** Records put on the stream since the last call. */
+  /** Events put on the ingest delivery stream since the last call (JSON lines). */
   async function onStream(): Promise<TrackedEvent[]> {
-    const page = await client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-    iterator = page.NextShardIterator;
-    return (page.Records ?? []).map((r) => trackedEventSchema.parse(JSON.parse(Buffer.from(r.Data ?? []).toString())));
+    const calls = firehose
+      .commandCalls(PutRecordBatchCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.DeliveryStreamName === 'footfall-ingest');
+    const fresh = calls.slice(seen);
+    seen = calls.length;
+    return fresh.flatMap((input) =>
+      (input.Records ?? []).flatMap((r) =>
+        Buffer.from(r.Data ?? [])
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => trackedEventSchema.parse(JSON.parse(line))),
+      ),
+    );
   }
 
   const handler = () =>
@@ -66,7 +65,10 @@ describe('the event function behind its function URL', () => {
       countries: { countryOf: (ip) => ({ '198.51.100.7': 'NZ', '203.0.113.80': 'CL' })[ip] ?? null },
       sites: { getSite: async (d) => (d === 'example.com' ? site() : null) },
       salts: { saltFor: async () => 'salt' },
-      stream: new KinesisEventStream(client, streamName),
+      stream: new FirehoseEventStream(new FirehoseClient({ region: 'eu-central-1' }), {
+        ingest: 'footfall-ingest',
+        archive: 'footfall-archive',
+      }),
       limiter: new SiteRateLimiter(),
     });
 

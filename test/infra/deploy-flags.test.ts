@@ -208,7 +208,9 @@ describe('alarms on the archive and compaction, with an action', () => {
     );
 
   it('alarms on Parquet conversion failures and the partition limit of the delivery stream', () => {
-    const firehose = alarms(plain).filter((a) => a.Namespace === 'AWS/Firehose');
+    const firehose = alarms(plain).filter(
+      (a) => a.Namespace === 'AWS/Firehose' && a.MetricName !== 'DeliveryToS3.DataFreshness',
+    );
     expect(firehose.map((a) => [a.MetricName, a.Statistic, a.Threshold, a.ComparisonOperator])).toEqual(
       expect.arrayContaining([
         ['FailedConversion.Records', 'Sum', 0, 'GreaterThanThreshold'],

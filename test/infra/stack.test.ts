@@ -165,6 +165,16 @@ describe('Lambda functions', () => {
     for (const [name, mode] of Object.entries(tracingOf(variant))) expect(mode.tracing, name).toBe('Active');
   });
 
+  it('give the event function 256 MB (its requests wait on Firehose; docs/cost.md) and the sessionizer 1024 MB', () => {
+    const memory = Object.fromEntries(
+      Object.values(resourcesOf(main, 'AWS::Lambda::Function')).map((fn) => [
+        (fn.Properties.Environment as { Variables: Record<string, string> }).Variables.POWERTOOLS_SERVICE_NAME,
+        fn.Properties.MemorySize,
+      ]),
+    );
+    expect(memory).toMatchObject({ event: 256, tracker: 256, sessionize: 1024 });
+  });
+
   it('bind the table, the delivery streams and the raw objects by environment', () => {
     main.template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('POST /api/event'),
@@ -299,7 +309,7 @@ describe('ingestion without a stream (docs/ingestion.md, "Choosing the ingestion
     });
   });
 
-  it('invokes the sessionizer on raw/ objects, asynchronously, retried twice for 6 hours, failures to its encrypted queue, and sweeps every 5 minutes', () => {
+  it('invokes the sessionizer on raw/ objects, asynchronously, retried twice for 6 hours, failures to its encrypted queue, and sweeps every 15 minutes', () => {
     const notifications = only(resourcesOf(main, 'Custom::S3BucketNotifications'));
     expect(notifications.Properties.NotificationConfiguration).toMatchObject({
       LambdaFunctionConfigurations: [
@@ -321,7 +331,7 @@ describe('ingestion without a stream (docs/ingestion.md, "Choosing the ingestion
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
     });
     main.template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(5 minutes)',
+      ScheduleExpression: 'rate(15 minutes)',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^sessionize'), 'Arn'] } })],
     });
   });
@@ -706,12 +716,12 @@ describe('the hot path on function URLs (no API Gateway request per event)', () 
 });
 
 describe('alarms and outputs', () => {
-  it('alarms on failed invocations, the API 5xx rate and archive freshness (iterator age only while a stream drains)', () => {
+  it('alarms on failed invocations, the API 5xx rate and the freshness of both deliveries (iterator age only while a stream drains)', () => {
     // The archive's conversion and partition-limit alarms and the scheduled function's are in deploy-flags.test.ts.
     const alarms = Object.entries(resourcesOf(main, 'AWS::CloudWatch::Alarm'))
       .filter(([id]) => !/^(event|tracker)Url5xx|^ArchiveConversion|^ArchivePartitionLimit|^scheduledErrors/.test(id))
       .map(([, a]) => a.Properties);
-    expect(alarms).toHaveLength(3);
+    expect(alarms).toHaveLength(4);
     expect(alarms).toContainEqual(
       expect.objectContaining({
         Namespace: 'AWS/SQS',
@@ -724,9 +734,16 @@ describe('alarms and outputs', () => {
     expect(Object.values(resourcesOf(variant, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties)).toContainEqual(
       expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Threshold: 300_000 }),
     );
-    expect(alarms).toContainEqual(
-      expect.objectContaining({ Namespace: 'AWS/Firehose', MetricName: 'DeliveryToS3.DataFreshness' }),
-    );
+    const freshness = alarms
+      .filter((a) => a.MetricName === 'DeliveryToS3.DataFreshness')
+      .map((a) => {
+        const ref = (a.Dimensions as Array<{ Value: { Ref: string } }>)[0]?.Value.Ref ?? '';
+        return [/^(Archive|Ingest)/.exec(ref)?.[1], a.Threshold];
+      });
+    expect(freshness.sort()).toEqual([
+      ['Archive', 1800],
+      ['Ingest', 300],
+    ]);
     const rate = alarms.find((a) => Array.isArray(a.Metrics));
     const metrics = rate?.Metrics as Array<{
       Id: string;

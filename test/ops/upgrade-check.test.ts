@@ -91,6 +91,37 @@ describe('footfall upgrade check --aws: the deployed stack and every site read t
     expect(unknown.plan.from).toEqual({ version: null, layout: null });
   });
 
+  it('refuses (exit 1) a plain deploy onto a stack that still ingests through its Kinesis stream, and passes with --drain-stream; a draining stack is told when to drop the flag', async () => {
+    const current = { Version: RELEASE_VERSION, DataLayout: String(DATA_LAYOUT) };
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    cfn.on(DescribeStacksCommand).resolves(stackWith({ ...current, StreamName: 'Footfall-Events' }));
+    const plain = await check();
+    expect(plain.status).toBe(1);
+    expect(plain.plan).toMatchObject({ safe: false, from: { ingestion: 'stream' } });
+    expect(plain.plan.notes.join('\n')).toContain('npx cdk deploy -c drainStream=true');
+
+    out = [];
+    const draining = await check('--drain-stream');
+    expect(draining.status).toBe(0);
+    expect(draining.plan.safe).toBe(true);
+    expect(draining.plan.notes.join('\n')).toContain('deploy without the flag 24 hours later');
+
+    out = [];
+    cfn
+      .on(DescribeStacksCommand)
+      .resolves(stackWith({ ...current, StreamName: 'Footfall-Events', IngestStreamName: 'Footfall-Ingest' }));
+    const both = await check();
+    expect(both.status).toBe(0);
+    expect(both.plan).toMatchObject({ safe: true, from: { ingestion: 'draining' } });
+    expect(both.plan.notes.join('\n')).toContain('keep the flag until 24 hours after the deploy that set it');
+
+    out = [];
+    cfn.on(DescribeStacksCommand).resolves(stackWith({ ...current, IngestStreamName: 'Footfall-Ingest' }));
+    const done = await check();
+    expect(done.plan).toMatchObject({ safe: true, from: { ingestion: 'delivery' } });
+    expect(done.plan.notes.join('\n')).not.toContain('Kinesis');
+  });
+
   it('a missing stack is an error of its own, before the table is read', async () => {
     cfn.on(DescribeStacksCommand).rejects(new Error('Stack with id Nope does not exist'));
     expect(await main(['--aws', '--table', 'T', 'upgrade', 'check', '--stack', 'Nope'])).toBe(1);

@@ -7,11 +7,11 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { KinesisStreamEvent } from 'aws-lambda';
 import {
-  KinesisClient,
-  PutRecordsCommand,
-  ProvisionedThroughputExceededException as KinesisThrottled,
-  type PutRecordsResultEntry,
-} from '@aws-sdk/client-kinesis';
+  FirehoseClient,
+  PutRecordBatchCommand,
+  ServiceUnavailableException as FirehoseUnavailable,
+  type PutRecordBatchResponseEntry,
+} from '@aws-sdk/client-firehose';
 import {
   ConditionalCheckFailedException,
   ProvisionedThroughputExceededException,
@@ -24,7 +24,7 @@ import { DynamoBatchMarkers } from '../../lambdas/adapters/dynamo/batch-marker-s
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { KinesisEventStream } from '../../lambdas/adapters/kinesis-stream.js';
+import { FirehoseEventStream } from '../../lambdas/adapters/firehose-stream.js';
 import { LocalEventStream, toSequenceNumber, type LocalStreamRecord } from '../../lambdas/adapters/local-stream.js';
 import { partitionKey } from '../../lambdas/adapters/stream-record.js';
 import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
@@ -42,8 +42,9 @@ import { LONG, report } from './support.js';
 
 /**
  * Issue 11, faults in the AWS adapters:
- * (a) Kinesis throttling and partly failed PutRecords at the event endpoint:
- *     retried once, else 503 `try again` — never a 202 for an event not written;
+ * (a) Firehose throttling and partly failed PutRecordBatch calls at the event
+ *     endpoint, in either delivery stream: retried once, else 503 `try again` —
+ *     never a 202 for an event not written;
  * (b) DynamoDB throttling, conditional failures, lost acknowledgements and
  *     unprocessed batch items in the sessionizer: the batch is reported failed
  *     (`batchItemFailures`) and its retries end exactly as a clean run does,
@@ -67,17 +68,17 @@ const eventRequest = (body: string) =>
     sourceIp: '198.51.100.7',
   });
 
-describe('(a) the event endpoint on Kinesis that throttles or partly fails', () => {
-  const kinesis = mockClient(KinesisClient);
-  afterAll(() => kinesis.restore());
+describe('(a) the event endpoint on Firehose that throttles or partly fails', () => {
+  const firehose = mockClient(FirehoseClient);
+  afterAll(() => firehose.restore());
   const handler = createEventHandler({
     ...silent(),
     clock: () => Date.UTC(2026, 10, 21, 12),
     sites: { getSite: async (d) => (d === 'example.com' ? site({ rate_limit: 1_000_000 }) : null) },
     salts: { saltFor: async () => 'salt' },
-    stream: new KinesisEventStream(
-      new KinesisClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-      'footfall-events',
+    stream: new FirehoseEventStream(
+      new FirehoseClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+      { ingest: 'footfall-ingest', archive: 'footfall-archive' },
     ),
     limiter: new SiteRateLimiter(),
   });
@@ -86,83 +87,103 @@ describe('(a) the event endpoint on Kinesis that throttles or partly fails', () 
       Array.from({ length: n }, (_, i) => ({ n: 'pageview', u: `https://example.com/k${i}`, s: 'example.com' })),
     );
   const post = (n: number) => handler(eventRequest(body(n)), localContext('event'));
-  const pathsOf = (call: { args: [PutRecordsCommand] }) =>
-    (call.args[0].input.Records ?? []).map((r) => JSON.parse(Buffer.from(r.Data ?? []).toString()).path as string);
+  /** The paths of a record: one event a record in the archive, JSON lines in the ingest stream. */
+  const pathsIn = (data: Uint8Array | undefined) =>
+    Buffer.from(data ?? [])
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).path as string);
+  const archiveCalls = () =>
+    firehose
+      .commandCalls(PutRecordBatchCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.DeliveryStreamName === 'footfall-archive');
+  const throttled = () => new FirehoseUnavailable({ message: 'Slow down.', $metadata: {} });
 
-  it('PutRecords throttled (the call fails): 503 "try again", with CORS', async () => {
-    kinesis.reset();
-    kinesis.on(PutRecordsCommand).rejects(new KinesisThrottled({ message: 'Rate exceeded for shard', $metadata: {} }));
+  it('PutRecordBatch throttled (the call fails): 503 "try again", with CORS', async () => {
+    firehose.reset();
+    firehose.on(PutRecordBatchCommand).rejects(throttled());
     const res = await post(3);
     expect(res).toMatchObject({ statusCode: 503, body: 'try again' });
     expect(res.headers?.['Access-Control-Allow-Origin'] ?? res.headers?.['access-control-allow-origin']).toBe('*');
   });
 
-  it('records throttled twice: 503, though the others were written (the client retries; at least once)', async () => {
-    kinesis.reset();
-    kinesis.on(PutRecordsCommand).callsFake((input: { Records: unknown[] }) => ({
-      FailedRecordCount: 1,
-      Records: input.Records.map((_, i): PutRecordsResultEntry =>
-        i === 0 ? { ErrorCode: 'ProvisionedThroughputExceededException' } : { SequenceNumber: String(i) },
+  it('records failed twice: 503, though the others were written (the client retries; at least once)', async () => {
+    firehose.reset();
+    firehose.on(PutRecordBatchCommand).callsFake((input: { Records: unknown[] }) => ({
+      FailedPutCount: 1,
+      RequestResponses: input.Records.map((_, i): PutRecordBatchResponseEntry =>
+        i === 0 ? { ErrorCode: 'ServiceUnavailableException' } : { RecordId: String(i) },
       ),
     }));
     expect(await post(5)).toMatchObject({ statusCode: 503, body: 'try again' });
-    expect(kinesis.commandCalls(PutRecordsCommand)).toHaveLength(2);
+    expect(archiveCalls()).toHaveLength(2);
   });
 
-  it('records throttled once, then accepted: 202 with every record sent', async () => {
-    kinesis.reset();
-    kinesis
-      .on(PutRecordsCommand)
+  it('records failed once, then accepted: 202 with every record sent', async () => {
+    firehose.reset();
+    firehose.on(PutRecordBatchCommand, { DeliveryStreamName: 'footfall-ingest' }).resolves({ FailedPutCount: 0 });
+    firehose
+      .on(PutRecordBatchCommand, { DeliveryStreamName: 'footfall-archive' })
       .callsFakeOnce((input: { Records: unknown[] }) => ({
-        FailedRecordCount: 7,
-        Records: input.Records.map((_, i): PutRecordsResultEntry =>
+        FailedPutCount: 7,
+        RequestResponses: input.Records.map((_, i): PutRecordBatchResponseEntry =>
           i % 7 === 3
-            ? { ErrorCode: 'ProvisionedThroughputExceededException', ErrorMessage: 'Rate exceeded' }
-            : { SequenceNumber: String(i) },
+            ? { ErrorCode: 'ServiceUnavailableException', ErrorMessage: 'Slow down.' }
+            : { RecordId: String(i) },
         ),
       }))
-      .resolves({ FailedRecordCount: 0, Records: Array.from({ length: 50 }, (_, i) => ({ SequenceNumber: `9${i}` })) });
+      .resolves({ FailedPutCount: 0, RequestResponses: Array.from({ length: 50 }, (_, i) => ({ RecordId: `9${i}` })) });
     expect(await post(50)).toMatchObject({ statusCode: 202, body: '' });
-    const calls = kinesis.commandCalls(PutRecordsCommand);
+    const calls = archiveCalls();
     expect(calls).toHaveLength(2);
-    const [first, second] = calls.map((c) => pathsOf(c as never));
+    const [first, second] = calls.map((c) => (c.Records ?? []).flatMap((r) => pathsIn(r.Data)));
     expect(first).toHaveLength(50);
     expect(second).toEqual(first?.filter((_, i) => i % 7 === 3));
   });
 
-  it('any pattern of per-record failures: 202 exactly when every record got a sequence number, else 503', async () => {
+  it('any pattern of per-record failures in either stream: 202 exactly when both streams took every event, else 503', async () => {
     let runs = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 50 }),
         fc.array(fc.boolean(), { minLength: 100, maxLength: 100 }),
+        fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }),
         fc.boolean(),
-        async (n, fails, callThrows) => {
-          kinesis.reset();
-          const written = new Set<string>();
-          let call = 0;
-          kinesis.on(PutRecordsCommand).callsFake((input: { Records: Array<{ Data: Uint8Array }> }) => {
-            const offset = call++ * 50;
-            if (callThrows && call === 2) throw new KinesisThrottled({ message: 'Rate exceeded', $metadata: {} });
-            const records = input.Records.map((r, i): PutRecordsResultEntry => {
-              if (fails[offset + i]) return { ErrorCode: 'ProvisionedThroughputExceededException' };
-              written.add(JSON.parse(Buffer.from(r.Data).toString()).path as string);
-              return { SequenceNumber: String(offset + i) };
+        async (n, archiveFails, ingestFails, callThrows) => {
+          firehose.reset();
+          const written = { 'footfall-archive': new Set<string>(), 'footfall-ingest': new Set<string>() };
+          const calls = { 'footfall-archive': 0, 'footfall-ingest': 0 };
+          firehose
+            .on(PutRecordBatchCommand)
+            .callsFake((input: { DeliveryStreamName: keyof typeof written; Records: Array<{ Data: Uint8Array }> }) => {
+              const stream = input.DeliveryStreamName;
+              const call = calls[stream]++;
+              if (callThrows && stream === 'footfall-archive' && call === 1) throw throttled();
+              const offset = call * 50;
+              const responses = input.Records.map((r, i): PutRecordBatchResponseEntry => {
+                // The archive takes one event a record; the ingest stream one record a request (its call and retry).
+                const fails = stream === 'footfall-archive' ? archiveFails[offset + i] : ingestFails[call];
+                if (fails) return { ErrorCode: 'ServiceUnavailableException' };
+                for (const path of pathsIn(r.Data)) written[stream].add(path);
+                return { RecordId: String(offset + i) };
+              });
+              return { FailedPutCount: responses.filter((r) => r.ErrorCode).length, RequestResponses: responses };
             });
-            return { FailedRecordCount: records.filter((r) => r.ErrorCode).length, Records: records };
-          });
           const res = await post(n);
           runs++;
-          if (res.statusCode === 202) expect(written.size).toBe(n);
+          const both = Math.min(written['footfall-archive'].size, written['footfall-ingest'].size);
+          if (res.statusCode === 202) expect(both).toBe(n);
           else {
             expect(res).toMatchObject({ statusCode: 503, body: 'try again' });
-            expect(written.size).toBeLessThan(n);
+            expect(both).toBeLessThan(n);
           }
         },
       ),
       { numRuns: LONG ? 2_000 : 200 },
     );
-    await report('kinesis-faults', { runs });
+    await report('firehose-faults', { runs });
   });
 });
 
