@@ -5,6 +5,7 @@ import { api, type AppSite, type Attribution, type Provider, type ProviderName }
 import { Card, CopyButton, ErrorBox, Field, inputProps, Loading, useFormErrors } from '../components/ui.js';
 import { formatAgo, formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
+import { ErasePerson } from './erase-person.js';
 
 /** The IANA timezones this browser knows, for the timezone choice. */
 const TIMEZONES: readonly string[] = (() => {
@@ -467,6 +468,7 @@ function DeleteSite(props: { domain: string }): JSX.Element {
 }
 
 export function SiteSettings(props: { domain: string }): JSX.Element {
+  const { query } = useLocation();
   const sites = useData(() => api.appSites(), `app-sites|${props.domain}`);
   const providers = useData(() => api.providers(props.domain), `providers|${props.domain}`);
   const site = sites.data?.sites.find((s) => s.domain === props.domain);
@@ -528,6 +530,9 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
                 <ProviderCard key={p.provider} domain={site.domain} provider={p} onChange={providers.reload} />
               ))}
             </ul>
+          </Card>
+          <Card title="Erase a person">
+            <ErasePerson domain={site.domain} initial={query.erase_visitor} />
           </Card>
           <Card title="Danger zone">
             <DeleteSite domain={site.domain} />
