@@ -1,8 +1,13 @@
 import { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
-import { contextOf, parseArgs, UsageError } from './main.js';
+import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
 import { withLocalStore, withStore } from './store.js';
-import { AWS_FENCE_MS, awsMode, depsOf, localMode } from './rebuild.js';
+import { AWS_DRAIN_MS, AWS_FENCE_MS, awsMode, depsOf, localMode } from './rebuild.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { dynamoOperationsDeps } from '../lambdas/adapters/dynamo/operations-deps.js';
+import { advanceOperations } from '../lambdas/services/operations.js';
+import { createTelemetry } from '../lambdas/observability/telemetry.js';
+import { LOCAL_SITE_CACHE_TTL_MS } from '../local/consumers.js';
 import { addArchiveOptions, awsArchive, confirmed, type ArchiveOptions } from './sites-delete.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import type { ArchiveEraser } from '../lambdas/ports.js';
@@ -16,7 +21,8 @@ import { LocalArchiveEraser } from '../local/archive-eraser.js';
 import { localPaths } from '../local/service.js';
 
 interface EraseOptions extends ArchiveOptions {
-  site: string;
+  site?: string;
+  pending?: boolean;
   visitor?: string;
   customer?: string;
   email?: string;
@@ -49,6 +55,52 @@ function fencedEraser(eraser: ArchiveEraser, fence: () => Promise<void>): Archiv
   };
 }
 
+/** How long one pass of `--pending` may advance the queue before it looks again, ms. */
+const PASS_MS = 60_000;
+/** The pause between passes while every request waits for a fence, ms. */
+const IDLE_MS = 30_000;
+
+/**
+ * `erase --pending`: carries out the erasures queued in the app and the site
+ * deletions begun there, with the operator's credentials, until none is
+ * left: the same driver as the local twin's scheduled runs
+ * (`advanceOperations`), for a deployed stack whose scheduled function has
+ * no grants on the archive yet (`docs/security.md`, "Erasing a person").
+ */
+async function runPending(ctx: CliContext, opts: EraseOptions): Promise<{ erasures: number; deletions: number }> {
+  const aws = ctx.aws ? { archive: awsArchive(opts), mode: awsMode(opts) } : null;
+  const run = async (dynamo: DynamoConnection, serving: boolean) => {
+    const mode = aws?.mode ?? localMode(ctx, dynamo, serving);
+    await mode.prepare();
+    const localWait = serving ? LOCAL_SITE_CACHE_TTL_MS + 1000 : 0;
+    const deps = dynamoOperationsDeps(dynamo, {
+      archive: mode.archive,
+      eraser: aws ? aws.archive.eraser : new LocalArchiveEraser(localPaths(ctx.dataDir).archive),
+      fenceMs: aws ? AWS_FENCE_MS : localWait,
+      drainMs: aws ? AWS_DRAIN_MS : localWait,
+      catchUp: () => mode.prepare(),
+      clock: Date.now,
+      logger: createTelemetry('footfall-cli').logger,
+    });
+    const total = { erasures: 0, deletions: 0 };
+    const queue = new DynamoErasureStore(dynamo);
+    for (;;) {
+      const left = (await queue.pending()).length + (await deps.deletions.store.pending()).length;
+      if (left === 0) return total;
+      const done = await advanceOperations(deps, Date.now() + PASS_MS);
+      total.erasures += done.erasures;
+      total.deletions += done.deletions;
+      if (done.erasures + done.deletions === 0) {
+        if (!ctx.json) process.stderr.write(`${left} queued; waiting for a fence or a step to pass\n`);
+        await sleep(IDLE_MS);
+      }
+    }
+  };
+  return ctx.aws
+    ? withStore(ctx, (dynamo) => run(dynamo, false))
+    : withLocalStore(ctx.dataDir, (dynamo, owner) => run(dynamo, !owner));
+}
+
 /**
  * `erase`: erases a person from a site (GDPR Art. 17, CCPA;
  * `docs/security.md`, "Erasing a person"): their visits and timelines, their
@@ -63,13 +115,23 @@ export function registerEraseCommand(program: Command): void {
     .description(
       "erase a person from a site (GDPR Art. 17, CCPA): visits, timelines, ids on payments, archived events; reports are rebuilt and keep the payments' money (docs/security.md)",
     )
-    .requiredOption('--site <domain>', 'the site')
+    .option('--site <domain>', 'the site')
     .option('--visitor <id>', 'the visitor id (footfall.visitorId() in the browser, visitor_id in the archive)')
     .option('--customer <id>', "the payment provider's customer id (e.g. Stripe cus_…)")
     .option('--email <address>', 'not stored by Footfall: explains how to find the customer id instead')
-    .option('--yes', 'do not ask for the domain to be typed');
+    .option('--yes', 'do not ask for the domain to be typed')
+    .option(
+      '--pending',
+      'carry out the erasures queued in the app (Site settings › Erase a person) and the site deletions begun there, until none is left',
+    );
   addArchiveOptions(command).action(async (opts: EraseOptions, command: Command) => {
     const ctx = contextOf(command);
+    if (opts.pending) {
+      const done = await runPending(ctx, opts);
+      if (ctx.json) return ctx.printJson(done);
+      return ctx.print(`${done.erasures} erasures and ${done.deletions} site deletions finished; none is queued`);
+    }
+    if (opts.site === undefined) throw new UsageError('--site <domain>: is required (or --pending)');
     const domain = parseArgs(domainSchema, opts.site, '--site');
     const request = requestOf(opts);
     const aws = ctx.aws ? { archive: awsArchive(opts), mode: awsMode(opts) } : null;

@@ -39,9 +39,15 @@ import { functionConnection } from './iam/partition-guard.js';
 import { functionSecretBox, functionStream } from './iam/stand-ins.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
+import { DuckDbArchiveReader } from './archive-reader.js';
+import { LocalArchiveEraser } from './archive-eraser.js';
+import { dynamoOperationsDeps } from '../lambdas/adapters/dynamo/operations-deps.js';
+import { advanceOperations } from '../lambdas/services/operations.js';
 
 /** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
 export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
+/** How long one scheduled run may advance site deletions and erasures locally, ms (the rest resumes at the next run). */
+const LOCAL_OPERATIONS_BUDGET_MS = 60_000;
 
 /** Table name in local mode (dynalite wants 3+ characters). */
 export const LOCAL_TABLE = 'footfall';
@@ -70,8 +76,8 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
-  /** Runs the scheduled work (rollup compaction, re-crediting pending payments) now. */
-  scheduled(): Promise<{ sites: number; recredited: number; compacted: number }>;
+  /** Runs the scheduled work (rollup compaction, re-crediting pending payments, site deletions and erasures) now. */
+  scheduled(): Promise<{ sites: number; recredited: number; compacted: number; deletions?: number; erasures?: number }>;
   close(): Promise<void>;
 }
 
@@ -241,12 +247,31 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     telemetry.logger.error('archive batch failed', error as Error),
   );
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
-  const scheduled = createScheduledHandler({
+  const catchUp = async () => {
+    await sessionizer.drain();
+    await archiver.poller.drain();
+  };
+  const operations = dynamoOperationsDeps(dynamo, {
+    archive: new DuckDbArchiveReader(paths.archive),
+    eraser: new LocalArchiveEraser(paths.archive),
+    // Every writer's site cache expires, then the stream is drained into the archive (`localMode`, cli/rebuild.ts).
+    fenceMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
+    drainMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
+    catchUp,
+    clock,
+    logger: telemetry.logger,
+  });
+  const runScheduled = createScheduledHandler({
     ...telemetry,
     ...dynamoPaymentDeps(scheduledConn, clock),
     sites: new DynamoConfigStore(scheduledConn),
     rollups: new DynamoRollupStore(scheduledConn),
+    operations: (deadline) => advanceOperations(operations, deadline),
+    operationsBudgetMs: LOCAL_OPERATIONS_BUDGET_MS,
   });
+  // One run at a time, as the 5-minute schedule with a 2-minute timeout gives in AWS: a run still advancing an erasure is joined.
+  let running: ReturnType<typeof runScheduled> | null = null;
+  const scheduled = () => (running ??= runScheduled().finally(() => (running = null)));
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
     sessionizer.start(interval);

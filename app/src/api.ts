@@ -135,6 +135,38 @@ export type TimelineEntry = Timeline['entries'][number];
 export type VisitEntry = Extract<TimelineEntry, { type: 'visit' }>;
 export type Step = VisitEntry['steps'][number];
 
+/** Whom an erasure names (`POST /api/app/sites/{domain}/erasures`); `email` is answered 400 with the way to a customer id. */
+export type ErasureKind = 'visitor' | 'customer' | 'email';
+
+/** An erasure under way, with no id of the person. */
+export interface ErasureView {
+  id: string;
+  kind: 'visitor' | 'customer';
+  requested: string;
+  status: 'pending' | 'running';
+  phase: string;
+  percent: number;
+  error: string | null;
+}
+
+/** A finished erasure's audit record: counts only. */
+export interface ErasureRecord {
+  at: string;
+  kind: 'visitor' | 'customer';
+  visitors: number;
+  payments: number;
+  customers: number;
+  visit_items: number;
+  archive_files: number;
+  archive_events: number;
+  generation: number;
+}
+
+export interface ErasureStatus {
+  pending: ErasureView[];
+  done: ErasureRecord[];
+}
+
 /** A site as the account settings see it (`GET /api/app/sites`). */
 export interface AppSite {
   domain: string;
@@ -239,6 +271,10 @@ export const api = {
   deleteSite: (domain: string, confirm: string) =>
     request<{ domain: string; generations: number; command: string }>('DELETE', appSite(domain), { confirm }),
   providers: (domain: string) => get<{ providers: Provider[] }>(`${appSite(domain)}/providers`),
+  erasures: (domain: string) => get<ErasureStatus>(`${appSite(domain)}/erasures`),
+  /** Queues an erasure; `confirm` is the domain typed again. */
+  erase: (domain: string, kind: ErasureKind, id: string, confirm: string) =>
+    post<ErasureView>(`${appSite(domain)}/erasures`, { kind, id, confirm }),
   connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) =>
     put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),
   disconnectProvider: (domain: string, provider: ProviderName) => del(`${appSite(domain)}/providers/${provider}`),

@@ -64,6 +64,8 @@ import {
   type OpenShareDeps,
 } from '../services/share-links.js';
 import { createShareBody, openShareBody, shareCookie } from '../domain/share-link.js';
+import { appErasureStatus, requestAppErasure } from '../services/app-erasures.js';
+import { eraseBody, type EraseBody } from '../services/erasure-requests.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { ORIGIN_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '../domain/client-address.js';
 import { bodyText, httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from './http.js';
@@ -212,6 +214,30 @@ const ROUTES: readonly AppRoute[] = [
         await deleteAppSite(d.settings, account(req), req.params[0]!, req.body as z.infer<typeof deleteSiteBody>),
         202,
       ),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/erasures$/,
+    // Counts and progress only, no id of anyone: readable by members as every other GET.
+    access: 'user',
+    run: async (d, req) => ok(await appErasureStatus(d.settings, account(req), req.params[0]!)),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/erasures$/,
+    access: 'owner',
+    body: eraseBody,
+    run: async (d, req) => {
+      const view = await requestAppErasure(d.settings, account(req), req.params[0]!, req.body as EraseBody);
+      // The audit line: who asked, for which site, which request; never the person's id.
+      d.logger.info('erasure requested', {
+        site: req.params[0]!.toLowerCase(),
+        request: view.id,
+        kind: view.kind,
+        by: who(req).user.email,
+      });
+      return ok(view, 202);
+    },
   },
   {
     method: 'GET',

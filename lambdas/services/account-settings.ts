@@ -18,6 +18,7 @@ import type { Member, User } from '../adapters/dynamo/user-store.js';
 import { keepsAnOwner, roleSchema, type Role } from '../domain/auth/role.js';
 import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
 import { beginSiteDeletion, type SiteDeletionStore } from './site-deletion.js';
+import type { ErasureQueue } from './erasure-requests.js';
 
 /** The last webhook a provider sent for a site, and what became of it (`docs/app.md`). */
 export interface WebhookStatus {
@@ -74,6 +75,10 @@ export interface SettingsDeps {
   };
   /** Where a site deletion is recorded (`beginSiteDeletion`; `docs/deploy.md`, "Deleting a site"). */
   deletions: SiteDeletionStore;
+  /** Where the erasures the app asks for wait for the scheduled function (`requestAppErasure`), and their audit records. */
+  erasures: ErasureQueue;
+  /** A fresh random id (an erasure request's). */
+  newId: () => string;
   /** Credits every payment of a site again (a new attribution model or lookback window). */
   recredit(site: SiteConfig): Promise<number>;
   clock: () => number;

@@ -58,34 +58,36 @@ const PERSON_FIELDS = ['customer_id', 'visitor_id', 'visitor', 'subscription_id'
 
 const strings = (values: unknown[]) => values.filter((v): v is string => typeof v === 'string' && v.length > 0);
 
+/** Whom an erasure found: every visitor id and provider customer id that is the person. */
+export interface ErasedPerson {
+  visitors: string[];
+  customers: string[];
+}
+
+/** The person found, and how many PAYMENT and CUSTOMER items name them (what `eraseItems` rewrites). */
+export interface FoundPerson extends ErasedPerson {
+  payments: number;
+  customerItems: number;
+}
+
+/** What the item step of an erasure changed (`eraseItems`). */
+export interface ErasedItems {
+  payments: number;
+  customers: number;
+  visit_items: number;
+}
+
 /**
- * Erases a person from a site (GDPR Art. 17, CCPA; `docs/security.md`,
- * "Erasing a person"):
- *
- * 1. Finds the person's visitor ids: the one named, or for a customer id
- *    every visitor its payments and CUSTOMER item name.
- * 2. Deletes those visitors' partitions (visits, timelines, payment copies)
- *    in every generation the site ever had.
- * 3. Rewrites the live generation's PAYMENT items without the person:
- *    customer id and subscription ids replaced by one random pseudonym each
- *    (so the number of customers and renewals stays, and nothing links back),
- *    visitor ids removed; the CUSTOMER item moved to the pseudonym without its
- *    visitor. Amounts, currencies, dates, refunds and payment ids are kept.
- * 4. Rewrites the archive's files that hold the visitors' events without them.
- * 5. Rebuilds the site: every derived item (rollups' visitor sets, payment
- *    list, payer and cohort items, credits) is computed again from the
- *    rewritten archive and payments, and the old generation is deleted.
- * 6. Writes the audit record (counts only).
- *
- * Repeating it after a crash is safe: each step finds less to do.
- * @throws NotFoundError when the site does not exist
- * @throws Error when a rebuild of the site is running (its generation is built from the data as it was)
+ * The person a request names, grown to a fixed point: a customer's visitors
+ * (their payments' and CUSTOMER item's), and a visitor's customers' other
+ * visitors. Reads the live generation's PAYMENT and CUSTOMER items. Once
+ * `eraseItems` ran, the person cannot be found again: keep what this returns.
  */
-export async function erasePerson(deps: ErasureDeps, domain: string, request: ErasureRequest): Promise<ErasureRecord> {
-  const site = await deps.sites.getSite(domain);
-  if (!site) throw new NotFoundError(`site ${domain} does not exist`);
-  if (site.building !== undefined)
-    throw new Error(`${domain}: a rebuild is running; finish it (footfall rebuild) before erasing anyone`);
+export async function findPerson(
+  deps: Pick<ErasureDeps, 'store'>,
+  site: SiteConfig,
+  request: ErasureRequest,
+): Promise<FoundPerson> {
   const ns = namespaceOf(site);
   const payments = await deps.store.payments(ns);
   const customers = await deps.store.customers(ns);
@@ -95,7 +97,6 @@ export async function erasePerson(deps: ErasureDeps, domain: string, request: Er
   else customerIds.add(request.id);
   const isTheirs = (p: StoredItem) =>
     customerIds.has(String(p.customer_id)) || strings([p.visitor_id, p.visitor]).some((v) => visitors.has(v));
-  // A customer's visitors, and a visitor's customers' other visitors: the person is all of them.
   for (let grown = true; grown;) {
     grown = false;
     const add = (set: Set<string>, values: string[]) => {
@@ -117,11 +118,34 @@ export async function erasePerson(deps: ErasureDeps, domain: string, request: Er
       else if (named.some((v) => visitors.has(v))) add(customerIds, strings([c.customer_id]));
     }
   }
+  return {
+    visitors: [...visitors],
+    customers: [...customerIds],
+    payments: payments.filter(isTheirs).length,
+    customerItems: customers.filter((c) => customerIds.has(String(c.customer_id))).length,
+  };
+}
 
+/**
+ * Steps 2 and 3 of `erasePerson`: deletes the person's visitor partitions in
+ * every generation the site ever had, and rewrites the live generation's
+ * PAYMENT and CUSTOMER items without them. Safe to repeat with the same
+ * `person` (a second run finds their items gone or pseudonymised already).
+ */
+export async function eraseItems(
+  deps: Pick<ErasureDeps, 'store' | 'pseudonym'>,
+  site: SiteConfig,
+  person: ErasedPerson,
+): Promise<ErasedItems> {
+  const ns = namespaceOf(site);
+  const visitors = new Set(person.visitors);
+  const customerIds = new Set(person.customers);
+  const isTheirs = (p: StoredItem) =>
+    customerIds.has(String(p.customer_id)) || strings([p.visitor_id, p.visitor]).some((v) => visitors.has(v));
   let visitItems = 0;
-  const last = Math.max(await deps.store.lastGeneration(domain), site.generation ?? 0, site.retired ?? 0);
+  const last = Math.max(await deps.store.lastGeneration(site.domain), site.generation ?? 0, site.retired ?? 0);
   for (let g = 0; g <= last; g++)
-    for (const v of visitors) visitItems += await deps.store.deleteVisitor(dataNamespace(domain, g), v);
+    for (const v of visitors) visitItems += await deps.store.deleteVisitor(dataNamespace(site.domain, g), v);
 
   const pseudonyms = new Map<string, string>();
   const pseudonymOf = (id: string) => {
@@ -130,7 +154,7 @@ export async function erasePerson(deps: ErasureDeps, domain: string, request: Er
     return pseudonym;
   };
   let paymentCount = 0;
-  for (const p of payments) {
+  for (const p of await deps.store.payments(ns)) {
     if (!isTheirs(p)) continue;
     const next: StoredItem = { ...p };
     for (const field of PERSON_FIELDS) {
@@ -146,7 +170,7 @@ export async function erasePerson(deps: ErasureDeps, domain: string, request: Er
     paymentCount++;
   }
   let customerCount = 0;
-  for (const c of customers) {
+  for (const c of await deps.store.customers(ns)) {
     if (!customerIds.has(String(c.customer_id))) continue;
     const id = pseudonymOf(String(c.customer_id));
     const subscriptions = Object.fromEntries(
@@ -162,16 +186,47 @@ export async function erasePerson(deps: ErasureDeps, domain: string, request: Er
     });
     customerCount++;
   }
+  return { payments: paymentCount, customers: customerCount, visit_items: visitItems };
+}
 
-  const archive = await deps.archive.eraseVisitors(domain, [...visitors]);
+/**
+ * Erases a person from a site (GDPR Art. 17, CCPA; `docs/security.md`,
+ * "Erasing a person"):
+ *
+ * 1. Finds the person's visitor ids: the one named, or for a customer id
+ *    every visitor its payments and CUSTOMER item name (`findPerson`).
+ * 2. Deletes those visitors' partitions (visits, timelines, payment copies)
+ *    in every generation the site ever had.
+ * 3. Rewrites the live generation's PAYMENT items without the person:
+ *    customer id and subscription ids replaced by one random pseudonym each
+ *    (so the number of customers and renewals stays, and nothing links back),
+ *    visitor ids removed; the CUSTOMER item moved to the pseudonym without its
+ *    visitor. Amounts, currencies, dates, refunds and payment ids are kept.
+ * 4. Rewrites the archive's files that hold the visitors' events without them.
+ * 5. Rebuilds the site: every derived item (rollups' visitor sets, payment
+ *    list, payer and cohort items, credits) is computed again from the
+ *    rewritten archive and payments, and the old generation is deleted.
+ * 6. Writes the audit record (counts only).
+ *
+ * In one go, for the CLI; the app's requests go through the same steps one
+ * at a time, checkpointed (`advanceErasure`, `erasure-requests.ts`).
+ * @throws NotFoundError when the site does not exist
+ * @throws Error when a rebuild of the site is running (its generation is built from the data as it was)
+ */
+export async function erasePerson(deps: ErasureDeps, domain: string, request: ErasureRequest): Promise<ErasureRecord> {
+  const site = await deps.sites.getSite(domain);
+  if (!site) throw new NotFoundError(`site ${domain} does not exist`);
+  if (site.building !== undefined)
+    throw new Error(`${domain}: a rebuild is running; finish it (footfall rebuild) before erasing anyone`);
+  const person = await findPerson(deps, site, request);
+  const items = await eraseItems(deps, site, person);
+  const archive = await deps.archive.eraseVisitors(domain, person.visitors);
   const generation = await deps.rebuild(domain);
   const record: ErasureRecord = {
     at: new Date(deps.clock()).toISOString(),
     kind: request.kind,
-    visitors: visitors.size,
-    payments: paymentCount,
-    customers: customerCount,
-    visit_items: visitItems,
+    visitors: person.visitors.length,
+    ...items,
     archive_files: archive.files,
     archive_events: archive.events,
     generation,

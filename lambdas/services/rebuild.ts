@@ -55,7 +55,16 @@ export interface RebuildDeps {
   drain: () => Promise<void>;
   clock: () => number;
   onProgress?: (progress: RebuildProgress) => void | Promise<void>;
+  /**
+   * Asked after each checkpointed batch: true stops the rebuild there with a
+   * `RebuildPausedError` (a function near its timeout); calling `rebuildSite`
+   * again resumes from the checkpoint. Absent: never pauses.
+   */
+  pause?: () => boolean;
 }
+
+/** Thrown by `rebuildSite` when `deps.pause` asked it to stop after a checkpoint: the rebuild resumes from it. */
+export class RebuildPausedError extends Error {}
 
 export interface RebuildOutcome {
   site: string;
@@ -243,6 +252,7 @@ export async function rebuildSite(
     };
     await deps.store.saveCheckpoint(domain, checkpoint);
     await report(deps, 'sessionizing', checkpoint.events, null, Math.min(1, (last.ts - startMs) / spanMs));
+    if (deps.pause?.()) throw new RebuildPausedError(`${domain}: rebuild paused after batch ${checkpoint.batches}`);
   };
   for await (const page of pages) {
     for (const event of page) {

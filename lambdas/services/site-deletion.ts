@@ -3,6 +3,7 @@ import { addDays } from '../domain/range.js';
 import { dataNamespace, type SiteConfig } from '../domain/site.js';
 import { NotFoundError } from '../domain/errors.js';
 import type { ArchiveEraser, ArchiveReader } from '../ports.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 /**
  * A site deletion in progress (item SITE_DELETION, `docs/data-model.md`): the
@@ -186,4 +187,38 @@ export async function deleteSite(deps: SiteDeletionDeps, domain: string): Promis
     archive_files: deletion.archive_files,
     resumed,
   };
+}
+
+export interface SiteDeletionDriverDeps extends Omit<SiteDeletionDeps, 'fence' | 'onProgress'> {
+  /** How long after the SITE item's removal writers may still write the site and events reach the archive, ms (`AWS_FENCE_MS`). */
+  fenceMs: number;
+  /** Brings the archive up to date once the fence has passed (locally: drains the stream). */
+  catchUp: () => Promise<void>;
+  logger: Telemetry['logger'];
+}
+
+/**
+ * Finishes the site deletions the app began (`deleteAppSite`), for the
+ * scheduled function: each once its fence has passed (counted from the SITE
+ * item's removal, so a run never sleeps through it), resumed from its
+ * checkpoint (`deleteSite`). Stops starting new ones at `deadline` (ms); a
+ * deletion that fails is logged and resumed at the next run.
+ * @returns the deletions finished in this run
+ */
+export async function advanceSiteDeletions(deps: SiteDeletionDriverDeps, deadline: number): Promise<string[]> {
+  const finished: string[] = [];
+  for (const deletion of await deps.store.pending()) {
+    if (deps.clock() >= deadline) break;
+    if (deps.clock() < deletion.begun + deps.fenceMs) continue;
+    try {
+      await deleteSite({ ...deps, fence: deps.catchUp }, deletion.domain);
+      finished.push(deletion.domain);
+    } catch (error) {
+      deps.logger.error('site deletion step failed; the next run resumes it', {
+        site: deletion.domain,
+        error: error as Error,
+      });
+    }
+  }
+  return finished;
 }

@@ -10,8 +10,10 @@ import { DynamoWebhookLogStore } from '../../lambdas/adapters/dynamo/webhook-log
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import {
+  advanceSiteDeletions,
   beginSiteDeletion,
   deleteSite,
+  type SiteDeletionDriverDeps,
   type SiteDeletionDeps,
   type SiteDeletionProgress,
 } from '../../lambdas/services/site-deletion.js';
@@ -245,5 +247,24 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
     expect(await config().listProviders(GONE)).toEqual([]);
     expect(await new DynamoSiteDeletionStore(svc.dynamo).pending()).toEqual([deletion]);
     await expect(beginSiteDeletion(deps(), 'nosuch.example')).rejects.toThrow(/does not exist/);
+
+    // The scheduled runs finish it: nothing before its fence has passed (no sleeping), everything after.
+    const kept = (await scanAll(svc.dynamo)).filter((i) => !ofDeletedSite(i) && i.pk !== 'SITE_DELETIONS');
+    const { fence, ...rest } = deps();
+    const logged: unknown[] = [];
+    const driver = {
+      ...rest,
+      fenceMs: 10 * MIN,
+      catchUp: () => fence(0),
+      logger: { error: (...args: unknown[]) => void logged.push(args) } as unknown as SiteDeletionDriverDeps['logger'],
+    };
+    expect(await advanceSiteDeletions(driver, now + MIN)).toEqual([]);
+    expect((await scanAll(svc.dynamo)).filter(ofDeletedSite).length).toBeGreaterThan(1);
+    now += 10 * MIN;
+    expect(await advanceSiteDeletions(driver, now + MIN)).toEqual([GONE]);
+    expect(logged).toEqual([]);
+    expect((await scanAll(svc.dynamo)).filter(ofDeletedSite)).toEqual([]);
+    expect(existsSync(join(localPaths(svc.dataDir).archive, `site=${GONE}`))).toBe(false);
+    expect((await scanAll(svc.dynamo)).filter((i) => !ofDeletedSite(i) && i.pk !== 'SITE_DELETIONS')).toEqual(kept);
   }, 120_000);
 });

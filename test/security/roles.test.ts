@@ -45,6 +45,8 @@ describe('roles: every app route × owner and member', () => {
     { method: 'PATCH', path: `/api/app/sites/${SITE}`, body: { timezone: 'Asia/Tokyo' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}`, body: { confirm: SITE } },
     { method: 'GET', path: `/api/app/sites/${SITE}/providers` },
+    { method: 'GET', path: `/api/app/sites/${SITE}/erasures` },
+    { method: 'POST', path: `/api/app/sites/${SITE}/erasures`, body: { kind: 'visitor', id: 'v-1', confirm: SITE } },
     { method: 'PUT', path: `/api/app/sites/${SITE}/providers/paddle`, body: { webhook_secret: 'pdl_ntfset_member' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}/providers/paddle` },
     { method: 'GET', path: `/api/app/sites/${SITE}/shares` },

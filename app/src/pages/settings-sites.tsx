@@ -6,6 +6,7 @@ import { Card, CopyButton, ErrorBox, Field, inputProps, Loading, useFormErrors }
 import { formatAgo, formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
 import { ShareLinksCard } from './settings-shares.js';
+import { ErasePerson } from './erase-person.js';
 
 /** The IANA timezones this browser knows, for the timezone choice. */
 const TIMEZONES: readonly string[] = (() => {
@@ -468,6 +469,7 @@ function DeleteSite(props: { domain: string }): JSX.Element {
 }
 
 export function SiteSettings(props: { domain: string }): JSX.Element {
+  const { query } = useLocation();
   const sites = useData(() => api.appSites(), `app-sites|${props.domain}`);
   const providers = useData(() => api.providers(props.domain), `providers|${props.domain}`);
   const site = sites.data?.sites.find((s) => s.domain === props.domain);
@@ -531,6 +533,9 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
             </ul>
           </Card>
           <ShareLinksCard domain={site.domain} />
+          <Card title="Erase a person">
+            <ErasePerson domain={site.domain} initial={query.erase_visitor} />
+          </Card>
           <Card title="Danger zone">
             <DeleteSite domain={site.domain} />
           </Card>

@@ -6,6 +6,7 @@ import { ErrorBox, Loading } from '../components/ui.js';
 import { countryName, formatDateTime, formatDuration, formatMinor, formatTime, formatUsd, plural } from '../format.js';
 import { PaymentRowView, PaymentsHead, touchSummary } from './payments.js';
 import { useData } from '../use-data.js';
+import { useAuth } from '../auth.js';
 
 function PaymentLine(props: { p: PaymentRow }): JSX.Element {
   const p = props.p;
@@ -109,6 +110,8 @@ function VisitView(props: { visit: VisitEntry }): JSX.Element {
 export function VisitorPage(): JSX.Element {
   const { params } = useRoute();
   const domain = params.domain ?? '';
+  const { me } = useAuth();
+  const isOwner = (me?.user.role ?? 'owner') === 'owner';
   const id = params.visitor ?? '';
   const data = useData(() => api.visitor(domain, id), `${domain}|${id}`);
   const t = data.data;
@@ -130,6 +133,17 @@ export function VisitorPage(): JSX.Element {
               {plural(t.payments.length, 'payment')} ({formatUsd(t.payments.reduce((sum, p) => sum + p.net_usd, 0))}{' '}
               net)
             </p>
+            {isOwner ? (
+              <p>
+                <a
+                  class="btn btn-small btn-danger"
+                  data-erase-visitor
+                  href={`/settings/sites/${encodeURIComponent(domain)}?erase_visitor=${encodeURIComponent(t.visitor_id)}#erase`}
+                >
+                  Erase this person…
+                </a>
+              </p>
+            ) : null}
           </div>
           <ol class="timeline">
             {t.entries.map((e, i) =>

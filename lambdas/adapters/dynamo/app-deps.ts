@@ -8,6 +8,8 @@ import { DynamoWebhookLogStore } from './webhook-log-store.js';
 import { DynamoSiteActivity } from './site-activity.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
 import { DynamoSiteDeletionStore } from './site-deletion-store.js';
+import { DynamoErasureStore } from './erasure-store.js';
+import { randomUUID } from 'node:crypto';
 import { recreditSite } from '../../services/payments.js';
 import type { AuthDeps } from '../../services/auth.js';
 import type { SettingsDeps } from '../../services/account-settings.js';
@@ -41,6 +43,8 @@ export function dynamoSettingsDeps(
     keys: new DynamoKeyStore(conn),
     users: new DynamoUserStore(conn),
     deletions: new DynamoSiteDeletionStore(conn),
+    erasures: new DynamoErasureStore(conn),
+    newId: randomUUID,
     recredit: (site) => recreditSite(payments, site),
     clock,
   };

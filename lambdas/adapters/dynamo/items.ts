@@ -341,10 +341,18 @@ export const PARTITIONS = {
   erasures: {
     prefix: 'ERASURES#',
     key: family('ERASURES#') as (domain: string) => string,
-    // Written by `footfall erase` with the operator's credentials, no function of the stack.
-    readers: [],
+    // Written by `footfall erase` (operator credentials) and the erasures the app queued; the app shows them.
+    readers: ['app'],
     writers: [],
     items: { ERASURE: { sk: '<ms, 13 digits>#<uuid>', bound: '< 300 B' } },
+  },
+  erasureRequests: {
+    prefix: 'ERASURE_REQUESTS',
+    key: singleton('ERASURE_REQUESTS'),
+    // The app queues an erasure and shows its progress; the erasure driver advances it.
+    readers: [],
+    writers: ['app'],
+    items: { ERASURE_REQUEST: { sk: '<domain>#<ms, 13 digits>#<uuid>', bound: '< 110 KB' } },
   },
 } as const satisfies Record<string, PartitionType<never>>;
 

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoConnection } from './client.js';
+import { DynamoConfigStore } from './config-store.js';
+import { DynamoErasureStore } from './erasure-store.js';
+import { DynamoRebuildStore } from './rebuild-store.js';
+import { DynamoRollupStore } from './rollup-store.js';
+import { DynamoSiteDeletionStore } from './site-deletion-store.js';
+import { DynamoVisitStore } from './visit-store.js';
+import { dynamoPaymentDeps } from './payment-deps.js';
+import { namespaceOf } from '../../domain/site.js';
+import type { ArchiveEraser, ArchiveReader } from '../../ports.js';
+import type { Telemetry } from '../../observability/telemetry.js';
+import type { OperationsDeps } from '../../services/operations.js';
+import { stepRebuild } from '../../services/rebuild-steps.js';
+
+export interface OperationsWiring {
+  archive: ArchiveReader;
+  eraser: ArchiveEraser;
+  /** The rebuild fence (`docs/rebuild.md`): writers see a new SITE item and the archive holds what was put before, ms. */
+  fenceMs: number;
+  /** How long a generation the SITE item no longer names may still be read, ms. */
+  drainMs: number;
+  /** Brings the archive up to date after a fence (locally: drains the stream; in AWS: nothing). */
+  catchUp: () => Promise<void>;
+  clock: () => number;
+  logger: Telemetry['logger'];
+}
+
+/** The site deletions and erasures of `advanceOperations` on the table, the archive of `wiring`. */
+export function dynamoOperationsDeps(conn: DynamoConnection, wiring: OperationsWiring): OperationsDeps {
+  const { archive, eraser, fenceMs, drainMs, catchUp, clock, logger } = wiring;
+  const sites = new DynamoConfigStore(conn);
+  const store = new DynamoRebuildStore(conn);
+  const erasures = new DynamoErasureStore(conn);
+  const rebuild = {
+    archive,
+    sites,
+    store,
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn),
+    payments: dynamoPaymentDeps(conn, clock),
+    clock,
+  };
+  return {
+    deletions: {
+      sites,
+      store: new DynamoSiteDeletionStore(conn),
+      namespaces: store,
+      archive,
+      eraser,
+      fenceMs,
+      catchUp,
+      clock,
+      logger,
+    },
+    erasures: {
+      sites,
+      store: erasures,
+      queue: erasures,
+      archive: eraser,
+      archiveFenceMs: fenceMs,
+      catchUp,
+      clock,
+      pseudonym: () => `erased_${randomUUID().replaceAll('-', '')}`,
+      rebuild: (domain, state, deadline, save) =>
+        stepRebuild(
+          {
+            rebuild,
+            fenceMs,
+            drainMs,
+            catchUp,
+            save,
+            firstTrackedDay: (site) => store.firstVisitDay(namespaceOf(site)),
+          },
+          domain,
+          state,
+          deadline,
+        ),
+      logger,
+    },
+  };
+}
