@@ -6,6 +6,8 @@ export interface ScheduledDeps extends PaymentDeps, Telemetry {
   sites: { listSites(): Promise<SiteConfig[]> };
   /** Folds a site namespace's pending rollup deltas into its rollups (`DynamoRollupStore.compact`). */
   rollups: { compact(site: string): Promise<{ parts: number; items: number }> };
+  /** Sends a site's due email reports (`emailReportSender`); absent while no sender is configured. */
+  emailReports?: (site: SiteConfig) => Promise<number>;
 }
 
 /**
@@ -14,16 +16,18 @@ export interface ScheduledDeps extends PaymentDeps, Telemetry {
  * being written: `writeTargets`), so each rollup item is rewritten once per
  * run instead of once per batch (`docs/data-model.md`, "Rollups: a delta log,
  * compacted"); and credits again the payments that arrived before their
- * visits were sessionized (webhooks are faster than the stream). Visits need
+ * visits were sessionized (webhooks are faster than the stream); and sends
+ * the site's due email reports (`sendDueReports`). Visits need
  * no closing pass: a visit is stored as it grows, and its exit step is
  * derived when read. A site that fails is logged and tried again next run.
  */
 export function createScheduledHandler(
   deps: ScheduledDeps,
-): () => Promise<{ sites: number; recredited: number; compacted: number }> {
+): () => Promise<{ sites: number; recredited: number; compacted: number; mailed: number }> {
   return async () => {
     let recredited = 0;
     let compacted = 0;
+    let mailed = 0;
     const sites = await deps.sites.listSites();
     for (const site of sites) {
       for (const target of writeTargets(site)) {
@@ -44,9 +48,10 @@ export function createScheduledHandler(
           error: error as Error,
         });
       }
+      mailed += (await deps.emailReports?.(site)) ?? 0;
     }
     // One log line a run (8,640 a month), not two custom metrics ($0.60 a month): failures are logged as errors above.
-    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted });
-    return { sites: sites.length, recredited, compacted };
+    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted, mailed });
+    return { sites: sites.length, recredited, compacted, mailed };
   };
 }

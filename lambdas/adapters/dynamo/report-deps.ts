@@ -8,6 +8,7 @@ import { DynamoUserStore } from './user-store.js';
 import { DynamoSessionStore } from './session-store.js';
 import { sessionOf } from '../../services/auth.js';
 import type { ReportHandlerDeps } from '../../handlers/report.js';
+import type { ReportDeps } from '../../services/reports.js';
 
 /**
  * The report use cases' dependencies on the single table. `store()` gives a
@@ -25,6 +26,20 @@ export function dynamoReportDeps(
     store: () => new DynamoReportStore(conn),
     keys: new DynamoKeyStore(conn),
     sessions: { accountOf: async (token) => (await sessionOf(auth, token))?.user.account ?? null },
+    rates: async () => usdRateOf(await fx.table()),
+    clock,
+  };
+}
+
+/**
+ * The report use cases' own dependencies, without authentication: what the email reports of the
+ * scheduled function read (`lambdas/services/email-reports.ts`), through the same report code.
+ */
+export function dynamoReportServiceDeps(conn: DynamoConnection, clock: () => number = Date.now): ReportDeps {
+  const fx = new FxRates(new DynamoFxStore(conn));
+  return {
+    sites: new DynamoConfigStore(conn),
+    store: new DynamoReportStore(conn),
     rates: async () => usdRateOf(await fx.table()),
     clock,
   };
