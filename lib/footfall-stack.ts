@@ -266,6 +266,8 @@ export class FootfallStack extends Stack {
       }),
     );
     scheduled.fn.addEnvironment('REPORT_SENDER', sender);
+    // The settings page says whether reports are on.
+    this.functions.app?.fn.addEnvironment('REPORT_SENDER', sender);
     scheduled.fn.addEnvironment('APP_URL', `https://${appDomain ?? this.app.distribution.distributionDomainName}`);
   }
 

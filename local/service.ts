@@ -29,6 +29,10 @@ import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js'
 import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
+import { DynamoEmailReportStore } from '../lambdas/adapters/dynamo/email-report-store.js';
+import { dynamoReportServiceDeps } from '../lambdas/adapters/dynamo/report-deps.js';
+import { emailReportSender } from '../lambdas/services/email-reports.js';
+import { LOCAL_REPORT_SENDER, outboxSender } from './outbox.js';
 
 /** The running server's URL, for admin commands' links (`cli/users.ts`). */
 export const SERVER_FILE = 'server.json';
@@ -70,8 +74,8 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
-  /** Runs the scheduled work (rollup compaction, re-crediting pending payments) now. */
-  scheduled(): Promise<{ sites: number; recredited: number; compacted: number }>;
+  /** Runs the scheduled work (rollup compaction, re-crediting pending payments, due email reports) now. */
+  scheduled(): Promise<{ sites: number; recredited: number; compacted: number; mailed: number }>;
   close(): Promise<void>;
 }
 
@@ -204,6 +208,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         ...telemetry,
         auth: dynamoAuthDeps(app, clock),
         settings: dynamoSettingsDeps(app, functionSecretBox(secrets, 'app'), clock),
+        emailReports: { store: new DynamoEmailReportStore(app), from: LOCAL_REPORT_SENDER },
         cookieSecurity: 'local',
       }),
       functionName: 'app',
@@ -230,6 +235,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   );
   sweep.unref();
   const paths = localPaths(dataDir);
+  let url = '';
   const sessionizer = sessionizePoller(
     paths.stream,
     dynamo,
@@ -245,6 +251,20 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     ...dynamoPaymentDeps(scheduledConn, clock),
     sites: new DynamoConfigStore(scheduledConn),
     rollups: new DynamoRollupStore(scheduledConn),
+    // Email reports go to the outbox folder (`local/outbox.ts`), linking to this server once it listens.
+    emailReports: options.app
+      ? (site) =>
+          emailReportSender(
+            {
+              reports: dynamoReportServiceDeps(scheduledConn, clock),
+              store: new DynamoEmailReportStore(scheduledConn),
+              sender: outboxSender(dataDir, 'scheduled'),
+              from: LOCAL_REPORT_SENDER,
+              appUrl: url,
+            },
+            telemetry.logger,
+          )(site)
+      : undefined,
   });
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
@@ -258,7 +278,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     );
   }
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host}:${port}`;
+  url = `http://${host}:${port}`;
   appOrigins = [url, `http://localhost:${port}`];
   // So admin commands can print links to this server (`footfall users add`).
   await writeFile(join(dataDir, SERVER_FILE), JSON.stringify({ url, pid: process.pid }));

@@ -25,7 +25,11 @@ export function unsubscribeToken(key: Buffer, site: string, email: string): stri
 export function tokenClaims(token: string): { site: string; id: string; mac: Buffer } | null {
   const m = /^([A-Za-z0-9_-]{1,400})\.([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return null;
-  return { site: Buffer.from(m[1]!, 'base64url').toString(), id: m[2]!, mac: Buffer.from(m[3]!, 'base64url') };
+  const site = Buffer.from(m[1]!, 'base64url');
+  const mac = Buffer.from(m[3]!, 'base64url');
+  // Only the canonical spelling: base64url's last character carries unused bits, which decoding ignores.
+  if (site.toString('base64url') !== m[1] || mac.toString('base64url') !== m[3]) return null;
+  return { site: site.toString(), id: m[2]!, mac };
 }
 
 /** Whether `token` was made by `unsubscribeToken` with `key` (compared in constant time). */
