@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-report-store.js';
 import { dynamoReportServiceDeps } from '../../lambdas/adapters/dynamo/report-deps.js';
 import { relativeChange } from '../../lambdas/domain/reports/overview.js';
@@ -15,6 +16,18 @@ import { outboxDir } from '../../local/outbox.js';
 import { SITE, scenarioService } from '../reports/scenario.js';
 import { AppClient, CHEAP_SCRYPT, addUser } from '../support/app-client.js';
 import { startTestService } from '../support/local.js';
+import { CLI } from '../support/cli.js';
+import { main } from '../../cli/main.js';
+
+/** Runs `footfall …` in a child process, without blocking this one (which hosts the server the command attaches to). */
+function cli(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, FOOTFALL_DATA: '', PORT: '' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ status: code ?? -1, stdout, stderr })));
+}
 
 /** 2026-04-01 09:00 in Berlin (CEST): the 1st, so March's monthly summary is due; a Wednesday, so no weekly one. */
 const APRIL_1 = Date.parse('2026-04-01T07:00:00Z');
@@ -22,12 +35,13 @@ const APRIL_1 = Date.parse('2026-04-01T07:00:00Z');
 /** The text part of a raw message. */
 const textOf = (raw: string) => {
   const b64 =
-    /Content-Type: text\/plain; charset=UTF-8\r\nContent-Transfer-Encoding: base64\r\n\r\n([A-Za-z0-9+/=\r\n]+?)\r\n--/.exec(
+    /Content-Type: text\/plain; charset=UTF-8\r?\nContent-Transfer-Encoding: base64\r?\n\r?\n([A-Za-z0-9+/=\r\n]+?)\r?\n--/.exec(
       raw,
     )![1]!;
-  return Buffer.from(b64.replace(/\r\n/g, ''), 'base64').toString();
+  return Buffer.from(b64.replace(/\r?\n/g, ''), 'base64').toString();
 };
-const header = (raw: string, name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(raw.split('\r\n\r\n')[0]!)?.[1];
+const header = (raw: string, name: string) =>
+  new RegExp(`^${name}: (.*?)\r?$`, 'm').exec(raw.split(/\r?\n\r?\n/)[0]!)?.[1];
 
 describe('email reports on the hand-built scenario', () => {
   let s: Awaited<ReturnType<typeof scenarioService>>;
@@ -147,6 +161,25 @@ describe('email reports on the hand-built scenario', () => {
     ]);
     expect(await (await post(token)).json()).toEqual({ site: SITE, removed: false });
   });
+
+  it(
+    'footfall reports preview prints the summary of the month before --on, from the same figures',
+    { timeout: 120_000 },
+    async () => {
+      const base = ['--data', s.svc.dataDir, 'reports', 'preview', SITE, '--period', 'month', '--on', '2026-04-01'];
+      const [text, eml] = await Promise.all([cli(base), cli([...base, '--format', 'eml', '--to', 'ana@example.com'])]);
+      expect(text.status, text.stderr).toBe(0);
+      const march = await (await s.get(`/api/v1/sites/${SITE}/overview?from=2026-03-01&to=2026-03-31`)).json();
+      expect(text.stdout).toContain('Subject: Monthly report for shop.test: March 2026');
+      expect(text.stdout).toContain(`Unique visitors: ${march.current.visitors} (`);
+      expect(text.stdout).toContain(`Pageviews: ${march.current.pageviews} (`);
+      expect(text.stdout).toContain(`Unsubscribe: ${s.svc.url}/unsubscribe/`);
+      expect(header(eml.stdout, 'To')).toBe('ana@example.com');
+      expect(textOf(eml.stdout)).toContain(`Visits: ${march.current.sessions} (`);
+      // Refused before any store is opened (so in this process): exit code 2.
+      expect(await main([...base.slice(0, 5), '--period', 'year'])).toBe(2);
+    },
+  );
 
   it('settings: an owner reads and sets the list, a member reads but may not set it, a bad address is 400 naming the field', async () => {
     await addUser(s.svc.dynamo, 'own@acme.test', 'acme', 'own-password-1', CHEAP_SCRYPT);
