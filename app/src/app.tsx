@@ -13,9 +13,10 @@ import { PaymentsPage } from './pages/payments.js';
 import { VisitorPage } from './pages/visitor.js';
 import { RetentionPage } from './pages/retention.js';
 import { Settings } from './pages/settings.js';
+import { Unsubscribe } from './pages/unsubscribe.js';
 
 /** Routes anyone may open; every other route needs a session. */
-const PUBLIC = [/^\/sign-in$/, /^\/invite\//];
+const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/unsubscribe\//];
 
 function NotFound(): JSX.Element {
   return (
@@ -50,6 +51,7 @@ function Routes(props: { me: Me | null }): JSX.Element {
       <Router>
         <Route path="/sign-in" component={SignIn} />
         <Route path="/invite/:token" component={Invite} />
+        <Route path="/unsubscribe/:token" component={Unsubscribe} />
       </Router>
     );
   }

@@ -1,3 +1,4 @@
+import { EmailReports } from '../components/email-reports.js';
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
@@ -528,6 +529,9 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
                 <ProviderCard key={p.provider} domain={site.domain} provider={p} onChange={providers.reload} />
               ))}
             </ul>
+          </Card>
+          <Card title="Email reports">
+            <EmailReports domain={site.domain} />
           </Card>
           <Card title="Danger zone">
             <DeleteSite domain={site.domain} />
