@@ -47,6 +47,12 @@ describe('roles: every app route × owner and member', () => {
     { method: 'GET', path: `/api/app/sites/${SITE}/providers` },
     { method: 'PUT', path: `/api/app/sites/${SITE}/providers/paddle`, body: { webhook_secret: 'pdl_ntfset_member' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}/providers/paddle` },
+    { method: 'GET', path: `/api/app/sites/${SITE}/email-reports` },
+    {
+      method: 'PUT',
+      path: `/api/app/sites/${SITE}/email-reports`,
+      body: { recipients: [{ email: 'mallory@evil.test', weekly: true, monthly: true }] },
+    },
     { method: 'GET', path: '/api/app/keys' },
     { method: 'POST', path: '/api/app/keys', body: { name: 'member key' } },
     { method: 'DELETE', path: '/api/app/keys/KEY' },
