@@ -5,6 +5,7 @@ import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-repo
 import { dynamoReportServiceDeps } from '../../lambdas/adapters/dynamo/report-deps.js';
 import { relativeChange } from '../../lambdas/domain/reports/overview.js';
 import { PARTITIONS } from '../../lambdas/adapters/dynamo/items.js';
+import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';
 import {
   periodSummary,
   sendDueReports,
@@ -241,6 +242,9 @@ describe('the local twin: the scheduled run writes due reports to the outbox fol
       expect(textOf(raw)).toContain('Weekly report for mail.test');
       expect(textOf(raw)).toContain('16 Nov 2026 – 22 Nov 2026');
       expect(PARTITIONS.emailReports.key('mail.test')).toBe('EMAILREPORTS#mail.test');
+      // Deleting the site deletes its recipients and send markers with its other configuration.
+      await new DynamoSiteDeletionStore(svc.dynamo).removeSite('mail.test');
+      expect(await new DynamoEmailReportStore(svc.dynamo).recipients('mail.test')).toBeNull();
     } finally {
       await svc.cleanup();
     }
