@@ -56,13 +56,8 @@ import {
   deleteAppSite,
   deleteSiteBody,
 } from '../services/account-settings.js';
-import {
-  emailReportsBody,
-  emailReportsView,
-  setEmailReports,
-  unsubscribe,
-  type EmailReportStore,
-} from '../services/email-reports.js';
+import { emailReportsBody, emailReportsView, setEmailReports, unsubscribe } from '../services/email-report-settings.js';
+import type { EmailReportStore } from '../services/email-reports.js';
 import type { User } from '../adapters/dynamo/user-store.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { ORIGIN_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '../domain/client-address.js';

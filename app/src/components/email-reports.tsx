@@ -4,7 +4,8 @@ import { get, put } from '../api.js';
 import { useAuth } from '../auth.js';
 import { useData } from '../use-data.js';
 import { ErrorBox, Field, Loading, inputProps, useFormErrors } from './ui.js';
-import type { EmailReportsView, Recipient } from '../../../lambdas/services/email-reports.js';
+import type { Recipient } from '../../../lambdas/services/email-reports.js';
+import type { EmailReportsView } from '../../../lambdas/services/email-report-settings.js';
 
 const path = (domain: string) => `/api/app/sites/${encodeURIComponent(domain)}/email-reports`;
 
