@@ -13,6 +13,7 @@ import { registerGeoCommands } from './geo.js';
 import { registerUserCommands } from './users.js';
 import { registerUpgradeCommands } from './upgrade.js';
 import { registerEraseCommand } from './erase.js';
+import { registerReportsCommands } from './reports.js';
 import { UsageError } from './usage.js';
 import { registerSecretsCommands } from './secrets.js';
 import { CONFIG_DEFAULTS } from '../lib/config.js';
@@ -101,6 +102,7 @@ export function buildProgram(): Command {
   registerGeoCommands(program);
   registerUpgradeCommands(program);
   registerEraseCommand(program);
+  registerReportsCommands(program);
   for (const command of program.commands) applyExitOverride(command);
   return program;
 }

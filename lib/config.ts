@@ -117,6 +117,12 @@ export interface FootfallConfig {
    * e.g. `https://agent.example.com`): every other `Origin` is refused 403 (`docs/mcp.md`, "Origin").
    */
   mcpOrigins: readonly string[];
+  /**
+   * The verified Amazon SES identity email reports come from (app mode), e.g. `reports@example.com`:
+   * the scheduled function may send as that address (or its domain's identity) and nothing else.
+   * Undefined (default): reports are off and the settings page says why (`docs/deploy.md`, "Email reports").
+   */
+  reportSender: string | undefined;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -143,6 +149,7 @@ export const CONFIG_DEFAULTS = {
   appCertificateArn: undefined,
   monthlyBudgetUsd: undefined,
   mcpOrigins: [],
+  reportSender: undefined,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -215,6 +222,7 @@ const schema = z.object({
       ),
     )
     .default([...CONFIG_DEFAULTS.mcpOrigins]),
+  reportSender: z.email('an email address verified in SES, such as reports@example.com').toLowerCase().optional(),
 });
 
 /** The context keys this stack reads. */
@@ -231,8 +239,16 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid CDK context: ${problems.join('; ')}`);
   }
-  const { geoDatabase, hotPathConcurrency, alarmEmail, alarmTopicArn, appDomain, appCertificateArn, monthlyBudgetUsd } =
-    result.data;
+  const {
+    geoDatabase,
+    hotPathConcurrency,
+    alarmEmail,
+    alarmTopicArn,
+    appDomain,
+    appCertificateArn,
+    monthlyBudgetUsd,
+    reportSender,
+  } = result.data;
   return {
     ...result.data,
     geoDatabase,
@@ -242,6 +258,7 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
     appDomain,
     appCertificateArn,
     monthlyBudgetUsd,
+    reportSender,
   };
 }
 
@@ -249,6 +266,7 @@ export function parseConfig(raw: Partial<Record<keyof FootfallConfig, unknown>>)
 function crossChecks(config: z.output<typeof schema>, ctx: z.RefinementCtx): void {
   const needs: Array<[keyof FootfallConfig, boolean, string]> = [
     ['appDomain', config.appDomain === undefined || config.app, 'needs app mode (-c app=true)'],
+    ['reportSender', config.reportSender === undefined || config.app, 'needs app mode (-c app=true)'],
     ['appCertificateArn', config.appCertificateArn === undefined || config.appDomain !== undefined, 'needs appDomain'],
     [
       'monthlyBudgetUsd',

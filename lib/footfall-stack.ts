@@ -212,6 +212,7 @@ export class FootfallStack extends Stack {
       // A custom domain is known before deploy, so it is allowed without the cycle.
       const origins = [...config.mcpOrigins, ...(appDomain ? [`https://${appDomain}`] : [])];
       this.functions.mcp?.fn.addEnvironment('APP_ORIGINS', origins.join(','));
+      if (config.reportSender) this.sendReports(config.reportSender, appDomain);
     }
     if (config.monthlyBudgetUsd !== undefined)
       addBudget(this, {
@@ -252,6 +253,28 @@ export class FootfallStack extends Stack {
       value: String(DATA_LAYOUT),
       description: 'Storage layout of derived items this release reads (DATA_LAYOUT)',
     });
+  }
+
+  /**
+   * Email reports (`docs/deploy.md`, "Email reports"): the scheduled function sends as `sender`,
+   * a verified SES identity, with `ses:SendEmail` on that address's identity and its domain's (SES
+   * authorizes a send on either, "Identity and access management in Amazon SES") and no other, and
+   * links to the app's URL (the distribution does not depend on the function: no cycle).
+   */
+  private sendReports(sender: string, appDomain: string | undefined): void {
+    const scheduled = this.functions.scheduled;
+    if (!scheduled || !this.app) return;
+    const identity = (name: string) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: name });
+    scheduled.fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [identity(sender), identity(sender.split('@')[1]!)],
+      }),
+    );
+    scheduled.fn.addEnvironment('REPORT_SENDER', sender);
+    // The settings page says whether reports are on.
+    this.functions.app?.fn.addEnvironment('REPORT_SENDER', sender);
+    scheduled.fn.addEnvironment('APP_URL', `https://${appDomain ?? this.app.distribution.distributionDomainName}`);
   }
 
   /** Builds, grants and wires one registry entry. */

@@ -29,6 +29,10 @@ import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js'
 import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
+import { DynamoEmailReportStore } from '../lambdas/adapters/dynamo/email-report-store.js';
+import { dynamoReportServiceDeps } from '../lambdas/adapters/dynamo/report-deps.js';
+import { emailReportSender } from '../lambdas/services/email-reports.js';
+import { LOCAL_REPORT_SENDER, outboxSender } from './outbox.js';
 
 /** The running server's URL, for admin commands' links (`cli/users.ts`). */
 export const SERVER_FILE = 'server.json';
@@ -76,8 +80,15 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
-  /** Runs the scheduled work (rollup compaction, re-crediting pending payments, site deletions and erasures) now. */
-  scheduled(): Promise<{ sites: number; recredited: number; compacted: number; deletions?: number; erasures?: number }>;
+  /** Runs the scheduled work (rollup compaction, re-crediting pending payments, due email reports, site deletions and erasures) now. */
+  scheduled(): Promise<{
+    sites: number;
+    recredited: number;
+    compacted: number;
+    mailed: number;
+    deletions?: number;
+    erasures?: number;
+  }>;
   close(): Promise<void>;
 }
 
@@ -211,6 +222,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         auth: dynamoAuthDeps(app, clock),
         settings: dynamoSettingsDeps(app, functionSecretBox(secrets, 'app'), clock),
         shares: dynamoShareDeps(app, clock),
+        emailReports: { store: new DynamoEmailReportStore(app), from: LOCAL_REPORT_SENDER },
         cookieSecurity: 'local',
       }),
       functionName: 'app',
@@ -237,6 +249,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   );
   sweep.unref();
   const paths = localPaths(dataDir);
+  let url = '';
   const sessionizer = sessionizePoller(
     paths.stream,
     dynamo,
@@ -268,6 +281,20 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     rollups: new DynamoRollupStore(scheduledConn),
     operations: (deadline) => advanceOperations(operations, deadline),
     operationsBudgetMs: LOCAL_OPERATIONS_BUDGET_MS,
+    // Email reports go to the outbox folder (`local/outbox.ts`), linking to this server once it listens.
+    emailReports: options.app
+      ? (site) =>
+          emailReportSender(
+            {
+              reports: dynamoReportServiceDeps(scheduledConn, clock),
+              store: new DynamoEmailReportStore(scheduledConn),
+              sender: outboxSender(dataDir, 'scheduled'),
+              from: LOCAL_REPORT_SENDER,
+              appUrl: url,
+            },
+            telemetry.logger,
+          )(site)
+      : undefined,
   });
   // One run at a time, as the 5-minute schedule with a 2-minute timeout gives in AWS: a run still advancing an erasure is joined.
   let running: ReturnType<typeof runScheduled> | null = null;
@@ -284,7 +311,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     );
   }
   const { port } = server.address() as AddressInfo;
-  const url = `http://${host}:${port}`;
+  url = `http://${host}:${port}`;
   appOrigins = [url, `http://localhost:${port}`];
   // So admin commands can print links to this server (`footfall users add`).
   await writeFile(join(dataDir, SERVER_FILE), JSON.stringify({ url, pid: process.pid }));

@@ -14,9 +14,10 @@ import { VisitorPage } from './pages/visitor.js';
 import { RetentionPage } from './pages/retention.js';
 import { Settings } from './pages/settings.js';
 import { SharedPage } from './pages/shared.js';
+import { Unsubscribe } from './pages/unsubscribe.js';
 
 /** Routes anyone may open; every other route needs a session. A shared view (`/share/…`) needs its link instead. */
-const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/share\//];
+const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/share\//, /^\/unsubscribe\//];
 
 function NotFound(): JSX.Element {
   return (
@@ -52,6 +53,7 @@ function Routes(props: { me: Me | null }): JSX.Element {
         <Route path="/sign-in" component={SignIn} />
         <Route path="/invite/:token" component={Invite} />
         <Route path="/share/:domain" component={SharedPage} />
+        <Route path="/unsubscribe/:token" component={Unsubscribe} />
       </Router>
     );
   }

@@ -1,5 +1,6 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../adapters/dynamo/app-deps.js';
+import { DynamoEmailReportStore } from '../adapters/dynamo/email-report-store.js';
 import { createAppHandler } from '../handlers/app.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
@@ -13,6 +14,8 @@ export const handler = createAppHandler({
   auth: dynamoAuthDeps(dynamo),
   settings: dynamoSettingsDeps(dynamo, stackSecretBox()),
   shares: dynamoShareDeps(dynamo),
+  // The verified sender of email reports (`-c reportSender=`): unset, the settings page says reports are off.
+  emailReports: { store: new DynamoEmailReportStore(dynamo), from: process.env.REPORT_SENDER || null },
   cookieSecurity: 'always',
   // Set by the stack in app mode: the value CloudFront's origin custom header carries (lib/app-distribution.ts).
   originSecret: process.env.ORIGIN_SECRET || undefined,

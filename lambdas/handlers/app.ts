@@ -49,12 +49,15 @@ import {
   roleBody,
   setUserRole,
   OWNERS_ONLY,
+  ownSite,
   updateSite,
   updateSiteBody,
   type SettingsDeps,
   deleteAppSite,
   deleteSiteBody,
 } from '../services/account-settings.js';
+import { emailReportsBody, emailReportsView, setEmailReports, unsubscribe } from '../services/email-report-settings.js';
+import type { EmailReportStore } from '../services/email-reports.js';
 import type { User } from '../adapters/dynamo/user-store.js';
 import {
   createShareLink,
@@ -75,6 +78,11 @@ export interface AppHandlerDeps extends Telemetry {
   settings: SettingsDeps;
   /** Shared links: their store, and the attempt counters a protected link's password is limited by. */
   shares: OpenShareDeps;
+  /**
+   * Email reports (`docs/app.md`, "Email reports"): the recipients' store and the verified sender
+   * (`-c reportSender=`), null while none is configured (reports off). Absent: the routes answer 404.
+   */
+  emailReports?: { store: EmailReportStore; from: string | null };
   /** `always` in AWS (HTTPS); `local` on the local server (see `cookieIsSecure`). */
   cookieSecurity: CookieSecurity;
   /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
@@ -116,6 +124,11 @@ interface AppRoute {
    * owner of the account (`owner`, 403 for a member: `docs/security.md`, "Roles").
    */
   access: Access;
+  /**
+   * Authorized by a signed token in its path, not by the session cookie: no origin check, since
+   * mail providers POST one-click unsubscribes (RFC 8058) from their own servers, with no `Origin`.
+   */
+  tokenInPath?: true;
   body?: z.ZodType;
   run(deps: AppHandlerDeps, req: Request): Promise<Reply>;
 }
@@ -318,6 +331,35 @@ const ROUTES: readonly AppRoute[] = [
   },
   {
     method: 'GET',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/email-reports$/,
+    access: 'user',
+    run: async (d, req) => {
+      const { store, from } = emailReportsOf(d);
+      const site = await ownSite(d.settings, account(req), req.params[0]!);
+      return ok(await emailReportsView(store, from, site.domain));
+    },
+  },
+  {
+    method: 'PUT',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/email-reports$/,
+    access: 'owner',
+    body: emailReportsBody,
+    run: async (d, req) => {
+      const { store, from } = emailReportsOf(d);
+      const site = await ownSite(d.settings, account(req), req.params[0]!);
+      const body = req.body as z.infer<typeof emailReportsBody>;
+      return ok(await setEmailReports(store, from, site.domain, body, d.settings.clock()));
+    },
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/unsubscribe\/([^/]+)$/,
+    access: 'public',
+    tokenInPath: true,
+    run: async (d, req) => ok(await unsubscribe(emailReportsOf(d).store, req.params[0]!, d.settings.clock())),
+  },
+  {
+    method: 'GET',
     pattern: /^\/api\/app\/keys$/,
     access: 'user',
     run: async (d, req) => ok(await listKeys(d.settings, account(req))),
@@ -402,6 +444,11 @@ const ROUTES: readonly AppRoute[] = [
 /** Each app endpoint's method, path pattern and who may use it (the role table of `docs/security.md`). */
 export const APP_ROUTE_ACCESS: ReadonlyArray<{ method: AppRoute['method']; pattern: RegExp; access: Access }> =
   ROUTES.map(({ method, pattern, access }) => ({ method, pattern, access }));
+
+function emailReportsOf(deps: AppHandlerDeps): NonNullable<AppHandlerDeps['emailReports']> {
+  if (!deps.emailReports) throw new NotFoundError('not found');
+  return deps.emailReports;
+}
 
 function provider(value: string | undefined) {
   const parsed = providerParam.safeParse(value);
@@ -515,7 +562,7 @@ export function createAppHandler(deps: AppHandlerDeps): HttpHandler {
         secFetchSite: event.headers?.['sec-fetch-site'],
         hosts,
       });
-      if (problem) throw new ForbiddenError(`Refused: ${problem}.`);
+      if (problem && !route.tokenInPath) throw new ForbiddenError(`Refused: ${problem}.`);
       const secure = cookieIsSecure(deps.cookieSecurity, event.headers?.['x-forwarded-proto']);
       const token = sessionTokenOf(event.cookies, event.headers?.cookie);
       const signedIn = token ? await sessionOf(deps.auth, token) : null;

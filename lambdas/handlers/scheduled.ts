@@ -14,6 +14,8 @@ export interface ScheduledDeps extends PaymentDeps, Telemetry {
   operations?: (deadline: number) => Promise<OperationsRun>;
   /** How long a run may spend on `operations`, ms: within the function's timeout, with the rest's share left. */
   operationsBudgetMs?: number;
+  /** Sends a site's due email reports (`emailReportSender`); absent while no sender is configured. */
+  emailReports?: (site: SiteConfig) => Promise<number>;
 }
 
 /**
@@ -22,17 +24,19 @@ export interface ScheduledDeps extends PaymentDeps, Telemetry {
  * being written: `writeTargets`), so each rollup item is rewritten once per
  * run instead of once per batch (`docs/data-model.md`, "Rollups: a delta log,
  * compacted"); and credits again the payments that arrived before their
- * visits were sessionized (webhooks are faster than the stream). Visits need
+ * visits were sessionized (webhooks are faster than the stream); and sends
+ * the site's due email reports (`sendDueReports`). Visits need
  * no closing pass: a visit is stored as it grows, and its exit step is
  * derived when read. A site that fails is logged and tried again next run.
  */
 export function createScheduledHandler(
   deps: ScheduledDeps,
-): () => Promise<{ sites: number; recredited: number; compacted: number } & Partial<OperationsRun>> {
+): () => Promise<{ sites: number; recredited: number; compacted: number; mailed: number } & Partial<OperationsRun>> {
   return async () => {
     const started = deps.clock();
     let recredited = 0;
     let compacted = 0;
+    let mailed = 0;
     const sites = await deps.sites.listSites();
     for (const site of sites) {
       for (const target of writeTargets(site)) {
@@ -53,6 +57,7 @@ export function createScheduledHandler(
           error: error as Error,
         });
       }
+      mailed += (await deps.emailReports?.(site)) ?? 0;
     }
     // After the rollups: a long job must not delay what every report reads.
     const operations = deps.operations
@@ -62,7 +67,7 @@ export function createScheduledHandler(
         })
       : undefined;
     // One log line a run (8,640 a month), not two custom metrics ($0.60 a month): failures are logged as errors above.
-    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted, ...operations });
-    return { sites: sites.length, recredited, compacted, ...operations };
+    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted, mailed, ...operations });
+    return { sites: sites.length, recredited, compacted, mailed, ...operations };
   };
 }

@@ -36,6 +36,18 @@ export const LOCAL_ARNS = {
   ],
 } as const;
 
+/**
+ * The sender address of email reports on the local twin: `npm run iam:policies` synthesizes the
+ * policies with it (`-c reportSender=`), so the local SES stand-in (`local/outbox.ts`) is allowed it.
+ */
+export const LOCAL_REPORT_SENDER = 'reports@footfall.localhost';
+
+/** The SES identities IAM checks for a send from `address` on the twin: the address's, then its domain's. */
+export const sesIdentityArns = (address: string): [string, string] => {
+  const arn = (name: string) => `arn:aws:ses:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:identity/${name}`;
+  return [arn(address), arn(address.split('@')[1] ?? '')];
+};
+
 /** The ARN of the archive's object `key` (`events/site=…/dt=…/part-….parquet`). */
 export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.eventsBucket}/${key}`;
 

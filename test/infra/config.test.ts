@@ -80,8 +80,15 @@ describe('stack configuration from CDK context', () => {
     [{ stackName: 'Footfall Staging' }, 'stackName'],
     [{ alarmEmail: 'ops' }, 'alarmEmail'],
     [{ alarmTopicArn: 'ops-topic' }, 'alarmTopicArn'],
+    [{ app: true, reportSender: 'reports' }, 'reportSender'],
+    [{ reportSender: 'reports@example.com' }, 'reportSender: needs app mode'],
   ])('rejects %j, naming the key', (raw, key) => {
     expect(() => parseConfig(raw)).toThrow(new RegExp(`invalid CDK context: .*${key}`));
+  });
+
+  it('takes a report sender in app mode, lowercased; none by default (email reports off)', () => {
+    expect(parseConfig({}).reportSender).toBeUndefined();
+    expect(parseConfig({ app: 'true', reportSender: 'Reports@Example.com' }).reportSender).toBe('reports@example.com');
   });
 
   it('takes on-demand capacity instead of shards', () => {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../lib/functions.js';
 import { requestPartitions } from '../../local/iam/partition-guard.js';
 import { functionPolicies, loadPolicies } from '../../local/iam/policies.js';
-import { LOCAL_ARNS, authorizer, tableArn } from '../../local/iam/authorizer.js';
+import { LOCAL_ARNS, LOCAL_REPORT_SENDER, authorizer, tableArn } from '../../local/iam/authorizer.js';
 import { evaluate } from '../../local/iam/evaluate.js';
 import { synth, type Synthesized } from './synth.js';
 
@@ -14,7 +14,7 @@ import { synth, type Synthesized } from './synth.js';
 describe('local/iam/policies.json is the synthesized policy of every function', () => {
   let synthesized: Synthesized;
   beforeAll(() => {
-    synthesized = synth({ config: { app: true }, bundle: false });
+    synthesized = synth({ config: { app: true, reportSender: LOCAL_REPORT_SENDER }, bundle: false });
   });
 
   it('equals a fresh synth', () => {

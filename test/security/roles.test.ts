@@ -52,6 +52,12 @@ describe('roles: every app route × owner and member', () => {
     { method: 'GET', path: `/api/app/sites/${SITE}/shares` },
     { method: 'POST', path: `/api/app/sites/${SITE}/shares`, body: { name: 'member link' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}/shares/shr_000000000000` },
+    { method: 'GET', path: `/api/app/sites/${SITE}/email-reports` },
+    {
+      method: 'PUT',
+      path: `/api/app/sites/${SITE}/email-reports`,
+      body: { recipients: [{ email: 'mallory@evil.test', weekly: true, monthly: true }] },
+    },
     { method: 'GET', path: '/api/app/keys' },
     { method: 'POST', path: '/api/app/keys', body: { name: 'member key' } },
     { method: 'DELETE', path: '/api/app/keys/KEY' },

@@ -1,3 +1,4 @@
+import { EmailReports } from '../components/email-reports.js';
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
@@ -535,6 +536,9 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
           <ShareLinksCard domain={site.domain} />
           <Card title="Erase a person">
             <ErasePerson domain={site.domain} initial={query.erase_visitor} />
+          </Card>
+          <Card title="Email reports">
+            <EmailReports domain={site.domain} />
           </Card>
           <Card title="Danger zone">
             <DeleteSite domain={site.domain} />

@@ -354,6 +354,17 @@ export const PARTITIONS = {
     writers: ['app'],
     items: { ERASURE_REQUEST: { sk: '<domain>#<ms, 13 digits>#<uuid>', bound: '< 110 KB' } },
   },
+  emailReports: {
+    prefix: 'EMAILREPORTS#',
+    key: family('EMAILREPORTS#') as (domain: string) => string,
+    readers: [],
+    // The app sets the recipients and removes one on unsubscribe; the scheduled function sends and records each send.
+    writers: ['app', 'scheduled'],
+    items: {
+      EMAIL_RECIPIENTS: { sk: 'RECIPIENTS', bound: '< 4 KB' },
+      EMAIL_SENT: { sk: 'SENT#<weekly|monthly>#<period>#<address id>', bound: '< 300 B', ttlSeconds: 70 * 86_400 },
+    },
+  },
 } as const satisfies Record<string, PartitionType<never>>;
 
 type Partitions = typeof PARTITIONS;

@@ -9,6 +9,7 @@ import { DynamoSessionStore } from './session-store.js';
 import { sessionOf } from '../../services/auth.js';
 import type { ReportHandlerDeps } from '../../handlers/report.js';
 import { DynamoShareLinkStore } from './share-link-store.js';
+import type { ReportDeps } from '../../services/reports.js';
 
 /**
  * The report use cases' dependencies on the single table. `store()` gives a
@@ -29,6 +30,20 @@ export function dynamoReportDeps(
     sessions: { accountOf: async (token) => (await sessionOf(auth, token))?.user.account ?? null },
     rates: async () => usdRateOf(await fx.table()),
     shares: { links: new DynamoShareLinkStore(conn), sites, clock },
+    clock,
+  };
+}
+
+/**
+ * The report use cases' own dependencies, without authentication: what the email reports of the
+ * scheduled function read (`lambdas/services/email-reports.ts`), through the same report code.
+ */
+export function dynamoReportServiceDeps(conn: DynamoConnection, clock: () => number = Date.now): ReportDeps {
+  const fx = new FxRates(new DynamoFxStore(conn));
+  return {
+    sites: new DynamoConfigStore(conn),
+    store: new DynamoReportStore(conn),
+    rates: async () => usdRateOf(await fx.table()),
     clock,
   };
 }

@@ -12,13 +12,17 @@ export const deletionKey = (domain: string) => ({ [PK]: DELETIONS_PK, [SK]: doma
 const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: `SITE#${domain}` });
 
 /** The configuration partitions keyed by the domain itself, not a generation (`docs/data-model.md`). */
-const configPartitions = (domain: string) => [PARTITIONS.provider.key(domain), PARTITIONS.webhookLog.key(domain)];
+const configPartitions = (domain: string) => [
+  PARTITIONS.provider.key(domain),
+  PARTITIONS.webhookLog.key(domain),
+  PARTITIONS.emailReports.key(domain),
+];
 
 /**
  * A site deletion's checkpoint (item SITE_DELETION, `docs/data-model.md`; < 1 KB:
  * a few generation numbers and counters) and the configuration items a
- * deletion removes first: the SITE item, its provider connections and its
- * webhook log.
+ * deletion removes first: the SITE item, its provider connections, its
+ * webhook log and its email report recipients and send markers.
  */
 export class DynamoSiteDeletionStore implements SiteDeletionStore {
   constructor(private readonly conn: DynamoConnection) {}
