@@ -5,6 +5,8 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
+import { importPayments } from '../../lambdas/services/payment-import.js';
+import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
@@ -88,6 +90,43 @@ function directCredits(run: string, visits: readonly GenVisit[], payments: reado
   return out;
 }
 
+/** Writes the generated visits of run `run`'s visitors (`visitor-<run>-<n>`). */
+async function writeVisitsOf(deps: PaymentDeps, run: string, visits: readonly GenVisit[]): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    const mine = visits.filter((v) => v.visitor === i);
+    if (mine.length === 0) continue;
+    const visitor = `visitor-${run}-${i}`;
+    const events = mine.map((v, n) =>
+      visitEventOf(
+        trackedEvent({
+          event_id: `${visitor}-${n}`,
+          visitor_id: visitor,
+          ts: visitStart(v),
+          channel: v.channel,
+          path: `/${v.channel.toLowerCase()}`,
+        }),
+      ),
+    );
+    await deps.visits.writeVisits(buildVisits('example.com', visitor, events), []);
+  }
+}
+
+/** Payment `n` of run `run`'s customer (`cus_<run>`), as a provider states it. */
+function factOf(run: string, n: number, p: GenPayment): PaymentFact {
+  return {
+    provider: 'stripe',
+    id: `pi_${run}_${n}`,
+    aliases: [],
+    ts: paymentTs(p),
+    amount: 1000,
+    currency: 'USD',
+    status: 'paid',
+    customer_id: `cus_${run}`,
+    visitor_id: `visitor-${run}-${p.visitor}`,
+    is_renewal: p.renewal,
+  };
+}
+
 describe("a customer's credit, whatever order its payments arrive in", () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
@@ -107,41 +146,47 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
   });
   afterAll(async () => close());
 
+  it('an imported purchase earlier than a stored one takes the credit, and the stored purchase and renewal follow', async () => {
+    const run = 'import';
+    await writeVisitsOf(deps, run, [
+      { visitor: 0, day: 5, channel: 'Search' },
+      { visitor: 0, day: 18, channel: 'Email' },
+      { visitor: 1, day: 19, channel: 'Email' },
+    ]);
+    const later = factOf(run, 1, { visitor: 1, day: 20, minute: 0, renewal: false });
+    const renewal = factOf(run, 2, { visitor: 1, day: 40, minute: 0, renewal: true });
+    const facts = (f: PaymentFact) => ({
+      event_id: `evt_${f.id}`,
+      event_type: 'test',
+      payments: [f],
+      subscriptions: [],
+      customers: [],
+    });
+    await applyProviderFacts(deps, site, facts(later));
+    await applyProviderFacts(deps, site, facts(renewal));
+    expect((await deps.payments.getPayment('example.com', 'stripe', renewal.id))?.visitor).toBe('visitor-import-1');
+    // `footfall import payments` of the customer's earlier purchase, from visitor 0.
+    const earlier = factOf(run, 0, { visitor: 0, day: 10, minute: 0, renewal: false });
+    await importPayments({ ...dynamoPaymentDeps(conn, deps.clock), rates: deps.rates }, site, [facts(earlier)]);
+    const credit = async (id: string) => {
+      const p = await deps.payments.getPayment('example.com', 'stripe', id);
+      return { visitor: p?.visitor, touch: p?.touch ? { start: p.touch.ts, channel: p.touch.channel } : null };
+    };
+    const search = { start: visitStart({ visitor: 0, day: 5, channel: 'Search' }), channel: 'Search' };
+    const email = { start: visitStart({ visitor: 0, day: 18, channel: 'Email' }), channel: 'Email' };
+    expect(await credit(earlier.id)).toEqual({ visitor: 'visitor-import-0', touch: search });
+    expect(await credit(later.id)).toEqual({ visitor: 'visitor-import-0', touch: email });
+    expect(await credit(renewal.id)).toEqual({ visitor: 'visitor-import-0', touch: search });
+  });
+
   it('equals the credit by event time: first attributed purchase, its visitor for later purchases, renewals inherit', async () => {
     console.log(`customer credit order property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     await fc.assert(
       fc.asyncProperty(visitsArb, paymentsArb, fc.infiniteStream(fc.nat()), async (visits, payments, noise) => {
         // Each run its own customer and visitors in the shared table.
         const run = String(++runs);
-        for (let i = 0; i < 3; i++) {
-          const mine = visits.filter((v) => v.visitor === i);
-          if (mine.length === 0) continue;
-          const visitor = `visitor-${run}-${i}`;
-          const events = mine.map((v, n) =>
-            visitEventOf(
-              trackedEvent({
-                event_id: `${visitor}-${n}`,
-                visitor_id: visitor,
-                ts: visitStart(v),
-                channel: v.channel,
-                path: `/${v.channel.toLowerCase()}`,
-              }),
-            ),
-          );
-          await deps.visits.writeVisits(buildVisits('example.com', visitor, events), []);
-        }
-        const facts: PaymentFact[] = payments.map((p, i) => ({
-          provider: 'stripe',
-          id: `pi_${run}_${i}`,
-          aliases: [],
-          ts: paymentTs(p),
-          amount: 1000,
-          currency: 'USD',
-          status: 'paid',
-          customer_id: `cus_${run}`,
-          visitor_id: `visitor-${run}-${p.visitor}`,
-          is_renewal: p.renewal,
-        }));
+        await writeVisitsOf(deps, run, visits);
+        const facts = payments.map((p, i) => factOf(run, i, p));
         const arrival = [...facts].sort(() => ((noise.next().value as number) % 2 === 0 ? -1 : 1));
         for (const fact of arrival)
           await applyProviderFacts(deps, site, {
