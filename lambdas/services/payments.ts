@@ -165,6 +165,8 @@ export async function updateCustomer(
  *   retention payers' and cohorts', `CohortStore.syncPayment`) wait for
  *   `deps.payments.finishSync(batch)`, done once for many payments
  *   (`recreditVisitors`); the caller must call it
+ * @param queued payment keys (`paymentKey`) the caller settles next, after this one: a re-credit of the
+ *   customer (its credit moved) leaves them to it
  * @returns the payment as stored, or null when there is nothing to store
  */
 export async function settlePayment(
@@ -174,6 +176,7 @@ export async function settlePayment(
   fact: PaymentFact | null,
   knownId?: string,
   batch?: RecomputeBatch,
+  queued?: ReadonlySet<string>,
 ): Promise<Payment | null> {
   const ns = namespaceOf(site);
   const known = fact ? await deps.payments.findPaymentIds(ns, provider, [fact.id, ...fact.aliases]) : [];
@@ -228,7 +231,7 @@ export async function settlePayment(
       deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
     else await deps.payments.clearPending(ns, payment);
-    if (creditMoved) await recreditCustomer(deps, site, payment, batch);
+    if (creditMoved) await recreditCustomer(deps, site, payment, batch, queued);
     return payment;
   }
   throw new Error(`payment ${provider}:${id}: too many concurrent updates`);
@@ -240,12 +243,19 @@ export async function settlePayment(
  * are those with a payer entry (`payerPayments`: every payment of the customer that was ever countable). A re-settle
  * can move the credit again only while the customer has none, so the cascade ends.
  */
-async function recreditCustomer(deps: PaymentDeps, site: SiteConfig, payment: Payment, batch?: RecomputeBatch) {
+async function recreditCustomer(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  payment: Payment,
+  batch?: RecomputeBatch,
+  queued?: ReadonlySet<string>,
+) {
   const ns = namespaceOf(site);
   const self = paymentKey(payment);
-  const keys = (await deps.payments.payerPayments(ns, customerKey(payment))).filter(
-    (k) => paymentKey({ provider: k.provider, provider_payment_id: k.id }) !== self,
-  );
+  const keys = (await deps.payments.payerPayments(ns, customerKey(payment))).filter((k) => {
+    const key = paymentKey({ provider: k.provider, provider_payment_id: k.id });
+    return key !== self && !queued?.has(key);
+  });
   if (keys.length === 0) return;
   const others = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
   others.sort(creditOrder);
@@ -440,7 +450,12 @@ async function recreditVisitorsIn(
     const all = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     all.sort(creditOrder);
     const payments = since === undefined ? all : paymentsToRecredit(all, since);
-    for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch);
+    // A customer's credit moving on the way re-credits its other payments, except those settled next here.
+    const queued = new Set(payments.map(paymentKey));
+    for (const p of payments) {
+      queued.delete(paymentKey(p));
+      await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch, queued);
+    }
     done += payments.length;
   }
   await deps.payments.finishSync(batch);
