@@ -4,7 +4,7 @@ import type { Customer } from '../lambdas/domain/payments/customer.js';
 import type { Provider } from '../lambdas/domain/payments/facts.js';
 import type { UsdRate } from '../lambdas/domain/payments/money.js';
 import type { Contribution } from '../lambdas/domain/payments/contribution.js';
-import { paymentKey } from '../lambdas/domain/payments/contribution.js';
+import { customerKey, paymentKey } from '../lambdas/domain/payments/contribution.js';
 import type { PaymentDeps } from '../lambdas/services/payments.js';
 import type { RollupStore, StreamCheckpoint, VisitStore, VisitsAndPayments } from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
@@ -284,6 +284,12 @@ export class MemoryPaymentStore implements PaymentPort {
     return [...this.payments.values()]
       .filter((p) => p.site === site && p.visitor === visitorId)
       .sort((a, b) => (a.ts ?? 0) - (b.ts ?? 0))
+      .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
+  }
+
+  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
+    return [...this.payments.values()]
+      .filter((p) => p.site === site && customerKey(p) === payer)
       .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
   }
 

@@ -332,6 +332,18 @@ async function importInto(
       await store.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, now);
   }
 
+  // Customers whose credit moved (an imported purchase earlier than the stored ones): their stored payments
+  // outside the import follow it, credited again one by one in credit order, as `settlePayment` does.
+  for (const [key, c] of customers) {
+    const stored = storedCustomers.get(key);
+    if (!stored || JSON.stringify(stored.credit) === JSON.stringify(c.credit)) continue;
+    const outside = (await store.payerPayments(ns, `${c.provider}:${c.customer_id}`)).filter(
+      (k) => !byId.has(aliasRef(k.provider, k.id)),
+    );
+    const others = await store.getPayments(outside.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
+    for (const p of others.sort(creditOrder)) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
+  }
+
   // Last, one by one: facts linking stored rows, and payments another writer changed meanwhile.
   const again = [...oneByOne, ...[...byId.entries()].filter(([key]) => lost.has(key)).flatMap(([, g]) => g.facts)];
   for (const fact of again) await settlePayment(deps, site, fact.provider, fact);

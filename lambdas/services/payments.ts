@@ -10,7 +10,7 @@ import {
   paymentChanged,
   type Payment,
 } from '../domain/payments/payment.js';
-import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
+import { emptyCustomer, paidBefore, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
 import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
@@ -48,6 +48,7 @@ export interface PaymentDeps {
     | 'dropPayerPayment'
     | 'syncCustomerPayer'
     | 'markCohortsReady'
+    | 'payerPayments'
   >;
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
@@ -56,12 +57,15 @@ export interface PaymentDeps {
 }
 
 /**
- * Credits a payment to one visit (DESIGN.md "Attribution models",
- * "Customer → visitor"): a renewal inherits the credit of its customer's
- * first attributed payment; otherwise the visitor is the customer's first
- * attributed visitor, else the payment's own `footfall_visitor_id`, else the
- * customer's metadata visitor, and the site's model picks among that
- * visitor's visits in the lookback window.
+ * Credits a payment to one visit (`docs/payments.md`, "Customers and
+ * attribution"): a renewal inherits the credit of its customer's first
+ * attributed payment; otherwise the visitor is that of the customer's first
+ * attributed payment when it was made before this one (`paidBefore`), else
+ * the payment's own `footfall_visitor_id`, else the customer's metadata
+ * visitor, and the site's model picks among that visitor's visits in the
+ * lookback window. Defined by event time, so the credit does not depend on
+ * the order the customer's payments arrive in (`settlePayment` credits the
+ * others again when the customer's credit moves).
  */
 export async function attribute(
   deps: { visits: Pick<VisitStore, 'visitsAround' | 'firstVisit'> },
@@ -80,7 +84,9 @@ export async function attribute(
       first_touch: inherited.first_touch,
     };
   }
-  const visitor = inherited?.visitor ?? p.visitor_id ?? customer?.metadata_visitor ?? null;
+  const earlier =
+    inherited && p.ts !== null && paidBefore({ ts: inherited.ts, key: inherited.payment_id }, { ts: p.ts, key });
+  const visitor = (earlier ? inherited.visitor : null) ?? p.visitor_id ?? customer?.metadata_visitor ?? null;
   if (!visitor || p.ts === null) return { ...p, visitor, touch: null, touch_dims: null, first_touch: null };
   const visits = await deps.visits.visitsAround(namespaceOf(site), visitor, p.ts - site.lookback_days * DAY_MS, p.ts);
   const credited = creditVisit(visits, p.ts, site.attribution, site.lookback_days);
@@ -94,17 +100,25 @@ export async function attribute(
   };
 }
 
-/** A customer after one of its payments settled: earliest payment and earliest attributed payment. */
+/**
+ * A customer after one of its payments settled: earliest payment and earliest attributed payment, in event-time
+ * order (`paidBefore`), so the same payments give the same customer whatever order they settle in.
+ */
 export function customerAfter(customer: Customer, p: Payment): Customer {
   const key = paymentKey(p);
   let next = customer;
-  if (isCountable(p) && (!next.first_payment || next.first_payment.id === key || p.ts < next.first_payment.ts)) {
+  const first = (held: { ts: number; id: string }) =>
+    paidBefore({ ts: p.ts as number, key }, { ts: held.ts, key: held.id });
+  if (isCountable(p) && (!next.first_payment || next.first_payment.id === key || first(next.first_payment))) {
     next = { ...next, first_payment: { id: key, ts: p.ts } };
   } else if (!isCountable(p) && next.first_payment?.id === key) {
     next = { ...next, first_payment: null };
   }
   const attributed = isCountable(p) && p.touch && p.touch_dims && p.visitor && !p.is_renewal;
-  if (attributed && (!next.credit || next.credit.payment_id === key || p.ts < next.credit.ts)) {
+  if (
+    attributed &&
+    (!next.credit || next.credit.payment_id === key || first({ ts: next.credit.ts, id: next.credit.payment_id }))
+  ) {
     next = {
       ...next,
       credit: {
@@ -151,6 +165,8 @@ export async function updateCustomer(
  *   retention payers' and cohorts', `CohortStore.syncPayment`) wait for
  *   `deps.payments.finishSync(batch)`, done once for many payments
  *   (`recreditVisitors`); the caller must call it
+ * @param queued payment keys (`paymentKey`) the caller settles next, after this one: a re-credit of the
+ *   customer (its credit moved) leaves them to it
  * @returns the payment as stored, or null when there is nothing to store
  */
 export async function settlePayment(
@@ -160,6 +176,7 @@ export async function settlePayment(
   fact: PaymentFact | null,
   knownId?: string,
   batch?: RecomputeBatch,
+  queued?: ReadonlySet<string>,
 ): Promise<Payment | null> {
   const ns = namespaceOf(site);
   const known = fact ? await deps.payments.findPaymentIds(ns, provider, [fact.id, ...fact.aliases]) : [];
@@ -192,8 +209,13 @@ export async function settlePayment(
       await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
+    let creditMoved = false;
     if (payment.customer_id)
-      await updateCustomer(deps, ns, provider, payment.customer_id, (c) => customerAfter(c, payment));
+      await updateCustomer(deps, ns, provider, payment.customer_id, (c) => {
+        const next = customerAfter(c, payment);
+        creditMoved = JSON.stringify(next.credit) !== JSON.stringify(c.credit);
+        return next;
+      });
     await deps.payments.syncDerived(
       payment,
       contributionOf(payment, site.timezone, rate),
@@ -209,9 +231,35 @@ export async function settlePayment(
       deps.clock() - payment.ts < PENDING_CREDIT_MS;
     if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
     else await deps.payments.clearPending(ns, payment);
+    if (creditMoved) await recreditCustomer(deps, site, payment, batch, queued);
     return payment;
   }
   throw new Error(`payment ${provider}:${id}: too many concurrent updates`);
+}
+
+/**
+ * Settles again, in credit order, a customer's other payments after its credit (first attributed payment) moved:
+ * its later purchases take their visitor from the credit and its renewals inherit it (`attribute`). The payments
+ * are those with a payer entry (`payerPayments`: every payment of the customer that was ever countable). A re-settle
+ * can move the credit again only while the customer has none, so the cascade ends.
+ */
+async function recreditCustomer(
+  deps: PaymentDeps,
+  site: SiteConfig,
+  payment: Payment,
+  batch?: RecomputeBatch,
+  queued?: ReadonlySet<string>,
+) {
+  const ns = namespaceOf(site);
+  const self = paymentKey(payment);
+  const keys = (await deps.payments.payerPayments(ns, customerKey(payment))).filter((k) => {
+    const key = paymentKey({ provider: k.provider, provider_payment_id: k.id });
+    return key !== self && !queued?.has(key);
+  });
+  if (keys.length === 0) return;
+  const others = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
+  others.sort(creditOrder);
+  for (const p of others) await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch);
 }
 
 /** The list positions (`positionId`) a payment occupies in its current state. */
@@ -402,7 +450,12 @@ async function recreditVisitorsIn(
     const all = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     all.sort(creditOrder);
     const payments = since === undefined ? all : paymentsToRecredit(all, since);
-    for (const p of payments) await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch);
+    // A customer's credit moving on the way re-credits its other payments, except those settled next here.
+    const queued = new Set(payments.map(paymentKey));
+    for (const p of payments) {
+      queued.delete(paymentKey(p));
+      await settlePayment(deps, site, p.provider, null, p.provider_payment_id, batch, queued);
+    }
     done += payments.length;
   }
   await deps.payments.finishSync(batch);

@@ -174,6 +174,17 @@ describe('stripe facts: one-time Checkout purchase', () => {
     });
   });
 
+  it('charge.refunded of a charge captured in part states the captured amount, not the authorized one', () => {
+    // https://docs.stripe.com/api/charges/object#charge_object-amount_captured: below `amount` after a partial capture.
+    const refund = withObject('charge.refunded.partial.json', 'charge.refunded', {
+      amount: 8000,
+      amount_captured: 6500,
+      amount_refunded: 6500,
+      refunded: true,
+    });
+    expect(onlyPayment(factsOfEvent(refund))).toMatchObject({ amount: 6500, refunded: 6500, status: 'refunded' });
+  });
+
   it('charge.succeeded is keyed by its PaymentIntent, the charge as alias', () => {
     expect(onlyPayment(factsOf('charge.succeeded.json'))).toStrictEqual({
       provider: 'stripe',
@@ -518,7 +529,12 @@ describe('stripe facts: customers, unused and malformed events', () => {
 
 describe('stripe amounts in ISO minor units', () => {
   function chargeIn(currency: string, amount: number): PaymentFact {
-    return onlyPayment(factsOfEvent(withObject('charge.succeeded.json', 'charge.succeeded', { currency, amount })));
+    // Captured in full: `amount_captured` equals `amount`.
+    return onlyPayment(
+      factsOfEvent(
+        withObject('charge.succeeded.json', 'charge.succeeded', { currency, amount, amount_captured: amount }),
+      ),
+    );
   }
 
   it('keeps JPY (zero-decimal) and KWD (three-decimal) amounts as Stripe sends them', () => {

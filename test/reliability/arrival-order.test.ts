@@ -25,9 +25,11 @@ import type { AttributionModel } from '../../lambdas/domain/site.js';
  * purchase and renewals, `invoice.payment_failed` for a failed renewal,
  * `payment_intent.succeeded` for a one-off payment, sometimes captured in
  * part, and for an invoice's PaymentIntent a little later than the invoice's
- * `paid_at`, `charge.refunded` for a refund, in either order; a purchase's
- * declined first attempt, `payment_intent.payment_failed`, after them) — in a random order and
- * chunking, then `footfall rebuild` of the site; and again with every visit
+ * `paid_at`, `charge.refunded` for a refund, in either order, also of a
+ * charge captured in part; a purchase's declined first attempt,
+ * `payment_intent.payment_failed`, after them) — visits and payments (a
+ * renewal before its purchase too) in a random order and chunking, then
+ * `footfall rebuild` of the site; and again with every visit
  * before every payment, all imported. The reports, read through the report API
  * (overview, every breakdown, payments, retention, timelines), must be the
  * same after the random arrival, after the rebuild and in the reference, and
@@ -103,8 +105,7 @@ const paymentsArb = fc
       day: p.day,
       minute: p.minute,
       amount: p.amount,
-      // A partly captured charge is never refunded here: see the refund in `stripeBodies`.
-      refunded: p.visitor === null && p.uncaptured > 0 ? 0 : Math.floor(p.amount * p.refundedPart),
+      refunded: Math.floor(p.amount * p.refundedPart),
       failed: p.failed,
       declinedFirst: p.declinedFirst,
       lagS: p.lagS,
@@ -210,7 +211,7 @@ process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
  * invoice's PaymentIntent sends `payment_intent.succeeded` too, its event
  * created a little after the invoice's `paid_at` (the payment's time is the
  * earliest an event states); a partial refund is `charge.refunded` with the
- * cumulative `amount_refunded`.
+ * cumulative `amount_refunded` (and, captured in part, `amount_captured` below `amount`).
  */
 function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
   const created = Math.floor(paymentTs(p) / 1000);
@@ -275,7 +276,9 @@ function stripeBodies({ p, renewal, failed }: PaymentLine): string[] {
         id: `ch_${p.id}`,
         object: 'charge',
         created,
-        amount: p.amount,
+        // The authorized amount; `amount_captured` is what a partial capture took.
+        amount: p.amount + p.uncaptured,
+        amount_captured: p.amount,
         amount_refunded: p.refunded,
         currency: 'usd',
         refunded: false,
@@ -440,7 +443,7 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
         async (visits, generated, model, noise) => {
           const events = eventLines(visits);
           const lines = paymentLines(generated);
-          // A random interleaving of random chunks; payments keep their own order within (as a provider sends them).
+          // A random interleaving of random chunks.
           const draw = () => noise.next().value as number;
           const chunks = <T>(items: readonly T[]) => {
             const out: T[][] = [];
@@ -455,7 +458,9 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
           const eventChunks = chunks(shuffled).map((c): Step => ({ kind: 'events', lines: c }));
           // Each chunk of payments comes as webhooks (3 in 4) or as an import (the reference's path), at random;
           // a refund may be delivered before its payment.
-          const paymentChunks = chunks(lines).map((c): Step => {
+          // Payments arrive in any order too: a renewal before its purchase, a customer's later purchase first.
+          const arriving = [...lines].sort(() => (draw() % 2 === 0 ? -1 : 1));
+          const paymentChunks = chunks(arriving).map((c): Step => {
             if (draw() % 4 === 0)
               return { kind: 'import', lines: c.flatMap((l) => (l.late ? [l.line, l.late] : [l.line])) };
             return {

@@ -16,6 +16,7 @@ import { itemBytes, type ReadCost } from './rollup-reader.js';
 import type { RecomputeBatch } from './payment-list-store.js';
 import { localDay } from '../../domain/range.js';
 import type { Payment } from '../../domain/payments/payment.js';
+import { PROVIDERS, type Provider } from '../../domain/payments/facts.js';
 import type { Customer, SubscriptionState } from '../../domain/payments/customer.js';
 import { customerKey } from '../../domain/payments/contribution.js';
 import type { UsdRate } from '../../domain/payments/money.js';
@@ -291,6 +292,32 @@ export class CohortStore {
   /** Recomputes a provider customer's summary after its CUSTOMER item changed (subscription statuses; a new customer is a status source). */
   async syncCustomer(site: string, timezone: string, provider: string, customerId: string, now: number): Promise<void> {
     await this.recomputePayer(site, timezone, `${provider}:${customerId}`, now);
+  }
+
+  /**
+   * The payments (`provider`, `id`) of a payer that hold a PAYER_PAYMENT entry: every payment of it that was
+   * ever countable. Keys only, a Query page of 200 at a time.
+   */
+  async payerPaymentKeys(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
+    const prefix = `${payerPrefix(payer)}P#`;
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
+      ExpressionAttributeValues: { ':pk': payerPk(site), ':p': prefix },
+      ProjectionExpression: SK,
+      ConsistentRead: true,
+      Limit: 200,
+    };
+    const keys: Array<{ provider: Provider; id: string }> = [];
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      for (const item of page.Items ?? []) {
+        // `<provider>:<id>`: a provider name has no colon, an id may.
+        const key = String(item[SK]).slice(prefix.length);
+        const colon = key.indexOf(':');
+        const provider = PROVIDERS.find((name) => name === key.slice(0, colon));
+        if (provider) keys.push({ provider, id: key.slice(colon + 1) });
+      }
+    return keys;
   }
 
   private async readPayer(site: string, payer: string, timezone: string): Promise<PayerFacts> {

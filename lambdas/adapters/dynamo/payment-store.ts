@@ -531,6 +531,11 @@ export class DynamoPaymentStore {
     await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now, batch);
   }
 
+  /** The payments of a payer (`customerKey`) that were ever countable (`CohortStore.payerPaymentKeys`). */
+  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
+    return this.cohorts.payerPaymentKeys(site, payer);
+  }
+
   /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
   async dropPayerPayment(
     site: string,

@@ -13,6 +13,16 @@ export interface CustomerCredit {
   first_touch: FirstTouch | null;
 }
 
+/**
+ * Event-time order of a customer's payments (`docs/payments.md`, "Customers
+ * and attribution"): by time (ms since epoch, UTC), then by payment key
+ * (`provider:id`), so two payments of the same millisecond have one first
+ * whatever order they arrive in.
+ */
+export function paidBefore(a: { ts: number; key: string }, b: { ts: number; key: string }): boolean {
+  return a.ts < b.ts || (a.ts === b.ts && a.key < b.key);
+}
+
 /** A subscription's last known status from the provider. */
 export interface SubscriptionState {
   status: string;

@@ -111,9 +111,10 @@ function mergeField(
 }
 
 /**
- * Merges one fact into a payment (DESIGN.md: one payment is one row however
- * many events describe it). Field by field: known values are kept unless the
- * fact brings a value; the time is the earliest reported; `refunded` only
+ * Merges one fact into a payment (`docs/payments.md`, "One payment, many
+ * events"). Field by field: known values are kept unless the fact brings a
+ * value, but a `failed` fact's amount does not replace a paid or refunded
+ * payment's; the time is the earliest reported; `refunded` only
  * grows, and single refunds add up by refund id; ids and aliases are unioned.
  * A fact's `fallback` time and amount fill in only until a fact states them.
  * Merging the same fact twice gives the same payment, so a redelivered
@@ -129,13 +130,16 @@ export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
   );
   const provisional = new Set(payment.provisional ?? []);
   const ts = mergeField(payment.ts, provisional.has('ts'), fact.ts, fact.fallback?.ts, Math.min);
-  // A stated amount wins over the stored one (the latest event's); fallbacks (full refunds) keep the largest.
+  // A stated amount wins over the stored one (the latest event's), except that a failed attempt's amount (and its
+  // USD value) never replaces what a paid payment moved (a late declined attempt, after a partial capture, states
+  // the authorized amount); fallbacks (full refunds) keep the largest.
+  const attemptOnly = fact.status === 'failed' && (payment.status === 'paid' || payment.status === 'refunded');
   const amount = mergeField(
     payment.amount,
     provisional.has('amount'),
     fact.amount,
     fact.fallback?.amount,
-    (stored, next) => (fact.amount === undefined ? Math.max(stored, next) : next),
+    (stored, next) => (fact.amount === undefined ? Math.max(stored, next) : attemptOnly ? stored : next),
   );
   const stillProvisional = (['ts', 'amount'] as const).filter((f) => ({ ts, amount })[f].provisional);
   const aliases = [
@@ -150,7 +154,7 @@ export function mergePaymentFact(payment: Payment, fact: PaymentFact): Payment {
     ts: ts.value,
     amount: amount.value,
     currency: fact.currency ?? payment.currency,
-    provider_amount_usd: fact.amount_usd ?? payment.provider_amount_usd,
+    provider_amount_usd: (attemptOnly ? undefined : fact.amount_usd) ?? payment.provider_amount_usd,
     refunded,
     refunds,
     status: nextStatus(

@@ -122,6 +122,8 @@ const chargeSchema = z.object({
   /** Unix seconds: when the charge, i.e. the payment, was made. */
   created: z.number().int().nullish(),
   amount: z.number().int(),
+  /** Below `amount` after a partial capture; 0 while uncaptured or failed. */
+  amount_captured: z.number().int().nullish(),
   amount_refunded: z.number().int(),
   currency: z.string(),
   refunded: z.boolean(),
@@ -255,6 +257,15 @@ function paymentIntentFact(status: PaymentStatus) {
   };
 }
 
+/**
+ * What a charge moved: `amount_captured` once captured (below `amount` after a
+ * partial capture, https://docs.stripe.com/api/charges/object#charge_object-amount_captured),
+ * else `amount`, the attempt (a failed or not yet captured charge).
+ */
+function chargedAmount(c: z.infer<typeof chargeSchema>): number {
+  return c.amount_captured || c.amount;
+}
+
 function chargeFact(status: PaymentStatus) {
   return (event: StripeEvent): ProviderFacts => {
     const c = parseWith(chargeSchema, event.data.object, PROVIDER, event.type);
@@ -262,7 +273,7 @@ function chargeFact(status: PaymentStatus) {
       provider: PROVIDER,
       ...keyed({ paymentIntent: c.payment_intent, invoice: c.invoice, charge: c.id }),
       ts: eventMs(event),
-      ...money(c.amount, c.currency),
+      ...money(chargedAmount(c), c.currency),
       status,
       customer_id: c.customer,
       visitor_id: visitorFrom(c.metadata),
@@ -282,7 +293,7 @@ function chargeRefunded(event: StripeEvent): ProviderFacts {
   const fact = payment({
     provider: PROVIDER,
     ...keyed({ paymentIntent: c.payment_intent, invoice: c.invoice, charge: c.id }),
-    ...money(c.amount, c.currency),
+    ...money(chargedAmount(c), c.currency),
     refunded: isoMinor(c.amount_refunded, c.currency),
     status: c.refunded ? 'refunded' : 'paid',
     customer_id: c.customer,
