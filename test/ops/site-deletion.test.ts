@@ -6,6 +6,7 @@ import { LocalEventStream } from '../../lambdas/adapters/local-stream.js';
 import { AlreadyExistsError, DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';
+import { DynamoShareLinkStore } from '../../lambdas/adapters/dynamo/share-link-store.js';
 import { DynamoWebhookLogStore } from '../../lambdas/adapters/dynamo/webhook-log-store.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
@@ -70,8 +71,12 @@ const paymentsOf = (prefix: string): PaymentFact[] => [
   },
 ];
 
-/** An item of the deleted site: its domain (or a generation of it) in the key. Other sites' domains do not contain it. */
-const ofDeletedSite = (item: Record<string, unknown>) => JSON.stringify([item.pk, item.sk]).includes(GONE);
+/**
+ * An item of the deleted site: its domain (or a generation of it) in the key, or a shared link's lookup item
+ * (keyed by its token's hash) that names it. Other sites' domains do not contain it.
+ */
+const ofDeletedSite = (item: Record<string, unknown>) =>
+  JSON.stringify([item.pk, item.sk]).includes(GONE) || (item.type === 'SHARE_LINK' && item.site === GONE);
 
 describe('deleting a site: every item and archive file of it, nothing of any other site', () => {
   let svc: Awaited<ReturnType<typeof startTestService>>;
@@ -150,6 +155,15 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
         }),
       );
       await new DynamoWebhookLogStore(svc.dynamo).record(domain, 'stripe', { ts: 'x', status: 200, result: 'ok' });
+      await new DynamoShareLinkStore(svc.dynamo).create(domain === GONE ? 'hash-g' : 'hash-k', {
+        id: 'shr_1',
+        account: 'acct',
+        site: domain,
+        site_created: 'x',
+        name: 'Team',
+        created: 'x',
+        password_hash: null,
+      });
     }
   }, 120_000);
   afterEach(async () => svc.cleanup());
@@ -160,6 +174,8 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
     // The fixture holds what a deletion must reach: both generations' visits, rollups, payments, the rest.
     for (const prefix of [
       'SITES',
+      'SHARE#',
+      'SHARES#',
       'PROVIDER#',
       'WEBHOOK#',
       'REBUILD#',

@@ -4,6 +4,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { PARTITIONS } from './items.js';
 import { deletePartition, lastRebuildGeneration, rebuildStateKey } from './rebuild-store.js';
+import { DynamoShareLinkStore } from './share-link-store.js';
 import { siteDeletionSchema, type SiteDeletion, type SiteDeletionStore } from '../../services/site-deletion.js';
 
 /** Every pending deletion in one partition: a handful at most, listed with one Query. */
@@ -21,8 +22,8 @@ const configPartitions = (domain: string) => [
 /**
  * A site deletion's checkpoint (item SITE_DELETION, `docs/data-model.md`; < 1 KB:
  * a few generation numbers and counters) and the configuration items a
- * deletion removes first: the SITE item, its provider connections, its
- * webhook log and its email report recipients and send markers.
+ * deletion removes first: the SITE item, its shared links, its provider
+ * connections, its webhook log and its email report recipients and send markers.
  */
 export class DynamoSiteDeletionStore implements SiteDeletionStore {
   constructor(private readonly conn: DynamoConnection) {}
@@ -84,6 +85,10 @@ export class DynamoSiteDeletionStore implements SiteDeletionStore {
   async removeSite(domain: string): Promise<number> {
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: siteKey(domain) }));
     let deleted = 1;
+    // Shared links first, each by its revocation (lookup item, then its entry in the site's list): the lookup
+    // items are keyed by the token's hash, not the domain, so deleting the site's partitions alone would miss them.
+    const shares = new DynamoShareLinkStore(this.conn);
+    for (const link of await shares.list(domain)) if (await shares.revoke(domain, link.id)) deleted += 2;
     for (const pk of configPartitions(domain)) deleted += await deletePartition(this.conn, pk);
     return deleted;
   }
