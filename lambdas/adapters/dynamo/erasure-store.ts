@@ -57,7 +57,7 @@ export class DynamoErasureStore implements ErasureStore {
         TableName: this.conn.table,
         Item: {
           [PK]: erasuresPk(domain),
-          [SK]: `${String(Date.parse(record.at)).padStart(13, '0')}#${randomUUID()}`,
+          [SK]: PARTITIONS.erasures.items.ERASURE.key(Date.parse(record.at), randomUUID()),
           type: 'ERASURE',
           ...record,
         },
