@@ -342,6 +342,34 @@ describe('sort keys: built by the registry, as the data model shapes them', () =
     },
   );
 
+  it('keys are the bytes the stores wrote before the registry built them (stored items stay readable)', () => {
+    const { VISIT, VISIT_CHUNK } = PARTITIONS.visitor.items;
+    const { ROLLUP, ROLLUP_COUNTS, ROLLUP_DELTA } = PARTITIONS.rollup.items;
+    const { PAYMENT_DIMENSION } = PARTITIONS.paymentDimension.items;
+    const pinned: Array<[string, string]> = [
+      [VISIT.key(1_764_201_600_000, 'v'), 'V#1764201600000#v'],
+      [VISIT.range.upTo(-5), 'V#0000000000000#~'],
+      [VISIT_CHUNK.key(42, 'v', 3, 7), 'V#0000000000042#v#3#000007'],
+      [ROLLUP.key('D', '2026-11-27', 4), 'D#2026-11-27#4'],
+      [ROLLUP.key('D', '2026-11-27', 4, 2), 'D#2026-11-27#4#002'],
+      [ROLLUP.range.to('M', '2026-11'), 'M#2026-11#~'],
+      [ROLLUP_COUNTS.range.from('H', '2026-11-27T00'), 'C#H#2026-11-27T00#'],
+      [ROLLUP_DELTA.key('s', '12', 3), `L#s#${'0'.repeat(127)}12#0003`],
+      [PARTITIONS.ingest.items.INGEST_ENTRY.key(42), 'E#0000000000000042'],
+      [PARTITIONS.recentPaymentMarks.items.RECENT_PAYMENT_MARK.forms.reset(12.7), '0000000000012#'],
+      [
+        PARTITIONS.paymentList.items.PAYMENT_LIST.key(true, '2026-11-27', 9, 'stripe:pi'),
+        'A#2026-11-27#0000000000009#stripe:pi',
+      ],
+      [PARTITIONS.paymentTotals.items.PAYMENT_TOTALS.range.to('D', '2026-11-27'), 'D#2026-11-27~'],
+      [PAYMENT_DIMENSION.forms.part(PAYMENT_DIMENSION.key('M#2026-11', 0), 17, 2), 'M#2026-11#0#0000000017#002'],
+      [PARTITIONS.payer.items.PAYER_PAYMENT.key('stripe:c', 'stripe:pi'), '8:stripe:c#P#stripe:pi'],
+      [PARTITIONS.expiring.items.EXPIRING.key(5, 'SESSION#h', 'SESSION'), '00000000005#SESSION#h#SESSION'],
+      [PARTITIONS.rebuild.items.REBUILD.forms.generation(3), 'G#0000003'],
+    ];
+    for (const [built, stored] of pinned) expect(built).toBe(stored);
+  });
+
   it("each item type's keys also match its row of docs/data-model.md (sk, or the Holds column for a part's key)", () => {
     const doc = readFileSync(join(root, 'docs/data-model.md'), 'utf8');
     for (const t of itemTypes) {

@@ -1,10 +1,12 @@
 /**
  * The registry of the table's partitions and item types (`docs/data-model.md`, "Items"): for each
  * partition its key builder and IAM pattern, which functions of the stack read and write it, and
- * the item types it holds with their sort key shape, size bound and TTL. Every store builds its
- * partition keys here, the stack's `dynamodb:LeadingKeys` lists (`lib/functions.ts`) and rebuild's
+ * the item types it holds with their sort key shape and builders (the key, its other forms, the
+ * prefixes and range bounds its Queries use), size bound and TTL. Every store builds its partition
+ * and sort keys here, the stack's `dynamodb:LeadingKeys` lists (`lib/functions.ts`) and rebuild's
  * namespace partitions are derived from it, and test/infra/items.test.ts holds the document's item
- * table and the sources (no other file spells a partition prefix) against it.
+ * table, each builder's keys and the sources (no other file spells a key prefix) against it. A new
+ * item type comes with its `sk` shape, `key` and any `forms` and `range` its store needs.
  */
 
 import type { Granularity } from '../../domain/rollup.js';
