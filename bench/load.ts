@@ -9,6 +9,7 @@ import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { eventsOfItem } from '../lambdas/adapters/dynamo/visit-store.js';
+import { PARTITIONS } from '../lambdas/adapters/dynamo/items.js';
 import { namespaceOf, writeTargets } from '../lambdas/domain/site.js';
 import { readLocalStream, STREAM_FILE } from '../lambdas/adapters/local-stream.js';
 import { parseUserAgent } from '../lambdas/domain/user-agent.js';
@@ -372,7 +373,7 @@ export async function accountEvents(dataDir: string): Promise<Accounting> {
         } else if (
           item.type === 'ROLLUP' &&
           /^R#.*#visits$/.test(String(item.pk)) &&
-          String(item.sk).startsWith('D#')
+          String(item.sk).startsWith(PARTITIONS.rollup.items.ROLLUP.range.granularity('D'))
         ) {
           rollups.visits += Number(item.visits ?? 0);
           rollups.pageviews += Number(item.pageviews ?? 0);

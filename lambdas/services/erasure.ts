@@ -34,8 +34,8 @@ export interface ErasureStore {
   /** The CUSTOMER items of a namespace, whole. */
   customers(ns: string): Promise<StoredItem[]>;
   put(item: StoredItem): Promise<void>;
-  /** Replaces `old` by `next` (another key): the put, then the delete. */
-  replace(old: StoredItem, next: StoredItem): Promise<void>;
+  /** Replaces the CUSTOMER item `old` by `next`, keyed by `next`'s provider and customer id: the put, then the delete. */
+  replaceCustomer(old: StoredItem, next: StoredItem): Promise<void>;
   /** Deletes the visitor's partition in a namespace (visits, chunks, payment copies, marker); resolves with the items deleted. */
   deleteVisitor(ns: string, visitor: string): Promise<number>;
   lastGeneration(domain: string): Promise<number>;
@@ -176,9 +176,8 @@ export async function eraseItems(
     const subscriptions = Object.fromEntries(
       Object.entries((c.subscriptions ?? {}) as Record<string, unknown>).map(([k, v]) => [pseudonymOf(k), v]),
     );
-    await deps.store.replace(c, {
+    await deps.store.replaceCustomer(c, {
       ...c,
-      sk: `${String(c.provider)}#${id}`,
       customer_id: id,
       metadata_visitor: null,
       credit: null,

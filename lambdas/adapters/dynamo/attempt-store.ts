@@ -5,7 +5,7 @@ import { PARTITIONS } from './items.js';
 import { recordExpiry, ttlOf } from './expiry.js';
 import { bucketExpiry, type AttemptBucket } from '../../domain/auth/attempts.js';
 
-const pad = (ms: number) => String(ms).padStart(13, '0');
+const { ATTEMPTS } = PARTITIONS.attempts.items;
 
 /**
  * Sign-in attempt counters (`docs/data-model.md`, item ATTEMPTS): one item per
@@ -20,7 +20,7 @@ export class DynamoAttemptStore {
   /** Adds `delta` (1, or -1 to take back a refused attempt) to the bucket starting at `start` (ms). */
   async add(key: string, start: number, delta: number): Promise<void> {
     const pk = PARTITIONS.attempts.key(key);
-    const sk = pad(start);
+    const sk = ATTEMPTS.key(start);
     const expires = bucketExpiry(start);
     const { Attributes } = await this.conn.doc.send(
       new UpdateCommand({
@@ -40,7 +40,7 @@ export class DynamoAttemptStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND ${SK} >= :from`,
-      ExpressionAttributeValues: { ':pk': PARTITIONS.attempts.key(key), ':from': pad(from) },
+      ExpressionAttributeValues: { ':pk': PARTITIONS.attempts.key(key), ':from': ATTEMPTS.range.from(from) },
       ConsistentRead: true,
       Limit: 32,
     };
@@ -55,7 +55,7 @@ export class DynamoAttemptStore {
       await this.conn.doc.send(
         new DeleteCommand({
           TableName: this.conn.table,
-          Key: { [PK]: PARTITIONS.attempts.key(key), [SK]: pad(b.start) },
+          Key: { [PK]: PARTITIONS.attempts.key(key), [SK]: ATTEMPTS.key(b.start) },
         }),
       );
   }

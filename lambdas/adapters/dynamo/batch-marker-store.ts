@@ -21,7 +21,7 @@ export class DynamoBatchMarkers {
     const { Item } = await this.conn.doc.send(
       new GetCommand({
         TableName: this.conn.table,
-        Key: { [PK]: PARTITIONS.shard.key(shard), [SK]: 'INFLIGHT' },
+        Key: { [PK]: PARTITIONS.shard.key(shard), [SK]: PARTITIONS.shard.items.BATCH_MARKER.key() },
         ConsistentRead: true,
       }),
     );
@@ -32,7 +32,12 @@ export class DynamoBatchMarkers {
     await this.conn.doc.send(
       new PutCommand({
         TableName: this.conn.table,
-        Item: { [PK]: PARTITIONS.shard.key(shard), [SK]: 'INFLIGHT', type: 'BATCH_MARKER', ...marker },
+        Item: {
+          [PK]: PARTITIONS.shard.key(shard),
+          [SK]: PARTITIONS.shard.items.BATCH_MARKER.key(),
+          type: 'BATCH_MARKER',
+          ...marker,
+        },
       }),
     );
   }

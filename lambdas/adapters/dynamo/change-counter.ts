@@ -3,7 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 
 /**
- * Bumps a period's change counter (`<pk>` / `C#<period>`, UpdateItem ADD) and
+ * Bumps a period's change counter (`<pk>` / `<sk>`: the item's `C#<period>`, UpdateItem ADD) and
  * returns its new value: the recompute that follows owns that value and
  * writes its results only over ones computed from an older counter
  * (`docs/data-model.md`, "Payments: a list, and counters recomputed from it";
@@ -12,16 +12,11 @@ import { PK, SK } from './table.js';
  * @param type the item's `type` (PAYMENT_CHANGE, COHORT_CHANGE)
  * @returns the counter after the bump (≥ 1)
  */
-export async function bumpChangeCounter(
-  conn: DynamoConnection,
-  pk: string,
-  period: string,
-  type: string,
-): Promise<number> {
+export async function bumpChangeCounter(conn: DynamoConnection, pk: string, sk: string, type: string): Promise<number> {
   const { Attributes } = await conn.doc.send(
     new UpdateCommand({
       TableName: conn.table,
-      Key: { [PK]: pk, [SK]: `C#${period}` },
+      Key: { [PK]: pk, [SK]: sk },
       UpdateExpression: 'ADD n :one SET #type = :type',
       ExpressionAttributeNames: { '#type': 'type' },
       ExpressionAttributeValues: { ':one': 1, ':type': type },

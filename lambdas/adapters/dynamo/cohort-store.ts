@@ -35,7 +35,7 @@ import {
   type PayerPayment,
   type PayerSummary,
 } from '../../domain/reports/cohorts.js';
-import { PARTITIONS } from './items.js';
+import { PARTITIONS, periodSk } from './items.js';
 import { dict } from '../../domain/dict.js';
 
 /**
@@ -72,11 +72,13 @@ import { dict } from '../../domain/dict.js';
 export const payerPk = (site: string) => PARTITIONS.payer.key(site);
 export const memberPk = (site: string) => PARTITIONS.cohortMember.key(site);
 export const cohortPk = (site: string) => PARTITIONS.cohort.key(site);
-const payerPrefix = (payer: string) => `${payer.length}:${payer}#`;
-const entrySk = (payer: string, paymentKey: string) => `${payerPrefix(payer)}P#${paymentKey}`;
-const stateSk = (payer: string) => `${payerPrefix(payer)}S`;
-const memberSk = (day: string, payer: string) => `${day}#${payer}`;
-const SOURCES_SK = 'SRC';
+const { PAYER_PAYMENT, PAYER_STATE } = PARTITIONS.payer.items;
+const { COHORT_MEMBER } = PARTITIONS.cohortMember.items;
+const { COHORT, COHORT_CHANGE, COHORT_SOURCES } = PARTITIONS.cohort.items;
+const entrySk = PAYER_PAYMENT.key;
+const stateSk = PAYER_STATE.key;
+const memberSk = COHORT_MEMBER.key;
+const SOURCES_SK = COHORT_SOURCES.key();
 /** The payer key of a PAYER_PAYMENT or PAYER_STATE sort key (`<length>:<payer>#…`). */
 const payerOfSk = (sk: string) => {
   const colon = sk.indexOf(':');
@@ -103,7 +105,7 @@ export function cohortItems(
 ): Array<Record<string, unknown>> {
   return GROUPINGS.map((grouping) => ({
     [PK]: cohortPk(site),
-    [SK]: `${period}#${grouping}`,
+    [SK]: COHORT.key(period, grouping),
     type: 'COHORT',
     v: serializeGroups(cohort[grouping]),
     ...(grouping === 'channels' ? { n: payers } : {}),
@@ -299,7 +301,7 @@ export class CohortStore {
    * ever countable. Keys only, a Query page of 200 at a time.
    */
   async payerPaymentKeys(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
-    const prefix = `${payerPrefix(payer)}P#`;
+    const prefix = PAYER_PAYMENT.range.of(payer);
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
@@ -325,7 +327,7 @@ export class CohortStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
-      ExpressionAttributeValues: { ':pk': payerPk(site), ':p': `${payerPrefix(payer)}P#` },
+      ExpressionAttributeValues: { ':pk': payerPk(site), ':p': PAYER_PAYMENT.range.of(payer) },
       ConsistentRead: true,
       Limit: 200,
     };
@@ -337,7 +339,10 @@ export class CohortStore {
             .send(
               new GetCommand({
                 TableName: this.conn.table,
-                Key: { [PK]: PARTITIONS.customer.key(site), [SK]: `${providerOf(payer)}#${customerId}` },
+                Key: {
+                  [PK]: PARTITIONS.customer.key(site),
+                  [SK]: PARTITIONS.customer.items.CUSTOMER.key(providerOf(payer), customerId),
+                },
                 ConsistentRead: true,
               }),
             )
@@ -497,7 +502,7 @@ export class CohortStore {
 
   /** Bumps a cohort period's change counter and returns its new value (the recompute that follows owns it). */
   private async bump(site: string, period: string): Promise<number> {
-    return bumpChangeCounter(this.conn, cohortPk(site), period, 'COHORT_CHANGE');
+    return bumpChangeCounter(this.conn, cohortPk(site), COHORT_CHANGE.key(period), 'COHORT_CHANGE');
   }
 
   /** The summaries of the payers whose first payment is on a local day, read consistently. */
@@ -506,7 +511,7 @@ export class CohortStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :day)`,
-      ExpressionAttributeValues: { ':pk': memberPk(site), ':day': `${day}#` },
+      ExpressionAttributeValues: { ':pk': memberPk(site), ':day': COHORT_MEMBER.range.day(day) },
       ConsistentRead: true,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query))
@@ -522,7 +527,13 @@ export class CohortStore {
   async recomputeDay(site: string, timezone: string, day: string, now?: number): Promise<void> {
     const src = await this.bump(site, day);
     const members = await this.dayMembers(site, day);
-    await this.writeCohort(site, `D#${day}`, cohortOf(members, dropBefore(now, timezone), true), members.length, src);
+    await this.writeCohort(
+      site,
+      periodSk('D', day),
+      cohortOf(members, dropBefore(now, timezone), true),
+      members.length,
+      src,
+    );
   }
 
   /** Recomputes a month's three cohort items from its days' items (same guard as `recomputeDay`). */
@@ -531,7 +542,7 @@ export class CohortStore {
     const days = await this.read(site, { granularity: 'D', from: `${month}-01`, to: `${month}-31` }, true);
     await this.writeCohort(
       site,
-      `M#${month}`,
+      periodSk('M', month),
       mergeCohorts(
         days.map((d) => d.cohort),
         dropBefore(now, timezone),
@@ -578,8 +589,8 @@ export class CohortStore {
       KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
       ExpressionAttributeValues: {
         ':pk': cohortPk(site),
-        ':from': `${span.granularity}#${span.from}#`,
-        ':to': `${span.granularity}#${span.to}#~`,
+        ':from': COHORT.range.from(span.granularity, span.from),
+        ':to': COHORT.range.to(span.granularity, span.to),
       },
       ConsistentRead: consistent,
     };
@@ -611,7 +622,7 @@ export class CohortStore {
         new QueryCommand({
           TableName: this.conn.table,
           KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
-          ExpressionAttributeValues: { ':pk': cohortPk(site), ':d': 'D#' },
+          ExpressionAttributeValues: { ':pk': cohortPk(site), ':d': COHORT.range.granularity('D') },
           ProjectionExpression: `${SK}, n`,
           Limit: 60,
           ExclusiveStartKey: start,

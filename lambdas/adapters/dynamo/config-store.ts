@@ -42,11 +42,12 @@ export class GenerationConflictError extends Error {
   }
 }
 
-const accountKey = (id: string) => ({ [PK]: PARTITIONS.account.key(id), [SK]: 'ACCOUNT' });
+const accountKey = (id: string) => ({ [PK]: PARTITIONS.account.key(id), [SK]: PARTITIONS.account.items.ACCOUNT.key() });
 // All sites share one partition: a self-hosted install has a handful, and the
 // ingest path reads them through an in-memory cache.
 const SITES_PK = PARTITIONS.sites.key();
-const siteKey = (domain: string) => ({ [PK]: SITES_PK, [SK]: `SITE#${domain}` });
+const { SITE } = PARTITIONS.sites.items;
+const siteKey = (domain: string) => ({ [PK]: SITES_PK, [SK]: SITE.key(domain) });
 
 function toSite(item: Record<string, unknown>): SiteConfig {
   return siteConfigSchema.parse(item);
@@ -58,7 +59,10 @@ function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** A provider connected to a site: the secret its webhooks are signed with. */
-const providerKey = (domain: string, provider: string) => ({ [PK]: PARTITIONS.provider.key(domain), [SK]: provider });
+const providerKey = (domain: string, provider: string) => ({
+  [PK]: PARTITIONS.provider.key(domain),
+  [SK]: PARTITIONS.provider.items.PROVIDER.key(provider),
+});
 
 /**
  * Accounts, sites and provider connections in the single table
@@ -153,7 +157,7 @@ export class DynamoConfigStore implements SiteDirectory {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :prefix)`,
-      ExpressionAttributeValues: { ':pk': SITES_PK, ':prefix': 'SITE#' },
+      ExpressionAttributeValues: { ':pk': SITES_PK, ':prefix': SITE.range.all() },
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       for (const item of page.Items ?? []) sites.push(toSite(stripKeys(item)));

@@ -9,14 +9,14 @@ import { addressId } from '../../domain/email-report/unsubscribe-token.js';
 import type { ReportKind } from '../../domain/email-report/period.js';
 import type { EmailReportStore, Recipient, RecipientList } from '../../services/email-reports.js';
 
-const RECIPIENTS_SK = 'RECIPIENTS';
+const RECIPIENTS_SK = PARTITIONS.emailReports.items.EMAIL_RECIPIENTS.key();
 /** How long a send marker is kept: past its period's send window (one local day) with room to look back. */
 const SENT_TTL_MS = PARTITIONS.emailReports.items.EMAIL_SENT.ttlSeconds * 1000;
 
 const pk = (domain: string) => PARTITIONS.emailReports.key(domain);
 const sentKey = (domain: string, kind: ReportKind, period: string, id: string) => ({
   [PK]: pk(domain),
-  [SK]: `SENT#${kind}#${period}#${id}`,
+  [SK]: PARTITIONS.emailReports.items.EMAIL_SENT.key(kind, period, id),
 });
 
 const recipientOf = (r: Record<string, unknown>): Recipient => ({

@@ -15,7 +15,7 @@ export const erasuresPk = (domain: string) => PARTITIONS.erasures.key(domain);
 const REQUESTS_PK = PARTITIONS.erasureRequests.key();
 const requestKey = (r: Pick<PendingErasure, 'domain' | 'requested' | 'id'>) => ({
   [PK]: REQUESTS_PK,
-  [SK]: `${r.domain}#${String(r.requested).padStart(13, '0')}#${r.id}`,
+  [SK]: PARTITIONS.erasureRequests.items.ERASURE_REQUEST.key(r.domain, r.requested, r.id),
 });
 /** Fields of an ERASURE record (the item's keys and type left out). */
 const RECORD_FIELDS = [
@@ -61,8 +61,11 @@ export class DynamoErasureStore implements ErasureStore, ErasureQueue {
     await this.conn.doc.send(new PutCommand({ TableName: this.conn.table, Item: item }));
   }
 
-  async replace(old: StoredItem, next: StoredItem): Promise<void> {
-    await this.put(next);
+  async replaceCustomer(old: StoredItem, next: StoredItem): Promise<void> {
+    await this.put({
+      ...next,
+      [SK]: PARTITIONS.customer.items.CUSTOMER.key(String(next.provider), String(next.customer_id)),
+    });
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: { [PK]: old[PK], [SK]: old[SK] } }));
   }
 
@@ -86,7 +89,12 @@ export class DynamoErasureStore implements ErasureStore, ErasureQueue {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: domain === undefined ? `${PK} = :pk` : `${PK} = :pk AND begins_with(${SK}, :site)`,
-      ExpressionAttributeValues: { ':pk': REQUESTS_PK, ...(domain === undefined ? {} : { ':site': `${domain}#` }) },
+      ExpressionAttributeValues: {
+        ':pk': REQUESTS_PK,
+        ...(domain === undefined
+          ? {}
+          : { ':site': PARTITIONS.erasureRequests.items.ERASURE_REQUEST.range.site(domain) }),
+      },
       ConsistentRead: true,
       Limit: 25,
     };
@@ -124,7 +132,7 @@ export class DynamoErasureStore implements ErasureStore, ErasureQueue {
         TableName: this.conn.table,
         Item: {
           [PK]: erasuresPk(domain),
-          [SK]: `${String(Date.parse(record.at)).padStart(13, '0')}#${randomUUID()}`,
+          [SK]: PARTITIONS.erasures.items.ERASURE.key(Date.parse(record.at), randomUUID()),
           type: 'ERASURE',
           ...record,
         },

@@ -12,7 +12,7 @@ import { PARTITIONS } from './items.js';
  */
 const EXPIRING_PK = PARTITIONS.expiring.key();
 const seconds = (ms: number) => Math.ceil(ms / 1000);
-const pad = (s: number) => String(s).padStart(11, '0');
+const { EXPIRING } = PARTITIONS.expiring.items;
 
 /** The TTL attribute of an item that expires at `expiresMs` (epoch seconds, as DynamoDB TTL wants). */
 export const ttlOf = (expiresMs: number) => ({ [TTL_ATTRIBUTE]: seconds(expiresMs) });
@@ -24,7 +24,7 @@ export async function recordExpiry(conn: DynamoConnection, pk: string, sk: strin
       TableName: conn.table,
       Item: {
         [PK]: EXPIRING_PK,
-        [SK]: `${pad(seconds(expiresMs))}#${pk}#${sk}`,
+        [SK]: EXPIRING.key(seconds(expiresMs), pk, sk),
         item_pk: pk,
         item_sk: sk,
         ...ttlOf(expiresMs),
@@ -44,7 +44,7 @@ export async function sweepExpired(conn: DynamoConnection, nowMs: number, max = 
       TableName: conn.table,
       KeyConditionExpression: `${PK} = :pk AND ${SK} < :now`,
       // Entries whose (rounded up) expiry second has come: `<second>#…` sorts below the next second.
-      ExpressionAttributeValues: { ':pk': EXPIRING_PK, ':now': pad(Math.floor(nowMs / 1000) + 1) },
+      ExpressionAttributeValues: { ':pk': EXPIRING_PK, ':now': EXPIRING.range.before(Math.floor(nowMs / 1000) + 1) },
       Limit: max,
     }),
   );

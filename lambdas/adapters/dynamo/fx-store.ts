@@ -27,7 +27,9 @@ export class DynamoFxStore {
     const updated = now.toISOString();
     const requests = Object.keys(table.rates)
       .sort()
-      .map((day) => ({ PutRequest: { Item: { [PK]: FX_PK, [SK]: day, rates: table.rates[day]!, updated } } }));
+      .map((day) => ({
+        PutRequest: { Item: { [PK]: FX_PK, [SK]: PARTITIONS.fx.items.FX.key(day), rates: table.rates[day]!, updated } },
+      }));
     await batchWrite(this.conn, requests);
     return requests.length;
   }

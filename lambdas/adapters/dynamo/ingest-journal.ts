@@ -6,11 +6,12 @@ import { recordExpiry, ttlOf } from './expiry.js';
 import type { IngestJournal, JournalEntry } from '../../ports.js';
 
 const JOURNAL_PK = PARTITIONS.ingest.key();
-const CURSOR_SK = 'CURSOR';
+const { INGEST_CURSOR, INGEST_ENTRY, INGEST_SEEN } = PARTITIONS.ingest.items;
+const CURSOR_SK = INGEST_CURSOR.key();
 /** How long an entry and the record of a journaled object live: ms (the registry's `ttlSeconds`). */
 const KEEP_MS = 7 * 86_400_000;
-const entrySk = (n: number) => `E#${String(n).padStart(16, '0')}`;
-const seenSk = (key: string) => `K#${key}`;
+const entrySk = INGEST_ENTRY.key;
+const seenSk = INGEST_SEEN.key;
 
 /**
  * The sessionizer's journal of delivered raw objects in the table (`INGEST`
@@ -70,7 +71,7 @@ export class DynamoIngestJournal implements IngestJournal {
         TableName: this.conn.table,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
         ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-        ExpressionAttributeValues: { ':pk': JOURNAL_PK, ':from': entrySk(after + 1), ':to': 'E#~' },
+        ExpressionAttributeValues: { ':pk': JOURNAL_PK, ':from': entrySk(after + 1), ':to': INGEST_ENTRY.range.last() },
         ConsistentRead: true,
         Limit: limit,
       }),

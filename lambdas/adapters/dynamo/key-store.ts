@@ -25,8 +25,8 @@ const toInfo = (i: Record<string, unknown>): ApiKeyInfo => ({
   revoked: (i.revoked as string | null) ?? null,
 });
 
-const listKey = (id: string) => ({ [PK]: PARTITIONS.keys.key(), [SK]: id });
-const hashKey = (hash: string) => ({ [PK]: PARTITIONS.apiKey.key(hash), [SK]: 'KEY' });
+const listKey = (id: string) => ({ [PK]: PARTITIONS.keys.key(), [SK]: PARTITIONS.keys.items.KEY_INFO.key(id) });
+const hashKey = (hash: string) => ({ [PK]: PARTITIONS.apiKey.key(hash), [SK]: PARTITIONS.apiKey.items.API_KEY.key() });
 /** `last_used` is written at most this often per key and instance. */
 const LAST_USED_EVERY_MS = 5 * 60_000;
 

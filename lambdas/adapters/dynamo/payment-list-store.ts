@@ -43,7 +43,7 @@ import {
   type PeriodCustomers,
   type PeriodTotals,
 } from '../../domain/payments/contribution.js';
-import { PARTITIONS } from './items.js';
+import { PARTITIONS, periodSk } from './items.js';
 
 /**
  * PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS and PAYMENT_CHANGE items
@@ -78,10 +78,13 @@ const splitBucket = (db: Exclude<DimensionSlot, typeof GROUP_SLOT>): [PaymentDim
   const i = db.lastIndexOf('#');
   return [db.slice(0, i) as PaymentDimension, Number(db.slice(i + 1))];
 };
-const pad = (ts: number) => String(ts).padStart(13, '0');
+const { PAYMENT_LIST } = PARTITIONS.paymentList.items;
+const { PAYMENT_LIST_REFUNDED } = PARTITIONS.paymentListRefunded.items;
+const { PAYMENT_TOTALS, PAYMENT_CHANGE } = PARTITIONS.paymentTotals.items;
+const { PAYMENT_CUSTOMERS } = PARTITIONS.paymentCustomers.items;
+const { PAYMENT_DIMENSION } = PARTITIONS.paymentDimension.items;
 /** Sort key of part `index` (≥ 1) of a PAYMENT_DIMENSION bucket `base` written by the recompute `src` (sorts right after `base`). */
-const dimensionPartSk = (base: string, src: number, index: number) =>
-  `${base}#${String(src).padStart(10, '0')}#${String(index).padStart(3, '0')}`;
+const dimensionPartSk = PAYMENT_DIMENSION.forms.part;
 const parsePartSk = (sk: string) => {
   const [, , , src, index] = sk.split('#');
   return { src: Number(src), index: Number(index) };
@@ -109,8 +112,8 @@ export function listKeys(
   c: Pick<Contribution, 'day' | 'ts' | 'key' | 'touch_day' | 'refunded'>,
 ): Array<{ pk: string; sk: string }> {
   const month = c.day.slice(0, 7);
-  const keys = [{ pk: listPk(site, month), sk: `${c.touch_day !== null ? 'A' : 'U'}#${c.day}#${pad(c.ts)}#${c.key}` }];
-  if (c.refunded) keys.push({ pk: refundedPk(site, month), sk: `${c.day}#${pad(c.ts)}#${c.key}` });
+  const keys = [{ pk: listPk(site, month), sk: PAYMENT_LIST.key(c.touch_day !== null, c.day, c.ts, c.key) }];
+  if (c.refunded) keys.push({ pk: refundedPk(site, month), sk: PAYMENT_LIST_REFUNDED.key(c.day, c.ts, c.key) });
   return keys;
 }
 
@@ -415,17 +418,20 @@ export class PaymentListStore {
 
   /** Bumps a period's change counter and returns its new value (the recompute that follows owns it). */
   private async bump(site: string, period: string): Promise<number> {
-    return bumpChangeCounter(this.conn, totalsPk(site), period, 'PAYMENT_CHANGE');
+    return bumpChangeCounter(this.conn, totalsPk(site), PAYMENT_CHANGE.key(period), 'PAYMENT_CHANGE');
   }
 
   /** The contributions listed on a local day (its A and U items), read consistently. */
   async dayContributions(site: string, day: string): Promise<Contribution[]> {
     const out: Contribution[] = [];
-    for (const cls of ['A', 'U']) {
+    for (const attributed of [true, false]) {
       const query = {
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :day)`,
-        ExpressionAttributeValues: { ':pk': listPk(site, day.slice(0, 7)), ':day': `${cls}#${day}#` },
+        ExpressionAttributeValues: {
+          ':pk': listPk(site, day.slice(0, 7)),
+          ':day': PAYMENT_LIST.range.from(attributed, day),
+        },
         ConsistentRead: true,
       };
       for await (const page of paginateQuery({ client: this.conn.doc }, query))
@@ -447,7 +453,7 @@ export class PaymentListStore {
     await Promise.all([
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
       slots.size > 0
-        ? this.writeDimensions(site, `D#${day}`, src, dayRows(contributions), slots, async (d, b) =>
+        ? this.writeDimensions(site, periodSk('D', day), src, dayRows(contributions), slots, async (d, b) =>
             dimensionCounters(contributions, d, b),
           )
         : Promise.resolve(),
@@ -496,7 +502,7 @@ export class PaymentListStore {
       writes.push(
         this.writeDimensions(
           site,
-          `M#${month}`,
+          periodSk('M', month),
           src,
           rows ?? mergeGroups([...days.values()].map(groupOf)),
           slots,
@@ -529,7 +535,7 @@ export class PaymentListStore {
   ): Promise<void> {
     const all = flattenGroup(rows);
     if (!split && splitDimensionCounters(all).length === 1) {
-      await this.writeDimension(groupPk(site), `${base}#0`, all, src, { g: 1, i: 1 });
+      await this.writeDimension(groupPk(site), PAYMENT_DIMENSION.key(base, 0), all, src, { g: 1, i: 1 });
       return;
     }
     const group = flattenGroup(split ? rows : groupOf(rows));
@@ -539,15 +545,15 @@ export class PaymentListStore {
           .filter((slot) => slot !== GROUP_SLOT)
           .map(async (slot) => {
             const [d, b] = splitBucket(slot);
-            await this.writeDimension(dimensionPk(site, d), `${base}#${b}`, await bucket(d, b), src);
+            await this.writeDimension(dimensionPk(site, d), PAYMENT_DIMENSION.key(base, b), await bucket(d, b), src);
           }),
       );
     };
     await writeBuckets([...slots]);
-    if (await this.writeDimension(groupPk(site), `${base}#0`, group, src, { g: 1 }, true)) return;
+    if (await this.writeDimension(groupPk(site), PAYMENT_DIMENSION.key(base, 0), group, src, { g: 1 }, true)) return;
     // Not those written already: a second write from the same counter would lose its guard and delete its parts, which are the first's.
     await writeBuckets(ALL_SLOTS.filter((slot) => !slots.has(slot)));
-    await this.writeDimension(groupPk(site), `${base}#0`, group, src, { g: 1 });
+    await this.writeDimension(groupPk(site), PAYMENT_DIMENSION.key(base, 0), group, src, { g: 1 });
   }
 
   /** Puts a recomputed item unless one computed from a newer change counter is there. */
@@ -645,7 +651,7 @@ export class PaymentListStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
-      ExpressionAttributeValues: { ':pk': pk, ':p': `${base}#` },
+      ExpressionAttributeValues: { ':pk': pk, ':p': PAYMENT_DIMENSION.range.parts(base) },
       ProjectionExpression: `${PK}, ${SK}`,
       ConsistentRead: true,
     };
@@ -670,11 +676,21 @@ export class PaymentListStore {
   ): Promise<void> {
     await Promise.all([
       this.writeGuarded(
-        { [PK]: totalsPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_TOTALS', t: JSON.stringify(totals) },
+        {
+          [PK]: totalsPk(site),
+          [SK]: PAYMENT_TOTALS.key(g, period),
+          type: 'PAYMENT_TOTALS',
+          t: JSON.stringify(totals),
+        },
         src,
       ),
       this.writeGuarded(
-        { [PK]: customersPk(site), [SK]: `${g}#${period}`, type: 'PAYMENT_CUSTOMERS', ...packCustomers(customers) },
+        {
+          [PK]: customersPk(site),
+          [SK]: PAYMENT_CUSTOMERS.key(g, period),
+          type: 'PAYMENT_CUSTOMERS',
+          ...packCustomers(customers),
+        },
         src,
       ),
     ]);
@@ -785,7 +801,7 @@ export class PaymentListStore {
       src: number;
       parts: number;
     }> = [];
-    for (const item of await this.query(pk, `${g}#${from}`, `${g}#${to}~`, consistent, cost)) {
+    for (const item of await this.periodItems(pk, PAYMENT_DIMENSION.range, g, from, to, consistent, cost)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = unpackDimension(item);
       if (partSrc === undefined) {
@@ -822,11 +838,13 @@ export class PaymentListStore {
     consistent = false,
     cost?: ReadCost,
   ): Promise<StoredPeriod[]> {
-    return (await this.query(totalsPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map((item) => ({
-      granularity: g,
-      period: String(item[SK]).slice(2),
-      totals: JSON.parse(String(item.t)) as PeriodTotals,
-    }));
+    return (await this.periodItems(totalsPk(site), PAYMENT_TOTALS.range, g, from, to, consistent, cost)).map(
+      (item) => ({
+        granularity: g,
+        period: String(item[SK]).slice(2),
+        totals: JSON.parse(String(item.t)) as PeriodTotals,
+      }),
+    );
   }
 
   /**
@@ -841,9 +859,25 @@ export class PaymentListStore {
     consistent = false,
     cost?: ReadCost,
   ): Promise<PeriodCustomers[]> {
-    return (await this.query(customersPk(site), `${g}#${from}`, `${g}#${to}~`, consistent, cost)).map(
+    return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent, cost)).map(
       (item) => unpackCustomers(item) ?? deserializeCustomers(item),
     );
+  }
+
+  /**
+   * The items of a payment counter partition (PAYMENT_TOTALS, PAYMENT_CUSTOMERS,
+   * PAYMENT_DIMENSION, by the item type's `range`) over the periods `from` to `to` of `g`, oldest first.
+   */
+  private periodItems(
+    pk: string,
+    range: typeof PAYMENT_TOTALS.range,
+    g: Granularity,
+    from: string,
+    to: string,
+    consistent: boolean,
+    cost?: ReadCost,
+  ) {
+    return this.query(pk, range.from(g, from), range.to(g, to), consistent, cost);
   }
 
   private async query(
@@ -896,26 +930,27 @@ export class PaymentListStore {
       const lo = fromDay.slice(0, 7) === month ? fromDay : `${month}-01`;
       const hi = startDay.slice(0, 7) === month ? startDay : `${month}-31`;
       const want = offset + limit - rows.length;
-      const sources: Record<ListClass, Array<[string, string]>> = {
-        all: [
-          [listPk(site, month), 'A#'],
-          [listPk(site, month), 'U#'],
-        ],
-        attributed: [[listPk(site, month), 'A#']],
-        unattributed: [[listPk(site, month), 'U#']],
-        refunded: [[refundedPk(site, month), '']],
+      const listed = (attributed: boolean): [string, string, string] => [
+        listPk(site, month),
+        PAYMENT_LIST.range.from(attributed, lo),
+        PAYMENT_LIST.range.to(attributed, hi),
+      ];
+      const sources: Record<ListClass, Array<[string, string, string]>> = {
+        all: [listed(true), listed(false)],
+        attributed: [listed(true)],
+        unattributed: [listed(false)],
+        refunded: [[refundedPk(site, month), PAYMENT_LIST_REFUNDED.range.from(lo), PAYMENT_LIST_REFUNDED.range.to(hi)]],
       };
-      const read = await Promise.all(sources[cls].map(([pk, prefix]) => this.readKeys(pk, prefix, lo, hi, want, cost)));
+      const read = await Promise.all(sources[cls].map(([pk, from, to]) => this.readKeys(pk, from, to, want, cost)));
       const merged = read.flat().sort((a, b) => (a.ts === b.ts ? (a.key < b.key ? 1 : -1) : a.ts < b.ts ? 1 : -1));
       rows.push(...merged.slice(0, want));
     }
     return rows.slice(offset, offset + limit).map((r) => r.key);
   }
 
-  /** Up to `want` list keys of one partition and prefix between two local days, newest first. */
+  /** Up to `want` list keys of one partition between two bounds (`<prefix><day>#`, `<prefix><day>#~`), newest first. */
   private async readKeys(
     pk: string,
-    prefix: string,
     lo: string,
     hi: string,
     want: number,
@@ -928,7 +963,7 @@ export class PaymentListStore {
         new QueryCommand({
           TableName: this.conn.table,
           KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :lo AND :hi`,
-          ExpressionAttributeValues: { ':pk': pk, ':lo': `${prefix}${lo}#`, ':hi': `${prefix}${hi}#~` },
+          ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
           ProjectionExpression: SK,
           ScanIndexForward: false,
           Limit: want - out.length,
@@ -938,8 +973,8 @@ export class PaymentListStore {
       if (cost) cost.requests++;
       for (const item of Items) {
         if (cost) cost.bytes += itemBytes(item);
-        // <prefix><day>#<ts 13>#<provider:id>
-        const rest = String(item[SK]).slice(prefix.length + 11);
+        // <prefix><day>#<ts 13>#<provider:id>; the lower bound is `<prefix><day>#`.
+        const rest = String(item[SK]).slice(lo.length);
         out.push({ ts: rest.slice(0, 13), key: rest.slice(14) });
       }
       start = LastEvaluatedKey;
@@ -953,7 +988,9 @@ export class PaymentListStore {
    * `PT#<site>`. For deleting a retired generation (`rebuild-store.ts`).
    */
   async listPartitions(site: string): Promise<string[]> {
-    const months = (await this.query(totalsPk(site), 'M#', 'M#~', true)).map((item) => String(item[SK]).slice(2));
+    const months = (
+      await this.query(totalsPk(site), PAYMENT_TOTALS.range.from('M', ''), PAYMENT_TOTALS.range.to('M', ''), true)
+    ).map((item) => String(item[SK]).slice(2));
     return months.flatMap((m) => [listPk(site, m), refundedPk(site, m)]);
   }
 
@@ -963,7 +1000,7 @@ export class PaymentListStore {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
-        ExpressionAttributeValues: { ':pk': totalsPk(site), ':d': 'D#' },
+        ExpressionAttributeValues: { ':pk': totalsPk(site), ':d': PAYMENT_TOTALS.range.granularity('D') },
         Limit: 1,
       }),
     );

@@ -23,24 +23,28 @@ import { CohortStore } from './cohort-store.js';
 import { PARTITIONS } from './items.js';
 import { inParallel } from '../../domain/parallel.js';
 
+const { VISITOR_PAYMENT } = PARTITIONS.visitor.items;
 const paymentItemKey = (site: string, provider: Provider, id: string) => ({
   [PK]: PARTITIONS.payment.key(site),
-  [SK]: `P#${provider}#${id}`,
+  [SK]: PARTITIONS.payment.items.PAYMENT.key(provider, id),
 });
 const aliasKey = (site: string, provider: Provider, alias: string) => ({
   [PK]: PARTITIONS.paymentAlias.key(site, provider),
-  [SK]: alias,
+  [SK]: PARTITIONS.paymentAlias.items.PAYMENT_ALIAS.key(alias),
 });
 const customerItemKey = (site: string, provider: Provider, id: string) => ({
   [PK]: PARTITIONS.customer.key(site),
-  [SK]: `${provider}#${id}`,
+  [SK]: PARTITIONS.customer.items.CUSTOMER.key(provider, id),
 });
 /** A payment's copy in its visitor's partition, next to the visits (timeline reads one partition). */
 const visitorPaymentKey = (p: Payment) => ({
   [PK]: visitorPk(p.site, p.visitor ?? ''),
-  [SK]: `P#${String(p.ts ?? 0).padStart(13, '0')}#${p.provider}#${p.provider_payment_id}`,
+  [SK]: VISITOR_PAYMENT.key(p.ts ?? 0, p.provider, p.provider_payment_id),
 });
-const pendingKey = (site: string, key: string) => ({ [PK]: PARTITIONS.paymentPending.key(site), [SK]: key });
+const pendingKey = (site: string, key: string) => ({
+  [PK]: PARTITIONS.paymentPending.key(site),
+  [SK]: PARTITIONS.paymentPending.items.PAYMENT_PENDING.key(key),
+});
 /** A PAYMENT_PENDING item: the payment is credited again until `until` (ms). */
 const pendingItem = (site: string, payment: Payment, until: number) => ({
   ...pendingKey(site, paymentKey(payment)),
@@ -661,7 +665,7 @@ export class DynamoPaymentStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
-      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':p': 'P#' },
+      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':p': VISITOR_PAYMENT.range.all() },
       ProjectionExpression: SK,
       Limit: 100,
     };

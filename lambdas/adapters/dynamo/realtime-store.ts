@@ -11,6 +11,7 @@ import { dict, parseDict, type Dict } from '../../domain/dict.js';
 /** Partition of a site's realtime items; sort keys start with the UTC minute. */
 export const realtimePk = (site: string) => PARTITIONS.realtime.key(site);
 
+const { REALTIME } = PARTITIONS.realtime.items;
 /** A realtime item's visitors are split into parts of at most this many bytes of JSON, well under DynamoDB's 400 KB. */
 const PART_BYTES = 100_000;
 
@@ -50,7 +51,7 @@ export class DynamoRealtimeStore {
     const writes = slices.flatMap((slice) =>
       parts(slice.visitors).map((v, i) => ({
         pk: realtimePk(slice.site),
-        sk: `${slice.minute}#${checkpoint.shard}#${checkpoint.sequence}#${i}`,
+        sk: REALTIME.key(slice.minute, checkpoint.shard, checkpoint.sequence, i),
         v,
         expires: Date.parse(`${slice.minute}:00Z`) + REALTIME_TTL_MS,
       })),
@@ -74,7 +75,7 @@ export class DynamoRealtimeStore {
     const query = {
       TableName: this.conn.table,
       KeyConditionExpression: `${PK} = :pk AND ${SK} >= :from`,
-      ExpressionAttributeValues: { ':pk': realtimePk(site), ':from': minuteOf(sinceMs) },
+      ExpressionAttributeValues: { ':pk': realtimePk(site), ':from': REALTIME.range.from(minuteOf(sinceMs)) },
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
       if (cost) cost.requests++;

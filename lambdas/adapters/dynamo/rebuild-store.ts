@@ -57,10 +57,11 @@ export const rebuildCheckpointSchema = z.object({
 });
 export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
 
-export const rebuildStateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: 'STATE' });
+const { REBUILD } = PARTITIONS.rebuild.items;
+export const rebuildStateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: REBUILD.key() });
 const checkpointKey = (domain: string, generation: number) => ({
   [PK]: PARTITIONS.rebuild.key(domain),
-  [SK]: `G#${String(generation).padStart(7, '0')}`,
+  [SK]: REBUILD.forms.generation(generation),
 });
 
 /** Deletes every item of a partition, page by page (1 MB Query pages, 25-item batch deletes); resolves with the count. */
@@ -136,7 +137,10 @@ export class DynamoRebuildStore {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
-        ExpressionAttributeValues: { ':pk': rollupPk(ns, 'visits'), ':d': 'D#' },
+        ExpressionAttributeValues: {
+          ':pk': rollupPk(ns, 'visits'),
+          ':d': PARTITIONS.rollup.items.ROLLUP.range.granularity('D'),
+        },
         ProjectionExpression: SK,
         Limit: 1,
       }),

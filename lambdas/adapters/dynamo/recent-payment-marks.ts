@@ -15,7 +15,7 @@ export const RECENT_MARK_TTL_MS = 2 * 3_600_000;
 
 /** Partition of a namespace's RECENT_PAYMENT_MARK items. */
 export const recentMarksPk = (site: string) => PARTITIONS.recentPaymentMarks.key(site);
-const at = (ms: number) => String(Math.max(0, Math.floor(ms))).padStart(13, '0');
+const { RECENT_PAYMENT_MARK } = PARTITIONS.recentPaymentMarks.items;
 
 /**
  * RECENT_PAYMENT_MARK items (`docs/data-model.md`): one per raise of a
@@ -38,7 +38,7 @@ export class DynamoRecentPaymentMarks implements RecentPaymentMarks {
         TableName: this.conn.table,
         Item: {
           [PK]: recentMarksPk(site),
-          [SK]: `${at(nowMs)}#${visitor}`,
+          [SK]: RECENT_PAYMENT_MARK.key(nowMs, visitor),
           type: 'RECENT_PAYMENT_MARK',
           visitor,
           latest,
@@ -55,7 +55,7 @@ export class DynamoRecentPaymentMarks implements RecentPaymentMarks {
         TableName: this.conn.table,
         Item: {
           [PK]: recentMarksPk(site),
-          [SK]: `${at(nowMs)}#`,
+          [SK]: RECENT_PAYMENT_MARK.forms.reset(nowMs),
           type: 'RECENT_PAYMENT_MARK',
           reset: true,
           ...ttlOf(nowMs + RECENT_MARK_TTL_MS),
@@ -74,7 +74,7 @@ export class DynamoRecentPaymentMarks implements RecentPaymentMarks {
         new QueryCommand({
           TableName: this.conn.table,
           KeyConditionExpression: `${PK} = :pk AND ${SK} >= :from`,
-          ExpressionAttributeValues: { ':pk': recentMarksPk(site), ':from': at(fromMs) },
+          ExpressionAttributeValues: { ':pk': recentMarksPk(site), ':from': RECENT_PAYMENT_MARK.range.from(fromMs) },
           ConsistentRead: true,
           Limit: 1000,
           ExclusiveStartKey: start,

@@ -169,7 +169,7 @@ export class DynamoReportStore {
         new QueryCommand({
           TableName: this.conn.table,
           KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :d)`,
-          ExpressionAttributeValues: { ':pk': pk, ':d': 'D#' },
+          ExpressionAttributeValues: { ':pk': pk, ':d': PARTITIONS.rollup.items.ROLLUP.range.granularity('D') },
           Limit: 1,
         }),
       );
@@ -276,7 +276,10 @@ export class DynamoReportStore {
     if (keys.length === 0) return [];
     const items = await batchGet(
       this.conn,
-      keys.map((k) => ({ [PK]: PARTITIONS.payment.key(site), [SK]: `P#${k.provider}#${k.id}` })),
+      keys.map((k) => ({
+        [PK]: PARTITIONS.payment.key(site),
+        [SK]: PARTITIONS.payment.items.PAYMENT.key(k.provider, k.id),
+      })),
     );
     this.cost.requests += Math.ceil(keys.length / 100);
     return items.map((item) => {

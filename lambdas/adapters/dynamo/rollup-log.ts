@@ -14,19 +14,12 @@ import { PARTITIONS } from './items.js';
 export const rollupLogPk = (site: string) => PARTITIONS.rollup.key(site, '~log');
 
 /**
- * Kinesis sequence numbers are decimal strings of up to 129 digits (Kinesis
- * API Reference, `SequenceNumber`: `0|([1-9]\d{0,128})`); zero-padded to that
- * width they sort as numbers, so the log's sort key orders a shard's deltas.
+ * Sort key of part `part` of a batch's deltas: the shard's deltas sort by
+ * sequence number (zero-padded to Kinesis' 129 digits), then part.
  */
-const SEQ_DIGITS = 129;
-const PART_DIGITS = 4;
-export const padSeq = (sequence: string) => sequence.padStart(SEQ_DIGITS, '0');
-
-/** Sort key of part `part` of a batch's deltas: the shard's deltas sort by sequence number, then part. */
-export const deltaSk = (shard: string, sequence: string, part: number) =>
-  `L#${shard}#${padSeq(sequence)}#${String(part).padStart(PART_DIGITS, '0')}`;
+export const deltaSk = PARTITIONS.rollup.items.ROLLUP_DELTA.key;
 /** Sort key of a shard's log state: the last sequence number whose deltas are all written. */
-export const shardStateSk = (shard: string) => `S#${shard}`;
+export const shardStateSk = PARTITIONS.rollup.items.ROLLUP_LOG_STATE.key;
 
 /**
  * Where a delta stands in its shard's order: a batch's last sequence number,

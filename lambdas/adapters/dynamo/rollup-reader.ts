@@ -16,6 +16,9 @@ import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 import { dict } from '../../domain/dict.js';
+import { PARTITIONS } from './items.js';
+
+const { ROLLUP, ROLLUP_COUNTS } = PARTITIONS.rollup.items;
 
 /** Counts of one read: requests made and bytes returned, for the report benchmarks. */
 export interface ReadCost {
@@ -89,8 +92,8 @@ export async function readRollups(
   cost?: ReadCost,
   pending?: readonly PendingPart[],
 ): Promise<Array<RollupItem & { period: string }>> {
-  const lower = `${granularity}#${from}#`;
-  const upper = `${granularity}#${to}#~`;
+  const lower = ROLLUP.range.from(granularity, from);
+  const upper = ROLLUP.range.to(granularity, to);
   const [stored, parts] = await Promise.all([
     queryRange(conn, rollupPk(site, metric), lower, upper, cost),
     pending ?? readPendingParts(conn, site, { cost }),
@@ -165,10 +168,16 @@ export async function readVisitCounts(
   options: { cost?: ReadCost; pending?: readonly PendingPart[] } = {},
 ): Promise<VisitCountsRead[]> {
   const { cost } = options;
-  const lower = `${granularity}#${from}#`;
-  const upper = `${granularity}#${to}#~`;
+  const lower = ROLLUP.range.from(granularity, from);
+  const upper = ROLLUP.range.to(granularity, to);
   const [read, parts] = await Promise.all([
-    queryRange(conn, rollupPk(site, 'visits'), `C#${lower}`, `C#${upper}`, cost),
+    queryRange(
+      conn,
+      rollupPk(site, 'visits'),
+      ROLLUP_COUNTS.range.from(granularity, from),
+      ROLLUP_COUNTS.range.to(granularity, to),
+      cost,
+    ),
     options.pending ?? readPendingParts(conn, site, { cost }),
   ]);
   // Keyed by the bucket's ROLLUP sort key: a ROLLUP_COUNTS key is `C#` + it.

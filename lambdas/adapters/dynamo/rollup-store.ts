@@ -19,7 +19,6 @@ import {
 import {
   GOAL_VISITOR_LIMITS,
   goalKeySlot,
-  type Granularity,
   type RollupDelta,
   type RollupKey,
   type RollupMetric,
@@ -44,8 +43,7 @@ export const rollupPk = (site: string, metric: RollupMetric) => PARTITIONS.rollu
  * its overflow parts (dimension items, `foldGroup`) `…#<bucket>#<part, 3 digits>`,
  * which sort right after it and inside every range a reader queries.
  */
-export const rollupSk = (granularity: Granularity, period: string, bucket: number, part = 0) =>
-  `${granularity}#${period}#${bucket}${part > 0 ? `#${String(part).padStart(3, '0')}` : ''}`;
+export const rollupSk = PARTITIONS.rollup.items.ROLLUP.key;
 /**
  * Sort key of a `visits` bucket's ROLLUP_COUNTS item: its counts and its
  * distinct visitors `u`, without the visitor set, so that a time series
@@ -53,8 +51,7 @@ export const rollupSk = (granularity: Granularity, period: string, bucket: numbe
  * the bucket's ROLLUP item carries. `C#` sorts outside every `H#`, `D#` and
  * `M#` range the set readers query (`docs/data-model.md`, "Distinct visitors").
  */
-export const countsSk = (granularity: Granularity, period: string, bucket: number) =>
-  `C#${granularity}#${period}#${bucket}`;
+export const countsSk = PARTITIONS.rollup.items.ROLLUP_COUNTS.key;
 
 /** A `visits` bucket's parts as `foldGroup` numbers them: 0 its ROLLUP item (counts and visitor set), 1 its ROLLUP_COUNTS item. */
 export const COUNTS_PART = 1;
@@ -426,7 +423,7 @@ export async function readPendingParts(
       new QueryCommand({
         TableName: conn.table,
         KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :l)`,
-        ExpressionAttributeValues: { ':pk': rollupLogPk(site), ':l': 'L#' },
+        ExpressionAttributeValues: { ':pk': rollupLogPk(site), ':l': PARTITIONS.rollup.items.ROLLUP_DELTA.range.all() },
         ConsistentRead: options.consistent ?? false,
         ExclusiveStartKey: start,
         ...(options.limit !== undefined ? { Limit: options.limit - out.length } : {}),

@@ -23,7 +23,7 @@ export class DynamoSaltStore implements SaltStore {
 
   async saltFor(day: string): Promise<string> {
     if (this.cached?.day === day) return this.cached.salt;
-    const key = { [PK]: SALT_PK, [SK]: day };
+    const key = { [PK]: SALT_PK, [SK]: PARTITIONS.salt.items.SALT.key(day) };
     const existing = await this.conn.doc.send(
       new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
     );
@@ -61,7 +61,7 @@ export class DynamoSaltStore implements SaltStore {
       new QueryCommand({
         TableName: this.conn.table,
         KeyConditionExpression: `${PK} = :pk AND ${SK} < :keep`,
-        ExpressionAttributeValues: { ':pk': SALT_PK, ':keep': keep },
+        ExpressionAttributeValues: { ':pk': SALT_PK, ':keep': PARTITIONS.salt.items.SALT.key(keep) },
         ProjectionExpression: `${PK}, ${SK}`,
       }),
     );

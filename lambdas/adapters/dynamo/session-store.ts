@@ -14,7 +14,10 @@ export interface Session {
   epoch: number;
 }
 
-const sessionKey = (hash: string) => ({ [PK]: PARTITIONS.session.key(hash), [SK]: 'SESSION' });
+const sessionKey = (hash: string) => ({
+  [PK]: PARTITIONS.session.key(hash),
+  [SK]: PARTITIONS.session.items.SESSION.key(),
+});
 
 /**
  * Sessions in the single table (`docs/data-model.md`, item SESSION), keyed by

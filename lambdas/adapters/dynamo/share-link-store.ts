@@ -25,9 +25,18 @@ export interface ShareUnlock {
   expires: number;
 }
 
-const lookupKey = (hash: string) => ({ [PK]: PARTITIONS.shareLink.key(hash), [SK]: 'LINK' });
-const infoKey = (site: string, id: string) => ({ [PK]: PARTITIONS.shareLinks.key(site), [SK]: id });
-const unlockKey = (hash: string) => ({ [PK]: PARTITIONS.shareUnlock.key(hash), [SK]: 'UNLOCK' });
+const lookupKey = (hash: string) => ({
+  [PK]: PARTITIONS.shareLink.key(hash),
+  [SK]: PARTITIONS.shareLink.items.SHARE_LINK.key(),
+});
+const infoKey = (site: string, id: string) => ({
+  [PK]: PARTITIONS.shareLinks.key(site),
+  [SK]: PARTITIONS.shareLinks.items.SHARE_INFO.key(id),
+});
+const unlockKey = (hash: string) => ({
+  [PK]: PARTITIONS.shareUnlock.key(hash),
+  [SK]: PARTITIONS.shareUnlock.items.SHARE_UNLOCK.key(),
+});
 
 const toLink = (i: Record<string, unknown>): ShareLink => ({
   id: String(i.id),
@@ -102,7 +111,12 @@ export class DynamoShareLinkStore {
         Item: { ...unlockKey(hash), type: 'SHARE_UNLOCK', ...unlock, ...ttlOf(unlock.expires) },
       }),
     );
-    await recordExpiry(this.conn, PARTITIONS.shareUnlock.key(hash), 'UNLOCK', unlock.expires);
+    await recordExpiry(
+      this.conn,
+      PARTITIONS.shareUnlock.key(hash),
+      PARTITIONS.shareUnlock.items.SHARE_UNLOCK.key(),
+      unlock.expires,
+    );
   }
 
   async getUnlock(hash: string): Promise<ShareUnlock | null> {

@@ -2,6 +2,9 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { readPendingParts, rollupPk } from './rollup-store.js';
+import { PARTITIONS } from './items.js';
+
+const { ROLLUP } = PARTITIONS.rollup.items;
 
 /**
  * Whether a site's events have arrived: the newest hour of its pending
@@ -20,7 +23,7 @@ export class DynamoSiteActivity {
       p.deltas.filter((d) => d.key.metric === 'visits' && d.key.granularity === 'H').map((d) => d.key.period),
     );
     if (logged.length > 0) return logged.sort()[logged.length - 1] ?? null;
-    for (const prefix of ['H#', 'D#']) {
+    for (const prefix of [ROLLUP.range.granularity('H'), ROLLUP.range.granularity('D')]) {
       const { Items = [] } = await this.conn.doc.send(
         new QueryCommand({
           TableName: this.conn.table,

@@ -9,8 +9,11 @@ import { siteDeletionSchema, type SiteDeletion, type SiteDeletionStore } from '.
 
 /** Every pending deletion in one partition: a handful at most, listed with one Query. */
 const DELETIONS_PK = PARTITIONS.siteDeletions.key();
-export const deletionKey = (domain: string) => ({ [PK]: DELETIONS_PK, [SK]: domain });
-const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: `SITE#${domain}` });
+export const deletionKey = (domain: string) => ({
+  [PK]: DELETIONS_PK,
+  [SK]: PARTITIONS.siteDeletions.items.SITE_DELETION.key(domain),
+});
+const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: PARTITIONS.sites.items.SITE.key(domain) });
 
 /** The configuration partitions keyed by the domain itself, not a generation (`docs/data-model.md`). */
 const configPartitions = (domain: string) => [

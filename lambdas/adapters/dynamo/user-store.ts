@@ -45,15 +45,17 @@ export interface Invite {
   epoch: number;
 }
 
-const userKey = (email: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: 'USER' });
+const { USER, LINK } = PARTITIONS.user.items;
+const { MEMBER, ROLE_LOCK } = PARTITIONS.account.items;
+const userKey = (email: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: USER.key() });
 const memberKey = (account: string, email: string) => ({
   [PK]: PARTITIONS.account.key(account),
-  [SK]: PARTITIONS.user.key(email),
+  [SK]: MEMBER.key(email),
 });
-const roleLockKey = (account: string) => ({ [PK]: PARTITIONS.account.key(account), [SK]: 'ROLE_LOCK' });
-const inviteKey = (hash: string) => ({ [PK]: PARTITIONS.invite.key(hash), [SK]: 'INVITE' });
+const roleLockKey = (account: string) => ({ [PK]: PARTITIONS.account.key(account), [SK]: ROLE_LOCK.key() });
+const inviteKey = (hash: string) => ({ [PK]: PARTITIONS.invite.key(hash), [SK]: PARTITIONS.invite.items.INVITE.key() });
 /** A user's pointer to one of their links, so that setting a password can delete them all. */
-const linkKey = (email: string, hash: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: `LINK#${hash}` });
+const linkKey = (email: string, hash: string) => ({ [PK]: PARTITIONS.user.key(email), [SK]: LINK.key(hash) });
 
 function toInvite(item: Record<string, unknown>): Invite {
   return {
@@ -171,8 +173,8 @@ export class DynamoUserStore {
 
   /** Deletes every set-password link of a user and its pointer, reading the pointers a page of 100 at a time. */
   private async dropLinks(email: string): Promise<void> {
-    for await (const item of this.itemsUnder(PARTITIONS.user.key(email), 'LINK#')) {
-      const linkHash = String(item[SK]).slice('LINK#'.length);
+    for await (const item of this.itemsUnder(PARTITIONS.user.key(email), LINK.range.all())) {
+      const linkHash = String(item[SK]).slice(LINK.range.all().length);
       await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: inviteKey(linkHash) }));
       await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: linkKey(email, linkHash) }));
     }
@@ -201,7 +203,7 @@ export class DynamoUserStore {
   /** The account's users, by email, read (strongly consistent, for the owner rule) a page of 100 at a time. */
   async members(account: string): Promise<Member[]> {
     const members: Member[] = [];
-    for await (const i of this.itemsUnder(PARTITIONS.account.key(account), PARTITIONS.user.prefix))
+    for await (const i of this.itemsUnder(PARTITIONS.account.key(account), MEMBER.range.all()))
       members.push({
         email: String(i.email),
         created: String(i.created),

@@ -9,16 +9,15 @@ import { PARTITIONS } from './items.js';
 
 /** Partition of one visitor's visits on one site. */
 export const visitorPk = (site: string, visitorId: string) => PARTITIONS.visitor.key(site, visitorId);
+const { VISIT, VISIT_CHUNK, VISITOR_PAYMENTS } = PARTITIONS.visitor.items;
 /** Visits sort by start time (13-digit ms), so "visits before a time" is a key range. */
-export const visitSk = (start: number, id: string) => `V#${String(start).padStart(13, '0')}#${id}`;
+export const visitSk = VISIT.key;
 /**
  * A chunk of a visit's events sorts right after its VISIT item (the visit's
  * key is a prefix of it), so every key range over visits also covers their
  * chunks: `<visit sk>#<generation>#<index, 6 digits>`.
  */
-export const visitChunkSk = (start: number, id: string, generation: number, index: number) =>
-  `${visitSk(start, id)}#${generation}#${String(index).padStart(6, '0')}`;
-const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~`;
+export const visitChunkSk = VISIT_CHUNK.key;
 /**
  * The visitor's payments marker (VISITOR_PAYMENTS, `docs/data-model.md`):
  * `latest`, the latest time (ms) of any payment whose timeline copy was
@@ -26,7 +25,7 @@ const skUpTo = (ms: number) => `V#${String(Math.max(0, ms)).padStart(13, '0')}#~
  * sessionizer's newest-first Query of the visits reads it first, in the same
  * request (`visitsAndPayments`). Written by `DynamoPaymentStore`.
  */
-export const PAYMENTS_MARK_SK = 'W#payments';
+export const PAYMENTS_MARK_SK = VISITOR_PAYMENTS.key();
 
 /**
  * Most JSON bytes of event rows in one chunk (form-1 rows before compression,
@@ -227,7 +226,7 @@ export class DynamoVisitStore implements VisitStore {
     consistent: boolean,
   ): Promise<VisitsAndPayments> {
     const items: Array<Record<string, unknown>> = [];
-    const upTo = skUpTo(toMs);
+    const upTo = VISIT.range.upTo(toMs);
     let latestPayment: number | null = null;
     let later = false;
     let start: Record<string, unknown> | undefined;
@@ -245,7 +244,7 @@ export class DynamoVisitStore implements VisitStore {
           KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :from AND :to`,
           ExpressionAttributeValues: {
             ':pk': visitorPk(site, visitorId),
-            ':from': 'V#',
+            ':from': VISIT.range.first(),
             ':to': top ? PAYMENTS_MARK_SK : upTo,
           },
           ScanIndexForward: false,
@@ -274,7 +273,7 @@ export class DynamoVisitStore implements VisitStore {
   async firstVisit(site: string, visitorId: string): Promise<Visit | null> {
     const { items } = await this.query({
       KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :v)`,
-      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':v': 'V#' },
+      ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId), ':v': VISIT.range.first() },
       Limit: 1,
     });
     const head = items[0];
@@ -287,7 +286,7 @@ export class DynamoVisitStore implements VisitStore {
           KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :chunks)`,
           ExpressionAttributeValues: {
             ':pk': visitorPk(site, visitorId),
-            ':chunks': `${String(head[SK])}#${Number(head.g ?? 0)}#`,
+            ':chunks': VISIT_CHUNK.range.of(String(head[SK]), Number(head.g ?? 0)),
           },
           ExclusiveStartKey: start,
         });

@@ -5,9 +5,8 @@ import { PARTITIONS } from './items.js';
 import { PROVIDERS, type Provider } from '../../domain/payments/facts.js';
 import type { RejectedWebhooks, WebhookLog, WebhookStatus } from '../../services/account-settings.js';
 
-const REJECTED_SUFFIX = '#rejected';
+const { LAST_WEBHOOK, REJECTED_WEBHOOKS } = PARTITIONS.webhookLog.items;
 const logKey = (domain: string, sk: string) => ({ [PK]: PARTITIONS.webhookLog.key(domain), [SK]: sk });
-const isProvider = (p: string): p is Provider => (PROVIDERS as readonly string[]).includes(p);
 
 /**
  * Per site and provider (`docs/data-model.md`, items LAST_WEBHOOK and
@@ -25,7 +24,7 @@ export class DynamoWebhookLogStore {
       new PutCommand({
         TableName: this.conn.table,
         Item: {
-          ...logKey(domain, provider),
+          ...logKey(domain, LAST_WEBHOOK.key(provider)),
           type: 'LAST_WEBHOOK',
           ts: status.ts,
           status: status.status,
@@ -40,7 +39,7 @@ export class DynamoWebhookLogStore {
     await this.conn.doc.send(
       new UpdateCommand({
         TableName: this.conn.table,
-        Key: logKey(domain, `${provider}${REJECTED_SUFFIX}`),
+        Key: logKey(domain, REJECTED_WEBHOOKS.key(provider)),
         UpdateExpression: 'ADD n :one SET last_ts = :ts, #t = :type',
         ExpressionAttributeNames: { '#t': 'type' },
         ExpressionAttributeValues: { ':one': 1, ':ts': ts, ':type': 'REJECTED_WEBHOOKS' },
@@ -62,9 +61,10 @@ export class DynamoWebhookLogStore {
     const rejected = new Map<Provider, RejectedWebhooks>();
     for (const i of Items) {
       const sk = String(i[SK]);
-      const provider = sk.endsWith(REJECTED_SUFFIX) ? sk.slice(0, -REJECTED_SUFFIX.length) : sk;
-      if (!isProvider(provider)) continue;
-      if (sk === provider) last.set(provider, { ts: String(i.ts), status: Number(i.status), result: String(i.result) });
+      const provider = PROVIDERS.find((p) => sk === LAST_WEBHOOK.key(p) || sk === REJECTED_WEBHOOKS.key(p));
+      if (!provider) continue;
+      if (sk === LAST_WEBHOOK.key(provider))
+        last.set(provider, { ts: String(i.ts), status: Number(i.status), result: String(i.result) });
       else rejected.set(provider, { count: Number(i.n), last_ts: String(i.last_ts) });
     }
     return { last, rejected };
