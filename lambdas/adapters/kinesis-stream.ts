@@ -16,8 +16,8 @@ const MAX_RECORDS_PER_CALL = 500;
  * A Kinesis client. In Lambda it uses the SDK's default (HTTP/2) handler and
  * the runtime's SDK, so the bundle carries no HTTP stack of its own; against
  * kinesalite pass `requestHandler: new NodeHttpHandler()` from
- * `@smithy/node-http-handler`, as the HTTP/2 handler fails there (DESIGN.md
- * "Known gaps").
+ * `@smithy/node-http-handler`, as the HTTP/2 handler fails there
+ * (`docs/reliability.md` "What they do not show").
  */
 export function createKinesisClient(
   options: { endpoint?: string; maxAttempts?: number; requestHandler?: KinesisClientConfig['requestHandler'] } = {},

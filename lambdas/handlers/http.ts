@@ -11,7 +11,7 @@ export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpRe
 
 /**
  * How errors are written: `json` gives the report API's `{ "error": message }`
- * (spec §7); `text` gives the event endpoint's plain bodies (`invalid event`,
+ * (`docs/api.md` "Errors"); `text` gives the event endpoint's plain bodies (`invalid event`,
  * `try again`). `unexpectedStatus` is what an error that is not a
  * `FootfallError` becomes: the event endpoint answers 503 so that a client
  * retries and nothing is lost; elsewhere 500.
@@ -73,7 +73,7 @@ function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<H
 
 /**
  * Wraps a handler body with the HTTP middlewares every endpoint shares
- * (DESIGN.md "Handlers"): lowercase headers, CORS when asked (`*`, spec §4.3),
+ * (`docs/architecture.md` "Handlers"): lowercase headers, CORS when asked (`*`, `docs/ingestion.md` "Request"),
  * and typed errors to responses.
  */
 export function httpHandler(

@@ -7,7 +7,7 @@ import { useData } from '../use-data.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
 
-/** The breakdown dimensions (spec §4.2) with the names the panels show. */
+/** The breakdown dimensions (`docs/api.md` "Breakdowns") with the names the panels show. */
 export const DIMENSION_LABELS = {
   channel: 'Channels',
   referrer: 'Referrers',
@@ -104,7 +104,7 @@ function Short(props: { long: string; short: string }): JSX.Element {
 
 /**
  * The numeric columns: what each counts, said in its heading and its title.
- * A row's `visitors` counts visits that started in the range (spec §4.2
+ * A row's `visitors` counts visits that started in the range (`docs/api.md` "Breakdowns"
  * rule 4), and its `revenue_per_visitor` divides by those visits, so the
  * table calls them visits.
  */
