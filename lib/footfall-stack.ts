@@ -309,7 +309,7 @@ export class FootfallStack extends Stack {
       for (const r of routes) {
         Validations.of(r).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${r.node.id}: public by design (the tracker posts without credentials, docs/security.md "API keys"; /v.js and /health are public); routes that need a key (report API, bearer key) check it in the handler so a revoked key stops working on the next request (DESIGN.md "API keys"), and webhooks verify the provider's signature.`,
+          reason: `${r.node.id}: public by design (the tracker posts without credentials, docs/security.md "API keys"; /v.js and /health are public); routes that need a key (report API, bearer key) check it in the handler so a revoked key stops working on the next request (docs/security.md "API keys"), and webhooks verify the provider's signature.`,
         });
       }
     }

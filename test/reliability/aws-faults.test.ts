@@ -41,7 +41,7 @@ import { CHROME_UA, site, trackedEvent } from '../support/events.js';
 import { LONG, report } from './support.js';
 
 /**
- * Issue 11, faults in the AWS adapters:
+ * Faults in the AWS adapters (`docs/reliability.md` "The checks"):
  * (a) Kinesis throttling and partly failed PutRecords at the event endpoint:
  *     retried once, else 503 `try again` — never a 202 for an event not written;
  * (b) DynamoDB throttling, conditional failures, lost acknowledgements and
