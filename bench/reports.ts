@@ -127,7 +127,7 @@ export function benchScale(env: NodeJS.ProcessEnv = process.env): BenchScale {
 }
 
 /**
- * The report benchmark (issues 5 and 15.5): the bench site (`bench/bench-site.ts`: the 365 days
+ * The report benchmark (`docs/benchmarks.md` "Budgets"): the bench site (`bench/bench-site.ts`: the 365 days
  * ending now, sessionized by the real sessionizer, payments through the real payment service) at
  * the scale point `benchScale()`, every report measured at the SDK client against the budget of
  * 25 requests and 4 MB, and the DuckDB baseline over the same events' Parquet.

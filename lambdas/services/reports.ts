@@ -217,7 +217,7 @@ export async function timeseries(
  * days newest first by their count for the filter (a month it lands in is
  * read by day), then Queries the list from that day back, newest first, one
  * Query per month partition the page spans, each reading at most the day's
- * remainder plus `limit` keys (`docs/data-model.md`, "Payments list").
+ * remainder plus `limit` keys (`docs/data-model.md`, "Payments: a list, and counters recomputed from it").
  */
 export async function listPayments(
   deps: ReportDeps,
