@@ -128,8 +128,8 @@ export interface UserAgentParser {
 /**
  * Builds a UA parser with a bounded least-recently-used cache of `maxEntries`
  * results: a `Map` keeps insertion order, a hit is re-inserted at the end and
- * the first key is evicted when full. Ingestion parses every event (≥ 50,000/s
- * per process) and most of them repeat a few UAs, so the hit path is one map
+ * the first key is evicted when full. Ingestion parses every event (tens of
+ * thousands a second per process) and most of them repeat a few UAs, so the hit path is one map
  * lookup. Returned objects are frozen because they are shared between calls.
  */
 export function createUserAgentParser(maxEntries = DEFAULT_CACHE_ENTRIES): UserAgentParser {

@@ -81,7 +81,7 @@ export function httpHandler(
   options: { logger: Logger; errors: ErrorFormat; cors?: { methods: string; headers?: string; maxAge?: number } },
 ): HttpHandler {
   // No early-timeout timer: Lambda enforces the timeout itself, and a timer per
-  // request was 8% of the event endpoint's CPU time.
+  // request was a measurable share of the event endpoint's CPU time (`docs/benchmarks.md`).
   const handler = middy<HttpEvent, HttpResult>(body, { timeoutEarlyInMillis: 0 }).use(httpHeaderNormalizer());
   if (options.cors) {
     handler.use(
