@@ -15,7 +15,7 @@ export const DEVICE_WIDTHS: ReadonlyArray<{ below: number; device: Device }> = [
  * Device class from the screen width `w` in CSS pixels (`docs/ingestion.md` "The event's fields").
  * Missing → `Unknown`. A value that is no width at all (negative, NaN,
  * ±Infinity) is also `Unknown` rather than a guess; 0 is a width below 768
- * and so, by the letter of the spec, `Mobile`.
+ * and so, by the letter of the rule, `Mobile`.
  */
 export function deviceFromWidth(w: number | null | undefined): Device {
   if (w === null || w === undefined || !Number.isFinite(w) || w < 0) return 'Unknown';

@@ -22,9 +22,9 @@ const EVENT_SYNTAX_BYTES = 128;
 export const MAX_EVENT_BYTES =
   Object.values(FIELD_BUDGET_BYTES).reduce((sum, b) => sum + b, 0) * JSON_ESCAPE_FACTOR + EVENT_SYNTAX_BYTES;
 /**
- * The body ceiling, derived from the spec's limits: 50 events of maximal
+ * The body ceiling, derived from the event endpoint's limits (`docs/ingestion.md` "Request"): 50 events of maximal
  * fields, their commas and the brackets (758,152 bytes, about 740 KiB). A
- * larger body cannot be a request the spec describes with every event read,
+ * larger body cannot be a request those limits allow with every event read,
  * and is answered 413 before it is parsed, which bounds the Lambda's parse
  * time and memory (`docs/ingestion.md`).
  */

@@ -8,7 +8,7 @@ const VISITOR_ID = /^[A-Za-z0-9-]{8,64}$/;
  * digits (128 bits of SHA-256): letters, digits and a dash, so a hash id is
  * itself a valid visitor id and every id-taking path (timelines, `footfall`
  * commands) accepts it unchanged. base64url was not used because its `_` is
- * outside the spec's alphabet. The prefix tells the two kinds apart at a
+ * outside the visitor id's alphabet (letters, digits, dashes). The prefix tells the two kinds apart at a
  * glance and keeps honest tracker ids from ever equalling a hash, provided the
  * tracker never issues an id starting with `h-`. A client can still send any
  * valid `v`, `h-…` included; such an event is recorded with `visitor_kind`

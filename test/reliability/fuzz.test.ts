@@ -24,7 +24,7 @@ import { MAX_BODY_BYTES } from '../../lambdas/domain/inbound.js';
  * validly signed mutations of real provider payloads), every `/api/v1` route
  * and parameter, and `/mcp` JSON-RPC; plus oversize bodies, deep nesting,
  * invalid UTF-8 and huge arrays. The server must never fail (health stays 200),
- * never answer 5xx, and every error must have the spec's shape.
+ * never answer 5xx, and every error must have the documented shape (`docs/api.md` "Errors").
  *
  * Short form: a few thousand requests; long form: over 100,000.
  */
