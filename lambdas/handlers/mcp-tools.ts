@@ -67,7 +67,7 @@ const toolError = (message: string): CallToolResult => ({ content: [{ type: 'tex
 
 /**
  * The site a tool reports on: the `site` argument, or the account's only
- * site when it is left out (`docs/mcp.md` argument rule 1).
+ * site when it is left out (`docs/mcp.md` "Tools", argument `site`).
  * @throws BadParameterError listing the choices when the account has none or several
  */
 async function siteArgument(deps: ReportDeps, account: string, given: string | undefined): Promise<string> {

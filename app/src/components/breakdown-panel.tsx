@@ -105,7 +105,7 @@ function Short(props: { long: string; short: string }): JSX.Element {
 /**
  * The numeric columns: what each counts, said in its heading and its title.
  * A row's `visitors` counts visits that started in the range (`docs/api.md` "Breakdowns"
- * rule 4), and its `revenue_per_visitor` divides by those visits, so the
+ * rule 1), and its `revenue_per_visitor` divides by those visits, so the
  * table calls them visits.
  */
 export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: string; title: string }> = [
