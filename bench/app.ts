@@ -11,7 +11,7 @@ import { benchScale } from './reports.js';
 import { percentile, type Figure } from './report.js';
 
 /**
- * The app's bench rows (issue 17): the JavaScript and CSS the first page
+ * The app's bench rows (`docs/benchmarks.md` "The time series and the app"): the JavaScript and CSS the first page
  * loads, gzipped (level 9, as a CDN would serve it), against the 150 KB
  * budget; and the time from navigation to the first drawn chart of the
  * dashboard on the bench site (the report benchmark's scale point,

@@ -18,7 +18,7 @@ import { EVENTS_PER_VISIT, trafficStream } from './traffic.js';
 import { MemoryPaymentStore, MemoryRollupStore, MemoryVisitStore } from './memory-stores.js';
 
 /**
- * The report benchmark's site (issue 15.5): exactly the 365 days ending now
+ * The report benchmark's site (`docs/benchmarks.md` "Budgets"): exactly the 365 days ending now
  * (site-local) of `bench/traffic.ts` traffic, and the payments of customers
  * with monthly subscriptions, written into a table as the product leaves
  * them:

@@ -4,7 +4,7 @@ import { addDays } from '../lambdas/domain/range.js';
 import { sqlLiteral } from '../local/sql.js';
 
 /**
- * The baseline of issue 15.5: the overview's visitors and sessions and the channel breakdown's
+ * The DuckDB baseline of the report bench (`docs/benchmarks.md`): the overview's visitors and sessions and the channel breakdown's
  * visits computed from the raw Parquet archive by DuckDB, as an analyst who knows the archive would
  * write it: one open connection; `read_parquet` of the site's files with hive partitioning and a
  * `WHERE` on `dt`, so DuckDB skips the files of other days (`dt` is the UTC date, so the local range

@@ -168,7 +168,7 @@ async function eventColdStarts(): Promise<{ withDb: number; withoutDb: number }>
 }
 
 /**
- * `npm run bench -- --only geo`: the country lookup of issue 21 (docs/ingestion.md
+ * `npm run bench -- --only geo`: the country lookup (docs/ingestion.md
  * "Country"): ns per lookup, the share of addresses placed, the handler with
  * and without it, Lambda USD per million events against CloudFront's request
  * price, and the event function's cold start with and without the database.

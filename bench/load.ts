@@ -20,7 +20,7 @@ import { runSql } from '../local/sql.js';
 
 /**
  * Sustained load on a `footfall serve` running in its own process, and the
- * accounting of every accepted event afterwards (issue 11, `docs/reliability.md`).
+ * accounting of every accepted event afterwards (`docs/reliability.md`).
  *
  * - `runLoad`: autocannon over loopback, POST /api/event with single events
  *   and arrays of 10–50, real browser User-Agents, several sites and visitors,

@@ -70,7 +70,7 @@ function attachBytesByPartition(conn: DynamoConnection, into: () => Map<string, 
  * HyperLogLog (3 × 0.81%, `lambdas/domain/visitor-sketch.ts`, docs/data-model.md).
  */
 const VISITOR_TOLERANCE = 0.0243;
-/** The report budget of issue 15.3, per report: DynamoDB requests and MB received. */
+/** The report budget (`docs/benchmarks.md` "Budgets"), per report: DynamoDB requests and MB received. */
 const BUDGET = { requests: 25, mb: 4 };
 /** A report reading more than this is run once, not five times (retention over whole partitions at 1M payments reads a GB). */
 const RUN_ONCE_ABOVE_MB = 50;
@@ -95,7 +95,7 @@ export interface BenchScale {
 }
 
 /**
- * The scale point from the environment (issue 15.5, `docs/benchmarks.md`):
+ * The scale point from the environment (`docs/benchmarks.md`):
  * `FOOTFALL_BENCH_SITE=issue15` is the report budget's site, 1M visits and
  * 100,000 payments a month over the year (28.4M events, 1.2M payments);
  * otherwise `FOOTFALL_BENCH_EVENTS` (default 3.4M, about 1.45M visits) and
@@ -127,7 +127,7 @@ export function benchScale(env: NodeJS.ProcessEnv = process.env): BenchScale {
 }
 
 /**
- * The report benchmark (issues 5 and 15.5): the bench site (`bench/bench-site.ts`: the 365 days
+ * The report benchmark (`docs/benchmarks.md` "Budgets"): the bench site (`bench/bench-site.ts`: the 365 days
  * ending now, sessionized by the real sessionizer, payments through the real payment service) at
  * the scale point `benchScale()`, every report measured at the SDK client against the budget of
  * 25 requests and 4 MB, and the DuckDB baseline over the same events' Parquet.

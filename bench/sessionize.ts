@@ -450,7 +450,7 @@ const NOT_PER_EVENT = new Set([
 ]);
 
 /**
- * The cost table of issue 15.2: batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,
+ * The sessionizer's cost table (`docs/benchmarks.md`): batch sizes 5, 20, 100 and 500 at 10M events a month on one shard,
  * then the default stack's batching (`defaultBatch`) at 1M, 10M and 100M events a month. Each
  * traffic level is warmed up with at most an hour or 10,000 events, whichever is less.
  */
@@ -524,7 +524,7 @@ export async function benchSessionizeCost(): Promise<Figure[]> {
 }
 
 /**
- * DynamoDB bytes stored per event at a traffic level (issue 15.6: measured, not assumed), billed
+ * DynamoDB bytes stored per event at a traffic level (measured, not assumed), billed
  * storage with the 100-byte item overhead: the items a `sessionizeCost` run leaves per event
  * (visits, their chunks, payments and their list and counter items, read back with a Scan), and
  * the compacted rollup items of the same traffic (`rollupBytesOfPeriod` over about a million
@@ -583,7 +583,7 @@ const WRITE_OPERATIONS = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 const fmt = (n: number) => n.toFixed(0);
 
 /**
- * The sessionizer's re-credit step (issue 16.2) at its worst: every payment
+ * The sessionizer's re-credit step (`docs/payments.md` "Customers and attribution") at its worst: every payment
  * arrives before its payer's visits (an import of payments, then the events),
  * one payer in 50 visitors, a purchase and two renewals each. Requests and
  * capacity units are counted at the SDK client (`CapacityMeter`), only while

@@ -11,7 +11,7 @@ import {
 } from '../local/demo/audience.js';
 
 /**
- * The benchmarks' traffic (issue 15.5): a site's events in arrival order over a time range, from a
+ * The benchmarks' traffic (`docs/benchmarks.md`): a site's events in arrival order over a time range, from a
  * visitor population that comes back.
  *
  * - **Visitors**: each makes k visits, k Zipf-distributed (P(k) ∝ k^-2.5, at most 365): 75% come
@@ -37,7 +37,7 @@ export interface TrafficOptions {
   /** Traffic level: events a month (30 days); the range gets its share. */
   eventsPerMonth: number;
   seed?: number;
-  /** Visitor ids are `<prefix><n>`; default `visitor-` (ids must have 8 to 64 characters, spec §2.9). */
+  /** Visitor ids are `<prefix><n>`; default `visitor-` (ids must have 8 to 64 characters, `docs/ingestion.md` "The event's fields"). */
   visitorPrefix?: string;
 }
 

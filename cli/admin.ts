@@ -45,7 +45,7 @@ const siteRow = (s: SiteConfig) => ({
   rate_limit: s.rate_limit,
 });
 
-/** `accounts …` and `sites …`: the admin commands of issue 2 (DESIGN.md "Operator interface"). */
+/** `accounts …` and `sites …`: the admin commands (`docs/architecture.md` "Operator interface"). */
 export function registerAdminCommands(program: Command): void {
   const accounts = program.command('accounts').description('manage accounts (owners of sites and API keys)');
   accounts
@@ -187,7 +187,7 @@ export function registerProviderCommands(program: Command): void {
     });
 }
 
-/** `keys create|list|revoke`: API keys of the report API and MCP (spec §5). */
+/** `keys create|list|revoke`: API keys of the report API and MCP (`docs/security.md` "API keys"). */
 export function registerKeyCommands(program: Command): void {
   const keys = program.command('keys').description('manage API keys (report API and MCP)');
   keys

@@ -50,7 +50,7 @@ async function readRates(file: string): Promise<FxTable> {
   }
 }
 
-/** `fx update` and `fx rate`: the dated USD rate table (DESIGN.md "Money", `data/fx/SOURCES.md`). */
+/** `fx update` and `fx rate`: the dated USD rate table (`docs/payments.md` "Money", `data/fx/SOURCES.md`). */
 export function registerFxCommands(program: Command): void {
   const fx = program.command('fx').description('the dated USD rate table used when a provider gives no USD value');
 

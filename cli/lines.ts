@@ -25,7 +25,7 @@ export interface LineSource {
  * interface starts reading its input at once and its `'line'` events are not
  * buffered for a consumer that attaches later (Node's readline docs,
  * "Example: Read file stream line-by-Line"), so any await in between loses
- * lines — issue 16's import race.
+ * lines (`test/cli/lines.test.ts` reproduces the race).
  *
  * @throws Error `cannot read <file>` when the file does not exist or is not a file
  */

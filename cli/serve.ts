@@ -14,7 +14,7 @@ export function untilSignal(): Promise<void> {
   });
 }
 
-/** `serve`: the whole service in one process (DESIGN.md "Local mode"). */
+/** `serve`: the whole service in one process (`docs/architecture.md` "Local mode"). */
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')

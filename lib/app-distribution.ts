@@ -18,7 +18,7 @@ import { secureBucket } from './secure-bucket.js';
 export interface AppDistributionProps {
   /** The HTTP API: `/api/*` and `/health` go to it, and `/api/event` and `/v.js` without `hotPathUrls`. */
   api: apigwv2.HttpApi;
-  /** The MCP function URL: `/mcp` goes to it (DESIGN.md "App mode"); none, no `/mcp` behaviour. */
+  /** The MCP function URL: `/mcp` goes to it (`docs/architecture.md` "App mode"); none, no `/mcp` behaviour. */
   mcpUrl?: lambda.IFunctionUrl;
   /**
    * The hot path's function URLs: `/api/event` goes to the event function's and `/v.js` to the
@@ -89,7 +89,7 @@ export const EVENT_ORIGIN_HEADERS = [
 ] as const;
 
 /**
- * The app in AWS (issue 17, DESIGN.md "App mode"): one CloudFront
+ * The app in AWS (`docs/architecture.md` "App mode", `docs/app.md` "In AWS"): one CloudFront
  * distribution whose default behaviour serves the built app from a private
  * S3 bucket through origin access control, and whose `/api/*` and `/health`
  * behaviours go to the HTTP API, `/api/event`, `/v.js` and `/mcp` to their

@@ -84,7 +84,7 @@ export const RAW_OBJECTS_PREFIX = RAW_PREFIX;
 export const RAW_OBJECTS_DAYS = 1;
 
 /**
- * The raw event archive, the source of truth (DESIGN.md): the event function
+ * The raw event archive, the source of truth (`docs/sql.md`): the event function
  * puts every event to a Direct PUT delivery stream that converts JSON to
  * Parquet against the Glue table and writes `events/site=/dt=` partitions; the
  * Glue table (partition projection, no crawler) and an Athena workgroup with

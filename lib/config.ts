@@ -7,7 +7,7 @@ import type { Construct } from 'constructs';
  * a string). `docs/deploy.md` lists them.
  */
 export interface FootfallConfig {
-  /** App mode: the report API and MCP (DESIGN.md "App mode"). */
+  /** App mode: the report API and MCP (`docs/architecture.md` "App mode"). */
   app: boolean;
   /**
    * Kinesis capacity: a number of provisioned shards (default 1), or `on-demand`. One shard takes

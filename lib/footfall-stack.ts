@@ -51,9 +51,9 @@ export const INGEST_FRESHNESS_ALARM_SECONDS = 300;
 export const SCHEDULED_FAILED_RUNS_ALARM = 3;
 
 /**
- * The whole Footfall service in one environment-agnostic stack (DESIGN.md
- * picture, with one departure: the hot path's own function URLs instead of the
- * HTTP API, `docs/architecture.md`): event function URL → event Lambda →
+ * The whole Footfall service in one environment-agnostic stack
+ * (`docs/architecture.md`, with the hot path on its own function URLs instead
+ * of the HTTP API): event function URL → event Lambda →
  * Kinesis → sessionize Lambda → DynamoDB, and Kinesis → Firehose → Parquet on
  * S3 → Glue → Athena; the HTTP API serves the report API, webhooks, the app
  * and the hot path's old routes. Functions come from the registry in
@@ -338,7 +338,7 @@ export class FootfallStack extends Stack {
       for (const r of routes) {
         Validations.of(r).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${r.node.id}: public by design (spec: the tracker posts without credentials; /v.js and /health are public); routes that need a key (report API, bearer key) check it in the handler so a revoked key stops working on the next request (DESIGN.md "API keys"), and webhooks verify the provider's signature.`,
+          reason: `${r.node.id}: public by design (the tracker posts without credentials, docs/security.md "API keys"; /v.js and /health are public); routes that need a key (report API, bearer key) check it in the handler so a revoked key stops working on the next request (docs/security.md "API keys"), and webhooks verify the provider's signature.`,
         });
       }
     }

@@ -59,7 +59,7 @@ export interface FunctionSpec {
    * Partitions the function may read (with `writePartitions`, which it may
    * also read): its read actions are conditioned on `dynamodb:LeadingKeys`
    * too. Without it reads are table-wide (the app function, which reads what
-   * its user may see). Issue 18.5: no function but the webhook's reads
+   * its user may see). No function but the webhook's reads
    * `PROVIDER#*`, where the webhook signing secrets are.
    */
   readPartitions?: readonly string[];
@@ -96,7 +96,7 @@ export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
  * The report and MCP functions' one write: a key's `last_used` on its `KEYS`
  * item (`lambdas/adapters/dynamo/key-store.ts`, at most every 5 min per key).
  * Not `hash`, `account` or `revoked`, and no other partition: they still
- * cannot forge, revive or read a key (issue 18.5).
+ * cannot forge, revive or read a key (`docs/security.md` "IAM: least privilege").
  */
 export const KEY_USE_UPDATE = { partitions: [PARTITIONS.keys.key()], attributes: ['last_used'] } as const;
 
@@ -169,7 +169,7 @@ export const FUNCTIONS = {
     memoryMiB: 1024,
     timeoutSeconds: 60,
     table: 'readwrite',
-    // Settling payments again after their visitors' visits (issue 16.2) reads FX rates and writes payment items.
+    // Settling payments again after their visitors' visits (`docs/payments.md` "Customers and attribution") reads FX rates and writes payment items.
     readPartitions: partitionPatterns('sessionize', 'read'),
     writePartitions: partitionPatterns('sessionize', 'write'),
     stream: 'consume',

@@ -17,7 +17,7 @@ export interface FootfallHttpApiProps {
  * request time (epoch ms), `ms` the response latency, `err` API Gateway's own error message
  * (throttling, a bad route) and `lambdaErr` the integration's (the function failed or timed out);
  * both are `-` when there was none. No source IP and no User-Agent: the raw IP is never stored
- * (DESIGN.md "Visitor"), access logs included.
+ * (`docs/security.md` "What is stored about a visitor"), access logs included.
  */
 export const ACCESS_LOG_FIELDS = {
   id: '$context.requestId',

@@ -26,7 +26,7 @@ import { SWEEP_EVERY_MINUTES } from '../lambdas/handlers/sessionize-objects.js';
 /** Repository root: entries, package-lock.json and the esbuild working directory. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Runtime and architecture of every Footfall function (DESIGN.md "Versions that work here"). */
+/** Runtime and architecture of every Footfall function (`docs/architecture.md` "Runtime and versions"). */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
 export const ARCHITECTURE = lambda.Architecture.ARM_64;
 export const DEFAULT_MEMORY_MIB = 512;
@@ -193,7 +193,7 @@ export class FootfallFunction extends Construct {
       {
         id: 'AwsSolutions-L1',
         reason:
-          'nodejs22.x is pinned on purpose (DESIGN.md "Versions that work here"): the code, its dependencies and the benchmark are tested on Node 22; moving to a newer runtime is a deliberate upgrade, not a drift.',
+          'nodejs22.x is pinned on purpose (docs/architecture.md "Runtime and versions"): the code, its dependencies and the benchmark are tested on Node 22; moving to a newer runtime is a deliberate upgrade, not a drift.',
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',

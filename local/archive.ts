@@ -13,7 +13,7 @@ import { sqlIdentifier, sqlLiteral } from './sql.js';
 import type { BatchConsumer } from './stream-poller.js';
 
 /**
- * The local stand-in for Firehose → S3 Parquet (DESIGN.md "Local mode"): a
+ * The local stand-in for Firehose → S3 Parquet (`docs/architecture.md` "Local mode"): a
  * consumer of the local stream that writes each batch's events as Parquet
  * files in the Glue table's layout and schema,
  * `<archive>/site=<domain>/dt=<YYYY-MM-DD>/part-<first sequence number>.parquet`.

@@ -8,11 +8,11 @@ import { createRequire } from 'node:module';
  * have `close()`), so every Query and Scan left its iterator open until the
  * database closed. Each open iterator pins a LevelDB snapshot: the memtables
  * and table files it sees can never be freed. Under the long reliability load
- * (`docs/reliability.md`) a `footfall serve` grew to 12.7 GB of memory and
- * 21 GB of table files (13,000 files, 4,000 of them open) for 220 MB of
- * events, and in every such run some rollup items read back an older version
- * of themselves, so the day rollups came out short of the stream. With the
- * shim the same load stays under 720 MiB and 50 MB, and the rollups add up
+ * (`docs/reliability.md`) a `footfall serve` grew to gigabytes of memory and
+ * of table files for a few hundred MB of events, and in every such run some
+ * rollup items read back an older version of themselves, so the day rollups
+ * came out short of the stream (figures: `docs/reliability.md` "Bugs these
+ * checks found"). With the shim memory and files stay flat, and the rollups add up
  * (`test/adapters/local-dynalite.test.ts` counts the closes).
  *
  * The shim gives the iterators of every abstract-level copy that dynalite's

@@ -9,7 +9,7 @@ const MAX_REQUEST_BYTES = 1024 * 1024;
 /**
  * How long an idle keep-alive connection stays open (ms). Node's default (5 s)
  * races clients that reuse a connection after a pause: the server closes the
- * socket just as the client sends on it (`UND_ERR_SOCKET`, issue 16). Proxies
+ * socket just as the client sends on it (`UND_ERR_SOCKET`, `docs/reliability.md` "The checks", keep-alive). Proxies
  * keep idle connections longer than their clients do (an ALB's idle timeout is
  * 60 s by default, and AWS asks the server behind it to keep its own longer:
  * ELB user guide, "Connection idle timeout"), so we do as a server behind one

@@ -61,7 +61,7 @@ export interface LocalServiceOptions {
   dataDir: string;
   port: number;
   host?: string;
-  /** App mode (spec §1): serve `/api/v1`, `/mcp`, `/api/app` and the app's files. Without it they answer 404. */
+  /** App mode (`docs/architecture.md` "App mode"): serve `/api/v1`, `/mcp`, `/api/app` and the app's files. Without it they answer 404. */
   app: boolean;
   /** The built app to serve in app mode. @default app/dist */
   appDist?: string;
@@ -145,7 +145,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 
 /**
  * Starts the whole service in this process on loopback, with the same
- * handlers as in AWS (DESIGN.md "Local mode").
+ * handlers as in AWS (`docs/architecture.md` "Local mode").
  */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);

@@ -18,7 +18,7 @@ import { ARCHIVE_PARTITION_KEYS, archiveTableColumns, duckdbColumnType } from '.
 
 /**
  * `footfall sql`: DuckDB in memory over the local Parquet archive, standing in
- * for Athena over the Glue table (DESIGN.md "Local mode"). It only reads files,
+ * for Athena over the Glue table (`docs/architecture.md` "Local mode"). It only reads files,
  * so it works whether or not `footfall serve` is running.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The app's only door to the server: JSON over same-origin fetch with the
  * session cookie (`ff_session`, set HttpOnly by the server). Numbers come only
- * from `/api/v1` (the report API, spec §4), so the app can never disagree with
+ * from `/api/v1` (the report API, `docs/api.md`), so the app can never disagree with
  * the API or MCP; account writes go to `/api/app/*` (docs/app.md). The
  * reports' paths, parameter names and bodies come from the server's report
  * table: types only, and the path strings.
@@ -9,7 +9,7 @@
 import type { ReportBody, ReportName, ReportQuery } from '../../lambdas/handlers/report-table.js';
 import { REPORT_PATHS, fillPath, type PathNames } from '../../lambdas/handlers/report-paths.js';
 
-/** An error answer (`{error, field?}`, spec §7) or a network failure (status 0). */
+/** An error answer (`{error, field?}`, `docs/api.md` "Errors") or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -98,7 +98,7 @@ export function qs(params: { [name: string]: string | number | null | undefined 
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
-// ---- Shapes (spec §2; app endpoints per docs/app.md) -------------------------
+// ---- Shapes (`docs/api.md`; app endpoints per docs/app.md) -------------------------
 
 export type Role = 'owner' | 'member';
 
@@ -111,7 +111,7 @@ export interface Me {
 export type Overview = ReportBody<'overview'>;
 export type Range = Overview['range'];
 export type Totals = Overview['current'];
-/** The fields of the overview's `change` (spec §2.4 and the top stats). */
+/** The fields of the overview's `change` (`docs/api.md` "Overview" and the top stats). */
 export type ChangeKey = keyof Overview['change'];
 export type Goals = ReportBody<'goals'>;
 /** A row of the goals report (docs/api.md "Goals"). */
@@ -224,7 +224,7 @@ export interface AccountUser {
 
 const appSite = (domain: string) => `/api/app/sites/${enc(domain)}`;
 
-/** Range parameters as the report API takes them (spec §4.1). */
+/** Range parameters as the report API takes them (`docs/api.md` "Ranges"). */
 export type RangeQuery = { range: string } | { from: string; to: string };
 
 /**

@@ -6,7 +6,7 @@
  */
 import { ApiError } from './api.js';
 
-/** The payments API's largest page (spec §4.2: `limit` up to 200). */
+/** The payments API's largest page (`docs/api.md` "Limits": `limit` up to 200). */
 export const EXPORT_PAGE_SIZE = 200;
 
 /** The body of a CSV page without its header record: the header has no quoted line break, so it ends at the first CRLF. */

@@ -46,7 +46,7 @@ export const formatRatio = (n: number | null | undefined): string =>
 export const formatUsdOrDash = (n: number | null | undefined): string =>
   n === null || n === undefined ? '—' : usd.format(n);
 
-/** A relative change (spec §2.4: 0.25 is 25% more) as "↑ 25%", "↓ 3.1%", "± 0%", or null when the API gives none. */
+/** A relative change (`docs/api.md` "Overview": 0.25 is 25% more) as "↑ 25%", "↓ 3.1%", "± 0%", or null when the API gives none. */
 export function formatChange(change: number | null | undefined): string | null {
   if (change === null || change === undefined) return null;
   const sign = change > 0 ? '↑' : change < 0 ? '↓' : '±';
@@ -54,7 +54,7 @@ export function formatChange(change: number | null | undefined): string | null {
 }
 
 /**
- * An amount in a currency's minor units (spec §2.6) in that currency: the
+ * An amount in a currency's minor units (`docs/api.md` "Payments") in that currency: the
  * exponent comes from Intl's own ISO 4217 data (JPY 0 decimals, KWD 3).
  */
 export function formatMinor(amount: number, currency: string): string {

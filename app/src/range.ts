@@ -2,7 +2,7 @@ import type { Interval, RangeQuery } from './api.js';
 
 /**
  * The dashboard's range, kept in the URL (`?range=30d` or `?from=…&to=…`) so
- * a link reproduces the view (issue 17). Pure functions of the query string.
+ * a link reproduces the view (`docs/app.md` "Site dashboard"). Pure functions of the query string.
  */
 
 /** Named ranges of the report API (docs/api.md), in the picker's order, with the chart's default interval. */

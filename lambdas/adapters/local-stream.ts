@@ -24,7 +24,7 @@ export const STREAM_FILE = 'events.log';
 /** The part of a file the stream writes through: appends and the durability call (`fdatasync`). */
 export type LogFile = Pick<FileHandle, 'write' | 'datasync' | 'close'>;
 
-/** Opens the log for appending; a test passes a file layer that loses what was not synced (issue 18.8). */
+/** Opens the log for appending; a test passes a file layer that loses what was not synced (`docs/reliability.md` "The checks", power loss). */
 export type LogFileOpener = (path: string) => Promise<LogFile>;
 
 const openForAppend: LogFileOpener = (path) => open(path, 'a');

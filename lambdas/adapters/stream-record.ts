@@ -5,7 +5,7 @@ const MAX_PARTITION_KEY = 256;
 
 /**
  * Partition key of an event: site and visitor, so one visitor's events stay in
- * order on one shard (DESIGN.md picture). Cut to Kinesis's 256-character limit;
+ * order on one shard (`docs/ingestion.md` "The stream"). Cut to Kinesis's 256-character limit;
  * a cut only merges partitions, it never splits a visitor.
  */
 export function partitionKey(event: Pick<TrackedEvent, 'site' | 'visitor_id'>): string {

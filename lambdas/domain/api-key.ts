@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Recognisable prefix of Footfall API keys (DESIGN.md "API keys"). */
+/** Recognisable prefix of Footfall API keys (`docs/security.md` "API keys"). */
 export const KEY_PREFIX = 'ff_';
 /** 32 random bytes, base64url: 43 characters after the prefix. */
 const KEY_BYTES = 32;
 
-/** A new API key: shown once, never stored (spec §5). */
+/** A new API key: shown once, never stored (`docs/security.md` "API keys"). */
 export function newApiKey(): string {
   return `${KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
 }
@@ -15,7 +15,7 @@ export function newKeyId(): string {
   return `key_${randomBytes(6).toString('hex')}`;
 }
 
-/** SHA-256 of the key, hex: the only form a key is stored in (spec §5). */
+/** SHA-256 of the key, hex: the only form a key is stored in (`docs/security.md` "API keys"). */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
@@ -26,7 +26,7 @@ export function looksLikeApiKey(key: string): boolean {
 }
 
 /**
- * What an `Authorization` header holds (spec §5, RFC 6750 §2.1):
+ * What an `Authorization` header holds (`docs/security.md` "API keys", RFC 6750 §2.1):
  * - `none`: no header (or an empty one);
  * - `other`: not `Bearer <token>` (another scheme, a bare key, several tokens);
  * - `malformed`: a bearer token that cannot be one of our keys (`Bearer ff_nope`);

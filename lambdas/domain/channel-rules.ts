@@ -136,7 +136,7 @@ const SEARCH_PROVIDERS: HostList = {
   ],
 };
 
-// AI assistants are their own channel (DESIGN.md "Channels"). Matomo lists
+// AI assistants are their own channel (`docs/ingestion.md` "Channels"). Matomo lists
 // perplexity.ai under search engines too; we follow its AI list instead.
 const AI_MATOMO: HostList = {
   channel: 'AI',
@@ -187,7 +187,7 @@ const AI_PROVIDERS: HostList = {
 };
 
 // Communities: forums, Q&A sites, link aggregators and team chat — places where
-// people discuss and vote (DESIGN.md "Channels"). GA4 and Matomo file most of these
+// people discuss and vote (`docs/ingestion.md` "Channels"). GA4 and Matomo file most of these
 // under social; we split them out because they behave differently (one thread
 // sends a burst, and the audience is self-selected).
 const COMMUNITIES_LISTED: HostList = {

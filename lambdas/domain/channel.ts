@@ -17,7 +17,7 @@ import {
 import { own } from './dict.js';
 
 /**
- * The channels a visit can be credited to (DESIGN.md "Channels"; spec §4.2
+ * The channels a visit can be credited to (`docs/ingestion.md` "Channels"; `docs/api.md` "Breakdowns"
  * `channel` dimension). Beyond the required eight:
  * - Video: GA4 has an organic video channel with its own site list.
  * - Newsletter: newsletter platforms (Substack, beehiiv, …) and
@@ -181,7 +181,7 @@ function norm(value: string | null): string | null {
  *
  * Input: `{ referrerHost, utmSource, utmMedium, utmCampaign, clickIds }` (see
  * ChannelInput); output `{ channel, source }`. Rules, first match wins
- * (DESIGN.md "Channels"; GA4 default channel group where it fits):
+ * (`docs/ingestion.md` "Channels"; GA4 default channel group where it fits):
  * 1. Paid: a paid click id (gclid, msclkid, …; fbclid only with a paid medium)
  *    or a paid utm_medium (GA4 `.*cp.*|ppc|retargeting|paid.*` and its Display mediums).
  * 2. A checkout the buyer returns from (Stripe, PayPal, …) → Direct: it ends the

@@ -1,6 +1,6 @@
 /**
  * Request headers that carry the viewer's country, in the order they are
- * trusted (spec §2.9: "two CDN-supplied vendor-specific names or
+ * trusted (`docs/ingestion.md` "The event's fields": "two CDN-supplied vendor-specific names or
  * `x-country-code`"). Names are lower case: callers normalise headers first.
  */
 export const COUNTRY_HEADERS: ReadonlyArray<{ header: string; source: string }> = [
@@ -55,7 +55,7 @@ export interface CountryLookup {
 }
 
 /**
- * The event's country (spec §2.9, `docs/ingestion.md` "Country"): a CDN's
+ * The event's country (`docs/ingestion.md` "Enrichment", "Country"): a CDN's
  * country header when one holds a country (it saw the viewer, and a CDN's
  * database is the better one), else the IP database's answer for the client
  * address, else null. `lookup` is absent when no database is installed.

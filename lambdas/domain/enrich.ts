@@ -8,7 +8,7 @@ import { deviceFromWidth } from './device.js';
 import { resolveVisitor } from './visitor.js';
 import type { UserAgentInfo } from './user-agent.js';
 
-/** Why an event was dropped silently (spec §6); each is logged in an `events dropped` line with its count. */
+/** Why an event was dropped silently (`docs/ingestion.md` "Silent drops"); each is logged in an `events dropped` line with its count. */
 export const DROP_REASONS = [
   'bot',
   'unknown_type',
@@ -29,7 +29,7 @@ const EVENT_TYPES: ReadonlyMap<string, TrackedEvent['type']> = new Map([
 /** Longest host name DNS allows (RFC 1035 §2.3.4); the `hostname` column holds no more. */
 const MAX_HOSTNAME = 253;
 
-/** The page URL of `u` when it is an absolute http(s) URL, else null (spec §6.3: such a page has no host of the site). */
+/** The page URL of `u` when it is an absolute http(s) URL, else null (`docs/ingestion.md` "Silent drops": such a page has no host of the site). */
 function pageUrl(u: string): URL | null {
   const url = URL.parse(u);
   return url && (url.protocol === 'https:' || url.protocol === 'http:') ? url : null;
@@ -71,8 +71,8 @@ function pagePath(url: URL): string {
 }
 
 /**
- * Applies the drop rules of spec §6 in order and, for a kept event, the
- * enrichment of §2.9: visitor (DESIGN.md "Visitor"), referrer host, UTM,
+ * Applies the drop rules of `docs/ingestion.md` "Silent drops" in order and, for a kept event, the
+ * enrichment (`docs/ingestion.md` "Enrichment"): visitor (`docs/security.md` "What is stored about a visitor"), referrer host, UTM,
  * channel and source, device, browser, OS, country, language.
  *
  * Pure: the clock, the site, the salt and the rate limiter are inputs.

@@ -4,7 +4,7 @@
  */
 export abstract class FootfallError extends Error {
   abstract readonly status: number;
-  /** Message safe to show to the caller (spec §7: `{ "error": message }`). */
+  /** Message safe to show to the caller (`docs/api.md` "Errors": `{ "error": message }`). */
   get publicMessage(): string {
     return this.message;
   }
@@ -18,7 +18,7 @@ export abstract class FootfallError extends Error {
   }
 }
 
-/** Spec §7 event endpoint: the body is not a JSON event or an array of events (400 `invalid event`). */
+/** `docs/api.md` "Errors" event endpoint: the body is not a JSON event or an array of events (400 `invalid event`). */
 export class InvalidEventError extends FootfallError {
   readonly status = 400;
   constructor(readonly detail: string) {

@@ -1,9 +1,9 @@
-/** Spec §2.9/§8: goal names are trimmed and cut to 64 bytes. */
+/** `docs/ingestion.md` "The event's fields": goal names are trimmed and cut to 64 bytes. */
 export const MAX_GOAL_NAME_BYTES = 64;
 
 /**
  * Trims a goal name and cuts it to at most 64 UTF-8 bytes without splitting a
- * character. Returns null for a missing or blank name (such goals are dropped, spec §6.5).
+ * character. Returns null for a missing or blank name (such goals are dropped, `docs/ingestion.md` "Silent drops").
  */
 export function normalizeGoalName(name: string | null | undefined): string | null {
   const trimmed = name?.trim();

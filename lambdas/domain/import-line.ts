@@ -7,7 +7,7 @@ import type { IngestRequest } from '../services/ingest.js';
 
 /**
  * One line of `footfall import events <file.jsonl>`: the inbound event fields
- * (spec §2.9) plus what a live request would have told us — `ts` (RFC 3339,
+ * (`docs/ingestion.md` "The event's fields") plus what a live request would have told us — `ts` (RFC 3339,
  * required: historic events keep their time), `ua`, `ip`, `country` (ISO
  * alpha-2; without one, `importEventLines` looks `ip` up in the country
  * database, as for a live event without a CDN header), `language` (an

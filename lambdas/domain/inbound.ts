@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { InvalidEventError, PayloadTooLargeError } from './errors.js';
 
-/** Spec §4.3/§8: items beyond the 50th in an array are ignored. */
+/** `docs/ingestion.md` "Request": items beyond the 50th in an array are ignored. */
 export const MAX_EVENTS_PER_REQUEST = 50;
 
 /**
@@ -22,15 +22,15 @@ const EVENT_SYNTAX_BYTES = 128;
 export const MAX_EVENT_BYTES =
   Object.values(FIELD_BUDGET_BYTES).reduce((sum, b) => sum + b, 0) * JSON_ESCAPE_FACTOR + EVENT_SYNTAX_BYTES;
 /**
- * The body ceiling, derived from the spec's limits: 50 events of maximal
+ * The body ceiling, derived from the event endpoint's limits (`docs/ingestion.md` "Request"): 50 events of maximal
  * fields, their commas and the brackets (758,152 bytes, about 740 KiB). A
- * larger body cannot be a request the spec describes with every event read,
+ * larger body cannot be a request those limits allow with every event read,
  * and is answered 413 before it is parsed, which bounds the Lambda's parse
  * time and memory (`docs/ingestion.md`).
  */
 export const MAX_BODY_BYTES = MAX_EVENTS_PER_REQUEST * (MAX_EVENT_BYTES + 1) + 2;
 
-/** One inbound event (spec §2.9) as the enrichment reads it, after parsing and repair. */
+/** One inbound event (`docs/ingestion.md` "The event's fields") as the enrichment reads it, after parsing and repair. */
 export interface InboundEvent {
   n: string;
   u: string;
@@ -65,7 +65,7 @@ export const inboundEventSchema = z.object({
 export const MAX_SCREEN_WIDTH = 100_000;
 
 /**
- * `w` as the event endpoint keeps it (our rule, spec §2.9 says only "number"):
+ * `w` as the event endpoint keeps it (our rule, `docs/ingestion.md` "Repairs"):
  * a finite number is rounded to the nearest integer (1.5 → 2) and kept when
  * it is 1 to 100,000; anything else (negative, 0, 1e308, a string, NaN) is
  * unknown, which makes the device `Unknown`.
@@ -80,13 +80,13 @@ export const screenWidthSchema = z
 const text = z.string().nullable().catch(null);
 
 /**
- * The event endpoint's repair rules (spec §2.9, §6, §8; issue 18.1): every
+ * The event endpoint's repair rules (`docs/ingestion.md` "Repairs", "Silent drops", "Request"): every
  * field of an event object becomes a value the drop and enrichment rules
  * handle, so one odd field never rejects a request.
  * - `n`, `u`, `s` that are not strings become `''`: dropped as
- *   `unknown_type`, `invalid_url`, `unknown_site` (spec §6);
+ *   `unknown_type`, `invalid_url`, `unknown_site` (`docs/ingestion.md` "Silent drops");
  * - `r`, `v`, `g`, `l` that are not strings are treated as missing: no
- *   referrer, the daily hash (§2.9 `v`), a goal without a name (dropped, §6.5);
+ *   referrer, the daily hash (`v`), a goal without a name (dropped);
  * - `w` by `screenWidthSchema`;
  * - over-long strings are kept here and cut where they are used (goal name to
  *   64 bytes, path and link to 2,048 characters).
@@ -104,7 +104,7 @@ export const repairedEventSchema = z.object({
 
 /**
  * An item is an event when it is a JSON object that has the three required
- * fields `n`, `u` and `s` (spec §2.9), whatever their values; an object
+ * fields `n`, `u` and `s` (`docs/ingestion.md` "The event's fields"), whatever their values; an object
  * without them (Plausible's `{"name","url","domain"}`, say) is not, so a
  * request of only such objects is told 400 instead of vanishing.
  */
@@ -122,7 +122,7 @@ export interface ParsedBody {
 }
 
 /**
- * Parses a request body into at most 50 repaired inbound events (spec §4.3, §7, §8).
+ * Parses a request body into at most 50 repaired inbound events (`docs/ingestion.md` "Request").
  *
  * A body is answered 400 only when it holds no event at all: empty, not JSON,
  * not an object or array, or an object or array with no event among its first

@@ -1,7 +1,7 @@
 import { BadParameterError } from './errors.js';
 
 /**
- * Report ranges (spec §2.2, §4.1, §8; DESIGN.md "Days and ranges").
+ * Report ranges (`docs/api.md` "Ranges", "Limits"; days are local, `docs/api.md` "Conventions").
  *
  * Every day is a local calendar date `YYYY-MM-DD` in the site's IANA timezone;
  * instants are ms since the epoch. Day arithmetic is integer arithmetic on
@@ -13,18 +13,18 @@ import { BadParameterError } from './errors.js';
  * library.
  */
 
-/** Range names accepted in `range` (spec §4.1). */
+/** Range names accepted in `range` (`docs/api.md` "Ranges"). */
 export const RANGE_NAMES = ['today', '7d', '30d', '90d', '12m', 'all'] as const;
 export type RangeName = (typeof RANGE_NAMES)[number];
 
-/** Range object echoed in responses (spec §2.2): `from` and `to` are both inclusive local days. */
+/** Range object echoed in responses (`docs/api.md` "Ranges"): `from` and `to` are both inclusive local days. */
 export interface DateRange {
   from: string;
   to: string;
   timezone: string;
 }
 
-/** Raw range query parameters as they arrive (spec §4.1); absent ones are `undefined`. */
+/** Raw range query parameters as they arrive (`docs/api.md` "Ranges"); absent ones are `undefined`. */
 export interface RangeQuery {
   range?: string;
   from?: string;
@@ -33,7 +33,7 @@ export interface RangeQuery {
 
 /**
  * A resolved range: the days to report on, the `previous` range of equal length
- * just before it (spec §2.4), the number of days in each, and the range name
+ * just before it (`docs/api.md` "Overview"), the number of days in each, and the range name
  * used (`custom` for explicit `from`/`to`).
  */
 export interface ResolvedRange {
@@ -45,16 +45,16 @@ export interface ResolvedRange {
 
 const DAY_MS = 86_400_000;
 
-/** Range used when the query names none (spec §4.1). */
+/** Range used when the query names none (`docs/api.md` "Ranges"). */
 const DEFAULT_RANGE: RangeName = '30d';
-/** A site tracked for this many days or fewer defaults to `all` instead (spec §4.1 "tracked for 30 days or less"). */
+/** A site tracked for this many days or fewer defaults to `all` instead (`docs/api.md` "Ranges"). */
 const NEW_SITE_DAYS = 30;
-/** Longest explicit `from`/`to` range, in years (spec §4.1, §8). */
+/** Longest explicit `from`/`to` range, in years (`docs/api.md` "Ranges", "Limits"). */
 const MAX_EXPLICIT_YEARS = 10;
 
 /**
  * First day of each named range, given today's local day and the site's first
- * tracked day (spec §4.1; DESIGN.md "Days and ranges": `7d` is the 7 local days
+ * tracked day (`docs/api.md` "Ranges": `7d` is the 7 local days
  * ending today, today included). Every named range ends today.
  */
 const RANGE_FROM: Record<RangeName, (today: string, firstDay: string | null) => string> = {
@@ -73,7 +73,7 @@ const RANGE_FROM: Record<RangeName, (today: string, firstDay: string | null) => 
   all: (today, firstDay) => (firstDay === null || isBefore(today, firstDay) ? today : firstDay),
 };
 
-/** A day as the API accepts it (spec §2.1): four-digit year 0001-9999, two-digit month and day. */
+/** A day as the API accepts it (`docs/api.md` "Conventions"): four-digit year 0001-9999, two-digit month and day. */
 const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 /**
  * A day as arithmetic may produce it: the range before 0001-01-01 or the day
@@ -137,7 +137,7 @@ function fromEpochDay(n: number): string {
 /**
  * True when `s` is exactly `YYYY-MM-DD` (four-digit year 0001-9999, two-digit
  * month and day) and a real Gregorian date: `2026-02-30`, `2026-2-1`,
- * `20260201` and `''` are all false (spec §2.1 "Days").
+ * `20260201` and `''` are all false (`docs/api.md` "Conventions").
  */
 export function isValidDay(s: string): boolean {
   return parseDay(s, true) !== null;
@@ -151,7 +151,7 @@ export function addDays(day: string, n: number): string {
 /**
  * The same calendar date `n` years after `day` (`n` may be negative), `YYYY-MM-DD`.
  * A leap day lands on February 28 in a year without one, so the result always
- * stays in the same month (used for `12m` and the 10-year limit, spec §4.1).
+ * stays in the same month (used for `12m` and the 10-year limit, `docs/api.md` "Ranges").
  */
 export function addYears(day: string, n: number): string {
   const [y, m, d] = fields(day);
@@ -272,7 +272,7 @@ export function hoursOfDay(day: string, timezone: string): string[] {
 
 /**
  * The instant (ms since the epoch) at which local day `day` (`YYYY-MM-DD`)
- * starts in `timezone`: its local midnight, DST-correct (DESIGN.md "Days and
+ * starts in `timezone`: its local midnight, DST-correct (`docs/api.md` "Conventions", "Days and
  * ranges"). Where midnight happens twice (America/Havana falls back from 01:00
  * to 00:00) it is the first one. Where midnight is skipped (America/Havana,
  * Asia/Beirut, America/Santiago spring forward from 00:00 to 01:00) it is the
@@ -365,7 +365,7 @@ export function splitMonths(
   return { headDays: [from, addDays(wholeFrom, -1)], months: null, tailDays: [wholeFrom, to] };
 }
 
-/** Builds the resolved range and the `previous` one: the same number of days, ending the day before `from` (spec §2.4). */
+/** Builds the resolved range and the `previous` one: the same number of days, ending the day before `from` (`docs/api.md` "Overview"). */
 function resolved(from: string, to: string, timezone: string, name: RangeName | 'custom'): ResolvedRange {
   const days = daysBetween(from, to);
   return {
@@ -383,18 +383,18 @@ function explicitDay(parameter: 'from' | 'to', value: string): string {
 }
 
 /**
- * Resolves the range query parameters of a report (spec §4.1) into local days
+ * Resolves the range query parameters of a report (`docs/api.md` "Ranges") into local days
  * in the site's `timezone` (IANA), given `now` (ms since the epoch) and the
  * site's first tracked day `firstDay` (`YYYY-MM-DD`, null when nothing is
  * tracked yet). Every invalid parameter is a `BadParameterError` (400); an
  * invalid `timezone` or `firstDay` is a programming error (plain Error).
  *
  * Rules:
- * - `from`/`to` win over `range` (spec §4.1). When either is present `range` is
+ * - `from`/`to` win over `range` (`docs/api.md` "Ranges"). When either is present `range` is
  *   not looked at, so even an unknown `range` is ignored. Both are required
  *   together (the missing one is named), strict `YYYY-MM-DD` real dates, `from`
  *   ≤ `to`. Future days are allowed; they are just empty.
- * - Explicit ranges are at most 10 years (spec §8): `from` must be on or after
+ * - Explicit ranges are at most 10 years (`docs/api.md` "Limits"): `from` must be on or after
  *   the day after the same date 10 years before `to` (a leap day going back to
  *   February 28), the rule `12m` uses for one year. So 2016-01-01..2025-12-31 is
  *   allowed and ..2026-01-01 is not; 2024-02-29..2034-02-28 is allowed; 3652 or
@@ -403,7 +403,7 @@ function explicitDay(parameter: 'from' | 'to', value: string): string {
  *   An empty `range=` is not a range name and is rejected like any other.
  * - No parameters: `30d`, or `all` when the site has been tracked for 30 days
  *   or fewer (no first day, or a first day on or after today − 29).
- * - `all` has no length limit: the 10-year limit is on explicit ranges (spec §8).
+ * - `all` has no length limit: the 10-year limit is on explicit ranges (`docs/api.md` "Limits").
  */
 export function resolveRange(
   query: RangeQuery,
@@ -430,7 +430,7 @@ export function resolveRange(
   return resolved(RANGE_FROM[name](today, firstDay), today, timezone, name);
 }
 
-/** The range name when the query gives none (spec §4.1). */
+/** The range name when the query gives none (`docs/api.md` "Ranges"). */
 function defaultRange(today: string, firstDay: string | null): RangeName {
   return firstDay === null || daysBetween(firstDay, today) <= NEW_SITE_DAYS ? 'all' : DEFAULT_RANGE;
 }

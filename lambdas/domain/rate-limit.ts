@@ -1,5 +1,5 @@
 /**
- * Per-site token buckets (spec §6.4, §8: events over the site's rate limit are
+ * Per-site token buckets (`docs/ingestion.md` "Silent drops", "Request": events over the site's rate limit are
  * dropped silently). State lives in the ingest instance's memory, so the limit is
  * per instance; the clock is passed in so the rule stays a function of its inputs.
  */

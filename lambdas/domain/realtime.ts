@@ -3,7 +3,7 @@ import type { Visit } from './visit.js';
 import { dict, type Dict } from './dict.js';
 
 /**
- * Realtime ("current visitors", issue 20, `docs/api.md` "Realtime"): the
+ * Realtime ("current visitors", `docs/api.md` "Realtime"): the
  * sessionizer writes, per batch, one small item per site and UTC minute of
  * the batch's recent events; the report reads the items of the last minutes
  * and keeps the visitors whose last event is within `REALTIME_WINDOW_MS`.

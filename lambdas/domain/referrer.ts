@@ -12,7 +12,7 @@ function withoutTrailingDot(host: string): string {
 }
 
 /**
- * The referrer host to keep for an event, or null (spec §2.9 `r`: "only its host
+ * The referrer host to keep for an event, or null (`docs/ingestion.md` "The event's fields" `r`: "only its host
  * is kept, and only when it is another site").
  *
  * - `referrer`: the tracker's `r`, a full URL or null.
@@ -50,7 +50,7 @@ export function referrerHost(referrer: string | null | undefined, pageHost: stri
   return host;
 }
 
-/** Campaign tags and click ids of a page URL, as stored on the event (spec §2.9; TrackedEvent `utm_*`). */
+/** Campaign tags and click ids of a page URL, as stored on the event (`docs/ingestion.md` "The event's fields"; TrackedEvent `utm_*`). */
 export interface CampaignParams {
   utm_source: string | null;
   utm_medium: string | null;

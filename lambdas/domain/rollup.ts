@@ -2,7 +2,7 @@ import type { Visit } from './visit.js';
 import { OUTBOUND_GOAL, pageviewsOf } from './visit.js';
 import { addDays, dayStart, localDay, localHour } from './range.js';
 
-/** The 11 breakdown dimensions of spec §4.2, in the spec's order. */
+/** The 11 breakdown dimensions of `docs/api.md` "Breakdowns", in that order. */
 export const DIMENSIONS = [
   'channel',
   'referrer',
@@ -19,7 +19,7 @@ export const DIMENSIONS = [
 export type Dimension = (typeof DIMENSIONS)[number];
 
 /**
- * The value(s) a visit has for each dimension (spec §4.2 table). `null` is a
+ * The value(s) a visit has for each dimension (`docs/api.md` "Breakdowns"). `null` is a
  * visit without a value (the `(none)` row). `page` lists every page viewed,
  * once per visit: the dimension counts visits that viewed the page.
  */
@@ -61,7 +61,7 @@ export const DIMENSION_BUCKETS: Readonly<Record<Dimension, number>> = {
 };
 
 /**
- * Goal rollups (issue 20, `docs/api.md` "Goals") are split like a dimension,
+ * Goal rollups (`docs/api.md` "Goals") are split like a dimension,
  * by a hash of the goal key, into this many buckets.
  */
 export const GOAL_BUCKETS = 4;
@@ -78,7 +78,7 @@ export type RollupMetric = 'visits' | Dimension | 'goal';
 
 /**
  * Named counters of the `visits` items besides `visits` and `pageviews`, all
- * counts that add (issue 20, the overview's top stats, `docs/api.md`):
+ * counts that add (the overview's top stats, `docs/api.md` "Top stats (overview)"):
  * - `bounces`: visits with exactly one page view and no goal (Plausible's
  *   bounce: https://plausible.io/docs/metrics-definitions);
  * - `timed_visits`: visits with more than one event, the ones whose duration
@@ -157,7 +157,7 @@ export function goalKeysOf(visit: Visit): Map<string, number> {
 
 /**
  * What payments are grouped by: the breakdown dimensions and `goal`, the
- * goal keys of the credited visit (issue 20: revenue by goal; a payment
+ * goal keys of the credited visit (revenue by goal, `docs/api.md` "Goals"; a payment
  * counts for every goal key of its visit, like `page`).
  */
 export const PAYMENT_DIMENSIONS = [...DIMENSIONS, 'goal'] as const;

@@ -1,15 +1,15 @@
 import * as z from 'zod';
 
-/** Attribution models (DESIGN.md "Attribution models"); `last_non_direct` is the default. */
+/** Attribution models (`docs/payments.md` "Customers and attribution"); `last_non_direct` is the default. */
 export const ATTRIBUTION_MODELS = ['last_non_direct', 'last_touch', 'first_touch'] as const;
 export type AttributionModel = (typeof ATTRIBUTION_MODELS)[number];
 
-/** Default lookback window for attribution, in days (DESIGN.md). */
+/** Default lookback window for attribution, in days (`docs/payments.md` "Customers and attribution"). */
 export const DEFAULT_LOOKBACK_DAYS = 30;
 /**
  * Default per-site ingestion limit: events per second per ingest instance (one
  * Lambda execution environment, or the local server), with bursts of twice that.
- * Our choice where spec §8 leaves the value open; see `docs/api.md`.
+ * Our choice where `docs/api.md` "Limits" leaves the value open; see `docs/api.md`.
  */
 export const DEFAULT_RATE_LIMIT = 1000;
 
@@ -99,7 +99,7 @@ export const siteConfigSchema = z.object({
 export type SiteConfig = z.infer<typeof siteConfigSchema>;
 
 /**
- * True when `host` is the site's domain or one of its subdomains (spec §6.3).
+ * True when `host` is the site's domain or one of its subdomains (`docs/ingestion.md` "Silent drops").
  * Both are compared lowercase; a leading `www.` on the configured domain is not special.
  */
 export function hostBelongsToSite(host: string, domain: string): boolean {

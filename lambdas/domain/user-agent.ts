@@ -8,7 +8,7 @@ import { own } from './dict.js';
  * Every field is null when the parser does not recognise it.
  */
 export interface UserAgentInfo {
-  /** True for crawlers, scripts and empty or hostile strings: such events are dropped (spec §6.1). */
+  /** True for crawlers, scripts and empty or hostile strings: such events are dropped (`docs/ingestion.md` "Silent drops"). */
   bot: boolean;
   /** Display name after `BROWSER_NAMES`, e.g. `Chrome`, `Safari`, `Samsung Internet`. */
   browser: string | null;
@@ -128,8 +128,8 @@ export interface UserAgentParser {
 /**
  * Builds a UA parser with a bounded least-recently-used cache of `maxEntries`
  * results: a `Map` keeps insertion order, a hit is re-inserted at the end and
- * the first key is evicted when full. Ingestion parses every event (≥ 50,000/s
- * per process) and most of them repeat a few UAs, so the hit path is one map
+ * the first key is evicted when full. Ingestion parses every event (tens of
+ * thousands a second per process) and most of them repeat a few UAs, so the hit path is one map
  * lookup. Returned objects are frozen because they are shared between calls.
  */
 export function createUserAgentParser(maxEntries = DEFAULT_CACHE_ENTRIES): UserAgentParser {
@@ -141,7 +141,7 @@ export function createUserAgentParser(maxEntries = DEFAULT_CACHE_ENTRIES): UserA
     },
     parse(raw) {
       const ua = raw?.trim() ?? '';
-      // Empty: spec §6.1. Too long: hostile, and not cached so it cannot flush the cache.
+      // Empty: `docs/ingestion.md` "Silent drops". Too long: hostile, and not cached so it cannot flush the cache.
       if (ua === '' || ua.length > MAX_USER_AGENT_LENGTH) return BOT;
       const hit = cache.get(ua);
       if (hit) {
@@ -149,7 +149,7 @@ export function createUserAgentParser(maxEntries = DEFAULT_CACHE_ENTRIES): UserA
         cache.set(ua, hit);
         return hit;
       }
-      // Bots are dropped (§6.1), so their browser and OS are never read: skip the parse.
+      // Bots are dropped (`docs/ingestion.md` "Silent drops"), so their browser and OS are never read: skip the parse.
       const info = isbot(ua) ? BOT : describe(parser, ua);
       if (cache.size >= maxEntries) {
         const oldest = cache.keys().next();
@@ -164,8 +164,8 @@ export function createUserAgentParser(maxEntries = DEFAULT_CACHE_ENTRIES): UserA
 const shared = createUserAgentParser();
 
 /**
- * Bot flag, browser and OS of a `User-Agent` header value (spec §2.9 "the
- * browser (from User-Agent)", §6.1 bots and empty UAs are dropped).
+ * Bot flag, browser and OS of a `User-Agent` header value (`docs/ingestion.md` "Enrichment"; bots and
+ * empty UAs are dropped, "Silent drops").
  * Bots by isbot 5 (github.com/omrilotan/isbot); browser and OS by ua-parser-js
  * 1.0, then renamed by `BROWSER_NAMES` / `OS_NAMES`. Missing, blank and
  * over-long (> 1,024 chars) strings are bots. Cached per process (5,000 UAs).

@@ -1,11 +1,11 @@
 import type { Device, TrackedEvent } from './tracked-event.js';
 
-/** A visit ends after 30 minutes without an event (DESIGN.md "Visit"). */
+/** A visit ends after 30 minutes without an event (`docs/architecture.md` "Visits"). */
 export const VISIT_GAP_MS = 30 * 60 * 1000;
-/** The goal name of outbound link clicks (DESIGN.md "Tracker"); the visit's exit link is the last one. */
+/** The goal name of outbound link clicks (`docs/tracking.md` "Outbound links"); the visit's exit link is the last one. */
 export const OUTBOUND_GOAL = 'Outbound Link: Click';
 
-/** What a visit takes from its first event (DESIGN.md "Visit"). */
+/** What a visit takes from its first event (`docs/architecture.md` "Visits"). */
 export interface VisitAttributes {
   channel: string;
   referrer_host: string | null;

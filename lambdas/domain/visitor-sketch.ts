@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Distinct visitors of a period, mergeable across periods (DESIGN.md
- * "Distinct visitors over any range"): the exact set of visitor ids while it
+ * Distinct visitors of a period, mergeable across periods (`docs/data-model.md`
+ * "Distinct visitors"): the exact set of visitor ids while it
  * has at most `EXACT_LIMIT` members, then a HyperLogLog sketch (Flajolet et al.
  * 2007, with the small-range linear-counting correction of Heule et al. 2013,
  * "HyperLogLog in Practice", §5.2).

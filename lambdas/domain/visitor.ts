@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** Visitor id `v`: 8 to 64 letters, digits or dashes (spec §2.9, §8). */
+/** Visitor id `v`: 8 to 64 letters, digits or dashes (`docs/ingestion.md` "The event's fields", "Request"). */
 const VISITOR_ID = /^[A-Za-z0-9-]{8,64}$/;
 
 /**
@@ -8,7 +8,7 @@ const VISITOR_ID = /^[A-Za-z0-9-]{8,64}$/;
  * digits (128 bits of SHA-256): letters, digits and a dash, so a hash id is
  * itself a valid visitor id and every id-taking path (timelines, `footfall`
  * commands) accepts it unchanged. base64url was not used because its `_` is
- * outside the spec's alphabet. The prefix tells the two kinds apart at a
+ * outside the visitor id's alphabet (letters, digits, dashes). The prefix tells the two kinds apart at a
  * glance and keeps honest tracker ids from ever equalling a hash, provided the
  * tracker never issues an id starting with `h-`. A client can still send any
  * valid `v`, `h-…` included; such an event is recorded with `visitor_kind`
@@ -20,7 +20,7 @@ export const HASH_PREFIX = 'h-';
 /** Hex digits kept from the SHA-256 digest: 32 hex = 128 bits. */
 const HASH_HEX_DIGITS = 32;
 
-/** True when `v` is a usable visitor id from the tracker (spec §2.9, §8). */
+/** True when `v` is a usable visitor id from the tracker (`docs/ingestion.md` "The event's fields", "Request"). */
 export function isValidVisitorId(v: unknown): v is string {
   return typeof v === 'string' && VISITOR_ID.test(v);
 }
@@ -28,7 +28,7 @@ export function isValidVisitorId(v: unknown): v is string {
 /**
  * The UTC day, `YYYY-MM-DD`, whose salt hashes an event at `nowMs` (ms since
  * the epoch). The salt rotates at 00:00 UTC, so a visitor without an id
- * becomes a new visitor at midnight UTC (DESIGN.md "Visitor").
+ * becomes a new visitor at midnight UTC (`docs/security.md` "What is stored about a visitor").
  */
 export function saltDay(nowMs: number): string {
   return new Date(nowMs).toISOString().slice(0, 10);
@@ -40,8 +40,8 @@ export function newSalt(): string {
 }
 
 /**
- * Daily-hash visitor id: SHA-256 of salt ‖ site ‖ IP ‖ User-Agent (DESIGN.md
- * "Visitor"), returned as `h-` + 32 hex (see `HASH_PREFIX`). Each part is
+ * Daily-hash visitor id: SHA-256 of salt ‖ site ‖ IP ‖ User-Agent (`docs/security.md`
+ * "What is stored about a visitor"), returned as `h-` + 32 hex (see `HASH_PREFIX`). Each part is
  * framed as a netstring (`<utf-8 byte length>:<bytes>,`) so no choice of values
  * can shift bytes from one part into the next: ("a.com", "1.2.3.4") and
  * ("a.com1", ".2.3.4") hash differently. The raw IP is never stored, only
@@ -62,7 +62,7 @@ export type VisitorKind = 'id' | 'hash';
 
 /**
  * The event's visitor: the tracker's `v` when it is valid (kind `id`),
- * otherwise the daily hash of the request (kind `hash`); spec §2.9 `v`.
+ * otherwise the daily hash of the request (kind `hash`); `docs/ingestion.md` "The event's fields" `v`.
  * `salt` is the salt of `saltDay(event time)`.
  */
 export function resolveVisitor(input: { v: unknown; salt: string; site: string; ip: string; userAgent: string }): {

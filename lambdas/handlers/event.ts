@@ -16,7 +16,7 @@ export interface EventHandlerDeps extends IngestDeps, Telemetry {
 const ALLOWED_METHODS = 'POST, OPTIONS';
 
 /**
- * `/api/event` (spec §4.3, §6, §7), routed for every method: `POST` parses,
+ * `/api/event` (`docs/ingestion.md` "Request", "Silent drops"), routed for every method: `POST` parses,
  * repairs and ingests, and answers 202 with an empty body; `OPTIONS` is the
  * CORS preflight (204); any other method is 405 with `Allow`. Every answer,
  * errors included (400, 405, 413, 503), carries `Access-Control-Allow-Origin: *`.

@@ -1,6 +1,6 @@
 import type { HttpResult } from './http.js';
 
-/** `GET /health` (spec §4.4): 200 `ok` while the server runs. */
+/** `GET /health` (`docs/tracking.md`): 200 `ok` while the server runs. */
 export async function healthHandler(): Promise<HttpResult> {
   return {
     statusCode: 200,

@@ -11,7 +11,7 @@ export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpRe
 
 /**
  * How errors are written: `json` gives the report API's `{ "error": message }`
- * (spec §7); `text` gives the event endpoint's plain bodies (`invalid event`,
+ * (`docs/api.md` "Errors"); `text` gives the event endpoint's plain bodies (`invalid event`,
  * `try again`). `unexpectedStatus` is what an error that is not a
  * `FootfallError` becomes: the event endpoint answers 503 so that a client
  * retries and nothing is lost; elsewhere 500.
@@ -73,7 +73,7 @@ function errorMapper(format: ErrorFormat, logger: Logger): middy.MiddlewareObj<H
 
 /**
  * Wraps a handler body with the HTTP middlewares every endpoint shares
- * (DESIGN.md "Handlers"): lowercase headers, CORS when asked (`*`, spec §4.3),
+ * (`docs/architecture.md` "Handlers"): lowercase headers, CORS when asked (`*`, `docs/ingestion.md` "Request"),
  * and typed errors to responses.
  */
 export function httpHandler(
@@ -81,7 +81,7 @@ export function httpHandler(
   options: { logger: Logger; errors: ErrorFormat; cors?: { methods: string; headers?: string; maxAge?: number } },
 ): HttpHandler {
   // No early-timeout timer: Lambda enforces the timeout itself, and a timer per
-  // request was 8% of the event endpoint's CPU time.
+  // request was a measurable share of the event endpoint's CPU time (`docs/benchmarks.md`).
   const handler = middy<HttpEvent, HttpResult>(body, { timeoutEarlyInMillis: 0 }).use(httpHeaderNormalizer());
   if (options.cors) {
     handler.use(

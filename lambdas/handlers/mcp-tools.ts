@@ -7,7 +7,7 @@ import { listSites, type ReportDeps } from '../services/reports.js';
 import { REPORT_LIST, type ReportSpec } from './report-table.js';
 
 /**
- * The MCP tools (spec §4.5): the report use cases of `/api/v1`, called the
+ * The MCP tools (`docs/mcp.md`): the report use cases of `/api/v1`, called the
  * same way, returning the same JSON as structured content and as text. Every
  * tool is read-only. Argument schemas reuse the report API's parameter
  * schemas (same validation) with descriptions written for a model.
@@ -67,7 +67,7 @@ const toolError = (message: string): CallToolResult => ({ content: [{ type: 'tex
 
 /**
  * The site a tool reports on: the `site` argument, or the account's only
- * site when it is left out (spec §4.5 argument rule 1).
+ * site when it is left out (`docs/mcp.md` "Tools", argument `site`).
  * @throws BadParameterError listing the choices when the account has none or several
  */
 async function siteArgument(deps: ReportDeps, account: string, given: string | undefined): Promise<string> {
@@ -114,8 +114,8 @@ async function errorText(
 
 /**
  * A new MCP server with the read-only report tools for one request of
- * `account` (a stateless transport serves one request, DESIGN.md "MCP
- * transport"). `deps.store` is the request's report store.
+ * `account` (a stateless transport serves one request, `docs/mcp.md` "How
+ * it runs"). `deps.store` is the request's report store.
  */
 export function createMcpServer(deps: ReportDeps, account: string, logger: Logger): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, { instructions: MCP_INSTRUCTIONS });

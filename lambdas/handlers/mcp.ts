@@ -6,7 +6,7 @@ import { httpHandler, type HttpEvent, type HttpHandler, type HttpResult } from '
 import { createMcpServer } from './mcp-tools.js';
 import { dict } from '../domain/dict.js';
 
-/** The one path the MCP function answers (spec §4.5: `{base_url}/mcp`). */
+/** The one path the MCP function answers (`docs/mcp.md`: `{base_url}/mcp`). */
 export const MCP_PATH = '/mcp';
 
 /** Hop-by-hop and length headers that describe the original HTTP message, not the rebuilt one. */
@@ -84,15 +84,15 @@ export interface McpHandlerDeps extends ReportHandlerDeps {
 }
 
 /**
- * The MCP endpoint (`/mcp`, spec §4.5, §5, §7) behind a Lambda function URL:
+ * The MCP endpoint (`/mcp`, `docs/mcp.md`; `docs/security.md` "API keys"; `docs/api.md` "Errors") behind a Lambda function URL:
  *
  * 0. A request whose `Origin` is present and not an allowed one is 403
  *    `{"error": …}`, before anything else (`mcpOriginProblem`: the MCP
  *    specification's defence against DNS rebinding); no `Origin` passes.
  * 1. Any path but `/mcp` is 404; any method but `POST` is 405 with
  *    `Allow: POST`. In stateless mode the SDK would answer `GET` with an
- *    event stream that never ends and hang a buffered Lambda (DESIGN.md
- *    "MCP transport"); `DELETE` ends a session, and there are none.
+ *    event stream that never ends and hang a buffered Lambda (`docs/mcp.md`
+ *    "How it runs"); `DELETE` ends a session, and there are none.
  * 2. The bearer key, before any MCP processing: 401 `{"error": …}` without a
  *    valid one, exactly as the report API.
  * 3. A new `McpServer` and a new stateless `WebStandardStreamableHTTPServerTransport`

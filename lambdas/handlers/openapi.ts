@@ -89,7 +89,7 @@ export function openApiDocument(): unknown {
       title: 'Footfall report API',
       version: '1',
       description:
-        'Read-only reports of a Footfall installation (spec §4). Every request needs `Authorization: Bearer <API key>`, or, from the app, its session cookie (docs/app.md).',
+        'Read-only reports of a Footfall installation (docs/api.md). Every request needs `Authorization: Bearer <API key>`, or, from the app, its session cookie (docs/app.md).',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { session: [] }],

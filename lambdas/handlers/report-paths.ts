@@ -1,5 +1,5 @@
 /**
- * The path of each report of `/api/v1` (spec §4.2); `{name}` is one path
+ * The path of each report of `/api/v1` (`docs/api.md` "Reports"); `{name}` is one path
  * segment, `{domain}` the site's. Declared apart from the report table
  * (`report-table.ts`) only so that the app can import these strings without
  * the table's schemas and services: the table takes each report's path from

@@ -39,7 +39,7 @@ import {
 import { REPORT_PATHS } from './report-paths.js';
 
 /**
- * The reports of `/api/v1` (spec §4.2) and of the MCP endpoint (spec §4.5),
+ * The reports of `/api/v1` (`docs/api.md` "Reports") and of the MCP endpoint (`docs/mcp.md`),
  * each declared once: its path and parameters with their zod schemas, its
  * response schema, its CSV export, its MCP tool and the service function
  * that answers it. The report handler's routes, the OpenAPI document, the
@@ -159,7 +159,7 @@ export const REPORTS = {
       title: 'Overview totals',
       description:
         'Totals of a site over a date range and over the period of equal length just before it: visitors, sessions, payments, customers, ' +
-        'revenue_usd (net of refunds), conversion (converted / visitors, where converted counts the customers whose visitor was tracked in the range; spec §2.4) and revenue_per_visitor, and the top stats: pageviews, views_per_visit, ' +
+        'revenue_usd (net of refunds), conversion (converted / visitors, where converted counts the customers whose visitor was tracked in the range) and revenue_per_visitor, and the top stats: pageviews, views_per_visit, ' +
         'bounce_rate (visits with one page view and no goal / visits, 0 to 1) and visit_duration (mean seconds of the visits with more than one event), ' +
         'plus the relative change of each (0.25 = 25% more; null when the previous value was 0).',
       args: RANGE_ARGS,

@@ -24,7 +24,7 @@ export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry 
   shares?: ShareDeps;
 }
 
-/** Parses query parameters with a schema; a failure is a 400 naming the parameter (spec §7). */
+/** Parses query parameters with a schema; a failure is a 400 naming the parameter (`docs/api.md` "Errors"). */
 export function parseQuery<T>(schema: z.ZodType<T>, query: Record<string, string | undefined>): T {
   for (const name of DECIMAL_QUERY_PARAMS) {
     const value = query[name];
@@ -52,7 +52,7 @@ const rejection = (kind: AuthorizationHeader['kind']) =>
   new UnauthorizedError(REJECTIONS[kind].message, REJECTIONS[kind].tokenSent);
 
 /**
- * The account of the request's bearer key (spec §5). Every failure is a 401
+ * The account of the request's bearer key (`docs/security.md` "API keys"). Every failure is a 401
  * with `WWW-Authenticate: Bearer realm="footfall"` (RFC 6750 §3), plus
  * `error="invalid_token"` when a bearer token was sent, malformed or not.
  * @throws UnauthorizedError (401)
@@ -71,7 +71,7 @@ export async function authenticate(
 
 /**
  * The account a report request reads: its bearer key's when an
- * `Authorization` header is sent (spec §5), else its app session's when the
+ * `Authorization` header is sent (`docs/security.md` "API keys"), else its app session's when the
  * `ff_session` cookie is (the app reads through this same API, docs/app.md).
  * @throws UnauthorizedError (401)
  */
@@ -124,7 +124,7 @@ interface Route {
   report: ReportSpec;
 }
 
-/** The report routes under `/api/v1` (spec §4.2), matched on the raw path: each report's path with `{name}` as one segment. */
+/** The report routes under `/api/v1` (`docs/api.md` "Reports"), matched on the raw path: each report's path with `{name}` as one segment. */
 const ROUTES: Route[] = REPORT_LIST.map((report) => ({
   pattern: new RegExp(`^${report.path.replace(/\{[^}]+\}/g, '([^/]+)')}/?$`),
   names: [...report.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] ?? ''),
@@ -167,7 +167,7 @@ function parsePathParam(name: string, schema: z.ZodType | undefined, value: stri
 }
 
 /**
- * The report API (`GET /api/v1/*`, spec §4.2, §5, §7) for an API Gateway
+ * The report API (`GET /api/v1/*`, `docs/api.md` "Reports", "Errors"; `docs/security.md` "API keys") for an API Gateway
  * proxy route: bearer key first (401), then the route (404 for none), its
  * parameters (400) and the report (404 for another account's site, 503 when
  * the data cannot be read). `GET /api/v1/openapi.json` needs no key.

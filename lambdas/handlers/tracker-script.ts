@@ -35,7 +35,7 @@ export function withEventEndpoint(script: string, eventUrl: string): string {
 }
 
 /**
- * `GET /v.js` (spec §4.4): the tracking script, with an ETag, a day of
+ * `GET /v.js` (`docs/tracking.md`): the tracking script, with an ETag, a day of
  * caching plus a week of stale-while-revalidate (the URL carries no version,
  * so a new tracker must reach pages within a day), and brotli or gzip when
  * the client takes them. Answers API Gateway's and Lambda function URLs'

@@ -362,7 +362,7 @@ export async function listKeys(deps: Pick<SettingsDeps, 'keys'>, account: string
   return { keys: keys.map(keyView) };
 }
 
-/** Creates a key for the account; the answer is the only time the key exists in clear (spec §5). */
+/** Creates a key for the account; the answer is the only time the key exists in clear (`docs/security.md` "API keys"). */
 export async function createKey(
   deps: Pick<SettingsDeps, 'keys' | 'clock'>,
   account: string,

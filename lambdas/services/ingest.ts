@@ -36,7 +36,7 @@ const siteKey = (s: string): string => s.trim().toLowerCase();
  *
  * @param events parsed inbound events (`parseEventBody`), at most 50 per request
  * @param request facts of the request: time (ms), IP, User-Agent, country, language
- * @param options.rateLimit false for historic imports (spec §6.4 applies to live traffic)
+ * @param options.rateLimit false for historic imports (`docs/ingestion.md` "Silent drops" applies to live traffic)
  * @throws UnavailableError when a site lookup, the salt or the stream write fails (→ 503)
  */
 export async function ingestEvents(

@@ -58,7 +58,7 @@ export interface PaymentDeps {
 
 /**
  * Credits a payment to one visit (`docs/payments.md`, "Customers and
- * attribution"): a renewal inherits the credit of its customer's first
+ * attribution", "Customer → visitor"): a renewal inherits the credit of its customer's first
  * attributed payment; otherwise the visitor is that of the customer's first
  * attributed payment when it was made before this one (`paidBefore`), else
  * the payment's own `footfall_visitor_id`, else the customer's metadata
@@ -396,7 +396,7 @@ export const creditOrder = (a: Payment, b: Payment) =>
 /**
  * Credits again the payments on the timelines of `visitors` that their new
  * visits can change — called by the sessionizer after it wrote visits of
- * these visitors (issue 16.2): a visit that arrives after its payment (an
+ * these visitors (`docs/payments.md` "Customers and attribution"): a visit that arrives after its payment (an
  * import, a redelivered webhook, a late stream) can make the payment
  * attributable, or change which visit earned it (an earlier non-Direct visit
  * in the window) or its first touch. Crediting therefore does not depend on
@@ -441,7 +441,7 @@ async function recreditVisitorsIn(
   visitors: ReadonlyArray<{ visitor: string; since?: number }>,
 ): Promise<number> {
   const ns = namespaceOf(site);
-  // Every payment's list items first, then each day and month they touch recomputed once (issue 16's budget).
+  // Every payment's list items first, then each day and month they touch recomputed once (the write budget, `docs/benchmarks.md` "Budgets").
   const batch = new RecomputeBatch();
   let done = 0;
   for (const { visitor, since } of visitors) {

@@ -149,7 +149,7 @@ export async function cleanUpRetired(
 
 /**
  * Derives a site's data again, beside the live data (`footfall rebuild`,
- * issue 19.1, issue 15.4; `docs/rebuild.md`): readers see the live
+ * `docs/rebuild.md`): readers see the live
  * generation's numbers until one conditional write makes the new generation
  * live, then the new numbers; never a mix.
  *

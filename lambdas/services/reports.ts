@@ -39,13 +39,13 @@ export interface ReportDeps {
   clock: () => number;
 }
 
-/** Payment list filters (spec §4.2). */
+/** Payment list filters (`docs/api.md` "Reports"). */
 export const PAYMENT_FILTERS = LIST_CLASSES;
 export type PaymentFilter = ListClass;
 
 /**
- * The site of `domain` if `account` owns it (spec §5: a key reads every site
- * of its account). Another account's site is as unknown as no site (§7: 404).
+ * The site of `domain` if `account` owns it (`docs/security.md` "API keys": a key reads every site
+ * of its account). Another account's site is as unknown as no site (`docs/api.md` "Errors": 404).
  * @throws UnavailableError (503) while the site's data waits for a migration to this release's layout (`layoutMismatch`)
  */
 export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, domain: string): Promise<SiteConfig> {
@@ -65,7 +65,7 @@ async function rangeOf(deps: ReportDeps, site: SiteConfig, query: RangeQuery) {
   });
 }
 
-/** `GET /api/v1/sites` (spec §4.2). */
+/** `GET /api/v1/sites` (`docs/api.md` "Reports"). */
 export async function listSites(
   deps: Pick<ReportDeps, 'sites'>,
   account: string,
@@ -85,7 +85,7 @@ async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): P
   return overviewTotals({ visits, payments: periods.map((p) => p.totals), payers }, range);
 }
 
-/** `GET /api/v1/sites/{domain}/overview` (spec §2.4, §4.2). */
+/** `GET /api/v1/sites/{domain}/overview` (`docs/api.md` "Overview", "Reports"). */
 export async function overview(deps: ReportDeps, account: string, domain: string, query: RangeQuery) {
   const site = await siteOf(deps, account, domain);
   const { range, previous } = await rangeOf(deps, site, query);
@@ -100,7 +100,7 @@ export async function overview(deps: ReportDeps, account: string, domain: string
   };
 }
 
-/** `GET /api/v1/sites/{domain}/breakdown/{dimension}` (spec §2.5, §4.2). */
+/** `GET /api/v1/sites/{domain}/breakdown/{dimension}` (`docs/api.md` "Breakdowns", "Reports"). */
 export async function breakdown(
   deps: ReportDeps,
   account: string,
@@ -209,7 +209,7 @@ export async function timeseries(
 }
 
 /**
- * `GET /api/v1/sites/{domain}/payments` (spec §2.6, §4.2): the payments of
+ * `GET /api/v1/sites/{domain}/payments` (`docs/api.md` "Payments", "Reports"): the payments of
  * the range matching `filter`, newest first, failed ones included (their
  * status says so); `total` counts all that match.
  *
@@ -217,7 +217,7 @@ export async function timeseries(
  * days newest first by their count for the filter (a month it lands in is
  * read by day), then Queries the list from that day back, newest first, one
  * Query per month partition the page spans, each reading at most the day's
- * remainder plus `limit` keys (`docs/data-model.md`, "Payments list").
+ * remainder plus `limit` keys (`docs/data-model.md`, "Payments: a list, and counters recomputed from it").
  */
 export async function listPayments(
   deps: ReportDeps,
@@ -281,7 +281,7 @@ export async function listPayments(
 }
 
 /**
- * `GET /api/v1/sites/{domain}/retention` (spec §2.7, §4.2; `docs/retention.md`):
+ * `GET /api/v1/sites/{domain}/retention` (`docs/api.md` "Reports"; `docs/retention.md`):
  * from the cohort rollups of the range's first-payment days (months inside,
  * days at the ends) and of the `churn_30d` window, the first day with a
  * payer and the status sources: at most 8 Queries and a GetItem besides the
@@ -314,7 +314,7 @@ export async function retention(
   return retentionReport({ site: site.domain, range, customers, payments, now, rate });
 }
 
-/** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (spec §2.8). @throws NotFoundError when the visitor has no events or payments */
+/** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (`docs/api.md` "Visitor timeline"). @throws NotFoundError when the visitor has no events or payments */
 export async function visitorTimeline(
   deps: ReportDeps,
   account: string,

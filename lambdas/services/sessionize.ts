@@ -106,7 +106,7 @@ export function changeVisits(
 
 /**
  * Turns one batch of the event stream into visits and rollups
- * (DESIGN.md "Idempotency without transactions"):
+ * (`docs/data-model.md` "Exactly once without transactions"):
  *
  * 1. group the batch's events by site and visitor; each site's data is written
  *    in every generation of `writeTargets` (the live one, and the one a

@@ -485,8 +485,8 @@ export const MARKETS: readonly Market[] = [
 
 /**
  * Browsers and systems that must never appear in the demo: long dead, or
- * never a real share of any site's traffic (issue 19.4: the old demo showed
- * 605 visits from Internet Explorer).
+ * never a real share of any site's traffic (an older demo showed visits from
+ * Internet Explorer).
  */
 export const NOT_IN_THE_DEMO = {
   browsers: [

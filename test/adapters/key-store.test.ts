@@ -8,8 +8,8 @@ import { memoryTable, scanAll } from '../support/dynamo.js';
 const at = (iso: string) => new Date(iso);
 
 /**
- * A key's last_used (issue 17.6) is the report and MCP functions' only write,
- * and IAM lets it through only as KEY_USE_UPDATE allows (issue 18.5): the
+ * A key's last_used (`docs/app.md` "Settings: API keys") is the report and MCP functions' only write,
+ * and IAM lets it through only as KEY_USE_UPDATE allows (`docs/security.md` "IAM: least privilege"): the
  * store must stay within that grant, or every authenticated request would fail in AWS.
  */
 describe('DynamoKeyStore.authenticate records last_used (dynalite)', () => {

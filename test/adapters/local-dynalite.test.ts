@@ -77,7 +77,7 @@ describe('local dynalite: Query and Scan close their iterators', () => {
   });
 });
 
-/** Issue 18.6: only the owner of a data directory reaches its dynalite. */
+/** Only the owner of a data directory reaches its dynalite (`docs/security.md` "Local mode: only the owner reaches the data"). */
 describe('local dynalite: only the owner gets in', () => {
   it("refuses a client without the process's credential, and keeps the directory and the credential file private", async () => {
     const dir = join(await mkdtemp(join(tmpdir(), 'ff-owner-')), 'data');

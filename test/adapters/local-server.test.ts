@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createLocalServer, type ServerLog } from '../../local/server.js';
 
 describe('local server (the API Gateway stand-in)', () => {
-  it('logs a client that aborts its upload at debug level, not as a server error (issue 18.7)', async () => {
+  it('logs a client that aborts its upload at debug level, not as a server error', async () => {
     const errors: unknown[] = [];
     let aborted!: (extra: Record<string, unknown>) => void;
     const debugged = new Promise<Record<string, unknown>>((resolve) => (aborted = resolve));

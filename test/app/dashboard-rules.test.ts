@@ -17,7 +17,7 @@ const row = (key: string | null, visitors: number, revenue: number, unattributed
   revenue_per_visitor: unattributed ? null : visitors ? revenue / visitors : null,
 });
 
-/** The API's order (revenue, then visits), as spec §4.2 gives it, with the no-value and Unattributed rows mid-list. */
+/** The API's order (revenue, then visits), as `docs/api.md` "Reports" gives it, with the no-value and Unattributed rows mid-list. */
 const API_ROWS = [
   row('Search', 691, 487),
   row(null, 900, 300),

@@ -20,7 +20,7 @@ describe("the app's number formats", () => {
     [0, '± 0%'],
     [null, null],
     [undefined, null],
-  ])('change %s → %s (spec §2.4)', (change, text) => {
+  ])('change %s → %s', (change, text) => {
     expect(formatChange(change)).toBe(text);
   });
 

@@ -12,7 +12,7 @@ import { startTestService } from '../support/local.js';
 import { trackedEvent } from '../support/events.js';
 
 /**
- * Issue 20's invariant: the overview's top stats (pageviews, views per
+ * The invariant of `docs/api.md` "Top stats (overview)": the overview's top stats (pageviews, views per
  * visit, bounce rate, visit duration) equal what an analyst computes with
  * DuckDB from the raw Parquet archive of the same events, sessionizing in SQL
  * (a new visit after 30 minutes without an event). A generated site of 10

@@ -6,7 +6,7 @@ describe('the report benchmark scale points (docs/benchmarks.md)', () => {
     [{}, 3_400_000, 20_000],
     [{ FOOTFALL_BENCH_PAYMENTS: '100000' }, 3_400_000, 100_000],
     [{ FOOTFALL_BENCH_PAYMENTS: '1000000', FOOTFALL_BENCH_EVENTS: '5000000' }, 5_000_000, 1_000_000],
-    // Issue 15.3's site: 1M visits and 100,000 payments a month over 365 days.
+    // The report budget's site (`docs/benchmarks.md` "Budgets"): 1M visits and 100,000 payments a month over 365 days.
     [{ FOOTFALL_BENCH_SITE: 'issue15' }, 28_424_037, 1_200_000],
   ])('%o is %i events and %i payments', (env, events, payments) => {
     const scale = benchScale(env);

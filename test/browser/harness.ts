@@ -15,7 +15,7 @@ import { withEventEndpoint } from '../../lambdas/handlers/tracker-script.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
-/** One event as the tracker sends it (spec §2.9, plus the outbound link `l`). */
+/** One event as the tracker sends it (`docs/ingestion.md` "The event's fields", plus the outbound link `l`). */
 export interface TrackerEvent {
   n: string;
   u: string;

@@ -29,7 +29,7 @@ describe('footfall fx', () => {
       rate_date: '2026-04-01',
       rate_age_days: 12,
     });
-    // Issue 19.11: a rate more than a week old is said, on stderr, with how to get newer ones.
+    // A rate more than a week old (`docs/payments.md` "Money") is said, on stderr, with how to get newer ones.
     expect(before.stderr).toBe(
       'warning: the EUR rate used for 2026-04-13 is 12 days old (rate of 2026-04-01); newer rates: footfall fx update --file <ECB eurofxref-hist.csv> (data/fx/SOURCES.md)\n',
     );

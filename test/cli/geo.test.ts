@@ -7,7 +7,7 @@ import { PACKAGED_COUNTRY_DATABASE } from '../../local/geo.js';
 import { CountryDatabase } from '../../lambdas/adapters/country-database.js';
 import { runCli } from '../support/cli.js';
 
-describe('footfall geo (issue 21: the documented refresh)', () => {
+describe('footfall geo: the documented refresh', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'country-cli-'));

@@ -76,7 +76,7 @@ describe('openLines: every line of a file or of standard input', () => {
   )('%s from %s, with an await before the first read', async (name, source) => {
     const file = files[name]!;
     const opened = await openLines(source === 'file' ? file.path : STDIN, pipeOf(file.path));
-    // The race of issue 16: the consumer attaches after other async work.
+    // The import race: the consumer attaches after other async work.
     await new Promise((r) => setTimeout(r, 50));
     await nextTurn();
     const read = await countSlowly(opened.lines);

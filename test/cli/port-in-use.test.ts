@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PortUnavailableError, startLocalService } from '../../local/service.js';
 import { runCli } from '../support/cli.js';
 
-/** Issue 19.3: a port in use is one line naming the port and how to choose another, and a non-zero exit, not a hang. */
+/** A port in use is one line naming the port and how to choose another, and a non-zero exit, not a hang. */
 describe('serve and start on a port already in use', () => {
   let blocker: Server;
   let port = 0;

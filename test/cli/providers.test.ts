@@ -11,7 +11,7 @@ import { runCli } from '../support/cli.js';
 
 const SECRET = 'whsec_cli_sealed_secret_0123456789';
 
-/** `footfall providers connect` seals the secret (issue 18.5, `docs/security.md`). */
+/** `footfall providers connect` seals the secret (`docs/security.md` "Webhook signing secrets at rest"). */
 describe('footfall providers connect', () => {
   let dataDir = '';
   const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
@@ -57,7 +57,7 @@ describe('footfall providers connect', () => {
     }
   });
 
-  it("prints the real webhook URL: the local server's, or --url's (issue 19.8: never https://<your host>/)", () => {
+  it("prints the real webhook URL: the local server's, or --url's, never a placeholder like https://<your host>/", () => {
     const local = cli('providers', 'connect', 'polar', '--site', 'shop.test', '--webhook-secret', SECRET);
     expect(local).toMatchObject({
       status: 0,

@@ -22,7 +22,7 @@ async function run(...args: string[]): Promise<{ status: number; stdout: string;
 afterEach(() => vi.restoreAllMocks());
 
 /**
- * Issue 19.8: every bad value names the option or argument, the value given
+ * Every bad value names the option or argument, the value given
  * and what is allowed, on one line, with exit code 2 — from one mapping of
  * zod issues (`cli/usage.ts`), whatever the command.
  */

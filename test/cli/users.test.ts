@@ -10,7 +10,7 @@ const run = promisify(execFile);
 import { startLocalService } from '../../local/service.js';
 import { AppClient } from '../support/app-client.js';
 
-/** `footfall users add|link|list`: the first user of an account, made from the CLI (issue 17). */
+/** `footfall users add|link|list`: the first user of an account, made from the CLI (`docs/app.md` "First sign-in"). */
 describe('footfall users', () => {
   let dir: string;
   const cli = (...args: string[]) => runCli(['--data', dir, ...args]);

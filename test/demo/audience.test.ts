@@ -69,7 +69,7 @@ function expectedMarginals(): { os: Record<string, number>; browser: Record<stri
   return { os, browser };
 }
 
-describe('the demo audience (issue 19.4): shares within tolerance of the cited tables', () => {
+describe('the demo audience: shares within tolerance of the cited tables', () => {
   it(`has enough visits to measure shares (${demo.visits.length})`, () => {
     expect(demo.visits.length).toBeGreaterThan(10_000);
     expect(firstEvents.every(Boolean)).toBe(true);

@@ -87,7 +87,7 @@ describe('footfall demo: the demo site through the real paths', () => {
                 })
               ).json();
         // The series asks for the days the overview resolved: `today` asked twice would be two days when the
-        // two requests fall either side of midnight in the site's timezone (issue 19.2: no test depends on timing).
+        // two requests fall either side of midnight in the site's timezone (no test depends on timing).
         const days = range === 'all' ? 'range=all' : `from=${total.range.from}&to=${total.range.to}`;
         const series = await (
           await fetch(`${url}/api/v1/sites/demo.footfall.dev/timeseries?${days}&interval=${interval}`, {

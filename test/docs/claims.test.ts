@@ -5,7 +5,7 @@ import { VISITOR_LIMITS } from '../../lambdas/domain/visitor-sketch.js';
 
 const doc = (path: string) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-/** Issue 19.9: what the README and docs/tracking.md tell a new user is what the code does. */
+/** What the README and docs/tracking.md tell a new user is what the code does. */
 describe('claims in the docs', () => {
   it('README "Exact numbers" says where distinct visitors become an estimate, with the sketch\'s own limit and error', async () => {
     const readme = await doc('README.md');

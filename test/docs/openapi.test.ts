@@ -41,7 +41,7 @@ const VISITORS = ['alice-0001', 'bob-00000001', 'carol-000001', 'dave-0000001', 
 const MARCH = { from: '2026-03-01', to: '2026-03-31' };
 
 /**
- * Issue 19.10: generated clients trust the OpenAPI document, so every report
+ * Generated clients trust the OpenAPI document, so every report
  * route's real responses must validate against it — in particular the nulls
  * (a payment without a visitor has null `visitor_id`, `visitor`, `touch` and
  * `first_touch`; a visit of unknown country has null `country`). The URLs are

@@ -32,7 +32,7 @@ async function footfallSql(dataDir: string, query: string): Promise<Array<Record
 }
 
 /**
- * Issue 19.9: the README's SQL example must agree with the reports. It ran
+ * The README's SQL example must agree with the reports. It once ran
  * over each event's own channel (63% Direct) while the channel breakdown
  * counts visits by their first event's channel. On a generated site (the
  * demo, through the real import and webhook paths, sessionized and archived),

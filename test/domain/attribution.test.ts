@@ -40,7 +40,7 @@ const old = visit('old', 45, 'Social');
 const after = visit('after', -1, 'Email');
 const sameInstant = { ...visit('same', 0, 'Referral') };
 
-describe('creditVisit (DESIGN.md attribution models)', () => {
+describe('creditVisit: the attribution models', () => {
   it.each<[string, Visit[], AttributionModel, number, string | null]>([
     ['last non-direct skips a later Direct visit', [search, ai, direct], 'last_non_direct', 30, 'ai'],
     ['last touch takes the latest visit, Direct or not', [search, ai, direct], 'last_touch', 30, 'direct'],
@@ -84,7 +84,7 @@ describe('creditVisit (DESIGN.md attribution models)', () => {
     expect(firstVisit([])).toBeNull();
   });
 
-  it('maps a visit to the touch fields of spec §2.6', () => {
+  it('maps a visit to the touch fields of a payment row', () => {
     expect(touchOf(ai)).toEqual({
       session_id: 'ai',
       ts: ai.start,

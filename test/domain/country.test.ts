@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { countryCode, countryFromHeaders, resolveCountry } from '../../lambdas/domain/country.js';
 import { clientAddress } from '../../lambdas/domain/client-address.js';
 
-describe('countryFromHeaders (spec §2.9)', () => {
+describe('countryFromHeaders: the country from a CDN header', () => {
   it.each<[string, Record<string, string | undefined>, string | null]>([
     ['CloudFront', { 'cloudfront-viewer-country': 'DE' }, 'DE'],
     ['Cloudflare', { 'cf-ipcountry': 'FR' }, 'FR'],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deviceFromWidth } from '../../lambdas/domain/device.js';
 import type { Device } from '../../lambdas/domain/tracked-event.js';
 
-describe('deviceFromWidth (spec §2.9 `w`)', () => {
+describe('deviceFromWidth: the device class from the screen width `w`', () => {
   it.each<[number | null | undefined, Device]>([
     [0, 'Mobile'],
     [320, 'Mobile'],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeGoalName } from '../../lambdas/domain/goal-name.js';
 
-describe('normalizeGoalName (spec §2.9: trimmed, cut to 64 bytes)', () => {
+describe('normalizeGoalName: trimmed, cut to 64 bytes', () => {
   it.each([
     ['signup', 'signup'],
     ['  signup  ', 'signup'],

@@ -5,7 +5,7 @@ import { InvalidEventError, PayloadTooLargeError } from '../../lambdas/domain/er
 const ok = { n: 'pageview', u: 'https://example.com/a', s: 'example.com' };
 const repaired = { r: null, v: null, w: null, g: null, l: null };
 
-describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
+describe('parseEventBody: the event endpoint body, its repairs and limits', () => {
   it('accepts one event, filling the optional fields with null', () => {
     expect(parseEventBody(JSON.stringify(ok))).toEqual({ events: [{ ...ok, ...repaired }], notEvents: 0 });
   });
@@ -27,7 +27,7 @@ describe('parseEventBody (spec §2.9, §4.3, §7, §8)', () => {
     expect(parseEventBody(JSON.stringify(full)).events).toEqual([full]);
   });
 
-  // Each row: the field as sent → what the drop and enrichment rules are handed (issue 18.1).
+  // Each row: the field as sent → what the drop and enrichment rules are handed (`docs/ingestion.md` "Repairs").
   it.each([
     ['n another string', { n: 'custom' }, { n: 'custom' }],
     ['n a number (dropped as unknown_type later)', { n: 5 }, { n: '' }],

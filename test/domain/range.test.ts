@@ -36,7 +36,7 @@ function badParameter(fn: () => unknown): BadParameterError {
 const NOW = ms('2026-06-15T22:45:00Z');
 const FIRST_DAY = '2026-01-10';
 
-/** Each zone and the local day of NOW there (spec §2.1: days are local dates). */
+/** Each zone and the local day of NOW there (`docs/api.md` "Conventions": days are local dates). */
 const ZONES: [string, string][] = [
   ['UTC', '2026-06-15'],
   ['Europe/Berlin', '2026-06-16'], // 00:45 CEST
@@ -66,7 +66,7 @@ const EXPECTED: Record<string, Record<RangeName, [string, string, number, string
   },
 };
 
-describe('resolveRange: named ranges end on the local day of now (spec §4.1, DESIGN.md "Days and ranges")', () => {
+describe('resolveRange: named ranges end on the local day of now', () => {
   const rows = ZONES.flatMap(([timezone, today]) =>
     RANGE_NAMES.map(
       (name) =>
@@ -124,7 +124,7 @@ describe('resolveRange: leap days', () => {
   });
 });
 
-describe('resolveRange: default range (spec §4.1: 30d, or all for a site tracked 30 days or less)', () => {
+describe('resolveRange: default range: 30d, or all for a site tracked 30 days or less', () => {
   const now = ms('2026-06-15T12:00:00Z'); // today is 2026-06-15 in UTC
   it.each([
     ['never tracked', null, 'all', '2026-06-15', 1],
@@ -151,7 +151,7 @@ describe('resolveRange: default range (spec §4.1: 30d, or all for a site tracke
   });
 });
 
-describe('resolveRange: explicit from/to (spec §4.1, §8)', () => {
+describe('resolveRange: explicit from/to, at most 10 years', () => {
   const ctx = { now: NOW, timezone: 'Europe/Berlin', firstDay: FIRST_DAY };
   it.each<[string, RangeQuery, string, string, number, string, string]>([
     ['one month', { from: '2026-01-01', to: '2026-01-31' }, '2026-01-01', '2026-01-31', 31, '2025-12-01', '2025-12-31'],
@@ -316,7 +316,7 @@ describe('localDay: the local date of an instant', () => {
   });
 });
 
-describe('dayStart and rangeBounds: DST-correct local midnights (DESIGN.md "Days and ranges")', () => {
+describe('dayStart and rangeBounds: DST-correct local midnights', () => {
   it.each([
     ['2026-06-16', 'UTC', '2026-06-16T00:00:00.000Z', 24],
     ['2026-06-16', 'Asia/Kolkata', '2026-06-15T18:30:00.000Z', 24],

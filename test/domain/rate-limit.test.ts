@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SiteRateLimiter } from '../../lambdas/domain/rate-limit.js';
 
-describe('SiteRateLimiter (spec §6.4)', () => {
+describe('SiteRateLimiter: per-site token buckets', () => {
   it('allows a burst of rate × 2, then refuses until tokens refill', () => {
     const limiter = new SiteRateLimiter(2);
     const t = 1_000_000;

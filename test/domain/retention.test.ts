@@ -211,7 +211,7 @@ function expectSumsMatch(total: RetentionGroup, groups: readonly RetentionGroup[
     expect(sum(k), k).toBe(total[k]);
 }
 
-describe('retention report (spec §2.7, docs/retention.md), hand-computed', () => {
+describe('retention report (docs/retention.md), hand-computed', () => {
   const report = retentionReport(input());
 
   it('validates against the response schema and echoes site and range', () => {

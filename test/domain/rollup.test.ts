@@ -120,7 +120,7 @@ describe('LocalDays', () => {
   });
 });
 
-describe('RollupDeltas: top-stats counters and goals (issue 20)', () => {
+describe('RollupDeltas: top-stats counters and goals', () => {
   const goalVisit = () => {
     const events = [
       visitEventOf(trackedEvent({ ts: T, event_id: 'g0', path: '/' })),

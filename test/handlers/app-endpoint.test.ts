@@ -267,7 +267,7 @@ describe('/api/app endpoints', () => {
     const bearer = (k: string) => fetch(`${s.svc.url}/api/v1/sites`, { headers: { authorization: `Bearer ${k}` } });
     expect((await bearer(key.key)).status).toBe(200);
     const listed = (await ana.call('GET', '/api/app/keys')).body as { keys: Array<Record<string, unknown>> };
-    // The report function records the key's use (its one write, issue 18.5: last_used of a KEYS item).
+    // The report function records the key's use (its one write, `docs/security.md` "IAM: least privilege": last_used of a KEYS item).
     const used = listed.keys.find((k) => k.id === key.id);
     expect(used).toEqual({
       id: key.id,

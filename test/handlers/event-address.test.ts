@@ -40,7 +40,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
-describe('the client address in `npm start` (issue 21)', () => {
+describe('the client address in `npm start`', () => {
   let svc: Service;
   const output: string[] = [];
 

@@ -59,7 +59,7 @@ function setup(countries: CountryLookup | null = database) {
   return { post, written, logged };
 }
 
-describe('country from the client address (issue 21, docs/ingestion.md "Country")', () => {
+describe('country from the client address (docs/ingestion.md "Country")', () => {
   // Servers whose operator and location are published, and which the pinned
   // DB-IP Lite release (package.json) places there. A new release that moves
   // one fails here, on purpose: the refresh is reviewed, not silent.

@@ -8,7 +8,7 @@ import { MAX_BODY_BYTES } from '../../lambdas/domain/inbound.js';
 
 type Service = Awaited<ReturnType<typeof startTestService>>;
 
-describe('POST /api/event through the local service (spec §4.3, §6, §7)', () => {
+describe('POST /api/event through the local service: statuses, silent drops and errors', () => {
   let svc: Service;
   let offset = 0;
   const now = Date.UTC(2026, 10, 21, 10, 30);

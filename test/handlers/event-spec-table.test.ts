@@ -12,7 +12,7 @@ const NOW = Date.UTC(2026, 10, 21, 10, 30);
 const VALID_V = 'abcdefgh-1234';
 
 /**
- * One row of spec §2.9 / §8 (issue 18.1): the fields sent on top of a page
+ * One row of `docs/ingestion.md` "The event's fields", "Repairs": the fields sent on top of a page
  * view of its own path, the status, and what lands in the archive (null:
  * nothing). `u` is `https://example.com/<row id>` unless the row sets it.
  */
@@ -28,7 +28,7 @@ const goal64 = 'x'.repeat(64);
 const euros = '€'.repeat(30);
 
 const ROWS: Row[] = [
-  // n (§2.9, §6.6)
+  // n: `pageview` or `goal`, anything else dropped
   { id: 'n-pageview', fields: { n: 'pageview' }, status: 202, archived: { type: 'pageview', goal: null } },
   { id: 'n-goal', fields: { n: 'goal', g: 'Signup' }, status: 202, archived: { type: 'goal', goal: 'Signup' } },
   { id: 'n-other', fields: { n: 'click' }, status: 202, archived: null },
@@ -36,7 +36,7 @@ const ROWS: Row[] = [
   { id: 'n-number', fields: { n: 5 }, status: 202, archived: null },
   { id: 'n-proto', fields: { n: 'toString' }, status: 202, archived: null },
   { id: 'n-missing', fields: { n: undefined }, status: 400, archived: null },
-  // u (§2.9, §6.3)
+  // u: an absolute http(s) URL on the site's host, else dropped
   {
     id: 'u-subdomain',
     fields: { u: `https://app.${SITE}/u-subdomain` },
@@ -67,13 +67,13 @@ const ROWS: Row[] = [
   { id: 'u-javascript', fields: { u: 'javascript:alert(1)' }, status: 202, archived: null },
   { id: 'u-number', fields: { u: 42 }, status: 202, archived: null },
   { id: 'u-missing', fields: { u: undefined }, status: 400, archived: null },
-  // s (§2.9, §6.2)
+  // s: a configured site, else dropped
   { id: 's-case-space', fields: { s: ` EXAMPLE.com ` }, status: 202, archived: { site: SITE } },
   { id: 's-unknown', fields: { s: 'nosuchsite.test' }, status: 202, archived: null },
   { id: 's-300', fields: { s: 'a'.repeat(300) }, status: 202, archived: null },
   { id: 's-number', fields: { s: 7 }, status: 202, archived: null },
   { id: 's-missing', fields: { s: undefined }, status: 400, archived: null },
-  // r (§2.9: only the host, only another site)
+  // r: only the host, only another site
   {
     id: 'r-other',
     fields: { r: 'https://news.ycombinator.com/item?id=1' },
@@ -95,7 +95,7 @@ const ROWS: Row[] = [
     status: 202,
     archived: { referrer_host: null },
   },
-  // v (§2.9, §8: 8 to 64 letters, digits or dashes, else the daily hash)
+  // v: 8 to 64 letters, digits or dashes, else the daily hash
   { id: 'v-valid', fields: { v: VALID_V }, status: 202, archived: { visitor_id: VALID_V, visitor_kind: 'id' } },
   {
     id: 'v-64',
@@ -108,7 +108,7 @@ const ROWS: Row[] = [
   { id: 'v-300', fields: { v: 'v'.repeat(300) }, status: 202, archived: { visitor_kind: 'hash' } },
   { id: 'v-bang', fields: { v: 'bad id!!' }, status: 202, archived: { visitor_kind: 'hash' } },
   { id: 'v-number', fields: { v: 123456789 }, status: 202, archived: { visitor_kind: 'hash' } },
-  // w (§2.9; rounding and the unknown cases are ours, docs/ingestion.md)
+  // w: rounding and the unknown cases are ours, docs/ingestion.md "Repairs"
   { id: 'w-390', fields: { w: 390 }, status: 202, archived: { device: 'Mobile', screen_width: 390 } },
   { id: 'w-800', fields: { w: 800 }, status: 202, archived: { device: 'Tablet', screen_width: 800 } },
   { id: 'w-1280', fields: { w: 1280 }, status: 202, archived: { device: 'Desktop', screen_width: 1280 } },
@@ -118,7 +118,7 @@ const ROWS: Row[] = [
   { id: 'w-negative', fields: { w: -5 }, status: 202, archived: { device: 'Unknown', screen_width: null } },
   { id: 'w-1e308', fields: { w: 1e308 }, status: 202, archived: { device: 'Unknown', screen_width: null } },
   { id: 'w-string', fields: { w: '390' }, status: 202, archived: { device: 'Unknown', screen_width: null } },
-  // g (§2.9, §8: trimmed, cut to 64 bytes; §6.5: goals without one are dropped)
+  // g: trimmed, cut to 64 bytes; goals without one are dropped
   { id: 'g-trim', fields: { n: 'goal', g: '  Signup  ' }, status: 202, archived: { type: 'goal', goal: 'Signup' } },
   { id: 'g-2000', fields: { n: 'goal', g: 'x'.repeat(2000) }, status: 202, archived: { type: 'goal', goal: goal64 } },
   { id: 'g-multibyte', fields: { n: 'goal', g: euros }, status: 202, archived: { type: 'goal', goal: '€'.repeat(21) } },
@@ -139,7 +139,7 @@ const ROWS: Row[] = [
   { id: 'x-extra', fields: { extra: { deep: [[[[[[[[[[1]]]]]]]]]] } }, status: 202, archived: { type: 'pageview' } },
 ];
 
-describe('POST /api/event: every row of spec §2.9 and §8, its status and what lands in the archive', () => {
+describe('POST /api/event: every field as sent, its status and what lands in the archive', () => {
   let svc: Service;
   const archived = new Map<string, TrackedEvent>();
 

@@ -12,7 +12,7 @@ const NOW = Date.UTC(2026, 2, 2, 10, 20);
 type Service = Awaited<ReturnType<typeof startTestService>>;
 
 /**
- * Issue 18.5: webhook signing secrets are sealed at rest (`docs/security.md`),
+ * Webhook signing secrets are sealed at rest (`docs/security.md` "Webhook signing secrets at rest"),
  * bound to their site and provider; items written before, with a plaintext
  * `secret`, keep working until the provider is connected again.
  */

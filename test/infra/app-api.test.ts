@@ -10,7 +10,7 @@ type Statement = {
 };
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
-/** The app's API in AWS (issue 17): its own function behind the HTTP API, with least-privilege access to the table. */
+/** The app's API in AWS (`docs/app.md` "In AWS"): its own function behind the HTTP API, with least-privilege access to the table. */
 describe('the app API function (context app=true)', () => {
   let on: Synthesized;
   let off: Synthesized;

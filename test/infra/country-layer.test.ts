@@ -21,7 +21,7 @@ function layerFiles(s: Synthesized): string[] {
 const functionsOf = (s: Synthesized) =>
   Object.entries(s.template.findResources('AWS::Lambda::Function') as Record<string, Resource>);
 
-describe('the IP-to-country database as a Lambda layer (issue 21)', () => {
+describe('the IP-to-country database as a Lambda layer', () => {
   let main: Synthesized;
   let dir: string;
   beforeAll(async () => {

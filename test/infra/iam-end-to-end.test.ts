@@ -16,7 +16,7 @@ import { fixture } from '../payments/fixture.js';
 import { signWebhook } from '../support/webhook-signature.js';
 
 /**
- * The whole local stack under IAM (issue 31): every function's code runs through its own role's
+ * The whole local stack under IAM (`docs/security.md` "IAM in the local twin"): every function's code runs through its own role's
  * synthesized policy (`local/iam/`), and one pass over what a site owner does — events, webhooks of
  * the four providers, imports of events and payments, the sessionizer and the scheduled work, a
  * rebuild, every report of the API including retention, the app's settings and every MCP tool —

@@ -18,7 +18,7 @@ const allows = (patterns: readonly string[] | null, pk: string) =>
   patterns.some((p) => new RegExp(`^${p.replace(/[.#]/g, '\\$&').replace(/\*/g, '.*')}$`).test(pk));
 
 /**
- * Issue 18.5: each function's DynamoDB access is scoped to the partitions it
+ * Each function's DynamoDB access is scoped to the partitions it
  * reads and writes (`dynamodb:LeadingKeys`); the report and MCP functions
  * cannot read the webhook signing secrets (PROVIDER#), and their only write is
  * a key's `last_used` (UpdateItem on `KEYS`, that attribute alone).
@@ -81,7 +81,7 @@ describe('least privilege on the table, per function (context app=true)', () => 
 
   it.each([
     ['event', ['SITES', 'SALT'], ['SALT']],
-    // Its last step credits again the payments of the visitors it wrote (issue 16.2): payment items and FX rates.
+    // Its last step credits again the payments of the visitors it wrote (`docs/payments.md` "Customers and attribution"): payment items and FX rates.
     [
       'sessionize',
       ['SITES', 'FX', 'R#*', 'RT#*', 'SHARD#*', 'INGEST', ...PAYMENT_WRITE_PARTITIONS],

@@ -20,7 +20,7 @@ const outdirs: string[] = [];
 /**
  * A CDK App whose cloud assembly goes to a temp directory of ours. Without an
  * `outdir`, CDK makes `$TMPDIR/cdk.outXXXXXX` for every App and never removes
- * it (issue 19.11: `npm test` left hundreds); these are removed after the
+ * it (`npm test` once left hundreds); these are removed after the
  * test file that made them (`removeSynthOutputs`, registered below).
  */
 export function testApp(props: AppProps = {}): App {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Issue 19.11: `npm test` left `/tmp/cdk.out*` behind, one per CDK App. This
+ * `npm test` once left `/tmp/cdk.out*` behind, one per CDK App. This
  * file gives itself a temp directory of its own (so other tests and other
  * runs on the machine cannot disturb the listing), synthesizes stacks the way
  * the infrastructure tests do, and lists the directory before and after.

@@ -44,7 +44,7 @@ const text = (result: CallToolResult) => {
   return first?.type === 'text' ? first.text : '';
 };
 
-describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', () => {
+describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors', () => {
   let s: Scenario;
   let soloKey = '';
   let revokedKey = '';
@@ -114,7 +114,7 @@ describe('MCP endpoint /mcp on the hand-built scenario (spec §4.5, §5, §7)', 
       }
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    // Spec §2.4: conversion is converted / visitors, not customers / visitors (issue 19.9).
+    // `docs/api.md` "Overview": conversion is converted / visitors, not customers / visitors.
     expect(byName.get_overview?.description).toContain('conversion (converted / visitors');
     expect(byName.get_overview?.description).not.toContain('customers / visitors');
     const props = (name: string) =>

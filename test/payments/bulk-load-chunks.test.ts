@@ -19,7 +19,7 @@ import { site as siteConfig, trackedEvent } from '../support/events.js';
 import { compared, normalize } from '../support/comparable-items.js';
 
 /**
- * The bulk load in chunks (`DynamoPaymentStore.bulkLoader`, issue 15: the
+ * The bulk load in chunks (`DynamoPaymentStore.bulkLoader`: the
  * 1M-payments bench point and `derivePaymentRollups` hold one chunk of
  * payments at a time): whatever the chunks (one, one per payment, any
  * boundaries, any order of the payments), the table ends item for item as

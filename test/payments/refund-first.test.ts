@@ -22,7 +22,7 @@ const STORIES: Array<[Provider, string, string, string]> = [
   ['lemonsqueezy', 'order_created.eur.json', 'order_refunded.full.json', ''], // every order event states the order's time
 ];
 
-describe('a refund that arrives before its payment (issue 18.4)', () => {
+describe('a refund that arrives before its payment', () => {
   it.each(STORIES)('%s: the refund alone shows and counts, refunded, with a time', (provider, _payment, refund, at) => {
     const alone = merge([factOf(provider, refund)]);
     expect(isCountable(alone)).toBe(true);

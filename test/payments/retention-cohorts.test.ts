@@ -24,7 +24,7 @@ import { memoryTable } from '../support/dynamo.js';
 import { site as siteConfig, trackedEvent } from '../support/events.js';
 
 /**
- * Retention from cohort rollups (issue 15.3, `docs/retention.md` "How it is
+ * Retention from cohort rollups (`docs/retention.md` "How it is
  * computed"): payments, refunds and subscription statuses arriving in any
  * order, any number of times, through the real payment service, leave
  * cohorts from which the report equals the whole-site computation

@@ -79,7 +79,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe('webhook signature timestamps: 5 minutes either way, for every provider that signs one (issue 18.3)', () => {
+describe('webhook signature timestamps: 5 minutes either way, for every provider that signs one', () => {
   const cases = (Object.keys(SIGNED) as Array<keyof typeof SIGNED>).flatMap((provider) =>
     EDGES.map(([offset, error]) => [provider, offset, error] as const),
   );

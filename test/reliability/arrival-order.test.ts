@@ -16,7 +16,7 @@ import { main } from '../../cli/main.js';
 import type { AttributionModel } from '../../lambdas/domain/site.js';
 
 /**
- * Issue 16.2: crediting does not depend on the order data arrives in. A small
+ * Crediting does not depend on the order data arrives in (`docs/payments.md` "Customers and attribution"). A small
  * site's visits and payments (Direct and Search visits, several visitors,
  * customers with renewals, failed and partly refunded payments, payments
  * without a visitor) go through the real paths — `import events` and the
@@ -164,7 +164,7 @@ function eventLines(visits: readonly GenVisit[]): string[] {
   );
 }
 
-/** The visit each payment should be credited to, computed from the inputs alone (DESIGN.md "Attribution models"). */
+/** The visit each payment should be credited to, computed from the inputs alone (`docs/payments.md` "Customers and attribution"). */
 function directCredit(
   visits: readonly GenVisit[],
   lines: readonly PaymentLine[],
@@ -430,7 +430,7 @@ async function runSteps(model: AttributionModel, steps: readonly Step[], rebuild
 
 afterEach(() => vi.restoreAllMocks());
 
-describe('crediting does not depend on arrival order (issue 16.2)', () => {
+describe('crediting does not depend on arrival order', () => {
   it('random orders and chunkings through import events, sessionize, import payments, Stripe webhooks and a rebuild give the same reports and the direct credit', async () => {
     const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
     console.log(`arrival-order property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
@@ -527,6 +527,6 @@ describe('crediting does not depend on arrival order (issue 16.2)', () => {
       { seed, numRuns: 5, endOnFailure: true },
     );
     // ~27 s of CPU for five runs (three services, a rebuild and ~50 report requests each): 70 s at a
-    // load average of 15 on 2 cores. The limit only catches a hang (issue 19.2: no test on timing).
+    // load average of 15 on 2 cores. The limit only catches a hang (no test depends on timing).
   }, 300_000);
 });

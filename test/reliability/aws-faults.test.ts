@@ -41,7 +41,7 @@ import { CHROME_UA, site, trackedEvent } from '../support/events.js';
 import { LONG, report } from './support.js';
 
 /**
- * Issue 11, faults in the AWS adapters:
+ * Faults in the AWS adapters (`docs/reliability.md` "The checks"):
  * (a) Firehose throttling and partly failed PutRecordBatch calls at the event
  *     endpoint, in either delivery stream: retried once, else 503 `try again` —
  *     never a 202 for an event not written;

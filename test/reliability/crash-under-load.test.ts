@@ -16,7 +16,7 @@ import { localPaths } from '../../local/service.js';
 import { LONG, accountingProblems, report } from './support.js';
 
 /**
- * Issue 11, crash under load: the load of `load.test.ts`, `kill -9` of the
+ * Crash under load (`docs/reliability.md` "The checks"): the load of `load.test.ts`, `kill -9` of the
  * server mid-way (once in the short form, three times in the long one), a
  * restart on the same data each time, more load, then the catch-up.
  * Every event of every 202 the client received must be on the stream, in the

@@ -18,13 +18,13 @@ import { LONG, report } from './support.js';
 import { MAX_BODY_BYTES } from '../../lambdas/domain/inbound.js';
 
 /**
- * Issue 11, hostile input: every public HTTP surface of a running app-mode
+ * Hostile input (`docs/reliability.md` "The checks", `docs/security.md` "Hostile input"): every public HTTP surface of a running app-mode
  * local service, fuzzed over loopback with fast-check-generated requests:
  * `POST /api/event`, `POST /api/webhooks/{provider}/{domain}` (random junk, and
  * validly signed mutations of real provider payloads), every `/api/v1` route
  * and parameter, and `/mcp` JSON-RPC; plus oversize bodies, deep nesting,
  * invalid UTF-8 and huge arrays. The server must never fail (health stays 200),
- * never answer 5xx, and every error must have the spec's shape.
+ * never answer 5xx, and every error must have the documented shape (`docs/api.md` "Errors").
  *
  * Short form: a few thousand requests; long form: over 100,000.
  */
@@ -96,7 +96,7 @@ const jsonOf = (reply: Reply): unknown => {
   }
 };
 
-/** The report API / webhook / MCP 401-405 error shape (spec §7): JSON `{error: string}` and nothing else. */
+/** The report API / webhook / MCP 401-405 error shape (`docs/api.md` "Errors"): JSON `{error: string}` and nothing else. */
 function expectJsonError(reply: Reply, context: string): void {
   expect(String(reply.headers['content-type']), context).toMatch(/^application\/json/);
   const body = jsonOf(reply) as Record<string, unknown> | undefined;
@@ -628,7 +628,7 @@ describe('hostile input on every public surface of the local service (app mode)'
           const context = describeRequest(r, reply);
           expect(reply.headers['access-control-allow-origin'], context).toBe('*');
           if (method === 'POST') {
-            // Meaning, not only status (issue 18.8): 202 exactly when the body holds an event, 413 only past the ceiling.
+            // Meaning, not only status : 202 exactly when the body holds an event, 413 only past the ceiling.
             const text = Buffer.isBuffer(body) ? body.toString('utf8') : body;
             const expected = Buffer.byteLength(text) > MAX_BODY_BYTES ? 413 : holdsAnEvent(text) ? 202 : 400;
             expect(reply.status, context).toBe(expected);

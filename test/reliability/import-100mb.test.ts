@@ -9,7 +9,7 @@ import { runSql } from '../../local/sql.js';
 import { report } from './support.js';
 
 /**
- * Issue 16.1 at size: `footfall import events` reads every line of a 100 MB
+ * Importing events at size (`docs/ingestion.md` "Importing historic events"): `footfall import events` reads every line of a 100 MB
  * file, from the file and from a pipe, and every event reaches the archive.
  * Lines are ~4 KB (URLs and referrers near their 2,048-character limit; the
  * query strings no column keeps), so 100 MB is 25,500 lines; visitors view 20

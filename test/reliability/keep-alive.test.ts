@@ -8,7 +8,7 @@ import { KEEP_ALIVE_TIMEOUT_MS, createLocalServer } from '../../local/server.js'
 import { report } from './support.js';
 
 /**
- * Issue 16.3: a client that reuses a kept-alive connection after a pause of a
+ * A client that reuses a kept-alive connection after a pause of a
  * few seconds (a CLI command between two requests) must never find it closed
  * under it. Node's default keepAliveTimeout of 5 s raced undici's reuse; the
  * local server keeps idle connections 65 s, like a server behind an ALB.

@@ -15,7 +15,7 @@ import { runCli } from '../support/cli.js';
 import { LONG, accountingProblems, report } from './support.js';
 
 /**
- * Issue 11, load: `footfall serve` in a child process takes a sustained stream
+ * Load (`docs/reliability.md` "The checks"): `footfall serve` in a child process takes a sustained stream
  * of events from autocannon in this process over loopback; afterwards every
  * accepted event is accounted for on the stream, in the Parquet archive and in
  * the sessionized visits, none twice.

@@ -21,7 +21,7 @@ import { retention } from '../../lambdas/services/reports.js';
 import { memoryTable } from '../support/dynamo.js';
 
 /**
- * Issue 15.3 at scale: the retention report of a site with 100,000 payments
+ * The report budget at scale (`docs/benchmarks.md` "Budgets"): the retention report of a site with 100,000 payments
  * a month reads at most 25 requests and 4 MB, whatever the range, counted at
  * the SDK client (CapacityMeter: every request, the site and range lookups
  * included). The site is a year of payers — 400 new customers a day, each

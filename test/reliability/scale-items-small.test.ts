@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-items.js';
 
 /**
- * Issue 15's "What must show it works", at small sizes (minutes on two
- * cores, so in the reliability suite beside the issue's sizes:
+ * Storage that scales (`docs/benchmarks.md` "Budgets"), at small sizes (minutes on two
+ * cores, so in the reliability suite beside the full sizes:
  * 100,000 payments in a month, 100,000 distinct pages and referrers in a
  * day, `scale-items.test.ts`). The long visits (a visit of 50,000 events, a
  * visitor with 200,000 events in one batch) are
  * `test/services/sessionize-long-visits.test.ts`.
  */
 // Deterministic, but minutes on a loaded 2-core machine: the timeouts are for that, not for a slow path.
-describe('storage that scales (issue 15), small: every write succeeds, every report answers correctly within budget, every item within its bound', () => {
+describe('storage that scales, small: every write succeeds, every report answers correctly within budget, every item within its bound', () => {
   it('a month of 1,000 payments (bulk load and webhooks) over 1,000 distinct landing pages and referrers', async () => {
     const { costs, items } = await paymentsMonth({ payments: 1000, webhook: 5, values: 1000 });
     console.log('payments month, small:', JSON.stringify({ costs, items }));

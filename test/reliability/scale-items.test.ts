@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { distinctPagesDay, paymentsMonth, visitorsYear } from '../support/scale-items.js';
 
 /**
- * Issue 15's "What must show it works" at the issue's sizes (the small
+ * Storage that scales (`docs/benchmarks.md` "Budgets") at full sizes (the small
  * version: `scale-items-small.test.ts`): a site
  * with 100,000 payments in one month (bulk load, plus payments settled
  * through the webhook path), and a day with 100,000 distinct page paths and
@@ -18,7 +18,7 @@ const DISTINCT = long ? 100_000 : 5_000;
 /** 1M visits a month: at most ~33,000 distinct visitors a day. */
 const PER_DAY = long ? 33_000 : 1_650;
 
-describe('storage that scales (issue 15) at the issue sizes', () => {
+describe('storage that scales at full sizes', () => {
   it(`a month of ${PAYMENTS} payments over ${PAYMENTS / 5} distinct landing pages and referrers`, async () => {
     const { costs, items } = await paymentsMonth({ payments: PAYMENTS, webhook: 20, values: PAYMENTS / 5 });
     console.log(`[reliability] ${JSON.stringify({ check: 'payments month', payments: PAYMENTS, costs, items })}`);

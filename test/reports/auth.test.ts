@@ -12,7 +12,7 @@ const ENDPOINTS = [
   '/api/v1/sites/shop.test/visitors/alice-0001',
 ];
 
-describe('report API authentication matrix (spec §5, §7)', () => {
+describe('report API authentication matrix: bearer keys, 401 and 404', () => {
   let s: Scenario;
   let revokedKey = '';
   beforeAll(async () => {

@@ -400,7 +400,7 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
       touch: { channel: 'Search' },
       first_touch: { channel: 'Search', ts: '2026-03-05T10:00:00.000Z' },
     });
-    // A failed payment moved no money: net_usd 0 (issue 19.5), so the list adds up to the overview's revenue.
+    // A failed payment moved no money: net_usd 0 (`docs/payments.md` "Money"), so the list adds up to the overview's revenue.
     expect(all.rows.find((r) => r.provider_payment_id === 'pi_5')).toMatchObject({
       status: 'failed',
       net_usd: 0,
@@ -448,7 +448,7 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
       { type: 'exit', ts: '2026-03-05T10:06:00.000Z', page: '/pricing', link: null },
     ]);
     expect(v2?.type === 'visit' && v2.steps.map((s) => s.type)).toEqual(['page', 'payment', 'exit']);
-    // Steps in time order, the exit last, even when the payment came after the last page (issue 19.5).
+    // Steps in time order, the exit last, even when the payment came after the last page (`docs/api.md` "Decisions", timeline exit step).
     for (const entry of t.entries) {
       if (entry.type !== 'visit') continue;
       const times = entry.steps.map((step) => Date.parse(step.ts));

@@ -13,7 +13,7 @@ const MARCH = 'from=2026-03-01&to=2026-03-31';
  * 7 days, so a 7-day period + 7 days grace) still pays; cus_b, cus_x and dave
  * paid once, without a subscription: one-off, not judged.
  */
-describe('retention endpoint (spec §2.7, §4.2)', () => {
+describe('retention endpoint', () => {
   let s: Scenario;
   beforeAll(async () => {
     s = await scenarioService();

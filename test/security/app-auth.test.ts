@@ -11,7 +11,7 @@ import { signIn } from '../../lambdas/services/auth.js';
 import { NOW, SITE, scenarioService } from '../reports/scenario.js';
 import { AppClient, CHEAP_SCRYPT, addUser } from '../support/app-client.js';
 
-/** Issue 17's security list: each attempt is denied, and nothing changes. */
+/** The app's sign-in and roles (`docs/security.md` "App sign-in and sessions"): each attempt is denied, and nothing changes. */
 
 const ANA = { email: 'ana@acme.test', password: 'ana-password-1' };
 const RIV = { email: 'riv@rival.test', password: 'riv-password-1' };

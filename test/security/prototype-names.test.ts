@@ -225,7 +225,7 @@ describe('names of Object.prototype members in every outside field, through ever
       const b = (await get(`/api/v1/sites/${HOSTILE}/breakdown/${dimension}?${RANGE}`)) as {
         rows: Array<{ key: string | null; visitors: number }>;
       };
-      // A breakdown row counts the visits with the value (spec §4.2): one a day. Host names are lower case; UTM values verbatim.
+      // A breakdown row counts the visits with the value (`docs/api.md` "Breakdowns"): one a day. Host names are lower case; UTM values verbatim.
       const expected = NAMES.map((n) => [dimension === 'referrer' ? n.toLowerCase() : n, 2]);
       expect(
         b.rows.filter((r) => r.key !== null).map((r) => [r.key, r.visitors]),

@@ -9,7 +9,7 @@ import { PACKAGED_COUNTRY_DATABASE } from '../../local/geo.js';
 import { CHROME_UA } from '../support/events.js';
 import { memoryTable } from '../support/dynamo.js';
 
-describe('imported events get a country from their address (issue 21)', () => {
+describe('imported events get a country from their address', () => {
   let table: Awaited<ReturnType<typeof memoryTable>>;
   let dir: string;
   beforeAll(async () => {

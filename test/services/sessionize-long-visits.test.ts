@@ -33,7 +33,7 @@ const stream = (
     }),
   );
 
-describe('bounded VISIT items (issue 15.1)', () => {
+describe('bounded VISIT items', () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
   let deps: SessionizeDeps;

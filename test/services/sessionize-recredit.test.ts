@@ -16,7 +16,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 /**
  * The sessionizer reads each visitor's payments marker with the visits
  * (one Query) and credits again only the payments its visits can change
- * (issue 15's RRU, issue 16's write budget), yet a retried batch still
+ * (the read and write budgets, `docs/benchmarks.md` "Budgets"), yet a retried batch still
  * finishes a re-credit a crash interrupted, and a site whose data predates
  * markers is looked up as before.
  */

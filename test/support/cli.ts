@@ -10,7 +10,7 @@ const env = { ...process.env, FOOTFALL_DATA: '', PORT: '' };
 /**
  * Runs `footfall …` to completion (killed after `timeoutMs`) and returns its exit code and output.
  * The default sits just under the suite's 120 s test timeout: a command that takes 1 s on a quiet
- * machine takes 5–10 s on 2 busy cores, and a busy machine must not fail a test (issue 19.2).
+ * machine takes 5–10 s on 2 busy cores, and a busy machine must not fail a test.
  */
 export function runCli(args: string[], timeoutMs = 110_000): { status: number; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: timeoutMs });

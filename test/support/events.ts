@@ -56,7 +56,7 @@ export function trackedEvent(overrides: Partial<TrackedEvent> = {}): TrackedEven
 }
 
 /**
- * The test oracle of spec §7 for the event endpoint: a body holds an event
+ * The test oracle of `docs/ingestion.md` "Request" for the event endpoint: a body holds an event
  * when it is JSON whose value, or one of whose first 50 items, is an object
  * with `n`, `u` and `s` (docs/ingestion.md); only such bodies get a 202.
  */

@@ -41,8 +41,8 @@ import { memoryTable } from './dynamo.js';
 import { trackedEvent } from './events.js';
 
 /**
- * Issue 15's "What must show it works", shared by the test in `npm test`
- * (small sizes) and the reliability suite (the issue's sizes): a month of
+ * Storage that scales (`docs/benchmarks.md` "Budgets"), shared by the test in `npm test`
+ * (small sizes) and the reliability suite (full sizes): a month of
  * many payments loaded through the payment store's paths, a day of many
  * distinct page paths and referrers through the sessionizer and compactor,
  * every report compared with a direct computation and counted at the SDK
@@ -381,7 +381,7 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     expect(rp.total).toBe(refunded.length);
     expect(rp.rows.map((r) => `stripe:${r.provider_payment_id}`)).toEqual(refunded.slice(0, 100).map((c) => c.key));
 
-    // Retention from cohort rollups (issue 15.3; its answers are checked in the retention tests): the budget.
+    // Retention from cohort rollups (its answers are checked in the retention tests): the budget.
     const cohorts = await run('retention', (d) => retention(d, 'acme', site, range));
     expect(cohorts.total.customers).toBeGreaterThan(0);
     return { costs, items: await assertItemBounds(conn) };

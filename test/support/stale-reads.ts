@@ -36,7 +36,7 @@ const keyOf = (item: Item) => JSON.stringify([item[PK], item[SK]]);
 const skOf = (item: Item) => String(item[SK]);
 
 /**
- * The local twin's stale-read mode (issue 31.3): DynamoDB's eventually consistent reads "may not
+ * The local twin's stale-read mode (`docs/reliability.md` "Stale reads: the bet of the visit cache"): DynamoDB's eventually consistent reads "may not
  * reflect the results of a recently completed write" and AWS states no bound (Developer Guide,
  * "DynamoDB read consistency"); dynalite always answers with the newest item. Installed on a
  * connection, every GetItem, Query and BatchGetItem sent without `ConsistentRead: true` answers as

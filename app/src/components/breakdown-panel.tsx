@@ -8,7 +8,7 @@ import { useShared } from '../shared.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
 
-/** The breakdown dimensions (spec §4.2) with the names the panels show. */
+/** The breakdown dimensions (`docs/api.md` "Breakdowns") with the names the panels show. */
 export const DIMENSION_LABELS = {
   channel: 'Channels',
   referrer: 'Referrers',
@@ -109,8 +109,8 @@ function Short(props: { long: string; short: string }): JSX.Element {
 
 /**
  * The numeric columns: what each counts, said in its heading and its title.
- * A row's `visitors` counts visits that started in the range (spec §4.2
- * rule 4), and its `revenue_per_visitor` divides by those visits, so the
+ * A row's `visitors` counts visits that started in the range (`docs/api.md` "Breakdowns"
+ * rule 1), and its `revenue_per_visitor` divides by those visits, so the
  * table calls them visits.
  */
 export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: string; title: string }> = [

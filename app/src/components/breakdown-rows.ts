@@ -1,9 +1,9 @@
 import type { BreakdownRow } from '../api.js';
 
-/** The columns a breakdown table sorts by: the row fields of spec §2.5 the table shows. */
+/** The columns a breakdown table sorts by: the row fields of `docs/api.md` "Breakdowns" the table shows. */
 export type SortColumn = 'visitors' | 'payments' | 'revenue_usd' | 'revenue_per_visitor';
 
-/** The API's own order (spec §4.2: revenue, then visitors, both descending). */
+/** The API's own order (`docs/api.md` "Breakdowns": revenue, then visitors, both descending). */
 export const DEFAULT_SORT: SortColumn = 'revenue_usd';
 
 /** A row that is not a value of the dimension: Unattributed (payments with no credited visit), or no value (`key` null). */

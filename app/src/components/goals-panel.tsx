@@ -6,7 +6,7 @@ import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
 import { FIRST_ROWS, MAX_ROWS, PanelFoot } from './breakdown-panel.js';
 
-/** The goal whose rows are its link URLs (DESIGN.md "Tracker"). */
+/** The goal whose rows are its link URLs (`docs/tracking.md` "Outbound links"). */
 export const OUTBOUND_GOAL = 'Outbound Link: Click';
 
 /**

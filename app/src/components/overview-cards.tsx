@@ -12,7 +12,7 @@ const countOrDash = (n: number | null | undefined): string => (n === null || n =
 const usdOrDash = formatUsdOrDash;
 
 /**
- * The overview's figures in the order the tiles show them (spec §2.4 and
+ * The overview's figures in the order the tiles show them (`docs/api.md` "Overview" and
  * docs/api.md "Top stats"): how each is shown, the key of `change`, how it is
  * computed in words, and the figures of the same period it is computed from.
  */

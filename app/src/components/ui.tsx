@@ -73,7 +73,7 @@ export function CopyButton(props: { text: string; label?: string }): JSX.Element
   );
 }
 
-/** A relative change against the previous period (spec §2.4), coloured by direction. */
+/** A relative change against the previous period (`docs/api.md` "Overview"), coloured by direction. */
 export function Change(props: { value: number | null | undefined; lowerIsBetter?: boolean }): JSX.Element | null {
   const text = formatChange(props.value);
   if (text === null)

@@ -25,7 +25,7 @@ import {
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
 
-/** The dashboard's panels: every breakdown dimension of spec §4.2, grouped as Plausible groups them. */
+/** The dashboard's panels: every breakdown dimension of `docs/api.md` "Breakdowns", grouped as Plausible groups them. */
 export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimension[] }> = [
   { title: 'Sources', dimensions: ['channel', 'referrer', 'campaign', 'keyword'] },
   { title: 'Pages', dimensions: ['page', 'landing_page'] },

@@ -10,7 +10,7 @@ import { formatCount, formatDateTime, formatMinor, formatUsd } from '../format.j
 import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 
-/** The payments filters (spec §4.2) and their names in the app. */
+/** The payments filters (`docs/api.md` "Payments") and their names in the app. */
 export const FILTERS: ReadonlyArray<{ value: PaymentFilter; label: string }> = [
   { value: 'all', label: 'All' },
   { value: 'attributed', label: 'Attributed' },

@@ -15,7 +15,7 @@ const GROUPS = [
   { key: 'campaigns', label: 'Campaigns' },
 ] as const;
 
-/** The retention table's columns (spec §2.7 group fields; formulas in docs/retention.md). */
+/** The retention table's columns (group fields and formulas in `docs/retention.md` "Formulas"). */
 export const RETENTION_COLUMNS: ReadonlyArray<{
   key: keyof RetentionGroup;
   label: string;

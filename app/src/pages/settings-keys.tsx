@@ -5,7 +5,7 @@ import { Card, CopyButton, ErrorBox, Field, inputProps, Loading, useFormErrors }
 import { formatAgo, formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
 
-/** API keys (spec §5): create with a name, shown once; list with created and last used; revoke. */
+/** API keys (`docs/security.md` "API keys"): create with a name, shown once; list with created and last used; revoke. */
 export function KeysSection(): JSX.Element {
   const keys = useData(() => api.keys(), 'keys');
   const [name, setName] = useState('');

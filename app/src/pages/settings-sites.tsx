@@ -20,7 +20,7 @@ const TIMEZONES: readonly string[] = (() => {
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
-/** Attribution models (DESIGN.md) as the app names them. */
+/** Attribution models (`docs/payments.md` "Customers and attribution") as the app names them. */
 export const ATTRIBUTION: ReadonlyArray<{ value: Attribution; label: string }> = [
   { value: 'last_non_direct', label: 'Last non-direct visit (default)' },
   { value: 'last_touch', label: 'Last visit' },
@@ -57,7 +57,7 @@ export const PROVIDERS: Record<ProviderName, { label: string; where: string; eve
   },
 };
 
-/** The install line for a site (DESIGN.md "Tracker and payments"). */
+/** The install line for a site (`docs/tracking.md` "Install"). */
 export function snippet(domain: string, origin = location.origin): string {
   return `<script defer src="${origin}/v.js" data-site="${domain}"></script>`;
 }

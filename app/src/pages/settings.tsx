@@ -12,7 +12,7 @@ const SECTIONS = [
   { id: 'account', label: 'Account' },
 ] as const;
 
-/** `/settings/<section>[/<site>]`: account settings (issue 17, item 6). */
+/** `/settings/<section>[/<site>]`: account settings (`docs/app.md` "Settings: users and account"). */
 export function Settings(): JSX.Element {
   const { params } = useRoute();
   const section = SECTIONS.find((s) => s.id === params.section)?.id ?? 'keys';

@@ -106,7 +106,7 @@ function VisitView(props: { visit: VisitEntry }): JSX.Element {
   );
 }
 
-/** `/sites/<domain>/visitors/<id>`: every visit with its steps, and payments inside and outside visits (spec §2.8). */
+/** `/sites/<domain>/visitors/<id>`: every visit with its steps, and payments inside and outside visits (`docs/api.md` "Visitor timeline"). */
 export function VisitorPage(): JSX.Element {
   const { params } = useRoute();
   const domain = params.domain ?? '';

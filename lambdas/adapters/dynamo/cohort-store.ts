@@ -150,7 +150,7 @@ export class CohortStore {
    * @param batch when given (a re-credit of many payments), the payer recomputes wait for the
    *   batch's end (`RecomputeBatch.after`), each payer and each cohort day and month recomputed once.
    *   The payer's state is then marked `pend` once, before its first entry of the batch is written,
-   *   instead of each entry `pending` (one write per payer, not two per payment: issue 16's budget);
+   *   instead of each entry `pending` (one write per payer, not two per payment: the sessionizer's write budget, `docs/benchmarks.md` "Budgets");
    *   a retry finds the mark, since only the payer's recompute clears it
    */
   async syncPayment(

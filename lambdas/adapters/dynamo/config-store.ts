@@ -67,7 +67,7 @@ const providerKey = (domain: string, provider: string) => ({
 /**
  * Accounts, sites and provider connections in the single table
  * (`docs/data-model.md`, items ACCOUNT, SITE and PROVIDER). Webhook signing
- * secrets go through `secrets` (issue 18.5): only the functions that write or
+ * secrets go through `secrets` (`docs/security.md` "Webhook signing secrets at rest"): only the functions that write or
  * read them are given one.
  */
 export class DynamoConfigStore implements SiteDirectory {

@@ -125,7 +125,7 @@ export class DynamoKeyStore {
    * The account of a valid, unrevoked key, or null. Records the key's
    * `last_used` (ISO 8601, UTC) at most every 5 minutes per key and instance
    * (a write per request would cost more than the read). That write is the
-   * only one the report and MCP functions may make (issue 18.5, `lib/functions.ts`
+   * only one the report and MCP functions may make (`docs/security.md` "IAM: least privilege", `lib/functions.ts`
    * `KEY_USE_UPDATE`): UpdateItem on the `KEYS` partition, of `last_used`
    * alone, returning nothing; so it names no other attribute and asks for no
    * return values, and `attribute_exists` keeps it from creating an item.

@@ -223,7 +223,7 @@ export class PaymentListStore {
       );
       // A payment that moves to a new position keeps the positions it left on itself (`stale`: its
       // `unlisted`) until their days are recomputed, and a retry recomputes the new position's day
-      // from what it finds there: no `pending` to set and clear (issue 16's write budget). A
+      // from what it finds there: no `pending` to set and clear (the sessionizer's write budget, `docs/benchmarks.md` "Budgets"). A
       // contribution replaced in place needs `pending`: after a crash only that says the replaced
       // one's slots may not be recomputed yet.
       const moved = !Item && gone.length > 0 && all.length === gone.length;

@@ -608,7 +608,7 @@ export class DynamoPaymentStore {
     }
     if (payment.visitor) {
       // Read before writing: a copy already in place is left as it is. Its key and payment key are all it
-      // holds, and they do not change with the payment's revision (issue 16's write budget), so racing
+      // holds, and they do not change with the payment's revision (the sessionizer's write budget, `docs/benchmarks.md` "Budgets"), so racing
       // writers of a new copy write the same item.
       const { Item: copy } = await this.conn.doc.send(
         new GetCommand({ TableName: this.conn.table, Key: visitorPaymentKey(payment), ConsistentRead: true }),

@@ -12,7 +12,7 @@ const DAY_MS = 86_400_000;
 /**
  * Daily salts in the single table (item SALT). The first instance to need a
  * day's salt creates it with a conditional put, so every instance agrees; the
- * same call deletes salts older than the day before (DESIGN.md "Visitor": old
+ * same call deletes salts older than the day before (`docs/security.md` "What is stored about a visitor": old
  * salts are deleted so yesterday's hashes cannot be recomputed). The TTL
  * attribute is a second line of defence in AWS.
  */

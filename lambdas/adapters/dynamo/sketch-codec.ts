@@ -77,8 +77,8 @@ export const PACKED_OVERHEAD_BYTES = 16;
  * base64url hashes (`customerHash`, 66 bits: not whole bytes, so kept as
  * text), which deflate codes at about 6 bits a character, and a payer
  * credited with several values of the item repeats within deflate's 32 KiB
- * window (a group lists each payer once per dimension): on the bench site a
- * day's group packs to 23% of its JSON, its page buckets to 47%
+ * window (a group lists each payer once per dimension): a day's group and its
+ * page buckets pack to a fraction of their JSON, measured on the bench site
  * (`docs/data-model.md`, "Distinct payers"). Parts are cut on the JSON's
  * size before packing (`splitDimensionCounters`), so the item bound stays
  * what it was (`PACKED_OVERHEAD_BYTES`).

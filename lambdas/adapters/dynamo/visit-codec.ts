@@ -7,7 +7,7 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  *
  * Two forms, told apart by their attributes, and both read by every reader:
  *
- * - **form 0** (written until 2026-11-23): `ev`, a JSON string of rows
+ * - **form 0** (written by earlier releases): `ev`, a JSON string of rows
  *   `[ts, type, path, goal, link, id]`, and on the VISIT item the summary as
  *   attributes (`id`, `site`, `visitor_id`, `start`, `end`, `landing_page`,
  *   `pageviews`, `attrs` as a map, `events`).
@@ -18,8 +18,8 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  *   partition key's, the visit id and start are the sort key's, the landing
  *   page is the first event's path, the counts are the events'. Only `end`
  *   stays an attribute (the sessionizer's newest-first Query stops on it
- *   without decoding). 43% of form 0's bytes for the bench's traffic
- *   (`npm run bench -- --only sessionize`, "stored at …").
+ *   without decoding). Less than half of form 0's bytes for the bench's traffic
+ *   (`npm run bench -- --only sessionize`, "stored at …"; `docs/benchmarks.md`).
  *
  * Form-1 JSON: a VISIT item holds `[attributes, rows]`, or `[attributes,
  * rows, landing page]` when the visit has chunks (its first event is in

@@ -14,7 +14,7 @@ export interface SummaryFigure {
   change: number | null;
 }
 
-/** The top stats a summary shows, in order, with their labels (issue 34 item 1: each says what it counts). */
+/** The top stats a summary shows, in order, with their labels (each says what it counts, as the dashboard's tiles do: `docs/app.md`). */
 export const SUMMARY_TOTALS = [
   ['visitors', 'Unique visitors'],
   ['sessions', 'Visits'],

@@ -3,7 +3,7 @@ import type { Visit } from '../visit.js';
 
 const DAY_MS = 86_400_000;
 
-/** The credited visit as a payment row shows it (spec §2.6 `touch`). */
+/** The credited visit as a payment row shows it (`docs/api.md` "Payments" `touch`). */
 export interface Touch {
   session_id: string;
   /** Visit start, ms since epoch. */
@@ -17,7 +17,7 @@ export interface Touch {
   device: string;
 }
 
-/** The payer's first visit (spec §2.6 `first_touch`). */
+/** The payer's first visit (`docs/api.md` "Payments" `first_touch`). */
 export interface FirstTouch {
   ts: number;
   channel: string;
@@ -49,7 +49,7 @@ export function firstTouchOf(visit: Visit): FirstTouch {
 }
 
 /**
- * The models (DESIGN.md "Attribution models"), each picking one visit from
+ * The models (`docs/payments.md` "Customers and attribution"), each picking one visit from
  * the visits inside the lookback window, oldest first. `last_non_direct`
  * falls back to the latest Direct visit when every visit is Direct.
  */

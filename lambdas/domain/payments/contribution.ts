@@ -52,7 +52,7 @@ export interface Contribution {
   dims: Record<PaymentDimension, string[]> | null;
 }
 
-/** Payment list filters (spec §4.2 `filter`) and the list class that serves each. */
+/** Payment list filters (`docs/api.md` "Payments" `filter`) and the list class that serves each. */
 export const LIST_CLASSES = ['all', 'attributed', 'unattributed', 'refunded'] as const;
 export type ListClass = (typeof LIST_CLASSES)[number];
 
@@ -101,7 +101,7 @@ export function contributionOf(p: Payment, timezone: string, rate: UsdRate): Con
   };
 }
 
-/** Whether a payment counts in the totals (spec §3: not failed). */
+/** Whether a payment counts in the totals (`docs/payments.md` "Statuses": not failed). */
 export const counts = (c: Contribution) => !c.failed;
 
 /** The list classes a contribution is listed under. */
@@ -183,7 +183,7 @@ export function monthTotals(month: string, days: readonly PeriodTotals[]): Perio
 
 /**
  * Counted payments of a period whose credited visit started in `from`..`to`
- * ("matched", spec §2.4). Exact when the touch day is kept by day; a touch
+ * ("matched", `docs/api.md` "Overview"). Exact when the touch day is kept by day; a touch
  * older than `TOUCH_DAYS_KEPT` days before the period is known by month only,
  * and counts when its month lies in the range (only a range longer than 400
  * days whose first month is partial can tell the difference).
@@ -271,7 +271,7 @@ export function customersIn(periods: readonly PeriodCustomers[]): number {
 }
 
 /**
- * Distinct payers of matched payments ("converted", spec §2.4) over the
+ * Distinct payers of matched payments ("converted", `docs/api.md` "Overview") over the
  * periods of range `from`..`to`: exact while every period holds its payers'
  * touch days. Otherwise an estimate: the distinct payers with any touch in
  * those periods (HyperLogLog), times the share of attributed payments that
@@ -360,7 +360,7 @@ export const inGroup = (d: PaymentDimension, value: string) => isGrouped(d) || v
 /**
  * A day's payment counters of one bucket of a dimension, from the day's
  * contributions: counted payments, net cents and payers per value of the
- * credited visit (spec §4.2 rules 1–5: `page` counts every page of the
+ * credited visit (`docs/api.md` "Breakdowns": `page` counts every page of the
  * visit). Unattributed payments, and a bucketed dimension's `(none)`, are
  * the group's (`groupOf`).
  */

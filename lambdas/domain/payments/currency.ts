@@ -1,6 +1,6 @@
 /**
  * ISO 4217 minor units: how many decimal digits a currency's minor unit has
- * (DESIGN.md "Money": amounts are kept in the minor unit, JPY 0, KWD 3).
+ * (`docs/payments.md` "Money": amounts are kept in the minor unit, JPY 0, KWD 3).
  *
  * Source: ISO 4217 "List one: Currency, fund and precious metal codes",
  * column "Minor unit", as published by SIX, the ISO 4217 maintenance agency

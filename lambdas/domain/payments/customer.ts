@@ -3,7 +3,7 @@ import type { FirstTouch, Touch } from './attribution.js';
 import type { PaymentDimension } from '../rollup.js';
 import { dict, own } from '../dict.js';
 
-/** The credit of a customer's first attributed payment, which renewals inherit (DESIGN.md "Customer → visitor"). */
+/** The credit of a customer's first attributed payment, which renewals inherit (`docs/payments.md` "Customers and attribution"). */
 export interface CustomerCredit {
   payment_id: string;
   ts: number;

@@ -1,7 +1,7 @@
 /**
  * What a provider's webhook event tells us, in one vocabulary for every
  * provider. Each provider module turns a verified event into these facts; the
- * payment store merges them (DESIGN.md "Tracker and payments"): one payment is
+ * payment store merges them (`docs/payments.md` "One payment, many events"): one payment is
  * one row however many events describe it, and an event delivered twice
  * changes nothing the second time.
  */
@@ -36,7 +36,7 @@ export interface PaymentFact {
   ts?: number;
   /**
    * Stand-ins for `ts` and `amount` from an event that does not state them,
-   * typically a refund that arrives before its payment (issue 18.4): the
+   * typically a refund that arrives before its payment (`docs/payments.md` "One payment, many events"): the
    * payment time the refund object carries (Stripe's charge `created`,
    * Polar's order `created_at`), else the refund's own time (Paddle's
    * adjustment); the amount of a full refund. They make the payment show and

@@ -4,7 +4,7 @@ import { minorUnitExponent, normalizeCurrency } from './currency.js';
 import { dict } from '../dict.js';
 
 /**
- * A dated USD rate table (DESIGN.md "Money": USD from the provider's own
+ * A dated USD rate table (`docs/payments.md` "Money": USD from the provider's own
  * conversion when it gives one, else from a dated rate table). `rates` maps a
  * day (`YYYY-MM-DD`) to the USD value of one unit of each currency on that
  * day; USD itself is implied (1). A table is a value: never mutate one after

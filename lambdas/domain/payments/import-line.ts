@@ -9,7 +9,7 @@ const PAYING = new Set(['active', 'trialing', 'past_due', 'on_trial', 'paid']);
 
 /**
  * One line of `footfall import payments <file.jsonl>`: a historic payment in
- * our own vocabulary (spec §2.6 field names), optionally with the status of
+ * our own vocabulary (`docs/api.md` "Payments" field names), optionally with the status of
  * its subscription.
  */
 export const paymentLineSchema = z.object({

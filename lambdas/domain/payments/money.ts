@@ -7,9 +7,9 @@ export type UsdRate = (currency: string, day: string) => number | null;
 const cents = (usd: number) => Math.round(usd * 100) / 100;
 
 /**
- * USD value of a payment's amount (spec §2.6 `amount_usd`): the provider's own
+ * USD value of a payment's amount (`docs/api.md` "Payments" `amount_usd`): the provider's own
  * conversion when it gave one, else the amount in major units times the dated
- * rate of the payment's UTC day (DESIGN.md "Money"). Null when neither is known.
+ * rate of the payment's UTC day (`docs/payments.md` "Money"). Null when neither is known.
  */
 export function amountUsd(p: Payment, rate: UsdRate): number | null {
   if (p.provider_amount_usd !== null) return cents(p.provider_amount_usd);
@@ -19,9 +19,9 @@ export function amountUsd(p: Payment, rate: UsdRate): number | null {
 }
 
 /**
- * USD net of refunds (spec §2.6 `net_usd`): `amount_usd` scaled by the share
- * not refunded; 0 for a failed payment, which moved no money (issue 19.5,
- * `docs/api.md`), so the `filter=all` list adds up to the overview's revenue.
+ * USD net of refunds (`docs/api.md` "Payments" `net_usd`): `amount_usd` scaled by the share
+ * not refunded; 0 for a failed payment, which moved no money
+ * (`docs/payments.md` "Money"), so the `filter=all` list adds up to the overview's revenue.
  */
 export function netUsd(p: Payment, rate: UsdRate): number | null {
   const usd = amountUsd(p, rate);

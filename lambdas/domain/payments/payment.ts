@@ -112,9 +112,9 @@ function mergeField(
 
 /**
  * Merges one fact into a payment (`docs/payments.md`, "One payment, many
- * events"). Field by field: known values are kept unless the fact brings a
- * value, but a `failed` fact's amount does not replace a paid or refunded
- * payment's; the time is the earliest reported; `refunded` only
+ * events": one payment is one row however many events describe it). Field
+ * by field: known values are kept unless the fact brings a value, but a
+ * `failed` fact's amount does not replace a paid or refunded payment's; the time is the earliest reported; `refunded` only
  * grows, and single refunds add up by refund id; ids and aliases are unioned.
  * A fact's `fallback` time and amount fill in only until a fact states them.
  * Merging the same fact twice gives the same payment, so a redelivered
@@ -177,7 +177,7 @@ export function paymentChanged(a: Payment, b: Payment): boolean {
   return JSON.stringify(left) !== JSON.stringify(right);
 }
 
-/** A payment counts in reports once it has a time, an amount and a currency, and did not fail (spec §3). */
+/** A payment counts in reports once it has a time, an amount and a currency, and did not fail (`docs/payments.md` "Statuses"). */
 export function isCountable(p: Payment): p is Payment & { ts: number; amount: number; currency: string } {
   return p.ts !== null && p.amount !== null && p.currency !== null && p.status !== null && p.status !== 'failed';
 }

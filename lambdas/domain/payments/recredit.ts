@@ -1,9 +1,9 @@
 /**
- * Which payments a batch of visits can credit differently (issue 16: the
- * sessionizer's re-credit writes only what a batch can change).
+ * Which payments a batch of visits can credit differently (`docs/payments.md` "Customers and
+ * attribution": the sessionizer's re-credit writes only what a batch can change).
  *
  * The rules it derives from (`attribution.ts`, `attribute` in
- * `lambdas/services/payments.ts`, DESIGN.md "Attribution models"):
+ * `lambdas/services/payments.ts`, `docs/payments.md` "Customers and attribution"):
  * - a payment is credited among its visitor's visits that start at or before
  *   the payment and at most `lookback_days` before it, whatever the model;
  * - its first touch is the visitor's earliest visit, if that starts at or

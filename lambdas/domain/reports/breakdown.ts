@@ -2,7 +2,7 @@ import { NONE } from '../rollup.js';
 import { UNATTRIBUTED_KEY, valueTotals, type ValueCounters } from '../payments/contribution.js';
 import { ratio, usd } from './periods.js';
 
-/** A breakdown row (spec §2.5). */
+/** A breakdown row (`docs/api.md` "Breakdowns"). */
 export interface BreakdownRow {
   key: string | null;
   label: string;
@@ -18,7 +18,7 @@ export const NONE_LABEL = '(none)';
 export const UNATTRIBUTED_LABEL = 'Unattributed';
 
 /**
- * The rows of a breakdown (spec §4.2 rules 1–5): visits that started in the
+ * The rows of a breakdown (`docs/api.md` "Breakdowns", rules 1–5): visits that started in the
  * range per value, and the payments of the range credited to a visit with
  * that value (for `page`, to every page of the credited visit); payments with
  * no credited visit form the Unattributed row. Ordered by revenue, then

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { stringify } from 'csv-stringify/sync';
 
 /**
- * CSV export of report rows (issue 20, `docs/api.md` "CSV export"): the
+ * CSV export of report rows (`docs/api.md` "CSV export"): the
  * columns of the JSON row schema, nested objects flattened to dotted names
  * (`touch.channel`), one row per JSON row, written by csv-stringify with
  * RFC 4180 quoting and CRLF line ends.

@@ -12,7 +12,7 @@ import { ratio, usd } from './periods.js';
 import { VISIT_COUNTERS, type VisitCounter } from '../rollup.js';
 
 /**
- * Overview totals (spec §2.4), and the top stats of issue 20 (`docs/api.md`,
+ * Overview totals (`docs/api.md` "Overview"), and the top stats (`docs/api.md`,
  * "Top stats"): `pageviews`; `views_per_visit` = pageviews / sessions;
  * `bounce_rate` = visits with one page view and no goal / sessions;
  * `visit_duration` = mean seconds from first to last event of the visits with
@@ -49,7 +49,7 @@ export interface OverviewInput {
 }
 
 /**
- * Totals of one range (spec §2.4). A payment counts when it did not fail; it
+ * Totals of one range (`docs/api.md` "Overview"). A payment counts when it did not fail; it
  * is matched when its credited visit started in the range (its visitor was
  * tracked in the range); `converted` counts the distinct customers of matched
  * payments. `conversion` and `revenue_per_visitor` stay null until a payment
@@ -120,13 +120,13 @@ export function topStats(
   };
 }
 
-/** Relative change (spec §2.4, DESIGN.md): `(current - previous) / previous`, null when previous is 0 or missing. */
+/** Relative change (`docs/api.md` "Overview"): `(current - previous) / previous`, null when previous is 0 or missing. */
 export function relativeChange(current: number | null, previous: number | null): number | null {
   if (current === null || previous === null || previous === 0) return null;
   return ratio((current - previous) / previous);
 }
 
-/** The fields of `change`: spec §2.4's, then the top stats' (issue 20). */
+/** The fields of `change`: those of `docs/api.md` "Overview", then the top stats' ("Top stats (overview)"). */
 export const CHANGE_KEYS = [
   'visitors',
   'revenue_usd',

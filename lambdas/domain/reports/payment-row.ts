@@ -3,7 +3,7 @@ import { amountUsd, netUsd, type UsdRate } from '../payments/money.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A payment row (spec §2.6). Times are RFC 3339 UTC; ids the provider never gave are null. */
+/** A payment row (`docs/api.md` "Payments"). Times are RFC 3339 UTC; ids the provider never gave are null. */
 export interface PaymentRow {
   provider: string;
   provider_payment_id: string;

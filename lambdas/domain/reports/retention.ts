@@ -22,15 +22,15 @@ import {
 import { dict } from '../dict.js';
 
 /**
- * The retention report (spec §2.7, §4.2; every formula in `docs/retention.md`):
+ * The retention report (`docs/api.md` "Reports"; every formula in `docs/retention.md`):
  * the customers whose first payment falls in the range, grouped by the
  * channel, referrer and campaign credited for that first payment, with how
  * much they paid, how much was refunded and whether they are still paying.
  */
 
-/** `day_one`: under this many days of payments (spec §8). */
+/** `day_one`: under this many days of payments (`docs/api.md` "Limits"). */
 export const DAY_ONE_DAYS = 60;
-/** The `churn_30d` cohort: first payment this many days before today, both ends inclusive (spec §8). */
+/** The `churn_30d` cohort: first payment this many days before today, both ends inclusive (`docs/api.md` "Limits"). */
 export const CHURN_WINDOW = { from: 30, to: 60 } as const;
 export { DEFAULT_PERIOD_DAYS, GRACE_DAYS, PERIOD_BOUNDS_DAYS } from './cohorts.js';
 /** The headline needs this many customers in total, this many in the channel it names, and this lift over the average. */
@@ -44,7 +44,7 @@ export const OTHER_LABELS: Record<Grouping, string> = {
   campaigns: '(other campaigns)',
 };
 
-/** A group of customers (spec §2.7 "Group fields"); `total`, channels, referrers and campaigns all carry every field. */
+/** A group of customers (`docs/retention.md` "Formulas"); `total`, channels, referrers and campaigns all carry every field. */
 export interface RetentionGroup {
   key: string | null;
   label: string;
@@ -68,7 +68,7 @@ export interface StatusSource {
   subscription_status: boolean;
 }
 
-/** The retention response (spec §2.7). */
+/** The retention response (`docs/retention.md`). */
 export interface RetentionReport {
   site: string;
   range: DateRange;
@@ -196,7 +196,7 @@ export function retentionHeadline(
 }
 
 /**
- * The retention report (spec §2.7) from cohort counters: customers
+ * The retention report (`docs/retention.md`) from cohort counters: customers
  * considered are the payers whose first countable payment falls on a local
  * day of the range; `churn_30d` looks at the payers whose first payment was
  * 30 to 60 local days before today, in or out of the range. Pure: `now` is
@@ -236,7 +236,7 @@ export function churnWindow(today: string): { from: string; to: string } {
 }
 
 /**
- * The retention report of a site (spec §2.7) from every customer and payment
+ * The retention report of a site (`docs/retention.md`) from every customer and payment
  * of the site: each payer's summary (`payerSummary`) from its countable
  * payments up to `now`, then the same cohort counters the cohort rollups
  * keep. The reference the cohort rollups are tested against, and the path of

@@ -5,15 +5,15 @@ import { INTERVALS, INTERVAL_MAX_DAYS } from './timeseries.js';
 import { formatParam } from './csv.js';
 
 /**
- * The report API's parameters and responses as zod schemas (spec §2, §4).
+ * The report API's parameters and responses as zod schemas (`docs/api.md`).
  * The handler validates parameters with them, the tests validate every
  * response with them, and `openapi.ts` turns them into the OpenAPI document,
  * so the three cannot drift apart.
  */
 
-/** Breakdown `limit`: default 100, at most 1000 (spec §8); above the maximum is a 400 (`docs/api.md`). */
+/** Breakdown `limit`: default 100, at most 1000 (`docs/api.md` "Limits"); above the maximum is a 400 (`docs/api.md` "Decisions"). */
 export const BREAKDOWN_LIMIT = { default: 100, max: 1000 } as const;
-/** Payments `limit`: default 20, at most 200; `offset` default 0 (spec §8). */
+/** Payments `limit`: default 20, at most 200; `offset` default 0 (`docs/api.md` "Limits"). */
 export const PAYMENTS_LIMIT = { default: 20, max: 200 } as const;
 
 const day = z
@@ -324,7 +324,7 @@ export const timelineResponse = z.object({
 
 export const errorResponse = z.object({ error: z.string() });
 
-/** A group of the retention response (spec §2.7; formulas in `docs/retention.md`). */
+/** A group of the retention response (fields and formulas in `docs/retention.md`). */
 export const retentionGroupSchema = z.object({
   key: z
     .string()

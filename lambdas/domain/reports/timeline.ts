@@ -23,7 +23,7 @@ export interface VisitEntry {
 
 export type TimelineEntry = VisitEntry | ({ type: 'payment' } & PaymentRow);
 
-/** The visitor timeline (spec §2.8). */
+/** The visitor timeline (`docs/api.md` "Visitor timeline"). */
 export interface Timeline {
   site: string;
   visitor_id: string;
@@ -35,7 +35,7 @@ export interface Timeline {
 }
 
 /**
- * A visitor's timeline (spec §2.8, §4.2): visits oldest first with their
+ * A visitor's timeline (`docs/api.md` "Visitor timeline"): visits oldest first with their
  * pages (`secs` to the next page view, null for the last), goals, payments
  * made during the visit (from its start to 30 minutes after its last event)
  * and, once the visit is over (30 minutes without an event, as of `now`), an

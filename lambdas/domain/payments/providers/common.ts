@@ -62,13 +62,13 @@ export interface ProviderModule {
   facts(event: unknown): ProviderFacts | null;
 }
 
-/** The metadata / custom-data key a site puts the tracker's visitor id under (DESIGN.md "Visitor id"). */
+/** The metadata / custom-data key a site puts the tracker's visitor id under (`docs/tracking.md` "Passing the visitor id to checkout"). */
 export const VISITOR_KEY = 'footfall_visitor_id';
 
 type Metadata = Readonly<Record<string, unknown>> | null | undefined;
 
 /**
- * The first valid visitor id (spec §2.9: 8–64 of `[A-Za-z0-9-]`) under
+ * The first valid visitor id (`docs/ingestion.md` "The event's fields": 8–64 of `[A-Za-z0-9-]`) under
  * `footfall_visitor_id` in the given metadata objects, in order. Metadata is
  * written by the site, so an invalid value is ignored rather than rejected.
  */

@@ -1,6 +1,6 @@
 /**
- * The payment providers we take webhooks from (DESIGN.md "Tracker and
- * payments"): for each, how to verify a delivery on its raw body and how to
+ * The payment providers we take webhooks from (`docs/payments.md` "Connecting
+ * a provider"): for each, how to verify a delivery on its raw body and how to
  * turn a verified event into `ProviderFacts`.
  *
  * How one purchase's events converge on one payment differs per provider and

@@ -1,6 +1,6 @@
 /**
  * Stripe webhooks: signature check with the `stripe` package and the facts of
- * the events we use (DESIGN.md "Tracker and payments").
+ * the events we use (`docs/payments.md` "One payment, many events").
  *
  * Keying rule: one purchase shows up as a Checkout Session, a PaymentIntent, a
  * Charge and, for subscriptions, an Invoice; each event knows only some of
