@@ -95,7 +95,8 @@ export async function listShareLinks(
   const links = (await deps.links.list(site.domain)).filter(
     (l) => l.account === account && l.site_created === site.created,
   );
-  links.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
+  // Newest first; links made in the same millisecond by name, so the list does not follow their random ids.
+  links.sort((a, b) => b.created.localeCompare(a.created) || a.name.localeCompare(b.name));
   return { links: links.map(view) };
 }
 
