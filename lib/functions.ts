@@ -49,6 +49,13 @@ export interface FunctionSpec {
   urlEnv?: Readonly<Record<string, string>>;
   /** Invoked by an EventBridge schedule every this many minutes. */
   everyMinutes?: number;
+  /** Reserved concurrency: at most this many instances at once (1: one run at a time). */
+  reservedConcurrency?: number;
+  /**
+   * `erase`: reads the archive through Athena and rewrites and deletes its objects (`EventArchive.grantErasure`,
+   * lib/archive.ts); sets ATHENA_WORKGROUP, GLUE_DATABASE and EVENTS_BUCKET.
+   */
+  archive?: 'erase';
   /**
    * Partitions (`pk` patterns, `*` a wildcard) the function may write: its
    * write actions are conditioned on `dynamodb:LeadingKeys`, so it cannot
@@ -226,6 +233,24 @@ export const FUNCTIONS = {
     writePartitions: partitionPatterns('scheduled', 'write'),
     everyMinutes: 5,
     timeoutSeconds: 120,
+  },
+  operations: {
+    entry: 'lambdas/entry/operations.ts',
+    description: 'Carries the site deletions and erasures begun in the app to the end, in checkpointed steps',
+    appOnly: true,
+    // A rebuild after an erasure folds a site's events into rollups in memory, as the sessionizer does.
+    memoryMiB: 1024,
+    // Lambda's maximum: a run starts steps for 10 minutes and its last Athena query gives up after 4 (lambdas/entry/operations.ts).
+    timeoutSeconds: 900,
+    // One run at a time: two runs would advance the same checkpoint.
+    reservedConcurrency: 1,
+    table: 'readwrite',
+    readPartitions: partitionPatterns('operations', 'read'),
+    // Every partition of a deleted site or an erased person's site, in every generation (docs/data-model.md).
+    writePartitions: partitionPatterns('operations', 'write'),
+    archive: 'erase',
+    // Nothing queued: two small Queries and back (docs/cost.md, "Operations"); an erasure waits out a 24.5-minute fence anyway.
+    everyMinutes: 15,
   },
 } as const satisfies Record<string, FunctionSpec>;
 

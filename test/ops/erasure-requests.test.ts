@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoErasureStore } from '../../lambdas/adapters/dynamo/erasure-store.js';
 import { dynamoOperationsDeps } from '../../lambdas/adapters/dynamo/operations-deps.js';
 import { advanceOperations } from '../../lambdas/services/operations.js';
+import { functionConnection } from '../../local/iam/partition-guard.js';
 import { erasureView, newErasureRequest, type PendingErasure } from '../../lambdas/services/erasure-requests.js';
 import { FieldError } from '../../lambdas/domain/errors.js';
 import { createTelemetry } from '../../lambdas/observability/telemetry.js';
@@ -53,7 +54,8 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     const logged: unknown[] = [];
     const { logger } = createTelemetry('test');
     logger.error = (...args: unknown[]) => void logged.push(args);
-    const deps = dynamoOperationsDeps(s.svc.dynamo, {
+    // The operations function's code on its role's policy (local/iam/policies.json), as the twin runs it: a denial fails the run.
+    const deps = dynamoOperationsDeps(functionConnection(s.svc.dynamo, 'operations'), {
       archive: new DuckDbArchiveReader(localPaths(s.svc.dataDir).archive),
       eraser: new LocalArchiveEraser(localPaths(s.svc.dataDir).archive),
       fenceMs: WAIT_MS,

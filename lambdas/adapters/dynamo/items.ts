@@ -8,7 +8,7 @@
  */
 
 /** A function of the stack (`lib/functions.ts` `FUNCTIONS`) that the table grants anything to. */
-export type TableFunction = 'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled';
+export type TableFunction = 'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled' | 'operations';
 
 /** One item type of a partition. */
 export interface ItemType {
@@ -41,8 +41,11 @@ const family =
   (...parts: string[]) =>
     `${prefix}${parts.join('#')}`;
 
-/** Functions that settle or re-credit payments (`lambdas/services/payments.ts`): they write every payment partition. */
-const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled'] as const;
+/**
+ * Functions that settle or re-credit payments (`lambdas/services/payments.ts`): they write every payment partition.
+ * The operations function rebuilds a site after an erasure and deletes a deleted site's items, in every namespace.
+ */
+const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled', 'operations'] as const;
 /** Functions that serve reports (the report API and MCP). */
 const REPORTERS = ['report', 'mcp'] as const;
 /** Functions that credit payments and so read the sites and FX rates. */
@@ -74,14 +77,14 @@ export const PARTITIONS = {
     prefix: 'SITES',
     key: singleton('SITES'),
     readers: [...SITE_READERS],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { SITE: { sk: 'SITE#<domain>', bound: '< 2 KB' } },
   },
   provider: {
     prefix: 'PROVIDER#',
     key: family('PROVIDER#') as (domain: string) => string,
     readers: ['webhook'],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { PROVIDER: { sk: '<provider>', bound: '< 1 KB' } },
   },
   salt: {
@@ -107,7 +110,7 @@ export const PARTITIONS = {
     prefix: 'R#',
     key: family('R#') as (site: string, metric: string) => string,
     readers: REPORTERS,
-    writers: ['sessionize', 'scheduled'],
+    writers: ['sessionize', 'scheduled', 'operations'],
     namespaced: true,
     items: {
       ROLLUP: { sk: 'D#<YYYY-MM-DD>#<bucket>, M#<YYYY-MM>#<bucket>, H#<hour>#0', bound: KB(210) },
@@ -260,7 +263,7 @@ export const PARTITIONS = {
   fx: {
     prefix: 'FX',
     key: singleton('FX'),
-    readers: ['sessionize', 'webhook', 'scheduled', ...REPORTERS],
+    readers: ['sessionize', 'webhook', 'scheduled', 'operations', ...REPORTERS],
     writers: [],
     items: { FX: { sk: '<YYYY-MM-DD>', bound: KB(4) } },
   },
@@ -278,7 +281,7 @@ export const PARTITIONS = {
     prefix: 'RT#',
     key: family('RT#') as (site: string) => string,
     readers: REPORTERS,
-    writers: ['sessionize'],
+    writers: ['sessionize', 'operations'],
     // Written for the live generation only; deleting a site (generation 0's namespace) deletes it too.
     namespaced: true,
     items: { REALTIME: { sk: '<UTC minute>#<shard>#<sequence>#<part>', bound: KB(100), ttlSeconds: 3_600 } },
@@ -314,17 +317,17 @@ export const PARTITIONS = {
   rebuild: {
     prefix: 'REBUILD#',
     key: family('REBUILD#') as (domain: string) => string,
-    // `footfall rebuild` runs with the operator's credentials, no function of the stack.
+    // `footfall rebuild` runs with the operator's credentials; the operations function rebuilds after an erasure.
     readers: [],
-    writers: [],
+    writers: ['operations'],
     items: { REBUILD: { sk: 'STATE, G#<generation, 7 digits>', bound: '< 500 B' } },
   },
   webhookLog: {
     prefix: 'WEBHOOK#',
     key: family('WEBHOOK#') as (domain: string) => string,
     readers: [],
-    // The app function deletes a site's log with the site.
-    writers: ['webhook', 'app'],
+    // The app function and the operations function delete a site's log with the site.
+    writers: ['webhook', 'app', 'operations'],
     items: {
       LAST_WEBHOOK: { sk: '<provider>', bound: '< 500 B' },
       REJECTED_WEBHOOKS: { sk: '<provider>#rejected', bound: '< 200 B' },
@@ -333,33 +336,34 @@ export const PARTITIONS = {
   siteDeletions: {
     prefix: 'SITE_DELETIONS',
     key: singleton('SITE_DELETIONS'),
-    // The app's danger zone records a deletion; `footfall sites delete` (operator credentials) finishes it.
+    // The app's danger zone records a deletion; the operations function (or `footfall sites delete`) finishes it.
     readers: [],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { SITE_DELETION: { sk: '<domain>', bound: '< 1 KB' } },
   },
   erasures: {
     prefix: 'ERASURES#',
     key: family('ERASURES#') as (domain: string) => string,
-    // Written by `footfall erase` (operator credentials) and the erasures the app queued; the app shows them.
+    // Written by `footfall erase` (operator credentials) and the operations function; the app shows them.
     readers: ['app'],
-    writers: [],
+    writers: ['operations'],
     items: { ERASURE: { sk: '<ms, 13 digits>#<uuid>', bound: '< 300 B' } },
   },
   erasureRequests: {
     prefix: 'ERASURE_REQUESTS',
     key: singleton('ERASURE_REQUESTS'),
-    // The app queues an erasure and shows its progress; the erasure driver advances it.
+    // The app queues an erasure and shows its progress; the operations function advances it.
     readers: [],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { ERASURE_REQUEST: { sk: '<domain>#<ms, 13 digits>#<uuid>', bound: '< 110 KB' } },
   },
   emailReports: {
     prefix: 'EMAILREPORTS#',
     key: family('EMAILREPORTS#') as (domain: string) => string,
     readers: [],
-    // The app sets the recipients and removes one on unsubscribe; the scheduled function sends and records each send.
-    writers: ['app', 'scheduled'],
+    // The app sets the recipients and removes one on unsubscribe; the scheduled function sends and records each send;
+    // the operations function deletes them with the site.
+    writers: ['app', 'scheduled', 'operations'],
     items: {
       EMAIL_RECIPIENTS: { sk: 'RECIPIENTS', bound: '< 4 KB' },
       EMAIL_SENT: { sk: 'SENT#<weekly|monthly>#<period>#<address id>', bound: '< 300 B', ttlSeconds: 70 * 86_400 },
