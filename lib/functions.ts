@@ -66,8 +66,9 @@ export interface FunctionSpec {
    * Partitions the function may read (with `writePartitions`, which it may
    * also read): its read actions are conditioned on `dynamodb:LeadingKeys`
    * too. Without it reads are table-wide (the app function, which reads what
-   * its user may see). Issue 18.5: no function but the webhook's reads
-   * `PROVIDER#*`, where the webhook signing secrets are.
+   * its user may see). Only the webhook function opens what
+   * `PROVIDER#*` holds (the sealed webhook signing secrets); the app and
+   * operations functions, which write and delete it, cannot.
    */
   readPartitions?: readonly string[];
   /**
