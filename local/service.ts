@@ -40,7 +40,7 @@ import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
 import { functionConnection } from './iam/partition-guard.js';
-import { functionSecretBox, functionStream } from './iam/stand-ins.js';
+import { functionArchiveEraser, functionArchiveReader, functionSecretBox, functionStream } from './iam/stand-ins.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
@@ -267,8 +267,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await archiver.poller.drain();
   };
   const operations = dynamoOperationsDeps(operationsConn, {
-    archive: new DuckDbArchiveReader(paths.archive),
-    eraser: new LocalArchiveEraser(paths.archive),
+    archive: functionArchiveReader(new DuckDbArchiveReader(paths.archive), 'operations'),
+    eraser: functionArchiveEraser(new LocalArchiveEraser(paths.archive), 'operations'),
     // Every writer's site cache expires, then the stream is drained into the archive (`localMode`, cli/rebuild.ts).
     fenceMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
     drainMs: LOCAL_SITE_CACHE_TTL_MS + 1000,

@@ -29,6 +29,7 @@ import { startTestService } from '../support/local.js';
 import { trackedEvent } from '../support/events.js';
 import { scanAll } from '../support/dynamo.js';
 import { functionConnection } from '../../local/iam/partition-guard.js';
+import { functionArchiveEraser, functionArchiveReader } from '../../local/iam/stand-ins.js';
 import { reportSnapshot } from '../support/report-snapshot.js';
 
 const MIN = 60_000;
@@ -257,6 +258,8 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
     const logged: unknown[] = [];
     const driver = {
       ...rest,
+      archive: functionArchiveReader(rest.archive, 'operations'),
+      eraser: functionArchiveEraser(rest.eraser, 'operations'),
       fenceMs: 10 * MIN,
       catchUp: () => fence(0),
       logger: { error: (...args: unknown[]) => void logged.push(args) } as unknown as SiteDeletionDriverDeps['logger'],
