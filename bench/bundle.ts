@@ -16,6 +16,7 @@ export const LAMBDA_ENTRIES = {
   report: 'lambdas/entry/report.ts',
   mcp: 'lambdas/entry/mcp.ts',
   app: 'lambdas/entry/app.ts',
+  operations: 'lambdas/entry/operations.ts',
 } as const;
 
 /**

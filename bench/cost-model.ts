@@ -246,6 +246,7 @@ function demandOf(m: Measured, resources: readonly StackResource[]): Demand {
       webhook: perMillion(U.webhooksPerMillion, U.webhooksMin),
       app: dashboardLoads,
       scheduled: ruleInvocations(resources, 'scheduled'),
+      operations: ruleInvocations(resources, 'operations'),
     },
   };
 }
@@ -357,7 +358,8 @@ const priceTable: Pricer = (r, { d, resources }) => {
   const otherRru =
     (deployed('report') + deployed('mcp')) * U.rruPerReportCall +
     deployed('webhook') * U.rruPerWebhook +
-    deployed('app') * U.rruPerAppCall;
+    deployed('app') * U.rruPerAppCall +
+    deployed('operations') * U.rruPerOperationsRun;
   const journalWru = d.rawObjects * U.journalWruPerObject;
   const objectsPerSweep = (d.rawObjects * U.sweepWindowMinutes * 60) / U.monthSeconds;
   const journalRru = d.rawObjects * U.journalRruPerObject + d.sweeps * (U.journalRruPerSweep + objectsPerSweep);
@@ -366,7 +368,7 @@ const priceTable: Pricer = (r, { d, resources }) => {
   return [
     ['DynamoDB writes: sessionizer (measured)', ((d.events * d.m.wru) / 1000 / M) * D.wru],
     ['DynamoDB reads: sessionizer (measured)', ((d.events * d.m.rru) / 1000 / M) * D.rru],
-    ['DynamoDB requests: webhooks, dashboard, API, MCP', (otherWru / M) * D.wru + (otherRru / M) * D.rru],
+    ['DynamoDB requests: webhooks, dashboard, API, MCP, operations', (otherWru / M) * D.wru + (otherRru / M) * D.rru],
     ['DynamoDB requests: ingest journal (raw objects and sweeps)', (journalWru / M) * D.wru + (journalRru / M) * D.rru],
     ['DynamoDB storage (measured, month 12)', storedGb * D.gbMonth],
     ['DynamoDB point-in-time recovery (month 12)', pitr ? storedGb * P.pitrGbMonth : 0],

@@ -93,6 +93,8 @@ export const USAGE = {
     webhook: 0.2,
     app: 0.1,
     scheduled: 1.0,
+    // An idle run: two Queries of the queues and back (an erasure's runs are priced per erasure, docs/cost.md "Operations").
+    operations: 0.1,
   },
   /**
    * CPU seconds of a request at one full vCPU, the part of `secondsPerInvocation` that scales with
@@ -129,6 +131,8 @@ export const USAGE = {
   rruPerWebhook: 10,
   wruPerAppCall: 1,
   rruPerAppCall: 2,
+  /** An idle run of the operations function: a consistent Query of each queue partition, under 4 KB each. */
+  rruPerOperationsRun: 2,
   /** Bytes written to CloudWatch Logs per invocation of a function that logs Lambda's platform lines (START, END, REPORT) and its own. */
   logBytesPerInvocation: 700,
   /** An API Gateway access log line (`lib/http-api.ts`). */

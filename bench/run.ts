@@ -45,7 +45,10 @@ async function benchBundles(): Promise<Figure[]> {
   }
   // The event function reads its country database during init, as in AWS (its layer's file).
   for (const [name, ms] of Object.entries(
-    await coldStartMs({ event: { GEO_DATABASE_PATH: PACKAGED_COUNTRY_DATABASE } }),
+    await coldStartMs({
+      event: { GEO_DATABASE_PATH: PACKAGED_COUNTRY_DATABASE },
+      operations: { ATHENA_WORKGROUP: 'bench', GLUE_DATABASE: 'bench', EVENTS_BUCKET: 'bench' },
+    }),
   )) {
     figures.push({ section: 'bundle', name: `${name} Lambda, module load (cold start)`, value: ms, unit: 'ms' });
   }

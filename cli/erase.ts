@@ -63,9 +63,9 @@ const IDLE_MS = 30_000;
 /**
  * `erase --pending`: carries out the erasures queued in the app and the site
  * deletions begun there, with the operator's credentials, until none is
- * left: the same driver as the local twin's scheduled runs
- * (`advanceOperations`), for a deployed stack whose scheduled function has
- * no grants on the archive yet (`docs/security.md`, "Erasing a person").
+ * left: the same driver as the operations function (`advanceOperations`),
+ * to finish sooner than its 15-minute schedule or on a stack deployed
+ * without it (`docs/security.md`, "Erasing a person").
  */
 async function runPending(ctx: CliContext, opts: EraseOptions): Promise<{ erasures: number; deletions: number }> {
   const aws = ctx.aws ? { archive: awsArchive(opts), mode: awsMode(opts) } : null;

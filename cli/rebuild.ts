@@ -12,7 +12,6 @@ import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
 import { AthenaArchiveReader } from '../lambdas/adapters/athena-archive.js';
-import { SITE_CACHE_TTL_MS } from '../lambdas/adapters/cached-site-directory.js';
 import { domainSchema, namespaceOf, type SiteConfig } from '../lambdas/domain/site.js';
 import { abandonRebuild, rebuildSite, type RebuildDeps, type RebuildOutcome } from '../lambdas/services/rebuild.js';
 import type { ArchiveReader } from '../lambdas/ports.js';
@@ -20,31 +19,15 @@ import { DuckDbArchiveReader } from '../local/archive-reader.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from '../local/consumers.js';
 import { localPaths } from '../local/service.js';
 
-/** The sessionizer function's timeout, s (lib/functions.ts): a batch that read the SITE item before a change ends within it. */
-export const SESSIONIZER_TIMEOUT_S = 60;
-/** Firehose's buffer interval, s (`FIREHOSE_BUFFER_INTERVAL`, lib/archive.ts: 15 minutes). */
-export const FIREHOSE_BUFFER_S = 900;
-/**
- * How long after it was put an event may still be on its way to the Parquet archive, s: the buffer
- * interval × 1.5, dynamic partitioning's end-to-end delay (`FIREHOSE_DELIVERY_FACTOR`, lib/archive.ts,
- * from the Firehose developer guide, "Buffer data for dynamic partitioning").
- */
-export const FIREHOSE_DELIVERY_S = FIREHOSE_BUFFER_S * 1.5;
-/** Slack on top of each wait, ms. */
-const MARGIN_MS = 30_000;
-
-/**
- * The deployed stack's fence (`docs/rebuild.md`): the SITE cache's TTL (every
- * sessionizer sees `building`), a sessionizer run that started before it, and
- * Firehose's delivery delay (every event put before is archived): 24.5 minutes.
- */
-export const AWS_FENCE_MS = SITE_CACHE_TTL_MS + SESSIONIZER_TIMEOUT_S * 1000 + FIREHOSE_DELIVERY_S * 1000 + MARGIN_MS;
-/**
- * How long the deployed stack may still use a generation the SITE item no
- * longer names: the cache TTL and a sessionizer run (report functions read the
- * SITE item per request and time out after 10 s): 2 minutes.
- */
-export const AWS_DRAIN_MS = SITE_CACHE_TTL_MS + SESSIONIZER_TIMEOUT_S * 1000 + MARGIN_MS;
+// The deployed stack's waits, shared with the operations function (lambdas/entry/operations.ts).
+export {
+  AWS_DRAIN_MS,
+  AWS_FENCE_MS,
+  FIREHOSE_BUFFER_S,
+  FIREHOSE_DELIVERY_S,
+  SESSIONIZER_TIMEOUT_S,
+} from '../lambdas/adapters/aws-fence.js';
+import { AWS_DRAIN_MS, AWS_FENCE_MS } from '../lambdas/adapters/aws-fence.js';
 
 const athenaName = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a name of letters, digits, _ or -');
 

@@ -4,12 +4,15 @@ import * as glue from 'aws-cdk-lib/aws-glue';
 import type * as kinesis from 'aws-cdk-lib/aws-kinesis';
 import * as firehose from 'aws-cdk-lib/aws-kinesisfirehose';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { ARCHIVE_PARTITION_KEYS, EVENTS_PREFIX, glueColumns } from '../lambdas/domain/archive-schema.js';
 import { NAMED_QUERIES } from '../sql/named-queries.js';
 import { secureBucket } from './secure-bucket.js';
 import { RAW_PREFIX } from '../lambdas/adapters/s3-raw-objects.js';
+import { ERASURE_STAGING_PREFIX } from '../lambdas/adapters/s3-archive-eraser.js';
 
 export { EVENTS_PREFIX };
 /** Key prefix of records Firehose could not partition, convert or deliver. */
@@ -58,6 +61,8 @@ export const FIREHOSE_BUFFER_INTERVAL = Duration.minutes(15);
  */
 export const FIREHOSE_DELIVERY_FACTOR = 1.5;
 
+/** Where the workgroup writes query results in the results bucket. */
+export const ATHENA_RESULTS_PREFIX = 'results/';
 /** Athena results expire after this many days. */
 export const ATHENA_RESULTS_DAYS = 30;
 /** Per-query scan limit of the workgroup (Athena bills per byte scanned): 100 GiB. */
@@ -102,9 +107,12 @@ export class EventArchive extends Construct {
   readonly drainDelivery: firehose.DeliveryStream | undefined;
   readonly workGroup: athena.CfnWorkGroup;
   readonly namedQueries: athena.CfnNamedQuery[];
+  /** The Glue database's and the Athena workgroup's name. */
+  readonly name: string;
 
   constructor(scope: Construct, id: string, props: EventArchiveProps) {
     super(scope, id);
+    this.name = props.name;
     const account = Stack.of(this).account;
 
     this.bucket = secureBucket(this, 'Events', {
@@ -182,7 +190,7 @@ export class EventArchive extends Construct {
         bytesScannedCutoffPerQuery: ATHENA_SCAN_LIMIT_BYTES,
         engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
         resultConfiguration: {
-          outputLocation: `s3://${this.resultsBucket.bucketName}/results/`,
+          outputLocation: `s3://${this.resultsBucket.bucketName}/${ATHENA_RESULTS_PREFIX}`,
           encryptionConfiguration: { encryptionOption: 'SSE_S3' },
         },
       },
@@ -200,6 +208,76 @@ export class EventArchive extends Construct {
       return named;
     });
   }
+  /**
+   * What `AthenaArchiveReader` and `S3ArchiveEraser` need to read the archive through Athena, rewrite
+   * the objects holding an erased person and delete a deleted site's objects (`docs/security.md`,
+   * "Erasing a person"; `docs/deploy.md`, "Deleting a site"), and no more: queries in this workgroup
+   * only; the Glue catalog, database and events table read (partition projection: no partitions are
+   * written); on the events bucket, objects under `events/` and the erasure staging prefix read,
+   * written and deleted, and listing only those prefixes (`s3:prefix`); on the results bucket, the
+   * workgroup's `results/` read and written. Athena reads and writes S3 with the caller's credentials
+   * (Athena user guide, "Access to Amazon S3"), hence the data and results grants. Sets
+   * `ATHENA_WORKGROUP`, `GLUE_DATABASE` and `EVENTS_BUCKET`.
+   */
+  grantErasure(fn: lambda.IFunction & { addEnvironment(key: string, value: string): unknown }, role: iam.IRole): void {
+    const stack = Stack.of(this);
+    fn.addEnvironment('ATHENA_WORKGROUP', this.workGroup.ref);
+    fn.addEnvironment('GLUE_DATABASE', this.name);
+    fn.addEnvironment('EVENTS_BUCKET', this.bucket.bucketName);
+    const glueArn = (resource: string) => stack.formatArn({ service: 'glue', resource, resourceName: undefined });
+    const statements = [
+      new iam.PolicyStatement({
+        actions: ['athena:StartQueryExecution', 'athena:GetQueryExecution', 'athena:GetQueryResults'],
+        resources: [stack.formatArn({ service: 'athena', resource: 'workgroup', resourceName: this.workGroup.ref })],
+      }),
+      new iam.PolicyStatement({
+        actions: ['glue:GetDatabase', 'glue:GetTable', 'glue:GetPartitions'],
+        resources: [glueArn('catalog'), glueArn(`database/${this.name}`), glueArn(`table/${this.name}/events`)],
+      }),
+      new iam.PolicyStatement({
+        actions: ['s3:GetBucketLocation'],
+        resources: [this.bucket.bucketArn, this.resultsBucket.bucketArn],
+      }),
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${EVENTS_PREFIX}*`, `${ERASURE_STAGING_PREFIX}*`] } },
+      }),
+      new iam.PolicyStatement({
+        actions: [
+          's3:GetObject',
+          's3:PutObject',
+          's3:DeleteObject',
+          's3:AbortMultipartUpload',
+          's3:ListMultipartUploadParts',
+        ],
+        resources: [
+          this.bucket.arnForObjects(`${EVENTS_PREFIX}*`),
+          this.bucket.arnForObjects(`${ERASURE_STAGING_PREFIX}*`),
+        ],
+      }),
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+        resources: [this.resultsBucket.bucketArn],
+      }),
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'],
+        resources: [this.resultsBucket.arnForObjects(`${ATHENA_RESULTS_PREFIX}*`)],
+      }),
+    ];
+    for (const statement of statements) role.addToPrincipalPolicy(statement);
+    const id = (bucket: s3.Bucket) => stack.getLogicalId(bucket.node.defaultChild as s3.CfnBucket);
+    const reason =
+      'Erasing a person rewrites and deletes archive objects whose keys Firehose and Athena make at write time (a time and a random id): the wildcard is the archive prefix, the erasure staging prefix or the workgroup results prefix of this stack\'s buckets only (docs/security.md, "Erasing a person").';
+    const wildcards = [
+      `<${id(this.bucket)}.Arn>/${EVENTS_PREFIX}*`,
+      `<${id(this.bucket)}.Arn>/${ERASURE_STAGING_PREFIX}*`,
+      `<${id(this.resultsBucket)}.Arn>/${ATHENA_RESULTS_PREFIX}*`,
+    ];
+    for (const resource of wildcards)
+      Validations.of(role).acknowledge({ id: `AwsSolutions-IAM5[Resource::${resource}]`, reason });
+  }
+
   /**
    * A delivery stream converting JSON events to Parquet into `events/site=/dt=`: Direct PUT
    * (`source` undefined, encrypted with an AWS owned key at no charge) or reading the event stream.

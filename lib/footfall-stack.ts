@@ -291,7 +291,11 @@ export class FootfallStack extends Stack {
       tracing: spec.hotPath && !this.config.hotPathTracing ? lambda.Tracing.PASS_THROUGH : lambda.Tracing.ACTIVE,
       hotPathLogging: spec.hotPath,
       // The sessionizer: one instance, the journal's one writer (lib/lambda-defaults.ts consumeDelivery).
-      reservedConcurrency: spec.hotPath ? this.config.hotPathConcurrency : spec.stream === 'consume' ? 1 : undefined,
+      reservedConcurrency: spec.hotPath
+        ? this.config.hotPathConcurrency
+        : spec.stream === 'consume'
+          ? 1
+          : spec.reservedConcurrency,
     });
     if (spec.table)
       fn.bindTable(this.table, spec.table, {
@@ -326,6 +330,7 @@ export class FootfallStack extends Stack {
         this.secretsKey.grant(fn.fn, 'kms:Decrypt');
       }
     }
+    if (spec.archive === 'erase') this.archive.grantErasure(fn.fn, fn.role);
     if (spec.stream === 'consume') fn.consumeDelivery(this.archive.bucket, this.stream);
     else if (spec.stream) fn.putDeliveries(this.ingest.deliveryStream, this.archive.deliveryStream);
 
@@ -492,9 +497,9 @@ export class FootfallStack extends Stack {
     // and re-crediting have stopped.
     for (const [fnName, fn] of Object.entries(this.functions)) {
       const every = this.registry[fnName]?.everyMinutes;
-      if (every === undefined) continue;
+      if (every === undefined || this.registry[fnName]?.failureAlarm === false) continue;
       new cloudwatch.Alarm(this, `${fnName}ErrorsAlarm`, {
-        alarmDescription: `${fnName}: ${SCHEDULED_FAILED_RUNS_ALARM} scheduled runs in a row failed (rollup compaction and re-crediting stopped; see its log group)`,
+        alarmDescription: `${fnName}: ${SCHEDULED_FAILED_RUNS_ALARM} scheduled runs in a row failed (${this.registry[fnName]?.description ?? fnName}: stopped; see its log group)`,
         metric: fn.fn.metricErrors({ period: Duration.minutes(every), statistic: 'Sum' }),
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -50,6 +50,19 @@ export interface FunctionSpec {
   /** Invoked by an EventBridge schedule every this many minutes. */
   everyMinutes?: number;
   /**
+   * Whether several failed scheduled runs in a row raise an alarm (default true). False where the failure is
+   * already shown to the one who asked for the work (the app's progress of a deletion or an erasure), so the
+   * alarm's $0.10 a month buys nothing a small site needs (docs/cost.md, "Operations").
+   */
+  failureAlarm?: boolean;
+  /** Reserved concurrency: at most this many instances at once (1: one run at a time). */
+  reservedConcurrency?: number;
+  /**
+   * `erase`: reads the archive through Athena and rewrites and deletes its objects (`EventArchive.grantErasure`,
+   * lib/archive.ts); sets ATHENA_WORKGROUP, GLUE_DATABASE and EVENTS_BUCKET.
+   */
+  archive?: 'erase';
+  /**
    * Partitions (`pk` patterns, `*` a wildcard) the function may write: its
    * write actions are conditioned on `dynamodb:LeadingKeys`, so it cannot
    * touch any other item even with a bug. Reads stay table-wide.
@@ -59,8 +72,9 @@ export interface FunctionSpec {
    * Partitions the function may read (with `writePartitions`, which it may
    * also read): its read actions are conditioned on `dynamodb:LeadingKeys`
    * too. Without it reads are table-wide (the app function, which reads what
-   * its user may see). No function but the webhook's reads
-   * `PROVIDER#*`, where the webhook signing secrets are.
+   * its user may see). Only the webhook function opens what
+   * `PROVIDER#*` holds (the sealed webhook signing secrets); the app and
+   * operations functions, which write and delete it, cannot.
    */
   readPartitions?: readonly string[];
   /**
@@ -226,6 +240,26 @@ export const FUNCTIONS = {
     writePartitions: partitionPatterns('scheduled', 'write'),
     everyMinutes: 5,
     timeoutSeconds: 120,
+  },
+  operations: {
+    entry: 'lambdas/entry/operations.ts',
+    description: 'Carries the site deletions and erasures begun in the app to the end, in checkpointed steps',
+    appOnly: true,
+    // A rebuild after an erasure folds a site's events into rollups in memory, as the sessionizer does.
+    memoryMiB: 1024,
+    // Lambda's maximum: a run starts steps for 10 minutes and its last Athena query gives up after 4 (lambdas/entry/operations.ts).
+    timeoutSeconds: 900,
+    // One run at a time: two runs would advance the same checkpoint.
+    reservedConcurrency: 1,
+    table: 'readwrite',
+    readPartitions: partitionPatterns('operations', 'read'),
+    // Every partition of a deleted site or an erased person's site, in every generation (docs/data-model.md).
+    writePartitions: partitionPatterns('operations', 'write'),
+    archive: 'erase',
+    // Nothing queued: two small Queries and back (docs/cost.md, "Operations"); an erasure waits out a 24.5-minute fence anyway.
+    everyMinutes: 15,
+    // A failed step shows in the app's progress of the deletion or erasure, and is retried every run.
+    failureAlarm: false,
   },
 } as const satisfies Record<string, FunctionSpec>;
 

@@ -40,17 +40,18 @@ import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
 import { functionConnection } from './iam/partition-guard.js';
-import { functionSecretBox, functionStream } from './iam/stand-ins.js';
+import { functionArchiveEraser, functionArchiveReader, functionSecretBox, functionStream } from './iam/stand-ins.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
 import { LocalArchiveEraser } from './archive-eraser.js';
 import { dynamoOperationsDeps } from '../lambdas/adapters/dynamo/operations-deps.js';
 import { advanceOperations } from '../lambdas/services/operations.js';
+import { createOperationsHandler } from '../lambdas/handlers/operations.js';
 
 /** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
 export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
-/** How long one scheduled run may advance site deletions and erasures locally, ms (the rest resumes at the next run). */
+/** How long one run of the operations function may advance site deletions and erasures locally, ms (the rest resumes at the next run). */
 const LOCAL_OPERATIONS_BUDGET_MS = 60_000;
 
 /** Table name in local mode (dynalite wants 3+ characters). */
@@ -80,7 +81,7 @@ export interface LocalService {
   sessionize(): Promise<number>;
   /** Writes everything on the stream to the Parquet archive now. */
   archive(): Promise<number>;
-  /** Runs the scheduled work (rollup compaction, re-crediting pending payments, due email reports, site deletions and erasures) now. */
+  /** Runs the scheduled function (rollup compaction, re-crediting pending payments, due email reports), then the operations function (site deletions and erasures), now. */
   scheduled(): Promise<{
     sites: number;
     recredited: number;
@@ -162,6 +163,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const mcp = as('mcp');
   const app = as('app');
   const scheduledConn = as('scheduled');
+  const operationsConn = as('operations');
   const eventHandler = createEventHandler({
     ...telemetry,
     clock,
@@ -264,9 +266,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await sessionizer.drain();
     await archiver.poller.drain();
   };
-  const operations = dynamoOperationsDeps(dynamo, {
-    archive: new DuckDbArchiveReader(paths.archive),
-    eraser: new LocalArchiveEraser(paths.archive),
+  const operations = dynamoOperationsDeps(operationsConn, {
+    archive: functionArchiveReader(new DuckDbArchiveReader(paths.archive), 'operations'),
+    eraser: functionArchiveEraser(new LocalArchiveEraser(paths.archive), 'operations'),
     // Every writer's site cache expires, then the stream is drained into the archive (`localMode`, cli/rebuild.ts).
     fenceMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
     drainMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
@@ -279,8 +281,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     ...dynamoPaymentDeps(scheduledConn, clock),
     sites: new DynamoConfigStore(scheduledConn),
     rollups: new DynamoRollupStore(scheduledConn),
-    operations: (deadline) => advanceOperations(operations, deadline),
-    operationsBudgetMs: LOCAL_OPERATIONS_BUDGET_MS,
     // Email reports go to the outbox folder (`local/outbox.ts`), linking to this server once it listens.
     emailReports: options.app
       ? (site) =>
@@ -296,9 +296,22 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
           )(site)
       : undefined,
   });
-  // One run at a time, as the 5-minute schedule with a 2-minute timeout gives in AWS: a run still advancing an erasure is joined.
-  let running: ReturnType<typeof runScheduled> | null = null;
-  const scheduled = () => (running ??= runScheduled().finally(() => (running = null)));
+  // The operations function, on its own schedule in AWS (lib/functions.ts); locally after each scheduled run.
+  const runOperations = createOperationsHandler({
+    logger: telemetry.logger,
+    operations: (deadline) => advanceOperations(operations, deadline),
+    budgetMs: LOCAL_OPERATIONS_BUDGET_MS,
+    clock,
+  });
+  const runBoth = async () => {
+    const run = await runScheduled();
+    // Logged by the handler; the next run resumes from the checkpoints, as the next schedule does in AWS.
+    const advanced = await runOperations().catch(() => undefined);
+    return { ...run, ...advanced };
+  };
+  // One run at a time, as reserved concurrency 1 and the schedules give in AWS: a run still advancing an erasure is joined.
+  let running: ReturnType<typeof runBoth> | null = null;
+  const scheduled = () => (running ??= runBoth().finally(() => (running = null)));
   let schedule: NodeJS.Timeout | undefined;
   if (interval > 0) {
     sessionizer.start(interval);

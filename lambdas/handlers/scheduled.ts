@@ -1,19 +1,11 @@
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import { recreditPending, type PaymentDeps } from '../services/payments.js';
 import type { Telemetry } from '../observability/telemetry.js';
-import type { OperationsRun } from '../services/operations.js';
 
 export interface ScheduledDeps extends PaymentDeps, Telemetry {
   sites: { listSites(): Promise<SiteConfig[]> };
   /** Folds a site namespace's pending rollup deltas into its rollups (`DynamoRollupStore.compact`). */
   rollups: { compact(site: string): Promise<{ parts: number; items: number }> };
-  /**
-   * Advances the site deletions and erasures the app began (`advanceOperations`) until the
-   * deadline (ms since epoch); absent where no function of the stack may yet.
-   */
-  operations?: (deadline: number) => Promise<OperationsRun>;
-  /** How long a run may spend on `operations`, ms: within the function's timeout, with the rest's share left. */
-  operationsBudgetMs?: number;
   /** Sends a site's due email reports (`emailReportSender`); absent while no sender is configured. */
   emailReports?: (site: SiteConfig) => Promise<number>;
 }
@@ -31,9 +23,8 @@ export interface ScheduledDeps extends PaymentDeps, Telemetry {
  */
 export function createScheduledHandler(
   deps: ScheduledDeps,
-): () => Promise<{ sites: number; recredited: number; compacted: number; mailed: number } & Partial<OperationsRun>> {
+): () => Promise<{ sites: number; recredited: number; compacted: number; mailed: number }> {
   return async () => {
-    const started = deps.clock();
     let recredited = 0;
     let compacted = 0;
     let mailed = 0;
@@ -59,15 +50,8 @@ export function createScheduledHandler(
       }
       mailed += (await deps.emailReports?.(site)) ?? 0;
     }
-    // After the rollups: a long job must not delay what every report reads.
-    const operations = deps.operations
-      ? await deps.operations(started + (deps.operationsBudgetMs ?? 60_000)).catch((error: unknown) => {
-          deps.logger.error('site deletions and erasures failed; the next run resumes them', { error: error as Error });
-          return undefined;
-        })
-      : undefined;
     // One log line a run (8,640 a month), not two custom metrics ($0.60 a month): failures are logged as errors above.
-    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted, mailed, ...operations });
-    return { sites: sites.length, recredited, compacted, mailed, ...operations };
+    deps.logger.info('scheduled run', { sites: sites.length, recredited, compacted, mailed });
+    return { sites: sites.length, recredited, compacted, mailed };
   };
 }

@@ -266,7 +266,7 @@ export async function advanceErasures(deps: ErasureDriverDeps, deadline: number)
         phase: request.phase,
         error: name,
       });
-      request.error = `The step "${request.phase}" failed (${name}); it is tried again within 5 minutes.`;
+      request.error = `The step "${request.phase}" failed (${name}); it is tried again at the next run, within 15 minutes.`;
       await deps.queue.save(request);
     }
   }

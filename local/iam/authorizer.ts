@@ -26,6 +26,10 @@ export const LOCAL_ARNS = {
   ingestStream: 'arn:aws:firehose:local:000000000000:deliverystream/ingest',
   archiveStream: 'arn:aws:firehose:local:000000000000:deliverystream/archive',
   eventsBucket: 'arn:aws:s3:::local-events',
+  /** The Athena results bucket: the local archive reader writes no results, the operations function's query asks for it. */
+  resultsBucket: 'arn:aws:s3:::local-athena-results',
+  /** The stack's Athena workgroup (named after the stack, as the Glue database). */
+  workGroup: `arn:aws:athena:local:000000000000:workgroup/${GLUE.database}`,
   secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
   secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
   /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
@@ -58,6 +62,8 @@ const localResource = (placeholder: string): string | undefined =>
     'KinesisFirehose::DeliveryStream/IngestDelivery': LOCAL_ARNS.ingestStream,
     'KinesisFirehose::DeliveryStream/ArchiveDirectDelivery': LOCAL_ARNS.archiveStream,
     'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
+    'S3::Bucket/ArchiveAthenaResults': LOCAL_ARNS.resultsBucket,
+    'Athena::WorkGroup/ArchiveWorkGroup.Ref': GLUE.database,
     'Glue::Table/ArchiveTable.Ref': GLUE.table,
   })[placeholder] ?? (placeholder in LOCAL ? LOCAL[placeholder as keyof typeof LOCAL] : undefined);
 

@@ -1,4 +1,6 @@
-import type { EventStream, RawObjects, SecretBox } from '../../lambdas/ports.js';
+import type { ArchiveEraser, ArchiveReader, EventStream, RawObjects, SecretBox } from '../../lambdas/ports.js';
+import { EVENTS_PREFIX } from '../../lambdas/domain/archive-schema.js';
+import { ERASURE_STAGING_PREFIX } from '../../lambdas/adapters/s3-archive-eraser.js';
 import { RAW_PREFIX } from '../../lambdas/adapters/s3-raw-objects.js';
 import { AccessDeniedException, iamEnforced, type FunctionName } from './partition-guard.js';
 import { LOCAL_ARNS, archiveObjectArn, authorizer } from './authorizer.js';
@@ -96,4 +98,69 @@ export function demandArchiveBatch(): void {
  */
 export function demandArchiveWrite(key: string): void {
   demand('archiveDestination', 's3:PutObject', archiveObjectArn(key));
+}
+
+/**
+ * What an Athena query over the archive asks of the caller's role, as `runAthenaQuery` sends it and
+ * Athena then reads and writes with the caller's credentials (Athena user guide, "Access to Amazon
+ * S3"): the query calls on the workgroup, the Glue table read, the site's partition objects listed
+ * and read, and the result written to the results bucket.
+ */
+function demandArchiveQuery(name: Principal, site: string): void {
+  for (const action of ['athena:StartQueryExecution', 'athena:GetQueryExecution', 'athena:GetQueryResults'])
+    demand(name, action, LOCAL_ARNS.workGroup);
+  for (const arn of LOCAL_ARNS.glueTable) demand(name, 'glue:GetTable', arn);
+  const partitions = `${EVENTS_PREFIX}site=${site}/`;
+  demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [partitions] });
+  demand(name, 's3:GetObject', archiveObjectArn(`${partitions}part.parquet`));
+  demand(name, 's3:PutObject', `${LOCAL_ARNS.resultsBucket}/results/query.csv`);
+  demand(name, 's3:GetObject', `${LOCAL_ARNS.resultsBucket}/results/query.csv`);
+}
+
+/**
+ * The local archive reader (DuckDB over the data directory) as function `name` may use it: each
+ * call asks what the same call of `AthenaArchiveReader` would (`demandArchiveQuery`).
+ */
+export function functionArchiveReader(reader: ArchiveReader, name: Principal): ArchiveReader {
+  return {
+    events: async (site, fromDt, toDt) => {
+      demandArchiveQuery(name, site);
+      return reader.events(site, fromDt, toDt);
+    },
+    firstDay: async (site) => {
+      demandArchiveQuery(name, site);
+      return reader.firstDay(site);
+    },
+    visitors: async (site, fromDt, toDt) => {
+      demandArchiveQuery(name, site);
+      return reader.visitors(site, fromDt, toDt);
+    },
+  };
+}
+
+/**
+ * The local archive eraser as function `name` may use it, asking for the calls `S3ArchiveEraser`
+ * makes: deleting a site lists and deletes its partitions' objects; erasing visitors queries the
+ * archive, has Athena write the rewritten files under the staging prefix, copies them over the
+ * originals and deletes the staging objects and the objects left with no event.
+ */
+export function functionArchiveEraser(eraser: ArchiveEraser, name: Principal): ArchiveEraser {
+  const objects = (site: string) => `${EVENTS_PREFIX}site=${site}/`;
+  return {
+    deleteSite: async (site) => {
+      demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [objects(site)] });
+      demand(name, 's3:DeleteObject', archiveObjectArn(`${objects(site)}part.parquet`));
+      return eraser.deleteSite(site);
+    },
+    eraseVisitors: async (site, visitors) => {
+      demandArchiveQuery(name, site);
+      const staging = `${ERASURE_STAGING_PREFIX}site=${site}/`;
+      demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [staging] });
+      for (const action of ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'])
+        demand(name, action, archiveObjectArn(`${staging}part.parquet`));
+      for (const action of ['s3:PutObject', 's3:DeleteObject'])
+        demand(name, action, archiveObjectArn(`${objects(site)}part.parquet`));
+      return eraser.eraseVisitors(site, visitors);
+    },
+  };
 }

@@ -95,7 +95,12 @@ describe('least privilege on the table, per function (context app=true)', () => 
       [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
     ],
     // R#: rollups and their delta log, which the scheduled run compacts.
-    ['scheduled', ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS], ['R#*', ...PAYMENT_WRITE_PARTITIONS]],
+    // EMAILREPORTS#: the recipients it mails and the markers of what it sent.
+    [
+      'scheduled',
+      ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*'],
+      ['R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*'],
+    ],
   ])('%s reads and writes only its own partitions', (name, read, write) => {
     const a = access(name);
     expect(a.readActions).toEqual(READ);
@@ -143,7 +148,7 @@ describe('least privilege on the table, per function (context app=true)', () => 
     }
   });
 
-  it('leaves the webhook secrets (PROVIDER#) to the webhook function, and to the app function that connects providers', () => {
+  it('leaves the webhook secrets (PROVIDER#) to the webhook function, the app function that connects providers and the operations function that deletes them with their site', () => {
     const readers = Object.keys(FUNCTIONS).filter((name) =>
       Object.keys(on.template.findResources('AWS::IAM::Policy')).some((id) => id.startsWith(`${name}Role`)),
     );
@@ -151,8 +156,10 @@ describe('least privilege on the table, per function (context app=true)', () => 
       const a = access(name);
       return a.readActions.length > 0 && allows(a.read, 'PROVIDER#shop.test');
     });
-    expect(canRead.sort()).toEqual(['app', 'webhook']);
+    expect(canRead.sort()).toEqual(['app', 'operations', 'webhook']);
     expect(access('webhook').write?.some((p) => allows([p], 'PROVIDER#shop.test'))).toBe(false);
+    // The operations function reads them sealed only: no Parameter Store grant opens them (docs/security.md).
+    expect(access('operations').allActions.filter((action) => action.startsWith('ssm:'))).toEqual([]);
   });
 
   it('stays free of unacknowledged cdk-nag findings', () => {

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoErasureStore } from '../../lambdas/adapters/dynamo/erasure-store.js';
 import { dynamoOperationsDeps } from '../../lambdas/adapters/dynamo/operations-deps.js';
 import { advanceOperations } from '../../lambdas/services/operations.js';
+import { functionConnection } from '../../local/iam/partition-guard.js';
+import { functionArchiveEraser, functionArchiveReader } from '../../local/iam/stand-ins.js';
 import { erasureView, newErasureRequest, type PendingErasure } from '../../lambdas/services/erasure-requests.js';
 import { FieldError } from '../../lambdas/domain/errors.js';
 import { createTelemetry } from '../../lambdas/observability/telemetry.js';
@@ -53,9 +55,10 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     const logged: unknown[] = [];
     const { logger } = createTelemetry('test');
     logger.error = (...args: unknown[]) => void logged.push(args);
-    const deps = dynamoOperationsDeps(s.svc.dynamo, {
-      archive: new DuckDbArchiveReader(localPaths(s.svc.dataDir).archive),
-      eraser: new LocalArchiveEraser(localPaths(s.svc.dataDir).archive),
+    // The operations function's code on its role's policy (local/iam/policies.json), as the twin runs it: a denial fails the run.
+    const deps = dynamoOperationsDeps(functionConnection(s.svc.dynamo, 'operations'), {
+      archive: functionArchiveReader(new DuckDbArchiveReader(localPaths(s.svc.dataDir).archive), 'operations'),
+      eraser: functionArchiveEraser(new LocalArchiveEraser(localPaths(s.svc.dataDir).archive), 'operations'),
       fenceMs: WAIT_MS,
       drainMs: WAIT_MS,
       catchUp: async () => {

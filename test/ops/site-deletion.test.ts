@@ -29,6 +29,8 @@ import { LocalArchiveEraser } from '../../local/archive-eraser.js';
 import { startTestService } from '../support/local.js';
 import { trackedEvent } from '../support/events.js';
 import { scanAll } from '../support/dynamo.js';
+import { functionConnection } from '../../local/iam/partition-guard.js';
+import { functionArchiveEraser, functionArchiveReader } from '../../local/iam/stand-ins.js';
 import { reportSnapshot } from '../support/report-snapshot.js';
 
 const MIN = 60_000;
@@ -103,12 +105,13 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
         customers: [],
       });
   }
-  function deps(o: Partial<SiteDeletionDeps> = {}): SiteDeletionDeps {
+  /** A deletion's stores on `conn`: the table unrestricted (the CLI's operator) unless a function's connection is given. */
+  function deps(o: Partial<SiteDeletionDeps> = {}, conn = svc.dynamo): SiteDeletionDeps {
     const archive = localPaths(svc.dataDir).archive;
     return {
-      sites: config(),
-      store: new DynamoSiteDeletionStore(svc.dynamo),
-      namespaces: new DynamoRebuildStore(svc.dynamo),
+      sites: new DynamoConfigStore(conn),
+      store: new DynamoSiteDeletionStore(conn),
+      namespaces: new DynamoRebuildStore(conn),
       archive: new DuckDbArchiveReader(archive),
       eraser: new LocalArchiveEraser(archive),
       fence: async () => {
@@ -256,7 +259,8 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
   }, 120_000);
 
   it('the first step alone (the app) removes the site and its connections and records the deletion', async () => {
-    const { deletion, resumed } = await beginSiteDeletion(deps(), GONE);
+    // The app function begins it and the operations function finishes it, each on its own role's policy.
+    const { deletion, resumed } = await beginSiteDeletion(deps({}, functionConnection(svc.dynamo, 'app')), GONE);
     expect(resumed).toBe(false);
     expect(deletion).toMatchObject({ domain: GONE, generations: [0, 1], done: [], archive_files: null });
     expect(await config().getSite(GONE)).toBeNull();
@@ -266,10 +270,12 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
 
     // The scheduled runs finish it: nothing before its fence has passed (no sleeping), everything after.
     const kept = (await scanAll(svc.dynamo)).filter((i) => !ofDeletedSite(i) && i.pk !== 'SITE_DELETIONS');
-    const { fence, ...rest } = deps();
+    const { fence, ...rest } = deps({}, functionConnection(svc.dynamo, 'operations'));
     const logged: unknown[] = [];
     const driver = {
       ...rest,
+      archive: functionArchiveReader(rest.archive, 'operations'),
+      eraser: functionArchiveEraser(rest.eraser, 'operations'),
       fenceMs: 10 * MIN,
       catchUp: () => fence(0),
       logger: { error: (...args: unknown[]) => void logged.push(args) } as unknown as SiteDeletionDriverDeps['logger'],

@@ -13,7 +13,7 @@ const KINDS: ReadonlyArray<{ value: ErasureKind; label: string; placeholder: str
   { value: 'email', label: 'Email address', placeholder: 'jo@example.com' },
 ];
 
-/** How often the progress is read while an erasure runs, ms (the scheduled function runs every 5 minutes). */
+/** How often the progress is read while an erasure runs, ms (the operations function runs every 15 minutes, a step at a time). */
 const POLL_MS = 5_000;
 
 function Progress(props: { status: ErasureStatus }): JSX.Element | null {

@@ -12,7 +12,7 @@
 import type { Granularity } from '../../domain/rollup.js';
 
 /** A function of the stack (`lib/functions.ts` `FUNCTIONS`) that the table grants anything to. */
-export type TableFunction = 'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled';
+export type TableFunction = 'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled' | 'operations';
 
 /** A sort key builder: the sort key (or key condition value) of its parts, as `ItemType.sk` spells it. */
 export type SortKeyBuilder = (...parts: never[]) => string;
@@ -54,8 +54,11 @@ const family =
   (...parts: string[]) =>
     `${prefix}${parts.join('#')}`;
 
-/** Functions that settle or re-credit payments (`lambdas/services/payments.ts`): they write every payment partition. */
-const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled'] as const;
+/**
+ * Functions that settle or re-credit payments (`lambdas/services/payments.ts`): they write every payment partition.
+ * The operations function rebuilds a site after an erasure and deletes a deleted site's items, in every namespace.
+ */
+const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled', 'operations'] as const;
 /** Functions that serve reports (the report API and MCP). */
 const REPORTERS = ['report', 'mcp'] as const;
 /** Functions that credit payments and so read the sites and FX rates. */
@@ -142,7 +145,7 @@ export const PARTITIONS = {
     prefix: 'SITES',
     key: singleton('SITES'),
     readers: [...SITE_READERS],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: {
       SITE: { sk: 'SITE#<domain>', ...tagged('SITE#'), bound: '< 2 KB' },
     },
@@ -151,7 +154,7 @@ export const PARTITIONS = {
     prefix: 'PROVIDER#',
     key: family('PROVIDER#') as (domain: string) => string,
     readers: ['webhook'],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { PROVIDER: { sk: '<provider>', key: (provider: string) => provider, bound: '< 1 KB' } },
   },
   salt: {
@@ -196,7 +199,7 @@ export const PARTITIONS = {
     prefix: 'R#',
     key: family('R#') as (site: string, metric: string) => string,
     readers: REPORTERS,
-    writers: ['sessionize', 'scheduled'],
+    writers: ['sessionize', 'scheduled', 'operations'],
     namespaced: true,
     items: {
       ROLLUP: {
@@ -457,7 +460,7 @@ export const PARTITIONS = {
   fx: {
     prefix: 'FX',
     key: singleton('FX'),
-    readers: ['sessionize', 'webhook', 'scheduled', ...REPORTERS],
+    readers: ['sessionize', 'webhook', 'scheduled', 'operations', ...REPORTERS],
     writers: [],
     items: { FX: { sk: '<YYYY-MM-DD>', key: (day: string) => day, bound: KB(4) } },
   },
@@ -475,7 +478,7 @@ export const PARTITIONS = {
     prefix: 'RT#',
     key: family('RT#') as (site: string) => string,
     readers: REPORTERS,
-    writers: ['sessionize'],
+    writers: ['sessionize', 'operations'],
     // Written for the live generation only; deleting a site (generation 0's namespace) deletes it too.
     namespaced: true,
     items: {
@@ -536,9 +539,9 @@ export const PARTITIONS = {
   rebuild: {
     prefix: 'REBUILD#',
     key: family('REBUILD#') as (domain: string) => string,
-    // `footfall rebuild` runs with the operator's credentials, no function of the stack.
+    // `footfall rebuild` runs with the operator's credentials; the operations function rebuilds after an erasure.
     readers: [],
-    writers: [],
+    writers: ['operations'],
     items: {
       REBUILD: {
         sk: 'STATE, G#<generation, 7 digits>',
@@ -552,8 +555,8 @@ export const PARTITIONS = {
     prefix: 'WEBHOOK#',
     key: family('WEBHOOK#') as (domain: string) => string,
     readers: [],
-    // The app function deletes a site's log with the site.
-    writers: ['webhook', 'app'],
+    // The app function and the operations function delete a site's log with the site.
+    writers: ['webhook', 'app', 'operations'],
     items: {
       LAST_WEBHOOK: { sk: '<provider>', key: (provider: string) => provider, bound: '< 500 B' },
       REJECTED_WEBHOOKS: {
@@ -566,17 +569,17 @@ export const PARTITIONS = {
   siteDeletions: {
     prefix: 'SITE_DELETIONS',
     key: singleton('SITE_DELETIONS'),
-    // The app's danger zone records a deletion; `footfall sites delete` (operator credentials) finishes it.
+    // The app's danger zone records a deletion; the operations function (or `footfall sites delete`) finishes it.
     readers: [],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { SITE_DELETION: { sk: '<domain>', key: (domain: string) => domain, bound: '< 1 KB' } },
   },
   erasures: {
     prefix: 'ERASURES#',
     key: family('ERASURES#') as (domain: string) => string,
-    // Written by `footfall erase` (operator credentials) and the erasures the app queued; the app shows them.
+    // Written by `footfall erase` (operator credentials) and the operations function; the app shows them.
     readers: ['app'],
-    writers: [],
+    writers: ['operations'],
     items: {
       ERASURE: {
         sk: '<ms, 13 digits>#<uuid>',
@@ -588,9 +591,9 @@ export const PARTITIONS = {
   erasureRequests: {
     prefix: 'ERASURE_REQUESTS',
     key: singleton('ERASURE_REQUESTS'),
-    // The app queues an erasure and shows its progress; the erasure driver advances it.
+    // The app queues an erasure and shows its progress; the operations function advances it.
     readers: [],
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: {
       ERASURE_REQUEST: {
         sk: '<domain>#<ms, 13 digits>#<uuid>',
@@ -605,8 +608,9 @@ export const PARTITIONS = {
     prefix: 'EMAILREPORTS#',
     key: family('EMAILREPORTS#') as (domain: string) => string,
     readers: [],
-    // The app sets the recipients and removes one on unsubscribe; the scheduled function sends and records each send.
-    writers: ['app', 'scheduled'],
+    // The app sets the recipients and removes one on unsubscribe; the scheduled function sends and records each send;
+    // the operations function deletes them with the site.
+    writers: ['app', 'scheduled', 'operations'],
     items: {
       EMAIL_RECIPIENTS: { sk: 'RECIPIENTS', key: fixed('RECIPIENTS'), bound: '< 4 KB' },
       EMAIL_SENT: {

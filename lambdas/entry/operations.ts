@@ -1,0 +1,49 @@
+import { AthenaClient } from '@aws-sdk/client-athena';
+import { S3Client } from '@aws-sdk/client-s3';
+import { createDynamoConnection } from '../adapters/dynamo/client.js';
+import { dynamoOperationsDeps } from '../adapters/dynamo/operations-deps.js';
+import { AthenaArchiveReader } from '../adapters/athena-archive.js';
+import { S3ArchiveEraser } from '../adapters/s3-archive-eraser.js';
+import { AWS_DRAIN_MS, AWS_FENCE_MS } from '../adapters/aws-fence.js';
+import { EVENTS_PREFIX } from '../domain/archive-schema.js';
+import { createOperationsHandler } from '../handlers/operations.js';
+import { advanceOperations } from '../services/operations.js';
+import { createTelemetry } from '../observability/telemetry.js';
+import { requireEnv } from './env.js';
+
+/**
+ * Of the function's 15 minutes: steps start within the first 10 (`OPERATIONS_BUDGET_MS`) and an
+ * Athena query gives up after 4 (`ATHENA_QUERY_TIMEOUT_MS`), so the last step ends before the timeout.
+ */
+const OPERATIONS_BUDGET_MS = 10 * 60_000;
+const ATHENA_QUERY_TIMEOUT_MS = 4 * 60_000;
+
+const { logger } = createTelemetry('operations');
+const athena = new AthenaClient({});
+const query = {
+  workGroup: requireEnv('ATHENA_WORKGROUP'),
+  database: requireEnv('GLUE_DATABASE'),
+  timeoutMs: ATHENA_QUERY_TIMEOUT_MS,
+};
+const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') }), {
+  archive: new AthenaArchiveReader(athena, query),
+  eraser: new S3ArchiveEraser(
+    new S3Client({}),
+    { bucket: requireEnv('EVENTS_BUCKET'), prefix: EVENTS_PREFIX },
+    { client: athena, options: query },
+  ),
+  fenceMs: AWS_FENCE_MS,
+  drainMs: AWS_DRAIN_MS,
+  // Firehose delivers on its own: the fence is waited out by the clock, across runs.
+  catchUp: async () => {},
+  clock: Date.now,
+  logger,
+});
+
+/** Lambda entry of the operations schedule: queued site deletions and erasures (`createOperationsHandler`). */
+export const handler = createOperationsHandler({
+  logger,
+  operations: (deadline) => advanceOperations(deps, deadline),
+  budgetMs: OPERATIONS_BUDGET_MS,
+  clock: Date.now,
+});
