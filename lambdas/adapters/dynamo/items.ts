@@ -440,14 +440,15 @@ export const PARTITIONS = {
     key: family('SHARE#') as (hash: string) => string,
     // The MCP function shares the report function's read grants (lib/functions.ts REPORT_READ_PARTITIONS); only the report API reads links.
     readers: REPORTERS,
-    writers: ['app'],
+    writers: ['app', 'operations'],
     items: { SHARE_LINK: { sk: 'LINK', key: fixed('LINK'), bound: '< 1 KB' } },
   },
   shareLinks: {
     prefix: 'SHARES#',
     key: family('SHARES#') as (domain: string) => string,
     readers: [],
-    writers: ['app'],
+    // The operations function finishes a site deletion begun in the app, which revokes the site's links.
+    writers: ['app', 'operations'],
     items: { SHARE_INFO: { sk: '<link id>', key: (id: string) => id, bound: '< 1 KB' } },
   },
   shareUnlock: {
