@@ -82,8 +82,9 @@ export function ErasePerson(props: { domain: string; initial?: string }): JSX.El
       <p>
         Erases one person from <strong>{props.domain}</strong>: their visits and timeline, their ids on payments, and
         their events in the raw archive; the reports are then rebuilt. Totals keep their payments’ money (under a random
-        customer id) but nothing that leads back to them. It runs in the background and takes from a few minutes to
-        about half an hour.
+        customer id) but nothing that leads back to them. It runs in the background: at least half an hour once deployed
+        (events already sent must reach the archive first), and about four hours per million archived events for the
+        rebuild; its progress shows below.
       </p>
       {status.error ? <ErrorBox error={status.error} retry={status.reload} /> : null}
       {status.data ? <Progress status={status.data} /> : null}
