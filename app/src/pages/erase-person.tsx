@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type ErasureKind, type ErasureStatus } from '../api.js';
 import { useAuth } from '../auth.js';
+import { ConfirmDomain } from '../components/confirm-domain.js';
 import { ErrorBox, Field, inputProps, useFormErrors } from '../components/ui.js';
 import { formatDateTime, plural } from '../format.js';
 import { useData } from '../use-data.js';
@@ -123,22 +124,14 @@ export function ErasePerson(props: { domain: string; initial?: string }): JSX.El
               onInput={(e) => setId(e.currentTarget.value)}
             />
           </Field>
-          <Field label={`Type ${props.domain} to confirm`} name="confirm" error={form.errors.confirm}>
-            <input
-              {...inputProps('confirm', form.errors.confirm)}
-              autocomplete="off"
-              value={typed}
-              onInput={(e) => setTyped(e.currentTarget.value)}
-            />
-          </Field>
-          {form.errors._form ? (
-            <p class="form-error" role="alert">
-              {form.errors._form}
-            </p>
-          ) : null}
-          <button class="btn btn-danger" type="submit" disabled={busy || typed.trim().toLowerCase() !== props.domain}>
-            Erase this person
-          </button>
+          <ConfirmDomain
+            domain={props.domain}
+            typed={typed}
+            setTyped={setTyped}
+            errors={form.errors}
+            busy={busy}
+            action="Erase this person"
+          />
         </form>
       ) : (
         <p class="muted">Only an owner of the account can erase a person.</p>

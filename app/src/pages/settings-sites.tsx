@@ -1,3 +1,4 @@
+import { ConfirmDomain } from '../components/confirm-domain.js';
 import { EmailReports } from '../components/email-reports.js';
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
@@ -449,22 +450,14 @@ function DeleteSite(props: { domain: string }): JSX.Element {
         Deleting <strong>{props.domain}</strong> removes it and all its data for good: visits, reports, payments,
         provider connections and the raw archive. There is no undo.
       </p>
-      <Field label={`Type ${props.domain} to confirm`} name="confirm" error={form.errors.confirm}>
-        <input
-          {...inputProps('confirm', form.errors.confirm)}
-          autocomplete="off"
-          value={typed}
-          onInput={(e) => setTyped(e.currentTarget.value)}
-        />
-      </Field>
-      {form.errors._form ? (
-        <p class="form-error" role="alert">
-          {form.errors._form}
-        </p>
-      ) : null}
-      <button class="btn btn-danger" type="submit" disabled={busy || typed.trim().toLowerCase() !== props.domain}>
-        Delete this site
-      </button>
+      <ConfirmDomain
+        domain={props.domain}
+        typed={typed}
+        setTyped={setTyped}
+        errors={form.errors}
+        busy={busy}
+        action="Delete this site"
+      />
     </form>
   );
 }
