@@ -24,6 +24,7 @@ import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js'
 import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
 import { RELEASE_VERSION } from './release.js';
+import { sendReports } from './report-mail.js';
 import { DATA_LAYOUT } from '../lambdas/domain/site.js';
 import { STACK_INGEST_OUTPUTS, STACK_VERSION_OUTPUTS } from '../lambdas/domain/upgrade.js';
 import { ARCHITECTURE, FootfallFunction, RUNTIME } from './lambda-defaults.js';
@@ -212,7 +213,14 @@ export class FootfallStack extends Stack {
       // A custom domain is known before deploy, so it is allowed without the cycle.
       const origins = [...config.mcpOrigins, ...(appDomain ? [`https://${appDomain}`] : [])];
       this.functions.mcp?.fn.addEnvironment('APP_ORIGINS', origins.join(','));
-      if (config.reportSender) this.sendReports(config.reportSender, appDomain);
+      const scheduled = this.functions.scheduled;
+      if (config.reportSender && scheduled)
+        sendReports(
+          this,
+          { scheduled, app: this.functions.app },
+          config.reportSender,
+          `https://${appDomain ?? this.app.distribution.distributionDomainName}`,
+        );
     }
     if (config.monthlyBudgetUsd !== undefined)
       addBudget(this, {
@@ -253,28 +261,6 @@ export class FootfallStack extends Stack {
       value: String(DATA_LAYOUT),
       description: 'Storage layout of derived items this release reads (DATA_LAYOUT)',
     });
-  }
-
-  /**
-   * Email reports (`docs/deploy.md`, "Email reports"): the scheduled function sends as `sender`,
-   * a verified SES identity, with `ses:SendEmail` on that address's identity and its domain's (SES
-   * authorizes a send on either, "Identity and access management in Amazon SES") and no other, and
-   * links to the app's URL (the distribution does not depend on the function: no cycle).
-   */
-  private sendReports(sender: string, appDomain: string | undefined): void {
-    const scheduled = this.functions.scheduled;
-    if (!scheduled || !this.app) return;
-    const identity = (name: string) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: name });
-    scheduled.fn.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['ses:SendEmail'],
-        resources: [identity(sender), identity(sender.split('@')[1]!)],
-      }),
-    );
-    scheduled.fn.addEnvironment('REPORT_SENDER', sender);
-    // The settings page says whether reports are on.
-    this.functions.app?.fn.addEnvironment('REPORT_SENDER', sender);
-    scheduled.fn.addEnvironment('APP_URL', `https://${appDomain ?? this.app.distribution.distributionDomainName}`);
   }
 
   /** Builds, grants and wires one registry entry. */

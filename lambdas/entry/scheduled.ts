@@ -26,7 +26,7 @@ export const handler = createScheduledHandler({
         {
           reports: dynamoReportServiceDeps(dynamo),
           store: new DynamoEmailReportStore(dynamo),
-          sender: new SesMailSender(),
+          sender: new SesMailSender(requireEnv('REPORT_CONFIGURATION_SET')),
           from: sender,
           appUrl: requireEnv('APP_URL'),
         },

@@ -2,6 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { evaluate, type AuthorizationRequest } from './evaluate.js';
 import { secretsParameterNames } from '../../lambdas/adapters/secrets/parameter-name.js';
 import { CONFIG_DEFAULTS } from '../../lib/config.js';
+import { reportConfigurationSetName } from '../../lib/report-mail.js';
 import { loadPolicies, type FunctionPolicies, type PolicyStatement } from './policies.js';
 
 /** The local twin's account, region and partition in the ARNs it evaluates. */
@@ -46,11 +47,18 @@ export const LOCAL_ARNS = {
  */
 export const LOCAL_REPORT_SENDER = 'reports@footfall.localhost';
 
+const sesArn = (resource: string) => `arn:aws:ses:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:${resource}`;
+
 /** The SES identities IAM checks for a send from `address` on the twin: the address's, then its domain's. */
-export const sesIdentityArns = (address: string): [string, string] => {
-  const arn = (name: string) => `arn:aws:ses:${LOCAL['AWS::Region']}:${LOCAL['AWS::AccountId']}:identity/${name}`;
-  return [arn(address), arn(address.split('@')[1] ?? '')];
-};
+export const sesIdentityArns = (address: string): [string, string] => [
+  sesArn(`identity/${address}`),
+  sesArn(`identity/${address.split('@')[1] ?? ''}`),
+];
+
+/** The ARN of the report mails' configuration set as the default stack names it (`lib/report-mail.ts`). */
+export const LOCAL_REPORT_CONFIGURATION_SET = sesArn(
+  `configuration-set/${reportConfigurationSetName(CONFIG_DEFAULTS.stackName)}`,
+);
 
 /** The ARN of the archive's object `key` (`events/site=…/dt=…/part-….parquet`). */
 export const archiveObjectArn = (key: string): string => `${LOCAL_ARNS.eventsBucket}/${key}`;

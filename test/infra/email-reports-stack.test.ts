@@ -25,7 +25,7 @@ const sesStatements = (s: Synthesized): Array<{ policy: string; statement: State
       .map((statement) => ({ policy: id, statement })),
   );
 };
-const identityArn = (name: string) => ({
+const sesArn = (resource: string) => ({
   'Fn::Join': [
     '',
     [
@@ -35,7 +35,7 @@ const identityArn = (name: string) => ({
       { Ref: 'AWS::Region' },
       ':',
       { Ref: 'AWS::AccountId' },
-      `:identity/${name}`,
+      `:${resource}`,
     ],
   ],
 });
@@ -49,27 +49,44 @@ describe('email reports in the stack', () => {
     without = synth({ config: { app: true }, bundle: false });
   }, 240_000);
 
-  it('grants the scheduled function ses:SendEmail on the sender identity and its domain, nothing else', () => {
+  it('grants the scheduled function ses:SendEmail on the sender identity, its domain and the configuration set, nothing else', () => {
     const found = sesStatements(withSender);
     expect(found).toHaveLength(1);
     expect(found[0]!.policy).toMatch(/^scheduled/);
     expect(found[0]!.statement).toMatchObject({
       Action: 'ses:SendEmail',
       Effect: 'Allow',
-      Resource: [identityArn('example.com'), identityArn('reports@example.com')],
+      Resource: [
+        sesArn('configuration-set/Footfall-reports'),
+        sesArn('identity/example.com'),
+        sesArn('identity/reports@example.com'),
+      ],
     });
   });
 
   it('gives the scheduled function the sender and the app URL, and the app function the sender', () => {
     expect(fnEnv(withSender, 'scheduled')).toMatchObject({
       REPORT_SENDER: 'reports@example.com',
+      REPORT_CONFIGURATION_SET: 'Footfall-reports',
       APP_URL: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [expect.stringMatching(/^App/), 'DomainName'] }]] },
     });
     expect(fnEnv(withSender, 'app')).toMatchObject({ REPORT_SENDER: 'reports@example.com' });
   });
 
+  it('sends through a configuration set that suppresses addresses that bounce or complain', () => {
+    withSender.template.resourceCountIs('AWS::SES::ConfigurationSet', 1);
+    withSender.template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      Name: 'Footfall-reports',
+      SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] },
+    });
+    const fns = withSender.template.findResources('AWS::Lambda::Function') as Record<string, { DependsOn?: string[] }>;
+    const scheduled = Object.entries(fns).find(([id]) => id.startsWith('scheduled'))![1];
+    expect(scheduled.DependsOn?.some((d) => d.startsWith('ReportMail'))).toBe(true);
+  });
+
   it('without a sender: no SES permission anywhere and no sender in any function (reports off)', () => {
     expect(sesStatements(without)).toEqual([]);
+    without.template.resourceCountIs('AWS::SES::ConfigurationSet', 0);
     expect(fnEnv(without, 'scheduled').REPORT_SENDER).toBeUndefined();
     expect(fnEnv(without, 'app').REPORT_SENDER).toBeUndefined();
   });
