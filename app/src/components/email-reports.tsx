@@ -67,21 +67,25 @@ export function EmailReports(props: { domain: string }): JSX.Element {
       )}
       {list.length === 0 ? <p class="muted">No recipients yet.</p> : null}
       {list.length > 0 ? (
-        <table class="table">
+        <table class="list-table stack-table" data-recipients>
           <thead>
             <tr>
               <th scope="col">Address</th>
               <th scope="col">Weekly</th>
               <th scope="col">Monthly</th>
-              {isOwner ? <th scope="col">Remove</th> : null}
+              {isOwner ? (
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              ) : null}
             </tr>
           </thead>
           <tbody>
             {list.map((r, i) => (
               <tr key={r.email}>
-                <td>{r.email}</td>
+                <td data-label="Address">{r.email}</td>
                 {(['weekly', 'monthly'] as const).map((kind) => (
-                  <td key={kind}>
+                  <td key={kind} data-label={kind === 'weekly' ? 'Weekly' : 'Monthly'}>
                     <input
                       type="checkbox"
                       aria-label={`${kind === 'weekly' ? 'Weekly' : 'Monthly'} report to ${r.email}`}
@@ -92,7 +96,7 @@ export function EmailReports(props: { domain: string }): JSX.Element {
                   </td>
                 ))}
                 {isOwner ? (
-                  <td>
+                  <td class="actions">
                     <button
                       class="btn btn-small"
                       type="button"
