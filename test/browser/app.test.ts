@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
@@ -27,11 +25,9 @@ import type {
   Timeseries,
 } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
+import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
-
-/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /**
  * The app in Chromium against a `npm start`-style service (demo site, demo
@@ -41,16 +37,9 @@ const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-co
  * One service and one browser for the file.
  */
 
-/** docs/app/ with FOOTFALL_APP_SCREENSHOTS=1 (to update the docs), else a scratch directory, so a test run leaves the tree clean. */
-const SHOTS =
-  process.env.FOOTFALL_APP_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
-    : join(tmpdir(), 'footfall-app-screenshots');
 const SITE_PATH = `/sites/${DEMO_SITE}`;
-const DESKTOP = { width: 1440, height: 900 };
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
 const POLL = 15_000;
-const PHONE = { width: 390, height: 844 };
 
 /** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */
 const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => string]> = [
@@ -97,23 +86,7 @@ describe('the app in Chromium on the demo site', () => {
     await p.waitForLoadState('networkidle');
     await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
-  /** axe-core's WCAG 2 A/AA rules on the page as it is: the violations, as `rule: selectors` lines (none expected). */
-  const axe = async (p: Page): Promise<string[]> => {
-    await p.evaluate(AXE_SOURCE);
-    const result = await p.evaluate(() =>
-      (
-        globalThis as unknown as {
-          axe: {
-            run(
-              ctx: Document,
-              opts: object,
-            ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
-          };
-        }
-      ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
-    );
-    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  };
+  const axe = axeViolations;
   /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
@@ -11,9 +9,7 @@ import { ensureDemoUser } from '../../local/demo/user.js';
 import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-report-store.js';
 import { unsubscribeToken } from '../../lambdas/domain/email-report/unsubscribe-token.js';
 import { launchChromium } from './harness.js';
-
-/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
 
 /**
  * Email reports in Chromium (docs/app.md "Email reports"): an owner adds a recipient in Site
@@ -23,12 +19,6 @@ const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-co
  * 390×844 into docs/app/ with FOOTFALL_APP_SCREENSHOTS=1.
  */
 
-const SHOTS =
-  process.env.FOOTFALL_APP_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
-    : join(tmpdir(), 'footfall-app-screenshots');
-const DESKTOP = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const ANA = 'ana@example.com';
 
 describe('email reports in Chromium', () => {
@@ -39,22 +29,7 @@ describe('email reports in Chromium', () => {
   let settings: Page;
   let store: DynamoEmailReportStore;
 
-  const axe = async (p: Page): Promise<string[]> => {
-    await p.evaluate(AXE_SOURCE);
-    const result = await p.evaluate(() =>
-      (
-        globalThis as unknown as {
-          axe: {
-            run(
-              ctx: Document,
-              opts: object,
-            ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
-          };
-        }
-      ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
-    );
-    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  };
+  const axe = axeViolations;
   const stored = async () => (await store.recipients(DEMO_SITE))?.recipients ?? [];
 
   beforeAll(async () => {

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
@@ -11,9 +9,7 @@ import { ensureDemoUser } from '../../local/demo/user.js';
 import { formatCount, formatUsd } from '../../app/src/format.js';
 import type { Breakdown, Overview } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
-
-/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
 
 /**
  * Shared links in Chromium (docs/app.md "Shared links"): an owner creates a
@@ -23,12 +19,6 @@ const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-co
  * Screenshots at 1440×900 and 390×844 into docs/app/ with FOOTFALL_APP_SCREENSHOTS=1.
  */
 
-const SHOTS =
-  process.env.FOOTFALL_APP_SCREENSHOTS === '1'
-    ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
-    : join(tmpdir(), 'footfall-app-screenshots');
-const DESKTOP = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const POLL = 15_000;
 const SHARE_PASSWORD = 'a shared secret 42';
 
@@ -51,22 +41,7 @@ describe('shared links in Chromium', () => {
     await p.waitForLoadState('networkidle');
     await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
-  const axe = async (p: Page): Promise<string[]> => {
-    await p.evaluate(AXE_SOURCE);
-    const result = await p.evaluate(() =>
-      (
-        globalThis as unknown as {
-          axe: {
-            run(
-              ctx: Document,
-              opts: object,
-            ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
-          };
-        }
-      ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
-    );
-    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  };
+  const axe = axeViolations;
   /** Creates a link in Site settings as the owner; resolves with the link shown once. */
   const createLink = async (name: string, linkPassword = '') => {
     await settings.goto(`${svc.url}/settings/sites/${DEMO_SITE}`);

@@ -1,0 +1,39 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+
+/** What the app's browser tests share: the two widths they look at, where screenshots go, axe-core. */
+
+/** The desktop and phone viewports every app page is looked at in (CSS px). */
+export const DESKTOP = { width: 1440, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/** docs/app/ with FOOTFALL_APP_SCREENSHOTS=1 (to update the docs), else a scratch directory, so a test run leaves the tree clean. */
+export const SHOTS =
+  process.env.FOOTFALL_APP_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../docs/app/', import.meta.url))
+    : join(tmpdir(), 'footfall-app-screenshots');
+
+/** axe-core's browser build, evaluated in the page (through the DevTools protocol, so the app's CSP stays on). */
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's WCAG 2 A/AA rules on the page as it is: the violations, as `rule (impact): selectors` lines (none expected). */
+export async function axeViolations(p: Page): Promise<string[]> {
+  await p.evaluate(AXE_SOURCE);
+  const result = await p.evaluate(() =>
+    (
+      globalThis as unknown as {
+        axe: {
+          run(
+            ctx: Document,
+            opts: object,
+          ): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> }>;
+        };
+      }
+    ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }),
+  );
+  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
