@@ -4,10 +4,11 @@
  * from `/api/v1` (the report API, `docs/api.md`), so the app can never disagree with
  * the API or MCP; account writes go to `/api/app/*` (docs/app.md). The
  * reports' paths, parameter names and bodies come from the server's report
- * table: types only, and the path strings.
+ * table, and the shared-link bodies from its service: types only, and the path strings.
  */
 import type { ReportBody, ReportName, ReportQuery } from '../../lambdas/handlers/report-table.js';
 import { REPORT_PATHS, fillPath, type PathNames } from '../../lambdas/handlers/report-paths.js';
+import type { OpenedShare, ShareView } from '../../lambdas/services/share-links.js';
 
 /** An error answer (`{error, field?}`, `docs/api.md` "Errors") or a network failure (status 0). */
 export class ApiError extends Error {
@@ -197,21 +198,10 @@ export interface ApiKey {
   last_used: string | null;
 }
 
-/** A shared link as Site settings list it (`GET /api/app/sites/{domain}/shares`). */
-export interface ShareLink {
-  id: string;
-  name: string;
-  created: string;
-  has_password: boolean;
-}
-
+/** A shared link as Site settings list it (`GET /api/app/sites/{domain}/shares`), as the server's service answers it. */
+export type ShareLink = ShareView;
 /** What opening a shared link answers (`POST /api/app/shared`). */
-export interface OpenedShare {
-  site: { domain: string; timezone: string };
-  name: string;
-  password_required: boolean;
-  unlocked: boolean;
-}
+export type { OpenedShare };
 
 export interface AccountUser {
   email: string;

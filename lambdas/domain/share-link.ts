@@ -20,14 +20,6 @@ export const SHARE_HEADER = 'x-footfall-share';
 /** A password-protected link's unlock lasts a day, then the password is asked again (ms). */
 export const SHARE_SESSION_TTL_MS = 86_400_000;
 
-/**
- * The reports a shared link reads (names of `REPORT_PATHS`): the dashboard's,
- * as Plausible's shared link shows the dashboard only. Never the site list
- * (other sites), payments (customers), visitor timelines (visitor ids) or
- * retention (payer cohorts).
- */
-export const SHARED_REPORTS = ['overview', 'timeseries', 'breakdown', 'goals', 'realtime'] as const;
-
 /** A new link token: shown once to the owner who creates the link, never stored. */
 export function newShareToken(): string {
   return `${SHARE_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;

@@ -99,6 +99,13 @@ export interface ReportSpec<
   summary: string;
   /** A report that also answers CSV: the schema of its rows (the columns) and the file name of a body. */
   csv?: { rows: z.ZodObject; filename(body: z.output<R> & Body): string };
+  /**
+   * Whether a shared link (`docs/security.md` "Shared links") may read it, for its own site:
+   * the dashboard's reports only, as Plausible's shared link shows the dashboard. Never the
+   * site list (other sites), payments (customers), visitor timelines (visitor ids) or
+   * retention (payer cohorts).
+   */
+  shared: boolean;
   tool: ToolSpec<P, Q>;
   /**
    * Answers the report. `site` gives the site's domain (the path's, or the
@@ -135,6 +142,7 @@ export const REPORTS = {
     query: null,
     response: sitesResponse,
     schemaName: 'Sites',
+    shared: false,
     operationId: 'listSites',
     summary: 'The sites the key can read',
     tool: {
@@ -152,6 +160,7 @@ export const REPORTS = {
     query: rangeParams,
     response: overviewResponse,
     schemaName: 'Overview',
+    shared: true,
     operationId: 'getOverview',
     summary: 'Totals for the range and the period before it',
     tool: {
@@ -172,6 +181,7 @@ export const REPORTS = {
     query: timeseriesParams,
     response: timeseriesResponse,
     schemaName: 'Timeseries',
+    shared: true,
     operationId: 'getTimeseries',
     summary:
       'Visitors, sessions, page views, payments and revenue per local hour, day or month; the points add up to the overview (visitors excepted: distinct per point)',
@@ -197,6 +207,7 @@ export const REPORTS = {
     query: breakdownParams,
     response: breakdownResponse,
     schemaName: 'Breakdown',
+    shared: true,
     operationId: 'getBreakdown',
     summary: 'Visitors and credited revenue per value of a dimension',
     csv: { rows: breakdownRowSchema, filename: (b) => safe(`${b.site}-${b.dimension}-${span(b.range)}.csv`) },
@@ -224,6 +235,7 @@ export const REPORTS = {
     query: goalsParams,
     response: goalsResponse,
     schemaName: 'Goals',
+    shared: true,
     operationId: 'getGoals',
     summary:
       'Per goal: visitors who completed it, visits, completions, conversion rate and credited revenue; `goal=Outbound Link: Click` gives one row per link URL',
@@ -252,6 +264,7 @@ export const REPORTS = {
     query: realtimeParams,
     response: realtimeResponse,
     schemaName: 'Realtime',
+    shared: true,
     operationId: 'getRealtime',
     summary:
       "Current visitors (an event in the last 5 minutes), their pages and referrers; as late as the sessionizer's batching window",
@@ -271,6 +284,7 @@ export const REPORTS = {
     query: rangeParams,
     response: retentionResponse,
     schemaName: 'Retention',
+    shared: false,
     operationId: 'getRetention',
     summary:
       'Customers whose first payment is in the range, by credited channel, referrer and campaign: LTV, refunds, still paying, churn',
@@ -290,6 +304,7 @@ export const REPORTS = {
     query: paymentsParams,
     response: paymentsResponse,
     schemaName: 'Payments',
+    shared: false,
     operationId: 'listPayments',
     summary: 'Payments, newest first',
     csv: {
@@ -320,6 +335,7 @@ export const REPORTS = {
     query: null,
     response: timelineResponse,
     schemaName: 'Timeline',
+    shared: false,
     operationId: 'getVisitorTimeline',
     summary: "One visitor's visits, pages, goals, exits and payments",
     tool: {

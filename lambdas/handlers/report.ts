@@ -2,7 +2,7 @@ import { BadParameterError, NotFoundError, UnauthorizedError } from '../domain/e
 import { DECIMAL_DIGITS, DECIMAL_QUERY_PARAMS } from '../domain/reports/schemas.js';
 import { parseAuthorization, type AuthorizationHeader } from '../domain/api-key.js';
 import { cookieValue, sessionTokenOf } from '../domain/auth/cookie.js';
-import { SHARE_HEADER, SHARED_REPORTS, shareCookieName } from '../domain/share-link.js';
+import { SHARE_HEADER, shareCookieName } from '../domain/share-link.js';
 import { shareAccess, type ShareDeps } from '../services/share-links.js';
 import * as z from 'zod';
 import { dict } from '../domain/dict.js';
@@ -12,7 +12,6 @@ import type { Telemetry } from '../observability/telemetry.js';
 import { httpHandler, type HttpEvent, type HttpHandler } from './http.js';
 import { openApiDocument } from './openapi.js';
 import { REPORT_LIST, type ReportSpec } from './report-table.js';
-import { REPORT_PATHS } from './report-paths.js';
 
 export interface ReportHandlerDeps extends Omit<ReportDeps, 'store'>, Telemetry {
   /** A report store per request, so that its read cost is one report's. */
@@ -85,9 +84,6 @@ async function accountOf(deps: ReportHandlerDeps, event: HttpEvent): Promise<str
   if (!account) throw new UnauthorizedError(SESSION_ENDED);
   return account;
 }
-
-/** The paths a shared link may read: the dashboard's reports (`SHARED_REPORTS`), of its own site. */
-const SHARED_PATHS: ReadonlySet<string> = new Set(SHARED_REPORTS.map((name) => REPORT_PATHS[name]));
 
 /**
  * The scope of a shared view's request (header `x-footfall-share`), or null
@@ -186,8 +182,8 @@ export function createReportHandler(deps: ReportHandlerDeps): HttpHandler {
         const match = route.pattern.exec(path);
         if (!match) continue;
         const values = match.slice(1).map(decode);
-        // A shared link reads its own site's dashboard reports; anything else is as unknown as no site.
-        if (share && !(SHARED_PATHS.has(route.report.path) && sameSite(route, values, share.site)))
+        // A shared link reads its own site's dashboard reports (`ReportSpec.shared`); anything else is as unknown as no site.
+        if (share && !(route.report.shared && sameSite(route, values, share.site)))
           throw new NotFoundError('not found');
         const csv = wantsCsv(route, query, event.headers?.accept);
         const body = await run(route, { ...deps, store: deps.store() }, account, values, query);

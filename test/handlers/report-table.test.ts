@@ -4,7 +4,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createMcpServer } from '../../lambdas/handlers/mcp-tools.js';
 import { openApiDocument } from '../../lambdas/handlers/openapi.js';
-import { REPORT_LIST } from '../../lambdas/handlers/report-table.js';
+import { REPORTS, REPORT_LIST } from '../../lambdas/handlers/report-table.js';
+import { rangeParams } from '../../lambdas/domain/reports/schemas.js';
 import { REPORT_PATHS, fillPath } from '../../lambdas/handlers/report-paths.js';
 import type { ReportDeps } from '../../lambdas/services/reports.js';
 
@@ -13,6 +14,18 @@ const argNames = (path: string, query: string[]) => [
   ...[...path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => (name === 'domain' ? 'site' : name)),
   ...query.filter((name) => name !== 'format'),
 ];
+
+/** MCP's `tools/list`, read through the SDK client as a model's host reads it. */
+async function listTools() {
+  const server = createMcpServer({} as ReportDeps, 'account', new Logger({ logLevel: 'SILENT' }));
+  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(clientSide);
+  const { tools } = await client.listTools();
+  await client.close();
+  return tools;
+}
 
 type Operation = { operationId: string; parameters?: Array<{ name: string; in: string }> };
 
@@ -24,6 +37,8 @@ describe('the report table: one declaration per report, from which the API, Open
       const op = doc.paths[report.path]!.get;
       expect(op.operationId).toBe(report.operationId);
       const query = Object.keys(report.query?.shape ?? {});
+      // `format` is what asks for the CSV export, so exactly the reports with one take it.
+      expect(query.includes('format'), report.path).toBe(report.csv !== undefined);
       expect(
         (op.parameters ?? []).map((p) => `${p.in}:${p.name}`),
         report.path,
@@ -35,12 +50,7 @@ describe('the report table: one declaration per report, from which the API, Open
   });
 
   it('gives each report an MCP tool taking the same arguments, read through the SDK client', async () => {
-    const server = createMcpServer({} as ReportDeps, 'account', new Logger({ logLevel: 'SILENT' }));
-    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(clientSide);
-    const { tools } = await client.listTools();
+    const tools = await listTools();
     expect(tools.map((t) => t.name)).toEqual(REPORT_LIST.map((r) => r.tool.name));
     for (const report of REPORT_LIST) {
       const tool = tools.find((t) => t.name === report.tool.name)!;
@@ -49,7 +59,24 @@ describe('the report table: one declaration per report, from which the API, Open
       for (const [name, schema] of Object.entries(tool.inputSchema.properties ?? {}))
         expect((schema as { description?: string }).description, `${tool.name} ${name}`).toBeTruthy();
     }
-    await client.close();
+  });
+
+  it('gives every report of a range the range parameters themselves, described once for a model, so one added there (filters) reaches each', async () => {
+    const ranged = REPORT_LIST.filter((r) => r.query?.shape.range !== undefined);
+    const { overview, timeseries, breakdown, goals, retention, payments } = REPORTS;
+    expect(ranged).toEqual([overview, timeseries, breakdown, goals, retention, payments]);
+    const tools = await listTools();
+    const described = (tool: string, arg: string) =>
+      (tools.find((t) => t.name === tool)?.inputSchema.properties?.[arg] as { description?: string } | undefined)
+        ?.description;
+    for (const report of ranged)
+      for (const [name, schema] of Object.entries(rangeParams.shape)) {
+        // The same schema object, not a copy: a field added to `rangeParams` is a field of this report.
+        expect(report.query?.shape[name], `${report.path} ${name}`).toBe(schema);
+        expect(described(report.tool.name, name), `${report.tool.name} ${name}`).toBe(
+          described(REPORTS.overview.tool.name, name),
+        );
+      }
   });
 
   it('takes each path from REPORT_PATHS, which the app fills in segment by segment', () => {

@@ -37,6 +37,13 @@ const limitOf = (max: number, fallback: number) =>
     .default(fallback)
     .describe(`Rows to return, 1 to ${max} (default ${fallback}); above ${max} is a 400`);
 
+/**
+ * The query every report of a date range takes (overview, timeseries, breakdown, goals, retention,
+ * payments, and so their CSV): each of those extends this object, so a parameter added here once
+ * (filters, `docs/api.md` "Reports") is validated, documented in OpenAPI, offered to MCP (described
+ * once, `RANGE_ARGS` in the report table) and typed in the app for all of them, and reaches each
+ * service function as part of its `RangeQuery`.
+ */
 export const rangeParams = z.object({
   range: z
     .enum(RANGE_NAMES)
