@@ -39,14 +39,8 @@ const LIST_DIMENSION = new Map([
   ['pages', 'page'],
   ['goals', 'goal'],
 ]);
-/** Breakdown panels computed in the grouping-sets pass, with their bit in `grouping(day, channel, country, device)`. */
-const GROUPED = [
-  ['day', 7],
-  ['channel', 11],
-  ['country', 13],
-  ['device', 14],
-] as const;
-const PANEL_OF_GROUPING = `CASE gid WHEN 15 THEN 'overview' ${GROUPED.map(([p, g]) => `WHEN ${g} THEN '${p}'`).join(' ')} END`;
+/** Breakdown panels of visit dimensions a load computes (besides pages and goals). */
+const BREAKDOWNS = ['channel', 'country', 'device'] as const;
 
 const list = (items: readonly string[]) => `[${items.map(sqlLiteral).join(', ')}]`;
 const addDays = (day: string, n: number) =>
@@ -90,10 +84,23 @@ export async function cutFilter(db: DuckDBConnection, conditions: readonly Condi
       .map((r) => String(r[0]));
     const column = columnOf(dimension);
     if (ids.length === 0) parts.push('false');
-    else if (LIST_DIMENSION.has(column)) parts.push(`list_has_any(${column}, [${ids.join(', ')}]::UINTEGER[])`);
+    else if (LIST_DIMENSION.has(column)) parts.push(listCondition(column, ids.map(Number)));
     else parts.push(`${column} IN (${ids.join(', ')})`);
   }
   return parts.join(' AND ') || 'true';
+}
+
+/**
+ * A list column holds one of `ids`: one id is `list_contains`; more (a
+ * `contains` over many pages) look each element up in a constant list of
+ * booleans indexed by id, which measured faster than `list_has_any` or
+ * `IN` per element (`docs/benchmarks.md`, "Filtered dashboards").
+ */
+function listCondition(column: string, ids: readonly number[]): string {
+  if (ids.length === 1) return `list_contains(${column}, ${ids[0]})`;
+  const bits = Array.from({ length: Math.max(...ids) + 1 }, () => 'false');
+  for (const id of ids) bits[id] = 'true';
+  return `coalesce(list_bool_or(list_transform(${column}, x -> [${bits.join(',')}][x + 1])), false)`;
 }
 
 /** Loads the site's dictionary once (a Lambda keeps it warm between loads). */
@@ -118,9 +125,25 @@ const goalFigures = (visitor: string) =>
   `concat_ws(',', count(DISTINCT ${visitor}), count(*), sum(len(list_filter(goals, x -> x = goal))))`;
 
 /**
+ * The overview, time series and channel, country and device panels over the
+ * matching rows `table`: one GROUP BY each (measured faster than one
+ * `GROUPING SETS` pass with its distinct counts: `docs/benchmarks.md`).
+ */
+function breakdowns(table: string, where: string, day: string, figures: string, kind: string): string {
+  const label = (dim: string) => `(SELECT value FROM dict WHERE dim = '${dim}' AND dict.id = ${dim})`;
+  return [
+    `SELECT 'overview', '', '${kind}', ${figures} FROM ${table} WHERE ${where}`,
+    `SELECT 'day', ${day}::VARCHAR, '${kind}', ${figures} FROM ${table} WHERE ${where} GROUP BY ${day}`,
+    ...BREAKDOWNS.map(
+      (d) => `SELECT '${d}', ${label(d)}, '${kind}', ${figures} FROM ${table} WHERE ${where} GROUP BY ${d}`,
+    ),
+  ].join(' UNION ALL ');
+}
+
+/**
  * One filtered dashboard load over the cut table: the matching visits of the
  * range and the period before it read once (only the columns the panels
- * use), every visit panel in one `GROUPING SETS` pass, and the revenue from
+ * use), each panel one GROUP BY over them, and the revenue from
  * the payments of the range alone (they carry their visit's dimensions).
  *
  * @param files the `visits2` and `payments2` Parquet files of the months the span touches
@@ -143,11 +166,7 @@ export async function cutLoad(
   await collect(
     db,
     `
-    WITH g AS (
-      SELECT grouping(day, channel, country, device) AS gid, day, coalesce(channel, country, device) AS id, ${VISIT_FIGURES} AS f
-      FROM m WHERE ${current} GROUP BY GROUPING SETS ((), (day), (channel), (country), (device)))
-    SELECT ${PANEL_OF_GROUPING} AS panel,
-      CASE WHEN gid = 15 THEN '' WHEN gid = 7 THEN day::VARCHAR ELSE ${label(PANEL_OF_GROUPING, 'g.id')} END, 'visits', f FROM g
+    ${breakdowns('m', current, 'day', VISIT_FIGURES, 'visits')}
     UNION ALL SELECT 'previous', '', 'visits', ${VISIT_FIGURES} FROM m WHERE ${dayRange('day', span.prevFrom, span.prevTo)}
     UNION ALL SELECT 'page', ${label("'page'", 'page')}, 'visits', concat_ws(',', count(DISTINCT visitor), count(*))
       FROM (SELECT visitor, unnest(list_distinct(pages)) AS page FROM m WHERE ${current}) GROUP BY page
@@ -164,11 +183,7 @@ export async function cutLoad(
   await collect(
     db,
     `
-    WITH g AS (
-      SELECT grouping(pday, channel, country, device) AS gid, pday, coalesce(channel, country, device) AS id, ${PAY_FIGURES} AS f
-      FROM mp WHERE ${currentPay} GROUP BY GROUPING SETS ((), (pday), (channel), (country), (device)))
-    SELECT ${PANEL_OF_GROUPING} AS panel,
-      CASE WHEN gid = 15 THEN '' WHEN gid = 7 THEN pday::VARCHAR ELSE ${label(PANEL_OF_GROUPING, 'g.id')} END, 'pay', f FROM g
+    ${breakdowns('mp', currentPay, 'pday', PAY_FIGURES, 'pay')}
     UNION ALL SELECT 'previous', '', 'pay', ${PAY_FIGURES} FROM mp WHERE ${dayRange('pday', span.prevFrom, span.prevTo)}
     UNION ALL SELECT 'page', ${label("'page'", 'page')}, 'pay', concat_ws(',', count(*), sum(net_usd))
       FROM (SELECT net_usd, unnest(list_distinct(pages)) AS page FROM mp WHERE ${currentPay}) GROUP BY page
