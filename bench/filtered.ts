@@ -32,6 +32,9 @@ import { cutLoad, differences, loadDictionary, plainAnswer, type Condition, type
  * Parquet column chunks the queries read (what Athena bills); the Athena
  * charge per load from it; the same 30-day load sessionized on read from
  * the events; and the cells a rollup by pairs of dimensions would hold.
+ * Then the same loads over the cut table (`benchCut`: dictionary ids, rows
+ * clustered by channel and device, payments carrying their visit's
+ * columns), each answer checked equal to plain SQL over the plain table.
  */
 
 const VISITS_PER_MONTH = Number(process.env.FILTERED_VISITS_PER_MONTH ?? 1_000_000);
