@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { sqlLiteral } from '../local/sql.js';
 import type { Figure } from './report.js';
+import { writeCutLayout } from './filtered-layout.js';
+import { cutLoad, differences, loadDictionary, plainAnswer, type Condition, type Span } from './filtered-cut.js';
 
 /**
  * The prototype behind the filtered-numbers decision (docs/data-model.md,
@@ -20,7 +22,7 @@ import type { Figure } from './report.js';
  * made. Visits are uniform over the days (no day-night rhythm); each visit
  * is one row, with its pages and goals as lists; a payment row carries the
  * credited visit's id and start day. Files: one per UTC day, as the archive
- * lays out events, under `bench/.cold/filtered/`, kept between runs.
+ * lays out events, under `bench/.cold/filtered-<visits a month>/`, kept between runs.
  * `FILTERED_VISITS_PER_MONTH` scales the site down (default 1,000,000).
  *
  * Figures: time of a dashboard load (every panel the app requests on load:
@@ -30,12 +32,16 @@ import type { Figure } from './report.js';
  * Parquet column chunks the queries read (what Athena bills); the Athena
  * charge per load from it; the same 30-day load sessionized on read from
  * the events; and the cells a rollup by pairs of dimensions would hold.
+ * Then the same loads over the cut table (`benchCut`: dictionary ids, rows
+ * clustered by channel and device, payments carrying their visit's
+ * columns), each answer checked equal to plain SQL over the plain table.
  */
 
 const VISITS_PER_MONTH = Number(process.env.FILTERED_VISITS_PER_MONTH ?? 1_000_000);
 const PAYMENTS_PER_MONTH = VISITS_PER_MONTH / 10;
 const DAYS = 365;
-const ROOT = fileURLToPath(new URL('./.cold/filtered/', import.meta.url));
+/** One directory per scale, so runs at different scales keep each other's data. */
+const ROOT = fileURLToPath(new URL(`./.cold/filtered-${VISITS_PER_MONTH}/`, import.meta.url));
 const END = '2026-11-26';
 /** Athena: $5 per TB scanned, at least 10 MB a query (aws.amazon.com/athena/pricing). */
 const ATHENA_USD_PER_BYTE = 5 / 1e12;
@@ -410,6 +416,162 @@ async function pairCells(db: DuckDBConnection): Promise<number> {
   return cells;
 }
 
+/** The filters measured on the cut table: a visit dimension with a page, and a page condition alone (no row group skips). */
+const CUT_FILTERS: ReadonlyArray<readonly [string, Condition[]]> = [
+  [
+    'channel is Search AND device is Mobile AND page is /blog',
+    [
+      { dimension: 'channel', op: 'is', values: ['Search'] },
+      { dimension: 'device', op: 'is', values: ['Mobile'] },
+      { dimension: 'page', op: 'is', values: ['/blog'] },
+    ],
+  ],
+  ['page contains /blog', [{ dimension: 'page', op: 'contains', values: ['/blog'] }]],
+];
+/** Rows per row group of the cut table: a month's channel × device cells span several, so their min/max skip. */
+const CUT_ROW_GROUP = Math.max(2_048, Math.round(VISITS_PER_MONTH / 50));
+/** Visit columns a cut load reads besides those of its filter. */
+const CUT_VISIT_COLUMNS = [
+  'visitor',
+  'day',
+  'pageviews',
+  'duration_s',
+  'bounce',
+  'channel',
+  'country',
+  'device',
+  'pages',
+  'goals',
+];
+const CUT_PAYMENT_COLUMNS = ['pday', 'net_usd', 'customer', 'channel', 'country', 'device', 'pages', 'goals'];
+
+/**
+ * Compressed bytes and chunks of `columns` in the row groups whose min/max
+ * overlap every `[column, low, high]` (integers, or dates as YYYY-MM-DD):
+ * what DuckDB's and Athena's row-group pruning leave to read.
+ */
+async function prunedBytes(
+  db: DuckDBConnection,
+  files: string[],
+  columns: string[],
+  ranges: ReadonlyArray<readonly [string, string, string]>,
+): Promise<{ bytes: number; chunks: number }> {
+  const overlaps = ranges.map(
+    ([column, low, high]) =>
+      `bool_or(col = ${sqlLiteral(column)} AND stats_max_value >= ${sqlLiteral(low)} AND stats_min_value <= ${sqlLiteral(high)}) ` +
+      `= bool_or(col = ${sqlLiteral(column)})`,
+  );
+  // Integer statistics compare as numbers: pad both sides to the same width.
+  const pad = (x: string) => `CASE WHEN x LIKE '____-__-__' THEN x ELSE lpad(x, 20, '0') END`.replaceAll('x', x);
+  const reader = await db.runAndReadAll(`
+    WITH md AS (
+      SELECT file_name, row_group_id, split_part(path_in_schema, ', ', 1) AS col, total_compressed_size,
+        ${pad('stats_min_value')} AS stats_min_value, ${pad('stats_max_value')} AS stats_max_value
+      FROM parquet_metadata(${list(files)})),
+    rg AS (SELECT file_name, row_group_id FROM md GROUP BY ALL HAVING ${overlaps.join(' AND ') || 'true'})
+    SELECT coalesce(sum(total_compressed_size), 0), count(*) FROM md JOIN rg USING (file_name, row_group_id)
+    WHERE col IN (${columns.map(sqlLiteral).join(', ')})`);
+  const [bytes, chunks] = reader.getRowsJS()[0] ?? [];
+  return { bytes: Number(bytes ?? 0), chunks: Number(chunks ?? 0) };
+}
+
+/** The `[column, low id, high id]` ranges of a filter's scalar `is` conditions, for `prunedBytes`. */
+async function idRanges(
+  db: DuckDBConnection,
+  conditions: readonly Condition[],
+): Promise<Array<[string, string, string]>> {
+  const ranges: Array<[string, string, string]> = [];
+  for (const { dimension, op, values } of conditions) {
+    if (op !== 'is' || dimension === 'page' || dimension === 'goal') continue;
+    const reader = await db.runAndReadAll(
+      `SELECT min(id), max(id) FROM dict WHERE dim = ${sqlLiteral(dimension)} AND value IN (${values.map(sqlLiteral).join(', ')})`,
+    );
+    const [low, high] = reader.getRowsJS()[0] ?? [];
+    ranges.push([dimension, String(low).padStart(20, '0'), String(high).padStart(20, '0')]);
+  }
+  return ranges;
+}
+
+/**
+ * The cut table's loads at 30 days and 12 months for each of `CUT_FILTERS`:
+ * CPU and wall time (median of 3), the bytes and chunks the pruned row
+ * groups hold; each answer first checked equal to the plain SQL's over the
+ * plain table (the bench fails on a difference).
+ */
+async function benchCut(db: DuckDBConnection): Promise<Figure[]> {
+  const marker = join(ROOT, `.cut-${CUT_ROW_GROUP}`);
+  if (!existsSync(marker)) {
+    const t0 = performance.now();
+    await writeCutLayout(db, ROOT, CUT_ROW_GROUP);
+    process.stderr.write(`filtered: wrote the cut table in ${Math.round((performance.now() - t0) / 1000)} s\n`);
+    mkdirSync(marker);
+  }
+  await loadDictionary(db, ROOT);
+  const section = 'filtered';
+  const figures: Figure[] = [
+    {
+      section,
+      name: 'cut visit table, a year, Parquet',
+      value: dirBytes(join(ROOT, 'visits2')) / 2 ** 20,
+      unit: 'MiB',
+    },
+    {
+      section,
+      name: 'cut payment table, a year, Parquet',
+      value: dirBytes(join(ROOT, 'payments2')) / 2 ** 20,
+      unit: 'MiB',
+    },
+  ];
+  for (const [days, label, budget] of [
+    [30, '30 days', '≤ 1,000 ms'],
+    [365, '12 months', '≤ 3,000 ms'],
+  ] as const) {
+    const from = addDays(END, -(days - 1));
+    const span: Span = { from, to: END, prevFrom: addDays(from, -days), prevTo: addDays(from, -1) };
+    const files = {
+      visits: filesOf('visits2', span.prevFrom, END),
+      payments: filesOf('payments2', span.prevFrom, END),
+    };
+    for (const [name, conditions] of CUT_FILTERS) {
+      const reference = await plainAnswer(
+        db,
+        {
+          visits: filesOf('visits', addDays(span.prevFrom, -30), END),
+          payments: filesOf('payments', span.prevFrom, END),
+        },
+        span,
+        conditions,
+      );
+      const runs: Array<{ ms: number; cpuMs: number }> = [];
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        const cpu0 = process.cpuUsage();
+        const answer = await cutLoad(db, files, span, conditions);
+        const cpu = process.cpuUsage(cpu0);
+        runs.push({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 });
+        const diff = differences(answer, reference);
+        if (diff.length > 0)
+          throw new Error(`cut load differs from plain SQL (${label}, ${name}):\n${diff.join('\n')}`);
+      }
+      const median = (key: 'ms' | 'cpuMs') => runs.map((r) => r[key]).sort((a, b) => a - b)[1]!;
+      const ranges = await idRanges(db, conditions);
+      const day: [string, string, string] = ['day', span.prevFrom, END];
+      const pday: [string, string, string] = ['pday', span.prevFrom, END];
+      const visits = await prunedBytes(db, files.visits, CUT_VISIT_COLUMNS, [day, ...ranges]);
+      const payments = await prunedBytes(db, files.payments, CUT_PAYMENT_COLUMNS, [pday, ...ranges]);
+      const what = `cut, ${label}, ${name}`;
+      figures.push(
+        { section, name: `${what}, CPU time (median of 3)`, value: median('cpuMs'), unit: 'ms', target: budget },
+        { section, name: `${what}, wall (median of 3)`, value: median('ms'), unit: 'ms' },
+        { section, name: `${what}, column bytes read`, value: (visits.bytes + payments.bytes) / 2 ** 20, unit: 'MiB' },
+        { section, name: `${what}, column chunks read`, value: visits.chunks + payments.chunks, unit: 'chunks' },
+        { section, name: `${what}, answer rows (equal to plain SQL)`, value: reference.size, unit: 'rows' },
+      );
+    }
+  }
+  return figures;
+}
+
 const dirBytes = (dir: string): number =>
   readdirSync(dir, { withFileTypes: true }).reduce(
     (sum, e) => sum + (e.isDirectory() ? dirBytes(join(dir, e.name)) : statSync(join(dir, e.name)).size),
@@ -434,6 +596,16 @@ export async function benchFiltered(): Promise<Figure[]> {
     await db.run(
       `CREATE TABLE ${table}_empty AS SELECT * FROM read_parquet(${list(filesOf(table, END, END))}, hive_partitioning = false) LIMIT 0`,
     );
+  // FILTERED_ONLY_CUT=1 measures the cut table alone (the plain loads take minutes on the shared machine).
+  const figures = process.env.FILTERED_ONLY_CUT ? [] : await benchPlain(db);
+  figures.push(...(await benchCut(db)));
+  db.closeSync();
+  instance.closeSync();
+  return figures;
+}
+
+/** The plain table's loads (`load`), the events read on the fly, and the pair rollup's cells: the designs compared first. */
+async function benchPlain(db: DuckDBConnection): Promise<Figure[]> {
   const section = 'filtered';
   const figures: Figure[] = [
     { section, name: 'visit table, a year, Parquet', value: dirBytes(join(ROOT, 'visits')) / 2 ** 20, unit: 'MiB' },
@@ -495,7 +667,5 @@ export async function benchFiltered(): Promise<Figure[]> {
     },
     { section, name: 'rollup by pairs of dimensions, 30 days, cells', value: await pairCells(db), unit: 'cells' },
   );
-  db.closeSync();
-  instance.closeSync();
   return figures;
 }

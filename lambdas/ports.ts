@@ -2,6 +2,7 @@ import type { TrackedEvent } from './domain/tracked-event.js';
 import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { RollupDelta } from './domain/rollup.js';
+import type { VisitRow } from './domain/visit-table.js';
 
 /**
  * The event stream (Kinesis in AWS, the durable local stream on a laptop).
@@ -127,6 +128,20 @@ export interface RollupStore {
    * changes nothing twice.
    */
   apply(deltas: readonly RollupDelta[], checkpoint: StreamCheckpoint): Promise<void>;
+}
+
+/**
+ * The visit table behind filtered reports (`docs/data-model.md`, "Filtered
+ * reports"): one Parquet file per site and site-local month, its text
+ * dimensions as ids of the site's dictionary (S3; locally files through DuckDB).
+ */
+export interface VisitTable {
+  /**
+   * Replaces the site's `month` (`YYYY-MM`) with `rows`, every visit that
+   * started in that site-local month, and stores the dictionary entries they add.
+   * @throws Error when a row's day is not in `month`, or the table cannot be written
+   */
+  writeMonth(site: string, month: string, rows: readonly VisitRow[]): Promise<void>;
 }
 
 /** The raw event archive (Parquet on S3 through Athena; local Parquet through DuckDB). */

@@ -1,0 +1,222 @@
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  DuckDBInstance,
+  LIST,
+  UINTEGER,
+  timestampMillisValue,
+  type DuckDBAppender,
+  type DuckDBConnection,
+} from '@duckdb/node-api';
+import {
+  ROW_DIMENSIONS,
+  dictionaryOf,
+  encodeRows,
+  monthOf,
+  type DictionaryEntry,
+  type DictionaryName,
+  type VisitRow,
+} from '../lambdas/domain/visit-table.js';
+import type { VisitTable } from '../lambdas/ports.js';
+import { sqlLiteral } from './sql.js';
+
+/**
+ * The visit table on local disk, written through DuckDB as AWS's writer will
+ * write it to S3 (`docs/data-model.md`, "Filtered reports"):
+ * `<root>/visits/site=<domain>/mo=<YYYY-MM>/data.parquet`, one file per site
+ * and site-local month, rows in `sortKey` order, in row groups of
+ * `ROW_GROUP_ROWS`; and the site's dictionary,
+ * `<root>/dict/site=<domain>/dict.parquet` (dictionary, value, id).
+ */
+
+/** Rows per Parquet row group: a month's channel × device cells span several at the bench site's traffic, so readers skip by min/max (`docs/benchmarks.md`). */
+export const ROW_GROUP_ROWS = 20_000;
+
+const IDS = LIST(UINTEGER);
+const STAGING = 'visit_rows';
+const COLUMNS = [
+  'visit_id VARCHAR',
+  'visitor_id VARCHAR',
+  'day VARCHAR',
+  'start_ts TIMESTAMP_MS',
+  'pageviews UINTEGER',
+  'bounce BOOLEAN',
+  'timed BOOLEAN',
+  'duration_ms UBIGINT',
+  ...ROW_DIMENSIONS.map((d) => `${d} UINTEGER`),
+  'landing_page UINTEGER',
+  'exit_page UINTEGER',
+  'pages UINTEGER[]',
+  'goals UINTEGER[]',
+];
+
+const appendId = (appender: DuckDBAppender, id: number | null) =>
+  id === null ? appender.appendNull() : appender.appendUInteger(id);
+
+export class LocalVisitTable implements VisitTable {
+  private readonly root: string;
+  private db: Promise<DuckDBConnection> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** @param root the table's directory (created as needed) */
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  private connect(): Promise<DuckDBConnection> {
+    this.db ??= DuckDBInstance.create(':memory:').then((instance) => instance.connect());
+    return this.db;
+  }
+
+  private monthFile(site: string, month: string): string {
+    return join(this.root, 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
+  }
+
+  private dictionaryFile(site: string): string {
+    return join(this.root, 'dict', `site=${site}`, 'dict.parquet');
+  }
+
+  /**
+   * Replaces the site's month with `rows`: the dictionary first (ids only
+   * grow, so a month written with an older dictionary still reads), then the
+   * month's file, each written to a temp file and renamed over the old one.
+   * One write at a time.
+   *
+   * @throws Error when a row's site-local day is not in `month`
+   */
+  writeMonth(site: string, month: string, rows: readonly VisitRow[]): Promise<void> {
+    const run = this.queue.then(() => this.writeMonthNow(site, month, rows));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeMonthNow(site: string, month: string, rows: readonly VisitRow[]): Promise<void> {
+    const stray = rows.find((r) => monthOf(r) !== month);
+    if (stray) throw new Error(`visit ${stray.visit_id} started on ${stray.day}, not in ${month}`);
+    const db = await this.connect();
+    const dictionary = dictionaryOf(await this.readDictionary(site));
+    const encoded = encodeRows(rows, dictionary);
+    if (encoded.added.length > 0) {
+      const all = [...dictionary].flatMap(([name, ids]) =>
+        [...ids].map(([value, id]) => ({ dictionary: name, value, id })),
+      );
+      await db.run(`CREATE OR REPLACE TEMP TABLE dict_rows (dictionary VARCHAR, value VARCHAR, id UINTEGER)`);
+      const appender = await db.createAppender('dict_rows', 'main', 'temp');
+      for (const e of all) {
+        appender.appendVarchar(e.dictionary);
+        appender.appendVarchar(e.value);
+        appender.appendUInteger(e.id);
+        appender.endRow();
+      }
+      appender.closeSync();
+      await this.copy(db, `SELECT * FROM dict_rows ORDER BY dictionary, id`, this.dictionaryFile(site), '');
+    }
+    await db.run(`CREATE OR REPLACE TEMP TABLE ${STAGING} (${COLUMNS.join(', ')})`);
+    const appender = await db.createAppender(STAGING, 'main', 'temp');
+    try {
+      for (const row of encoded.rows) {
+        appender.appendVarchar(row.visit_id);
+        appender.appendVarchar(row.visitor_id);
+        appender.appendVarchar(row.day);
+        appender.appendTimestampMilliseconds(timestampMillisValue(BigInt(row.start_ms)));
+        appender.appendUInteger(row.pageviews);
+        appender.appendBoolean(row.bounce);
+        appender.appendBoolean(row.timed);
+        appender.appendUBigInt(BigInt(row.duration_ms));
+        for (const d of ROW_DIMENSIONS) appendId(appender, row.dimensions[d]);
+        appender.appendUInteger(row.landing_page);
+        appendId(appender, row.exit_page);
+        appender.appendList(row.pages, IDS);
+        appender.appendList(row.goals, IDS);
+        appender.endRow();
+      }
+    } finally {
+      appender.closeSync();
+    }
+    // The staging table keeps the appender's order, which is `sortKey`'s.
+    await this.copy(
+      db,
+      `SELECT * REPLACE (day::DATE AS day) FROM ${STAGING}`,
+      this.monthFile(site, month),
+      `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
+    );
+  }
+
+  private async copy(db: DuckDBConnection, select: string, file: string, options: string): Promise<void> {
+    const dir = join(file, '..');
+    await mkdir(dir, { recursive: true });
+    const temp = join(dir, `.data.${process.pid}.tmp`);
+    try {
+      await db.run(`COPY (${select}) TO ${sqlLiteral(temp)} (FORMAT PARQUET, COMPRESSION ZSTD${options})`);
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  /** The site's dictionary entries (none before its first write). */
+  async readDictionary(site: string): Promise<DictionaryEntry[]> {
+    const file = this.dictionaryFile(site);
+    if (!existsSync(file)) return [];
+    const db = await this.connect();
+    const rows = (
+      await db.runAndReadAll(`SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(file)})`)
+    ).getRowsJS();
+    return rows.map(([dictionary, value, id]) => ({
+      dictionary: String(dictionary) as DictionaryName,
+      value: String(value),
+      id: Number(id),
+    }));
+  }
+
+  /**
+   * The month's rows decoded back to text through the dictionary, in the
+   * file's order (what a reader of the table sees; empty when the month was
+   * never written).
+   */
+  async readMonth(site: string, month: string): Promise<VisitRow[]> {
+    const file = this.monthFile(site, month);
+    if (!existsSync(file)) return [];
+    const db = await this.connect();
+    const names = new Map<string, Map<number, string>>();
+    for (const e of await this.readDictionary(site)) {
+      const ids = names.get(e.dictionary) ?? new Map<number, string>();
+      ids.set(e.id, e.value);
+      names.set(e.dictionary, ids);
+    }
+    const name = (dictionary: DictionaryName, id: unknown): string | null => {
+      if (id === null) return null;
+      const value = names.get(dictionary)?.get(Number(id));
+      if (value === undefined) throw new Error(`${file}: id ${String(id)} is not in the ${dictionary} dictionary`);
+      return value;
+    };
+    const reader = await db.runAndReadAll(
+      `SELECT *, day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms FROM read_parquet(${sqlLiteral(file)})`,
+    );
+    return reader.getRowObjectsJS().map((r) => ({
+      visit_id: String(r.visit_id),
+      visitor_id: String(r.visitor_id),
+      day: String(r.day_text),
+      start_ms: Number(r.start_ms),
+      pageviews: Number(r.pageviews),
+      bounce: r.bounce === true,
+      timed: r.timed === true,
+      duration_ms: Number(r.duration_ms),
+      dimensions: Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, name(d, r[d])])) as VisitRow['dimensions'],
+      landing_page: name('page', r.landing_page) ?? '',
+      exit_page: name('page', r.exit_page),
+      pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
+      goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
+    }));
+  }
+
+  /** Closes DuckDB once the write in progress ends. */
+  async close(): Promise<void> {
+    await this.queue;
+    const db = await this.db;
+    this.db = undefined;
+    db?.closeSync();
+  }
+}
