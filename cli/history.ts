@@ -169,3 +169,9 @@ export async function readHistory<K extends string>(
   }
   return read.result();
 }
+
+/** Whether a time (ms since epoch, null: unknown) falls within `range` (Unix seconds); an unknown time is kept. */
+export function withinRange(ms: number | null, range: HistoryRange): boolean {
+  if (ms === null) return true;
+  return (range.since === null || ms >= range.since * 1000) && (range.until === null || ms < range.until * 1000);
+}
