@@ -10,12 +10,12 @@ import { withinRange, type HistorySource } from './history.js';
 import { getJson, rateLimitOf } from './history-api.js';
 import { registerHistoryImport } from './import-history.js';
 
-/** The API's address (https://docs.lemonsqueezy.com/api/getting-started/requests). */
+/** The API's address (https://docs.lemonsqueezy.com/api/getting-started). */
 const API = 'https://api.lemonsqueezy.com';
-/** Resources per page: the most `page[size]` takes (https://docs.lemonsqueezy.com/api/getting-started/requests#pagination). */
+/** Resources per page: the most `page[size]` takes (https://docs.lemonsqueezy.com/api/getting-started). */
 const PAGE = 100;
 
-/** A JSON:API list page: its resources and `meta.page` (https://docs.lemonsqueezy.com/api/getting-started/requests#pagination). */
+/** A JSON:API list page: its resources and `meta.page` (https://docs.lemonsqueezy.com/api/getting-started). */
 const pageSchema = z.object({
   data: z.array(z.unknown()),
   meta: z.object({ page: z.object({ currentPage: z.number().int(), lastPage: z.number().int() }) }),
@@ -28,7 +28,7 @@ const pageSchema = z.object({
  * `filter[store_id]`); the cursor is the next page number. The endpoints take
  * no date filter, so the range is applied to each resource's `created_at` as
  * it is read. A 429 is a rate limit to back off from: 300 requests a minute
- * (https://docs.lemonsqueezy.com/api/getting-started/rate-limiting).
+ * (https://docs.lemonsqueezy.com/api/getting-started).
  * @throws HistoryApiError from `page` for an answer other than 2xx; ZodError for a page of another shape
  */
 export function lemonSqueezySource(
@@ -55,7 +55,7 @@ export function lemonSqueezySource(
   };
 }
 
-/** An API key (https://docs.lemonsqueezy.com/api/getting-started/requests#authentication): a JWT, three base64url parts. */
+/** An API key (https://docs.lemonsqueezy.com/api/getting-started): a JWT, three base64url parts. */
 const apiKeySchema = z
   .string()
   .refine((k) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(k), 'expected a Lemon Squeezy API key (eyJ…)');
