@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readHistory, type HistorySource } from '../../cli/history.js';
@@ -16,6 +17,9 @@ import { polarProvider } from '../../lambdas/domain/payments/providers/polar.js'
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { ApiStandIn, type StandInAnswer } from '../support/api-stand-in.js';
+import { CLI } from '../support/cli.js';
+import { openLocalStore } from '../../local/service.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { site } from '../support/events.js';
 
@@ -256,9 +260,10 @@ afterEach(async () => {
   api = null;
 });
 
-async function standIn(c: Case): Promise<{ api: ApiStandIn; source: HistorySource<string> }> {
+async function standIn(c: Case): Promise<{ api: ApiStandIn; base: URL; source: HistorySource<string> }> {
   api = new ApiStandIn(c.api);
-  return { api, source: c.source(await api.start()) };
+  const base = await api.start();
+  return { api, base, source: c.source(base) };
 }
 
 const everything = { since: null, until: null };
@@ -385,5 +390,44 @@ describe('the date range', () => {
     expect(retryAfterMs('Sun, 01 Mar 2026 10:00:30 GMT', now)).toBe(30_000);
     expect(retryAfterMs(null, now)).toBeNull();
     expect(retryAfterMs('soon', now)).toBeNull();
+  });
+});
+
+describe('the command', () => {
+  /** `footfall …` in a child process without blocking this one, which serves the stand-in. */
+  const footfall = (args: string[], env: Record<string, string>) =>
+    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, FOOTFALL_DATA: '', ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += String(d)));
+      child.stderr.on('data', (d) => (stderr += String(d)));
+      child.once('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+    });
+
+  it('footfall import lemonsqueezy reads the store given, imports its payments and deletes its checkpoint', async () => {
+    const data = join(dir, 'cli');
+    // The site, written in this process: two CLI processes more would cost many seconds on a busy machine.
+    const local = await openLocalStore(data, 'cli');
+    try {
+      const config = new DynamoConfigStore(local.dynamo);
+      await config.addAccount('acme', new Date());
+      await config.addSite(site());
+    } finally {
+      local.dynamo.doc.destroy();
+      await local.db.close();
+    }
+    const { api, base } = await standIn(CASES[0]!);
+    const run = await footfall(
+      ['--data', data, '--json', 'import', 'lemonsqueezy', '--site', 'example.com', '--store', '7'],
+      {
+        FOOTFALL_LEMONSQUEEZY_API: base.href,
+        LEMONSQUEEZY_API_KEY: 'eyJ0.eyJ1.sig',
+      },
+    );
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ objects: 6, payments: 3, invalid: 0, errors: [] });
+    expect(api.requests[0]).toBe('/v1/orders?page[number]=1&page[size]=100&filter[store_id]=7');
+    await expect(access(join(data, 'imports', 'lemonsqueezy-example.com.jsonl'))).rejects.toThrow();
   });
 });
