@@ -286,7 +286,7 @@ describe.each(CASES)('footfall import $name: reading the history', (c) => {
     expect(history.facts.flatMap((f) => f.payments).length).toBeGreaterThan(0);
   });
 
-  it('ends with the same payments, customers, lists and cohorts as the webhooks, through the bulk import', async () => {
+  it('ends with the same payments, customers, lists and cohorts as the webhooks, through the bulk import, pages read twice or not', async () => {
     const { source } = await standIn(c);
     const history = await readHistory(source, {
       range: everything,
@@ -296,7 +296,8 @@ describe.each(CASES)('footfall import $name: reading the history', (c) => {
     const imported = await memoryTable();
     const hooked = await memoryTable();
     try {
-      await importPayments(dynamoPaymentDeps(imported.conn), site(), history.facts);
+      // Every fact twice: a page read again (an object made during the import pushed it on) changes nothing.
+      await importPayments(dynamoPaymentDeps(imported.conn), site(), [...history.facts, ...history.facts]);
       for (const event of c.webhooks())
         await applyProviderFacts(dynamoPaymentDeps(hooked.conn), site(), c.provider.facts(event)!);
       // Versions and counters count writes, which differ between one bulk write and a write per delivery.
