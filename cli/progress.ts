@@ -19,6 +19,9 @@ const UNITS: ReadonlyMap<string, string> = new Map([
   ['sessionizing', 'events'],
   ['crediting payments', 'payments'],
   ['reading stripe', 'objects'],
+  ['reading lemonsqueezy', 'objects'],
+  ['reading paddle', 'objects'],
+  ['reading polar', 'objects'],
   ['deleting items', 'items deleted'],
   ['deleting the archive', 'files deleted'],
 ]);

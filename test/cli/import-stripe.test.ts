@@ -5,7 +5,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stripe } from 'stripe';
-import { readStripeHistory } from '../../cli/import-stripe.js';
+import { readHistory } from '../../cli/history.js';
+import { stripeSource } from '../../cli/import-stripe.js';
 import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import { stripeProvider } from '../../lambdas/domain/payments/providers/stripe.js';
@@ -260,8 +261,13 @@ const sorted = (facts: readonly ProviderFacts[]) =>
     .sort();
 
 const checkpoint = (name: string) => join(dir, `${name}.jsonl`);
-// The stand-in's page: what a page of the API is to the checkpoint.
-const quick = { backoffMs: () => 1, checkpointEvery: 2 };
+const quick = { backoffMs: () => 1 };
+
+/** The generic history reader over the Stripe lists, as `footfall import stripe` runs it. */
+const readStripeHistory = (
+  client: Stripe,
+  options: { checkpoint: string; since?: number; backoffMs: (attempt: number) => number },
+) => readHistory(stripeSource(client), { ...options, range: { since: options.since ?? null, until: null } });
 
 describe('footfall import stripe: reading the history', () => {
   it('pages through every list and states the facts the webhooks of the same objects stated', async () => {

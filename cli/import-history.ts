@@ -1,0 +1,99 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { Provider } from '../lambdas/domain/payments/facts.js';
+import { domainSchema } from '../lambdas/domain/site.js';
+import { readHistory, type HistorySource } from './history.js';
+import { importFacts, importSite } from './import-facts.js';
+import { contextOf, parseArgs } from './main.js';
+import { rebuildProgressPrinter } from './progress.js';
+import { withStore } from './store.js';
+
+/** Errors listed in the summary; the rest are only counted. */
+const MAX_LISTED_ERRORS = 20;
+
+/** One provider's `footfall import <provider>` command: its key, its API and how to read it. */
+export interface HistoryImport<K extends string> {
+  provider: Provider;
+  /** The provider's name in messages (`Lemon Squeezy`). */
+  label: string;
+  description: string;
+  /** The `--api-key` option's help, and the environment variable that can hold the key instead. */
+  keyHelp: string;
+  keyEnv: string;
+  keySchema: z.ZodType<string>;
+  /** An extra option `--<name> <id>` naming the account within what the key reads (one word), passed to `source`. */
+  scope?: { name: string; description: string; schema: z.ZodType<string> };
+  /**
+   * The provider's lists. `api` is the base URL from `FOOTFALL_<PROVIDER>_API`
+   * (a stand-in of the API, tests), null for the provider's own.
+   */
+  source(apiKey: string, api: URL | null, scope: string | undefined): HistorySource<K>;
+}
+
+/** A day (`YYYY-MM-DD`, UTC) as Unix seconds at its start. */
+const daySchema = z.iso.date().transform((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+
+/**
+ * `import <provider> --site <d> --api-key <key> [--since <day>] [--until <day>]`:
+ * the provider's history (`readHistory` over `spec.source`) through the bulk
+ * import, resumable from `<data dir>/imports/<provider>-<site>.jsonl`, which
+ * is deleted once everything is written. The key can come from `spec.keyEnv`
+ * instead (not on the command line, not in the shell's history).
+ */
+export function registerHistoryImport<K extends string>(imports: Command, spec: HistoryImport<K>): void {
+  const command = imports
+    .command(spec.provider)
+    .description(spec.description)
+    .requiredOption('--site <domain>', 'the site the payments belong to')
+    .option('--api-key <key>', `${spec.keyHelp} (default: ${spec.keyEnv})`)
+    .option('--since <day>', 'only objects created on or after this day (YYYY-MM-DD, UTC)')
+    .option('--until <day>', 'only objects created before this day (YYYY-MM-DD, UTC)');
+  if (spec.scope) command.option(`--${spec.scope.name} <id>`, spec.scope.description);
+  command.action(async (opts: Record<string, string | undefined>, cmd: Command) => {
+    const ctx = contextOf(cmd);
+    const domain = parseArgs(domainSchema, opts.site, '--site');
+    const apiKey = parseArgs(spec.keySchema, opts.apiKey ?? process.env[spec.keyEnv], '--api-key');
+    const since = opts.since === undefined ? null : parseArgs(daySchema, opts.since, '--since');
+    const until = opts.until === undefined ? null : parseArgs(daySchema, opts.until, '--until');
+    const scope =
+      spec.scope && opts[spec.scope.name] !== undefined
+        ? parseArgs(spec.scope.schema, opts[spec.scope.name], `--${spec.scope.name}`)
+        : undefined;
+    const apiEnv = process.env[`FOOTFALL_${spec.provider.toUpperCase()}_API`];
+    const source = spec.source(apiKey, apiEnv ? new URL(apiEnv) : null, scope);
+    const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
+    const onProgress = ctx.json ? undefined : printer;
+    const summary = await withStore(ctx, async (dynamo) => {
+      const site = await importSite(dynamo, domain);
+      const dir = join(ctx.dataDir, 'imports');
+      await mkdir(dir, { recursive: true });
+      const checkpoint = join(dir, `${spec.provider}-${domain}.jsonl`);
+      try {
+        const history = await readHistory(source, {
+          range: { since, until },
+          checkpoint,
+          onProgress: ({ total }) =>
+            onProgress?.({ phase: `reading ${spec.provider}`, done: total, total: null, fraction: null }),
+        });
+        const payments = await importFacts(dynamo, site, history.facts, onProgress);
+        // Imported: a rerun reads the API again rather than an old copy.
+        await rm(checkpoint, { force: true });
+        return {
+          objects: history.objects,
+          payments,
+          invalid: history.invalid.length,
+          errors: history.invalid.slice(0, MAX_LISTED_ERRORS),
+        };
+      } finally {
+        printer.finish();
+      }
+    });
+    if (ctx.json) return ctx.printJson(summary);
+    ctx.print(
+      `read ${summary.objects} ${spec.label} objects: ${summary.payments} payments imported, ${summary.invalid} not read`,
+    );
+    for (const e of summary.errors) ctx.print(`  ${e}`);
+  });
+}
