@@ -12,6 +12,7 @@ import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { importFacts, importSite } from './import-facts.js';
 import { registerStripeImport } from './import-stripe.js';
+import { registerPlausibleImport } from './import-plausible.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import { rebuildProgressPrinter } from './progress.js';
 import { openLines } from './lines.js';
@@ -39,6 +40,7 @@ export function registerImportCommands(program: Command): void {
   const imports = program.command('import').description('import historic data');
   registerPaymentImport(imports);
   registerStripeImport(imports);
+  registerPlausibleImport(imports);
   imports
     .command('events <file>')
     .description(
