@@ -15,6 +15,7 @@ import { registerStripeImport } from './import-stripe.js';
 import { registerLemonSqueezyImport } from './import-lemonsqueezy.js';
 import { registerPaddleImport } from './import-paddle.js';
 import { registerPolarImport } from './import-polar.js';
+import { registerPlausibleImport } from './import-plausible.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import { rebuildProgressPrinter } from './progress.js';
 import { openLines } from './lines.js';
@@ -45,6 +46,7 @@ export function registerImportCommands(program: Command): void {
   registerLemonSqueezyImport(imports);
   registerPaddleImport(imports);
   registerPolarImport(imports);
+  registerPlausibleImport(imports);
   imports
     .command('events <file>')
     .description(

@@ -31,6 +31,14 @@ import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';
+import {
+  importedGoalCounts,
+  importedIn,
+  importedValueCounts,
+  importedVisitsOf,
+  sumImportedVisits,
+  type ImportedSpan,
+} from '../domain/imported/aggregate.js';
 
 export interface ReportDeps {
   sites: { listSites(): Promise<SiteConfig[]>; getSite(domain: string): Promise<SiteConfig | null> };
@@ -57,12 +65,30 @@ export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, d
   return site;
 }
 
+/**
+ * The site's imported days (`docs/ingestion.md`, "Importing a Plausible export") and the range of
+ * `query`: range `all` starts at the first imported day when it comes before the first tracked one.
+ */
 async function rangeOf(deps: ReportDeps, site: SiteConfig, query: RangeQuery) {
-  return resolveRange(query, {
-    now: deps.clock(),
-    timezone: site.timezone,
-    firstDay: await deps.store.firstDay(namespaceOf(site)),
-  });
+  const [tracked, state] = await Promise.all([
+    deps.store.firstDay(namespaceOf(site)),
+    deps.store.imported.state(site.domain),
+  ]);
+  const span: ImportedSpan | null = state && { source: state.source, from: state.from, to: state.to };
+  const firstDay = span && (tracked === null || span.from < tracked) ? span.from : tracked;
+  return { ...resolveRange(query, { now: deps.clock(), timezone: site.timezone, firstDay }), span };
+}
+
+/** A metric's imported periods over the spans of `range`, none when the range holds no imported day. */
+function importedPeriods(
+  deps: ReportDeps,
+  site: SiteConfig,
+  span: ImportedSpan | null,
+  metric: Parameters<DynamoReportStore['imported']['periods']>[1],
+  range: DateRange,
+  spans = periodSpans(range),
+) {
+  return importedIn(span, range) ? deps.store.imported.periods(site.domain, metric, spans) : Promise.resolve([]);
 }
 
 /** `GET /api/v1/sites` (`docs/api.md` "Reports"). */
@@ -74,22 +100,39 @@ export async function listSites(
   return { sites: sites.map((s) => ({ domain: s.domain, timezone: s.timezone })) };
 }
 
-async function totalsOf(deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<OverviewTotals> {
+async function totalsOf(
+  deps: ReportDeps,
+  site: SiteConfig,
+  range: DateRange,
+  span: ImportedSpan | null,
+): Promise<OverviewTotals> {
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
-  const [visits, periods, payers] = await Promise.all([
+  const [visits, periods, payers, imported] = await Promise.all([
     deps.store.rollups(ns, 'visits', spans),
     deps.store.paymentTotals(ns, spans),
     deps.store.paymentCustomers(ns, spans),
+    importedPeriods(deps, site, span, 'visits', range, spans),
   ]);
-  return overviewTotals({ visits, payments: periods.map((p) => p.totals), payers }, range);
+  return overviewTotals(
+    {
+      visits,
+      payments: periods.map((p) => p.totals),
+      payers,
+      ...(imported.length > 0 ? { imported: sumImportedVisits(imported) } : {}),
+    },
+    range,
+  );
 }
 
 /** `GET /api/v1/sites/{domain}/overview` (`docs/api.md` "Overview", "Reports"). */
 export async function overview(deps: ReportDeps, account: string, domain: string, query: RangeQuery) {
   const site = await siteOf(deps, account, domain);
-  const { range, previous } = await rangeOf(deps, site, query);
-  const [current, before] = await Promise.all([totalsOf(deps, site, range), totalsOf(deps, site, previous)]);
+  const { range, previous, span } = await rangeOf(deps, site, query);
+  const [current, before] = await Promise.all([
+    totalsOf(deps, site, range, span),
+    totalsOf(deps, site, previous, span),
+  ]);
   return {
     site: site.domain,
     range,
@@ -97,6 +140,8 @@ export async function overview(deps: ReportDeps, account: string, domain: string
     current,
     previous: before,
     change: overviewChange(current, before),
+    imported: importedIn(span, range),
+    previous_imported: importedIn(span, previous),
   };
 }
 
@@ -108,20 +153,28 @@ export async function breakdown(
   dimension: Dimension,
   query: RangeQuery,
   limit: number,
-): Promise<{ site: string; range: DateRange; dimension: Dimension; total: number; rows: BreakdownRow[] }> {
+): Promise<{
+  site: string;
+  range: DateRange;
+  dimension: Dimension;
+  total: number;
+  rows: BreakdownRow[];
+  imported: ImportedSpan | null;
+}> {
   const site = await siteOf(deps, account, domain);
-  const { range } = await rangeOf(deps, site, query);
+  const { range, span } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
-  const [visits, payments] = await Promise.all([
+  const [visits, payments, imported] = await Promise.all([
     deps.store.rollups(namespaceOf(site), dimension, spans),
     deps.store.paymentDimension(namespaceOf(site), dimension, spans),
+    importedPeriods(deps, site, span, dimension, range, spans),
   ]);
   const { total, rows } = breakdownRows(
-    visits.map((v) => v.counts),
+    [...visits.map((v) => v.counts), ...importedValueCounts(imported)],
     payments,
     limit,
   );
-  return { site: site.domain, range, dimension, total, rows };
+  return { site: site.domain, range, dimension, total, rows, imported: importedIn(span, range) };
 }
 
 /**
@@ -138,19 +191,34 @@ export async function goals(
   query: RangeQuery,
   goal: string | null,
   limit: number,
-): Promise<{ site: string; range: DateRange; goal: string | null; visitors: number; total: number; rows: GoalRow[] }> {
+): Promise<{
+  site: string;
+  range: DateRange;
+  goal: string | null;
+  visitors: number;
+  total: number;
+  rows: GoalRow[];
+  imported: ImportedSpan | null;
+}> {
   const site = await siteOf(deps, account, domain);
-  const { range } = await rangeOf(deps, site, query);
+  const { range, span } = await rangeOf(deps, site, query);
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
-  const [items, visits, payments] = await Promise.all([
+  const [items, visits, payments, importedGoals, importedVisits] = await Promise.all([
     deps.store.rollups(ns, 'goal', spans),
     deps.store.rollups(ns, 'visits', spans),
     deps.store.paymentDimension(ns, 'goal', spans),
+    importedPeriods(deps, site, span, 'goal', range, spans),
+    importedPeriods(deps, site, span, 'visits', range, spans),
   ]);
-  const visitors = countVisitors(unionSketches(visits.map((v) => v.sketch)));
-  const { total, rows } = goalRows({ items, payments, visitors }, goal, limit);
-  return { site: site.domain, range, goal, visitors, total, rows };
+  const visitors =
+    countVisitors(unionSketches(visits.map((v) => v.sketch))) + sumImportedVisits(importedVisits).visitors;
+  const { total, rows } = goalRows(
+    { items, payments, visitors, imported: importedGoalCounts(importedGoals) },
+    goal,
+    limit,
+  );
+  return { site: site.domain, range, goal, visitors, total, rows, imported: importedIn(span, range) };
 }
 
 /**
@@ -191,9 +259,15 @@ export async function timeseries(
   domain: string,
   query: RangeQuery,
   interval?: Interval,
-): Promise<{ site: string; range: DateRange; interval: Interval; points: TimeseriesPoint[] }> {
+): Promise<{
+  site: string;
+  range: DateRange;
+  interval: Interval;
+  points: TimeseriesPoint[];
+  imported: ImportedSpan | null;
+}> {
   const site = await siteOf(deps, account, domain);
-  const { range, days } = await rangeOf(deps, site, query);
+  const { range, days, span } = await rangeOf(deps, site, query);
   const chosen = interval ?? defaultInterval(range);
   const max = INTERVAL_MAX_DAYS[chosen];
   if (max !== null && days > max)
@@ -201,11 +275,24 @@ export async function timeseries(
       'interval',
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
-  const [visits, payments] = await Promise.all([
+  // Imported days have no hours: an hourly series shows none of them.
+  const [visits, payments, imported] = await Promise.all([
     deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true),
     deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen)),
+    chosen === 'hour' ? [] : importedPeriods(deps, site, span, 'visits', range, paymentSpans(range, chosen)),
   ]);
-  return { site: site.domain, range, interval: chosen, points: timeseriesPoints({ visits, payments }, range, chosen) };
+  const points = timeseriesPoints(
+    { visits, payments, imported: imported.map((p) => ({ period: p.period, visits: importedVisitsOf(p) })) },
+    range,
+    chosen,
+  );
+  return {
+    site: site.domain,
+    range,
+    interval: chosen,
+    points,
+    imported: chosen === 'hour' ? null : importedIn(span, range),
+  };
 }
 
 /**

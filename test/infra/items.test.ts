@@ -210,6 +210,11 @@ const SAMPLES: Record<
     range: { all: [] },
   },
   ROLLUP_LOG_STATE: { key: ['shardId-000000000001'] },
+  IMPORTED: {
+    key: ['M', '2026-11', 2],
+    range: { granularity: ['M'], from: ['M', '2026-10'], to: ['M', '2026-11'] },
+  },
+  IMPORT_STATE: { key: [] },
   BATCH_MARKER: { key: [] },
   INGEST_CURSOR: { key: [] },
   INGEST_ENTRY: { key: [42], range: { last: [] } },

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, type ApiError, type Interval, type RangeQuery, type Realtime } from '../api.js';
+import { api, type ApiError, type Interval, type Overview, type RangeQuery, type Realtime } from '../api.js';
 import { BreakdownPanel, type Dimension } from '../components/breakdown-panel.js';
 import { TimeChart } from '../components/chart.js';
 import { SiteHeader } from '../components/layout.js';
@@ -181,6 +181,7 @@ export function Dashboard(): JSX.Element {
               {live ? ' · updates every 10 seconds' : ''}
             </p>
           ) : null}
+          {overview.data?.imported ? <ImportedNotice imported={overview.data.imported} /> : null}
           {waiting ? <WaitingForFirstEvent domain={domain} realtime={realtime.data} /> : null}
           {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
           {overview.data ? (
@@ -241,6 +242,21 @@ export function Dashboard(): JSX.Element {
           </p>
         </>
       )}
+    </div>
+  );
+}
+
+/**
+ * Which days of the range come from an imported Plausible export (`docs/ingestion.md`, "Importing a
+ * Plausible export"): their numbers are daily aggregates, not comparable with tracked days everywhere.
+ */
+function ImportedNotice({ imported }: { imported: NonNullable<Overview['imported']> }) {
+  return (
+    <div class="notice imported-notice" role="note">
+      <p>
+        {formatDay(imported.from)} – {formatDay(imported.to)}: imported from Plausible: no revenue credit, no visitor
+        timelines. Their visitors are each day&apos;s visitors added up, and filtered reports leave these days out.
+      </p>
     </div>
   );
 }

@@ -226,6 +226,24 @@ export const PARTITIONS = {
       ROLLUP_LOG_STATE: { sk: 'S#<shard>', key: (shard: string) => `S#${shard}`, bound: '< 200 B' },
     },
   },
+  imported: {
+    prefix: 'IMPORTED#',
+    key: family('IMPORTED#') as (domain: string, metric: string) => string,
+    // Keyed by the domain, not a generation: a rebuild (which cannot derive it) keeps it. `footfall import plausible`
+    // writes it with the operator's credentials; the reports read it (the email reports too); deleting a site deletes it.
+    readers: ['scheduled', ...REPORTERS],
+    writers: ['app', 'operations'],
+    items: {
+      IMPORTED: {
+        sk: 'D#<YYYY-MM-DD>#<part, 3 digits>, M#<YYYY-MM>#<part, 3 digits>',
+        key: (g: Granularity, period: string, part: number) => `${periodSk(g, period)}#${digits(part, 3)}`,
+        range: periodRange(),
+        bound: KB(34),
+      },
+      // In the `visits` partition, after every `D#` and `M#` key.
+      IMPORT_STATE: { sk: 'STATE', key: fixed('STATE'), bound: '< 2 KB' },
+    },
+  },
   shard: {
     prefix: 'SHARD#',
     key: family('SHARD#') as (shard: string) => string,

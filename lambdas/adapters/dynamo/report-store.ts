@@ -20,6 +20,7 @@ import type { Customer } from '../../domain/payments/customer.js';
 import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
 import { PARTITIONS } from './items.js';
+import { DynamoImportedStore } from './imported-store.js';
 
 /** One rollup item as the reports use it (`RollupItem` with its sketch read). */
 export interface RollupRead {
@@ -44,7 +45,11 @@ export class DynamoReportStore {
   ) {
     this.list = new PaymentListStore(conn);
     this.cohortStore = new CohortStore(conn);
+    this.imported = new DynamoImportedStore(conn, cost);
   }
+
+  /** The site's imported days (a Plausible export), read with the same cost. */
+  readonly imported: DynamoImportedStore;
 
   private readonly list: PaymentListStore;
   private readonly cohortStore: CohortStore;

@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { PARTITIONS } from './items.js';
+import { IMPORTED_METRICS } from '../../domain/imported/aggregate.js';
 import { deletePartition, lastRebuildGeneration, rebuildStateKey } from './rebuild-store.js';
 import { DynamoShareLinkStore } from './share-link-store.js';
 import { siteDeletionSchema, type SiteDeletion, type SiteDeletionStore } from '../../services/site-deletion.js';
@@ -20,13 +21,15 @@ const configPartitions = (domain: string) => [
   PARTITIONS.provider.key(domain),
   PARTITIONS.webhookLog.key(domain),
   PARTITIONS.emailReports.key(domain),
+  // A Plausible import's days (`footfall import plausible`).
+  ...IMPORTED_METRICS.map((metric) => PARTITIONS.imported.key(domain, metric)),
 ];
 
 /**
  * A site deletion's checkpoint (item SITE_DELETION, `docs/data-model.md`; < 1 KB:
  * a few generation numbers and counters) and the configuration items a
  * deletion removes first: the SITE item, its shared links, its provider
- * connections, its webhook log and its email report recipients and send markers.
+ * connections, its webhook log, its email report recipients and send markers, and its imported days.
  */
 export class DynamoSiteDeletionStore implements SiteDeletionStore {
   constructor(private readonly conn: DynamoConnection) {}

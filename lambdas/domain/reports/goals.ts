@@ -43,6 +43,11 @@ export interface GoalsInput {
   payments: ReadonlyArray<Record<string, ValueCounters>>;
   /** Distinct visitors of the range (the overview's `visitors`). */
   visitors: number;
+  /**
+   * Imported days' custom events per goal key, `[visitors, events]` summed over days: they add to the
+   * row's visitors and completions, and to its visits as visitors (Plausible exports no visits per goal).
+   */
+  imported?: ReadonlyMap<string, readonly [number, number]>;
 }
 
 /**
@@ -64,17 +69,31 @@ export function goalRows(input: GoalsInput, goal: string | null, limit: number):
   };
   const acc = new Map<
     string,
-    { visits: number; completions: number; sketches: VisitorSketch[]; payments: number; cents: number }
+    {
+      visits: number;
+      completions: number;
+      sketches: VisitorSketch[];
+      imported: number;
+      payments: number;
+      cents: number;
+    }
   >();
   const row = (key: string) => {
     let r = acc.get(key);
-    if (!r) acc.set(key, (r = { visits: 0, completions: 0, sketches: [], payments: 0, cents: 0 }));
+    if (!r) acc.set(key, (r = { visits: 0, completions: 0, sketches: [], imported: 0, payments: 0, cents: 0 }));
     return r;
   };
   for (const item of input.items) {
     for (const [key, n] of Object.entries(item.counts)) if (wanted(key)) row(key).visits += n;
     for (const [key, n] of Object.entries(item.counters)) if (wanted(key)) row(key).completions += n;
     for (const [key, sketch] of Object.entries(item.valueSketches)) if (wanted(key)) row(key).sketches.push(sketch);
+  }
+  for (const [key, [visitors, events]] of input.imported ?? []) {
+    if (!wanted(key)) continue;
+    const r = row(key);
+    r.imported += visitors;
+    r.visits += visitors;
+    r.completions += events;
   }
   for (const [key, t] of valueTotals(input.payments)) {
     if (key === UNATTRIBUTED_KEY || !wanted(key)) continue;
@@ -84,7 +103,7 @@ export function goalRows(input: GoalsInput, goal: string | null, limit: number):
   }
   const rows: GoalRow[] = [...acc]
     .map(([key, r]) => {
-      const visitors = r.sketches.length > 0 ? countVisitors(unionSketches(r.sketches)) : 0;
+      const visitors = (r.sketches.length > 0 ? countVisitors(unionSketches(r.sketches)) : 0) + r.imported;
       const other = key === OTHER_GOALS_KEY;
       const parsed = parseGoalKey(key);
       return {

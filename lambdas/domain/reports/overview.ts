@@ -10,6 +10,7 @@ import {
 import type { DateRange } from '../range.js';
 import { ratio, usd } from './periods.js';
 import { VISIT_COUNTERS, type VisitCounter } from '../rollup.js';
+import { importedTopStatsItem, type ImportedVisits } from '../imported/aggregate.js';
 
 /**
  * Overview totals (`docs/api.md` "Overview"), and the top stats (`docs/api.md`,
@@ -46,6 +47,8 @@ export interface OverviewInput {
   }>;
   payments: ReadonlyArray<PeriodTotals>;
   payers: ReadonlyArray<PeriodCustomers>;
+  /** The range's imported days summed (`docs/ingestion.md`, "Importing a Plausible export"), if it has any. */
+  imported?: ImportedVisits;
 }
 
 /**
@@ -53,12 +56,16 @@ export interface OverviewInput {
  * is matched when its credited visit started in the range (its visitor was
  * tracked in the range); `converted` counts the distinct customers of matched
  * payments. `conversion` and `revenue_per_visitor` stay null until a payment
- * is matched.
+ * is matched. Imported days add their visitors (a sum of daily visitors), visits, page views,
+ * bounces and durations; `conversion` and `revenue_per_visitor` stay over tracked visitors, as no
+ * payment is credited to an imported visit.
  */
 export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'from' | 'to'>): OverviewTotals {
-  const visitors = countVisitors(unionSketches(input.visits.map((v) => v.sketch)));
-  const sessions = input.visits.reduce((n, v) => n + v.visits, 0);
-  const top = topStats(input.visits);
+  const tracked = countVisitors(unionSketches(input.visits.map((v) => v.sketch)));
+  const imported = input.imported;
+  const visitors = tracked + (imported?.visitors ?? 0);
+  const sessions = input.visits.reduce((n, v) => n + v.visits, 0) + (imported?.visits ?? 0);
+  const top = topStats(imported ? [...input.visits, importedTopStatsItem(imported)] : input.visits);
   let payments = 0;
   let cents = 0;
   let matched = 0;
@@ -84,8 +91,8 @@ export function overviewTotals(input: OverviewInput, range: Pick<DateRange, 'fro
     converted,
     matched_payments: matched,
     matched_revenue_usd: usd(matchedCents),
-    conversion: matched > 0 && visitors > 0 ? ratio(converted / visitors) : null,
-    revenue_per_visitor: matched > 0 && visitors > 0 ? ratio(matchedCents / 100 / visitors) : null,
+    conversion: matched > 0 && tracked > 0 ? ratio(converted / tracked) : null,
+    revenue_per_visitor: matched > 0 && tracked > 0 ? ratio(matchedCents / 100 / tracked) : null,
   };
 }
 

@@ -93,6 +93,18 @@ export const rangeSchema = z.object({ from: day, to: day, timezone: z.string() }
 export const siteSchema = z.object({ domain: z.string(), timezone: z.string() });
 export const sitesResponse = z.object({ sites: z.array(siteSchema) });
 
+/** The imported days of a response's range (`docs/api.md`, "Imported days"). */
+export const importedSchema = z
+  .object({
+    source: z.literal('plausible').describe('Where they were imported from (`footfall import plausible`)'),
+    from: day.describe('First imported day of the range (site-local)'),
+    to: day.describe('Last imported day of the range (site-local)'),
+  })
+  .nullable()
+  .describe(
+    "The range's days whose numbers come from an imported export (daily aggregates: visitors summed over days, no revenue credit, no visitor timelines), or null when it has none",
+  );
+
 export const totalsSchema = z.object({
   visitors: z.number().int(),
   sessions: z.number().int(),
@@ -136,6 +148,8 @@ export const overviewResponse = z.object({
     bounce_rate: z.number().nullable(),
     visit_duration: z.number().nullable(),
   }),
+  imported: importedSchema,
+  previous_imported: importedSchema,
 });
 
 export const breakdownRowSchema = z.object({
@@ -154,6 +168,7 @@ export const breakdownResponse = z.object({
   dimension: dimensionParam,
   total: z.number().int(),
   rows: z.array(breakdownRowSchema),
+  imported: importedSchema,
 });
 
 /** Realtime `limit`: rows of pages, of referrers and of goals, default 10, at most 100. */
@@ -229,6 +244,7 @@ export const goalsResponse = z.object({
     .describe("Distinct visitors of the range (the overview's), the denominator of conversion_rate"),
   total: z.number().int().describe('Rows before `limit`'),
   rows: z.array(goalRowSchema).describe('Most revenue first, then visitors, then name or URL'),
+  imported: importedSchema,
 });
 
 export const timeseriesPointSchema = z.object({
@@ -258,6 +274,9 @@ export const timeseriesResponse = z.object({
   range: rangeSchema,
   interval: z.enum(INTERVALS),
   points: z.array(timeseriesPointSchema).describe('Every point of the range, empty ones included, oldest first'),
+  imported: importedSchema.describe(
+    'The imported days of the range, as on the overview; null by hour (imported days have no hours)',
+  ),
 });
 
 const rfc3339 = z.string().describe('RFC 3339, UTC');

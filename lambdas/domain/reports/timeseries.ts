@@ -2,6 +2,7 @@ import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-ske
 import type { PeriodTotals } from '../payments/contribution.js';
 import { daysBetween, eachDay, hoursOfDay, type DateRange } from '../range.js';
 import { periodSpans, usd, type PeriodSpan } from './periods.js';
+import type { ImportedVisits } from '../imported/aggregate.js';
 
 /** Intervals of the time series (`docs/api.md`, "Time series"). */
 export const INTERVALS = ['hour', 'day', 'month'] as const;
@@ -38,6 +39,8 @@ export interface TimeseriesInput {
     sketch: VisitorSketch | null;
   }>;
   payments: ReadonlyArray<{ period: string; totals: PeriodTotals }>;
+  /** Imported `visits` periods of the range (days and months as `paymentSpans` reads them; none by hour). */
+  imported?: ReadonlyArray<{ period: string; visits: ImportedVisits }>;
 }
 
 /**
@@ -101,7 +104,8 @@ function pointStarts(range: DateRange, interval: Interval): string[] {
  * not fail, by their time, net of refunds) add up exactly, as cents. Visitors
  * are distinct within a point, so a visitor active in two points counts in
  * both and the points' visitors add up to more than the range's.
- * `pageviews` are those of the visits that started in the point.
+ * `pageviews` are those of the visits that started in the point. An imported day adds its visitors,
+ * visits and page views to its point (a month's imported visitors: the sum of its days').
  *
  * @param input the `visits` items read over `visitSpans(range, interval)` and
  *   the payment counters over `paymentSpans(range, interval)`
@@ -115,11 +119,12 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
       pageviews: number;
       payments: number;
       cents: number;
+      imported: number;
     }
   >();
   const point = (start: string) => {
     let p = points.get(start);
-    if (!p) points.set(start, (p = { items: [], sessions: 0, pageviews: 0, payments: 0, cents: 0 }));
+    if (!p) points.set(start, (p = { items: [], sessions: 0, pageviews: 0, payments: 0, cents: 0, imported: 0 }));
     return p;
   };
   for (const start of pointStarts(range, interval)) point(start);
@@ -128,6 +133,12 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     p.items.push(item);
     p.sessions += item.visits;
     p.pageviews += item.pageviews;
+  }
+  for (const { period, visits } of input.imported ?? []) {
+    const p = point(POINT_OF_PERIOD[interval](period));
+    p.imported += visits.visitors;
+    p.sessions += visits.visits;
+    p.pageviews += visits.pageviews;
   }
   for (const { period, totals } of input.payments) {
     const parts: Array<[string, number, number]> =
@@ -144,7 +155,7 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([start, p]) => ({
       start,
-      visitors: pointVisitors(p.items),
+      visitors: pointVisitors(p.items) + p.imported,
       sessions: p.sessions,
       pageviews: p.pageviews,
       payments: p.payments,
