@@ -526,7 +526,18 @@ export class CohortStore {
    */
   async recomputeDay(site: string, timezone: string, day: string, now?: number): Promise<void> {
     const src = await this.bump(site, day);
-    const members = await this.dayMembers(site, day);
+    await this.writeDay(site, timezone, day, src, await this.dayMembers(site, day), now);
+  }
+
+  /** Writes a day's three cohort items computed from `members`, read after its counter became `src`. */
+  private async writeDay(
+    site: string,
+    timezone: string,
+    day: string,
+    src: number,
+    members: readonly PayerSummary[],
+    now?: number,
+  ): Promise<void> {
     await this.writeCohort(
       site,
       periodSk('D', day),
@@ -871,8 +882,48 @@ export class CohortStore {
     }
     if (current !== null && payers.has(current)) await summarize(current, entries, held);
     await flush();
-    await this.recomputeCohorts(site, timezone, [...days].sort(), now);
+    await this.bulkRecompute(site, timezone, days, now);
     for (const [provider, status] of sources) await this.markSource(site, provider, status);
     if (markReady) await this.markReady(site);
+  }
+
+  /**
+   * `recomputeCohorts` for a bulk load's days: a month's days are read
+   * together, their change counters bumped first, then one paged Query of
+   * the month's COHORT_MEMBER items (instead of one per day), so each day's
+   * result carries the guard `recomputeDay`'s would; then each month.
+   * Memory: one month's members at a time.
+   */
+  private async bulkRecompute(site: string, timezone: string, days: Iterable<string>, now?: number): Promise<void> {
+    const byMonth = new Map<string, string[]>();
+    for (const day of new Set(days)) byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), day]);
+    for (const [month, monthDays] of [...byMonth].sort(([a], [b]) => a.localeCompare(b))) {
+      const src = new Map<string, number>();
+      await inParallel(monthDays, BULK_CONCURRENCY, async (day) => void src.set(day, await this.bump(site, day)));
+      const members = await this.monthMembers(site, month);
+      await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
+        this.writeDay(site, timezone, day, src.get(day) ?? 0, members.get(day) ?? [], now),
+      );
+    }
+    await inParallel([...byMonth.keys()], BULK_CONCURRENCY, (month) => this.recomputeMonth(site, timezone, month, now));
+  }
+
+  /** The summaries of the payers whose first payment is in a month, by local day, read consistently (`dayMembers`' order). */
+  private async monthMembers(site: string, month: string): Promise<Map<string, PayerSummary[]>> {
+    const out = new Map<string, PayerSummary[]>();
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :month)`,
+      ExpressionAttributeValues: { ':pk': memberPk(site), ':month': COHORT_MEMBER.range.month(month) },
+      ConsistentRead: true,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      for (const item of page.Items ?? []) {
+        const summary = JSON.parse(String(item.m)) as PayerSummary;
+        const day = out.get(summary.day);
+        if (day) day.push(summary);
+        else out.set(summary.day, [summary]);
+      }
+    return out;
   }
 }

@@ -408,7 +408,7 @@ export const PARTITIONS = {
         COHORT_MEMBER: {
           sk: '<first payment day>#<payer>',
           key: (day: string, payer: string) => `${day}#${payer}`,
-          range: { day: (day: string) => `${day}#` },
+          range: { day: (day: string) => `${day}#`, month: (month: string) => `${month}-` },
           bound: KB(1),
         },
       },

@@ -127,6 +127,9 @@ const parsePosition = (id: string) => {
 const dayOfPosition = (k: { pk: string; sk: string }) =>
   k.pk.startsWith(PARTITIONS.paymentListRefunded.prefix) ? k.sk.slice(0, 10) : k.sk.slice(2, 12);
 
+/** Every dimension slot: what a bulk recompute writes for each day and month. */
+const ALL_SLOTS_SET: ReadonlySet<DimensionSlot> = new Set(ALL_SLOTS);
+
 /** A period's counters as stored. */
 export interface StoredPeriod {
   granularity: Granularity;
@@ -411,9 +414,26 @@ export class PaymentListStore {
     );
   }
 
-  /** The second half of a bulk load: recomputes each of `days` (`YYYY-MM-DD`, site-local) once, every dimension slot, then each of their months once. */
+  /**
+   * The second half of a bulk load: recomputes each of `days` (`YYYY-MM-DD`,
+   * site-local) once, every dimension slot, then each of their months once.
+   * A month's days are read together: their change counters bumped first,
+   * then one paged Query of the month's list partition (instead of two per
+   * day), so each day's result carries the guard `recomputeDay`'s would.
+   * Memory: one month's list items at a time.
+   */
   async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
-    await this.recompute(site, new Map([...days].map((day) => [day, new Set(ALL_SLOTS)])));
+    const byMonth = new Map<string, string[]>();
+    for (const day of new Set(days)) byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), day]);
+    for (const [month, monthDays] of [...byMonth].sort(([a], [b]) => a.localeCompare(b))) {
+      const src = new Map<string, number>();
+      await inParallel(monthDays, BULK_CONCURRENCY, async (day) => void src.set(day, await this.bump(site, day)));
+      const listed = await this.monthContributions(site, month);
+      await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
+        this.writeDay(site, day, src.get(day) ?? 0, listed.get(day) ?? [], ALL_SLOTS_SET),
+      );
+    }
+    await inParallel([...byMonth.keys()], BULK_CONCURRENCY, (month) => this.recomputeMonth(site, month, ALL_SLOTS_SET));
   }
 
   /** Bumps a period's change counter and returns its new value (the recompute that follows owns it). */
@@ -441,6 +461,29 @@ export class PaymentListStore {
   }
 
   /**
+   * The contributions listed in a month, by local day (read consistently,
+   * one paged Query of the month's partition): each day's in the order of
+   * `dayContributions` (its A items, then its U items, by sort key).
+   */
+  private async monthContributions(site: string, month: string): Promise<Map<string, Contribution[]>> {
+    const out = new Map<string, Contribution[]>();
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk`,
+      ExpressionAttributeValues: { ':pk': listPk(site, month) },
+      ConsistentRead: true,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc }, query))
+      for (const item of page.Items ?? []) {
+        const c = toContribution(item);
+        const day = out.get(c.day);
+        if (day) day.push(c);
+        else out.set(c.day, [c]);
+      }
+    return out;
+  }
+
+  /**
    * Recomputes a day's totals, payers and the dimension `slots` from its
    * list items. The change counter is bumped before the Query, and each
    * result is written only over a result computed from an older counter, so
@@ -449,7 +492,17 @@ export class PaymentListStore {
    */
   async recomputeDay(site: string, day: string, slots: ReadonlySet<DimensionSlot>): Promise<void> {
     const src = await this.bump(site, day);
-    const contributions = await this.dayContributions(site, day);
+    await this.writeDay(site, day, src, await this.dayContributions(site, day), slots);
+  }
+
+  /** Writes a day's totals, payers and dimension `slots` computed from `contributions`, read after the counter became `src`. */
+  private async writeDay(
+    site: string,
+    day: string,
+    src: number,
+    contributions: readonly Contribution[],
+    slots: ReadonlySet<DimensionSlot>,
+  ): Promise<void> {
     await Promise.all([
       this.writePeriod(site, 'D', day, src, dayTotals(day, contributions), dayCustomers(contributions)),
       slots.size > 0
