@@ -46,6 +46,7 @@ const attrsArb: fc.Arbitrary<VisitAttributes> = fc.record({
   utm_medium: nullable(text(20)),
   utm_campaign: nullable(text(20)),
   utm_term: nullable(text(20)),
+  utm_content: nullable(text(20)),
   country: nullable(fc.constantFrom('DE', 'US', 'JP')),
   device: fc.constantFrom(...DEVICES),
   browser: nullable(text(12)),
