@@ -2,7 +2,12 @@ import type { Visit } from './visit.js';
 import { OUTBOUND_GOAL, pageviewsOf } from './visit.js';
 import { addDays, dayStart, localDay, localHour } from './range.js';
 
-/** The 11 breakdown dimensions of `docs/api.md` "Breakdowns", in that order. */
+/**
+ * The 15 breakdown dimensions of `docs/api.md` "Breakdowns", in that order.
+ * New dimensions are appended: lists of payment dimensions are built in this
+ * order (`PAYMENT_DIMENSIONS`, the payment rollups' slots), so an existing
+ * dimension keeps its place.
+ */
 export const DIMENSIONS = [
   'channel',
   'referrer',
@@ -15,6 +20,10 @@ export const DIMENSIONS = [
   'browser',
   'os',
   'language',
+  'utm_source',
+  'utm_medium',
+  'utm_content',
+  'exit_page',
 ] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -22,6 +31,9 @@ export type Dimension = (typeof DIMENSIONS)[number];
  * The value(s) a visit has for each dimension (`docs/api.md` "Breakdowns"). `null` is a
  * visit without a value (the `(none)` row). `page` lists every page viewed,
  * once per visit: the dimension counts visits that viewed the page.
+ * `exit_page` is the path of the visit's last page view (null for a visit of
+ * goals only): it changes as the visit grows, and a batch's deltas take the
+ * replaced visit's exit page back (−1) and count the new one (+1).
  */
 export const DIMENSION_VALUES: Readonly<Record<Dimension, (v: Visit) => ReadonlyArray<string | null>>> = {
   channel: (v) => [v.attrs.channel],
@@ -39,7 +51,20 @@ export const DIMENSION_VALUES: Readonly<Record<Dimension, (v: Visit) => Readonly
   browser: (v) => [v.attrs.browser],
   os: (v) => [v.attrs.os],
   language: (v) => [v.attrs.language],
+  utm_source: (v) => [v.attrs.utm_source],
+  utm_medium: (v) => [v.attrs.utm_medium],
+  utm_content: (v) => [v.attrs.utm_content],
+  exit_page: (v) => [exitPageOf(v)],
 };
+
+/** The path of a visit's last page view (events are in time order), null without one. */
+export function exitPageOf(v: Visit): string | null {
+  for (let i = v.events.length - 1; i >= 0; i--) {
+    const e = v.events[i];
+    if (e?.type === 'pageview') return e.path;
+  }
+  return null;
+}
 
 /**
  * Rollup items of a dimension are split by a hash of the value into this many
@@ -58,6 +83,10 @@ export const DIMENSION_BUCKETS: Readonly<Record<Dimension, number>> = {
   browser: 1,
   os: 1,
   language: 1,
+  utm_source: 2,
+  utm_medium: 2,
+  utm_content: 2,
+  exit_page: 4,
 };
 
 /**
@@ -171,7 +200,7 @@ export type PaymentDimension = (typeof PAYMENT_DIMENSIONS)[number];
  * payment's credited values are stored on its PAYMENT item, its customer's
  * CUSTOMER item and its PAYMENT_LIST item, so without this cap one long
  * visit would take those items past DynamoDB's 400 KB item limit. With it,
- * one payment's values of the 12 payment dimensions take at most 12 × 6 KB
+ * one payment's values of the 16 payment dimensions take at most 16 × 6 KB
  * (4 KiB, or one longer value alone: 2,048 characters of 3 bytes) in the
  * worst case, typically a few hundred bytes (`docs/data-model.md`).
  */

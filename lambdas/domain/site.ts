@@ -160,9 +160,13 @@ export function writeTargets(site: SiteConfig): SiteConfig[] {
  * Layouts: 1, everything before versions; 2, payments counted from the
  * payment list and its recomputed counters (PAYMENT_LIST, PAYMENT_TOTALS,
  * PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) instead of per-payment
- * PAYMENT_ROLLUP entries, which layout 2 no longer reads.
+ * PAYMENT_ROLLUP entries, which layout 2 no longer reads; 3, the breakdown
+ * dimensions `utm_source`, `utm_medium`, `utm_content` and `exit_page`
+ * (rollups and payment rows of a generation written in layout 2 have none,
+ * and a visit replaced across the release would take back counts never
+ * added: `docs/data-model.md`, "Versions of the stored data: the policy").
  */
-export const DATA_LAYOUT = 2;
+export const DATA_LAYOUT = 3;
 
 /**
  * Null when `site`'s live generation is in the layout this code reads, else

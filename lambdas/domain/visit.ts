@@ -14,6 +14,7 @@ export interface VisitAttributes {
   utm_medium: string | null;
   utm_campaign: string | null;
   utm_term: string | null;
+  utm_content: string | null;
   country: string | null;
   device: Device;
   browser: string | null;
@@ -58,6 +59,7 @@ export function attributesOf(e: TrackedEvent): VisitAttributes {
     utm_medium: e.utm_medium,
     utm_campaign: e.utm_campaign,
     utm_term: e.utm_term,
+    utm_content: e.utm_content,
     country: e.country,
     device: e.device,
     browser: e.browser,

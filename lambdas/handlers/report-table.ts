@@ -215,14 +215,15 @@ export const REPORTS = {
       name: 'get_breakdown',
       title: 'Breakdown by dimension',
       description:
-        'Visitors and credited revenue per value of one dimension (channel, referrer, campaign, keyword, landing page, page, country, device, browser, OS, language) over a date range. ' +
+        'Visitors and credited revenue per value of one dimension (channel, referrer, campaign, keyword, landing page, page, country, device, browser, OS, language, UTM source, UTM medium, UTM content, exit page) over a date range. ' +
         "Each payment is credited to one visit by the site's attribution model; payments with no credited visit form the row labelled Unattributed. " +
         'Rows: visitors, payments, customers, revenue_usd, revenue_per_visitor, most revenue first.',
       args: {
         dimension:
           'What to group by: channel (Search, Social, AI, Direct, …), referrer (referring domain), campaign (utm_campaign), keyword (utm_term), ' +
           'landing_page (first page of the visit), page (every page viewed; a payment counts for each page of its credited visit), ' +
-          'country (two-letter code), device (Desktop, Mobile, Tablet, Unknown), browser, os, language.',
+          'country (two-letter code), device (Desktop, Mobile, Tablet, Unknown), browser, os, language, ' +
+          'utm_source, utm_medium, utm_content (the UTM parameters the visit started with), exit_page (last page viewed in the visit).',
         ...RANGE_ARGS,
         limit: rowLimit(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
       },

@@ -234,6 +234,12 @@ const CHANNELS: Array<{
 ];
 const CHANNEL_SHARES = CHANNELS.map((c) => [c.name, c.weight] as const);
 const CAMPAIGNS = ['spring-launch', 'black-friday', 'weekly-digest', 'onboarding', 'retargeting'];
+/**
+ * `utm_content` of tagged links: which link or ad of a campaign was clicked.
+ * Chosen from the visit's start minute, not drawn, so the rest of the
+ * generated traffic stays what it was.
+ */
+const CONTENTS = ['header-link', 'hero-button', 'footer-link', 'ad-variant-a', 'ad-variant-b'];
 /** Where a visit goes next, by weight; `/pricing` is the funnel's door. */
 const NEXT_PAGES = PAGES.filter((p) => !['/signup', '/login', '/billing'].includes(p)).map(
   (p) => [p, p === '/pricing' ? 0 : p === '/' || p === '/features' || p.startsWith('/docs') ? 4 : 1] as const,
@@ -379,7 +385,7 @@ export function generateDemo(options: DemoOptions): DemoData {
         lines.push({ ts: t, line: JSON.stringify({ ...base, ...o, ts: new Date(t).toISOString() }) });
       const campaign = zipf(CAMPAIGNS, random);
       const query = channel.utm
-        ? `?${channel.utm}${campaign}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}`
+        ? `?${channel.utm}${campaign}&utm_content=${CONTENTS[Math.floor(at / 60_000) % CONTENTS.length]}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}`
         : '';
       const referrer = channel.referrers ? pick(channel.referrers, random) : null;
       visit.pages.forEach((path, p) => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -7,7 +8,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { VISIT_DICTIONARY } from '../../lambdas/adapters/dynamo/visit-codec.js';
+import { VISIT_DICTIONARY, decodeHead } from '../../lambdas/adapters/dynamo/visit-codec.js';
 import {
   assembleVisits,
   CHUNK_BYTES,
@@ -46,6 +47,7 @@ const attrsArb: fc.Arbitrary<VisitAttributes> = fc.record({
   utm_medium: nullable(text(20)),
   utm_campaign: nullable(text(20)),
   utm_term: nullable(text(20)),
+  utm_content: nullable(text(20)),
   country: nullable(fc.constantFrom('DE', 'US', 'JP')),
   device: fc.constantFrom(...DEVICES),
   browser: nullable(text(12)),
@@ -87,6 +89,26 @@ const eventsArb = fc
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 
 describe('VISIT items, form 1 (compressed compact rows) and form 0 (JSON rows)', () => {
+  it('reads utm_content as null from items written before it was kept, in either form', () => {
+    const sk = `V#${String(Date.UTC(2026, 2, 10)).padStart(13, '0')}#visit-1`;
+    // Form 1 then: the 12 attributes up to `language`, the last one set so no trailing null hides the length.
+    const before = ['Search', 'google.com', 'Google', 'google', 'cpc', 'spring', 'shoes', 'DE', 'Desktop', 'Chrome'];
+    const z = deflateRawSync(JSON.stringify([[...before, 'macOS', 'de'], [[0, 0, '/']]]), {
+      dictionary: VISIT_DICTIONARY,
+    });
+    expect(decodeHead({ end: 0, z }, sk).attrs).toMatchObject({
+      utm_campaign: 'spring',
+      language: 'de',
+      utm_content: null,
+    });
+    const items = form0VisitItems(buildVisits(SITE, 'visitor-0001', [visitEventOf(trackedEvent({}))])[0] as Visit);
+    const head = items.find((i) => 'attrs' in i);
+    const { utm_content: _gone, ...attrs } = (head as { attrs: VisitAttributes }).attrs;
+    const form0 = decodeHead({ ...head, attrs }, String((head as { sk: string }).sk));
+    expect(form0.attrs.utm_content).toBeNull();
+    expect(Object.keys(form0.attrs).sort()).toEqual(Object.keys((head as { attrs: VisitAttributes }).attrs).sort());
+  });
+
   it('reads back any visit exactly from its form-1 items, and from its form-0 items', () => {
     console.log(`visit-codec round trip: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     fc.assert(

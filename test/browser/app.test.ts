@@ -54,9 +54,18 @@ const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => str
   ['conversion', formatPercent],
   ['revenue_per_visitor', formatUsdOrDash],
 ];
+/** Panel → its dimensions; `utm:` ones are chosen in the Campaigns tab's UTM menu. */
 const PANELS: Record<string, string[]> = {
-  sources: ['channel', 'referrer', 'campaign', 'keyword'],
-  pages: ['page', 'landing_page'],
+  sources: [
+    'channel',
+    'referrer',
+    'utm:campaign',
+    'utm:utm_source',
+    'utm:utm_medium',
+    'utm:utm_content',
+    'utm:keyword',
+  ],
+  pages: ['page', 'landing_page', 'exit_page'],
   locations: ['country', 'language'],
   devices: ['device', 'browser', 'os'],
 };
@@ -87,6 +96,39 @@ describe('the app in Chromium on the demo site', () => {
     await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
   const axe = axeViolations;
+  /** Opens a panel's tab (`utm:<dimension>`: the Campaigns tab, then the UTM menu) on `p` and waits until its rows are the API's for 30 days. */
+  const openTab = async (p: Page, panel: string, tab: string) => {
+    const [menu, dimension] = tab.includes(':') ? tab.split(':') : [null, tab];
+    await p.click(`[data-panel=${panel}] [data-dimension=${menu ?? dimension}][role=tab]`);
+    if (menu) await p.selectOption(`[data-panel=${panel}] select[data-tab-menu=${menu}]`, dimension!);
+    const table = `[data-panel=${panel}] table.breakdown[data-dimension=${dimension}]`;
+    await p.waitForSelector(table);
+    await settled(p);
+    const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
+    const shown = () =>
+      p
+        .locator(`${table} tbody tr`)
+        .evaluateAll((rows) =>
+          rows.map((r) => [
+            r.getAttribute('data-key'),
+            ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
+              r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
+            ),
+          ]),
+        );
+    await expect
+      .poll(shown, { message: dimension, timeout: POLL })
+      .toEqual(
+        orderRows(b.rows, 'revenue_usd').map((r) => [
+          rowKey(r),
+          r.unattributed ? '—' : formatCount(r.visitors),
+          formatCount(r.payments),
+          formatUsd(r.revenue_usd),
+          formatUsdOrDash(r.revenue_per_visitor),
+        ]),
+      );
+    return b;
+  };
   /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);
@@ -318,37 +360,7 @@ describe('the app in Chromium on the demo site', () => {
   it("opens every breakdown panel tab with the API's rows, and shows more", async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
     await settled(page);
-    for (const [panel, dimensions] of Object.entries(PANELS)) {
-      for (const dimension of dimensions) {
-        await page.click(`[data-panel=${panel}] [data-dimension=${dimension}][role=tab]`);
-        const table = `[data-panel=${panel}] table.breakdown[data-dimension=${dimension}]`;
-        await page.waitForSelector(table);
-        await settled(page);
-        const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
-        const shown = () =>
-          page
-            .locator(`${table} tbody tr`)
-            .evaluateAll((rows) =>
-              rows.map((r) => [
-                r.getAttribute('data-key'),
-                ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
-                  r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
-                ),
-              ]),
-            );
-        await expect
-          .poll(shown, { message: dimension, timeout: POLL })
-          .toEqual(
-            orderRows(b.rows, 'revenue_usd').map((r) => [
-              rowKey(r),
-              r.unattributed ? '—' : formatCount(r.visitors),
-              formatCount(r.payments),
-              formatUsd(r.revenue_usd),
-              formatUsdOrDash(r.revenue_per_visitor),
-            ]),
-          );
-      }
-    }
+    for (const [panel, tabs] of Object.entries(PANELS)) for (const tab of tabs) await openTab(page, panel, tab);
     // No column heading is cut: each fits its cell, wrapping if it must.
     const cut = await page
       .locator('table.breakdown thead th')
@@ -372,6 +384,36 @@ describe('the app in Chromium on the demo site', () => {
       pages.rows.length,
     );
     expect(pages.rows.length).toBeGreaterThan(10);
+  }, 180_000);
+
+  it('shows UTM sources, mediums and contents and exit pages as the API counts them, on a desktop and a phone', async () => {
+    for (const [p, width] of [
+      [page, 'desktop'],
+      [small, 'phone'],
+    ] as const) {
+      await p.goto(`${svc.url}${SITE_PATH}?range=30d`);
+      await settled(p);
+      for (const tab of ['utm:utm_source', 'utm:utm_medium', 'utm:utm_content']) {
+        const b = await openTab(p, 'sources', tab);
+        // The demo tags its email and paid visits (local/demo/generator.ts): not only `(none)`.
+        expect(b.rows.some((r) => r.key !== null)).toBe(true);
+      }
+      await p.locator('[data-panel=sources]').screenshot({ path: join(SHOTS, `panel-utm-content-${width}.png`) });
+      const exits = await openTab(p, 'pages', 'exit_page');
+      expect(exits.rows.length).toBeGreaterThan(1);
+      await p.locator('[data-panel=pages]').screenshot({ path: join(SHOTS, `panel-exit-pages-${width}.png`) });
+      expect(await axe(p), width).toEqual([]);
+    }
+    // Home and End reach the ends of the Pages tabs, the Exit pages tab last.
+    await page.click('[data-panel=pages] [data-dimension=page][role=tab]');
+    await page.keyboard.press('End');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-dimension')), { timeout: POLL })
+      .toBe('exit_page');
+    await page.keyboard.press('Home');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-dimension')), { timeout: POLL })
+      .toBe('page');
   }, 180_000);
 
   it('shows the goals as the API counts them, opens the outbound links, and offers their CSV', async () => {

@@ -49,6 +49,10 @@ describe('footfall demo: the demo site through the real paths', () => {
         'browser',
         'os',
         'language',
+        'utm_source',
+        'utm_medium',
+        'utm_content',
+        'exit_page',
       ]) {
         const b = await (
           await fetch(`${url}/api/v1/sites/demo.footfall.dev/breakdown/${dimension}?range=all&limit=1000`, {

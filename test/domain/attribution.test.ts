@@ -23,6 +23,7 @@ function visit(id: string, daysBefore: number, channel: string): Visit {
       utm_medium: null,
       utm_campaign: null,
       utm_term: null,
+      utm_content: null,
       country: 'DE',
       device: 'Desktop',
       browser: null,

@@ -21,9 +21,32 @@ export const DIMENSION_LABELS = {
   device: 'Devices',
   browser: 'Browsers',
   os: 'OS',
+  utm_source: 'UTM sources',
+  utm_medium: 'UTM mediums',
+  utm_content: 'UTM contents',
+  exit_page: 'Exit pages',
 } as const;
 
 export type Dimension = keyof typeof DIMENSION_LABELS;
+
+/**
+ * A panel's tab: one dimension, or several under one tab with a menu to
+ * choose between them (Plausible's Campaigns tab and its UTM menu). `id`
+ * names the tab (`#tab-<id>`, `data-dimension`), `choices` the menu's items.
+ */
+export interface TabMenu {
+  id: string;
+  name: string;
+  /** What the menu is labelled. */
+  label: string;
+  choices: ReadonlyArray<{ dimension: Dimension; name: string }>;
+}
+export type PanelTab = Dimension | TabMenu;
+
+const tabId = (tab: PanelTab): string => (typeof tab === 'string' ? tab : tab.id);
+const firstDimension = (tab: PanelTab): Dimension => (typeof tab === 'string' ? tab : tab.choices[0]!.dimension);
+const tabOf = (tabs: readonly PanelTab[], d: Dimension): PanelTab | undefined =>
+  tabs.find((t) => (typeof t === 'string' ? t === d : t.choices.some((c) => c.dimension === d)));
 
 /** Rows a panel shows first, and how many more each "show more" asks for (`limit`, up to the API's 1000). */
 export const FIRST_ROWS = 10;
@@ -43,6 +66,10 @@ const KEY_HEADING: Record<Dimension, string> = {
   device: 'Device',
   browser: 'Browser',
   os: 'OS',
+  utm_source: 'UTM source',
+  utm_medium: 'UTM medium',
+  utm_content: 'UTM content',
+  exit_page: 'Exit page',
 };
 
 /**
@@ -130,6 +157,10 @@ const NONE_LABEL: Partial<Record<Dimension, string>> = {
   referrer: 'Direct / none',
   campaign: '(no campaign)',
   keyword: '(no keyword)',
+  utm_source: '(no source)',
+  utm_medium: '(no medium)',
+  utm_content: '(no content)',
+  exit_page: '(no page view)',
 };
 
 function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: string; range: RangeQuery }): JSX.Element {
@@ -180,13 +211,29 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
  */
 export function BreakdownPanel(props: {
   title: string;
-  dimensions: readonly Dimension[];
+  tabs: readonly PanelTab[];
   domain: string;
   range: RangeQuery;
   /** Changes when the page asks every panel again (Today's refresh). */
   refresh?: number;
 }): JSX.Element {
-  const [dimension, setDimension] = useState<Dimension>(props.dimensions[0]!);
+  const [dimension, setDimension] = useState<Dimension>(firstDimension(props.tabs[0]!));
+  // The menu tab reopens on the choice last made under it.
+  const [chosen, setChosen] = useState<Record<string, Dimension>>({});
+  const tab = tabOf(props.tabs, dimension) ?? props.tabs[0]!;
+  const menu = typeof tab === 'string' ? null : tab;
+  const choose = (d: Dimension) => {
+    const t = tabOf(props.tabs, d);
+    if (t && typeof t !== 'string') setChosen({ ...chosen, [t.id]: d });
+    setDimension(d);
+  };
+  const selectTab = (id: string) => {
+    const t = props.tabs.find((x) => tabId(x) === id)!;
+    setDimension(typeof t === 'string' ? t : (chosen[t.id] ?? firstDimension(t)));
+  };
+  const tabNames = Object.fromEntries(
+    props.tabs.map((t) => [tabId(t), typeof t === 'string' ? DIMENSION_LABELS[t] : t.name]),
+  );
   const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
   // Each tab and range starts at FIRST_ROWS; "show more" grows only the one on screen.
   const [limits, setLimits] = useState<Record<string, number>>({});
@@ -209,16 +256,32 @@ export function BreakdownPanel(props: {
     <section class="card panel" data-panel={props.title.toLowerCase()} aria-busy={data.loading}>
       <header class="card-head">
         <h2>{props.title}</h2>
-        <Tabs<Dimension>
+        <Tabs<string>
           label={props.title}
-          items={props.dimensions}
-          selected={dimension}
-          onSelect={setDimension}
-          names={DIMENSION_LABELS}
+          items={props.tabs.map(tabId)}
+          selected={tabId(tab)}
+          onSelect={selectTab}
+          names={tabNames}
           panelId={panelId}
         />
       </header>
-      <div role="tabpanel" id={panelId} aria-labelledby={`tab-${dimension}`} class="panel-body">
+      <div role="tabpanel" id={panelId} aria-labelledby={`tab-${tabId(tab)}`} class="panel-body">
+        {menu ? (
+          <label class="tab-menu">
+            {menu.label}{' '}
+            <select
+              value={dimension}
+              data-tab-menu={menu.id}
+              onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value as Dimension)}
+            >
+              {menu.choices.map((c) => (
+                <option key={c.dimension} value={c.dimension}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
         {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
         <table class="breakdown" data-dimension={dimension} data-sort={sort}>
           <thead>

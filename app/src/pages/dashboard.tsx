@@ -2,7 +2,7 @@ import type { JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, type ApiError, type Interval, type Overview, type RangeQuery, type Realtime } from '../api.js';
-import { BreakdownPanel, type Dimension } from '../components/breakdown-panel.js';
+import { BreakdownPanel, type PanelTab } from '../components/breakdown-panel.js';
 import { TimeChart } from '../components/chart.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
@@ -25,12 +25,34 @@ import {
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
 
-/** The dashboard's panels: every breakdown dimension of `docs/api.md` "Breakdowns", grouped as Plausible groups them. */
-export const PANELS: ReadonlyArray<{ title: string; dimensions: readonly Dimension[] }> = [
-  { title: 'Sources', dimensions: ['channel', 'referrer', 'campaign', 'keyword'] },
-  { title: 'Pages', dimensions: ['page', 'landing_page'] },
-  { title: 'Locations', dimensions: ['country', 'language'] },
-  { title: 'Devices', dimensions: ['device', 'browser', 'os'] },
+/**
+ * The dashboard's panels: every breakdown dimension of `docs/api.md`
+ * "Breakdowns", grouped as Plausible groups them: the five UTM parameters
+ * under one Campaigns tab with a menu, exit pages beside entry pages.
+ */
+export const PANELS: ReadonlyArray<{ title: string; tabs: readonly PanelTab[] }> = [
+  {
+    title: 'Sources',
+    tabs: [
+      'channel',
+      'referrer',
+      {
+        id: 'utm',
+        name: 'Campaigns',
+        label: 'UTM parameter',
+        choices: [
+          { dimension: 'campaign', name: 'Campaign (utm_campaign)' },
+          { dimension: 'utm_source', name: 'Source (utm_source)' },
+          { dimension: 'utm_medium', name: 'Medium (utm_medium)' },
+          { dimension: 'utm_content', name: 'Content (utm_content)' },
+          { dimension: 'keyword', name: 'Term (utm_term)' },
+        ],
+      },
+    ],
+  },
+  { title: 'Pages', tabs: ['page', 'landing_page', 'exit_page'] },
+  { title: 'Locations', tabs: ['country', 'language'] },
+  { title: 'Devices', tabs: ['device', 'browser', 'os'] },
 ];
 
 /** The chart's interval switch: the intervals the shown range allows, each a link that keeps the range. */
@@ -226,7 +248,7 @@ export function Dashboard(): JSX.Element {
                 <BreakdownPanel
                   key={p.title}
                   title={p.title}
-                  dimensions={p.dimensions}
+                  tabs={p.tabs}
                   domain={domain}
                   range={range}
                   refresh={tick}

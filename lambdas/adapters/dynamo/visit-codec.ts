@@ -32,7 +32,11 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  * changing any of them needs a form 2.
  */
 
-/** The visit attributes in form 1's order (`VisitAttributes`). */
+/**
+ * The visit attributes in form 1's order (`VisitAttributes`). An attribute
+ * may be appended (`utm_content` was): items written before end earlier and
+ * read it as null, like a trailing null dropped.
+ */
 export const ATTRIBUTE_ORDER = [
   'channel',
   'referrer_host',
@@ -46,6 +50,7 @@ export const ATTRIBUTE_ORDER = [
   'browser',
   'os',
   'language',
+  'utm_content',
 ] as const satisfies ReadonlyArray<keyof VisitAttributes>;
 
 /**
@@ -158,7 +163,7 @@ export function decodeHead(item: Record<string, unknown>, sk: string): HeadConte
       id,
       start,
       end,
-      attrs: item.attrs as VisitAttributes,
+      attrs: attributesBeforeUtmContent(item.attrs as Omit<VisitAttributes, 'utm_content'>),
       landingPage: String(item.landing_page),
       events: (JSON.parse(String(item.ev)) as LegacyRow[]).map(eventOfLegacy),
     };
@@ -166,6 +171,11 @@ export function decodeHead(item: Record<string, unknown>, sk: string): HeadConte
   const [values, rows, landing] = expand(item.z) as [Array<string | null>, CompactRow[], string?];
   const attrs = Object.fromEntries(ATTRIBUTE_ORDER.map((k, i) => [k, values[i] ?? null])) as unknown as VisitAttributes;
   return { id, start, end, attrs, landingPage: landing ?? null, events: rows.map((r) => eventOfCompact(r, start, id)) };
+}
+
+/** Form-0 attributes, written before `utm_content` was kept: read as null. */
+function attributesBeforeUtmContent(attrs: Omit<VisitAttributes, 'utm_content'> & { utm_content?: string | null }) {
+  return { ...attrs, utm_content: attrs.utm_content ?? null };
 }
 
 /** The events of a VISIT_CHUNK item of either form, in time order; `start` and `visitId` are its visit's. */
