@@ -302,7 +302,9 @@ const priceLambda: Pricer = (r, ctx) => {
   const arch = prop(r.props, 'Architectures', '0') === 'arm64' ? 'arm64' : 'x86_64';
   const seconds =
     key === 'sessionize'
-      ? ctx.d.events * U.sessionizeSecondsPerEvent + invocations * U.sessionizeSecondsPerInvocation
+      ? ctx.d.events * U.sessionizeSecondsPerEvent +
+        invocations * U.sessionizeSecondsPerInvocation +
+        ctx.d.rawObjects * U.archiveForwardSecondsPerObject
       : invocations * secondsAt(key, mib);
   const spec: FunctionSpec = FUNCTIONS[key];
   // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
@@ -396,14 +398,33 @@ const priceStream: Pricer = (r, { d, resources }) => {
   ];
 };
 
+/**
+ * KB a delivery's ingestion (and conversion) bills for `events` events a month, every record
+ * rounded up to 5 KB. Without deaggregation a record is an event (the tracker posts one a request).
+ * With JSON multi-record deaggregation the sessionizer puts each raw object's events (`objects` a
+ * month) packed in records of at most 500 (`docs/ingestion.md`, "Archive packed"): an object of k
+ * events is ⌈k/500⌉ records of k/⌈k/500⌉ events each, each rounded up to 5 KB.
+ */
+function billedRecordKb(dest: unknown, events: number, objects: number): number {
+  const U = USAGE;
+  const processors = z
+    .array(z.object({ Type: z.string() }).loose())
+    .safeParse(prop(dest, 'ProcessingConfiguration', 'Processors'));
+  const packed = (processors.success ? processors.data : []).some((p) => p.Type === 'RecordDeAggregation');
+  if (!packed || objects <= 0 || events <= objects) return events * U.firehoseRecordKb;
+  const perObject = events / objects;
+  const recordsPerObject = Math.ceil(perObject / U.eventsPerPackedRecord);
+  const recordKb = (perObject / recordsPerObject) * U.enrichedEventKb;
+  return objects * recordsPerObject * Math.ceil(recordKb / U.firehoseRecordKb) * U.firehoseRecordKb;
+}
+
 const priceDelivery: Pricer = (r, { d, resources }) => {
   const U = USAGE;
   const dest = destinationOf(r);
   const converts = prop(dest, 'DataFormatConversionConfiguration', 'Enabled') === true;
   const partitioned = prop(dest, 'DynamicPartitioningConfiguration', 'Enabled') === true;
   const records = deliveryRecords(r, resources, d.events);
-  // One record a request (the tracker posts one event), each billed in 5 KB increments.
-  const billedGb = (records * U.firehoseRecordKb * 1024) / GB;
+  const billedGb = (billedRecordKb(dest, records, d.rawObjects) * 1024) / GB;
   const name = nameOf(r.id);
   return [
     [

@@ -116,11 +116,19 @@ export const USAGE = {
    * The ingest journal (`lambdas/adapters/dynamo/ingest-journal.ts`), items under 1 KB: an object
    * notified once is journaled (consistent Get of its seen record, cursor Update, entry and seen
    * Puts), then taken (consistent Get of the cursor, a Query of the page and an empty one, cursor
-   * Update, entry Delete): 5 WRU and 4 RRU. A sweep Gets the cursor and makes an empty Query, and
+   * Update, entry Delete), and before its archive forward the seen record is read again
+   * (`IngestJournal.claim`): 5 WRU and 5 RRU. A sweep Gets the cursor and makes an empty Query, and
    * Gets the seen record of each object of its window (`sweepWindowMinutes`, already journaled).
    */
   journalWruPerObject: 5,
-  journalRruPerObject: 4,
+  journalRruPerObject: 5,
+  /**
+   * The sessionizer's seconds per raw object to forward its events to the archive (one
+   * PutRecordBatch of a few records, `FirehoseArchiveDelivery`): one round trip, as the journal's.
+   */
+  archiveForwardSecondsPerObject: 0.02,
+  /** Events a record the archive's multi-record deaggregation takes (Firehose developer guide: "capped at 500 per record"). */
+  eventsPerPackedRecord: 500,
   journalRruPerSweep: 2,
   sweepWindowMinutes: SWEEP_WINDOW_MS / 60_000,
   /** ListObjectsV2 requests a sweep makes: one per raw hour prefix its window spans (1 + window / 60 minutes on average). */

@@ -161,7 +161,7 @@ async function benchFirehosePutCpu(
     clock: Date.now,
     sites: { getSite: async (d) => (d === SITE.domain ? SITE : null) },
     salts: { saltFor: async () => 'bench-salt' },
-    stream: new FirehoseEventStream(client, { ingest: 'ingest', archive: 'archive' }),
+    stream: new FirehoseEventStream(client, 'ingest'),
     limiter: new SiteRateLimiter(),
   });
   const warm = 500;

@@ -13,6 +13,15 @@ export interface EventStream {
   put(events: readonly TrackedEvent[]): Promise<void>;
 }
 
+/**
+ * The archive's delivery as the sessionizer forwards a raw object's events to it
+ * (`docs/ingestion.md`, "Archive packed"): one JSON event a line, without the newline.
+ * @throws UnavailableError when the delivery did not take every line
+ */
+export interface ArchiveDelivery {
+  put(lines: readonly Buffer[]): Promise<void>;
+}
+
 /** Looks up a site's configuration by its domain (lowercase). */
 export interface SiteDirectory {
   getSite(domain: string): Promise<SiteConfig | null>;
@@ -99,6 +108,12 @@ export interface IngestJournal {
   pending(after: number, limit: number): Promise<JournalEntry[]>;
   /** Records that entry `n` and every one before it are sessionized. */
   advance(n: number): Promise<void>;
+  /**
+   * Whether entry `n` is the one the journal names for `key` (its archive forward is that entry's):
+   * false when `key` was journaled again under another number (an `add` broke off before naming its
+   * entry, and a later notification or sweep added the object anew). When no entry is named, names `n`.
+   */
+  claim(key: string, n: number): Promise<boolean>;
 }
 
 /** The raw objects a delivery stream wrote (S3 `raw/`; locally files under the data directory). */

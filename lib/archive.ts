@@ -85,16 +85,22 @@ export interface EventArchiveProps {
 
 /** Key prefix of the ingest delivery's raw JSON objects, which the sessionizer reads (`RAW_PREFIX`). */
 export const RAW_OBJECTS_PREFIX = RAW_PREFIX;
-/** Days the raw JSON objects are kept: the sessionizer reads them within minutes; a day covers a long outage. */
-export const RAW_OBJECTS_DAYS = 1;
+/**
+ * Days the raw JSON objects are kept: as long as the sessionizer's journal remembers them (INGEST
+ * items, 7 days). The sessionizer reads them within minutes, and the archive is fed from them
+ * (`docs/ingestion.md`, "Archive packed"), so an object must outlive any outage of the sessionizer
+ * the journal itself survives, or its events would never be archived.
+ */
+export const RAW_OBJECTS_DAYS = 7;
 
 /**
- * The raw event archive, the source of truth (`docs/sql.md`): the event function
- * puts every event to a Direct PUT delivery stream that converts JSON to
+ * The raw event archive, the source of truth (`docs/sql.md`): the sessionizer
+ * forwards every raw object's events, packed as JSON lines, to a Direct PUT
+ * delivery stream that splits them (multi-record deaggregation), converts JSON to
  * Parquet against the Glue table and writes `events/site=/dt=` partitions; the
  * Glue table (partition projection, no crawler) and an Athena workgroup with
  * the named queries read them. The same bucket holds the ingest delivery's
- * raw objects (`raw/`, a day).
+ * raw objects (`raw/`, `RAW_OBJECTS_DAYS`).
  */
 export class EventArchive extends Construct {
   readonly bucket: s3.Bucket;
@@ -299,14 +305,19 @@ export class EventArchive extends Construct {
         bufferingSize: FIREHOSE_BUFFER_SIZE,
         bufferingInterval: FIREHOSE_BUFFER_INTERVAL,
         loggingConfig: new firehose.EnableLogging(firehoseLogs),
-        // One JSON event a record; OpenX parses `ts` (epoch milliseconds) into the Glue `timestamp` column.
+        // One JSON event a record once deaggregated; OpenX parses `ts` (epoch milliseconds) into the Glue `timestamp` column.
         dataFormatConversion: {
           schemaConfiguration: firehose.SchemaConfiguration.fromCfnTable(this.table),
           inputFormat: firehose.InputFormat.OPENX_JSON,
           outputFormat: new firehose.ParquetOutputFormat({ compression: firehose.ParquetCompression.SNAPPY }),
         },
         dynamicPartitioning: { enabled: true },
-        processors: [firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES })],
+        // Direct PUT records are the sessionizer's JSON lines, up to 500 events each: split back into
+        // one event a record before the partition keys are read (docs/ingestion.md, "Archive packed").
+        processors: [
+          ...(source ? [] : [firehose.RecordDeAggregationProcessor.json()]),
+          firehose.MetadataExtractionProcessor.jq16({ ...PARTITION_QUERIES }),
+        ],
       }),
     });
     // The log stream the L2 destination adds is retained by default; it goes with its group and the stack.

@@ -317,8 +317,10 @@ export class FootfallStack extends Stack {
       }
     }
     if (spec.archive === 'erase') this.archive.grantErasure(fn.fn, fn.role);
-    if (spec.stream === 'consume') fn.consumeDelivery(this.archive.bucket, this.stream);
-    else if (spec.stream) fn.putDeliveries(this.ingest.deliveryStream, this.archive.deliveryStream);
+    // The sessionizer forwards each raw object's events to the archive (docs/ingestion.md, "Archive packed").
+    if (spec.stream === 'consume')
+      fn.consumeDelivery(this.archive.bucket, this.stream).putDelivery('ARCHIVE_STREAM', this.archive.deliveryStream);
+    else if (spec.stream) fn.putDelivery('INGEST_STREAM', this.ingest.deliveryStream);
 
     for (const route of spec.routes ?? []) {
       const routes = fn.addRoute(

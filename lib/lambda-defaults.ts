@@ -269,17 +269,14 @@ export class FootfallFunction extends Construct {
   }
 
   /**
-   * Writes events to the delivery streams (`FirehoseEventStream`): their names in INGEST_STREAM and
-   * ARCHIVE_STREAM, and `firehose:PutRecordBatch` on those two streams only.
+   * Writes to a delivery stream: its name in the environment variable `env` and
+   * `firehose:PutRecordBatch` on that stream only (the event function to the ingest delivery,
+   * `FirehoseEventStream`; the sessionizer to the archive's, `FirehoseArchiveDelivery`).
    */
-  putDeliveries(ingest: firehose.IDeliveryStream, archive: firehose.IDeliveryStream): this {
-    this.fn.addEnvironment('INGEST_STREAM', ingest.deliveryStreamName);
-    this.fn.addEnvironment('ARCHIVE_STREAM', archive.deliveryStreamName);
+  putDelivery(env: 'INGEST_STREAM' | 'ARCHIVE_STREAM', delivery: firehose.IDeliveryStream): this {
+    this.fn.addEnvironment(env, delivery.deliveryStreamName);
     this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: [...STREAM_ACTIONS.put],
-        resources: [ingest.deliveryStreamArn, archive.deliveryStreamArn],
-      }),
+      new iam.PolicyStatement({ actions: [...STREAM_ACTIONS.put], resources: [delivery.deliveryStreamArn] }),
     );
     return this;
   }

@@ -10,13 +10,12 @@ import {
   type TrackedEvent,
 } from '../lambdas/domain/tracked-event.js';
 import { sqlIdentifier, sqlLiteral } from './sql.js';
-import type { BatchConsumer } from './stream-poller.js';
 
 /**
- * The local stand-in for Firehose → S3 Parquet (`docs/architecture.md` "Local mode"): a
- * consumer of the local stream that writes each batch's events as Parquet
- * files in the Glue table's layout and schema,
- * `<archive>/site=<domain>/dt=<YYYY-MM-DD>/part-<first sequence number>.parquet`.
+ * The local stand-in for Firehose → S3 Parquet (`docs/architecture.md` "Local mode"): writes each
+ * batch of events the archive's delivery took (`local/archive-delivery.ts`, deaggregated) as
+ * Parquet files in the Glue table's layout and schema,
+ * `<archive>/site=<domain>/dt=<YYYY-MM-DD>/part-<batch name>.parquet`.
  */
 
 /** A record the archive could not take; it is skipped so that it never blocks the stream. */
@@ -32,8 +31,11 @@ export interface ArchiveConsumerOptions {
   beforeWrite?: (key: string) => void;
 }
 
-/** The consumer, plus counters and `close()`. */
-export type ArchiveConsumer = BatchConsumer & {
+/**
+ * The consumer, plus counters and `close()`. `name` names the batch's files (`part-<name>.parquet`);
+ * by default its first sequence number.
+ */
+export type ArchiveConsumer = ((records: LocalStreamRecord[], name?: string) => Promise<string | null>) & {
   /** Records skipped so far (bad JSON, not a tracked event, or not archivable). */
   readonly skipped: number;
   /** Rows written so far (a re-delivered batch counts again: its files are rewritten). */
@@ -47,18 +49,17 @@ const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
 /**
- * Creates the archive consumer for a `LocalStreamPoller`.
+ * Creates the archive writer of the archive delivery's poller (`LocalArchiveDeliveryPoller`).
  *
  * Each record's data is parsed with `trackedEventSchema`; a record that fails
  * (or whose site is not a safe directory name, or a value that does not fit its
  * column) is skipped, counted and reported to `onSkip`, never retried. The rest
  * is grouped by (site, dt) and each group written as one Parquet file (ZSTD),
- * named after the batch's first sequence number. A file is written under a temp
- * name, fsync'ed and renamed, so readers never see a partial file, and a batch
- * delivered again (at least once) rewrites the same names with the same rows
- * instead of adding duplicates. A retry must start at the same record and cover
- * at least the same records, which the poller guarantees (same checkpoint, same
- * batch size, the log only grows).
+ * named after the batch (its `name`, by default its first sequence number). A
+ * file is written under a temp name, fsync'ed and renamed, so readers never see
+ * a partial file, and a batch delivered again (at least once) rewrites the same
+ * names with the same rows instead of adding duplicates: the delivery names a
+ * batch by its content (`LocalArchiveDelivery`).
  *
  * @param archiveDir the archive root (`localPaths(dataDir).archive`), created as needed
  * @returns a consumer that resolves null, or throws when a file cannot be written (the poller then retries the batch)
@@ -83,7 +84,7 @@ export function createArchiveConsumer(archiveDir: string, options: ArchiveConsum
     return db;
   };
 
-  const consumeNow = async (records: LocalStreamRecord[]): Promise<string | null> => {
+  const consumeNow = async (records: LocalStreamRecord[], name?: string): Promise<string | null> => {
     const first = records[0];
     if (!first) return null;
     const groups = new Map<string, { site: string; dt: string; events: TrackedEvent[] }>();
@@ -102,7 +103,7 @@ export function createArchiveConsumer(archiveDir: string, options: ArchiveConsum
     if (groups.size === 0) return null;
     const { connection } = await connect();
     for (const group of groups.values()) {
-      const [site, dt, file] = [`site=${group.site}`, `dt=${group.dt}`, `part-${first.sequenceNumber}.parquet`];
+      const [site, dt, file] = [`site=${group.site}`, `dt=${group.dt}`, `part-${name ?? first.sequenceNumber}.parquet`];
       options.beforeWrite?.(`${site}/${dt}/${file}`);
       await writeParquet(connection, join(root, site, dt), file, group.events);
       written += group.events.length;
@@ -111,8 +112,8 @@ export function createArchiveConsumer(archiveDir: string, options: ArchiveConsum
   };
 
   // One DuckDB connection and one staging table: batches are written one at a time.
-  const consume = (records: LocalStreamRecord[]): Promise<string | null> => {
-    const run = queue.then(() => consumeNow(records));
+  const consume = (records: LocalStreamRecord[], name?: string): Promise<string | null> => {
+    const run = queue.then(() => consumeNow(records, name));
     queue = run.catch(() => undefined);
     return run;
   };

@@ -15,7 +15,13 @@ import { recreditVisitors } from '../lambdas/services/payments.js';
 import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
 import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
 import { functionConnection } from './iam/partition-guard.js';
-import { demandArchiveBatch, demandArchiveWrite, functionRawObjects } from './iam/stand-ins.js';
+import {
+  demandArchiveBatch,
+  demandArchiveWrite,
+  functionArchiveDelivery,
+  functionRawObjects,
+} from './iam/stand-ins.js';
+import { LocalArchiveDelivery, LocalArchiveDeliveryPoller } from './archive-delivery.js';
 import { EVENTS_PREFIX } from '../lambdas/domain/archive-schema.js';
 import { LocalRawObjects } from './raw-objects.js';
 import { DynamoIngestJournal } from '../lambdas/adapters/dynamo/ingest-journal.js';
@@ -26,9 +32,8 @@ import { unlink } from 'node:fs/promises';
 /** How long the local ingest path and sessionizer keep a site (ms); `footfall rebuild`'s fence waits it out. */
 export const LOCAL_SITE_CACHE_TTL_MS = 5_000;
 
-/** Checkpoint names of the local stream's consumers. */
+/** Checkpoint name of the local stream's consumer (the sessionizer; the archive is fed by it). */
 export const SESSIONIZER = 'sessionize';
-export const ARCHIVER = 'archive';
 
 /**
  * The sessionizer Lambda as a consumer of the local stream, through the path AWS runs
@@ -36,15 +41,17 @@ export const ARCHIVER = 'archive';
  * one raw object under `rawDir` (the stand-in of the ingest delivery, `LocalRawObjects`) and the
  * sessionizer's entry is invoked with that object's `ObjectCreated` notification; it journals the
  * object and sessionizes the journal in order, with the same handlers and the sessionizer's own
- * grants (`s3:GetObject`, `s3:ListBucket` on `raw/`, its table partitions). Once its journal
- * entry is done the local object is deleted (in AWS the bucket's lifecycle expires it after a
- * day); the stream log keeps the events.
+ * grants (`s3:GetObject`, `s3:ListBucket` on `raw/`, its table partitions, `firehose:PutRecordBatch`
+ * on the archive), and forwards each object's events to the local archive delivery
+ * (`LocalArchiveDelivery`, `archiveDeliveryDir`). Objects are kept under `rawObjectsDir`. Once its journal entry is done the local object is deleted
+ * (in AWS the bucket's lifecycle expires it); the stream log keeps the events.
  */
 export function sessionizeConsumer(
   table: DynamoConnection,
-  rawDir: string,
+  streamDir: string,
   clock: () => number = Date.now,
 ): BatchConsumer {
+  const rawDir = rawObjectsDir(streamDir);
   // The sessionizer's own grant, as its role holds it in AWS.
   const dynamo = functionConnection(table, 'sessionize');
   const payments = dynamoPaymentDeps(dynamo, clock);
@@ -64,6 +71,7 @@ export function sessionizeConsumer(
     journal: new DynamoIngestJournal(dynamo, { clock, localExpiry: table }),
     objects: functionRawObjects(raw, 'sessionize'),
     sessionize: stream,
+    archive: functionArchiveDelivery(new LocalArchiveDelivery(archiveDeliveryDir(streamDir)), 'sessionize'),
     logger: telemetry.logger,
     clock,
   });
@@ -101,6 +109,8 @@ export function objectCreated(key: string): S3Event {
 
 /** Where the local stand-in of the ingest delivery keeps its objects for the stream in `streamDir`. */
 export const rawObjectsDir = (streamDir: string): string => join(streamDir, 'delivery');
+/** Where the local stand-in of the archive delivery keeps the calls it took and has not converted yet. */
+export const archiveDeliveryDir = (streamDir: string): string => join(streamDir, 'archive-delivery');
 
 /** A poller feeding the sessionizer from the local stream in `streamDir`. */
 export function sessionizePoller(
@@ -109,28 +119,32 @@ export function sessionizePoller(
   onError?: (e: unknown) => void,
   clock: () => number = Date.now,
 ): LocalStreamPoller {
-  return new LocalStreamPoller(streamDir, SESSIONIZER, sessionizeConsumer(dynamo, rawObjectsDir(streamDir), clock), {
-    batchSize: 1000,
-    onError,
-  });
+  const consumer = sessionizeConsumer(dynamo, streamDir, clock);
+  // A batch retried after a crash is the same records: the same raw object, forwarded to the archive once.
+  return new LocalStreamPoller(streamDir, SESSIONIZER, consumer, { batchSize: 1000, onError, stableRetries: true });
 }
 
 /**
- * The local stand-in for Firehose: a poller writing the stream to Parquet
- * under `archiveDir`. `close()` stops it and releases DuckDB.
+ * The local stand-in for the archive's Firehose: a poller converting what the sessionizer forwarded
+ * to the archive delivery of the stream in `streamDir` (deaggregated, `local/archive-delivery.ts`)
+ * to Parquet under `archiveDir`. Drain the sessionizer first: the archive is fed by it.
+ * `close()` stops it and releases DuckDB.
  */
 export function archivePoller(
   streamDir: string,
   archiveDir: string,
   onError?: (e: unknown) => void,
-): { poller: LocalStreamPoller; close(): Promise<void> } {
+): { poller: LocalArchiveDeliveryPoller; close(): Promise<void> } {
   // Each batch and file asks the delivery's roles what Firehose would need of them (local/iam/stand-ins.ts).
   const consumer = createArchiveConsumer(archiveDir, { beforeWrite: (key) => demandArchiveWrite(EVENTS_PREFIX + key) });
-  const take: BatchConsumer = (records) => {
-    demandArchiveBatch();
-    return consumer(records);
-  };
-  const poller = new LocalStreamPoller(streamDir, ARCHIVER, take, { batchSize: 5000, onError });
+  const poller = new LocalArchiveDeliveryPoller(
+    archiveDeliveryDir(streamDir),
+    (records, name) => {
+      demandArchiveBatch();
+      return consumer(records, name);
+    },
+    { onError, onSkip: (s) => console.warn(`archive: skipped record ${s.sequenceNumber}: ${s.reason}`) },
+  );
   return {
     poller,
     close: async () => {

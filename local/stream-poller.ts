@@ -25,7 +25,17 @@ export class LocalStreamPoller {
     private readonly streamDir: string,
     private readonly name: string,
     private readonly consume: BatchConsumer,
-    private readonly options: { batchSize?: number; onError?: (error: unknown) => void } = {},
+    private readonly options: {
+      batchSize?: number;
+      onError?: (error: unknown) => void;
+      /**
+       * Retry a failed or interrupted batch with exactly its records, not a longer batch from the same
+       * place (the log may have grown meanwhile): its size is saved before it is handed over. For a
+       * consumer whose output is named by the batch (the sessionizer's raw object, forwarded to the
+       * archive once).
+       */
+      stableRetries?: boolean;
+    } = {},
   ) {}
 
   private get checkpointFile(): string {
@@ -34,17 +44,23 @@ export class LocalStreamPoller {
 
   /** Byte offset up to which records are processed. */
   async checkpoint(): Promise<number> {
+    return (await this.saved()).offset;
+  }
+
+  /** The checkpoint and, with `stableRetries`, the size of the batch handed over from it and not finished. */
+  private async saved(): Promise<{ offset: number; inflight?: number }> {
     try {
-      return (JSON.parse(await readFile(this.checkpointFile, 'utf8')) as { offset: number }).offset;
+      const saved = JSON.parse(await readFile(this.checkpointFile, 'utf8')) as { offset: number; inflight?: number };
+      return { offset: saved.offset, ...(typeof saved.inflight === 'number' ? { inflight: saved.inflight } : {}) };
     } catch {
-      return 0;
+      return { offset: 0 };
     }
   }
 
-  private async saveCheckpoint(offset: number): Promise<void> {
+  private async saveCheckpoint(offset: number, inflight?: number): Promise<void> {
     await mkdir(join(this.streamDir, 'checkpoints'), { recursive: true });
     const tmp = `${this.checkpointFile}.tmp`;
-    await writeFile(tmp, JSON.stringify({ offset }));
+    await writeFile(tmp, JSON.stringify(inflight === undefined ? { offset } : { offset, inflight }));
     await rename(tmp, this.checkpointFile);
   }
 
@@ -60,13 +76,16 @@ export class LocalStreamPoller {
 
   private async drainOnce(): Promise<number> {
     let processed = 0;
-    let offset = await this.checkpoint();
+    let { offset, inflight } = await this.saved();
     for (;;) {
-      const { records, nextOffset } = await readLocalStream(this.streamDir, offset, this.options.batchSize ?? 1000);
+      const size = inflight ?? this.options.batchSize ?? 1000;
+      inflight = undefined;
+      const { records, nextOffset } = await readLocalStream(this.streamDir, offset, size);
       if (records.length === 0) {
         if (nextOffset !== offset) await this.saveCheckpoint(nextOffset);
         return processed;
       }
+      if (this.options.stableRetries) await this.saveCheckpoint(offset, records.length);
       const failedAt = await this.consume(records);
       if (failedAt !== null) {
         const done = records.some((r) => r.sequenceNumber < failedAt);

@@ -11,15 +11,27 @@ export const FIREHOSE_BUFFER_S = 900;
  * from the Firehose developer guide, "Buffer data for dynamic partitioning").
  */
 export const FIREHOSE_DELIVERY_S = FIREHOSE_BUFFER_S * 1.5;
+/**
+ * How long an event may take to reach the sessionizer, which forwards it to the archive, s: the
+ * ingest delivery's 60 s buffer and S3's notification (seconds, at times a minute: S3 user guide,
+ * "Amazon S3 Event Notifications"). `docs/ingestion.md`, "Archive packed".
+ */
+export const INGEST_TO_SESSIONIZER_S = 120;
 /** Slack on top of each wait, ms. */
 const MARGIN_MS = 30_000;
 
 /**
  * The deployed stack's fence (`docs/rebuild.md`): the SITE cache's TTL (every
  * sessionizer sees `building`), a sessionizer run that started before it, and
- * Firehose's delivery delay (every event put before is archived): 24.5 minutes.
+ * the way of an event put before to the archive (the ingest delivery and S3's notification to the
+ * sessionizer, which forwards it, then Firehose's delivery delay): 26.5 minutes.
  */
-export const AWS_FENCE_MS = SITE_CACHE_TTL_MS + SESSIONIZER_TIMEOUT_S * 1000 + FIREHOSE_DELIVERY_S * 1000 + MARGIN_MS;
+export const AWS_FENCE_MS =
+  SITE_CACHE_TTL_MS +
+  SESSIONIZER_TIMEOUT_S * 1000 +
+  INGEST_TO_SESSIONIZER_S * 1000 +
+  FIREHOSE_DELIVERY_S * 1000 +
+  MARGIN_MS;
 /**
  * How long the deployed stack may still use a generation the SITE item no
  * longer names: the cache TTL and a sessionizer run (report functions read the

@@ -36,9 +36,6 @@ export const handler = createEventHandler({
   clock: Date.now,
   sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
   salts: new DynamoSaltStore(dynamo),
-  stream: new FirehoseEventStream(createFirehoseClient(), {
-    ingest: requireEnv('INGEST_STREAM'),
-    archive: requireEnv('ARCHIVE_STREAM'),
-  }),
+  stream: new FirehoseEventStream(createFirehoseClient(), requireEnv('INGEST_STREAM')),
   limiter: new SiteRateLimiter(),
 });

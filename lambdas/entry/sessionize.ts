@@ -15,6 +15,7 @@ import { DynamoRecentPaymentMarks } from '../adapters/dynamo/recent-payment-mark
 import { DynamoIngestJournal } from '../adapters/dynamo/ingest-journal.js';
 import { S3RawObjects } from '../adapters/s3-raw-objects.js';
 import { createObjectSessionizeHandler } from '../handlers/sessionize-objects.js';
+import { FirehoseArchiveDelivery, createFirehoseClient } from '../adapters/firehose-stream.js';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, S3Event } from 'aws-lambda';
 
@@ -37,6 +38,7 @@ const sessionizeObjects = createObjectSessionizeHandler({
   journal: new DynamoIngestJournal(dynamo),
   objects: new S3RawObjects(new S3Client({}), requireEnv('RAW_BUCKET')),
   sessionize: sessionizeStream,
+  archive: new FirehoseArchiveDelivery(createFirehoseClient(), requireEnv('ARCHIVE_STREAM')),
   logger: telemetry.logger,
 });
 

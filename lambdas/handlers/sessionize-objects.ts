@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KinesisStreamBatchResponse, KinesisStreamEvent, S3Event } from 'aws-lambda';
-import type { IngestJournal, RawObjects } from '../ports.js';
+import type { ArchiveDelivery, IngestJournal, RawObjects } from '../ports.js';
 
 /**
  * The shard name of the raw delivery in the sessionizer's checkpoints (rollup log state, batch
@@ -28,6 +28,8 @@ export interface ObjectSessionizeDeps {
   objects: RawObjects;
   /** The stream sessionizer (`createSessionizeHandler`): one journal entry is one of its batches. */
   sessionize: (event: KinesisStreamEvent) => Promise<KinesisStreamBatchResponse>;
+  /** The archive's delivery: each sessionized object's lines are forwarded to it once. */
+  archive: ArchiveDelivery;
   logger: Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
   clock?: () => number;
 }
@@ -94,7 +96,13 @@ export function notifiedKeys(event: Partial<S3Event>): string[] {
  * schedule (an event without records: the objects of the last `SWEEP_WINDOW_MS`). It journals the
  * objects it is told of, then sessionizes the journal in order from its cursor, each entry one
  * batch of the stream sessionizer with the checkpoint (`DELIVERY_SHARD`, its sequence numbers),
- * so the batch markers, rollup checkpoints and the visit cache work as on one Kinesis shard. A
+ * so the batch markers, rollup checkpoints and the visit cache work as on one Kinesis shard. Once
+ * an entry is sessionized, its lines are forwarded to the archive's delivery, then the cursor
+ * passes it (`docs/ingestion.md`, "Archive packed"): a failure before the forward (sessionizing
+ * is what fails: DynamoDB) retries the entry without having archived anything, so the retry
+ * archives it once; only a failure between the delivery's answer and the cursor's write sends an
+ * entry's lines twice, as Firehose itself may (at least once); an object journaled twice is
+ * forwarded by the one entry the journal names for it (`IngestJournal.claim`). A
  * failed entry stops the drain there and throws (the invocation is retried; a later notification
  * or sweep resumes from it); an object that no longer exists is logged and passed.
  * `remainingMs` (the Lambda context's) stops it before its timeout with the rest left for the next.
@@ -129,6 +137,8 @@ export function createObjectSessionizeHandler(
             const { batchItemFailures } = await deps.sessionize(asStreamBatch(records, entry.key));
             if (batchItemFailures.length > 0)
               throw new Error(`raw object ${entry.key} (journal entry ${entry.n}) failed; it will be retried`);
+            // An object journaled twice (an add that broke off) is archived by the entry that names it.
+            if (await journal.claim(entry.key, entry.n)) await deps.archive.put(records.map((r) => r.data));
           }
           outcome.lines += records.length;
         }

@@ -229,7 +229,7 @@ export interface SiteDeletionStarted {
  * reaches it any more; its data, every generation and the archive, is
  * deleted by `footfall sites delete <domain>`, which resumes from the
  * deletion recorded here (a function of the app cannot wait out the
- * archive's 24.5-minute delivery fence).
+ * archive's 26.5-minute delivery fence).
  * @throws NotFoundError (404) when the account owns no such site
  * @throws FieldError (400, field `confirm`) when the typed domain is not the site's
  */

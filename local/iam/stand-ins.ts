@@ -1,4 +1,11 @@
-import type { ArchiveEraser, ArchiveReader, EventStream, RawObjects, SecretBox } from '../../lambdas/ports.js';
+import type {
+  ArchiveDelivery,
+  ArchiveEraser,
+  ArchiveReader,
+  EventStream,
+  RawObjects,
+  SecretBox,
+} from '../../lambdas/ports.js';
 import { EVENTS_PREFIX } from '../../lambdas/domain/archive-schema.js';
 import { ERASURE_STAGING_PREFIX } from '../../lambdas/adapters/s3-archive-eraser.js';
 import { RAW_PREFIX } from '../../lambdas/adapters/s3-raw-objects.js';
@@ -50,15 +57,27 @@ export function functionSecretBox(box: SecretBox, name: FunctionName): SecretBox
 }
 
 /**
- * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest and the
- * archive delivery streams, as `FirehoseEventStream` calls them (the local log stands in for both).
+ * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest delivery
+ * stream, as `FirehoseEventStream` calls it (the local log stands in for it).
  */
 export function functionStream(stream: EventStream, name: FunctionName): EventStream {
   return {
     put: async (events) => {
       demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.ingestStream);
-      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.archiveStream);
       return stream.put(events);
+    },
+  };
+}
+
+/**
+ * The archive's delivery as function `name` forwards to it: `firehose:PutRecordBatch` on the
+ * archive delivery stream, as `FirehoseArchiveDelivery` calls it.
+ */
+export function functionArchiveDelivery(delivery: ArchiveDelivery, name: FunctionName): ArchiveDelivery {
+  return {
+    put: async (lines) => {
+      demand(name, 'firehose:PutRecordBatch', LOCAL_ARNS.archiveStream);
+      return delivery.put(lines);
     },
   };
 }
@@ -84,7 +103,7 @@ export function functionRawObjects(objects: RawObjects, name: FunctionName): Raw
  * What the archive's delivery asks of its destination role for one batch the local archive writer
  * takes (`local/consumers.ts`, `archivePoller`): the Glue table's schema for the Parquet conversion
  * (`glue:GetTableVersions` on its catalog, database and table). A Direct PUT delivery has no source
- * role: the event function's own `firehose:PutRecordBatch` is asked by `functionStream`.
+ * role: the sessionizer's own `firehose:PutRecordBatch` is asked by `functionArchiveDelivery`.
  * @throws AccessDeniedException when the role lacks a grant
  */
 export function demandArchiveBatch(): void {

@@ -136,10 +136,25 @@ describe('the lines follow the template', () => {
     expect(line(stackBill(stack, tenM), 'CloudWatch Logs (function lines')).toBeGreaterThan(0);
   });
 
-  it('bills both Direct PUT deliveries per request in 5 KB increments, the archive with conversion and partitioning', () => {
+  it('bills the ingest delivery per request in 5 KB increments, the archive per packed record, with conversion and partitioning', () => {
     const bill = stackBill(stack, tenM);
     const gb = (10e6 * USAGE.firehoseRecordKb * 1024) / 2 ** 30;
+    // The sessionizer forwards a raw object (one a minute, 231 events) as one record of 162 KB, billed 165 KB.
+    const perObject = 10e6 / ((30 * 24 * 3600) / 60);
+    const packedKb = Math.ceil((perObject * USAGE.enrichedEventKb) / 5) * 5;
+    expect(packedKb).toBe(165);
+    const packedGb = (((30 * 24 * 3600) / 60) * packedKb * 1024) / 2 ** 30;
     expect(line(bill, 'Firehose `ArchiveDirectDelivery`: ingestion and Parquet')).toBeCloseTo(
+      packedGb * (PRICES.firehoseIngestPerGb + PRICES.firehoseConversionPerGb),
+      10,
+    );
+    // Without the deaggregation processor each event would be a record of its own, billed 5 KB.
+    const unpacked = stack.map((r) =>
+      r.type === 'AWS::KinesisFirehose::DeliveryStream' && r.id.startsWith('ArchiveDirectDelivery')
+        ? JSON.parse(JSON.stringify(r).replace(/"RecordDeAggregation"/, '"Unpacked"'))
+        : r,
+    );
+    expect(line(stackBill(unpacked, tenM), 'Firehose `ArchiveDirectDelivery`: ingestion and Parquet')).toBeCloseTo(
       gb * (PRICES.firehoseIngestPerGb + PRICES.firehoseConversionPerGb),
       10,
     );
@@ -160,7 +175,9 @@ describe('the lines follow the template', () => {
     const invocations = rawObjects + sweeps;
     expect(line(bill, 'Lambda `sessionize`')).toBeCloseTo(
       (invocations / 1e6) * PRICES.lambdaRequestPerMillion +
-        (10e6 * USAGE.sessionizeSecondsPerEvent + invocations * USAGE.sessionizeSecondsPerInvocation) *
+        (10e6 * USAGE.sessionizeSecondsPerEvent +
+          invocations * USAGE.sessionizeSecondsPerInvocation +
+          rawObjects * USAGE.archiveForwardSecondsPerObject) *
           PRICES.lambdaGbSecond.arm64,
       6,
     );
@@ -185,7 +202,7 @@ describe('the lines follow the template', () => {
     );
   });
 
-  it('bills a raw object one PUT and one GET, the archive objects a PUT, and keeps raw objects a day', () => {
+  it('bills a raw object one PUT and one GET, the archive objects a PUT, and keeps raw objects a week', () => {
     const events = stack.find((r) => r.type === 'AWS::S3::Bucket' && r.id.startsWith('ArchiveEvents'))!;
     const delivery = (name: string) =>
       stack.find((r) => r.type === 'AWS::KinesisFirehose::DeliveryStream' && r.id.startsWith(name))!;
@@ -193,12 +210,13 @@ describe('the lines follow the template', () => {
     const ingest = delivery('IngestDelivery');
     const archive = delivery('ArchiveDirectDelivery');
     const withoutIngest = stack.filter((r) => r !== ingest);
-    // Raw objects: a PUT and the sessionizer's GET each, and 0.7 KB an event kept one day of the month.
+    // Raw objects: a PUT and the sessionizer's GET each, and 0.7 KB an event kept seven days of the month
+    // (as long as the journal: the archive is fed from them).
     const raw =
       (rawObjects / 1000) * (PRICES.s3PutPerThousand + PRICES.s3GetPerThousand) +
-      (((10e6 * USAGE.enrichedEventKb * 1024) / 2 ** 30) * PRICES.s3GbMonth) / 30;
+      (((10e6 * USAGE.enrichedEventKb * 1024) / 2 ** 30) * PRICES.s3GbMonth * 7) / 30;
     expect(bucket(stack) - bucket(withoutIngest)).toBeCloseTo(raw, 6);
-    // The archive: Parquet kept the model's 12 months, whatever the raw objects' one-day rule says.
+    // The archive: Parquet kept the model's 12 months, whatever the raw objects' seven-day rule says.
     const parquetOnly = bucket(withoutIngest);
     const noArchive = bucket(withoutIngest.filter((r) => r !== archive));
     expect(parquetOnly - noArchive).toBeGreaterThan(

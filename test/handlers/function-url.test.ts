@@ -65,10 +65,7 @@ describe('the event function behind its function URL', () => {
       countries: { countryOf: (ip) => ({ '198.51.100.7': 'NZ', '203.0.113.80': 'CL' })[ip] ?? null },
       sites: { getSite: async (d) => (d === 'example.com' ? site() : null) },
       salts: { saltFor: async () => 'salt' },
-      stream: new FirehoseEventStream(new FirehoseClient({ region: 'eu-central-1' }), {
-        ingest: 'footfall-ingest',
-        archive: 'footfall-archive',
-      }),
+      stream: new FirehoseEventStream(new FirehoseClient({ region: 'eu-central-1' }), 'footfall-ingest'),
       limiter: new SiteRateLimiter(),
     });
 

@@ -6,6 +6,7 @@ import {
   demandArchiveWrite,
   functionRawObjects,
   functionSecretBox,
+  functionArchiveDelivery,
   functionStream,
 } from '../../local/iam/stand-ins.js';
 import { LOCAL_ARNS } from '../../local/iam/authorizer.js';
@@ -25,11 +26,15 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
     await expect(functionSecretBox(box, 'report').open('sealed:s', context)).rejects.toThrow(/ssm:GetParameter/);
   });
 
-  it('the deliveries: the event function puts to Firehose, the sessionizer reads raw objects, not the other way round', async () => {
+  it('the deliveries: the event function puts to the ingest delivery, the sessionizer reads raw objects and puts to the archive delivery, not the other way round', async () => {
     const put = vi.fn(async () => undefined);
     await functionStream({ put }, 'event').put([]);
     expect(put).toHaveBeenCalledOnce();
     await expect(functionStream({ put }, 'sessionize').put([])).rejects.toThrow(/firehose:PutRecordBatch/);
+    // The archive is fed by the sessionizer, not by the event function (docs/ingestion.md, "Archive packed").
+    await functionArchiveDelivery({ put }, 'sessionize').put([]);
+    expect(put).toHaveBeenCalledTimes(2);
+    await expect(functionArchiveDelivery({ put }, 'event').put([])).rejects.toThrow(/firehose:PutRecordBatch/);
     const objects = { get: vi.fn(async () => Buffer.from('')), listSince: vi.fn(async () => []) };
     await functionRawObjects(objects, 'sessionize').get('raw/2026/11/27/01/ingest-1-2');
     await functionRawObjects(objects, 'sessionize').listSince(0);

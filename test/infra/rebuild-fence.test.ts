@@ -19,9 +19,9 @@ describe('the rebuild fence matches the deployed stack', () => {
     expect(SESSIONIZER_TIMEOUT_S).toBe(FUNCTIONS.sessionize.timeoutSeconds);
   });
 
-  it('fences for 24.5 minutes (15-minute buffer) and drains for 2', () => {
-    expect(AWS_FENCE_MS).toBe(SITE_CACHE_TTL_MS + 60_000 + 1_350_000 + 30_000);
-    expect(AWS_FENCE_MS).toBe(1_470_000);
+  it('fences for 26.5 minutes (the ingest buffer and notification, then the 15-minute archive buffer) and drains for 2', () => {
+    expect(AWS_FENCE_MS).toBe(SITE_CACHE_TTL_MS + 60_000 + 120_000 + 1_350_000 + 30_000);
+    expect(AWS_FENCE_MS).toBe(1_590_000);
     expect(AWS_DRAIN_MS).toBe(120_000);
   });
 

@@ -182,7 +182,7 @@ describe('Lambda functions', () => {
         Variables: {
           TABLE_NAME: { Ref: Match.anyValue() },
           INGEST_STREAM: { Ref: Match.stringLikeRegexp('^IngestDelivery') },
-          ARCHIVE_STREAM: { Ref: Match.stringLikeRegexp('^ArchiveDirectDelivery') },
+          ARCHIVE_STREAM: Match.absent(),
         },
       },
     });
@@ -192,6 +192,8 @@ describe('Lambda functions', () => {
         Variables: {
           TABLE_NAME: { Ref: Match.anyValue() },
           RAW_BUCKET: { Ref: Match.stringLikeRegexp('^ArchiveEvents') },
+          // The sessionizer feeds the archive (docs/ingestion.md, "Archive packed").
+          ARCHIVE_STREAM: { Ref: Match.stringLikeRegexp('^ArchiveDirectDelivery') },
         },
       },
       Timeout: 60,
@@ -250,7 +252,14 @@ describe('IAM', () => {
     expect(statements.flatMap((st) => asArray(st.Action)).filter((a) => /^(kinesis|firehose|s3):/.test(a))).toEqual([
       's3:GetObject',
       's3:ListBucket',
+      'firehose:PutRecordBatch',
     ]);
+    // Each function puts to its one delivery: the event function to the ingest, the sessionizer to the archive.
+    const putsTo = (st: Statement[]) =>
+      st.filter((s) => asArray(s.Action).includes('firehose:PutRecordBatch')).flatMap((s) => asArray(s.Resource));
+    const eventStatements = (eventPolicy?.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+    expect(JSON.stringify(putsTo(eventStatements))).toMatch(/^\[\{"Fn::GetAtt":\["IngestDelivery[^"]*","Arn"\]\}\]$/);
+    expect(JSON.stringify(putsTo(statements))).toMatch(/^\[\{"Fn::GetAtt":\["ArchiveDirectDelivery[^"]*","Arn"\]\}\]$/);
   });
 });
 
@@ -409,6 +418,14 @@ describe('Firehose to the Parquet archive', () => {
     expect(config.ErrorOutputPrefix).toMatch(/^errors\/!\{firehose:error-output-type\}\//);
     // Parquet conversion needs ≥ 64 MiB and dynamic partitioning ≥ 60 s; BufferingHints allows at most 128 MiB and 900 s.
     expect(config.BufferingHints).toEqual({ SizeInMBs: 128, IntervalInSeconds: 900 });
+    // The sessionizer's JSON-lines records are split into one event each before the partition keys are read.
+    expect(config.ProcessingConfiguration.Processors.map((p) => p.Type)).toEqual([
+      'RecordDeAggregation',
+      'MetadataExtraction',
+    ]);
+    expect(config.ProcessingConfiguration.Processors[0]?.Parameters).toEqual([
+      { ParameterName: 'SubRecordType', ParameterValue: 'JSON' },
+    ]);
     const processor = config.ProcessingConfiguration.Processors.find((p) => p.Type === 'MetadataExtraction');
     const params = Object.fromEntries((processor?.Parameters ?? []).map((p) => [p.ParameterName, p.ParameterValue]));
     expect(params).toEqual({
@@ -433,7 +450,7 @@ describe('Firehose to the Parquet archive', () => {
           Processors: Array<{ Parameters: Array<{ ParameterName: string; ParameterValue: string }> }>;
         };
       };
-      const query = config.ProcessingConfiguration.Processors[0]?.Parameters.find(
+      const query = config.ProcessingConfiguration.Processors[1]?.Parameters.find(
         (p) => p.ParameterName === 'MetadataExtractionQuery',
       )?.ParameterValue;
       const times = [

@@ -18,7 +18,7 @@ import { UnavailableError } from '../../lambdas/domain/errors.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
-import { LOCAL_SITE_CACHE_TTL_MS, SESSIONIZER, sessionizeConsumer, rawObjectsDir } from '../../local/consumers.js';
+import { LOCAL_SITE_CACHE_TTL_MS, SESSIONIZER, sessionizeConsumer } from '../../local/consumers.js';
 import { LocalStreamPoller } from '../../local/stream-poller.js';
 import { localPaths } from '../../local/service.js';
 import { DuckDbArchiveReader } from '../../local/archive-reader.js';
@@ -116,7 +116,7 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     poller = new LocalStreamPoller(
       localPaths(svc.dataDir).stream,
       SESSIONIZER,
-      sessionizeConsumer(svc.dynamo, rawObjectsDir(localPaths(svc.dataDir).stream), clock),
+      sessionizeConsumer(svc.dynamo, localPaths(svc.dataDir).stream, clock),
       {
         batchSize: 1000,
       },

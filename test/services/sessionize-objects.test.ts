@@ -9,7 +9,7 @@ import {
   createObjectSessionizeHandler,
   objectRecords,
 } from '../../lambdas/handlers/sessionize-objects.js';
-import type { RawObjects } from '../../lambdas/ports.js';
+import type { ArchiveDelivery, RawObjects } from '../../lambdas/ports.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { objectCreated } from '../../local/consumers.js';
 import { sessionizeHandlerFor } from '../support/sessionize.js';
@@ -37,11 +37,18 @@ function memoryObjects(objects: Map<string, Buffer>): RawObjects {
 
 const silent = new Logger({ logLevel: 'SILENT' });
 
-function objectHandler(conn: DynamoConnection, objects: Map<string, Buffer>) {
+/** An archive delivery that records the event ids forwarded to it, in order. */
+function recordingArchive(): ArchiveDelivery & { ids: string[] } {
+  const ids: string[] = [];
+  return { ids, put: async (lines) => void ids.push(...lines.map((l) => String(JSON.parse(l.toString()).event_id))) };
+}
+
+function objectHandler(conn: DynamoConnection, objects: Map<string, Buffer>, archive = recordingArchive()) {
   return createObjectSessionizeHandler({
     journal: new DynamoIngestJournal(conn),
     objects: memoryObjects(objects),
     sessionize: sessionizeHandlerFor(conn),
+    archive,
     logger: silent,
   });
 }
@@ -113,19 +120,46 @@ describe('the sessionizer over raw objects (docs/ingestion.md, "Choosing the ing
         if (command instanceof PutCommand && ++writes > k) throw new Error('crash');
         return (send as (...a: unknown[]) => unknown)(command, ...rest);
       }) as typeof db.conn.doc.send;
-      const handler = objectHandler(db.conn, objects);
+      const archive = recordingArchive();
+      const handler = objectHandler(db.conn, objects, archive);
       const first = await handler(objectCreated('raw/2026/05/01/10/o1')).catch((e: Error) => e);
       db.conn.doc.send = send;
       // The next invocation is another object's notification: the journal resumes with the failed one.
       await handler(objectCreated('raw/2026/05/01/10/o2'));
       await handler({});
       expect(await seen(db.conn), `crash after write ${k}`).toEqual(expected);
+      // Forwarded once an object is sessionized: a crash while sessionizing forwards nothing twice.
+      expect(archive.ids, `archived after a crash at write ${k}`).toEqual(EVENTS.map((e) => e.event_id));
       const journal = new DynamoIngestJournal(db.conn);
       expect(await journal.pending(await journal.done(), 10)).toEqual([]);
       await db.close();
       if (!(first instanceof Error)) break;
     }
   }, 240_000);
+
+  it('forwards nothing of an object whose forward failed until its retry, which forwards it whole, and keeps it pending meanwhile', async () => {
+    const db = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]);
+    const objects = new Map([
+      ['raw/2026/05/01/10/o1', lines(EVENTS.slice(0, 6))],
+      ['raw/2026/05/01/10/o2', lines(EVENTS.slice(6))],
+    ]);
+    const ids: string[] = [];
+    let refuse = true;
+    const archive: ArchiveDelivery = {
+      put: async (batch) => {
+        if (refuse) throw new Error('ServiceUnavailableException');
+        ids.push(...batch.map((l) => String(JSON.parse(l.toString()).event_id)));
+      },
+    };
+    const handler = objectHandler(db.conn, objects, Object.assign(archive, { ids }));
+    await expect(handler(objectCreated('raw/2026/05/01/10/o1'))).rejects.toThrow('ServiceUnavailableException');
+    const journal = new DynamoIngestJournal(db.conn);
+    expect((await journal.pending(await journal.done(), 10)).map((e) => e.key)).toEqual(['raw/2026/05/01/10/o1']);
+    refuse = false;
+    await handler(objectCreated('raw/2026/05/01/10/o2'));
+    expect(ids).toEqual(EVENTS.map((e) => e.event_id));
+    await db.close();
+  });
 
   it('passes an object that expired before it was read, and stops before the timeout with the rest journaled', async () => {
     const db = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]);

@@ -39,6 +39,7 @@ function objectHandler(conn: DynamoConnection, objects: Map<string, Buffer>) {
     journal: new DynamoIngestJournal(conn),
     objects: { get: async (key) => objects.get(key) ?? null, listSince: async () => [...objects.keys()] },
     sessionize: sessionizeHandlerFor(conn),
+    archive: { put: async () => undefined },
     logger: new Logger({ logLevel: 'SILENT' }),
   });
 }

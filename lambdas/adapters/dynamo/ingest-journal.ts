@@ -95,6 +95,20 @@ export class DynamoIngestJournal implements IngestJournal {
     );
   }
 
+  async claim(key: string, n: number): Promise<boolean> {
+    const { Item: seen } = await this.conn.doc.send(
+      new GetCommand({
+        TableName: this.conn.table,
+        Key: { [PK]: JOURNAL_PK, [SK]: seenSk(key) },
+        ConsistentRead: true,
+      }),
+    );
+    if (seen) return Number(seen.n) === n;
+    // The add that made entry n broke off before naming it: name it now, so a later add of the key is a no-op.
+    await this.put(seenSk(key), { type: 'INGEST_SEEN', n }, this.now() + KEEP_MS);
+    return true;
+  }
+
   private async put(sk: string, item: Record<string, unknown>, expires: number): Promise<void> {
     await this.conn.doc.send(
       new PutCommand({
