@@ -252,7 +252,7 @@ const SAMPLES: Record<
   },
   PAYER_PAYMENT: { key: ['stripe:cus_1', 'stripe:pi_1'], range: { of: ['stripe:cus_1'] } },
   PAYER_STATE: { key: ['stripe:cus_1'] },
-  COHORT_MEMBER: { key: ['2026-11-27', 'stripe:cus_1'], range: { day: ['2026-11-27'] } },
+  COHORT_MEMBER: { key: ['2026-11-27', 'stripe:cus_1'], range: { day: ['2026-11-27'], month: ['2026-11'] } },
   COHORT: {
     key: ['M#2026-11', 'channels'],
     range: { granularity: ['M'], from: ['M', '2026-10'], to: ['M', '2026-11'] },
