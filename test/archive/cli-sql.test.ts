@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createArchiveConsumer } from '../../local/archive.js';
 import { localPaths } from '../../local/service.js';
-import { runCli } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 import { DATASET, recordsOf } from './dataset.js';
 
-describe('footfall sql', () => {
+describe('footfall sql', async () => {
   let dataDir = '';
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-cli-sql-'));
@@ -16,11 +16,11 @@ describe('footfall sql', () => {
     await consumer.close();
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
-  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+  const cli = (...args: string[]) => runCliInProcess(['--data', dataDir, ...args]);
   const perSite = 'SELECT site, count(*) AS events, min(ts) AS first FROM events GROUP BY site ORDER BY site';
 
-  it('prints an aligned table', () => {
-    const result = cli('sql', perSite);
+  it('prints an aligned table', async () => {
+    const result = await cli('sql', perSite);
     expect(result).toMatchObject({ status: 0, stderr: '' });
     expect(result.stdout).toBe(
       [
@@ -32,8 +32,8 @@ describe('footfall sql', () => {
     );
   });
 
-  it('prints an array of row objects with --json', () => {
-    const result = cli('sql', perSite, '--json');
+  it('prints an array of row objects with --json', async () => {
+    const result = await cli('sql', perSite, '--json');
     expect(result.status).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([
       { site: 'example.com', events: 10, first: '2026-01-14T08:00:00.000Z' },
@@ -41,21 +41,21 @@ describe('footfall sql', () => {
     ]);
   });
 
-  it('shows nulls as - in text, keeps repeated column names apart, and says (none) for no rows', () => {
-    const text = cli('sql', "SELECT goal, link FROM events WHERE event_id = 'a1'");
+  it('shows nulls as - in text, keeps repeated column names apart, and says (none) for no rows', async () => {
+    const text = await cli('sql', "SELECT goal, link FROM events WHERE event_id = 'a1'");
     expect(text.stdout).toBe('GOAL  LINK\n-     -\n');
-    expect(JSON.parse(cli('--json', 'sql', 'SELECT 1 AS n, 2 AS n').stdout)).toEqual([{ n: 1, n_2: 2 }]);
-    expect(cli('sql', "SELECT * FROM events WHERE site = 'nobody.example'").stdout).toBe('(none)\n');
+    expect(JSON.parse((await cli('--json', 'sql', 'SELECT 1 AS n, 2 AS n')).stdout)).toEqual([{ n: 1, n_2: 2 }]);
+    expect((await cli('sql', "SELECT * FROM events WHERE site = 'nobody.example'")).stdout).toBe('(none)\n');
   });
 
-  it('exits 2 with one line on stderr when DuckDB rejects the query', () => {
+  it('exits 2 with one line on stderr when DuckDB rejects the query', async () => {
     for (const query of ['SELEC 1', 'SELECT nope FROM events', '   ']) {
-      const result = cli('sql', query);
+      const result = await cli('sql', query);
       expect(result.status).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
-    expect(cli('sql', 'SELECT nope FROM events').stderr).toMatch(
+    expect((await cli('sql', 'SELECT nope FROM events')).stderr).toMatch(
       /^error: Binder Error: Referenced column "nope" not found/,
     );
   });
@@ -63,7 +63,7 @@ describe('footfall sql', () => {
   it('works on a data directory with no archive yet', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'ff-cli-sql-empty-'));
     try {
-      const result = runCli(['--data', empty, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
+      const result = await runCliInProcess(['--data', empty, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
       expect(result.status).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual([{ n: 0 }]);
     } finally {

@@ -3,16 +3,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHROME_UA } from '../support/events.js';
-import { runCli } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 import { scanAll } from '../support/dynamo.js';
 import { openLocalStore } from '../../local/service.js';
 import { DynamoErasureStore } from '../../lambdas/adapters/dynamo/erasure-store.js';
 import { newErasureRequest } from '../../lambdas/services/erasure-requests.js';
 
 /** `footfall erase --pending`: what the app queued, carried out with the operator's credentials until none is left. */
-describe('footfall erase --pending (CLI)', () => {
+describe('footfall erase --pending (CLI)', async () => {
   let dataDir = '';
-  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+  const cli = (...args: string[]) => runCliInProcess(['--data', dataDir, ...args]);
   const withStore = async <T>(fn: (store: DynamoErasureStore, all: () => Promise<string>) => Promise<T>) => {
     const { dynamo, db } = await openLocalStore(dataDir, 'cli');
     try {
@@ -25,8 +25,8 @@ describe('footfall erase --pending (CLI)', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-erase-cli-'));
-    expect(cli('accounts', 'add', 'acme').status).toBe(0);
-    expect(cli('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
+    expect((await cli('accounts', 'add', 'acme')).status).toBe(0);
+    expect((await cli('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme')).status).toBe(0);
     const lines = Array.from({ length: 12 }, (_, i) =>
       JSON.stringify({
         n: 'pageview',
@@ -38,7 +38,7 @@ describe('footfall erase --pending (CLI)', () => {
     );
     const file = join(dataDir, 'events.jsonl');
     await writeFile(file, `${lines.join('\n')}\n`);
-    expect(cli('import', 'events', file, '--site', 'example.com').status).toBe(0);
+    expect((await cli('import', 'events', file, '--site', 'example.com')).status).toBe(0);
   }, 240_000);
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
@@ -50,7 +50,7 @@ describe('footfall erase --pending (CLI)', () => {
         newErasureRequest('example.com', { kind: 'visitor', id: visitor, confirm: 'example.com' }, Date.now(), 'r1'),
       );
     });
-    const run = cli('--json', 'erase', '--pending');
+    const run = await cli('--json', 'erase', '--pending');
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ erasures: 1, deletions: 0 });
@@ -60,6 +60,8 @@ describe('footfall erase --pending (CLI)', () => {
       expect(await all()).not.toContain(visitor);
       expect(await all()).toContain('visitor-0002');
     });
-    expect(cli('erase', '--pending').stdout).toMatch(/^0 erasures and 0 site deletions finished; none is queued$/m);
+    expect((await cli('erase', '--pending')).stdout).toMatch(
+      /^0 erasures and 0 site deletions finished; none is queued$/m,
+    );
   }, 240_000);
 });

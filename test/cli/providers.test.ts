@@ -7,23 +7,23 @@ import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { LOCAL_SECRET_KEY_FILE, LocalSecretBox } from '../../lambdas/adapters/secrets/local-secret-box.js';
 import { openLocalStore } from '../../local/service.js';
-import { runCli } from '../support/cli.js';
+import { runCli, runCliInProcess } from '../support/cli.js';
 
 const SECRET = 'whsec_cli_sealed_secret_0123456789';
 
 /** `footfall providers connect` seals the secret (`docs/security.md` "Webhook signing secrets at rest"). */
-describe('footfall providers connect', () => {
+describe('footfall providers connect', async () => {
   let dataDir = '';
-  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+  const cli = (...args: string[]) => runCliInProcess(['--data', dataDir, ...args]);
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'secrets-cli-'));
-    expect(cli('accounts', 'add', 'acme').status).toBe(0);
-    expect(cli('sites', 'add', 'shop.test', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
+    expect((await cli('accounts', 'add', 'acme')).status).toBe(0);
+    expect((await cli('sites', 'add', 'shop.test', '--timezone', 'UTC', '--account', 'acme')).status).toBe(0);
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
   it("stores the secret sealed with the data directory's key (0600), which the webhook path opens", async () => {
-    const connected = cli(
+    const connected = await cli(
       '--json',
       'providers',
       'connect',
@@ -57,13 +57,13 @@ describe('footfall providers connect', () => {
     }
   });
 
-  it("prints the real webhook URL: the local server's, or --url's, never a placeholder like https://<your host>/", () => {
-    const local = cli('providers', 'connect', 'polar', '--site', 'shop.test', '--webhook-secret', SECRET);
+  it("prints the real webhook URL: the local server's, or --url's, never a placeholder like https://<your host>/", async () => {
+    const local = await cli('providers', 'connect', 'polar', '--site', 'shop.test', '--webhook-secret', SECRET);
     expect(local).toMatchObject({
       status: 0,
       stdout: 'polar connected to shop.test: point its webhook at http://127.0.0.1:8787/api/webhooks/polar/shop.test\n',
     });
-    const given = cli(
+    const given = await cli(
       'providers',
       'connect',
       'polar',
@@ -81,7 +81,7 @@ describe('footfall providers connect', () => {
     });
   });
 
-  it('with --aws, secrets reseal asks for the KMS key it moves secrets from before touching the table', () => {
+  it('with --aws, secrets reseal asks for the KMS key it moves secrets from before touching the table', async () => {
     const res = runCli(['--aws', '--table', 'FootfallStack-Table', 'secrets', 'reseal']);
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('--kms-key');

@@ -3,17 +3,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHROME_UA } from '../support/events.js';
-import { runCli } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 
 /** `footfall rebuild` as a user runs it: progress on stderr, the summary on stdout (text or JSON), errors in one line. */
-describe('footfall rebuild (CLI)', () => {
+describe('footfall rebuild (CLI)', async () => {
   let dataDir = '';
-  const cli = (...args: string[]) => runCli(['--data', dataDir, ...args]);
+  const cli = (...args: string[]) => runCliInProcess(['--data', dataDir, ...args]);
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-rebuild-cli-'));
-    expect(cli('accounts', 'add', 'acme').status).toBe(0);
-    expect(cli('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme').status).toBe(0);
+    expect((await cli('accounts', 'add', 'acme')).status).toBe(0);
+    expect((await cli('sites', 'add', 'example.com', '--timezone', 'UTC', '--account', 'acme')).status).toBe(0);
     const lines = Array.from({ length: 30 }, (_, i) =>
       JSON.stringify({
         n: 'pageview',
@@ -26,12 +26,12 @@ describe('footfall rebuild (CLI)', () => {
     );
     const file = join(dataDir, 'events.jsonl');
     await writeFile(file, `${lines.join('\n')}\n`);
-    expect(cli('import', 'events', file, '--site', 'example.com').status).toBe(0);
+    expect((await cli('import', 'events', file, '--site', 'example.com')).status).toBe(0);
   }, 240_000);
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
 
-  it('builds generation 1 beside generation 0 and switches, with plain progress lines when stderr is not a terminal', () => {
-    const run = cli('rebuild', '--site', 'example.com');
+  it('builds generation 1 beside generation 0 and switches, with plain progress lines when stderr is not a terminal', async () => {
+    const run = await cli('rebuild', '--site', 'example.com');
     expect(run.stderr).not.toContain('error');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^example\.com: rebuilding \(live data: example\.com\)$/m);
@@ -52,8 +52,8 @@ describe('footfall rebuild (CLI)', () => {
     expect(run.stderr).toMatch(/^sessionizing {2}30 events .*100%$/m);
   }, 120_000);
 
-  it('prints a JSON summary with --json, and the next rebuild builds the next generation', () => {
-    const run = cli('--json', 'rebuild');
+  it('prints a JSON summary with --json, and the next rebuild builds the next generation', async () => {
+    const run = await cli('--json', 'rebuild');
     expect(run.status).toBe(0);
     const [summary] = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
     expect(summary).toMatchObject({
@@ -70,11 +70,11 @@ describe('footfall rebuild (CLI)', () => {
     expect(run.stderr).toBe('');
   }, 120_000);
 
-  it('says there is nothing to abandon when no rebuild runs, and names the options --aws needs', () => {
-    const abandon = cli('rebuild', '--site', 'example.com', '--abandon');
+  it('says there is nothing to abandon when no rebuild runs, and names the options --aws needs', async () => {
+    const abandon = await cli('rebuild', '--site', 'example.com', '--abandon');
     expect(abandon.status).toBe(1);
     expect(abandon.stderr).toBe('error: example.com: no rebuild is running (live generation 2); nothing to abandon\n');
-    const aws = cli('--aws', '--table', 'footfall-table', 'rebuild');
+    const aws = await cli('--aws', '--table', 'footfall-table', 'rebuild');
     expect(aws.status).toBe(2);
     expect(aws.stderr).toContain('--athena-workgroup and --glue-database: are required with --aws');
   }, 120_000);

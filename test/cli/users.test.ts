@@ -4,24 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CLI, runCli } from '../support/cli.js';
+import { CLI, runCliInProcess } from '../support/cli.js';
 
 const run = promisify(execFile);
 import { startLocalService } from '../../local/service.js';
 import { AppClient } from '../support/app-client.js';
 
 /** `footfall users add|link|list`: the first user of an account, made from the CLI (`docs/app.md` "First sign-in"). */
-describe('footfall users', () => {
+describe('footfall users', async () => {
   let dir: string;
-  const cli = (...args: string[]) => runCli(['--data', dir, ...args]);
+  const cli = (...args: string[]) => runCliInProcess(['--data', dir, ...args]);
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ff-users-'));
-    expect(cli('accounts', 'add', 'acme').status).toBe(0);
+    expect((await cli('accounts', 'add', 'acme')).status).toBe(0);
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it('adds a user and prints a one-time link that sets the password and signs in, once', async () => {
-    const added = cli(
+    const added = await cli(
       '--json',
       'users',
       'add',
@@ -36,19 +36,19 @@ describe('footfall users', () => {
     // The account's first user is its owner; later ones are members unless --role says otherwise.
     expect(out).toMatchObject({ email: 'ana@example.com', account: 'acme', role: 'owner', expires_in_days: 7 });
     expect(out.link).toMatch(/^https:\/\/stats\.example\.com\/invite\/[A-Za-z0-9_-]{43}$/);
-    const text = cli('users', 'add', 'bo@example.com', '--account', 'acme');
+    const text = await cli('users', 'add', 'bo@example.com', '--account', 'acme');
     expect(text.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8787\/invite\/[A-Za-z0-9_-]{43}\n/);
 
-    expect(cli('users', 'add', 'ana@example.com', '--account', 'acme')).toMatchObject({
+    expect(await cli('users', 'add', 'ana@example.com', '--account', 'acme')).toMatchObject({
       status: 1,
       stderr: expect.stringContaining('already has a user'),
     });
-    expect(cli('users', 'add', 'cy@example.com', '--account', 'nope')).toMatchObject({
+    expect(await cli('users', 'add', 'cy@example.com', '--account', 'nope')).toMatchObject({
       status: 1,
       stderr: expect.stringContaining('does not exist'),
     });
-    expect(cli('users', 'add', 'not-an-email', '--account', 'acme').status).toBe(2);
-    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toEqual([
+    expect((await cli('users', 'add', 'not-an-email', '--account', 'acme')).status).toBe(2);
+    expect(JSON.parse((await cli('--json', 'users', 'list', '--account', 'acme')).stdout)).toEqual([
       { email: 'ana@example.com', created: expect.any(String), status: 'invited', role: 'owner' },
       { email: 'bo@example.com', created: expect.any(String), status: 'invited', role: 'member' },
     ]);
@@ -76,16 +76,18 @@ describe('footfall users', () => {
     }
   }, 180_000);
 
-  it('users role: the last owner stays an owner; roles show in the list', () => {
-    expect(cli('users', 'add', 'cy@example.com', '--account', 'acme', '--role', 'admin').status).toBe(2);
-    expect(cli('users', 'add', 'ed@example.com', '--account', 'acme', '--role', 'owner').status).toBe(0);
-    expect(cli('users', 'role', 'ana@example.com', '--role', 'member').status).toBe(0);
-    expect(cli('users', 'role', 'ed@example.com', '--role', 'member')).toMatchObject({
+  it('users role: the last owner stays an owner; roles show in the list', async () => {
+    expect((await cli('users', 'add', 'cy@example.com', '--account', 'acme', '--role', 'admin')).status).toBe(2);
+    expect((await cli('users', 'add', 'ed@example.com', '--account', 'acme', '--role', 'owner')).status).toBe(0);
+    expect((await cli('users', 'role', 'ana@example.com', '--role', 'member')).status).toBe(0);
+    expect(await cli('users', 'role', 'ed@example.com', '--role', 'member')).toMatchObject({
       status: 1,
       stderr: expect.stringContaining('last owner'),
     });
-    expect(cli('users', 'role', 'bo@example.com', '--role', 'owner').stdout).toContain('bo@example.com is now owner');
-    expect(JSON.parse(cli('--json', 'users', 'list', '--account', 'acme').stdout)).toMatchObject([
+    expect((await cli('users', 'role', 'bo@example.com', '--role', 'owner')).stdout).toContain(
+      'bo@example.com is now owner',
+    );
+    expect(JSON.parse((await cli('--json', 'users', 'list', '--account', 'acme')).stdout)).toMatchObject([
       { email: 'ana@example.com', role: 'member' },
       { email: 'bo@example.com', role: 'owner' },
       { email: 'ed@example.com', role: 'owner' },

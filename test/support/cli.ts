@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../bin/footfall.js', import.meta.url));
 
-const env = { ...process.env, FOOTFALL_DATA: '', PORT: '' };
+/** The environment a command sees: no data directory or port from the caller's, and bin/footfall.js's defaults. */
+const CLI_ENV_OVERRIDES = { FOOTFALL_DATA: '', PORT: '' };
+const CLI_ENV_DEFAULTS = { POWERTOOLS_LOG_LEVEL: 'WARN' };
+const env = { ...process.env, ...CLI_ENV_OVERRIDES };
 
 /**
  * Runs `footfall …` to completion (killed after `timeoutMs`) and returns its exit code and output.
@@ -15,6 +18,48 @@ const env = { ...process.env, FOOTFALL_DATA: '', PORT: '' };
 export function runCli(args: string[], timeoutMs = 110_000): { status: number; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env, timeout: timeoutMs });
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs `footfall …` in this process (the `main` that bin/footfall.js runs) and returns its exit code and what it
+ * wrote to stdout and stderr, as `runCli` does without starting Node and loading the CLI again for each command.
+ * For tests of what a command does; tests of the process itself (a port in use, standard input, `serve`) use
+ * `runCli`. Calls must not overlap: stdout and stderr are captured by replacing their `write` for the call.
+ */
+export async function runCliInProcess(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  const saved = new Map<string, string | undefined>();
+  for (const [name, value] of Object.entries(CLI_ENV_OVERRIDES)) {
+    saved.set(name, process.env[name]);
+    process.env[name] = value;
+  }
+  for (const [name, value] of Object.entries(CLI_ENV_DEFAULTS)) {
+    saved.set(name, process.env[name]);
+    process.env[name] ??= value;
+  }
+  const { main } = await import('../../cli/main.js');
+  const captured = { stdout: '', stderr: '' };
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const capture =
+    (stream: 'stdout' | 'stderr') =>
+    (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      captured[stream] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    };
+  process.stdout.write = capture('stdout') as typeof process.stdout.write;
+  process.stderr.write = capture('stderr') as typeof process.stderr.write;
+  try {
+    const status = await main(args);
+    return { status, ...captured };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
 }
 
 /** Runs `footfall …` with the bytes of `inputFile` on its standard input through a pipe (as `cat file | footfall …`). */
