@@ -105,6 +105,13 @@ describe('importing a Plausible export', () => {
       ['constructor', 5],
     ]);
     expect(await rows('keyword')).toContainEqual(['__proto__', 5]);
+    expect(await rows('utm_source')).toEqual([
+      ['(none)', 151],
+      ['newsletter', 5],
+    ]);
+    expect(await rows('utm_medium')).toContainEqual(['email', 5]);
+    expect(await rows('utm_content')).toEqual([['(none)', 156]]);
+    expect(await rows('exit_page')).toEqual([['/', 52]]);
     expect(await rows('channel')).toEqual([
       ['Direct', 100],
       ['Search', 47],

@@ -4,11 +4,11 @@ import { dict, type Dict } from '../dict.js';
 
 /**
  * What imported days hold (`docs/ingestion.md`, "Importing a Plausible export"), by metric: `visits`
- * (one key, `NONE`: `[visitors, visits, pageviews, bounces, duration s]`), each breakdown dimension and
- * `exit_page` (per value `[visits]`), `goal` (per goal key `[visitors, events]`).
+ * (one key, `NONE`: `[visitors, visits, pageviews, bounces, duration s]`), each breakdown dimension
+ * (per value `[visits]`), `goal` (per goal key `[visitors, events]`).
  */
-export const IMPORTED_METRICS = ['visits', ...DIMENSIONS, 'exit_page', 'goal'] as const;
-export type ImportedMetric = 'visits' | Dimension | 'exit_page' | 'goal';
+export const IMPORTED_METRICS = ['visits', ...DIMENSIONS, 'goal'] as const;
+export type ImportedMetric = 'visits' | Dimension | 'goal';
 
 /** The number of counts each key of a metric holds. */
 export const IMPORTED_WIDTH = (metric: ImportedMetric): number => (metric === 'visits' ? 5 : metric === 'goal' ? 2 : 1);

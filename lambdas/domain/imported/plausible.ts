@@ -199,6 +199,9 @@ const CELLS: { [T in PlausibleTable]: (row: Rows[T]) => ImportedCell[] } = {
       { metric: 'referrer', key: host ?? NONE, numbers: n },
       { metric: 'campaign', key: valueOr(r.utm_campaign), numbers: n },
       { metric: 'keyword', key: valueOr(r.utm_term), numbers: n },
+      { metric: 'utm_source', key: valueOr(r.utm_source), numbers: n },
+      { metric: 'utm_medium', key: valueOr(r.utm_medium), numbers: n },
+      { metric: 'utm_content', key: valueOr(r.utm_content), numbers: n },
     ];
   },
   imported_pages: (r) => [{ metric: 'page', key: valueOr(r.page), numbers: [r.visits] }],
