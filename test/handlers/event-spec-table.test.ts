@@ -158,6 +158,8 @@ describe('POST /api/event: every field as sent, its status and what lands in the
       expect(res.status, row.id).toBe(row.status);
       expect(res.headers.get('access-control-allow-origin'), row.id).toBe('*');
     }
+    // The sessionizer forwards what it sessionized to the archive (docs/ingestion.md, "Archive packed").
+    await svc.sessionize();
     await svc.archive();
     const day = new Date(NOW).toISOString().slice(0, 10);
     for await (const page of await new DuckDbArchiveReader(localPaths(svc.dataDir).archive).events(SITE, day, day)) {

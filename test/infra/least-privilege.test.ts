@@ -95,10 +95,10 @@ describe('least privilege on the table, per function (context app=true)', () => 
       [...PAYMENT_WRITE_PARTITIONS, 'WEBHOOK#*'],
     ],
     // R#: rollups and their delta log, which the scheduled run compacts.
-    // EMAILREPORTS#: the recipients it mails and the markers of what it sent.
+    // EMAILREPORTS#: the recipients it mails and the markers of what it sent; IMPORTED#: the imported days its reports add.
     [
       'scheduled',
-      ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*'],
+      ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*', 'IMPORTED#*'],
       ['R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*'],
     ],
   ])('%s reads and writes only its own partitions', (name, read, write) => {

@@ -8,8 +8,10 @@ import { unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
  * the recompute guard `src`, rollup `seq`/`ver`, a payer's recompute
  * counter), payment aliases (webhook lookups no report reads) and batch
  * markers are left out; JSON attributes are compared parsed (a
- * PAYMENT_DIMENSION item's counters as `v`, packed or not) and visitor id
- * sets sorted.
+ * PAYMENT_DIMENSION item's counters as `v`, packed or not), visitor id
+ * sets sorted, and a rollup's values back at 0 left out (a value a visit
+ * moved away from, such as its former exit page, stays stored at 0, which
+ * no report shows: `docs/data-model.md` ROLLUP).
  */
 export const BOOKKEEPING = new Set([
   'ROLLUP_LOG_STATE',
@@ -35,6 +37,8 @@ export function normalize(item: Record<string, unknown>): Record<string, unknown
     let value: unknown = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
     if (typeof value === 'string' && /^[[{]/.test(value)) value = JSON.parse(value);
     if (item.type === 'ROLLUP' && k === 'ids') value = [...(value as string[])].sort();
+    if (item.type === 'ROLLUP' && k === 'counts')
+      value = Object.fromEntries(Object.entries(value as Record<string, number>).filter(([, n]) => n !== 0));
     if (item.type === 'ROLLUP' && k === 'vv')
       value = Object.fromEntries(
         Object.entries(value as Record<string, unknown>).map(([g, s]) => [g, Array.isArray(s) ? [...s].sort() : s]),
