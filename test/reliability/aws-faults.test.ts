@@ -39,6 +39,7 @@ import { LocalStreamPoller } from '../../local/stream-poller.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { CHROME_UA, site, trackedEvent } from '../support/events.js';
 import { LONG, report } from './support.js';
+import { liveCounts } from '../support/comparable-items.js';
 
 /**
  * Faults in the AWS adapters (`docs/reliability.md` "The checks"):
@@ -251,7 +252,7 @@ async function snapshot(conn: DynamoConnection, omit: readonly string[]): Promis
   return (await scanAll(conn, omit)).map((item) => ({
     ...item,
     ...(typeof item.counts === 'string'
-      ? { counts: sortedObject(JSON.parse(item.counts) as Record<string, unknown>) }
+      ? { counts: sortedObject(liveCounts(JSON.parse(item.counts) as Record<string, number>)) }
       : {}),
     ...(typeof item.ids === 'string' ? { ids: (JSON.parse(item.ids) as string[]).sort() } : {}),
   }));
