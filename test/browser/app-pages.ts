@@ -37,3 +37,12 @@ export async function axeViolations(p: Page): Promise<string[]> {
   );
   return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
+
+/** Signs `page` in at `baseUrl` as the demo user (`local/demo/user.ts`) and waits for the site list. */
+export async function signInDemo(page: Page, baseUrl: string, password: string, site: string): Promise<void> {
+  await page.goto(`${baseUrl}/sign-in`);
+  await page.fill('input[name=email]', 'demo@footfall.dev');
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector(`[data-site="${site}"]`);
+}

@@ -9,7 +9,7 @@ import { ensureDemoUser } from '../../local/demo/user.js';
 import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-report-store.js';
 import { unsubscribeToken } from '../../lambdas/domain/email-report/unsubscribe-token.js';
 import { launchChromium } from './harness.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
+import { DESKTOP, PHONE, SHOTS, axeViolations, signInDemo } from './app-pages.js';
 
 /**
  * Email reports in Chromium (docs/app.md "Email reports"): an owner adds a recipient in Site
@@ -43,11 +43,7 @@ describe('email reports in Chromium', () => {
     browser = await launchChromium();
     owner = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
     settings = await owner.newPage();
-    await settings.goto(`${svc.url}/sign-in`);
-    await settings.fill('input[name=email]', 'demo@footfall.dev');
-    await settings.fill('input[name=password]', demo.password);
-    await settings.click('button[type=submit]');
-    await settings.waitForSelector(`[data-site="${DEMO_SITE}"]`);
+    await signInDemo(settings, svc.url, demo.password, DEMO_SITE);
   }, 420_000);
   afterAll(async () => {
     await browser?.close();

@@ -9,7 +9,7 @@ import { ensureDemoUser } from '../../local/demo/user.js';
 import { formatCount, formatUsd } from '../../app/src/format.js';
 import type { Breakdown, Overview } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
+import { DESKTOP, PHONE, SHOTS, axeViolations, signInDemo } from './app-pages.js';
 
 /**
  * Shared links in Chromium (docs/app.md "Shared links"): an owner creates a
@@ -76,11 +76,7 @@ describe('shared links in Chromium', () => {
     owner = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
     settings = await owner.newPage();
     settings.on('dialog', (d) => void d.accept());
-    await settings.goto(`${svc.url}/sign-in`);
-    await settings.fill('input[name=email]', 'demo@footfall.dev');
-    await settings.fill('input[name=password]', password);
-    await settings.click('button[type=submit]');
-    await settings.waitForSelector(`[data-site="${DEMO_SITE}"]`);
+    await signInDemo(settings, svc.url, password, DEMO_SITE);
   }, 420_000);
   afterAll(async () => {
     await browser?.close();
