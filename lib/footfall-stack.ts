@@ -38,8 +38,12 @@ export interface FootfallStackProps extends StackProps {
   functions?: Readonly<Record<string, FunctionSpec>>;
 }
 
-/** API 5xx responses, as a percentage of requests, that raise the alarm (the HTTP API's, and each hot-path function URL's). */
-export const API_5XX_ALARM_PERCENT = 1;
+/**
+ * The 5xx alarms (the HTTP API's, and each hot-path function URL's): five-minute periods with at least one
+ * 5xx, out of the last `periods`, that raise it. One failed request is one period and does not page; a failure
+ * that lasts 10 of 15 minutes does, at any traffic (`docs/deploy.md`, "Alarms").
+ */
+export const API_5XX_ALARM = { datapoints: 2, periods: 3 } as const;
 /** Age of the newest archived data (Firehose `DeliveryToS3.DataFreshness`) that raises the alarm: 30 minutes. */
 export const ARCHIVE_FRESHNESS_ALARM_SECONDS = 1800;
 /**
@@ -389,26 +393,19 @@ export class FootfallStack extends Stack {
     return this.countryLayer;
   }
 
-  /** An alarm on the share of requests answered 5xx over 5 minutes: above `API_5XX_ALARM_PERCENT` in 2 of 3 periods. */
-  private add5xxRateAlarm(
-    id: string,
-    what: string,
-    errors: cloudwatch.IMetric,
-    requests: cloudwatch.IMetric,
-  ): cloudwatch.Alarm {
-    const period = Duration.minutes(5);
+  /**
+   * An alarm on the 5xx count of one metric (Sum over 5 minutes): above 0 in `API_5XX_ALARM.datapoints` of
+   * `API_5XX_ALARM.periods` periods. One metric, so one alarm metric billed (`docs/cost.md`): below 100 requests
+   * a period, any 5xx is already more than 1% of them, so it pages when a rate alarm of 1% would.
+   */
+  private add5xxAlarm(id: string, what: string, errors: cloudwatch.IMetric): cloudwatch.Alarm {
     return new cloudwatch.Alarm(this, id, {
-      alarmDescription: `${what}: more than ${API_5XX_ALARM_PERCENT}% of requests answered 5xx`,
-      metric: new cloudwatch.MathExpression({
-        expression: 'IF(requests > 0, 100 * FILL(errors, 0) / requests, 0)',
-        usingMetrics: { errors, requests },
-        period,
-        label: '5xx %',
-      }),
-      threshold: API_5XX_ALARM_PERCENT,
+      alarmDescription: `${what}: requests answered 5xx in ${API_5XX_ALARM.datapoints} of ${API_5XX_ALARM.periods} five-minute periods`,
+      metric: errors,
+      threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
+      evaluationPeriods: API_5XX_ALARM.periods,
+      datapointsToAlarm: API_5XX_ALARM.datapoints,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   }
@@ -440,21 +437,15 @@ export class FootfallStack extends Stack {
     }
 
     const period = Duration.minutes(5);
-    this.add5xxRateAlarm(
-      'Api5xxRateAlarm',
-      'HTTP API',
-      this.http.api.metricServerError({ period, statistic: 'Sum' }),
-      this.http.api.metricCount({ period, statistic: 'Sum' }),
-    );
+    this.add5xxAlarm('Api5xxAlarm', 'HTTP API', this.http.api.metricServerError({ period, statistic: 'Sum' }));
     // The hot path's function URLs are not behind the HTTP API: their own metrics (AWS/Lambda, free):
     // Url5xxCount counts function errors and timeouts and the 503s the event handler answers when it cannot write.
     for (const [fnName, fn] of Object.entries(this.functions)) {
       if (!this.functionUrls[fnName] || !this.registry[fnName]?.hotPath) continue;
-      this.add5xxRateAlarm(
-        `${fnName}Url5xxRateAlarm`,
+      this.add5xxAlarm(
+        `${fnName}Url5xxAlarm`,
         `${fnName} function URL`,
         fn.fn.metric('Url5xxCount', { period, statistic: 'Sum' }),
-        fn.fn.metric('UrlRequestCount', { period, statistic: 'Sum' }),
       );
     }
 

@@ -98,7 +98,7 @@ export interface FunctionSpec {
    * X-Ray traces unless the stack is deployed with `-c hotPathTracing=true`, and no Lambda
    * platform log lines (`START`/`END`/`REPORT`) (`HOT_PATH_LOGGING`). `docs/cost.md`, "Defaults".
    * With `-c hotPathConcurrency=N` its reserved concurrency is N, which also throttles its function
-   * URL (`docs/deploy.md`, "Throttling"); with `url`, its URL's 5xx rate raises an alarm.
+   * URL (`docs/deploy.md`, "Throttling"); with `url`, its URL's 5xx responses raise an alarm.
    */
   hotPath?: boolean;
 }
