@@ -20,6 +20,8 @@ import {
 import {
   INTERVAL_MAX_DAYS,
   defaultInterval,
+  openMonth,
+  openMonthNeedsSets,
   paymentSpans,
   timeseriesPoints,
   visitSpans,
@@ -275,14 +277,31 @@ export async function timeseries(
       'interval',
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
+  const ns = namespaceOf(site);
+  const counted = site.visit_counts === true;
+  // Without counts items every span reads sets anyway: the open month's item would be read for nothing.
+  const open = chosen === 'month' && counted ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
+  const spans = visitSpans(range, chosen, open);
   // Imported days have no hours: an hourly series shows none of them.
-  const [visits, payments, imported] = await Promise.all([
-    deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true),
-    deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen)),
+  const [read, payments, imported] = await Promise.all([
+    deps.store.visitRollups(ns, spans, counted),
+    deps.store.paymentTotals(ns, paymentSpans(range, chosen)),
     chosen === 'hour' ? [] : importedPeriods(deps, site, span, 'visits', range, paymentSpans(range, chosen)),
   ]);
+  // A small open month (no day past the exact sets' limit) needs its days' sets after all.
+  const visits = openMonthNeedsSets(read, open)
+    ? [
+        ...read.filter((i) => !i.period.startsWith(open!)),
+        ...(await deps.store.visitRollups(ns, [{ ...spans.at(-1)!, sketches: true }], counted)),
+      ]
+    : read;
   const points = timeseriesPoints(
-    { visits, payments, imported: imported.map((p) => ({ period: p.period, visits: importedVisitsOf(p) })) },
+    {
+      visits,
+      payments,
+      imported: imported.map((p) => ({ period: p.period, visits: importedVisitsOf(p) })),
+      openMonth: open,
+    },
     range,
     chosen,
   );
