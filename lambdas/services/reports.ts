@@ -3,8 +3,13 @@ import { localDay, resolveRange, type DateRange, type RangeQuery } from '../doma
 import { layoutMismatch, namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
-import { periodSpans } from '../domain/reports/periods.js';
-import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
+import { openMonth, openMonthSpans, periodSpans } from '../domain/reports/periods.js';
+import {
+  openMonthSetStandsIn,
+  overviewChange,
+  overviewTotals,
+  type OverviewTotals,
+} from '../domain/reports/overview.js';
 import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
 import { goalRows, type GoalRow } from '../domain/reports/goals.js';
 import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../domain/realtime.js';
@@ -20,7 +25,6 @@ import {
 import {
   INTERVAL_MAX_DAYS,
   defaultInterval,
-  openMonth,
   openMonthNeedsSets,
   paymentSpans,
   timeseriesPoints,
@@ -102,6 +106,24 @@ export async function listSites(
   return { sites: sites.map((s) => ({ domain: s.domain, timezone: s.timezone })) };
 }
 
+/**
+ * The `visits` items of a range, for their sums and the union of their
+ * visitor sets: over `periodSpans`, except that a range reaching today from
+ * the 1st of its last month reads that month's own item instead of its days
+ * (`openMonth`: no later day holds a visit yet), unless its set would not
+ * union to the same visitors (`openMonthSetStandsIn`), when its days are read
+ * as well (one more Query).
+ */
+async function visitsOver(deps: ReportDeps, site: SiteConfig, range: DateRange) {
+  const ns = namespaceOf(site);
+  const open = openMonth(range, localDay(deps.clock(), site.timezone));
+  if (!open) return deps.store.rollups(ns, 'visits', periodSpans(range));
+  const read = await deps.store.rollups(ns, 'visits', openMonthSpans(range, open));
+  if (openMonthSetStandsIn(read, open)) return read;
+  const days = periodSpans(range).at(-1)!;
+  return [...read.filter((i) => i.period !== open), ...(await deps.store.rollups(ns, 'visits', [days]))];
+}
+
 async function totalsOf(
   deps: ReportDeps,
   site: SiteConfig,
@@ -111,7 +133,7 @@ async function totalsOf(
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
   const [visits, periods, payers, imported] = await Promise.all([
-    deps.store.rollups(ns, 'visits', spans),
+    visitsOver(deps, site, range),
     deps.store.paymentTotals(ns, spans),
     deps.store.paymentCustomers(ns, spans),
     importedPeriods(deps, site, span, 'visits', range, spans),
@@ -208,7 +230,7 @@ export async function goals(
   const ns = namespaceOf(site);
   const [items, visits, payments, importedGoals, importedVisits] = await Promise.all([
     deps.store.rollups(ns, 'goal', spans),
-    deps.store.rollups(ns, 'visits', spans),
+    visitsOver(deps, site, range),
     deps.store.paymentDimension(ns, 'goal', spans),
     importedPeriods(deps, site, span, 'goal', range, spans),
     importedPeriods(deps, site, span, 'visits', range, spans),

@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { EXACT_LIMIT, addVisitors, countVisitors, emptySketch } from '../../lambdas/domain/visitor-sketch.js';
 import {
   defaultInterval,
-  openMonth,
   openMonthNeedsSets,
   paymentSpans,
   timeseriesPoints,
@@ -12,6 +11,7 @@ import {
 } from '../../lambdas/domain/reports/timeseries.js';
 import { dayTotals, monthTotals, type Contribution } from '../../lambdas/domain/payments/contribution.js';
 import { localDay, localHour } from '../../lambdas/domain/range.js';
+import { openMonth } from '../../lambdas/domain/reports/periods.js';
 import type { DateRange } from '../../lambdas/domain/range.js';
 
 const BERLIN = 'Europe/Berlin';

@@ -55,20 +55,6 @@ export function defaultInterval(range: Pick<DateRange, 'from' | 'to'>): Interval
 }
 
 /**
- * The month a range ends in when its days in that month are all the days of
- * the month that can hold a visit: they start on the 1st and the range ends
- * on `today` or later (a visit is counted on the local day it starts, never
- * after the clock). That month's monthly item then holds exactly the visits
- * and visitors of those days. Null when the range's last month is whole, or
- * starts after the 1st, or ended before today.
- * @param today the site-local day of the clock, `YYYY-MM-DD`
- */
-export function openMonth(range: Pick<DateRange, 'from' | 'to'>, today: string): string | null {
-  const last = periodSpans(range).at(-1);
-  return last?.granularity === 'D' && last.from.endsWith('-01') && last.to >= today ? last.from.slice(0, 7) : null;
-}
-
-/**
  * The rollup reads of a series: hourly items of the range's days for `hour`,
  * daily ones for `day`, and for `month` the same spans as the overview (whole
  * months from monthly items, the days at each end from daily ones), so a

@@ -4,7 +4,7 @@ import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { EXACT_LIMIT } from '../../lambdas/domain/visitor-sketch.js';
 import type { Granularity, RollupDelta } from '../../lambdas/domain/rollup.js';
-import { timeseries } from '../../lambdas/services/reports.js';
+import { goals, overview, timeseries } from '../../lambdas/services/reports.js';
 import { memoryTable } from '../support/dynamo.js';
 
 const SITE = 'example.com';
@@ -33,11 +33,25 @@ async function bothWays(days: Record<string, readonly string[]>) {
     const deltas = Object.entries(days).flatMap(([day, v]) => [delta('D', day, v), delta('M', day.slice(0, 7), v)]);
     await rollups.apply(deltas, { shard: 'shard-a', sequence: '1' });
     await rollups.compact(SITE);
+    const range = { from: '2026-02-20', to: '2026-03-03' };
     const ask = async (clock: number) => {
-      const store = new DynamoReportStore(db.conn);
-      const deps = { sites: new DynamoConfigStore(db.conn), store, rates: async () => () => null, clock: () => clock };
-      const series = await timeseries(deps, 'acme', SITE, { from: '2026-02-20', to: '2026-03-03' }, 'month');
-      return { points: series.points, cost: { ...store.cost } };
+      const deps = () => ({
+        sites: new DynamoConfigStore(db.conn),
+        store: new DynamoReportStore(db.conn),
+        rates: async () => () => null,
+        clock: () => clock,
+      });
+      const [s, o] = [deps(), deps()];
+      const series = await timeseries(s, 'acme', SITE, range, 'month');
+      const totals = await overview(o, 'acme', SITE, range);
+      const goalVisitors = (await goals(deps(), 'acme', SITE, range, null, 10)).visitors;
+      return {
+        points: series.points,
+        cost: { ...s.store.cost },
+        totals: totals.current,
+        overviewCost: { ...o.store.cost },
+        goalVisitors,
+      };
     };
     return { open: await ask(Date.UTC(2026, 2, 3, 12)), ended: await ask(Date.UTC(2026, 2, 4, 12)) };
   } finally {
@@ -45,7 +59,7 @@ async function bothWays(days: Record<string, readonly string[]>) {
   }
 }
 
-describe('timeseries by month: the open month read from its monthly item', () => {
+describe('a range reaching today: its last month read from its monthly item', () => {
   it("a day past the exact sets' limit: the month's count, the same points as from the days' sets, fewer bytes", async () => {
     const { open, ended } = await bothWays({
       '2026-02-20': ['a', 'b'],
@@ -54,6 +68,8 @@ describe('timeseries by month: the open month read from its monthly item', () =>
       '2026-03-03': ids('y', 300),
     });
     expect(open.points).toEqual(ended.points);
+    expect(open.totals).toEqual(ended.totals);
+    expect(open.goalVisitors).toBe(ended.totals.visitors);
     expect(open.points.map((p) => [p.start, p.sessions])).toEqual([
       ['2026-02', 2],
       ['2026-03', 601 + EXACT_LIMIT + 201 + 300],
@@ -74,5 +90,21 @@ describe('timeseries by month: the open month read from its monthly item', () =>
     });
     expect(open.points).toEqual(ended.points);
     expect(open.points.at(-1)!.visitors).toBe(1500);
+    expect(open.totals).toEqual(ended.totals);
+    expect(open.totals.visitors).toBe(1500);
+  }, 60_000);
+
+  it("the overview: the month's set instead of its days' when another day's set is registers too", async () => {
+    const { open, ended } = await bothWays({
+      '2026-02-20': ids('x', EXACT_LIMIT + 100),
+      '2026-03-01': [...ids('x', 300), 'a'],
+      '2026-03-02': ids('z', 900),
+      '2026-03-03': ids('y', 300),
+    });
+    expect(open.totals).toEqual(ended.totals);
+    expect(open.goalVisitors).toBe(ended.goalVisitors);
+    // One set read for March instead of three (the month's Query replaces the days').
+    expect(open.overviewCost.requests).toBe(ended.overviewCost.requests);
+    expect(open.overviewCost.bytes).toBeLessThan(ended.overviewCost.bytes);
   }, 60_000);
 });
