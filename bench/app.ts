@@ -16,7 +16,9 @@ import { percentile, type Figure } from './report.js';
  * budget; and the time from navigation to the first drawn chart of the
  * dashboard on the bench site (the report benchmark's scale point,
  * `benchScale`: by default a year of about 1.45M visits and 20,000
- * payments, `loadBenchSite`), in headless Chromium against the local server.
+ * payments, `loadBenchSite`), in headless Chromium against the local server,
+ * with the server's CPU time over the same span (this process: handlers and
+ * dynalite), which the machine's load does not inflate as much.
  */
 export async function benchApp(): Promise<Figure[]> {
   await ensureAppBuilt();
@@ -43,7 +45,8 @@ const RUNS = 5;
 /**
  * Navigation to the dashboard's chart drawn (the `ff-chart-drawn` mark the
  * chart sets once per page load, `app/src/components/chart.tsx`), for 30d
- * and 12m: the median of 5 loads in a new tab after one warm-up load, with
+ * and 12m: the median of 5 loads in a new tab after one warm-up load, each
+ * once the previous page's requests are all answered, with
  * the browser's HTTP cache on (the app's hashed assets are immutable, as
  * they are behind CloudFront). The service's clock is the end of the bench
  * year, so the ranges hold its last days.
@@ -70,24 +73,40 @@ async function firstChart(): Promise<Figure[]> {
     const figures: Figure[] = [];
     for (const range of ['30d', '12m']) {
       const times: number[] = [];
+      const cpu: number[] = [];
       for (let run = 0; run <= RUNS; run++) {
         const page = await context.newPage();
+        // The server (handlers and dynalite) runs in this process: its CPU time, apart from the machine's load.
+        const before = process.cpuUsage();
         await page.goto(`${svc.url}/sites/${site.site}?range=${range}`);
         await page.waitForFunction(() => performance.getEntriesByName('ff-chart-drawn').length > 0, null, {
           timeout: 120_000,
         });
+        const used = process.cpuUsage(before);
         const ms = await page.evaluate(() => performance.getEntriesByName('ff-chart-drawn')[0]!.startTime);
         if (run > 0) times.push(ms);
+        if (run > 0) cpu.push((used.user + used.system) / 1000);
+        // The panels' requests finish before the next load, so that each load meets an idle server.
+        await page.waitForLoadState('networkidle');
         await page.close();
       }
       times.sort((a, b) => a - b);
-      figures.push({
-        section: 'app',
-        name: `bench site dashboard ${range}: navigation to first drawn chart`,
-        value: percentile(times, 50),
-        unit: 'ms',
-        target: '≤ 1,000',
-      });
+      cpu.sort((a, b) => a - b);
+      figures.push(
+        {
+          section: 'app',
+          name: `bench site dashboard ${range}: navigation to first drawn chart`,
+          value: percentile(times, 50),
+          unit: 'ms',
+          target: '≤ 1,000',
+        },
+        {
+          section: 'app',
+          name: `bench site dashboard ${range}: server CPU until the chart is drawn`,
+          value: percentile(cpu, 50),
+          unit: 'ms',
+        },
+      );
     }
     return figures;
   } finally {

@@ -240,9 +240,11 @@ export const api = {
     post<void>('/api/app/password', { current_password, new_password }),
 
   sites: () => report('sites', {}),
-  overview: (domain: string, range: RangeQuery) => report('overview', { domain }, range),
-  timeseries: (domain: string, range: RangeQuery, interval?: Interval) =>
-    report('timeseries', { domain }, { ...range, interval }),
+  // `quiet401`: a request started before the session check answered (`early.ts`) leaves a 401 to it.
+  overview: (domain: string, range: RangeQuery, options?: { quiet401?: boolean }) =>
+    get<ReportBody<'overview'>>(reportUrl('overview', { domain }, range), options),
+  timeseries: (domain: string, range: RangeQuery, interval?: Interval, options?: { quiet401?: boolean }) =>
+    get<ReportBody<'timeseries'>>(reportUrl('timeseries', { domain }, { ...range, interval }), options),
   breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
     report('breakdown', { domain, dimension }, { ...range, limit }),
   payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>

@@ -3,8 +3,13 @@ import { localDay, resolveRange, type DateRange, type RangeQuery } from '../doma
 import { layoutMismatch, namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
 import type { Dimension } from '../domain/rollup.js';
-import { periodSpans } from '../domain/reports/periods.js';
-import { overviewChange, overviewTotals, type OverviewTotals } from '../domain/reports/overview.js';
+import { openMonth, openMonthSpans, periodSpans } from '../domain/reports/periods.js';
+import {
+  openMonthSetStandsIn,
+  overviewChange,
+  overviewTotals,
+  type OverviewTotals,
+} from '../domain/reports/overview.js';
 import { breakdownRows, type BreakdownRow } from '../domain/reports/breakdown.js';
 import { goalRows, type GoalRow } from '../domain/reports/goals.js';
 import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../domain/realtime.js';
@@ -20,6 +25,7 @@ import {
 import {
   INTERVAL_MAX_DAYS,
   defaultInterval,
+  openMonthNeedsSets,
   paymentSpans,
   timeseriesPoints,
   visitSpans,
@@ -100,6 +106,24 @@ export async function listSites(
   return { sites: sites.map((s) => ({ domain: s.domain, timezone: s.timezone })) };
 }
 
+/**
+ * The `visits` items of a range, for their sums and the union of their
+ * visitor sets: over `periodSpans`, except that a range reaching today from
+ * the 1st of its last month reads that month's own item instead of its days
+ * (`openMonth`: no later day holds a visit yet), unless its set would not
+ * union to the same visitors (`openMonthSetStandsIn`), when its days are read
+ * as well (one more Query).
+ */
+async function visitsOver(deps: ReportDeps, site: SiteConfig, range: DateRange) {
+  const ns = namespaceOf(site);
+  const open = openMonth(range, localDay(deps.clock(), site.timezone));
+  if (!open) return deps.store.rollups(ns, 'visits', periodSpans(range));
+  const read = await deps.store.rollups(ns, 'visits', openMonthSpans(range, open));
+  if (openMonthSetStandsIn(read, open)) return read;
+  const days = periodSpans(range).at(-1)!;
+  return [...read.filter((i) => i.period !== open), ...(await deps.store.rollups(ns, 'visits', [days]))];
+}
+
 async function totalsOf(
   deps: ReportDeps,
   site: SiteConfig,
@@ -109,7 +133,7 @@ async function totalsOf(
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
   const [visits, periods, payers, imported] = await Promise.all([
-    deps.store.rollups(ns, 'visits', spans),
+    visitsOver(deps, site, range),
     deps.store.paymentTotals(ns, spans),
     deps.store.paymentCustomers(ns, spans),
     importedPeriods(deps, site, span, 'visits', range, spans),
@@ -206,7 +230,7 @@ export async function goals(
   const ns = namespaceOf(site);
   const [items, visits, payments, importedGoals, importedVisits] = await Promise.all([
     deps.store.rollups(ns, 'goal', spans),
-    deps.store.rollups(ns, 'visits', spans),
+    visitsOver(deps, site, range),
     deps.store.paymentDimension(ns, 'goal', spans),
     importedPeriods(deps, site, span, 'goal', range, spans),
     importedPeriods(deps, site, span, 'visits', range, spans),
@@ -275,14 +299,31 @@ export async function timeseries(
       'interval',
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
+  const ns = namespaceOf(site);
+  const counted = site.visit_counts === true;
+  // Without counts items every span reads sets anyway: the open month's item would be read for nothing.
+  const open = chosen === 'month' && counted ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
+  const spans = visitSpans(range, chosen, open);
   // Imported days have no hours: an hourly series shows none of them.
-  const [visits, payments, imported] = await Promise.all([
-    deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true),
-    deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen)),
+  const [read, payments, imported] = await Promise.all([
+    deps.store.visitRollups(ns, spans, counted),
+    deps.store.paymentTotals(ns, paymentSpans(range, chosen)),
     chosen === 'hour' ? [] : importedPeriods(deps, site, span, 'visits', range, paymentSpans(range, chosen)),
   ]);
+  // A small open month (no day past the exact sets' limit) needs its days' sets after all.
+  const visits = openMonthNeedsSets(read, open)
+    ? [
+        ...read.filter((i) => !i.period.startsWith(open!)),
+        ...(await deps.store.visitRollups(ns, [{ ...spans.at(-1)!, sketches: true }], counted)),
+      ]
+    : read;
   const points = timeseriesPoints(
-    { visits, payments, imported: imported.map((p) => ({ period: p.period, visits: importedVisitsOf(p) })) },
+    {
+      visits,
+      payments,
+      imported: imported.map((p) => ({ period: p.period, visits: importedVisitsOf(p) })),
+      openMonth: open,
+    },
     range,
     chosen,
   );

@@ -24,6 +24,7 @@ import {
 } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
+import { startEarly, takeEarly } from '../early.js';
 
 /**
  * The dashboard's panels: every breakdown dimension of `docs/api.md`
@@ -136,6 +137,40 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
 }
 
 /**
+ * The dashboard's totals and chart requests for a domain and query string:
+ * the key each is asked again on (`useData`) and its load. The page and
+ * `startDashboardEarly` both take them from here, so an early answer is the
+ * one the page would have asked for.
+ */
+function firstRequests(domain: string, query: Record<string, string | undefined>, options?: { quiet401: boolean }) {
+  const range = rangeFromQuery(query);
+  const key = `${domain}|${JSON.stringify(range)}`;
+  // An interval asked in the address wins; else the range's default (the API's for `all`).
+  const interval = intervalFromQuery(query) ?? intervalFor(range);
+  return {
+    range,
+    overview: { key, load: () => api.overview(domain, range, options) },
+    series: { key: `${key}|${interval ?? ''}`, load: () => api.timeseries(domain, range, interval, options) },
+  };
+}
+
+/**
+ * When the app opens on a dashboard (`/sites/<domain>`), starts its totals
+ * and chart requests at once, beside the session check (`early.ts`); a 401
+ * is left to that check.
+ * @param path the address's path, `search` its query string
+ */
+export function startDashboardEarly(path: string, search: string): void {
+  const match = /^\/sites\/([^/]+)$/.exec(path);
+  if (!match) return;
+  const requests = firstRequests(decodeURIComponent(match[1]!), Object.fromEntries(new URLSearchParams(search)), {
+    quiet401: true,
+  });
+  startEarly(requests.overview.key, requests.overview.load);
+  startEarly(requests.series.key, requests.series.load);
+}
+
+/**
  * `/sites/<domain>?range=…`: totals, the chart, and every breakdown panel;
  * the realtime indicator and view (asked every `REALTIME_REFRESH_MS` while
  * the tab is visible), Today's totals and chart asked again every
@@ -147,12 +182,10 @@ export function Dashboard(): JSX.Element {
   const { params } = useRoute();
   const { query } = useLocation();
   const domain = params.domain ?? '';
-  const range = rangeFromQuery(query);
-  const key = `${domain}|${JSON.stringify(range)}`;
-  // An interval asked in the address wins; else the range's default (the API's for `all`).
-  const interval = intervalFromQuery(query) ?? intervalFor(range);
-  const overview = useData(() => api.overview(domain, range), key);
-  const series = useData(() => api.timeseries(domain, range, interval), `${key}|${interval ?? ''}`);
+  const first = firstRequests(domain, query);
+  const { range } = first;
+  const overview = useData(() => takeEarly(first.overview.key, first.overview.load), first.overview.key);
+  const series = useData(() => takeEarly(first.series.key, first.series.load), first.series.key);
   const realtime = useData(() => api.realtime(domain), domain);
   const shared = useShared();
   // A shared view reads reports only: no account settings (the first-event check is the owner's).
@@ -241,8 +274,9 @@ export function Dashboard(): JSX.Element {
               <div class="chart chart-placeholder" />
             ) : null}
           </Card>
-          {/* The panels wait for the overview, so a missing site or a bad range is said once, not once per panel. */}
-          {overview.data ? (
+          {/* The panels wait for the overview, so a missing site or a bad range is said once, not once per panel,
+              and for the chart's series, so that its request is not queued behind theirs on a busy server. */}
+          {overview.data && (series.data || series.error) ? (
             <div class="panels">
               {PANELS.map((p) => (
                 <BreakdownPanel

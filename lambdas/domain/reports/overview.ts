@@ -37,6 +37,24 @@ export interface OverviewTotals {
   revenue_per_visitor: number | null;
 }
 
+/**
+ * Whether a range's `visits` items read with its open month's monthly item
+ * (`openMonthSpans`) union to the visitors of the same items read with that
+ * month's days: yes when the month's set is exact (then so are its days, and
+ * their ids are its ids), or when another item's set is registers (the union
+ * is registers either way, and the month's registers are its days' combined,
+ * `lambdas/domain/visitor-sketch.ts`); else the days must be read, since
+ * exact sets union exactly whatever their size.
+ * @param items the items read over `openMonthSpans(range, open)`
+ */
+export function openMonthSetStandsIn(
+  items: ReadonlyArray<{ period: string; sketch: VisitorSketch }>,
+  open: string,
+): boolean {
+  const month = items.find((i) => i.period === open);
+  return !month || month.sketch.kind === 'exact' || items.some((i) => i !== month && i.sketch.kind === 'hll');
+}
+
 /** What the overview reads for one range: the visits rollups, and the payment counters and payers of the range's periods. */
 export interface OverviewInput {
   visits: ReadonlyArray<{

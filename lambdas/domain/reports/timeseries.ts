@@ -1,4 +1,4 @@
-import { countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
+import { EXACT_LIMIT, countVisitors, unionSketches, type VisitorSketch } from '../visitor-sketch.js';
 import type { PeriodTotals } from '../payments/contribution.js';
 import { daysBetween, eachDay, hoursOfDay, type DateRange } from '../range.js';
 import { periodSpans, usd, type PeriodSpan } from './periods.js';
@@ -41,6 +41,8 @@ export interface TimeseriesInput {
   payments: ReadonlyArray<{ period: string; totals: PeriodTotals }>;
   /** Imported `visits` periods of the range (days and months as `paymentSpans` reads them; none by hour). */
   imported?: ReadonlyArray<{ period: string; visits: ImportedVisits }>;
+  /** The range's `openMonth` when `visits` holds its monthly item (`visitSpans`). */
+  openMonth?: string | null;
 }
 
 /**
@@ -58,19 +60,60 @@ export function defaultInterval(range: Pick<DateRange, 'from' | 'to'>): Interval
  * months from monthly items, the days at each end from daily ones), so a
  * partial first or last month counts only the range's days. A point of one
  * item takes that item's distinct visitors; only the days of a partial month
- * are unioned, so only those spans read visitor sets (`sketches`). Payments
- * are read by day and month as for the overview (`paymentSpans`).
+ * are unioned, so only those spans read visitor sets (`sketches`), except
+ * those of the `openMonth`, whose monthly item is read with the whole months
+ * (its count stands in for the union of its days', `timeseriesPoints`).
+ * Payments are read by day and month as for the overview (`paymentSpans`).
+ * @param open `openMonth(range, today)`, or null to read the days' sets
  */
 export function visitSpans(
   range: Pick<DateRange, 'from' | 'to'>,
   interval: Interval,
+  open: string | null = null,
 ): Array<PeriodSpan & { sketches: boolean }> {
+  const month = (): Array<PeriodSpan & { sketches: boolean }> => {
+    const spans = periodSpans(range).map((s) => ({ ...s, sketches: s.granularity === 'D' }));
+    if (!open) return spans;
+    spans.at(-1)!.sketches = false;
+    // The open month's item in the same Query as the whole months (they are adjacent), else on its own.
+    const months = spans.find((s) => s.granularity === 'M');
+    if (months) months.to = open;
+    else spans.splice(-1, 0, { granularity: 'M', from: open, to: open, sketches: false });
+    return spans;
+  };
   const spans: Record<Interval, () => Array<PeriodSpan & { sketches: boolean }>> = {
     hour: () => [{ granularity: 'H', from: `${range.from}T00`, to: `${range.to}T23`, sketches: false }],
     day: () => [{ granularity: 'D', from: range.from, to: range.to, sketches: false }],
-    month: () => periodSpans(range).map((s) => ({ ...s, sketches: s.granularity === 'D' })),
+    month,
   };
   return spans[interval]();
+}
+
+/**
+ * Whether the open month's own count (`openMonth`) equals the union of its
+ * days' visitor sets: when that union is a register sketch, that is when one
+ * of the days holds more than `EXACT_LIMIT` visitors (an exact set never
+ * does), since the month's set holds the same visitors; the union of exact
+ * sets stays exact whatever its size, while the month's set turned into
+ * registers past `EXACT_LIMIT` (`lambdas/domain/visitor-sketch.ts`).
+ */
+function monthCountStandsIn(days: ReadonlyArray<{ visitors: number }>): boolean {
+  return days.some((d) => d.visitors > EXACT_LIMIT);
+}
+
+/**
+ * Whether the days of the open month (`openMonth`), read without their
+ * visitor sets, must be read again with them: the point unions several days
+ * and the month's own count does not stand in for them (`monthCountStandsIn`).
+ * @param items the `visits` items read over `visitSpans`
+ */
+export function openMonthNeedsSets(
+  items: ReadonlyArray<{ period: string; visitors: number; sketch: VisitorSketch | null }>,
+  open: string | null,
+): boolean {
+  if (!open) return false;
+  const days = items.filter((i) => i.period.length === 10 && i.period.startsWith(open));
+  return days.length > 1 && days.some((d) => !d.sketch) && !monthCountStandsIn(days);
 }
 
 /** Payment totals are kept by day and month; a day's item holds its hours. */
@@ -115,6 +158,7 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     string,
     {
       items: Array<TimeseriesInput['visits'][number]>;
+      month?: number;
       sessions: number;
       pageviews: number;
       payments: number;
@@ -130,6 +174,11 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
   for (const start of pointStarts(range, interval)) point(start);
   for (const item of input.visits) {
     const p = point(POINT_OF_PERIOD[interval](item.period));
+    // The open month's own item: its distinct visitors only, its days bring the rest.
+    if (item.period === input.openMonth) {
+      p.month = item.visitors;
+      continue;
+    }
     p.items.push(item);
     p.sessions += item.visits;
     p.pageviews += item.pageviews;
@@ -155,7 +204,7 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([start, p]) => ({
       start,
-      visitors: pointVisitors(p.items) + p.imported,
+      visitors: pointVisitors(p.items, p.month) + p.imported,
       sessions: p.sessions,
       pageviews: p.pageviews,
       payments: p.payments,
@@ -165,11 +214,16 @@ export function timeseriesPoints(input: TimeseriesInput, range: DateRange, inter
 
 /**
  * Distinct visitors of a point: its one item's count, or the union of its
- * items' visitor sets (a partial month's days).
+ * items' visitor sets (a partial month's days), for which the open month's
+ * own count (`month`) stands when it equals it (`monthCountStandsIn`).
  * @throws Error when a point of several items lacks a set (`visitSpans` asks for them)
  */
-function pointVisitors(items: ReadonlyArray<{ visitors: number; sketch: VisitorSketch | null }>): number {
+function pointVisitors(
+  items: ReadonlyArray<{ period: string; visitors: number; sketch: VisitorSketch | null }>,
+  month: number | undefined,
+): number {
   if (items.length <= 1) return items[0]?.visitors ?? 0;
+  if (month !== undefined && monthCountStandsIn(items)) return month;
   return countVisitors(
     unionSketches(
       items.map((i) => {
