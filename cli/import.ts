@@ -63,6 +63,7 @@ export function registerImportCommands(program: Command): void {
         const paths = localPaths(ctx.dataDir);
         const imported = await importEventLines(dynamo, paths.stream, source.lines, {
           site,
+          now: Date.now(),
           countries: CountryDatabase.open(countryDatabasePath(ctx.dataDir)),
           known: (domain) => localImportedIds(paths, domain),
           onLine: (n) => {

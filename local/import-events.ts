@@ -58,6 +58,7 @@ export interface ImportSummary {
  *   the call — this function awaits before its first read, and lines a readline
  *   interface emits before the first read are lost
  * @param onLine called after each line with the count so far (progress)
+ * @param now the import's clock (ms since epoch): lines stamped later are invalid (`parseImportLine`)
  * @param countries the IP-to-country database: a line with `ip` and no valid
  *   `country` gets the database's country, as a live event without a CDN header does
  */
@@ -67,6 +68,7 @@ export async function importEventLines(
   lines: AsyncIterable<string> | Iterable<string>,
   options: {
     site?: string;
+    now?: number;
     onLine?: (count: number) => void;
     countries?: CountryLookup;
     known?: (site: string) => Promise<ReadonlySet<string>>;
@@ -98,7 +100,7 @@ export async function importEventLines(
       result.lines++;
       if (text.trim()) {
         try {
-          const { event, request } = parseImportLine(text, result.lines, options.site);
+          const { event, request } = parseImportLine(text, result.lines, options.site, options.now);
           const site = event.s.trim().toLowerCase();
           const digest = createHash('sha256').update(`${site}\n${text.trim()}`).digest('base64');
           const occurrence = seen.get(digest) ?? 0;

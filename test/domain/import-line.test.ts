@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { importedEventId, isImportedEventId } from '../../lambdas/domain/import-line.js';
+import {
+  ImportLineError,
+  importedEventId,
+  isImportedEventId,
+  parseImportLine,
+} from '../../lambdas/domain/import-line.js';
 
 const LINE = '{"n":"pageview","u":"https://example.com/","ts":"2025-06-01T14:00:00Z"}';
 
@@ -26,5 +31,22 @@ describe('importedEventId', () => {
 
   it('tells imported ids from the random v4 ids of live events', () => {
     for (let i = 0; i < 100; i++) expect(isImportedEventId(randomUUID())).toBe(false);
+  });
+});
+
+describe('parseImportLine and the clock', () => {
+  const at = Date.parse('2025-06-01T14:00:00Z');
+  it.each([
+    ['a line stamped before the clock', at + 1, true],
+    ['a line stamped at the clock', at, true],
+    ['a line stamped after the clock', at - 1, false],
+    ['no clock given', undefined, true],
+  ])('%s', (_case, now, accepted) => {
+    const parse = () => parseImportLine(LINE, 3, 'example.com', now);
+    if (accepted) expect(parse().request.now).toBe(at);
+    else
+      expect(parse).toThrow(
+        new ImportLineError(3, 'ts: 2025-06-01T14:00:00Z is later than now (an import holds past events)'),
+      );
   });
 });
