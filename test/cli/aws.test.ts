@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { startMemoryDynalite } from '../../local/dynalite.js';
-import { CLI } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 
 describe('footfall --aws: admin commands against a deployed table', () => {
   let db: { endpoint: string; close(): Promise<void> };
@@ -19,20 +18,9 @@ describe('footfall --aws: admin commands against a deployed table', () => {
     await db.close();
   });
 
-  // Asynchronous: dynalite runs in this process and must keep answering while the CLI waits on it.
-  const run = (args: string[], env: Record<string, string | undefined>) =>
-    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 },
-        (error, stdout, stderr) =>
-          resolve({ status: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
   // The SDK reads the endpoint, region and credentials from the environment, as it would on an operator's machine.
   const aws = (...args: string[]) =>
-    run(['--aws', '--table', 'FootfallStack-Table', ...args], {
+    runCliInProcess(['--aws', '--table', 'FootfallStack-Table', ...args], {
       AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
       AWS_REGION: 'eu-central-1',
       AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
@@ -53,7 +41,7 @@ describe('footfall --aws: admin commands against a deployed table', () => {
   });
 
   it('needs --table, and refuses commands that only work on local data', async () => {
-    const noTable = await run(['--aws', 'sites', 'list'], { FOOTFALL_TABLE: '' });
+    const noTable = await runCliInProcess(['--aws', 'sites', 'list'], { FOOTFALL_TABLE: '' });
     expect(noTable.status).toBe(2);
     expect(noTable.stderr).toContain('--table');
     const local = await aws('sessionize');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, runCliWithStdin } from '../support/cli.js';
+import { runCliInProcess, runCliWithStdin } from '../support/cli.js';
 import { CHROME_UA } from '../support/events.js';
 import { localPaths, openLocalStore } from '../../local/service.js';
 import { runSql } from '../../local/sql.js';
@@ -17,10 +17,21 @@ describe('footfall import events', () => {
   let dataDir = '';
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-import-'));
-    expect(runCli(['--data', dataDir, 'accounts', 'add', 'acme']).status).toBe(0);
+    expect((await runCliInProcess(['--data', dataDir, 'accounts', 'add', 'acme'])).status).toBe(0);
     expect(
-      runCli(['--data', dataDir, 'sites', 'add', 'example.com', '--timezone', 'America/New_York', '--account', 'acme'])
-        .status,
+      (
+        await runCliInProcess([
+          '--data',
+          dataDir,
+          'sites',
+          'add',
+          'example.com',
+          '--timezone',
+          'America/New_York',
+          '--account',
+          'acme',
+        ])
+      ).status,
     ).toBe(0);
   });
   afterAll(async () => rm(dataDir, { recursive: true, force: true }));
@@ -49,7 +60,16 @@ describe('footfall import events', () => {
         line({ ts: '2025-06-02T03:30:00Z', ip: '198.51.100.4', u: 'https://example.com/blog' }),
       ].join('\n'),
     );
-    const result = runCli(['--data', dataDir, '--json', 'import', 'events', file, '--site', 'example.com']);
+    const result = await runCliInProcess([
+      '--data',
+      dataDir,
+      '--json',
+      'import',
+      'events',
+      file,
+      '--site',
+      'example.com',
+    ]);
     expect(result.status, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
     expect(summary).toMatchObject({ lines: 9, accepted: 4, invalid: 3, dropped: { bot: 1 }, sessionized: 4 });
@@ -59,7 +79,7 @@ describe('footfall import events', () => {
       'line 6: s: other.org is not the imported site example.com',
     ]);
 
-    const sql = runCli([
+    const sql = await runCliInProcess([
       '--data',
       dataDir,
       '--json',
@@ -145,7 +165,7 @@ describe('footfall import events', () => {
           '--site',
           'example.com',
         ];
-        const result = source === 'file' ? runCli(args) : await runCliWithStdin(args, file);
+        const result = source === 'file' ? await runCliInProcess(args) : await runCliWithStdin(args, file);
         expect(result.status, result.stderr).toBe(0);
         expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
         expect(await archived(tag)).toBe(lines);
@@ -174,9 +194,27 @@ describe('footfall import events', () => {
     it('skips lines already imported, in a file imported again and in a file that grew, and says how many', async () => {
       const first = join(dataDir, 'again-1.jsonl');
       await writeFile(first, [line('a', 0), line('b', 1), line('c', 2)].join('\n'));
-      const once = runCli(['--data', dataDir, '--json', 'import', 'events', first, '--site', 'example.com']);
+      const once = await runCliInProcess([
+        '--data',
+        dataDir,
+        '--json',
+        'import',
+        'events',
+        first,
+        '--site',
+        'example.com',
+      ]);
       expect(JSON.parse(once.stdout)).toMatchObject({ lines: 3, accepted: 3, already_imported: 0 });
-      const twice = runCli(['--data', dataDir, '--json', 'import', 'events', first, '--site', 'example.com']);
+      const twice = await runCliInProcess([
+        '--data',
+        dataDir,
+        '--json',
+        'import',
+        'events',
+        first,
+        '--site',
+        'example.com',
+      ]);
       expect(JSON.parse(twice.stdout)).toMatchObject({ lines: 3, accepted: 0, already_imported: 3, sessionized: 0 });
       expect(await archived()).toEqual([3, 3]);
 
@@ -186,7 +224,7 @@ describe('footfall import events', () => {
         grown,
         [line('z', 0), line('a', 0), line('b', 1), line('c', 2), line('c', 2), line('d', 3)].join('\n'),
       );
-      const text = runCli(['--data', dataDir, 'import', 'events', grown, '--site', 'example.com']);
+      const text = await runCliInProcess(['--data', dataDir, 'import', 'events', grown, '--site', 'example.com']);
       expect(text.stdout).toContain('read 6 lines: 3 accepted, 3 already imported (skipped), 0 invalid');
       expect(await archived()).toEqual([6, 6]);
 
@@ -229,9 +267,13 @@ describe('footfall import events', () => {
     });
   });
 
-  it('exits 1 for a missing file and 2 for a bad --site', () => {
-    expect(runCli(['--data', dataDir, 'import', 'events', join(dataDir, 'nope.jsonl')])).toMatchObject({ status: 1 });
-    expect(runCli(['--data', dataDir, 'import', 'events', 'x.jsonl', '--site', 'not a site'])).toMatchObject({
+  it('exits 1 for a missing file and 2 for a bad --site', async () => {
+    expect(await runCliInProcess(['--data', dataDir, 'import', 'events', join(dataDir, 'nope.jsonl')])).toMatchObject({
+      status: 1,
+    });
+    expect(
+      await runCliInProcess(['--data', dataDir, 'import', 'events', 'x.jsonl', '--site', 'not a site']),
+    ).toMatchObject({
       status: 2,
     });
   });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, startServeProcess } from '../support/cli.js';
+import { runCliInProcess, startServeProcess } from '../support/cli.js';
 
 describe('footfall demo: the demo site through the real paths', () => {
   let dataDir = '';
@@ -10,7 +10,16 @@ describe('footfall demo: the demo site through the real paths', () => {
 
   it('seeds traffic and payments that the report API then shows', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-demo-'));
-    const seeded = runCli(['--data', dataDir, '--json', 'demo', '--days', '21', '--visits-per-day', '30']);
+    const seeded = await runCliInProcess([
+      '--data',
+      dataDir,
+      '--json',
+      'demo',
+      '--days',
+      '21',
+      '--visits-per-day',
+      '30',
+    ]);
     expect(seeded.status, seeded.stderr).toBe(0);
     const { key, events, webhooks } = JSON.parse(seeded.stdout);
     expect(key).toMatch(/^ff_/);
@@ -124,7 +133,7 @@ describe('footfall demo: the demo site through the real paths', () => {
         ).toBeGreaterThanOrEqual(total.current.visitors);
         expect(Math.max(0, ...points.map((p) => p.visitors)), label).toBeLessThanOrEqual(total.current.visitors);
       }
-      const sql = runCli(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
+      const sql = await runCliInProcess(['--data', dataDir, '--json', 'sql', 'SELECT count(*) AS n FROM events']);
       expect(JSON.parse(sql.stdout)[0].n).toBe(events);
     } finally {
       const exited = new Promise((r) => child.once('exit', r));

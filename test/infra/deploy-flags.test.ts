@@ -98,7 +98,7 @@ describe('every documented context flag synthesizes cdk-nag clean', () => {
     (_name, config) => {
       for (const [key, value] of Object.entries(config))
         expect(value, key).not.toEqual(CONFIG_DEFAULTS[key as keyof FootfallConfig]);
-      const s = synth({ config, bundle: false });
+      const s = synth({ config, bundle: false, validate: true });
       expect(s.nagViolations()).toEqual([]);
       expect(s.stack.stackName).toBe(config.stackName ?? 'Footfall');
     },

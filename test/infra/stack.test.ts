@@ -40,7 +40,7 @@ let main: Synthesized;
 let variant: Synthesized;
 
 beforeAll(() => {
-  main = synth(); // the real thing: defaults, esbuild bundling of every function
+  main = synth({ validate: true }); // the real thing: defaults, esbuild bundling of every function, validated
   variant = synth({
     config: {
       drainStream: true,

@@ -47,12 +47,22 @@ export interface Synthesized {
 /**
  * Synthesizes a Footfall stack. `bundle: false` skips esbuild (the functions
  * get placeholder code), for tests about wiring rather than code.
+ * `validate: true` runs CDK's built-in CloudFormation template validation as `cdk synth` does (with cdk.json's
+ * `validateAgainstDefaultRules`, a finding fails the synth). It is off by default: its rule engine costs about
+ * ten CPU-seconds in each test process that synthesizes, and test/infra/deploy-flags.test.ts and the bundled stack
+ * of test/infra/stack.test.ts validate every documented flag set.
  */
 export function synth(
-  options: { config?: Partial<FootfallConfig>; functions?: Record<string, FunctionSpec>; bundle?: boolean } = {},
+  options: {
+    config?: Partial<FootfallConfig>;
+    functions?: Record<string, FunctionSpec>;
+    bundle?: boolean;
+    validate?: boolean;
+  } = {},
 ): Synthesized {
   const app = testApp({
     context: { ...cdkJson.context, ...(options.bundle === false ? { 'aws:cdk:bundling-stacks': [] } : {}) },
+    builtinCloudFormationValidation: options.validate ?? false,
   });
   const config = { ...parseConfig({}), ...options.config };
   const stack = new FootfallStack(app, config.stackName, {

@@ -20,6 +20,7 @@ import {
 } from '../../lambdas/domain/payments/contribution.js';
 import { NONE, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
+import { propertyRuns } from '../support/suite.js';
 
 /**
  * The group layout of the payment dimension rollups (`docs/data-model.md`,
@@ -233,7 +234,7 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
           await expectBreakdowns(list, site, after);
         },
       ),
-      { seed, numRuns: 4 },
+      { seed, numRuns: propertyRuns(1, 4) },
     );
   }, 300_000);
 

@@ -22,6 +22,7 @@ import type { PaymentFact, Provider, ProviderFacts, SubscriptionFact } from '../
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { site as siteConfig, trackedEvent } from '../support/events.js';
+import { propertyRuns, reliabilityOnly } from '../support/suite.js';
 
 /**
  * Retention from cohort rollups (`docs/retention.md` "How it is
@@ -259,7 +260,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
           ).toEqual([]);
         },
       ),
-      { seed, numRuns: 5 },
+      { seed, numRuns: propertyRuns(1, 5) },
     );
   }, 300_000);
 
@@ -416,7 +417,7 @@ function crashAt(conn: DynamoConnection, k: number): { writes: () => number; dis
   return { writes: () => writes, disarm: () => void ((armed = false), (conn.doc.send = send)) };
 }
 
-describe('retention cohorts: a crash at any write of a recompute, then the retry, ends as a clean run', () => {
+reliabilityOnly('retention cohorts: a crash at any write of a recompute, then the retry, ends as a clean run', () => {
   const touch = {
     session_id: 's1',
     ts: NOW - 60 * DAY,

@@ -23,17 +23,22 @@ export function runCli(args: string[], timeoutMs = 110_000): { status: number; s
 /**
  * Runs `footfall …` in this process (the `main` that bin/footfall.js runs) and returns its exit code and what it
  * wrote to stdout and stderr, as `runCli` does without starting Node and loading the CLI again for each command.
+ * `env` is set (`undefined` unsets) for the call only, as a process's environment would be.
  * For tests of what a command does; tests of the process itself (a port in use, standard input, `serve`) use
- * `runCli`. Calls must not overlap: stdout and stderr are captured by replacing their `write` for the call.
+ * `runCli`. Calls must not overlap: stdout, stderr and the environment are replaced for the call.
  */
-export async function runCliInProcess(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+export async function runCliInProcess(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ status: number; stdout: string; stderr: string }> {
   const saved = new Map<string, string | undefined>();
-  for (const [name, value] of Object.entries(CLI_ENV_OVERRIDES)) {
+  for (const [name, value] of Object.entries({ ...CLI_ENV_OVERRIDES, ...env })) {
     saved.set(name, process.env[name]);
-    process.env[name] = value;
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
   }
   for (const [name, value] of Object.entries(CLI_ENV_DEFAULTS)) {
-    saved.set(name, process.env[name]);
+    if (!saved.has(name)) saved.set(name, process.env[name]);
     process.env[name] ??= value;
   }
   const { main } = await import('../../cli/main.js');
