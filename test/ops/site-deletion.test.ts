@@ -8,7 +8,7 @@ import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.
 import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';
 import { DynamoShareLinkStore } from '../../lambdas/adapters/dynamo/share-link-store.js';
 import { DynamoWebhookLogStore } from '../../lambdas/adapters/dynamo/webhook-log-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import {
   advanceSiteDeletions,

@@ -6,7 +6,7 @@ import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';

@@ -1,9 +1,9 @@
-import type { DynamoConnection } from './client.js';
-import { DynamoPaymentStore } from './payment-store.js';
-import { DynamoVisitStore } from './visit-store.js';
-import { DynamoFxStore, FxRates } from './fx-store.js';
-import { usdRateOf } from '../../domain/payments/fx.js';
-import type { PaymentDeps } from '../../services/payments.js';
+import type { DynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
+import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
+import { DynamoFxStore, FxRates } from '../adapters/dynamo/fx-store.js';
+import { usdRateOf } from '../domain/payments/fx.js';
+import type { PaymentDeps } from '../services/payments.js';
 
 /** The payment use cases' dependencies on the single table (Lambda entries, local server, CLI). */
 export function dynamoPaymentDeps(
