@@ -221,3 +221,53 @@ export interface ArchiveEraser {
    */
   eraseVisitors(site: string, visitors: readonly string[]): Promise<{ files: number; events: number }>;
 }
+
+/**
+ * The SITE item's generation steps a rebuild takes (`docs/rebuild.md`): each a conditional write
+ * from the state the step starts from, resolving with the site as written.
+ * @throws GenerationConflictError when the SITE item is in another state; NotFoundError when there is no such site
+ */
+export interface SiteGenerations extends SiteDirectory {
+  /** Marks `generation` as being built: refused while another one is built or a replaced one awaits deletion. */
+  beginBuilding(domain: string, generation: number): Promise<SiteConfig>;
+  /** Makes the built generation live and the live one retired, in one write. */
+  switchGeneration(domain: string, generation: number): Promise<SiteConfig>;
+  /** Gives up the generation being built, leaving it to be deleted as `retired`. */
+  abandonBuilding(domain: string, generation: number): Promise<SiteConfig>;
+  /** Forgets the retired generation once its items are deleted. */
+  clearRetired(domain: string, generation: number): Promise<SiteConfig>;
+}
+
+/** Where a rebuild of one generation got to: the last batch whose visits and rollups are written. */
+export interface RebuildCheckpoint {
+  generation: number;
+  /** RFC 3339: when the rebuild of this generation began. */
+  started: string;
+  /** Batches of the archive sessionized so far (their sequence numbers are 1..batches). */
+  batches: number;
+  /** Events sessionized so far. */
+  events: number;
+  /** The last event sessionized (archive order: ts, then event id), or null before the first batch. */
+  after: { ts: number; id: string } | null;
+}
+
+/** A rebuild's own items (REBUILD, `docs/data-model.md`) and the deletion of a replaced generation's data. */
+export interface RebuildStore {
+  /** A new generation number for the site, above `floor` and every one begun before. */
+  nextGeneration(domain: string, floor: number): Promise<number>;
+  /** The checkpoint of a generation being built, or null before its first batch. */
+  checkpoint(domain: string, generation: number): Promise<RebuildCheckpoint | null>;
+  saveCheckpoint(domain: string, checkpoint: RebuildCheckpoint): Promise<void>;
+  deleteCheckpoint(domain: string, generation: number): Promise<void>;
+  /** The visitors of the payments stored in the data namespace `ns` (a payment's visitor may have no archived event). */
+  paymentVisitors(ns: string): Promise<string[]>;
+  /**
+   * Deletes every item of the data namespace `ns`, the visit partitions of `visitors` included. Safe to repeat.
+   * @returns items deleted
+   */
+  deleteNamespace(
+    ns: string,
+    visitors: AsyncIterable<readonly string[]>,
+    onProgress?: (deleted: number) => void | Promise<void>,
+  ): Promise<number>;
+}
