@@ -1,5 +1,6 @@
 import type { DynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
+import { dynamoPaymentListLayout } from '../adapters/dynamo/payment-list-layout.js';
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { DynamoFxStore, FxRates } from '../adapters/dynamo/fx-store.js';
 import { usdRateOf } from '../domain/payments/fx.js';
@@ -13,6 +14,7 @@ export function dynamoPaymentDeps(
   const fx = new FxRates(new DynamoFxStore(conn));
   return {
     payments: new DynamoPaymentStore(conn, clock),
+    list: dynamoPaymentListLayout,
     visits: new DynamoVisitStore(conn),
     rates: async () => usdRateOf(await fx.table()),
     clock,

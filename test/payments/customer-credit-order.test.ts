@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import fc from 'fast-check';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
@@ -139,6 +140,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
     site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     deps = {
       payments: new DynamoPaymentStore(conn),
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => () => null,
       clock: () => BASE + 90 * DAY,
