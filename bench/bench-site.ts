@@ -1,4 +1,5 @@
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
+import { dynamoPaymentListLayout } from '../lambdas/adapters/dynamo/payment-list-layout.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
 import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';
@@ -322,7 +323,13 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   // 2. Payments: each payer's subscription webhooks through the payment service, in memory, a batch of
   // customers at a time; 3. each batch written with the DynamoDB stores' bulk path (in chunks) and dropped.
   const payments = new MemoryPaymentStore();
-  const paymentDeps: PaymentDeps = { payments, visits: visitStore, rates: async () => benchRate, clock: () => now };
+  const paymentDeps: PaymentDeps = {
+    payments,
+    list: dynamoPaymentListLayout,
+    visits: visitStore,
+    rates: async () => benchRate,
+    clock: () => now,
+  };
   const store = new DynamoPaymentStore(conn);
   const load = store.bulkLoader(ns, site.timezone, benchRate, { now });
   const chunk = options.paymentChunk ?? 20_000;

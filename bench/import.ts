@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { CapacityMeter, attachCapacityMeter } from '../lambdas/adapters/dynamo/capacity-meter.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { itemBytes } from '../lambdas/adapters/dynamo/rollup-reader.js';
 import { PK } from '../lambdas/adapters/dynamo/table.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';

@@ -5,13 +5,18 @@ import type { Provider } from '../lambdas/domain/payments/facts.js';
 import type { UsdRate } from '../lambdas/domain/payments/money.js';
 import type { Contribution } from '../lambdas/domain/payments/contribution.js';
 import { customerKey, paymentKey } from '../lambdas/domain/payments/contribution.js';
-import type { PaymentDeps } from '../lambdas/services/payments.js';
-import type { RollupStore, StreamCheckpoint, VisitStore, VisitsAndPayments } from '../lambdas/ports.js';
+import type {
+  PaymentBulkLoad,
+  PaymentLedger,
+  RecomputeBatch,
+  RollupStore,
+  StreamCheckpoint,
+  VisitStore,
+  VisitsAndPayments,
+} from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
-import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
-import type { PaymentBulkLoad } from '../lambdas/adapters/dynamo/payment-store.js';
 
 /**
  * In-memory stand-ins for the two stores the bench site's loader runs the
@@ -179,15 +184,13 @@ export class MemoryVisitStore implements VisitStore {
   }
 }
 
-type PaymentPort = PaymentDeps['payments'];
-
 /**
  * Payments, aliases, customers and pending credits in memory (the payment
  * service's store port). The derived items (list, counters, timeline copies)
  * are not kept: the loader writes them from the payments with
  * `DynamoPaymentStore.bulkLoad`, which writes what `syncDerived` would.
  */
-export class MemoryPaymentStore implements PaymentPort {
+export class MemoryPaymentStore implements PaymentLedger {
   readonly payments = new Map<string, Payment>();
   readonly customers = new Map<string, Customer>();
   readonly aliases = new Map<string, string>();

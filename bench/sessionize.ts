@@ -27,7 +27,7 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { startMemoryDynalite } from '../local/dynalite.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { applyProviderFacts, recreditVisitors } from '../lambdas/services/payments.js';
 import type { Figure } from './report.js';

@@ -14,7 +14,7 @@ import {
 import { PROVIDERS } from '../lambdas/domain/payments/facts.js';
 import { DynamoKeyStore } from '../lambdas/adapters/dynamo/key-store.js';
 import { recreditSite } from '../lambdas/services/payments.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { contextOf, parseArgs, parseFields } from './main.js';
 import { formatTable } from './output.js';
 import { secretBoxFor, withStore } from './store.js';

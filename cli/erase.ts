@@ -4,7 +4,7 @@ import { contextOf, parseArgs, UsageError, type CliContext } from './main.js';
 import { withLocalStore, withStore } from './store.js';
 import { AWS_DRAIN_MS, AWS_FENCE_MS, awsMode, depsOf, localMode } from './rebuild.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dynamoOperationsDeps } from '../lambdas/adapters/dynamo/operations-deps.js';
+import { dynamoOperationsDeps } from '../lambdas/wiring/operations-deps.js';
 import { advanceOperations } from '../lambdas/services/operations.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { LOCAL_SITE_CACHE_TTL_MS } from '../local/consumers.js';

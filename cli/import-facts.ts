@@ -1,5 +1,5 @@
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../lambdas/domain/site.js';

@@ -10,7 +10,7 @@ import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRebuildStore } from '../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { AthenaArchiveReader } from '../lambdas/adapters/athena-archive.js';
 import { domainSchema, namespaceOf, type SiteConfig } from '../lambdas/domain/site.js';
 import { abandonRebuild, rebuildSite, type RebuildDeps, type RebuildOutcome } from '../lambdas/services/rebuild.js';

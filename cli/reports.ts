@@ -12,7 +12,7 @@ import { unsubscribeToken } from '../lambdas/domain/email-report/unsubscribe-tok
 import { mailLinks, periodSummary, summaryMail } from '../lambdas/services/email-reports.js';
 import { renderSummary } from '../lambdas/domain/email-report/render.js';
 import { emailSchema } from '../lambdas/services/account-settings.js';
-import { dynamoReportServiceDeps } from '../lambdas/adapters/dynamo/report-deps.js';
+import { dynamoReportServiceDeps } from '../lambdas/wiring/report-deps.js';
 import { DynamoEmailReportStore } from '../lambdas/adapters/dynamo/email-report-store.js';
 import { LOCAL_REPORT_SENDER } from '../local/outbox.js';
 import { SERVER_FILE } from '../local/service.js';

@@ -3,6 +3,11 @@ import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { RollupDelta } from './domain/rollup.js';
 import type { VisitRow } from './domain/visit-table.js';
+import type { Payment } from './domain/payments/payment.js';
+import type { Customer } from './domain/payments/customer.js';
+import type { Provider } from './domain/payments/facts.js';
+import type { Contribution } from './domain/payments/contribution.js';
+import type { UsdRate } from './domain/payments/money.js';
 
 /**
  * The event stream (Kinesis in AWS, the durable local stream on a laptop).
@@ -220,4 +225,194 @@ export interface ArchiveEraser {
    * @returns files rewritten and events removed
    */
   eraseVisitors(site: string, visitors: readonly string[]): Promise<{ files: number; events: number }>;
+}
+
+/**
+ * The SITE item's generation steps a rebuild takes (`docs/rebuild.md`): each a conditional write
+ * from the state the step starts from, resolving with the site as written.
+ * @throws GenerationConflictError when the SITE item is in another state; NotFoundError when there is no such site
+ */
+export interface SiteGenerations extends SiteDirectory {
+  /** Marks `generation` as being built: refused while another one is built or a replaced one awaits deletion. */
+  beginBuilding(domain: string, generation: number): Promise<SiteConfig>;
+  /** Makes the built generation live and the live one retired, in one write. */
+  switchGeneration(domain: string, generation: number): Promise<SiteConfig>;
+  /** Gives up the generation being built, leaving it to be deleted as `retired`. */
+  abandonBuilding(domain: string, generation: number): Promise<SiteConfig>;
+  /** Forgets the retired generation once its items are deleted. */
+  clearRetired(domain: string, generation: number): Promise<SiteConfig>;
+}
+
+/** Where a rebuild of one generation got to: the last batch whose visits and rollups are written. */
+export interface RebuildCheckpoint {
+  generation: number;
+  /** RFC 3339: when the rebuild of this generation began. */
+  started: string;
+  /** Batches of the archive sessionized so far (their sequence numbers are 1..batches). */
+  batches: number;
+  /** Events sessionized so far. */
+  events: number;
+  /** The last event sessionized (archive order: ts, then event id), or null before the first batch. */
+  after: { ts: number; id: string } | null;
+}
+
+/** A rebuild's own items (REBUILD, `docs/data-model.md`) and the deletion of a replaced generation's data. */
+export interface RebuildStore {
+  /** A new generation number for the site, above `floor` and every one begun before. */
+  nextGeneration(domain: string, floor: number): Promise<number>;
+  /** The checkpoint of a generation being built, or null before its first batch. */
+  checkpoint(domain: string, generation: number): Promise<RebuildCheckpoint | null>;
+  saveCheckpoint(domain: string, checkpoint: RebuildCheckpoint): Promise<void>;
+  deleteCheckpoint(domain: string, generation: number): Promise<void>;
+  /** The visitors of the payments stored in the data namespace `ns` (a payment's visitor may have no archived event). */
+  paymentVisitors(ns: string): Promise<string[]>;
+  /**
+   * Deletes every item of the data namespace `ns`, the visit partitions of `visitors` included. Safe to repeat.
+   * @returns items deleted
+   */
+  deleteNamespace(
+    ns: string,
+    visitors: AsyncIterable<readonly string[]>,
+    onProgress?: (deleted: number) => void | Promise<void>,
+  ): Promise<number>;
+}
+
+/**
+ * The recomputes many payment syncs of one site leave to one pass (`PaymentLedger.syncDerived` and
+ * `syncPayer` with a batch, then `finishSync`): a handle the ledger's list layout makes
+ * (`PaymentListLayout.batch`) and the ledger fills and empties; the service only passes it along.
+ */
+export interface RecomputeBatch {
+  /** The site the batch's syncs are for, null while it holds none. */
+  readonly site: string | null;
+  /** Empties the batch once its recomputes ran, so it can be used again. */
+  clear(): void;
+}
+
+/**
+ * Where the payment list places a payment (`docs/data-model.md`, "Payments"): the positions a
+ * payment's contribution occupies, named as a payment keeps those it left (`Payment.unlisted`).
+ */
+export interface PaymentListLayout {
+  /** The list positions of a contribution in the data namespace `site`: its main item and, when refunded, its copy. */
+  positions(site: string, c: Contribution): string[];
+  /** An empty recompute batch for `PaymentLedger`. */
+  batch(): RecomputeBatch;
+}
+
+/** A payment's key in its namespace: provider and the provider's id. */
+export interface PaymentRef {
+  provider: Provider;
+  id: string;
+}
+
+/**
+ * Payments, their aliases, customers, the payment list and its rollups, and the payers behind
+ * retention (`docs/data-model.md`, "Payments"; `docs/payments.md`): what the payment use cases
+ * (`lambdas/services/payments.ts`) read and write. Writes several deliveries may race on are
+ * conditioned on the revision read. `site` is a data namespace (`namespaceOf`).
+ */
+export interface PaymentLedger {
+  /** Canonical ids of the payments any of `ids` names (itself or an alias), sorted. */
+  findPaymentIds(site: string, provider: Provider, ids: readonly string[]): Promise<string[]>;
+  /** Points `ids` (aliases of a payment folded into another) at `paymentId`. */
+  repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
+  deletePayment(site: string, provider: Provider, id: string): Promise<void>;
+  /** Makes each of `ids` an alias of `paymentId`. */
+  linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
+  getPayment(site: string, provider: Provider, id: string): Promise<Payment | null>;
+  getPayments(keys: ReadonlyArray<{ site: string; provider: Provider; id: string }>): Promise<Payment[]>;
+  /** Writes `payment` if the stored one is still at `expectedRev` (0: none stored); false when it is not. */
+  putPayment(payment: Payment, expectedRev: number): Promise<boolean>;
+  listPayments(site: string): Promise<Payment[]>;
+  /** A site's payments a Query page at a time (`limit` items, else 1 MB). */
+  paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]>;
+  getCustomer(site: string, provider: Provider, customerId: string): Promise<Customer | null>;
+  /** Writes `customer` if the stored one is still at its `ver`; false when it is not. */
+  putCustomer(customer: Customer): Promise<boolean>;
+  listCustomers(site: string): Promise<Customer[]>;
+  /**
+   * Brings the payment's list items, counters and visitor timeline copy in line with it
+   * (`previous`: its visitor and time before this change). With `batch`, the recomputes wait for `finishSync`.
+   */
+  syncDerived(
+    payment: Payment,
+    contribution: Contribution | null,
+    previous: { visitor: string | null; ts: number | null } | null,
+    batch?: RecomputeBatch,
+  ): Promise<void>;
+  /** Runs the recomputes a batch's syncs left, once each. */
+  finishSync(batch: RecomputeBatch): Promise<void>;
+  /** Brings the payment's payer (retention) in line with it; `now` ms. */
+  syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void>;
+  /** Removes a payment from a payer it no longer belongs to; `now` ms. */
+  dropPayerPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void>;
+  /** Recomputes a customer's payer after its subscription status changed; `now` ms. */
+  syncCustomerPayer(site: string, timezone: string, provider: Provider, customerId: string, now: number): Promise<void>;
+  /** Records that the generation's cohorts are complete. */
+  markCohortsReady(site: string): Promise<void>;
+  /** Every payment a payer ever held (its countable payments). */
+  payerPayments(site: string, payer: string): Promise<PaymentRef[]>;
+  /** The payments on a visitor's timeline. */
+  visitorPayments(site: string, visitorId: string): Promise<PaymentRef[]>;
+  /** Marks a payment pending its visitor's visits until `until` (ms). */
+  markPending(site: string, payment: Payment, until: number): Promise<void>;
+  clearPending(site: string, payment: Payment): Promise<void>;
+  listPending(site: string): Promise<Array<PaymentRef & { until: number }>>;
+  /** A bulk load of a site's payments in chunks (`rate`: the USD rates in force). */
+  bulkLoader(site: string, timezone: string, rate: UsdRate, options?: BulkLoadOptions): PaymentBulkLoad;
+  /** Deletes the site's legacy payment rollups; @returns items deleted */
+  dropLegacyRollups(site: string): Promise<number>;
+}
+
+/** A bulk load in chunks (`PaymentLedger.bulkLoader`): `add` each chunk of payments, then `finish` once. */
+export interface PaymentBulkLoad {
+  add(payments: readonly Payment[]): Promise<void>;
+  /** Deletes list positions (`PaymentListLayout.positions`) payments left (their `unlisted`); `finish` recomputes their days. */
+  unlist(positions: readonly string[]): Promise<void>;
+  finish(): Promise<void>;
+}
+
+/** How `bulkLoader` treats what the table held before it. */
+export interface BulkLoadOptions {
+  /** false to leave the PAYMENT items as they are (they are the source); default true */
+  writePayments?: boolean;
+  /** ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is */
+  now?: number;
+  /**
+   * true: each visitor's payments marker is only raised (a conditional
+   * UpdateItem per visitor), for visitors with payments outside the load (an
+   * import into a site with payments); default false: set with
+   * BatchWriteItem to the latest loaded payment (the load holds every payment
+   * of its visitors)
+   */
+  raiseMarkers?: boolean;
+  /** false to leave the cohorts' `ready` as it is; default true */
+  markReady?: boolean;
+}
+
+/** The bulk writes of a payment import (`lambdas/services/payment-import.ts`), beyond `PaymentLedger`. */
+export interface PaymentImportWrites {
+  /** The canonical payment id each of `ids` is an alias of, keyed by `aliasRef`; ids not known are absent. */
+  aliasTargets(site: string, ids: readonly PaymentRef[]): Promise<Map<string, string>>;
+  /** Writes payments not stored before, and an alias for each of their ids, unconditionally. */
+  bulkPutPayments(payments: readonly Payment[]): Promise<void>;
+  /** Deletes the visitor timeline copies of payments as they were (they moved visitor or time). */
+  bulkDropTimelineCopies(previous: readonly Payment[]): Promise<void>;
+  /** Marks payments pending (`markPending`) and clears others. */
+  bulkPending(
+    site: string,
+    mark: ReadonlyArray<{ payment: Payment; until: number }>,
+    clear: readonly Payment[],
+  ): Promise<void>;
+  /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at its `rev`. */
+  clearUnlisted(payment: Payment): Promise<void>;
+  bulkLoadCustomers(customers: readonly Customer[]): Promise<void>;
+  /** The retention cohorts' status item of the namespace. */
+  cohorts: {
+    sourceFlags(
+      site: string,
+      consistent?: boolean,
+    ): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }>;
+  };
 }

@@ -1,19 +1,9 @@
 import type { S3Event } from 'aws-lambda';
-import { DynamoRealtimeStore } from '../lambdas/adapters/dynamo/realtime-store.js';
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
-import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
-import { DynamoBatchMarkers } from '../lambdas/adapters/dynamo/batch-marker-store.js';
-import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
-import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { createSessionizeHandler } from '../lambdas/handlers/sessionize.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { LocalStreamPoller, type BatchConsumer } from './stream-poller.js';
 import { createArchiveConsumer } from './archive.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
-import { recreditVisitors } from '../lambdas/services/payments.js';
-import { ShardVisitCache } from '../lambdas/adapters/shard-visit-cache.js';
-import { DynamoRecentPaymentMarks } from '../lambdas/adapters/dynamo/recent-payment-marks.js';
 import { functionConnection } from './iam/partition-guard.js';
 import {
   demandArchiveBatch,
@@ -24,8 +14,8 @@ import {
 import { LocalArchiveDelivery, LocalArchiveDeliveryPoller } from './archive-delivery.js';
 import { EVENTS_PREFIX } from '../lambdas/domain/archive-schema.js';
 import { LocalRawObjects } from './raw-objects.js';
-import { DynamoIngestJournal } from '../lambdas/adapters/dynamo/ingest-journal.js';
 import { createObjectSessionizeHandler } from '../lambdas/handlers/sessionize-objects.js';
+import { dynamoSessionizeDeps } from '../lambdas/wiring/sessionize-deps.js';
 import { join } from 'node:path';
 import { unlink } from 'node:fs/promises';
 
@@ -54,27 +44,16 @@ export function sessionizeConsumer(
   const rawDir = rawObjectsDir(streamDir);
   // The sessionizer's own grant, as its role holds it in AWS.
   const dynamo = functionConnection(table, 'sessionize');
-  const payments = dynamoPaymentDeps(dynamo, clock);
-  const telemetry = createTelemetry('sessionize-local');
-  const stream = createSessionizeHandler({
-    ...telemetry,
-    sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo), LOCAL_SITE_CACHE_TTL_MS, clock),
-    visits: new DynamoVisitStore(dynamo),
-    rollups: new DynamoRollupStore(dynamo),
-    realtime: { store: new DynamoRealtimeStore(dynamo, { localExpiry: table }), clock },
-    markers: new DynamoBatchMarkers(dynamo),
-    visitCache: new ShardVisitCache(new DynamoRecentPaymentMarks(dynamo), { clock }),
-    recredit: (site, visitors) => recreditVisitors(payments, site, visitors),
-  });
   const raw = new LocalRawObjects(rawDir);
-  const handler = createObjectSessionizeHandler({
-    journal: new DynamoIngestJournal(dynamo, { clock, localExpiry: table }),
+  const deps = dynamoSessionizeDeps(dynamo, {
+    telemetry: createTelemetry('sessionize-local'),
     objects: functionRawObjects(raw, 'sessionize'),
-    sessionize: stream,
     archive: functionArchiveDelivery(new LocalArchiveDelivery(archiveDeliveryDir(streamDir)), 'sessionize'),
-    logger: telemetry.logger,
     clock,
+    siteCacheTtlMs: LOCAL_SITE_CACHE_TTL_MS,
+    localExpiry: table,
   });
+  const handler = createObjectSessionizeHandler({ ...deps.objects, sessionize: createSessionizeHandler(deps.stream) });
   return async (records) => {
     const key = await raw.deliver(records);
     await handler(objectCreated(key));

@@ -5,24 +5,22 @@ import type { Server } from 'node:http';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { DynamoSaltStore } from '../lambdas/adapters/dynamo/salt-store.js';
 import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
-import { CachedSiteDirectory } from '../lambdas/adapters/cached-site-directory.js';
 import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
-import { SiteRateLimiter } from '../lambdas/domain/rate-limit.js';
 import { createEventHandler } from '../lambdas/handlers/event.js';
+import { dynamoEventDeps } from '../lambdas/wiring/event-deps.js';
 import { createWebhookHandler } from '../lambdas/handlers/webhook.js';
 import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
 import { createReportHandler } from '../lambdas/handlers/report.js';
 import { createMcpHandler } from '../lambdas/handlers/mcp.js';
-import { dynamoReportDeps } from '../lambdas/adapters/dynamo/report-deps.js';
-import { dynamoPaymentDeps } from '../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoReportDeps } from '../lambdas/wiring/report-deps.js';
+import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
 import { buildTrackerSync } from '../tracker/build.js';
 import { createAppHandler } from '../lambdas/handlers/app.js';
-import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../lambdas/adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../lambdas/wiring/app-deps.js';
 import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
 import { DynamoWebhookLogStore } from '../lambdas/adapters/dynamo/webhook-log-store.js';
 import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
@@ -30,7 +28,7 @@ import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
 import { DynamoEmailReportStore } from '../lambdas/adapters/dynamo/email-report-store.js';
-import { dynamoReportServiceDeps } from '../lambdas/adapters/dynamo/report-deps.js';
+import { dynamoReportServiceDeps } from '../lambdas/wiring/report-deps.js';
 import { emailReportSender } from '../lambdas/services/email-reports.js';
 import { LOCAL_REPORT_SENDER, outboxSender } from './outbox.js';
 
@@ -45,7 +43,7 @@ import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
 import { LocalArchiveEraser } from './archive-eraser.js';
-import { dynamoOperationsDeps } from '../lambdas/adapters/dynamo/operations-deps.js';
+import { dynamoOperationsDeps } from '../lambdas/wiring/operations-deps.js';
 import { advanceOperations } from '../lambdas/services/operations.js';
 import { createOperationsHandler } from '../lambdas/handlers/operations.js';
 
@@ -164,16 +162,16 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const app = as('app');
   const scheduledConn = as('scheduled');
   const operationsConn = as('operations');
-  const eventHandler = createEventHandler({
-    ...telemetry,
-    clock,
-    // As in AWS: read once at start; the local server passes the client address as `sourceIp`.
-    countries: CountryDatabase.open(countryDatabasePath(dataDir)),
-    sites: new CachedSiteDirectory(new DynamoConfigStore(event), LOCAL_SITE_CACHE_TTL_MS, clock),
-    salts: new DynamoSaltStore(event),
-    stream: functionStream(stream, 'event'),
-    limiter: new SiteRateLimiter(),
-  });
+  const eventHandler = createEventHandler(
+    dynamoEventDeps(event, {
+      telemetry,
+      clock,
+      // As in AWS: read once at start; the local server passes the client address as `sourceIp`.
+      countries: CountryDatabase.open(countryDatabasePath(dataDir)),
+      stream: functionStream(stream, 'event'),
+      siteCacheTtlMs: LOCAL_SITE_CACHE_TTL_MS,
+    }),
+  );
   const secrets = await LocalSecretBox.open(dataDir);
   // The webhook function opens the signing secrets (a private key's ssm:GetParameter), the app function seals them (the public key's).
   const config = new DynamoConfigStore(webhook, functionSecretBox(secrets, 'webhook'));

@@ -41,3 +41,13 @@ export function parseAuthorization(header: string | undefined): AuthorizationHea
   if (!token) return { kind: 'other' };
   return looksLikeApiKey(token) ? { kind: 'key', key: token } : { kind: 'malformed', token };
 }
+
+/** An API key as listed: never the key itself. */
+export interface ApiKeyInfo {
+  id: string;
+  account: string;
+  name: string | null;
+  created: string;
+  last_used: string | null;
+  revoked: string | null;
+}

@@ -147,3 +147,6 @@ export class TooManyRequestsError extends FootfallError {
 export class MethodNotAllowedError extends FootfallError {
   readonly status = 405;
 }
+
+/** Thrown when adding an account or site that already exists. */
+export class AlreadyExistsError extends Error {}

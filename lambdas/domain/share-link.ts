@@ -79,3 +79,24 @@ export function shareCookie(id: string, domain: string, token: string, maxAgeS: 
     'SameSite=Strict',
   ].join('; ');
 }
+
+/** A shared link as stored (`docs/data-model.md`, SHARE_LINK and SHARE_INFO): never its token, only the token's hash. */
+export interface ShareLink {
+  id: string;
+  account: string;
+  /** The site's domain. */
+  site: string;
+  /** The site's `created` when the link was made: a site deleted and added again does not revive its old links. */
+  site_created: string;
+  name: string;
+  /** ISO 8601, UTC. */
+  created: string;
+  /** scrypt hash of the link's password (`domain/auth/password.ts`), or null for a link without one. */
+  password_hash: string | null;
+}
+
+/** A protected link's unlock: which link, and when it ends (ms since epoch). */
+export interface ShareUnlock {
+  link: string;
+  expires: number;
+}

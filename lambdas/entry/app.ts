@@ -1,5 +1,5 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
-import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../wiring/app-deps.js';
 import { DynamoEmailReportStore } from '../adapters/dynamo/email-report-store.js';
 import { createAppHandler } from '../handlers/app.js';
 import { createTelemetry } from '../observability/telemetry.js';

@@ -1,13 +1,10 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { CountryDatabase } from '../adapters/country-database.js';
-import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
-import { DynamoSaltStore } from '../adapters/dynamo/salt-store.js';
-import { CachedSiteDirectory } from '../adapters/cached-site-directory.js';
 import { FirehoseEventStream, createFirehoseClient } from '../adapters/firehose-stream.js';
-import { SiteRateLimiter } from '../domain/rate-limit.js';
 import { createEventHandler } from '../handlers/event.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
+import { dynamoEventDeps } from '../wiring/event-deps.js';
 
 // Built once per execution environment (cold start), reused by every invocation.
 const dynamo = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
@@ -30,12 +27,10 @@ function openCountries(): CountryDatabase | undefined {
 }
 
 /** Lambda entry of `POST|OPTIONS /api/event`: its function URL (`EventUrl`) and the HTTP API route, both payload format 2.0. */
-export const handler = createEventHandler({
-  ...telemetry,
-  countries: openCountries(),
-  clock: Date.now,
-  sites: new CachedSiteDirectory(new DynamoConfigStore(dynamo)),
-  salts: new DynamoSaltStore(dynamo),
-  stream: new FirehoseEventStream(createFirehoseClient(), requireEnv('INGEST_STREAM')),
-  limiter: new SiteRateLimiter(),
-});
+export const handler = createEventHandler(
+  dynamoEventDeps(dynamo, {
+    telemetry,
+    countries: openCountries(),
+    stream: new FirehoseEventStream(createFirehoseClient(), requireEnv('INGEST_STREAM')),
+  }),
+);

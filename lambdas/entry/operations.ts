@@ -1,7 +1,7 @@
 import { AthenaClient } from '@aws-sdk/client-athena';
 import { S3Client } from '@aws-sdk/client-s3';
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
-import { dynamoOperationsDeps } from '../adapters/dynamo/operations-deps.js';
+import { dynamoOperationsDeps } from '../wiring/operations-deps.js';
 import { AthenaArchiveReader } from '../adapters/athena-archive.js';
 import { S3ArchiveEraser } from '../adapters/s3-archive-eraser.js';
 import { AWS_DRAIN_MS, AWS_FENCE_MS } from '../adapters/aws-fence.js';

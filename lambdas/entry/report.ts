@@ -1,5 +1,5 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
-import { dynamoReportDeps } from '../adapters/dynamo/report-deps.js';
+import { dynamoReportDeps } from '../wiring/report-deps.js';
 import { createReportHandler } from '../handlers/report.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';

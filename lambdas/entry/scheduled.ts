@@ -1,8 +1,8 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
-import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
-import { dynamoReportServiceDeps } from '../adapters/dynamo/report-deps.js';
+import { dynamoPaymentDeps } from '../wiring/payment-deps.js';
+import { dynamoReportServiceDeps } from '../wiring/report-deps.js';
 import { DynamoEmailReportStore } from '../adapters/dynamo/email-report-store.js';
 import { SesMailSender } from '../adapters/ses-mail-sender.js';
 import { createScheduledHandler } from '../handlers/scheduled.js';

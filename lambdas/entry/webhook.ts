@@ -1,6 +1,6 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
-import { dynamoPaymentDeps } from '../adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../wiring/payment-deps.js';
 import { DynamoWebhookLogStore } from '../adapters/dynamo/webhook-log-store.js';
 import { createWebhookHandler } from '../handlers/webhook.js';
 import { createTelemetry } from '../observability/telemetry.js';

@@ -58,7 +58,7 @@ import {
 } from '../services/account-settings.js';
 import { emailReportsBody, emailReportsView, setEmailReports, unsubscribe } from '../services/email-report-settings.js';
 import type { EmailReportStore } from '../services/email-reports.js';
-import type { User } from '../adapters/dynamo/user-store.js';
+import type { User } from '../domain/auth/accounts.js';
 import {
   createShareLink,
   listShareLinks,

@@ -12,9 +12,9 @@ import {
 } from '../domain/site.js';
 import { PROVIDERS, type Provider } from '../domain/payments/facts.js';
 import { dayStart, localHour } from '../domain/range.js';
-import type { ApiKeyInfo } from '../adapters/dynamo/key-store.js';
-import { AlreadyExistsError } from '../adapters/dynamo/config-store.js';
-import type { Member, User } from '../adapters/dynamo/user-store.js';
+import type { ApiKeyInfo } from '../domain/api-key.js';
+import { AlreadyExistsError } from '../domain/errors.js';
+import type { Member, User } from '../domain/auth/accounts.js';
 import { keepsAnOwner, roleSchema, type Role } from '../domain/auth/role.js';
 import { createInvite, normalizeEmail, type AuthDeps } from './auth.js';
 import { beginSiteDeletion, type SiteDeletionStore } from './site-deletion.js';

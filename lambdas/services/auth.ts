@@ -13,8 +13,7 @@ import {
 import { hashPassword, passwordSchema, verifyPassword } from '../domain/auth/password.js';
 import { hashToken, looksLikeToken, newToken } from '../domain/auth/token.js';
 import { SESSION_TTL_MS } from '../domain/auth/cookie.js';
-import type { Invite, Member, User } from '../adapters/dynamo/user-store.js';
-import type { Session } from '../adapters/dynamo/session-store.js';
+import type { Invite, Member, Session, User } from '../domain/auth/accounts.js';
 
 /** How long a one-time link (invitation, CLI set-password link) works: 7 days. */
 export const INVITE_TTL_MS = 7 * 86_400_000;

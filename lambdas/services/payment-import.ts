@@ -1,12 +1,11 @@
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
-import type { PaymentFact, Provider, ProviderFacts } from '../domain/payments/facts.js';
+import { aliasRef, type PaymentFact, type Provider, type ProviderFacts } from '../domain/payments/facts.js';
 import { emptyPayment, mergePaymentFact, paymentChanged, type Payment } from '../domain/payments/payment.js';
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { customerKey, paymentKey } from '../domain/payments/contribution.js';
 import type { Visit } from '../domain/visit.js';
-import type { VisitStore } from '../ports.js';
+import type { PaymentImportWrites, VisitStore } from '../ports.js';
 import { inParallel } from '../domain/parallel.js';
-import { aliasRef, type DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
 import {
   PENDING_CREDIT_MS,
   attribute,
@@ -20,17 +19,7 @@ import {
 
 /** What `importPayments` needs beyond the per-payment path's ports: the bulk writes. */
 export type PaymentImportDeps = PaymentDeps & {
-  payments: PaymentDeps['payments'] &
-    Pick<
-      DynamoPaymentStore,
-      | 'aliasTargets'
-      | 'bulkPutPayments'
-      | 'bulkDropTimelineCopies'
-      | 'bulkPending'
-      | 'clearUnlisted'
-      | 'bulkLoadCustomers'
-      | 'cohorts'
-    >;
+  payments: PaymentDeps['payments'] & PaymentImportWrites;
 };
 
 /** The import's phases; `reading payments` is the caller's (the lines parsed so far). */
@@ -248,8 +237,8 @@ async function importInto(
     for (const { current, payment: m } of payments) {
       const customer = m.customer_id ? (customers.get(aliasRef(m.provider, m.customer_id)) ?? null) : null;
       const c = await attribute(visits, site, m, customer);
-      const held = new Set(positionsOf(c, site.timezone, rate));
-      const left = current ? positionsOf(current, site.timezone, rate).filter((pos) => !held.has(pos)) : [];
+      const held = new Set(positionsOf(deps.list, c, site.timezone, rate));
+      const left = current ? positionsOf(deps.list, current, site.timezone, rate).filter((pos) => !held.has(pos)) : [];
       const unlisted = [...new Set([...(c.unlisted ?? []), ...left])];
       const candidate: Payment = { ...c, ...(unlisted.length > 0 ? { unlisted } : {}) };
       if (unlisted.length === 0) delete candidate.unlisted;

@@ -12,44 +12,17 @@ import {
 } from '../domain/payments/payment.js';
 import { emptyCustomer, paidBefore, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
-import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
-import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
-import type { VisitStore } from '../ports.js';
+import type { PaymentLedger, PaymentListLayout, RecomputeBatch, VisitStore } from '../ports.js';
 
 const DAY_MS = 86_400_000;
 /** How long a payment whose visitor has no visit yet is credited again (webhooks are faster than the stream). */
 export const PENDING_CREDIT_MS = DAY_MS;
 
 export interface PaymentDeps {
-  payments: Pick<
-    DynamoPaymentStore,
-    | 'findPaymentIds'
-    | 'repointAliases'
-    | 'deletePayment'
-    | 'linkAliases'
-    | 'getPayment'
-    | 'getPayments'
-    | 'putPayment'
-    | 'getCustomer'
-    | 'putCustomer'
-    | 'syncDerived'
-    | 'finishSync'
-    | 'markPending'
-    | 'clearPending'
-    | 'listPending'
-    | 'listPayments'
-    | 'listCustomers'
-    | 'visitorPayments'
-    | 'bulkLoader'
-    | 'paymentPages'
-    | 'dropLegacyRollups'
-    | 'syncPayer'
-    | 'dropPayerPayment'
-    | 'syncCustomerPayer'
-    | 'markCohortsReady'
-    | 'payerPayments'
-  >;
+  payments: PaymentLedger;
+  /** Where the payment list places a payment, and the batches its recomputes are left to. */
+  list: PaymentListLayout;
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
   rates: () => Promise<UsdRate>;
@@ -195,8 +168,8 @@ export async function settlePayment(
     // Positions the payment leaves in the list (a re-credit, a refund, a real time replacing a stand-in)
     // are kept on the payment until removed, so a crash before their removal is mended by the retry.
     const left = current
-      ? positionsOf(current, site.timezone, rate).filter(
-          (pos) => !positionsOf(credited, site.timezone, rate).includes(pos),
+      ? positionsOf(deps.list, current, site.timezone, rate).filter(
+          (pos) => !positionsOf(deps.list, credited, site.timezone, rate).includes(pos),
         )
       : [];
     const unlisted = [...new Set([...(credited.unlisted ?? []), ...left])];
@@ -263,9 +236,9 @@ async function recreditCustomer(
 }
 
 /** The list positions (`positionId`) a payment occupies in its current state. */
-export function positionsOf(p: Payment, timezone: string, rate: UsdRate): string[] {
+export function positionsOf(list: PaymentListLayout, p: Payment, timezone: string, rate: UsdRate): string[] {
   const c = contributionOf(p, timezone, rate);
-  return c ? listKeys(p.site, c).map(positionId) : [];
+  return c ? list.positions(p.site, c) : [];
 }
 
 /** The facts a stored payment stands for, so it can be merged into another. */
@@ -315,7 +288,7 @@ async function foldPayment(
     ...other,
     visitor: null,
     rev: other.rev + 1,
-    unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])],
+    unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(deps.list, other, site.timezone, rate)])],
   };
   await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
   await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
@@ -442,7 +415,7 @@ async function recreditVisitorsIn(
 ): Promise<number> {
   const ns = namespaceOf(site);
   // Every payment's list items first, then each day and month they touch recomputed once (the write budget, `docs/benchmarks.md` "Budgets").
-  const batch = new RecomputeBatch();
+  const batch = deps.list.batch();
   let done = 0;
   for (const { visitor, since } of visitors) {
     const keys = await deps.payments.visitorPayments(ns, visitor);

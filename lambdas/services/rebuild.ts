@@ -2,11 +2,16 @@ import { classifyChannel } from '../domain/channel.js';
 import { addDays } from '../domain/range.js';
 import { dataNamespace, type SiteConfig } from '../domain/site.js';
 import type { TrackedEvent } from '../domain/tracked-event.js';
-import type { ArchiveReader, RollupStore, VisitStore } from '../ports.js';
+import type {
+  ArchiveReader,
+  RebuildCheckpoint,
+  RebuildStore,
+  RollupStore,
+  SiteGenerations,
+  VisitStore,
+} from '../ports.js';
 import { sessionizeBatch } from './sessionize.js';
 import { copyPayments, type PaymentDeps } from './payments.js';
-import type { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
-import type { DynamoRebuildStore, RebuildCheckpoint } from '../adapters/dynamo/rebuild-store.js';
 
 /** The phases of a rebuild, in order, as the progress display names them (`docs/rebuild.md`). */
 export const REBUILD_PHASES = [
@@ -32,11 +37,8 @@ export interface RebuildProgress {
 
 export interface RebuildDeps {
   archive: ArchiveReader;
-  sites: Pick<DynamoConfigStore, 'getSite' | 'beginBuilding' | 'switchGeneration' | 'abandonBuilding' | 'clearRetired'>;
-  store: Pick<
-    DynamoRebuildStore,
-    'nextGeneration' | 'checkpoint' | 'saveCheckpoint' | 'deleteCheckpoint' | 'paymentVisitors' | 'deleteNamespace'
-  >;
+  sites: SiteGenerations;
+  store: RebuildStore;
   visits: VisitStore;
   rollups: RollupStore;
   payments: PaymentDeps;

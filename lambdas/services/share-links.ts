@@ -13,7 +13,7 @@ import {
   type openShareBody,
 } from '../domain/share-link.js';
 import type { SiteConfig } from '../domain/site.js';
-import type { ShareLink, ShareUnlock } from '../adapters/dynamo/share-link-store.js';
+import type { ShareLink, ShareUnlock } from '../domain/share-link.js';
 import { admitAttempt, type AuthDeps } from './auth.js';
 
 /** What shared links need: their store, the sites, and (to unlock a protected link) the attempt counters and the KDF. */

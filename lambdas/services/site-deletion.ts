@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { addDays } from '../domain/range.js';
 import { dataNamespace, type SiteConfig } from '../domain/site.js';
 import { NotFoundError } from '../domain/errors.js';
-import type { ArchiveEraser, ArchiveReader } from '../ports.js';
+import type { ArchiveEraser, ArchiveReader, RebuildStore } from '../ports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
 /**
@@ -61,15 +61,8 @@ export interface SiteDeletionProgress {
 export interface SiteDeletionDeps {
   sites: { getSite(domain: string): Promise<SiteConfig | null> };
   store: SiteDeletionStore;
-  /** The namespace deleter of rebuilds (`DynamoRebuildStore`): every partition of a generation, its visits by visitor. */
-  namespaces: {
-    paymentVisitors(ns: string): Promise<string[]>;
-    deleteNamespace(
-      ns: string,
-      visitors: AsyncIterable<readonly string[]>,
-      onProgress?: (deleted: number) => void | Promise<void>,
-    ): Promise<number>;
-  };
+  /** The namespace deleter of rebuilds: every partition of a generation, its visits by visitor. */
+  namespaces: Pick<RebuildStore, 'paymentVisitors' | 'deleteNamespace'>;
   archive: ArchiveReader;
   eraser: ArchiveEraser;
   /**

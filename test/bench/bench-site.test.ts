@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -110,7 +111,13 @@ describe('the bench site loader', () => {
     }
     await flush();
     await rollups.compact(namespaceOf(site));
-    const deps = { payments: new DynamoPaymentStore(real), visits, rates: async () => benchRate, clock: () => NOW };
+    const deps = {
+      payments: new DynamoPaymentStore(real),
+      list: dynamoPaymentListLayout,
+      visits,
+      rates: async () => benchRate,
+      clock: () => NOW,
+    };
     for (const w of webhooks) await applyProviderFacts(deps, site, w);
   }, 600_000);
 

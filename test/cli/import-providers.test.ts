@@ -8,7 +8,7 @@ import { HistoryApiError, retryAfterMs } from '../../cli/history-api.js';
 import { lemonSqueezySource } from '../../cli/import-lemonsqueezy.js';
 import { paddleSource } from '../../cli/import-paddle.js';
 import { polarSource } from '../../cli/import-polar.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import type { ProviderModule } from '../../lambdas/domain/payments/providers/common.js';
 import { lemonSqueezyProvider } from '../../lambdas/domain/payments/providers/lemonsqueezy.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Stripe } from 'stripe';
 import { readHistory } from '../../cli/history.js';
 import { stripeSource } from '../../cli/import-stripe.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import { stripeProvider } from '../../lambdas/domain/payments/providers/stripe.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';

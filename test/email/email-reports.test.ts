@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-report-store.js';
-import { dynamoReportServiceDeps } from '../../lambdas/adapters/dynamo/report-deps.js';
+import { dynamoReportServiceDeps } from '../../lambdas/wiring/report-deps.js';
 import { relativeChange } from '../../lambdas/domain/reports/overview.js';
 import { PARTITIONS } from '../../lambdas/adapters/dynamo/items.js';
 import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';

@@ -403,8 +403,7 @@ describe("links and webhook URLs behind CloudFront, where the Host is the API's"
     const s = await scenarioService();
     try {
       await addUser(s.svc.dynamo, ANA.email, 'acme', ANA.password, CHEAP_SCRYPT);
-      const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } =
-        await import('../../lambdas/adapters/dynamo/app-deps.js');
+      const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } = await import('../../lambdas/wiring/app-deps.js');
       const handler = createAppHandler({
         logger: new Logger({ serviceName: 'app', logLevel: 'SILENT' }),
         metrics: new Metrics({ namespace: 'Test', serviceName: 'app' }),
@@ -458,8 +457,7 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
     const { Logger } = await import('@aws-lambda-powertools/logger');
     const { Metrics } = await import('@aws-lambda-powertools/metrics');
     const { httpApiEvent, localContext } = await import('../../local/api-gateway.js');
-    const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } =
-      await import('../../lambdas/adapters/dynamo/app-deps.js');
+    const { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } = await import('../../lambdas/wiring/app-deps.js');
     const { SIGN_IN_LIMITS, addressGroup, attemptKey, bucketStart } =
       await import('../../lambdas/domain/auth/attempts.js');
     const s = await scenarioService();

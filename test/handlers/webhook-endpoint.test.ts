@@ -154,6 +154,7 @@ describe('webhook storage failure', () => {
       sites: { getSite: async () => site({ timezone: 'UTC' }) },
       secrets: { providerSecret: async () => SECRET },
       payments: new Proxy({}, { get: () => down }) as never,
+      list: new Proxy({}, { get: () => down }) as never,
       visits: new Proxy({}, { get: () => down }) as never,
       rates: async () => () => 1,
       clock: () => NOW,

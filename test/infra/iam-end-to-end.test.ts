@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
 import { importEventLines } from '../../local/import-events.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoErasureStore } from '../../lambdas/adapters/dynamo/erasure-store.js';
-import { dynamoOperationsDeps } from '../../lambdas/adapters/dynamo/operations-deps.js';
+import { dynamoOperationsDeps } from '../../lambdas/wiring/operations-deps.js';
 import { advanceOperations } from '../../lambdas/services/operations.js';
 import { functionConnection } from '../../local/iam/partition-guard.js';
 import { functionArchiveEraser, functionArchiveReader } from '../../local/iam/stand-ins.js';

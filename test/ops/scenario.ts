@@ -3,7 +3,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { rebuildSite, type RebuildDeps } from '../../lambdas/services/rebuild.js';
 import { namespaceOf, type SiteConfig } from '../../lambdas/domain/site.js';

@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LocalEventStream } from '../../lambdas/adapters/local-stream.js';
-import { AlreadyExistsError, DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { AlreadyExistsError } from '../../lambdas/domain/errors.js';
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';
 import { DynamoShareLinkStore } from '../../lambdas/adapters/dynamo/share-link-store.js';
 import { DynamoWebhookLogStore } from '../../lambdas/adapters/dynamo/webhook-log-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import {
   advanceSiteDeletions,

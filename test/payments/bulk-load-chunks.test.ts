@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -100,7 +101,13 @@ describe('the bulk load in chunks', () => {
       visitsOf.set(visitor, built);
       await visits.writeVisits(built, []);
     }
-    const deps = { payments: new DynamoPaymentStore(webhooks), visits, rates: async () => rate, clock: () => NOW };
+    const deps = {
+      payments: new DynamoPaymentStore(webhooks),
+      list: dynamoPaymentListLayout,
+      visits,
+      rates: async () => rate,
+      clock: () => NOW,
+    };
     const random = rng(7);
     let made = 0;
     for (let i = 0; i < 14; i++) {

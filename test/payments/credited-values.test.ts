@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -51,6 +52,7 @@ describe('credited values: a payment keeps at most CREDITED_VALUES of each dimen
     const site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     const deps: PaymentDeps = {
       payments: new DynamoPaymentStore(conn),
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => () => null,
       clock: () => t0 + 2_000_000,

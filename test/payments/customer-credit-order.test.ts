@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import fc from 'fast-check';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
@@ -6,7 +7,7 @@ import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
@@ -139,6 +140,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
     site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     deps = {
       payments: new DynamoPaymentStore(conn),
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => () => null,
       clock: () => BASE + 90 * DAY,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -137,6 +138,7 @@ describe('payments list: a payment that moves leaves nothing behind', () => {
     site = (await new DynamoConfigStore(conn).getSite('move.test'))!;
     deps = {
       payments: new DynamoPaymentStore(conn),
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => rate,
       clock: () => NOW,

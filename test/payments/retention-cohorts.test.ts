@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import fc from 'fast-check';
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -220,7 +221,13 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     }
     return {
       site,
-      deps: { payments: new DynamoPaymentStore(conn), visits, rates: async () => rate, clock: () => NOW },
+      deps: {
+        payments: new DynamoPaymentStore(conn),
+        list: dynamoPaymentListLayout,
+        visits,
+        rates: async () => rate,
+        clock: () => NOW,
+      },
     };
   }
 
@@ -323,6 +330,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     const visits = new DynamoVisitStore(conn);
     const deps: PaymentDeps = {
       payments: new DynamoPaymentStore(conn),
+      list: dynamoPaymentListLayout,
       visits,
       rates: async () => rate,
       clock: () => NOW,

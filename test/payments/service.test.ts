@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -64,6 +65,7 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     now = NOW;
     deps = {
       payments: store(),
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => (currency) => ({ EUR: 1.1, GBP: 1.25 })[currency] ?? null,
       clock: () => now,

@@ -4,7 +4,7 @@ import { DynamoConfigStore, GenerationConflictError } from '../../lambdas/adapte
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import {
   abandonRebuild,
   ArchiveTooShortError,

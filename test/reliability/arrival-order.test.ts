@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { localPaths, startLocalService } from '../../local/service.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import { BatchWriteCommand, DeleteCommand, PutCommand, UpdateCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
@@ -117,6 +118,7 @@ async function prepared(): Promise<{
   const site = (await new DynamoConfigStore(conn).getSite(DOMAIN))!;
   const deps: PaymentDeps = {
     payments: new DynamoPaymentStore(conn, () => NOW),
+    list: dynamoPaymentListLayout,
     visits: new DynamoVisitStore(conn),
     rates: async () => () => null,
     clock: () => NOW,

@@ -4,7 +4,7 @@ import { BatchWriteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynam
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRecentPaymentMarks } from '../../lambdas/adapters/dynamo/recent-payment-marks.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { ShardVisitCache } from '../../lambdas/adapters/shard-visit-cache.js';
 import { applyProviderFacts, recreditVisitors } from '../../lambdas/services/payments.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';

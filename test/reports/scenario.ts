@@ -1,7 +1,7 @@
 import { LocalEventStream } from '../../lambdas/adapters/local-stream.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';

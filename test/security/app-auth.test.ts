@@ -3,7 +3,7 @@ import { DynamoSessionStore } from '../../lambdas/adapters/dynamo/session-store.
 import { DynamoAttemptStore } from '../../lambdas/adapters/dynamo/attempt-store.js';
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoAuthDeps } from '../../lambdas/adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps } from '../../lambdas/wiring/app-deps.js';
 import { SIGN_IN_LIMITS, attemptKey, bucketStart } from '../../lambdas/domain/auth/attempts.js';
 import { hashToken, newToken } from '../../lambdas/domain/auth/token.js';
 import { hashPassword, verifyPassword } from '../../lambdas/domain/auth/password.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoAuthDeps } from '../../lambdas/adapters/dynamo/app-deps.js';
+import { dynamoAuthDeps } from '../../lambdas/wiring/app-deps.js';
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { SIGN_IN_LIMITS, WINDOW_MS, BUCKET_MS } from '../../lambdas/domain/auth/attempts.js';

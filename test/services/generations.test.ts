@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -98,7 +99,13 @@ describe('writes while a rebuild builds a generation', () => {
   it("a webhook's payment is stored and credited in both generations, against each one's visits", async () => {
     const visits = new DynamoVisitStore(conn);
     const payments = new DynamoPaymentStore(conn);
-    const deps: PaymentDeps = { payments, visits, rates: async () => () => null, clock: () => T0 + 60 * MIN };
+    const deps: PaymentDeps = {
+      payments,
+      list: dynamoPaymentListLayout,
+      visits,
+      rates: async () => () => null,
+      clock: () => T0 + 60 * MIN,
+    };
     // Only the generation being built knows the visit yet (say the rebuild has read it from the archive).
     await sessionizeBatch(
       {

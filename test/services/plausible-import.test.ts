@@ -3,7 +3,7 @@ import { strFromU8, unzipSync } from 'fflate';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { site } from '../support/events.js';
 import { DynamoImportedStore } from '../../lambdas/adapters/dynamo/imported-store.js';
-import { dynamoReportServiceDeps } from '../../lambdas/adapters/dynamo/report-deps.js';
+import { dynamoReportServiceDeps } from '../../lambdas/wiring/report-deps.js';
 import { breakdown, goals, overview, timeseries } from '../../lambdas/services/reports.js';
 import { PlausibleImportError, importPlausible } from '../../lambdas/services/plausible-import.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -39,6 +40,7 @@ async function setUp(marks: boolean) {
   const visits = new DynamoVisitStore(conn);
   const payments: PaymentDeps = {
     payments: new DynamoPaymentStore(conn),
+    list: dynamoPaymentListLayout,
     visits,
     rates: async () => () => null,
     clock: () => NOW,

@@ -3,7 +3,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { DynamoRecentPaymentMarks } from '../../lambdas/adapters/dynamo/recent-payment-marks.js';
-import { dynamoPaymentDeps } from '../../lambdas/adapters/dynamo/payment-deps.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { ShardVisitCache } from '../../lambdas/adapters/shard-visit-cache.js';
 import { sessionizeBatch, type SessionizeDeps } from '../../lambdas/services/sessionize.js';
 import { applyProviderFacts, recreditVisitors } from '../../lambdas/services/payments.js';

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -248,6 +249,7 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     const config = (await new DynamoConfigStore(conn).getSite(site))!;
     const deps: PaymentDeps = {
       payments: store,
+      list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => rate,
       clock: () => NOW,

@@ -10,8 +10,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { DATA_LAYOUT, domainSchema, siteConfigSchema, type SiteConfig, type SiteSettings } from '../../domain/site.js';
-import { NotFoundError } from '../../domain/errors.js';
-import type { SecretBox, SiteDirectory } from '../../ports.js';
+import { AlreadyExistsError, NotFoundError } from '../../domain/errors.js';
+import type { SecretBox, SiteGenerations } from '../../ports.js';
 import { PARTITIONS } from './items.js';
 import { deletionKey } from './site-deletion-store.js';
 
@@ -20,9 +20,6 @@ export interface Account {
   id: string;
   created: string;
 }
-
-/** Thrown when adding an account or site that already exists. */
-export class AlreadyExistsError extends Error {}
 
 /** A rebuild step found the SITE item in another state than the one it starts from (`docs/rebuild.md`). */
 export class GenerationConflictError extends Error {
@@ -70,7 +67,7 @@ const providerKey = (domain: string, provider: string) => ({
  * secrets go through `secrets` (`docs/security.md` "Webhook signing secrets at rest"): only the functions that write or
  * read them are given one.
  */
-export class DynamoConfigStore implements SiteDirectory {
+export class DynamoConfigStore implements SiteGenerations {
   constructor(
     private readonly conn: DynamoConnection,
     private readonly secrets?: SecretBox,

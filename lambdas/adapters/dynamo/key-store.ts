@@ -3,18 +3,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { hashApiKey, newApiKey, newKeyId } from '../../domain/api-key.js';
+import { hashApiKey, newApiKey, newKeyId, type ApiKeyInfo } from '../../domain/api-key.js';
 import { PARTITIONS } from './items.js';
-
-/** An API key as listed: never the key itself. */
-export interface ApiKeyInfo {
-  id: string;
-  account: string;
-  name: string | null;
-  created: string;
-  last_used: string | null;
-  revoked: string | null;
-}
 
 const toInfo = (i: Record<string, unknown>): ApiKeyInfo => ({
   id: String(i.id),

@@ -14,7 +14,8 @@ import { PAYMENTS_MARK_SK, visitorPk } from './visit-store.js';
 import { DynamoRecentPaymentMarks } from './recent-payment-marks.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Customer } from '../../domain/payments/customer.js';
-import type { Provider } from '../../domain/payments/facts.js';
+import { aliasRef, type Provider } from '../../domain/payments/facts.js';
+import type { BulkLoadOptions, PaymentBulkLoad, PaymentImportWrites, PaymentLedger } from '../../ports.js';
 import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
@@ -53,35 +54,6 @@ const pendingItem = (site: string, payment: Payment, until: number) => ({
   id: payment.provider_payment_id,
   until,
 });
-/** The key of `aliasTargets`' answer: a provider's id. */
-export const aliasRef = (provider: Provider, id: string) => `${provider}\u0000${id}`;
-
-/** A bulk load in chunks (`DynamoPaymentStore.bulkLoader`): `add` each chunk of payments, then `finish` once. */
-export interface PaymentBulkLoad {
-  add(payments: readonly Payment[]): Promise<void>;
-  /** Deletes list positions (`positionId`) payments left (their `unlisted`); `finish` recomputes their days. */
-  unlist(positions: readonly string[]): Promise<void>;
-  finish(): Promise<void>;
-}
-
-/** How `bulkLoader` treats what the table held before it. */
-export interface BulkLoadOptions {
-  /** false to leave the PAYMENT items as they are (they are the source); default true */
-  writePayments?: boolean;
-  /** ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is */
-  now?: number;
-  /**
-   * true: each visitor's payments marker is only raised (a conditional
-   * UpdateItem per visitor), for visitors with payments outside the load (an
-   * import into a site with payments); default false: set with
-   * BatchWriteItem to the latest loaded payment (the load holds every payment
-   * of its visitors)
-   */
-  raiseMarkers?: boolean;
-  /** false to leave the cohorts' `ready` as it is (`CohortStore.bulkSummarize`); default true */
-  markReady?: boolean;
-}
-
 /** Visitors whose markers a bulk load raises at once. */
 const MARKER_CONCURRENCY = 16;
 
@@ -97,7 +69,7 @@ function strip(item: Record<string, unknown>): Record<string, unknown> {
  * PAYMENT_PENDING). Writes that several webhook deliveries
  * may race on are conditioned on the version read (`rev`, `ver`).
  */
-export class DynamoPaymentStore {
+export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
   private readonly recentMarks: DynamoRecentPaymentMarks;
 
   /** @param clock ms since epoch: the time RECENT_PAYMENT_MARK items are recorded at */

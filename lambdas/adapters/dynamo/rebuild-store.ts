@@ -13,6 +13,7 @@ import { PROVIDERS } from '../../domain/payments/facts.js';
 import { recentMarksPk } from './recent-payment-marks.js';
 import { PARTITIONS } from './items.js';
 import { realtimePk } from './realtime-store.js';
+import type { RebuildCheckpoint, RebuildStore } from '../../ports.js';
 
 /**
  * Every partition of a data namespace that is not keyed by visitor: the
@@ -54,8 +55,7 @@ export const rebuildCheckpointSchema = z.object({
   events: z.number().int().min(0),
   /** The last event sessionized (archive order: ts, then event id), or null before the first batch. */
   after: z.object({ ts: z.number(), id: z.string() }).nullable(),
-});
-export type RebuildCheckpoint = z.infer<typeof rebuildCheckpointSchema>;
+}) satisfies z.ZodType<RebuildCheckpoint>;
 
 const { REBUILD } = PARTITIONS.rebuild.items;
 export const rebuildStateKey = (domain: string) => ({ [PK]: PARTITIONS.rebuild.key(domain), [SK]: REBUILD.key() });
@@ -100,7 +100,7 @@ export async function lastRebuildGeneration(conn: DynamoConnection, domain: stri
  * retired generation's items. Items REBUILD, one partition per site, each
  * under 1 KB.
  */
-export class DynamoRebuildStore {
+export class DynamoRebuildStore implements RebuildStore {
   constructor(private readonly conn: DynamoConnection) {}
 
   /**

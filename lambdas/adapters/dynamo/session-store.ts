@@ -3,16 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
 import { PARTITIONS } from './items.js';
-
-/** A signed-in session as stored: whose, and when it started and ends (ms since epoch). */
-export interface Session {
-  email: string;
-  account: string;
-  created: number;
-  expires: number;
-  /** The user's epoch when the session started (see `User.epoch`). */
-  epoch: number;
-}
+import type { Session } from '../../domain/auth/accounts.js';
 
 const sessionKey = (hash: string) => ({
   [PK]: PARTITIONS.session.key(hash),

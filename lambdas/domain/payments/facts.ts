@@ -96,3 +96,6 @@ export interface ProviderFacts {
   subscriptions: SubscriptionFact[];
   customers: CustomerFact[];
 }
+
+/** A provider's id as one key (the key of `PaymentImportWrites.aliasTargets`' answer): NUL occurs in neither part. */
+export const aliasRef = (provider: Provider, id: string) => `${provider}\u0000${id}`;

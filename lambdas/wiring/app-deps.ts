@@ -1,21 +1,21 @@
-import type { DynamoConnection } from './client.js';
-import { DynamoConfigStore } from './config-store.js';
-import { DynamoKeyStore } from './key-store.js';
-import { DynamoUserStore } from './user-store.js';
-import { DynamoSessionStore } from './session-store.js';
-import { DynamoAttemptStore } from './attempt-store.js';
-import { DynamoWebhookLogStore } from './webhook-log-store.js';
-import { DynamoSiteActivity } from './site-activity.js';
+import type { DynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { DynamoKeyStore } from '../adapters/dynamo/key-store.js';
+import { DynamoUserStore } from '../adapters/dynamo/user-store.js';
+import { DynamoSessionStore } from '../adapters/dynamo/session-store.js';
+import { DynamoAttemptStore } from '../adapters/dynamo/attempt-store.js';
+import { DynamoWebhookLogStore } from '../adapters/dynamo/webhook-log-store.js';
+import { DynamoSiteActivity } from '../adapters/dynamo/site-activity.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
-import { DynamoSiteDeletionStore } from './site-deletion-store.js';
-import { DynamoErasureStore } from './erasure-store.js';
+import { DynamoSiteDeletionStore } from '../adapters/dynamo/site-deletion-store.js';
+import { DynamoErasureStore } from '../adapters/dynamo/erasure-store.js';
 import { randomUUID } from 'node:crypto';
-import { recreditSite } from '../../services/payments.js';
-import type { AuthDeps } from '../../services/auth.js';
-import type { SettingsDeps } from '../../services/account-settings.js';
-import type { SecretBox } from '../../ports.js';
-import type { OpenShareDeps } from '../../services/share-links.js';
-import { DynamoShareLinkStore } from './share-link-store.js';
+import { recreditSite } from '../services/payments.js';
+import type { AuthDeps } from '../services/auth.js';
+import type { SettingsDeps } from '../services/account-settings.js';
+import type { SecretBox } from '../ports.js';
+import type { OpenShareDeps } from '../services/share-links.js';
+import { DynamoShareLinkStore } from '../adapters/dynamo/share-link-store.js';
 
 /** Sign-in and sessions on the single table. */
 export function dynamoAuthDeps(conn: DynamoConnection, clock: () => number = Date.now): AuthDeps {

@@ -1,15 +1,15 @@
-import type { DynamoConnection } from './client.js';
-import { DynamoConfigStore } from './config-store.js';
-import { DynamoReportStore } from './report-store.js';
-import { DynamoKeyStore } from './key-store.js';
-import { DynamoFxStore, FxRates } from './fx-store.js';
-import { usdRateOf } from '../../domain/payments/fx.js';
-import { DynamoUserStore } from './user-store.js';
-import { DynamoSessionStore } from './session-store.js';
-import { sessionOf } from '../../services/auth.js';
-import type { ReportHandlerDeps } from '../../handlers/report.js';
-import { DynamoShareLinkStore } from './share-link-store.js';
-import type { ReportDeps } from '../../services/reports.js';
+import type { DynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { DynamoReportStore } from '../adapters/dynamo/report-store.js';
+import { DynamoKeyStore } from '../adapters/dynamo/key-store.js';
+import { DynamoFxStore, FxRates } from '../adapters/dynamo/fx-store.js';
+import { usdRateOf } from '../domain/payments/fx.js';
+import { DynamoUserStore } from '../adapters/dynamo/user-store.js';
+import { DynamoSessionStore } from '../adapters/dynamo/session-store.js';
+import { sessionOf } from '../services/auth.js';
+import type { ReportHandlerDeps } from '../handlers/report.js';
+import { DynamoShareLinkStore } from '../adapters/dynamo/share-link-store.js';
+import type { ReportDeps } from '../services/reports.js';
 
 /**
  * The report use cases' dependencies on the single table. `store()` gives a

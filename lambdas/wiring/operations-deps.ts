@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoConnection } from './client.js';
-import { DynamoConfigStore } from './config-store.js';
-import { DynamoErasureStore } from './erasure-store.js';
-import { DynamoRebuildStore } from './rebuild-store.js';
-import { DynamoRollupStore } from './rollup-store.js';
-import { DynamoSiteDeletionStore } from './site-deletion-store.js';
-import { DynamoVisitStore } from './visit-store.js';
+import type { DynamoConnection } from '../adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
+import { DynamoErasureStore } from '../adapters/dynamo/erasure-store.js';
+import { DynamoRebuildStore } from '../adapters/dynamo/rebuild-store.js';
+import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
+import { DynamoSiteDeletionStore } from '../adapters/dynamo/site-deletion-store.js';
+import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
-import { namespaceOf } from '../../domain/site.js';
-import type { ArchiveEraser, ArchiveReader } from '../../ports.js';
-import type { Telemetry } from '../../observability/telemetry.js';
-import type { OperationsDeps } from '../../services/operations.js';
-import { stepRebuild } from '../../services/rebuild-steps.js';
+import { namespaceOf } from '../domain/site.js';
+import type { ArchiveEraser, ArchiveReader } from '../ports.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import type { OperationsDeps } from '../services/operations.js';
+import { stepRebuild } from '../services/rebuild-steps.js';
 
 export interface OperationsWiring {
   archive: ArchiveReader;
