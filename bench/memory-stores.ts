@@ -387,13 +387,4 @@ export class MemoryPaymentStore implements PaymentPort {
   ): Promise<void> {
     return;
   }
-
-  async markCohortsReady(_site: string): Promise<void> {
-    return;
-  }
-
-  /** There are no legacy per-payment rollups in memory. */
-  async dropLegacyRollups(_site: string): Promise<number> {
-    return 0;
-  }
 }

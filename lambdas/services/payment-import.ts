@@ -179,8 +179,6 @@ async function importInto(
   const store = deps.payments;
   const rate = await deps.rates();
   const now = deps.clock();
-  const flags = await store.cohorts.sourceFlags(ns, true);
-  const empty = !(await store.paymentPages(ns, 1).next()).value?.length;
 
   const { byId, oneByOne } = await groupFacts(
     deps,
@@ -312,8 +310,6 @@ async function importInto(
     writePayments: false,
     now,
     raiseMarkers: true,
-    // A generation whose cohorts were complete stays so; a new one becomes so; an older one's are left to `footfall rebuild`.
-    markReady: flags.ready || (!flags.exists && empty),
   });
   await load.unlist(kept.flatMap((s) => s.payment.unlisted ?? []));
   const chunk = options.chunk ?? 1000;

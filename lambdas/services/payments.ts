@@ -43,11 +43,9 @@ export interface PaymentDeps {
     | 'visitorPayments'
     | 'bulkLoader'
     | 'paymentPages'
-    | 'dropLegacyRollups'
     | 'syncPayer'
     | 'dropPayerPayment'
     | 'syncCustomerPayer'
-    | 'markCohortsReady'
     | 'payerPayments'
   >;
   visits: VisitStore;
@@ -523,46 +521,5 @@ export async function copyPayments(
     await settlePayment(deps, to, p.provider, asFact(p), p.provider_payment_id);
     await onProgress?.(++done, payments.length);
   }
-  // Every payment of the target went through settlePayment: its retention cohorts are complete.
-  await deps.payments.markCohortsReady(target);
   return done;
-}
-
-/**
- * Derives a site's payment list and its day and month counters
- * (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) and
- * retention's payer summaries and cohorts (marked `ready`, so the retention
- * report reads them) from its PAYMENT and CUSTOMER items, the source of
- * truth, and deletes the per-payment
- * PAYMENT_ROLLUP entries they replace (`docs/data-model.md`, "Migration"):
- * the migration to the bounded payment layout, and the payment half of
- * `footfall rebuild` (on the generation it builds: `namespaceOf(site)`). Run
- * it while no webhook or import writes that generation's payments (the list
- * items are written unconditionally). With `clock`, "paying until" days
- * already past are dropped from the cohorts as they are written. The
- * payments are read and written a Query page at a time
- * (`DynamoPaymentStore.bulkLoader`): memory holds one page, not the site's
- * payments.
- *
- * @param pageSize PAYMENT items per page; default a 1 MB Query page
- * @returns payments read
- */
-export async function derivePaymentRollups(
-  deps: Pick<PaymentDeps, 'payments' | 'rates'> & Partial<Pick<PaymentDeps, 'clock'>>,
-  site: SiteConfig,
-  pageSize?: number,
-): Promise<number> {
-  const ns = namespaceOf(site);
-  const load = deps.payments.bulkLoader(ns, site.timezone, await deps.rates(), {
-    writePayments: false,
-    now: deps.clock?.(),
-  });
-  let read = 0;
-  for await (const page of deps.payments.paymentPages(ns, pageSize)) {
-    await load.add(page);
-    read += page.length;
-  }
-  await load.finish();
-  await deps.payments.dropLegacyRollups(ns);
-  return read;
 }

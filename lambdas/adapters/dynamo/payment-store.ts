@@ -18,7 +18,6 @@ import type { Provider } from '../../domain/payments/facts.js';
 import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
-import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 import { CohortStore } from './cohort-store.js';
 import { PARTITIONS } from './items.js';
 import { inParallel } from '../../domain/parallel.js';
@@ -78,8 +77,6 @@ export interface BulkLoadOptions {
    * of its visitors)
    */
   raiseMarkers?: boolean;
-  /** false to leave the cohorts' `ready` as it is (`CohortStore.bulkSummarize`); default true */
-  markReady?: boolean;
 }
 
 /** Visitors whose markers a bulk load raises at once. */
@@ -294,8 +291,7 @@ export class DynamoPaymentStore {
 
   /**
    * A bulk load (`bulkLoad`) taken in chunks, so the caller holds one chunk
-   * of payments at a time (`derivePaymentRollups` pages the PAYMENT items;
-   * the report benchmark's loader writes its payments a batch of customers
+   * of payments at a time (the import; the report benchmark's loader writes its payments a batch of customers
    * at a time). `add` writes a chunk's PAYMENT, VISITOR_PAYMENT, list and
    * PAYER_PAYMENT items at once; `finish` (once, after the last chunk)
    * writes each visitor's marker, recomputes every day and month touched
@@ -309,7 +305,7 @@ export class DynamoPaymentStore {
    * time and the payer keys, not the payments.
    *
    * The import (`importPayments`) loads into a site that may hold other
-   * payments: `raiseMarkers`, `markReady` and `unlist` are for it; the list
+   * payments: `raiseMarkers` and `unlist` are for it; the list
    * and cohorts are recomputed from the table, so they count those too.
    */
   bulkLoader(site: string, timezone: string, rate: UsdRate, options: BulkLoadOptions = {}): PaymentBulkLoad {
@@ -365,14 +361,7 @@ export class DynamoPaymentStore {
             BULK_CONCURRENCY,
           );
         await this.list.bulkRecompute(site, days);
-        await this.cohorts.bulkSummarize(
-          site,
-          timezone,
-          payers,
-          await this.listCustomers(site),
-          options.now,
-          options.markReady ?? true,
-        );
+        await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
       },
     };
   }
@@ -466,7 +455,7 @@ export class DynamoPaymentStore {
 
   /**
    * A site's PAYMENT items a Query page at a time (1 MB, or `limit` items),
-   * for callers that must not hold every payment at once (`derivePaymentRollups`).
+   * for callers that must not hold every payment at once.
    */
   async *paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]> {
     const query = {
@@ -477,32 +466,6 @@ export class DynamoPaymentStore {
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query))
       yield (page.Items ?? []).map((item) => strip(item) as unknown as Payment);
-  }
-
-  /**
-   * Deletes a site's PAYMENT_ROLLUP items (`PR#<site>#totals` and
-   * `PR#<site>#<dimension>`): the per-payment entries that the list,
-   * PAYMENT_TOTALS and PAYMENT_DIMENSION replaced; nothing reads them any
-   * more. Returns how many were deleted.
-   */
-  async dropLegacyRollups(site: string): Promise<number> {
-    let deleted = 0;
-    for (const metric of ['totals', ...PAYMENT_DIMENSIONS]) {
-      const keys: Array<Record<string, unknown>> = [];
-      const query = {
-        TableName: this.conn.table,
-        KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': PARTITIONS.paymentRollup.key(site, metric) },
-        ProjectionExpression: `${PK}, ${SK}`,
-      };
-      for await (const page of paginateQuery({ client: this.conn.doc }, query)) keys.push(...(page.Items ?? []));
-      await batchWrite(
-        this.conn,
-        keys.map((Key) => ({ DeleteRequest: { Key } })),
-      );
-      deleted += keys.length;
-    }
-    return deleted;
   }
 
   /** Finishes the syncs `syncDerived` left to `batch`: each day and month recomputed once (`PaymentListStore.finish`). */
@@ -560,11 +523,6 @@ export class DynamoPaymentStore {
     now: number,
   ): Promise<void> {
     await this.cohorts.syncCustomer(site, timezone, provider, customerId, now);
-  }
-
-  /** Marks a generation's retention items complete (`CohortStore.markReady`): written by whatever wrote all its payments. */
-  async markCohortsReady(site: string): Promise<void> {
-    await this.cohorts.markReady(site);
   }
 
   /**

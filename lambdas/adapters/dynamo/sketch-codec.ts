@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { deserializeSketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
+import { deserializeSketch, emptySketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
 import { dict, parseDict } from '../../domain/dict.js';
 
@@ -52,10 +52,9 @@ export function packCustomers(c: PeriodCustomers): Record<string, Buffer> {
   };
 }
 
-/** A PAYMENT_CUSTOMERS item's payers (`packCustomers`), or null for an item written before they were packed. */
-export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers | null {
-  if (!(item.cz instanceof Uint8Array)) return null;
-  const customers = unpackSketch(item.cz);
+/** A PAYMENT_CUSTOMERS item's payers (`packCustomers`); an item without `cz` holds none. */
+export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers {
+  const customers = item.cz instanceof Uint8Array ? unpackSketch(item.cz) : emptySketch();
   if (item.tz instanceof Uint8Array) return { customers, touched: { kind: 'sketch', sketch: unpackSketch(item.tz) } };
   const days =
     item.tdz instanceof Uint8Array ? parseDict<string[]>(inflateRawSync(item.tdz).toString('utf8')) : dict<string[]>();
@@ -72,8 +71,7 @@ export const PACKED_OVERHEAD_BYTES = 16;
 
 /**
  * A PAYMENT_DIMENSION item's counters as stored (`docs/data-model.md`): `vz`,
- * the deflated JSON of `[payments, net cents, payers]` per value, instead of
- * the JSON string `v` of items written before. Payers are 11-character
+ * the deflated JSON of `[payments, net cents, payers]` per value. Payers are 11-character
  * base64url hashes (`customerHash`, 66 bits: not whole bytes, so kept as
  * text), which deflate codes at about 6 bits a character, and a payer
  * credited with several values of the item repeats within deflate's 32 KiB
@@ -87,13 +85,7 @@ export function packDimension(values: Readonly<Record<string, ValueCounters>>): 
   return { vz: deflateRawSync(JSON.stringify(values)) };
 }
 
-/** The counters of a PAYMENT_DIMENSION item: packed (`packDimension`), or the JSON `v` of an item written before (an item with neither holds none). */
+/** The counters of a PAYMENT_DIMENSION item (`packDimension`); an item without `vz` holds none. */
 export function unpackDimension(item: Record<string, unknown>): Record<string, ValueCounters> {
-  const json =
-    item.vz instanceof Uint8Array
-      ? inflateRawSync(item.vz).toString('utf8')
-      : item.v === undefined
-        ? '{}'
-        : String(item.v);
-  return parseDict<ValueCounters>(json);
+  return item.vz instanceof Uint8Array ? parseDict<ValueCounters>(inflateRawSync(item.vz).toString('utf8')) : dict();
 }

@@ -13,7 +13,6 @@ import {
   EXACT_LIMIT,
   addVisitors,
   countVisitors,
-  deserializeSketch,
   emptySketch,
   unionSketches,
   type VisitorSketch,
@@ -299,23 +298,6 @@ export function convertedIn(
   );
   const touched = countVisitors(unionSketches(sketches));
   return attributed === 0 ? 0 : Math.round((touched * matched) / attributed);
-}
-
-/** Stored form of `PeriodCustomers` in items written before they were packed (`sketch-codec.ts`, `packCustomers`): sketches as ids or registers. */
-export interface StoredCustomers {
-  customers: { ids: string[] } | { hll: Uint8Array };
-  touched_days?: Record<string, string[]>;
-  touched?: { ids: string[] } | { hll: Uint8Array };
-}
-
-export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustomers {
-  const customers = deserializeSketch((s.customers ?? {}) as { ids?: string[]; hll?: Uint8Array });
-  if (s.touched)
-    return {
-      customers,
-      touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) },
-    };
-  return { customers, touched: { kind: 'exact', days: dict(s.touched_days ?? {}) } };
 }
 
 /** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
