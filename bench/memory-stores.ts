@@ -193,6 +193,21 @@ export class MemoryPaymentStore implements PaymentPort {
   readonly aliases = new Map<string, string>();
   readonly pending = new Map<string, { site: string; provider: Provider; id: string; until: number }>();
 
+  /**
+   * Retention's payer summaries and cohorts are derived items too: the
+   * loader's `DynamoPaymentStore.bulkLoad` writes them, so syncs do nothing
+   * here; a payer's payments are read from the payments held.
+   */
+  readonly cohorts: PaymentPort['cohorts'] = {
+    syncPayment: async () => {},
+    dropPayment: async () => {},
+    syncCustomer: async () => {},
+    payerPaymentKeys: async (site, payer) =>
+      [...this.payments.values()]
+        .filter((p) => p.site === site && customerKey(p) === payer)
+        .map((p) => ({ provider: p.provider, id: p.provider_payment_id })),
+  };
+
   private static key(site: string, provider: Provider, id: string): string {
     return `${site}\n${provider}\n${id}`;
   }
@@ -287,12 +302,6 @@ export class MemoryPaymentStore implements PaymentPort {
       .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
   }
 
-  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
-    return [...this.payments.values()]
-      .filter((p) => p.site === site && customerKey(p) === payer)
-      .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
-  }
-
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
     this.pending.set(`${site}\n${paymentKey(payment)}`, {
       site,
@@ -361,30 +370,5 @@ export class MemoryPaymentStore implements PaymentPort {
     this.pending.clear();
     this.aliases.clear();
     return out;
-  }
-
-  /** Retention's payer summaries and cohorts are derived items too: the loader's `DynamoPaymentStore.bulkLoad` writes them (and marks them ready). */
-  async syncPayer(_payment: Payment, _timezone: string, _rate: UsdRate, _now: number): Promise<void> {
-    return;
-  }
-
-  async dropPayerPayment(
-    _site: string,
-    _timezone: string,
-    _payer: string,
-    _paymentKey: string,
-    _now: number,
-  ): Promise<void> {
-    return;
-  }
-
-  async syncCustomerPayer(
-    _site: string,
-    _timezone: string,
-    _provider: Provider,
-    _customerId: string,
-    _now: number,
-  ): Promise<void> {
-    return;
   }
 }

@@ -15,6 +15,7 @@ import { contributionOf, customerKey, paymentKey } from '../domain/payments/cont
 import { RecomputeBatch, listKeys, positionId } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
+import type { CohortStore } from '../adapters/dynamo/cohort-store.js';
 import type { VisitStore } from '../ports.js';
 
 const DAY_MS = 86_400_000;
@@ -43,11 +44,10 @@ export interface PaymentDeps {
     | 'visitorPayments'
     | 'bulkLoader'
     | 'paymentPages'
-    | 'syncPayer'
-    | 'dropPayerPayment'
-    | 'syncCustomerPayer'
-    | 'payerPayments'
-  >;
+  > & {
+    /** Retention's payers and cohorts (`CohortStore`): each payment's and customer's summary kept in line. */
+    cohorts: Pick<CohortStore, 'syncPayment' | 'dropPayment' | 'syncCustomer' | 'payerPaymentKeys'>;
+  };
   visits: VisitStore;
   /** The USD rates in force (bundled table plus refreshed overrides), fetched once per payment settled. */
   rates: () => Promise<UsdRate>;
@@ -204,7 +204,13 @@ export async function settlePayment(
     const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
     // A payment that changes payer (a customer id learnt later) leaves the old payer's retention first, so a crash cannot strand it there.
     if (current && customerKey(current) !== customerKey(payment))
-      await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
+      await deps.payments.cohorts.dropPayment(
+        ns,
+        site.timezone,
+        customerKey(current),
+        paymentKey(current),
+        deps.clock(),
+      );
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     let creditMoved = false;
@@ -220,7 +226,7 @@ export async function settlePayment(
       current ? { visitor: current.visitor, ts: current.ts } : null,
       batch,
     );
-    await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock(), batch);
+    await deps.payments.cohorts.syncPayment(payment.site, site.timezone, payment, rate, deps.clock(), batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting =
       payment.visitor !== null &&
@@ -250,7 +256,7 @@ async function recreditCustomer(
 ) {
   const ns = namespaceOf(site);
   const self = paymentKey(payment);
-  const keys = (await deps.payments.payerPayments(ns, customerKey(payment))).filter((k) => {
+  const keys = (await deps.payments.cohorts.payerPaymentKeys(ns, customerKey(payment))).filter((k) => {
     const key = paymentKey({ provider: k.provider, provider_payment_id: k.id });
     return key !== self && !queued?.has(key);
   });
@@ -316,7 +322,7 @@ async function foldPayment(
     unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(other, site.timezone, rate)])],
   };
   await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
-  await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
+  await deps.payments.cohorts.dropPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
   await deps.payments.clearPending(ns, other);
   await deps.payments.deletePayment(ns, provider, otherId);
 }
@@ -351,7 +357,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
     await updateCustomer(deps, ns, c.provider, c.customer_id, (current) =>
       current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id },
     );
-    await deps.payments.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
   }
   for (const s of facts.subscriptions) {
     if (!s.customer_id) continue;
@@ -359,7 +365,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
       withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }),
     );
     // Also when nothing changed: a retry after a crash between the customer's write and this recompute finishes it.
-    await deps.payments.syncCustomerPayer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
   }
   for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
 }
@@ -512,7 +518,7 @@ export async function copyPayments(
       for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
       return next;
     });
-    await deps.payments.syncCustomerPayer(target, to.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(target, to.timezone, c.provider, c.customer_id, deps.clock());
   }
   const payments = await deps.payments.listPayments(namespaceOf(from));
   payments.sort(creditOrder);

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PACKED_OVERHEAD_BYTES, packDimension, unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
+import {
+  PACKED_OVERHEAD_BYTES,
+  packDimension,
+  unpackDimension,
+} from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
 import {
   DIMENSION_PART_BYTES,
   UNATTRIBUTED_KEY,

@@ -10,13 +10,13 @@ import {
   positionId,
 } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import {
-  ALL_SLOTS,
   GROUPED_DIMENSIONS,
   UNATTRIBUTED_KEY,
   valueTotals,
   type Contribution,
 } from '../../lambdas/domain/payments/contribution.js';
 import { NONE, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
 /**

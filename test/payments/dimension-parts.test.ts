@@ -3,9 +3,12 @@ import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { PACKED_OVERHEAD_BYTES, packDimension, unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
 import {
-  ALL_SLOTS,
+  PACKED_OVERHEAD_BYTES,
+  packDimension,
+  unpackDimension,
+} from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
+import {
   DIMENSION_PART_BYTES,
   splitDimensionCounters,
   valueTotals,
@@ -13,6 +16,7 @@ import {
   type ValueCounters,
 } from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
 const SITE = 'parts.test';

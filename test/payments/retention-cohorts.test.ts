@@ -423,14 +423,17 @@ describe('retention cohorts: a crash at any write of a recompute, then the retry
   // when its customer id is learnt (it changes payer). Each step is safe to repeat: a retry repeats it.
   const steps = (site: string, store: DynamoPaymentStore): Array<() => Promise<void>> => [
     () =>
-      store.syncPayer(
-        pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
+      store.cohorts.syncPayment(
+        site,
         TZ,
+        pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
         rate,
         NOW,
       ),
     () =>
-      store.syncPayer(
+      store.cohorts.syncPayment(
+        site,
+        TZ,
         pay(site, 'pi_2', {
           ts: NOW - 20 * DAY,
           customer_id: 'cus_1',
@@ -439,7 +442,6 @@ describe('retention cohorts: a crash at any write of a recompute, then the retry
           refunded: 1000,
           rev: 2,
         }),
-        TZ,
         rate,
         NOW,
       ),
@@ -449,14 +451,15 @@ describe('retention cohorts: a crash at any write of a recompute, then the retry
         subscriptions: { sub_1: { status: 'canceled', paying: false, ts: NOW - DAY } },
         ver: 1,
       });
-      await store.syncCustomerPayer(site, TZ, 'stripe', 'cus_1', NOW);
+      await store.cohorts.syncCustomer(site, TZ, 'stripe', 'cus_1', NOW);
     },
-    () => store.syncPayer(pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), TZ, rate, NOW),
+    () => store.cohorts.syncPayment(site, TZ, pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), rate, NOW),
     async () => {
-      await store.dropPayerPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
-      await store.syncPayer(
-        pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
+      await store.cohorts.dropPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
+      await store.cohorts.syncPayment(
+        site,
         TZ,
+        pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
         rate,
         NOW,
       );

@@ -10,14 +10,13 @@ import {
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
-import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './sketch-codec.js';
+import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './payments/payment-counter-codec.js';
+import { ALL_SLOTS, GROUP_SLOT, slotsOf, type DimensionSlot } from './payments/dimension-slots.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
 import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
 import {
-  ALL_SLOTS,
-  GROUP_SLOT,
   bucketRows,
   dayRows,
   groupOf,
@@ -26,9 +25,7 @@ import {
   isGrouped,
   mergeDimensionCounters,
   mergeGroups,
-  slotsOf,
   unflattenGroup,
-  type DimensionSlot,
   type GroupRows,
   type ValueCounters,
   splitDimensionCounters,

@@ -487,44 +487,6 @@ export class DynamoPaymentStore {
 
   private cohortStore: CohortStore | undefined;
 
-  /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`; with `batch`, at `finishSync(batch)`). */
-  async syncPayer(
-    payment: Payment,
-    timezone: string,
-    rate: UsdRate,
-    now: number,
-    batch?: RecomputeBatch,
-  ): Promise<void> {
-    await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now, batch);
-  }
-
-  /** The payments of a payer (`customerKey`) that were ever countable (`CohortStore.payerPaymentKeys`). */
-  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
-    return this.cohorts.payerPaymentKeys(site, payer);
-  }
-
-  /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
-  async dropPayerPayment(
-    site: string,
-    timezone: string,
-    payer: string,
-    paymentKey: string,
-    now: number,
-  ): Promise<void> {
-    await this.cohorts.dropPayment(site, timezone, payer, paymentKey, now);
-  }
-
-  /** Recomputes a customer's summary after its CUSTOMER item changed (`CohortStore.syncCustomer`). */
-  async syncCustomerPayer(
-    site: string,
-    timezone: string,
-    provider: Provider,
-    customerId: string,
-    now: number,
-  ): Promise<void> {
-    await this.cohorts.syncCustomer(site, timezone, provider, customerId, now);
-  }
-
   /**
    * Brings a payment's derived items in line with it: its list items and the
    * counters of the days and months they touch (`PaymentListStore.sync`),

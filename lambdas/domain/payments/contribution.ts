@@ -546,41 +546,6 @@ export function splitDimensionCounters(
   return parts;
 }
 
-/** A bucketed dimension's bucket of the payment rollups, `<dimension>#<bucket>`. */
-export type DimensionBucket = `${PaymentDimension}#${number}`;
-/** The group item of a period (`GroupRows`). */
-export const GROUP_SLOT = 'group';
-/** What a recompute of a period writes: its group, and buckets of bucketed dimensions. */
-export type DimensionSlot = typeof GROUP_SLOT | DimensionBucket;
-
-/** Every slot (a recompute that cannot tell which changed writes them all). */
-export const ALL_SLOTS: readonly DimensionSlot[] = [
-  GROUP_SLOT,
-  ...BUCKETED_DIMENSIONS.flatMap((d) =>
-    Array.from({ length: bucketCount(d) }, (_, b) => `${d}#${b}` as DimensionBucket),
-  ),
-];
-
-/**
- * The slots a contribution's counters fall in: always the group (its
- * Unattributed row, its grouped dimensions' values and its `(none)`s; a
- * failed payment too, which counts nowhere: it costs the group item of its
- * day, never a value), and the bucket of each other value of its bucketed
- * dimensions.
- */
-export function slotsOf(c: Contribution): DimensionSlot[] {
-  const dims = c.dims;
-  if (!dims) return [GROUP_SLOT];
-  return [
-    GROUP_SLOT,
-    ...new Set(
-      BUCKETED_DIMENSIONS.flatMap((d) =>
-        (dims[d] ?? []).filter((v) => !inGroup(d, v)).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket),
-      ),
-    ),
-  ];
-}
-
 /** Payment counters of one breakdown row over a range (`breakdown.ts`). */
 export interface ValueTotals {
   payments: number;
