@@ -8,6 +8,7 @@ import { customerKey, paymentKey } from '../lambdas/domain/payments/contribution
 import type {
   PaymentBulkLoad,
   PaymentLedger,
+  PayerCohorts,
   RecomputeBatch,
   RollupStore,
   StreamCheckpoint,
@@ -196,6 +197,21 @@ export class MemoryPaymentStore implements PaymentLedger {
   readonly aliases = new Map<string, string>();
   readonly pending = new Map<string, { site: string; provider: Provider; id: string; until: number }>();
 
+  /**
+   * Retention's payer summaries and cohorts are derived items too: the
+   * loader's `DynamoPaymentStore.bulkLoad` writes them, so syncs do nothing
+   * here; a payer's payments are read from the payments held.
+   */
+  readonly cohorts: PayerCohorts = {
+    syncPayment: async () => {},
+    dropPayment: async () => {},
+    syncCustomer: async () => {},
+    payerPaymentKeys: async (site, payer) =>
+      [...this.payments.values()]
+        .filter((p) => p.site === site && customerKey(p) === payer)
+        .map((p) => ({ provider: p.provider, id: p.provider_payment_id })),
+  };
+
   private static key(site: string, provider: Provider, id: string): string {
     return `${site}\n${provider}\n${id}`;
   }
@@ -290,12 +306,6 @@ export class MemoryPaymentStore implements PaymentLedger {
       .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
   }
 
-  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
-    return [...this.payments.values()]
-      .filter((p) => p.site === site && customerKey(p) === payer)
-      .map((p) => ({ provider: p.provider, id: p.provider_payment_id }));
-  }
-
   async markPending(site: string, payment: Payment, until: number): Promise<void> {
     this.pending.set(`${site}\n${paymentKey(payment)}`, {
       site,
@@ -364,39 +374,5 @@ export class MemoryPaymentStore implements PaymentLedger {
     this.pending.clear();
     this.aliases.clear();
     return out;
-  }
-
-  /** Retention's payer summaries and cohorts are derived items too: the loader's `DynamoPaymentStore.bulkLoad` writes them (and marks them ready). */
-  async syncPayer(_payment: Payment, _timezone: string, _rate: UsdRate, _now: number): Promise<void> {
-    return;
-  }
-
-  async dropPayerPayment(
-    _site: string,
-    _timezone: string,
-    _payer: string,
-    _paymentKey: string,
-    _now: number,
-  ): Promise<void> {
-    return;
-  }
-
-  async syncCustomerPayer(
-    _site: string,
-    _timezone: string,
-    _provider: Provider,
-    _customerId: string,
-    _now: number,
-  ): Promise<void> {
-    return;
-  }
-
-  async markCohortsReady(_site: string): Promise<void> {
-    return;
-  }
-
-  /** There are no legacy per-payment rollups in memory. */
-  async dropLegacyRollups(_site: string): Promise<number> {
-    return 0;
   }
 }

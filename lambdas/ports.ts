@@ -343,16 +343,8 @@ export interface PaymentLedger {
   ): Promise<void>;
   /** Runs the recomputes a batch's syncs left, once each. */
   finishSync(batch: RecomputeBatch): Promise<void>;
-  /** Brings the payment's payer (retention) in line with it; `now` ms. */
-  syncPayer(payment: Payment, timezone: string, rate: UsdRate, now: number, batch?: RecomputeBatch): Promise<void>;
-  /** Removes a payment from a payer it no longer belongs to; `now` ms. */
-  dropPayerPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void>;
-  /** Recomputes a customer's payer after its subscription status changed; `now` ms. */
-  syncCustomerPayer(site: string, timezone: string, provider: Provider, customerId: string, now: number): Promise<void>;
-  /** Records that the generation's cohorts are complete. */
-  markCohortsReady(site: string): Promise<void>;
-  /** Every payment a payer ever held (its countable payments). */
-  payerPayments(site: string, payer: string): Promise<PaymentRef[]>;
+  /** Retention's payers and cohorts: each payment's and customer's payer summary kept in line with it. */
+  cohorts: PayerCohorts;
   /** The payments on a visitor's timeline. */
   visitorPayments(site: string, visitorId: string): Promise<PaymentRef[]>;
   /** Marks a payment pending its visitor's visits until `until` (ms). */
@@ -361,8 +353,28 @@ export interface PaymentLedger {
   listPending(site: string): Promise<Array<PaymentRef & { until: number }>>;
   /** A bulk load of a site's payments in chunks (`rate`: the USD rates in force). */
   bulkLoader(site: string, timezone: string, rate: UsdRate, options?: BulkLoadOptions): PaymentBulkLoad;
-  /** Deletes the site's legacy payment rollups; @returns items deleted */
-  dropLegacyRollups(site: string): Promise<number>;
+}
+
+/**
+ * The payers behind retention (`docs/retention.md`): what the payment use cases keep in line
+ * as payments and customers change. `site` is a data namespace; `now` ms since epoch.
+ */
+export interface PayerCohorts {
+  /** Brings the payment's payer entry in line with it; with `batch`, the payer's recompute waits for the batch's end. */
+  syncPayment(
+    site: string,
+    timezone: string,
+    payment: Payment,
+    rate: UsdRate,
+    now: number,
+    batch?: RecomputeBatch,
+  ): Promise<void>;
+  /** Removes a payment from a payer it no longer belongs to. */
+  dropPayment(site: string, timezone: string, payer: string, paymentKey: string, now: number): Promise<void>;
+  /** Recomputes a customer's payer after its subscription status changed. */
+  syncCustomer(site: string, timezone: string, provider: string, customerId: string, now: number): Promise<void>;
+  /** Every payment a payer ever held (its countable payments). */
+  payerPaymentKeys(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>>;
 }
 
 /** A bulk load in chunks (`PaymentLedger.bulkLoader`): `add` each chunk of payments, then `finish` once. */
@@ -387,8 +399,6 @@ export interface BulkLoadOptions {
    * of its visitors)
    */
   raiseMarkers?: boolean;
-  /** false to leave the cohorts' `ready` as it is; default true */
-  markReady?: boolean;
 }
 
 /** The bulk writes of a payment import (`lambdas/services/payment-import.ts`), beyond `PaymentLedger`. */
@@ -408,11 +418,4 @@ export interface PaymentImportWrites {
   /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at its `rev`. */
   clearUnlisted(payment: Payment): Promise<void>;
   bulkLoadCustomers(customers: readonly Customer[]): Promise<void>;
-  /** The retention cohorts' status item of the namespace. */
-  cohorts: {
-    sourceFlags(
-      site: string,
-      consistent?: boolean,
-    ): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }>;
-  };
 }

@@ -77,15 +77,6 @@ export const siteConfigSchema = z.object({
   /** The storage layout (`DATA_LAYOUT`) the live generation's items are written in; absent = 1, the layout before versions. */
   layout: z.number().int().min(1).optional(),
   /**
-   * True when every visitor partition of the live generation that holds a
-   * payment's timeline copy also holds the visitor's payments marker
-   * (VISITOR_PAYMENTS, `docs/data-model.md`): sites created, or rebuilt, by a
-   * release that writes markers. Absent: older data may lack markers, so the
-   * sessionizer's re-credit looks up every visitor of a batch (one Query each)
-   * until `footfall rebuild` switches the site to a generation with them.
-   */
-  payment_marks: z.boolean().optional(),
-  /**
    * True when every `visits` rollup bucket of the live generation has its
    * ROLLUP_COUNTS item (counts and distinct visitors without the visitor
    * set, `docs/data-model.md`): sites created, or rebuilt, by a release that

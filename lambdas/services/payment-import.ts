@@ -168,8 +168,6 @@ async function importInto(
   const store = deps.payments;
   const rate = await deps.rates();
   const now = deps.clock();
-  const flags = await store.cohorts.sourceFlags(ns, true);
-  const empty = !(await store.paymentPages(ns, 1).next()).value?.length;
 
   const { byId, oneByOne } = await groupFacts(
     deps,
@@ -258,7 +256,7 @@ async function importInto(
   await store.bulkDropTimelineCopies(moved.map((m) => m.current!));
   for (const { current, payment } of settled)
     if (current && customerKey(current) !== customerKey(payment))
-      await store.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
+      await store.cohorts.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
 
   // PAYMENT items: new ones in bulk, changed ones on their revision; a lost race is settled one by one.
   await store.bulkPutPayments(settled.filter((s) => !s.current).map((s) => s.payment));
@@ -301,8 +299,6 @@ async function importInto(
     writePayments: false,
     now,
     raiseMarkers: true,
-    // A generation whose cohorts were complete stays so; a new one becomes so; an older one's are left to `footfall rebuild`.
-    markReady: flags.ready || (!flags.exists && empty),
   });
   await load.unlist(kept.flatMap((s) => s.payment.unlisted ?? []));
   const chunk = options.chunk ?? 1000;
@@ -318,7 +314,7 @@ async function importInto(
   for (const key of statusOnly) {
     const c = customers.get(key);
     if (c && !payers.has(`${c.provider}:${c.customer_id}`))
-      await store.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, now);
+      await store.cohorts.syncCustomer(ns, site.timezone, c.provider, c.customer_id, now);
   }
 
   // Customers whose credit moved (an imported purchase earlier than the stored ones): their stored payments
@@ -326,7 +322,7 @@ async function importInto(
   for (const [key, c] of customers) {
     const stored = storedCustomers.get(key);
     if (!stored || JSON.stringify(stored.credit) === JSON.stringify(c.credit)) continue;
-    const outside = (await store.payerPayments(ns, `${c.provider}:${c.customer_id}`)).filter(
+    const outside = (await store.cohorts.payerPaymentKeys(ns, `${c.provider}:${c.customer_id}`)).filter(
       (k) => !byId.has(aliasRef(k.provider, k.id)),
     );
     const others = await store.getPayments(outside.map((k) => ({ site: ns, provider: k.provider, id: k.id })));

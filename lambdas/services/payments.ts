@@ -179,7 +179,13 @@ export async function settlePayment(
     const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
     // A payment that changes payer (a customer id learnt later) leaves the old payer's retention first, so a crash cannot strand it there.
     if (current && customerKey(current) !== customerKey(payment))
-      await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
+      await deps.payments.cohorts.dropPayment(
+        ns,
+        site.timezone,
+        customerKey(current),
+        paymentKey(current),
+        deps.clock(),
+      );
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     let creditMoved = false;
@@ -195,7 +201,7 @@ export async function settlePayment(
       current ? { visitor: current.visitor, ts: current.ts } : null,
       batch,
     );
-    await deps.payments.syncPayer(payment, site.timezone, rate, deps.clock(), batch);
+    await deps.payments.cohorts.syncPayment(payment.site, site.timezone, payment, rate, deps.clock(), batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting =
       payment.visitor !== null &&
@@ -225,7 +231,7 @@ async function recreditCustomer(
 ) {
   const ns = namespaceOf(site);
   const self = paymentKey(payment);
-  const keys = (await deps.payments.payerPayments(ns, customerKey(payment))).filter((k) => {
+  const keys = (await deps.payments.cohorts.payerPaymentKeys(ns, customerKey(payment))).filter((k) => {
     const key = paymentKey({ provider: k.provider, provider_payment_id: k.id });
     return key !== self && !queued?.has(key);
   });
@@ -291,7 +297,7 @@ async function foldPayment(
     unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(deps.list, other, site.timezone, rate)])],
   };
   await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
-  await deps.payments.dropPayerPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
+  await deps.payments.cohorts.dropPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
   await deps.payments.clearPending(ns, other);
   await deps.payments.deletePayment(ns, provider, otherId);
 }
@@ -326,7 +332,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
     await updateCustomer(deps, ns, c.provider, c.customer_id, (current) =>
       current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id },
     );
-    await deps.payments.syncCustomerPayer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
   }
   for (const s of facts.subscriptions) {
     if (!s.customer_id) continue;
@@ -334,7 +340,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
       withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }),
     );
     // Also when nothing changed: a retry after a crash between the customer's write and this recompute finishes it.
-    await deps.payments.syncCustomerPayer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
   }
   for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
 }
@@ -487,7 +493,7 @@ export async function copyPayments(
       for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
       return next;
     });
-    await deps.payments.syncCustomerPayer(target, to.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payments.cohorts.syncCustomer(target, to.timezone, c.provider, c.customer_id, deps.clock());
   }
   const payments = await deps.payments.listPayments(namespaceOf(from));
   payments.sort(creditOrder);
@@ -496,46 +502,5 @@ export async function copyPayments(
     await settlePayment(deps, to, p.provider, asFact(p), p.provider_payment_id);
     await onProgress?.(++done, payments.length);
   }
-  // Every payment of the target went through settlePayment: its retention cohorts are complete.
-  await deps.payments.markCohortsReady(target);
   return done;
-}
-
-/**
- * Derives a site's payment list and its day and month counters
- * (PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS, PAYMENT_DIMENSION) and
- * retention's payer summaries and cohorts (marked `ready`, so the retention
- * report reads them) from its PAYMENT and CUSTOMER items, the source of
- * truth, and deletes the per-payment
- * PAYMENT_ROLLUP entries they replace (`docs/data-model.md`, "Migration"):
- * the migration to the bounded payment layout, and the payment half of
- * `footfall rebuild` (on the generation it builds: `namespaceOf(site)`). Run
- * it while no webhook or import writes that generation's payments (the list
- * items are written unconditionally). With `clock`, "paying until" days
- * already past are dropped from the cohorts as they are written. The
- * payments are read and written a Query page at a time
- * (`DynamoPaymentStore.bulkLoader`): memory holds one page, not the site's
- * payments.
- *
- * @param pageSize PAYMENT items per page; default a 1 MB Query page
- * @returns payments read
- */
-export async function derivePaymentRollups(
-  deps: Pick<PaymentDeps, 'payments' | 'rates'> & Partial<Pick<PaymentDeps, 'clock'>>,
-  site: SiteConfig,
-  pageSize?: number,
-): Promise<number> {
-  const ns = namespaceOf(site);
-  const load = deps.payments.bulkLoader(ns, site.timezone, await deps.rates(), {
-    writePayments: false,
-    now: deps.clock?.(),
-  });
-  let read = 0;
-  for await (const page of deps.payments.paymentPages(ns, pageSize)) {
-    await load.add(page);
-    read += page.length;
-  }
-  await load.finish();
-  await deps.payments.dropLegacyRollups(ns);
-  return read;
 }

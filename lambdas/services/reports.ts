@@ -16,12 +16,7 @@ import { REALTIME_WINDOW_MS, realtimeReport, type RealtimeReport } from '../doma
 import { countVisitors, unionSketches } from '../domain/visitor-sketch.js';
 import { paymentRow, type PaymentRow } from '../domain/reports/payment-row.js';
 import { buildTimeline, type Timeline } from '../domain/reports/timeline.js';
-import {
-  churnWindow,
-  retentionFromCohorts,
-  retentionReport,
-  type RetentionReport,
-} from '../domain/reports/retention.js';
+import { churnWindow, retentionFromCohorts, type RetentionReport } from '../domain/reports/retention.js';
 import {
   INTERVAL_MAX_DAYS,
   defaultInterval,
@@ -413,10 +408,7 @@ export async function listPayments(
  * from the cohort rollups of the range's first-payment days (months inside,
  * days at the ends) and of the `churn_30d` window, the first day with a
  * payer and the status sources: at most 8 Queries and a GetItem besides the
- * site and range lookups, whatever the site's history. A generation written
- * before the cohorts existed (no `ready` mark: `docs/rebuild.md`) is read
- * whole instead, every customer and payment, as before, until
- * `footfall rebuild` (or `derivePaymentRollups`) writes its cohorts.
+ * site and range lookups, whatever the site's history.
  */
 export async function retention(
   deps: ReportDeps,
@@ -433,13 +425,7 @@ export async function retention(
     periodSpans(range),
     periodSpans(churnWindow(localDay(now, range.timezone))),
   );
-  if (cohorts.ready) return retentionFromCohorts(site.domain, range, now, cohorts);
-  const [customers, payments, rate] = await Promise.all([
-    deps.store.customers(ns),
-    deps.store.allPayments(ns),
-    deps.rates(),
-  ]);
-  return retentionReport({ site: site.domain, range, customers, payments, now, rate });
+  return retentionFromCohorts(site.domain, range, now, cohorts);
 }
 
 /** `GET /api/v1/sites/{domain}/visitors/{visitor_id}` (`docs/api.md` "Visitor timeline"). @throws NotFoundError when the visitor has no events or payments */

@@ -5,7 +5,7 @@ import { RollupDeltas } from '../domain/rollup.js';
 import { namespaceOf, writeTargets, type SiteConfig } from '../domain/site.js';
 import type { RollupStore, SiteDirectory, StreamCheckpoint, VisitStore } from '../ports.js';
 import { realtimeSlices, type RealtimeSlice } from '../domain/realtime.js';
-import { visitorMayNeedRecredit } from '../domain/payments/recredit.js';
+import { creditMayChange } from '../domain/payments/recredit.js';
 
 export interface SessionizeDeps {
   sites: SiteDirectory;
@@ -119,8 +119,8 @@ export function changeVisits(
  *    so a visit arriving after its payment changes the payment's credit: of
  *    the visitors whose payments marker (read with the visits in step 2)
  *    says they have a payment at or after the start of the batch's earliest
- *    visit of theirs (`visitorMayNeedRecredit`; every visitor while the site
- *    predates markers), those payments (`paymentsToRecredit`);
+ *    visit of theirs (`creditMayChange` of the marker's latest payment), those
+ *    payments (`paymentsToRecredit`);
  * 6. write the realtime slices of the batch's recent events (`deps.realtime`):
  *    one item per site-minute, keyed by the checkpoint, so a retry overwrites
  *    them with the same content (the clock decides what is recent, so a retry
@@ -207,7 +207,7 @@ export async function sessionizeBatch(
       to + VISIT_GAP_MS,
     );
     const change = changeVisits(ns, first.visitor_id, stored, events);
-    if (deps.recredit && visitorMayNeedRecredit(latestPayment, change.since, target.payment_marks === true)) {
+    if (deps.recredit && creditMayChange(latestPayment, change.since)) {
       recredits.push({ domain: first.site, entry: { visitor: first.visitor_id, since: change.since, namespace: ns } });
     }
     for (const v of change.before) deltas.addVisit(v, target.timezone, -1);

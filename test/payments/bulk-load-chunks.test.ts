@@ -21,7 +21,7 @@ import { compared, normalize } from '../support/comparable-items.js';
 
 /**
  * The bulk load in chunks (`DynamoPaymentStore.bulkLoader`: the
- * 1M-payments bench point and `derivePaymentRollups` hold one chunk of
+ * 1M-payments bench point and the import hold one chunk of
  * payments at a time): whatever the chunks (one, one per payment, any
  * boundaries, any order of the payments), the table ends item for item as
  * after one `bulkLoad` of every payment, and that table holds the items the

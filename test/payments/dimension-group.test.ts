@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import {
   PaymentListStore,
@@ -10,15 +10,13 @@ import {
   positionId,
 } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import {
-  ALL_SLOTS,
   GROUPED_DIMENSIONS,
   UNATTRIBUTED_KEY,
-  bucketCount,
   valueTotals,
   type Contribution,
-  type ValueCounters,
 } from '../../lambdas/domain/payments/contribution.js';
 import { NONE, PAYMENT_DIMENSIONS, bucketOf, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { propertyRuns } from '../support/suite.js';
 
@@ -28,8 +26,7 @@ import { propertyRuns } from '../support/suite.js';
  * and the Unattributed row in one item per period, the bucketed dimensions'
  * other values in their buckets, and
  * a day recomputed only for the slots its own payments touched. Breakdowns
- * read from these items must equal a direct computation from the list, and
- * items written before the group existed must read as they did.
+ * read from these items must equal a direct computation from the list.
  */
 const SITE = 'group.test';
 const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
@@ -139,56 +136,6 @@ async function expectBreakdowns(
   }
 }
 
-/** Puts a contribution's list item as a settled payment leaves it (no `pending`). */
-async function putListItem(conn: DynamoConnection, site: string, c: Contribution): Promise<void> {
-  const [main] = listKeys(site, c);
-  await conn.doc.send(
-    new PutCommand({
-      TableName: conn.table,
-      Item: { pk: main?.pk, sk: main?.sk, type: 'PAYMENT_LIST', rev: c.rev, c: JSON.stringify(c) },
-    }),
-  );
-}
-
-/**
- * The items the layout before the group wrote for one period: each dimension
- * its own buckets, the Unattributed row in every dimension's bucket 0 (payer
- * sets exact at this size).
- */
-async function putOldLayout(
-  conn: DynamoConnection,
-  site: string,
-  contributions: readonly Contribution[],
-  g: 'D' | 'M',
-  period: string,
-): Promise<void> {
-  const inPeriod = contributions.filter((c) => !c.failed && (g === 'D' ? c.day === period : c.day.startsWith(period)));
-  for (const d of PAYMENT_DIMENSIONS) {
-    for (let b = 0; b < bucketCount(d); b++) {
-      const rows: Record<string, ValueCounters> = {};
-      for (const c of inPeriod) {
-        for (const v of c.dims ? c.dims[d] : [UNATTRIBUTED_KEY]) {
-          if ((v === UNATTRIBUTED_KEY ? 0 : bucketOf(d, v)) !== b) continue;
-          const [n, cents, payers] = rows[v] ?? [0, 0, []];
-          rows[v] = [n + 1, cents + c.cents, [...new Set([...(payers as string[]), c.customer])].sort()];
-        }
-      }
-      await conn.doc.send(
-        new PutCommand({
-          TableName: conn.table,
-          Item: {
-            pk: dimensionPk(site, d),
-            sk: `${g}#${period}#${b}`,
-            type: 'PAYMENT_DIMENSION',
-            v: JSON.stringify(rows),
-            src: 0,
-          },
-        }),
-      );
-    }
-  }
-}
-
 describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimensions and Unattributed', () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
@@ -295,68 +242,7 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
     await check([...first.slice(0, 5), ...added]);
   }, 300_000);
 
-  it('reads periods written before the group existed as before, and mixed with recomputed ones', async () => {
-    const site = `legacy.${SITE}`;
-    const contributions = Array.from({ length: 12 }, (_, i) =>
-      build(
-        i,
-        DAYS[i % 3] ?? '',
-        i % 4 === 0
-          ? null
-          : PAYMENT_DIMENSIONS.map((_, k) => [
-              ...new Set([VALUES[(i * 3 + k) % VALUES.length] ?? '/', VALUES[(i + k) % VALUES.length] ?? '/']),
-            ]),
-        i === 5,
-        i % 5,
-        1000 + i,
-        1,
-      ),
-    );
-    for (const c of contributions) await putListItem(conn, site, c);
-    for (const day of DAYS) await putOldLayout(conn, site, contributions, 'D', day);
-    await putOldLayout(conn, site, contributions, 'M', '2026-05');
-    await putOldLayout(conn, site, contributions, 'M', '2026-06');
-    const list = new PaymentListStore(conn);
-    const readAs = (d: PaymentDimension, g: 'D' | 'M', from: string, to: string) =>
-      list
-        .dimension(site, d, g, from, to, true)
-        .then((items) =>
-          Object.fromEntries(
-            [...valueTotals(items.map((i) => i.values))]
-              .filter(([, t]) => t.payments > 0)
-              .map(([v, t]) => [v, [t.payments, t.cents, t.payers]]),
-          ),
-        );
-    const check = async (all: readonly Contribution[]) => {
-      for (const d of PAYMENT_DIMENSIONS) {
-        for (const day of DAYS) expect(await readAs(d, 'D', day, day), `${d} ${day}`).toEqual(expected(all, d, [day]));
-        expect(await readAs(d, 'M', '2026-05', '2026-05'), `${d} May`).toEqual(expected(all, d, DAYS.slice(0, 2)));
-      }
-    };
-    await check(contributions);
-    // One payment of the first day moves to a credit: that day and May are recomputed in the group
-    // layout (its group and the moved payment's buckets only); the second day stays as written before.
-    const moved = contributions[0] as Contribution;
-    const now = build(
-      0,
-      moved.day,
-      PAYMENT_DIMENSIONS.map(() => ['Search']),
-      false,
-      0,
-      moved.cents,
-      2,
-    );
-    await list.sync(site, now, listKeys(site, moved).map(positionId), async () => 2);
-    const after = contributions.map((c, i) => (i === 0 ? now : c));
-    await check(after);
-    const groups = (await scanAll(conn))
-      .filter((i) => String(i.pk).includes(`#${site}#`) && i.g !== undefined)
-      .map((i) => String(i.sk));
-    expect(groups.sort()).toEqual([`D#${DAYS[0]}#0`, 'M#2026-05#0']);
-    // A bulk recompute of every slot leaves the same numbers.
-    await list.recomputeDay(site, DAYS[1] ?? '', new Set(ALL_SLOTS));
-    await list.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
-    await check(after);
+  it('groups the one-bucket dimensions', () => {
     expect(GROUPED_DIMENSIONS).toEqual(['channel', 'country', 'device', 'browser', 'os', 'language']);
-  }, 120_000);
+  });
 });

@@ -3,9 +3,12 @@ import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { PACKED_OVERHEAD_BYTES, unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
 import {
-  ALL_SLOTS,
+  PACKED_OVERHEAD_BYTES,
+  packDimension,
+  unpackDimension,
+} from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
+import {
   DIMENSION_PART_BYTES,
   splitDimensionCounters,
   valueTotals,
@@ -13,6 +16,7 @@ import {
   type ValueCounters,
 } from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
+import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 
 const SITE = 'parts.test';
@@ -147,35 +151,6 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
     expect(packed).toBeLessThan(json / 2);
   });
 
-  it('reads the same counters from items in the older JSON form (`v`), all of them or every other one, until a recompute packs them again', async () => {
-    const readAll = async () => {
-      const out: Record<string, unknown> = {};
-      for (const d of PAYMENT_DIMENSIONS)
-        out[d] = [
-          await list.dimension(SITE, d, 'M', '2026-05', '2026-05', true),
-          await list.dimension(SITE, d, 'D', DAYS[0] ?? '', DAYS[1] ?? '', true),
-        ];
-      return out;
-    };
-    const packedRead = await readAll();
-    expect(JSON.stringify(packedRead)).toContain('/landing/003999/');
-    const items = await dimensionItems(conn);
-    const asJson = ({ vz, ...rest }: Record<string, unknown>) => ({
-      ...rest,
-      v: JSON.stringify(unpackDimension({ vz })),
-    });
-    const put = (item: Record<string, unknown>) =>
-      conn.doc.send(new PutCommand({ TableName: conn.table, Item: asJson(item) }));
-    for (const [k, item] of items.entries()) if (k % 2 === 0) await put(item);
-    expect(await readAll()).toEqual(packedRead);
-    for (const item of items) await put(item);
-    expect((await dimensionItems(conn)).every((i) => typeof i.v === 'string' && i.vz === undefined)).toBe(true);
-    expect(await readAll()).toEqual(packedRead);
-    await list.bulkRecompute(SITE, DAYS);
-    expect((await dimensionItems(conn)).every((i) => i.v === undefined && i.vz instanceof Uint8Array)).toBe(true);
-    expect(await readAll()).toEqual(packedRead);
-  }, 60_000);
-
   it('a recompute that needs fewer parts deletes the old ones; a crash between part and bucket writes leaves nothing a reader counts', async () => {
     // Half the payments of the first day leave (refund-free removal, as a payment moving away does).
     const gone = loaded.filter((c, i) => c.day === DAYS[0] && i % 4 === 0);
@@ -188,7 +163,7 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
       pk: `PD#${SITE}#landing_page`,
       sk: `D#${DAYS[0]}#0#0000000000#001`,
       type: 'PAYMENT_DIMENSION',
-      v: JSON.stringify({ '/ghost': [5, 500, 1] }),
+      ...packDimension({ '/ghost': [5, 500, 1] }),
       src: 0,
     };
     await conn.doc.send(new PutCommand({ TableName: conn.table, Item: orphan }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { creditMayChange, paymentsToRecredit, visitorMayNeedRecredit } from '../../lambdas/domain/payments/recredit.js';
+import { creditMayChange, paymentsToRecredit } from '../../lambdas/domain/payments/recredit.js';
 import { creditVisit, firstVisit } from '../../lambdas/domain/payments/attribution.js';
 import { buildVisits, visitEventOf, type Visit } from '../../lambdas/domain/visit.js';
 import { changeVisits } from '../../lambdas/services/sessionize.js';
@@ -58,15 +58,14 @@ describe('which payments a batch of visits can credit differently', () => {
     expect(paymentsToRecredit(payments, since).map((x) => x.id)).toEqual(ids);
   });
 
-  // [case, marker's latest payment, since, site keeps markers, look the visitor up]
-  const visitors: Array<[string, number | null, number, boolean, boolean]> = [
-    ['no marker: the visitor never had a payment', null, T, true, false],
-    ['a payment at or after the visits', T, T, true, true],
-    ['every payment before the visits', T - 1, T, true, false],
-    ['a site without markers looks every visitor up', null, T, false, true],
+  // [case, marker's latest payment, since, look the visitor up]
+  const visitors: Array<[string, number | null, number, boolean]> = [
+    ['no marker: the visitor never had a payment', null, T, false],
+    ['a payment at or after the visits', T, T, true],
+    ['every payment before the visits', T - 1, T, false],
   ];
-  it.each(visitors)('%s', (_case, latest, since, marked, expected) => {
-    expect(visitorMayNeedRecredit(latest, since, marked)).toBe(expected);
+  it.each(visitors)('%s', (_case, latest, since, expected) => {
+    expect(creditMayChange(latest, since)).toBe(expected);
   });
 
   it('agrees with attribution: visits starting after a payment never change its credit or first touch, whatever the model and window', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
 import fc from 'fast-check';
-import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -9,12 +9,7 @@ import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { cohortPk, memberPk, payerPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
 import { retentionReport, type RetentionReport } from '../../lambdas/domain/reports/retention.js';
-import {
-  applyProviderFacts,
-  derivePaymentRollups,
-  recreditVisitors,
-  type PaymentDeps,
-} from '../../lambdas/services/payments.js';
+import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { emptyCustomer } from '../../lambdas/domain/payments/customer.js';
 import { retention, type ReportDeps } from '../../lambdas/services/reports.js';
@@ -238,7 +233,6 @@ describe('retention from cohort rollups equals the whole-site computation', () =
       payments.listPayments(site.domain),
       payments.listCustomers(site.domain),
     ]);
-    expect((await payments.cohorts.sourceFlags(site.domain, true)).ready).toBe(true);
     return Promise.all(
       RANGES.map(async (query) => {
         const cohorts = await retention(reportDeps(), 'acme', site.domain, query);
@@ -271,7 +265,22 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     );
   }, 300_000);
 
-  it('gives the same cohorts through the bulk path (derivePaymentRollups, one page or a payment at a time) as through the webhooks', async () => {
+  /** The bulk path (`bulkLoader`) over every PAYMENT item of the site, `pageSize` at a time, its payment items left as they are. */
+  async function bulkLoadAll(deps: PaymentDeps, site: SiteConfig, pageSize?: number): Promise<number> {
+    const load = deps.payments.bulkLoader(site.domain, site.timezone, await deps.rates(), {
+      writePayments: false,
+      now: deps.clock(),
+    });
+    let read = 0;
+    for await (const page of deps.payments.paymentPages(site.domain, pageSize)) {
+      await load.add(page);
+      read += page.length;
+    }
+    await load.finish();
+    return read;
+  }
+
+  it('gives the same cohorts through the bulk path (one page or a payment at a time) as through the webhooks', async () => {
     const payers: GenPayer[] = [
       {
         provider: 'stripe',
@@ -306,8 +315,8 @@ describe('retention from cohort rollups equals the whole-site computation', () =
         .filter((i) => String(i.sk).startsWith('D#') || String(i.sk).startsWith('M#'))
         .map((i) => [i.sk, i.v, i.n]);
     const before = await cohortItems();
-    // The derivation writes every item again from the PAYMENT and CUSTOMER items, as a migration would.
-    await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site);
+    // The bulk path writes every item again from the PAYMENT and CUSTOMER items.
+    await bulkLoadAll(deps, site);
     expect(await cohortItems()).toEqual(before);
     expect(await both(site)).toEqual(viaWebhooks);
     // Again a page of one payment at a time: a payer's payments in several chunks of the bulk load.
@@ -316,9 +325,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
         .concat(await items(conn, memberPk(site.domain)))
         .map((i) => [i.sk, i.e ?? i.m ?? [...(i.held as Set<string>)]]);
     const oneShot = await summaries();
-    expect(await derivePaymentRollups({ payments: deps.payments, rates: deps.rates, clock: deps.clock }, site, 1)).toBe(
-      4,
-    );
+    expect(await bulkLoadAll(deps, site, 1)).toBe(4);
     expect(await cohortItems()).toEqual(before);
     expect(await summaries()).toEqual(oneShot);
     expect(await both(site)).toEqual(viaWebhooks);
@@ -373,31 +380,6 @@ describe('retention from cohort rollups equals the whole-site computation', () =
       (await items(conn, payerPk(site.domain))).filter((i) => i.pending !== undefined || i.pend !== undefined),
     ).toEqual([]);
   }, 60_000);
-
-  it('answers from every payment and customer while a generation has no cohorts yet (written before them)', async () => {
-    const { site, deps } = await freshSite();
-    for (const facts of factsOf([
-      {
-        provider: 'stripe',
-        customer: true,
-        visitor: 'vis-a',
-        payments: [{ day: 20, amount: 1000, eur: false, refund: 'none', failed: false, renewal: false, sub: true }],
-        statuses: [],
-      },
-    ])) {
-      await applyProviderFacts(deps, site, facts);
-    }
-    const expected = await both(site);
-    // A generation written by an older release: no retention items at all.
-    for (const pk of [payerPk(site.domain), memberPk(site.domain), cohortPk(site.domain)]) {
-      const keys = (await items(conn, pk)).map((i) => ({ DeleteRequest: { Key: { pk: i.pk, sk: i.sk } } }));
-      for (let i = 0; i < keys.length; i += 25)
-        await conn.doc.send(new BatchWriteCommand({ RequestItems: { [conn.table]: keys.slice(i, i + 25) } }));
-    }
-    const r = await retention(reportDeps(), 'acme', site.domain, RANGES[0]!);
-    expect(r).toEqual(expected[0]?.whole);
-    expect(r.total.customers).toBe(1);
-  }, 60_000);
 });
 
 class Crash extends Error {}
@@ -450,14 +432,17 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
   // when its customer id is learnt (it changes payer). Each step is safe to repeat: a retry repeats it.
   const steps = (site: string, store: DynamoPaymentStore): Array<() => Promise<void>> => [
     () =>
-      store.syncPayer(
-        pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
+      store.cohorts.syncPayment(
+        site,
         TZ,
+        pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
         rate,
         NOW,
       ),
     () =>
-      store.syncPayer(
+      store.cohorts.syncPayment(
+        site,
+        TZ,
         pay(site, 'pi_2', {
           ts: NOW - 20 * DAY,
           customer_id: 'cus_1',
@@ -466,7 +451,6 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
           refunded: 1000,
           rev: 2,
         }),
-        TZ,
         rate,
         NOW,
       ),
@@ -476,14 +460,15 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
         subscriptions: { sub_1: { status: 'canceled', paying: false, ts: NOW - DAY } },
         ver: 1,
       });
-      await store.syncCustomerPayer(site, TZ, 'stripe', 'cus_1', NOW);
+      await store.cohorts.syncCustomer(site, TZ, 'stripe', 'cus_1', NOW);
     },
-    () => store.syncPayer(pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), TZ, rate, NOW),
+    () => store.cohorts.syncPayment(site, TZ, pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), rate, NOW),
     async () => {
-      await store.dropPayerPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
-      await store.syncPayer(
-        pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
+      await store.cohorts.dropPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
+      await store.cohorts.syncPayment(
+        site,
         TZ,
+        pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
         rate,
         NOW,
       );

@@ -4,7 +4,7 @@ import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
-import { CohortStore, cohortItems, cohortPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
+import { cohortItems, cohortPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
 import { batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { localDay, resolveRange } from '../../lambdas/domain/range.js';
@@ -124,7 +124,6 @@ describe('retention at 100,000 payments a month: ≤ 25 requests and ≤ 4 MB wh
       conn,
       items.map((Item) => ({ PutRequest: { Item } })),
     );
-    await new CohortStore(conn).markReady(SITE);
     meter.reset();
   }, 300_000);
   afterAll(async () => close());

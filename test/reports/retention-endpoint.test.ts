@@ -135,13 +135,12 @@ describe('retention endpoint', () => {
     expect((await res.json()).error).toMatch(new RegExp(`^${param}\\b`));
   });
 
-  it('reads the whole customer and payment partitions, one Query page each here, and counts them', async () => {
+  it('reads the whole customer partition, one Query page here, and counts it', async () => {
     const store = new DynamoReportStore(s.svc.dynamo);
-    const [customers, payments] = await Promise.all([store.customers(SITE), store.allPayments(SITE)]);
+    const customers = await store.customers(SITE);
     // cus_c only failed: nothing about it was worth a customer item.
     expect(customers.map((c) => c.customer_id).sort()).toEqual(['cus_a', 'cus_b', 'cus_x']);
-    expect(payments.map((p) => p.provider_payment_id).sort()).toEqual(['in_3', 'pi_1', 'pi_2', 'pi_4', 'pi_5', 'pi_6']);
-    expect(store.cost.requests).toBe(2);
+    expect(store.cost.requests).toBe(1);
     expect(store.cost.bytes).toBeGreaterThan(0);
   });
 

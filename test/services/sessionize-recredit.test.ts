@@ -18,8 +18,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
  * The sessionizer reads each visitor's payments marker with the visits
  * (one Query) and credits again only the payments its visits can change
  * (the read and write budgets, `docs/benchmarks.md` "Budgets"), yet a retried batch still
- * finishes a re-credit a crash interrupted, and a site whose data predates
- * markers is looked up as before.
+ * finishes a re-credit a crash interrupted.
  */
 const MIN = 60_000;
 const DOMAIN = 'marks.test';
@@ -32,8 +31,8 @@ afterEach(async () => {
   db = undefined;
 });
 
-async function setUp(marks: boolean) {
-  db = await memoryTable([{ domain: DOMAIN, timezone: 'UTC', ...(marks ? {} : { payment_marks: false }) }]);
+async function setUp() {
+  db = await memoryTable([{ domain: DOMAIN, timezone: 'UTC' }]);
   const { conn } = db;
   const config = new DynamoConfigStore(conn);
   const site = (await config.getSite(DOMAIN)) as SiteConfig;
@@ -85,7 +84,7 @@ const ev = (id: string, minutes: number, visitor: string, channel = 'Search') =>
 
 describe('sessionizer re-credit with payments markers', () => {
   it('looks up only visitors with a payment at or after their visits, and credits it', async () => {
-    const t = await setUp(true);
+    const t = await setUp();
     await t.pay('pi_1', T + 60 * MIN, 'payer');
     const marker = await t.conn.doc.send(
       new GetCommand({ TableName: t.conn.table, Key: { pk: visitorPk(DOMAIN, 'payer'), sk: PAYMENTS_MARK_SK } }),
@@ -107,7 +106,7 @@ describe('sessionizer re-credit with payments markers', () => {
   });
 
   it('finishes on the retry a re-credit a crash interrupted, though the retry changes no visit', async () => {
-    const t = await setUp(true);
+    const t = await setUp();
     await t.pay('pi_1', T + 60 * MIN, 'payer');
     t.crashNext();
     const batch = [ev('p1', 0, 'payer', 'Social')];
@@ -120,21 +119,11 @@ describe('sessionizer re-credit with payments markers', () => {
       channel: 'Social',
     });
   });
-
-  it('looks every visitor up on a site whose data predates markers', async () => {
-    const t = await setUp(false);
-    await t.pay('pi_1', T + 60 * MIN, 'payer');
-    await t.run([ev('p1', 0, 'payer'), ev('b1', 5, 'browser')]);
-    expect(t.calls[0]?.map((e) => e.visitor)).toEqual(['browser', 'payer']);
-    expect((await t.payments.payments.getPayment(DOMAIN, 'stripe', 'pi_1'))?.touch).toMatchObject({
-      channel: 'Search',
-    });
-  });
 });
 
 describe('DynamoVisitStore.visitsAndPayments', () => {
   it('reads the marker with the visits in one Query, and an import of old events skips the later visits in one more', async () => {
-    const t = await setUp(true);
+    const t = await setUp();
     const events = [0, 10, 24 * 60, 48 * 60, 72 * 60, 96 * 60, 120 * 60].map((m, i) =>
       visitEventOf(ev(`v${i}`, m, 'payer')),
     );

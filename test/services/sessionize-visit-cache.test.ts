@@ -19,7 +19,7 @@ import { installStaleReads } from '../support/stale-reads.js';
 
 const T0 = Date.UTC(2026, 10, 20, 9);
 const MIN = 60_000;
-const SITE: Partial<SiteConfig> = { domain: 'example.com', timezone: 'UTC', payment_marks: true };
+const SITE: Partial<SiteConfig> = { domain: 'example.com', timezone: 'UTC' };
 
 const records = (events: readonly TrackedEvent[], firstSequence: number) =>
   events.map((e, i) => ({

@@ -1,4 +1,4 @@
-import { unpackDimension } from '../../lambdas/adapters/dynamo/sketch-codec.js';
+import { unpackDimension } from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
 
 /**
  * What "the same items" means when a bulk path's table is compared with

@@ -63,8 +63,7 @@ import { dict } from '../../domain/dict.js';
  *   at most 375 days: ≤ 100 × (≤ 2.3 KB id + 5 KB histogram) worst case,
  *   a few KB in practice.
  * - `CH#<site>` / `SRC`: `p_<provider>` 0 (seen) or 1 (sent a subscription
- *   status) and `ready` (this generation's summaries and cohorts cover all
- *   its payments: written by every path that writes a whole generation).
+ *   status).
  *
  * `<payer id>` is the payer key (`customerKey`) with its length in front,
  * `<length>:<payer>#`, so no payer's prefix is another's.
@@ -168,11 +167,7 @@ export class CohortStore {
       new GetCommand({ TableName: this.conn.table, Key: key, ConsistentRead: true }),
     );
     const wanted = entry ? JSON.stringify(entry) : null;
-    if (!Item && wanted === null) {
-      // A payment no payer counts (a failed one) may be a generation's first: mark it ready now, or its first countable payment finds it new no longer.
-      await this.readyIfNew(site);
-      return;
-    }
+    if (!Item && wanted === null) return;
     if (Item && Number(Item.rev) > payment.rev) return;
     if (Item && !Item.pending && ((Item.e as string | undefined) ?? null) === wanted) {
       // In line; in a batch, the retry of one that crashed before its payers' recomputes finished finds their marks.
@@ -383,12 +378,11 @@ export class CohortStore {
     const sourcesOk = (facts: PayerFacts, sources: Record<string, boolean>) =>
       !(facts.summary !== null || facts.customerExists) ||
       (provider in sources && (facts.statuses.length === 0 || sources[provider] === true));
-    const [{ Item: state }, before, { sources, exists }] = await Promise.all([
+    const [{ Item: state }, before, { sources }] = await Promise.all([
       this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: stateKey, ConsistentRead: true })),
       this.readPayer(site, payer, timezone),
       this.sourceFlags(site, true),
     ]);
-    if (!exists) await this.readyIfNew(site);
     const heldBefore = [...((state?.held as Set<string> | undefined) ?? [])];
     const dayBefore = before.summary?.day ?? null;
     if (
@@ -649,16 +643,8 @@ export class CohortStore {
     return null;
   }
 
-  /**
-   * The status sources seen (`p_<provider>`: 1 when it sent a subscription
-   * status), whether this generation's cohorts are complete (`ready`), and
-   * whether the item exists at all (it does once anything was recomputed).
-   */
-  async sourceFlags(
-    site: string,
-    consistent = false,
-    cost?: ReadCost,
-  ): Promise<{ exists: boolean; ready: boolean; sources: Record<string, boolean> }> {
+  /** The status sources seen (`p_<provider>`: 1 when it sent a subscription status). */
+  async sourceFlags(site: string, consistent = false, cost?: ReadCost): Promise<{ sources: Record<string, boolean> }> {
     const { Item } = await this.conn.doc.send(
       new GetCommand({
         TableName: this.conn.table,
@@ -672,42 +658,7 @@ export class CohortStore {
     }
     const sources = dict<boolean>();
     for (const [k, v] of Object.entries(Item ?? {})) if (k.startsWith('p_')) sources[k.slice(2)] = Number(v) === 1;
-    return { exists: Item !== undefined, ready: Item?.ready === 1, sources };
-  }
-
-  /** A generation's first write of retention items: if it is new (at most one payment and one customer), its cohorts will hold every payer (`docs/rebuild.md`), so it is marked ready. */
-  private async readyIfNew(site: string): Promise<void> {
-    if ((await this.sourceFlags(site, true)).exists) return;
-    if (await this.isNew(site)) await this.markReady(site);
-  }
-
-  /**
-   * Whether a generation with no retention item yet is new rather than
-   * written by a release before them: at most the one payment and the one
-   * customer being settled now (two Queries of at most 2 keys, made once per
-   * generation: afterwards the sources item exists either way).
-   */
-  private async isNew(site: string): Promise<boolean> {
-    const few = async (pk: string) =>
-      (
-        (
-          await this.conn.doc.send(
-            new QueryCommand({
-              TableName: this.conn.table,
-              KeyConditionExpression: `${PK} = :pk`,
-              ExpressionAttributeValues: { ':pk': pk },
-              ProjectionExpression: PK,
-              Limit: 2,
-              ConsistentRead: true,
-            }),
-          )
-        ).Items ?? []
-      ).length <= 1;
-    const [payments, customers] = await Promise.all([
-      few(PARTITIONS.payment.key(site)),
-      few(PARTITIONS.customer.key(site)),
-    ]);
-    return payments && customers;
+    return { sources };
   }
 
   /** Records a provider as a status source (monotone: customers are never deleted, statuses never removed). */
@@ -723,25 +674,12 @@ export class CohortStore {
     );
   }
 
-  /** Marks this generation's summaries and cohorts complete: the report reads them instead of every payment. */
-  async markReady(site: string): Promise<void> {
-    await this.conn.doc.send(
-      new UpdateCommand({
-        TableName: this.conn.table,
-        Key: { [PK]: cohortPk(site), [SK]: SOURCES_SK },
-        UpdateExpression: 'SET ready = :one, #type = :type',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':one': 1, ':type': 'COHORT_SOURCES' },
-      }),
-    );
-  }
-
   /**
    * Writes the retention items of payments and customers no other writer is
-   * changing (the report benchmark, the migration, `derivePaymentRollups`):
+   * changing (the report benchmark, an import, a bulk load):
    * every PAYER_PAYMENT, PAYER_STATE and COHORT_MEMBER with BatchWriteItem,
-   * each touched day's and month's cohorts recomputed once, the status
-   * sources, and `ready`. The items `syncPayment` would leave.
+   * each touched day's and month's cohorts recomputed once, and the status
+   * sources. The items `syncPayment` would leave.
    * `bulkWrite` then `bulkSummarize`.
    * @returns payers written
    */
@@ -798,11 +736,10 @@ export class CohortStore {
    * BatchWriteItem (buffered, `SUMMARY_WRITE_BUFFER` items at a time); a
    * payer already summarized (its PAYER_STATE, read by the same Query) loses
    * the COHORT_MEMBER items of days it no longer starts on; then each day
-   * with a member, or left by one, and its month recomputed once, the status
-   * sources and `ready`. Memory: the payer keys, the customers and one
+   * with a member, or left by one, and its month recomputed once, and the
+   * status sources. Memory: the payer keys, the customers and one
    * payer's entries, not the payments.
    * @param now ms since epoch ("paying until" days before its local day are dropped); omitted, none is
-   * @param markReady false to leave `ready` as it is (an import into a generation whose cohorts may not cover every payment)
    */
   async bulkSummarize(
     site: string,
@@ -810,7 +747,6 @@ export class CohortStore {
     payers: ReadonlySet<string>,
     customers: readonly Customer[],
     now?: number,
-    markReady = true,
   ): Promise<void> {
     const customerOf = new Map(customers.map((c) => [`${c.provider}:${c.customer_id}`, c]));
     const sources = new Map<string, boolean>();
@@ -884,7 +820,6 @@ export class CohortStore {
     await flush();
     await this.bulkRecompute(site, timezone, days, now);
     for (const [provider, status] of sources) await this.markSource(site, provider, status);
-    if (markReady) await this.markReady(site);
   }
 
   /**

@@ -120,7 +120,6 @@ export class DynamoConfigStore implements SiteGenerations {
     const site = {
       ...input,
       layout: input.layout ?? DATA_LAYOUT,
-      payment_marks: input.payment_marks ?? true,
       visit_counts: input.visit_counts ?? true,
     };
     try {
@@ -244,7 +243,7 @@ export class DynamoConfigStore implements SiteGenerations {
     // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`), with payments markers and visits counts items.
     return this.generationStep(
       domain,
-      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, payment_marks = :marks, visit_counts = :marks REMOVE building',
+      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, visit_counts = :marks REMOVE building',
       'building = :g AND attribute_not_exists(retired)',
       { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT, ':marks': true },
       `generation ${generation} being built`,

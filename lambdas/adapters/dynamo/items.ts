@@ -320,7 +320,7 @@ export const PARTITIONS = {
   paymentRollup: {
     prefix: 'PR#',
     key: family('PR#') as (site: string, metric: string) => string,
-    // Legacy: deleted by the migration, nothing writes new ones.
+    // Layout 1's: nothing writes or reads them; listed so that deleting a retired generation removes them.
     ...payment({ PAYMENT_ROLLUP: { sk: '<provider>:<id>', key: (paymentKey: string) => paymentKey, bound: KB(4) } }),
   },
   paymentList: {

@@ -10,32 +10,27 @@ import {
 import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
-import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './sketch-codec.js';
+import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './payments/payment-counter-codec.js';
+import { ALL_SLOTS, GROUP_SLOT, slotsOf, type DimensionSlot } from './payments/dimension-slots.js';
 import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
-import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
+import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
 import {
-  ALL_SLOTS,
-  GROUP_SLOT,
   bucketRows,
   dayRows,
   groupOf,
-  UNATTRIBUTED_KEY,
   dimensionCounters,
   flattenGroup,
   isGrouped,
   mergeDimensionCounters,
   mergeGroups,
-  slotsOf,
   unflattenGroup,
-  type DimensionSlot,
   type GroupRows,
   type ValueCounters,
   splitDimensionCounters,
   dayCustomers,
   dayTotals,
-  deserializeCustomers,
   mergeCustomers,
   monthTotals,
   type Contribution,
@@ -60,9 +55,7 @@ import { PARTITIONS, periodSk } from './items.js';
  *   `M#<month>#<bucket>`: counted payments, net cents and payers per value of
  *   the credited visit. The one-bucket dimensions and the Unattributed row
  *   share one item per period, the group (`g` set), under the key of
- *   `channel`'s bucket 0; items written before the group existed (each
- *   dimension its own, Unattributed in every bucket 0) read as before until
- *   their period is recomputed.
+ *   `channel`'s bucket 0.
  * - PAYMENT_CHANGE `PT#<site>` / `C#<day>`, `C#<month>`: a counter bumped after
  *   every change of the period's list items; a recompute writes its result
  *   only if no recompute that started later already wrote (`src`).
@@ -93,7 +86,7 @@ const parsePartSk = (sk: string) => {
 /**
  * The partitions of a site's payment counters that do not depend on time:
  * PAYMENT_TOTALS and PAYMENT_CUSTOMERS, PAYMENT_DIMENSION per dimension, and
- * the legacy PAYMENT_ROLLUP ones (deleted by the migration, listed so a
+ * layout 1's PAYMENT_ROLLUP ones (nothing reads them; listed so a
  * retired generation leaves none). The list's month partitions are found
  * with `listPartitions`.
  */
@@ -524,9 +517,7 @@ export class PaymentListStore {
     const [totals, customers, days] = await Promise.all([
       this.periods(site, 'D', from, to, true),
       this.customers(site, 'D', from, to, true),
-      slots.size > 0
-        ? this.groups(site, 'D', from, to, GROUPED_LEGACY, true)
-        : Promise.resolve(new Map<string, PeriodGroup>()),
+      slots.size > 0 ? this.groups(site, 'D', from, to, true) : Promise.resolve(new Map<string, PeriodGroup>()),
     ]);
     const writes: Array<Promise<void>> = [
       this.writePeriod(
@@ -549,7 +540,7 @@ export class PaymentListStore {
         const items = await this.bucketItems(dimensionPk(site, d), 'D', from, to, true);
         return mergeDimensionCounters([
           ...[...days.values()].filter((g) => g.inline).map((g) => bucketRows(g.dims[d] ?? {}, d, b)),
-          ...items.filter((i) => i.bucket === b && !days.get(i.period)?.inline).map((i) => bucketOnly(i.values)),
+          ...items.filter((i) => i.bucket === b && !days.get(i.period)?.inline).map((i) => i.values),
         ]);
       };
       writes.push(
@@ -756,9 +747,8 @@ export class PaymentListStore {
    * (its rows and the Unattributed row, from the group); for a bucketed one
    * its buckets' entries and one with the period's `(none)` and Unattributed
    * rows from the group.
-   * Requests: one Query for `channel`, two for a bucketed dimension (its
-   * items and the groups), one for another grouped dimension (two while its
-   * range holds periods not recomputed since the group existed).
+   * Requests: one Query for a grouped dimension (the groups), two for a
+   * bucketed one (the groups, then its items unless every period is inline).
    */
   async dimension(
     site: string,
@@ -769,7 +759,7 @@ export class PaymentListStore {
     consistent = false,
     cost?: ReadCost,
   ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    const groups = await this.groups(site, g, from, to, isGrouped(d) && d !== 'channel' ? [d] : [], consistent, cost);
+    const groups = await this.groups(site, g, from, to, consistent, cost);
     const fromGroups = [...groups]
       .map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }))
       .filter((e) => Object.keys(e.values).length > 0);
@@ -778,62 +768,28 @@ export class PaymentListStore {
     const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost);
     return [
       ...own.flatMap(({ period, bucket, values }) => {
-        const rows = groups.get(period);
-        if (rows?.inline) return [];
-        // A period with a group counts `(none)` there; before the group, in its bucket.
-        return [{ period, bucket, values: rows && !rows.old ? bucketOnly(values) : withoutUnattributed(values) }];
+        return groups.get(period)?.inline ? [] : [{ period, bucket, values }];
       }),
       ...fromGroups,
     ];
   }
 
-  /**
-   * Each period's group from `from` to `to`: its group item, or for a period
-   * not recomputed since the group existed (`old`: an item of `channel`
-   * alone, `g` unset) that item's rows and Unattributed row, with, from their
-   * own items, the rows of each one-bucket dimension of `legacy` and the
-   * `(none)` row of each bucketed one (read only when such a period is in range).
-   */
+  /** Each period's group item from `from` to `to` (`unflattenGroup`), with whether it holds every dimension inline. */
   private async groups(
     site: string,
     g: Granularity,
     from: string,
     to: string,
-    legacy: readonly PaymentDimension[],
     consistent: boolean,
     cost?: ReadCost,
   ): Promise<Map<string, PeriodGroup>> {
     const out = new Map<string, PeriodGroup>();
-    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
-      if (item.group) {
-        out.set(item.period, { ...unflattenGroup(item.values), old: false, inline: item.inline });
-        continue;
-      }
-      const { [UNATTRIBUTED_KEY]: unattributed, ...channel } = item.values;
-      out.set(item.period, {
-        dims: { channel },
-        unattributed: unattributed ? { [UNATTRIBUTED_KEY]: unattributed } : {},
-        old: true,
-        inline: false,
-      });
-    }
-    if (![...out.values()].some((rows) => rows.old) || legacy.length === 0) return out;
-    const reads = await Promise.all(
-      legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)),
-    );
-    for (const [i, d] of legacy.entries()) {
-      for (const item of reads[i] ?? []) {
-        const rows = out.get(item.period);
-        if (!rows?.old) continue;
-        const values = withoutUnattributed(item.values);
-        const taken = isGrouped(d) ? values : NONE in values ? { [NONE]: values[NONE] as ValueCounters } : {};
-        rows.dims[d] = { ...rows.dims[d], ...taken };
-      }
-    }
+    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost))
+      out.set(item.period, { ...unflattenGroup(item.values), inline: item.inline });
     return out;
   }
 
-  /** The bucket items of one PAYMENT_DIMENSION partition from `from` to `to`, each with its parts merged in (`writeDimension`); `group` for a group item. */
+  /** The bucket items of one PAYMENT_DIMENSION partition from `from` to `to`, each with its parts merged in (`writeDimension`). */
   private async bucketItems(
     pk: string,
     g: Granularity,
@@ -841,15 +797,12 @@ export class PaymentListStore {
     to: string,
     consistent: boolean,
     cost?: ReadCost,
-  ): Promise<
-    Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean }>
-  > {
+  ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; inline: boolean }>> {
     // A bucket's item, then its parts: only the parts of the recompute the item names count.
     const out: Array<{
       period: string;
       bucket: number;
       values: Record<string, ValueCounters>;
-      group: boolean;
       inline: boolean;
       src: number;
       parts: number;
@@ -862,7 +815,6 @@ export class PaymentListStore {
           period,
           bucket: Number(bucket),
           values,
-          group: item.g !== undefined,
           inline: item.i !== undefined,
           src: Number(item.src),
           parts: Number(item.p ?? 1),
@@ -879,7 +831,7 @@ export class PaymentListStore {
       )
         Object.assign(owner.values, values);
     }
-    return out.map(({ period, bucket, values, group, inline }) => ({ period, bucket, values, group, inline }));
+    return out.map(({ period, bucket, values, inline }) => ({ period, bucket, values, inline }));
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
@@ -900,10 +852,7 @@ export class PaymentListStore {
     );
   }
 
-  /**
-   * Period payers of `granularity` from `from` to `to` (inclusive), oldest
-   * first: packed (`packCustomers`), or as items written before stored them.
-   */
+  /** Period payers of `granularity` from `from` to `to` (inclusive), oldest first (`packCustomers`). */
   async customers(
     site: string,
     g: Granularity,
@@ -913,7 +862,7 @@ export class PaymentListStore {
     cost?: ReadCost,
   ): Promise<PeriodCustomers[]> {
     return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent, cost)).map(
-      (item) => unpackCustomers(item) ?? deserializeCustomers(item),
+      unpackCustomers,
     );
   }
 
@@ -1067,23 +1016,8 @@ export class PaymentListStore {
 
 const toKey = (k: { pk: string; sk: string }) => ({ [PK]: k.pk, [SK]: k.sk });
 
-/** A period's group as read: `old` when written before the group existed (a `channel` item), `inline` when it holds every dimension. */
-type PeriodGroup = GroupRows & { old: boolean; inline: boolean };
-
-/** The dimensions whose own items hold group rows (all their rows, or their `(none)`) in periods not recomputed since the group existed. */
-const GROUPED_LEGACY = PAYMENT_DIMENSIONS.filter((d) => d !== 'channel');
-
-/** Counters without the Unattributed row (which items written before the group existed kept in every bucket 0). */
-function withoutUnattributed(values: Record<string, ValueCounters>): Record<string, ValueCounters> {
-  const { [UNATTRIBUTED_KEY]: _gone, ...rest } = values;
-  return rest;
-}
-
-/** A bucketed dimension's counters without the rows its group holds (Unattributed, `(none)`), as a bucket written before the group held them. */
-function bucketOnly(values: Record<string, ValueCounters>): Record<string, ValueCounters> {
-  const { [UNATTRIBUTED_KEY]: _gone, [NONE]: _none, ...rest } = values;
-  return rest;
-}
+/** A period's group as read, `inline` when it holds every dimension. */
+type PeriodGroup = GroupRows & { inline: boolean };
 
 /** `YYYY-MM` of the month before. */
 function previousMonth(month: string): string {

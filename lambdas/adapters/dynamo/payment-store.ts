@@ -19,7 +19,6 @@ import type { BulkLoadOptions, PaymentBulkLoad, PaymentImportWrites, PaymentLedg
 import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
-import { PAYMENT_DIMENSIONS } from '../../domain/rollup.js';
 import { CohortStore } from './cohort-store.js';
 import { PARTITIONS } from './items.js';
 import { inParallel } from '../../domain/parallel.js';
@@ -266,8 +265,7 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
 
   /**
    * A bulk load (`bulkLoad`) taken in chunks, so the caller holds one chunk
-   * of payments at a time (`derivePaymentRollups` pages the PAYMENT items;
-   * the report benchmark's loader writes its payments a batch of customers
+   * of payments at a time (the import; the report benchmark's loader writes its payments a batch of customers
    * at a time). `add` writes a chunk's PAYMENT, VISITOR_PAYMENT, list and
    * PAYER_PAYMENT items at once; `finish` (once, after the last chunk)
    * writes each visitor's marker, recomputes every day and month touched
@@ -281,7 +279,7 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
    * time and the payer keys, not the payments.
    *
    * The import (`importPayments`) loads into a site that may hold other
-   * payments: `raiseMarkers`, `markReady` and `unlist` are for it; the list
+   * payments: `raiseMarkers` and `unlist` are for it; the list
    * and cohorts are recomputed from the table, so they count those too.
    */
   bulkLoader(site: string, timezone: string, rate: UsdRate, options: BulkLoadOptions = {}): PaymentBulkLoad {
@@ -337,14 +335,7 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
             BULK_CONCURRENCY,
           );
         await this.list.bulkRecompute(site, days);
-        await this.cohorts.bulkSummarize(
-          site,
-          timezone,
-          payers,
-          await this.listCustomers(site),
-          options.now,
-          options.markReady ?? true,
-        );
+        await this.cohorts.bulkSummarize(site, timezone, payers, await this.listCustomers(site), options.now);
       },
     };
   }
@@ -438,7 +429,7 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
 
   /**
    * A site's PAYMENT items a Query page at a time (1 MB, or `limit` items),
-   * for callers that must not hold every payment at once (`derivePaymentRollups`).
+   * for callers that must not hold every payment at once.
    */
   async *paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]> {
     const query = {
@@ -449,32 +440,6 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query))
       yield (page.Items ?? []).map((item) => strip(item) as unknown as Payment);
-  }
-
-  /**
-   * Deletes a site's PAYMENT_ROLLUP items (`PR#<site>#totals` and
-   * `PR#<site>#<dimension>`): the per-payment entries that the list,
-   * PAYMENT_TOTALS and PAYMENT_DIMENSION replaced; nothing reads them any
-   * more. Returns how many were deleted.
-   */
-  async dropLegacyRollups(site: string): Promise<number> {
-    let deleted = 0;
-    for (const metric of ['totals', ...PAYMENT_DIMENSIONS]) {
-      const keys: Array<Record<string, unknown>> = [];
-      const query = {
-        TableName: this.conn.table,
-        KeyConditionExpression: `${PK} = :pk`,
-        ExpressionAttributeValues: { ':pk': PARTITIONS.paymentRollup.key(site, metric) },
-        ProjectionExpression: `${PK}, ${SK}`,
-      };
-      for await (const page of paginateQuery({ client: this.conn.doc }, query)) keys.push(...(page.Items ?? []));
-      await batchWrite(
-        this.conn,
-        keys.map((Key) => ({ DeleteRequest: { Key } })),
-      );
-      deleted += keys.length;
-    }
-    return deleted;
   }
 
   /** Finishes the syncs `syncDerived` left to `batch`: each day and month recomputed once (`PaymentListStore.finish`). */
@@ -495,49 +460,6 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
   }
 
   private cohortStore: CohortStore | undefined;
-
-  /** Brings the payment's payer summary and cohorts in line with it (`CohortStore.syncPayment`; with `batch`, at `finishSync(batch)`). */
-  async syncPayer(
-    payment: Payment,
-    timezone: string,
-    rate: UsdRate,
-    now: number,
-    batch?: RecomputeBatch,
-  ): Promise<void> {
-    await this.cohorts.syncPayment(payment.site, timezone, payment, rate, now, batch);
-  }
-
-  /** The payments of a payer (`customerKey`) that were ever countable (`CohortStore.payerPaymentKeys`). */
-  async payerPayments(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>> {
-    return this.cohorts.payerPaymentKeys(site, payer);
-  }
-
-  /** Takes a payment away from a payer it left (`CohortStore.dropPayment`): its customer id changed, or it was folded into another. */
-  async dropPayerPayment(
-    site: string,
-    timezone: string,
-    payer: string,
-    paymentKey: string,
-    now: number,
-  ): Promise<void> {
-    await this.cohorts.dropPayment(site, timezone, payer, paymentKey, now);
-  }
-
-  /** Recomputes a customer's summary after its CUSTOMER item changed (`CohortStore.syncCustomer`). */
-  async syncCustomerPayer(
-    site: string,
-    timezone: string,
-    provider: Provider,
-    customerId: string,
-    now: number,
-  ): Promise<void> {
-    await this.cohorts.syncCustomer(site, timezone, provider, customerId, now);
-  }
-
-  /** Marks a generation's retention items complete (`CohortStore.markReady`): written by whatever wrote all its payments. */
-  async markCohortsReady(site: string): Promise<void> {
-    await this.cohorts.markReady(site);
-  }
 
   /**
    * Brings a payment's derived items in line with it: its list items and the

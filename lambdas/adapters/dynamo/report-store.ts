@@ -225,9 +225,8 @@ export class DynamoReportStore {
 
   /**
    * Retention's cohort counters (`CohortStore`): the range's periods, the
-   * `churn_30d` window's, the first day with a payer, and the status sources
-   * with `ready` (false for a generation written before the cohorts: the
-   * report then reads every customer and payment). Four kinds of reads, at
+   * `churn_30d` window's, the first day with a payer, and the status
+   * sources. Four kinds of reads, at
    * most 3 Queries per span list, each paged at 1 MB.
    */
   async retentionCohorts(
@@ -235,7 +234,6 @@ export class DynamoReportStore {
     range: readonly PeriodSpan[],
     window: readonly PeriodSpan[],
   ): Promise<{
-    ready: boolean;
     considered: CohortGroups;
     window: CohortGroups;
     firstDay: string | null;
@@ -247,17 +245,12 @@ export class DynamoReportStore {
       this.cohortStore.cohorts(site, window, this.cost),
       this.cohortStore.firstDay(site, this.cost),
     ]);
-    return { ready: flags.ready, considered, window: churn, firstDay, sources: flags.sources };
+    return { considered, window: churn, firstDay, sources: flags.sources };
   }
 
-  /** Every customer of the site: its whole `CUST#<site>` partition (retention of a generation without cohorts). */
+  /** Every customer of the site: its whole `CUST#<site>` partition. */
   async customers(site: string): Promise<Customer[]> {
     return (await this.partition(PARTITIONS.customer.key(site))) as unknown as Customer[];
-  }
-
-  /** Every payment of the site, any status: its whole `PAY#<site>` partition (retention of a generation without cohorts). */
-  async allPayments(site: string): Promise<Payment[]> {
-    return (await this.partition(PARTITIONS.payment.key(site))) as unknown as Payment[];
   }
 
   /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */

@@ -1,7 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { deserializeSketch, serializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
-import type { PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
-import { dict, parseDict } from '../../domain/dict.js';
 
 /**
  * Stored form of the distinct-count sets (visitors of a `visits` rollup,
@@ -11,9 +9,8 @@ import { dict, parseDict } from '../../domain/dict.js';
  * zeros and small ranks: 2^14 registers deflate to 1.5–7 KB from 1,000 to
  * 1M members (measured), not 16 KB; 1,000 hashed ids to ~10 KB, not 19 KB.
  * Deflate never grows its input by more than a few bytes per 16 KB block,
- * so a packed set stays within the raw set's bound. The PAYMENT_DIMENSION
- * counters, whose payer sets are most of their bytes, are packed the same
- * way (`packDimension`).
+ * so a packed set stays within the raw set's bound. The payment counters
+ * are packed the same way (`payments/payment-counter-codec.ts`).
  */
 
 /** First byte of a packed set before deflating: what the rest is. */
@@ -36,64 +33,4 @@ export function unpackSketch(packed: Uint8Array): VisitorSketch {
   if (body[0] === REGISTERS) return deserializeSketch({ hll: body.subarray(1) });
   if (body[0] === EXACT) return deserializeSketch({ ids: JSON.parse(body.subarray(1).toString('utf8')) as string[] });
   throw new Error(`not a packed set (tag ${body[0]})`);
-}
-
-/**
- * The attributes of a PAYMENT_CUSTOMERS item (`docs/data-model.md`): `cz`,
- * the payers (`packSketch`), and either `tdz`, the deflated JSON of each
- * payer's touch days while exact, or `tz`, the sketch of payers with a touch.
- */
-export function packCustomers(c: PeriodCustomers): Record<string, Buffer> {
-  return {
-    cz: packSketch(c.customers),
-    ...(c.touched.kind === 'exact'
-      ? { tdz: deflateRawSync(JSON.stringify(c.touched.days)) }
-      : { tz: packSketch(c.touched.sketch) }),
-  };
-}
-
-/** A PAYMENT_CUSTOMERS item's payers (`packCustomers`), or null for an item written before they were packed. */
-export function unpackCustomers(item: Record<string, unknown>): PeriodCustomers | null {
-  if (!(item.cz instanceof Uint8Array)) return null;
-  const customers = unpackSketch(item.cz);
-  if (item.tz instanceof Uint8Array) return { customers, touched: { kind: 'sketch', sketch: unpackSketch(item.tz) } };
-  const days =
-    item.tdz instanceof Uint8Array ? parseDict<string[]>(inflateRawSync(item.tdz).toString('utf8')) : dict<string[]>();
-  return { customers, touched: { kind: 'exact', days } };
-}
-
-/**
- * Most bytes `packDimension` adds to its JSON: raw deflate keeps input it
- * cannot shrink in stored blocks of about 16 KiB with a few bytes of header
- * each (32 KiB of random bytes: +10 bytes), so a part cut at
- * `DIMENSION_PART_BYTES` of JSON packs to at most that plus these.
- */
-export const PACKED_OVERHEAD_BYTES = 16;
-
-/**
- * A PAYMENT_DIMENSION item's counters as stored (`docs/data-model.md`): `vz`,
- * the deflated JSON of `[payments, net cents, payers]` per value, instead of
- * the JSON string `v` of items written before. Payers are 11-character
- * base64url hashes (`customerHash`, 66 bits: not whole bytes, so kept as
- * text), which deflate codes at about 6 bits a character, and a payer
- * credited with several values of the item repeats within deflate's 32 KiB
- * window (a group lists each payer once per dimension): a day's group and its
- * page buckets pack to a fraction of their JSON, measured on the bench site
- * (`docs/data-model.md`, "Distinct payers"). Parts are cut on the JSON's
- * size before packing (`splitDimensionCounters`), so the item bound stays
- * what it was (`PACKED_OVERHEAD_BYTES`).
- */
-export function packDimension(values: Readonly<Record<string, ValueCounters>>): { vz: Buffer } {
-  return { vz: deflateRawSync(JSON.stringify(values)) };
-}
-
-/** The counters of a PAYMENT_DIMENSION item: packed (`packDimension`), or the JSON `v` of an item written before (an item with neither holds none). */
-export function unpackDimension(item: Record<string, unknown>): Record<string, ValueCounters> {
-  const json =
-    item.vz instanceof Uint8Array
-      ? inflateRawSync(item.vz).toString('utf8')
-      : item.v === undefined
-        ? '{}'
-        : String(item.v);
-  return parseDict<ValueCounters>(json);
 }

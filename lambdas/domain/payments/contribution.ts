@@ -13,7 +13,6 @@ import {
   EXACT_LIMIT,
   addVisitors,
   countVisitors,
-  deserializeSketch,
   emptySketch,
   unionSketches,
   type VisitorSketch,
@@ -301,23 +300,6 @@ export function convertedIn(
   return attributed === 0 ? 0 : Math.round((touched * matched) / attributed);
 }
 
-/** Stored form of `PeriodCustomers` in items written before they were packed (`sketch-codec.ts`, `packCustomers`): sketches as ids or registers. */
-export interface StoredCustomers {
-  customers: { ids: string[] } | { hll: Uint8Array };
-  touched_days?: Record<string, string[]>;
-  touched?: { ids: string[] } | { hll: Uint8Array };
-}
-
-export function deserializeCustomers(s: Partial<StoredCustomers>): PeriodCustomers {
-  const customers = deserializeSketch((s.customers ?? {}) as { ids?: string[]; hll?: Uint8Array });
-  if (s.touched)
-    return {
-      customers,
-      touched: { kind: 'sketch', sketch: deserializeSketch(s.touched as { ids?: string[]; hll?: Uint8Array }) },
-    };
-  return { customers, touched: { kind: 'exact', days: dict(s.touched_days ?? {}) } };
-}
-
 /** Attributed, counted payments of a period (the histogram's total), for `convertedIn`'s estimate. */
 export const attributedOf = (t: PeriodTotals): number => Object.values(t.touch).reduce((n, [k]) => n + k, 0);
 
@@ -562,41 +544,6 @@ export function splitDimensionCounters(
   }
   parts.push(part);
   return parts;
-}
-
-/** A bucketed dimension's bucket of the payment rollups, `<dimension>#<bucket>`. */
-export type DimensionBucket = `${PaymentDimension}#${number}`;
-/** The group item of a period (`GroupRows`). */
-export const GROUP_SLOT = 'group';
-/** What a recompute of a period writes: its group, and buckets of bucketed dimensions. */
-export type DimensionSlot = typeof GROUP_SLOT | DimensionBucket;
-
-/** Every slot (a recompute that cannot tell which changed writes them all). */
-export const ALL_SLOTS: readonly DimensionSlot[] = [
-  GROUP_SLOT,
-  ...BUCKETED_DIMENSIONS.flatMap((d) =>
-    Array.from({ length: bucketCount(d) }, (_, b) => `${d}#${b}` as DimensionBucket),
-  ),
-];
-
-/**
- * The slots a contribution's counters fall in: always the group (its
- * Unattributed row, its grouped dimensions' values and its `(none)`s; a
- * failed payment too, which counts nowhere: it costs the group item of its
- * day, never a value), and the bucket of each other value of its bucketed
- * dimensions.
- */
-export function slotsOf(c: Contribution): DimensionSlot[] {
-  const dims = c.dims;
-  if (!dims) return [GROUP_SLOT];
-  return [
-    GROUP_SLOT,
-    ...new Set(
-      BUCKETED_DIMENSIONS.flatMap((d) =>
-        (dims[d] ?? []).filter((v) => !inGroup(d, v)).map((v) => `${d}#${bucketOf(d, v)}` as DimensionBucket),
-      ),
-    ),
-  ];
 }
 
 /** Payment counters of one breakdown row over a range (`breakdown.ts`). */

@@ -45,17 +45,3 @@ export function paymentsToRecredit<P extends { ts: number | null; is_renewal: bo
   if (own.length === 0) return [];
   return payments.filter((p) => p.is_renewal || creditMayChange(p.ts, since));
 }
-
-/**
- * Whether a visitor's payments must be looked at after a batch whose visits
- * start at or after `since`, from the visitor's payments marker
- * (`docs/data-model.md`, VISITOR_PAYMENTS: the latest time of any payment
- * ever placed on the visitor's timeline, null when none was).
- *
- * @param marked whether the generation keeps markers (`SiteConfig.payment_marks`);
- *   without them every visitor is looked at, as before markers existed
- */
-export function visitorMayNeedRecredit(latestPayment: number | null, since: number, marked: boolean): boolean {
-  if (!marked) return true;
-  return creditMayChange(latestPayment, since);
-}
