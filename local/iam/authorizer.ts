@@ -72,6 +72,7 @@ const localResource = (placeholder: string): string | undefined =>
     'KinesisFirehose::DeliveryStream/IngestDelivery': LOCAL_ARNS.ingestStream,
     'KinesisFirehose::DeliveryStream/ArchiveDirectDelivery': LOCAL_ARNS.archiveStream,
     'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
+    'Lambda::Function/importsFunction': LOCAL_ARNS.importsFunction,
     'S3::Bucket/ArchiveAthenaResults': LOCAL_ARNS.resultsBucket,
     'Athena::WorkGroup/ArchiveWorkGroup.Ref': GLUE.database,
     'Glue::Table/ArchiveTable.Ref': GLUE.table,
