@@ -14,7 +14,10 @@ const KEYS: Record<ProviderName, { where: string; placeholder: string }> = {
       'Developers → API keys → Create restricted key, with Read on Customers, Subscriptions, Checkout Sessions, Payment Intents, Invoices and Charges.',
     placeholder: 'rk_live_…',
   },
-  lemonsqueezy: { where: 'Settings → API → add an API key.', placeholder: 'eyJ…' },
+  lemonsqueezy: {
+    where: 'Settings → API → add an API key (it cannot be limited: delete it after the import).',
+    placeholder: 'eyJ…',
+  },
   paddle: {
     where:
       'Developer tools → Authentication → New API key, with read permissions on transactions, adjustments and subscriptions.',
