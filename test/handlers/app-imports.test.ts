@@ -39,16 +39,21 @@ describe('the app endpoints of provider history imports', () => {
   });
 
   it.each([
-    [{}, 'api_key', 'Paste the API key.'],
-    [{ api_key: '   ' }, 'api_key', 'Paste the API key.'],
-    [{ api_key: 'rk_live_abc' }, 'api_key', 'expected a Paddle API key pdl_live_apikey_….'],
-    [{ api_key: 'x'.repeat(513) }, 'api_key', 'At most 512 characters.'],
-    [{ api_key: KEY, since: '2026-13-01' }, 'since', 'Enter a day as YYYY-MM-DD.'],
-    [{ api_key: KEY, until: 'yesterday' }, 'until', 'Enter a day as YYYY-MM-DD.'],
-    [{ api_key: KEY, since: '2026-03-01', until: '2026-03-01' }, 'until', 'The end must be after the start.'],
-    [{ api_key: KEY, scope: '123' }, 'scope', 'Paddle imports take no scope.'],
-    [{ api_key: KEY, admin: true }, 'body', 'unknown field admin'],
-  ])('refuses %j with 400 naming %s', async (body, field, error) => {
+    ['no key', {}, 'api_key', 'Paste the API key.'],
+    ['a blank key', { api_key: '   ' }, 'api_key', 'Paste the API key.'],
+    ["another provider's key", { api_key: 'rk_live_abc' }, 'api_key', 'expected a Paddle API key pdl_live_apikey_….'],
+    ['a key of 513 characters', { api_key: 'x'.repeat(513) }, 'api_key', 'At most 512 characters.'],
+    ['month 13', { api_key: KEY, since: '2026-13-01' }, 'since', 'Enter a day as YYYY-MM-DD.'],
+    ['a word for a day', { api_key: KEY, until: 'yesterday' }, 'until', 'Enter a day as YYYY-MM-DD.'],
+    [
+      'an empty range',
+      { api_key: KEY, since: '2026-03-01', until: '2026-03-01' },
+      'until',
+      'The end must be after the start.',
+    ],
+    ['a scope Paddle has not', { api_key: KEY, scope: '123' }, 'scope', 'Paddle imports take no scope.'],
+    ['an unknown field', { api_key: KEY, admin: true }, 'body', 'unknown field admin'],
+  ])('refuses %s with 400 naming %s', async (_what, body, field, error) => {
     expect(await owner.call('POST', PATH, body)).toMatchObject({ status: 400, body: { error, field } });
     expect((await owner.call('GET', PATH)).body).toEqual({ job: null });
   });
