@@ -20,7 +20,7 @@ const KEYS: Record<ProviderName, { where: string; placeholder: string }> = {
   },
   paddle: {
     where:
-      'Developer tools → Authentication → New API key, with read permissions on transactions, adjustments and subscriptions.',
+      'Developer tools → Authentication → New API key, with only transaction.read, adjustment.read and subscription.read.',
     placeholder: 'pdl_live_apikey_…',
   },
   polar: {
