@@ -21,7 +21,7 @@ const OWNER = { email: 'olga@acme.test', password: 'a-password-123' };
 const KEY = 'pdl_sdbx_apikey_01h8c6tbrkpdd7vx61w7b1browser';
 /** Entities the stand-in serves: completed transactions, refund adjustments, subscriptions. */
 const SERVED = PADDLE.transactions!.filter((t) => t.status === 'completed').length + 3 + 1;
-const WAIT = 30_000;
+const WAIT = 60_000;
 
 describe('importing a provider history from the app', () => {
   let svc: Awaited<ReturnType<typeof startTestService>>;
@@ -96,5 +96,5 @@ describe('importing a provider history from the app', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await small.scrollIntoViewIfNeeded();
     await small.screenshot({ path: join(SHOTS, 'settings-import-history-phone.png') });
-  }, 120_000);
+  }, 240_000);
 });
