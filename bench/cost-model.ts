@@ -247,6 +247,8 @@ function demandOf(m: Measured, resources: readonly StackResource[]): Demand {
       app: dashboardLoads,
       scheduled: ruleInvocations(resources, 'scheduled'),
       operations: ruleInvocations(resources, 'operations'),
+      // A one-off, begun in the app: priced per import in docs/cost.md, not in a month's bill.
+      imports: 0,
     },
   };
 }

@@ -95,6 +95,8 @@ export const USAGE = {
     scheduled: 1.0,
     // An idle run: two Queries of the queues and back (an erasure's runs are priced per erasure, docs/cost.md "Operations").
     operations: 0.1,
+    // Priced per import, not per month: a history import is a one-off (docs/cost.md, "Importing a provider's history").
+    imports: 0,
   },
   /**
    * CPU seconds of a request at one full vCPU, the part of `secondsPerInvocation` that scales with

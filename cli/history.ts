@@ -1,42 +1,15 @@
 import { createReadStream } from 'node:fs';
 import { appendFile, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
-import { WebhookPayloadError } from '../lambdas/domain/payments/providers/index.js';
-
-/** Times one list is resumed in a row after a rate-limit answer the client's own retries did not absorb. */
-const RATE_LIMIT_RESUMES = 8;
-
-/** The created range asked for, Unix seconds: at or after `since`, before `until`; null is unbounded. */
-export interface HistoryRange {
-  since: number | null;
-  until: number | null;
-}
-
-/** One page of a list: its objects within the range and the cursor of the next page (null: the list ended). */
-export interface HistoryPage {
-  objects: readonly unknown[];
-  next: string | null;
-}
-
-/**
- * A provider's history as lists of objects (`footfall import <provider>`): what `readHistory` pages through.
- * `K` names the lists, read in the order of `kinds`.
- */
-export interface HistorySource<K extends string> {
-  kinds: readonly K[];
-  /** The page of `kind` at `cursor` (null: the first page), only objects created within `range`. */
-  page(kind: K, cursor: string | null, range: HistoryRange): Promise<HistoryPage>;
-  /**
-   * The facts the webhooks of an object's current state would have stated.
-   * @throws WebhookPayloadError when the object lacks what its event's mapping reads
-   */
-  facts(kind: K, object: unknown): ProviderFacts[];
-  /** ms to wait before asking a page again after `error` when it is a rate limit (0: no hint, back off); null otherwise. */
-  retryAfterMs(error: unknown): number | null;
-}
+import {
+  mapPage,
+  type HistoryPage,
+  type HistoryRange,
+  type HistorySource,
+} from '../lambdas/domain/payments/history-source.js';
+import { readPage } from '../lambdas/services/history-pages.js';
 
 export interface HistoryOptions {
   range: HistoryRange;
@@ -44,7 +17,7 @@ export interface HistoryOptions {
   checkpoint: string;
   /** After each page: the list being read and the objects read so far (earlier runs' too). */
   onProgress?: (progress: { kind: string; total: number }) => void;
-  /** ms before the n-th resume in a row after a rate limit (1-based), at least the API's hint; default 1 s doubling to 32 s. */
+  /** ms before the n-th ask of a page in a row after a rate limit (1-based), at least the API's hint (`readPage`). */
   backoffMs?: (attempt: number) => number;
 }
 
@@ -61,7 +34,6 @@ const lineSchema = z.union([
   z.object({ range: rangeSchema }),
   z.object({ kind: z.string(), objects: z.array(z.unknown()), next: z.string().nullable() }),
 ]);
-const idSchema = z.object({ id: z.union([z.string(), z.number()]) });
 
 /** What has been read: the facts in the order read, each list's cursor, the objects whose mapping refused them. */
 function history<K extends string>(source: HistorySource<K>) {
@@ -72,16 +44,10 @@ function history<K extends string>(source: HistorySource<K>) {
   return {
     /** Maps a page as it is read: only its facts stay in memory, not its objects. */
     add(kind: K, page: HistoryPage) {
-      for (const object of page.objects) {
-        objects++;
-        try {
-          facts.push(...source.facts(kind, object));
-        } catch (error) {
-          if (!(error instanceof WebhookPayloadError)) throw error;
-          const id = idSchema.safeParse(object);
-          invalid.push(`${kind} ${id.success ? id.data.id : '?'}: ${error.eventType}: ${error.detail}`);
-        }
-      }
+      objects += page.objects.length;
+      const mapped = mapPage(source, kind, page.objects);
+      facts.push(...mapped.facts);
+      invalid.push(...mapped.invalid);
       cursors.set(kind, page.next);
     },
     /** undefined: not begun; null: read to its end. */
@@ -149,29 +115,13 @@ export async function readHistory<K extends string>(
     await appendFile(options.checkpoint, `${JSON.stringify({ range })}\n`);
     read = history(source);
   }
-  const backoff = options.backoffMs ?? ((n: number) => Math.min(32_000, 1000 * 2 ** (n - 1)));
   for (const kind of source.kinds) {
-    for (let resumes = 0; read.cursor(kind) !== null;) {
-      let page: HistoryPage;
-      try {
-        page = await source.page(kind, read.cursor(kind) ?? null, range);
-      } catch (error) {
-        const hint = source.retryAfterMs(error);
-        if (hint === null || ++resumes > RATE_LIMIT_RESUMES) throw error;
-        await sleep(Math.max(hint, backoff(resumes)));
-        continue;
-      }
-      resumes = 0;
+    while (read.cursor(kind) !== null) {
+      const page = await readPage(source, kind, read.cursor(kind) ?? null, range, options);
       await appendFile(options.checkpoint, `${JSON.stringify({ kind, objects: page.objects, next: page.next })}\n`);
       read.add(kind, page);
       options.onProgress?.({ kind, total: read.objects() });
     }
   }
   return read.result();
-}
-
-/** Whether a time (ms since epoch, null: unknown) falls within `range` (Unix seconds); an unknown time is kept. */
-export function withinRange(ms: number | null, range: HistoryRange): boolean {
-  if (ms === null) return true;
-  return (range.since === null || ms >= range.since * 1000) && (range.until === null || ms < range.until * 1000);
 }

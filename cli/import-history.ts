@@ -2,9 +2,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { Provider } from '../lambdas/domain/payments/facts.js';
+import { PROVIDERS, type Provider } from '../lambdas/domain/payments/facts.js';
+import { HISTORY_KEYS } from '../lambdas/domain/payments/history-keys.js';
+import { historyApiOf, historySource } from '../lambdas/adapters/history/sources.js';
 import { domainSchema } from '../lambdas/domain/site.js';
-import { readHistory, type HistorySource } from './history.js';
+import { readHistory } from './history.js';
 import { importFacts, importSite } from './import-facts.js';
 import { contextOf, parseArgs } from './main.js';
 import { rebuildProgressPrinter } from './progress.js';
@@ -13,36 +15,39 @@ import { withStore } from './store.js';
 /** Errors listed in the summary; the rest are only counted. */
 const MAX_LISTED_ERRORS = 20;
 
-/** One provider's `footfall import <provider>` command: its key, its API and how to read it. */
-export interface HistoryImport<K extends string> {
-  provider: Provider;
-  /** The provider's name in messages (`Lemon Squeezy`). */
-  label: string;
-  description: string;
-  /** The `--api-key` option's help, and the environment variable that can hold the key instead. */
-  keyHelp: string;
-  keyEnv: string;
-  keySchema: z.ZodType<string>;
-  /** An extra option `--<name> <id>` naming the account within what the key reads (one word), passed to `source`. */
-  scope?: { name: string; description: string; schema: z.ZodType<string> };
-  /**
-   * The provider's lists. `api` is the base URL from `FOOTFALL_<PROVIDER>_API`
-   * (a stand-in of the API, tests), null for the provider's own.
-   */
-  source(apiKey: string, api: URL | null, scope: string | undefined): HistorySource<K>;
-}
+/** What `footfall import <provider>` says besides `HISTORY_KEYS`: its description and the key's environment variable. */
+const COMMANDS: Readonly<Record<Provider, { description: string; keyEnv: string }>> = {
+  stripe: {
+    description: "import a Stripe account's payments, customers and subscriptions through its API (read-only key)",
+    keyEnv: 'STRIPE_API_KEY',
+  },
+  lemonsqueezy: {
+    description: "import a Lemon Squeezy store's orders, subscription invoices and subscriptions through its API",
+    keyEnv: 'LEMONSQUEEZY_API_KEY',
+  },
+  paddle: {
+    description:
+      "import a Paddle Billing account's transactions, refunds and subscriptions through its API (read-only key)",
+    keyEnv: 'PADDLE_API_KEY',
+  },
+  polar: {
+    description: "import a Polar organization's orders and subscriptions through its API (read-only token)",
+    keyEnv: 'POLAR_ACCESS_TOKEN',
+  },
+};
 
 /** A day (`YYYY-MM-DD`, UTC) as Unix seconds at its start. */
 const daySchema = z.iso.date().transform((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
 
 /**
  * `import <provider> --site <d> --api-key <key> [--since <day>] [--until <day>]`:
- * the provider's history (`readHistory` over `spec.source`) through the bulk
+ * the provider's history (`readHistory` over `historySource`) through the bulk
  * import, resumable from `<data dir>/imports/<provider>-<site>.jsonl`, which
- * is deleted once everything is written. The key can come from `spec.keyEnv`
+ * is deleted once everything is written. The key can come from its environment variable
  * instead (not on the command line, not in the shell's history).
  */
-export function registerHistoryImport<K extends string>(imports: Command, spec: HistoryImport<K>): void {
+export function registerHistoryImport(imports: Command, provider: Provider): void {
+  const spec = { provider, ...HISTORY_KEYS[provider], ...COMMANDS[provider] };
   const command = imports
     .command(spec.provider)
     .description(spec.description)
@@ -61,8 +66,7 @@ export function registerHistoryImport<K extends string>(imports: Command, spec: 
       spec.scope && opts[spec.scope.name] !== undefined
         ? parseArgs(spec.scope.schema, opts[spec.scope.name], `--${spec.scope.name}`)
         : undefined;
-    const apiEnv = process.env[`FOOTFALL_${spec.provider.toUpperCase()}_API`];
-    const source = spec.source(apiKey, apiEnv ? new URL(apiEnv) : null, scope);
+    const source = historySource(provider, apiKey, historyApiOf(provider, process.env), scope);
     const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
     const onProgress = ctx.json ? undefined : printer;
     const summary = await withStore(ctx, async (dynamo) => {
@@ -96,4 +100,9 @@ export function registerHistoryImport<K extends string>(imports: Command, spec: 
     );
     for (const e of summary.errors) ctx.print(`  ${e}`);
   });
+}
+
+/** `import stripe|lemonsqueezy|paddle|polar`: each provider's history (`registerHistoryImport`). */
+export function registerHistoryImports(imports: Command): void {
+  for (const provider of PROVIDERS) registerHistoryImport(imports, provider);
 }

@@ -11,10 +11,7 @@ import { domainSchema } from '../lambdas/domain/site.js';
 import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
 import { importFacts, importSite } from './import-facts.js';
-import { registerStripeImport } from './import-stripe.js';
-import { registerLemonSqueezyImport } from './import-lemonsqueezy.js';
-import { registerPaddleImport } from './import-paddle.js';
-import { registerPolarImport } from './import-polar.js';
+import { registerHistoryImports } from './import-history.js';
 import { registerPlausibleImport } from './import-plausible.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import { rebuildProgressPrinter } from './progress.js';
@@ -42,10 +39,7 @@ function progress(done: number, total: number | null, lines: number): void {
 export function registerImportCommands(program: Command): void {
   const imports = program.command('import').description('import historic data');
   registerPaymentImport(imports);
-  registerStripeImport(imports);
-  registerLemonSqueezyImport(imports);
-  registerPaddleImport(imports);
-  registerPolarImport(imports);
+  registerHistoryImports(imports);
   registerPlausibleImport(imports);
   imports
     .command('events <file>')

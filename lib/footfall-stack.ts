@@ -175,6 +175,7 @@ export class FootfallStack extends Stack {
     for (const [fnName, spec] of deployedFunctions(this.registry, config)) {
       this.functions[fnName] = this.addFunction(fnName, spec, logRetention);
     }
+    for (const [fnName, spec] of deployedFunctions(this.registry, config)) this.grantInvokes(fnName, spec);
 
     // The S3 notification of raw objects is configured by CDK's singleton custom resource.
     for (const child of this.node.children)
@@ -359,6 +360,26 @@ export class FootfallStack extends Stack {
       fn.fn.addEnvironment('GEO_DATABASE_PATH', path);
     }
     return fn;
+  }
+
+  /**
+   * `spec.invokes`: `lambda:InvokeFunction` on each target, and its name as `<NAME>_FUNCTION`. In a policy of its
+   * own, not the role's default one: a function's grant on itself would make the function depend on a policy
+   * that names its own ARN, a cycle CloudFormation refuses.
+   */
+  private grantInvokes(fnName: string, spec: FunctionSpec): void {
+    if (!spec.invokes?.length) return;
+    const fn = this.functions[fnName]!;
+    const targets = spec.invokes.map((name) => {
+      const target = this.functions[name];
+      if (!target) throw new Error(`function ${fnName} invokes ${name}, which is not deployed`);
+      if (name !== fnName) fn.fn.addEnvironment(`${name.toUpperCase()}_FUNCTION`, target.fn.functionName);
+      return target.fn.functionArn;
+    });
+    new iam.Policy(this, `${fnName}RoleInvokePolicy`, {
+      roles: [fn.role],
+      statements: [new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: targets })],
+    });
   }
 
   /**

@@ -91,6 +91,12 @@ export interface FunctionSpec {
    * no return values. See `FootfallFunction.bindTable`.
    */
   attributeUpdate?: { partitions: readonly string[]; attributes: readonly string[] };
+  /**
+   * Functions of the registry it invokes asynchronously (`lambda:InvokeFunction` on each, nothing else of
+   * Lambda): each one's name is set as `<NAME>_FUNCTION` (`IMPORTS_FUNCTION`). Its own name invokes itself,
+   * which Lambda's `AWS_LAMBDA_FUNCTION_NAME` already names.
+   */
+  invokes?: readonly string[];
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
   /**
@@ -229,7 +235,25 @@ export const FUNCTIONS = {
     table: 'readwrite',
     writePartitions: APP_WRITE_PARTITIONS,
     secrets: 'seal',
+    // "Import history" starts the imports function (docs/payments.md, "Importing a provider's history").
+    invokes: ['imports'],
     routes: [{ path: '/api/app/{proxy+}', methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }],
+  },
+  imports: {
+    entry: 'lambdas/entry/imports.ts',
+    description: "Imports a provider's payment history begun in the app, in runs that checkpoint and invoke the next",
+    appOnly: true,
+    // The bulk import holds a batch's payments and their customers in memory, and credits them in parallel.
+    memoryMiB: 1024,
+    // Lambda's maximum: a run stops starting batches a minute before it (IMPORT_RUN_MARGIN_MS), saves, invokes the next.
+    timeoutSeconds: 900,
+    table: 'readwrite',
+    // What settling payments reads (sites, FX rates, visits) and writes, and its job (IMPORTJOB#).
+    readPartitions: partitionPatterns('imports', 'read'),
+    writePartitions: partitionPatterns('imports', 'write'),
+    // Opens the job's sealed API key (the same key pair as webhook secrets, bound to `<provider>-import`).
+    secrets: 'open',
+    invokes: ['imports'],
   },
   scheduled: {
     entry: 'lambdas/entry/scheduled.ts',

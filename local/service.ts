@@ -46,6 +46,8 @@ import { LocalArchiveEraser } from './archive-eraser.js';
 import { dynamoOperationsDeps } from '../lambdas/wiring/operations-deps.js';
 import { advanceOperations } from '../lambdas/services/operations.js';
 import { createOperationsHandler } from '../lambdas/handlers/operations.js';
+import { DynamoImportJobStore } from '../lambdas/adapters/dynamo/import-job-store.js';
+import { localImports } from './imports.js';
 
 /** Default interval of the local event source mapping, ms (`--sessionize-interval`). */
 export const DEFAULT_SESSIONIZE_INTERVAL_MS = 2000;
@@ -88,6 +90,8 @@ export interface LocalService {
     deletions?: number;
     erasures?: number;
   }>;
+  /** Resolves once no run of the imports function (a provider history import begun in the app) is in flight. */
+  importsIdle(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -194,6 +198,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       functionName: 'tracker',
     },
   ];
+  // The imports function, invoked by the app's "Import history" and by itself (local/imports.ts).
+  const imports = localImports(dynamo, secrets, clock, telemetry.logger, process.env);
   // The app's own origins, once the server listens: its pages may call /mcp (`docs/mcp.md`, "Origin").
   let appOrigins: string[] = [];
   if (options.app) {
@@ -223,6 +229,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         settings: dynamoSettingsDeps(app, functionSecretBox(secrets, 'app'), clock),
         shares: dynamoShareDeps(app, clock),
         emailReports: { store: new DynamoEmailReportStore(app), from: LOCAL_REPORT_SENDER },
+        imports: { start: imports.start, jobs: new DynamoImportJobStore(app) },
         cookieSecurity: 'local',
       }),
       functionName: 'app',
@@ -334,9 +341,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     sessionize: () => sessionizer.drain(),
     archive: () => archiver.poller.drain(),
     scheduled: () => scheduled(),
+    importsIdle: () => imports.idle(),
     close: async () => {
       clearInterval(schedule);
       clearInterval(sweep);
+      await imports.idle();
       await sessionizer.stop();
       await archiver.close();
       await rm(join(dataDir, SERVER_FILE), { force: true });

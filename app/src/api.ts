@@ -136,6 +136,22 @@ export type TimelineEntry = Timeline['entries'][number];
 export type VisitEntry = Extract<TimelineEntry, { type: 'visit' }>;
 export type Step = VisitEntry['steps'][number];
 
+/** A provider history import begun in Site settings (`GET|POST /api/app/sites/{domain}/imports/{provider}`): never the key. */
+export interface ImportJob {
+  provider: ProviderName;
+  status: 'running' | 'done' | 'failed';
+  /** Running, but not heard from for 20 minutes: starting again takes it over. */
+  stalled: boolean;
+  since: string | null;
+  until: string | null;
+  counts: { read: number; imported: number; skipped: number; failed: number };
+  invalid: string[];
+  error: string | null;
+  started: string;
+  updated: string;
+  by: string;
+}
+
 /** Whom an erasure names (`POST /api/app/sites/{domain}/erasures`); `email` is answered 400 with the way to a customer id. */
 export type ErasureKind = 'visitor' | 'customer' | 'email';
 
@@ -267,6 +283,11 @@ export const api = {
   /** Queues an erasure; `confirm` is the domain typed again. */
   erase: (domain: string, kind: ErasureKind, id: string, confirm: string) =>
     post<ErasureView>(`${appSite(domain)}/erasures`, { kind, id, confirm }),
+  importJob: (domain: string, provider: ProviderName) =>
+    get<{ job: ImportJob | null }>(`${appSite(domain)}/imports/${provider}`),
+  /** Starts (or resumes) an import of the provider's history; `since`/`until` are days (YYYY-MM-DD) or empty. */
+  startImport: (domain: string, provider: ProviderName, body: { api_key: string; since: string; until: string }) =>
+    post<{ job: ImportJob }>(`${appSite(domain)}/imports/${provider}`, body),
   connectProvider: (domain: string, provider: ProviderName, webhook_secret: string) =>
     put<Provider>(`${appSite(domain)}/providers/${provider}`, { webhook_secret }),
   disconnectProvider: (domain: string, provider: ProviderName) => del(`${appSite(domain)}/providers/${provider}`),

@@ -68,6 +68,14 @@ import {
 } from '../services/share-links.js';
 import { createShareBody, openShareBody, shareCookie } from '../domain/share-link.js';
 import { appErasureStatus, requestAppErasure } from '../services/app-erasures.js';
+import {
+  appImportStatus,
+  importBody,
+  importsOf,
+  startAppImport,
+  type AppImportDeps,
+  type ImportBody,
+} from '../services/app-imports.js';
 import { eraseBody, type EraseBody } from '../services/erasure-requests.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import { ORIGIN_SECRET_HEADER, VIEWER_ADDRESS_HEADER } from '../domain/client-address.js';
@@ -83,6 +91,8 @@ export interface AppHandlerDeps extends Telemetry {
    * (`-c reportSender=`), null while none is configured (reports off). Absent: the routes answer 404.
    */
   emailReports?: { store: EmailReportStore; from: string | null };
+  /** Provider history imports (`docs/payments.md`, "Importing a provider's history"); absent: their routes answer 404. */
+  imports?: AppImportDeps;
   /** `always` in AWS (HTTPS); `local` on the local server (see `cookieIsSecure`). */
   cookieSecurity: CookieSecurity;
   /** The app's public URL when it is not the request's host (a CloudFront domain or a custom one), e.g. `https://stats.example.com`. */
@@ -283,6 +293,41 @@ const ROUTES: readonly AppRoute[] = [
       await disconnectProvider(d.settings, account(req), req.params[0]!, provider(req.params[1])),
       noContent
     ),
+  },
+  {
+    method: 'GET',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/imports\/([^/]+)$/,
+    // Counts and errors only, never the key: readable by members as every other GET.
+    access: 'user',
+    run: async (d, req) =>
+      ok(
+        await appImportStatus(
+          { ...d.settings, imports: importsOf(d.imports) },
+          account(req),
+          req.params[0]!,
+          provider(req.params[1]),
+        ),
+      ),
+  },
+  {
+    method: 'POST',
+    pattern: /^\/api\/app\/sites\/([^/]+)\/imports\/([^/]+)$/,
+    access: 'owner',
+    body: importBody,
+    run: async (d, req) =>
+      ok(
+        {
+          job: await startAppImport(
+            { ...d.settings, imports: importsOf(d.imports) },
+            account(req),
+            req.params[0]!,
+            provider(req.params[1]),
+            req.body as ImportBody,
+            who(req).user.email,
+          ),
+        },
+        202,
+      ),
   },
   {
     method: 'GET',

@@ -57,6 +57,20 @@ export function functionSecretBox(box: SecretBox, name: FunctionName): SecretBox
 }
 
 /**
+ * An asynchronous invocation of the imports function by function `name`, asking for
+ * `lambda:InvokeFunction` on it, as `lambdaImportInvoker`'s `InvokeCommand` is authorized in AWS.
+ */
+export function functionImportInvoker<A extends unknown[]>(
+  invoke: (...args: A) => Promise<void>,
+  name: FunctionName,
+): (...args: A) => Promise<void> {
+  return async (...args) => {
+    demand(name, 'lambda:InvokeFunction', LOCAL_ARNS.importsFunction);
+    return invoke(...args);
+  };
+}
+
+/**
  * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest delivery
  * stream, as `FirehoseEventStream` calls it (the local log stands in for it).
  */

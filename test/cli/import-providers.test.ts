@@ -3,11 +3,12 @@ import { spawn } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readHistory, type HistorySource } from '../../cli/history.js';
-import { HistoryApiError, retryAfterMs } from '../../cli/history-api.js';
-import { lemonSqueezySource } from '../../cli/import-lemonsqueezy.js';
-import { paddleSource } from '../../cli/import-paddle.js';
-import { polarSource } from '../../cli/import-polar.js';
+import { readHistory } from '../../cli/history.js';
+import type { HistorySource } from '../../lambdas/domain/payments/history-source.js';
+import { HistoryApiError, retryAfterMs } from '../../lambdas/adapters/history/api.js';
+import { lemonSqueezySource } from '../../lambdas/adapters/history/lemonsqueezy.js';
+import { paddleSource } from '../../lambdas/adapters/history/paddle.js';
+import { polarSource } from '../../lambdas/adapters/history/polar.js';
 import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import type { ProviderModule } from '../../lambdas/domain/payments/providers/common.js';
@@ -17,6 +18,7 @@ import { polarProvider } from '../../lambdas/domain/payments/providers/polar.js'
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { ApiStandIn, type StandInAnswer } from '../support/api-stand-in.js';
+import { PADDLE, paddleApi } from '../support/paddle-stand-in.js';
 import { CLI } from '../support/cli.js';
 import { openLocalStore } from '../../local/service.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
@@ -86,53 +88,6 @@ function lemonSqueezyWebhooks(): unknown[] {
     ['subscription_expired', LS.subscriptions![0]!],
   ];
   return deliveries.map(([event_name, data]) => ({ meta: { event_name, custom_data: null }, data }));
-}
-
-// Paddle (https://developer.paddle.com/api-reference/transactions/overview, /adjustments/…, /subscriptions/…):
-// a first payment and its renewal, a EUR purchase, a paid (not completed) transaction; refunds pending, partial, full.
-const PADDLE: Record<string, Json[]> = {
-  transactions: [
-    await dataOf('paddle', 'transaction.paid'),
-    await dataOf('paddle', 'transaction.completed'),
-    await dataOf('paddle', 'transaction.completed.eur'),
-    await dataOf('paddle', 'transaction.completed.renewal'),
-  ],
-  adjustments: [
-    { ...(await dataOf('paddle', 'adjustment.created')), id: 'adj_01h8c6tbrkpdd7vx61w7b1pend' },
-    await dataOf('paddle', 'adjustment.updated'),
-    await dataOf('paddle', 'adjustment.updated.full'),
-  ],
-  subscriptions: [await dataOf('paddle', 'subscription.canceled')],
-};
-
-/** Oldest id first, `after` the cursor, `status`/`action`/`created_at[…]` filters (https://developer.paddle.com/api-reference/about/pagination). */
-function paddleApi(path: string, q: URLSearchParams): StandInAnswer {
-  const gte = q.get('created_at[GTE]');
-  const lt = q.get('created_at[LT]');
-  let list = [...(PADDLE[path.slice(1)] ?? [])]
-    .filter((e) => !q.get('status') || e.status === q.get('status'))
-    .filter((e) => !q.get('action') || e.action === q.get('action'))
-    .filter((e) => !gte || Date.parse(String(e.created_at)) >= Date.parse(gte))
-    .filter((e) => !lt || Date.parse(String(e.created_at)) < Date.parse(lt))
-    .sort((a, b) => String(a.id).localeCompare(String(b.id)));
-  const after = q.get('after');
-  if (after) list = list.filter((e) => String(e.id) > after);
-  const data = list.slice(0, PER_PAGE);
-  return {
-    status: 200,
-    body: {
-      data,
-      meta: {
-        request_id: 'req',
-        pagination: {
-          per_page: PER_PAGE,
-          next: 'http://stand-in',
-          has_more: list.length > PER_PAGE,
-          estimated_total: 9,
-        },
-      },
-    },
-  };
 }
 
 function paddleWebhooks(): unknown[] {

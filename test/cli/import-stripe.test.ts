@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stripe } from 'stripe';
 import { readHistory } from '../../cli/history.js';
-import { stripeSource } from '../../cli/import-stripe.js';
+import { stripeSource } from '../../lambdas/adapters/history/stripe.js';
 import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import type { ProviderFacts } from '../../lambdas/domain/payments/facts.js';
 import { stripeProvider } from '../../lambdas/domain/payments/providers/stripe.js';

@@ -276,6 +276,7 @@ const SAMPLES: Record<
   REBUILD: { key: [], forms: { generation: [3] } },
   LAST_WEBHOOK: { key: ['paddle'] },
   REJECTED_WEBHOOKS: { key: ['paddle'] },
+  IMPORT_JOB: { key: ['stripe'] },
   SITE_DELETION: { key: ['shop.test'] },
   ERASURE: { key: [1_764_201_600_000, '0b8f5a3c-8f1e-4c6e-9a57-2f1d3c4b5a69'] },
   ERASURE_REQUEST: {

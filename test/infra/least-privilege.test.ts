@@ -101,6 +101,12 @@ describe('least privilege on the table, per function (context app=true)', () => 
       ['SITES', 'FX', 'R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*', 'IMPORTED#*'],
       ['R#*', ...PAYMENT_WRITE_PARTITIONS, 'EMAILREPORTS#*'],
     ],
+    // A provider history import begun in the app: what settling payments reads and writes, and its job item.
+    [
+      'imports',
+      ['SITES', 'FX', ...PAYMENT_WRITE_PARTITIONS, 'IMPORTJOB#*'],
+      [...PAYMENT_WRITE_PARTITIONS, 'IMPORTJOB#*'],
+    ],
   ])('%s reads and writes only its own partitions', (name, read, write) => {
     const a = access(name);
     expect(a.readActions).toEqual(READ);

@@ -59,10 +59,12 @@ describe('the key pair of webhook secrets (context app=true)', () => {
     legacy.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
   });
 
-  it('the webhook function reads private keys only; the app function reads the public key and creates private keys', () => {
-    expect(grants(on, 'webhook', 'ssm:')).toEqual([
-      { actions: ['ssm:GetParameter'], resource: parameterArn('footfall/Footfall/secrets-key/*') },
-    ]);
+  it('the webhook and imports functions read private keys only; the app function reads the public key and creates private keys', () => {
+    // The imports function opens the API key of a provider history import, sealed by the app (docs/payments.md).
+    for (const name of ['webhook', 'imports'])
+      expect(grants(on, name, 'ssm:'), name).toEqual([
+        { actions: ['ssm:GetParameter'], resource: parameterArn('footfall/Footfall/secrets-key/*') },
+      ]);
     expect(grants(on, 'app', 'ssm:')).toEqual([
       {
         actions: ['ssm:GetParameter', 'ssm:PutParameter'],
@@ -74,7 +76,7 @@ describe('the key pair of webhook secrets (context app=true)', () => {
   });
 
   it('gives no other function any Parameter Store or KMS permission', () => {
-    const others = Object.keys(FUNCTIONS).filter((name) => !['webhook', 'app'].includes(name));
+    const others = Object.keys(FUNCTIONS).filter((name) => !['webhook', 'app', 'imports'].includes(name));
     expect(others).toEqual(expect.arrayContaining(['report', 'mcp', 'event', 'sessionize', 'scheduled']));
     for (const name of others) {
       expect(grants(on, name, 'ssm:'), name).toEqual([]);
@@ -82,9 +84,9 @@ describe('the key pair of webhook secrets (context app=true)', () => {
     }
   });
 
-  it('with the old key kept, only lets the webhook and app functions decrypt with it (secrets not yet re-sealed)', () => {
+  it('with the old key kept, only lets the webhook, app and imports functions decrypt with it (secrets not yet re-sealed)', () => {
     const keyId = Object.keys(legacy.template.findResources('AWS::KMS::Key'))[0]!;
-    for (const name of ['webhook', 'app'])
+    for (const name of ['webhook', 'app', 'imports'])
       expect(grants(legacy, name, 'kms:'), name).toEqual([
         { actions: ['kms:Decrypt'], resource: { 'Fn::GetAtt': [keyId, 'Arn'] } },
       ]);

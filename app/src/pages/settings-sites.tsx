@@ -9,6 +9,7 @@ import { formatAgo, formatDateTime } from '../format.js';
 import { useData } from '../use-data.js';
 import { ShareLinksCard } from './settings-shares.js';
 import { ErasePerson } from './erase-person.js';
+import { ImportHistory } from './import-history.js';
 
 /** The IANA timezones this browser knows, for the timezone choice. */
 const TIMEZONES: readonly string[] = (() => {
@@ -290,6 +291,7 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
   const p = props.provider;
   const info = PROVIDERS[p.provider];
   const [open, setOpen] = useState(false);
+  const [importing, setImporting] = useState(false);
   const [secret, setSecret] = useState('');
   const [busy, setBusy] = useState(false);
   const form = useFormErrors();
@@ -327,6 +329,15 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
         <strong>{info.label}</strong>
         <span class={`pill ${p.connected ? 'pill-ok' : ''}`}>{p.connected ? 'Connected' : 'Not connected'}</span>
         <span class="grow" />
+        <button
+          type="button"
+          class="btn btn-small"
+          onClick={() => setImporting(!importing)}
+          aria-expanded={importing}
+          data-import-toggle
+        >
+          Import history
+        </button>
         {p.connected ? (
           <>
             <button type="button" class="btn btn-small" onClick={() => setOpen(!open)}>
@@ -406,6 +417,7 @@ function ProviderCard(props: { domain: string; provider: Provider; onChange(): v
           </button>
         </form>
       ) : null}
+      {importing ? <ImportHistory domain={props.domain} provider={p.provider} label={info.label} /> : null}
     </li>
   );
 }
@@ -515,8 +527,8 @@ export function SiteSettings(props: { domain: string }): JSX.Element {
           </Card>
           <Card title="Payment providers">
             <p class="muted">
-              Payments arrive as webhooks, each checked with the provider's signing secret. Historic payments:{' '}
-              <code>footfall import payments</code>.
+              Payments arrive as webhooks, each checked with the provider's signing secret. Past payments: Import
+              history with a read-only key (or <code>footfall import payments</code> from a file).
             </p>
             {providers.error ? <ErrorBox error={providers.error} retry={providers.reload} /> : null}
             {!providers.data && providers.loading ? <Loading /> : null}

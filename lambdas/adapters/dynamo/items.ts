@@ -12,7 +12,8 @@
 import type { Granularity } from '../../domain/rollup.js';
 
 /** A function of the stack (`lib/functions.ts` `FUNCTIONS`) that the table grants anything to. */
-export type TableFunction = 'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled' | 'operations';
+export type TableFunction =
+  'event' | 'sessionize' | 'report' | 'mcp' | 'webhook' | 'app' | 'scheduled' | 'operations' | 'imports';
 
 /** A sort key builder: the sort key (or key condition value) of its parts, as `ItemType.sk` spells it. */
 export type SortKeyBuilder = (...parts: never[]) => string;
@@ -56,13 +57,14 @@ const family =
 
 /**
  * Functions that settle or re-credit payments (`lambdas/services/payments.ts`): they write every payment partition.
- * The operations function rebuilds a site after an erasure and deletes a deleted site's items, in every namespace.
+ * The operations function rebuilds a site after an erasure and deletes a deleted site's items, in every namespace;
+ * the imports function imports a provider's history begun in the app.
  */
-const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled', 'operations'] as const;
+const PAYMENT_WRITERS = ['sessionize', 'webhook', 'app', 'scheduled', 'operations', 'imports'] as const;
 /** Functions that serve reports (the report API and MCP). */
 const REPORTERS = ['report', 'mcp'] as const;
 /** Functions that credit payments and so read the sites and FX rates. */
-const SITE_READERS = ['event', 'sessionize', 'webhook', 'scheduled', ...REPORTERS] as const;
+const SITE_READERS = ['event', 'sessionize', 'webhook', 'scheduled', 'imports', ...REPORTERS] as const;
 
 const payment = <I extends Record<string, ItemType>>(items: I, readers: readonly TableFunction[] = REPORTERS) => ({
   readers,
@@ -479,7 +481,7 @@ export const PARTITIONS = {
   fx: {
     prefix: 'FX',
     key: singleton('FX'),
-    readers: ['sessionize', 'webhook', 'scheduled', 'operations', ...REPORTERS],
+    readers: ['sessionize', 'webhook', 'scheduled', 'operations', 'imports', ...REPORTERS],
     writers: [],
     items: { FX: { sk: '<YYYY-MM-DD>', key: (day: string) => day, bound: KB(4) } },
   },
@@ -621,6 +623,17 @@ export const PARTITIONS = {
         range: { site: (domain: string) => `${domain}#` },
         bound: '< 110 KB',
       },
+    },
+  },
+  importJobs: {
+    prefix: 'IMPORTJOB#',
+    key: family('IMPORTJOB#') as (domain: string) => string,
+    readers: [],
+    // The app starts a job and shows it; the imports function advances it; the operations function deletes it with the site.
+    writers: ['app', 'imports', 'operations'],
+    items: {
+      // The API key sealed (< 2 KiB) while the job runs, the cursor (< 600 B), counts, and at most 3 refused objects' lines.
+      IMPORT_JOB: { sk: '<provider>', key: (provider: string) => provider, bound: '< 4 KB' },
     },
   },
   emailReports: {

@@ -20,6 +20,7 @@ const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: PARTI
 const configPartitions = (domain: string) => [
   PARTITIONS.provider.key(domain),
   PARTITIONS.webhookLog.key(domain),
+  PARTITIONS.importJobs.key(domain),
   PARTITIONS.emailReports.key(domain),
   // A Plausible import's days (`footfall import plausible`).
   ...IMPORTED_METRICS.map((metric) => PARTITIONS.imported.key(domain, metric)),

@@ -1,14 +1,12 @@
-import type { Command } from 'commander';
 import * as z from 'zod';
 import {
   LEMONSQUEEZY_HISTORY_KINDS,
   lemonSqueezyCreatedMs,
   lemonSqueezyHistoryFacts,
   type LemonSqueezyHistoryKind,
-} from '../lambdas/domain/payments/import-lemonsqueezy.js';
-import { withinRange, type HistorySource } from './history.js';
-import { getJson, rateLimitOf } from './history-api.js';
-import { registerHistoryImport } from './import-history.js';
+} from '../../domain/payments/import-lemonsqueezy.js';
+import { withinRange, type HistorySource } from '../../domain/payments/history-source.js';
+import { getJson, rateLimitOf } from './api.js';
 
 /** The API's address (https://docs.lemonsqueezy.com/api/getting-started). */
 const API = 'https://api.lemonsqueezy.com';
@@ -53,27 +51,4 @@ export function lemonSqueezySource(
     facts: (kind, resource) => lemonSqueezyHistoryFacts(kind, resource),
     retryAfterMs: rateLimitOf,
   };
-}
-
-/** An API key (https://docs.lemonsqueezy.com/api/getting-started): a JWT, three base64url parts. */
-const apiKeySchema = z
-  .string()
-  .refine((k) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(k), 'expected a Lemon Squeezy API key (eyJ…)');
-
-/** `import lemonsqueezy`: a store's orders, subscription invoices and subscriptions (`registerHistoryImport`). */
-export function registerLemonSqueezyImport(imports: Command): void {
-  registerHistoryImport(imports, {
-    provider: 'lemonsqueezy',
-    label: 'Lemon Squeezy',
-    description: "import a Lemon Squeezy store's orders, subscription invoices and subscriptions through its API",
-    keyHelp: 'an API key from Settings → API',
-    keyEnv: 'LEMONSQUEEZY_API_KEY',
-    keySchema: apiKeySchema,
-    scope: {
-      name: 'store',
-      description: "only this store's objects (its numeric id), when the key reads several",
-      schema: z.string().regex(/^\d+$/, 'expected a store id (digits)'),
-    },
-    source: (apiKey, api, store) => lemonSqueezySource(apiKey, api, store),
-  });
 }

@@ -1,13 +1,10 @@
-import type { Command } from 'commander';
 import { Stripe } from 'stripe';
-import * as z from 'zod';
 import {
   STRIPE_HISTORY_KINDS,
   stripeHistoryFacts,
   type StripeHistoryKind,
-} from '../lambdas/domain/payments/import-stripe.js';
-import type { HistorySource } from './history.js';
-import { registerHistoryImport } from './import-history.js';
+} from '../../domain/payments/import-stripe.js';
+import type { HistorySource } from '../../domain/payments/history-source.js';
 
 /** Objects per list page: the most the Stripe API returns (https://docs.stripe.com/api/pagination). */
 const PAGE = 100;
@@ -58,35 +55,4 @@ export function stripeSource(stripe: Stripe): HistorySource<StripeHistoryKind> {
     facts: (kind, object) => stripeHistoryFacts(kind, object),
     retryAfterMs: (error) => (error instanceof Stripe.errors.StripeRateLimitError ? 0 : null),
   };
-}
-
-/**
- * An API key that can read the lists: a restricted key (`rk_…`, read access to
- * the resources `docs/payments.md` lists) or a secret key (`sk_…`, not
- * advised: it can write). https://docs.stripe.com/keys#limit-access
- */
-const apiKeySchema = z
-  .string()
-  .refine((k) => /^(rk|sk)_(test|live)_\w+$/.test(k), 'expected a Stripe restricted key rk_live_… (or rk_test_…)');
-
-/** Retries the `stripe` client makes of one request (rate limits it is told to retry, 409, 5xx, lost connections). */
-const CLIENT_RETRIES = 5;
-
-/** `import stripe`: the account's history through the `stripe` package (`registerHistoryImport`). */
-export function registerStripeImport(imports: Command): void {
-  registerHistoryImport(imports, {
-    provider: 'stripe',
-    label: 'Stripe',
-    description: "import a Stripe account's payments, customers and subscriptions through its API (read-only key)",
-    keyHelp: 'a restricted read-only key rk_…',
-    keyEnv: 'STRIPE_API_KEY',
-    keySchema: apiKeySchema,
-    source: (apiKey, api) =>
-      stripeSource(
-        new Stripe(apiKey, {
-          maxNetworkRetries: CLIENT_RETRIES,
-          ...(api ? { host: api.hostname, port: api.port, protocol: api.protocol === 'http:' ? 'http' : 'https' } : {}),
-        }),
-      ),
-  });
 }

@@ -1,14 +1,12 @@
-import type { Command } from 'commander';
 import * as z from 'zod';
 import {
   POLAR_HISTORY_KINDS,
   polarCreatedMs,
   polarHistoryFacts,
   type PolarHistoryKind,
-} from '../lambdas/domain/payments/import-polar.js';
-import { withinRange, type HistorySource } from './history.js';
-import { getJson, rateLimitOf } from './history-api.js';
-import { registerHistoryImport } from './import-history.js';
+} from '../../domain/payments/import-polar.js';
+import { withinRange, type HistorySource } from '../../domain/payments/history-source.js';
+import { getJson, rateLimitOf } from './api.js';
 
 /** The API's address (https://polar.sh/docs/api-reference/introduction). */
 const API = 'https://api.polar.sh';
@@ -52,22 +50,4 @@ export function polarSource(token: string, api: URL | null): HistorySource<Polar
     facts: (kind, object) => polarHistoryFacts(kind, object),
     retryAfterMs: rateLimitOf,
   };
-}
-
-/** An organization access token (https://polar.sh/docs/integrate/oat): `polar_oat_…`. */
-const tokenSchema = z
-  .string()
-  .refine((k) => /^polar_oat_\w+$/.test(k), 'expected a Polar organization access token polar_oat_…');
-
-/** `import polar`: an organization's orders and subscriptions (`registerHistoryImport`). */
-export function registerPolarImport(imports: Command): void {
-  registerHistoryImport(imports, {
-    provider: 'polar',
-    label: 'Polar',
-    description: "import a Polar organization's orders and subscriptions through its API (read-only token)",
-    keyHelp: 'an organization access token polar_oat_… with orders:read and subscriptions:read',
-    keyEnv: 'POLAR_ACCESS_TOKEN',
-    keySchema: tokenSchema,
-    source: (token, api) => polarSource(token, api),
-  });
 }

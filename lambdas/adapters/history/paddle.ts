@@ -1,14 +1,12 @@
-import type { Command } from 'commander';
 import * as z from 'zod';
 import {
   PADDLE_HISTORY_KINDS,
   paddleCreatedMs,
   paddleHistoryFacts,
   type PaddleHistoryKind,
-} from '../lambdas/domain/payments/import-paddle.js';
-import { withinRange, type HistorySource } from './history.js';
-import { getJson, rateLimitOf } from './history-api.js';
-import { registerHistoryImport } from './import-history.js';
+} from '../../domain/payments/import-paddle.js';
+import { withinRange, type HistorySource } from '../../domain/payments/history-source.js';
+import { getJson, rateLimitOf } from './api.js';
 
 /** The API's addresses, live and sandbox (https://developer.paddle.com/api-reference/overview). */
 const API = 'https://api.paddle.com';
@@ -63,23 +61,4 @@ export function paddleSource(apiKey: string, api: URL | null): HistorySource<Pad
     facts: (kind, entity) => paddleHistoryFacts(kind, entity),
     retryAfterMs: rateLimitOf,
   };
-}
-
-/** An API key (https://developer.paddle.com/api-reference/about/api-keys): `pdl_live_apikey_…` or `pdl_sdbx_apikey_…`. */
-const apiKeySchema = z
-  .string()
-  .refine((k) => /^pdl_(live|sdbx)_apikey_\w+$/.test(k), 'expected a Paddle API key pdl_live_apikey_…');
-
-/** `import paddle`: an account's transactions, refunds and subscriptions (`registerHistoryImport`). */
-export function registerPaddleImport(imports: Command): void {
-  registerHistoryImport(imports, {
-    provider: 'paddle',
-    label: 'Paddle',
-    description:
-      "import a Paddle Billing account's transactions, refunds and subscriptions through its API (read-only key)",
-    keyHelp: 'an API key pdl_live_apikey_… with read permissions',
-    keyEnv: 'PADDLE_API_KEY',
-    keySchema: apiKeySchema,
-    source: (apiKey, api) => paddleSource(apiKey, api),
-  });
 }
