@@ -22,6 +22,7 @@ export const ROW_DIMENSIONS = [
   'utm_medium',
   'utm_campaign',
   'utm_term',
+  'utm_content',
   'country',
   'device',
   'browser',
