@@ -1,7 +1,8 @@
 import type { TrackedEvent } from './domain/tracked-event.js';
 import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
-import type { RollupDelta } from './domain/rollup.js';
+import type { Dimension, RollupDelta } from './domain/rollup.js';
+import type { Filter } from './domain/reports/filters.js';
 import type { VisitRow } from './domain/visit-table.js';
 
 /**
@@ -220,4 +221,36 @@ export interface ArchiveEraser {
    * @returns files rewritten and events removed
    */
   eraseVisitors(site: string, visitors: readonly string[]): Promise<{ files: number; events: number }>;
+}
+
+/** Visit figures of a filtered range (`docs/api.md`, "Filters"): the sums the top stats are made of, visitors exact. */
+export interface FilteredVisitTotals {
+  visitors: number;
+  sessions: number;
+  pageviews: number;
+  bounces: number;
+  timed_visits: number;
+  /** Summed over timed visits, ms. */
+  duration_ms: number;
+}
+
+/**
+ * Filtered reads of the visit table (`docs/data-model.md`, "Filtered
+ * reports"): the visits of a site-local day range that match a filter.
+ * Locally DuckDB over the local Parquet; in AWS the same SQL in the report
+ * Lambda over S3 (not built yet).
+ */
+export interface FilteredVisits {
+  /** The matching visits' totals. @throws Error with the engine's message */
+  totals(site: string, filter: Filter, range: { from: string; to: string }): Promise<FilteredVisitTotals>;
+  /**
+   * Matching visits per value of a breakdown dimension (`NONE` for none; `page`: each distinct page of a visit).
+   * @throws Error with the engine's message
+   */
+  breakdown(
+    site: string,
+    filter: Filter,
+    range: { from: string; to: string },
+    dimension: Dimension,
+  ): Promise<Map<string, number>>;
 }

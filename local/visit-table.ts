@@ -51,6 +51,13 @@ const COLUMNS = [
   'goals UINTEGER[]',
 ];
 
+/** The file of a site's month under the table's root directory. */
+export const monthFilePath = (root: string, site: string, month: string) =>
+  join(resolve(root), 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
+/** The file of a site's dictionary under the table's root directory. */
+export const dictionaryFilePath = (root: string, site: string) =>
+  join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
+
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
 
@@ -70,11 +77,11 @@ export class LocalVisitTable implements VisitTable {
   }
 
   private monthFile(site: string, month: string): string {
-    return join(this.root, 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
+    return monthFilePath(this.root, site, month);
   }
 
   private dictionaryFile(site: string): string {
-    return join(this.root, 'dict', `site=${site}`, 'dict.parquet');
+    return dictionaryFilePath(this.root, site);
   }
 
   /**
