@@ -234,23 +234,54 @@ export interface FilteredVisitTotals {
   duration_ms: number;
 }
 
+/** Counted payments of a filtered range (not failed, credited to a matching visit); cents are USD cents net of refunds. */
+export interface FilteredPaymentTotals {
+  payments: number;
+  cents: number;
+  customers: number;
+  /** Those whose credited visit started in the range (`docs/api.md` "Overview"). */
+  matched_payments: number;
+  matched_cents: number;
+  /** Distinct payers of the matched payments. */
+  converted: number;
+}
+
+/** One value of a filtered breakdown: matching visits with it, and the payments credited to them. */
+export interface FilteredValue {
+  visits: number;
+  payments: number;
+  cents: number;
+  customers: number;
+}
+
+/** A site-local day range, and the first day whose visits may be credited for its payments (its start less the site's lookback). */
+export interface FilteredRange {
+  from: string;
+  to: string;
+  creditedFrom: string;
+}
+
 /**
- * Filtered reads of the visit table (`docs/data-model.md`, "Filtered
- * reports"): the visits of a site-local day range that match a filter.
- * Locally DuckDB over the local Parquet; in AWS the same SQL in the report
- * Lambda over S3 (not built yet).
+ * Filtered reads of the visit and payments tables (`docs/data-model.md`,
+ * "Filtered reports"): the visits of a site-local day range that match a
+ * filter, and the range's payments credited to matching visits. Locally
+ * DuckDB over the local Parquet; in AWS the same SQL in the report Lambda
+ * over S3 (not built yet).
  */
 export interface FilteredVisits {
   /** The matching visits' totals. @throws Error with the engine's message */
-  totals(site: string, filter: Filter, range: { from: string; to: string }): Promise<FilteredVisitTotals>;
+  totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals>;
+  /** The range's payments credited to matching visits. @throws Error with the engine's message */
+  payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals>;
   /**
-   * Matching visits per value of a breakdown dimension (`NONE` for none; `page`: each distinct page of a visit).
+   * Per value of a breakdown dimension (`NONE` for none; `page`: each distinct page of a visit): the matching
+   * visits, and the payments credited to a matching visit with that value.
    * @throws Error with the engine's message
    */
   breakdown(
     site: string,
     filter: Filter,
-    range: { from: string; to: string },
+    range: FilteredRange,
     dimension: Dimension,
-  ): Promise<Map<string, number>>;
+  ): Promise<Map<string, FilteredValue>>;
 }

@@ -28,7 +28,7 @@ function textTest(condition: FilterCondition, text: string): string {
   const tests = condition.values.map((v) => {
     const value = sqlLiteral(v);
     if (base === 'is') return `${fold(text)} = ${fold(value)}`;
-    if (base === 'contains') return `contains(${fold(value)}, ${fold(text)})`;
+    if (base === 'contains') return `contains(${fold(text)}, ${fold(value)})`;
     return `regexp_matches(${text}, ${value}${cs ? '' : `, 'i'`})`;
   });
   return `(${tests.join(' OR ')})`;

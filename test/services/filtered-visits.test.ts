@@ -4,7 +4,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
-import { filteredBreakdown, filteredOverview, selected } from '../../lambdas/domain/reports/filtered.js';
+import {
+  filteredBreakdown,
+  filteredOverview,
+  selected,
+  type CreditedPayment,
+} from '../../lambdas/domain/reports/filtered.js';
+import { usd } from '../../lambdas/domain/reports/periods.js';
 import { DIMENSIONS, NONE } from '../../lambdas/domain/rollup.js';
 import { ROW_DIMENSIONS, monthOf, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import { LocalVisitTable } from '../../local/visit-table.js';
@@ -72,9 +78,34 @@ const rowArb = (i: number) =>
       pages: g.pages,
       goals: g.goals,
     }));
-const siteArb = fc
+const rowsArb = fc
   .integer({ min: 0, max: 25 })
   .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => rowArb(i))));
+/** A site: its visits, and payments each credited to one of them or to none, in whole cents. */
+const siteArb = rowsArb.chain((rows) =>
+  fc
+    .array(
+      fc.record({
+        visit: fc.option(fc.nat({ max: Math.max(0, rows.length - 1) })),
+        day: fc.constantFrom(...DAYS),
+        cents: fc.integer({ min: 0, max: 50_000 }),
+        customer: fc.constantFrom('c1', 'c2', 'c3', 'c4'),
+        failed: fc.boolean(),
+      }),
+      { maxLength: 8 },
+    )
+    .map((ps) => ({
+      rows: rows as VisitRow[],
+      payments: ps.map((p, i): CreditedPayment => ({
+        ts: Date.parse(`${p.day}T15:00:00Z`) + i,
+        day: p.day,
+        cents: p.cents,
+        customer: p.customer,
+        failed: p.failed,
+        visit: p.visit === null ? null : (rows[p.visit] ?? null),
+      })),
+    })),
+);
 
 const DIMENSION_VALUES: Record<string, readonly string[]> = {
   'visit:channel': POOLS.channel,
@@ -147,12 +178,20 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function written(rows: readonly VisitRow[]): Promise<string> {
+async function written(rows: readonly VisitRow[], payments: readonly CreditedPayment[] = []): Promise<string> {
   site += 1;
   const domain = `s${site}.test`;
   const months = new Map<string, VisitRow[]>();
   for (const r of rows) months.set(monthOf(r), [...(months.get(monthOf(r)) ?? []), r]);
   for (const [month, rs] of months) await table.writeMonth(domain, month, rs);
+  const paid = new Map<string, CreditedPayment[]>();
+  for (const p of payments) paid.set(monthOf(p), [...(paid.get(monthOf(p)) ?? []), p]);
+  for (const [month, ps] of paid)
+    await table.writePayments(
+      domain,
+      month,
+      ps.map((p) => ({ ...p, key: `stripe:${p.ts}`, visit_id: p.visit?.visit_id ?? null })),
+    );
   return domain;
 }
 
@@ -165,13 +204,23 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
         fc.array(filterArb, { minLength: 1, maxLength: 2 }),
         fc.constantFrom(...DAYS),
         fc.constantFrom(...DAYS),
-        async (rows, filters, a, b) => {
-          const range = a <= b ? { from: a, to: b } : { from: b, to: a };
+        fc.subarray([...DIMENSIONS], { minLength: 1, maxLength: 3 }),
+        async (input, filters, a, b, dimensions) => {
+          const { rows } = input;
+          const range = { ...(a <= b ? { from: a, to: b } : { from: b, to: a }), creditedFrom: DAYS[0]! };
           const filter = parse(filters);
-          const domain = await written(rows);
-          const input = { rows, payments: [] };
+          const domain = await written(rows, input.payments);
           const picked = selected(input, filter, range).rows;
           const reference = filteredOverview(input, filter, range);
+          const paid = await engine.payments(domain, filter, range);
+          expect({ ...paid, cents: usd(paid.cents), matched_cents: usd(paid.matched_cents) }).toEqual({
+            payments: reference.payments,
+            cents: reference.revenue_usd,
+            customers: reference.customers,
+            matched_payments: reference.matched_payments,
+            matched_cents: reference.matched_revenue_usd,
+            converted: reference.converted,
+          });
           expect(await engine.totals(domain, filter, range)).toEqual({
             visitors: reference.visitors,
             sessions: reference.sessions,
@@ -180,27 +229,33 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
             timed_visits: picked.filter((r) => r.timed).length,
             duration_ms: picked.reduce((n, r) => n + r.duration_ms, 0),
           });
-          for (const dimension of DIMENSIONS) {
+          for (const dimension of dimensions) {
             const expected = new Map(
-              filteredBreakdown(input, filter, range, dimension, 1000).rows.map((r) => [r.key ?? NONE, r.visitors]),
+              filteredBreakdown(input, filter, range, dimension, 1000).rows.map((r) => [
+                r.key ?? NONE,
+                { visits: r.visitors, payments: r.payments, cents: r.revenue_usd, customers: r.customers },
+              ]),
             );
-            expect([dimension, await engine.breakdown(domain, filter, range, dimension)]).toEqual([
-              dimension,
-              expected,
-            ]);
+            const got = new Map(
+              [...(await engine.breakdown(domain, filter, range, dimension))].map(([k, v]) => [
+                k,
+                { ...v, cents: usd(v.cents) },
+              ]),
+            );
+            expect([dimension, got]).toEqual([dimension, expected]);
           }
         },
       ),
-      { seed, numRuns: 20 },
+      { seed, numRuns: 15 },
     );
-  }, 120_000);
+  }, 240_000);
 
   it('a filter that matches every visit gives every visit of the range', async () => {
-    const rows = fc.sample(siteArb, { seed, numRuns: 1 })[0]!;
+    const rows = fc.sample(rowsArb, { seed, numRuns: 1 })[0]!;
     const domain = await written(rows);
-    const range = { from: DAYS[0]!, to: DAYS.at(-1)! };
+    const range = { from: DAYS[0]!, to: DAYS.at(-1)!, creditedFrom: DAYS[0]! };
     const all = await engine.totals(domain, parse([['contains', 'visit:channel', ['']]]), range);
-    expect(all.sessions).toBe(rows.length);
+    expect(all.sessions, JSON.stringify(rows.map((r) => r.day))).toBe(rows.length);
     expect(all.visitors).toBe(new Set(rows.map((r) => r.visitor_id)).size);
   });
 });
