@@ -1,7 +1,8 @@
 import type { TrackedEvent } from './domain/tracked-event.js';
 import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
-import type { RollupDelta } from './domain/rollup.js';
+import type { Dimension, RollupDelta } from './domain/rollup.js';
+import type { Filter } from './domain/reports/filters.js';
 import type { VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
@@ -418,4 +419,67 @@ export interface PaymentImportWrites {
   /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at its `rev`. */
   clearUnlisted(payment: Payment): Promise<void>;
   bulkLoadCustomers(customers: readonly Customer[]): Promise<void>;
+}
+
+/** Visit figures of a filtered range (`docs/api.md`, "Filters"): the sums the top stats are made of, visitors exact. */
+export interface FilteredVisitTotals {
+  visitors: number;
+  sessions: number;
+  pageviews: number;
+  bounces: number;
+  timed_visits: number;
+  /** Summed over timed visits, ms. */
+  duration_ms: number;
+}
+
+/** Counted payments of a filtered range (not failed, credited to a matching visit); cents are USD cents net of refunds. */
+export interface FilteredPaymentTotals {
+  payments: number;
+  cents: number;
+  customers: number;
+  /** Those whose credited visit started in the range (`docs/api.md` "Overview"). */
+  matched_payments: number;
+  matched_cents: number;
+  /** Distinct payers of the matched payments. */
+  converted: number;
+}
+
+/** One value of a filtered breakdown: matching visits with it, and the payments credited to them. */
+export interface FilteredValue {
+  visits: number;
+  payments: number;
+  cents: number;
+  customers: number;
+}
+
+/** A site-local day range, and the first day whose visits may be credited for its payments (its start less the site's lookback). */
+export interface FilteredRange {
+  from: string;
+  to: string;
+  creditedFrom: string;
+}
+
+/**
+ * Filtered reads of the visit and payments tables (`docs/data-model.md`,
+ * "Filtered reports"): the visits of a site-local day range that match a
+ * filter, and the range's payments credited to matching visits. Locally
+ * DuckDB over the local Parquet; in AWS the same SQL in the report Lambda
+ * over S3 (not built yet).
+ */
+export interface FilteredVisits {
+  /** The matching visits' totals. @throws Error with the engine's message */
+  totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals>;
+  /** The range's payments credited to matching visits. @throws Error with the engine's message */
+  payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals>;
+  /**
+   * Per value of a breakdown dimension (`NONE` for none; `page`: each distinct page of a visit): the matching
+   * visits, and the payments credited to a matching visit with that value.
+   * @throws Error with the engine's message
+   */
+  breakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    dimension: Dimension,
+  ): Promise<Map<string, FilteredValue>>;
 }

@@ -16,6 +16,7 @@ import {
   monthOf,
   type DictionaryEntry,
   type DictionaryName,
+  type PaymentTableRow,
   type VisitRow,
 } from '../lambdas/domain/visit-table.js';
 import type { VisitTable } from '../lambdas/ports.js';
@@ -51,6 +52,16 @@ const COLUMNS = [
   'goals UINTEGER[]',
 ];
 
+/** The file of a site's month under the table's root directory. */
+export const monthFilePath = (root: string, site: string, month: string) =>
+  join(resolve(root), 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
+/** The file of a site's payments of a month under the table's root directory. */
+export const paymentsFilePath = (root: string, site: string, month: string) =>
+  join(resolve(root), 'payments', `site=${site}`, `mo=${month}`, 'data.parquet');
+/** The file of a site's dictionary under the table's root directory. */
+export const dictionaryFilePath = (root: string, site: string) =>
+  join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
+
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
 
@@ -70,11 +81,11 @@ export class LocalVisitTable implements VisitTable {
   }
 
   private monthFile(site: string, month: string): string {
-    return join(this.root, 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
+    return monthFilePath(this.root, site, month);
   }
 
   private dictionaryFile(site: string): string {
-    return join(this.root, 'dict', `site=${site}`, 'dict.parquet');
+    return dictionaryFilePath(this.root, site);
   }
 
   /**
@@ -141,6 +152,45 @@ export class LocalVisitTable implements VisitTable {
       this.monthFile(site, month),
       `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
     );
+  }
+
+  /**
+   * Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`, in time order.
+   * @throws Error when a row's day is not in `month`
+   */
+  writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void> {
+    const run = this.queue.then(async () => {
+      const stray = rows.find((r) => r.day.slice(0, 7) !== month);
+      if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
+      const db = await this.connect();
+      await db.run(
+        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR)`,
+      );
+      const appender = await db.createAppender('payment_rows', 'main', 'temp');
+      try {
+        for (const r of [...rows].sort((a, b) => a.ts - b.ts)) {
+          appender.appendVarchar(r.key);
+          appender.appendTimestampMilliseconds(timestampMillisValue(BigInt(r.ts)));
+          appender.appendVarchar(r.day);
+          appender.appendDouble(r.cents);
+          appender.appendVarchar(r.customer);
+          appender.appendBoolean(r.failed);
+          if (r.visit_id === null) appender.appendNull();
+          else appender.appendVarchar(r.visit_id);
+          appender.endRow();
+        }
+      } finally {
+        appender.closeSync();
+      }
+      await this.copy(
+        db,
+        `SELECT * REPLACE (day::DATE AS day) FROM payment_rows`,
+        paymentsFilePath(this.root, site, month),
+        '',
+      );
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private async copy(db: DuckDBConnection, select: string, file: string, options: string): Promise<void> {

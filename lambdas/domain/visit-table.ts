@@ -22,6 +22,7 @@ export const ROW_DIMENSIONS = [
   'utm_medium',
   'utm_campaign',
   'utm_term',
+  'utm_content',
   'country',
   'device',
   'browser',
@@ -189,3 +190,25 @@ export function sortKey(a: EncodedVisitRow, b: EncodedVisitRow): number {
 
 /** The month (`YYYY-MM`) whose file holds a row: that of its site-local day. */
 export const monthOf = (row: Pick<VisitRow, 'day'>): string => row.day.slice(0, 7);
+
+/**
+ * A payment as the payments table beside the visit table keeps it
+ * (`docs/data-model.md`, "Filtered reports"): its contribution's figures and
+ * the id of the visit it is credited to, whose row says which filters it
+ * matches.
+ */
+export interface PaymentTableRow {
+  /** `provider:id` (`paymentKey`). */
+  key: string;
+  /** Payment time, ms since epoch (UTC). */
+  ts: number;
+  /** Site-local day of `ts`, `YYYY-MM-DD`: the month file that holds it. */
+  day: string;
+  /** Net of refunds, USD cents. */
+  cents: number;
+  /** Distinct-payer key (`customerHash`). */
+  customer: string;
+  failed: boolean;
+  /** The credited visit (`Touch.session_id`), null when Unattributed. */
+  visit_id: string | null;
+}

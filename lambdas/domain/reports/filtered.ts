@@ -1,0 +1,244 @@
+import { NONE, type Dimension } from '../rollup.js';
+import { localHour, type DateRange } from '../range.js';
+import { emptyTotals, type ValueCounters } from '../payments/contribution.js';
+import type { VisitRow } from '../visit-table.js';
+import type { VisitorSketch } from '../visitor-sketch.js';
+import { dict, type Dict } from '../dict.js';
+import { matches, type Filter } from './filters.js';
+import { topStats, type OverviewTotals } from './overview.js';
+import { breakdownRows, type BreakdownRow } from './breakdown.js';
+import { goalRows, type GoalRow } from './goals.js';
+import { timeseriesPoints, type Interval, type TimeseriesPoint } from './timeseries.js';
+import { ratio, usd } from './periods.js';
+
+/**
+ * Filtered reports computed directly from visit rows and credited payments
+ * (`docs/api.md`, "Filters"; `docs/data-model.md`, "Filtered reports"): the
+ * reference the SQL engine is tested against, by the unfiltered reports' own
+ * definitions (their row and total builders are reused where their input
+ * can be made from rows). Visitors are exact here: distinct visitor ids.
+ *
+ * A payment belongs to a filtered report when it falls in the range (its
+ * site-local day), did not fail, and its credited visit matches the filter; a
+ * payment credited to no visit matches no filter (there is no visit to
+ * test), so a filter that matches every visit gives the unfiltered numbers
+ * less the Unattributed payments.
+ */
+
+/** A payment as the filtered reports read it: its contribution's figures and its credited visit's row. */
+export interface CreditedPayment {
+  /** Payment time, ms since epoch (UTC). */
+  ts: number;
+  /** Site-local day of `ts`, `YYYY-MM-DD`. */
+  day: string;
+  /** Net of refunds, USD cents. */
+  cents: number;
+  /** Distinct-payer key (`customerHash`). */
+  customer: string;
+  failed: boolean;
+  /** The credited visit's row, null when Unattributed. */
+  visit: VisitRow | null;
+}
+
+/** What a filtered report reads: the site's visit rows (those of the range; for revenue, the credited visits ride on the payments) and payments. */
+export interface FilteredInput {
+  rows: readonly VisitRow[];
+  payments: readonly CreditedPayment[];
+}
+
+const inRange = (day: string, range: Pick<DateRange, 'from' | 'to'>) => day >= range.from && day <= range.to;
+
+/** The range's visits that match, and the range's counted payments whose credited visit matches. */
+export function selected(
+  input: FilteredInput,
+  filter: Filter,
+  range: Pick<DateRange, 'from' | 'to'>,
+): { rows: VisitRow[]; payments: Array<CreditedPayment & { visit: VisitRow }> } {
+  return {
+    rows: input.rows.filter((r) => inRange(r.day, range) && matches(filter, r)),
+    payments: input.payments.filter(
+      (p): p is CreditedPayment & { visit: VisitRow } =>
+        !p.failed && p.visit !== null && inRange(p.day, range) && matches(filter, p.visit),
+    ),
+  };
+}
+
+/** The top-stats sums of some rows, as one `visits` rollup item. */
+const topItem = (rows: readonly VisitRow[]) => ({
+  visits: rows.length,
+  pageviews: rows.reduce((n, r) => n + r.pageviews, 0),
+  counters: {
+    bounces: rows.filter((r) => r.bounce).length,
+    timed_visits: rows.filter((r) => r.timed).length,
+    duration_ms: rows.reduce((n, r) => n + r.duration_ms, 0),
+  },
+});
+
+/**
+ * Overview totals of a range under a filter (`OverviewTotals`, `docs/api.md`
+ * "Overview"): a payment is matched when its credited visit started in the
+ * range; `converted` counts the distinct payers of matched payments.
+ */
+export function filteredOverview(
+  input: FilteredInput,
+  filter: Filter,
+  range: Pick<DateRange, 'from' | 'to'>,
+): OverviewTotals {
+  const { rows, payments } = selected(input, filter, range);
+  const visitors = new Set(rows.map((r) => r.visitor_id)).size;
+  const matched = payments.filter((p) => inRange(p.visit.day, range));
+  const cents = payments.reduce((n, p) => n + p.cents, 0);
+  const matchedCents = matched.reduce((n, p) => n + p.cents, 0);
+  const converted = new Set(matched.map((p) => p.customer)).size;
+  return {
+    visitors,
+    sessions: rows.length,
+    ...topStats([topItem(rows)]),
+    payments: payments.length,
+    customers: new Set(payments.map((p) => p.customer)).size,
+    revenue_usd: usd(cents),
+    converted,
+    matched_payments: matched.length,
+    matched_revenue_usd: usd(matchedCents),
+    conversion: matched.length > 0 && visitors > 0 ? ratio(converted / visitors) : null,
+    revenue_per_visitor: matched.length > 0 && visitors > 0 ? ratio(matchedCents / 100 / visitors) : null,
+  };
+}
+
+/** The values a visit row has for a breakdown dimension (`DIMENSION_VALUES` over rows; `NONE` for none; `page` once per distinct page). */
+export const ROW_DIMENSION_VALUES: Readonly<Record<Dimension, (r: VisitRow) => readonly string[]>> = {
+  channel: (r) => [r.dimensions.channel ?? NONE],
+  referrer: (r) => [r.dimensions.referrer_host ?? NONE],
+  campaign: (r) => [r.dimensions.utm_campaign ?? NONE],
+  keyword: (r) => [r.dimensions.utm_term ?? NONE],
+  landing_page: (r) => [r.landing_page],
+  page: (r) => [...new Set(r.pages)],
+  country: (r) => [r.dimensions.country ?? NONE],
+  device: (r) => [r.dimensions.device ?? NONE],
+  browser: (r) => [r.dimensions.browser ?? NONE],
+  os: (r) => [r.dimensions.os ?? NONE],
+  language: (r) => [r.dimensions.language ?? NONE],
+  utm_source: (r) => [r.dimensions.utm_source ?? NONE],
+  utm_medium: (r) => [r.dimensions.utm_medium ?? NONE],
+  utm_content: (r) => [r.dimensions.utm_content ?? NONE],
+  exit_page: (r) => [r.exit_page ?? NONE],
+};
+
+/** Payment counters per value (`ValueCounters`: payments, net cents, payer keys) of payments keyed by their visit's values. */
+function paymentCounters(
+  payments: ReadonlyArray<CreditedPayment & { visit: VisitRow }>,
+  valuesOf: (r: VisitRow) => Iterable<string>,
+): Dict<ValueCounters> {
+  const out = dict<ValueCounters>();
+  for (const p of payments) {
+    for (const value of valuesOf(p.visit)) {
+      const c = out[value] ?? [0, 0, []];
+      c[0] += 1;
+      c[1] += p.cents;
+      const payers = c[2] as string[];
+      if (!payers.includes(p.customer)) payers.push(p.customer);
+      out[value] = c;
+    }
+  }
+  return out;
+}
+
+/** A breakdown under a filter (`docs/api.md` "Breakdowns", rules 1, 2, 4, 5; no Unattributed row: see the module's note). */
+export function filteredBreakdown(
+  input: FilteredInput,
+  filter: Filter,
+  range: Pick<DateRange, 'from' | 'to'>,
+  dimension: Dimension,
+  limit: number,
+): { total: number; rows: BreakdownRow[] } {
+  const { rows, payments } = selected(input, filter, range);
+  const valuesOf = ROW_DIMENSION_VALUES[dimension];
+  const visits = dict<number>();
+  for (const r of rows) for (const v of valuesOf(r)) visits[v] = (visits[v] ?? 0) + 1;
+  return breakdownRows([visits], [paymentCounters(payments, valuesOf)], limit);
+}
+
+/** The goals report under a filter, one row per goal name (`docs/api.md` "Goals"; link URLs are not in the visit rows yet). */
+export function filteredGoals(
+  input: FilteredInput,
+  filter: Filter,
+  range: Pick<DateRange, 'from' | 'to'>,
+  limit: number,
+): { visitors: number; total: number; rows: GoalRow[] } {
+  const { rows, payments } = selected(input, filter, range);
+  const counts = dict<number>();
+  const completions = dict<number>();
+  const sketches = dict<VisitorSketch>();
+  for (const r of rows) {
+    for (const goal of new Set(r.goals)) {
+      counts[goal] = (counts[goal] ?? 0) + 1;
+      const sketch = sketches[goal] ?? { kind: 'exact', ids: new Set<string>() };
+      if (sketch.kind === 'exact') sketch.ids.add(r.visitor_id);
+      sketches[goal] = sketch;
+    }
+    for (const goal of r.goals) completions[goal] = (completions[goal] ?? 0) + 1;
+  }
+  const visitors = new Set(rows.map((r) => r.visitor_id)).size;
+  const { total, rows: out } = goalRows(
+    {
+      items: [{ counts, counters: completions, valueSketches: sketches }],
+      payments: [paymentCounters(payments, (r) => new Set(r.goals))],
+      visitors,
+    },
+    null,
+    limit,
+  );
+  return { visitors, total, rows: out };
+}
+
+/** The point period (rollup form) of a visit row or a payment, per interval. */
+const PERIOD_OF: Readonly<Record<Interval, (day: string, ts: number, timezone: string) => string>> = {
+  hour: (_, ts, timezone) => localHour(ts, timezone),
+  day: (day) => day,
+  month: (day) => day.slice(0, 7),
+};
+
+/** The time series under a filter (`docs/api.md` "Time series"): visitors distinct within each point. */
+export function filteredTimeseries(
+  input: FilteredInput,
+  filter: Filter,
+  range: DateRange,
+  interval: Interval,
+): TimeseriesPoint[] {
+  const { rows, payments } = selected(input, filter, range);
+  const periodOf = PERIOD_OF[interval];
+  const visits = new Map<string, VisitRow[]>();
+  for (const r of rows) {
+    const period = periodOf(r.day, r.start_ms, range.timezone);
+    visits.set(period, [...(visits.get(period) ?? []), r]);
+  }
+  const totals = new Map<string, ReturnType<typeof emptyTotals>>();
+  for (const p of payments) {
+    // By hour the series reads a day's item's hours; by day and month the item's own totals.
+    const period = interval === 'hour' ? p.day : periodOf(p.day, p.ts, range.timezone);
+    const t = totals.get(period) ?? emptyTotals();
+    t.payments += 1;
+    t.cents += p.cents;
+    const hour = localHour(p.ts, range.timezone);
+    const [n, c] = t.hours[hour] ?? [0, 0];
+    t.hours[hour] = [n + 1, c + p.cents];
+    totals.set(period, t);
+  }
+  return timeseriesPoints(
+    {
+      visits: [...visits].map(([period, rs]) => {
+        const ids = new Set(rs.map((r) => r.visitor_id));
+        return {
+          period,
+          visits: rs.length,
+          pageviews: rs.reduce((n, r) => n + r.pageviews, 0),
+          visitors: ids.size,
+          sketch: { kind: 'exact', ids },
+        };
+      }),
+      payments: [...totals].map(([period, t]) => ({ period, totals: t })),
+    },
+    range,
+    interval,
+  );
+}

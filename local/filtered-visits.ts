@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type {
+  FilteredPaymentTotals,
+  FilteredRange,
+  FilteredValue,
+  FilteredVisitTotals,
+  FilteredVisits,
+} from '../lambdas/ports.js';
+import type { Filter } from '../lambdas/domain/reports/filters.js';
+import type { Dimension } from '../lambdas/domain/rollup.js';
+import { eachDay } from '../lambdas/domain/range.js';
+import { BREAKDOWN_COLUMNS, filterSql } from './filter-sql.js';
+import { dictionaryFilePath, monthFilePath, paymentsFilePath } from './visit-table.js';
+import { sqlLiteral } from './sql.js';
+
+/**
+ * The filtered reads of the local visit and payments tables
+ * (`FilteredVisits`): DuckDB in process over the files `LocalVisitTable`
+ * writes, reading only the months of the range (for credited visits, from
+ * `creditedFrom`) and, within them, the days asked for (row groups skipped
+ * by their min/max of `day`). Relations of every query: `dict`, `v` (the
+ * range's matching visits), `mv` (matching visits that may be credited) and
+ * `p` (the range's counted payments credited to one of `mv`, with its
+ * visit's columns).
+ */
+export class LocalFilteredVisits implements FilteredVisits {
+  private db: Promise<DuckDBConnection> | undefined;
+
+  /** @param root the visit table's directory (`LocalVisitTable`'s) */
+  constructor(private readonly root: string) {}
+
+  private connect(): Promise<DuckDBConnection> {
+    this.db ??= DuckDBInstance.create(':memory:').then((instance) => instance.connect());
+    return this.db;
+  }
+
+  /** `read_parquet` of the written files of a day span's months, or null when none was written. */
+  private files(path: (month: string) => string, from: string, to: string): string | null {
+    const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
+    const files = months.map(path).filter((f) => existsSync(f));
+    return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}])` : null;
+  }
+
+  /** The `WITH` clause of `dict`, `v`, `mv` and `p` for a filter and range, or null when no visit month of it was written (nothing matches). */
+  private relations(site: string, filter: Filter, range: FilteredRange): string | null {
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    const dictFile = dictionaryFilePath(this.root, site);
+    const dict = existsSync(dictFile)
+      ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
+      : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
+    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to);
+    if (visits === null) return null;
+    const payments =
+      this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
+      '(SELECT NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, NULL::BOOLEAN AS failed, NULL::VARCHAR AS visit_id WHERE false)';
+    const where = filterSql(filter);
+    return (
+      `WITH dict AS (${dict}), ` +
+      `mv AS (SELECT * FROM ${visits} WHERE day BETWEEN ${day(range.creditedFrom)} AND ${day(range.to)} AND ${where}), ` +
+      `v AS (SELECT * FROM mv WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}), ` +
+      `p AS (SELECT p.cents, p.customer, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
+      `FROM ${payments} p JOIN mv ON mv.visit_id = p.visit_id WHERE p.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT p.failed)`
+    );
+  }
+
+  /** The first row of a query over the relations; an empty row when no visit was written. */
+  private async one(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    select: string,
+  ): Promise<Record<string, unknown>> {
+    const relations = this.relations(site, filter, range);
+    if (relations === null) return {};
+    const db = await this.connect();
+    return (await db.runAndReadAll(`${relations} ${select}`)).getRowObjectsJS()[0] ?? {};
+  }
+
+  async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
+    const r = await this.one(
+      site,
+      filter,
+      range,
+      `SELECT count(DISTINCT visitor_id) AS visitors, count(*) AS sessions, ` +
+        `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
+        `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
+    );
+    return {
+      visitors: Number(r.visitors ?? 0),
+      sessions: Number(r.sessions ?? 0),
+      pageviews: Number(r.pageviews ?? 0),
+      bounces: Number(r.bounces ?? 0),
+      timed_visits: Number(r.timed_visits ?? 0),
+      duration_ms: Number(r.duration_ms ?? 0),
+    };
+  }
+
+  async payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals> {
+    const r = await this.one(
+      site,
+      filter,
+      range,
+      `SELECT count(*) AS payments, coalesce(sum(cents), 0) AS cents, ` +
+        `count(DISTINCT customer) AS customers, count(*) FILTER (WHERE matched) AS matched_payments, ` +
+        `coalesce(sum(cents) FILTER (WHERE matched), 0) AS matched_cents, ` +
+        `count(DISTINCT customer) FILTER (WHERE matched) AS converted FROM p`,
+    );
+    return {
+      payments: Number(r.payments ?? 0),
+      cents: Number(r.cents ?? 0),
+      customers: Number(r.customers ?? 0),
+      matched_payments: Number(r.matched_payments ?? 0),
+      matched_cents: Number(r.matched_cents ?? 0),
+      converted: Number(r.converted ?? 0),
+    };
+  }
+
+  async breakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    dimension: Dimension,
+  ): Promise<Map<string, FilteredValue>> {
+    const relations = this.relations(site, filter, range);
+    if (relations === null) return new Map();
+    const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
+    const db = await this.connect();
+    // A NULL id is a visit without a value: NONE (''), as the rollups key it.
+    const named = (from: string, select: string) =>
+      `(SELECT coalesce(d.value, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
+      `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
+    const reader = await db.runAndReadAll(
+      `${relations} SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
+        `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
+        `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
+        `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
+    );
+    return new Map(
+      reader.getRowObjectsJS().map((r) => [
+        String(r.value),
+        {
+          visits: Number(r.visits),
+          payments: Number(r.payments),
+          cents: Number(r.cents),
+          customers: Number(r.customers),
+        },
+      ]),
+    );
+  }
+
+  /** Closes DuckDB. */
+  async close(): Promise<void> {
+    const db = await this.db;
+    this.db = undefined;
+    db?.closeSync();
+  }
+}

@@ -1,0 +1,261 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
+import {
+  filteredBreakdown,
+  filteredOverview,
+  selected,
+  type CreditedPayment,
+} from '../../lambdas/domain/reports/filtered.js';
+import { usd } from '../../lambdas/domain/reports/periods.js';
+import { DIMENSIONS, NONE } from '../../lambdas/domain/rollup.js';
+import { ROW_DIMENSIONS, monthOf, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { LocalVisitTable } from '../../local/visit-table.js';
+import { LocalFilteredVisits } from '../../local/filtered-visits.js';
+
+/**
+ * The SQL engine over the written visit table against the reference
+ * predicate and figures (`lambdas/domain/reports/filtered.ts`): random small
+ * sites (visits over two months, values from small pools in mixed case,
+ * missing values), random filters of every operator and dimension nested in
+ * and/or/not, random ranges. Visitors are distinct ids on both sides, so
+ * every figure must be equal.
+ */
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+
+const POOLS = {
+  channel: ['Search', 'Direct', 'Social', 'AI'],
+  referrer_host: ['www.google.com', 'news.ycombinator.com', 'Chatgpt.com'],
+  source: ['Google', 'google', 'Hacker News'],
+  utm_source: ['newsletter', 'NewsLetter'],
+  utm_medium: ['email', 'cpc'],
+  utm_campaign: ['launch', 'Spring-Sale'],
+  utm_term: ['analytics'],
+  utm_content: ['hero', 'footer'],
+  country: ['FR', 'US', 'DE'],
+  device: ['Desktop', 'Mobile', 'Tablet'],
+  browser: ['Chrome', 'Safari'],
+  os: ['iOS', 'Windows', 'macOS'],
+  language: ['en', 'fr'],
+} as const satisfies Record<(typeof ROW_DIMENSIONS)[number], readonly string[]>;
+const PAGES = ['/', '/blog', '/blog/intro', '/Blog/Deep', '/pricing', '/docs/api'];
+const GOALS = ['Signup', 'signup', 'Outbound Link: Click'];
+const DAYS = ['2026-02-26', '2026-02-28', '2026-03-01', '2026-03-02', '2026-03-15'];
+
+const rowArb = (i: number) =>
+  fc
+    .record({
+      visitor: fc.integer({ min: 1, max: 6 }),
+      day: fc.constantFrom(...DAYS),
+      dims: fc.record(
+        Object.fromEntries(
+          ROW_DIMENSIONS.map((d) => [
+            d,
+            d === 'channel' ? fc.constantFrom(...POOLS[d]) : fc.option(fc.constantFrom(...POOLS[d])),
+          ]),
+        ) as { [K in (typeof ROW_DIMENSIONS)[number]]: fc.Arbitrary<string | null> },
+      ),
+      pages: fc.array(fc.constantFrom(...PAGES), { maxLength: 4 }),
+      landing: fc.constantFrom(...PAGES),
+      goals: fc.array(fc.constantFrom(...GOALS), { maxLength: 2 }),
+      duration: fc.integer({ min: 0, max: 600_000 }),
+    })
+    .map((g): VisitRow => ({
+      visit_id: `v${i}`,
+      visitor_id: `x${g.visitor}`,
+      day: g.day,
+      start_ms: Date.parse(`${g.day}T12:00:00Z`) + i,
+      pageviews: g.pages.length,
+      bounce: g.pages.length === 1 && g.goals.length === 0,
+      timed: g.pages.length + g.goals.length > 1,
+      duration_ms: g.pages.length + g.goals.length > 1 ? g.duration : 0,
+      dimensions: g.dims,
+      landing_page: g.pages[0] ?? g.landing,
+      exit_page: g.pages.at(-1) ?? null,
+      pages: g.pages,
+      goals: g.goals,
+    }));
+const rowsArb = fc
+  .integer({ min: 0, max: 25 })
+  .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => rowArb(i))));
+/** A site: its visits, and payments each credited to one of them or to none, in whole cents. */
+const siteArb = rowsArb.chain((rows) =>
+  fc
+    .array(
+      fc.record({
+        visit: fc.option(fc.nat({ max: Math.max(0, rows.length - 1) })),
+        day: fc.constantFrom(...DAYS),
+        cents: fc.integer({ min: 0, max: 50_000 }),
+        customer: fc.constantFrom('c1', 'c2', 'c3', 'c4'),
+        failed: fc.boolean(),
+      }),
+      { maxLength: 8 },
+    )
+    .map((ps) => ({
+      rows: rows as VisitRow[],
+      payments: ps.map((p, i): CreditedPayment => ({
+        ts: Date.parse(`${p.day}T15:00:00Z`) + i,
+        day: p.day,
+        cents: p.cents,
+        customer: p.customer,
+        failed: p.failed,
+        visit: p.visit === null ? null : (rows[p.visit] ?? null),
+      })),
+    })),
+);
+
+const DIMENSION_VALUES: Record<string, readonly string[]> = {
+  'visit:channel': POOLS.channel,
+  'visit:referrer': POOLS.referrer_host,
+  'visit:source': POOLS.source,
+  'visit:utm_source': POOLS.utm_source,
+  'visit:utm_medium': POOLS.utm_medium,
+  'visit:utm_campaign': POOLS.utm_campaign,
+  'visit:utm_content': POOLS.utm_content,
+  'visit:utm_term': POOLS.utm_term,
+  'visit:landing_page': PAGES,
+  'visit:exit_page': PAGES,
+  'visit:country': POOLS.country,
+  'visit:device': POOLS.device,
+  'visit:browser': POOLS.browser,
+  'visit:os': POOLS.os,
+  'visit:language': POOLS.language,
+  'event:page': PAGES,
+  'event:goal': GOALS,
+};
+const PATTERNS = ['^/blog', 'blog/[a-z]+$', '^(?:/|/pricing)$', 'o+g', '^$', 'Google|news', '[0-9]'];
+const valueArb = (dimension: string) =>
+  fc.oneof(
+    fc.constantFrom(...DIMENSION_VALUES[dimension]!),
+    fc.constantFrom(...DIMENSION_VALUES[dimension]!).map((v) => v.slice(0, 3)),
+    fc.constantFrom(...DIMENSION_VALUES[dimension]!).map((v) => v.toUpperCase()),
+    fc.constant(''),
+  );
+const conditionArb: fc.Arbitrary<unknown[]> = fc
+  .record({
+    op: fc.constantFrom('is', 'is_not', 'contains', 'contains_not', 'matches', 'matches_not'),
+    dimension: fc.constantFrom(...Object.keys(DIMENSION_VALUES)),
+    cs: fc.boolean(),
+  })
+  .chain(({ op, dimension, cs }) =>
+    fc
+      .array(op.startsWith('matches') ? fc.constantFrom(...PATTERNS) : valueArb(dimension), {
+        minLength: 1,
+        maxLength: 3,
+      })
+      .map((values) => (cs ? [op, dimension, values] : [op, dimension, values, { case_sensitive: false }])),
+  );
+const filterArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  filter: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    conditionArb,
+    fc.tuple(fc.constantFrom('and', 'or'), fc.array(tie('filter'), { minLength: 1, maxLength: 3 })),
+    fc.tuple(fc.constant('not'), tie('filter')),
+  ),
+})).filter;
+
+const parse = (json: unknown): Filter => {
+  const parsed = filtersParam.parse(JSON.stringify(json));
+  if (parsed === null) throw new Error('empty filter');
+  return parsed;
+};
+
+let root: string;
+let table: LocalVisitTable;
+let engine: LocalFilteredVisits;
+let site = 0;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'footfall-filtered-'));
+  table = new LocalVisitTable(root);
+  engine = new LocalFilteredVisits(root);
+});
+afterAll(async () => {
+  await table.close();
+  await engine.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function written(rows: readonly VisitRow[], payments: readonly CreditedPayment[] = []): Promise<string> {
+  site += 1;
+  const domain = `s${site}.test`;
+  const months = new Map<string, VisitRow[]>();
+  for (const r of rows) months.set(monthOf(r), [...(months.get(monthOf(r)) ?? []), r]);
+  for (const [month, rs] of months) await table.writeMonth(domain, month, rs);
+  const paid = new Map<string, CreditedPayment[]>();
+  for (const p of payments) paid.set(monthOf(p), [...(paid.get(monthOf(p)) ?? []), p]);
+  for (const [month, ps] of paid)
+    await table.writePayments(
+      domain,
+      month,
+      ps.map((p) => ({ ...p, key: `stripe:${p.ts}`, visit_id: p.visit?.visit_id ?? null })),
+    );
+  return domain;
+}
+
+describe('filtered visits: DuckDB over the visit table equals the reference', () => {
+  it('gives the reference totals and breakdowns for random sites, filters and ranges', async () => {
+    console.log(`filtered visits property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    await fc.assert(
+      fc.asyncProperty(
+        siteArb,
+        fc.array(filterArb, { minLength: 1, maxLength: 2 }),
+        fc.constantFrom(...DAYS),
+        fc.constantFrom(...DAYS),
+        fc.subarray([...DIMENSIONS], { minLength: 1, maxLength: 3 }),
+        async (input, filters, a, b, dimensions) => {
+          const { rows } = input;
+          const range = { ...(a <= b ? { from: a, to: b } : { from: b, to: a }), creditedFrom: DAYS[0]! };
+          const filter = parse(filters);
+          const domain = await written(rows, input.payments);
+          const picked = selected(input, filter, range).rows;
+          const reference = filteredOverview(input, filter, range);
+          const paid = await engine.payments(domain, filter, range);
+          expect({ ...paid, cents: usd(paid.cents), matched_cents: usd(paid.matched_cents) }).toEqual({
+            payments: reference.payments,
+            cents: reference.revenue_usd,
+            customers: reference.customers,
+            matched_payments: reference.matched_payments,
+            matched_cents: reference.matched_revenue_usd,
+            converted: reference.converted,
+          });
+          expect(await engine.totals(domain, filter, range)).toEqual({
+            visitors: reference.visitors,
+            sessions: reference.sessions,
+            pageviews: reference.pageviews,
+            bounces: picked.filter((r) => r.bounce).length,
+            timed_visits: picked.filter((r) => r.timed).length,
+            duration_ms: picked.reduce((n, r) => n + r.duration_ms, 0),
+          });
+          for (const dimension of dimensions) {
+            const expected = new Map(
+              filteredBreakdown(input, filter, range, dimension, 1000).rows.map((r) => [
+                r.key ?? NONE,
+                { visits: r.visitors, payments: r.payments, cents: r.revenue_usd, customers: r.customers },
+              ]),
+            );
+            const got = new Map(
+              [...(await engine.breakdown(domain, filter, range, dimension))].map(([k, v]) => [
+                k,
+                { ...v, cents: usd(v.cents) },
+              ]),
+            );
+            expect([dimension, got]).toEqual([dimension, expected]);
+          }
+        },
+      ),
+      { seed, numRuns: 15 },
+    );
+  }, 240_000);
+
+  it('a filter that matches every visit gives every visit of the range', async () => {
+    const rows = fc.sample(rowsArb, { seed, numRuns: 1 })[0]!;
+    const domain = await written(rows);
+    const range = { from: DAYS[0]!, to: DAYS.at(-1)!, creditedFrom: DAYS[0]! };
+    const all = await engine.totals(domain, parse([['contains', 'visit:channel', ['']]]), range);
+    expect(all.sessions, JSON.stringify(rows.map((r) => r.day))).toBe(rows.length);
+    expect(all.visitors).toBe(new Set(rows.map((r) => r.visitor_id)).size);
+  });
+});
