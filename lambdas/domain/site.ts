@@ -85,14 +85,6 @@ export const siteConfigSchema = z.object({
    * until `footfall rebuild` switches the site to a generation with them.
    */
   payment_marks: z.boolean().optional(),
-  /**
-   * True when every `visits` rollup bucket of the live generation has its
-   * ROLLUP_COUNTS item (counts and distinct visitors without the visitor
-   * set, `docs/data-model.md`): sites created, or rebuilt, by a release that
-   * writes them. Absent: older buckets may lack one, so the time series reads
-   * the ROLLUP items, sets included, as before, until `footfall rebuild`.
-   */
-  visit_counts: z.boolean().optional(),
 });
 
 /** A site as stored: its domain, timezone, owning account and attribution settings. */

@@ -130,14 +130,10 @@ function siteUpgrade(site: SiteConfig, layout: number): SiteUpgrade {
     raise('rebuild');
     notes.push(`generation ${site.retired} awaits deletion: \`footfall rebuild --site ${site.domain}\` cleans it up`);
   }
-  if (live === layout && (!site.visit_counts || !site.payment_marks)) {
+  if (live === layout && !site.payment_marks) {
     raise('recommended');
-    const missing = [
-      !site.visit_counts ? 'visits counts items (time series read the visitor sets)' : null,
-      !site.payment_marks ? "visitors' payments markers (the sessionizer looks up every visitor)" : null,
-    ].filter(Boolean);
     notes.push(
-      `reads as before, at the old cost, without ${missing.join(' and ')}: a rebuild at any time makes it cheaper`,
+      "reads as before, at the old cost, without visitors' payments markers (the sessionizer looks up every visitor): a rebuild at any time makes it cheaper",
     );
   }
   if (notes.length === 0) notes.push('nothing to do');

@@ -277,7 +277,7 @@ export async function timeseries(
     );
   // Imported days have no hours: an hourly series shows none of them.
   const [visits, payments, imported] = await Promise.all([
-    deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen), site.visit_counts === true),
+    deps.store.visitRollups(namespaceOf(site), visitSpans(range, chosen)),
     deps.store.paymentTotals(namespaceOf(site), paymentSpans(range, chosen)),
     chosen === 'hour' ? [] : importedPeriods(deps, site, span, 'visits', range, paymentSpans(range, chosen)),
   ]);

@@ -48,7 +48,7 @@ describe('footfall upgrade check --aws: the deployed stack and every site read t
     dynamo.on(QueryCommand).resolves({
       Items: [
         siteItem('old.example', {}),
-        siteItem('new.example', { layout: DATA_LAYOUT, visit_counts: true, payment_marks: true }),
+        siteItem('new.example', { layout: DATA_LAYOUT, payment_marks: true }),
         siteItem('mid.example', { layout: DATA_LAYOUT }),
       ],
     });
@@ -141,7 +141,7 @@ describe('upgradePlan', () => {
       null,
       [
         site({ layout: DATA_LAYOUT + 1 }),
-        site({ domain: 'b.example', retired: 0, layout: DATA_LAYOUT, visit_counts: true, payment_marks: true }),
+        site({ domain: 'b.example', retired: 0, layout: DATA_LAYOUT, payment_marks: true }),
       ],
       {
         version: '1.0.0',

@@ -89,20 +89,18 @@ export class DynamoReportStore {
   /**
    * The `visits` rollups of the spans' periods with each period's distinct
    * visitors, for the time series: with their visitor sets only for the
-   * spans that ask (`sketches`: a point that unions periods) or when the
-   * generation may hold buckets without ROLLUP_COUNTS items (`counted`
-   * false, `SiteConfig.visit_counts`); else the counts alone
-   * (`readVisitCounts`), so 365 days read 365 items of ~200 B, not 365 sets.
+   * spans that ask (`sketches`: a point that unions periods); else the
+   * counts alone (`readVisitCounts`), so 365 days read 365 items of ~200 B,
+   * not 365 sets.
    */
   async visitRollups(
     site: string,
     spans: ReadonlyArray<PeriodSpan & { sketches: boolean }>,
-    counted: boolean,
   ): Promise<Array<VisitCountsRead & { sketch: VisitorSketch | null }>> {
     const pending = await this.pending(site);
     const reads = await Promise.all(
       spans.map(async (s) => {
-        if (counted && !s.sketches)
+        if (!s.sketches)
           return (
             await readVisitCounts(this.conn, site, s.granularity, s.from, s.to, { cost: this.cost, pending })
           ).map((r) => ({ ...r, sketch: null }));

@@ -153,9 +153,8 @@ export interface VisitCountsRead {
  * visitors), plus one BatchGet of the ROLLUP items (with their sets) of the
  * periods whose counts a pending delta is not in yet, folded as the
  * compactor folds them (`foldDeltas`, then `countsOf`), so the counts are
- * exact with deltas pending and after any crash of the compactor. Only for
- * a generation whose every `visits` bucket has its counts item
- * (`SiteConfig.visit_counts`); others are read with `readRollups`.
+ * exact with deltas pending and after any crash of the compactor (every
+ * `visits` bucket of a layout-3 generation has its counts item).
  * @param options.pending the site's pending log parts when the caller read them already (one Query per report), else read here
  * @param options.cost requests and bytes read are added to it
  */

@@ -116,21 +116,15 @@ type StoredValueSketch = string[] | string;
 
 export function parseRollupItem(item: Record<string, unknown>): RollupItem {
   const stored = item.vv ? parseDict<StoredValueSketch>(String(item.vv)) : dict<StoredValueSketch>();
-  // A `visits` item's visitor set packed (`vz`) or, written before, raw (`ids`, `hll`).
+  // A `visits` item's visitor set, packed (`vz`).
   const packed = item.vz instanceof Uint8Array ? serializeSketch(unpackSketch(item.vz)) : null;
   return {
     visits: Number(item.visits ?? 0),
     pageviews: Number(item.pageviews ?? 0),
     counters: item.n ? parseDict<number>(String(item.n)) : dict<number>(),
     counts: item.counts ? parseDict<number>(String(item.counts)) : dict<number>(),
-    ids: packed
-      ? 'ids' in packed
-        ? packed.ids
-        : undefined
-      : item.ids
-        ? (JSON.parse(String(item.ids)) as string[])
-        : undefined,
-    hll: packed ? ('hll' in packed ? packed.hll : undefined) : item.hll instanceof Uint8Array ? item.hll : undefined,
+    ids: packed && 'ids' in packed ? packed.ids : undefined,
+    hll: packed && 'hll' in packed ? packed.hll : undefined,
     valueSketches: dict(
       Object.entries(stored).map(([k, v]): [string, VisitorSketch] => [
         k,
@@ -231,17 +225,15 @@ function mergeVisitCounts(item: Record<string, unknown> | undefined, delta: Roll
 /**
  * A `visits` delta's visitors unioned into a visitor set, stored packed
  * (`vz`, `packSketch`: ≤ `EXACT_LIMIT` ids, then HyperLogLog registers,
- * deflated). Items written before carry `ids`/`hll` raw, read alike.
+ * deflated).
  */
 function mergeVisitorSet(item: Record<string, unknown> | undefined, delta: RollupDelta): Record<string, unknown> {
   return { vz: packSketch(addVisitors(visitorSetOf(item), delta.visitors)) };
 }
 
-/** The visitor set an item holds (`vz`, or raw `ids`/`hll`; an item without any is the empty set). */
+/** The visitor set an item holds (`vz`; an item without one is the empty set). */
 export function visitorSetOf(item: Record<string, unknown> | undefined): VisitorSketch {
-  if (item?.vz instanceof Uint8Array) return unpackSketch(item.vz);
-  const { ids, hll } = parseRollupItem(item ?? {});
-  return deserializeSketch({ ids, hll });
+  return item?.vz instanceof Uint8Array ? unpackSketch(item.vz) : emptySketch();
 }
 
 /** Whether two `seq` maps record the same positions. */
@@ -270,11 +262,8 @@ export function countsOf(attributes: Record<string, unknown>): Record<string, un
  * (part order), so a ROLLUP_COUNTS item never covers a delta the set lacks;
  * after a crash between the two writes, the retry finds the counts behind
  * (their `seq` differs) and writes them again, and a reader that finds
- * pending deltas past the counts' `seq` reads the ROLLUP item instead. A
- * ROLLUP item written before ROLLUP_COUNTS existed (its set raw in `ids` or
- * `hll`) is folded alike and written packed (`vz`); without new deltas it
- * stays as it is. Pure: the compactor writes the result, readers fold pending
- * deltas with it.
+ * pending deltas past the counts' `seq` reads the ROLLUP item instead.
+ * Pure: the compactor writes the result, readers fold pending deltas with it.
  * @returns [ROLLUP part, ROLLUP_COUNTS part], each null when unchanged
  */
 export function foldVisits(
