@@ -11,7 +11,6 @@ import type { DynamoConnection } from './client.js';
 import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './sketch-codec.js';
-import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
 import { NONE, PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
@@ -767,15 +766,14 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent = false,
-    cost?: ReadCost,
   ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    const groups = await this.groups(site, g, from, to, isGrouped(d) && d !== 'channel' ? [d] : [], consistent, cost);
+    const groups = await this.groups(site, g, from, to, isGrouped(d) && d !== 'channel' ? [d] : [], consistent);
     const fromGroups = [...groups]
       .map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }))
       .filter((e) => Object.keys(e.values).length > 0);
     // A bucketed dimension's buckets, read only when some period does not hold them inline.
     if (isGrouped(d) || [...groups.values()].every((rows) => rows.inline)) return fromGroups;
-    const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost);
+    const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent);
     return [
       ...own.flatMap(({ period, bucket, values }) => {
         const rows = groups.get(period);
@@ -801,10 +799,9 @@ export class PaymentListStore {
     to: string,
     legacy: readonly PaymentDimension[],
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Map<string, PeriodGroup>> {
     const out = new Map<string, PeriodGroup>();
-    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost)) {
+    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent)) {
       if (item.group) {
         out.set(item.period, { ...unflattenGroup(item.values), old: false, inline: item.inline });
         continue;
@@ -818,9 +815,7 @@ export class PaymentListStore {
       });
     }
     if (![...out.values()].some((rows) => rows.old) || legacy.length === 0) return out;
-    const reads = await Promise.all(
-      legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost)),
-    );
+    const reads = await Promise.all(legacy.map((d) => this.bucketItems(dimensionPk(site, d), g, from, to, consistent)));
     for (const [i, d] of legacy.entries()) {
       for (const item of reads[i] ?? []) {
         const rows = out.get(item.period);
@@ -840,7 +835,6 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<
     Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; group: boolean; inline: boolean }>
   > {
@@ -854,7 +848,7 @@ export class PaymentListStore {
       src: number;
       parts: number;
     }> = [];
-    for (const item of await this.periodItems(pk, PAYMENT_DIMENSION.range, g, from, to, consistent, cost)) {
+    for (const item of await this.periodItems(pk, PAYMENT_DIMENSION.range, g, from, to, consistent)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = unpackDimension(item);
       if (partSrc === undefined) {
@@ -883,21 +877,12 @@ export class PaymentListStore {
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
-  async periods(
-    site: string,
-    g: Granularity,
-    from: string,
-    to: string,
-    consistent = false,
-    cost?: ReadCost,
-  ): Promise<StoredPeriod[]> {
-    return (await this.periodItems(totalsPk(site), PAYMENT_TOTALS.range, g, from, to, consistent, cost)).map(
-      (item) => ({
-        granularity: g,
-        period: String(item[SK]).slice(2),
-        totals: JSON.parse(String(item.t)) as PeriodTotals,
-      }),
-    );
+  async periods(site: string, g: Granularity, from: string, to: string, consistent = false): Promise<StoredPeriod[]> {
+    return (await this.periodItems(totalsPk(site), PAYMENT_TOTALS.range, g, from, to, consistent)).map((item) => ({
+      granularity: g,
+      period: String(item[SK]).slice(2),
+      totals: JSON.parse(String(item.t)) as PeriodTotals,
+    }));
   }
 
   /**
@@ -910,9 +895,8 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent = false,
-    cost?: ReadCost,
   ): Promise<PeriodCustomers[]> {
-    return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent, cost)).map(
+    return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent)).map(
       (item) => unpackCustomers(item) ?? deserializeCustomers(item),
     );
   }
@@ -928,9 +912,8 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ) {
-    return this.query(pk, range.from(g, from), range.to(g, to), consistent, cost);
+    return this.query(pk, range.from(g, from), range.to(g, to), consistent);
   }
 
   private async query(
@@ -938,7 +921,6 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
     const query = {
@@ -948,9 +930,7 @@ export class PaymentListStore {
       ConsistentRead: consistent,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      if (cost) cost.requests++;
       for (const item of page.Items ?? []) {
-        if (cost) cost.bytes += itemBytes(item);
         out.push(item);
       }
     }
@@ -972,7 +952,6 @@ export class PaymentListStore {
     startDay: string,
     offset: number,
     limit: number,
-    cost?: ReadCost,
   ): Promise<string[]> {
     const rows: Array<{ ts: string; key: string }> = [];
     for (
@@ -994,7 +973,7 @@ export class PaymentListStore {
         unattributed: [listed(false)],
         refunded: [[refundedPk(site, month), PAYMENT_LIST_REFUNDED.range.from(lo), PAYMENT_LIST_REFUNDED.range.to(hi)]],
       };
-      const read = await Promise.all(sources[cls].map(([pk, from, to]) => this.readKeys(pk, from, to, want, cost)));
+      const read = await Promise.all(sources[cls].map(([pk, from, to]) => this.readKeys(pk, from, to, want)));
       const merged = read.flat().sort((a, b) => (a.ts === b.ts ? (a.key < b.key ? 1 : -1) : a.ts < b.ts ? 1 : -1));
       rows.push(...merged.slice(0, want));
     }
@@ -1007,7 +986,6 @@ export class PaymentListStore {
     lo: string,
     hi: string,
     want: number,
-    cost?: ReadCost,
   ): Promise<Array<{ ts: string; key: string }>> {
     const out: Array<{ ts: string; key: string }> = [];
     let start: Record<string, unknown> | undefined;
@@ -1023,9 +1001,7 @@ export class PaymentListStore {
           ExclusiveStartKey: start,
         }),
       );
-      if (cost) cost.requests++;
       for (const item of Items) {
-        if (cost) cost.bytes += itemBytes(item);
         // <prefix><day>#<ts 13>#<provider:id>; the lower bound is `<prefix><day>#`.
         const rest = String(item[SK]).slice(lo.length);
         out.push({ ts: rest.slice(0, 13), key: rest.slice(14) });
@@ -1048,7 +1024,7 @@ export class PaymentListStore {
   }
 
   /** The first local day with a listed payment, or null. */
-  async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
+  async firstDay(site: string): Promise<string | null> {
     const { Items = [] } = await this.conn.doc.send(
       new QueryCommand({
         TableName: this.conn.table,
@@ -1057,10 +1033,6 @@ export class PaymentListStore {
         Limit: 1,
       }),
     );
-    if (cost) {
-      cost.requests++;
-      for (const item of Items) cost.bytes += itemBytes(item);
-    }
     return Items[0] ? String(Items[0][SK]).slice(2) : null;
   }
 }

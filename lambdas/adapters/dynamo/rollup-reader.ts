@@ -20,12 +20,6 @@ import { PARTITIONS } from './items.js';
 
 const { ROLLUP, ROLLUP_COUNTS } = PARTITIONS.rollup.items;
 
-/** Counts of one read: requests made and bytes returned, for the report benchmarks. */
-export interface ReadCost {
-  requests: number;
-  bytes: number;
-}
-
 /**
  * Size of an item as DynamoDB counts it (attribute names plus values: UTF-8
  * strings, binary length, about 1 byte per 2 digits of a number; lists and maps
@@ -47,13 +41,12 @@ export function itemBytes(value: unknown): number {
   );
 }
 
-/** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key; requests and bytes added to `cost`. */
+/** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key. */
 async function queryRange(
   conn: DynamoConnection,
   pk: string,
   lower: string,
   upper: string,
-  cost?: ReadCost,
 ): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
   const query = {
@@ -62,10 +55,6 @@ async function queryRange(
     ExpressionAttributeValues: { ':pk': pk, ':from': lower, ':to': upper },
   };
   for await (const page of paginateQuery({ client: conn.doc }, query)) {
-    if (cost) {
-      cost.requests++;
-      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
-    }
     for (const item of page.Items ?? []) out.set(String(item[SK]), item);
   }
   return out;
@@ -89,14 +78,13 @@ export async function readRollups(
   granularity: Granularity,
   from: string,
   to: string,
-  cost?: ReadCost,
   pending?: readonly PendingPart[],
 ): Promise<Array<RollupItem & { period: string }>> {
   const lower = ROLLUP.range.from(granularity, from);
   const upper = ROLLUP.range.to(granularity, to);
   const [stored, parts] = await Promise.all([
-    queryRange(conn, rollupPk(site, metric), lower, upper, cost),
-    pending ?? readPendingParts(conn, site, { cost }),
+    queryRange(conn, rollupPk(site, metric), lower, upper),
+    pending ?? readPendingParts(conn, site),
   ]);
   // Stored parts and pending deltas by bucket (`G#<period>#<bucket>`): a bucket's overflow parts fold together (`foldGroup`).
   const buckets = new Map<string, { parts: Array<Record<string, unknown> | undefined>; logged: LoggedDelta[] }>();
@@ -156,7 +144,6 @@ export interface VisitCountsRead {
  * exact with deltas pending and after any crash of the compactor (every
  * `visits` bucket of a layout-3 generation has its counts item).
  * @param options.pending the site's pending log parts when the caller read them already (one Query per report), else read here
- * @param options.cost requests and bytes read are added to it
  */
 export async function readVisitCounts(
   conn: DynamoConnection,
@@ -164,9 +151,8 @@ export async function readVisitCounts(
   granularity: Granularity,
   from: string,
   to: string,
-  options: { cost?: ReadCost; pending?: readonly PendingPart[] } = {},
+  options: { pending?: readonly PendingPart[] } = {},
 ): Promise<VisitCountsRead[]> {
-  const { cost } = options;
   const lower = ROLLUP.range.from(granularity, from);
   const upper = ROLLUP.range.to(granularity, to);
   const [read, parts] = await Promise.all([
@@ -175,9 +161,8 @@ export async function readVisitCounts(
       rollupPk(site, 'visits'),
       ROLLUP_COUNTS.range.from(granularity, from),
       ROLLUP_COUNTS.range.to(granularity, to),
-      cost,
     ),
-    options.pending ?? readPendingParts(conn, site, { cost }),
+    options.pending ?? readPendingParts(conn, site),
   ]);
   // Keyed by the bucket's ROLLUP sort key: a ROLLUP_COUNTS key is `C#` + it.
   const counts = new Map([...read].map(([sk, item]) => [sk.slice(2), item]));
@@ -203,9 +188,7 @@ export async function readVisitCounts(
       behind.map((sk) => ({ [PK]: rollupPk(site, 'visits'), [SK]: sk })),
     )) {
       items.set(String(item[SK]), item);
-      if (cost) cost.bytes += itemBytes(item);
     }
-    if (cost) cost.requests += Math.ceil(behind.length / 100);
   }
   const out: VisitCountsRead[] = [];
   for (const sk of [...new Set([...counts.keys(), ...behind])].sort()) {

@@ -403,7 +403,7 @@ export function foldGroup(
 export async function readPendingParts(
   conn: DynamoConnection,
   site: string,
-  options: { consistent?: boolean; limit?: number; cost?: { requests: number; bytes: number } } = {},
+  options: { consistent?: boolean; limit?: number } = {},
 ): Promise<Array<PendingPart & { key: Record<string, string> }>> {
   const out: Array<PendingPart & { key: Record<string, string> }> = [];
   let start: Record<string, unknown> | undefined;
@@ -418,10 +418,7 @@ export async function readPendingParts(
         ...(options.limit !== undefined ? { Limit: options.limit - out.length } : {}),
       }),
     );
-    if (options.cost) options.cost.requests++;
     for (const item of page.Items ?? []) {
-      if (options.cost)
-        options.cost.bytes += Buffer.byteLength(String(item[SK])) + (item.d instanceof Uint8Array ? item.d.length : 0);
       const sk = String(item[SK]);
       out.push({
         ...parseDeltaSk(sk),
