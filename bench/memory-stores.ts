@@ -9,7 +9,8 @@ import type { PaymentDeps } from '../lambdas/services/payments.js';
 import type { RollupStore, StreamCheckpoint, VisitStore, VisitsAndPayments } from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
-import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { foldGroup, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-fold.js';
+import { partSk, partType, rollupPk } from '../lambdas/adapters/dynamo/rollup-keys.js';
 import type { RecomputeBatch } from '../lambdas/adapters/dynamo/payment-list-store.js';
 import type { PaymentBulkLoad } from '../lambdas/adapters/dynamo/payment-store.js';
 

@@ -10,7 +10,8 @@ import {
   parseDeltaSk,
   parsePosition,
 } from '../../lambdas/adapters/dynamo/rollup-log.js';
-import { foldDeltas, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { foldDeltas } from '../../lambdas/adapters/dynamo/rollup-fold.js';
+import { parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-codec.js';
 
 const delta = rollupDelta;
 

@@ -5,7 +5,7 @@ import { PK, SK } from './table.js';
 import { PARTITIONS } from './items.js';
 import { batchWrite, BULK_CONCURRENCY } from './batch.js';
 import { deletePartition } from './rebuild-store.js';
-import { rollupPk } from './rollup-store.js';
+import { rollupPk } from './rollup-keys.js';
 import { dict } from '../../domain/dict.js';
 import {
   IMPORTED_METRICS,

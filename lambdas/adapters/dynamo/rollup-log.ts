@@ -7,7 +7,7 @@ import { PARTITIONS } from './items.js';
  * compacted"): each sessionizer batch writes its whole contribution to a
  * site's rollups as ROLLUP_DELTA items in one partition, and a compactor folds
  * them into the ROLLUP items once per interval. This module is the log's
- * encoding and its order; `rollup-store.ts` reads and writes it.
+ * encoding and its order; `rollup-reader.ts` reads it, `rollup-store.ts` writes it.
  */
 
 /** Partition of a site's pending rollup deltas and its per-shard log state (`~` sorts after every metric name). */

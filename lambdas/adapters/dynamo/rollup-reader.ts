@@ -1,18 +1,10 @@
-import { paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import {
-  countsOf,
-  foldDeltas,
-  foldGroup,
-  parseRollupItem,
-  readPendingParts,
-  rollupPk,
-  rollupSk,
-  type LoggedDelta,
-  type RollupItem,
-} from './rollup-store.js';
-import type { PendingPart } from './rollup-log.js';
+import { decodeDeltaPart, parseDeltaSk, rollupLogPk, type PendingPart } from './rollup-log.js';
+import { rollupPk, rollupSk } from './rollup-keys.js';
+import { countsOf, parseRollupItem, type RollupItem } from './rollup-codec.js';
+import { foldDeltas, foldGroup, type LoggedDelta } from './rollup-fold.js';
 import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 import { dict } from '../../domain/dict.js';
@@ -39,6 +31,42 @@ export function itemBytes(value: unknown): number {
       0,
     )
   );
+}
+
+/**
+ * Reads the pending parts of a site's rollup delta log, in log order (by
+ * shard, then position), at most `limit` items. Each part is returned with
+ * its item key (for the compactor to delete it once folded).
+ */
+export async function readPendingParts(
+  conn: DynamoConnection,
+  site: string,
+  options: { consistent?: boolean; limit?: number } = {},
+): Promise<Array<PendingPart & { key: Record<string, string> }>> {
+  const out: Array<PendingPart & { key: Record<string, string> }> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await conn.doc.send(
+      new QueryCommand({
+        TableName: conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :l)`,
+        ExpressionAttributeValues: { ':pk': rollupLogPk(site), ':l': PARTITIONS.rollup.items.ROLLUP_DELTA.range.all() },
+        ConsistentRead: options.consistent ?? false,
+        ExclusiveStartKey: start,
+        ...(options.limit !== undefined ? { Limit: options.limit - out.length } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const sk = String(item[SK]);
+      out.push({
+        ...parseDeltaSk(sk),
+        deltas: decodeDeltaPart(site, item.d as Uint8Array),
+        key: { [PK]: String(item[PK]), [SK]: sk },
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start && (options.limit === undefined || out.length < options.limit));
+  return out;
 }
 
 /** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key. */
