@@ -17,7 +17,8 @@ import type {
 } from '../lambdas/ports.js';
 import type { RollupDelta, RollupKey } from '../lambdas/domain/rollup.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
-import { foldGroup, partSk, partType, rollupPk, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-store.js';
+import { foldGroup, type LoggedDelta } from '../lambdas/adapters/dynamo/rollup-fold.js';
+import { partSk, partType, rollupPk } from '../lambdas/adapters/dynamo/rollup-keys.js';
 
 /**
  * In-memory stand-ins for the two stores the bench site's loader runs the

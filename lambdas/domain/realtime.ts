@@ -18,8 +18,8 @@ export const REALTIME_TTL_MS = 60 * 60_000;
 
 /**
  * What one batch saw of one visitor in one minute: last event time (ms), the
- * visit's referrer host, the paths viewed, the goals completed (absent in
- * items written before goals were recorded: read as none).
+ * visit's referrer host, the paths viewed, the goals completed (absent when
+ * the visitor completed none, which keeps the common entry short).
  */
 export type RealtimeVisitor = [lastTs: number, referrer: string | null, paths: string[], goals?: string[]];
 

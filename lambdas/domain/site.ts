@@ -76,14 +76,6 @@ export const siteConfigSchema = z.object({
   retired: generationSchema.optional(),
   /** The storage layout (`DATA_LAYOUT`) the live generation's items are written in; absent = 1, the layout before versions. */
   layout: z.number().int().min(1).optional(),
-  /**
-   * True when every `visits` rollup bucket of the live generation has its
-   * ROLLUP_COUNTS item (counts and distinct visitors without the visitor
-   * set, `docs/data-model.md`): sites created, or rebuilt, by a release that
-   * writes them. Absent: older buckets may lack one, so the time series reads
-   * the ROLLUP items, sets included, as before, until `footfall rebuild`.
-   */
-  visit_counts: z.boolean().optional(),
 });
 
 /** A site as stored: its domain, timezone, owning account and attribution settings. */

@@ -73,7 +73,7 @@ export interface SiteUpgrade {
   /** The live generation's layout (absent on the SITE item = 1). */
   layout: number;
   /** `ok`: nothing to do; `rebuild`: run `footfall rebuild` after the deploy; `block`: do not deploy yet. */
-  action: 'ok' | 'rebuild' | 'recommended' | 'block';
+  action: 'ok' | 'rebuild' | 'block';
   /** One sentence per finding, for the operator. */
   notes: string[];
 }
@@ -100,13 +100,13 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-/** What one site needs: a layout this release cannot read, a rebuild in flight, or the cheaper items a rebuild writes. */
+/** What one site needs: a layout this release cannot read, a rebuild in flight, or a retired generation to clean up. */
 function siteUpgrade(site: SiteConfig, layout: number): SiteUpgrade {
   const live = site.layout ?? 1;
   const notes: string[] = [];
   let action: SiteUpgrade['action'] = 'ok';
   const raise = (to: SiteUpgrade['action']) => {
-    const order = ['ok', 'recommended', 'rebuild', 'block'];
+    const order = ['ok', 'rebuild', 'block'];
     if (order.indexOf(to) > order.indexOf(action)) action = to;
   };
   if (site.building !== undefined) {
@@ -129,13 +129,6 @@ function siteUpgrade(site: SiteConfig, layout: number): SiteUpgrade {
   if (site.retired !== undefined) {
     raise('rebuild');
     notes.push(`generation ${site.retired} awaits deletion: \`footfall rebuild --site ${site.domain}\` cleans it up`);
-  }
-  if (live === layout && !site.visit_counts) {
-    raise('recommended');
-    const missing = ['visits counts items (time series read the visitor sets)'];
-    notes.push(
-      `reads as before, at the old cost, without ${missing.join(' and ')}: a rebuild at any time makes it cheaper`,
-    );
   }
   if (notes.length === 0) notes.push('nothing to do');
   return { domain: site.domain, layout: live, action, notes };

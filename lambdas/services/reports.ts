@@ -295,13 +295,11 @@ export async function timeseries(
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
   const ns = namespaceOf(site);
-  const counted = site.visit_counts === true;
-  // Without counts items every span reads sets anyway: the open month's item would be read for nothing.
-  const open = chosen === 'month' && counted ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
+  const open = chosen === 'month' ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
   const spans = visitSpans(range, chosen, open);
   // Imported days have no hours: an hourly series shows none of them.
   const [read, payments, imported] = await Promise.all([
-    deps.store.visitRollups(ns, spans, counted),
+    deps.store.visitRollups(ns, spans),
     deps.store.paymentTotals(ns, paymentSpans(range, chosen)),
     chosen === 'hour' ? [] : importedPeriods(deps, site, span, 'visits', range, paymentSpans(range, chosen)),
   ]);
@@ -309,7 +307,7 @@ export async function timeseries(
   const visits = openMonthNeedsSets(read, open)
     ? [
         ...read.filter((i) => !i.period.startsWith(open!)),
-        ...(await deps.store.visitRollups(ns, [{ ...spans.at(-1)!, sketches: true }], counted)),
+        ...(await deps.store.visitRollups(ns, [{ ...spans.at(-1)!, sketches: true }])),
       ]
     : read;
   const points = timeseriesPoints(

@@ -167,6 +167,37 @@ describe('CapacityMeter against dynalite', () => {
     );
     expect(byOperation.DescribeTable).toMatchObject({ calls: 1, requests: 1, rcu: 0, wcu: 0, items: 0 });
   });
+
+  it('counts in each measure only the requests its own work made, however they interleave', async () => {
+    for (let i = 0; i < 3; i++) await put(itemOf(`mx${i}`, 100));
+    const get = (sk: string) => conn.doc.send(new GetCommand({ TableName: conn.table, Key: { pk: 'p', sk } }));
+    // Three "reports" at once on the one client: one Get, three Gets in parallel, and two Gets then a Query.
+    const work: Array<() => Promise<unknown>> = [
+      () => get('mx0'),
+      () => Promise.all([get('mx0'), get('mx1'), get('mx2')]),
+      async () => {
+        await get('mx1');
+        await get('mx2');
+        await conn.doc.send(
+          new QueryCommand({
+            TableName: conn.table,
+            KeyConditionExpression: 'pk = :p AND begins_with(sk, :c)',
+            ExpressionAttributeValues: { ':p': 'p', ':c': 'mx' },
+          }),
+        );
+      },
+    ];
+    const before = meter.total().calls;
+    const measured = await Promise.all(work.map((w) => meter.measure(w)));
+    expect(measured.map((m) => m.byOperation.GetItem?.calls ?? 0)).toEqual([1, 3, 2]);
+    expect(measured.map((m) => m.byOperation.Query?.items ?? 0)).toEqual([0, 0, 3]);
+    expect(measured.map((m) => m.total.requests)).toEqual([1, 3, 3]);
+    // The meter itself still counts everything, and a measure inside a measure counts in both.
+    expect(meter.total().calls - before).toBe(7);
+    const outer = await meter.measure(async () => [await get('mx0'), await meter.measure(() => get('mx1'))]);
+    expect(outer.total.calls).toBe(2);
+    expect((outer.result[1] as { total: { calls: number } }).total.calls).toBe(1);
+  });
 });
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rollupDelta } from '../support/rollup.js';
-import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-codec.js';
 import { GOAL_KEYS_PER_ITEM, GOAL_VISITOR_LIMITS, OTHER_GOALS_KEY } from '../../lambdas/domain/rollup.js';
 import { countVisitors } from '../../lambdas/domain/visitor-sketch.js';
 

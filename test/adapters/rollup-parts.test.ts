@@ -6,7 +6,7 @@ import {
   foldGroup,
   type LoggedDelta,
   valueBytes,
-} from '../../lambdas/adapters/dynamo/rollup-store.js';
+} from '../../lambdas/adapters/dynamo/rollup-fold.js';
 import { formatPosition } from '../../lambdas/adapters/dynamo/rollup-log.js';
 
 const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);

@@ -2,17 +2,16 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { DynamoRollupStore, countsSk, rollupPk, rollupSk } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { countsSk, rollupPk } from '../../lambdas/adapters/dynamo/rollup-keys.js';
 import { readRollups, readVisitCounts } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import {
   addVisitors,
   countVisitors,
   deserializeSketch,
   emptySketch,
-  serializeSketch,
   unionSketches,
   type VisitorSketch,
 } from '../../lambdas/domain/visitor-sketch.js';
@@ -60,7 +59,7 @@ interface Expected {
 const sketchOf = (ids: Iterable<string>): VisitorSketch => addVisitors(emptySketch(), ids);
 
 describe('visits rollups: a counts item with the distinct count beside the item with the visitor set', () => {
-  it('for any deltas, old-layout items, compaction crash points and pending deltas, a series and an overview read what a direct computation gives', async () => {
+  it('for any deltas, compaction crash points and pending deltas, a series and an overview read what a direct computation gives', async () => {
     console.log(`visits rollup split property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     const delta = fc.record({
       shard: fc.constantFrom('shard-a', 'shard-b'),
@@ -78,35 +77,13 @@ describe('visits rollups: a counts item with the distinct count beside the item 
       retry: fc.boolean(),
     });
     await fc.assert(
-      fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 4 }), fc.boolean(), async (rounds, oldLayout) => {
-        // Old data lives in a generation without the counts flag: its series reads the sets, as before.
-        const db = await memoryTable([{ visit_counts: !oldLayout }]);
+      fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 4 }), async (rounds) => {
+        const db = await memoryTable([{}]);
         try {
           const { conn } = db;
           const store = new DynamoRollupStore(conn, 2);
           const expected = DAYS.map((): Expected => ({ visits: 0, pageviews: 0, ids: new Set() }));
           const touched = new Set<string>();
-          if (oldLayout) {
-            // A bucket compacted before ROLLUP_COUNTS existed: its set raw (`ids`), no counts item.
-            const ids = serializeSketch(sketchOf(['old-1', 'old-2', 'v1']));
-            await conn.doc.send(
-              new PutCommand({
-                TableName: conn.table,
-                Item: {
-                  [PK]: rollupPk(SITE, 'visits'),
-                  [SK]: rollupSk('D', DAYS[0] ?? '', 0),
-                  type: 'ROLLUP',
-                  visits: 2,
-                  pageviews: 3,
-                  n: JSON.stringify({ bounces: 2 }),
-                  ids: JSON.stringify('ids' in ids ? ids.ids : []),
-                  seq: { 'shard-a': '0.0' },
-                  ver: 1,
-                },
-              }),
-            );
-            Object.assign(expected[0] ?? {}, { visits: 2, pageviews: 3, ids: new Set(['old-1', 'old-2', 'v1']) });
-          }
           const sequence: Record<string, number> = { 'shard-a': 0, 'shard-b': 0 };
           for (const [r, { deltas, crash, retry }] of rounds.entries()) {
             for (const shard of ['shard-a', 'shard-b']) {
@@ -136,21 +113,11 @@ describe('visits rollups: a counts item with the distinct count beside the item 
               restore();
               if (retry) await store.compact(SITE);
             }
-            await assertReads(
-              conn,
-              expected,
-              `round ${r}`,
-              oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : [],
-            );
+            await assertReads(conn, expected, `round ${r}`);
           }
           await store.compact(SITE);
-          await assertReads(
-            conn,
-            expected,
-            'compacted',
-            oldLayout && !touched.has(DAYS[0] ?? '') ? [DAYS[0] ?? ''] : [],
-          );
-          // Compacted: every bucket a delta reached has its counts item and its set packed (an old one no delta reached stays as it was, read as before).
+          await assertReads(conn, expected, 'compacted');
+          // Compacted: every bucket a delta reached has its counts item and its set packed.
           const items = (await scanAll(conn)).filter(
             (i) => String(i.pk) === rollupPk(SITE, 'visits') && touched.has(String(i.sk).split('#').at(-2) ?? ''),
           );
@@ -172,12 +139,7 @@ describe('visits rollups: a counts item with the distinct count beside the item 
 });
 
 /** The series' read (counts, no sets), the overview's (sets) and the two reports themselves, against `expected`. */
-async function assertReads(
-  conn: DynamoConnection,
-  expected: readonly Expected[],
-  when: string,
-  uncounted: readonly string[],
-): Promise<void> {
+async function assertReads(conn: DynamoConnection, expected: readonly Expected[], when: string): Promise<void> {
   const last = DAYS.at(-1) ?? '';
   const first = DAYS[0] ?? '';
   // The series' read (counts items) and the overview's (the items with their sets).
@@ -193,8 +155,6 @@ async function assertReads(
     ['sets', sets],
   ] as const) {
     for (const [i, day] of DAYS.entries()) {
-      // A bucket written before counts items that no delta reached has none (`readVisitCounts` is for generations without such buckets).
-      if (name === 'counts' && uncounted.includes(day)) continue;
       const e = expected[i] as Expected;
       const got = read.get(day);
       const want = { visits: e.visits, pageviews: e.pageviews, visitors: countVisitors(sketchOf(e.ids)) };

@@ -1,22 +1,10 @@
 import { createHash } from 'node:crypto';
-import { deflateRawSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
-import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
-import { VISIT_DICTIONARY, decodeHead } from '../../lambdas/adapters/dynamo/visit-codec.js';
-import {
-  assembleVisits,
-  CHUNK_BYTES,
-  DynamoVisitStore,
-  eventsOfItem,
-  visitToItems,
-} from '../../lambdas/adapters/dynamo/visit-store.js';
-import { DEVICES, type TrackedEvent } from '../../lambdas/domain/tracked-event.js';
+import { VISIT_DICTIONARY } from '../../lambdas/adapters/dynamo/visit-codec.js';
+import { assembleVisits, CHUNK_BYTES, eventsOfItem, visitToItems } from '../../lambdas/adapters/dynamo/visit-store.js';
+import { DEVICES } from '../../lambdas/domain/tracked-event.js';
 import {
   buildVisits,
   visitEventOf,
@@ -24,8 +12,6 @@ import {
   type VisitAttributes,
   type VisitEvent,
 } from '../../lambdas/domain/visit.js';
-import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
-import { memoryTable, scanAll } from '../support/dynamo.js';
 import { form0VisitItems } from '../../bench/storage.js';
 import { trackedEvent } from '../support/events.js';
 
@@ -88,28 +74,8 @@ const eventsArb = fc
 
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 
-describe('VISIT items, form 1 (compressed compact rows) and form 0 (JSON rows)', () => {
-  it('reads utm_content as null from items written before it was kept, in either form', () => {
-    const sk = `V#${String(Date.UTC(2026, 2, 10)).padStart(13, '0')}#visit-1`;
-    // Form 1 then: the 12 attributes up to `language`, the last one set so no trailing null hides the length.
-    const before = ['Search', 'google.com', 'Google', 'google', 'cpc', 'spring', 'shoes', 'DE', 'Desktop', 'Chrome'];
-    const z = deflateRawSync(JSON.stringify([[...before, 'macOS', 'de'], [[0, 0, '/']]]), {
-      dictionary: VISIT_DICTIONARY,
-    });
-    expect(decodeHead({ end: 0, z }, sk).attrs).toMatchObject({
-      utm_campaign: 'spring',
-      language: 'de',
-      utm_content: null,
-    });
-    const items = form0VisitItems(buildVisits(SITE, 'visitor-0001', [visitEventOf(trackedEvent({}))])[0] as Visit);
-    const head = items.find((i) => 'attrs' in i);
-    const { utm_content: _gone, ...attrs } = (head as { attrs: VisitAttributes }).attrs;
-    const form0 = decodeHead({ ...head, attrs }, String((head as { sk: string }).sk));
-    expect(form0.attrs.utm_content).toBeNull();
-    expect(Object.keys(form0.attrs).sort()).toEqual(Object.keys((head as { attrs: VisitAttributes }).attrs).sort());
-  });
-
-  it('reads back any visit exactly from its form-1 items, and from its form-0 items', () => {
+describe('VISIT items, form 1 (compressed compact rows)', () => {
+  it('reads back any visit exactly from its form-1 items', () => {
     console.log(`visit-codec round trip: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     fc.assert(
       fc.property(
@@ -118,21 +84,15 @@ describe('VISIT items, form 1 (compressed compact rows) and form 0 (JSON rows)',
         (events, visitor) => {
           const visits = buildVisits(SITE, visitor, events);
           const compact = visits.flatMap(visitToItems);
-          const legacy = visits.flatMap((v) => form0VisitItems(v));
           expect(assembleVisits(compact, SITE, visitor)).toEqual(visits);
-          expect(assembleVisits(legacy, SITE, visitor)).toEqual(visits);
-          // In any order, mixed forms, and item by item (the bench's scan).
+          // In any order, and item by item (the bench's scan).
           expect(assembleVisits([...compact].reverse(), SITE, visitor)).toEqual(visits);
-          const mixed = visits.flatMap((v, i) => (i % 2 === 0 ? visitToItems(v) : form0VisitItems(v)));
-          expect(assembleVisits(mixed, SITE, visitor)).toEqual(visits);
-          for (const items of [compact, legacy]) {
-            expect(
-              items
-                .flatMap(eventsOfItem)
-                .map((e) => e.id)
-                .sort(),
-            ).toEqual(visits.flatMap((v) => v.events.map((e) => e.id)).sort());
-          }
+          expect(
+            compact
+              .flatMap(eventsOfItem)
+              .map((e) => e.id)
+              .sort(),
+          ).toEqual(visits.flatMap((v) => v.events.map((e) => e.id)).sort());
           // Chunk bound: form-1 chunks are at most CHUNK_BYTES of rows, compressed (DEFLATE adds at most a few bytes to incompressible data).
           for (const item of compact)
             if (item.type === 'VISIT_CHUNK') expect(itemBytes(item)).toBeLessThanOrEqual(CHUNK_BYTES * 1.5 + 200);
@@ -193,57 +153,3 @@ describe('VISIT items, form 1 (compressed compact rows) and form 0 (JSON rows)',
 
 /** sha256 of `VISIT_DICTIONARY` as first shipped: a change breaks every form-1 item already stored. */
 const PINNED_DICTIONARY_HASH = 'aed9ddfa7f9651599b4f106e1866934d571ff898b57507aa9018c68ee27a19c2';
-
-describe('a table holding form-0 visits', () => {
-  let conn: DynamoConnection;
-  let close: () => Promise<void>;
-  beforeEach(async () => {
-    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: 'Europe/Berlin' }]));
-  });
-  afterEach(async () => close());
-
-  const put = async (items: Array<Record<string, unknown>>) => {
-    for (let i = 0; i < items.length; i += 25)
-      await conn.doc.send(
-        new BatchWriteCommand({
-          RequestItems: { [conn.table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-        }),
-      );
-  };
-  const stream = (visitor: string, count: number, from = 0): TrackedEvent[] =>
-    Array.from({ length: count }, (_, i) =>
-      trackedEvent({
-        event_id: `${visitor}-${String(from + i).padStart(5, '0')}-${'u'.repeat(24)}`,
-        visitor_id: visitor,
-        ts: Date.UTC(2026, 2, 10, 9) + (from + i) * 20_000,
-        path: `/p/${from + i}`,
-      }),
-    );
-
-  it('reads them through every reader, and a batch that extends one rewrites it in form 1 without losing an event', async () => {
-    const events = stream('visitor-long', 150);
-    const [visit] = buildVisits(SITE, 'visitor-long', events.map(visitEventOf));
-    const old = form0VisitItems(visit as Visit);
-    expect(old.length).toBeGreaterThan(3);
-    await put(old);
-    const visits = new DynamoVisitStore(conn);
-    expect(await visits.visitsAround(SITE, 'visitor-long', 0, Number.MAX_SAFE_INTEGER)).toEqual([visit]);
-    expect(await visits.firstVisit(SITE, 'visitor-long')).toEqual(visit);
-    expect((await new DynamoReportStore(conn).visitor(SITE, 'visitor-long')).visits).toEqual([visit]);
-
-    // The sessionizer appends 10 events to the form-0 visit.
-    const more = stream('visitor-long', 10, 150);
-    await sessionizeBatch(
-      { sites: new DynamoConfigStore(conn), visits, rollups: new DynamoRollupStore(conn) },
-      { shard: 'shard-1', sequence: '100' },
-      more.map((e) => ({ sequenceNumber: '100', data: Buffer.from(JSON.stringify(e)) })),
-    );
-    const [after, ...rest] = await visits.visitsAround(SITE, 'visitor-long', 0, Number.MAX_SAFE_INTEGER);
-    expect(rest).toEqual([]);
-    expect(after?.events.map((e) => e.id)).toEqual([...events, ...more].map((e) => e.event_id));
-    expect(after?.landing_page).toBe('/p/0');
-    // Every item of the visit is form 1 now: the form-0 chunks are gone.
-    const items = (await scanAll(conn)).filter((i) => i.type === 'VISIT' || i.type === 'VISIT_CHUNK');
-    expect(items.every((i) => i.z !== undefined && i.ev === undefined)).toBe(true);
-  });
-});

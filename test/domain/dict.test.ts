@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { dict, own, parseDict } from '../../lambdas/domain/dict.js';
-import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-codec.js';
 import { realtimeReport, type RealtimeSlice } from '../../lambdas/domain/realtime.js';
 import {
   NONE,

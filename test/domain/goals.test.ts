@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { mergeRollupItem, parseRollupItem } from '../../lambdas/adapters/dynamo/rollup-codec.js';
 import { GOAL_KEYS_PER_ITEM, OTHER_GOALS_KEY, RollupDeltas, goalLinkKey } from '../../lambdas/domain/rollup.js';
 import { OUTBOUND_GOAL, buildVisits, visitEventOf, type Visit } from '../../lambdas/domain/visit.js';
 import { goalRows, OTHER_GOALS_LABEL } from '../../lambdas/domain/reports/goals.js';

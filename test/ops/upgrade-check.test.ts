@@ -48,7 +48,7 @@ describe('footfall upgrade check --aws: the deployed stack and every site read t
     dynamo.on(QueryCommand).resolves({
       Items: [
         siteItem('old.example', {}),
-        siteItem('new.example', { layout: DATA_LAYOUT, visit_counts: true }),
+        siteItem('new.example', { layout: DATA_LAYOUT }),
         siteItem('mid.example', { layout: DATA_LAYOUT }),
       ],
     });
@@ -69,7 +69,7 @@ describe('footfall upgrade check --aws: the deployed stack and every site read t
     expect(plan.sites.map((s: { domain: string; action: string }) => [s.domain, s.action])).toEqual([
       ['old.example', 'rebuild'],
       ['new.example', 'ok'],
-      ['mid.example', 'recommended'],
+      ['mid.example', 'ok'],
     ]);
     expect(plan.sites[0].notes[0]).toContain('answer 503 until `footfall rebuild --site old.example`');
   });
@@ -139,10 +139,7 @@ describe('upgradePlan', () => {
   it('blocks a site whose data is newer than the release reads, and a retired generation asks for a rebuild', () => {
     const plan = upgradePlan(
       null,
-      [
-        site({ layout: DATA_LAYOUT + 1 }),
-        site({ domain: 'b.example', retired: 0, layout: DATA_LAYOUT, visit_counts: true }),
-      ],
+      [site({ layout: DATA_LAYOUT + 1 }), site({ domain: 'b.example', retired: 0, layout: DATA_LAYOUT })],
       {
         version: '1.0.0',
         layout: DATA_LAYOUT,

@@ -8,6 +8,7 @@ import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { PaymentListStore } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { LIST_CLASSES, classesOf, contributionOf, type ListClass } from '../../lambdas/domain/payments/contribution.js';
 import { listPayments, type ReportDeps } from '../../lambdas/services/reports.js';
@@ -62,9 +63,10 @@ describe('payments list: pages read by counters and Query, never the whole range
   let conn: DynamoConnection;
   let close: () => Promise<void>;
   let payments: Payment[];
+  const meter = new CapacityMeter();
 
   beforeAll(async () => {
-    ({ conn, close } = await memoryTable([{ domain: 'list.test', timezone: TZ }]));
+    ({ conn, close } = await memoryTable([{ domain: 'list.test', timezone: TZ }], { capacityMeter: meter }));
     payments = generated();
     await new DynamoPaymentStore(conn).bulkLoad('list.test', TZ, payments, rate);
   }, 120_000);
@@ -89,21 +91,15 @@ describe('payments list: pages read by counters and Query, never the whole range
         async (filter, offset, limit) => {
           const store = new DynamoReportStore(conn);
           const deps: ReportDeps = { sites: config, store, rates: async () => rate, clock: () => NOW };
-          const page = await listPayments(
-            deps,
-            'acme',
-            'list.test',
-            { from: '2026-04-01', to: '2026-06-30' },
-            filter,
-            limit,
-            offset,
+          const { result: page, total } = await meter.measure(() =>
+            listPayments(deps, 'acme', 'list.test', { from: '2026-04-01', to: '2026-06-30' }, filter, limit, offset),
           );
           const all = expected(filter);
           expect(page.total).toBe(all.length);
           expect(page.rows.map((r) => r.provider_payment_id)).toEqual(all.slice(offset, offset + limit));
-          // The site's first day (2), its imported days (1), counters of the range (3 Queries at most), one month
-          // by day, the list of each month the page spans (two Queries each for `all`), two BatchGets.
-          expect(store.cost.requests, `${filter} ${offset} ${limit}`).toBeLessThanOrEqual(2 + 1 + 3 + 1 + 2 * 3 + 2);
+          // The site (1), its first day (2), its imported days (1), counters of the range (3 Queries at most), one
+          // month by day, the list of each month the page spans (two Queries each for `all`), two BatchGets.
+          expect(total.requests, `${filter} ${offset} ${limit}`).toBeLessThanOrEqual(1 + 2 + 1 + 3 + 1 + 2 * 3 + 2);
         },
       ),
       { seed, numRuns: 25 },

@@ -3,7 +3,8 @@ import { BatchWriteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamo
 import { batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoRollupStore, ROLLUP_PART_BYTES, valueBytes } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { ROLLUP_PART_BYTES, valueBytes } from '../../lambdas/adapters/dynamo/rollup-fold.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';

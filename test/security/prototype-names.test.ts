@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';
-import { readPendingParts } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { readPendingParts } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { isValidVisitorId } from '../../lambdas/domain/visitor.js';
 import { localPaths } from '../../local/service.js';
 import { importEventLines } from '../../local/import-events.js';

@@ -6,6 +6,7 @@ import { EXACT_LIMIT } from '../../lambdas/domain/visitor-sketch.js';
 import type { Granularity, RollupDelta } from '../../lambdas/domain/rollup.js';
 import { goals, overview, timeseries } from '../../lambdas/services/reports.js';
 import { memoryTable } from '../support/dynamo.js';
+import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 
 const SITE = 'example.com';
 
@@ -27,7 +28,8 @@ const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `
  * and on 2026-03-04 (the range ended: the days' sets are read, as before), with each read's bytes.
  */
 async function bothWays(days: Record<string, readonly string[]>) {
-  const db = await memoryTable([{ visit_counts: true }]);
+  const meter = new CapacityMeter();
+  const db = await memoryTable([{}], { capacityMeter: meter });
   try {
     const rollups = new DynamoRollupStore(db.conn, 2);
     const deltas = Object.entries(days).flatMap(([day, v]) => [delta('D', day, v), delta('M', day.slice(0, 7), v)]);
@@ -41,15 +43,16 @@ async function bothWays(days: Record<string, readonly string[]>) {
         rates: async () => () => null,
         clock: () => clock,
       });
-      const [s, o] = [deps(), deps()];
-      const series = await timeseries(s, 'acme', SITE, range, 'month');
-      const totals = await overview(o, 'acme', SITE, range);
+      const { result: series, total: cost } = await meter.measure(() =>
+        timeseries(deps(), 'acme', SITE, range, 'month'),
+      );
+      const { result: totals, total: overviewCost } = await meter.measure(() => overview(deps(), 'acme', SITE, range));
       const goalVisitors = (await goals(deps(), 'acme', SITE, range, null, 10)).visitors;
       return {
         points: series.points,
-        cost: { ...s.store.cost },
+        cost,
         totals: totals.current,
-        overviewCost: { ...o.store.cost },
+        overviewCost,
         goalVisitors,
       };
     };
@@ -78,7 +81,7 @@ describe('a range reaching today: its last month read from its monthly item', ()
     expect(Math.abs(open.points[1]!.visitors - 1502)).toBeLessThan(30);
     // No whole month in this range: the open month's item is a Query of its own (else it joins the months').
     expect(open.cost.requests).toBe(ended.cost.requests + 1);
-    expect(open.cost.bytes).toBeLessThan(ended.cost.bytes / 4);
+    expect(open.cost.bytesReceived).toBeLessThan(ended.cost.bytesReceived / 4);
   }, 60_000);
 
   it("small days: their sets read again, so the point is their exact union, not the month's estimate", async () => {
@@ -105,6 +108,6 @@ describe('a range reaching today: its last month read from its monthly item', ()
     expect(open.goalVisitors).toBe(ended.goalVisitors);
     // One set read for March instead of three (the month's Query replaces the days').
     expect(open.overviewCost.requests).toBe(ended.overviewCost.requests);
-    expect(open.overviewCost.bytes).toBeLessThan(ended.overviewCost.bytes);
+    expect(open.overviewCost.bytesReceived).toBeLessThan(ended.overviewCost.bytesReceived);
   }, 60_000);
 });

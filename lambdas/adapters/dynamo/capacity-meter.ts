@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   DeserializeHandlerArguments,
   DeserializeHandlerOutput,
@@ -83,6 +84,23 @@ function add(into: CapacityCounts, from: Partial<CapacityCounts>): void {
   for (const key of Object.keys(from) as Array<keyof CapacityCounts>) into[key] += from[key] ?? 0;
 }
 
+/** A `measure` under way: requests through clients `parent` is attached to are added to `scoped` too. */
+interface Scope {
+  parent: CapacityMeter;
+  scoped: CapacityMeter;
+}
+
+/**
+ * The `measure` calls the current async context runs inside, innermost last. An
+ * AsyncLocalStorage scope rather than a meter per request-scoped client: a
+ * report's reads go through the long-lived connection that every store and
+ * the local server share (`DynamoConnection`), so scoping by client would
+ * mean a client per request; the async context follows the request instead,
+ * through `Promise.all`, paginators and caches of promises made inside it,
+ * and two requests measured at the same time never see each other's.
+ */
+const scopes = new AsyncLocalStorage<readonly Scope[]>();
+
 /**
  * Adds up what DynamoDB requests cost, per operation. Attach it to a client with
  * {@link attachCapacityMeter} (or pass it as `capacityMeter` to `createDynamoConnection`); it is the
@@ -92,8 +110,16 @@ function add(into: CapacityCounts, from: Partial<CapacityCounts>): void {
 export class CapacityMeter {
   private readonly byOperation = new Map<string, CapacityCounts>();
 
-  /** Adds `counts` to `operation`'s totals (the middleware calls this; tests may too). */
+  /**
+   * Adds `counts` to `operation`'s totals (the middleware calls this; tests may too), and to
+   * those of every `measure` of this meter the calling async context runs inside.
+   */
   record(operation: string, counts: Partial<CapacityCounts>): void {
+    this.add(operation, counts);
+    for (const scope of scopes.getStore() ?? []) if (scope.parent === this) scope.scoped.add(operation, counts);
+  }
+
+  private add(operation: string, counts: Partial<CapacityCounts>): void {
     let entry = this.byOperation.get(operation);
     if (!entry) this.byOperation.set(operation, (entry = zero()));
     add(entry, counts);
@@ -117,15 +143,18 @@ export class CapacityMeter {
   }
 
   /**
-   * Runs `work` and returns its result with what the requests made meanwhile cost (per operation
-   * and in total). Requests of other work running concurrently on the same client are counted too.
+   * Runs `work` and returns its result with what the requests it made cost (per operation and in
+   * total): those `work` and the async work it started sent through clients this meter is attached
+   * to, and only those: requests of other work running at the same time, measured or not, are not
+   * counted (each `measure` is an async context of its own, `scopes`). A request started before
+   * and awaited inside is not counted; one started inside counts even if awaited after.
    */
   async measure<T>(
     work: () => Promise<T>,
   ): Promise<{ result: T; byOperation: CapacityByOperation; total: CapacityCounts }> {
-    const before = this.snapshot();
-    const result = await work();
-    const byOperation = difference(this.snapshot(), before);
+    const scoped = new CapacityMeter();
+    const result = await scopes.run([...(scopes.getStore() ?? []), { parent: this, scoped }], work);
+    const byOperation = scoped.snapshot();
     return { result, byOperation, total: totalOf(byOperation) };
   }
 }

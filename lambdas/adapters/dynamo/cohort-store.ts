@@ -12,7 +12,6 @@ import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
-import { itemBytes, type ReadCost } from './rollup-reader.js';
 import type { RecomputeBatch } from './payment-list-store.js';
 import { localDay } from '../../domain/range.js';
 import type { Payment } from '../../domain/payments/payment.js';
@@ -586,7 +585,6 @@ export class CohortStore {
     site: string,
     span: PeriodSpan,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Array<{ period: string; cohort: CohortGroups; payers: number }>> {
     const byPeriod = new Map<string, { period: string; cohort: CohortGroups; payers: number }>();
     const query = {
@@ -600,9 +598,7 @@ export class CohortStore {
       ConsistentRead: consistent,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      if (cost) cost.requests++;
       for (const item of page.Items ?? []) {
-        if (cost) cost.bytes += itemBytes(item);
         const [, period = '', grouping] = String(item[SK]).split('#');
         const entry = byPeriod.get(period) ?? { period, cohort: emptyCohort(), payers: 0 };
         entry.cohort[grouping as Grouping] = deserializeGroups(String(item.v));
@@ -614,13 +610,13 @@ export class CohortStore {
   }
 
   /** The cohorts of the spans' periods together (a report's range, or the `churn_30d` window). */
-  async cohorts(site: string, spans: readonly PeriodSpan[], cost?: ReadCost): Promise<CohortGroups> {
-    const read = await Promise.all(spans.map((s) => this.read(site, s, false, cost)));
+  async cohorts(site: string, spans: readonly PeriodSpan[]): Promise<CohortGroups> {
+    const read = await Promise.all(spans.map((s) => this.read(site, s, false)));
     return mergeCohorts(read.flat().map((r) => r.cohort));
   }
 
   /** The first local day with a payer's first countable payment, or null (pages of day keys until one has payers). */
-  async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
+  async firstDay(site: string): Promise<string | null> {
     let start: Record<string, unknown> | undefined;
     do {
       const { Items = [], LastEvaluatedKey } = await this.conn.doc.send(
@@ -633,9 +629,7 @@ export class CohortStore {
           ExclusiveStartKey: start,
         }),
       );
-      if (cost) cost.requests++;
       for (const item of Items) {
-        if (cost) cost.bytes += itemBytes(item);
         if (Number(item.n ?? 0) > 0) return String(item[SK]).slice(2, 12);
       }
       start = LastEvaluatedKey;
@@ -644,7 +638,7 @@ export class CohortStore {
   }
 
   /** The status sources seen (`p_<provider>`: 1 when it sent a subscription status). */
-  async sourceFlags(site: string, consistent = false, cost?: ReadCost): Promise<{ sources: Record<string, boolean> }> {
+  async sourceFlags(site: string, consistent = false): Promise<{ sources: Record<string, boolean> }> {
     const { Item } = await this.conn.doc.send(
       new GetCommand({
         TableName: this.conn.table,
@@ -652,10 +646,6 @@ export class CohortStore {
         ConsistentRead: consistent,
       }),
     );
-    if (cost) {
-      cost.requests++;
-      if (Item) cost.bytes += itemBytes(Item);
-    }
     const sources = dict<boolean>();
     for (const [k, v] of Object.entries(Item ?? {})) if (k.startsWith('p_')) sources[k.slice(2)] = Number(v) === 1;
     return { sources };

@@ -116,11 +116,10 @@ export class DynamoConfigStore implements SiteGenerations {
       throw new AlreadyExistsError(
         `site ${input.domain} is being deleted; add it again once \`footfall sites delete ${input.domain}\` has finished`,
       );
-    // A new site has no data yet: it starts in this release's layout, with payments markers and visits counts items.
+    // A new site has no data yet: it starts in this release's layout.
     const site = {
       ...input,
       layout: input.layout ?? DATA_LAYOUT,
-      visit_counts: input.visit_counts ?? true,
     };
     try {
       await this.conn.doc.send(
@@ -240,12 +239,12 @@ export class DynamoConfigStore implements SiteGenerations {
    * readers read the old generation before it and the new one after.
    */
   switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
-    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`), with payments markers and visits counts items.
+    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`).
     return this.generationStep(
       domain,
-      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout, visit_counts = :marks REMOVE building',
+      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout REMOVE building',
       'building = :g AND attribute_not_exists(retired)',
-      { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT, ':marks': true },
+      { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT },
       `generation ${generation} being built`,
     );
   }

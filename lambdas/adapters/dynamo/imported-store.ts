@@ -5,8 +5,7 @@ import { PK, SK } from './table.js';
 import { PARTITIONS } from './items.js';
 import { batchWrite, BULK_CONCURRENCY } from './batch.js';
 import { deletePartition } from './rebuild-store.js';
-import { itemBytes, type ReadCost } from './rollup-reader.js';
-import { rollupPk } from './rollup-store.js';
+import { rollupPk } from './rollup-keys.js';
 import { dict } from '../../domain/dict.js';
 import {
   IMPORTED_METRICS,
@@ -54,17 +53,12 @@ export function importedParts(entries: Readonly<Record<string, readonly number[]
  * by its domain: written and removed by `footfall import plausible`, read by the reports.
  */
 export class DynamoImportedStore {
-  constructor(
-    private readonly conn: DynamoConnection,
-    readonly cost: ReadCost = { requests: 0, bytes: 0 },
-  ) {}
+  constructor(private readonly conn: DynamoConnection) {}
 
   /** The site's import, or null (one GetItem: a site without one reads nothing else). */
   async state(domain: string): Promise<ImportState | null> {
     const { Item } = await this.conn.doc.send(new GetCommand({ TableName: this.conn.table, Key: stateKey(domain) }));
-    this.cost.requests++;
     if (!Item) return null;
-    this.cost.bytes += itemBytes(Item);
     return importStateSchema.parse(Item);
   }
 
@@ -91,9 +85,7 @@ export class DynamoImportedStore {
       },
     );
     for await (const page of pages) {
-      this.cost.requests++;
       for (const item of page.Items ?? []) {
-        this.cost.bytes += itemBytes(item);
         const period = String(item[SK]).split('#')[1] ?? '';
         let p = byPeriod.get(period);
         if (!p) byPeriod.set(period, (p = { metric, granularity, period, entries: dict() }));

@@ -12,7 +12,6 @@ import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { packCustomers, packDimension, unpackCustomers, unpackDimension } from './payments/payment-counter-codec.js';
 import { ALL_SLOTS, GROUP_SLOT, slotsOf, type DimensionSlot } from './payments/dimension-slots.js';
-import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
 import { PAYMENT_DIMENSIONS, type Granularity, type PaymentDimension } from '../../domain/rollup.js';
@@ -757,15 +756,14 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent = false,
-    cost?: ReadCost,
   ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters> }>> {
-    const groups = await this.groups(site, g, from, to, consistent, cost);
+    const groups = await this.groups(site, g, from, to, consistent);
     const fromGroups = [...groups]
       .map(([period, rows]) => ({ period, bucket: 0, values: { ...rows.dims[d], ...rows.unattributed } }))
       .filter((e) => Object.keys(e.values).length > 0);
     // A bucketed dimension's buckets, read only when some period does not hold them inline.
     if (isGrouped(d) || [...groups.values()].every((rows) => rows.inline)) return fromGroups;
-    const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent, cost);
+    const own = await this.bucketItems(dimensionPk(site, d), g, from, to, consistent);
     return [
       ...own.flatMap(({ period, bucket, values }) => {
         return groups.get(period)?.inline ? [] : [{ period, bucket, values }];
@@ -781,10 +779,9 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Map<string, PeriodGroup>> {
     const out = new Map<string, PeriodGroup>();
-    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent, cost))
+    for (const item of await this.bucketItems(groupPk(site), g, from, to, consistent))
       out.set(item.period, { ...unflattenGroup(item.values), inline: item.inline });
     return out;
   }
@@ -796,7 +793,6 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Array<{ period: string; bucket: number; values: Record<string, ValueCounters>; inline: boolean }>> {
     // A bucket's item, then its parts: only the parts of the recompute the item names count.
     const out: Array<{
@@ -807,7 +803,7 @@ export class PaymentListStore {
       src: number;
       parts: number;
     }> = [];
-    for (const item of await this.periodItems(pk, PAYMENT_DIMENSION.range, g, from, to, consistent, cost)) {
+    for (const item of await this.periodItems(pk, PAYMENT_DIMENSION.range, g, from, to, consistent)) {
       const [, period = '', bucket, partSrc, index] = String(item[SK]).split('#');
       const values = unpackDimension(item);
       if (partSrc === undefined) {
@@ -835,21 +831,12 @@ export class PaymentListStore {
   }
 
   /** Period counters of `granularity` from `from` to `to` (inclusive), oldest first. */
-  async periods(
-    site: string,
-    g: Granularity,
-    from: string,
-    to: string,
-    consistent = false,
-    cost?: ReadCost,
-  ): Promise<StoredPeriod[]> {
-    return (await this.periodItems(totalsPk(site), PAYMENT_TOTALS.range, g, from, to, consistent, cost)).map(
-      (item) => ({
-        granularity: g,
-        period: String(item[SK]).slice(2),
-        totals: JSON.parse(String(item.t)) as PeriodTotals,
-      }),
-    );
+  async periods(site: string, g: Granularity, from: string, to: string, consistent = false): Promise<StoredPeriod[]> {
+    return (await this.periodItems(totalsPk(site), PAYMENT_TOTALS.range, g, from, to, consistent)).map((item) => ({
+      granularity: g,
+      period: String(item[SK]).slice(2),
+      totals: JSON.parse(String(item.t)) as PeriodTotals,
+    }));
   }
 
   /** Period payers of `granularity` from `from` to `to` (inclusive), oldest first (`packCustomers`). */
@@ -859,9 +846,8 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent = false,
-    cost?: ReadCost,
   ): Promise<PeriodCustomers[]> {
-    return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent, cost)).map(
+    return (await this.periodItems(customersPk(site), PAYMENT_CUSTOMERS.range, g, from, to, consistent)).map(
       unpackCustomers,
     );
   }
@@ -877,9 +863,8 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ) {
-    return this.query(pk, range.from(g, from), range.to(g, to), consistent, cost);
+    return this.query(pk, range.from(g, from), range.to(g, to), consistent);
   }
 
   private async query(
@@ -887,7 +872,6 @@ export class PaymentListStore {
     from: string,
     to: string,
     consistent: boolean,
-    cost?: ReadCost,
   ): Promise<Array<Record<string, unknown>>> {
     const out: Array<Record<string, unknown>> = [];
     const query = {
@@ -897,9 +881,7 @@ export class PaymentListStore {
       ConsistentRead: consistent,
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      if (cost) cost.requests++;
       for (const item of page.Items ?? []) {
-        if (cost) cost.bytes += itemBytes(item);
         out.push(item);
       }
     }
@@ -921,7 +903,6 @@ export class PaymentListStore {
     startDay: string,
     offset: number,
     limit: number,
-    cost?: ReadCost,
   ): Promise<string[]> {
     const rows: Array<{ ts: string; key: string }> = [];
     for (
@@ -943,7 +924,7 @@ export class PaymentListStore {
         unattributed: [listed(false)],
         refunded: [[refundedPk(site, month), PAYMENT_LIST_REFUNDED.range.from(lo), PAYMENT_LIST_REFUNDED.range.to(hi)]],
       };
-      const read = await Promise.all(sources[cls].map(([pk, from, to]) => this.readKeys(pk, from, to, want, cost)));
+      const read = await Promise.all(sources[cls].map(([pk, from, to]) => this.readKeys(pk, from, to, want)));
       const merged = read.flat().sort((a, b) => (a.ts === b.ts ? (a.key < b.key ? 1 : -1) : a.ts < b.ts ? 1 : -1));
       rows.push(...merged.slice(0, want));
     }
@@ -956,7 +937,6 @@ export class PaymentListStore {
     lo: string,
     hi: string,
     want: number,
-    cost?: ReadCost,
   ): Promise<Array<{ ts: string; key: string }>> {
     const out: Array<{ ts: string; key: string }> = [];
     let start: Record<string, unknown> | undefined;
@@ -972,9 +952,7 @@ export class PaymentListStore {
           ExclusiveStartKey: start,
         }),
       );
-      if (cost) cost.requests++;
       for (const item of Items) {
-        if (cost) cost.bytes += itemBytes(item);
         // <prefix><day>#<ts 13>#<provider:id>; the lower bound is `<prefix><day>#`.
         const rest = String(item[SK]).slice(lo.length);
         out.push({ ts: rest.slice(0, 13), key: rest.slice(14) });
@@ -997,7 +975,7 @@ export class PaymentListStore {
   }
 
   /** The first local day with a listed payment, or null. */
-  async firstDay(site: string, cost?: ReadCost): Promise<string | null> {
+  async firstDay(site: string): Promise<string | null> {
     const { Items = [] } = await this.conn.doc.send(
       new QueryCommand({
         TableName: this.conn.table,
@@ -1006,10 +984,6 @@ export class PaymentListStore {
         Limit: 1,
       }),
     );
-    if (cost) {
-      cost.requests++;
-      for (const item of Items) cost.bytes += itemBytes(item);
-    }
     return Items[0] ? String(Items[0][SK]).slice(2) : null;
   }
 }

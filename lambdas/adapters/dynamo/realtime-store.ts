@@ -2,7 +2,6 @@ import { PutCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { recordExpiry, ttlOf } from './expiry.js';
-import { itemBytes, type ReadCost } from './rollup-reader.js';
 import { REALTIME_TTL_MS, minuteOf, type RealtimeSlice, type RealtimeVisitor } from '../../domain/realtime.js';
 import type { StreamCheckpoint } from '../../ports.js';
 import { PARTITIONS } from './items.js';
@@ -69,8 +68,8 @@ export class DynamoRealtimeStore {
     );
   }
 
-  /** The slices of a site from the minute of `sinceMs` on (one Query, paged at 1 MB), each page counted in `cost`. */
-  async read(site: string, sinceMs: number, cost?: ReadCost): Promise<RealtimeSlice[]> {
+  /** The slices of a site from the minute of `sinceMs` on (one Query, paged at 1 MB). */
+  async read(site: string, sinceMs: number): Promise<RealtimeSlice[]> {
     const out: RealtimeSlice[] = [];
     const query = {
       TableName: this.conn.table,
@@ -78,9 +77,7 @@ export class DynamoRealtimeStore {
       ExpressionAttributeValues: { ':pk': realtimePk(site), ':from': REALTIME.range.from(minuteOf(sinceMs)) },
     };
     for await (const page of paginateQuery({ client: this.conn.doc }, query)) {
-      if (cost) cost.requests++;
       for (const item of page.Items ?? []) {
-        if (cost) cost.bytes += itemBytes(item);
         out.push({
           site,
           minute: String(item[SK]).slice(0, 16),

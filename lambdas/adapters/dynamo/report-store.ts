@@ -1,9 +1,10 @@
 import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { itemBytes, readRollups, readVisitCounts, type ReadCost, type VisitCountsRead } from './rollup-reader.js';
+import { readRollups, readVisitCounts, type VisitCountsRead } from './rollup-reader.js';
 import { assembleVisits, visitorPk } from './visit-store.js';
-import { readPendingParts, rollupPk } from './rollup-store.js';
+import { readPendingParts } from './rollup-reader.js';
+import { rollupPk } from './rollup-keys.js';
 import type { PendingPart } from './rollup-log.js';
 import { batchGet } from './batch.js';
 import { DynamoRealtimeStore } from './realtime-store.js';
@@ -35,20 +36,19 @@ export interface RollupRead {
 
 /**
  * The reads of the report API (`docs/data-model.md`, "Reports"): rollups by
- * period spans, payment entries, a visitor's partition, payments by key. Each
- * call adds its requests and bytes to `cost`, for the benchmarks.
+ * period spans, payment entries, a visitor's partition, payments by key.
+ * One store per report: the site's pending rollup deltas are read once and
+ * shared by its reads. What a report's reads cost is counted at the SDK
+ * client (`CapacityMeter.measure`, scoped to the report's async context).
  */
 export class DynamoReportStore {
-  constructor(
-    private readonly conn: DynamoConnection,
-    readonly cost: ReadCost = { requests: 0, bytes: 0 },
-  ) {
+  constructor(private readonly conn: DynamoConnection) {
     this.list = new PaymentListStore(conn);
     this.cohortStore = new CohortStore(conn);
-    this.imported = new DynamoImportedStore(conn, cost);
+    this.imported = new DynamoImportedStore(conn);
   }
 
-  /** The site's imported days (a Plausible export), read with the same cost. */
+  /** The site's imported days (a Plausible export). */
   readonly imported: DynamoImportedStore;
 
   private readonly list: PaymentListStore;
@@ -60,7 +60,7 @@ export class DynamoReportStore {
   private pending(site: string): Promise<PendingPart[]> {
     let read = this.pendingBySite.get(site);
     if (!read) {
-      read = readPendingParts(this.conn, site, { cost: this.cost });
+      read = readPendingParts(this.conn, site);
       this.pendingBySite.set(site, read);
     }
     return read;
@@ -73,7 +73,7 @@ export class DynamoReportStore {
   async rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<RollupRead[]> {
     const pending = await this.pending(site);
     const reads = await Promise.all(
-      spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, this.cost, pending)),
+      spans.map((s) => readRollups(this.conn, site, metric, s.granularity, s.from, s.to, pending)),
     );
     return reads.flat().map((item) => ({
       period: item.period,
@@ -89,36 +89,33 @@ export class DynamoReportStore {
   /**
    * The `visits` rollups of the spans' periods with each period's distinct
    * visitors, for the time series: with their visitor sets only for the
-   * spans that ask (`sketches`: a point that unions periods) or when the
-   * generation may hold buckets without ROLLUP_COUNTS items (`counted`
-   * false, `SiteConfig.visit_counts`); else the counts alone
-   * (`readVisitCounts`), so 365 days read 365 items of ~200 B, not 365 sets.
+   * spans that ask (`sketches`: a point that unions periods); else the
+   * counts alone (`readVisitCounts`), so 365 days read 365 items of ~200 B,
+   * not 365 sets.
    */
   async visitRollups(
     site: string,
     spans: ReadonlyArray<PeriodSpan & { sketches: boolean }>,
-    counted: boolean,
   ): Promise<Array<VisitCountsRead & { sketch: VisitorSketch | null }>> {
     const pending = await this.pending(site);
     const reads = await Promise.all(
       spans.map(async (s) => {
-        if (counted && !s.sketches)
-          return (
-            await readVisitCounts(this.conn, site, s.granularity, s.from, s.to, { cost: this.cost, pending })
-          ).map((r) => ({ ...r, sketch: null }));
-        return (await readRollups(this.conn, site, 'visits', s.granularity, s.from, s.to, this.cost, pending)).map(
-          (item) => {
-            const sketch = deserializeSketch(item);
-            return {
-              period: item.period,
-              visits: item.visits,
-              pageviews: item.pageviews,
-              counters: item.counters,
-              visitors: countVisitors(sketch),
-              sketch,
-            };
-          },
-        );
+        if (!s.sketches)
+          return (await readVisitCounts(this.conn, site, s.granularity, s.from, s.to, { pending })).map((r) => ({
+            ...r,
+            sketch: null,
+          }));
+        return (await readRollups(this.conn, site, 'visits', s.granularity, s.from, s.to, pending)).map((item) => {
+          const sketch = deserializeSketch(item);
+          return {
+            period: item.period,
+            visits: item.visits,
+            pageviews: item.pageviews,
+            counters: item.counters,
+            visitors: countVisitors(sketch),
+            sketch,
+          };
+        });
       }),
     );
     return reads.flat();
@@ -126,16 +123,12 @@ export class DynamoReportStore {
 
   /** The payment counters of the spans' periods (`PaymentListStore.periods`). */
   async paymentTotals(site: string, spans: readonly PeriodSpan[]): Promise<StoredPeriod[]> {
-    return (
-      await Promise.all(spans.map((s) => this.list.periods(site, s.granularity, s.from, s.to, false, this.cost)))
-    ).flat();
+    return (await Promise.all(spans.map((s) => this.list.periods(site, s.granularity, s.from, s.to, false)))).flat();
   }
 
   /** The distinct payers of the spans' periods. */
   async paymentCustomers(site: string, spans: readonly PeriodSpan[]): Promise<PeriodCustomers[]> {
-    return (
-      await Promise.all(spans.map((s) => this.list.customers(site, s.granularity, s.from, s.to, false, this.cost)))
-    ).flat();
+    return (await Promise.all(spans.map((s) => this.list.customers(site, s.granularity, s.from, s.to, false)))).flat();
   }
 
   /** Payment keys of a class from local day `startDay` back to `fromDay`, newest first, from `offset`, at most `limit` (`PaymentListStore.page`). */
@@ -147,7 +140,7 @@ export class DynamoReportStore {
     offset: number,
     limit: number,
   ): Promise<string[]> {
-    return this.list.page(site, cls, fromDay, startDay, offset, limit, this.cost);
+    return this.list.page(site, cls, fromDay, startDay, offset, limit);
   }
 
   /** A payment dimension's counters per value over the spans' periods, one map per item read. */
@@ -157,14 +150,14 @@ export class DynamoReportStore {
     spans: readonly PeriodSpan[],
   ): Promise<Array<Record<string, ValueCounters>>> {
     const reads = await Promise.all(
-      spans.map((s) => this.list.dimension(site, dimension, s.granularity, s.from, s.to, false, this.cost)),
+      spans.map((s) => this.list.dimension(site, dimension, s.granularity, s.from, s.to, false)),
     );
     return reads.flat().map((r) => r.values);
   }
 
   /** The realtime slices of a site from the minute of `sinceMs` on (`docs/api.md`, "Realtime"). */
   async realtime(site: string, sinceMs: number): Promise<RealtimeSlice[]> {
-    return new DynamoRealtimeStore(this.conn).read(site, sinceMs, this.cost);
+    return new DynamoRealtimeStore(this.conn).read(site, sinceMs);
   }
 
   /** The first local day with a visit or a payment, or null (the start of range `all`). */
@@ -178,13 +171,11 @@ export class DynamoReportStore {
           Limit: 1,
         }),
       );
-      this.cost.requests++;
-      for (const item of Items) this.cost.bytes += itemBytes(item);
       return Items[0] ? (String(Items[0][SK]).split('#')[1] ?? null) : null;
     };
     const [visits, payments, pending] = await Promise.all([
       first(rollupPk(site, 'visits')),
-      this.list.firstDay(site, this.cost),
+      this.list.firstDay(site),
       this.pending(site),
     ]);
     // Visits not compacted yet count too (a new site's first minutes).
@@ -210,9 +201,7 @@ export class DynamoReportStore {
         ExpressionAttributeValues: { ':pk': visitorPk(site, visitorId) },
       },
     )) {
-      this.cost.requests++;
       for (const item of page.Items ?? []) {
-        this.cost.bytes += itemBytes(item);
         if (item.type === 'VISIT' || item.type === 'VISIT_CHUNK') visitItems.push(item);
         else if (item.type === 'VISITOR_PAYMENT') {
           const [provider, ...id] = String(item.payment_key).split(':');
@@ -240,10 +229,10 @@ export class DynamoReportStore {
     sources: Record<string, boolean>;
   }> {
     const [flags, considered, churn, firstDay] = await Promise.all([
-      this.cohortStore.sourceFlags(site, false, this.cost),
-      this.cohortStore.cohorts(site, range, this.cost),
-      this.cohortStore.cohorts(site, window, this.cost),
-      this.cohortStore.firstDay(site, this.cost),
+      this.cohortStore.sourceFlags(site, false),
+      this.cohortStore.cohorts(site, range),
+      this.cohortStore.cohorts(site, window),
+      this.cohortStore.firstDay(site),
     ]);
     return { considered, window: churn, firstDay, sources: flags.sources };
   }
@@ -260,9 +249,7 @@ export class DynamoReportStore {
       { client: this.conn.doc },
       { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk } },
     )) {
-      this.cost.requests++;
       for (const item of page.Items ?? []) {
-        this.cost.bytes += itemBytes(item);
         const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
         out.push(rest);
       }
@@ -279,9 +266,7 @@ export class DynamoReportStore {
         [SK]: PARTITIONS.payment.items.PAYMENT.key(k.provider, k.id),
       })),
     );
-    this.cost.requests += Math.ceil(keys.length / 100);
     return items.map((item) => {
-      this.cost.bytes += itemBytes(item);
       const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
       return rest as unknown as Payment;
     });

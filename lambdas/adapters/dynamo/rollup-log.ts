@@ -7,7 +7,7 @@ import { PARTITIONS } from './items.js';
  * compacted"): each sessionizer batch writes its whole contribution to a
  * site's rollups as ROLLUP_DELTA items in one partition, and a compactor folds
  * them into the ROLLUP items once per interval. This module is the log's
- * encoding and its order; `rollup-store.ts` reads and writes it.
+ * encoding and its order; `rollup-reader.ts` reads it, `rollup-store.ts` writes it.
  */
 
 /** Partition of a site's pending rollup deltas and its per-shard log state (`~` sorts after every metric name). */
@@ -24,8 +24,7 @@ export const shardStateSk = PARTITIONS.rollup.items.ROLLUP_LOG_STATE.key;
 /**
  * Where a delta stands in its shard's order: a batch's last sequence number,
  * then the part of its deltas. A rollup item records, per shard, the position
- * of the last part folded into it (`seq`), as `<sequence>.<part>`; a bare
- * sequence (items written before the log) counts as every part of that batch.
+ * of the last part folded into it (`seq`), as `<sequence>.<part>`.
  */
 export interface LogPosition {
   sequence: bigint;
@@ -34,9 +33,10 @@ export interface LogPosition {
 
 export const formatPosition = (p: LogPosition) => `${p.sequence}.${p.part}`;
 
+/** A position as `formatPosition` stored it (`<sequence>.<part>`). */
 export function parsePosition(stored: string): LogPosition {
-  const [sequence = '0', part] = stored.split('.');
-  return { sequence: BigInt(sequence), part: part === undefined ? Number.MAX_SAFE_INTEGER : Number(part) };
+  const [sequence = '0', part = '0'] = stored.split('.');
+  return { sequence: BigInt(sequence), part: Number(part) };
 }
 
 /** -1, 0 or 1 as `a` is before, at or after `b`. */

@@ -1,30 +1,16 @@
-import { paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import {
-  countsOf,
-  foldDeltas,
-  foldGroup,
-  parseRollupItem,
-  readPendingParts,
-  rollupPk,
-  rollupSk,
-  type LoggedDelta,
-  type RollupItem,
-} from './rollup-store.js';
-import type { PendingPart } from './rollup-log.js';
+import { decodeDeltaPart, parseDeltaSk, rollupLogPk, type PendingPart } from './rollup-log.js';
+import { rollupPk, rollupSk } from './rollup-keys.js';
+import { countsOf, parseRollupItem, type RollupItem } from './rollup-codec.js';
+import { foldDeltas, foldGroup, type LoggedDelta } from './rollup-fold.js';
 import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 import { dict } from '../../domain/dict.js';
 import { PARTITIONS } from './items.js';
 
 const { ROLLUP, ROLLUP_COUNTS } = PARTITIONS.rollup.items;
-
-/** Counts of one read: requests made and bytes returned, for the report benchmarks. */
-export interface ReadCost {
-  requests: number;
-  bytes: number;
-}
 
 /**
  * Size of an item as DynamoDB counts it (attribute names plus values: UTF-8
@@ -47,13 +33,48 @@ export function itemBytes(value: unknown): number {
   );
 }
 
-/** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key; requests and bytes added to `cost`. */
+/**
+ * Reads the pending parts of a site's rollup delta log, in log order (by
+ * shard, then position), at most `limit` items. Each part is returned with
+ * its item key (for the compactor to delete it once folded).
+ */
+export async function readPendingParts(
+  conn: DynamoConnection,
+  site: string,
+  options: { consistent?: boolean; limit?: number } = {},
+): Promise<Array<PendingPart & { key: Record<string, string> }>> {
+  const out: Array<PendingPart & { key: Record<string, string> }> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await conn.doc.send(
+      new QueryCommand({
+        TableName: conn.table,
+        KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :l)`,
+        ExpressionAttributeValues: { ':pk': rollupLogPk(site), ':l': PARTITIONS.rollup.items.ROLLUP_DELTA.range.all() },
+        ConsistentRead: options.consistent ?? false,
+        ExclusiveStartKey: start,
+        ...(options.limit !== undefined ? { Limit: options.limit - out.length } : {}),
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const sk = String(item[SK]);
+      out.push({
+        ...parseDeltaSk(sk),
+        deltas: decodeDeltaPart(site, item.d as Uint8Array),
+        key: { [PK]: String(item[PK]), [SK]: sk },
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start && (options.limit === undefined || out.length < options.limit));
+  return out;
+}
+
+/** The items of partition `pk` with sort keys from `lower` to `upper` (one Query, paged at 1 MB), by sort key. */
 async function queryRange(
   conn: DynamoConnection,
   pk: string,
   lower: string,
   upper: string,
-  cost?: ReadCost,
 ): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
   const query = {
@@ -62,10 +83,6 @@ async function queryRange(
     ExpressionAttributeValues: { ':pk': pk, ':from': lower, ':to': upper },
   };
   for await (const page of paginateQuery({ client: conn.doc }, query)) {
-    if (cost) {
-      cost.requests++;
-      for (const item of page.Items ?? []) cost.bytes += itemBytes(item);
-    }
     for (const item of page.Items ?? []) out.set(String(item[SK]), item);
   }
   return out;
@@ -89,14 +106,13 @@ export async function readRollups(
   granularity: Granularity,
   from: string,
   to: string,
-  cost?: ReadCost,
   pending?: readonly PendingPart[],
 ): Promise<Array<RollupItem & { period: string }>> {
   const lower = ROLLUP.range.from(granularity, from);
   const upper = ROLLUP.range.to(granularity, to);
   const [stored, parts] = await Promise.all([
-    queryRange(conn, rollupPk(site, metric), lower, upper, cost),
-    pending ?? readPendingParts(conn, site, { cost }),
+    queryRange(conn, rollupPk(site, metric), lower, upper),
+    pending ?? readPendingParts(conn, site),
   ]);
   // Stored parts and pending deltas by bucket (`G#<period>#<bucket>`): a bucket's overflow parts fold together (`foldGroup`).
   const buckets = new Map<string, { parts: Array<Record<string, unknown> | undefined>; logged: LoggedDelta[] }>();
@@ -153,11 +169,9 @@ export interface VisitCountsRead {
  * visitors), plus one BatchGet of the ROLLUP items (with their sets) of the
  * periods whose counts a pending delta is not in yet, folded as the
  * compactor folds them (`foldDeltas`, then `countsOf`), so the counts are
- * exact with deltas pending and after any crash of the compactor. Only for
- * a generation whose every `visits` bucket has its counts item
- * (`SiteConfig.visit_counts`); others are read with `readRollups`.
+ * exact with deltas pending and after any crash of the compactor (every
+ * `visits` bucket of a layout-3 generation has its counts item).
  * @param options.pending the site's pending log parts when the caller read them already (one Query per report), else read here
- * @param options.cost requests and bytes read are added to it
  */
 export async function readVisitCounts(
   conn: DynamoConnection,
@@ -165,9 +179,8 @@ export async function readVisitCounts(
   granularity: Granularity,
   from: string,
   to: string,
-  options: { cost?: ReadCost; pending?: readonly PendingPart[] } = {},
+  options: { pending?: readonly PendingPart[] } = {},
 ): Promise<VisitCountsRead[]> {
-  const { cost } = options;
   const lower = ROLLUP.range.from(granularity, from);
   const upper = ROLLUP.range.to(granularity, to);
   const [read, parts] = await Promise.all([
@@ -176,9 +189,8 @@ export async function readVisitCounts(
       rollupPk(site, 'visits'),
       ROLLUP_COUNTS.range.from(granularity, from),
       ROLLUP_COUNTS.range.to(granularity, to),
-      cost,
     ),
-    options.pending ?? readPendingParts(conn, site, { cost }),
+    options.pending ?? readPendingParts(conn, site),
   ]);
   // Keyed by the bucket's ROLLUP sort key: a ROLLUP_COUNTS key is `C#` + it.
   const counts = new Map([...read].map(([sk, item]) => [sk.slice(2), item]));
@@ -204,9 +216,7 @@ export async function readVisitCounts(
       behind.map((sk) => ({ [PK]: rollupPk(site, 'visits'), [SK]: sk })),
     )) {
       items.set(String(item[SK]), item);
-      if (cost) cost.bytes += itemBytes(item);
     }
-    if (cost) cost.requests += Math.ceil(behind.length / 100);
   }
   const out: VisitCountsRead[] = [];
   for (const sk of [...new Set([...counts.keys(), ...behind])].sort()) {

@@ -1,7 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { readPendingParts, rollupPk } from './rollup-store.js';
+import { readPendingParts } from './rollup-reader.js';
+import { rollupPk } from './rollup-keys.js';
 import { PARTITIONS } from './items.js';
 
 const { ROLLUP } = PARTITIONS.rollup.items;

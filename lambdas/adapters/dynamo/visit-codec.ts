@@ -5,21 +5,17 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  * How a visit's events and attributes are stored in its VISIT and
  * VISIT_CHUNK items (`docs/data-model.md`, "Visits and their events").
  *
- * Two forms, told apart by their attributes, and both read by every reader:
- *
- * - **form 0** (written by earlier releases): `ev`, a JSON string of rows
- *   `[ts, type, path, goal, link, id]`, and on the VISIT item the summary as
- *   attributes (`id`, `site`, `visitor_id`, `start`, `end`, `landing_page`,
- *   `pageviews`, `attrs` as a map, `events`).
- * - **form 1** (written now): `z`, a Binary attribute holding the raw DEFLATE
- *   stream (RFC 1951, Node's zlib, with the fixed preset dictionary
- *   `VISIT_DICTIONARY`) of compact JSON. Nothing that the item's keys or its
- *   events already say is stored again: the site and visitor are the
- *   partition key's, the visit id and start are the sort key's, the landing
- *   page is the first event's path, the counts are the events'. Only `end`
- *   stays an attribute (the sessionizer's newest-first Query stops on it
- *   without decoding). Less than half of form 0's bytes for the bench's traffic
- *   (`npm run bench -- --only sessionize`, "stored at …"; `docs/benchmarks.md`).
+ * Form 1, the only form a layout-3 generation holds (form 0, plain JSON in
+ * `ev`, is no longer read: `docs/data-model.md`, "Versions of the stored
+ * data: the policy"): `z`, a Binary attribute holding the raw DEFLATE
+ * stream (RFC 1951, Node's zlib, with the fixed preset dictionary
+ * `VISIT_DICTIONARY`) of compact JSON. Nothing that the item's keys or its
+ * events already say is stored again: the site and visitor are the
+ * partition key's, the visit id and start are the sort key's, the landing
+ * page is the first event's path, the counts are the events'. Only `end`
+ * stays an attribute (the sessionizer's newest-first Query stops on it
+ * without decoding). Less than half of form 0's bytes for the bench's traffic
+ * (`npm run bench -- --only sessionize`, "stored at …"; `docs/benchmarks.md`).
  *
  * Form-1 JSON: a VISIT item holds `[attributes, rows]`, or `[attributes,
  * rows, landing page]` when the visit has chunks (its first event is in
@@ -34,8 +30,8 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
 
 /**
  * The visit attributes in form 1's order (`VisitAttributes`). An attribute
- * may be appended (`utm_content` was): items written before end earlier and
- * read it as null, like a trailing null dropped.
+ * may only be appended, under a layout bump (`DATA_LAYOUT`): a missing
+ * trailing value reads as null, like a trailing null dropped.
  */
 export const ATTRIBUTE_ORDER = [
   'channel',
@@ -83,8 +79,6 @@ export const VISIT_DICTIONARY = Buffer.from(
 
 /** A form-1 row: [ts − start, type, path, id, goal, link], trailing nulls dropped. */
 type CompactRow = [number, 0 | 1, string, (string | null)?, (string | null)?, (string | null)?];
-/** A form-0 row: [ts, type, path, goal, link, id]. */
-type LegacyRow = [number, 0 | 1, string, string | null, string | null, string];
 
 const trimNulls = <T extends unknown[]>(values: T): T => {
   let n = values.length;
@@ -129,60 +123,32 @@ const eventOfCompact = ([dt, type, path, id, goal, link]: CompactRow, start: num
   link: link ?? null,
 });
 
-const eventOfLegacy = ([ts, type, path, goal, link, id]: LegacyRow): VisitEvent => ({
-  id,
-  ts,
-  type: type === 1 ? 'goal' : 'pageview',
-  path,
-  goal,
-  link,
-});
-
-/** What a VISIT item says, either form: the visit's summary and the events it holds itself (its last chunk). */
+/** What a VISIT item says: the visit's summary and the events it holds itself (its last chunk). */
 export interface HeadContent {
   id: string;
   /** First and last event time, ms since epoch. */
   start: number;
   end: number;
   attrs: VisitAttributes;
-  /** The landing page when the item states it (form 0 always; form 1 when the first event is in a chunk or its path differs), else null: the first event's path. */
+  /** The landing page when the item states it (when the first event is in a chunk or its path differs), else null: the first event's path. */
   landingPage: string | null;
   events: VisitEvent[];
 }
 
 /**
- * Reads a VISIT item of either form. The visit's id and start come from its
- * sort key (`V#<start, 13 digits>#<id>`), which both forms share.
+ * Reads a VISIT item. The visit's id and start come from its sort key
+ * (`V#<start, 13 digits>#<id>`).
  */
 export function decodeHead(item: Record<string, unknown>, sk: string): HeadContent {
   const id = sk.slice(16);
   const start = Number(sk.slice(2, 15));
   const end = Number(item.end);
-  if (item.z === undefined) {
-    return {
-      id,
-      start,
-      end,
-      attrs: attributesBeforeUtmContent(item.attrs as Omit<VisitAttributes, 'utm_content'>),
-      landingPage: String(item.landing_page),
-      events: (JSON.parse(String(item.ev)) as LegacyRow[]).map(eventOfLegacy),
-    };
-  }
   const [values, rows, landing] = expand(item.z) as [Array<string | null>, CompactRow[], string?];
   const attrs = Object.fromEntries(ATTRIBUTE_ORDER.map((k, i) => [k, values[i] ?? null])) as unknown as VisitAttributes;
   return { id, start, end, attrs, landingPage: landing ?? null, events: rows.map((r) => eventOfCompact(r, start, id)) };
 }
 
-/** Form-0 attributes, written before `utm_content` was kept: read as null. */
-function attributesBeforeUtmContent(attrs: Omit<VisitAttributes, 'utm_content'> & { utm_content?: string | null }) {
-  return { ...attrs, utm_content: attrs.utm_content ?? null };
-}
-
-/** The events of a VISIT_CHUNK item of either form, in time order; `start` and `visitId` are its visit's. */
+/** The events of a VISIT_CHUNK item, in time order; `start` and `visitId` are its visit's. */
 export function decodeChunk(item: Record<string, unknown>, start: number, visitId: string): VisitEvent[] {
-  if (item.z === undefined) return (JSON.parse(String(item.ev)) as LegacyRow[]).map(eventOfLegacy);
   return (expand(item.z) as CompactRow[]).map((r) => eventOfCompact(r, start, visitId));
 }
-
-/** Whether a VISIT or VISIT_CHUNK item is in form 1 (it has `z`). */
-export const isCompact = (item: Record<string, unknown>): boolean => item.z !== undefined;

@@ -3,7 +3,7 @@ import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
 import { batchWrite } from './batch.js';
 import type { Visit, VisitEvent } from '../../domain/visit.js';
-import { compactRow, decodeChunk, decodeHead, encodeChunk, encodeHead, isCompact } from './visit-codec.js';
+import { compactRow, decodeChunk, decodeHead, encodeChunk, encodeHead } from './visit-codec.js';
 import type { VisitReadOptions, VisitStore, VisitsAndPayments } from '../../ports.js';
 import { PARTITIONS } from './items.js';
 
@@ -63,11 +63,10 @@ export function chunkRows(events: readonly VisitEvent[], start: number, visitId:
   return chunks;
 }
 
-/** How a stored visit is laid out: its chunk generation, the number of VISIT_CHUNK items, and whether they are form 1 (`visit-codec.ts`). */
+/** How a stored visit is laid out: its chunk generation and the number of VISIT_CHUNK items. */
 interface Layout {
   generation: number;
   chunks: number;
-  compact: boolean;
 }
 
 /**
@@ -116,8 +115,7 @@ const layouts = new WeakMap<Visit, Layout>();
 
 /**
  * Visits of `visitorId` on `site` (the strings the partition key was built
- * from) from VISIT and VISIT_CHUNK items of its partition, of either form,
- * in any order. A visit takes its VISIT item's chunk generation and count; a
+ * from) from VISIT and VISIT_CHUNK items of its partition, in any order. A visit takes its VISIT item's chunk generation and count; a
  * chunk that is missing (a visit being deleted after a merge: its chunks go
  * first) leaves its events out, which is harmless because a visit is only
  * deleted once the visit that took its events is written.
@@ -134,7 +132,7 @@ export function assembleVisits(
   for (const item of heads) {
     const sk = String(item[SK]);
     const head = decodeHead(item, sk);
-    const layout: Layout = { generation: Number(item.g ?? 0), chunks: Number(item.c ?? 0), compact: isCompact(item) };
+    const layout: Layout = { generation: Number(item.g ?? 0), chunks: Number(item.c ?? 0) };
     const events: VisitEvent[] = [];
     for (let k = 0; k < layout.chunks; k++) {
       const chunk = chunks.get(visitChunkSk(head.start, head.id, layout.generation, k));
@@ -159,7 +157,7 @@ export function assembleVisits(
 }
 
 /**
- * The events stored in one VISIT or VISIT_CHUNK item of either form, read
+ * The events stored in one VISIT or VISIT_CHUNK item, read
  * without its visit's other items (a table scan that accounts for every
  * event, `bench/load.ts`): the visit's start and id come from the item's
  * sort key. A chunk's events have no attributes.
@@ -329,7 +327,6 @@ export class DynamoVisitStore implements VisitStore {
       const appended =
         before !== undefined &&
         layout !== undefined &&
-        (layout.compact || layout.chunks === 0) &&
         before.events.length <= v.events.length &&
         sameIds(before.events, v.events, before.events.length);
       const generation = layout === undefined ? 0 : appended ? layout.generation : layout.generation + 1;
@@ -337,7 +334,7 @@ export class DynamoVisitStore implements VisitStore {
       // Appended: the chunks the stored visit had are unchanged (chunking is greedy in time order).
       for (const chunk of appended ? chunks.slice(layout.chunks) : chunks) chunkPuts.push(chunk);
       headPuts.push(head);
-      laidOut.push([v, { generation, chunks: chunks.length, compact: true }]);
+      laidOut.push([v, { generation, chunks: chunks.length }]);
       if (layout && !appended) dropChunks(v, layout);
     }
     for (const v of remove) {
