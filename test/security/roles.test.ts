@@ -49,6 +49,9 @@ describe('roles: every app route × owner and member', () => {
     { method: 'POST', path: `/api/app/sites/${SITE}/erasures`, body: { kind: 'visitor', id: 'v-1', confirm: SITE } },
     { method: 'PUT', path: `/api/app/sites/${SITE}/providers/paddle`, body: { webhook_secret: 'pdl_ntfset_member' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}/providers/paddle` },
+    { method: 'GET', path: `/api/app/sites/${SITE}/imports/paddle` },
+    // An empty key: an owner's request stops at validation, so no import job starts.
+    { method: 'POST', path: `/api/app/sites/${SITE}/imports/paddle`, body: { api_key: '' } },
     { method: 'GET', path: `/api/app/sites/${SITE}/shares` },
     { method: 'POST', path: `/api/app/sites/${SITE}/shares`, body: { name: 'member link' } },
     { method: 'DELETE', path: `/api/app/sites/${SITE}/shares/shr_000000000000` },
