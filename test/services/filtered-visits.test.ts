@@ -81,7 +81,11 @@ const rowArb = (i: number) =>
 const rowsArb = fc
   .integer({ min: 0, max: 25 })
   .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => rowArb(i))));
-/** A site: its visits, and payments each credited to one of them or to none, in whole cents. */
+/**
+ * A site: its visits, and payments each credited to one of them or to none, in whole cents. A
+ * payment is only ever credited to a visit that started before it (`docs/payments.md`), so a
+ * visit drawn after its payment leaves the payment uncredited.
+ */
 const siteArb = rowsArb.chain((rows) =>
   fc
     .array(
@@ -96,14 +100,18 @@ const siteArb = rowsArb.chain((rows) =>
     )
     .map((ps) => ({
       rows: rows as VisitRow[],
-      payments: ps.map((p, i): CreditedPayment => ({
-        ts: Date.parse(`${p.day}T15:00:00Z`) + i,
-        day: p.day,
-        cents: p.cents,
-        customer: p.customer,
-        failed: p.failed,
-        visit: p.visit === null ? null : (rows[p.visit] ?? null),
-      })),
+      payments: ps.map((p, i): CreditedPayment => {
+        const ts = Date.parse(`${p.day}T15:00:00Z`) + i;
+        const visit = p.visit === null ? null : (rows[p.visit] ?? null);
+        return {
+          ts,
+          day: p.day,
+          cents: p.cents,
+          customer: p.customer,
+          failed: p.failed,
+          visit: visit && visit.start_ms <= ts ? visit : null,
+        };
+      }),
     })),
 );
 
