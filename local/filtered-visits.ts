@@ -86,14 +86,7 @@ export class LocalFilteredVisits implements FilteredVisits {
         `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
         `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
     );
-    return {
-      visitors: Number(r.visitors ?? 0),
-      sessions: Number(r.sessions ?? 0),
-      pageviews: Number(r.pageviews ?? 0),
-      bounces: Number(r.bounces ?? 0),
-      timed_visits: Number(r.timed_visits ?? 0),
-      duration_ms: Number(r.duration_ms ?? 0),
-    };
+    return countsOf(r, ['visitors', 'sessions', 'pageviews', 'bounces', 'timed_visits', 'duration_ms']);
   }
 
   async payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals> {
@@ -106,14 +99,7 @@ export class LocalFilteredVisits implements FilteredVisits {
         `coalesce(sum(cents) FILTER (WHERE matched), 0) AS matched_cents, ` +
         `count(DISTINCT customer) FILTER (WHERE matched) AS converted FROM p`,
     );
-    return {
-      payments: Number(r.payments ?? 0),
-      cents: Number(r.cents ?? 0),
-      customers: Number(r.customers ?? 0),
-      matched_payments: Number(r.matched_payments ?? 0),
-      matched_cents: Number(r.matched_cents ?? 0),
-      converted: Number(r.converted ?? 0),
-    };
+    return countsOf(r, ['payments', 'cents', 'customers', 'matched_payments', 'matched_cents', 'converted']);
   }
 
   async breakdown(
@@ -155,4 +141,9 @@ export class LocalFilteredVisits implements FilteredVisits {
     this.db = undefined;
     db?.closeSync();
   }
+}
+
+/** The aggregate columns `keys` of a result row as numbers; an aggregate over no rows (SQL NULL, or no row) is 0. */
+function countsOf<K extends string>(row: Record<string, unknown>, keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, Number(row[k] ?? 0)])) as Record<K, number>;
 }
