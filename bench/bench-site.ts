@@ -1,5 +1,5 @@
 import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
-import { dynamoPaymentListLayout } from '../lambdas/adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
 import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';

@@ -28,7 +28,7 @@ import {
   type TimeseriesPoint,
 } from '../domain/reports/timeseries.js';
 import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
-import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
+import type { StoredPeriod } from '../adapters/dynamo/payments/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';

@@ -1,6 +1,6 @@
 import type { DynamoConnection } from '../adapters/dynamo/client.js';
 import { DynamoPaymentStore } from '../adapters/dynamo/payment-store.js';
-import { dynamoPaymentListLayout } from '../adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../adapters/dynamo/payments/payment-list-layout.js';
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { DynamoFxStore, FxRates } from '../adapters/dynamo/fx-store.js';
 import { usdRateOf } from '../domain/payments/fx.js';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startMemoryDynalite } from '../../local/dynalite.js';

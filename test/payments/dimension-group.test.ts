@@ -2,13 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import {
-  PaymentListStore,
-  RecomputeBatch,
-  dimensionPk,
-  listKeys,
-  positionId,
-} from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
+import { RecomputeBatch } from '../../lambdas/adapters/dynamo/payments/payment-list-batch.js';
+import { dimensionPk } from '../../lambdas/adapters/dynamo/payments/payment-list-dimension-items.js';
+import { listKeys, positionId } from '../../lambdas/adapters/dynamo/payments/payment-list-positions.js';
+import { PaymentListRecompute } from '../../lambdas/adapters/dynamo/payments/payment-list-recompute.js';
 import {
   GROUPED_DIMENSIONS,
   UNATTRIBUTED_KEY,
@@ -225,8 +223,9 @@ describe('PAYMENT_DIMENSION groups: one item per period for the one-bucket dimen
     for (const c of first.slice(5))
       for (const k of listKeys(site, c))
         await conn.doc.send(new DeleteCommand({ TableName: conn.table, Key: { pk: k.pk, sk: k.sk } }));
-    await list.recomputeDay(site, day, new Set(ALL_SLOTS));
-    await list.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
+    const recompute = new PaymentListRecompute(conn);
+    await recompute.recomputeDay(site, day, new Set(ALL_SLOTS));
+    await recompute.recomputeMonth(site, '2026-05', new Set(ALL_SLOTS));
     expect((await groupItem())?.i).toBe(1);
     await check(first.slice(0, 5));
     // 400 new payments whose pages all fall in bucket 0: their sync touches bucket 0 alone, yet the day

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { PaymentListStore, listKeys } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
+import { listKeys } from '../../lambdas/adapters/dynamo/payments/payment-list-positions.js';
+import { PaymentListRecompute } from '../../lambdas/adapters/dynamo/payments/payment-list-recompute.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import {
   PACKED_OVERHEAD_BYTES,
@@ -168,8 +170,9 @@ describe('PAYMENT_DIMENSION parts: a bucket of any number of free-form values st
     };
     await conn.doc.send(new PutCommand({ TableName: conn.table, Item: orphan }));
     expect(await read(list, 'landing_page', 'D', DAYS[0] ?? '', DAYS[0] ?? '')).not.toHaveProperty('/ghost');
-    await list.recomputeDay(SITE, DAYS[0] ?? '', new Set(ALL_SLOTS));
-    await list.recomputeMonth(SITE, '2026-05', new Set(ALL_SLOTS));
+    const recompute = new PaymentListRecompute(conn);
+    await recompute.recomputeDay(SITE, DAYS[0] ?? '', new Set(ALL_SLOTS));
+    await recompute.recomputeMonth(SITE, '2026-05', new Set(ALL_SLOTS));
     const items = (await scanAll(conn)).filter((i) => i.type === 'PAYMENT_DIMENSION');
     expect(items.some((i) => i.sk === orphan.sk)).toBe(false);
     // Every part left is named by its bucket item.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -7,7 +7,8 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { PaymentListStore } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
+import { PaymentListRecompute } from '../../lambdas/adapters/dynamo/payments/payment-list-recompute.js';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { LIST_CLASSES, classesOf, contributionOf, type ListClass } from '../../lambdas/domain/payments/contribution.js';
@@ -219,7 +220,7 @@ describe('payments list: a payment that moves leaves nothing behind', () => {
 
   it('finishes the recomputes of a sync that crashed half way when the change is delivered again', async () => {
     const f = fact({ id: 'pi_crash', ts: NOW - 10 * DAY, amount: 2000, currency: 'USD', status: 'paid' });
-    const list = PaymentListStore.prototype;
+    const list = PaymentListRecompute.prototype;
     const original = list.recomputeMonth;
     list.recomputeMonth = async () => {
       throw new Error('crash');

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { PaymentListStore } from '../../lambdas/adapters/dynamo/payment-list-store.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
+import { PaymentListPositions } from '../../lambdas/adapters/dynamo/payments/payment-list-positions.js';
 import { customerHash } from '../../lambdas/domain/payments/contribution.js';
 import {
   applyProviderFacts,
@@ -145,7 +146,7 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
       visitor_id: 'visitor-aaaa',
       touch: { channel: 'AI' },
     });
-    const listed = await new PaymentListStore(conn).dayContributions('example.com', '2026-06-30');
+    const listed = await new PaymentListPositions(conn).day('example.com', '2026-06-30');
     expect(listed.map((c) => c.key)).toEqual(['stripe:in_9']);
     expect(listed[0]?.cents).toBe(3000);
     // Later events of either id land on the one payment.
@@ -169,7 +170,7 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     expect(await get('pi_2')).toMatchObject({ status: 'paid', refunded: 2500 });
     const list = new PaymentListStore(conn);
     // 100.00 EUR at 1.1 = 110.00 USD; 75% kept = 82.50 USD.
-    expect(await list.dayContributions('example.com', '2026-06-30')).toEqual([
+    expect(await new PaymentListPositions(conn).day('example.com', '2026-06-30')).toEqual([
       {
         key: 'stripe:pi_2',
         rev: 2,

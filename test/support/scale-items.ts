@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payment-list-layout.js';
+import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';

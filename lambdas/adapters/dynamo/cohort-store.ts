@@ -12,7 +12,7 @@ import { bumpChangeCounter } from './change-counter.js';
 import { PK, SK } from './table.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
-import type { RecomputeBatch } from './payment-list-store.js';
+import type { RecomputeBatch } from './payments/payment-list-batch.js';
 import { localDay } from '../../domain/range.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import { PROVIDERS, type Provider } from '../../domain/payments/facts.js';

@@ -8,7 +8,7 @@ import { rollupPk } from './rollup-keys.js';
 import { rollupLogPk } from './rollup-log.js';
 import { visitorPk } from './visit-store.js';
 import { cohortPk, memberPk, payerPk } from './cohort-store.js';
-import { PaymentListStore, counterPartitions } from './payment-list-store.js';
+import { PaymentListStore, counterPartitions } from './payments/payment-list-store.js';
 import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
 import { recentMarksPk } from './recent-payment-marks.js';

@@ -13,7 +13,7 @@ import type { PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { countVisitors, deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
-import { PaymentListStore, type StoredPeriod } from './payment-list-store.js';
+import { PaymentListStore, type StoredPeriod } from './payments/payment-list-store.js';
 import { CohortStore } from './cohort-store.js';
 import type { CohortGroups } from '../../domain/reports/cohorts.js';
 import type { Payment } from '../../domain/payments/payment.js';

@@ -1,5 +1,6 @@
 import { bucketOf, type PaymentDimension } from '../../../domain/rollup.js';
 import { BUCKETED_DIMENSIONS, bucketCount, inGroup, type Contribution } from '../../../domain/payments/contribution.js';
+import type { Lost } from '../../../domain/payments/recompute-plan.js';
 
 /**
  * The storage slots of the PAYMENT_DIMENSION family (`docs/data-model.md`,
@@ -41,4 +42,10 @@ export function slotsOf(c: Contribution): DimensionSlot[] {
       ),
     ),
   ];
+}
+
+/** The slots of what a day lost (`Lost`): none, the lost contribution's, or every slot when unknown. */
+export function slotsLost(lost: Lost): readonly DimensionSlot[] {
+  if (lost.kind === 'all') return ALL_SLOTS;
+  return lost.kind === 'of' ? slotsOf(lost.c) : [];
 }
