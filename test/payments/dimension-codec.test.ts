@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
+  DIMENSION_PART_BYTES,
   PACKED_OVERHEAD_BYTES,
   packDimension,
   unpackDimension,
 } from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
-import {
-  DIMENSION_PART_BYTES,
-  UNATTRIBUTED_KEY,
-  customerHash,
-  type ValueCounters,
-} from '../../lambdas/domain/payments/contribution.js';
+import { UNATTRIBUTED_KEY, customerHash, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
 
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 

@@ -6,17 +6,13 @@ import { listKeys } from '../../lambdas/adapters/dynamo/payments/payment-list-po
 import { PaymentListRecompute } from '../../lambdas/adapters/dynamo/payments/payment-list-recompute.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import {
+  DIMENSION_PART_BYTES,
   PACKED_OVERHEAD_BYTES,
   packDimension,
+  splitDimensionCounters,
   unpackDimension,
 } from '../../lambdas/adapters/dynamo/payments/payment-counter-codec.js';
-import {
-  DIMENSION_PART_BYTES,
-  splitDimensionCounters,
-  valueTotals,
-  type Contribution,
-  type ValueCounters,
-} from '../../lambdas/domain/payments/contribution.js';
+import { valueTotals, type Contribution, type ValueCounters } from '../../lambdas/domain/payments/contribution.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';

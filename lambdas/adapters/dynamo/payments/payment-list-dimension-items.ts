@@ -4,8 +4,8 @@ import { batchWrite } from '../batch.js';
 import { PARTITIONS } from '../items.js';
 import { PK, SK } from '../table.js';
 import type { Granularity, PaymentDimension } from '../../../domain/rollup.js';
-import { splitDimensionCounters, type ValueCounters } from '../../../domain/payments/contribution.js';
-import { packDimension, unpackDimension } from './payment-counter-codec.js';
+import type { ValueCounters } from '../../../domain/payments/contribution.js';
+import { packDimension, splitDimensionCounters, unpackDimension } from './payment-counter-codec.js';
 import { ignoreCondition, queryBetween } from './payment-list-items.js';
 
 /**

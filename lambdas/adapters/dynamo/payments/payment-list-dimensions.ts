@@ -5,18 +5,16 @@ import {
   bucketRows,
   dayRows,
   dimensionCounters,
-  flattenGroup,
   groupOf,
   isGrouped,
   mergeDimensionCounters,
   mergeGroups,
-  splitDimensionCounters,
-  unflattenGroup,
   type Contribution,
   type GroupRows,
   type ValueCounters,
 } from '../../../domain/payments/contribution.js';
 import { ALL_SLOTS, GROUP_SLOT, type DimensionSlot } from './dimension-slots.js';
+import { flattenGroup, splitDimensionCounters, unflattenGroup } from './payment-counter-codec.js';
 import { PaymentDimensionItems, dimensionPk, type BucketItem } from './payment-list-dimension-items.js';
 
 /**
