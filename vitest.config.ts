@@ -12,11 +12,7 @@ export default defineConfig({
     // Vitest's default is one worker fewer than the cores: one on two cores, the whole suite in series.
     // Most files wait on dynalite, child processes or sockets, so two workers keep both cores busy.
     maxWorkers: 2,
-    // Each worker runs its files one after another in one process instead of a fresh process per file: the
-    // modules every file loads (the AWS SDK, aws-cdk-lib, dynalite) are imported once per worker, which halves
-    // the suite's CPU time. Files restore what they change (environment, fake timers, stubs), and per-file
-    // clean-up is registered in the setup file, which runs for every file.
-    isolate: false,
+    // Per-file clean-up (synth outputs); runs before every file, isolated or not.
     setupFiles: ['test/support/setup.ts'],
     env: { POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
