@@ -12,6 +12,8 @@ export default defineConfig({
     // Vitest's default is one worker fewer than the cores: one on two cores, the whole suite in series.
     // Most files wait on dynalite, child processes or sockets, so two workers keep both cores busy.
     maxWorkers: 2,
+    // Per-file clean-up (synth outputs); runs before every file, isolated or not.
+    setupFiles: ['test/support/setup.ts'],
     env: { POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
 });

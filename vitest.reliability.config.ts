@@ -33,6 +33,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     fileParallelism: false,
+    setupFiles: ['test/support/setup.ts'],
     env: {
       POWERTOOLS_METRICS_DISABLED: 'true',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

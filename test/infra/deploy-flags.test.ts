@@ -5,6 +5,7 @@ import { ensureAppBuilt } from '../../app/build.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, type FootfallConfig } from '../../lib/config.js';
 import { ORIGIN_SECRET_HEADER } from '../../lambdas/domain/client-address.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../../local/geo.js';
+import { reliabilityOnly } from '../support/suite.js';
 import { synth, type Synthesized } from './synth.js';
 
 /**
@@ -86,6 +87,22 @@ beforeAll(async () => {
   await ensureAppBuilt(() => {});
 }, 120_000);
 
+/**
+ * Every row's flags in one config (where two rows set the same key, the later row's value): one synth under
+ * cdk-nag that builds the resources of every flag. `npm test` runs it; each row alone, one synth each, runs in
+ * the reliability suite (test/support/suite.ts).
+ */
+const EVERY_FLAG: Partial<FootfallConfig> = Object.assign({}, ...ROWS.map(([, config]) => config));
+
+/** A row's synth: its flags away from their defaults, no unacknowledged cdk-nag finding, the stack name. */
+function synthesizesClean(config: Partial<FootfallConfig>): void {
+  for (const [key, value] of Object.entries(config))
+    expect(value, key).not.toEqual(CONFIG_DEFAULTS[key as keyof FootfallConfig]);
+  const s = synth({ config, bundle: false, validate: true });
+  expect(s.nagViolations()).toEqual([]);
+  expect(s.stack.stackName).toBe(config.stackName ?? 'Footfall');
+}
+
 describe('every documented context flag synthesizes cdk-nag clean', () => {
   it('the table below covers every key of lib/config.ts, and docs/deploy.md documents each', () => {
     const set = new Set(ROWS.flatMap(([, config]) => Object.keys(config)));
@@ -93,18 +110,16 @@ describe('every documented context flag synthesizes cdk-nag clean', () => {
     expect([...documentedKeys].sort()).toEqual([...CONFIG_KEYS].sort());
   });
 
-  it.each(ROWS)(
-    '%s',
-    (_name, config) => {
-      for (const [key, value] of Object.entries(config))
-        expect(value, key).not.toEqual(CONFIG_DEFAULTS[key as keyof FootfallConfig]);
-      const s = synth({ config, bundle: false, validate: true });
-      expect(s.nagViolations()).toEqual([]);
-      expect(s.stack.stackName).toBe(config.stackName ?? 'Footfall');
-    },
-    120_000,
-  );
+  // The first validating synth of the file also loads CDK's template-validation rules.
+  it('every flag at once', () => synthesizesClean(EVERY_FLAG), 240_000);
 });
+
+reliabilityOnly(
+  'every documented context flag alone, and each suggested combination, synthesizes cdk-nag clean',
+  () => {
+    it.each(ROWS)('%s', (_name, config) => synthesizesClean(config), 120_000);
+  },
+);
 
 describe('two stacks in one account, or one name in two regions', () => {
   let prod: Synthesized;

@@ -1,41 +1,33 @@
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, type FootfallConfig } from '../../lib/config.js';
 import { FootfallStack } from '../../lib/footfall-stack.js';
 import type { FunctionSpec } from '../../lib/functions.js';
+import { recordSynthOutput } from '../support/synth-outputs.js';
+
+export { removeSynthOutputs } from '../support/synth-outputs.js';
 
 /** The feature flags of cdk.json, so tests synthesize what `cdk synth` does. */
 const cdkJson = JSON.parse(readFileSync(fileURLToPath(new URL('../../cdk.json', import.meta.url)), 'utf8')) as {
   context: Record<string, unknown>;
 };
 
-const outdirs: string[] = [];
-
 /**
  * A CDK App whose cloud assembly goes to a temp directory of ours. Without an
  * `outdir`, CDK makes `$TMPDIR/cdk.outXXXXXX` for every App and never removes
  * it (`npm test` once left hundreds); these are removed after the
- * test file that made them (`removeSynthOutputs`, registered below).
+ * test file that made them (`removeSynthOutputs`, run after every file by test/support/setup.ts).
  */
 export function testApp(props: AppProps = {}): App {
   const outdir = mkdtempSync(join(tmpdir(), 'ff-cdk-out-'));
-  outdirs.push(outdir);
+  recordSynthOutput(outdir);
   return new App({ ...props, outdir });
 }
-
-/** Removes every cloud assembly `testApp` made in this test file so far. */
-export function removeSynthOutputs(): void {
-  for (const dir of outdirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-// A test file that imports this module cleans up after its last test, whatever it synthesized.
-afterAll(removeSynthOutputs);
 
 export interface Synthesized {
   stack: FootfallStack;

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { reliabilityOnly } from '../support/suite.js';
 import { LocalEventStream } from '../../lambdas/adapters/local-stream.js';
 import { DynamoConfigStore, GenerationConflictError } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
@@ -270,39 +271,42 @@ describe('footfall rebuild: a new generation beside the live data, switched in o
     expect((await rebuild()).generation).toBe(2);
   }, 120_000);
 
-  it('a rebuild stopped in the middle of the archive resumes at its checkpoint and ends as a clean one would', async () => {
-    await put(
-      Array.from({ length: 1500 }, (_, i) =>
-        ev(`bulk-${i}`, `bulk-${String(i % 40).padStart(4, '0')}`, T + 1440 * MIN + i * 7 * MIN),
-      ),
-    );
-    const archive = new DuckDbArchiveReader(localPaths(svc.dataDir).archive);
-    let pages = 0;
-    // The archive read breaks after the first 1,000 events (one batch) are sessionized.
-    const breaking = {
-      firstDay: (s: string) => archive.firstDay(s),
-      visitors: (s: string, f: string, t: string) => archive.visitors(s, f, t),
-      events: async (s: string, f: string, t: string) => {
-        const inner = await archive.events(s, f, t);
-        return (async function* () {
-          for await (const page of inner) {
-            for (let i = 0; i < page.length; i += 500) {
-              if (++pages > 2) throw new Error('connection reset');
-              yield page.slice(i, i + 500);
+  // 1,500 more events and three rebuilds: a crash-and-resume test, run by the reliability suite (docs/reliability.md).
+  reliabilityOnly('a rebuild stopped by a crash', () => {
+    it('a rebuild stopped in the middle of the archive resumes at its checkpoint and ends as a clean one would', async () => {
+      await put(
+        Array.from({ length: 1500 }, (_, i) =>
+          ev(`bulk-${i}`, `bulk-${String(i % 40).padStart(4, '0')}`, T + 1440 * MIN + i * 7 * MIN),
+        ),
+      );
+      const archive = new DuckDbArchiveReader(localPaths(svc.dataDir).archive);
+      let pages = 0;
+      // The archive read breaks after the first 1,000 events (one batch) are sessionized.
+      const breaking = {
+        firstDay: (s: string) => archive.firstDay(s),
+        visitors: (s: string, f: string, t: string) => archive.visitors(s, f, t),
+        events: async (s: string, f: string, t: string) => {
+          const inner = await archive.events(s, f, t);
+          return (async function* () {
+            for await (const page of inner) {
+              for (let i = 0; i < page.length; i += 500) {
+                if (++pages > 2) throw new Error('connection reset');
+                yield page.slice(i, i + 500);
+              }
             }
-          }
-        })();
-      },
-    };
-    await expect(rebuild({ archive: breaking })).rejects.toThrow(/connection reset/);
-    const checkpoint = await new DynamoRebuildStore(svc.dynamo).checkpoint(DOMAIN, 1);
-    expect(checkpoint).toMatchObject({ generation: 1, batches: 1, events: 1000 });
-    const resumed = await rebuild();
-    expect(resumed).toMatchObject({ generation: 1, resumed: true, events: 1505, batches: 2 });
-    const afterResume = await read();
-    await rebuild();
-    expect(await read()).toEqual(afterResume);
-  }, 120_000);
+          })();
+        },
+      };
+      await expect(rebuild({ archive: breaking })).rejects.toThrow(/connection reset/);
+      const checkpoint = await new DynamoRebuildStore(svc.dynamo).checkpoint(DOMAIN, 1);
+      expect(checkpoint).toMatchObject({ generation: 1, batches: 1, events: 1000 });
+      const resumed = await rebuild();
+      expect(resumed).toMatchObject({ generation: 1, resumed: true, events: 1505, batches: 2 });
+      const afterResume = await read();
+      await rebuild();
+      expect(await read()).toEqual(afterResume);
+    }, 120_000);
+  });
 
   it('migrates a site whose data is in another storage layout: reports answer 503 until the rebuild switches to this layout', async () => {
     const before = await read();
