@@ -38,6 +38,7 @@ import {
   type PeriodTotals,
 } from '../../domain/payments/contribution.js';
 import { PARTITIONS, periodSk } from './items.js';
+import type { StoredPeriod } from '../../ports.js';
 
 /**
  * PAYMENT_LIST, PAYMENT_TOTALS, PAYMENT_CUSTOMERS and PAYMENT_CHANGE items
@@ -121,13 +122,6 @@ const dayOfPosition = (k: { pk: string; sk: string }) =>
 
 /** Every dimension slot: what a bulk recompute writes for each day and month. */
 const ALL_SLOTS_SET: ReadonlySet<DimensionSlot> = new Set(ALL_SLOTS);
-
-/** A period's counters as stored. */
-export interface StoredPeriod {
-  granularity: Granularity;
-  period: string;
-  totals: PeriodTotals;
-}
 
 function toContribution(item: Record<string, unknown>): Contribution {
   return JSON.parse(String(item.c)) as Contribution;
