@@ -17,11 +17,11 @@ import { PaymentListStore } from './payment-list-store.js';
 import { CohortStore } from './cohort-store.js';
 import type { RetentionCohorts } from '../../domain/reports/retention.js';
 import type { Payment } from '../../domain/payments/payment.js';
-import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
 import type { PaymentRef, ReportReads, RollupRead, StoredPeriod, VisitCountsRead } from '../../ports.js';
 import { PARTITIONS } from './items.js';
 import { DynamoImportedStore } from './imported-store.js';
+import { paymentItemKey, paymentOf, paymentRefOf } from './payments/payment-items.js';
 
 /**
  * The reads of the report API (`docs/data-model.md`, "Reports"): rollups by
@@ -189,10 +189,7 @@ export class DynamoReportStore implements ReportReads {
     )) {
       for (const item of page.Items ?? []) {
         if (item.type === 'VISIT' || item.type === 'VISIT_CHUNK') visitItems.push(item);
-        else if (item.type === 'VISITOR_PAYMENT') {
-          const [provider, ...id] = String(item.payment_key).split(':');
-          payments.push({ provider: provider as Provider, id: id.join(':') });
-        }
+        else if (item.type === 'VISITOR_PAYMENT') payments.push(paymentRefOf(String(item.payment_key)));
       }
     }
     return { visits: assembleVisits(visitItems, site, visitorId), payments };
@@ -223,14 +220,8 @@ export class DynamoReportStore implements ReportReads {
     if (keys.length === 0) return [];
     const items = await batchGet(
       this.conn,
-      keys.map((k) => ({
-        [PK]: PARTITIONS.payment.key(site),
-        [SK]: PARTITIONS.payment.items.PAYMENT.key(k.provider, k.id),
-      })),
+      keys.map((k) => paymentItemKey(site, k.provider, k.id)),
     );
-    return items.map((item) => {
-      const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
-      return rest as unknown as Payment;
-    });
+    return items.map(paymentOf);
   }
 }
