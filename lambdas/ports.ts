@@ -1,14 +1,25 @@
 import type { TrackedEvent } from './domain/tracked-event.js';
 import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
-import type { Dimension, RollupDelta } from './domain/rollup.js';
+import type { Dimension, Granularity, PaymentDimension, RollupDelta, RollupMetric } from './domain/rollup.js';
 import type { Filter } from './domain/reports/filters.js';
 import type { VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
 import type { Provider } from './domain/payments/facts.js';
-import type { Contribution } from './domain/payments/contribution.js';
+import type {
+  Contribution,
+  ListClass,
+  PeriodCustomers,
+  PeriodTotals,
+  ValueCounters,
+} from './domain/payments/contribution.js';
 import type { UsdRate } from './domain/payments/money.js';
+import type { PeriodSpan } from './domain/reports/periods.js';
+import type { VisitorSketch } from './domain/visitor-sketch.js';
+import type { RealtimeSlice } from './domain/realtime.js';
+import type { RetentionCohorts } from './domain/reports/retention.js';
+import type { ImportState, ImportedMetric, ImportedPeriod } from './domain/imported/aggregate.js';
 
 /**
  * The event stream (Kinesis in AWS, the durable local stream on a laptop).
@@ -482,4 +493,100 @@ export interface FilteredVisits {
     range: FilteredRange,
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>>;
+}
+
+/** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
+export interface RollupRead {
+  /** The item's site-local period: `YYYY-MM-DDTHH`, `YYYY-MM-DD` or `YYYY-MM`. */
+  period: string;
+  visits: number;
+  pageviews: number;
+  /** Named counters (bounces, durations in ms, …) by name. */
+  counters: Record<string, number>;
+  /** The period's distinct visitors. */
+  sketch: VisitorSketch;
+  /** Visits per value of the metric's dimension. */
+  counts: Record<string, number>;
+  /** Distinct visitors per value. */
+  valueSketches: Record<string, VisitorSketch>;
+}
+
+/** One `visits` rollup bucket of a period as a time series reads it: its counts without its visitor set. */
+export interface VisitCountsRead {
+  /** The item's site-local period, as `RollupRead.period`. */
+  period: string;
+  visits: number;
+  pageviews: number;
+  counters: Record<string, number>;
+  /** Distinct visitors of the period: exact while its set is exact (≤ 1,000 ids), else the HyperLogLog estimate. */
+  visitors: number;
+}
+
+/** A period's payment counters as stored (`docs/data-model.md`, "Payments"). */
+export interface StoredPeriod {
+  granularity: Granularity;
+  /** `YYYY-MM-DD` or `YYYY-MM`, site-local. */
+  period: string;
+  totals: PeriodTotals;
+}
+
+/** The imported days of a site (a Plausible export, `docs/ingestion.md`) as the reports read them; keyed by domain. */
+export interface ImportedReads {
+  /** The site's import, or null when it has none. */
+  state(domain: string): Promise<ImportState | null>;
+  /** A metric's imported periods over the spans (none for hourly spans: imports have days). */
+  periods(domain: string, metric: ImportedMetric, spans: readonly PeriodSpan[]): Promise<ImportedPeriod[]>;
+}
+
+/**
+ * The reads of the report use cases (`lambdas/services/reports.ts`; `docs/data-model.md`, "Reports"):
+ * rollups by period spans, payment counters and list pages, a visitor's partition, payments by key,
+ * realtime slices and retention's cohorts. `site` is a data namespace (`namespaceOf`); days and
+ * periods are site-local. One instance per report: it may share reads between the report's calls.
+ */
+export interface ReportReads {
+  readonly imported: ImportedReads;
+  /** The first local day with a visit or a payment, or null (the start of range `all`). */
+  firstDay(site: string): Promise<string | null>;
+  /** A metric's rollups over the spans, each with its period. */
+  rollups(site: string, metric: RollupMetric, spans: readonly PeriodSpan[]): Promise<RollupRead[]>;
+  /** The `visits` rollups of the spans' periods; with their visitor sets only for spans with `sketches`. */
+  visitRollups(
+    site: string,
+    spans: ReadonlyArray<PeriodSpan & { sketches: boolean }>,
+  ): Promise<Array<VisitCountsRead & { sketch: VisitorSketch | null }>>;
+  /** The payment counters of the spans' periods. */
+  paymentTotals(site: string, spans: readonly PeriodSpan[]): Promise<StoredPeriod[]>;
+  /** The distinct payers of the spans' periods. */
+  paymentCustomers(site: string, spans: readonly PeriodSpan[]): Promise<PeriodCustomers[]>;
+  /**
+   * Payment keys (`provider:id`) of a class from local day `startDay` back to `fromDay`, newest
+   * first, skipping `offset`, at most `limit`.
+   */
+  paymentPage(
+    site: string,
+    cls: ListClass,
+    fromDay: string,
+    startDay: string,
+    offset: number,
+    limit: number,
+  ): Promise<string[]>;
+  /** A payment dimension's counters per value over the spans' periods, one map per item read. */
+  paymentDimension(
+    site: string,
+    dimension: PaymentDimension,
+    spans: readonly PeriodSpan[],
+  ): Promise<Array<Record<string, ValueCounters>>>;
+  /** The realtime slices of a site from the minute of `sinceMs` (ms since epoch) on. */
+  realtime(site: string, sinceMs: number): Promise<RealtimeSlice[]>;
+  /** Everything in a visitor's partition: visits and the keys of their payments. */
+  visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: PaymentRef[] }>;
+  /** Retention's cohort counters of the range's spans and of the `churn_30d` window's, the first payer's day and the status sources. */
+  retentionCohorts(
+    site: string,
+    range: readonly PeriodSpan[],
+    window: readonly PeriodSpan[],
+  ): Promise<RetentionCohorts>;
+  /** The payments of `keys` that are stored (a key with none is left out). */
+  payments(site: string, keys: readonly PaymentRef[]): Promise<Payment[]>;
 }

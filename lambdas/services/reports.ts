@@ -28,10 +28,9 @@ import {
   type TimeseriesPoint,
 } from '../domain/reports/timeseries.js';
 import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
-import type { StoredPeriod } from '../adapters/dynamo/payments/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
-import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';
+import type { ReportReads, StoredPeriod } from '../ports.js';
 import {
   importedGoalCounts,
   importedIn,
@@ -43,7 +42,7 @@ import {
 
 export interface ReportDeps {
   sites: { listSites(): Promise<SiteConfig[]>; getSite(domain: string): Promise<SiteConfig | null> };
-  store: DynamoReportStore;
+  store: ReportReads;
   rates: () => Promise<UsdRate>;
   clock: () => number;
 }
@@ -85,7 +84,7 @@ function importedPeriods(
   deps: ReportDeps,
   site: SiteConfig,
   span: ImportedSpan | null,
-  metric: Parameters<DynamoReportStore['imported']['periods']>[1],
+  metric: Parameters<ReportReads['imported']['periods']>[1],
   range: DateRange,
   spans = periodSpans(range),
 ) {

@@ -12,18 +12,6 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const LAYERS = ['lambdas/services', 'lambdas/domain'];
 const FORBIDDEN = ['lambdas/adapters/', 'lambdas/wiring/', 'lambdas/entry/'];
-/**
- * Modules still bound to an adapter, each with the import it keeps and why. The test fails when
- * such an import is gone, so the list only shrinks.
- */
-const PENDING = new Map<string, readonly string[]>([
-  // The report store's reads change shape when the ReadCost parameter goes; its port follows that change.
-  [
-    'lambdas/services/reports.ts',
-    ['lambdas/adapters/dynamo/report-store.ts', 'lambdas/adapters/dynamo/payments/payment-list-store.ts'],
-  ],
-]);
-
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? sources(join(dir, entry.name)) : /\.ts$/.test(entry.name) ? [join(dir, entry.name)] : [],
@@ -56,15 +44,8 @@ describe('ports: services and the domain import no adapter', () => {
     const offending = files.flatMap((file) =>
       importsOf(file, readFileSync(join(root, file), 'utf8'))
         .filter((target) => FORBIDDEN.some((prefix) => target.startsWith(prefix)))
-        .filter((target) => !PENDING.get(file)?.includes(target))
         .map((target) => `${file} imports ${target}`),
     );
     expect(offending).toEqual([]);
-  });
-
-  it('each pending exception is still needed', () => {
-    for (const [file, targets] of PENDING)
-      for (const target of targets)
-        expect(importsOf(file, readFileSync(join(root, file), 'utf8')), file).toContain(target);
   });
 });

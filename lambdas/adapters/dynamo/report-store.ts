@@ -1,7 +1,7 @@
 import { QueryCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from './client.js';
 import { PK, SK } from './table.js';
-import { readRollups, readVisitCounts, type VisitCountsRead } from './rollup-reader.js';
+import { readRollups, readVisitCounts } from './rollup-reader.js';
 import { assembleVisits, visitorPk } from './visit-store.js';
 import { readPendingParts } from './rollup-reader.js';
 import { rollupPk } from './rollup-keys.js';
@@ -13,26 +13,15 @@ import type { PaymentDimension, RollupMetric } from '../../domain/rollup.js';
 import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { countVisitors, deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
-import { PaymentListStore, type StoredPeriod } from './payments/payment-list-store.js';
+import { PaymentListStore } from './payments/payment-list-store.js';
 import { CohortStore } from './cohort-store.js';
-import type { CohortGroups } from '../../domain/reports/cohorts.js';
+import type { RetentionCohorts } from '../../domain/reports/retention.js';
 import type { Payment } from '../../domain/payments/payment.js';
-import type { Customer } from '../../domain/payments/customer.js';
-import type { Provider } from '../../domain/payments/facts.js';
 import type { Visit } from '../../domain/visit.js';
+import type { PaymentRef, ReportReads, RollupRead, StoredPeriod, VisitCountsRead } from '../../ports.js';
 import { PARTITIONS } from './items.js';
 import { DynamoImportedStore } from './imported-store.js';
-
-/** One rollup item as the reports use it (`RollupItem` with its sketch read). */
-export interface RollupRead {
-  period: string;
-  visits: number;
-  pageviews: number;
-  counters: Record<string, number>;
-  sketch: VisitorSketch;
-  counts: Record<string, number>;
-  valueSketches: Record<string, VisitorSketch>;
-}
+import { paymentItemKey, paymentOf, paymentRefOf } from './payments/payment-items.js';
 
 /**
  * The reads of the report API (`docs/data-model.md`, "Reports"): rollups by
@@ -41,7 +30,7 @@ export interface RollupRead {
  * shared by its reads. What a report's reads cost is counted at the SDK
  * client (`CapacityMeter.measure`, scoped to the report's async context).
  */
-export class DynamoReportStore {
+export class DynamoReportStore implements ReportReads {
   constructor(private readonly conn: DynamoConnection) {
     this.list = new PaymentListStore(conn);
     this.cohortStore = new CohortStore(conn);
@@ -187,12 +176,9 @@ export class DynamoReportStore {
   }
 
   /** Everything in a visitor's partition: visits and the keys of their payments. */
-  async visitor(
-    site: string,
-    visitorId: string,
-  ): Promise<{ visits: Visit[]; payments: Array<{ provider: Provider; id: string }> }> {
+  async visitor(site: string, visitorId: string): Promise<{ visits: Visit[]; payments: PaymentRef[] }> {
     const visitItems: Array<Record<string, unknown>> = [];
-    const payments: Array<{ provider: Provider; id: string }> = [];
+    const payments: PaymentRef[] = [];
     for await (const page of paginateQuery(
       { client: this.conn.doc },
       {
@@ -203,10 +189,7 @@ export class DynamoReportStore {
     )) {
       for (const item of page.Items ?? []) {
         if (item.type === 'VISIT' || item.type === 'VISIT_CHUNK') visitItems.push(item);
-        else if (item.type === 'VISITOR_PAYMENT') {
-          const [provider, ...id] = String(item.payment_key).split(':');
-          payments.push({ provider: provider as Provider, id: id.join(':') });
-        }
+        else if (item.type === 'VISITOR_PAYMENT') payments.push(paymentRefOf(String(item.payment_key)));
       }
     }
     return { visits: assembleVisits(visitItems, site, visitorId), payments };
@@ -222,12 +205,7 @@ export class DynamoReportStore {
     site: string,
     range: readonly PeriodSpan[],
     window: readonly PeriodSpan[],
-  ): Promise<{
-    considered: CohortGroups;
-    window: CohortGroups;
-    firstDay: string | null;
-    sources: Record<string, boolean>;
-  }> {
+  ): Promise<RetentionCohorts> {
     const [flags, considered, churn, firstDay] = await Promise.all([
       this.cohortStore.sourceFlags(site, false),
       this.cohortStore.cohorts(site, range),
@@ -237,38 +215,13 @@ export class DynamoReportStore {
     return { considered, window: churn, firstDay, sources: flags.sources };
   }
 
-  /** Every customer of the site: its whole `CUST#<site>` partition. */
-  async customers(site: string): Promise<Customer[]> {
-    return (await this.partition(PARTITIONS.customer.key(site))) as unknown as Customer[];
-  }
-
-  /** The items of one partition without their keys and type, paged at 1 MB, each page counted. */
-  private async partition(pk: string): Promise<Array<Record<string, unknown>>> {
-    const out: Array<Record<string, unknown>> = [];
-    for await (const page of paginateQuery(
-      { client: this.conn.doc },
-      { TableName: this.conn.table, KeyConditionExpression: `${PK} = :pk`, ExpressionAttributeValues: { ':pk': pk } },
-    )) {
-      for (const item of page.Items ?? []) {
-        const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
-        out.push(rest);
-      }
-    }
-    return out;
-  }
-
-  async payments(site: string, keys: ReadonlyArray<{ provider: Provider; id: string }>): Promise<Payment[]> {
+  /** The stored payments of `keys` (one BatchGetItem per 100 keys). */
+  async payments(site: string, keys: readonly PaymentRef[]): Promise<Payment[]> {
     if (keys.length === 0) return [];
     const items = await batchGet(
       this.conn,
-      keys.map((k) => ({
-        [PK]: PARTITIONS.payment.key(site),
-        [SK]: PARTITIONS.payment.items.PAYMENT.key(k.provider, k.id),
-      })),
+      keys.map((k) => paymentItemKey(site, k.provider, k.id)),
     );
-    return items.map((item) => {
-      const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
-      return rest as unknown as Payment;
-    });
+    return items.map(paymentOf);
   }
 }

@@ -9,6 +9,7 @@ import { batchGet } from './batch.js';
 import type { Granularity, RollupMetric } from '../../domain/rollup.js';
 import { dict } from '../../domain/dict.js';
 import { PARTITIONS } from './items.js';
+import type { VisitCountsRead } from '../../ports.js';
 
 const { ROLLUP, ROLLUP_COUNTS } = PARTITIONS.rollup.items;
 
@@ -150,16 +151,6 @@ export async function readRollups(
     }
   }
   return items;
-}
-
-/** One `visits` rollup bucket of a period as a time series reads it (`readVisitCounts`). */
-export interface VisitCountsRead {
-  period: string;
-  visits: number;
-  pageviews: number;
-  counters: Record<string, number>;
-  /** Distinct visitors of the period: exact while its set is exact (≤ 1,000 ids), else the HyperLogLog estimate. */
-  visitors: number;
 }
 
 /**

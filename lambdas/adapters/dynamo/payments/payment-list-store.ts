@@ -19,9 +19,8 @@ import {
   refundedPk,
 } from './payment-list-positions.js';
 import { PaymentListRecompute } from './payment-list-recompute.js';
-import { PaymentTotalsItems, totalsPk, type StoredPeriod } from './payment-list-totals.js';
-
-export type { StoredPeriod };
+import { PaymentTotalsItems, totalsPk } from './payment-list-totals.js';
+import type { StoredPeriod } from '../../../ports.js';
 
 /**
  * The partitions of a site's payment counters that do not depend on time: PAYMENT_TOTALS and

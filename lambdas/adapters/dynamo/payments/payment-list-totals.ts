@@ -6,6 +6,7 @@ import { PK, SK } from '../table.js';
 import type { Granularity } from '../../../domain/rollup.js';
 import type { PeriodTotals } from '../../../domain/payments/contribution.js';
 import { queryBetween, writeGuarded } from './payment-list-items.js';
+import type { StoredPeriod } from '../../../ports.js';
 
 /**
  * PAYMENT_TOTALS and PAYMENT_CHANGE, partition `PT#<site>` (`docs/data-model.md`, "Payments"):
@@ -15,13 +16,6 @@ import { queryBetween, writeGuarded } from './payment-list-items.js';
  */
 export const totalsPk = (site: string) => PARTITIONS.paymentTotals.key(site);
 const { PAYMENT_TOTALS, PAYMENT_CHANGE } = PARTITIONS.paymentTotals.items;
-
-/** A period's counters as stored. */
-export interface StoredPeriod {
-  granularity: Granularity;
-  period: string;
-  totals: PeriodTotals;
-}
 
 /** The PAYMENT_TOTALS and PAYMENT_CHANGE items of a site's namespace. */
 export class PaymentTotalsItems {
