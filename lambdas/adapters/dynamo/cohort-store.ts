@@ -13,7 +13,6 @@ import { PK, SK } from './table.js';
 import { BULK_CONCURRENCY, batchWrite } from './batch.js';
 import { inParallel } from '../../domain/parallel.js';
 import type { RecomputeBatch } from './payment-list-store.js';
-import { localDay } from '../../domain/range.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import { PROVIDERS, type Provider } from '../../domain/payments/facts.js';
 import type { Customer, SubscriptionState } from '../../domain/payments/customer.js';
@@ -23,6 +22,7 @@ import type { PeriodSpan } from '../../domain/reports/periods.js';
 import {
   GROUPINGS,
   cohortOf,
+  keptFrom,
   deserializeGroups,
   emptyCohort,
   mergeCohorts,
@@ -35,6 +35,7 @@ import {
   type PayerSummary,
 } from '../../domain/reports/cohorts.js';
 import { PARTITIONS, periodSk } from './items.js';
+import { payerCustomerId, payerProvider, type PayerFacts } from '../../domain/payments/payer.js';
 import { dict } from '../../domain/dict.js';
 
 /**
@@ -85,11 +86,6 @@ const payerOfSk = (sk: string) => {
 /** Summary items (PAYER_STATE, COHORT_MEMBER) a bulk load holds before writing them: ≤ 1 KB each, so at most about 1 MB. */
 const SUMMARY_WRITE_BUFFER = 1_000;
 
-/** The provider of a payer key: `provider:customer`, or `payment:provider:id` for a payment without a customer. */
-const providerOf = (payer: string) => (payer.startsWith('payment:') ? payer.split(':')[1] : payer.split(':')[0]) ?? '';
-/** The customer id of a payer key, or null for a payment without a customer. */
-const customerIdOf = (payer: string) => (payer.startsWith('payment:') ? null : payer.slice(payer.indexOf(':') + 1));
-
 /**
  * The three COHORT items of a period (`D#<day>` or `M#<month>`): one per
  * grouping, the channels one carrying the period's payers (`n`).
@@ -111,9 +107,6 @@ export function cohortItems(
   }));
 }
 
-/** The first "paying until" day a recompute at `now` keeps: its local day; every day without a clock. */
-const dropBefore = (now: number | undefined, timezone: string) => (now === undefined ? '' : localDay(now, timezone));
-
 /** The payers a recompute batch waits to recompute (their states marked `pend`). */
 interface Deferred {
   site: string;
@@ -124,13 +117,6 @@ interface Deferred {
 
 function ignoreCondition(error: unknown): void {
   if (!(error instanceof ConditionalCheckFailedException)) throw error;
-}
-
-/** What a payer's recompute needs: its countable payments and its customer's subscription statuses. */
-interface PayerFacts {
-  summary: PayerSummary | null;
-  statuses: SubscriptionState[];
-  customerExists: boolean;
 }
 
 /** The cohort rollups of retention and the per-payer items they are recomputed from. */
@@ -325,7 +311,7 @@ export class CohortStore {
       ConsistentRead: true,
       Limit: 200,
     };
-    const customerId = customerIdOf(payer);
+    const customerId = payerCustomerId(payer);
     const [customer] = await Promise.all([
       customerId === null
         ? Promise.resolve(undefined)
@@ -335,7 +321,7 @@ export class CohortStore {
                 TableName: this.conn.table,
                 Key: {
                   [PK]: PARTITIONS.customer.key(site),
-                  [SK]: PARTITIONS.customer.items.CUSTOMER.key(providerOf(payer), customerId),
+                  [SK]: PARTITIONS.customer.items.CUSTOMER.key(payerProvider(payer), customerId),
                 },
                 ConsistentRead: true,
               }),
@@ -373,7 +359,7 @@ export class CohortStore {
     collect?: Set<string>,
   ): Promise<(() => Promise<void>) | null> {
     const stateKey = { [PK]: payerPk(site), [SK]: stateSk(payer) };
-    const provider = providerOf(payer);
+    const provider = payerProvider(payer);
     const sourcesOk = (facts: PayerFacts, sources: Record<string, boolean>) =>
       !(facts.summary !== null || facts.customerExists) ||
       (provider in sources && (facts.statuses.length === 0 || sources[provider] === true));
@@ -534,7 +520,7 @@ export class CohortStore {
     await this.writeCohort(
       site,
       periodSk('D', day),
-      cohortOf(members, dropBefore(now, timezone), true),
+      cohortOf(members, keptFrom(now, timezone), true),
       members.length,
       src,
     );
@@ -549,7 +535,7 @@ export class CohortStore {
       periodSk('M', month),
       mergeCohorts(
         days.map((d) => d.cohort),
-        dropBefore(now, timezone),
+        keptFrom(now, timezone),
         true,
       ),
       days.reduce((n, d) => n + d.payers, 0),
@@ -766,7 +752,7 @@ export class CohortStore {
         if (held.length > 0) items.push({ [PK]: payerPk(site), [SK]: stateSk(payer), type: 'PAYER_STATE', n: 0 });
         return;
       }
-      sources.set(providerOf(payer), sources.get(providerOf(payer)) ?? false);
+      sources.set(payerProvider(payer), sources.get(payerProvider(payer)) ?? false);
       days.add(summary.day);
       items.push({
         [PK]: payerPk(site),

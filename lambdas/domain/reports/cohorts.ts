@@ -269,6 +269,38 @@ export function mergeCohorts(cohorts: readonly CohortGroups[], fromDay = '', bou
   return bounded ? boundCohort(out) : out;
 }
 
+/**
+ * The first "paying until" day a cohort recompute at `now` keeps: its site-local day (nobody can be
+ * paying again on an earlier one, `docs/retention.md` "Bounds"); '' (every day) without a clock.
+ *
+ * @param now ms since epoch, or undefined
+ */
+export const keptFrom = (now: number | undefined, timezone: string): string =>
+  now === undefined ? '' : localDay(now, timezone);
+
+/** A period's cohort counters (bounded, as its items hold them) and its payers. */
+export interface PeriodCohort {
+  cohort: CohortGroups;
+  payers: number;
+}
+
+/** A day's cohort from the summaries of its members (the payers whose first payment is on it). */
+export function dayCohort(members: readonly PayerSummary[], fromDay: string): PeriodCohort {
+  return { cohort: cohortOf(members, fromDay, true), payers: members.length };
+}
+
+/** A month's cohort from its days' cohorts: their counters merged, their payers summed. */
+export function monthCohort(days: readonly PeriodCohort[], fromDay: string): PeriodCohort {
+  return {
+    cohort: mergeCohorts(
+      days.map((d) => d.cohort),
+      fromDay,
+      true,
+    ),
+    payers: days.reduce((n, d) => n + d.payers, 0),
+  };
+}
+
 function boundCohort(c: CohortGroups): CohortGroups {
   return { channels: c.channels, referrers: fold(c.referrers), campaigns: fold(c.campaigns) };
 }
