@@ -19,7 +19,7 @@ import type { BulkLoadOptions, PaymentBulkLoad, PaymentImportWrites, PaymentLedg
 import type { UsdRate } from '../../domain/payments/money.js';
 import { contributionOf, paymentKey, type Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore, type RecomputeBatch } from './payment-list-store.js';
-import { CohortStore } from './cohort-store.js';
+import { PayerCohortStore as CohortStore } from './payments/payer-cohorts.js';
 import { PARTITIONS } from './items.js';
 import { inParallel } from '../../domain/parallel.js';
 
