@@ -12,7 +12,7 @@ import { dict, parseDict } from '../dict.js';
  * per payer from its payments and subscription statuses), and the cohort
  * counters of a set of payers (`CohortGroups`, per group key of each of the
  * three groupings). The whole-site computation (`retentionReport`) and the
- * cohort rollups (`CohortStore`) are both built from these functions, so the
+ * cohort rollups (`PayerCohortStore`, `CohortRecompute`) are both built from these functions, so the
  * report is the same whichever path computed it.
  */
 

@@ -52,7 +52,7 @@ export class CohortMemberStore {
   /** The summaries of the payers whose first payment is on a local day (one paged Query). */
   async ofDay(site: string, day: string): Promise<PayerSummary[]> {
     const out: PayerSummary[] = [];
-    for await (const page of paginateQuery({ client: this.conn.doc }, this.query(site, dayMembers(day))))
+    for await (const page of paginateQuery({ client: this.conn.doc }, this.query(site, ':day', dayMembers(day))))
       for (const item of page.Items ?? []) out.push(summaryOf(item));
     return out;
   }
@@ -60,7 +60,7 @@ export class CohortMemberStore {
   /** The summaries of the payers whose first payment is in a month, by local day (`ofDay`'s order, one paged Query). */
   async ofMonth(site: string, month: string): Promise<Map<string, PayerSummary[]>> {
     const out = new Map<string, PayerSummary[]>();
-    for await (const page of paginateQuery({ client: this.conn.doc }, this.query(site, monthMembers(month))))
+    for await (const page of paginateQuery({ client: this.conn.doc }, this.query(site, ':month', monthMembers(month))))
       for (const item of page.Items ?? []) {
         const summary = summaryOf(item);
         const day = out.get(summary.day);
@@ -70,11 +70,12 @@ export class CohortMemberStore {
     return out;
   }
 
-  private query(site: string, prefix: string) {
+  /** A consistent Query of the members whose key starts with `prefix` (named `name` in the request). */
+  private query(site: string, name: ':day' | ':month', prefix: string) {
     return {
       TableName: this.conn.table,
-      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, :p)`,
-      ExpressionAttributeValues: { ':pk': memberPk(site), ':p': prefix },
+      KeyConditionExpression: `${PK} = :pk AND begins_with(${SK}, ${name})`,
+      ExpressionAttributeValues: { ':pk': memberPk(site), [name]: prefix },
       ConsistentRead: true,
     };
   }
