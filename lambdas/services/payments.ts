@@ -135,7 +135,7 @@ export async function updateCustomer(
  * leaves every item as it was.
  *
  * @param batch when given, the payment rollups' recomputes (and the
- *   retention payers' and cohorts', `CohortStore.syncPayment`) wait for
+ *   retention payers' and cohorts', `PayerCohorts.syncPayment`) wait for
  *   `deps.payments.finishSync(batch)`, done once for many payments
  *   (`recreditVisitors`); the caller must call it
  * @param queued payment keys (`paymentKey`) the caller settles next, after this one: a re-credit of the

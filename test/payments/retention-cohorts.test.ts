@@ -7,7 +7,9 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { cohortPk, memberPk, payerPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
+import { payerPk } from '../../lambdas/adapters/dynamo/payments/payer-items.js';
+import { memberPk } from '../../lambdas/adapters/dynamo/payments/cohort-member-items.js';
+import { cohortPk } from '../../lambdas/adapters/dynamo/payments/cohort-items.js';
 import { retentionReport, type RetentionReport } from '../../lambdas/domain/reports/retention.js';
 import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';

@@ -4,15 +4,15 @@ import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
-import { cohortItems, cohortPk } from '../../lambdas/adapters/dynamo/cohort-store.js';
+import { cohortItems, cohortPk } from '../../lambdas/adapters/dynamo/payments/cohort-items.js';
 import { batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { localDay, resolveRange } from '../../lambdas/domain/range.js';
 import {
-  cohortOf,
-  mergeCohorts,
+  dayCohort,
+  monthCohort,
   payerSummary,
-  type CohortGroups,
+  type PeriodCohort,
   type GroupValues,
   type PayerPayment,
   type PayerSummary,
@@ -28,7 +28,7 @@ import { memoryTable } from '../support/dynamo.js';
  * renewing every 30 days until it cancels (6% a month) or today, 3% of
  * payments refunded in full, 10% unattributed, referrers from a long tail of
  * 3,000 hosts and campaigns from 800 — summarized by `payerSummary` and
- * rolled up by `cohortOf` / `mergeCohorts` exactly as the payment service
+ * rolled up by `dayCohort` / `monthCohort` exactly as the payment service
  * recomputes them; only the COHORT items the report reads are written (the
  * per-payer items below them are not read by the report). Item sizes are read
  * back from dynalite.
@@ -98,27 +98,16 @@ describe('retention at 100,000 payments a month: ≤ 25 requests and ≤ 4 MB wh
     site = generate();
     const today = localDay(NOW, TZ);
     const items: Array<Record<string, unknown>> = [];
-    const byMonth = new Map<string, Array<{ cohort: CohortGroups; payers: number }>>();
+    const byMonth = new Map<string, PeriodCohort[]>();
     for (const [day, members] of site.members) {
-      // As CohortStore.recomputeDay: bounded, "paying until" days before the recompute's day dropped.
-      const cohort = cohortOf(members, today, true);
-      items.push(...cohortItems(SITE, `D#${day}`, cohort, members.length, 1));
-      byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), { cohort, payers: members.length }]);
+      // As CohortRecompute.day: bounded, "paying until" days before the recompute's day dropped.
+      const cohort = dayCohort(members, today);
+      items.push(...cohortItems(SITE, `D#${day}`, cohort.cohort, cohort.payers, 1));
+      byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), cohort]);
     }
     for (const [month, days] of byMonth) {
-      items.push(
-        ...cohortItems(
-          SITE,
-          `M#${month}`,
-          mergeCohorts(
-            days.map((d) => d.cohort),
-            today,
-            true,
-          ),
-          days.reduce((n, d) => n + d.payers, 0),
-          1,
-        ),
-      );
+      const cohort = monthCohort(days, today);
+      items.push(...cohortItems(SITE, `M#${month}`, cohort.cohort, cohort.payers, 1));
     }
     await batchWrite(
       conn,

@@ -7,7 +7,7 @@ import type { UsdRate } from '../../domain/payments/money.js';
 import type { Contribution } from '../../domain/payments/contribution.js';
 import { PaymentListStore } from './payments/payment-list-store.js';
 import type { RecomputeBatch } from './payments/payment-list-batch.js';
-import { CohortStore } from './cohort-store.js';
+import { PayerCohortStore } from './payments/payer-cohorts.js';
 import { PaymentRecords } from './payments/payment-store-records.js';
 import { CustomerRecords } from './payments/payment-store-customers.js';
 import { PaymentTimeline } from './payments/payment-store-timeline.js';
@@ -124,11 +124,11 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
   private listStore: PaymentListStore | undefined;
 
   /** Retention's payer summaries and cohort rollups (`CohortStore`). */
-  get cohorts(): CohortStore {
-    return (this.cohortStore ??= new CohortStore(this.conn));
+  get cohorts(): PayerCohortStore {
+    return (this.cohortStore ??= new PayerCohortStore(this.conn));
   }
 
-  private cohortStore: CohortStore | undefined;
+  private cohortStore: PayerCohortStore | undefined;
 
   /**
    * Brings a payment's derived items in line with it: its list items and the

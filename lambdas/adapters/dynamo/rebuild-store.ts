@@ -7,7 +7,9 @@ import { readPendingParts } from './rollup-reader.js';
 import { rollupPk } from './rollup-keys.js';
 import { rollupLogPk } from './rollup-log.js';
 import { visitorPk } from './visit-store.js';
-import { cohortPk, memberPk, payerPk } from './cohort-store.js';
+import { payerPk } from './payments/payer-items.js';
+import { memberPk } from './payments/cohort-member-items.js';
+import { cohortPk } from './payments/cohort-items.js';
 import { PaymentListStore, counterPartitions } from './payments/payment-list-store.js';
 import { ROLLUP_METRICS } from '../../domain/rollup.js';
 import { PROVIDERS } from '../../domain/payments/facts.js';
@@ -33,7 +35,7 @@ export function namespacePartitions(ns: string): string[] {
     ...counterPartitions(ns),
     PARTITIONS.payment.key(ns),
     PARTITIONS.customer.key(ns),
-    // Retention: payers' payments and states, cohort members, cohorts (`cohort-store.ts`).
+    // Retention: payers' payments and states, cohort members, cohorts (`payments/payer-items.ts`, `cohort-member-items.ts`, `cohort-items.ts`).
     payerPk(ns),
     memberPk(ns),
     cohortPk(ns),

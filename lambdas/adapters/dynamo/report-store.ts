@@ -14,7 +14,7 @@ import type { PeriodSpan } from '../../domain/reports/periods.js';
 import { countVisitors, deserializeSketch, type VisitorSketch } from '../../domain/visitor-sketch.js';
 import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
 import { PaymentListStore } from './payments/payment-list-store.js';
-import { CohortStore } from './cohort-store.js';
+import { CohortStore } from './payments/cohort-store.js';
 import type { RetentionCohorts } from '../../domain/reports/retention.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Visit } from '../../domain/visit.js';

@@ -12,7 +12,7 @@ import { dict, parseDict } from '../dict.js';
  * per payer from its payments and subscription statuses), and the cohort
  * counters of a set of payers (`CohortGroups`, per group key of each of the
  * three groupings). The whole-site computation (`retentionReport`) and the
- * cohort rollups (`CohortStore`) are both built from these functions, so the
+ * cohort rollups (`PayerCohortStore`, `CohortRecompute`) are both built from these functions, so the
  * report is the same whichever path computed it.
  */
 
@@ -267,6 +267,38 @@ export function mergeCohorts(cohorts: readonly CohortGroups[], fromDay = '', bou
       for (const [id, counts] of Object.entries(c[grouping]))
         addCounts((out[grouping][id] ??= emptyCounts()), counts, fromDay);
   return bounded ? boundCohort(out) : out;
+}
+
+/**
+ * The first "paying until" day a cohort recompute at `now` keeps: its site-local day (nobody can be
+ * paying again on an earlier one, `docs/retention.md` "Bounds"); '' (every day) without a clock.
+ *
+ * @param now ms since epoch, or undefined
+ */
+export const keptFrom = (now: number | undefined, timezone: string): string =>
+  now === undefined ? '' : localDay(now, timezone);
+
+/** A period's cohort counters (bounded, as its items hold them) and its payers. */
+export interface PeriodCohort {
+  cohort: CohortGroups;
+  payers: number;
+}
+
+/** A day's cohort from the summaries of its members (the payers whose first payment is on it). */
+export function dayCohort(members: readonly PayerSummary[], fromDay: string): PeriodCohort {
+  return { cohort: cohortOf(members, fromDay, true), payers: members.length };
+}
+
+/** A month's cohort from its days' cohorts: their counters merged, their payers summed. */
+export function monthCohort(days: readonly PeriodCohort[], fromDay: string): PeriodCohort {
+  return {
+    cohort: mergeCohorts(
+      days.map((d) => d.cohort),
+      fromDay,
+      true,
+    ),
+    payers: days.reduce((n, d) => n + d.payers, 0),
+  };
 }
 
 function boundCohort(c: CohortGroups): CohortGroups {
