@@ -271,7 +271,8 @@ export function mergeCohorts(cohorts: readonly CohortGroups[], fromDay = '', bou
 
 /**
  * The first "paying until" day a cohort recompute at `now` keeps: its site-local day (nobody can be
- * paying again on an earlier one, `docs/retention.md` "Bounds"); '' (every day) without a clock.
+ * paying again on an earlier one, `docs/retention.md` "How it is computed: payer summaries and cohort
+ * rollups"); '' (every day) without a clock.
  *
  * @param now ms since epoch, or undefined
  */
