@@ -11,7 +11,7 @@ import type { Filter } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
 import { BREAKDOWN_COLUMNS, filterSql } from './filter-sql.js';
-import { dictionaryFilePath, monthFilePath, paymentsFilePath } from './visit-table.js';
+import { dictionaryFilePath, monthFilePath, openFilePath, paymentsFilePath } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
 
 /**
@@ -35,10 +35,10 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.db;
   }
 
-  /** `read_parquet` of the written files of a day span's months, or null when none was written. */
-  private files(path: (month: string) => string, from: string, to: string): string | null {
+  /** `read_parquet` of the written files of a day span's months (and `extra`), or null when none was written. */
+  private files(path: (month: string) => string, from: string, to: string, extra: string[] = []): string | null {
     const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
-    const files = months.map(path).filter((f) => existsSync(f));
+    const files = [...months.map(path), ...extra].filter((f) => existsSync(f));
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}])` : null;
   }
 
@@ -49,7 +49,10 @@ export class LocalFilteredVisits implements FilteredVisits {
     const dict = existsSync(dictFile)
       ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
       : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
-    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to);
+    // The open days' file holds the days after the last closed one: the range's days select from it too.
+    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to, [
+      openFilePath(this.root, site),
+    ]);
     if (visits === null) return null;
     const payments =
       this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
