@@ -3,6 +3,7 @@ import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { Dimension, RollupDelta } from './domain/rollup.js';
 import type { Filter } from './domain/reports/filters.js';
+import type { FilteredInput } from './domain/reports/filtered.js';
 import type { PaymentTableRow, VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
@@ -482,6 +483,12 @@ export interface FilteredVisits {
     range: FilteredRange,
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>>;
+  /**
+   * The matching visits from `creditedFrom` to the range's end, as rows, and the range's counted
+   * payments credited to one of them, each with its visit's row (what goals and the time series read).
+   * @throws Error with the engine's message
+   */
+  input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput>;
 }
 
 /**

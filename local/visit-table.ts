@@ -72,6 +72,47 @@ export const dictionaryFilePath = (root: string, site: string) =>
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
 
+/** The columns `rowDecoder` reads, over a relation of the table's rows. */
+export const DECODED_COLUMNS = '*, day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms';
+
+/**
+ * A result row of `DECODED_COLUMNS` back to text through a site's dictionary.
+ * @param source what is read, for the error
+ * @throws Error when an id is not in its dictionary
+ */
+export function rowDecoder(
+  entries: readonly DictionaryEntry[],
+  source: string,
+): (r: Record<string, unknown>) => VisitRow {
+  const names = new Map<string, Map<number, string>>();
+  for (const e of entries) {
+    const ids = names.get(e.dictionary) ?? new Map<number, string>();
+    ids.set(e.id, e.value);
+    names.set(e.dictionary, ids);
+  }
+  const name = (dictionary: DictionaryName, id: unknown): string | null => {
+    if (id === null) return null;
+    const value = names.get(dictionary)?.get(Number(id));
+    if (value === undefined) throw new Error(`${source}: id ${String(id)} is not in the ${dictionary} dictionary`);
+    return value;
+  };
+  return (r) => ({
+    visit_id: String(r.visit_id),
+    visitor_id: String(r.visitor_id),
+    day: String(r.day_text),
+    start_ms: Number(r.start_ms),
+    pageviews: Number(r.pageviews),
+    bounce: r.bounce === true,
+    timed: r.timed === true,
+    duration_ms: Number(r.duration_ms),
+    dimensions: Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, name(d, r[d])])) as VisitRow['dimensions'],
+    landing_page: name('page', r.landing_page) ?? '',
+    exit_page: name('page', r.exit_page),
+    pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
+    goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
+  });
+}
+
 export class LocalVisitTable implements VisitTableStore {
   private readonly root: string;
   private db: Promise<DuckDBConnection> | undefined;
@@ -270,36 +311,9 @@ export class LocalVisitTable implements VisitTableStore {
     const file = this.monthFile(site, month);
     if (!existsSync(file)) return [];
     const db = await this.connect();
-    const names = new Map<string, Map<number, string>>();
-    for (const e of await this.readDictionary(site)) {
-      const ids = names.get(e.dictionary) ?? new Map<number, string>();
-      ids.set(e.id, e.value);
-      names.set(e.dictionary, ids);
-    }
-    const name = (dictionary: DictionaryName, id: unknown): string | null => {
-      if (id === null) return null;
-      const value = names.get(dictionary)?.get(Number(id));
-      if (value === undefined) throw new Error(`${file}: id ${String(id)} is not in the ${dictionary} dictionary`);
-      return value;
-    };
-    const reader = await db.runAndReadAll(
-      `SELECT *, day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms FROM read_parquet(${sqlLiteral(file)})`,
-    );
-    return reader.getRowObjectsJS().map((r) => ({
-      visit_id: String(r.visit_id),
-      visitor_id: String(r.visitor_id),
-      day: String(r.day_text),
-      start_ms: Number(r.start_ms),
-      pageviews: Number(r.pageviews),
-      bounce: r.bounce === true,
-      timed: r.timed === true,
-      duration_ms: Number(r.duration_ms),
-      dimensions: Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, name(d, r[d])])) as VisitRow['dimensions'],
-      landing_page: name('page', r.landing_page) ?? '',
-      exit_page: name('page', r.exit_page),
-      pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
-      goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
-    }));
+    const decode = rowDecoder(await this.readDictionary(site), file);
+    const reader = await db.runAndReadAll(`SELECT ${DECODED_COLUMNS} FROM read_parquet(${sqlLiteral(file)})`);
+    return reader.getRowObjectsJS().map(decode);
   }
 
   /** Closes DuckDB once the write in progress ends. */

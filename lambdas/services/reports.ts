@@ -32,6 +32,15 @@ import type { StoredPeriod } from '../adapters/dynamo/payment-list-store.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { DynamoReportStore } from '../adapters/dynamo/report-store.js';
+import type { FilteredVisits } from '../ports.js';
+import type { Filter } from '../domain/reports/filters.js';
+import {
+  engineOf,
+  filteredBreakdownRows,
+  filteredGoalRows,
+  filteredPoints,
+  filteredTotals,
+} from './filtered-reports.js';
 import {
   importedGoalCounts,
   importedIn,
@@ -46,6 +55,26 @@ export interface ReportDeps {
   store: DynamoReportStore;
   rates: () => Promise<UsdRate>;
   clock: () => number;
+  /** The filtered reports' engine (`docs/data-model.md`, "Filtered reports"); without it a request with `filters` is a 400. */
+  filtered?: FilteredVisits;
+}
+
+/** The query of a dated report: its range, and the filter of `filters` (absent, or null for `[]`: the unfiltered report). */
+export type DatedQuery = RangeQuery & { filters?: Filter | null };
+
+/** What a filtered answer says it left out (`docs/api.md`, "Filters"): the range's imported days, which hold no visits. */
+const filteredNote = (span: ImportedSpan | null, range: DateRange) => ({
+  imported: null,
+  filtered: { imported_excluded: importedIn(span, range) },
+});
+
+/**
+ * Refuses `filters` on a report that does not take them yet (payments, retention).
+ * @throws BadParameterError (400) naming `filters`
+ */
+function noFilters(query: DatedQuery, report: string): void {
+  if (query.filters)
+    throw new BadParameterError('filters', `${report} does not take filters yet (docs/api.md, "Filters")`);
 }
 
 /** Payment list filters (`docs/api.md` "Reports"). */
@@ -145,9 +174,26 @@ async function totalsOf(
 }
 
 /** `GET /api/v1/sites/{domain}/overview` (`docs/api.md` "Overview", "Reports"). */
-export async function overview(deps: ReportDeps, account: string, domain: string, query: RangeQuery) {
+export async function overview(deps: ReportDeps, account: string, domain: string, query: DatedQuery) {
   const site = await siteOf(deps, account, domain);
   const { range, previous, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const [current, before] = await Promise.all([
+      filteredTotals(engine, site, query.filters, range),
+      filteredTotals(engine, site, query.filters, previous),
+    ]);
+    return {
+      site: site.domain,
+      range,
+      previous_range: previous,
+      current,
+      previous: before,
+      change: overviewChange(current, before),
+      ...filteredNote(span, range),
+      previous_imported: null,
+    };
+  }
   const [current, before] = await Promise.all([
     totalsOf(deps, site, range, span),
     totalsOf(deps, site, previous, span),
@@ -170,7 +216,7 @@ export async function breakdown(
   account: string,
   domain: string,
   dimension: Dimension,
-  query: RangeQuery,
+  query: DatedQuery,
   limit: number,
 ): Promise<{
   site: string;
@@ -179,9 +225,15 @@ export async function breakdown(
   total: number;
   rows: BreakdownRow[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const { total, rows } = await filteredBreakdownRows(engine, site, query.filters, range, dimension, limit);
+    return { site: site.domain, range, dimension, total, rows, ...filteredNote(span, range) };
+  }
   const spans = periodSpans(range);
   const [visits, payments, imported] = await Promise.all([
     deps.store.rollups(namespaceOf(site), dimension, spans),
@@ -207,7 +259,7 @@ export async function goals(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   goal: string | null,
   limit: number,
 ): Promise<{
@@ -218,9 +270,15 @@ export async function goals(
   total: number;
   rows: GoalRow[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit);
+    return { site: site.domain, range, goal, visitors, total, rows, ...filteredNote(span, range) };
+  }
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
   const [items, visits, payments, importedGoals, importedVisits] = await Promise.all([
@@ -276,7 +334,7 @@ export async function timeseries(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   interval?: Interval,
 ): Promise<{
   site: string;
@@ -284,6 +342,7 @@ export async function timeseries(
   interval: Interval;
   points: TimeseriesPoint[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, days, span } = await rangeOf(deps, site, query);
@@ -294,6 +353,10 @@ export async function timeseries(
       'interval',
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
+  if (query.filters) {
+    const points = await filteredPoints(engineOf(deps.filtered), site, query.filters, range, chosen);
+    return { site: site.domain, range, interval: chosen, points, ...filteredNote(span, range) };
+  }
   const ns = namespaceOf(site);
   const open = chosen === 'month' ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
   const spans = visitSpans(range, chosen, open);
@@ -344,7 +407,7 @@ export async function listPayments(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   filter: PaymentFilter,
   limit: number,
   offset: number,
@@ -357,6 +420,7 @@ export async function listPayments(
   offset: number;
   rows: PaymentRow[];
 }> {
+  noFilters(query, 'the payments list');
   const site = await siteOf(deps, account, domain);
   const ns = namespaceOf(site);
   const { range } = await rangeOf(deps, site, query);
@@ -412,8 +476,9 @@ export async function retention(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
 ): Promise<RetentionReport> {
+  noFilters(query, 'retention');
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const ns = namespaceOf(site);
