@@ -3,7 +3,8 @@ import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { Dimension, Granularity, PaymentDimension, RollupDelta, RollupMetric } from './domain/rollup.js';
 import type { Filter } from './domain/reports/filters.js';
-import type { VisitRow } from './domain/visit-table.js';
+import type { FilteredInput } from './domain/reports/filtered.js';
+import type { PaymentTableRow, VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
 import type { Provider } from './domain/payments/facts.js';
@@ -493,6 +494,33 @@ export interface FilteredVisits {
     range: FilteredRange,
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>>;
+  /**
+   * The matching visits from `creditedFrom` to the range's end, as rows, and the range's counted
+   * payments credited to one of them, each with its visit's row (what goals and the time series read).
+   * @throws Error with the engine's message
+   */
+  input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput>;
+}
+
+/**
+ * The visit and payments tables as their writer (`lambdas/services/visit-table.ts`) keeps them:
+ * closed site-local days in month files, the open days (after `writtenThrough`) in one file
+ * rewritten whole at each run, and the payments by site-local month. Locally Parquet files
+ * through DuckDB (`local/visit-table.ts`); in AWS the same files in the archive bucket (not built).
+ */
+export interface VisitTableStore extends VisitTable {
+  /** The site's visit rows of `month` (`YYYY-MM`) as written, decoded to text; none when never written. @throws Error when the file cannot be read */
+  readMonth(site: string, month: string): Promise<VisitRow[]>;
+  /** Replaces the site's open days (every day after `writtenThrough`) with `rows`. @throws Error when the table cannot be written */
+  writeOpen(site: string, rows: readonly VisitRow[]): Promise<void>;
+  /** Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`. @throws Error when a row's day is not in `month` */
+  writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void>;
+  /** The months (`YYYY-MM`) holding a file of the site's visits, and of its payments. */
+  months(site: string): Promise<{ visits: string[]; payments: string[] }>;
+  /** The last site-local day whose visits are in the month files (closed days); null before the first run. */
+  writtenThrough(site: string): Promise<string | null>;
+  /** Records the last closed day written, after its month file is. */
+  setWrittenThrough(site: string, day: string): Promise<void>;
 }
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */

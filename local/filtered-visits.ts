@@ -11,7 +11,16 @@ import type { Filter } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
 import { BREAKDOWN_COLUMNS, filterSql } from './filter-sql.js';
-import { dictionaryFilePath, monthFilePath, paymentsFilePath } from './visit-table.js';
+import {
+  DECODED_COLUMNS,
+  dictionaryFilePath,
+  monthFilePath,
+  openFilePath,
+  paymentsFilePath,
+  rowDecoder,
+} from './visit-table.js';
+import type { CreditedPayment, FilteredInput } from '../lambdas/domain/reports/filtered.js';
+import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
 
 /**
@@ -35,10 +44,10 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.db;
   }
 
-  /** `read_parquet` of the written files of a day span's months, or null when none was written. */
-  private files(path: (month: string) => string, from: string, to: string): string | null {
+  /** `read_parquet` of the written files of a day span's months (and `extra`), or null when none was written. */
+  private files(path: (month: string) => string, from: string, to: string, extra: string[] = []): string | null {
     const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
-    const files = months.map(path).filter((f) => existsSync(f));
+    const files = [...months.map(path), ...extra].filter((f) => existsSync(f));
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}])` : null;
   }
 
@@ -49,11 +58,12 @@ export class LocalFilteredVisits implements FilteredVisits {
     const dict = existsSync(dictFile)
       ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
       : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
-    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to);
+    // The open days' file holds the days after the last closed one: the range's days select from it too.
+    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to, [
+      openFilePath(this.root, site),
+    ]);
     if (visits === null) return null;
-    const payments =
-      this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
-      '(SELECT NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, NULL::BOOLEAN AS failed, NULL::VARCHAR AS visit_id WHERE false)';
+    const payments = this.paymentsOf(site, range);
     const where = filterSql(filter);
     return (
       `WITH dict AS (${dict}), ` +
@@ -62,6 +72,48 @@ export class LocalFilteredVisits implements FilteredVisits {
       `p AS (SELECT p.cents, p.customer, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
       `FROM ${payments} p JOIN mv ON mv.visit_id = p.visit_id WHERE p.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT p.failed)`
     );
+  }
+
+  /** The range's months of the payments table, or an empty relation of its columns. */
+  private paymentsOf(site: string, range: FilteredRange): string {
+    return (
+      this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
+      '(SELECT NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, NULL::BOOLEAN AS failed, NULL::VARCHAR AS visit_id WHERE false)'
+    );
+  }
+
+  /**
+   * The matching visits from `creditedFrom` to the range's end, decoded, and
+   * the range's counted payments credited to one of them, each with its
+   * visit's row: the input of the reference reports (`FilteredInput`).
+   */
+  async input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
+    const relations = this.relations(site, filter, range);
+    if (relations === null) return { rows: [], payments: [] };
+    const db = await this.connect();
+    const entries = (await db.runAndReadAll(`${relations} SELECT dictionary, value, id FROM dict`))
+      .getRowObjectsJS()
+      .map((r) => ({ dictionary: String(r.dictionary) as DictionaryName, value: String(r.value), id: Number(r.id) }));
+    const decode = rowDecoder(entries, `visit table of ${site}`);
+    const rows = (await db.runAndReadAll(`${relations} SELECT ${DECODED_COLUMNS} FROM mv`))
+      .getRowObjectsJS()
+      .map(decode);
+    const byId = new Map(rows.map((r) => [r.visit_id, r]));
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    const paid = await db.runAndReadAll(
+      `${relations} SELECT epoch_ms(q.ts) AS ts, q.day::VARCHAR AS day, q.cents, q.customer, q.failed, q.visit_id ` +
+        `FROM ${this.paymentsOf(site, range)} q WHERE q.day BETWEEN ${day(range.from)} AND ${day(range.to)} ` +
+        `AND NOT q.failed AND q.visit_id IN (SELECT visit_id FROM mv)`,
+    );
+    const payments = paid.getRowObjectsJS().map((r): CreditedPayment => ({
+      ts: Number(r.ts),
+      day: String(r.day),
+      cents: Number(r.cents),
+      customer: String(r.customer),
+      failed: false,
+      visit: byId.get(String(r.visit_id)) ?? null,
+    }));
+    return { rows, payments };
   }
 
   /** The first row of a query over the relations; an empty row when no visit was written. */

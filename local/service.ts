@@ -42,6 +42,8 @@ import { functionArchiveEraser, functionArchiveReader, functionSecretBox, functi
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
+import { LocalVisitTable } from './visit-table.js';
+import { LocalFilteredVisits } from './filtered-visits.js';
 import { LocalArchiveEraser } from './archive-eraser.js';
 import { dynamoOperationsDeps } from '../lambdas/wiring/operations-deps.js';
 import { advanceOperations } from '../lambdas/services/operations.js';
@@ -96,7 +98,12 @@ export interface LocalService {
 }
 
 /** The data directory's parts. */
-export const localPaths = (dataDir: string) => ({ stream: join(dataDir, 'stream'), archive: join(dataDir, 'archive') });
+export const localPaths = (dataDir: string) => ({
+  stream: join(dataDir, 'stream'),
+  archive: join(dataDir, 'archive'),
+  /** The visit and payments tables of filtered reports (`local/visit-table.ts`). */
+  visitTable: join(dataDir, 'visit-table'),
+});
 
 /**
  * Opens the local stand-ins of a data directory for an admin command or the
@@ -166,6 +173,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const app = as('app');
   const scheduledConn = as('scheduled');
   const operationsConn = as('operations');
+  const paths = localPaths(dataDir);
+  // Filtered reports read the visit table the operations runs write (`docs/data-model.md`, "Filtered reports").
+  const visitTable = new LocalVisitTable(paths.visitTable);
+  const filtered = new LocalFilteredVisits(paths.visitTable);
   const eventHandler = createEventHandler(
     dynamoEventDeps(event, {
       telemetry,
@@ -206,7 +217,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET'],
       path: '/api/v1/{proxy+}',
-      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(report, clock) }),
+      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(report, clock), filtered }),
       functionName: 'report',
     });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
@@ -216,6 +227,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       handler: createMcpHandler({
         ...telemetry,
         ...dynamoReportDeps(mcp, clock),
+        filtered,
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',
@@ -255,7 +267,6 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     60_000,
   );
   sweep.unref();
-  const paths = localPaths(dataDir);
   let url = '';
   const sessionizer = sessionizePoller(
     paths.stream,
@@ -271,8 +282,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     await sessionizer.drain();
     await archiver.poller.drain();
   };
+  const operationsArchive = functionArchiveReader(new DuckDbArchiveReader(paths.archive), 'operations');
   const operations = dynamoOperationsDeps(operationsConn, {
-    archive: functionArchiveReader(new DuckDbArchiveReader(paths.archive), 'operations'),
+    archive: operationsArchive,
     eraser: functionArchiveEraser(new LocalArchiveEraser(paths.archive), 'operations'),
     // Every writer's site cache expires, then the stream is drained into the archive (`localMode`, cli/rebuild.ts).
     fenceMs: LOCAL_SITE_CACHE_TTL_MS + 1000,
@@ -281,6 +293,16 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     clock,
     logger: telemetry.logger,
   });
+  const operationsPayments = dynamoPaymentDeps(operationsConn, clock);
+  operations.visitTable = {
+    archive: operationsArchive,
+    table: visitTable,
+    payments: operationsPayments.payments,
+    rates: operationsPayments.rates,
+    sites: new DynamoConfigStore(operationsConn),
+    clock,
+    logger: telemetry.logger,
+  };
   const runScheduled = createScheduledHandler({
     ...telemetry,
     ...dynamoPaymentDeps(scheduledConn, clock),
@@ -348,6 +370,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       await imports.idle();
       await sessionizer.stop();
       await archiver.close();
+      await visitTable.close();
+      await filtered.close();
       await rm(join(dataDir, SERVER_FILE), { force: true });
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections();

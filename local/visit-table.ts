@@ -1,6 +1,7 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import * as z from 'zod';
 import {
   DuckDBInstance,
   LIST,
@@ -19,7 +20,7 @@ import {
   type PaymentTableRow,
   type VisitRow,
 } from '../lambdas/domain/visit-table.js';
-import type { VisitTable } from '../lambdas/ports.js';
+import type { VisitTableStore } from '../lambdas/ports.js';
 import { sqlLiteral } from './sql.js';
 
 /**
@@ -58,6 +59,12 @@ export const monthFilePath = (root: string, site: string, month: string) =>
 /** The file of a site's payments of a month under the table's root directory. */
 export const paymentsFilePath = (root: string, site: string, month: string) =>
   join(resolve(root), 'payments', `site=${site}`, `mo=${month}`, 'data.parquet');
+/** The file of a site's open days (those after its last closed day written) under the table's root directory. */
+export const openFilePath = (root: string, site: string) =>
+  join(resolve(root), 'visits', `site=${site}`, 'open', 'data.parquet');
+const writerState = z.object({ through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) });
+/** The writer's state of a site: its last closed day written. */
+const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
 /** The file of a site's dictionary under the table's root directory. */
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
@@ -65,7 +72,48 @@ export const dictionaryFilePath = (root: string, site: string) =>
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
 
-export class LocalVisitTable implements VisitTable {
+/** The columns `rowDecoder` reads, over a relation of the table's rows. */
+export const DECODED_COLUMNS = '*, day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms';
+
+/**
+ * A result row of `DECODED_COLUMNS` back to text through a site's dictionary.
+ * @param source what is read, for the error
+ * @throws Error when an id is not in its dictionary
+ */
+export function rowDecoder(
+  entries: readonly DictionaryEntry[],
+  source: string,
+): (r: Record<string, unknown>) => VisitRow {
+  const names = new Map<string, Map<number, string>>();
+  for (const e of entries) {
+    const ids = names.get(e.dictionary) ?? new Map<number, string>();
+    ids.set(e.id, e.value);
+    names.set(e.dictionary, ids);
+  }
+  const name = (dictionary: DictionaryName, id: unknown): string | null => {
+    if (id === null) return null;
+    const value = names.get(dictionary)?.get(Number(id));
+    if (value === undefined) throw new Error(`${source}: id ${String(id)} is not in the ${dictionary} dictionary`);
+    return value;
+  };
+  return (r) => ({
+    visit_id: String(r.visit_id),
+    visitor_id: String(r.visitor_id),
+    day: String(r.day_text),
+    start_ms: Number(r.start_ms),
+    pageviews: Number(r.pageviews),
+    bounce: r.bounce === true,
+    timed: r.timed === true,
+    duration_ms: Number(r.duration_ms),
+    dimensions: Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, name(d, r[d])])) as VisitRow['dimensions'],
+    landing_page: name('page', r.landing_page) ?? '',
+    exit_page: name('page', r.exit_page),
+    pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
+    goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
+  });
+}
+
+export class LocalVisitTable implements VisitTableStore {
   private readonly root: string;
   private db: Promise<DuckDBConnection> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -97,14 +145,23 @@ export class LocalVisitTable implements VisitTable {
    * @throws Error when a row's site-local day is not in `month`
    */
   writeMonth(site: string, month: string, rows: readonly VisitRow[]): Promise<void> {
-    const run = this.queue.then(() => this.writeMonthNow(site, month, rows));
+    const stray = rows.find((r) => monthOf(r) !== month);
+    if (stray) return Promise.reject(new Error(`visit ${stray.visit_id} started on ${stray.day}, not in ${month}`));
+    return this.serially(() => this.writeRows(site, this.monthFile(site, month), rows));
+  }
+
+  /** Replaces the site's open days with `rows` (any days; readers select by `day`). */
+  writeOpen(site: string, rows: readonly VisitRow[]): Promise<void> {
+    return this.serially(() => this.writeRows(site, openFilePath(this.root, site), rows));
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async writeMonthNow(site: string, month: string, rows: readonly VisitRow[]): Promise<void> {
-    const stray = rows.find((r) => monthOf(r) !== month);
-    if (stray) throw new Error(`visit ${stray.visit_id} started on ${stray.day}, not in ${month}`);
+  private async writeRows(site: string, file: string, rows: readonly VisitRow[]): Promise<void> {
     const db = await this.connect();
     const dictionary = dictionaryOf(await this.readDictionary(site));
     const encoded = encodeRows(rows, dictionary);
@@ -149,7 +206,7 @@ export class LocalVisitTable implements VisitTable {
     await this.copy(
       db,
       `SELECT * REPLACE (day::DATE AS day) FROM ${STAGING}`,
-      this.monthFile(site, month),
+      file,
       `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
     );
   }
@@ -159,7 +216,7 @@ export class LocalVisitTable implements VisitTable {
    * @throws Error when a row's day is not in `month`
    */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void> {
-    const run = this.queue.then(async () => {
+    return this.serially(async () => {
       const stray = rows.find((r) => r.day.slice(0, 7) !== month);
       if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
       const db = await this.connect();
@@ -189,8 +246,32 @@ export class LocalVisitTable implements VisitTable {
         '',
       );
     });
-    this.queue = run.catch(() => undefined);
-    return run;
+  }
+
+  async months(site: string): Promise<{ visits: string[]; payments: string[] }> {
+    const monthsUnder = async (table: string) => {
+      const dir = join(this.root, table, `site=${site}`);
+      if (!existsSync(dir)) return [];
+      const names = await readdir(dir);
+      return names.flatMap((n) => (/^mo=\d{4}-\d{2}$/.test(n) ? [n.slice(3)] : [])).sort();
+    };
+    return { visits: await monthsUnder('visits'), payments: await monthsUnder('payments') };
+  }
+
+  async writtenThrough(site: string): Promise<string | null> {
+    const file = statePath(this.root, site);
+    if (!existsSync(file)) return null;
+    return writerState.parse(JSON.parse(await readFile(file, 'utf8'))).through;
+  }
+
+  setWrittenThrough(site: string, day: string): Promise<void> {
+    return this.serially(async () => {
+      const file = statePath(this.root, site);
+      await mkdir(join(file, '..'), { recursive: true });
+      const temp = `${file}.${process.pid}.tmp`;
+      await writeFile(temp, JSON.stringify({ through: day }));
+      await rename(temp, file);
+    });
   }
 
   private async copy(db: DuckDBConnection, select: string, file: string, options: string): Promise<void> {
@@ -230,36 +311,9 @@ export class LocalVisitTable implements VisitTable {
     const file = this.monthFile(site, month);
     if (!existsSync(file)) return [];
     const db = await this.connect();
-    const names = new Map<string, Map<number, string>>();
-    for (const e of await this.readDictionary(site)) {
-      const ids = names.get(e.dictionary) ?? new Map<number, string>();
-      ids.set(e.id, e.value);
-      names.set(e.dictionary, ids);
-    }
-    const name = (dictionary: DictionaryName, id: unknown): string | null => {
-      if (id === null) return null;
-      const value = names.get(dictionary)?.get(Number(id));
-      if (value === undefined) throw new Error(`${file}: id ${String(id)} is not in the ${dictionary} dictionary`);
-      return value;
-    };
-    const reader = await db.runAndReadAll(
-      `SELECT *, day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms FROM read_parquet(${sqlLiteral(file)})`,
-    );
-    return reader.getRowObjectsJS().map((r) => ({
-      visit_id: String(r.visit_id),
-      visitor_id: String(r.visitor_id),
-      day: String(r.day_text),
-      start_ms: Number(r.start_ms),
-      pageviews: Number(r.pageviews),
-      bounce: r.bounce === true,
-      timed: r.timed === true,
-      duration_ms: Number(r.duration_ms),
-      dimensions: Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, name(d, r[d])])) as VisitRow['dimensions'],
-      landing_page: name('page', r.landing_page) ?? '',
-      exit_page: name('page', r.exit_page),
-      pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
-      goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
-    }));
+    const decode = rowDecoder(await this.readDictionary(site), file);
+    const reader = await db.runAndReadAll(`SELECT ${DECODED_COLUMNS} FROM read_parquet(${sqlLiteral(file)})`);
+    return reader.getRowObjectsJS().map(decode);
   }
 
   /** Closes DuckDB once the write in progress ends. */

@@ -1,10 +1,19 @@
 import { advanceErasures, type ErasureDriverDeps } from './erasure-requests.js';
 import { advanceSiteDeletions, type SiteDeletionDriverDeps } from './site-deletion.js';
+import { refreshVisitTable, type VisitTableDeps } from './visit-table.js';
+import type { SiteConfig } from '../domain/site.js';
+import type { Telemetry } from '../observability/telemetry.js';
 
 /** The long jobs the app starts and the scheduled function finishes, a few minutes a run. */
 export interface OperationsDeps {
   erasures: ErasureDriverDeps;
   deletions: SiteDeletionDriverDeps;
+  /**
+   * The visit table's writer (`refreshVisitTable`), run for every site once the deletions and
+   * erasures are advanced. Absent where no adapter of the table exists (AWS: `docs/data-model.md`,
+   * "Filtered reports").
+   */
+  visitTable?: VisitTableDeps & { sites: { listSites(): Promise<SiteConfig[]> }; logger: Telemetry['logger'] };
 }
 
 /** What one run advanced. */
@@ -13,6 +22,8 @@ export interface OperationsRun {
   deletions: number;
   /** Erasures finished. */
   erasures: number;
+  /** Site-local days written into the visit table's month files. */
+  visitDays?: number;
 }
 
 /**
@@ -24,5 +35,20 @@ export interface OperationsRun {
 export async function advanceOperations(deps: OperationsDeps, deadline: number): Promise<OperationsRun> {
   const deletions = await advanceSiteDeletions(deps.deletions, deadline);
   const erasures = await advanceErasures(deps.erasures, deadline);
-  return { deletions: deletions.length, erasures };
+  const table = deps.visitTable;
+  if (!table) return { deletions: deletions.length, erasures };
+  let visitDays = 0;
+  for (const site of await table.sites.listSites()) {
+    // A site being rebuilt is written whole by the rebuild's end (`rewriteVisitTable`).
+    if (site.building !== undefined) continue;
+    try {
+      visitDays += (await refreshVisitTable(table, site)).days;
+    } catch (error) {
+      table.logger.error('visit table write failed; the next run tries again', {
+        site: site.domain,
+        error: error as Error,
+      });
+    }
+  }
+  return { deletions: deletions.length, erasures, visitDays };
 }

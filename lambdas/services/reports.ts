@@ -30,7 +30,15 @@ import {
 import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
-import type { ReportReads, StoredPeriod } from '../ports.js';
+import type { FilteredVisits, ReportReads, StoredPeriod } from '../ports.js';
+import type { Filter } from '../domain/reports/filters.js';
+import {
+  engineOf,
+  filteredBreakdownRows,
+  filteredGoalRows,
+  filteredPoints,
+  filteredTotals,
+} from './filtered-reports.js';
 import {
   importedGoalCounts,
   importedIn,
@@ -45,6 +53,26 @@ export interface ReportDeps {
   store: ReportReads;
   rates: () => Promise<UsdRate>;
   clock: () => number;
+  /** The filtered reports' engine (`docs/data-model.md`, "Filtered reports"); without it a request with `filters` is a 400. */
+  filtered?: FilteredVisits;
+}
+
+/** The query of a dated report: its range, and the filter of `filters` (absent, or null for `[]`: the unfiltered report). */
+export type DatedQuery = RangeQuery & { filters?: Filter | null };
+
+/** What a filtered answer says it left out (`docs/api.md`, "Filters"): the range's imported days, which hold no visits. */
+const filteredNote = (span: ImportedSpan | null, range: DateRange) => ({
+  imported: null,
+  filtered: { imported_excluded: importedIn(span, range) },
+});
+
+/**
+ * Refuses `filters` on a report that does not take them yet (payments, retention).
+ * @throws BadParameterError (400) naming `filters`
+ */
+function noFilters(query: DatedQuery, report: string): void {
+  if (query.filters)
+    throw new BadParameterError('filters', `${report} does not take filters yet (docs/api.md, "Filters")`);
 }
 
 /** Payment list filters (`docs/api.md` "Reports"). */
@@ -144,9 +172,26 @@ async function totalsOf(
 }
 
 /** `GET /api/v1/sites/{domain}/overview` (`docs/api.md` "Overview", "Reports"). */
-export async function overview(deps: ReportDeps, account: string, domain: string, query: RangeQuery) {
+export async function overview(deps: ReportDeps, account: string, domain: string, query: DatedQuery) {
   const site = await siteOf(deps, account, domain);
   const { range, previous, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const [current, before] = await Promise.all([
+      filteredTotals(engine, site, query.filters, range),
+      filteredTotals(engine, site, query.filters, previous),
+    ]);
+    return {
+      site: site.domain,
+      range,
+      previous_range: previous,
+      current,
+      previous: before,
+      change: overviewChange(current, before),
+      ...filteredNote(span, range),
+      previous_imported: null,
+    };
+  }
   const [current, before] = await Promise.all([
     totalsOf(deps, site, range, span),
     totalsOf(deps, site, previous, span),
@@ -169,7 +214,7 @@ export async function breakdown(
   account: string,
   domain: string,
   dimension: Dimension,
-  query: RangeQuery,
+  query: DatedQuery,
   limit: number,
 ): Promise<{
   site: string;
@@ -178,9 +223,15 @@ export async function breakdown(
   total: number;
   rows: BreakdownRow[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const { total, rows } = await filteredBreakdownRows(engine, site, query.filters, range, dimension, limit);
+    return { site: site.domain, range, dimension, total, rows, ...filteredNote(span, range) };
+  }
   const spans = periodSpans(range);
   const [visits, payments, imported] = await Promise.all([
     deps.store.rollups(namespaceOf(site), dimension, spans),
@@ -206,7 +257,7 @@ export async function goals(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   goal: string | null,
   limit: number,
 ): Promise<{
@@ -217,9 +268,15 @@ export async function goals(
   total: number;
   rows: GoalRow[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, span } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit);
+    return { site: site.domain, range, goal, visitors, total, rows, ...filteredNote(span, range) };
+  }
   const spans = periodSpans(range);
   const ns = namespaceOf(site);
   const [items, visits, payments, importedGoals, importedVisits] = await Promise.all([
@@ -275,7 +332,7 @@ export async function timeseries(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   interval?: Interval,
 ): Promise<{
   site: string;
@@ -283,6 +340,7 @@ export async function timeseries(
   interval: Interval;
   points: TimeseriesPoint[];
   imported: ImportedSpan | null;
+  filtered?: { imported_excluded: ImportedSpan | null };
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, days, span } = await rangeOf(deps, site, query);
@@ -293,6 +351,10 @@ export async function timeseries(
       'interval',
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
+  if (query.filters) {
+    const points = await filteredPoints(engineOf(deps.filtered), site, query.filters, range, chosen);
+    return { site: site.domain, range, interval: chosen, points, ...filteredNote(span, range) };
+  }
   const ns = namespaceOf(site);
   const open = chosen === 'month' ? openMonth(range, localDay(deps.clock(), site.timezone)) : null;
   const spans = visitSpans(range, chosen, open);
@@ -343,7 +405,7 @@ export async function listPayments(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
   filter: PaymentFilter,
   limit: number,
   offset: number,
@@ -356,6 +418,7 @@ export async function listPayments(
   offset: number;
   rows: PaymentRow[];
 }> {
+  noFilters(query, 'the payments list');
   const site = await siteOf(deps, account, domain);
   const ns = namespaceOf(site);
   const { range } = await rangeOf(deps, site, query);
@@ -411,8 +474,9 @@ export async function retention(
   deps: ReportDeps,
   account: string,
   domain: string,
-  query: RangeQuery,
+  query: DatedQuery,
 ): Promise<RetentionReport> {
+  noFilters(query, 'retention');
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const ns = namespaceOf(site);

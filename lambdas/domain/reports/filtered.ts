@@ -63,46 +63,83 @@ export function selected(
   };
 }
 
-/** The top-stats sums of some rows, as one `visits` rollup item. */
-const topItem = (rows: readonly VisitRow[]) => ({
-  visits: rows.length,
-  pageviews: rows.reduce((n, r) => n + r.pageviews, 0),
-  counters: {
+/** The sums a filtered overview is made of: the matching visits' (visitors exact) and their credited payments' (USD cents). */
+export interface FilteredCounts {
+  visitors: number;
+  sessions: number;
+  pageviews: number;
+  bounces: number;
+  timed_visits: number;
+  /** Summed over timed visits, ms. */
+  duration_ms: number;
+  payments: number;
+  cents: number;
+  customers: number;
+  /** Payments whose credited visit started in the range, their cents and their distinct payers. */
+  matched_payments: number;
+  matched_cents: number;
+  converted: number;
+}
+
+/** The range's matching visits and credited payments, summed (`FilteredCounts`). */
+export function filteredCounts(
+  input: FilteredInput,
+  filter: Filter,
+  range: Pick<DateRange, 'from' | 'to'>,
+): FilteredCounts {
+  const { rows, payments } = selected(input, filter, range);
+  const matched = payments.filter((p) => inRange(p.visit.day, range));
+  return {
+    visitors: new Set(rows.map((r) => r.visitor_id)).size,
+    sessions: rows.length,
+    pageviews: rows.reduce((n, r) => n + r.pageviews, 0),
     bounces: rows.filter((r) => r.bounce).length,
     timed_visits: rows.filter((r) => r.timed).length,
     duration_ms: rows.reduce((n, r) => n + r.duration_ms, 0),
-  },
-});
+    payments: payments.length,
+    cents: payments.reduce((n, p) => n + p.cents, 0),
+    customers: new Set(payments.map((p) => p.customer)).size,
+    matched_payments: matched.length,
+    matched_cents: matched.reduce((n, p) => n + p.cents, 0),
+    converted: new Set(matched.map((p) => p.customer)).size,
+  };
+}
 
 /**
- * Overview totals of a range under a filter (`OverviewTotals`, `docs/api.md`
+ * Overview totals from a filtered range's sums (`OverviewTotals`, `docs/api.md`
  * "Overview"): a payment is matched when its credited visit started in the
  * range; `converted` counts the distinct payers of matched payments.
  */
+export function overviewOfCounts(c: FilteredCounts): OverviewTotals {
+  const { visitors, matched_payments: matched, matched_cents: matchedCents } = c;
+  return {
+    visitors,
+    sessions: c.sessions,
+    ...topStats([
+      {
+        visits: c.sessions,
+        pageviews: c.pageviews,
+        counters: { bounces: c.bounces, timed_visits: c.timed_visits, duration_ms: c.duration_ms },
+      },
+    ]),
+    payments: c.payments,
+    customers: c.customers,
+    revenue_usd: usd(c.cents),
+    converted: c.converted,
+    matched_payments: matched,
+    matched_revenue_usd: usd(matchedCents),
+    conversion: matched > 0 && visitors > 0 ? ratio(c.converted / visitors) : null,
+    revenue_per_visitor: matched > 0 && visitors > 0 ? ratio(matchedCents / 100 / visitors) : null,
+  };
+}
+
+/** Overview totals of a range under a filter (`overviewOfCounts` of `filteredCounts`). */
 export function filteredOverview(
   input: FilteredInput,
   filter: Filter,
   range: Pick<DateRange, 'from' | 'to'>,
 ): OverviewTotals {
-  const { rows, payments } = selected(input, filter, range);
-  const visitors = new Set(rows.map((r) => r.visitor_id)).size;
-  const matched = payments.filter((p) => inRange(p.visit.day, range));
-  const cents = payments.reduce((n, p) => n + p.cents, 0);
-  const matchedCents = matched.reduce((n, p) => n + p.cents, 0);
-  const converted = new Set(matched.map((p) => p.customer)).size;
-  return {
-    visitors,
-    sessions: rows.length,
-    ...topStats([topItem(rows)]),
-    payments: payments.length,
-    customers: new Set(payments.map((p) => p.customer)).size,
-    revenue_usd: usd(cents),
-    converted,
-    matched_payments: matched.length,
-    matched_revenue_usd: usd(matchedCents),
-    conversion: matched.length > 0 && visitors > 0 ? ratio(converted / visitors) : null,
-    revenue_per_visitor: matched.length > 0 && visitors > 0 ? ratio(matchedCents / 100 / visitors) : null,
-  };
+  return overviewOfCounts(filteredCounts(input, filter, range));
 }
 
 /** The values a visit row has for a breakdown dimension (`DIMENSION_VALUES` over rows; `NONE` for none; `page` once per distinct page). */
@@ -156,6 +193,23 @@ export function filteredBreakdown(
   const visits = dict<number>();
   for (const r of rows) for (const v of valuesOf(r)) visits[v] = (visits[v] ?? 0) + 1;
   return breakdownRows([visits], [paymentCounters(payments, valuesOf)], limit);
+}
+
+/**
+ * A breakdown from per-value sums (what the engine's `breakdown` gives: matching visits, and the
+ * payments credited to them with their distinct payers), by the unfiltered breakdown's rules.
+ */
+export function breakdownOfValues(
+  values: ReadonlyMap<string, { visits: number; payments: number; cents: number; customers: number }>,
+  limit: number,
+): { total: number; rows: BreakdownRow[] } {
+  const visits = dict<number>();
+  const payments = dict<ValueCounters>();
+  for (const [value, v] of values) {
+    if (v.visits > 0) visits[value] = v.visits;
+    if (v.payments > 0) payments[value] = [v.payments, v.cents, v.customers];
+  }
+  return breakdownRows([visits], [payments], limit);
 }
 
 /** The goals report under a filter, one row per goal name (`docs/api.md` "Goals"; link URLs are not in the visit rows yet). */

@@ -3,6 +3,7 @@ import { RANGE_NAMES } from '../range.js';
 import { DIMENSIONS } from '../rollup.js';
 import { INTERVALS, INTERVAL_MAX_DAYS } from './timeseries.js';
 import { formatParam } from './csv.js';
+import { filtersParam } from './filters.js';
 
 /**
  * The report API's parameters and responses as zod schemas (`docs/api.md`).
@@ -51,6 +52,7 @@ export const rangeParams = z.object({
     .describe('today, 7d, 30d, 90d, 12m or all; default 30d, or all for a site tracked 30 days or less'),
   from: day.optional().describe('First day, inclusive; with `to` it wins over `range`'),
   to: day.optional().describe('Last day, inclusive; at most 10 years after `from`'),
+  filters: filtersParam.optional(),
 });
 export const breakdownParams = rangeParams.extend({
   limit: limitOf(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
@@ -105,6 +107,16 @@ export const importedSchema = z
     "The range's days whose numbers come from an imported export (daily aggregates: visitors summed over days, no revenue credit, no visitor timelines), or null when it has none",
   );
 
+/** Present only on the answer to a request with `filters` (`docs/api.md`, "Filters"): what it left out. */
+export const filteredSchema = z
+  .object({
+    imported_excluded: importedSchema.describe(
+      "The range's imported days, left out of this filtered answer (imported days are daily totals, with no visits to filter), or null when it has none",
+    ),
+  })
+  .optional()
+  .describe('Present only when the request had filters; `imported` is then null');
+
 export const totalsSchema = z.object({
   visitors: z.number().int(),
   sessions: z.number().int(),
@@ -150,6 +162,7 @@ export const overviewResponse = z.object({
   }),
   imported: importedSchema,
   previous_imported: importedSchema,
+  filtered: filteredSchema,
 });
 
 export const breakdownRowSchema = z.object({
@@ -169,6 +182,7 @@ export const breakdownResponse = z.object({
   total: z.number().int(),
   rows: z.array(breakdownRowSchema),
   imported: importedSchema,
+  filtered: filteredSchema,
 });
 
 /** Realtime `limit`: rows of pages, of referrers and of goals, default 10, at most 100. */
@@ -245,6 +259,7 @@ export const goalsResponse = z.object({
   total: z.number().int().describe('Rows before `limit`'),
   rows: z.array(goalRowSchema).describe('Most revenue first, then visitors, then name or URL'),
   imported: importedSchema,
+  filtered: filteredSchema,
 });
 
 export const timeseriesPointSchema = z.object({
@@ -277,6 +292,7 @@ export const timeseriesResponse = z.object({
   imported: importedSchema.describe(
     'The imported days of the range, as on the overview; null by hour (imported days have no hours)',
   ),
+  filtered: filteredSchema,
 });
 
 const rfc3339 = z.string().describe('RFC 3339, UTC');

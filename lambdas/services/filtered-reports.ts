@@ -1,0 +1,103 @@
+import { BadParameterError } from '../domain/errors.js';
+import { addDays, type DateRange } from '../domain/range.js';
+import type { SiteConfig } from '../domain/site.js';
+import type { Dimension } from '../domain/rollup.js';
+import type { Filter } from '../domain/reports/filters.js';
+import type { OverviewTotals } from '../domain/reports/overview.js';
+import type { BreakdownRow } from '../domain/reports/breakdown.js';
+import type { GoalRow } from '../domain/reports/goals.js';
+import type { Interval, TimeseriesPoint } from '../domain/reports/timeseries.js';
+import { breakdownOfValues, filteredGoals, filteredTimeseries, overviewOfCounts } from '../domain/reports/filtered.js';
+import { OUTBOUND_GOAL } from '../domain/visit.js';
+import type { FilteredRange, FilteredVisits } from '../ports.js';
+
+/**
+ * The reports of a request with `filters` (`docs/api.md`, "Filters"): read
+ * from the visit and payments tables (`FilteredVisits`), never from the
+ * rollups, by the unfiltered reports' own definitions
+ * (`lambdas/domain/reports/filtered.ts`). Imported days hold no visits, so
+ * they are left out (the answer's `filtered.imported_excluded` says which).
+ */
+
+/**
+ * The engine, or a 400 naming `filters` where none is deployed.
+ * @throws BadParameterError (400) when the deployment has no filtered engine (`docs/data-model.md`, "Filtered reports")
+ */
+export function engineOf(filtered: FilteredVisits | undefined): FilteredVisits {
+  if (!filtered)
+    throw new BadParameterError(
+      'filters',
+      'this deployment does not answer filtered reports yet (its visit table has no AWS adapter: docs/data-model.md, "Filtered reports")',
+    );
+  return filtered;
+}
+
+/** The engine's range: the report's days, and from the site's lookback before them the visits its payments may be credited to. */
+const filteredRange = (site: SiteConfig, range: Pick<DateRange, 'from' | 'to'>): FilteredRange => ({
+  from: range.from,
+  to: range.to,
+  creditedFrom: addDays(range.from, -site.lookback_days),
+});
+
+/** Overview totals of a range under a filter: the matching visits' sums and their credited payments (two queries). */
+export async function filteredTotals(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter,
+  range: DateRange,
+): Promise<OverviewTotals> {
+  const r = filteredRange(site, range);
+  const [visits, payments] = await Promise.all([
+    engine.totals(site.domain, filter, r),
+    engine.payments(site.domain, filter, r),
+  ]);
+  return overviewOfCounts({ ...visits, ...payments });
+}
+
+/** A breakdown under a filter (`docs/api.md` "Breakdowns"; no Unattributed row: a payment with no credited visit matches no filter). */
+export async function filteredBreakdownRows(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter,
+  range: DateRange,
+  dimension: Dimension,
+  limit: number,
+): Promise<{ total: number; rows: BreakdownRow[] }> {
+  return breakdownOfValues(await engine.breakdown(site.domain, filter, filteredRange(site, range), dimension), limit);
+}
+
+/**
+ * The goals report under a filter, one row per goal name; with `goal`, that goal's row.
+ * @throws BadParameterError (400) for `goal=Outbound Link: Click` (its link URLs are not in the visit table yet)
+ */
+export async function filteredGoalRows(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter,
+  range: DateRange,
+  goal: string | null,
+  limit: number,
+): Promise<{ visitors: number; total: number; rows: GoalRow[] }> {
+  if (goal === OUTBOUND_GOAL)
+    throw new BadParameterError(
+      'filters',
+      `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
+    );
+  const input = await engine.input(site.domain, filter, filteredRange(site, range));
+  const all = filteredGoals(input, filter, range, goal === null ? limit : Number.MAX_SAFE_INTEGER);
+  if (goal === null) return all;
+  const rows = all.rows.filter((r) => r.goal === goal);
+  return { visitors: all.visitors, total: rows.length, rows };
+}
+
+/** The time series under a filter (`docs/api.md` "Time series"). */
+export async function filteredPoints(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter,
+  range: DateRange,
+  interval: Interval,
+): Promise<TimeseriesPoint[]> {
+  const input = await engine.input(site.domain, filter, filteredRange(site, range));
+  return filteredTimeseries(input, filter, range, interval);
+}

@@ -1,0 +1,160 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
+import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
+import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
+import {
+  CLOSE_DELAY_MS,
+  refreshVisitTable,
+  rewriteVisitDays,
+  writeDays,
+  type VisitTableDeps,
+} from '../../lambdas/services/visit-table.js';
+import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
+import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
+import { touchOf } from '../../lambdas/domain/payments/attribution.js';
+import { visitRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import type { Visit } from '../../lambdas/domain/visit.js';
+import { LocalVisitTable } from '../../local/visit-table.js';
+import { LocalFilteredVisits } from '../../local/filtered-visits.js';
+import { filtersParam } from '../../lambdas/domain/reports/filters.js';
+import { memoryTable } from '../support/dynamo.js';
+import { site as siteOf, trackedEvent } from '../support/events.js';
+
+const MIN = 60_000;
+const SITE = 'example.com';
+const TZ = 'Europe/Berlin';
+const site = siteOf({ domain: SITE, timezone: TZ });
+
+/** Events around local midnight of 31 March (Berlin, UTC+2): a visit across it, a visit after a gap, short visits either side. */
+function events(): TrackedEvent[] {
+  // 2026-03-31 23:50 in Berlin is 21:50Z.
+  const late = Date.UTC(2026, 2, 31, 21, 50);
+  const ev = (visitor: string, ts: number, overrides: Partial<TrackedEvent> = {}) =>
+    trackedEvent({ site: SITE, visitor_id: visitor, ts, event_id: `${visitor}-${ts}`, ...overrides });
+  return [
+    ev('a', late, { path: '/blog', channel: 'Search', referrer_host: 'www.google.com', source: 'Google' }),
+    ev('a', late + 15 * MIN, { path: '/pricing' }),
+    ev('a', late + 20 * MIN, { type: 'goal', goal: 'Signup', path: '/pricing' }),
+    ev('a', late + 25 * MIN, { path: '/features' }),
+    ev('a', late + 90 * MIN, { path: '/docs' }),
+    ev('b', late - 3 * 60 * MIN, { path: '/' }),
+    ev('c', late + 40 * MIN, { path: '/about' }),
+    ev('c', late + 26 * 60 * MIN, { path: '/about' }),
+  ];
+}
+
+/** The archive as the port reads it: events by UTC partition day, in time order. */
+function memoryArchive(all: readonly TrackedEvent[]): VisitTableDeps['archive'] {
+  const dt = (e: TrackedEvent) => new Date(e.ts).toISOString().slice(0, 10);
+  return {
+    events: async (s, fromDt, toDt) => {
+      const page = all.filter((e) => e.site === s && dt(e) >= fromDt && dt(e) <= toDt).sort((x, y) => x.ts - y.ts);
+      return (async function* () {
+        yield page;
+      })();
+    },
+    firstDay: async (s) =>
+      all
+        .filter((e) => e.site === s)
+        .map(dt)
+        .sort()[0] ?? null,
+  };
+}
+
+const byId = (rows: readonly VisitRow[]) => [...rows].sort((a, b) => (a.visit_id < b.visit_id ? -1 : 1));
+
+describe('the visit table writer', () => {
+  let conn: DynamoConnection;
+  let close: () => Promise<void>;
+  let dir: string;
+  let table: LocalVisitTable;
+  let stored: Visit[];
+
+  beforeEach(async () => {
+    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
+    dir = await mkdtemp(join(tmpdir(), 'visit-writer-'));
+    table = new LocalVisitTable(dir);
+    const deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+    };
+    await sessionizeBatch(
+      deps,
+      { shard: 'shard-1', sequence: '1' },
+      events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+    );
+    stored = [];
+    for (const visitor of ['a', 'b', 'c'])
+      stored.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+  });
+  afterEach(async () => {
+    await table.close();
+    await close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const deps = (clock: number, payments: Payment[] = []): VisitTableDeps => ({
+    archive: memoryArchive(events()),
+    table,
+    payments: { listPayments: async () => payments },
+    rates: async () => () => 1,
+    clock: () => clock,
+  });
+
+  it("writes a day's visits from the archive as the sessionizer stored them, the visit from the day before not counted again", async () => {
+    // 1 April alone: `a`'s visit from 23:50 the day before runs into it, and is not a visit of 1 April.
+    await writeDays(deps(Date.UTC(2026, 3, 10)), site, '2026-04-01', '2026-04-01');
+    const expected = stored.map((v) => visitRow(v, TZ)).filter((r) => r.day === '2026-04-01');
+    expect(expected.map((r) => r.pages)).toEqual(expect.arrayContaining([['/docs'], ['/about']]));
+    expect(byId(await table.readMonth(SITE, '2026-04'))).toEqual(byId(expected));
+  });
+
+  it('writes closed days into month files, the open ones apart, and advances only over closed days', async () => {
+    // 1 April 23:30 in Berlin: 31 March closed, 1 April open.
+    const now = Date.UTC(2026, 3, 1, 21, 30);
+    const outcome = await refreshVisitTable(deps(now), site);
+    const rows = stored.map((v) => visitRow(v, TZ));
+    expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(byId(rows.filter((r) => r.day <= '2026-03-31')));
+    expect(await table.readMonth(SITE, '2026-04')).toEqual([]);
+    expect(await table.writtenThrough(SITE)).toBe('2026-03-31');
+    expect(outcome.open).toBe(rows.filter((r) => r.day === '2026-04-01').length);
+    // Once 1 April can no longer grow (its end, plus the gap and the archive's lag), it moves into its month.
+    const later = Date.UTC(2026, 3, 1, 22) + CLOSE_DELAY_MS;
+    await refreshVisitTable(deps(later), site);
+    expect(await table.writtenThrough(SITE)).toBe('2026-04-01');
+    expect(byId(await table.readMonth(SITE, '2026-04'))).toEqual(byId(rows.filter((r) => r.day === '2026-04-01')));
+    // A rewrite of days already written gives the same rows (late events would change them).
+    await rewriteVisitDays(deps(later), site, '2026-03-31', '2026-04-01');
+    expect(byId(await table.readMonth(SITE, '2026-04'))).toEqual(byId(rows.filter((r) => r.day === '2026-04-01')));
+  });
+
+  it('fills the payments table with each payment credited visit, by site-local month', async () => {
+    const visit = stored.find((v) => v.visitor_id === 'a')!;
+    const paid: Payment = {
+      ...emptyPayment(SITE, 'stripe', 'pi_1'),
+      ts: Date.UTC(2026, 3, 1, 8),
+      amount: 1200,
+      currency: 'USD',
+      status: 'paid',
+      touch: touchOf(visit),
+    };
+    const none = { ...paid, provider_payment_id: 'pi_2', ts: Date.UTC(2026, 2, 31, 20), touch: null };
+    const outcome = await refreshVisitTable(deps(Date.UTC(2026, 3, 10), [paid, none]), site);
+    expect(outcome.paymentMonths).toBe(2);
+    expect(await table.months(SITE)).toMatchObject({ payments: ['2026-03', '2026-04'] });
+    // The credited visit's id joins the payment to its visit: a filter on that visit's channel finds it.
+    const engine = new LocalFilteredVisits(dir);
+    const range = { from: '2026-03-01', to: '2026-04-30', creditedFrom: '2026-03-01' };
+    const search = filtersParam.parse(JSON.stringify([['is', 'visit:channel', ['Search']]]))!;
+    const direct = filtersParam.parse(JSON.stringify([['is_not', 'visit:channel', ['Search']]]))!;
+    expect(await engine.payments(SITE, search, range)).toMatchObject({ payments: 1, cents: 1200 });
+    expect(await engine.payments(SITE, direct, range)).toMatchObject({ payments: 0, cents: 0 });
+    await engine.close();
+  });
+});
