@@ -482,4 +482,10 @@ export interface FilteredVisits {
     range: FilteredRange,
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>>;
+  /**
+   * Per value of a custom property (`NONE` for a visit none of whose events had it; a visit with several
+   * values under each): the matching visits, and the payments credited to a matching visit with that value.
+   * @throws Error with the engine's message
+   */
+  propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>>;
 }
