@@ -241,6 +241,7 @@ function visitEvents(
     os_version: null,
     device: profile.device,
     screen_width: profile.width,
+    props: null,
   };
   const steps: Array<{ type: 'pageview' | 'goal'; goal: string | null; path: string }> = [
     ...pages.map((path) => ({ type: 'pageview' as const, goal: null, path })),

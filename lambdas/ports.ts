@@ -500,6 +500,12 @@ export interface FilteredVisits {
    * @throws Error with the engine's message
    */
   input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput>;
+  /**
+   * Per value of a custom property (`NONE` for a visit none of whose events had it; a visit with several
+   * values under each): the matching visits, and the payments credited to a matching visit with that value.
+   * @throws Error with the engine's message
+   */
+  propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>>;
 }
 
 /**

@@ -1,9 +1,4 @@
-import {
-  FILTER_DIMENSIONS,
-  OPERATOR_BASE,
-  type Filter,
-  type FilterCondition,
-} from '../lambdas/domain/reports/filters.js';
+import { OPERATOR_BASE, fieldOf, type Filter, type FilterCondition } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
@@ -38,10 +33,23 @@ function textTest(condition: FilterCondition, text: string): string {
 const idsOf = (dictionary: string, condition: FilterCondition) =>
   `(SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')})`;
 
+/** The `prop` dictionary's ids of a key's pairs (`propPair`: `["key","value"]`) whose value passes `valueTest`, as a list. */
+const propIds = (key: string, valueTest: (value: string) => string) => {
+  // The CASE keeps the JSON functions off other dictionaries' text, whatever order DuckDB tests the conditions in.
+  const part = (i: number) => `CASE WHEN dictionary = 'prop' THEN json_extract_string(value, '$[${i}]') END`;
+  return `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = 'prop' AND ${part(0)} = ${sqlLiteral(key)} AND ${valueTest(part(1))})`;
+};
+
 function conditionSql(condition: FilterCondition): string {
-  const field = FILTER_DIMENSIONS[condition.dimension].field;
+  const field = fieldOf(condition.dimension);
   let positive: string;
-  if (field.kind === 'list') {
+  if (field.kind === 'prop') {
+    // Any of the visit's values of the key passes; a visit without the key has the empty string.
+    const has = (ids: string) => `coalesce(list_has_any(props, ${ids}), false)`;
+    positive =
+      `CASE WHEN ${has(propIds(field.key, () => 'true'))} ` +
+      `THEN ${has(propIds(field.key, (value) => textTest(condition, value)))} ELSE ${textTest(condition, "''")} END`;
+  } else if (field.kind === 'list') {
     const dictionary = field.name === 'pages' ? 'page' : 'goal';
     // `list_has_any` of the visit's ids and the matching ids: an empty list (no goal) has none.
     const ids = `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')})`;
@@ -85,3 +93,16 @@ export const BREAKDOWN_COLUMNS: Readonly<Record<Dimension, { id: string; diction
   utm_content: { id: 'utm_content', dictionary: 'utm_content' },
   exit_page: { id: 'exit_page', dictionary: 'page' },
 };
+
+/**
+ * A custom property's breakdown column (`docs/api.md`, `breakdown/prop:<key>`): each of a visit's `prop` ids
+ * of the key (one row per value it had), or one NULL id (NONE) for a visit that never had the key; and
+ * the value of a `prop` dictionary entry's text.
+ */
+export function propBreakdownColumn(key: string): { id: string; value: (entry: string) => string } {
+  const ids = `list_intersect(coalesce(props, []::UINTEGER[]), ${propIds(key, () => 'true')})`;
+  return {
+    id: `unnest(CASE WHEN len(${ids}) = 0 THEN [NULL::UINTEGER] ELSE ${ids} END)`,
+    value: (entry) => `json_extract_string(${entry}, '$[1]')`,
+  };
+}

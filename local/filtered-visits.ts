@@ -10,7 +10,7 @@ import type {
 import type { Filter } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
-import { BREAKDOWN_COLUMNS, filterSql } from './filter-sql.js';
+import { BREAKDOWN_COLUMNS, filterSql, propBreakdownColumn } from './filter-sql.js';
 import {
   DECODED_COLUMNS,
   dictionaryFilePath,
@@ -160,13 +160,38 @@ export class LocalFilteredVisits implements FilteredVisits {
     range: FilteredRange,
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>> {
+    const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
+    return this.valueBreakdown(site, filter, range, id, dictionary, (value) => value);
+  }
+
+  async propBreakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    key: string,
+  ): Promise<Map<string, FilteredValue>> {
+    const { id, value } = propBreakdownColumn(key);
+    return this.valueBreakdown(site, filter, range, id, 'prop', value);
+  }
+
+  /**
+   * Visits and credited payments per value: `id`, an id expression over a visit (one row each, or unnested),
+   * named through `dictionary`, whose entry's text `valueOf` turns into the value.
+   */
+  private async valueBreakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    id: string,
+    dictionary: DictionaryName,
+    valueOf: (entry: string) => string,
+  ): Promise<Map<string, FilteredValue>> {
     const relations = this.relations(site, filter, range);
     if (relations === null) return new Map();
-    const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
     const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
-      `(SELECT coalesce(d.value, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
+      `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
       `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
     const reader = await db.runAndReadAll(
       `${relations} SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +

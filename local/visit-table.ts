@@ -51,6 +51,7 @@ const COLUMNS = [
   'exit_page UINTEGER',
   'pages UINTEGER[]',
   'goals UINTEGER[]',
+  'props UINTEGER[]',
 ];
 
 /** The file of a site's month under the table's root directory. */
@@ -110,6 +111,7 @@ export function rowDecoder(
     exit_page: name('page', r.exit_page),
     pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
     goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
+    props: ((r.props as unknown[] | null) ?? []).map((id) => JSON.parse(name('prop', id) ?? '') as [string, string]),
   });
 }
 
@@ -197,6 +199,7 @@ export class LocalVisitTable implements VisitTableStore {
         appendId(appender, row.exit_page);
         appender.appendList(row.pages, IDS);
         appender.appendList(row.goals, IDS);
+        appender.appendList(row.props, IDS);
         appender.endRow();
       }
     } finally {

@@ -2,6 +2,7 @@ import type { InboundEvent } from './inbound.js';
 import type { TrackedEvent } from './tracked-event.js';
 import { hostBelongsToSite, type SiteConfig } from './site.js';
 import { normalizeGoalName } from './goal-name.js';
+import { propsJson } from './props.js';
 import { campaignParams, referrerHost } from './referrer.js';
 import { classifyChannel } from './channel.js';
 import { deviceFromWidth } from './device.js';
@@ -139,6 +140,7 @@ export function enrichEvent(input: EnrichInput): EnrichResult {
       os_version: request.agent.os_version,
       device: deviceFromWidth(event.w),
       screen_width: event.w ?? null,
+      props: propsJson(event.p),
     },
   };
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { InvalidEventError, PayloadTooLargeError } from './errors.js';
+import { repairProps, strictPropsSchema, type Props } from './props.js';
 
 /** `docs/ingestion.md` "Request": items beyond the 50th in an array are ignored. */
 export const MAX_EVENTS_PER_REQUEST = 50;
@@ -40,6 +41,8 @@ export interface InboundEvent {
   w?: number | null;
   g?: string | null;
   l?: string | null;
+  /** Custom properties (`lambdas/domain/props.ts`), null for none. */
+  p?: Props | null;
 }
 
 /**
@@ -59,6 +62,7 @@ export const inboundEventSchema = z.object({
   w: z.number().int().min(0).max(100_000).nullish(),
   g: z.string().max(1024).nullish(),
   l: z.string().max(2048).nullish(),
+  p: strictPropsSchema.optional(),
 });
 
 /** Widest screen we believe, CSS pixels; wider (1e308) is unknown. */
@@ -88,6 +92,7 @@ const text = z.string().nullable().catch(null);
  * - `r`, `v`, `g`, `l` that are not strings are treated as missing: no
  *   referrer, the daily hash (`v`), a goal without a name (dropped);
  * - `w` by `screenWidthSchema`;
+ * - `p` by `repairProps`: what is not a property is dropped, never the event;
  * - over-long strings are kept here and cut where they are used (goal name to
  *   64 bytes, path and link to 2,048 characters).
  */
@@ -100,6 +105,7 @@ export const repairedEventSchema = z.object({
   w: screenWidthSchema,
   g: text,
   l: text,
+  p: z.unknown().transform(repairProps).optional(),
 }) satisfies z.ZodType<InboundEvent, unknown>;
 
 /**

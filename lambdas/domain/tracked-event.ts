@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { storedPropsSchema } from './props.js';
 
 /**
  * The enriched event: what `POST /api/event` (and `footfall import events`) writes
@@ -58,6 +59,14 @@ export const trackedEventSchema = z.object({
   device: z.enum(DEVICES),
   /** Screen width in CSS pixels (`w`). */
   screen_width: z.number().int().nullable(),
+  /**
+   * Custom properties (`p`) as JSON text of an object of text values, null for
+   * none (`lambdas/domain/props.ts`). Text rather than a map column: Athena and
+   * DuckDB read it alike (`json_extract_scalar` / `json_extract_string`), and
+   * it reads back exactly from either engine's results. Absent in events
+   * written before properties existed: null.
+   */
+  props: storedPropsSchema,
 });
 
 export type TrackedEvent = z.infer<typeof trackedEventSchema>;
@@ -96,4 +105,6 @@ export const TRACKED_EVENT_COLUMNS: ReadonlyArray<{ name: keyof TrackedEvent; ty
   { name: 'os_version', type: 'string' },
   { name: 'device', type: 'string' },
   { name: 'screen_width', type: 'int' },
+  // Appended: Parquet files written before it are read by column name, the column as null.
+  { name: 'props', type: 'string' },
 ];

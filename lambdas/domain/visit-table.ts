@@ -1,6 +1,7 @@
 import { pageviewsOf, type Visit, type VisitAttributes } from './visit.js';
 import { visitCounters } from './rollup.js';
 import { localDay } from './range.js';
+import { propsOf } from './props.js';
 
 /**
  * The visit table behind filtered reports (`docs/data-model.md`, "Filtered
@@ -31,8 +32,12 @@ export const ROW_DIMENSIONS = [
 ] as const satisfies ReadonlyArray<keyof VisitAttributes>;
 export type RowDimension = (typeof ROW_DIMENSIONS)[number];
 
-/** The dictionaries of a site: one per row dimension, one for pages (pages, landing and exit page) and one for goals. */
-export type DictionaryName = RowDimension | 'page' | 'goal';
+/**
+ * The dictionaries of a site: one per row dimension, one for pages (pages,
+ * landing and exit page), one for goals and one for custom properties (a
+ * key and value pair, as the JSON text `propPair` makes).
+ */
+export type DictionaryName = RowDimension | 'page' | 'goal' | 'prop';
 
 /** One visit as a row of the table, values as text. */
 export interface VisitRow {
@@ -57,7 +62,23 @@ export interface VisitRow {
   pages: string[];
   /** Name of every goal completed, in time order. */
   goals: string[];
+  /**
+   * The visit's custom properties: each distinct `[key, value]` any of its
+   * events had, in order of first sight, at most `MAX_VISIT_PROPS`. Absent
+   * in rows written before properties were kept (none).
+   */
+  props?: Array<[string, string]>;
 }
+
+/**
+ * Distinct property pairs a visit row keeps (ours): a page view carries at
+ * most 30, and this bounds a row whatever the visit's length; pairs past it
+ * (later in the visit) are not filterable.
+ */
+export const MAX_VISIT_PROPS = 100;
+
+/** The dictionary value of a property pair: `["plan","pro"]`, JSON so that no key or value can be read as another's. */
+export const propPair = (key: string, value: string): string => JSON.stringify([key, value]);
 
 /**
  * The row of a stored visit.
@@ -68,9 +89,13 @@ export function visitRow(visit: Visit, timezone: string): VisitRow {
   const counters = visitCounters(visit);
   const pages: string[] = [];
   const goals: string[] = [];
+  const props = new Map<string, [string, string]>();
   for (const e of visit.events) {
     if (e.type === 'pageview') pages.push(e.path);
     else if (e.goal !== null) goals.push(e.goal);
+    for (const pair of Object.entries(propsOf(e.props))) {
+      if (props.size < MAX_VISIT_PROPS) props.set(propPair(...pair), pair);
+    }
   }
   const dimensions = Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, visit.attrs[d]])) as Record<
     RowDimension,
@@ -90,6 +115,7 @@ export function visitRow(visit: Visit, timezone: string): VisitRow {
     exit_page: pages.at(-1) ?? null,
     pages,
     goals,
+    props: [...props.values()],
   };
 }
 
@@ -110,13 +136,15 @@ export interface DictionaryEntry {
 /** A row with its text replaced by dictionary ids (null stays null). */
 export interface EncodedVisitRow extends Omit<
   VisitRow,
-  'dimensions' | 'landing_page' | 'exit_page' | 'pages' | 'goals'
+  'dimensions' | 'landing_page' | 'exit_page' | 'pages' | 'goals' | 'props'
 > {
   dimensions: Record<RowDimension, number | null>;
   landing_page: number;
   exit_page: number | null;
   pages: number[];
   goals: number[];
+  /** Ids of the visit's property pairs (`prop` dictionary). */
+  props: number[];
 }
 
 /** The dictionary of stored entries. */
@@ -166,6 +194,7 @@ export function encodeRows(
       exit_page: row.exit_page === null ? null : idOf('page', row.exit_page),
       pages: row.pages.map((p) => idOf('page', p)),
       goals: row.goals.map((g) => idOf('goal', g)),
+      props: (row.props ?? []).map(([k, v]) => idOf('prop', propPair(k, v))),
     };
   });
   return { rows: encoded.sort(sortKey), added };

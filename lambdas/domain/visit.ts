@@ -32,6 +32,8 @@ export interface VisitEvent {
   goal: string | null;
   link: string | null;
   attrs?: VisitAttributes;
+  /** The event's custom properties, the archive's `props` JSON text; absent when it has none. */
+  props?: string;
 }
 
 /** A visit: one visitor's events on one site with gaps under 30 minutes. */
@@ -70,7 +72,16 @@ export function attributesOf(e: TrackedEvent): VisitAttributes {
 
 /** An enriched event as a visit keeps it. */
 export function visitEventOf(e: TrackedEvent): VisitEvent {
-  return { id: e.event_id, ts: e.ts, type: e.type, path: e.path, goal: e.goal, link: e.link, attrs: attributesOf(e) };
+  return {
+    id: e.event_id,
+    ts: e.ts,
+    type: e.type,
+    path: e.path,
+    goal: e.goal,
+    link: e.link,
+    attrs: attributesOf(e),
+    ...(e.props === null ? {} : { props: e.props }),
+  };
 }
 
 /**

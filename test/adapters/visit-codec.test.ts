@@ -50,6 +50,7 @@ const eventsArb = fc
       path: fc.oneof(text(40), text(600)),
       link: nullable(text(80)),
       attrs: attrsArb,
+      props: fc.option(fc.dictionary(text(20), text(40), { minKeys: 1, maxKeys: 3 }), { nil: undefined }),
     }),
     { minLength: 1, maxLength: 120 },
   )
@@ -68,6 +69,7 @@ const eventsArb = fc
           goal: e.goal,
           link: e.link,
           attrs: e.attrs,
+          ...(e.props === undefined ? {} : { props: JSON.stringify(e.props) }),
         };
       });
   });

@@ -6,6 +6,7 @@ import { TRACKED_EVENT_COLUMNS } from '../../lambdas/domain/tracked-event.js';
 import { createArchiveConsumer, type ArchiveConsumer, type SkippedRecord } from '../../local/archive.js';
 import { SqlError, runSql } from '../../local/sql.js';
 import { trackedEvent } from '../support/events.js';
+import { propsOf } from '../../lambdas/domain/props.js';
 import { DATASET, expectedRow, rawRecord, recordsOf, rowObjects } from './dataset.js';
 
 const dirs: string[] = [];
@@ -55,6 +56,21 @@ describe('archive consumer: Firehose stand-in writing Parquet by site and UTC da
     expect(result.columns).toEqual(COLUMNS);
     const byId = [...DATASET].sort((a, b) => a.event_id.localeCompare(b.event_id));
     expect(rowObjects(result)).toEqual(byId.map(expectedRow));
+  });
+
+  it('reads the custom properties back from Parquet equal to those sent, by key', async () => {
+    await consumer(recordsOf(DATASET));
+    const result = await runSql(
+      archive,
+      `SELECT event_id, json_extract_string(props, '$.plan') AS plan, json_extract_string(props, '$."a \\"q\\""') AS q, props FROM events WHERE props IS NOT NULL`,
+    );
+    expect(result.rows).toEqual([['b1', 'pro', 'ü€', '{"plan":"pro","__proto__":"x","a \\"q\\"":"ü€","seats":"3"}']]);
+    expect(Object.entries(propsOf(result.rows[0]?.[3] as string))).toEqual([
+      ['plan', 'pro'],
+      ['__proto__', 'x'],
+      ['a "q"', 'ü€'],
+      ['seats', '3'],
+    ]);
   });
 
   it('puts 23:59:59.999Z and 00:00:00.000Z on their own UTC days', async () => {

@@ -3,6 +3,7 @@ import { encodeEvent, partitionKey } from '../../lambdas/adapters/stream-record.
 import { archiveDt } from '../../lambdas/domain/archive-schema.js';
 import { TRACKED_EVENT_COLUMNS, type TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { trackedEvent } from '../support/events.js';
+import { propsJson, repairProps } from '../../lambdas/domain/props.js';
 
 const at = (iso: string) => Date.parse(iso);
 const google = { channel: 'Search', source: 'Google', referrer_host: 'www.google.com' };
@@ -57,6 +58,8 @@ export const DATASET: TrackedEvent[] = [
     os_version: '17.2',
     device: 'Mobile',
     screen_width: 390,
+    // Custom properties as the endpoint keeps them: a hostile key, quotes and non-ASCII text are data.
+    props: propsJson(repairProps(JSON.parse('{"plan":"pro","__proto__":"x","a \\"q\\"":"ü€","seats":3}'))),
   }),
   trackedEvent({
     event_id: 'b2',

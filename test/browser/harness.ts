@@ -25,6 +25,8 @@ export interface TrackerEvent {
   w: number;
   g?: string;
   l?: string;
+  /** Custom properties, as the page passed them. */
+  p?: Record<string, unknown>;
 }
 
 /** One request the harness saw on /api/event (any method). */

@@ -14,7 +14,7 @@ import { launchChromium, settle, startHarness, type Harness, type TrackerEvent }
 
 /** The page's view of the tracker global (used inside page.evaluate callbacks). */
 type FootfallWindow = Window & {
-  footfall: ((command?: unknown, name?: unknown) => void) & { visitorId(): string; q?: unknown };
+  footfall: ((command?: unknown, name?: unknown, options?: unknown) => void) & { visitorId(): string; q?: unknown };
 };
 
 // Screen and viewport differ on purpose: `w` must be the screen width.
@@ -79,8 +79,12 @@ function visitorId(page: Page): Promise<string> {
   return page.evaluate(() => (window as unknown as FootfallWindow).footfall.visitorId());
 }
 
-function call(page: Page, command: unknown, name?: unknown): Promise<void> {
-  return page.evaluate(([c, n]) => (window as unknown as FootfallWindow).footfall(c, n), [command, name] as const);
+function call(page: Page, command: unknown, name?: unknown, options?: unknown): Promise<void> {
+  return page.evaluate(([c, n, o]) => (window as unknown as FootfallWindow).footfall(c, n, o), [
+    command,
+    name,
+    options,
+  ] as const);
 }
 
 /** The fields every event of this page carries, for exact comparisons. */
@@ -256,6 +260,22 @@ describe('goals', () => {
     await call(page, 'goal', 'signup');
     const events = await exactly(2);
     expect(events[1]).toEqual(await base(page, '/basic.html', { n: 'goal', g: 'signup' }));
+  });
+
+  it("sends custom properties: footfall('Signup', {props}) as Plausible's API, and footfall('goal', name, {props})", async () => {
+    const page = await open('/basic.html');
+    await harness.waitForEvents(1);
+    await call(page, 'Signup', { props: { plan: 'pro', seats: 3, __proto__: 'x' } });
+    await harness.waitForEvents(2);
+    await call(page, 'goal', 'Upgrade', { props: { plan: 'team' } });
+    await harness.waitForEvents(3);
+    await call(page, 'Plain');
+    const events = await exactly(4);
+    expect(events.slice(1)).toEqual([
+      await base(page, '/basic.html', { n: 'goal', g: 'Signup', p: { plan: 'pro', seats: 3 } }),
+      await base(page, '/basic.html', { n: 'goal', g: 'Upgrade', p: { plan: 'team' } }),
+      await base(page, '/basic.html', { n: 'goal', g: 'Plain' }),
+    ]);
   });
 
   it('sends data-footfall-goal clicks, from inner elements too and despite stopPropagation', async () => {

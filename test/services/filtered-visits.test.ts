@@ -43,6 +43,9 @@ const POOLS = {
 } as const satisfies Record<(typeof ROW_DIMENSIONS)[number], readonly string[]>;
 const PAGES = ['/', '/blog', '/blog/intro', '/Blog/Deep', '/pricing', '/docs/api'];
 const GOALS = ['Signup', 'signup', 'Outbound Link: Click'];
+/** Custom properties: keys in mixed case and a hostile one, values with quotes. */
+const PROP_KEYS = ['plan', 'Plan', '__proto__'];
+const PROP_VALUES = ['pro', 'Pro', 'free', 'a "q"'];
 const DAYS = ['2026-02-26', '2026-02-28', '2026-03-01', '2026-03-02', '2026-03-15'];
 
 const rowArb = (i: number) =>
@@ -61,6 +64,10 @@ const rowArb = (i: number) =>
       pages: fc.array(fc.constantFrom(...PAGES), { maxLength: 4 }),
       landing: fc.constantFrom(...PAGES),
       goals: fc.array(fc.constantFrom(...GOALS), { maxLength: 2 }),
+      props: fc.uniqueArray(fc.tuple(fc.constantFrom(...PROP_KEYS), fc.constantFrom(...PROP_VALUES)), {
+        maxLength: 3,
+        selector: (pair) => JSON.stringify(pair),
+      }),
       duration: fc.integer({ min: 0, max: 600_000 }),
     })
     .map((g): VisitRow => ({
@@ -77,6 +84,7 @@ const rowArb = (i: number) =>
       exit_page: g.pages.at(-1) ?? null,
       pages: g.pages,
       goals: g.goals,
+      props: g.props,
     }));
 const rowsArb = fc
   .integer({ min: 0, max: 25 })
@@ -133,6 +141,7 @@ const DIMENSION_VALUES: Record<string, readonly string[]> = {
   'visit:language': POOLS.language,
   'event:page': PAGES,
   'event:goal': GOALS,
+  ...Object.fromEntries(PROP_KEYS.map((k) => [`event:props:${k}`, PROP_VALUES])),
 };
 const PATTERNS = ['^/blog', 'blog/[a-z]+$', '^(?:/|/pricing)$', 'o+g', '^$', 'Google|news', '[0-9]'];
 const valueArb = (dimension: string) =>
@@ -212,7 +221,7 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
         fc.array(filterArb, { minLength: 1, maxLength: 2 }),
         fc.constantFrom(...DAYS),
         fc.constantFrom(...DAYS),
-        fc.subarray([...DIMENSIONS], { minLength: 1, maxLength: 3 }),
+        fc.subarray([...DIMENSIONS, ...PROP_KEYS.map((prop) => ({ prop }))], { minLength: 1, maxLength: 3 }),
         async (input, filters, a, b, dimensions) => {
           const { rows } = input;
           const range = { ...(a <= b ? { from: a, to: b } : { from: b, to: a }), creditedFrom: DAYS[0]! };
@@ -244,12 +253,11 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
                 { visits: r.visitors, payments: r.payments, cents: r.revenue_usd, customers: r.customers },
               ]),
             );
-            const got = new Map(
-              [...(await engine.breakdown(domain, filter, range, dimension))].map(([k, v]) => [
-                k,
-                { ...v, cents: usd(v.cents) },
-              ]),
-            );
+            const values =
+              typeof dimension === 'string'
+                ? await engine.breakdown(domain, filter, range, dimension)
+                : await engine.propBreakdown(domain, filter, range, dimension.prop);
+            const got = new Map([...values].map(([k, v]) => [k, { ...v, cents: usd(v.cents) }]));
             expect([dimension, got]).toEqual([dimension, expected]);
           }
         },

@@ -51,6 +51,7 @@ export function trackedEvent(overrides: Partial<TrackedEvent> = {}): TrackedEven
     os_version: '10.15',
     device: 'Desktop',
     screen_width: 1440,
+    props: null,
     ...overrides,
   };
 }

@@ -15,7 +15,7 @@
 
 /** The `footfall` global: a command function plus the visitor id getter. */
 interface Footfall {
-  (command?: unknown, name?: unknown): void;
+  (command?: unknown, name?: unknown, options?: unknown): void;
   /** Calls made by the snippet before this script loaded. */
   q?: ArrayLike<unknown>[];
   visitorId?: () => string;
@@ -69,10 +69,11 @@ function init(): void {
   safe(() => (doc.cookie = VID + '=' + vid + ';max-age=31536000;path=/;samesite=lax'));
   let lastPage: string | undefined;
 
-  const send = (n: string, g?: string, l?: string): void => {
+  const send = (n: string, g?: string, l?: string, p?: unknown): void => {
     // The opt-out is read on each event so it applies without a reload.
     if (silent || safe(() => localStorage.footfall_ignore) == 'true') return;
-    const body = JSON.stringify({ n, u: loc.href, s: site, r: doc.referrer || null, v: vid, w: screen.width, g, l });
+    // Custom properties go as sent: the server keeps them by Plausible's rules (docs/tracking.md).
+    const body = JSON.stringify({ n, u: loc.href, s: site, r: doc.referrer || null, v: vid, w: screen.width, g, l, p });
     const beacon = () => safe(() => nav.sendBeacon(api, body));
     // A string body is sent as text/plain, which needs no CORS preflight;
     // keepalive lets the request outlive the page (outbound link clicks).
@@ -105,9 +106,14 @@ function init(): void {
     });
   };
 
-  const footfall: Footfall = (command, name) =>
+  // footfall('Signup', {props}) as Plausible's plausible(...), and the older footfall('goal', 'Signup', {props}).
+  const footfall: Footfall = (command, name, options) =>
     safe(() => {
-      if (command == 'goal' && name) send('goal', '' + name);
+      if (command == 'goal') {
+        command = name;
+        name = options;
+      }
+      if (command) send('goal', '' + command, undefined, name && (name as { props?: unknown }).props);
     });
   footfall.visitorId = () => vid;
   win.footfall = footfall;
@@ -128,7 +134,7 @@ function init(): void {
 
   page();
   // Calls queued by the snippet run after the first page view, in their order.
-  for (const args of previous.q || []) footfall(args[0], args[1]);
+  for (const args of previous.q || []) footfall(...(args as unknown[]));
 }
 
 // The snippet's stand-in, if any. A second copy of the script on the same page

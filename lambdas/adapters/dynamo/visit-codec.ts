@@ -22,10 +22,12 @@ import type { VisitAttributes, VisitEvent } from '../../domain/visit.js';
  * chunk 0, so the VISIT item alone still gives the landing page); a
  * VISIT_CHUNK holds `rows`. `attributes` are the values of `ATTRIBUTE_ORDER`
  * in that order; a row is `[ts − visit start (ms), type (0 page view, 1
- * goal), path, id, goal, link]`, with `id` null for the visit's first event
+ * goal), path, id, goal, link, props]`, with `id` null for the visit's first event
  * (its id is the visit's id, in the sort key). Trailing nulls of both are
  * dropped. The order, the row layout and the dictionary are the format:
- * changing any of them needs a form 2.
+ * changing any of them needs a form 2. `props` (the event's custom
+ * properties as JSON text) was appended to the row: rows written before it
+ * end earlier and read as without properties, as a trailing null does.
  */
 
 /**
@@ -77,8 +79,8 @@ export const VISIT_DICTIONARY = Buffer.from(
   ].join(''),
 );
 
-/** A form-1 row: [ts − start, type, path, id, goal, link], trailing nulls dropped. */
-type CompactRow = [number, 0 | 1, string, (string | null)?, (string | null)?, (string | null)?];
+/** A form-1 row: [ts − start, type, path, id, goal, link, props], trailing nulls dropped. */
+type CompactRow = [number, 0 | 1, string, (string | null)?, (string | null)?, (string | null)?, (string | null)?];
 
 const trimNulls = <T extends unknown[]>(values: T): T => {
   let n = values.length;
@@ -97,6 +99,7 @@ export function compactRow(e: VisitEvent, start: number, visitId: string): strin
       e.id === visitId ? null : e.id,
       e.goal,
       e.link,
+      e.props ?? null,
     ]),
   );
 }
@@ -114,13 +117,18 @@ export function encodeHead(attrs: VisitAttributes, rows: readonly string[], land
 /** The `z` attribute of a VISIT_CHUNK item (form 1) from JSON rows made by `compactRow`. */
 export const encodeChunk = (rows: readonly string[]): Uint8Array => compress(`[${rows.join(',')}]`);
 
-const eventOfCompact = ([dt, type, path, id, goal, link]: CompactRow, start: number, visitId: string): VisitEvent => ({
+const eventOfCompact = (
+  [dt, type, path, id, goal, link, props]: CompactRow,
+  start: number,
+  visitId: string,
+): VisitEvent => ({
   id: id ?? visitId,
   ts: start + dt,
   type: type === 1 ? 'goal' : 'pageview',
   path,
   goal: goal ?? null,
   link: link ?? null,
+  ...(props ? { props } : {}),
 });
 
 /** What a VISIT item says: the visit's summary and the events it holds itself (its last chunk). */

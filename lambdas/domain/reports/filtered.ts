@@ -161,6 +161,17 @@ export const ROW_DIMENSION_VALUES: Readonly<Record<Dimension, (r: VisitRow) => r
   exit_page: (r) => [r.exit_page ?? NONE],
 };
 
+/**
+ * The values a visit row has for a custom property (`breakdown/prop:<key>`): each distinct value any of
+ * its events had, or `NONE` when none had the key.
+ */
+export function rowPropValues(key: string): (r: VisitRow) => readonly string[] {
+  return (r) => {
+    const values = [...new Set((r.props ?? []).filter(([k]) => k === key).map(([, v]) => v))];
+    return values.length > 0 ? values : [NONE];
+  };
+}
+
 /** Payment counters per value (`ValueCounters`: payments, net cents, payer keys) of payments keyed by their visit's values. */
 function paymentCounters(
   payments: ReadonlyArray<CreditedPayment & { visit: VisitRow }>,
@@ -180,16 +191,19 @@ function paymentCounters(
   return out;
 }
 
-/** A breakdown under a filter (`docs/api.md` "Breakdowns", rules 1, 2, 4, 5; no Unattributed row: see the module's note). */
+/**
+ * A breakdown under a filter (`docs/api.md` "Breakdowns", rules 1, 2, 4, 5; no Unattributed row: see the
+ * module's note), by a dimension or by a custom property (`{prop: key}`: a visit under each value it had).
+ */
 export function filteredBreakdown(
   input: FilteredInput,
   filter: Filter,
   range: Pick<DateRange, 'from' | 'to'>,
-  dimension: Dimension,
+  dimension: Dimension | { prop: string },
   limit: number,
 ): { total: number; rows: BreakdownRow[] } {
   const { rows, payments } = selected(input, filter, range);
-  const valuesOf = ROW_DIMENSION_VALUES[dimension];
+  const valuesOf = typeof dimension === 'string' ? ROW_DIMENSION_VALUES[dimension] : rowPropValues(dimension.prop);
   const visits = dict<number>();
   for (const r of rows) for (const v of valuesOf(r)) visits[v] = (visits[v] ?? 0) + 1;
   return breakdownRows([visits], [paymentCounters(payments, valuesOf)], limit);

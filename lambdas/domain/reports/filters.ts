@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { Dimension } from '../rollup.js';
 import type { RowDimension, VisitRow } from '../visit-table.js';
+import { PROPS_LIMITS } from '../props.js';
 
 /**
  * The `filters` parameter of the reports (`docs/api.md`, "Filters"), in the
@@ -15,6 +16,10 @@ import type { RowDimension, VisitRow } from '../visit-table.js';
  * match a visit when any of its page views / goals matches. Each negated
  * operator is the negation of its positive one over the visit, so
  * `["is_not", "event:page", ["/blog"]]` is a visit that never viewed `/blog`.
+ * `event:props:<key>` (a custom property, `docs/tracking.md`) matches a
+ * visit when any of its events had the property with a matching value; a
+ * visit none of whose events had it has the empty string, as a visit
+ * dimension without a value.
  */
 
 /** Operators (Plausible Stats API v2). The `_not` forms are the negation of their positive form. */
@@ -26,7 +31,8 @@ type RowField =
   | { kind: 'dimension'; name: RowDimension }
   | { kind: 'landing_page' }
   | { kind: 'exit_page' }
-  | { kind: 'list'; name: 'pages' | 'goals' };
+  | { kind: 'list'; name: 'pages' | 'goals' }
+  | { kind: 'prop'; key: string };
 
 /**
  * Filter dimensions (Plausible's names) → what they read from a visit row, and
@@ -56,6 +62,18 @@ export const FILTER_DIMENSIONS = {
 export type FilterDimension = keyof typeof FILTER_DIMENSIONS;
 const DIMENSION_NAMES = Object.keys(FILTER_DIMENSIONS) as [FilterDimension, ...FilterDimension[]];
 
+/** A custom property as a filter dimension, Plausible's `event:props:<key>`. */
+export type PropDimension = `event:props:${string}`;
+/** The prefix of a custom property's filter dimension. */
+export const PROP_DIMENSION_PREFIX = 'event:props:';
+
+/** The property key of a `event:props:<key>` dimension (1 to 300 UTF-8 bytes), or null for any other dimension. */
+export function propKeyOf(dimension: string): string | null {
+  if (!dimension.startsWith(PROP_DIMENSION_PREFIX)) return null;
+  const key = dimension.slice(PROP_DIMENSION_PREFIX.length);
+  return key.length > 0 && Buffer.byteLength(key, 'utf8') <= PROPS_LIMITS.keyBytes ? key : null;
+}
+
 /**
  * Bounds of a `filters` value (ours: Plausible states none). They keep a
  * request's work and the SQL it becomes small whatever is sent.
@@ -79,7 +97,7 @@ export const FILTER_LIMITS = {
 export interface FilterCondition {
   kind: 'condition';
   op: FilterOperator;
-  dimension: FilterDimension;
+  dimension: FilterDimension | PropDimension;
   values: string[];
   /** Plausible's `case_sensitive` modifier; true unless `{"case_sensitive": false}` is given. */
   caseSensitive: boolean;
@@ -188,10 +206,10 @@ function parseCondition(raw: unknown[], path: number[]): FilterCondition {
       [...path, 0],
       `unknown operator ${JSON.stringify(op)}: one of ${FILTER_OPERATORS.join(', ')}, and, or, not`,
     );
-  if (typeof dimension !== 'string' || !Object.hasOwn(FILTER_DIMENSIONS, dimension))
+  if (typeof dimension !== 'string' || (!Object.hasOwn(FILTER_DIMENSIONS, dimension) && propKeyOf(dimension) === null))
     throw new FilterProblem(
       [...path, 1],
-      `unknown dimension ${JSON.stringify(dimension)}: one of ${DIMENSION_NAMES.join(', ')}`,
+      `unknown dimension ${JSON.stringify(dimension)}: one of ${DIMENSION_NAMES.join(', ')}, or event:props:<key> (a key of 1 to ${PROPS_LIMITS.keyBytes} bytes)`,
     );
   if (!Array.isArray(values) || values.length === 0 || values.length > FILTER_LIMITS.values)
     throw new FilterProblem([...path, 2], `values are a list of 1 to ${FILTER_LIMITS.values} strings`);
@@ -213,7 +231,7 @@ function parseCondition(raw: unknown[], path: number[]): FilterCondition {
   return {
     kind: 'condition',
     op: op as FilterOperator,
-    dimension: dimension as FilterDimension,
+    dimension: dimension as FilterDimension | PropDimension,
     values,
     caseSensitive,
   };
@@ -282,7 +300,7 @@ export const filtersParam = z
   .describe(
     'Plausible Stats API v2 style filters, as JSON: a list of conditions, all of which a visit must match, each ' +
       '[operator, dimension, [values]] with operator is, is_not, contains, contains_not, matches or matches_not, ' +
-      `dimension one of ${DIMENSION_NAMES.join(', ')}, and an optional {"case_sensitive": false}; or ["and", [...]], ["or", [...]], ["not", filter]. ` +
+      `dimension one of ${DIMENSION_NAMES.join(', ')} or event:props:<key> (a custom property), and an optional {"case_sensitive": false}; or ["and", [...]], ["or", [...]], ["not", filter]. ` +
       'With filters the report counts only matching visits and the revenue credited to them (docs/api.md "Filters")',
   );
 
@@ -299,6 +317,10 @@ function rowValues(field: RowField, row: VisitRow): readonly string[] {
       return [row.exit_page ?? ''];
     case 'list':
       return row[field.name];
+    case 'prop': {
+      const values = (row.props ?? []).filter(([k]) => k === field.key).map(([, v]) => v);
+      return values.length > 0 ? values : [''];
+    }
   }
 }
 
@@ -338,7 +360,7 @@ export function matches(filter: Filter, row: VisitRow): boolean {
       const { base, negated } = OPERATOR_BASE[filter.op];
       const cs = filter.caseSensitive;
       const wanted = base === 'matches' ? filter.values : filter.values.map((v) => fold(v, cs));
-      const values = rowValues(FILTER_DIMENSIONS[filter.dimension].field, row);
+      const values = rowValues(fieldOf(filter.dimension), row);
       const hit = values.some((v) => {
         const value = base === 'matches' ? v : fold(v, cs);
         return wanted.some((w) => TESTS[base](value, w, cs));
@@ -348,5 +370,8 @@ export function matches(filter: Filter, row: VisitRow): boolean {
   }
 }
 
-/** The row field a filter dimension reads (for the SQL engine). */
-export const fieldOf = (dimension: FilterDimension): RowField => FILTER_DIMENSIONS[dimension].field;
+/** The row field a filter dimension reads (the predicate and the SQL engine). */
+export function fieldOf(dimension: FilterDimension | PropDimension): RowField {
+  const key = propKeyOf(dimension);
+  return key === null ? FILTER_DIMENSIONS[dimension as FilterDimension].field : { kind: 'prop', key };
+}
