@@ -13,18 +13,11 @@ import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
 import { snippet } from './settings-sites.js';
 import { useVisiblePoll } from '../use-poll.js';
-import {
-  daysBetween,
-  formatDay,
-  intervalFor,
-  intervalFromQuery,
-  intervalsFor,
-  rangeFromQuery,
-  rangeSearch,
-} from '../range.js';
+import { daysBetween, formatDay, intervalsFor, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
-import { startEarly, takeEarly } from '../early.js';
+import { takeEarly } from '../early.js';
+import { firstRequests } from '../dashboard-requests.js';
 
 /**
  * The dashboard's panels: every breakdown dimension of `docs/api.md`
@@ -134,40 +127,6 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
       </div>
     );
   return <ErrorBox error={props.error} retry={props.retry} />;
-}
-
-/**
- * The dashboard's totals and chart requests for a domain and query string:
- * the key each is asked again on (`useData`) and its load. The page and
- * `startDashboardEarly` both take them from here, so an early answer is the
- * one the page would have asked for.
- */
-function firstRequests(domain: string, query: Record<string, string | undefined>, options?: { quiet401: boolean }) {
-  const range = rangeFromQuery(query);
-  const key = `${domain}|${JSON.stringify(range)}`;
-  // An interval asked in the address wins; else the range's default (the API's for `all`).
-  const interval = intervalFromQuery(query) ?? intervalFor(range);
-  return {
-    range,
-    overview: { key, load: () => api.overview(domain, range, options) },
-    series: { key: `${key}|${interval ?? ''}`, load: () => api.timeseries(domain, range, interval, options) },
-  };
-}
-
-/**
- * When the app opens on a dashboard (`/sites/<domain>`), starts its totals
- * and chart requests at once, beside the session check (`early.ts`); a 401
- * is left to that check.
- * @param path the address's path, `search` its query string
- */
-export function startDashboardEarly(path: string, search: string): void {
-  const match = /^\/sites\/([^/]+)$/.exec(path);
-  if (!match) return;
-  const requests = firstRequests(decodeURIComponent(match[1]!), Object.fromEntries(new URLSearchParams(search)), {
-    quiet401: true,
-  });
-  startEarly(requests.overview.key, requests.overview.load);
-  startEarly(requests.series.key, requests.series.load);
 }
 
 /**
