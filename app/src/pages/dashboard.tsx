@@ -145,10 +145,19 @@ export function Dashboard(): JSX.Element {
   const { range } = first;
   const overview = useData(() => takeEarly(first.overview.key, first.overview.load), first.overview.key);
   const series = useData(() => takeEarly(first.series.key, first.series.load), first.series.key);
-  const realtime = useData(() => api.realtime(domain), domain);
+  // Once the first answers are in, a later range's reload of them does not hold the indicator back again.
+  const firstDone = useRef(false);
+  // The realtime indicator and the first-event check wait for the chart and the totals, as the panels do, so
+  // that locally, where one process answers every request, they are not answered before them.
+  if (!overview.loading && !series.loading) firstDone.current = true;
+  const realtime = useData(() => api.realtime(domain), domain, firstDone.current);
   const shared = useShared();
   // A shared view reads reports only: no account settings (the first-event check is the owner's).
-  const sites = useData(() => (shared ? Promise.resolve({ sites: [] }) : api.appSites()), 'app-sites');
+  const sites = useData(
+    () => (shared ? Promise.resolve({ sites: [] }) : api.appSites()),
+    'app-sites',
+    firstDone.current,
+  );
   const [realtimeOpen, setRealtimeOpen] = useState(false);
   const live = 'range' in range && range.range === 'today';
   const site = sites.data?.sites.find((x) => x.domain === domain);
@@ -223,15 +232,14 @@ export function Dashboard(): JSX.Element {
             }
           >
             {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
-            {series.data ? (
+            {/* The plot is made while the series is on its way, and drawn as soon as it arrives. */}
+            {series.error && !series.data ? null : (
               <TimeChart
-                points={series.data.points}
-                interval={series.data.interval}
-                timezone={series.data.range.timezone}
+                points={series.data?.points}
+                interval={series.data?.interval ?? first.interval ?? 'day'}
+                timezone={series.data?.range.timezone}
               />
-            ) : series.loading ? (
-              <div class="chart chart-placeholder" />
-            ) : null}
+            )}
           </Card>
           {/* The panels wait for the overview, so a missing site or a bad range is said once, not once per panel,
               and for the chart's series, so that its request is not queued behind theirs on a busy server. */}
