@@ -157,7 +157,10 @@ export function TimeChart(props: {
     if (!el) return;
     const made = new uPlot(chartOptions(el, height, shown), [[], [], []], el);
     plot.current = made;
-    const resize = new ResizeObserver(() => made.setSize({ width: el.clientWidth, height }));
+    // The observer's first call comes at the size the plot was made at; uPlot would redraw even so.
+    const resize = new ResizeObserver(() => {
+      if (el.clientWidth !== made.width) made.setSize({ width: el.clientWidth, height });
+    });
     resize.observe(el);
     return () => {
       resize.disconnect();
