@@ -42,6 +42,69 @@ const EMAIL = 'bench@footfall.dev';
 const PASSWORD = 'bench-password-1234';
 const RUNS = 5;
 
+/** One load's timings, ms from navigation start (Navigation and Resource Timing, the chart's mark, Chromium's metrics). */
+interface LoadTimings {
+  /** The page's HTML received (`responseEnd`). */
+  html: number;
+  /** The first of the session check and the chart's series requested (`startTime`): the script has started. */
+  requested: number;
+  /** The chart's series requested (`startTime`) and received (`responseEnd`). */
+  seriesStart: number;
+  series: number;
+  drawn: number;
+  /** Chromium's main-thread JavaScript and task time over the load (CDP `Performance.getMetrics`). */
+  scriptMs: number;
+  taskMs: number;
+}
+
+/**
+ * Runs in the page: its timings once the chart is drawn. A string, not a function: tsx would wrap a function's
+ * inner closures in a helper the page does not have.
+ */
+const LOAD_TIMINGS = `(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const resources = performance.getEntriesByType('resource');
+  const me = resources.find((e) => e.name.includes('/api/app/me'));
+  const series = resources.find((e) => e.name.includes('/timeseries?'));
+  return {
+    html: nav.responseEnd,
+    requested: Math.min(me ? me.startTime : NaN, series ? series.startTime : NaN),
+    seriesStart: series ? series.startTime : NaN,
+    series: series ? series.responseEnd : NaN,
+    drawn: performance.getEntriesByName('ff-chart-drawn')[0].startTime,
+    scriptMs: 0,
+    taskMs: 0,
+  };
+})()`;
+
+/**
+ * The medians of where a load's time goes (`docs/benchmarks.md` "Navigation to the first chart, broken down"):
+ * until the HTML is in, until the script starts its requests (a new tab's renderer, the script's compilation
+ * and first statements), the chart's series on the server, from its arrival to the drawn chart; and Chromium's
+ * main-thread script and task time, which grow with the machine's load as the wall times do.
+ */
+function breakdown(range: string, loads: LoadTimings[]): Figure[] {
+  const median = (f: (t: LoadTimings) => number) =>
+    percentile(
+      loads.map(f).sort((a, b) => a - b),
+      50,
+    );
+  const row = (name: string, f: (t: LoadTimings) => number): Figure => ({
+    section: 'app',
+    name: `bench site dashboard ${range}: ${name}`,
+    value: median(f),
+    unit: 'ms',
+  });
+  return [
+    row('navigation to HTML received', (t) => t.html),
+    row('HTML received to first request', (t) => t.requested - t.html),
+    row('series requested to received', (t) => t.series - t.seriesStart),
+    row('series received to chart drawn', (t) => t.drawn - t.series),
+    row('Chromium script time', (t) => t.scriptMs),
+    row('Chromium task time', (t) => t.taskMs),
+  ];
+}
+
 /**
  * Navigation to the dashboard's chart drawn (the `ff-chart-drawn` mark the
  * chart sets once per page load, `app/src/components/chart.tsx`), for 30d
@@ -49,7 +112,8 @@ const RUNS = 5;
  * once the previous page's requests are all answered, with
  * the browser's HTTP cache on (the app's hashed assets are immutable, as
  * they are behind CloudFront). The service's clock is the end of the bench
- * year, so the ranges hold its last days.
+ * year, so the ranges hold its last days. Each range's rows end with the
+ * load's breakdown (`breakdown`).
  */
 async function firstChart(): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-app-'));
@@ -74,8 +138,11 @@ async function firstChart(): Promise<Figure[]> {
     for (const range of ['30d', '12m']) {
       const times: number[] = [];
       const cpu: number[] = [];
+      const loads: LoadTimings[] = [];
       for (let run = 0; run <= RUNS; run++) {
         const page = await context.newPage();
+        const cdp = await context.newCDPSession(page);
+        await cdp.send('Performance.enable');
         // The server (handlers and dynalite) runs in this process: its CPU time, apart from the machine's load.
         const before = process.cpuUsage();
         await page.goto(`${svc.url}/sites/${site.site}?range=${range}`);
@@ -83,9 +150,15 @@ async function firstChart(): Promise<Figure[]> {
           timeout: 120_000,
         });
         const used = process.cpuUsage(before);
-        const ms = await page.evaluate(() => performance.getEntriesByName('ff-chart-drawn')[0]!.startTime);
-        if (run > 0) times.push(ms);
-        if (run > 0) cpu.push((used.user + used.system) / 1000);
+        const metrics = new Map((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+        const timings = (await page.evaluate(LOAD_TIMINGS)) as LoadTimings;
+        timings.scriptMs = (metrics.get('ScriptDuration') ?? 0) * 1000;
+        timings.taskMs = (metrics.get('TaskDuration') ?? 0) * 1000;
+        if (run > 0) {
+          times.push(timings.drawn);
+          cpu.push((used.user + used.system) / 1000);
+          loads.push(timings);
+        }
         // The panels' requests finish before the next load, so that each load meets an idle server.
         await page.waitForLoadState('networkidle');
         await page.close();
@@ -106,6 +179,7 @@ async function firstChart(): Promise<Figure[]> {
           value: percentile(cpu, 50),
           unit: 'ms',
         },
+        ...breakdown(range, loads),
       );
     }
     return figures;

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { api, setUnauthorizedHandler, type Me } from './api.js';
 import { AuthContext } from './auth.js';
+import { SESSION_CHECK, takeEarly } from './early.js';
 import { Layout } from './components/layout.js';
 import { Loading } from './components/ui.js';
 import { SignIn } from './pages/sign-in.js';
@@ -78,7 +79,8 @@ function Routes(props: { me: Me | null }): JSX.Element {
 export function App(): JSX.Element {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   useEffect(() => {
-    api.me().then(setMe, () => setMe(null));
+    // Started by start.ts as the script began; a 401 is the answer, not asked again.
+    takeEarly(SESSION_CHECK, api.me, false).then(setMe, () => setMe(null));
   }, []);
   return (
     <AuthContext.Provider value={{ me: me ?? null, setMe }}>

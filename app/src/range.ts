@@ -102,14 +102,12 @@ export function rangeLabel(range: RangeQuery): string {
   return range.from === range.to ? formatDay(range.from) : `${formatDay(range.from)} – ${formatDay(range.to)}`;
 }
 
-const dayFormat = new Intl.DateTimeFormat('en-GB', {
-  day: 'numeric',
-  month: 'short',
-  year: 'numeric',
-  timeZone: 'UTC',
-});
+// Made at first use: this module runs before the early requests leave (start.ts), and a new tab's first
+// Intl object loads ICU's data.
+let dayFormat: Intl.DateTimeFormat | undefined;
 
 /** `2026-03-09` → `9 Mar 2026` (a local date, formatted without shifting it). */
 export function formatDay(day: string): string {
+  dayFormat ??= new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' });
   return dayFormat.format(new Date(`${day}T00:00:00Z`));
 }

@@ -13,8 +13,10 @@ export interface Data<T> {
  * Runs `load` when `key` changes and keeps the previous answer on screen
  * while the next one is in flight (no flash of empty panels on a range
  * switch); an answer that arrives after a newer request started is dropped.
+ * While `ready` is false nothing is asked (and `loading` stays true): a
+ * request that must not compete with the page's first ones waits for them.
  */
-export function useData<T>(load: () => Promise<T>, key: string): Data<T> {
+export function useData<T>(load: () => Promise<T>, key: string, ready = true): Data<T> {
   const [state, setState] = useState<{ data: T | undefined; error: ApiError | null; loading: boolean }>({
     data: undefined,
     error: null,
@@ -23,6 +25,7 @@ export function useData<T>(load: () => Promise<T>, key: string): Data<T> {
   const [nonce, setNonce] = useState(0);
   const latest = useRef(0);
   useEffect(() => {
+    if (!ready) return;
     const id = ++latest.current;
     setState((s) => ({ ...s, loading: true }));
     load().then(
@@ -39,7 +42,7 @@ export function useData<T>(load: () => Promise<T>, key: string): Data<T> {
       },
     );
     // `load` closes over what `key` names, so `key` alone decides when to run it again.
-  }, [key, nonce]);
+  }, [key, nonce, ready]);
   const reload = useCallback(() => setNonce((n) => n + 1), []);
   return { ...state, reload };
 }

@@ -19,4 +19,12 @@ describe('requests started before the page mounts (app/src/early.ts)', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await takeEarly('k3', async () => 'signed in')).toBe('signed in');
   });
+
+  it("takes the session check's failure as its answer, without asking again", async () => {
+    let asked = 0;
+    startEarly('k4', () => Promise.reject(new Error('401')));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect(takeEarly('k4', async () => ++asked, false)).rejects.toThrow('401');
+    expect(asked).toBe(0);
+  });
 });

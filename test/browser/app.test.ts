@@ -220,7 +220,8 @@ describe('the app in Chromium on the demo site', () => {
         await expect
           .poll(() => text(page, `[data-metric=${field}]`), { message: `${range} ${field}`, timeout: POLL })
           .toBe(format(o.current[field]));
-      expect(await page.locator('.chart canvas').count(), range).toBeGreaterThan(0);
+      // Drawn with the series' points, not only the empty frame made while they were on their way.
+      expect(await page.locator('.chart[data-drawn=true] canvas').count(), range).toBeGreaterThan(0);
     }
     // The keyboard picks ranges too (d/w/t/n/y/a).
     await page.keyboard.press('w');

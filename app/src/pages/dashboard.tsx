@@ -13,18 +13,11 @@ import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
 import { snippet } from './settings-sites.js';
 import { useVisiblePoll } from '../use-poll.js';
-import {
-  daysBetween,
-  formatDay,
-  intervalFor,
-  intervalFromQuery,
-  intervalsFor,
-  rangeFromQuery,
-  rangeSearch,
-} from '../range.js';
+import { daysBetween, formatDay, intervalsFor, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
-import { startEarly, takeEarly } from '../early.js';
+import { takeEarly } from '../early.js';
+import { firstRequests } from '../dashboard-requests.js';
 
 /**
  * The dashboard's panels: every breakdown dimension of `docs/api.md`
@@ -137,40 +130,6 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
 }
 
 /**
- * The dashboard's totals and chart requests for a domain and query string:
- * the key each is asked again on (`useData`) and its load. The page and
- * `startDashboardEarly` both take them from here, so an early answer is the
- * one the page would have asked for.
- */
-function firstRequests(domain: string, query: Record<string, string | undefined>, options?: { quiet401: boolean }) {
-  const range = rangeFromQuery(query);
-  const key = `${domain}|${JSON.stringify(range)}`;
-  // An interval asked in the address wins; else the range's default (the API's for `all`).
-  const interval = intervalFromQuery(query) ?? intervalFor(range);
-  return {
-    range,
-    overview: { key, load: () => api.overview(domain, range, options) },
-    series: { key: `${key}|${interval ?? ''}`, load: () => api.timeseries(domain, range, interval, options) },
-  };
-}
-
-/**
- * When the app opens on a dashboard (`/sites/<domain>`), starts its totals
- * and chart requests at once, beside the session check (`early.ts`); a 401
- * is left to that check.
- * @param path the address's path, `search` its query string
- */
-export function startDashboardEarly(path: string, search: string): void {
-  const match = /^\/sites\/([^/]+)$/.exec(path);
-  if (!match) return;
-  const requests = firstRequests(decodeURIComponent(match[1]!), Object.fromEntries(new URLSearchParams(search)), {
-    quiet401: true,
-  });
-  startEarly(requests.overview.key, requests.overview.load);
-  startEarly(requests.series.key, requests.series.load);
-}
-
-/**
  * `/sites/<domain>?range=…`: totals, the chart, and every breakdown panel;
  * the realtime indicator and view (asked every `REALTIME_REFRESH_MS` while
  * the tab is visible), Today's totals and chart asked again every
@@ -186,10 +145,19 @@ export function Dashboard(): JSX.Element {
   const { range } = first;
   const overview = useData(() => takeEarly(first.overview.key, first.overview.load), first.overview.key);
   const series = useData(() => takeEarly(first.series.key, first.series.load), first.series.key);
-  const realtime = useData(() => api.realtime(domain), domain);
+  // Once the first answers are in, a later range's reload of them does not hold the indicator back again.
+  const firstDone = useRef(false);
+  // The realtime indicator and the first-event check wait for the chart and the totals, as the panels do, so
+  // that locally, where one process answers every request, they are not answered before them.
+  if (!overview.loading && !series.loading) firstDone.current = true;
+  const realtime = useData(() => api.realtime(domain), domain, firstDone.current);
   const shared = useShared();
   // A shared view reads reports only: no account settings (the first-event check is the owner's).
-  const sites = useData(() => (shared ? Promise.resolve({ sites: [] }) : api.appSites()), 'app-sites');
+  const sites = useData(
+    () => (shared ? Promise.resolve({ sites: [] }) : api.appSites()),
+    'app-sites',
+    firstDone.current,
+  );
   const [realtimeOpen, setRealtimeOpen] = useState(false);
   const live = 'range' in range && range.range === 'today';
   const site = sites.data?.sites.find((x) => x.domain === domain);
@@ -264,15 +232,14 @@ export function Dashboard(): JSX.Element {
             }
           >
             {series.error ? <ErrorBox error={series.error} retry={series.reload} /> : null}
-            {series.data ? (
+            {/* The plot is made while the series is on its way, and drawn as soon as it arrives. */}
+            {series.error && !series.data ? null : (
               <TimeChart
-                points={series.data.points}
-                interval={series.data.interval}
-                timezone={series.data.range.timezone}
+                points={series.data?.points}
+                interval={series.data?.interval ?? first.interval ?? 'day'}
+                timezone={series.data?.range.timezone}
               />
-            ) : series.loading ? (
-              <div class="chart chart-placeholder" />
-            ) : null}
+            )}
           </Card>
           {/* The panels wait for the overview, so a missing site or a bad range is said once, not once per panel,
               and for the chart's series, so that its request is not queued behind theirs on a busy server. */}
