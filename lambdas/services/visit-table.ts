@@ -23,7 +23,7 @@ import { reclassify } from './rebuild.js';
  * How long after a site-local day ends its visits can still change: a visit
  * open at midnight ends 30 minutes after its last event (`VISIT_GAP_MS`), and
  * the archive holds an event at most 25 minutes after it was put
- * (`docs/sql.md`, "Lag"). Closed days are written once into their month's
+ * (`docs/sql.md`, "Layout", the lag row). Closed days are written once into their month's
  * file; later days are the open days.
  */
 export const CLOSE_DELAY_MS = VISIT_GAP_MS + 25 * 60_000;

@@ -120,7 +120,7 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     const props = (name: string) =>
       byName[name]?.inputSchema.properties as Record<string, { enum?: string[]; type?: string; maximum?: number }>;
     expect(Object.keys(props('list_sites') ?? {})).toEqual([]);
-    expect(Object.keys(props('get_overview'))).toEqual(['site', 'range', 'from', 'to']);
+    expect(Object.keys(props('get_overview'))).toEqual(['site', 'range', 'from', 'to', 'filters']);
     expect(props('get_overview').range?.enum).toEqual(['today', '7d', '30d', '90d', '12m', 'all']);
     expect(props('get_breakdown').dimension?.enum).toEqual([...DIMENSIONS]);
     expect(byName.get_breakdown?.inputSchema.required).toEqual(['dimension']);
@@ -129,9 +129,9 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     expect(props('list_payments').limit).toMatchObject({ maximum: 200 });
     expect(byName.get_visitor_timeline?.inputSchema.required).toEqual(['visitor_id']);
     expect(byName.get_overview?.inputSchema.required ?? []).toEqual([]);
-    expect(Object.keys(props('get_timeseries'))).toEqual(['site', 'range', 'from', 'to', 'interval']);
+    expect(Object.keys(props('get_timeseries'))).toEqual(['site', 'range', 'from', 'to', 'filters', 'interval']);
     expect(props('get_timeseries').interval?.enum).toEqual(['hour', 'day', 'month']);
-    expect(Object.keys(props('get_goals'))).toEqual(['site', 'range', 'from', 'to', 'goal', 'limit']);
+    expect(Object.keys(props('get_goals'))).toEqual(['site', 'range', 'from', 'to', 'filters', 'goal', 'limit']);
   });
 
   it.each([
