@@ -527,6 +527,17 @@ export interface VisitTableStore extends VisitTable {
   writtenThrough(site: string): Promise<string | null>;
   /** Records the last closed day written, after its month file is. */
   setWrittenThrough(site: string, day: string): Promise<void>;
+  /**
+   * Removes every file of the site (visits, open days, payments, dictionary) and its writer state, so the
+   * next refresh writes it whole from the archive: after an erasure (the archive no longer holds the
+   * person's events, and the dictionary may hold their values) and after a site's deletion.
+   * @throws Error when a file cannot be removed
+   */
+  dropSite(site: string): Promise<void>;
+  /** When the writer last looked for changed archive days (ms since epoch), or null before its first look. */
+  changesSeen(site: string): Promise<number | null>;
+  /** Records when the writer looked for changed archive days (ms since epoch), after it rewrote them. */
+  setChangesSeen(site: string, ms: number): Promise<void>;
 }
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
@@ -623,4 +634,19 @@ export interface ReportReads {
   ): Promise<RetentionCohorts>;
   /** The payments of `keys` that are stored (a key with none is left out). */
   payments(site: string, keys: readonly PaymentRef[]): Promise<Payment[]>;
+}
+
+/**
+ * Which partitions of the raw event archive changed (`docs/data-model.md`, "Filtered reports"): late
+ * events (an import, a re-delivered batch) and an erasure's rewrite land in days the visit table has
+ * already written, which its writer must then write again. Locally the files' modification times; in
+ * AWS the objects' LastModified (ListObjectsV2 under the site's prefix).
+ */
+export interface ArchiveChanges {
+  /**
+   * The site's UTC partition days (`dt`, `YYYY-MM-DD`) holding a file written at or after `sinceMs`
+   * (ms since epoch), sorted.
+   * @throws Error when the archive cannot be listed
+   */
+  changedDays(site: string, sinceMs: number): Promise<string[]>;
 }

@@ -38,7 +38,14 @@ import { openLocalDynamo, type LocalDynamo } from './dynalite.js';
 import { ANY_METHOD, createLocalServer, type Route } from './server.js';
 import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './consumers.js';
 import { functionConnection } from './iam/partition-guard.js';
-import { functionArchiveEraser, functionArchiveReader, functionSecretBox, functionStream } from './iam/stand-ins.js';
+import {
+  functionArchiveChanges,
+  functionArchiveEraser,
+  functionArchiveReader,
+  functionSecretBox,
+  functionStream,
+} from './iam/stand-ins.js';
+import { LocalArchiveChanges } from './archive-changes.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
@@ -296,6 +303,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const operationsPayments = dynamoPaymentDeps(operationsConn, clock);
   operations.visitTable = {
     archive: operationsArchive,
+    changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
     table: visitTable,
     payments: operationsPayments.payments,
     rates: operationsPayments.rates,

@@ -64,8 +64,10 @@ export const paymentsFilePath = (root: string, site: string, month: string) =>
 export const openFilePath = (root: string, site: string) =>
   join(resolve(root), 'visits', `site=${site}`, 'open', 'data.parquet');
 const writerState = z.object({ through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) });
+const changesState = z.object({ seen: z.number().int().nonnegative() });
 /** The writer's state of a site: its last closed day written. */
 const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
+const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
 /** The file of a site's dictionary under the table's root directory. */
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
@@ -274,6 +276,29 @@ export class LocalVisitTable implements VisitTableStore {
       const temp = `${file}.${process.pid}.tmp`;
       await writeFile(temp, JSON.stringify({ through: day }));
       await rename(temp, file);
+    });
+  }
+
+  async changesSeen(site: string): Promise<number | null> {
+    const file = changesPath(this.root, site);
+    if (!existsSync(file)) return null;
+    return changesState.parse(JSON.parse(await readFile(file, 'utf8'))).seen;
+  }
+
+  setChangesSeen(site: string, ms: number): Promise<void> {
+    return this.serially(async () => {
+      const file = changesPath(this.root, site);
+      await mkdir(join(file, '..'), { recursive: true });
+      const temp = `${file}.${process.pid}.tmp`;
+      await writeFile(temp, JSON.stringify({ seen: ms }));
+      await rename(temp, file);
+    });
+  }
+
+  dropSite(site: string): Promise<void> {
+    return this.serially(async () => {
+      for (const table of ['visits', 'payments', 'dict', 'state'])
+        await rm(join(this.root, table, `site=${site}`), { recursive: true, force: true });
     });
   }
 

@@ -246,10 +246,10 @@ export async function advanceErasure(
  * (ms): the scheduled function's share of the work. A request that fails is
  * logged (its id and the error's name: no id of the person, and no message
  * that might quote one) and tried again at the next run.
- * @returns how many finished in this run
+ * @returns the site (domain) of each request finished in this run
  */
-export async function advanceErasures(deps: ErasureDriverDeps, deadline: number): Promise<number> {
-  let finished = 0;
+export async function advanceErasures(deps: ErasureDriverDeps, deadline: number): Promise<string[]> {
+  const finished: string[] = [];
   for (const request of await deps.queue.pending()) {
     if (deps.clock() >= deadline) break;
     try {
@@ -257,7 +257,7 @@ export async function advanceErasures(deps: ErasureDriverDeps, deadline: number)
         request.error = null;
         await deps.queue.save(request);
       }
-      if (await advanceErasure(deps, request, deadline)) finished++;
+      if (await advanceErasure(deps, request, deadline)) finished.push(request.domain);
     } catch (error) {
       const name = error instanceof Error ? error.name : 'Error';
       deps.logger.error('erasure step failed; the next run tries again', {

@@ -36,7 +36,10 @@ export async function advanceOperations(deps: OperationsDeps, deadline: number):
   const deletions = await advanceSiteDeletions(deps.deletions, deadline);
   const erasures = await advanceErasures(deps.erasures, deadline);
   const table = deps.visitTable;
-  if (!table) return { deletions: deletions.length, erasures };
+  if (!table) return { deletions: deletions.length, erasures: erasures.length };
+  // A deleted site leaves nothing behind; an erased person's rows and dictionary values go with the
+  // site's whole table, which the refresh below writes again from the archive the erasure rewrote.
+  for (const domain of new Set([...deletions, ...erasures])) await table.table.dropSite(domain);
   let visitDays = 0;
   for (const site of await table.sites.listSites()) {
     // A site being rebuilt is written whole by the rebuild's end (`rewriteVisitTable`).
@@ -50,5 +53,5 @@ export async function advanceOperations(deps: OperationsDeps, deadline: number):
       });
     }
   }
-  return { deletions: deletions.length, erasures, visitDays };
+  return { deletions: deletions.length, erasures: erasures.length, visitDays };
 }

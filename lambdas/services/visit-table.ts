@@ -6,7 +6,7 @@ import type { UsdRate } from '../domain/payments/money.js';
 import type { Payment } from '../domain/payments/payment.js';
 import { archiveSpan, byMonth, paymentTableRow, visitRowsOfDays } from '../domain/visit-days.js';
 import type { PaymentTableRow, VisitRow } from '../domain/visit-table.js';
-import type { ArchiveReader, VisitTableStore } from '../ports.js';
+import type { ArchiveChanges, ArchiveReader, VisitTableStore } from '../ports.js';
 import { reclassify } from './rebuild.js';
 
 /**
@@ -35,6 +35,11 @@ export interface VisitTableDeps {
   payments: { listPayments(site: string): Promise<Payment[]> };
   rates: () => Promise<UsdRate>;
   clock: () => number;
+  /**
+   * The archive's changed partitions: closed days already written whose archive days changed since
+   * the last run (late events, an import) are written again. Without it a written day stays as written.
+   */
+  changes?: ArchiveChanges;
 }
 
 /** What a run wrote. */
@@ -124,6 +129,7 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const now = deps.clock();
   const closed = lastClosedDay(now, site.timezone);
   const through = await deps.table.writtenThrough(site.domain);
+  const late = await rewriteChangedDays(deps, site, through);
   // The archive's first partition is a UTC day: the site-local day before it may hold its first visits.
   const first = through === null ? await deps.archive.firstDay(site.domain) : null;
   const from = through !== null ? addDays(through, 1) : first !== null ? addDays(first, -1) : null;
@@ -136,7 +142,44 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const open = await rowsOfDays(deps, site, addDays(closed, 1), today);
   await deps.table.writeOpen(site.domain, open);
   const paymentMonths = await writePaymentTable(deps, site);
-  return { ...written, open: open.length, paymentMonths };
+  if (deps.changes) await deps.table.setChangesSeen(site.domain, now);
+  return { days: written.days + late.days, rows: written.rows + late.rows, open: open.length, paymentMonths };
+}
+
+/**
+ * The closed days (up to `through`, the last written) to write again for the archive's partitions
+ * that changed since the writer last looked: each changed UTC day `dt` holds events of the site-local
+ * days before, on and after it (time zones, and a visit running on past midnight), so those three.
+ * @returns inclusive site-local day spans, sorted, merged where they touch
+ */
+export function changedSpans(dts: readonly string[], through: string): Array<[string, string]> {
+  const spans: Array<[string, string]> = [];
+  for (const dt of [...dts].sort()) {
+    const from = addDays(dt, -1);
+    const to = addDays(dt, 1) < through ? addDays(dt, 1) : through;
+    if (from > to) continue;
+    const last = spans.at(-1);
+    if (last && addDays(last[1], 1) >= from) last[1] = to > last[1] ? to : last[1];
+    else spans.push([from, to]);
+  }
+  return spans;
+}
+
+/** Writes again the closed days whose archive changed since the last look (`changedSpans`); nothing before the first look. */
+async function rewriteChangedDays(
+  deps: VisitTableDeps,
+  site: SiteConfig,
+  through: string | null,
+): Promise<{ days: number; rows: number }> {
+  const seen = deps.changes ? await deps.table.changesSeen(site.domain) : null;
+  if (!deps.changes || seen === null || through === null) return { days: 0, rows: 0 };
+  let [days, rows] = [0, 0];
+  for (const [from, to] of changedSpans(await deps.changes.changedDays(site.domain, seen), through)) {
+    const written = await writeDays(deps, site, from, to);
+    days += written.days;
+    rows += written.rows;
+  }
+  return { days, rows };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type {
+  ArchiveChanges,
   ArchiveDelivery,
   ArchiveEraser,
   ArchiveReader,
@@ -167,6 +168,19 @@ export function functionArchiveReader(reader: ArchiveReader, name: Principal): A
     visitors: async (site, fromDt, toDt) => {
       demandArchiveQuery(name, site);
       return reader.visitors(site, fromDt, toDt);
+    },
+  };
+}
+
+/**
+ * The archive's changed partitions as function `name` may list them: `S3ArchiveChanges` would list
+ * the site's objects under its prefix (ListObjectsV2, `s3:ListBucket` with that prefix).
+ */
+export function functionArchiveChanges(changes: ArchiveChanges, name: Principal): ArchiveChanges {
+  return {
+    changedDays: async (site, sinceMs) => {
+      demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [`${EVENTS_PREFIX}site=${site}/`] });
+      return changes.changedDays(site, sinceMs);
     },
   };
 }

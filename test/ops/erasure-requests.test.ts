@@ -10,6 +10,7 @@ import { createTelemetry } from '../../lambdas/observability/telemetry.js';
 import { DuckDbArchiveReader } from '../../local/archive-reader.js';
 import { LocalArchiveEraser } from '../../local/archive-eraser.js';
 import { localPaths } from '../../local/service.js';
+import { LocalVisitTable } from '../../local/visit-table.js';
 import { runSql } from '../../local/sql.js';
 import { scanAll } from '../support/dynamo.js';
 import { DOMAIN, NOW, startScenario } from './scenario.js';
@@ -71,6 +72,20 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
       logger,
     });
     deps.erasures.queue = crashingQueue;
+    // The visit table's writer, recording which sites it is told to drop (no site to refresh).
+    const dropped: string[] = [];
+    const visitTable = Object.assign(new LocalVisitTable(localPaths(s.svc.dataDir).visitTable), {
+      dropSite: async (site: string) => void dropped.push(site),
+    });
+    deps.visitTable = {
+      archive: functionArchiveReader(new DuckDbArchiveReader(localPaths(s.svc.dataDir).archive), 'operations'),
+      table: visitTable,
+      payments: { listPayments: async () => [] },
+      rates: async () => () => 1,
+      sites: { listSites: async () => [] },
+      clock,
+      logger,
+    };
     const run = () => advanceOperations(deps, now + 10 * WAIT_MS);
     const pending = async () => (await queue.pending(DOMAIN))[0];
 
@@ -81,7 +96,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     await expect(run()).rejects.toThrow('Task timed out');
     expect((await pending())!).toMatchObject({ phase: 'erasing items', visitors: ['visitor-0001'], error: null });
     // Run 2: the items again (nothing left to change), then the archive's fence has not passed: no sleeping.
-    expect(await run()).toEqual({ deletions: 0, erasures: 0 });
+    expect(await run()).toEqual({ deletions: 0, erasures: 0, visitDays: 0 });
     expect(erasureView((await pending())!)).toMatchObject({ status: 'running', phase: 'waiting for the archive' });
     expect(await archived('visitor-0001')).toBe(8);
 
@@ -103,7 +118,10 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     expect(erasureView((await pending())!).percent).toBe(99);
     // Run 6: the old generation deleted, the audit record written, the request (and the ids in it) gone.
     now += WAIT_MS;
-    expect(await run()).toEqual({ deletions: 0, erasures: 1 });
+    expect(dropped).toEqual([]);
+    expect(await run()).toEqual({ deletions: 0, erasures: 1, visitDays: 0 });
+    // The erased person's rows and dictionary values leave the visit table with the site's whole table.
+    expect(dropped).toEqual([DOMAIN]);
     expect(await queue.pending()).toEqual([]);
     const [record, ...more] = await queue.records(DOMAIN, 20);
     expect(more).toEqual([]);

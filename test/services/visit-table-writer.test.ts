@@ -9,6 +9,7 @@ import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import {
   CLOSE_DELAY_MS,
+  changedSpans,
   refreshVisitTable,
   rewriteVisitDays,
   writeDays,
@@ -132,6 +133,65 @@ describe('the visit table writer', () => {
     // A rewrite of days already written gives the same rows (late events would change them).
     await rewriteVisitDays(deps(later), site, '2026-03-31', '2026-04-01');
     expect(byId(await table.readMonth(SITE, '2026-04'))).toEqual(byId(rows.filter((r) => r.day === '2026-04-01')));
+  });
+
+  it('drops a site whole (an erasure or a deletion), and the next refresh writes it again from the archive', async () => {
+    const later = Date.UTC(2026, 3, 1, 22) + CLOSE_DELAY_MS;
+    await refreshVisitTable(deps(later), site);
+    expect((await table.months(SITE)).visits.length).toBeGreaterThan(0);
+    await table.dropSite(SITE);
+    expect(await table.months(SITE)).toEqual({ visits: [], payments: [] });
+    expect(await table.writtenThrough(SITE)).toBeNull();
+    expect(await table.readDictionary(SITE)).toEqual([]);
+    await refreshVisitTable(deps(later), site);
+    const rows = stored.map((v) => visitRow(v, TZ)).filter((r) => r.day <= '2026-04-01');
+    const written = [...(await table.readMonth(SITE, '2026-03')), ...(await table.readMonth(SITE, '2026-04'))];
+    expect(byId(written)).toEqual(byId(rows));
+  });
+
+  it('writes a written day again when its archive partition changed (a late import), and only then', async () => {
+    const later = Date.UTC(2026, 3, 5);
+    const lateEvent = trackedEvent({
+      site: SITE,
+      visitor_id: 'd',
+      ts: Date.UTC(2026, 2, 30, 10),
+      event_id: 'd-1',
+      path: '/late',
+    });
+    let changed: string[] = [];
+    const withChanges = (all: TrackedEvent[]): VisitTableDeps => ({
+      ...deps(later),
+      archive: memoryArchive(all),
+      changes: { changedDays: async () => changed },
+    });
+    await refreshVisitTable(withChanges(events()), site);
+    expect(await table.changesSeen(SITE)).toBe(later);
+    const pages = async () => (await table.readMonth(SITE, '2026-03')).flatMap((r) => r.pages);
+    // The late event is archived, but its partition is not reported changed: the written day stays.
+    await refreshVisitTable(withChanges([...events(), lateEvent]), site);
+    expect(await pages()).not.toContain('/late');
+    changed = ['2026-03-30'];
+    const outcome = await refreshVisitTable(withChanges([...events(), lateEvent]), site);
+    expect(await pages()).toContain('/late');
+    expect(outcome.days).toBe(3);
+  });
+
+  it.each([
+    [['2026-03-30'], '2026-04-30', [['2026-03-29', '2026-03-31']]],
+    [['2026-03-30', '2026-03-31', '2026-04-03'], '2026-04-30', [['2026-03-29', '2026-04-04']]],
+    [
+      ['2026-03-31', '2026-04-05'],
+      '2026-04-30',
+      [
+        ['2026-03-30', '2026-04-01'],
+        ['2026-04-04', '2026-04-06'],
+      ],
+    ],
+    [['2026-04-30'], '2026-04-30', [['2026-04-29', '2026-04-30']]],
+    [['2026-05-02'], '2026-04-30', []],
+    [[], '2026-04-30', []],
+  ])('changed archive days %j, written through %s: rewrite %j', (dts, through, spans) => {
+    expect(changedSpans(dts, through)).toEqual(spans);
   });
 
   it('fills the payments table with each payment credited visit, by site-local month', async () => {
