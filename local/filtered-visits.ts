@@ -48,12 +48,15 @@ export class LocalFilteredVisits implements FilteredVisits {
   private files(path: (month: string) => string, from: string, to: string, extra: string[] = []): string | null {
     const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
     const files = [...months.map(path), ...extra].filter((f) => existsSync(f));
-    return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}])` : null;
+    // By name: a file written before a column was added reads it as NULL.
+    return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true)` : null;
   }
 
   /** The `WITH` clause of `dict`, `v`, `mv` and `p` for a filter and range, or null when no visit month of it was written (nothing matches). */
-  private relations(site: string, filter: Filter, range: FilteredRange): string | null {
+  private async relations(site: string, filter: Filter, given: FilteredRange): Promise<string | null> {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    // A renewal keeps its first purchase's credit: its visit may start before the lookback.
+    const range = { ...given, creditedFrom: await this.earliestCredited(site, given) };
     const dictFile = dictionaryFilePath(this.root, site);
     const dict = existsSync(dictFile)
       ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
@@ -74,6 +77,21 @@ export class LocalFilteredVisits implements FilteredVisits {
     );
   }
 
+  /** The earliest day a visit credited with one of the range's payments started, or `creditedFrom` if later. */
+  private async earliestCredited(site: string, range: FilteredRange): Promise<string> {
+    const files = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
+    if (files === null) return range.creditedFrom;
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    const db = await this.connect();
+    const [row] = (
+      await db.runAndReadAll(
+        `SELECT min(visit_day)::VARCHAR AS first FROM ${files} WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}`,
+      )
+    ).getRowObjectsJS();
+    const first = row?.first;
+    return typeof first === 'string' && first < range.creditedFrom ? first : range.creditedFrom;
+  }
+
   /** The range's months of the payments table, or an empty relation of its columns. */
   private paymentsOf(site: string, range: FilteredRange): string {
     return (
@@ -88,7 +106,7 @@ export class LocalFilteredVisits implements FilteredVisits {
    * visit's row: the input of the reference reports (`FilteredInput`).
    */
   async input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
-    const relations = this.relations(site, filter, range);
+    const relations = await this.relations(site, filter, range);
     if (relations === null) return { rows: [], payments: [] };
     const db = await this.connect();
     const entries = (await db.runAndReadAll(`${relations} SELECT dictionary, value, id FROM dict`))
@@ -123,7 +141,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     range: FilteredRange,
     select: string,
   ): Promise<Record<string, unknown>> {
-    const relations = this.relations(site, filter, range);
+    const relations = await this.relations(site, filter, range);
     if (relations === null) return {};
     const db = await this.connect();
     return (await db.runAndReadAll(`${relations} ${select}`)).getRowObjectsJS()[0] ?? {};
@@ -186,7 +204,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
   ): Promise<Map<string, FilteredValue>> {
-    const relations = this.relations(site, filter, range);
+    const relations = await this.relations(site, filter, range);
     if (relations === null) return new Map();
     const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.

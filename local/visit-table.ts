@@ -226,7 +226,7 @@ export class LocalVisitTable implements VisitTableStore {
       if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
       const db = await this.connect();
       await db.run(
-        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR)`,
+        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR)`,
       );
       const appender = await db.createAppender('payment_rows', 'main', 'temp');
       try {
@@ -239,6 +239,8 @@ export class LocalVisitTable implements VisitTableStore {
           appender.appendBoolean(r.failed);
           if (r.visit_id === null) appender.appendNull();
           else appender.appendVarchar(r.visit_id);
+          if (r.visit_day === null) appender.appendNull();
+          else appender.appendVarchar(r.visit_day);
           appender.endRow();
         }
       } finally {
@@ -246,7 +248,7 @@ export class LocalVisitTable implements VisitTableStore {
       }
       await this.copy(
         db,
-        `SELECT * REPLACE (day::DATE AS day) FROM payment_rows`,
+        `SELECT * REPLACE (day::DATE AS day, visit_day::DATE AS visit_day) FROM payment_rows`,
         paymentsFilePath(this.root, site, month),
         '',
       );

@@ -76,6 +76,7 @@ export function paymentTableRow(p: Payment, timezone: string, rate: UsdRate): Pa
     customer: c.customer,
     failed: c.failed,
     visit_id: p.touch?.session_id ?? null,
+    visit_day: p.touch ? localDay(p.touch.ts, timezone) : null,
   };
 }
 

@@ -240,4 +240,10 @@ export interface PaymentTableRow {
   failed: boolean;
   /** The credited visit (`Touch.session_id`), null when Unattributed. */
   visit_id: string | null;
+  /**
+   * Site-local start day of the credited visit (`Touch.ts`), null when Unattributed: a renewal keeps the
+   * first purchase's credit, so its visit may be older than the site's lookback, and the engine reads the
+   * visit months back to the earliest credited visit of the range's payments.
+   */
+  visit_day: string | null;
 }

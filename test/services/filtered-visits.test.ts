@@ -167,7 +167,7 @@ const conditionArb: fc.Arbitrary<unknown[]> = fc
   );
 const filterArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   filter: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
+    { depthSize: 'small', withCrossShrink: true, maxDepth: 4 },
     conditionArb,
     fc.tuple(fc.constantFrom('and', 'or'), fc.array(tie('filter'), { minLength: 1, maxLength: 3 })),
     fc.tuple(fc.constant('not'), tie('filter')),
@@ -207,7 +207,12 @@ async function written(rows: readonly VisitRow[], payments: readonly CreditedPay
     await table.writePayments(
       domain,
       month,
-      ps.map((p) => ({ ...p, key: `stripe:${p.ts}`, visit_id: p.visit?.visit_id ?? null })),
+      ps.map((p) => ({
+        ...p,
+        key: `stripe:${p.ts}`,
+        visit_id: p.visit?.visit_id ?? null,
+        visit_day: p.visit?.day ?? null,
+      })),
     );
   return domain;
 }

@@ -215,6 +215,9 @@ describe('the visit table writer', () => {
     const direct = filtersParam.parse(JSON.stringify([['is_not', 'visit:channel', ['Search']]]))!;
     expect(await engine.payments(SITE, search, range)).toMatchObject({ payments: 1, cents: 1200 });
     expect(await engine.payments(SITE, direct, range)).toMatchObject({ payments: 0, cents: 0 });
+    // A renewal keeps its first purchase's credit: a credited visit older than the lookback still joins.
+    const april = { from: '2026-04-01', to: '2026-04-30', creditedFrom: '2026-04-01' };
+    expect(await engine.payments(SITE, search, april)).toMatchObject({ payments: 1, cents: 1200 });
     await engine.close();
   });
 });
