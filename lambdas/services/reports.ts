@@ -175,27 +175,11 @@ async function totalsOf(
 export async function overview(deps: ReportDeps, account: string, domain: string, query: DatedQuery) {
   const site = await siteOf(deps, account, domain);
   const { range, previous, span } = await rangeOf(deps, site, query);
-  if (query.filters) {
-    const engine = engineOf(deps.filtered);
-    const [current, before] = await Promise.all([
-      filteredTotals(engine, site, query.filters, range),
-      filteredTotals(engine, site, query.filters, previous),
-    ]);
-    return {
-      site: site.domain,
-      range,
-      previous_range: previous,
-      current,
-      previous: before,
-      change: overviewChange(current, before),
-      ...filteredNote(span, range),
-      previous_imported: null,
-    };
-  }
-  const [current, before] = await Promise.all([
-    totalsOf(deps, site, range, span),
-    totalsOf(deps, site, previous, span),
-  ]);
+  const { filters } = query;
+  const engine = filters ? engineOf(deps.filtered) : null;
+  const totals = (r: typeof range) =>
+    engine && filters ? filteredTotals(engine, site, filters, r) : totalsOf(deps, site, r, span);
+  const [current, before] = await Promise.all([totals(range), totals(previous)]);
   return {
     site: site.domain,
     range,
@@ -203,8 +187,9 @@ export async function overview(deps: ReportDeps, account: string, domain: string
     current,
     previous: before,
     change: overviewChange(current, before),
-    imported: importedIn(span, range),
-    previous_imported: importedIn(span, previous),
+    ...(filters
+      ? { ...filteredNote(span, range), previous_imported: null }
+      : { imported: importedIn(span, range), previous_imported: importedIn(span, previous) }),
   };
 }
 
