@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { checkSigV4 } from './sigv4-check.js';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
+import { dynaliteThread } from './dynalite-thread.js';
 
 const require = createRequire(import.meta.url);
 
@@ -164,20 +165,63 @@ export function requireCredential(server: Server, credentials: LocalCredentials,
   });
 }
 
-async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+/**
+ * dynalite on LevelDB in `dbPath`, listening on an ephemeral loopback port
+ * and letting through only requests signed with `credentials`
+ * (`requireCredential`), in the calling thread.
+ * @returns the server, already listening
+ */
+export async function serveDynalite(dbPath: string, credentials: LocalCredentials): Promise<Server> {
   closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
-  const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const credentials: LocalCredentials = {
-    accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
-    secretAccessKey: randomBytes(24).toString('base64url'),
-  };
+  const server = dynalite({ path: dbPath, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   requireCredential(server, credentials);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as { port: number }).port;
+  return server;
+}
+
+/** A running dynalite: its port, and how to stop it (resolves once its database is closed). */
+interface RunningDynalite {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** `serveDynalite` in this thread: what admin commands run for the length of a command. */
+async function dynaliteInline(dbPath: string, credentials: LocalCredentials): Promise<RunningDynalite> {
+  const server = await serveDynalite(dbPath, credentials);
+  return {
+    port: (server.address() as { port: number }).port,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * How each role runs dynalite. `serve` gives it a thread of its own
+ * (`local/dynalite-thread.ts`, `docs/architecture.md` "Local mode"): the
+ * server's handlers and DynamoDB's stand-in then run on two cores, as they do
+ * on two machines in AWS, instead of queueing in one event loop.
+ */
+const RUNNERS: Readonly<Record<Role, (dbPath: string, credentials: LocalCredentials) => Promise<RunningDynalite>>> = {
+  serve: dynaliteThread,
+  cli: dynaliteInline,
+};
+
+async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+  const credentials: LocalCredentials = {
+    accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(24).toString('base64url'),
+  };
+  let running: RunningDynalite;
+  try {
+    running = await RUNNERS[role](join(dataDir, 'db'), credentials);
+  } catch (error) {
+    await rm(lockFile, { force: true });
+    throw error;
+  }
+  const { port } = running;
   await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role, credentials } satisfies Holder), {
     mode: 0o600,
   });
@@ -190,7 +234,7 @@ async function startDynalite(dataDir: string, holderFile: string, lockFile: stri
     close: async () => {
       if (closed) return;
       closed = true;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await running.stop();
       const holder = await readHolder(holderFile);
       if (holder?.pid === process.pid) await rm(holderFile, { force: true });
       await rm(lockFile, { force: true });
