@@ -1,13 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { APP_GZIP_BUDGET, ensureAppBuilt, firstPageAssets } from '../app/build.js';
 import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
 import { hashPassword } from '../lambdas/domain/auth/password.js';
-import { startLocalService } from '../local/service.js';
+import { openLocalStore, startLocalService } from '../local/service.js';
 import { launchChromium } from '../test/browser/harness.js';
-import { loadBenchSite } from './bench-site.js';
-import { benchScale } from './reports.js';
+import { loadBenchSite, type BenchSite } from './bench-site.js';
+import { benchCacheName, benchCodeVersion, cachedSiteSchema } from './bench-table.js';
+import { benchScale, type BenchScale } from './reports.js';
 import { percentile, type Figure } from './report.js';
 
 /**
@@ -117,13 +118,12 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
  */
 async function firstChart(): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-app-'));
-  let now = Date.now();
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const site = await benchAppSite(dataDir, benchScale(), log, process.env.FOOTFALL_BENCH_CACHE || undefined);
+  const now = site.now;
   const svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0, clock: () => now });
   const browser = await launchChromium();
   try {
-    const scale = benchScale();
-    const site = await loadBenchSite(svc.dynamo, { events: scale.events, payments: scale.payments });
-    now = site.now;
     const users = new DynamoUserStore(svc.dynamo);
     await users.add(EMAIL, site.account, new Date(now), 'owner');
     await users.setPassword(EMAIL, await hashPassword(PASSWORD));
@@ -188,4 +188,58 @@ async function firstChart(): Promise<Figure[]> {
     await svc.close();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The bench site (`loadBenchSite`, at `scale`) in the local data directory `dataDir`, as the service reads it
+ * (its table in `dataDir/db`); what was loaded.
+ *
+ * Without `cacheRoot` it is loaded there. With it (`FOOTFALL_BENCH_CACHE`, `docs/benchmarks.md`), the loaded
+ * database is kept in `<cacheRoot>/app-<name>`, the name hashing the site's dimensions and the code that makes
+ * its items (`benchCacheName`, `benchCodeVersion`: any change to that code or to `DATA_LAYOUT` makes another
+ * name), and copied into `dataDir`: the measured service writes its users and sessions to the copy, so a
+ * cached entry is never changed after its load. An entry whose `site.json` (written last) is missing or
+ * unreadable is loaded again.
+ */
+async function benchAppSite(
+  dataDir: string,
+  scale: BenchScale,
+  log: (line: string) => void,
+  cacheRoot?: string,
+): Promise<BenchSite> {
+  const options = { events: scale.events, payments: scale.payments };
+  const load = async (dir: string) => {
+    const started = Date.now();
+    const { dynamo, db } = await openLocalStore(dir, 'serve');
+    try {
+      const site = await loadBenchSite(dynamo, options);
+      log(`bench site loaded in ${Math.round((Date.now() - started) / 1000)} s`);
+      return site;
+    } finally {
+      dynamo.doc.destroy();
+      await db.close();
+    }
+  };
+  if (!cacheRoot) return load(dataDir);
+  const key = { ...options, days: 365, archive: false };
+  const code = await benchCodeVersion();
+  const entry = join(cacheRoot, `app-${benchCacheName(key, code)}`);
+  const siteFile = join(entry, 'site.json');
+  let cached = await readFile(siteFile, 'utf8').then(
+    (text) => cachedSiteSchema.parse(JSON.parse(text)),
+    () => null,
+  );
+  if (!cached) {
+    log(`bench app site: loading ${entry}`);
+    await rm(entry, { recursive: true, force: true });
+    await mkdir(entry, { recursive: true });
+    const site = await load(entry);
+    cached = { key, code, site };
+    await writeFile(siteFile, `${JSON.stringify(cached, null, 2)}\n`);
+  } else log(`bench app site: reusing ${entry}`);
+  const started = Date.now();
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await cp(join(entry, 'db'), join(dataDir, 'db'), { recursive: true });
+  log(`bench app site: copied in ${Math.round((Date.now() - started) / 1000)} s`);
+  return cached.site;
 }
