@@ -6,6 +6,7 @@ import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
 import { hashPassword } from '../lambdas/domain/auth/password.js';
 import { openLocalStore, startLocalService } from '../local/service.js';
 import { launchChromium } from '../test/browser/harness.js';
+import { profileMainThread, threadCpu } from './app-cpu.js';
 import { loadBenchSite, type BenchSite } from './bench-site.js';
 import { benchCacheName, benchCodeVersion, cachedSiteSchema } from './bench-table.js';
 import { benchScale, type BenchScale } from './reports.js';
@@ -53,9 +54,14 @@ interface LoadTimings {
   seriesStart: number;
   series: number;
   drawn: number;
+  /** The API requests finished by then: the path's last segment, requested and received (ms). */
+  api: Array<[string, number, number]>;
   /** Chromium's main-thread JavaScript and task time over the load (CDP `Performance.getMetrics`). */
   scriptMs: number;
   taskMs: number;
+  /** This process's CPU over the load by thread, ms (`threadCpu`): the main thread, and the others (dynalite's). */
+  mainCpuMs: number;
+  otherCpuMs: number;
 }
 
 /**
@@ -73,6 +79,9 @@ const LOAD_TIMINGS = `(() => {
     seriesStart: series ? series.startTime : NaN,
     series: series ? series.responseEnd : NaN,
     drawn: performance.getEntriesByName('ff-chart-drawn')[0].startTime,
+    api: resources
+      .filter((e) => e.name.includes('/api/'))
+      .map((e) => [new URL(e.name).pathname.split('/').pop(), Math.round(e.startTime), Math.round(e.responseEnd)]),
     scriptMs: 0,
     taskMs: 0,
   };
@@ -103,6 +112,8 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
     row('series received to chart drawn', (t) => t.drawn - t.series),
     row('Chromium script time', (t) => t.scriptMs),
     row('Chromium task time', (t) => t.taskMs),
+    row('server CPU, main thread', (t) => t.mainCpuMs),
+    row('server CPU, other threads', (t) => t.otherCpuMs),
   ];
 }
 
@@ -121,7 +132,15 @@ async function firstChart(): Promise<Figure[]> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const site = await benchAppSite(dataDir, benchScale(), log, process.env.FOOTFALL_BENCH_CACHE || undefined);
   const now = site.now;
-  const svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0, clock: () => now });
+  const svc = await startLocalService({
+    dataDir,
+    port: 0,
+    app: true,
+    sessionizeIntervalMs: 0,
+    clock: () => now,
+    dynaliteThread: benchDynaliteThread(),
+  });
+  const profiling = Boolean(process.env.FOOTFALL_BENCH_PROFILE);
   const browser = await launchChromium();
   try {
     const users = new DynamoUserStore(svc.dynamo);
@@ -139,21 +158,31 @@ async function firstChart(): Promise<Figure[]> {
       const times: number[] = [];
       const cpu: number[] = [];
       const loads: LoadTimings[] = [];
+      const sampled = new Map<string, number>();
       for (let run = 0; run <= RUNS; run++) {
         const page = await context.newPage();
         const cdp = await context.newCDPSession(page);
         await cdp.send('Performance.enable');
         // The server (handlers and dynalite) runs in this process: its CPU time, apart from the machine's load.
         const before = process.cpuUsage();
+        const threadsBefore = threadCpu();
+        const stopProfile = profiling && run > 0 ? await profileMainThread() : null;
         await page.goto(`${svc.url}/sites/${site.site}?range=${range}`);
         await page.waitForFunction(() => performance.getEntriesByName('ff-chart-drawn').length > 0, null, {
           timeout: 120_000,
         });
         const used = process.cpuUsage(before);
+        const threadsAfter = threadCpu();
+        for (const [category, ms] of (await stopProfile?.()) ?? [])
+          sampled.set(category, (sampled.get(category) ?? 0) + ms / RUNS);
         const metrics = new Map((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
         const timings = (await page.evaluate(LOAD_TIMINGS)) as LoadTimings;
         timings.scriptMs = (metrics.get('ScriptDuration') ?? 0) * 1000;
         timings.taskMs = (metrics.get('TaskDuration') ?? 0) * 1000;
+        timings.mainCpuMs = threadsAfter && threadsBefore ? threadsAfter.main - threadsBefore.main : NaN;
+        timings.otherCpuMs = threadsAfter && threadsBefore ? threadsAfter.others - threadsBefore.others : NaN;
+        const requests = timings.api.map(([name, start, end]) => `${name} ${start}–${end}`).join(', ');
+        log(`${range} load ${run}: chart drawn at ${Math.round(timings.drawn)} ms; requests (ms): ${requests}`);
         if (run > 0) {
           times.push(timings.drawn);
           cpu.push((used.user + used.system) / 1000);
@@ -163,6 +192,11 @@ async function firstChart(): Promise<Figure[]> {
         await page.waitForLoadState('networkidle');
         await page.close();
       }
+      if (profiling)
+        log(
+          `${range} main thread's CPU per load, sampled (ms): ` +
+            [...sampled].map(([category, ms]) => `${category} ${Math.round(ms)}`).join(', '),
+        );
       times.sort((a, b) => a - b);
       cpu.sort((a, b) => a - b);
       figures.push(
@@ -212,7 +246,7 @@ async function benchAppSite(
     const started = Date.now();
     const { dynamo, db } = await openLocalStore(dir, 'serve');
     try {
-      const site = await loadBenchSite(dynamo, options);
+      const site = await loadBenchSite(dynamo, { ...options, log });
       log(`bench site loaded in ${Math.round((Date.now() - started) / 1000)} s`);
       return site;
     } finally {
@@ -242,4 +276,16 @@ async function benchAppSite(
   await cp(join(entry, 'db'), join(dataDir, 'db'), { recursive: true });
   log(`bench app site: copied in ${Math.round((Date.now() - started) / 1000)} s`);
   return cached.site;
+}
+
+/**
+ * `FOOTFALL_BENCH_DYNALITE`: `thread` (the default, as `serve` runs) or `inline` (dynalite in the server's
+ * thread, as before it had its own), to compare the two on one machine (`docs/benchmarks.md`).
+ * @throws Error for any other value
+ */
+function benchDynaliteThread(env: NodeJS.ProcessEnv = process.env): boolean {
+  const mode = env.FOOTFALL_BENCH_DYNALITE || 'thread';
+  if (mode !== 'thread' && mode !== 'inline')
+    throw new Error(`FOOTFALL_BENCH_DYNALITE must be thread or inline; got '${mode}'`);
+  return mode === 'thread';
 }

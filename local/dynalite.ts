@@ -69,11 +69,18 @@ async function readHolder(file: string): Promise<Holder | null> {
  * Opens the DynamoDB stand-in for `dataDir` (`<dataDir>/db`, LevelDB): attaches
  * to the dynalite of a running `serve` or starts one. `serve` waits for an
  * admin command that holds the directory to finish; a second `serve` on the
- * same directory is refused.
+ * same directory is refused. When it starts dynalite, `serve` runs it in a
+ * thread of its own unless `options.thread` is false (`RUNNERS`).
  *
- * @throws Error when another `serve` already holds the directory, or after `waitMs`
+ * @throws Error when another `serve` already holds the directory, or after `options.waitMs` (default 30 s)
  */
-export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_000): Promise<LocalDynamo> {
+export async function openLocalDynamo(
+  dataDir: string,
+  role: Role,
+  options: { waitMs?: number; thread?: boolean } = {},
+): Promise<LocalDynamo> {
+  const waitMs = options.waitMs ?? 30_000;
+  const run = options.thread === false ? dynaliteInline : RUNNERS[role];
   // Only the owner may enter the data directory: it holds the database, the stream and dynalite's credential.
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await chmod(dataDir, 0o700);
@@ -95,7 +102,7 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
     } else {
       try {
         await writeFile(lockFile, String(process.pid), { flag: 'wx' });
-        return await startDynalite(dataDir, holderFile, lockFile, role);
+        return await startDynalite(dataDir, holderFile, lockFile, role, run);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const lockPid = Number(await readFile(lockFile, 'utf8').catch(() => '0'));
@@ -189,6 +196,9 @@ interface RunningDynalite {
   stop(): Promise<void>;
 }
 
+/** Starts dynalite on the LevelDB in `dbPath`, letting in only `credentials`. */
+type Runner = (dbPath: string, credentials: LocalCredentials) => Promise<RunningDynalite>;
+
 /** `serveDynalite` in this thread: what admin commands run for the length of a command. */
 async function dynaliteInline(dbPath: string, credentials: LocalCredentials): Promise<RunningDynalite> {
   const server = await serveDynalite(dbPath, credentials);
@@ -204,19 +214,25 @@ async function dynaliteInline(dbPath: string, credentials: LocalCredentials): Pr
  * server's handlers and DynamoDB's stand-in then run on two cores, as they do
  * on two machines in AWS, instead of queueing in one event loop.
  */
-const RUNNERS: Readonly<Record<Role, (dbPath: string, credentials: LocalCredentials) => Promise<RunningDynalite>>> = {
+const RUNNERS: Readonly<Record<Role, Runner>> = {
   serve: dynaliteThread,
   cli: dynaliteInline,
 };
 
-async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+async function startDynalite(
+  dataDir: string,
+  holderFile: string,
+  lockFile: string,
+  role: Role,
+  run: Runner,
+): Promise<LocalDynamo> {
   const credentials: LocalCredentials = {
     accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(24).toString('base64url'),
   };
   let running: RunningDynalite;
   try {
-    running = await RUNNERS[role](join(dataDir, 'db'), credentials);
+    running = await run(join(dataDir, 'db'), credentials);
   } catch (error) {
     await rm(lockFile, { force: true });
     throw error;

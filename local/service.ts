@@ -78,6 +78,11 @@ export interface LocalServiceOptions {
   clock?: () => number;
   /** How often the local stream is handed to the sessionizer, ms; 0 leaves it to `sessionize()`. */
   sessionizeIntervalMs?: number;
+  /**
+   * Whether dynalite runs in a thread of its own (`local/dynalite-thread.ts`) or in the server's; the
+   * benchmark of the dashboard compares the two (`docs/benchmarks.md`). @default true
+   */
+  dynaliteThread?: boolean;
 }
 
 export interface LocalService {
@@ -119,8 +124,9 @@ export const localPaths = (dataDir: string) => ({
 export async function openLocalStore(
   dataDir: string,
   role: 'serve' | 'cli',
+  options: { dynaliteThread?: boolean } = {},
 ): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
-  const db = await openLocalDynamo(resolve(dataDir), role);
+  const db = await openLocalDynamo(resolve(dataDir), role, { thread: options.dynaliteThread });
   const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint, credentials: db.credentials });
   await ensureTable(dynamo);
   return { dynamo, db };
@@ -167,7 +173,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
   const clock = options.clock ?? Date.now;
-  const { dynamo, db } = await openLocalStore(dataDir, 'serve');
+  const { dynamo, db } = await openLocalStore(dataDir, 'serve', { dynaliteThread: options.dynaliteThread });
   const stream = await LocalEventStream.open(localPaths(dataDir).stream, clock);
   const telemetry = createTelemetry('footfall-local');
 
