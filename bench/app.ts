@@ -20,7 +20,7 @@ import { percentile, type Figure } from './report.js';
  * `benchScale`: by default a year of about 1.45M visits and 20,000
  * payments, `loadBenchSite`), in headless Chromium against the local server,
  * with the server's CPU time over the same span (this process: handlers and
- * dynalite), which the machine's load does not inflate as much.
+ * dynalite, whichever thread it runs in), which the machine's load does not inflate as much.
  */
 export async function benchApp(): Promise<Figure[]> {
   await ensureAppBuilt();
@@ -125,7 +125,12 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
  * the browser's HTTP cache on (the app's hashed assets are immutable, as
  * they are behind CloudFront). The service's clock is the end of the bench
  * year, so the ranges hold its last days. Each range's rows end with the
- * load's breakdown (`breakdown`).
+ * load's breakdown (`breakdown`); each load's API requests go to stderr.
+ * The service runs dynalite as `serve` does, in a thread of its own, unless
+ * `FOOTFALL_BENCH_DYNALITE=inline` (`benchDynaliteThread`);
+ * `FOOTFALL_BENCH_PROFILE` samples the main thread over each measured load and
+ * prints where its CPU went (`profileMainThread`). The site is loaded once
+ * per code version with `FOOTFALL_BENCH_CACHE` (`benchAppSite`).
  */
 async function firstChart(): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-app-'));
