@@ -25,6 +25,7 @@ describe('stack configuration from CDK context', () => {
       stackName: 'Footfall',
       legacySecretsKey: false,
       mcpOrigins: [],
+      filteredReports: true,
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });
