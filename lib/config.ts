@@ -124,10 +124,11 @@ export interface FootfallConfig {
    */
   reportSender: string | undefined;
   /**
-   * Filtered reports in app mode (`docs/data-model.md`, "Filtered reports"): true (default) has the operations
-   * function write the visit table under `visit-table/` of the archive bucket and the report and MCP functions
-   * read it with DuckDB, which puts those three functions on x86_64 with the DuckDB layer (`docs/cost.md`,
-   * "Filtered reports"); false keeps them on arm64 without it, and a request with `filters` is a 400.
+   * Filtered reports in app mode (`docs/data-model.md`, "Filtered reports"): true has the operations function
+   * write the visit table under `visit-table/` of the archive bucket at every run and the report and MCP
+   * functions read it with DuckDB, which puts those three functions on x86_64 at 1769 MB with the DuckDB layer;
+   * false (default) keeps them as they were, and a request with `filters` is a 400. Off by default while the
+   * writer's per-run cost and the readers' memory miss the cost goals (`docs/cost.md`, "Filtered reports").
    */
   filteredReports: boolean;
 }
@@ -157,7 +158,7 @@ export const CONFIG_DEFAULTS = {
   monthlyBudgetUsd: undefined,
   mcpOrigins: [],
   reportSender: undefined,
-  filteredReports: true,
+  filteredReports: false,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */

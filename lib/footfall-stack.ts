@@ -20,7 +20,13 @@ import { certificateStackName } from './certificate-stack.js';
 import { EventArchive } from './archive.js';
 import { IngestDelivery } from './ingest.js';
 import type { FootfallConfig } from './config.js';
-import { FILTERED_MEMORY_MIB, FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
+import {
+  FILTERED_MEMORY_MIB,
+  FILTERED_TIMEOUT_SECONDS,
+  FUNCTIONS,
+  deployedFunctions,
+  type FunctionSpec,
+} from './functions.js';
 import { DUCKDB_ARCHITECTURE, VISIT_TABLE_EPHEMERAL, duckdbLayer, grantVisitTable } from './visit-table.js';
 import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
@@ -280,7 +286,13 @@ export class FootfallStack extends Stack {
       // DuckDB's scans: a full vCPU for a reader, at least as much for the writer (`FILTERED_MEMORY_MIB`).
       memorySize: visitTable ? Math.max(spec.memoryMiB ?? 0, FILTERED_MEMORY_MIB) : spec.memoryMiB,
       ...(visitTable ? { architecture: DUCKDB_ARCHITECTURE, ephemeralStorageSize: VISIT_TABLE_EPHEMERAL } : {}),
-      timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
+      // A filtered read of a long range is CPU-bound seconds of DuckDB: up to API Gateway's 30 s, not the default 10.
+      timeout:
+        visitTable === 'read'
+          ? Duration.seconds(FILTERED_TIMEOUT_SECONDS)
+          : spec.timeoutSeconds === undefined
+            ? undefined
+            : Duration.seconds(spec.timeoutSeconds),
       environment: spec.env,
       logRetention,
       // The hot path records no trace unless asked (`hotPathTracing`): HTTP APIs never sample a request, so PassThrough traces nothing.

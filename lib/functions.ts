@@ -98,8 +98,8 @@ export interface FunctionSpec {
    */
   invokes?: readonly string[];
   /**
-   * The visit table of filtered reports (`docs/data-model.md`, "Filtered reports"), unless the stack is deployed
-   * with `-c filteredReports=false`: `read` (report, MCP) lists and gets its files, `write` (operations) also puts
+   * The visit table of filtered reports (`docs/data-model.md`, "Filtered reports"), when the stack is deployed
+   * with `-c filteredReports=true`: `read` (report, MCP) lists and gets its files, `write` (operations) also puts
    * and deletes them (lib/visit-table.ts `grantVisitTable`; sets VISIT_TABLE_BUCKET). Either puts the function on
    * x86_64 with the DuckDB layer, `FILTERED_MEMORY_MIB` of memory and `/tmp` for the table's files.
    */
@@ -122,6 +122,8 @@ export interface FunctionSpec {
  * waiting on DynamoDB, pay for it too.
  */
 export const FILTERED_MEMORY_MIB = 1769;
+/** Timeout of the functions that read the visit table: API Gateway's HTTP API gives an integration 30 s at most. */
+export const FILTERED_TIMEOUT_SECONDS = 29;
 
 /** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
 export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');

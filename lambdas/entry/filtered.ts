@@ -3,7 +3,7 @@ import type { FilteredVisits } from '../ports.js';
 
 /**
  * The filtered reports' engine of the report and MCP functions: DuckDB over the visit table in
- * `VISIT_TABLE_BUCKET` (lib/footfall-stack.ts sets it unless `-c filteredReports=false`), loaded
+ * `VISIT_TABLE_BUCKET` (lib/footfall-stack.ts sets it with `-c filteredReports=true`), loaded
  * with its native library at the first filtered request; none without the variable (a request with
  * `filters` is then a 400).
  */

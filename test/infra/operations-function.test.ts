@@ -39,12 +39,12 @@ describe('the operations function', () => {
     plain = synth({ bundle: false });
   }, 240_000);
 
-  it('is deployed in app mode only: Node 22 on x86_64 (DuckDB writes the visit table), 1769 MB, Lambda’s 15 minutes, one instance at a time', () => {
+  it('is deployed in app mode only: Node 22 on arm64, 1024 MB, Lambda’s 15 minutes, one instance at a time', () => {
     app.template.hasResourceProperties('AWS::Lambda::Function', {
       Description: FUNCTIONS.operations.description,
       Runtime: 'nodejs22.x',
-      Architectures: ['x86_64'],
-      MemorySize: 1769,
+      Architectures: ['arm64'],
+      MemorySize: 1024,
       Timeout: 900,
       ReservedConcurrentExecutions: 1,
       TracingConfig: { Mode: 'Active' },
@@ -108,7 +108,7 @@ describe('the operations function', () => {
     expect(actionsOf(statements)).not.toContain('dynamodb:Scan');
   });
 
-  it('queries the archive in the stack’s workgroup and rewrites only the archive, the staging, the results and the visit table prefixes', () => {
+  it('queries the archive in the stack’s workgroup and rewrites only the archive, the staging and the results prefixes', () => {
     const statements = statementsOf(app, 'operations');
     const athena = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('athena:')));
     expect(athena).toHaveLength(1);
@@ -120,18 +120,11 @@ describe('the operations function', () => {
     expect(JSON.stringify(athena[0]!.Resource)).toMatch(/workgroup\/".*ArchiveWorkGroup/);
     const glue = actionsOf(statements).filter((a) => a.startsWith('glue:'));
     expect(glue.sort()).toEqual(['glue:GetDatabase', 'glue:GetPartitions', 'glue:GetTable']);
-    // The visit table's families (lib/visit-table.ts), which it writes after each run's deletions and erasures.
-    const table = ['dict', 'payments', 'state', 'visits'].map((family) => `visit-table/${family}/*`);
-    expect(objectPatterns(statements, 's3:DeleteObject').sort()).toEqual([
-      `${ERASURE_STAGING_PREFIX}*`,
-      'events/*',
-      ...table,
-    ]);
+    expect(objectPatterns(statements, 's3:DeleteObject').sort()).toEqual([`${ERASURE_STAGING_PREFIX}*`, 'events/*']);
     expect(objectPatterns(statements, 's3:PutObject').sort()).toEqual([
       `${ERASURE_STAGING_PREFIX}*`,
       'events/*',
       'results/*',
-      ...table,
     ]);
     const eventsListing = statements.find(
       (st) => [st.Action].flat().includes('s3:ListBucket') && st.Condition !== undefined,

@@ -11,7 +11,7 @@ import { synth, testApp, type Synthesized } from './synth.js';
 /**
  * Filtered reports in the stack (`docs/data-model.md`, "Filtered reports"): the functions that run DuckDB
  * (report and MCP read the visit table, operations writes it) on x86_64 with the DuckDB layer, `/tmp` for the
- * table's files and grants on `visit-table/` only; `-c filteredReports=false` leaves them as before.
+ * table's files and grants on `visit-table/` only; `-c filteredReports=false` (the default) leaves them as before.
  */
 
 type Resource = { Properties: Record<string, unknown> };
@@ -44,8 +44,8 @@ describe('filtered reports in the stack', () => {
   let off: Synthesized;
   beforeAll(async () => {
     await ensureAppBuilt(() => {});
-    on = synth({ config: { app: true }, bundle: false });
-    off = synth({ config: { app: true, filteredReports: false }, bundle: false });
+    on = synth({ config: { app: true, filteredReports: true }, bundle: false });
+    off = synth({ config: { app: true }, bundle: false });
   }, 240_000);
 
   it('puts report, MCP and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others stay arm64 without it', () => {
@@ -65,6 +65,7 @@ describe('filtered reports in the stack', () => {
         duckdb: JSON.stringify(p.Layers ?? []).includes(duckdb[0]!),
         tmp: (p.EphemeralStorage as { Size: number } | undefined)?.Size ?? 512,
         memory: p.MemorySize,
+        timeout: p.Timeout,
         bucket: variables.VISIT_TABLE_BUCKET === undefined ? null : JSON.stringify(variables.VISIT_TABLE_BUCKET),
       };
     }
@@ -75,7 +76,11 @@ describe('filtered reports in the stack', () => {
       memory: 1769,
       bucket: expect.stringMatching(/ArchiveEvents/),
     };
-    expect(seen).toMatchObject({ report: uses, mcp: uses, operations: uses });
+    expect(seen).toMatchObject({
+      report: { ...uses, timeout: 29 },
+      mcp: { ...uses, timeout: 29 },
+      operations: { ...uses, timeout: 900 },
+    });
     for (const [service, props] of Object.entries(seen))
       if (!['report', 'mcp', 'operations'].includes(service))
         expect(props, service).toMatchObject({ arch: ['arm64'], duckdb: false, tmp: 512, bucket: null });
@@ -108,7 +113,7 @@ describe('filtered reports in the stack', () => {
     expect(on.nagViolations()).toEqual([]);
   });
 
-  it('with -c filteredReports=false: no layer, no bucket, no grant, every function on arm64 at its own memory', () => {
+  it('by default (-c filteredReports=false): no layer, no bucket, no grant, every function on arm64 at its own memory', () => {
     expect(
       Object.keys(off.template.findResources('AWS::Lambda::LayerVersion')).filter((id) => id.startsWith('DuckDb')),
     ).toEqual([]);
