@@ -27,7 +27,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * The installed native binding's directory and version, resolved as `@duckdb/node-bindings` resolves it.
- * @throws Error when it is not installed (an install on another platform: `docs/deploy.md`, "Filtered reports")
+ * @throws Error when it is not installed (an install on another platform: `docs/deploy.md`, the `filteredReports` flag)
  */
 function installedBinding(): { dir: string; version: string } {
   let manifest: string;
