@@ -476,7 +476,7 @@ export interface FilteredRange {
  * "Filtered reports"): the visits of a site-local day range that match a
  * filter, and the range's payments credited to matching visits. Locally
  * DuckDB over the local Parquet; in AWS the same SQL in the report Lambda
- * over S3 (not built yet).
+ * over the table's files copied from S3 (`S3FilteredVisits`).
  */
 export interface FilteredVisits {
   /** The matching visits' totals. @throws Error with the engine's message */
@@ -512,7 +512,7 @@ export interface FilteredVisits {
  * The visit and payments tables as their writer (`lambdas/services/visit-table.ts`) keeps them:
  * closed site-local days in month files, the open days (after `writtenThrough`) in one file
  * rewritten whole at each run, and the payments by site-local month. Locally Parquet files
- * through DuckDB (`local/visit-table.ts`); in AWS the same files in the archive bucket (not built).
+ * through DuckDB (`local/visit-table.ts`); in AWS the same files in the archive bucket (`S3VisitTable`).
  */
 export interface VisitTableStore extends VisitTable {
   /** The site's visit rows of `month` (`YYYY-MM`) as written, decoded to text; none when never written. @throws Error when the file cannot be read */

@@ -77,8 +77,12 @@ export class LocalFilteredVisits implements FilteredVisits {
     );
   }
 
-  /** The earliest day a visit credited with one of the range's payments started, or `creditedFrom` if later. */
-  private async earliestCredited(site: string, range: FilteredRange): Promise<string> {
+  /**
+   * The earliest site-local day (`YYYY-MM-DD`) a visit credited with one of the range's payments started, or
+   * `creditedFrom` if later: the first visit month a query of the range reads (what a reader fetching the
+   * files first, `S3FilteredVisits`, must have).
+   */
+  async earliestCredited(site: string, range: FilteredRange): Promise<string> {
     const files = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
     if (files === null) return range.creditedFrom;
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;

@@ -42,8 +42,10 @@ import {
   functionArchiveChanges,
   functionArchiveEraser,
   functionArchiveReader,
+  functionFilteredVisits,
   functionSecretBox,
   functionStream,
+  functionVisitTable,
 } from './iam/stand-ins.js';
 import { LocalArchiveChanges } from './archive-changes.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
@@ -230,7 +232,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET'],
       path: '/api/v1/{proxy+}',
-      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(report, clock), filtered }),
+      handler: createReportHandler({
+        ...telemetry,
+        ...dynamoReportDeps(report, clock, functionFilteredVisits(filtered, 'report')),
+      }),
       functionName: 'report',
     });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
@@ -239,8 +244,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/mcp',
       handler: createMcpHandler({
         ...telemetry,
-        ...dynamoReportDeps(mcp, clock),
-        filtered,
+        ...dynamoReportDeps(mcp, clock, functionFilteredVisits(filtered, 'mcp')),
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',
@@ -305,18 +309,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     catchUp,
     clock,
     logger: telemetry.logger,
+    visitTable: {
+      table: functionVisitTable(visitTable, 'operations'),
+      changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
+    },
   });
-  const operationsPayments = dynamoPaymentDeps(operationsConn, clock);
-  operations.visitTable = {
-    archive: operationsArchive,
-    changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
-    table: visitTable,
-    payments: operationsPayments.payments,
-    rates: operationsPayments.rates,
-    sites: new DynamoConfigStore(operationsConn),
-    clock,
-    logger: telemetry.logger,
-  };
   const runScheduled = createScheduledHandler({
     ...telemetry,
     ...dynamoPaymentDeps(scheduledConn, clock),

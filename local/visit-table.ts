@@ -66,8 +66,9 @@ export const openFilePath = (root: string, site: string) =>
 const writerState = z.object({ through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) });
 const changesState = z.object({ seen: z.number().int().nonnegative() });
 /** The writer's state of a site: its last closed day written. */
-const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
-const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
+export const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
+/** The writer's state of a site: when it last looked for changed archive days. */
+export const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
 /** The file of a site's dictionary under the table's root directory. */
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');

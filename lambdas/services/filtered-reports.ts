@@ -27,7 +27,7 @@ export function engineOf(filtered: FilteredVisits | undefined): FilteredVisits {
   if (!filtered)
     throw new BadParameterError(
       'filters',
-      'this deployment does not answer filtered reports yet (its visit table has no AWS adapter: docs/data-model.md, "Filtered reports")',
+      'this deployment does not answer filtered reports (an AWS stack answers them when deployed with -c filteredReports=true: docs/deploy.md)',
     );
   return filtered;
 }
