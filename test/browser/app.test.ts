@@ -440,7 +440,7 @@ describe('the app in Chromium on the demo site', () => {
     const all = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10`);
     expect(all.rows.map((r) => r.goal)).toEqual(expect.arrayContaining(['Signup', 'Outbound Link: Click']));
     await expect.poll(() => goalRows(''), { message: 'goals', timeout: POLL }).toEqual(expected(all));
-    await page.click('[data-panel=goals] button:has-text("Outbound Link: Click")');
+    await page.click('[data-panel=goals] [data-open-goal="Outbound Link: Click"]');
     const links = await api<Goals>(
       `/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10&goal=${encodeURIComponent('Outbound Link: Click')}`,
     );
