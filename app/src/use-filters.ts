@@ -30,6 +30,11 @@ export function useFilters(): PageFilters {
   };
 }
 
+/** A 400 about the `filters` parameter: its message starts with `filters:` (`docs/api.md` "Filters", "Errors"). */
+export function isFiltersError(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 400 && (e.field === 'filters' || e.message.startsWith('filters:'));
+}
+
 /**
  * Loads a report with the filters, or without them when the server answers
  * that this report does not take filters (a 400 naming `filters`, as the
@@ -44,7 +49,7 @@ export async function loadFiltered<T>(
   try {
     return { body: await load(filters), refused: null };
   } catch (e) {
-    if (!(e instanceof ApiError) || e.status !== 400 || e.field !== 'filters') throw e;
-    return { body: await load(undefined), refused: e.message };
+    if (!isFiltersError(e)) throw e;
+    return { body: await load(undefined), refused: (e as ApiError).message };
   }
 }

@@ -19,7 +19,7 @@ import { useShared } from '../shared.js';
 import { takeEarly } from '../early.js';
 import { firstRequests } from '../dashboard-requests.js';
 import { FilterBar } from '../components/filter-bar.js';
-import { useFilters, type PageFilters } from '../use-filters.js';
+import { isFiltersError, useFilters, type PageFilters } from '../use-filters.js';
 import { filterParams } from '../filters.js';
 
 /**
@@ -125,7 +125,7 @@ function PageError(props: { domain: string; error: ApiError; retry(): void; filt
         </p>
       </div>
     );
-  if (props.error.status === 400 && props.error.field === 'filters')
+  if (isFiltersError(props.error))
     return (
       <div class="error-box" role="alert" data-page-error="400">
         <p>The filters in this address cannot be shown ({props.error.message}).</p>
