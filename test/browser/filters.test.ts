@@ -113,7 +113,7 @@ describe('filters in the app, in Chromium', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'app-filters-browser-'));
     svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
-    key = (await seedDemo(svc, { days: 35, visitsPerDay: Number(process.env.FF_VPD ?? 60) })).key;
+    key = (await seedDemo(svc, { days: 35, visitsPerDay: 40 })).key;
     // The operations run writes the visit table the filtered reports read (docs/data-model.md).
     await svc.scheduled();
     const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
