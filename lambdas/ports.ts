@@ -3,7 +3,7 @@ import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { Dimension, Granularity, PaymentDimension, RollupDelta, RollupMetric } from './domain/rollup.js';
 import type { Filter } from './domain/reports/filters.js';
-import type { FilteredInput } from './domain/reports/filtered.js';
+import type { FilteredGoalCounts, FilteredInput, FilteredSeries, SummedInterval } from './domain/reports/filtered.js';
 import type { PaymentTableRow, VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
@@ -506,6 +506,17 @@ export interface FilteredVisits {
    * @throws Error with the engine's message
    */
   propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>>;
+  /**
+   * The time series' sums per day or month (`FilteredSeries`), computed by the engine: what
+   * `filteredTimeseries` computes from `input` for those intervals, without carrying the rows out.
+   * @throws Error with the engine's message
+   */
+  series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries>;
+  /**
+   * The goals report's sums per goal name (`FilteredGoalCounts`), computed by the engine.
+   * @throws Error with the engine's message
+   */
+  goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts>;
 }
 
 /**

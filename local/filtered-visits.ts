@@ -19,7 +19,13 @@ import {
   paymentsFilePath,
   rowDecoder,
 } from './visit-table.js';
-import type { CreditedPayment, FilteredInput } from '../lambdas/domain/reports/filtered.js';
+import type {
+  CreditedPayment,
+  FilteredGoalCounts,
+  FilteredInput,
+  FilteredSeries,
+  SummedInterval,
+} from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
 
@@ -72,7 +78,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       `WITH dict AS (${dict}), ` +
       `mv AS (SELECT * FROM ${visits} WHERE day BETWEEN ${day(range.creditedFrom)} AND ${day(range.to)} AND ${where}), ` +
       `v AS (SELECT * FROM mv WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}), ` +
-      `p AS (SELECT p.cents, p.customer, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
+      `p AS (SELECT p.cents, p.customer, p.day AS paid_day, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
       `FROM ${payments} p JOIN mv ON mv.visit_id = p.visit_id WHERE p.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT p.failed)`
     );
   }
@@ -232,6 +238,64 @@ export class LocalFilteredVisits implements FilteredVisits {
         },
       ]),
     );
+  }
+
+  /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
+  async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return { visits: [], payments: [] };
+    const db = await this.connect();
+    const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
+    const rows = (
+      await db.runAndReadAll(
+        `${relations} SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+          `count(DISTINCT visitor_id) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
+          `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
+      )
+    ).getRowObjectsJS();
+    const of = (kind: string) => rows.filter((r) => r.kind === kind);
+    return {
+      visits: of('v').map((r) => ({
+        period: String(r.period),
+        visits: Number(r.visits),
+        pageviews: Number(r.pageviews),
+        visitors: Number(r.visitors),
+      })),
+      payments: of('p').map((r) => ({
+        period: String(r.period),
+        payments: Number(r.payments),
+        cents: Number(r.cents),
+      })),
+    };
+  }
+
+  /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
+  async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return { visitors: 0, goals: new Map() };
+    const db = await this.connect();
+    const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
+    const rows = (
+      await db.runAndReadAll(
+        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_id) AS visits, count(*) AS completions, ` +
+          `count(DISTINCT x.visitor_id) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+          `FROM (SELECT visit_id, visitor_id, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
+          `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
+          `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
+          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_id), 0, 0, 0 FROM v`,
+      )
+    ).getRowObjectsJS();
+    const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
+    const zero = { visits: 0, completions: 0, visitors: 0, payments: 0, cents: 0, customers: 0 };
+    for (const r of rows) {
+      if (r.kind === 't') continue;
+      const goal = String(r.goal);
+      const g = goals.get(goal) ?? { ...zero };
+      if (r.kind === 'v') Object.assign(g, countsOf(r, ['visits', 'completions', 'visitors']));
+      else Object.assign(g, countsOf(r, ['payments', 'cents', 'customers']));
+      goals.set(goal, g);
+    }
+    return { visitors: Number(rows.find((r) => r.kind === 't')?.visitors ?? 0), goals };
   }
 
   /** Closes DuckDB. */

@@ -73,6 +73,9 @@ export const changesPath = (root: string, site: string) => join(resolve(root), '
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
 
+/** What a reader and the bench's cache depend on in the files' format: columns, row group size, compression. */
+export const TABLE_FORMAT = { columns: COLUMNS, rowGroupRows: ROW_GROUP_ROWS, compression: 'ZSTD' } as const;
+
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
 
@@ -310,7 +313,9 @@ export class LocalVisitTable implements VisitTableStore {
     await mkdir(dir, { recursive: true });
     const temp = join(dir, `.data.${process.pid}.tmp`);
     try {
-      await db.run(`COPY (${select}) TO ${sqlLiteral(temp)} (FORMAT PARQUET, COMPRESSION ZSTD${options})`);
+      await db.run(
+        `COPY (${select}) TO ${sqlLiteral(temp)} (FORMAT PARQUET, COMPRESSION ${TABLE_FORMAT.compression}${options})`,
+      );
       await rename(temp, file);
     } catch (error) {
       await rm(temp, { force: true });

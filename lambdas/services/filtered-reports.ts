@@ -7,7 +7,13 @@ import type { OverviewTotals } from '../domain/reports/overview.js';
 import type { BreakdownRow } from '../domain/reports/breakdown.js';
 import type { GoalRow } from '../domain/reports/goals.js';
 import type { Interval, TimeseriesPoint } from '../domain/reports/timeseries.js';
-import { breakdownOfValues, filteredGoals, filteredTimeseries, overviewOfCounts } from '../domain/reports/filtered.js';
+import {
+  breakdownOfValues,
+  filteredTimeseries,
+  goalsOfCounts,
+  overviewOfCounts,
+  timeseriesOfSeries,
+} from '../domain/reports/filtered.js';
 import { OUTBOUND_GOAL } from '../domain/visit.js';
 import type { FilteredRange, FilteredVisits } from '../ports.js';
 
@@ -83,14 +89,17 @@ export async function filteredGoalRows(
       'filters',
       `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
     );
-  const input = await engine.input(site.domain, filter, filteredRange(site, range));
-  const all = filteredGoals(input, filter, range, goal === null ? limit : Number.MAX_SAFE_INTEGER);
+  const sums = await engine.goals(site.domain, filter, filteredRange(site, range));
+  const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
   const rows = all.rows.filter((r) => r.goal === goal);
   return { visitors: all.visitors, total: rows.length, rows };
 }
 
-/** The time series under a filter (`docs/api.md` "Time series"). */
+/**
+ * The time series under a filter (`docs/api.md` "Time series"): by day and month the engine's sums; by
+ * hour (ranges of at most `INTERVAL_MAX_DAYS.hour` days) the matching rows, whose local hours the domain knows.
+ */
 export async function filteredPoints(
   engine: FilteredVisits,
   site: SiteConfig,
@@ -98,6 +107,8 @@ export async function filteredPoints(
   range: DateRange,
   interval: Interval,
 ): Promise<TimeseriesPoint[]> {
-  const input = await engine.input(site.domain, filter, filteredRange(site, range));
-  return filteredTimeseries(input, filter, range, interval);
+  const r = filteredRange(site, range);
+  if (interval === 'hour')
+    return filteredTimeseries(await engine.input(site.domain, filter, r), filter, range, interval);
+  return timeseriesOfSeries(await engine.series(site.domain, filter, r, interval), range, interval);
 }

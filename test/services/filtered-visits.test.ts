@@ -6,8 +6,12 @@ import { join } from 'node:path';
 import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
 import {
   filteredBreakdown,
+  filteredGoals,
   filteredOverview,
+  filteredTimeseries,
+  goalsOfCounts,
   selected,
+  timeseriesOfSeries,
   type CreditedPayment,
 } from '../../lambdas/domain/reports/filtered.js';
 import { usd } from '../../lambdas/domain/reports/periods.js';
@@ -268,6 +272,37 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
         },
       ),
       { seed, numRuns: 15 },
+    );
+  }, 240_000);
+
+  it('sums the reference time series (by day and month) and goals in SQL for random sites, filters and ranges', async () => {
+    console.log(`filtered series and goals property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    await fc.assert(
+      fc.asyncProperty(
+        siteArb,
+        filterArb,
+        fc.constantFrom(...DAYS),
+        fc.constantFrom(...DAYS),
+        async (input, filters, a, b) => {
+          const days = a <= b ? { from: a, to: b } : { from: b, to: a };
+          const range = { ...days, creditedFrom: DAYS[0]! };
+          const report = { ...days, timezone: 'UTC' };
+          const filter = parse([filters]);
+          const domain = await written(input.rows, input.payments);
+          for (const interval of ['day', 'month'] as const) {
+            const series = await engine.series(domain, filter, range, interval);
+            expect([interval, timeseriesOfSeries(series, report, interval)]).toEqual([
+              interval,
+              filteredTimeseries(input, filter, report, interval),
+            ]);
+          }
+          expect(goalsOfCounts(await engine.goals(domain, filter, range), 1000)).toEqual(
+            filteredGoals(input, filter, range, 1000),
+          );
+        },
+      ),
+      // Shrinking writes a site per step: the first counterexample is shown as found.
+      { seed, numRuns: 15, endOnFailure: true },
     );
   }, 240_000);
 
