@@ -210,6 +210,7 @@ async function written(rows: readonly VisitRow[], payments: readonly CreditedPay
       ps.map((p) => ({
         ...p,
         key: `stripe:${p.ts}`,
+        refunded: false,
         visit_id: p.visit?.visit_id ?? null,
         visit_day: p.visit?.day ?? null,
       })),
