@@ -213,6 +213,7 @@ export async function benchSite(options: BenchSiteOptions, log: (line: string) =
             cents: p.cents,
             customer: p.customer,
             failed: p.failed,
+            refunded: false,
             visit_id: visit?.visit_id ?? null,
             visit_day: visit?.day ?? null,
           },

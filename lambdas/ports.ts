@@ -20,6 +20,7 @@ import type { PeriodSpan } from './domain/reports/periods.js';
 import type { VisitorSketch } from './domain/visitor-sketch.js';
 import type { RealtimeSlice } from './domain/realtime.js';
 import type { RetentionCohorts } from './domain/reports/retention.js';
+import type { PayerSummary } from './domain/reports/cohorts.js';
 import type { ImportState, ImportedMetric, ImportedPeriod } from './domain/imported/aggregate.js';
 
 /**
@@ -517,6 +518,26 @@ export interface FilteredVisits {
    * @throws Error with the engine's message
    */
   goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts>;
+  /**
+   * A page of the payments list (`docs/api.md`, "Filters"): the range's payments of a list class (failed ones
+   * included, as in the unfiltered list) credited to a matching visit, newest first (ties by key descending),
+   * `offset` skipped, at most `limit` keys (`provider:id`), and `total`, how many there are.
+   * @throws Error with the engine's message
+   */
+  paymentList(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    cls: ListClass,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; keys: string[] }>;
+  /**
+   * The payers (`customerHash` keys) whose first counted payment of the range's days (earliest time, ties by
+   * key) is credited to a matching visit: filtered retention's cohorts (`docs/api.md`, "Filters").
+   * @throws Error with the engine's message
+   */
+  firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>>;
 }
 
 /**
@@ -645,6 +666,11 @@ export interface ReportReads {
   ): Promise<RetentionCohorts>;
   /** The payments of `keys` that are stored (a key with none is left out). */
   payments(site: string, keys: readonly PaymentRef[]): Promise<Payment[]>;
+  /**
+   * The payers (`customerKey`) and summaries of the cohort members (`docs/retention.md`) whose first payment is on a
+   * local day `from`..`to`: what filtered retention narrows to the payers a filter keeps.
+   */
+  cohortMembers(site: string, from: string, to: string): Promise<Array<{ payer: string; summary: PayerSummary }>>;
 }
 
 /**

@@ -28,6 +28,7 @@ import type {
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
+import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 
 /**
  * The filtered reads of the local visit and payments tables
@@ -106,7 +107,8 @@ export class LocalFilteredVisits implements FilteredVisits {
   private paymentsOf(site: string, range: FilteredRange): string {
     return (
       this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
-      '(SELECT NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, NULL::BOOLEAN AS failed, NULL::VARCHAR AS visit_id WHERE false)'
+      '(SELECT NULL::VARCHAR AS key, NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, ' +
+        'NULL::BOOLEAN AS failed, NULL::BOOLEAN AS refunded, NULL::VARCHAR AS visit_id WHERE false)'
     );
   }
 
@@ -298,6 +300,49 @@ export class LocalFilteredVisits implements FilteredVisits {
     return { visitors: Number(rows.find((r) => r.kind === 't')?.visitors ?? 0), goals };
   }
 
+  async paymentList(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    cls: ListClass,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; keys: string[] }> {
+    const only = LIST_CLASS_SQL[cls];
+    const relations = only === null ? null : await this.relations(site, filter, range);
+    if (relations === null) return { total: 0, keys: [] };
+    const db = await this.connect();
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    // Failed payments are listed too (their status says so), as in the unfiltered list.
+    const listed =
+      `${relations}, l AS (SELECT q.key, q.ts FROM ${this.paymentsOf(site, range)} q ` +
+      `WHERE q.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND ${only} AND q.visit_id IN (SELECT visit_id FROM mv))`;
+    const [counted, page] = await Promise.all([
+      db.runAndReadAll(`${listed} SELECT count(*) AS total FROM l`),
+      db.runAndReadAll(
+        `${listed} SELECT key FROM l ORDER BY ts DESC, key DESC LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`,
+      ),
+    ]);
+    return {
+      total: Number(counted.getRowObjectsJS()[0]?.total ?? 0),
+      keys: page.getRowObjectsJS().map((r) => String(r.key)),
+    };
+  }
+
+  async firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return new Set();
+    const db = await this.connect();
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order).
+    const reader = await db.runAndReadAll(
+      `${relations}, f AS (SELECT customer, arg_min(visit_id, (ts, key)) AS visit_id FROM ${this.paymentsOf(site, range)} ` +
+        `WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT failed GROUP BY customer) ` +
+        `SELECT customer FROM f WHERE visit_id IN (SELECT visit_id FROM mv)`,
+    );
+    return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
+  }
+
   /** Closes DuckDB. */
   async close(): Promise<void> {
     const db = await this.db;
@@ -305,6 +350,15 @@ export class LocalFilteredVisits implements FilteredVisits {
     db?.closeSync();
   }
 }
+
+/** Which of the range's credited payments a list class keeps (`docs/api.md`, "Filters"); null: none (an Unattributed payment matches no filter). */
+const LIST_CLASS_SQL: Readonly<Record<ListClass, string | null>> = {
+  all: 'true',
+  attributed: 'true',
+  unattributed: null,
+  // A file written before the column reads it as NULL: not refunded, until the next run writes it.
+  refunded: 'coalesce(q.refunded, false)',
+};
 
 /** The aggregate columns `keys` of a result row as numbers; an aggregate over no rows (SQL NULL, or no row) is 0. */
 function countsOf<K extends string>(row: Record<string, unknown>, keys: readonly K[]): Record<K, number> {

@@ -230,7 +230,7 @@ export class LocalVisitTable implements VisitTableStore {
       if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
       const db = await this.connect();
       await db.run(
-        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR)`,
+        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR, refunded BOOLEAN)`,
       );
       const appender = await db.createAppender('payment_rows', 'main', 'temp');
       try {
@@ -245,6 +245,7 @@ export class LocalVisitTable implements VisitTableStore {
           else appender.appendVarchar(r.visit_id);
           if (r.visit_day === null) appender.appendNull();
           else appender.appendVarchar(r.visit_day);
+          appender.appendBoolean(r.refunded);
           appender.endRow();
         }
       } finally {

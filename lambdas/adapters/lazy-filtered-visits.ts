@@ -18,5 +18,9 @@ export function lazyFilteredVisits(build: () => Promise<FilteredVisits>): Filter
     breakdown: async (...args) => (await get()).breakdown(...args),
     input: async (...args) => (await get()).input(...args),
     propBreakdown: async (...args) => (await get()).propBreakdown(...args),
+    series: async (...args) => (await get()).series(...args),
+    goals: async (...args) => (await get()).goals(...args),
+    paymentList: async (...args) => (await get()).paymentList(...args),
+    firstPayers: async (...args) => (await get()).firstPayers(...args),
   };
 }

@@ -9,6 +9,8 @@ import type {
   FilteredVisitTotals,
   FilteredVisits,
 } from '../ports.js';
+import type { FilteredGoalCounts, FilteredSeries, SummedInterval } from '../domain/reports/filtered.js';
+import type { ListClass } from '../domain/payments/contribution.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { dictionaryFilePath, monthFilePath, openFilePath, paymentsFilePath } from '../../local/visit-table.js';
 import type { S3TableFiles } from './s3-table-files.js';
@@ -87,6 +89,29 @@ export class S3FilteredVisits implements FilteredVisits {
 
   propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>> {
     return this.over(site, range, () => this.engine.propBreakdown(site, filter, range, key));
+  }
+
+  series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
+    return this.over(site, range, () => this.engine.series(site, filter, range, interval));
+  }
+
+  goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
+    return this.over(site, range, () => this.engine.goals(site, filter, range));
+  }
+
+  paymentList(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    cls: ListClass,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; keys: string[] }> {
+    return this.over(site, range, () => this.engine.paymentList(site, filter, range, cls, offset, limit));
+  }
+
+  firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
+    return this.over(site, range, () => this.engine.firstPayers(site, filter, range));
   }
 
   /** Closes DuckDB. */

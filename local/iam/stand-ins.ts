@@ -324,5 +324,21 @@ export function functionFilteredVisits(engine: FilteredVisits, name: Principal):
       may(site);
       return engine.propBreakdown(site, filter, range, key);
     },
+    series: async (site, filter, range, interval) => {
+      may(site);
+      return engine.series(site, filter, range, interval);
+    },
+    goals: async (site, filter, range) => {
+      may(site);
+      return engine.goals(site, filter, range);
+    },
+    paymentList: async (site, filter, range, cls, offset, limit) => {
+      may(site);
+      return engine.paymentList(site, filter, range, cls, offset, limit);
+    },
+    firstPayers: async (site, filter, range) => {
+      may(site);
+      return engine.firstPayers(site, filter, range);
+    },
   };
 }

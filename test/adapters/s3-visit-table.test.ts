@@ -159,6 +159,7 @@ const payment = (key: string, day: string, cents: number, visitOf: VisitRow | nu
   cents,
   customer: `c-${key}`,
   failed: false,
+  refunded: false,
   visit_id: visitOf?.visit_id ?? null,
   visit_day: visitOf?.day ?? null,
 });

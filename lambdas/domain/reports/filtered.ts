@@ -211,11 +211,13 @@ export function filteredBreakdown(
 
 /**
  * A breakdown from per-value sums (what the engine's `breakdown` gives: matching visits, and the
- * payments credited to them with their distinct payers), by the unfiltered breakdown's rules.
+ * payments credited to them with their distinct payers), by the unfiltered breakdown's rules;
+ * `unattributed`, payment counters keyed `UNATTRIBUTED_KEY` (the rollups'), gives the Unattributed row.
  */
 export function breakdownOfValues(
   values: ReadonlyMap<string, { visits: number; payments: number; cents: number; customers: number }>,
   limit: number,
+  unattributed: ReadonlyArray<Record<string, ValueCounters>> = [],
 ): { total: number; rows: BreakdownRow[] } {
   const visits = dict<number>();
   const payments = dict<ValueCounters>();
@@ -223,7 +225,7 @@ export function breakdownOfValues(
     if (v.visits > 0) visits[value] = v.visits;
     if (v.payments > 0) payments[value] = [v.payments, v.cents, v.customers];
   }
-  return breakdownRows([visits], [payments], limit);
+  return breakdownRows([visits], [payments, ...unattributed], limit);
 }
 
 /** The goals report under a filter, one row per goal name (`docs/api.md` "Goals"; link URLs are not in the visit rows yet). */

@@ -72,6 +72,9 @@ export interface FilterCondition {
 }
 export type Filter = FilterCondition | { kind: 'and' | 'or'; filters: Filter[] } | { kind: 'not'; filter: Filter };
 
+/** The filter every visit matches (an `and` of none): a report over all the visit table's visits. */
+export const EVERY_VISIT: Filter = { kind: 'and', filters: [] };
+
 /**
  * `matches` patterns: a subset of regular expressions that means the same in
  * RE2 (DuckDB's `regexp_matches`, which runs the API's queries in linear
