@@ -264,7 +264,7 @@ async function importInto(
   for (const { current, payment } of settled) {
     if (!current || payment.rev === current.rev) continue;
     if (await store.putPayment(payment, current.rev))
-      await store.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases);
+      await store.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases, false);
     else lost.add(aliasRef(payment.provider, payment.provider_payment_id));
   }
 
