@@ -88,6 +88,8 @@ describe('import payments: the PAYMENT item is its own alias', () => {
       facts(fact('pi_2', ['in_2'], NOW - 9 * DAY)),
     ]);
     expect(again).toEqual({ payments: 2, settledOneByOne: 0 });
+    // pi_1 was read back, not taken for new: the refund the webhook merged into it stays.
+    expect((await deps.payments.getPayment('example.com', 'stripe', 'pi_1'))?.refunded).toBe(2900);
     expect((await deps.payments.listPayments('example.com')).map((p) => p.provider_payment_id).sort()).toEqual([
       'pi_1',
       'pi_2',
