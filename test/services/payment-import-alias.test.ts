@@ -27,8 +27,6 @@ const fact = (id: string, aliases: string[], ts: number, amount = 2900): Payment
   amount,
   currency: 'USD',
   status: 'paid',
-  customer_id: null,
-  visitor_id: null,
   is_renewal: false,
 });
 const facts = (f: PaymentFact): ProviderFacts => ({
