@@ -332,8 +332,17 @@ export interface PaymentLedger {
   /** Points `ids` (aliases of a payment folded into another) at `paymentId`. */
   repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
   deletePayment(site: string, provider: Provider, id: string): Promise<void>;
-  /** Makes each of `ids` an alias of `paymentId`. */
-  linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Makes each of `ids` an alias of `paymentId`, and `paymentId` its own unless `own` is false (an import: its
+   * PAYMENT item stands for it, `aliasTargets`).
+   */
+  linkAliases(
+    site: string,
+    provider: Provider,
+    paymentId: string,
+    ids: readonly string[],
+    own?: boolean,
+  ): Promise<void>;
   getPayment(site: string, provider: Provider, id: string): Promise<Payment | null>;
   getPayments(keys: ReadonlyArray<{ site: string; provider: Provider; id: string }>): Promise<Payment[]>;
   /** Writes `payment` if the stored one is still at `expectedRev` (0: none stored); false when it is not. */
