@@ -39,7 +39,8 @@ const get = (pk: string) => ({
 describe("each function's policy as the twin evaluates it", () => {
   it.each([
     ['report', 'CH#shop.test', true],
-    ['report', 'CM#shop.test', false],
+    ['report', 'CM#shop.test', true],
+    ['report', 'IMPORTJOB#shop.test', false],
     ['report', 'PROVIDER#shop.test', false],
     ['webhook', 'PROVIDER#shop.test', true],
     ['sessionize', 'RPM#shop.test', true],
