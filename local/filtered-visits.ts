@@ -334,11 +334,12 @@ export class LocalFilteredVisits implements FilteredVisits {
     if (relations === null) return new Set();
     const db = await this.connect();
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
-    // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order).
+    // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order). Not
+    // `arg_min`: it skips a NULL visit, so a first payment credited to no visit would give way to a later one.
     const reader = await db.runAndReadAll(
-      `${relations}, f AS (SELECT customer, arg_min(visit_id, (ts, key)) AS visit_id FROM ${this.paymentsOf(site, range)} ` +
-        `WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT failed GROUP BY customer) ` +
-        `SELECT customer FROM f WHERE visit_id IN (SELECT visit_id FROM mv)`,
+      `${relations}, f AS (SELECT customer, visit_id, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
+        `FROM ${this.paymentsOf(site, range)} WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT failed) ` +
+        `SELECT customer FROM f WHERE n = 1 AND visit_id IN (SELECT visit_id FROM mv)`,
     );
     return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
   }
