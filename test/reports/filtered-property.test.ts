@@ -27,7 +27,7 @@ import { CHROME_UA, site as siteOf } from '../support/events.js';
 import { reliabilityOnly } from '../support/suite.js';
 
 /**
- * Issue 33's property (`docs/api.md`, "Filters"): for random sites (page views, goals and custom properties
+ * The filters' property (`docs/api.md`, "Filters"): for random sites (page views, goals and custom properties
  * of a few visitors over two days; payments credited or not, renewals, partial and full refunds) sent
  * through the local server's real paths (event import, sessionizer, archive, operations run writing the
  * visit and payments tables), and random filters, every report of the report API with `filters` equals a
