@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureAppBuilt } from '../../app/build.js';
 import { FUNCTIONS } from '../../lib/functions.js';
 import { requestPartitions } from '../../local/iam/partition-guard.js';
 import { functionPolicies, loadPolicies } from '../../local/iam/policies.js';
@@ -13,7 +14,9 @@ import { synth, type Synthesized } from './synth.js';
  */
 describe('local/iam/policies.json is the synthesized policy of every function', () => {
   let synthesized: Synthesized;
-  beforeAll(() => {
+  beforeAll(async () => {
+    // The app's stack serves the built app: a fresh clone has none until a test builds it.
+    await ensureAppBuilt(() => {});
     synthesized = synth({
       config: { app: true, reportSender: LOCAL_REPORT_SENDER, filteredReports: true },
       bundle: false,
