@@ -378,6 +378,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     close: async () => {
       clearInterval(schedule);
       clearInterval(sweep);
+      // A scheduled run already under way still writes the visit table; the data directory may be removed once it ends.
+      await running?.catch(() => undefined);
       await imports.idle();
       await sessionizer.stop();
       await archiver.close();
