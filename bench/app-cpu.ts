@@ -91,3 +91,15 @@ export async function profileMainThread(): Promise<() => Promise<Map<string, num
     return byCategory;
   };
 }
+
+/**
+ * `FOOTFALL_BENCH_DYNALITE`: `thread` (the default, as `serve` runs) or `inline` (dynalite in the server's
+ * thread, as before it had its own), to compare the two on one machine (`docs/benchmarks.md`).
+ * @throws Error for any other value
+ */
+export function benchDynaliteThread(env: NodeJS.ProcessEnv = process.env): boolean {
+  const mode = env.FOOTFALL_BENCH_DYNALITE || 'thread';
+  if (mode !== 'thread' && mode !== 'inline')
+    throw new Error(`FOOTFALL_BENCH_DYNALITE must be thread or inline; got '${mode}'`);
+  return mode === 'thread';
+}

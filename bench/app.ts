@@ -6,7 +6,7 @@ import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
 import { hashPassword } from '../lambdas/domain/auth/password.js';
 import { openLocalStore, startLocalService } from '../local/service.js';
 import { launchChromium } from '../test/browser/harness.js';
-import { profileMainThread, threadCpu } from './app-cpu.js';
+import { benchDynaliteThread, profileMainThread, threadCpu } from './app-cpu.js';
 import { loadBenchSite, type BenchSite } from './bench-site.js';
 import { benchCacheName, benchCodeVersion, cachedSiteSchema } from './bench-table.js';
 import { benchScale, type BenchScale } from './reports.js';
@@ -281,16 +281,4 @@ async function benchAppSite(
   await cp(join(entry, 'db'), join(dataDir, 'db'), { recursive: true });
   log(`bench app site: copied in ${Math.round((Date.now() - started) / 1000)} s`);
   return cached.site;
-}
-
-/**
- * `FOOTFALL_BENCH_DYNALITE`: `thread` (the default, as `serve` runs) or `inline` (dynalite in the server's
- * thread, as before it had its own), to compare the two on one machine (`docs/benchmarks.md`).
- * @throws Error for any other value
- */
-function benchDynaliteThread(env: NodeJS.ProcessEnv = process.env): boolean {
-  const mode = env.FOOTFALL_BENCH_DYNALITE || 'thread';
-  if (mode !== 'thread' && mode !== 'inline')
-    throw new Error(`FOOTFALL_BENCH_DYNALITE must be thread or inline; got '${mode}'`);
-  return mode === 'thread';
 }

@@ -23,11 +23,18 @@ export const SITE = 'bench.example';
 /**
  * A local stack on a fresh data directory (on-disk dynalite, as the CLI
  * uses), no timers, with the bench site (`bench.example`, UTC, last
- * non-direct over 30 days) in account `bench`.
+ * non-direct over 30 days) in account `bench`. Dynalite runs in a thread of
+ * its own unless `options.dynaliteThread` is false (as `startLocalService`).
  */
-export async function startBenchService(prefix: string) {
+export async function startBenchService(prefix: string, options: { dynaliteThread?: boolean } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), prefix));
-  const service = await startLocalService({ dataDir, port: 0, app: false, sessionizeIntervalMs: 0 });
+  const service = await startLocalService({
+    dataDir,
+    port: 0,
+    app: false,
+    sessionizeIntervalMs: 0,
+    dynaliteThread: options.dynaliteThread,
+  });
   const config = new DynamoConfigStore(service.dynamo);
   await config.addAccount('bench', new Date());
   await config.addSite({

@@ -4,7 +4,15 @@ import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../lambdas/domain/site.js';
 import { PaymentImportError, importPayments, type PaymentImportProgress } from '../lambdas/services/payment-import.js';
+import type { LocalStoreOptions } from './store.js';
 import { UsageError } from './usage.js';
+
+/**
+ * The local store of a bulk payment import (`import payments`, a provider's history): its own dynalite in a
+ * thread of its own, so the import's work (parsing, crediting, the SDK client) and dynalite's use both cores
+ * (`docs/benchmarks.md`, "Import of payments").
+ */
+export const BULK_IMPORT_STORE: LocalStoreOptions = { dynaliteThread: true };
 
 /** The site a payment import writes to, read before anything is read or fetched. @throws Error when it does not exist */
 export async function importSite(dynamo: DynamoConnection, domain: string): Promise<SiteConfig> {

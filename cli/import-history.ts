@@ -7,7 +7,7 @@ import { HISTORY_KEYS } from '../lambdas/domain/payments/history-keys.js';
 import { historyApiOf, historySource } from '../lambdas/adapters/history/sources.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { readHistory } from './history.js';
-import { importFacts, importSite } from './import-facts.js';
+import { BULK_IMPORT_STORE, importFacts, importSite } from './import-facts.js';
 import { contextOf, parseArgs } from './main.js';
 import { rebuildProgressPrinter } from './progress.js';
 import { withStore } from './store.js';
@@ -69,31 +69,35 @@ export function registerHistoryImport(imports: Command, provider: Provider): voi
     const source = historySource(provider, apiKey, historyApiOf(provider, process.env), scope);
     const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
     const onProgress = ctx.json ? undefined : printer;
-    const summary = await withStore(ctx, async (dynamo) => {
-      const site = await importSite(dynamo, domain);
-      const dir = join(ctx.dataDir, 'imports');
-      await mkdir(dir, { recursive: true });
-      const checkpoint = join(dir, `${spec.provider}-${domain}.jsonl`);
-      try {
-        const history = await readHistory(source, {
-          range: { since, until },
-          checkpoint,
-          onProgress: ({ total }) =>
-            onProgress?.({ phase: `reading ${spec.provider}`, done: total, total: null, fraction: null }),
-        });
-        const payments = await importFacts(dynamo, site, history.facts, onProgress);
-        // Imported: a rerun reads the API again rather than an old copy.
-        await rm(checkpoint, { force: true });
-        return {
-          objects: history.objects,
-          payments,
-          invalid: history.invalid.length,
-          errors: history.invalid.slice(0, MAX_LISTED_ERRORS),
-        };
-      } finally {
-        printer.finish();
-      }
-    });
+    const summary = await withStore(
+      ctx,
+      async (dynamo) => {
+        const site = await importSite(dynamo, domain);
+        const dir = join(ctx.dataDir, 'imports');
+        await mkdir(dir, { recursive: true });
+        const checkpoint = join(dir, `${spec.provider}-${domain}.jsonl`);
+        try {
+          const history = await readHistory(source, {
+            range: { since, until },
+            checkpoint,
+            onProgress: ({ total }) =>
+              onProgress?.({ phase: `reading ${spec.provider}`, done: total, total: null, fraction: null }),
+          });
+          const payments = await importFacts(dynamo, site, history.facts, onProgress);
+          // Imported: a rerun reads the API again rather than an old copy.
+          await rm(checkpoint, { force: true });
+          return {
+            objects: history.objects,
+            payments,
+            invalid: history.invalid.length,
+            errors: history.invalid.slice(0, MAX_LISTED_ERRORS),
+          };
+        } finally {
+          printer.finish();
+        }
+      },
+      BULK_IMPORT_STORE,
+    );
     if (ctx.json) return ctx.printJson(summary);
     ctx.print(
       `read ${summary.objects} ${spec.label} objects: ${summary.payments} payments imported, ${summary.invalid} not read`,

@@ -10,7 +10,7 @@ import { contextOf, parseArgs } from './main.js';
 import { domainSchema } from '../lambdas/domain/site.js';
 import { localOnly, withLocalStore, withStore } from './store.js';
 import { parsePaymentLine } from '../lambdas/domain/payments/import-line.js';
-import { importFacts, importSite } from './import-facts.js';
+import { BULK_IMPORT_STORE, importFacts, importSite } from './import-facts.js';
 import { registerHistoryImports } from './import-history.js';
 import { registerPlausibleImport } from './import-plausible.js';
 import type { ProviderFacts } from '../lambdas/domain/payments/facts.js';
@@ -113,38 +113,42 @@ export function registerPaymentImport(imports: Command): void {
       // Progress on stderr as `rebuild` shows it: in place on a terminal, plain lines elsewhere; none with --json.
       const printer = rebuildProgressPrinter(process.stderr, process.stderr.isTTY === true);
       const onProgress = ctx.json ? undefined : printer;
-      const summary = await withStore(ctx, async (dynamo) => {
-        const site = await importSite(dynamo, domain);
-        const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[], payments: 0 };
-        const facts: ProviderFacts[] = [];
-        const reading = () =>
-          onProgress?.({
-            phase: 'reading payments',
-            done: result.lines,
-            total: null,
-            fraction: source.size ? source.bytesRead() / source.size : null,
-          });
-        for await (const text of source.lines) {
-          result.lines++;
-          if (result.lines % 10_000 === 0) reading();
-          if (!text.trim()) continue;
-          try {
-            facts.push(parsePaymentLine(text, result.lines));
-            result.imported++;
-          } catch (error) {
-            if (!(error instanceof ImportLineError)) throw error;
-            result.invalid++;
-            if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
+      const summary = await withStore(
+        ctx,
+        async (dynamo) => {
+          const site = await importSite(dynamo, domain);
+          const result = { lines: 0, imported: 0, invalid: 0, errors: [] as string[], payments: 0 };
+          const facts: ProviderFacts[] = [];
+          const reading = () =>
+            onProgress?.({
+              phase: 'reading payments',
+              done: result.lines,
+              total: null,
+              fraction: source.size ? source.bytesRead() / source.size : null,
+            });
+          for await (const text of source.lines) {
+            result.lines++;
+            if (result.lines % 10_000 === 0) reading();
+            if (!text.trim()) continue;
+            try {
+              facts.push(parsePaymentLine(text, result.lines));
+              result.imported++;
+            } catch (error) {
+              if (!(error instanceof ImportLineError)) throw error;
+              result.invalid++;
+              if (result.errors.length < MAX_LISTED_ERRORS) result.errors.push(error.message);
+            }
           }
-        }
-        reading();
-        try {
-          result.payments = await importFacts(dynamo, site, facts, onProgress);
-        } finally {
-          printer.finish();
-        }
-        return result;
-      });
+          reading();
+          try {
+            result.payments = await importFacts(dynamo, site, facts, onProgress);
+          } finally {
+            printer.finish();
+          }
+          return result;
+        },
+        BULK_IMPORT_STORE,
+      );
       if (ctx.json) return ctx.printJson(summary);
       ctx.print(
         `read ${summary.lines} lines: ${summary.imported} payment lines imported (${summary.payments} payments), ${summary.invalid} invalid`,

@@ -9,6 +9,15 @@ import { CONFIG_DEFAULTS } from '../lib/config.js';
 import type { SecretBox } from '../lambdas/ports.js';
 import { UsageError, type CliContext } from './main.js';
 
+/** How a command's own dynalite runs (`openLocalDynamo`); a running `serve`'s is used as it runs. */
+export interface LocalStoreOptions {
+  /**
+   * Dynalite in a worker thread of its own rather than in the command's: for bulk commands (`import
+   * payments`, a provider's history), whose requests then keep both cores busy. @default false
+   */
+  dynaliteThread?: boolean;
+}
+
 /**
  * Runs `fn` against the data directory's table: through a running `serve`'s
  * dynalite when there is one, else on a dynalite of our own for the command
@@ -17,8 +26,9 @@ import { UsageError, type CliContext } from './main.js';
 export async function withLocalStore<T>(
   dataDir: string,
   fn: (dynamo: DynamoConnection, owner: boolean) => Promise<T>,
+  options: LocalStoreOptions = {},
 ): Promise<T> {
-  const { dynamo, db } = await openLocalStore(dataDir, 'cli');
+  const { dynamo, db } = await openLocalStore(dataDir, 'cli', options);
   try {
     return await fn(dynamo, db.owner);
   } finally {
@@ -30,10 +40,14 @@ export async function withLocalStore<T>(
 /**
  * Runs `fn` against the table the command works on: the deployed stack's with
  * `--aws` (admin commands against AWS, `docs/deploy.md`), else the local data
- * directory's (see `withLocalStore`).
+ * directory's (see `withLocalStore`; `options` apply there).
  */
-export async function withStore<T>(ctx: CliContext, fn: (dynamo: DynamoConnection) => Promise<T>): Promise<T> {
-  if (!ctx.aws) return withLocalStore(ctx.dataDir, (dynamo) => fn(dynamo));
+export async function withStore<T>(
+  ctx: CliContext,
+  fn: (dynamo: DynamoConnection) => Promise<T>,
+  options: LocalStoreOptions = {},
+): Promise<T> {
+  if (!ctx.aws) return withLocalStore(ctx.dataDir, (dynamo) => fn(dynamo), options);
   const dynamo = createDynamoConnection({ table: ctx.aws.table });
   try {
     return await fn(dynamo);

@@ -70,7 +70,8 @@ async function readHolder(file: string): Promise<Holder | null> {
  * to the dynalite of a running `serve` or starts one. `serve` waits for an
  * admin command that holds the directory to finish; a second `serve` on the
  * same directory is refused. When it starts dynalite, `serve` runs it in a
- * thread of its own unless `options.thread` is false (`RUNNERS`).
+ * thread of its own and an admin command in its own thread (`RUNNERS`), unless
+ * `options.thread` says otherwise (a bulk import gives it a thread: both cores).
  *
  * @throws Error when another `serve` already holds the directory, or after `options.waitMs` (default 30 s)
  */
@@ -80,7 +81,7 @@ export async function openLocalDynamo(
   options: { waitMs?: number; thread?: boolean } = {},
 ): Promise<LocalDynamo> {
   const waitMs = options.waitMs ?? 30_000;
-  const run = options.thread === false ? dynaliteInline : RUNNERS[role];
+  const run = options.thread === undefined ? RUNNERS[role] : options.thread ? dynaliteThread : dynaliteInline;
   // Only the owner may enter the data directory: it holds the database, the stream and dynalite's credential.
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await chmod(dataDir, 0o700);

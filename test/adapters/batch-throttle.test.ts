@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DynamoDBClient, ProvisionedThroughputExceededException, ThrottlingException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { batchGet, batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
+import { BULK_CONCURRENCY, batchGet, batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { emptyCustomer } from '../../lambdas/domain/payments/customer.js';
@@ -137,6 +137,30 @@ describe('bulk writes under throttling', () => {
     const { value } = await timed(() => batchGet(conn, keys));
     expect(value).toEqual(keys);
     expect(mock.commandCalls(BatchGetCommand)).toHaveLength(3);
+  });
+
+  it("keeps a bulk read's chunks in flight together (the import's id lookup), each key read once", async () => {
+    const { conn, mock } = connection();
+    const keys = Array.from({ length: 1000 }, (_, i) => ({ PK: 'PAYID#s#stripe', SK: `ch_${i}` }));
+    let inFlight = 0;
+    let most = 0;
+    mock.on(BatchGetCommand).callsFake(async (input: BatchGetCommand['input']) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      return { Responses: { [TABLE]: input.RequestItems?.[TABLE]?.Keys ?? [] } };
+    });
+    const read = await batchGet(conn, keys, undefined, BULK_CONCURRENCY);
+    expect(most).toBe(BULK_CONCURRENCY);
+    expect(read.map((k) => k.SK).sort()).toEqual(keys.map((k) => k.SK).sort());
+    expect(mock.commandCalls(BatchGetCommand)).toHaveLength(10);
+    // The payment store's lookup of many ids reads them so.
+    most = 0;
+    await new DynamoPaymentStore(conn).aliasTargets(
+      's',
+      keys.map((k) => ({ provider: 'stripe' as const, id: k.SK })),
+    );
+    expect(most).toBe(BULK_CONCURRENCY);
   });
 
   it("the import's bulk writes (customers, as every bulk write of the loader) go through it", async () => {

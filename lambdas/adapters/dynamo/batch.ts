@@ -69,20 +69,25 @@ export async function batchWrite(
  * BatchGetItem in chunks of 100 (strongly consistent), re-asking for
  * unprocessed keys and throttled requests as `batchWrite` does. Returns the items found, in no particular order.
  * `attributes`, when given, are the only ones read back (a ProjectionExpression: fewer bytes over the
- * wire; DynamoDB still bills the whole item's size).
+ * wire; DynamoDB still bills the whole item's size). With `concurrency` above 1, that many chunks are in
+ * flight at once (a bulk path's reads: `BULK_CONCURRENCY`).
+ * @throws after 8 attempts of a chunk with keys still unprocessed or throttled; any other error at once
  */
 export async function batchGet(
   conn: DynamoConnection,
   keys: readonly Key[],
   attributes?: readonly string[],
+  concurrency = 1,
 ): Promise<Record<string, unknown>[]> {
   const projection = attributes && {
     ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
     ExpressionAttributeNames: Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a])),
   };
+  const chunks: Key[][] = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
   const items: Record<string, unknown>[] = [];
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: Key[] = keys.slice(i, i + 100);
+  await inParallel(chunks, concurrency, async (chunk) => {
+    let pending = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 0) await pause(attempt);
       try {
@@ -99,6 +104,6 @@ export async function batchGet(
       if (pending.length > 0 && attempt + 1 >= MAX_ATTEMPTS)
         throw new Error(`BatchGetItem left ${pending.length} keys unprocessed`);
     }
-  }
+  });
   return items;
 }

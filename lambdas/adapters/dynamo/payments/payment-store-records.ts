@@ -106,6 +106,7 @@ export class PaymentRecords {
       this.conn,
       refs.flatMap((k) => [aliasKey(site, k.provider, k.id), paymentItemKey(site, k.provider, k.id)]),
       [PK, SK, 'type', 'payment_id', 'provider', 'provider_payment_id'],
+      BULK_CONCURRENCY,
     );
     const aliases = new Map<string, string>();
     const rows = new Map<string, string>();
@@ -140,6 +141,8 @@ export class PaymentRecords {
     const items = await batchGet(
       this.conn,
       keys.map((k) => paymentItemKey(k.site, k.provider, k.id)),
+      undefined,
+      BULK_CONCURRENCY,
     );
     return items.map(paymentOf);
   }

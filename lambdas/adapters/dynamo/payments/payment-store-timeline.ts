@@ -118,7 +118,7 @@ export class PaymentTimeline {
     if (raise) {
       const visitorOf = new Map([...latest.keys()].map((visitor) => [visitorPk(site, visitor), visitor]));
       const keys = [...latest.keys()].map((visitor) => markerKey(site, visitor));
-      for (const item of await batchGet(this.conn, keys, [PK, 'latest']))
+      for (const item of await batchGet(this.conn, keys, [PK, 'latest'], BULK_CONCURRENCY))
         stored.set(visitorOf.get(String(item[PK])) ?? '', Number(item.latest));
     }
     await batchWrite(
