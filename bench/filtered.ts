@@ -7,7 +7,7 @@ import type { Figure } from './report.js';
 import { LocalFilteredVisits } from '../local/filtered-visits.js';
 import { monthFilePath, paymentsFilePath } from '../local/visit-table.js';
 import { sqlLiteral } from '../local/sql.js';
-import { addDays, eachDay, resolveRange, type DateRange } from '../lambdas/domain/range.js';
+import { eachDay, resolveRange, type DateRange } from '../lambdas/domain/range.js';
 import { filtersParam, type Filter } from '../lambdas/domain/reports/filters.js';
 import { siteConfigSchema, type SiteConfig } from '../lambdas/domain/site.js';
 import type { Interval } from '../lambdas/domain/reports/timeseries.js';
@@ -75,7 +75,7 @@ const FIRST_ROWS = 10;
 const PANELS = ['channel', 'page', 'country', 'device'] as const;
 /** Lambda invocations of a load: the two overview periods are one request, then the series, four panels, goals. */
 const REQUESTS_PER_LOAD = 7;
-/** Visit columns a load reads (the filters', the panels', the join's), and the payments table's. */
+/** Visit columns a load reads (the filters', the panels'). */
 const VISIT_COLUMNS = [
   'visit_id',
   'visitor_id',
@@ -91,7 +91,21 @@ const VISIT_COLUMNS = [
   'pages',
   'goals',
 ];
-const PAYMENT_COLUMNS = ['ts', 'day', 'cents', 'customer', 'failed', 'visit_id', 'visit_day'];
+/** The payments' own columns a load reads, and their credited visit's (the filters', the panels'). */
+const PAYMENT_COLUMNS = [
+  'ts',
+  'day',
+  'cents',
+  'customer',
+  'failed',
+  'credited',
+  'visit_day',
+  'channel',
+  'device',
+  'country',
+  'pages',
+  'goals',
+];
 
 interface LoadFigures {
   filter: string;
@@ -135,8 +149,7 @@ async function load(
 
 /**
  * Column chunks (and their compressed bytes) of the row groups that may hold the load's visits and payments:
- * visits from the earliest visit credited with a payment of the previous period or the range (a renewal keeps
- * its first purchase's credit) to the range's end, payments of both periods.
+ * those of the previous period and the range (a payment carries its credited visit's columns).
  */
 async function chunksOf(db: DuckDBConnection, root: string, range: DateRange, previous: DateRange) {
   const months = (from: string, to: string) => [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
@@ -145,14 +158,8 @@ async function chunksOf(db: DuckDBConnection, root: string, range: DateRange, pr
       .filter((f) => existsSync(f))
       .map(sqlLiteral)
       .join(', ')}]`;
-  const paymentFiles = list(months(previous.from, range.to).map((m) => paymentsFilePath(root, BENCH_SITE_DOMAIN, m)));
-  const [first] = (
-    await db.runAndReadAll(
-      `SELECT least(min(visit_day), ${sqlLiteral(addDays(previous.from, -30))}::DATE)::VARCHAR FROM read_parquet(${paymentFiles}) ` +
-        `WHERE day BETWEEN ${sqlLiteral(previous.from)}::DATE AND ${sqlLiteral(range.to)}::DATE`,
-    )
-  ).getRowsJS();
-  const from = String(first?.[0]);
+  const from = previous.from;
+  const paymentFiles = list(months(from, range.to).map((m) => paymentsFilePath(root, BENCH_SITE_DOMAIN, m)));
   const visitFiles = list(months(from, range.to).map((m) => monthFilePath(root, BENCH_SITE_DOMAIN, m)));
   const count = async (files: string, columns: string[], dayColumn: string) => {
     const [row] = (

@@ -474,11 +474,10 @@ export interface FilteredValue {
   customers: number;
 }
 
-/** A site-local day range, and the first day whose visits may be credited for its payments (its start less the site's lookback). */
+/** A site-local day range, `YYYY-MM-DD` both ends included. */
 export interface FilteredRange {
   from: string;
   to: string;
-  creditedFrom: string;
 }
 
 /**
@@ -505,8 +504,8 @@ export interface FilteredVisits {
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>>;
   /**
-   * The matching visits from `creditedFrom` to the range's end, as rows, and the range's counted
-   * payments credited to one of them, each with its visit's row (what goals and the time series read).
+   * The range's matching visits, as rows, and the range's counted payments credited to a matching visit,
+   * each with its visit's row (what the hourly time series reads).
    * @throws Error with the engine's message
    */
   input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput>;
@@ -560,7 +559,11 @@ export interface VisitTableStore extends VisitTable {
   readMonth(site: string, month: string): Promise<VisitRow[]>;
   /** Replaces the site's open days (every day after `writtenThrough`) with `rows`. @throws Error when the table cannot be written */
   writeOpen(site: string, rows: readonly VisitRow[]): Promise<void>;
-  /** Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`. @throws Error when a row's day is not in `month` */
+  /**
+   * Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`, each stored with its credited
+   * visit's row as the visit table holds it now (so write the visits first).
+   * @throws Error when a row's day is not in `month`
+   */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void>;
   /** The months (`YYYY-MM`) holding a file of the site's visits, and of its payments. */
   months(site: string): Promise<{ visits: string[]; payments: string[] }>;

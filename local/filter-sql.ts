@@ -33,27 +33,37 @@ function textTest(condition: FilterCondition, text: string): string {
 const idsOf = (dictionary: string, condition: FilterCondition) =>
   `(SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')})`;
 
-/** The `prop` dictionary's ids of a key's pairs (`propPair`: `["key","value"]`) whose value passes `valueTest`, as a list. */
-const propIds = (key: string, valueTest: (value: string) => string) => {
+/** A `prop` dictionary entry's key (`i` 0) or value (1) (`propPair`: `["key","value"]`). */
+const propPart = (i: number) =>
   // The CASE keeps the JSON functions off other dictionaries' text, whatever order DuckDB tests the conditions in.
-  const part = (i: number) => `CASE WHEN dictionary = 'prop' THEN json_extract_string(value, '$[${i}]') END`;
-  return `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = 'prop' AND ${part(0)} = ${sqlLiteral(key)} AND ${valueTest(part(1))})`;
-};
+  `CASE WHEN dictionary = 'prop' THEN json_extract_string(value, '$[${i}]') END`;
+
+/** The `prop` dictionary's ids of a key's pairs whose value passes `valueTest`, as a list. */
+const propIds = (key: string, valueTest: (value: string) => string) =>
+  `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = 'prop' AND ${propPart(0)} = ${sqlLiteral(key)} AND ${valueTest(propPart(1))})`;
+
+/**
+ * Whether any id of a list column (`pages`, `goals`, `props`) has an entry of `dictionary` passing `test`
+ * (false for an empty list). The test is evaluated once per entry, into a list of booleans indexed by id
+ * (ids are 1, 2, … in each dictionary: `encodeRows`), and each visit's ids are looked up in it: over the
+ * hundreds of ids a `contains` resolves to, much cheaper than `list_has_any` of the two lists
+ * (`docs/benchmarks.md`, "Filtered dashboards").
+ */
+const anyOf = (column: string, dictionary: DictionaryName, test: string) =>
+  `coalesce(list_bool_or(list_select((SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict ` +
+  `WHERE dictionary = ${sqlLiteral(dictionary)}), ${column})), false)`;
 
 function conditionSql(condition: FilterCondition): string {
   const field = fieldOf(condition.dimension);
   let positive: string;
   if (field.kind === 'prop') {
     // Any of the visit's values of the key passes; a visit without the key has the empty string.
-    const has = (ids: string) => `coalesce(list_has_any(props, ${ids}), false)`;
+    const key = `${propPart(0)} = ${sqlLiteral(field.key)}`;
     positive =
-      `CASE WHEN ${has(propIds(field.key, () => 'true'))} ` +
-      `THEN ${has(propIds(field.key, (value) => textTest(condition, value)))} ELSE ${textTest(condition, "''")} END`;
+      `CASE WHEN ${anyOf('props', 'prop', key)} ` +
+      `THEN ${anyOf('props', 'prop', `${key} AND ${textTest(condition, propPart(1))}`)} ELSE ${textTest(condition, "''")} END`;
   } else if (field.kind === 'list') {
-    const dictionary = field.name === 'pages' ? 'page' : 'goal';
-    // `list_has_any` of the visit's ids and the matching ids: an empty list (no goal) has none.
-    const ids = `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')})`;
-    positive = `coalesce(list_has_any(${field.name}, ${ids}), false)`;
+    positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   } else {
     const [column, dictionary] = field.kind === 'dimension' ? [field.name, field.name] : [field.kind, 'page'];
     positive = `CASE WHEN ${column} IS NULL THEN ${textTest(condition, "''")} ELSE ${column} IN ${idsOf(dictionary, condition)} END`;

@@ -13,6 +13,8 @@ import { eachDay } from '../lambdas/domain/range.js';
 import { BREAKDOWN_COLUMNS, filterSql, propBreakdownColumn } from './filter-sql.js';
 import {
   DECODED_COLUMNS,
+  NO_PAYMENTS,
+  NO_VISITS,
   dictionaryFilePath,
   monthFilePath,
   openFilePath,
@@ -33,12 +35,11 @@ import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 /**
  * The filtered reads of the local visit and payments tables
  * (`FilteredVisits`): DuckDB in process over the files `LocalVisitTable`
- * writes, reading only the months of the range (for credited visits, from
- * `creditedFrom`) and, within them, the days asked for (row groups skipped
- * by their min/max of `day`). Relations of every query: `dict`, `v` (the
- * range's matching visits), `mv` (matching visits that may be credited) and
- * `p` (the range's counted payments credited to one of `mv`, with its
- * visit's columns).
+ * writes, reading only the months of the range and, within them, the days
+ * asked for (row groups skipped
+ * by their min/max of `day`). A payment carries its credited visit's
+ * columns (`LocalVisitTable.writePayments`), so revenue reads only the
+ * range's payment months and no visit outside the range.
  */
 export class LocalFilteredVisits implements FilteredVisits {
   private db: Promise<DuckDBConnection> | undefined;
@@ -59,89 +60,58 @@ export class LocalFilteredVisits implements FilteredVisits {
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true)` : null;
   }
 
-  /** The `WITH` clause of `dict`, `v`, `mv` and `p` for a filter and range, or null when no visit month of it was written (nothing matches). */
-  private async relations(site: string, filter: Filter, given: FilteredRange): Promise<string | null> {
+  /**
+   * The `WITH` clause of `dict`, `v` (the range's matching visits), `q` (the range's payments, as stored) and
+   * `p` (the range's counted payments credited to a matching visit, tested on the visit's columns they
+   * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range.
+   */
+  private relations(site: string, filter: Filter, range: FilteredRange): string {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
-    // A renewal keeps its first purchase's credit: its visit may start before the lookback.
-    const range = { ...given, creditedFrom: await this.earliestCredited(site, given) };
+    const days = `day BETWEEN ${day(range.from)} AND ${day(range.to)}`;
     const dictFile = dictionaryFilePath(this.root, site);
     const dict = existsSync(dictFile)
       ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
       : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
     // The open days' file holds the days after the last closed one: the range's days select from it too.
-    const visits = this.files((m) => monthFilePath(this.root, site, m), range.creditedFrom, range.to, [
-      openFilePath(this.root, site),
-    ]);
-    if (visits === null) return null;
-    const payments = this.paymentsOf(site, range);
+    const visits =
+      this.files((m) => monthFilePath(this.root, site, m), range.from, range.to, [openFilePath(this.root, site)]) ??
+      NO_VISITS;
+    const payments = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ?? NO_PAYMENTS;
     const where = filterSql(filter);
     return (
       `WITH dict AS (${dict}), ` +
-      `mv AS (SELECT * FROM ${visits} WHERE day BETWEEN ${day(range.creditedFrom)} AND ${day(range.to)} AND ${where}), ` +
-      `v AS (SELECT * FROM mv WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}), ` +
-      `p AS (SELECT p.cents, p.customer, p.day AS paid_day, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
-      `FROM ${payments} p JOIN mv ON mv.visit_id = p.visit_id WHERE p.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT p.failed)`
+      `v AS (SELECT * FROM ${visits} WHERE ${days} AND ${where}), ` +
+      `q AS (SELECT * FROM ${payments} WHERE ${days}), ` +
+      `p AS (SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
+      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where})`
     );
   }
 
   /**
-   * The earliest site-local day (`YYYY-MM-DD`) a visit credited with one of the range's payments started, or
-   * `creditedFrom` if later: the first visit month a query of the range reads (what a reader fetching the
-   * files first, `S3FilteredVisits`, must have).
-   */
-  async earliestCredited(site: string, range: FilteredRange): Promise<string> {
-    const files = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
-    if (files === null) return range.creditedFrom;
-    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
-    const db = await this.connect();
-    const [row] = (
-      await db.runAndReadAll(
-        `SELECT min(visit_day)::VARCHAR AS first FROM ${files} WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}`,
-      )
-    ).getRowObjectsJS();
-    const first = row?.first;
-    return typeof first === 'string' && first < range.creditedFrom ? first : range.creditedFrom;
-  }
-
-  /** The range's months of the payments table, or an empty relation of its columns. */
-  private paymentsOf(site: string, range: FilteredRange): string {
-    return (
-      this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
-      '(SELECT NULL::VARCHAR AS key, NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, ' +
-        'NULL::BOOLEAN AS failed, NULL::BOOLEAN AS refunded, NULL::VARCHAR AS visit_id WHERE false)'
-    );
-  }
-
-  /**
-   * The matching visits from `creditedFrom` to the range's end, decoded, and
-   * the range's counted payments credited to one of them, each with its
-   * visit's row: the input of the reference reports (`FilteredInput`).
+   * The range's matching visits, decoded, and the range's counted payments credited to a matching visit,
+   * each with its visit's row (carried by the payment): the input of the reference reports (`FilteredInput`).
    */
   async input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return { rows: [], payments: [] };
+    const relations = this.relations(site, filter, range);
     const db = await this.connect();
     const entries = (await db.runAndReadAll(`${relations} SELECT dictionary, value, id FROM dict`))
       .getRowObjectsJS()
       .map((r) => ({ dictionary: String(r.dictionary) as DictionaryName, value: String(r.value), id: Number(r.id) }));
     const decode = rowDecoder(entries, `visit table of ${site}`);
-    const rows = (await db.runAndReadAll(`${relations} SELECT ${DECODED_COLUMNS} FROM mv`))
+    const rows = (await db.runAndReadAll(`${relations} SELECT ${DECODED_COLUMNS} FROM v`))
       .getRowObjectsJS()
       .map(decode);
-    const byId = new Map(rows.map((r) => [r.visit_id, r]));
-    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     const paid = await db.runAndReadAll(
-      `${relations} SELECT epoch_ms(q.ts) AS ts, q.day::VARCHAR AS day, q.cents, q.customer, q.failed, q.visit_id ` +
-        `FROM ${this.paymentsOf(site, range)} q WHERE q.day BETWEEN ${day(range.from)} AND ${day(range.to)} ` +
-        `AND NOT q.failed AND q.visit_id IN (SELECT visit_id FROM mv)`,
+      `${relations} SELECT *, epoch_ms(ts) AS paid_ms, paid_day::VARCHAR AS paid_text, ` +
+        `visit_day::VARCHAR AS day_text, epoch_ms(start_ts) AS start_ms FROM p`,
     );
     const payments = paid.getRowObjectsJS().map((r): CreditedPayment => ({
-      ts: Number(r.ts),
-      day: String(r.day),
+      ts: Number(r.paid_ms),
+      day: String(r.paid_text),
       cents: Number(r.cents),
       customer: String(r.customer),
       failed: false,
-      visit: byId.get(String(r.visit_id)) ?? null,
+      visit: decode(r),
     }));
     return { rows, payments };
   }
@@ -153,10 +123,8 @@ export class LocalFilteredVisits implements FilteredVisits {
     range: FilteredRange,
     select: string,
   ): Promise<Record<string, unknown>> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return {};
     const db = await this.connect();
-    return (await db.runAndReadAll(`${relations} ${select}`)).getRowObjectsJS()[0] ?? {};
+    return (await db.runAndReadAll(`${this.relations(site, filter, range)} ${select}`)).getRowObjectsJS()[0] ?? {};
   }
 
   async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
@@ -216,8 +184,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
   ): Promise<Map<string, FilteredValue>> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return new Map();
+    const relations = this.relations(site, filter, range);
     const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
@@ -244,8 +211,7 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
   async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return { visits: [], payments: [] };
+    const relations = this.relations(site, filter, range);
     const db = await this.connect();
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
     const rows = (
@@ -273,8 +239,7 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
   async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return { visitors: 0, goals: new Map() };
+    const relations = this.relations(site, filter, range);
     const db = await this.connect();
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
     const rows = (
@@ -309,14 +274,12 @@ export class LocalFilteredVisits implements FilteredVisits {
     limit: number,
   ): Promise<{ total: number; keys: string[] }> {
     const only = LIST_CLASS_SQL[cls];
-    const relations = only === null ? null : await this.relations(site, filter, range);
-    if (relations === null) return { total: 0, keys: [] };
+    if (only === null) return { total: 0, keys: [] };
     const db = await this.connect();
-    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     // Failed payments are listed too (their status says so), as in the unfiltered list.
     const listed =
-      `${relations}, l AS (SELECT q.key, q.ts FROM ${this.paymentsOf(site, range)} q ` +
-      `WHERE q.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND ${only} AND q.visit_id IN (SELECT visit_id FROM mv))`;
+      `${this.relations(site, filter, range)}, l AS (SELECT q.key, q.ts FROM q ` +
+      `WHERE ${only} AND coalesce(q.credited, false) AND ${filterSql(filter)})`;
     const [counted, page] = await Promise.all([
       db.runAndReadAll(`${listed} SELECT count(*) AS total FROM l`),
       db.runAndReadAll(
@@ -330,16 +293,13 @@ export class LocalFilteredVisits implements FilteredVisits {
   }
 
   async firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
-    const relations = await this.relations(site, filter, range);
-    if (relations === null) return new Set();
     const db = await this.connect();
-    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order). Not
     // `arg_min`: it skips a NULL visit, so a first payment credited to no visit would give way to a later one.
     const reader = await db.runAndReadAll(
-      `${relations}, f AS (SELECT customer, visit_id, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
-        `FROM ${this.paymentsOf(site, range)} WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT failed) ` +
-        `SELECT customer FROM f WHERE n = 1 AND visit_id IN (SELECT visit_id FROM mv)`,
+      `${this.relations(site, filter, range)}, f AS (SELECT *, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
+        `FROM q WHERE NOT failed) ` +
+        `SELECT customer FROM f WHERE n = 1 AND coalesce(credited, false) AND ${filterSql(filter)}`,
     );
     return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
   }

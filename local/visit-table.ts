@@ -54,6 +54,37 @@ const COLUMNS = [
   'props UINTEGER[]',
 ];
 
+/**
+ * The payments table's own columns, then the credited visit's columns as the visit table holds them
+ * (`CREDITED_COLUMNS`): a payment carries its visit's row, so a range's revenue is filtered without
+ * reading or joining the visits it is credited to (`docs/data-model.md`, "Filtered reports").
+ * `visit_day` is the credited visit's start day as the visit table has it, and `credited` says that
+ * the visit was found there when the file was written: NULL in a file written before the columns
+ * were, whose payments then match no filter until the next run rewrites it (every run does).
+ */
+const PAYMENT_COLUMNS = [
+  'key VARCHAR',
+  'ts TIMESTAMP_MS',
+  'day DATE',
+  'cents DOUBLE',
+  'customer VARCHAR',
+  'failed BOOLEAN',
+  'refunded BOOLEAN',
+  'visit_id VARCHAR',
+  'visit_day DATE',
+  'credited BOOLEAN',
+];
+/** The visit table's columns a payment carries: all but the two it has itself (`visit_id`, `day` as `visit_day`). */
+const CREDITED_COLUMNS = COLUMNS.filter((c) => !/^(visit_id|day) /.test(c));
+
+/** An empty relation of typed columns (`name TYPE`), for a table none of whose files was written. */
+const emptyRelation = (columns: readonly string[]) =>
+  `(SELECT ${columns.map((c) => `NULL::${c.slice(c.indexOf(' ') + 1)} AS ${c.slice(0, c.indexOf(' '))}`).join(', ')} WHERE false)`;
+/** The visit table's columns as an empty relation. */
+export const NO_VISITS = emptyRelation(COLUMNS.map((c) => (c.startsWith('day ') ? 'day DATE' : c)));
+/** The payments table's columns as an empty relation. */
+export const NO_PAYMENTS = emptyRelation([...PAYMENT_COLUMNS, ...CREDITED_COLUMNS]);
+
 /** The file of a site's month under the table's root directory. */
 export const monthFilePath = (root: string, site: string, month: string) =>
   join(resolve(root), 'visits', `site=${site}`, `mo=${month}`, 'data.parquet');
@@ -74,7 +105,21 @@ export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
 
 /** What a reader and the bench's cache depend on in the files' format: columns, row group size, compression. */
-export const TABLE_FORMAT = { columns: COLUMNS, rowGroupRows: ROW_GROUP_ROWS, compression: 'ZSTD' } as const;
+export const TABLE_FORMAT = {
+  columns: COLUMNS,
+  paymentColumns: [...PAYMENT_COLUMNS, ...CREDITED_COLUMNS],
+  rowGroupRows: ROW_GROUP_ROWS,
+  compression: 'ZSTD',
+} as const;
+
+/**
+ * The visit files a write of payments reads its credited visits from: the months of their start days
+ * (`visit_day`) and the open days' file.
+ */
+export function creditedVisitFiles(root: string, site: string, rows: readonly PaymentTableRow[]): string[] {
+  const months = new Set(rows.flatMap((r) => (r.visit_day === null ? [] : [r.visit_day.slice(0, 7)])));
+  return [...[...months].sort().map((m) => monthFilePath(root, site, m)), openFilePath(root, site)];
+}
 
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
@@ -221,7 +266,10 @@ export class LocalVisitTable implements VisitTableStore {
   }
 
   /**
-   * Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`, in time order.
+   * Replaces the site's payments of `month` (`YYYY-MM`, site-local) with `rows`, in time order, each with
+   * its credited visit's columns as the visit table holds them now (`PAYMENT_COLUMNS`; read from
+   * `creditedVisitFiles`): write the visits first, as the writer's run does. A payment whose visit is not
+   * in the table is written with `credited` false and matches no filter.
    * @throws Error when a row's day is not in `month`
    */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void> {
@@ -230,7 +278,7 @@ export class LocalVisitTable implements VisitTableStore {
       if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
       const db = await this.connect();
       await db.run(
-        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR, refunded BOOLEAN)`,
+        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, refunded BOOLEAN)`,
       );
       const appender = await db.createAppender('payment_rows', 'main', 'temp');
       try {
@@ -243,17 +291,24 @@ export class LocalVisitTable implements VisitTableStore {
           appender.appendBoolean(r.failed);
           if (r.visit_id === null) appender.appendNull();
           else appender.appendVarchar(r.visit_id);
-          if (r.visit_day === null) appender.appendNull();
-          else appender.appendVarchar(r.visit_day);
           appender.appendBoolean(r.refunded);
           appender.endRow();
         }
       } finally {
         appender.closeSync();
       }
+      const files = creditedVisitFiles(this.root, site, rows).filter((f) => existsSync(f));
+      const visits =
+        files.length === 0
+          ? NO_VISITS
+          : `(SELECT * FROM read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true) ` +
+            `WHERE visit_id IN (SELECT visit_id FROM payment_rows))`;
+      const carried = CREDITED_COLUMNS.map((c) => `v.${c.slice(0, c.indexOf(' '))}`).join(', ');
       await this.copy(
         db,
-        `SELECT * REPLACE (day::DATE AS day, visit_day::DATE AS visit_day) FROM payment_rows`,
+        `SELECT p.key, p.ts, p.day::DATE AS day, p.cents, p.customer, p.failed, p.refunded, p.visit_id, ` +
+          `v.day AS visit_day, v.visit_id IS NOT NULL AS credited, ${carried} ` +
+          `FROM payment_rows p LEFT JOIN ${visits} v ON v.visit_id = p.visit_id ORDER BY p.ts, p.key`,
         paymentsFilePath(this.root, site, month),
         '',
       );

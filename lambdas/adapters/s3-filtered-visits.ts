@@ -21,7 +21,7 @@ const monthsOf = (from: string, to: string) => [...new Set(eachDay(from, to).map
 /**
  * Filtered reads of the visit and payments tables in S3 (`FilteredVisits`, `docs/data-model.md`
  * "Filtered reports"): the files a query reads (the dictionary, the open days, the range's payment
- * months, and the visit months from the earliest credited visit's to the range's end) are fetched
+ * and visit months) are fetched
  * into `/tmp` (`S3TableFiles`: a listing per site at most every `listTtlMs`, a GetObject only for a
  * file whose ETag changed, so a warm instance reads S3 once per new version), then the local twin's
  * engine (`LocalFilteredVisits`, DuckDB) runs its SQL on them unchanged. DuckDB's `httpfs` is not
@@ -40,29 +40,17 @@ export class S3FilteredVisits implements FilteredVisits {
    */
   private async over<T>(site: string, range: FilteredRange, query: () => Promise<T>): Promise<T> {
     const root = this.files.root;
-    const first = [
+    // A payment carries its credited visit's columns: the range's own months are all a query reads.
+    const paths = [
       dictionaryFilePath(root, site),
       openFilePath(root, site),
-      ...monthsOf(range.from, range.to).map((m) => paymentsFilePath(root, site, m)),
+      ...monthsOf(range.from, range.to).flatMap((m) => [paymentsFilePath(root, site, m), monthFilePath(root, site, m)]),
     ];
-    await this.files.fetch(site, first);
-    const visits: string[] = [];
+    await this.files.fetch(site, paths);
     try {
-      // The payments say how far back their credited visits go (a renewal keeps its first purchase's credit).
-      const from = await this.engine.earliestCredited(site, range);
-      visits.push(
-        ...monthsOf(from < range.creditedFrom ? from : range.creditedFrom, range.to).map((m) =>
-          monthFilePath(root, site, m),
-        ),
-      );
-      await this.files.fetch(site, visits);
-      try {
-        return await query();
-      } finally {
-        await this.files.release(visits);
-      }
+      return await query();
     } finally {
-      await this.files.release(first);
+      await this.files.release(paths);
     }
   }
 

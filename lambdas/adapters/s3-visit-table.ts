@@ -4,6 +4,7 @@ import type { VisitTableStore } from '../ports.js';
 import {
   LocalVisitTable,
   changesPath,
+  creditedVisitFiles,
   dictionaryFilePath,
   monthFilePath,
   openFilePath,
@@ -64,10 +65,10 @@ export class S3VisitTable implements VisitTableStore {
     return this.write(site, file, () => this.local.writeOpen(site, rows));
   }
 
-  /** @throws Error when a row's day is not in `month`, or S3 fails */
+  /** With the credited visits' months fetched first (`creditedVisitFiles`). @throws Error when a row's day is not in `month`, or S3 fails */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void> {
     const file = paymentsFilePath(this.files.root, site, month);
-    return this.with(site, [file], async () => {
+    return this.with(site, [file, ...creditedVisitFiles(this.files.root, site, rows)], async () => {
       await this.local.writePayments(site, month, rows);
       await this.files.push(site, file);
     });

@@ -1,5 +1,5 @@
 import { BadParameterError } from '../domain/errors.js';
-import { addDays, type DateRange } from '../domain/range.js';
+import type { DateRange } from '../domain/range.js';
 import type { SiteConfig } from '../domain/site.js';
 import type { Dimension } from '../domain/rollup.js';
 import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
@@ -41,11 +41,10 @@ export function engineOf(filtered: FilteredVisits | undefined, parameter = 'filt
   return filtered;
 }
 
-/** The engine's range: the report's days, and from the site's lookback before them the visits its payments may be credited to. */
-const filteredRange = (site: SiteConfig, range: Pick<DateRange, 'from' | 'to'>): FilteredRange => ({
+/** The engine's range: the report's days (a payment carries its credited visit, however old). */
+const filteredRange = (range: Pick<DateRange, 'from' | 'to'>): FilteredRange => ({
   from: range.from,
   to: range.to,
-  creditedFrom: addDays(range.from, -site.lookback_days),
 });
 
 /** Overview totals of a range under a filter: the matching visits' sums and their credited payments (two queries). */
@@ -55,7 +54,7 @@ export async function filteredTotals(
   filter: Filter,
   range: DateRange,
 ): Promise<OverviewTotals> {
-  const r = filteredRange(site, range);
+  const r = filteredRange(range);
   const [visits, payments] = await Promise.all([
     engine.totals(site.domain, filter, r),
     engine.payments(site.domain, filter, r),
@@ -72,7 +71,7 @@ export async function filteredBreakdownRows(
   dimension: Dimension,
   limit: number,
 ): Promise<{ total: number; rows: BreakdownRow[] }> {
-  return breakdownOfValues(await engine.breakdown(site.domain, filter, filteredRange(site, range), dimension), limit);
+  return breakdownOfValues(await engine.breakdown(site.domain, filter, filteredRange(range), dimension), limit);
 }
 
 /**
@@ -91,7 +90,7 @@ export async function propBreakdownRows(
   unattributed: () => Promise<ReadonlyArray<Record<string, ValueCounters>>>,
 ): Promise<{ total: number; rows: BreakdownRow[] }> {
   const [values, extra] = await Promise.all([
-    engine.propBreakdown(site.domain, filter ?? EVERY_VISIT, filteredRange(site, range), key),
+    engine.propBreakdown(site.domain, filter ?? EVERY_VISIT, filteredRange(range), key),
     filter ? [] : unattributed(),
   ]);
   return breakdownOfValues(values, limit, extra);
@@ -114,7 +113,7 @@ export async function filteredGoalRows(
       'filters',
       `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
     );
-  const sums = await engine.goals(site.domain, filter, filteredRange(site, range));
+  const sums = await engine.goals(site.domain, filter, filteredRange(range));
   const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
   const rows = all.rows.filter((r) => r.goal === goal);
@@ -132,7 +131,7 @@ export async function filteredPoints(
   range: DateRange,
   interval: Interval,
 ): Promise<TimeseriesPoint[]> {
-  const r = filteredRange(site, range);
+  const r = filteredRange(range);
   if (interval === 'hour')
     return filteredTimeseries(await engine.input(site.domain, filter, r), filter, range, interval);
   return timeseriesOfSeries(await engine.series(site.domain, filter, r, interval), range, interval);
@@ -152,7 +151,7 @@ export function filteredPaymentPage(
   offset: number,
   limit: number,
 ): Promise<{ total: number; keys: string[] }> {
-  return engine.paymentList(site.domain, filter, filteredRange(site, range), cls, offset, limit);
+  return engine.paymentList(site.domain, filter, filteredRange(range), cls, offset, limit);
 }
 
 /**
@@ -173,7 +172,7 @@ export async function filteredRetentionCohorts(
 ): Promise<RetentionCohorts> {
   const cohort = async (span: Pick<DateRange, 'from' | 'to'>) => {
     const [payers, members] = await Promise.all([
-      engine.firstPayers(site.domain, filter, filteredRange(site, span)),
+      engine.firstPayers(site.domain, filter, filteredRange(span)),
       store.cohortMembers(namespace, span.from, span.to),
     ]);
     return cohortOf(members.filter((m) => payers.has(customerHash(m.payer))).map((m) => m.summary));

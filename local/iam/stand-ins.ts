@@ -253,7 +253,10 @@ export function functionVisitTable(table: VisitTableStore, name: Principal): Vis
       return table.writeOpen(site, rows);
     },
     writePayments: async (site, month, rows) => {
-      may(site, [['s3:PutObject', 'payments']]);
+      may(site, [
+        ['s3:GetObject', 'visits'],
+        ['s3:PutObject', 'payments'],
+      ]);
       return table.writePayments(site, month, rows);
     },
     readMonth: async (site, month) => {

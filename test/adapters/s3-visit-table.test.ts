@@ -21,7 +21,7 @@ import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.
 import { monthOf, type PaymentTableRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import type { FilteredRange, FilteredVisits, VisitTableStore } from '../../lambdas/ports.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
-import { LocalVisitTable } from '../../local/visit-table.js';
+import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
 
 /**
  * The visit table in AWS (`docs/data-model.md`, "Filtered reports") against an in-memory bucket
@@ -168,7 +168,7 @@ const PAYMENTS = [
   payment('stripe:new', '2026-04-03', 9_900, VISITS[2]!),
   payment('stripe:none', '2026-04-05', 1_000, null),
 ];
-const RANGE: FilteredRange = { from: '2026-04-01', to: '2026-04-09', creditedFrom: '2026-03-02' };
+const RANGE: FilteredRange = { from: '2026-04-01', to: '2026-04-09' };
 /** The dashboard's first tabs: each breakdown is the same SQL over another column. */
 const PANELS = ['channel', 'page', 'country', 'device'] as const;
 const filter = (json: unknown): Filter => filtersParam.parse(JSON.stringify(json))!;
@@ -278,11 +278,13 @@ describe('the visit table on S3', () => {
 
   it('answers filtered reads equal to the local engine over the same rows, renewals of older visits included', async () => {
     await writeAll(await writer(), VISITS, PAYMENTS);
-    const { engine } = await reader();
+    const { engine, root } = await reader();
     const got = await answers(engine);
     expect(got).toEqual(expected);
-    // The renewal's visit (February) is read although the range's lookback starts in March.
+    // The renewal's visit (February) rides on its payment: counted, and no visit month before the range's fetched.
     expect(got[1]).toMatchObject({ payments: 2, cents: 12_800 });
+    expect(existsSync(monthFilePath(root, SITE, '2026-04'))).toBe(true);
+    expect(existsSync(monthFilePath(root, SITE, '2026-02'))).toBe(false);
   });
 
   it('fetches a file once per version, lists once per TTL, and follows a rewrite and a drop', async () => {

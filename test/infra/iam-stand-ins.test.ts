@@ -52,7 +52,7 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
 });
 
 describe('the visit table of filtered reports (local/iam/policies.json)', () => {
-  const range = { from: '2026-04-01', to: '2026-04-09', creditedFrom: '2026-03-02' };
+  const range = { from: '2026-04-01', to: '2026-04-09' };
   const filter = ['is', 'visit:channel', ['Search']] as unknown as Parameters<FilteredVisits['totals']>[1];
 
   it('the operations function writes and drops it; the report function may not', async () => {

@@ -20,7 +20,9 @@ import { emptyPayment, type Payment } from '../../lambdas/domain/payments/paymen
 import { touchOf } from '../../lambdas/domain/payments/attribution.js';
 import { visitRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import type { Visit } from '../../lambdas/domain/visit.js';
-import { LocalVisitTable } from '../../local/visit-table.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { LocalVisitTable, monthFilePath, paymentsFilePath } from '../../local/visit-table.js';
+import { sqlLiteral } from '../../local/sql.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { filtersParam } from '../../lambdas/domain/reports/filters.js';
 import { memoryTable } from '../support/dynamo.js';
@@ -210,14 +212,34 @@ describe('the visit table writer', () => {
     expect(await table.months(SITE)).toMatchObject({ payments: ['2026-03', '2026-04'] });
     // The credited visit's id joins the payment to its visit: a filter on that visit's channel finds it.
     const engine = new LocalFilteredVisits(dir);
-    const range = { from: '2026-03-01', to: '2026-04-30', creditedFrom: '2026-03-01' };
+    const range = { from: '2026-03-01', to: '2026-04-30' };
     const search = filtersParam.parse(JSON.stringify([['is', 'visit:channel', ['Search']]]))!;
     const direct = filtersParam.parse(JSON.stringify([['is_not', 'visit:channel', ['Search']]]))!;
     expect(await engine.payments(SITE, search, range)).toMatchObject({ payments: 1, cents: 1200 });
     expect(await engine.payments(SITE, direct, range)).toMatchObject({ payments: 0, cents: 0 });
-    // A renewal keeps its first purchase's credit: a credited visit older than the lookback still joins.
-    const april = { from: '2026-04-01', to: '2026-04-30', creditedFrom: '2026-04-01' };
+    // A renewal keeps its first purchase's credit: the payment carries its visit, read without the visit's month.
+    const april = { from: '2026-04-01', to: '2026-04-30' };
     expect(await engine.payments(SITE, search, april)).toMatchObject({ payments: 1, cents: 1200 });
     await engine.close();
+    // Each carried column equals the visit table's (encoded ids, lists, counters); the payment credited to no visit carries none.
+    const db = await (await DuckDBInstance.create(':memory:')).connect();
+    const read = async (file: string) =>
+      (
+        await db.runAndReadAll(`SELECT * FROM read_parquet(${sqlLiteral(file)}, hive_partitioning = false)`)
+      ).getRowObjectsJS();
+    const [row] = (await read(monthFilePath(dir, SITE, visitRow(visit, site.timezone).day.slice(0, 7)))).filter(
+      (r) => r.visit_id === visit.id,
+    );
+    const payments = [
+      ...(await read(paymentsFilePath(dir, SITE, '2026-03'))),
+      ...(await read(paymentsFilePath(dir, SITE, '2026-04'))),
+    ];
+    const credited = payments.find((p) => p.key === 'stripe:pi_1')!;
+    const { visit_id, day, ...carried } = row!;
+    expect({ ...credited, visit_id, visit_day: day, credited: true }).toMatchObject({ ...carried, visit_id });
+    expect(Object.keys(carried).filter((c) => !(c in credited))).toEqual([]);
+    const uncredited = payments.find((p) => p.key === 'stripe:pi_2')!;
+    expect(uncredited).toMatchObject({ credited: false, visit_id: null, visit_day: null, channel: null, pages: null });
+    db.closeSync();
   });
 });
