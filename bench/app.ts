@@ -1,13 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { APP_GZIP_BUDGET, ensureAppBuilt, firstPageAssets } from '../app/build.js';
 import { DynamoUserStore } from '../lambdas/adapters/dynamo/user-store.js';
 import { hashPassword } from '../lambdas/domain/auth/password.js';
-import { startLocalService } from '../local/service.js';
+import { openLocalStore, startLocalService } from '../local/service.js';
 import { launchChromium } from '../test/browser/harness.js';
-import { loadBenchSite } from './bench-site.js';
-import { benchScale } from './reports.js';
+import { profileMainThread, threadCpu } from './app-cpu.js';
+import { loadBenchSite, type BenchSite } from './bench-site.js';
+import { benchCacheName, benchCodeVersion, cachedSiteSchema } from './bench-table.js';
+import { benchScale, type BenchScale } from './reports.js';
 import { percentile, type Figure } from './report.js';
 
 /**
@@ -18,7 +20,7 @@ import { percentile, type Figure } from './report.js';
  * `benchScale`: by default a year of about 1.45M visits and 20,000
  * payments, `loadBenchSite`), in headless Chromium against the local server,
  * with the server's CPU time over the same span (this process: handlers and
- * dynalite), which the machine's load does not inflate as much.
+ * dynalite, whichever thread it runs in), which the machine's load does not inflate as much.
  */
 export async function benchApp(): Promise<Figure[]> {
   await ensureAppBuilt();
@@ -52,9 +54,14 @@ interface LoadTimings {
   seriesStart: number;
   series: number;
   drawn: number;
+  /** The API requests finished by then: the path's last segment, requested and received (ms). */
+  api: Array<[string, number, number]>;
   /** Chromium's main-thread JavaScript and task time over the load (CDP `Performance.getMetrics`). */
   scriptMs: number;
   taskMs: number;
+  /** This process's CPU over the load by thread, ms (`threadCpu`): the main thread, and the others (dynalite's). */
+  mainCpuMs: number;
+  otherCpuMs: number;
 }
 
 /**
@@ -72,6 +79,9 @@ const LOAD_TIMINGS = `(() => {
     seriesStart: series ? series.startTime : NaN,
     series: series ? series.responseEnd : NaN,
     drawn: performance.getEntriesByName('ff-chart-drawn')[0].startTime,
+    api: resources
+      .filter((e) => e.name.includes('/api/'))
+      .map((e) => [new URL(e.name).pathname.split('/').pop(), Math.round(e.startTime), Math.round(e.responseEnd)]),
     scriptMs: 0,
     taskMs: 0,
   };
@@ -102,6 +112,8 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
     row('series received to chart drawn', (t) => t.drawn - t.series),
     row('Chromium script time', (t) => t.scriptMs),
     row('Chromium task time', (t) => t.taskMs),
+    row('server CPU, main thread', (t) => t.mainCpuMs),
+    row('server CPU, other threads', (t) => t.otherCpuMs),
   ];
 }
 
@@ -113,17 +125,29 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
  * the browser's HTTP cache on (the app's hashed assets are immutable, as
  * they are behind CloudFront). The service's clock is the end of the bench
  * year, so the ranges hold its last days. Each range's rows end with the
- * load's breakdown (`breakdown`).
+ * load's breakdown (`breakdown`); each load's API requests go to stderr.
+ * The service runs dynalite as `serve` does, in a thread of its own, unless
+ * `FOOTFALL_BENCH_DYNALITE=inline` (`benchDynaliteThread`);
+ * `FOOTFALL_BENCH_PROFILE` samples the main thread over each measured load and
+ * prints where its CPU went (`profileMainThread`). The site is loaded once
+ * per code version with `FOOTFALL_BENCH_CACHE` (`benchAppSite`).
  */
 async function firstChart(): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-app-'));
-  let now = Date.now();
-  const svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0, clock: () => now });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const site = await benchAppSite(dataDir, benchScale(), log, process.env.FOOTFALL_BENCH_CACHE || undefined);
+  const now = site.now;
+  const svc = await startLocalService({
+    dataDir,
+    port: 0,
+    app: true,
+    sessionizeIntervalMs: 0,
+    clock: () => now,
+    dynaliteThread: benchDynaliteThread(),
+  });
+  const profiling = Boolean(process.env.FOOTFALL_BENCH_PROFILE);
   const browser = await launchChromium();
   try {
-    const scale = benchScale();
-    const site = await loadBenchSite(svc.dynamo, { events: scale.events, payments: scale.payments });
-    now = site.now;
     const users = new DynamoUserStore(svc.dynamo);
     await users.add(EMAIL, site.account, new Date(now), 'owner');
     await users.setPassword(EMAIL, await hashPassword(PASSWORD));
@@ -139,21 +163,31 @@ async function firstChart(): Promise<Figure[]> {
       const times: number[] = [];
       const cpu: number[] = [];
       const loads: LoadTimings[] = [];
+      const sampled = new Map<string, number>();
       for (let run = 0; run <= RUNS; run++) {
         const page = await context.newPage();
         const cdp = await context.newCDPSession(page);
         await cdp.send('Performance.enable');
         // The server (handlers and dynalite) runs in this process: its CPU time, apart from the machine's load.
         const before = process.cpuUsage();
+        const threadsBefore = threadCpu();
+        const stopProfile = profiling && run > 0 ? await profileMainThread() : null;
         await page.goto(`${svc.url}/sites/${site.site}?range=${range}`);
         await page.waitForFunction(() => performance.getEntriesByName('ff-chart-drawn').length > 0, null, {
           timeout: 120_000,
         });
         const used = process.cpuUsage(before);
+        const threadsAfter = threadCpu();
+        for (const [category, ms] of (await stopProfile?.()) ?? [])
+          sampled.set(category, (sampled.get(category) ?? 0) + ms / RUNS);
         const metrics = new Map((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
         const timings = (await page.evaluate(LOAD_TIMINGS)) as LoadTimings;
         timings.scriptMs = (metrics.get('ScriptDuration') ?? 0) * 1000;
         timings.taskMs = (metrics.get('TaskDuration') ?? 0) * 1000;
+        timings.mainCpuMs = threadsAfter && threadsBefore ? threadsAfter.main - threadsBefore.main : NaN;
+        timings.otherCpuMs = threadsAfter && threadsBefore ? threadsAfter.others - threadsBefore.others : NaN;
+        const requests = timings.api.map(([name, start, end]) => `${name} ${start}–${end}`).join(', ');
+        log(`${range} load ${run}: chart drawn at ${Math.round(timings.drawn)} ms; requests (ms): ${requests}`);
         if (run > 0) {
           times.push(timings.drawn);
           cpu.push((used.user + used.system) / 1000);
@@ -163,6 +197,11 @@ async function firstChart(): Promise<Figure[]> {
         await page.waitForLoadState('networkidle');
         await page.close();
       }
+      if (profiling)
+        log(
+          `${range} main thread's CPU per load, sampled (ms): ` +
+            [...sampled].map(([category, ms]) => `${category} ${Math.round(ms)}`).join(', '),
+        );
       times.sort((a, b) => a - b);
       cpu.sort((a, b) => a - b);
       figures.push(
@@ -188,4 +227,70 @@ async function firstChart(): Promise<Figure[]> {
     await svc.close();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The bench site (`loadBenchSite`, at `scale`) in the local data directory `dataDir`, as the service reads it
+ * (its table in `dataDir/db`); what was loaded.
+ *
+ * Without `cacheRoot` it is loaded there. With it (`FOOTFALL_BENCH_CACHE`, `docs/benchmarks.md`), the loaded
+ * database is kept in `<cacheRoot>/app-<name>`, the name hashing the site's dimensions and the code that makes
+ * its items (`benchCacheName`, `benchCodeVersion`: any change to that code or to `DATA_LAYOUT` makes another
+ * name), and copied into `dataDir`: the measured service writes its users and sessions to the copy, so a
+ * cached entry is never changed after its load. An entry whose `site.json` (written last) is missing or
+ * unreadable is loaded again.
+ */
+async function benchAppSite(
+  dataDir: string,
+  scale: BenchScale,
+  log: (line: string) => void,
+  cacheRoot?: string,
+): Promise<BenchSite> {
+  const options = { events: scale.events, payments: scale.payments };
+  const load = async (dir: string) => {
+    const started = Date.now();
+    const { dynamo, db } = await openLocalStore(dir, 'serve');
+    try {
+      const site = await loadBenchSite(dynamo, { ...options, log });
+      log(`bench site loaded in ${Math.round((Date.now() - started) / 1000)} s`);
+      return site;
+    } finally {
+      dynamo.doc.destroy();
+      await db.close();
+    }
+  };
+  if (!cacheRoot) return load(dataDir);
+  const key = { ...options, days: 365, archive: false };
+  const code = await benchCodeVersion();
+  const entry = join(cacheRoot, `app-${benchCacheName(key, code)}`);
+  const siteFile = join(entry, 'site.json');
+  let cached = await readFile(siteFile, 'utf8').then(
+    (text) => cachedSiteSchema.parse(JSON.parse(text)),
+    () => null,
+  );
+  if (!cached) {
+    log(`bench app site: loading ${entry}`);
+    await rm(entry, { recursive: true, force: true });
+    await mkdir(entry, { recursive: true });
+    const site = await load(entry);
+    cached = { key, code, site };
+    await writeFile(siteFile, `${JSON.stringify(cached, null, 2)}\n`);
+  } else log(`bench app site: reusing ${entry}`);
+  const started = Date.now();
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await cp(join(entry, 'db'), join(dataDir, 'db'), { recursive: true });
+  log(`bench app site: copied in ${Math.round((Date.now() - started) / 1000)} s`);
+  return cached.site;
+}
+
+/**
+ * `FOOTFALL_BENCH_DYNALITE`: `thread` (the default, as `serve` runs) or `inline` (dynalite in the server's
+ * thread, as before it had its own), to compare the two on one machine (`docs/benchmarks.md`).
+ * @throws Error for any other value
+ */
+function benchDynaliteThread(env: NodeJS.ProcessEnv = process.env): boolean {
+  const mode = env.FOOTFALL_BENCH_DYNALITE || 'thread';
+  if (mode !== 'thread' && mode !== 'inline')
+    throw new Error(`FOOTFALL_BENCH_DYNALITE must be thread or inline; got '${mode}'`);
+  return mode === 'thread';
 }

@@ -90,7 +90,8 @@ export function benchCacheName(key: BenchSiteKey, code: string): string {
     .slice(0, 16);
 }
 
-const cachedSiteSchema = z.object({
+/** A cache entry's `site.json`: the key and code version it was loaded for, and what was loaded. */
+export const cachedSiteSchema = z.object({
   key: z.object({ events: z.number(), payments: z.number(), days: z.number(), archive: z.boolean() }),
   code: z.string(),
   site: z.object({

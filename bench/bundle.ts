@@ -37,7 +37,8 @@ export function lambdaBuildOptions() {
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     define: { __FOOTFALL_TRACKER__: JSON.stringify(buildTrackerSync()) },
     legalComments: 'none' as const,
-    external: ['@aws-sdk/*', '@smithy/*'],
+    // DuckDB's native library (a .node file and its .so) is not bundled: the DuckDB layer holds it (lib/visit-table.ts).
+    external: ['@aws-sdk/*', '@smithy/*', '@duckdb/node-bindings-*'],
   };
 }
 

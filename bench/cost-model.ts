@@ -295,6 +295,37 @@ export function secondsAt(key: Exclude<FunctionKey, 'sessionize'>, mib: number):
   return U.secondsPerInvocation[key] - cpu / share(U.secondsMeasuredAtMb) + cpu / share(mib);
 }
 
+/** Whether a function is the visit table's writer in this template (`-c filteredReports`, lib/visit-table.ts). */
+const writesVisitTable = (r: StackResource, key: FunctionKey) =>
+  key === 'operations' && prop(r.props, 'Environment', 'Variables', 'VISIT_TABLE_BUCKET') !== undefined;
+
+/** Seconds a month the operations runs spend writing the visit table: every run, for every active site. */
+const visitTableWriterSeconds = (d: Demand) =>
+  d.invocations.operations * USAGE.activeSites(d.events) * USAGE.visitTableWriter.secondsPerSite;
+
+/**
+ * The visit table's writer besides its Lambda seconds (`docs/cost.md`, "Filtered reports"): per run and active
+ * site an Athena query at its 10 MB minimum, the LISTs of the table's families and of the site's archive
+ * objects, the puts of the open file and the state; and the table's storage (month 12).
+ */
+function visitTableLines(d: Demand): Line[] {
+  const W = USAGE.visitTableWriter;
+  const siteRuns = d.invocations.operations * USAGE.activeSites(d.events);
+  const archiveLists = Math.ceil((W.archiveObjectsPerSiteMonth * USAGE.monthsOfData) / 1000);
+  return [
+    [
+      'Athena: the visit table writer (open days, each run and site)',
+      (siteRuns * P.athenaMinBytes * P.athenaPerTb) / 1024 ** 4,
+    ],
+    [
+      'S3: the visit table (requests and storage, month 12)',
+      ((siteRuns * (W.tableListsPerSite + archiveLists)) / 1000) * P.s3ListPerThousand +
+        ((siteRuns * W.putsPerSite) / 1000) * P.s3PutPerThousand +
+        ((d.events * USAGE.monthsOfData * USAGE.visitTableBytesPerEvent) / GB) * P.s3GbMonth,
+    ],
+  ];
+}
+
 const priceLambda: Pricer = (r, ctx) => {
   const key = functionKeyOf(r, ctx);
   if (key === null) return [['Lambda, custom resource handlers (run at deploy only)', 0]];
@@ -307,7 +338,7 @@ const priceLambda: Pricer = (r, ctx) => {
       ? ctx.d.events * U.sessionizeSecondsPerEvent +
         invocations * U.sessionizeSecondsPerInvocation +
         ctx.d.rawObjects * U.archiveForwardSecondsPerObject
-      : invocations * secondsAt(key, mib);
+      : invocations * secondsAt(key, mib) + (writesVisitTable(r, key) ? visitTableWriterSeconds(ctx.d) : 0);
   const spec: FunctionSpec = FUNCTIONS[key];
   // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
   const quiet = prop(r.props, 'LoggingConfig', 'SystemLogLevel') === 'WARN' && spec.hotPath;
@@ -315,6 +346,7 @@ const priceLambda: Pricer = (r, ctx) => {
   const responseBytes = own<number>(U.responseBytes, key) ?? 0;
   const servedOutside = spec.url !== undefined || spec.routes !== undefined;
   return [
+    ...(writesVisitTable(r, key) ? visitTableLines(ctx.d) : []),
     [
       `Lambda \`${key}\` (requests, ${mib} MB ${arch})`,
       (invocations / M) * P.lambdaRequestPerMillion + seconds * (mib / 1024) * P.lambdaGbSecond[arch],
@@ -612,6 +644,7 @@ export function unpricedTypes(resources: readonly StackResource[]): string[] {
 /** The order of the bill's lines, by the service their name starts with (a stable sort keeps the template's order within one). */
 const SERVICE_ORDER = [
   'Lambda',
+  'Athena',
   'API Gateway',
   'Kinesis',
   'Firehose',

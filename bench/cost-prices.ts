@@ -47,6 +47,9 @@ export const PRICES = {
   /** Data transfer out of AWS to the internet (Lambda function URL and API Gateway responses), first 10 TB. */
   transferOutGb: 0.09,
   schedulerPerMillion: 1.0,
+  /** Athena: per TB scanned, each query counted as at least 10 MB (Athena pricing). */
+  athenaPerTb: 5.0,
+  athenaMinBytes: 10 * 1024 * 1024,
 } as const;
 
 /**
@@ -106,6 +109,16 @@ export const USAGE = {
    * `secondsPerInvocation` is at the 512 MB it had when the 25 ms were set.
    */
   cpuSecondsPerInvocation: { event: 0.002 },
+  /**
+   * The visit table's writer in each operations run, per active site (`docs/cost.md`, "Filtered reports"; estimated,
+   * not measured in AWS): one Athena query of the open days (its 10 MB minimum), its wait and DuckDB's
+   * writes in seconds, the listings of the table's four families and of the site's archive objects (one
+   * LIST per 1,000: Firehose writes one object per site and 15-minute buffer, 2,880 a month, kept
+   * `monthsOfData`), and the puts of the open file and the writer's state.
+   */
+  visitTableWriter: { secondsPerSite: 3, tableListsPerSite: 4, archiveObjectsPerSiteMonth: 2_880, putsPerSite: 2 },
+  /** The visit table's stored bytes per event (`docs/data-model.md`: 40.74 MiB a year at 120,000 visits a month, 2.34 events a visit). */
+  visitTableBytesPerEvent: (40.74 * 1024 * 1024) / (12 * 120_000 * 2.34),
   /** The memory size `secondsPerInvocation` was taken at, MB. */
   secondsMeasuredAtMb: 512,
   /** Memory at which a function gets one full vCPU (Lambda developer guide, "Memory and computing power"). */

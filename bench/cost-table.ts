@@ -1,4 +1,4 @@
-import { FUNCTIONS } from '../lib/functions.js';
+import { FILTERED_MEMORY_MIB, FUNCTIONS } from '../lib/functions.js';
 import { stackBill, totalOf, type Line, type Measured } from './cost-model.js';
 import { GOALS } from './cost-prices.js';
 import type { StackResource } from './stack-template.js';
@@ -24,6 +24,12 @@ const hotPath = new Set(
     .filter(([, spec]) => 'hotPath' in spec && spec.hotPath)
     .map(([key]) => key),
 );
+/** The functions `-c filteredReports=true` changes (`FunctionSpec.visitTable`). */
+const visitTableFunctions = new Set(
+  Object.entries(FUNCTIONS)
+    .filter(([, spec]) => 'visitTable' in spec)
+    .map(([key]) => key),
+);
 
 /** The settings `docs/cost.md` prices beside the default, as changes to the template. */
 const VARIANTS: readonly Variant[] = [
@@ -45,6 +51,24 @@ const VARIANTS: readonly Variant[] = [
     applies: hasType('AWS::Kinesis::Stream'),
     change: (r) =>
       r.type === 'AWS::Kinesis::Stream' ? withProps(r, { StreamModeDetails: { StreamMode: 'ON_DEMAND' } }) : r,
+  },
+  {
+    // lib/visit-table.ts: the readers and the writer on x86_64 at FILTERED_MEMORY_MIB, the writer's work each run.
+    label: 'filtered reports in AWS (`-c filteredReports=true`)',
+    applies: (resources) => resources.some((r) => visitTableFunctions.has(String(serviceOf(r)))),
+    change: (r) =>
+      r.type === 'AWS::Lambda::Function' && visitTableFunctions.has(String(serviceOf(r)))
+        ? withProps(r, {
+            Architectures: ['x86_64'],
+            MemorySize: Math.max(Number(r.props['MemorySize'] ?? 0), FILTERED_MEMORY_MIB),
+            Environment: {
+              Variables: {
+                ...(r.props['Environment'] as { Variables: Record<string, unknown> }).Variables,
+                VISIT_TABLE_BUCKET: 'bucket',
+              },
+            },
+          })
+        : r,
   },
   {
     label: 'X-Ray on the hot path (`-c hotPathTracing=true`)',

@@ -162,7 +162,7 @@ class ArrivalHeap {
 }
 
 /** The visits of the range: start times and visitors, sorted by start (typed arrays: 16 B a visit). */
-function planVisits(options: TrafficOptions): { start: Float64Array; visitor: Uint32Array } {
+export function planVisits(options: TrafficOptions): { start: Float64Array; visitor: Uint32Array } {
   const seed = options.seed ?? 1;
   const random = rng(seed);
   const span = options.to - options.from;
@@ -199,8 +199,8 @@ function planVisits(options: TrafficOptions): { start: Float64Array; visitor: Ui
   };
 }
 
-/** The events of one visit, with their arrival times. */
-function visitEvents(
+/** The events of the range's `index`-th visit (`planVisits`), with their arrival times. */
+export function visitEvents(
   options: TrafficOptions,
   start: number,
   visitor: number,

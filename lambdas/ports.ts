@@ -3,7 +3,7 @@ import type { SiteConfig } from './domain/site.js';
 import type { Visit } from './domain/visit.js';
 import type { Dimension, Granularity, PaymentDimension, RollupDelta, RollupMetric } from './domain/rollup.js';
 import type { Filter } from './domain/reports/filters.js';
-import type { FilteredInput } from './domain/reports/filtered.js';
+import type { FilteredGoalCounts, FilteredInput, FilteredSeries, SummedInterval } from './domain/reports/filtered.js';
 import type { PaymentTableRow, VisitRow } from './domain/visit-table.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
@@ -20,6 +20,7 @@ import type { PeriodSpan } from './domain/reports/periods.js';
 import type { VisitorSketch } from './domain/visitor-sketch.js';
 import type { RealtimeSlice } from './domain/realtime.js';
 import type { RetentionCohorts } from './domain/reports/retention.js';
+import type { PayerSummary } from './domain/reports/cohorts.js';
 import type { ImportState, ImportedMetric, ImportedPeriod } from './domain/imported/aggregate.js';
 
 /**
@@ -331,8 +332,17 @@ export interface PaymentLedger {
   /** Points `ids` (aliases of a payment folded into another) at `paymentId`. */
   repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
   deletePayment(site: string, provider: Provider, id: string): Promise<void>;
-  /** Makes each of `ids` an alias of `paymentId`. */
-  linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Makes each of `ids` an alias of `paymentId`, and `paymentId` its own unless `own` is false (an import: its
+   * PAYMENT item stands for it, `aliasTargets`).
+   */
+  linkAliases(
+    site: string,
+    provider: Provider,
+    paymentId: string,
+    ids: readonly string[],
+    own?: boolean,
+  ): Promise<void>;
   getPayment(site: string, provider: Provider, id: string): Promise<Payment | null>;
   getPayments(keys: ReadonlyArray<{ site: string; provider: Provider; id: string }>): Promise<Payment[]>;
   /** Writes `payment` if the stored one is still at `expectedRev` (0: none stored); false when it is not. */
@@ -476,7 +486,7 @@ export interface FilteredRange {
  * "Filtered reports"): the visits of a site-local day range that match a
  * filter, and the range's payments credited to matching visits. Locally
  * DuckDB over the local Parquet; in AWS the same SQL in the report Lambda
- * over S3 (not built yet).
+ * over the table's files copied from S3 (`S3FilteredVisits`).
  */
 export interface FilteredVisits {
   /** The matching visits' totals. @throws Error with the engine's message */
@@ -506,13 +516,44 @@ export interface FilteredVisits {
    * @throws Error with the engine's message
    */
   propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>>;
+  /**
+   * The time series' sums per day or month (`FilteredSeries`), computed by the engine: what
+   * `filteredTimeseries` computes from `input` for those intervals, without carrying the rows out.
+   * @throws Error with the engine's message
+   */
+  series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries>;
+  /**
+   * The goals report's sums per goal name (`FilteredGoalCounts`), computed by the engine.
+   * @throws Error with the engine's message
+   */
+  goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts>;
+  /**
+   * A page of the payments list (`docs/api.md`, "Filters"): the range's payments of a list class (failed ones
+   * included, as in the unfiltered list) credited to a matching visit, newest first (ties by key descending),
+   * `offset` skipped, at most `limit` keys (`provider:id`), and `total`, how many there are.
+   * @throws Error with the engine's message
+   */
+  paymentList(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    cls: ListClass,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; keys: string[] }>;
+  /**
+   * The payers (`customerHash` keys) whose first counted payment of the range's days (earliest time, ties by
+   * key) is credited to a matching visit: filtered retention's cohorts (`docs/api.md`, "Filters").
+   * @throws Error with the engine's message
+   */
+  firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>>;
 }
 
 /**
  * The visit and payments tables as their writer (`lambdas/services/visit-table.ts`) keeps them:
  * closed site-local days in month files, the open days (after `writtenThrough`) in one file
  * rewritten whole at each run, and the payments by site-local month. Locally Parquet files
- * through DuckDB (`local/visit-table.ts`); in AWS the same files in the archive bucket (not built).
+ * through DuckDB (`local/visit-table.ts`); in AWS the same files in the archive bucket (`S3VisitTable`).
  */
 export interface VisitTableStore extends VisitTable {
   /** The site's visit rows of `month` (`YYYY-MM`) as written, decoded to text; none when never written. @throws Error when the file cannot be read */
@@ -634,6 +675,11 @@ export interface ReportReads {
   ): Promise<RetentionCohorts>;
   /** The payments of `keys` that are stored (a key with none is left out). */
   payments(site: string, keys: readonly PaymentRef[]): Promise<Payment[]>;
+  /**
+   * The payers (`customerKey`) and summaries of the cohort members (`docs/retention.md`) whose first payment is on a
+   * local day `from`..`to`: what filtered retention narrows to the payers a filter keeps.
+   */
+  cohortMembers(site: string, from: string, to: string): Promise<Array<{ payer: string; summary: PayerSummary }>>;
 }
 
 /**

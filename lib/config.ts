@@ -123,6 +123,14 @@ export interface FootfallConfig {
    * Undefined (default): reports are off and the settings page says why (`docs/deploy.md`, "Email reports").
    */
   reportSender: string | undefined;
+  /**
+   * Filtered reports in app mode (`docs/data-model.md`, "Filtered reports"): true has the operations function
+   * write the visit table under `visit-table/` of the archive bucket at every run and the report and MCP
+   * functions read it with DuckDB, which puts those three functions on x86_64 at 1769 MB with the DuckDB layer;
+   * false (default) keeps them as they were, and a request with `filters` is a 400. Off by default while the
+   * writer's per-run cost and the readers' memory miss the cost goals (`docs/cost.md`, "Filtered reports").
+   */
+  filteredReports: boolean;
 }
 
 /** The context keys read by `readConfig`, with their defaults. */
@@ -150,6 +158,7 @@ export const CONFIG_DEFAULTS = {
   monthlyBudgetUsd: undefined,
   mcpOrigins: [],
   reportSender: undefined,
+  filteredReports: false,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */
@@ -182,6 +191,7 @@ const schema = z.object({
     .regex(/\.mmdb$/, 'a path to a .mmdb file')
     .optional(),
   hotPathTracing: flag.default(CONFIG_DEFAULTS.hotPathTracing),
+  filteredReports: flag.default(CONFIG_DEFAULTS.filteredReports),
   pointInTimeRecovery: flag.default(CONFIG_DEFAULTS.pointInTimeRecovery),
   legacySecretsKey: flag.default(CONFIG_DEFAULTS.legacySecretsKey),
   tableClass: z.enum(['standard', 'standard-ia']).default(CONFIG_DEFAULTS.tableClass),

@@ -20,7 +20,14 @@ import { certificateStackName } from './certificate-stack.js';
 import { EventArchive } from './archive.js';
 import { IngestDelivery } from './ingest.js';
 import type { FootfallConfig } from './config.js';
-import { FUNCTIONS, deployedFunctions, type FunctionSpec } from './functions.js';
+import {
+  FILTERED_MEMORY_MIB,
+  FILTERED_TIMEOUT_SECONDS,
+  FUNCTIONS,
+  deployedFunctions,
+  type FunctionSpec,
+} from './functions.js';
+import { DUCKDB_ARCHITECTURE, VISIT_TABLE_EPHEMERAL, duckdbLayer, grantVisitTable } from './visit-table.js';
 import { FootfallHttpApi } from './http-api.js';
 import { secureBucket } from './secure-bucket.js';
 import { RELEASE_VERSION } from './release.js';
@@ -78,6 +85,7 @@ export class FootfallStack extends Stack {
   readonly secretsKey: kms.Key | undefined;
   readonly functions: Record<string, FootfallFunction> = {};
   private countryLayer?: { layer: lambda.LayerVersion; path: string };
+  private duckdb?: lambda.LayerVersion;
   /** App mode only: the dashboard's CloudFront distribution and bucket. */
   readonly app: AppDistribution | undefined;
   private readonly functionUrls: Record<string, lambda.FunctionUrl> = {};
@@ -270,12 +278,21 @@ export class FootfallStack extends Stack {
 
   /** Builds, grants and wires one registry entry. */
   private addFunction(fnName: string, spec: FunctionSpec, logRetention: logs.RetentionDays): FootfallFunction {
+    const visitTable = this.config.filteredReports ? spec.visitTable : undefined;
     const fn = new FootfallFunction(this, fnName, {
       entry: spec.entry,
       service: fnName,
       description: spec.description,
-      memorySize: spec.memoryMiB,
-      timeout: spec.timeoutSeconds === undefined ? undefined : Duration.seconds(spec.timeoutSeconds),
+      // DuckDB's scans: a full vCPU for a reader, at least as much for the writer (`FILTERED_MEMORY_MIB`).
+      memorySize: visitTable ? Math.max(spec.memoryMiB ?? 0, FILTERED_MEMORY_MIB) : spec.memoryMiB,
+      ...(visitTable ? { architecture: DUCKDB_ARCHITECTURE, ephemeralStorageSize: VISIT_TABLE_EPHEMERAL } : {}),
+      // A filtered read of a long range is CPU-bound seconds of DuckDB: up to API Gateway's 30 s, not the default 10.
+      timeout:
+        visitTable === 'read'
+          ? Duration.seconds(FILTERED_TIMEOUT_SECONDS)
+          : spec.timeoutSeconds === undefined
+            ? undefined
+            : Duration.seconds(spec.timeoutSeconds),
       environment: spec.env,
       logRetention,
       // The hot path records no trace unless asked (`hotPathTracing`): HTTP APIs never sample a request, so PassThrough traces nothing.
@@ -322,6 +339,11 @@ export class FootfallStack extends Stack {
       }
     }
     if (spec.archive === 'erase') this.archive.grantErasure(fn.fn, fn.role);
+    if (visitTable) {
+      this.duckdb ??= duckdbLayer(this);
+      fn.fn.addLayers(this.duckdb);
+      grantVisitTable(fn.fn, fn.role, this.archive.bucket, visitTable);
+    }
     // The sessionizer forwards each raw object's events to the archive (docs/ingestion.md, "Archive packed").
     if (spec.stream === 'consume')
       fn.consumeDelivery(this.archive.bucket, this.stream).putDelivery('ARCHIVE_STREAM', this.archive.deliveryStream);

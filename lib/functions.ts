@@ -97,6 +97,13 @@ export interface FunctionSpec {
    * which Lambda's `AWS_LAMBDA_FUNCTION_NAME` already names.
    */
   invokes?: readonly string[];
+  /**
+   * The visit table of filtered reports (`docs/data-model.md`, "Filtered reports"), when the stack is deployed
+   * with `-c filteredReports=true`: `read` (report, MCP) lists and gets its files, `write` (operations) also puts
+   * and deletes them (lib/visit-table.ts `grantVisitTable`; sets VISIT_TABLE_BUCKET). Either puts the function on
+   * x86_64 with the DuckDB layer, `FILTERED_MEMORY_MIB` of memory and `/tmp` for the table's files.
+   */
+  visitTable?: 'read' | 'write';
   /** Gets the IP-to-country database layer and `GEO_DATABASE_PATH` (`docs/ingestion.md` "Country"). */
   countryDatabase?: boolean;
   /**
@@ -108,6 +115,15 @@ export interface FunctionSpec {
    */
   hotPath?: boolean;
 }
+
+/**
+ * Memory of the functions that read the visit table: one full vCPU (Lambda gives a vCPU per 1,769 MB), for
+ * DuckDB's scans, which are CPU-bound (`docs/cost.md`, "Filtered reports"); unfiltered requests, mostly
+ * waiting on DynamoDB, pay for it too.
+ */
+export const FILTERED_MEMORY_MIB = 1769;
+/** Timeout of the functions that read the visit table: API Gateway's HTTP API gives an integration 30 s at most. */
+export const FILTERED_TIMEOUT_SECONDS = 29;
 
 /** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
 export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
@@ -202,6 +218,7 @@ export const FUNCTIONS = {
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
     attributeUpdate: KEY_USE_UPDATE,
+    visitTable: 'read',
     routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }],
   },
   mcp: {
@@ -211,6 +228,7 @@ export const FUNCTIONS = {
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
     attributeUpdate: KEY_USE_UPDATE,
+    visitTable: 'read',
     url: { output: 'McpUrl', path: 'mcp' },
   },
   webhook: {
@@ -280,6 +298,8 @@ export const FUNCTIONS = {
     // Every partition of a deleted site or an erased person's site, in every generation (docs/data-model.md).
     writePartitions: partitionPatterns('operations', 'write'),
     archive: 'erase',
+    // Writes the visit table after the deletions and erasures of each run.
+    visitTable: 'write',
     // Nothing queued: two small Queries and back (docs/cost.md, "Operations"); an erasure waits out a 24.5-minute fence anyway.
     everyMinutes: 15,
     // A failed step shows in the app's progress of the deletion or erasure, and is retried every run.

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -38,7 +38,7 @@ let buildOptions: ReturnType<typeof lambdaBuildOptions> | undefined;
  * NodejsFunction bundling from the esbuild options the benchmark measures
  * (`bench/bundle.ts`), so what is benchmarked is what is deployed: ESM for
  * node22, minified, the createRequire banner, the tracker inlined by `define`,
- * the runtime's AWS SDK v3 left external. Local esbuild, never Docker.
+ * the runtime's AWS SDK v3 and DuckDB's native library (its layer) left external. Local esbuild, never Docker.
  */
 export function sharedBundling(): BundlingOptions {
   // The tracker is built once per process, not once per function.
@@ -120,6 +120,10 @@ export interface FootfallFunctionProps {
   hotPathLogging?: boolean;
   /** Reserved concurrency (also the throttle of a function URL: 10 × it requests/s); undefined: none. */
   reservedConcurrency?: number;
+  /** @default ARCHITECTURE (arm64); x86_64 for the functions that run DuckDB (lib/visit-table.ts) */
+  architecture?: lambda.Architecture;
+  /** Lambda's ephemeral storage (`/tmp`); @default 512 MiB */
+  ephemeralStorageSize?: Size;
 }
 
 /**
@@ -171,7 +175,8 @@ export class FootfallFunction extends Construct {
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
       runtime: RUNTIME,
-      architecture: ARCHITECTURE,
+      architecture: props.architecture ?? ARCHITECTURE,
+      ...(props.ephemeralStorageSize ? { ephemeralStorageSize: props.ephemeralStorageSize } : {}),
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MIB,
       timeout: props.timeout ?? DEFAULT_TIMEOUT,
       description: props.description,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { checkSigV4 } from './sigv4-check.js';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
+import { dynaliteThread } from './dynalite-thread.js';
 
 const require = createRequire(import.meta.url);
 
@@ -68,11 +69,18 @@ async function readHolder(file: string): Promise<Holder | null> {
  * Opens the DynamoDB stand-in for `dataDir` (`<dataDir>/db`, LevelDB): attaches
  * to the dynalite of a running `serve` or starts one. `serve` waits for an
  * admin command that holds the directory to finish; a second `serve` on the
- * same directory is refused.
+ * same directory is refused. When it starts dynalite, `serve` runs it in a
+ * thread of its own unless `options.thread` is false (`RUNNERS`).
  *
- * @throws Error when another `serve` already holds the directory, or after `waitMs`
+ * @throws Error when another `serve` already holds the directory, or after `options.waitMs` (default 30 s)
  */
-export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_000): Promise<LocalDynamo> {
+export async function openLocalDynamo(
+  dataDir: string,
+  role: Role,
+  options: { waitMs?: number; thread?: boolean } = {},
+): Promise<LocalDynamo> {
+  const waitMs = options.waitMs ?? 30_000;
+  const run = options.thread === false ? dynaliteInline : RUNNERS[role];
   // Only the owner may enter the data directory: it holds the database, the stream and dynalite's credential.
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await chmod(dataDir, 0o700);
@@ -94,7 +102,7 @@ export async function openLocalDynamo(dataDir: string, role: Role, waitMs = 30_0
     } else {
       try {
         await writeFile(lockFile, String(process.pid), { flag: 'wx' });
-        return await startDynalite(dataDir, holderFile, lockFile, role);
+        return await startDynalite(dataDir, holderFile, lockFile, role, run);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const lockPid = Number(await readFile(lockFile, 'utf8').catch(() => '0'));
@@ -164,20 +172,72 @@ export function requireCredential(server: Server, credentials: LocalCredentials,
   });
 }
 
-async function startDynalite(dataDir: string, holderFile: string, lockFile: string, role: Role): Promise<LocalDynamo> {
+/**
+ * dynalite on LevelDB in `dbPath`, listening on an ephemeral loopback port
+ * and letting through only requests signed with `credentials`
+ * (`requireCredential`), in the calling thread.
+ * @returns the server, already listening
+ */
+export async function serveDynalite(dbPath: string, credentials: LocalCredentials): Promise<Server> {
   closeDynaliteIterators();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
-  const server = dynalite({ path: join(dataDir, 'db'), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const credentials: LocalCredentials = {
-    accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
-    secretAccessKey: randomBytes(24).toString('base64url'),
-  };
+  const server = dynalite({ path: dbPath, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   requireCredential(server, credentials);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  const port = (server.address() as { port: number }).port;
+  return server;
+}
+
+/** A running dynalite: its port, and how to stop it (resolves once its database is closed). */
+interface RunningDynalite {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts dynalite on the LevelDB in `dbPath`, letting in only `credentials`. */
+type Runner = (dbPath: string, credentials: LocalCredentials) => Promise<RunningDynalite>;
+
+/** `serveDynalite` in this thread: what admin commands run for the length of a command. */
+async function dynaliteInline(dbPath: string, credentials: LocalCredentials): Promise<RunningDynalite> {
+  const server = await serveDynalite(dbPath, credentials);
+  return {
+    port: (server.address() as { port: number }).port,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * How each role runs dynalite. `serve` gives it a thread of its own
+ * (`local/dynalite-thread.ts`, `docs/architecture.md` "Local mode"): the
+ * server's handlers and DynamoDB's stand-in then run on two cores, as they do
+ * on two machines in AWS, instead of queueing in one event loop.
+ */
+const RUNNERS: Readonly<Record<Role, Runner>> = {
+  serve: dynaliteThread,
+  cli: dynaliteInline,
+};
+
+async function startDynalite(
+  dataDir: string,
+  holderFile: string,
+  lockFile: string,
+  role: Role,
+  run: Runner,
+): Promise<LocalDynamo> {
+  const credentials: LocalCredentials = {
+    accessKeyId: `FF${randomBytes(12).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(24).toString('base64url'),
+  };
+  let running: RunningDynalite;
+  try {
+    running = await run(join(dataDir, 'db'), credentials);
+  } catch (error) {
+    await rm(lockFile, { force: true });
+    throw error;
+  }
+  const { port } = running;
   await writeFile(holderFile, JSON.stringify({ pid: process.pid, port, role, credentials } satisfies Holder), {
     mode: 0o600,
   });
@@ -190,7 +250,7 @@ async function startDynalite(dataDir: string, holderFile: string, lockFile: stri
     close: async () => {
       if (closed) return;
       closed = true;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await running.stop();
       const holder = await readHolder(holderFile);
       if (holder?.pid === process.pid) await rm(holderFile, { force: true });
       await rm(lockFile, { force: true });

@@ -64,10 +64,11 @@ function conditionSql(condition: FilterCondition): string {
 /** The filter as a SQL boolean expression (never NULL) over the visit table's columns and the `dict` relation. */
 export function filterSql(filter: Filter): string {
   switch (filter.kind) {
+    // An empty `and` is true and an empty `or` false, as `every` and `some` of `matches`.
     case 'and':
-      return `(${filter.filters.map(filterSql).join(' AND ')})`;
+      return filter.filters.length === 0 ? 'true' : `(${filter.filters.map(filterSql).join(' AND ')})`;
     case 'or':
-      return `(${filter.filters.map(filterSql).join(' OR ')})`;
+      return filter.filters.length === 0 ? 'false' : `(${filter.filters.map(filterSql).join(' OR ')})`;
     case 'not':
       return `(NOT ${filterSql(filter.filter)})`;
     case 'condition':

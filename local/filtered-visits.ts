@@ -19,9 +19,16 @@ import {
   paymentsFilePath,
   rowDecoder,
 } from './visit-table.js';
-import type { CreditedPayment, FilteredInput } from '../lambdas/domain/reports/filtered.js';
+import type {
+  CreditedPayment,
+  FilteredGoalCounts,
+  FilteredInput,
+  FilteredSeries,
+  SummedInterval,
+} from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
+import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 
 /**
  * The filtered reads of the local visit and payments tables
@@ -72,13 +79,17 @@ export class LocalFilteredVisits implements FilteredVisits {
       `WITH dict AS (${dict}), ` +
       `mv AS (SELECT * FROM ${visits} WHERE day BETWEEN ${day(range.creditedFrom)} AND ${day(range.to)} AND ${where}), ` +
       `v AS (SELECT * FROM mv WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)}), ` +
-      `p AS (SELECT p.cents, p.customer, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
+      `p AS (SELECT p.cents, p.customer, p.day AS paid_day, mv.day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched, mv.* EXCLUDE (day) ` +
       `FROM ${payments} p JOIN mv ON mv.visit_id = p.visit_id WHERE p.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT p.failed)`
     );
   }
 
-  /** The earliest day a visit credited with one of the range's payments started, or `creditedFrom` if later. */
-  private async earliestCredited(site: string, range: FilteredRange): Promise<string> {
+  /**
+   * The earliest site-local day (`YYYY-MM-DD`) a visit credited with one of the range's payments started, or
+   * `creditedFrom` if later: the first visit month a query of the range reads (what a reader fetching the
+   * files first, `S3FilteredVisits`, must have).
+   */
+  async earliestCredited(site: string, range: FilteredRange): Promise<string> {
     const files = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
     if (files === null) return range.creditedFrom;
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
@@ -96,7 +107,8 @@ export class LocalFilteredVisits implements FilteredVisits {
   private paymentsOf(site: string, range: FilteredRange): string {
     return (
       this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ??
-      '(SELECT NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, NULL::BOOLEAN AS failed, NULL::VARCHAR AS visit_id WHERE false)'
+      '(SELECT NULL::VARCHAR AS key, NULL::TIMESTAMP_MS AS ts, NULL::DATE AS day, NULL::DOUBLE AS cents, NULL::VARCHAR AS customer, ' +
+        'NULL::BOOLEAN AS failed, NULL::BOOLEAN AS refunded, NULL::VARCHAR AS visit_id WHERE false)'
     );
   }
 
@@ -230,6 +242,108 @@ export class LocalFilteredVisits implements FilteredVisits {
     );
   }
 
+  /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
+  async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return { visits: [], payments: [] };
+    const db = await this.connect();
+    const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
+    const rows = (
+      await db.runAndReadAll(
+        `${relations} SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+          `count(DISTINCT visitor_id) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
+          `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
+      )
+    ).getRowObjectsJS();
+    const of = (kind: string) => rows.filter((r) => r.kind === kind);
+    return {
+      visits: of('v').map((r) => ({
+        period: String(r.period),
+        visits: Number(r.visits),
+        pageviews: Number(r.pageviews),
+        visitors: Number(r.visitors),
+      })),
+      payments: of('p').map((r) => ({
+        period: String(r.period),
+        payments: Number(r.payments),
+        cents: Number(r.cents),
+      })),
+    };
+  }
+
+  /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
+  async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return { visitors: 0, goals: new Map() };
+    const db = await this.connect();
+    const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
+    const rows = (
+      await db.runAndReadAll(
+        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_id) AS visits, count(*) AS completions, ` +
+          `count(DISTINCT x.visitor_id) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+          `FROM (SELECT visit_id, visitor_id, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
+          `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
+          `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
+          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_id), 0, 0, 0 FROM v`,
+      )
+    ).getRowObjectsJS();
+    const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
+    const zero = { visits: 0, completions: 0, visitors: 0, payments: 0, cents: 0, customers: 0 };
+    for (const r of rows) {
+      if (r.kind === 't') continue;
+      const goal = String(r.goal);
+      const g = goals.get(goal) ?? { ...zero };
+      if (r.kind === 'v') Object.assign(g, countsOf(r, ['visits', 'completions', 'visitors']));
+      else Object.assign(g, countsOf(r, ['payments', 'cents', 'customers']));
+      goals.set(goal, g);
+    }
+    return { visitors: Number(rows.find((r) => r.kind === 't')?.visitors ?? 0), goals };
+  }
+
+  async paymentList(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    cls: ListClass,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; keys: string[] }> {
+    const only = LIST_CLASS_SQL[cls];
+    const relations = only === null ? null : await this.relations(site, filter, range);
+    if (relations === null) return { total: 0, keys: [] };
+    const db = await this.connect();
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    // Failed payments are listed too (their status says so), as in the unfiltered list.
+    const listed =
+      `${relations}, l AS (SELECT q.key, q.ts FROM ${this.paymentsOf(site, range)} q ` +
+      `WHERE q.day BETWEEN ${day(range.from)} AND ${day(range.to)} AND ${only} AND q.visit_id IN (SELECT visit_id FROM mv))`;
+    const [counted, page] = await Promise.all([
+      db.runAndReadAll(`${listed} SELECT count(*) AS total FROM l`),
+      db.runAndReadAll(
+        `${listed} SELECT key FROM l ORDER BY ts DESC, key DESC LIMIT ${Math.trunc(limit)} OFFSET ${Math.trunc(offset)}`,
+      ),
+    ]);
+    return {
+      total: Number(counted.getRowObjectsJS()[0]?.total ?? 0),
+      keys: page.getRowObjectsJS().map((r) => String(r.key)),
+    };
+  }
+
+  async firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
+    const relations = await this.relations(site, filter, range);
+    if (relations === null) return new Set();
+    const db = await this.connect();
+    const day = (d: string) => `${sqlLiteral(d)}::DATE`;
+    // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order). Not
+    // `arg_min`: it skips a NULL visit, so a first payment credited to no visit would give way to a later one.
+    const reader = await db.runAndReadAll(
+      `${relations}, f AS (SELECT customer, visit_id, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
+        `FROM ${this.paymentsOf(site, range)} WHERE day BETWEEN ${day(range.from)} AND ${day(range.to)} AND NOT failed) ` +
+        `SELECT customer FROM f WHERE n = 1 AND visit_id IN (SELECT visit_id FROM mv)`,
+    );
+    return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
+  }
+
   /** Closes DuckDB. */
   async close(): Promise<void> {
     const db = await this.db;
@@ -237,6 +351,15 @@ export class LocalFilteredVisits implements FilteredVisits {
     db?.closeSync();
   }
 }
+
+/** Which of the range's credited payments a list class keeps (`docs/api.md`, "Filters"); null: none (an Unattributed payment matches no filter). */
+const LIST_CLASS_SQL: Readonly<Record<ListClass, string | null>> = {
+  all: 'true',
+  attributed: 'true',
+  unattributed: null,
+  // A file written before the column reads it as NULL: not refunded, until the next run writes it.
+  refunded: 'coalesce(q.refunded, false)',
+};
 
 /** The aggregate columns `keys` of a result row as numbers; an aggregate over no rows (SQL NULL, or no row) is 0. */
 function countsOf<K extends string>(row: Record<string, unknown>, keys: readonly K[]): Record<K, number> {

@@ -42,8 +42,10 @@ import {
   functionArchiveChanges,
   functionArchiveEraser,
   functionArchiveReader,
+  functionFilteredVisits,
   functionSecretBox,
   functionStream,
+  functionVisitTable,
 } from './iam/stand-ins.js';
 import { LocalArchiveChanges } from './archive-changes.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
@@ -78,6 +80,11 @@ export interface LocalServiceOptions {
   clock?: () => number;
   /** How often the local stream is handed to the sessionizer, ms; 0 leaves it to `sessionize()`. */
   sessionizeIntervalMs?: number;
+  /**
+   * Whether dynalite runs in a thread of its own (`local/dynalite-thread.ts`) or in the server's; the
+   * benchmark of the dashboard compares the two (`docs/benchmarks.md`). @default true
+   */
+  dynaliteThread?: boolean;
 }
 
 export interface LocalService {
@@ -119,8 +126,9 @@ export const localPaths = (dataDir: string) => ({
 export async function openLocalStore(
   dataDir: string,
   role: 'serve' | 'cli',
+  options: { dynaliteThread?: boolean } = {},
 ): Promise<{ dynamo: DynamoConnection; db: LocalDynamo }> {
-  const db = await openLocalDynamo(resolve(dataDir), role);
+  const db = await openLocalDynamo(resolve(dataDir), role, { thread: options.dynaliteThread });
   const dynamo = createDynamoConnection({ table: LOCAL_TABLE, endpoint: db.endpoint, credentials: db.credentials });
   await ensureTable(dynamo);
   return { dynamo, db };
@@ -167,7 +175,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const dataDir = resolve(options.dataDir);
   const clock = options.clock ?? Date.now;
-  const { dynamo, db } = await openLocalStore(dataDir, 'serve');
+  const { dynamo, db } = await openLocalStore(dataDir, 'serve', { dynaliteThread: options.dynaliteThread });
   const stream = await LocalEventStream.open(localPaths(dataDir).stream, clock);
   const telemetry = createTelemetry('footfall-local');
 
@@ -224,7 +232,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes.push({
       methods: ['GET'],
       path: '/api/v1/{proxy+}',
-      handler: createReportHandler({ ...telemetry, ...dynamoReportDeps(report, clock), filtered }),
+      handler: createReportHandler({
+        ...telemetry,
+        ...dynamoReportDeps(report, clock, functionFilteredVisits(filtered, 'report')),
+      }),
       functionName: 'report',
     });
     // A Lambda function URL in AWS; GET and DELETE reach the handler, which answers 405 itself.
@@ -233,8 +244,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/mcp',
       handler: createMcpHandler({
         ...telemetry,
-        ...dynamoReportDeps(mcp, clock),
-        filtered,
+        ...dynamoReportDeps(mcp, clock, functionFilteredVisits(filtered, 'mcp')),
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',
@@ -299,18 +309,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     catchUp,
     clock,
     logger: telemetry.logger,
+    visitTable: {
+      table: functionVisitTable(visitTable, 'operations'),
+      changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
+    },
   });
-  const operationsPayments = dynamoPaymentDeps(operationsConn, clock);
-  operations.visitTable = {
-    archive: operationsArchive,
-    changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
-    table: visitTable,
-    payments: operationsPayments.payments,
-    rates: operationsPayments.rates,
-    sites: new DynamoConfigStore(operationsConn),
-    clock,
-    logger: telemetry.logger,
-  };
   const runScheduled = createScheduledHandler({
     ...telemetry,
     ...dynamoPaymentDeps(scheduledConn, clock),
@@ -375,6 +378,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     close: async () => {
       clearInterval(schedule);
       clearInterval(sweep);
+      // A scheduled run already under way still writes the visit table; the data directory may be removed once it ends.
+      await running?.catch(() => undefined);
       await imports.idle();
       await sessionizer.stop();
       await archiver.close();

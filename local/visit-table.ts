@@ -66,11 +66,15 @@ export const openFilePath = (root: string, site: string) =>
 const writerState = z.object({ through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) });
 const changesState = z.object({ seen: z.number().int().nonnegative() });
 /** The writer's state of a site: its last closed day written. */
-const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
-const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
+export const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
+/** The writer's state of a site: when it last looked for changed archive days. */
+export const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
 /** The file of a site's dictionary under the table's root directory. */
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
+
+/** What a reader and the bench's cache depend on in the files' format: columns, row group size, compression. */
+export const TABLE_FORMAT = { columns: COLUMNS, rowGroupRows: ROW_GROUP_ROWS, compression: 'ZSTD' } as const;
 
 const appendId = (appender: DuckDBAppender, id: number | null) =>
   id === null ? appender.appendNull() : appender.appendUInteger(id);
@@ -226,7 +230,7 @@ export class LocalVisitTable implements VisitTableStore {
       if (stray) throw new Error(`payment ${stray.key} is on ${stray.day}, not in ${month}`);
       const db = await this.connect();
       await db.run(
-        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR)`,
+        `CREATE OR REPLACE TEMP TABLE payment_rows (key VARCHAR, ts TIMESTAMP_MS, day VARCHAR, cents DOUBLE, customer VARCHAR, failed BOOLEAN, visit_id VARCHAR, visit_day VARCHAR, refunded BOOLEAN)`,
       );
       const appender = await db.createAppender('payment_rows', 'main', 'temp');
       try {
@@ -241,6 +245,7 @@ export class LocalVisitTable implements VisitTableStore {
           else appender.appendVarchar(r.visit_id);
           if (r.visit_day === null) appender.appendNull();
           else appender.appendVarchar(r.visit_day);
+          appender.appendBoolean(r.refunded);
           appender.endRow();
         }
       } finally {
@@ -309,7 +314,9 @@ export class LocalVisitTable implements VisitTableStore {
     await mkdir(dir, { recursive: true });
     const temp = join(dir, `.data.${process.pid}.tmp`);
     try {
-      await db.run(`COPY (${select}) TO ${sqlLiteral(temp)} (FORMAT PARQUET, COMPRESSION ZSTD${options})`);
+      await db.run(
+        `COPY (${select}) TO ${sqlLiteral(temp)} (FORMAT PARQUET, COMPRESSION ${TABLE_FORMAT.compression}${options})`,
+      );
       await rename(temp, file);
     } catch (error) {
       await rm(temp, { force: true });

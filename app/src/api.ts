@@ -232,6 +232,11 @@ const appSite = (domain: string) => `/api/app/sites/${enc(domain)}`;
 
 /** Range parameters as the report API takes them (`docs/api.md` "Ranges"). */
 export type RangeQuery = { range: string } | { from: string; to: string };
+/**
+ * What a dated report covers: its range and, when the dashboard is filtered,
+ * the `filters` parameter (JSON, `docs/api.md` "Filters"; `app/src/filters.ts` makes it).
+ */
+export type ReportScope = RangeQuery & { filters?: string | undefined };
 
 /**
  * A report's URL: its path from the report table with the path parameters
@@ -257,18 +262,18 @@ export const api = {
 
   sites: () => report('sites', {}),
   // `quiet401`: a request started before the session check answered (`early.ts`) leaves a 401 to it.
-  overview: (domain: string, range: RangeQuery, options?: { quiet401?: boolean }) =>
+  overview: (domain: string, range: ReportScope, options?: { quiet401?: boolean }) =>
     get<ReportBody<'overview'>>(reportUrl('overview', { domain }, range), options),
-  timeseries: (domain: string, range: RangeQuery, interval?: Interval, options?: { quiet401?: boolean }) =>
+  timeseries: (domain: string, range: ReportScope, interval?: Interval, options?: { quiet401?: boolean }) =>
     get<ReportBody<'timeseries'>>(reportUrl('timeseries', { domain }, { ...range, interval }), options),
-  breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
+  breakdown: (domain: string, dimension: string, range: ReportScope, limit: number) =>
     report('breakdown', { domain, dimension }, { ...range, limit }),
-  payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
+  payments: (domain: string, range: ReportScope, filter: PaymentFilter, limit: number, offset: number) =>
     report('payments', { domain }, { ...range, filter, limit, offset }),
-  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
+  goals: (domain: string, range: ReportScope, goal: string | null, limit: number) =>
     report('goals', { domain }, { ...range, goal, limit }),
   realtime: (domain: string) => report('realtime', { domain }, { limit: 5 }),
-  retention: (domain: string, range: RangeQuery) => report('retention', { domain }, range),
+  retention: (domain: string, range: ReportScope) => report('retention', { domain }, range),
   visitor: (domain: string, visitor_id: string) => report('visitor', { domain, visitor_id }),
 
   appSites: () => get<{ sites: AppSite[] }>('/api/app/sites'),
@@ -324,10 +329,10 @@ export const api = {
  * cookie and saves the file under the server's Content-Disposition name.
  */
 export const csvHref = {
-  breakdown: (domain: string, dimension: string, range: RangeQuery, limit: number) =>
+  breakdown: (domain: string, dimension: string, range: ReportScope, limit: number) =>
     reportUrl('breakdown', { domain, dimension }, { ...range, limit, format: 'csv' }),
-  payments: (domain: string, range: RangeQuery, filter: PaymentFilter, limit: number, offset: number) =>
+  payments: (domain: string, range: ReportScope, filter: PaymentFilter, limit: number, offset: number) =>
     reportUrl('payments', { domain }, { ...range, filter, limit, offset, format: 'csv' }),
-  goals: (domain: string, range: RangeQuery, goal: string | null, limit: number) =>
+  goals: (domain: string, range: ReportScope, goal: string | null, limit: number) =>
     reportUrl('goals', { domain }, { ...range, goal, limit, format: 'csv' }),
 };

@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { startEarly } from './early.js';
+import { apiFilters, filtersFromSearch } from './filters.js';
 import { intervalFor, intervalFromQuery, rangeFromQuery } from './range.js';
 
 /**
@@ -8,13 +9,15 @@ import { intervalFor, intervalFromQuery, rangeFromQuery } from './range.js';
  * `startDashboardEarly` both take them from here, so an early answer is the
  * one the page would have asked for. This module imports no component, so
  * that `start.ts` can run it before the rest of the app is evaluated.
+ * @param filters the report API's `filters` (JSON), undefined when the address has none
  */
 export function firstRequests(
   domain: string,
   query: Record<string, string | undefined>,
+  filters: string | undefined,
   options?: { quiet401: boolean },
 ) {
-  const range = rangeFromQuery(query);
+  const range = { ...rangeFromQuery(query), filters };
   const key = `${domain}|${JSON.stringify(range)}`;
   // An interval asked in the address wins; else the range's default (the API's for `all`).
   const interval = intervalFromQuery(query) ?? intervalFor(range);
@@ -36,9 +39,12 @@ export function firstRequests(
 export function startDashboardEarly(path: string, search: string): void {
   const match = /^\/sites\/([^/]+)$/.exec(path);
   if (!match) return;
-  const requests = firstRequests(decodeURIComponent(match[1]!), Object.fromEntries(new URLSearchParams(search)), {
-    quiet401: true,
-  });
+  const requests = firstRequests(
+    decodeURIComponent(match[1]!),
+    Object.fromEntries(new URLSearchParams(search)),
+    apiFilters(filtersFromSearch(search).chips),
+    { quiet401: true },
+  );
   startEarly(requests.series.key, requests.series.load);
   startEarly(requests.overview.key, requests.overview.load);
 }

@@ -32,16 +32,37 @@ export function rangeFromQuery(query: Record<string, string | undefined>, fallba
   return { range: fallback };
 }
 
-/** The query string that reproduces a range (plus any other parameters). */
-export function rangeSearch(range: RangeQuery, extra: Record<string, string | number | null | undefined> = {}): string {
-  const params = new URLSearchParams();
-  if ('from' in range) {
-    params.set('from', range.from);
-    params.set('to', range.to);
-  } else params.set('range', range.range);
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
-  return `?${params.toString()}`;
+/** A parameter's value: absent (null, undefined, empty), one value, or several (the filters' repeated `f`). */
+export type SearchValue = string | number | null | undefined | readonly string[];
+
+/**
+ * The query string that reproduces a range plus any other parameters (a list
+ * repeats its name), encoded so that `,` `:` `/` stay readable
+ * (`?range=30d&f=is,page,/blog`): they need no escape in a query value
+ * (RFC 3986 3.4), and `URLSearchParams` reads both forms alike.
+ */
+export function rangeSearch(range: RangeQuery, extra: Record<string, SearchValue> = {}): string {
+  const pairs: Array<[string, string]> =
+    'from' in range
+      ? [
+          ['from', range.from],
+          ['to', range.to],
+        ]
+      : [['range', range.range]];
+  for (const [k, v] of Object.entries(extra)) {
+    if (typeof v === 'object' && v !== null) for (const one of v) pairs.push([k, one]);
+    else if (v !== undefined && v !== null && v !== '') pairs.push([k, String(v)]);
+  }
+  return toSearch(pairs);
 }
+
+/** A query string (`?a=1&b=2`, or `''` for none) from name–value pairs, in their order, encoded as `rangeSearch` says. */
+export function toSearch(pairs: ReadonlyArray<readonly [string, string]>): string {
+  return pairs.length ? `?${pairs.map(([k, v]) => `${readable(k)}=${readable(v)}`).join('&')}` : '';
+}
+
+const readable = (s: string): string =>
+  encodeURIComponent(s).replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%2F/g, '/');
 
 /** Days from `from` to `to`, both inclusive (local dates, so no DST question). */
 export function daysBetween(from: string, to: string): number {

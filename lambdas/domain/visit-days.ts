@@ -75,6 +75,7 @@ export function paymentTableRow(p: Payment, timezone: string, rate: UsdRate): Pa
     cents: c.cents,
     customer: c.customer,
     failed: c.failed,
+    refunded: c.refunded,
     visit_id: p.touch?.session_id ?? null,
     visit_day: p.touch ? localDay(p.touch.ts, timezone) : null,
   };

@@ -238,6 +238,8 @@ export interface PaymentTableRow {
   /** Distinct-payer key (`customerHash`). */
   customer: string;
   failed: boolean;
+  /** Refunded, partly or fully: the payments list's `refunded` class (`classesOf`). */
+  refunded: boolean;
   /** The credited visit (`Touch.session_id`), null when Unattributed. */
   visit_id: string | null;
   /**

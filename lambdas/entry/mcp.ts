@@ -4,6 +4,7 @@ import { createMcpHandler } from '../handlers/mcp.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
 import { originList } from '../domain/auth/origin.js';
+import { filteredEngine } from './filtered.js';
 
 /** The app's origin and the owner's `mcpOrigins` (lib/footfall-stack.ts), comma-separated. */
 const allowed = originList(process.env.APP_ORIGINS);
@@ -11,6 +12,6 @@ const allowed = originList(process.env.APP_ORIGINS);
 /** Lambda entry of the MCP endpoint `/mcp` (app mode), behind a function URL. */
 export const handler = createMcpHandler({
   ...createTelemetry('mcp'),
-  ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') })),
+  ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') }), Date.now, filteredEngine()),
   allowedOrigins: () => allowed,
 });

@@ -10,6 +10,8 @@ import { createOperationsHandler } from '../handlers/operations.js';
 import { advanceOperations } from '../services/operations.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
+import { S3ArchiveChanges } from '../adapters/s3-archive-changes.js';
+import { s3VisitTable } from '../wiring/visit-table-deps.js';
 
 /**
  * Of the function's 15 minutes: steps start within the first 10 (`OPERATIONS_BUDGET_MS`) and an
@@ -20,6 +22,10 @@ const ATHENA_QUERY_TIMEOUT_MS = 4 * 60_000;
 
 const { logger } = createTelemetry('operations');
 const athena = new AthenaClient({});
+const s3 = new S3Client({});
+const archiveLocation = { bucket: requireEnv('EVENTS_BUCKET'), prefix: EVENTS_PREFIX };
+/** Set by the stack with `-c filteredReports=true`: the visit table of filtered reports is written in it. */
+const visitTableBucket = process.env.VISIT_TABLE_BUCKET;
 const query = {
   workGroup: requireEnv('ATHENA_WORKGROUP'),
   database: requireEnv('GLUE_DATABASE'),
@@ -27,17 +33,16 @@ const query = {
 };
 const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') }), {
   archive: new AthenaArchiveReader(athena, query),
-  eraser: new S3ArchiveEraser(
-    new S3Client({}),
-    { bucket: requireEnv('EVENTS_BUCKET'), prefix: EVENTS_PREFIX },
-    { client: athena, options: query },
-  ),
+  eraser: new S3ArchiveEraser(s3, archiveLocation, { client: athena, options: query }),
   fenceMs: AWS_FENCE_MS,
   drainMs: AWS_DRAIN_MS,
   // Firehose delivers on its own: the fence is waited out by the clock, across runs.
   catchUp: async () => {},
   clock: Date.now,
   logger,
+  ...(visitTableBucket
+    ? { visitTable: { table: s3VisitTable(visitTableBucket), changes: new S3ArchiveChanges(s3, archiveLocation) } }
+    : {}),
 });
 
 /** Lambda entry of the operations schedule: queued site deletions and erasures (`createOperationsHandler`). */

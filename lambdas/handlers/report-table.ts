@@ -136,7 +136,8 @@ const RANGE_ARGS = {
     '[operator, dimension, [values]] with operator is, is_not, contains, contains_not, matches or matches_not (RE2 regular expression), ' +
     `dimension one of ${Object.keys(FILTER_DIMENSIONS).join(', ')} (event:page: any page of the visit; event:goal: any goal of it); ` +
     'e.g. [["is","visit:channel",["Search"]],["contains","event:page",["/blog"]]]. Also ["and",[...]], ["or",[...]], ["not",filter]. ' +
-    'Imported days are left out of a filtered answer. Not taken by get_retention and list_payments yet.',
+    'Imported days are left out of a filtered answer. list_payments lists the payments credited to matching visits (none unattributed); ' +
+    'get_retention keeps the customers whose first payment was credited to a matching visit.',
 };
 const rowLimit = (max: number, fallback: number) =>
   `Most rows to return, 1 to ${max} (default ${fallback}); rows are ordered by revenue, then visitors, and total counts them all.`;
@@ -210,7 +211,9 @@ export const REPORTS = {
   }),
   breakdown: report({
     path: REPORT_PATHS.breakdown,
-    params: { dimension: { schema: dimensionParam, description: 'The dimension' } },
+    params: {
+      dimension: { schema: dimensionParam, description: 'The dimension, or prop:<key> for a custom property' },
+    },
     query: breakdownParams,
     response: breakdownResponse,
     schemaName: 'Breakdown',
@@ -222,7 +225,7 @@ export const REPORTS = {
       name: 'get_breakdown',
       title: 'Breakdown by dimension',
       description:
-        'Visitors and credited revenue per value of one dimension (channel, referrer, campaign, keyword, landing page, page, country, device, browser, OS, language, UTM source, UTM medium, UTM content, exit page) over a date range. ' +
+        'Visitors and credited revenue per value of one dimension (channel, referrer, campaign, keyword, landing page, page, country, device, browser, OS, language, UTM source, UTM medium, UTM content, exit page, or a custom property) over a date range. ' +
         "Each payment is credited to one visit by the site's attribution model; payments with no credited visit form the row labelled Unattributed. " +
         'Rows: visitors, payments, customers, revenue_usd, revenue_per_visitor, most revenue first.',
       args: {
@@ -230,7 +233,8 @@ export const REPORTS = {
           'What to group by: channel (Search, Social, AI, Direct, …), referrer (referring domain), campaign (utm_campaign), keyword (utm_term), ' +
           'landing_page (first page of the visit), page (every page viewed; a payment counts for each page of its credited visit), ' +
           'country (two-letter code), device (Desktop, Mobile, Tablet, Unknown), browser, os, language, ' +
-          'utm_source, utm_medium, utm_content (the UTM parameters the visit started with), exit_page (last page viewed in the visit).',
+          'utm_source, utm_medium, utm_content (the UTM parameters the visit started with), exit_page (last page viewed in the visit), ' +
+          'or prop:<key> for a custom property the site sends with its events (prop:plan: one row per value; a visit counts under each value it had).',
         ...RANGE_ARGS,
         limit: rowLimit(BREAKDOWN_LIMIT.max, BREAKDOWN_LIMIT.default),
       },

@@ -158,7 +158,10 @@ function run(
 function parsePathParam(name: string, schema: z.ZodType | undefined, value: string): unknown {
   const parsed = (schema ?? z.string()).safeParse(value);
   if (parsed.success) return parsed.data;
-  const options = schema instanceof z.ZodEnum ? `must be one of ${schema.options.join(', ')}` : 'is not valid';
+  const options =
+    schema instanceof z.ZodEnum
+      ? `must be one of ${schema.options.join(', ')}`
+      : (parsed.error.issues[0]?.message ?? 'is not valid');
   throw new BadParameterError(name, options);
 }
 

@@ -2,14 +2,23 @@ import { BadParameterError } from '../domain/errors.js';
 import { addDays, type DateRange } from '../domain/range.js';
 import type { SiteConfig } from '../domain/site.js';
 import type { Dimension } from '../domain/rollup.js';
-import type { Filter } from '../domain/reports/filters.js';
+import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
 import type { OverviewTotals } from '../domain/reports/overview.js';
 import type { BreakdownRow } from '../domain/reports/breakdown.js';
 import type { GoalRow } from '../domain/reports/goals.js';
 import type { Interval, TimeseriesPoint } from '../domain/reports/timeseries.js';
-import { breakdownOfValues, filteredGoals, filteredTimeseries, overviewOfCounts } from '../domain/reports/filtered.js';
+import {
+  breakdownOfValues,
+  filteredTimeseries,
+  goalsOfCounts,
+  overviewOfCounts,
+  timeseriesOfSeries,
+} from '../domain/reports/filtered.js';
 import { OUTBOUND_GOAL } from '../domain/visit.js';
-import type { FilteredRange, FilteredVisits } from '../ports.js';
+import type { FilteredRange, FilteredVisits, ReportReads } from '../ports.js';
+import { customerHash, type ListClass, type ValueCounters } from '../domain/payments/contribution.js';
+import { cohortOf } from '../domain/reports/cohorts.js';
+import type { RetentionCohorts } from '../domain/reports/retention.js';
 
 /**
  * The reports of a request with `filters` (`docs/api.md`, "Filters"): read
@@ -20,14 +29,14 @@ import type { FilteredRange, FilteredVisits } from '../ports.js';
  */
 
 /**
- * The engine, or a 400 naming `filters` where none is deployed.
+ * The engine, or a 400 naming `parameter` (`filters`, or the breakdown's `dimension` for a property) where none is deployed.
  * @throws BadParameterError (400) when the deployment has no filtered engine (`docs/data-model.md`, "Filtered reports")
  */
-export function engineOf(filtered: FilteredVisits | undefined): FilteredVisits {
+export function engineOf(filtered: FilteredVisits | undefined, parameter = 'filters'): FilteredVisits {
   if (!filtered)
     throw new BadParameterError(
-      'filters',
-      'this deployment does not answer filtered reports yet (its visit table has no AWS adapter: docs/data-model.md, "Filtered reports")',
+      parameter,
+      'this deployment does not answer filtered reports (an AWS stack answers them when deployed with -c filteredReports=true: docs/deploy.md)',
     );
   return filtered;
 }
@@ -67,6 +76,28 @@ export async function filteredBreakdownRows(
 }
 
 /**
+ * A custom property's breakdown (`breakdown/prop:<key>`, `docs/api.md` "Breakdowns"): read from the visit
+ * table whether filtered or not, since no rollup keeps properties. Under a filter, the matching visits and
+ * the payments credited to them; without one (`filter` null), every visit, and the Unattributed row from the
+ * payment rollups' counters (`unattributed`), as the other breakdowns show it.
+ */
+export async function propBreakdownRows(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter | null,
+  range: DateRange,
+  key: string,
+  limit: number,
+  unattributed: () => Promise<ReadonlyArray<Record<string, ValueCounters>>>,
+): Promise<{ total: number; rows: BreakdownRow[] }> {
+  const [values, extra] = await Promise.all([
+    engine.propBreakdown(site.domain, filter ?? EVERY_VISIT, filteredRange(site, range), key),
+    filter ? [] : unattributed(),
+  ]);
+  return breakdownOfValues(values, limit, extra);
+}
+
+/**
  * The goals report under a filter, one row per goal name; with `goal`, that goal's row.
  * @throws BadParameterError (400) for `goal=Outbound Link: Click` (its link URLs are not in the visit table yet)
  */
@@ -83,14 +114,17 @@ export async function filteredGoalRows(
       'filters',
       `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
     );
-  const input = await engine.input(site.domain, filter, filteredRange(site, range));
-  const all = filteredGoals(input, filter, range, goal === null ? limit : Number.MAX_SAFE_INTEGER);
+  const sums = await engine.goals(site.domain, filter, filteredRange(site, range));
+  const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
   const rows = all.rows.filter((r) => r.goal === goal);
   return { visitors: all.visitors, total: rows.length, rows };
 }
 
-/** The time series under a filter (`docs/api.md` "Time series"). */
+/**
+ * The time series under a filter (`docs/api.md` "Time series"): by day and month the engine's sums; by
+ * hour (ranges of at most `INTERVAL_MAX_DAYS.hour` days) the matching rows, whose local hours the domain knows.
+ */
 export async function filteredPoints(
   engine: FilteredVisits,
   site: SiteConfig,
@@ -98,6 +132,52 @@ export async function filteredPoints(
   range: DateRange,
   interval: Interval,
 ): Promise<TimeseriesPoint[]> {
-  const input = await engine.input(site.domain, filter, filteredRange(site, range));
-  return filteredTimeseries(input, filter, range, interval);
+  const r = filteredRange(site, range);
+  if (interval === 'hour')
+    return filteredTimeseries(await engine.input(site.domain, filter, r), filter, range, interval);
+  return timeseriesOfSeries(await engine.series(site.domain, filter, r, interval), range, interval);
+}
+
+/**
+ * A page of the payments list under a filter (`docs/api.md`, "Filters"): the keys of the range's payments of
+ * `cls` credited to a matching visit, newest first, and how many there are. An Unattributed payment matches
+ * no filter, so `unattributed` is empty.
+ */
+export function filteredPaymentPage(
+  engine: FilteredVisits,
+  site: SiteConfig,
+  filter: Filter,
+  range: DateRange,
+  cls: ListClass,
+  offset: number,
+  limit: number,
+): Promise<{ total: number; keys: string[] }> {
+  return engine.paymentList(site.domain, filter, filteredRange(site, range), cls, offset, limit);
+}
+
+/**
+ * Retention's cohorts under a filter (`docs/api.md`, "Filters"; `docs/retention.md`): the customers whose first
+ * payment falls in the range (and, for `churn_30d`, in the window) and was credited to a matching visit, with
+ * their stored summaries (`cohortMembers`), so every formula is the unfiltered one over fewer customers.
+ * `firstDay` and `sources` stay the site's (`unfiltered`): days of data and providers are not a property of
+ * a visit.
+ */
+export async function filteredRetentionCohorts(
+  engine: FilteredVisits,
+  store: Pick<ReportReads, 'cohortMembers'>,
+  namespace: string,
+  site: SiteConfig,
+  filter: Filter,
+  days: { range: Pick<DateRange, 'from' | 'to'>; window: Pick<DateRange, 'from' | 'to'> },
+  unfiltered: Pick<RetentionCohorts, 'firstDay' | 'sources'>,
+): Promise<RetentionCohorts> {
+  const cohort = async (span: Pick<DateRange, 'from' | 'to'>) => {
+    const [payers, members] = await Promise.all([
+      engine.firstPayers(site.domain, filter, filteredRange(site, span)),
+      store.cohortMembers(namespace, span.from, span.to),
+    ]);
+    return cohortOf(members.filter((m) => payers.has(customerHash(m.payer))).map((m) => m.summary));
+  };
+  const [considered, window] = await Promise.all([cohort(days.range), cohort(days.window)]);
+  return { considered, window, firstDay: unfiltered.firstDay, sources: unfiltered.sources };
 }

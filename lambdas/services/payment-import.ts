@@ -97,6 +97,8 @@ export async function importPayments(
 interface Grouped {
   byId: Map<string, { provider: Provider; id: string; facts: PaymentFact[] }>;
   oneByOne: PaymentFact[];
+  /** Keys (`aliasRef`) of `byId` whose row some id named is stored: the others are new, with nothing to read. */
+  stored: Set<string>;
 }
 
 /** Groups payment facts by the stored row (or the row they start) their ids point at. */
@@ -110,6 +112,7 @@ async function groupFacts(deps: PaymentImportDeps, ns: string, facts: readonly P
   const byId = new Map<string, { provider: Provider; id: string; facts: PaymentFact[] }>();
   const tainted = new Set<string>();
   const oneByOne: PaymentFact[] = [];
+  const known = new Set<string>();
   for (const fact of facts) {
     const refs = [fact.id, ...fact.aliases].map((id) => aliasRef(fact.provider, id));
     const rows = [...new Set(refs.map((r) => stored.get(r) ?? fresh.get(r)).filter((r) => r !== undefined))].sort();
@@ -127,11 +130,12 @@ async function groupFacts(deps: PaymentImportDeps, ns: string, facts: readonly P
       continue;
     }
     for (const r of refs) if (!stored.has(r)) fresh.set(r, id);
+    if (refs.some((r) => stored.has(r))) known.add(key);
     const group = byId.get(key) ?? { provider: fact.provider, id, facts: [] };
     group.facts.push(fact);
     byId.set(key, group);
   }
-  return { byId, oneByOne };
+  return { byId, oneByOne, stored: known };
 }
 
 /** Reads each visitor's visits once (one Query of the partition), then answers `attribute`'s reads from memory. */
@@ -169,15 +173,18 @@ async function importInto(
   const rate = await deps.rates();
   const now = deps.clock();
 
-  const { byId, oneByOne } = await groupFacts(
+  const { byId, oneByOne, stored } = await groupFacts(
     deps,
     ns,
     facts.flatMap((f) => f.payments),
   );
+  // A row none of whose ids was found stored (no alias, no PAYMENT item) is new: only the others are read.
+  const storedRows = [...byId].filter(([key]) => stored.has(key)).map(([, g]) => g);
   const before = new Map(
-    (await store.getPayments([...byId.values()].map((g) => ({ site: ns, provider: g.provider, id: g.id })))).map(
-      (p) => [aliasRef(p.provider, p.provider_payment_id), p],
-    ),
+    (await store.getPayments(storedRows.map((g) => ({ site: ns, provider: g.provider, id: g.id })))).map((p) => [
+      aliasRef(p.provider, p.provider_payment_id),
+      p,
+    ]),
   );
 
   // Customers: the stored ones, then every customer and subscription fact in order (as `applyFactsTo`).
@@ -264,7 +271,7 @@ async function importInto(
   for (const { current, payment } of settled) {
     if (!current || payment.rev === current.rev) continue;
     if (await store.putPayment(payment, current.rev))
-      await store.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases);
+      await store.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases, false);
     else lost.add(aliasRef(payment.provider, payment.provider_payment_id));
   }
 

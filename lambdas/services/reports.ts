@@ -2,7 +2,6 @@ import { BadParameterError, NotFoundError, UnavailableError } from '../domain/er
 import { localDay, resolveRange, type DateRange, type RangeQuery } from '../domain/range.js';
 import { layoutMismatch, namespaceOf, type SiteConfig } from '../domain/site.js';
 import { isValidVisitorId } from '../domain/visitor.js';
-import type { Dimension } from '../domain/rollup.js';
 import { openMonth, openMonthSpans, periodSpans } from '../domain/reports/periods.js';
 import {
   openMonthSetStandsIn,
@@ -27,7 +26,9 @@ import {
   type Interval,
   type TimeseriesPoint,
 } from '../domain/reports/timeseries.js';
-import { LIST_CLASSES, type ListClass } from '../domain/payments/contribution.js';
+import { LIST_CLASSES, UNATTRIBUTED_KEY, type ListClass, type ValueCounters } from '../domain/payments/contribution.js';
+import { PROP_BREAKDOWN_PREFIX, propOfDimension, type BreakdownDimension } from '../domain/reports/schemas.js';
+import { dict, own } from '../domain/dict.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { FilteredVisits, ReportReads, StoredPeriod } from '../ports.js';
@@ -37,6 +38,9 @@ import {
   filteredBreakdownRows,
   filteredGoalRows,
   filteredPoints,
+  filteredPaymentPage,
+  propBreakdownRows,
+  filteredRetentionCohorts,
   filteredTotals,
 } from './filtered-reports.js';
 import {
@@ -66,14 +70,14 @@ const filteredNote = (span: ImportedSpan | null, range: DateRange) => ({
   filtered: { imported_excluded: importedIn(span, range) },
 });
 
-/**
- * Refuses `filters` on a report that does not take them yet (payments, retention).
- * @throws BadParameterError (400) naming `filters`
- */
-function noFilters(query: DatedQuery, report: string): void {
-  if (query.filters)
-    throw new BadParameterError('filters', `${report} does not take filters yet (docs/api.md, "Filters")`);
-}
+/** Whether a breakdown's dimension is a custom property's (`prop:<key>`). */
+const isPropDimension = (d: BreakdownDimension): d is `prop:${string}` => d.startsWith(PROP_BREAKDOWN_PREFIX);
+
+/** A payment dimension item's Unattributed counters alone (`UNATTRIBUTED_KEY`), what a property breakdown adds to its visit table's rows. */
+const unattributedOf = (item: Record<string, ValueCounters>): Record<string, ValueCounters> => {
+  const counters = own(item, UNATTRIBUTED_KEY);
+  return counters ? dict([[UNATTRIBUTED_KEY, counters]]) : dict();
+};
 
 /** Payment list filters (`docs/api.md` "Reports"). */
 export const PAYMENT_FILTERS = LIST_CLASSES;
@@ -198,13 +202,13 @@ export async function breakdown(
   deps: ReportDeps,
   account: string,
   domain: string,
-  dimension: Dimension,
+  dimension: BreakdownDimension,
   query: DatedQuery,
   limit: number,
 ): Promise<{
   site: string;
   range: DateRange;
-  dimension: Dimension;
+  dimension: BreakdownDimension;
   total: number;
   rows: BreakdownRow[];
   imported: ImportedSpan | null;
@@ -212,6 +216,17 @@ export async function breakdown(
 }> {
   const site = await siteOf(deps, account, domain);
   const { range, span } = await rangeOf(deps, site, query);
+  if (isPropDimension(dimension)) {
+    const { filters = null } = query;
+    const engine = engineOf(deps.filtered, filters ? 'filters' : 'dimension');
+    // Imported days hold no properties: none of them is in the rows, filtered or not.
+    const unattributed = async () =>
+      (await deps.store.paymentDimension(namespaceOf(site), 'channel', periodSpans(range))).map(unattributedOf);
+    const key = propOfDimension(dimension);
+    const { total, rows } = await propBreakdownRows(engine, site, filters, range, key, limit, unattributed);
+    const note = filters ? filteredNote(span, range) : { imported: null };
+    return { site: site.domain, range, dimension, total, rows, ...note };
+  }
   if (query.filters) {
     const engine = engineOf(deps.filtered);
     const { total, rows } = await filteredBreakdownRows(engine, site, query.filters, range, dimension, limit);
@@ -375,6 +390,23 @@ export async function timeseries(
   };
 }
 
+/** The rows of payment keys (`provider:id`), in their order; a key with no stored payment, or none with a row, is left out. */
+async function paymentRows(deps: ReportDeps, ns: string, keys: readonly string[]): Promise<PaymentRow[]> {
+  const page = keys.map((key) => {
+    const [provider, ...id] = key.split(':');
+    return { provider: provider as Provider, id: id.join(':') };
+  });
+  const rate = await deps.rates();
+  const stored = new Map(
+    (await deps.store.payments(ns, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]),
+  );
+  return page.flatMap((k) => {
+    const p = stored.get(`${k.provider}:${k.id}`);
+    const row = p ? paymentRow(p, rate) : null;
+    return row ? [row] : [];
+  });
+}
+
 /**
  * `GET /api/v1/sites/{domain}/payments` (`docs/api.md` "Payments", "Reports"): the payments of
  * the range matching `filter`, newest first, failed ones included (their
@@ -403,10 +435,15 @@ export async function listPayments(
   offset: number;
   rows: PaymentRow[];
 }> {
-  noFilters(query, 'the payments list');
   const site = await siteOf(deps, account, domain);
   const ns = namespaceOf(site);
   const { range } = await rangeOf(deps, site, query);
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    const { total, keys } = await filteredPaymentPage(engine, site, query.filters, range, filter, offset, limit);
+    const rows = await paymentRows(deps, ns, keys);
+    return { site: site.domain, range, filter, total, limit, offset, rows };
+  }
   const periods = (await deps.store.paymentTotals(ns, periodSpans(range))).sort((a, b) =>
     a.period < b.period ? 1 : -1,
   );
@@ -432,19 +469,7 @@ export async function listPayments(
   };
   const first = offset < total ? await start(periods, offset) : null;
   const keys = first ? await deps.store.paymentPage(ns, filter, range.from, first.day, first.skip, limit) : [];
-  const page = keys.map((key) => {
-    const [provider, ...id] = key.split(':');
-    return { provider: provider as Provider, id: id.join(':') };
-  });
-  const rate = await deps.rates();
-  const stored = new Map(
-    (await deps.store.payments(ns, page)).map((p) => [`${p.provider}:${p.provider_payment_id}`, p]),
-  );
-  const rows = page.flatMap((k) => {
-    const p = stored.get(`${k.provider}:${k.id}`);
-    const row = p ? paymentRow(p, rate) : null;
-    return row ? [row] : [];
-  });
+  const rows = await paymentRows(deps, ns, keys);
   return { site: site.domain, range, filter, total, limit, offset, rows };
 }
 
@@ -461,16 +486,20 @@ export async function retention(
   domain: string,
   query: DatedQuery,
 ): Promise<RetentionReport> {
-  noFilters(query, 'retention');
   const site = await siteOf(deps, account, domain);
   const { range } = await rangeOf(deps, site, query);
   const ns = namespaceOf(site);
   const now = deps.clock();
-  const cohorts = await deps.store.retentionCohorts(
-    ns,
-    periodSpans(range),
-    periodSpans(churnWindow(localDay(now, range.timezone))),
-  );
+  const window = churnWindow(localDay(now, range.timezone));
+  if (query.filters) {
+    const engine = engineOf(deps.filtered);
+    // No span: no cohort item is read, only the site's first payer day and its providers.
+    const whole = await deps.store.retentionCohorts(ns, [], []);
+    const days = { range, window };
+    const cohorts = await filteredRetentionCohorts(engine, deps.store, ns, site, query.filters, days, whole);
+    return retentionFromCohorts(site.domain, range, now, cohorts);
+  }
+  const cohorts = await deps.store.retentionCohorts(ns, periodSpans(range), periodSpans(window));
   return retentionFromCohorts(site.domain, range, now, cohorts);
 }
 

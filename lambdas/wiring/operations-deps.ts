@@ -8,7 +8,7 @@ import { DynamoSiteDeletionStore } from '../adapters/dynamo/site-deletion-store.
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
 import { namespaceOf } from '../domain/site.js';
-import type { ArchiveEraser, ArchiveReader } from '../ports.js';
+import type { ArchiveChanges, ArchiveEraser, ArchiveReader, VisitTableStore } from '../ports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { OperationsDeps } from '../services/operations.js';
 import { stepRebuild } from '../services/rebuild-steps.js';
@@ -24,24 +24,43 @@ export interface OperationsWiring {
   catchUp: () => Promise<void>;
   clock: () => number;
   logger: Telemetry['logger'];
+  /**
+   * The visit and payments tables and the archive's changed partitions (`docs/data-model.md`, "Filtered
+   * reports"): each run writes them after its deletions and erasures. Without it none is written.
+   */
+  visitTable?: { table: VisitTableStore; changes: ArchiveChanges };
 }
 
-/** The site deletions and erasures of `advanceOperations` on the table, the archive of `wiring`. */
+/** The site deletions, erasures and visit table of `advanceOperations` on the table, the archive of `wiring`. */
 export function dynamoOperationsDeps(conn: DynamoConnection, wiring: OperationsWiring): OperationsDeps {
   const { archive, eraser, fenceMs, drainMs, catchUp, clock, logger } = wiring;
   const sites = new DynamoConfigStore(conn);
   const store = new DynamoRebuildStore(conn);
   const erasures = new DynamoErasureStore(conn);
+  const payments = dynamoPaymentDeps(conn, clock);
   const rebuild = {
     archive,
     sites,
     store,
     visits: new DynamoVisitStore(conn),
     rollups: new DynamoRollupStore(conn),
-    payments: dynamoPaymentDeps(conn, clock),
+    payments,
     clock,
   };
   return {
+    ...(wiring.visitTable
+      ? {
+          visitTable: {
+            ...wiring.visitTable,
+            archive,
+            payments: payments.payments,
+            rates: payments.rates,
+            sites,
+            clock,
+            logger,
+          },
+        }
+      : {}),
     deletions: {
       sites,
       store: new DynamoSiteDeletionStore(conn),

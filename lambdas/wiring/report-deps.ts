@@ -10,14 +10,18 @@ import { sessionOf } from '../services/auth.js';
 import type { ReportHandlerDeps } from '../handlers/report.js';
 import { DynamoShareLinkStore } from '../adapters/dynamo/share-link-store.js';
 import type { ReportDeps } from '../services/reports.js';
+import type { FilteredVisits } from '../ports.js';
 
 /**
- * The report use cases' dependencies on the single table. `store()` gives a
- * fresh report store per request so that its read cost counts one report.
+ * The report use cases' dependencies on the single table, and the filtered reports' engine
+ * (`filtered`: `S3FilteredVisits` in AWS, `LocalFilteredVisits` locally; without it a request with
+ * `filters` is a 400). `store()` gives a fresh report store per request so that its read cost counts
+ * one report.
  */
 export function dynamoReportDeps(
   conn: DynamoConnection,
   clock: () => number = Date.now,
+  filtered?: FilteredVisits,
 ): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
   const fx = new FxRates(new DynamoFxStore(conn));
   // Only what a session check reads (no payments or settings code in the report bundle).
@@ -31,6 +35,7 @@ export function dynamoReportDeps(
     rates: async () => usdRateOf(await fx.table()),
     shares: { links: new DynamoShareLinkStore(conn), sites, clock },
     clock,
+    ...(filtered ? { filtered } : {}),
   };
 }
 

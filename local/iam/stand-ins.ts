@@ -4,9 +4,12 @@ import type {
   ArchiveEraser,
   ArchiveReader,
   EventStream,
+  FilteredVisits,
   RawObjects,
   SecretBox,
+  VisitTableStore,
 } from '../../lambdas/ports.js';
+import { TABLE_FAMILIES, VISIT_TABLE_PREFIX } from '../../lambdas/adapters/s3-table-files.js';
 import { EVENTS_PREFIX } from '../../lambdas/domain/archive-schema.js';
 import { ERASURE_STAGING_PREFIX } from '../../lambdas/adapters/s3-archive-eraser.js';
 import { RAW_PREFIX } from '../../lambdas/adapters/s3-raw-objects.js';
@@ -208,6 +211,134 @@ export function functionArchiveEraser(eraser: ArchiveEraser, name: Principal): A
       for (const action of ['s3:PutObject', 's3:DeleteObject'])
         demand(name, action, archiveObjectArn(`${objects(site)}part.parquet`));
       return eraser.eraseVisitors(site, visitors);
+    },
+  };
+}
+
+/** The key of a visit table file of a site in a family (`S3TableFiles`), for the ARN a call on it is authorized against. */
+const tableKey = (family: string, site: string) => `${VISIT_TABLE_PREFIX}${family}/site=${site}/data.parquet`;
+
+/** What `S3TableFiles` asks before any file of a site: the listing of each of its families. */
+function demandTableListing(name: Principal, site: string, families: readonly string[]): void {
+  for (const family of families)
+    demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, {
+      's3:prefix': [`${VISIT_TABLE_PREFIX}${family}/site=${site}/`],
+    });
+}
+
+/**
+ * The local visit table as function `name` may write it, asking for the calls `S3VisitTable` makes:
+ * every call lists the site's families; a write gets the dictionary and puts the file and the
+ * dictionary; a read gets them; the writer's state is got and put; `dropSite` deletes every family's objects.
+ */
+export function functionVisitTable(table: VisitTableStore, name: Principal): VisitTableStore {
+  const may = (site: string, calls: ReadonlyArray<readonly [string, string]>) => {
+    demandTableListing(name, site, TABLE_FAMILIES.write);
+    for (const [action, family] of calls) demand(name, action, archiveObjectArn(tableKey(family, site)));
+  };
+  const write = (family: string) =>
+    [
+      ['s3:GetObject', 'dict'],
+      ['s3:PutObject', 'dict'],
+      ['s3:GetObject', family],
+      ['s3:PutObject', family],
+    ] as const;
+  return {
+    writeMonth: async (site, month, rows) => {
+      may(site, write('visits'));
+      return table.writeMonth(site, month, rows);
+    },
+    writeOpen: async (site, rows) => {
+      may(site, write('visits'));
+      return table.writeOpen(site, rows);
+    },
+    writePayments: async (site, month, rows) => {
+      may(site, [['s3:PutObject', 'payments']]);
+      return table.writePayments(site, month, rows);
+    },
+    readMonth: async (site, month) => {
+      may(site, [
+        ['s3:GetObject', 'dict'],
+        ['s3:GetObject', 'visits'],
+      ]);
+      return table.readMonth(site, month);
+    },
+    months: async (site) => {
+      may(site, []);
+      return table.months(site);
+    },
+    writtenThrough: async (site) => {
+      may(site, [['s3:GetObject', 'state']]);
+      return table.writtenThrough(site);
+    },
+    setWrittenThrough: async (site, day) => {
+      may(site, [['s3:PutObject', 'state']]);
+      return table.setWrittenThrough(site, day);
+    },
+    changesSeen: async (site) => {
+      may(site, [['s3:GetObject', 'state']]);
+      return table.changesSeen(site);
+    },
+    setChangesSeen: async (site, ms) => {
+      may(site, [['s3:PutObject', 'state']]);
+      return table.setChangesSeen(site, ms);
+    },
+    dropSite: async (site) => {
+      may(
+        site,
+        TABLE_FAMILIES.write.map((family) => ['s3:DeleteObject', family] as const),
+      );
+      return table.dropSite(site);
+    },
+  };
+}
+
+/**
+ * The local filtered engine as function `name` may read it, asking for the calls `S3FilteredVisits`
+ * makes before each query: the listing of the site's visit, payments and dictionary files, and a
+ * GetObject of each.
+ */
+export function functionFilteredVisits(engine: FilteredVisits, name: Principal): FilteredVisits {
+  const may = (site: string) => {
+    demandTableListing(name, site, TABLE_FAMILIES.read);
+    for (const family of TABLE_FAMILIES.read) demand(name, 's3:GetObject', archiveObjectArn(tableKey(family, site)));
+  };
+  return {
+    totals: async (site, filter, range) => {
+      may(site);
+      return engine.totals(site, filter, range);
+    },
+    payments: async (site, filter, range) => {
+      may(site);
+      return engine.payments(site, filter, range);
+    },
+    breakdown: async (site, filter, range, dimension) => {
+      may(site);
+      return engine.breakdown(site, filter, range, dimension);
+    },
+    input: async (site, filter, range) => {
+      may(site);
+      return engine.input(site, filter, range);
+    },
+    propBreakdown: async (site, filter, range, key) => {
+      may(site);
+      return engine.propBreakdown(site, filter, range, key);
+    },
+    series: async (site, filter, range, interval) => {
+      may(site);
+      return engine.series(site, filter, range, interval);
+    },
+    goals: async (site, filter, range) => {
+      may(site);
+      return engine.goals(site, filter, range);
+    },
+    paymentList: async (site, filter, range, cls, offset, limit) => {
+      may(site);
+      return engine.paymentList(site, filter, range, cls, offset, limit);
+    },
+    firstPayers: async (site, filter, range) => {
+      may(site);
+      return engine.firstPayers(site, filter, range);
     },
   };
 }

@@ -4,6 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import type { Overview } from '../../app/src/api.js';
+import {
+  formatCount,
+  formatDuration,
+  formatPercent,
+  formatRatio,
+  formatUsd,
+  formatUsdOrDash,
+} from '../../app/src/format.js';
 
 /** What the app's browser tests share: the two widths they look at, where screenshots go, axe-core. */
 
@@ -46,3 +55,17 @@ export async function signInDemo(page: Page, baseUrl: string, password: string, 
   await page.click('button[type=submit]');
   await page.waitForSelector(`[data-site="${site}"]`);
 }
+
+/** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */
+export const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => string]> = [
+  ['visitors', (n) => formatCount(n ?? 0)],
+  ['sessions', (n) => formatCount(n ?? 0)],
+  ['pageviews', (n) => formatCount(n ?? 0)],
+  ['views_per_visit', formatRatio],
+  ['bounce_rate', formatPercent],
+  ['visit_duration', formatDuration],
+  ['revenue_usd', (n) => formatUsd(n ?? 0)],
+  ['payments', (n) => formatCount(n ?? 0)],
+  ['conversion', formatPercent],
+  ['revenue_per_visitor', formatUsdOrDash],
+];

@@ -6,14 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
 import { ensureDemoUser } from '../../local/demo/user.js';
-import {
-  formatCount,
-  formatDuration,
-  formatPercent,
-  formatRatio,
-  formatUsd,
-  formatUsdOrDash,
-} from '../../app/src/format.js';
+import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
 import type {
   Breakdown,
   Goals,
@@ -25,7 +18,7 @@ import type {
   Timeseries,
 } from '../../app/src/api.js';
 import { launchChromium } from './harness.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
+import { CARDS, DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
 
@@ -41,19 +34,6 @@ const SITE_PATH = `/sites/${DEMO_SITE}`;
 /** How long a comparison may wait for the page to show what the API says (rendering is asynchronous). */
 const POLL = 15_000;
 
-/** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */
-const CARDS: ReadonlyArray<[keyof Overview['current'], (n: number | null) => string]> = [
-  ['visitors', (n) => formatCount(n ?? 0)],
-  ['sessions', (n) => formatCount(n ?? 0)],
-  ['pageviews', (n) => formatCount(n ?? 0)],
-  ['views_per_visit', formatRatio],
-  ['bounce_rate', formatPercent],
-  ['visit_duration', formatDuration],
-  ['revenue_usd', (n) => formatUsd(n ?? 0)],
-  ['payments', (n) => formatCount(n ?? 0)],
-  ['conversion', formatPercent],
-  ['revenue_per_visitor', formatUsdOrDash],
-];
 /** Panel → its dimensions; `utm:` ones are chosen in the Campaigns tab's UTM menu. */
 const PANELS: Record<string, string[]> = {
   sources: [
@@ -440,7 +420,7 @@ describe('the app in Chromium on the demo site', () => {
     const all = await api<Goals>(`/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10`);
     expect(all.rows.map((r) => r.goal)).toEqual(expect.arrayContaining(['Signup', 'Outbound Link: Click']));
     await expect.poll(() => goalRows(''), { message: 'goals', timeout: POLL }).toEqual(expected(all));
-    await page.click('[data-panel=goals] button:has-text("Outbound Link: Click")');
+    await page.click('[data-panel=goals] [data-open-goal="Outbound Link: Click"]');
     const links = await api<Goals>(
       `/api/v1/sites/${DEMO_SITE}/goals?range=30d&limit=10&goal=${encodeURIComponent('Outbound Link: Click')}`,
     );

@@ -13,6 +13,7 @@ import { stripeProvider } from '../../lambdas/domain/payments/providers/stripe.j
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
+import { ownAlias } from '../support/comparable-items.js';
 import { site } from '../support/events.js';
 
 /**
@@ -305,7 +306,7 @@ describe('footfall import stripe: reading the history', () => {
       ]);
       const rows = async (conn: typeof imported.conn) =>
         (await scanAll(conn, omit))
-          .filter((i) => types.has(String(i.type)))
+          .filter((i) => types.has(String(i.type)) && !ownAlias(i))
           // A list item's copy of its payment carries the revision too.
           .map((i) => (typeof i.c === 'string' ? { ...i, c: { ...(JSON.parse(i.c) as Json), rev: null } } : i));
       const got = await rows(imported.conn);

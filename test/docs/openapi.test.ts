@@ -17,7 +17,11 @@ describe('docs/openapi.json', () => {
 });
 
 interface Operation {
-  parameters?: Array<{ name: string; in: 'path' | 'query'; schema: { enum?: string[] } }>;
+  parameters?: Array<{
+    name: string;
+    in: 'path' | 'query';
+    schema: { enum?: string[]; anyOf?: Array<{ enum?: string[]; pattern?: string }> };
+  }>;
   responses: Record<string, { content?: { 'application/json': { schema: { $ref: string } } } }>;
 }
 type Document = { paths: Record<string, { get: Operation }>; components: { schemas: Record<string, object> } };
@@ -77,7 +81,12 @@ describe('real responses of every report route validate against the OpenAPI docu
     let paths = [path.replace('{domain}', SITE)];
     for (const p of op.parameters ?? []) {
       if (p.in !== 'path' || p.name === 'domain') continue;
-      const values = p.name === 'visitor_id' ? VISITORS : (p.schema.enum ?? []);
+      // A pattern's values (`prop:<key>`, a custom property's breakdown): one key, and a hostile one.
+      const patterned = (p.schema.anyOf ?? []).some((a) => a.pattern?.startsWith('^prop:'))
+        ? ['prop:plan', 'prop:__proto__']
+        : [];
+      const enumerated = p.schema.enum ?? (p.schema.anyOf ?? []).flatMap((a) => a.enum ?? []);
+      const values = p.name === 'visitor_id' ? VISITORS : [...enumerated, ...patterned];
       expect(values.length, `${path}: values for {${p.name}}`).toBeGreaterThan(0);
       paths = paths.flatMap((x) => values.map((v) => x.replace(`{${p.name}}`, encodeURIComponent(v))));
     }

@@ -25,6 +25,7 @@ describe('stack configuration from CDK context', () => {
       stackName: 'Footfall',
       legacySecretsKey: false,
       mcpOrigins: [],
+      filteredReports: false,
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });

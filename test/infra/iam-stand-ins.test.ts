@@ -7,12 +7,14 @@ import {
   functionRawObjects,
   functionSecretBox,
   functionArchiveDelivery,
+  functionFilteredVisits,
   functionStream,
+  functionVisitTable,
 } from '../../local/iam/stand-ins.js';
 import { LOCAL_ARNS } from '../../local/iam/authorizer.js';
 import { AccessDeniedException, functionConnection } from '../../local/iam/partition-guard.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import type { SecretBox } from '../../lambdas/ports.js';
+import type { FilteredVisits, SecretBox, VisitTableStore } from '../../lambdas/ports.js';
 
 const box: SecretBox = { seal: async (p) => `sealed:${p}`, open: async (s) => s.slice(7) };
 const context = { domain: 'shop.test', provider: 'stripe' } as unknown as Parameters<SecretBox['seal']>[1];
@@ -46,6 +48,35 @@ describe("the local stand-ins ask each function's synthesized policy (local/iam/
     await expect(functionRawObjects(objects, 'report').listSince(0)).rejects.toThrow(AccessDeniedException);
     // Only raw/: the archive's Parquet objects are not the sessionizer's to read.
     await expect(functionRawObjects(objects, 'sessionize').get('events/site=a.test/dt=2026-11-27/x')).rejects.toThrow();
+  });
+});
+
+describe('the visit table of filtered reports (local/iam/policies.json)', () => {
+  const range = { from: '2026-04-01', to: '2026-04-09', creditedFrom: '2026-03-02' };
+  const filter = ['is', 'visit:channel', ['Search']] as unknown as Parameters<FilteredVisits['totals']>[1];
+
+  it('the operations function writes and drops it; the report function may not', async () => {
+    const writeMonth = vi.fn(async () => undefined);
+    const dropSite = vi.fn(async () => undefined);
+    const table = { writeMonth, dropSite } as unknown as VisitTableStore;
+    await functionVisitTable(table, 'operations').writeMonth('shop.test', '2026-04', []);
+    await functionVisitTable(table, 'operations').dropSite('shop.test');
+    expect(writeMonth).toHaveBeenCalledOnce();
+    expect(dropSite).toHaveBeenCalledOnce();
+    await expect(functionVisitTable(table, 'report').writeMonth('shop.test', '2026-04', [])).rejects.toThrow(
+      AccessDeniedException,
+    );
+  });
+
+  it('the report and MCP functions read it; the scheduled function may not', async () => {
+    const totals = vi.fn(async () => ({}));
+    const engine = { totals } as unknown as FilteredVisits;
+    await functionFilteredVisits(engine, 'report').totals('shop.test', filter, range);
+    await functionFilteredVisits(engine, 'mcp').totals('shop.test', filter, range);
+    expect(totals).toHaveBeenCalledTimes(2);
+    await expect(functionFilteredVisits(engine, 'scheduled').totals('shop.test', filter, range)).rejects.toThrow(
+      /s3:ListBucket/,
+    );
   });
 });
 

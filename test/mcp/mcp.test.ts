@@ -118,11 +118,18 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     expect(byName.get_overview?.description).toContain('conversion (converted / visitors');
     expect(byName.get_overview?.description).not.toContain('customers / visitors');
     const props = (name: string) =>
-      byName[name]?.inputSchema.properties as Record<string, { enum?: string[]; type?: string; maximum?: number }>;
+      byName[name]?.inputSchema.properties as Record<
+        string,
+        { enum?: string[]; type?: string; maximum?: number; anyOf?: Array<{ enum?: string[]; pattern?: string }> }
+      >;
     expect(Object.keys(props('list_sites') ?? {})).toEqual([]);
     expect(Object.keys(props('get_overview'))).toEqual(['site', 'range', 'from', 'to', 'filters']);
     expect(props('get_overview').range?.enum).toEqual(['today', '7d', '30d', '90d', '12m', 'all']);
-    expect(props('get_breakdown').dimension?.enum).toEqual([...DIMENSIONS]);
+    // A dimension, or prop:<key> for a custom property (`docs/api.md`, "Breakdowns").
+    expect(props('get_breakdown').dimension?.anyOf).toEqual([
+      { type: 'string', enum: [...DIMENSIONS] },
+      { type: 'string', pattern: expect.stringMatching(/^\^prop:/) },
+    ]);
     expect(byName.get_breakdown?.inputSchema.required).toEqual(['dimension']);
     expect(props('get_breakdown').limit).toMatchObject({ maximum: 1000 });
     expect(props('list_payments').filter?.enum).toEqual(['all', 'attributed', 'unattributed', 'refunded']);
@@ -173,6 +180,21 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     ],
     ['get_realtime', { site: SITE, limit: 3 }, '/api/v1/sites/shop.test/realtime?limit=3'],
     ['get_retention', { site: SITE, range: '90d' }, '/api/v1/sites/shop.test/retention?range=90d'],
+    [
+      'get_retention',
+      { site: SITE, range: '90d', filters: '[["is","visit:channel",["Search"]]]' },
+      `/api/v1/sites/shop.test/retention?range=90d&filters=${encodeURIComponent('[["is","visit:channel",["Search"]]]')}`,
+    ],
+    [
+      'list_payments',
+      { site: SITE, ...MARCH, filters: '[["is","visit:channel",["Search"]]]' },
+      `/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31&filters=${encodeURIComponent('[["is","visit:channel",["Search"]]]')}`,
+    ],
+    [
+      'get_breakdown',
+      { site: SITE, dimension: 'prop:plan', ...MARCH },
+      '/api/v1/sites/shop.test/breakdown/prop%3Aplan?from=2026-03-01&to=2026-03-31',
+    ],
     ['list_payments', { site: SITE, ...MARCH }, '/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31'],
     [
       'list_payments',

@@ -14,27 +14,41 @@ import { CHROME_UA } from '../support/events.js';
  * payments in through their real paths, the visit table written by the
  * operations run, read with `filters`. A site small enough to check by hand:
  *
- * - a: Search (Google), 10 March 10:00 UTC, /blog then /pricing and Signup; paid $50 at 10:30
- * - b: Direct, 10 March 11:00, / alone; paid $20 at 11:30
- * - c: Search, 11 March 09:00, /blog alone
+ * - a: Search (Google), 10 March 10:00 UTC, /blog then /pricing and Signup (plan pro); paid $50 at 10:30
+ * - b: Direct, 10 March 11:00, / alone; paid $20 at 11:30, $5 of it refunded
+ * - c: Search, 11 March 09:00, /blog alone (plan free, and `__proto__` x)
  */
 const RANGE = 'from=2026-03-10&to=2026-03-11';
 const at = (time: string) => `2026-03-${time}Z`;
 const LINES = [
   { n: 'pageview', u: 'https://example.com/blog', ts: at('10T10:00:00'), v: 'visitor-a', r: 'https://www.google.com/' },
   { n: 'pageview', u: 'https://example.com/pricing', ts: at('10T10:05:00'), v: 'visitor-a' },
-  { n: 'goal', g: 'Signup', u: 'https://example.com/pricing', ts: at('10T10:06:00'), v: 'visitor-a' },
+  {
+    n: 'goal',
+    g: 'Signup',
+    u: 'https://example.com/pricing',
+    ts: at('10T10:06:00'),
+    v: 'visitor-a',
+    p: { plan: 'pro' },
+  },
   { n: 'pageview', u: 'https://example.com/', ts: at('10T11:00:00'), v: 'visitor-b' },
-  { n: 'pageview', u: 'https://example.com/blog', ts: at('11T09:00:00'), v: 'visitor-c', r: 'https://www.google.com/' },
+  {
+    n: 'pageview',
+    u: 'https://example.com/blog',
+    ts: at('11T09:00:00'),
+    v: 'visitor-c',
+    r: 'https://www.google.com/',
+    p: { plan: 'free', ['__proto__']: 'x' },
+  },
 ].map((l) => JSON.stringify({ ...l, ua: CHROME_UA }));
-const payment = (id: string, visitor: string, ts: string, amount: number) =>
+const payment = (id: string, visitor: string, ts: string, amount: number, refunded = 0) =>
   JSON.stringify({
     provider: 'stripe',
     provider_payment_id: id,
     ts: at(ts),
     amount,
     currency: 'USD',
-    refunded: 0,
+    refunded,
     status: 'paid',
     customer_id: `cus_${visitor}`,
     visitor_id: visitor,
@@ -71,7 +85,7 @@ describe('filtered reports over HTTP on the local server', () => {
     await importPayments(
       dynamoPaymentDeps(svc.dynamo),
       site,
-      [payment('pi_a', 'visitor-a', '10T10:30:00', 5000), payment('pi_b', 'visitor-b', '10T11:30:00', 2000)].map(
+      [payment('pi_a', 'visitor-a', '10T10:30:00', 5000), payment('pi_b', 'visitor-b', '10T11:30:00', 2000, 500)].map(
         (l, i) => parsePaymentLine(l, i + 1),
       ),
     );
@@ -106,7 +120,7 @@ describe('filtered reports over HTTP on the local server', () => {
       ['/pricing', 1, 50],
     ]);
     const direct = await get('/breakdown/page', [['is_not', 'visit:channel', ['Search']]]);
-    expect(direct.body.rows.map((r) => [r.key, r.visitors, r.revenue_usd])).toEqual([['/', 1, 20]]);
+    expect(direct.body.rows.map((r) => [r.key, r.visitors, r.revenue_usd])).toEqual([['/', 1, 15]]);
     const goals = await get('/goals', [['contains', 'event:page', ['ricing']]]);
     expect(goals.status).toBe(200);
     expect(goals.body).toMatchObject({ visitors: 1, total: 1 });
@@ -135,12 +149,105 @@ describe('filtered reports over HTTP on the local server', () => {
     }
   });
 
-  it('names the filter in a 400 for a bad one, and refuses filters on a report that does not take them', async () => {
-    const bad = await get('/overview', [['is', 'visit:colour', ['red']]]);
-    expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatch(/^filters: filters\[0\]\[1\]/);
-    const payments = await get('/payments', SEARCH);
-    expect(payments.status).toBe(400);
-    expect(payments.body.error).toMatch(/^filters: /);
+  it('lists the payments credited to matching visits, with the list filter, paging and CSV', async () => {
+    const list = async (filters: unknown, query = '') => {
+      const res = await fetch(
+        `${svc.url}/api/v1/sites/example.com/payments?${RANGE}${query}&filters=${encodeURIComponent(JSON.stringify(filters))}`,
+        { headers: { authorization: `Bearer ${key}` } },
+      );
+      return res.headers.get('content-type')?.startsWith('text/csv')
+        ? { status: res.status, csv: await res.text() }
+        : {
+            status: res.status,
+            body: (await res.json()) as { total: number; rows: Array<{ provider_payment_id: string }> },
+          };
+    };
+    const ids = (r: Awaited<ReturnType<typeof list>>) => [
+      r.body?.total,
+      r.body?.rows.map((p) => p.provider_payment_id),
+    ];
+    expect(ids(await list(SEARCH))).toEqual([1, ['pi_a']]);
+    expect(ids(await list(EVERYTHING))).toEqual([2, ['pi_b', 'pi_a']]);
+    expect(ids(await list(EVERYTHING, '&limit=1&offset=1'))).toEqual([2, ['pi_a']]);
+    expect(ids(await list(EVERYTHING, '&filter=refunded'))).toEqual([1, ['pi_b']]);
+    expect(ids(await list(SEARCH, '&filter=refunded'))).toEqual([0, []]);
+    expect(ids(await list(EVERYTHING, '&filter=unattributed'))).toEqual([0, []]);
+    const csv = await list(SEARCH, '&format=csv');
+    expect(csv.status).toBe(200);
+    expect(csv.csv?.trim().split('\r\n')).toHaveLength(2);
+    expect(csv.csv).toContain('pi_a');
+  });
+
+  it('keeps the customers whose first payment was credited to a matching visit in retention', async () => {
+    const search = await get('/retention', SEARCH);
+    expect(search.status).toBe(200);
+    const groups = (b: Body) =>
+      (b.channels as Array<{ label: string; customers: number; net_ltv_usd: number }>).map((g) => [
+        g.label,
+        g.customers,
+        g.net_ltv_usd,
+      ]);
+    expect(groups(search.body)).toEqual([['Search', 1, 50]]);
+    expect(search.body.total).toMatchObject({ customers: 1, net_ltv_usd: 50 });
+    const { body: plain } = await get('/retention');
+    expect((await get('/retention', EVERYTHING)).body).toEqual(plain);
+    expect(groups(plain)).toEqual([
+      ['Search', 1, 50],
+      ['Direct', 1, 15],
+    ]);
+  });
+
+  it('breaks visits and revenue down by a custom property, filtered or not, hostile keys as data', async () => {
+    const plan = await get('/breakdown/prop:plan');
+    expect(plan.status).toBe(200);
+    expect(plan.body).toMatchObject({ dimension: 'prop:plan', imported: null });
+    expect(plan.body.rows.map((r) => [r.key, r.visitors, r.revenue_usd])).toEqual([
+      ['pro', 1, 50],
+      [null, 1, 15],
+      ['free', 1, 0],
+    ]);
+    const search = await get('/breakdown/prop:plan', SEARCH);
+    expect(search.body.rows.map((r) => [r.key, r.visitors, r.revenue_usd])).toEqual([
+      ['pro', 1, 50],
+      ['free', 1, 0],
+    ]);
+    const proto = await get(`/breakdown/${encodeURIComponent('prop:__proto__')}`);
+    expect(proto.body.rows.map((r) => [r.key, r.visitors])).toEqual([
+      [null, 2],
+      ['x', 1],
+    ]);
+    const all = await get('/breakdown/prop:plan', EVERYTHING);
+    const { filtered, ...rest } = all.body;
+    expect(filtered).toEqual({ imported_excluded: null });
+    expect(rest).toEqual(plan.body);
+  });
+
+  it('names the parameter or the filter in every 400', async () => {
+    const cases: Array<[path: string, filters: unknown, error: RegExp]> = [
+      ['/overview', [['is', 'visit:colour', ['red']]], /^filters: filters\[0\]\[1\]: unknown dimension/],
+      ['/payments', [['is', 'visit:colour', ['red']]], /^filters: filters\[0\]\[1\]/],
+      ['/retention', [['matches', 'event:page', ['(a+)+']]], /^filters: filters\[0\]/],
+      ['/payments', 'nope', /^filters: /],
+      ['/breakdown/prop:plan', [['is', 'event:props:', ['x']]], /^filters: filters\[0\]\[1\]/],
+      [`/breakdown/prop:${'k'.repeat(301)}`, undefined, /^dimension: a property key has 1 to 300 bytes/],
+      ['/breakdown/prop:', undefined, /^dimension: /],
+      ['/breakdown/colour', undefined, /^dimension: must be one of channel, .*prop:<key>/],
+      ['/goals?goal=Outbound%20Link%3A%20Click&x=', SEARCH, /^filters: goal=Outbound Link: Click/],
+    ];
+    for (const [path, filters, error] of cases) {
+      const query =
+        filters === undefined
+          ? ''
+          : `&filters=${encodeURIComponent(typeof filters === 'string' ? filters : JSON.stringify(filters))}`;
+      const [route, extra = ''] = path.split('?');
+      const res = await fetch(
+        `${svc.url}/api/v1/sites/example.com${route}?${RANGE}${extra ? `&${extra}` : ''}${query}`,
+        {
+          headers: { authorization: `Bearer ${key}` },
+        },
+      );
+      const body = (await res.json()) as { error: string };
+      expect([path, res.status, body.error]).toEqual([path, 400, expect.stringMatching(error)]);
+    }
   });
 });

@@ -1,10 +1,12 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, csvHref, type BreakdownRow, type RangeQuery } from '../api.js';
+import { api, csvHref, type BreakdownRow, type ReportScope } from '../api.js';
 import { countryName, formatCount, formatUsd, formatUsdOrDash, languageName } from '../format.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
+import { filterOfBreakdown, withChip } from '../filters.js';
+import type { PageFilters } from '../use-filters.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
 
@@ -53,8 +55,8 @@ export const FIRST_ROWS = 10;
 export const MORE_ROWS = 50;
 export const MAX_ROWS = 1000;
 
-/** The column heading of a dimension's labels. */
-const KEY_HEADING: Record<Dimension, string> = {
+/** The column heading of a dimension's labels (and a filter chip's name of it). */
+export const KEY_HEADING: Record<Dimension, string> = {
   channel: 'Channel',
   referrer: 'Referrer',
   campaign: 'Campaign',
@@ -152,8 +154,8 @@ export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: stri
   },
 ];
 
-/** What a row with no value of the dimension is called (its `key` is null). */
-const NONE_LABEL: Partial<Record<Dimension, string>> = {
+/** What a row with no value of the dimension is called (its `key` is null; a filter's value `""`). */
+export const NONE_LABEL: Partial<Record<Dimension, string>> = {
   referrer: 'Direct / none',
   campaign: '(no campaign)',
   keyword: '(no keyword)',
@@ -163,7 +165,25 @@ const NONE_LABEL: Partial<Record<Dimension, string>> = {
   exit_page: '(no page view)',
 };
 
-function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: string; range: RangeQuery }): JSX.Element {
+/** A country or language by name (`countryName`, `languageName`), or null for a dimension whose keys are shown as they are. */
+export function keyName(dimension: Dimension, key: string): string | null {
+  return dimension === 'country' ? countryName(key) : dimension === 'language' ? languageName(key) : null;
+}
+
+/**
+ * A row's label. A value of the dimension (the rows with no value included:
+ * a visit without one has the empty string, `docs/api.md` "Filters") is a
+ * link that filters the dashboard by it, `is <dimension> <value>`; the
+ * Unattributed row links to its payments instead (payments credited to no
+ * visit match no filter).
+ */
+function RowLabel(props: {
+  row: BreakdownRow;
+  dimension: Dimension;
+  domain: string;
+  range: ReportScope;
+  filters: PageFilters;
+}): JSX.Element {
   const { row } = props;
   const shared = useShared();
   // A shared view opens no payments: the row is a label there.
@@ -179,24 +199,36 @@ function RowLabel(props: { row: BreakdownRow; dimension: Dimension; domain: stri
       </a>
     );
   }
-  if (row.key === null) return <span class="label none">{NONE_LABEL[props.dimension] ?? (row.label || '(none)')}</span>;
-  const named =
-    props.dimension === 'country'
-      ? countryName(row.key)
-      : props.dimension === 'language'
-        ? languageName(row.key)
-        : null;
-  if (named !== null && named !== row.key) {
-    return (
-      <span class="label" title={row.key}>
+  const named = row.key === null ? null : keyName(props.dimension, row.key);
+  const text =
+    row.key === null ? (
+      (NONE_LABEL[props.dimension] ?? (row.label || '(none)'))
+    ) : named !== null && named !== row.key ? (
+      <>
         {named} <span class="muted code">{row.key}</span>
+      </>
+    ) : (
+      row.label
+    );
+  const title = row.key === null ? undefined : named !== null && named !== row.key ? row.key : row.label;
+  const by = filterOfBreakdown(props.dimension);
+  if (by === null)
+    return (
+      <span class={row.key === null ? 'label none' : 'label'} title={title}>
+        {text}
       </span>
     );
-  }
+  const chip = { op: 'is', dimension: by, value: row.key ?? '' } as const;
+  const shown = typeof text === 'string' ? text : `${named} (${row.key})`;
   return (
-    <span class="label" title={row.label}>
-      {row.label}
-    </span>
+    <a
+      class={row.key === null ? 'label filter-link none' : 'label filter-link'}
+      href={props.filters.href(withChip(props.filters.chips, chip))}
+      title={`Filter the dashboard: ${KEY_HEADING[props.dimension]} is ${shown}`}
+      data-filter-by={by}
+    >
+      {text}
+    </a>
   );
 }
 
@@ -213,7 +245,9 @@ export function BreakdownPanel(props: {
   title: string;
   tabs: readonly PanelTab[];
   domain: string;
-  range: RangeQuery;
+  range: ReportScope;
+  /** The dashboard's filters: `range` carries them to the API, a row's label adds one. */
+  filters: PageFilters;
   /** Changes when the page asks every panel again (Today's refresh). */
   refresh?: number;
 }): JSX.Element {
@@ -314,7 +348,13 @@ export function BreakdownPanel(props: {
               >
                 <th scope="row" class="key">
                   <span class="bar" style={{ width: `${barShare(row, all, sort) * 100}%` }} aria-hidden="true" />
-                  <RowLabel row={row} dimension={dimension} domain={props.domain} range={props.range} />
+                  <RowLabel
+                    row={row}
+                    dimension={dimension}
+                    domain={props.domain}
+                    range={props.range}
+                    filters={props.filters}
+                  />
                 </th>
                 <td class="num" data-col="visitors">
                   {row.unattributed ? '—' : formatCount(row.visitors)}
@@ -332,7 +372,11 @@ export function BreakdownPanel(props: {
             ))}
           </tbody>
         </table>
-        {!data.loading && rows.length === 0 && !data.error ? <p class="empty-panel">No data in this range.</p> : null}
+        {!data.loading && rows.length === 0 && !data.error ? (
+          <p class="empty-panel">
+            {props.filters.chips.length ? 'No visit matches the filters in this range.' : 'No data in this range.'}
+          </p>
+        ) : null}
         <PanelFoot
           shown={rows.length}
           total={total}

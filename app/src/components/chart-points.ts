@@ -1,3 +1,6 @@
+import type { Interval, Point } from '../api.js';
+import { formatCount, formatUsd } from '../format.js';
+
 /**
  * `start` of a time-series point (site-local `YYYY-MM-DD`, `YYYY-MM` or
  * `YYYY-MM-DDTHH:00`) as seconds on a UTC axis: the chart draws local times
@@ -41,4 +44,18 @@ export function localNow(now: number, timezone: string, interval: 'hour' | 'day'
  */
 export function pastOrNull(start: string, value: number, nowStart: string): number | null {
   return start > nowStart ? null : value;
+}
+
+/**
+ * What the chart shows, for a screen reader (and read by the browser tests):
+ * its points, the most visitors of one point and the revenue of them all.
+ */
+export function chartLabel(points: readonly Point[] | undefined, interval: Interval): string {
+  if (!points) return 'Visitors and revenue over time';
+  const peak = points.reduce((m, p) => Math.max(m, p.visitors), 0);
+  const revenue = points.reduce((sum, p) => sum + p.revenue_usd, 0);
+  return (
+    `Visitors and revenue per ${interval}, ${formatCount(points.length)} points: ` +
+    `at most ${formatCount(peak)} visitors in one ${interval}, ${formatUsd(revenue)} revenue in all`
+  );
 }

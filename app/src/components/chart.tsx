@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Interval, Point } from '../api.js';
-import { localNow, pastOrNull, pointSeconds } from './chart-points.js';
+import { chartLabel, localNow, pastOrNull, pointSeconds } from './chart-points.js';
 import { formatCompact, formatCount, formatUsd, formatUsdAxis } from '../format.js';
 
 const utc = (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
@@ -180,7 +180,7 @@ export function TimeChart(props: {
       points.map((p) => pastOrNull(p.start, p.revenue_usd, nowStart)),
     ]);
   }, [props.points, props.interval, props.timezone, props.now, height, scheme]);
-  return <div class="chart" ref={box} aria-label="Visitors and revenue over time" role="img" />;
+  return <div class="chart" ref={box} aria-label={chartLabel(props.points, props.interval)} role="img" />;
 }
 
 /** A small trend line of visitors (sites list): no axes, no cursor. */

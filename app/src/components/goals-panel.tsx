@@ -1,21 +1,30 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, csvHref, type GoalRow, type RangeQuery } from '../api.js';
+import { api, csvHref, type GoalRow, type ReportScope } from '../api.js';
 import { formatCount, formatPercent, formatUsd } from '../format.js';
 import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
 import { FIRST_ROWS, MAX_ROWS, PanelFoot } from './breakdown-panel.js';
+import { withChip } from '../filters.js';
+import type { PageFilters } from '../use-filters.js';
 
 /** The goal whose rows are its link URLs (`docs/tracking.md` "Outbound links"). */
 export const OUTBOUND_GOAL = 'Outbound Link: Click';
 
 /**
  * The Goals panel (docs/api.md "Goals"): per goal the visitors who completed
- * it, completions, conversion rate and credited revenue; a goal's name opens
- * its detail (for outbound link clicks, one row per URL), "All goals" goes
- * back. A CSV link downloads the rows on screen.
+ * it, completions, conversion rate and credited revenue; a goal's name
+ * filters the dashboard by it (`is event:goal <name>`, `docs/app.md`
+ * "Filters"), the "›" beside it opens its detail (for outbound link clicks,
+ * one row per URL; not under filters, which the API refuses for it), "All
+ * goals" goes back. A CSV link downloads the rows on screen.
  */
-export function GoalsPanel(props: { domain: string; range: RangeQuery; refresh?: number }): JSX.Element {
+export function GoalsPanel(props: {
+  domain: string;
+  range: ReportScope;
+  filters: PageFilters;
+  refresh?: number;
+}): JSX.Element {
   const [goal, setGoal] = useState<string | null>(null);
   const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
@@ -69,14 +78,30 @@ export function GoalsPanel(props: { domain: string; range: RangeQuery; refresh?:
                 <th scope="row" class="key">
                   <span class="bar" style={{ width: `${(row.visitors / max) * 100}%` }} aria-hidden="true" />
                   {goal === null && !row.other ? (
-                    <button
-                      type="button"
-                      class="label link-button"
-                      title={`Open ${row.goal}`}
-                      onClick={() => setGoal(row.goal)}
-                    >
-                      {row.goal}
-                    </button>
+                    <span class="goal-label">
+                      <a
+                        class="label filter-link"
+                        href={props.filters.href(
+                          withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', value: row.goal }),
+                        )}
+                        title={`Filter the dashboard: Goal is ${row.goal}`}
+                        data-filter-by="event:goal"
+                      >
+                        {row.goal}
+                      </a>
+                      {row.goal === OUTBOUND_GOAL && props.filters.chips.length ? null : (
+                        <button
+                          type="button"
+                          class="link-button detail-button"
+                          aria-label={`Open ${row.goal}`}
+                          title={`Open ${row.goal}`}
+                          data-open-goal={row.goal}
+                          onClick={() => setGoal(row.goal)}
+                        >
+                          ›
+                        </button>
+                      )}
+                    </span>
                   ) : (
                     <span class={row.other ? 'label none' : 'label'} title={label(row)}>
                       {label(row)}

@@ -2,7 +2,7 @@ import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { RangeQuery } from '../api.js';
-import { RANGES, rangeSearch } from '../range.js';
+import { RANGES, rangeSearch, type SearchValue } from '../range.js';
 
 /**
  * The range picker: named ranges as links (so each is a URL that reproduces
@@ -11,7 +11,8 @@ import { RANGES, rangeSearch } from '../range.js';
  */
 export function RangePicker(props: {
   range: RangeQuery;
-  extra?: Record<string, string | number | null | undefined>;
+  /** Parameters every range keeps (the payments' list filter, the dashboard's filters). */
+  extra?: Record<string, SearchValue>;
 }): JSX.Element {
   const { path, route } = useLocation();
   const custom = 'from' in props.range;

@@ -18,6 +18,9 @@ import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
 import { takeEarly } from '../early.js';
 import { firstRequests } from '../dashboard-requests.js';
+import { FilterBar } from '../components/filter-bar.js';
+import { isFiltersError, useFilters, type PageFilters } from '../use-filters.js';
+import { filterParams } from '../filters.js';
 
 /**
  * The dashboard's panels: every breakdown dimension of `docs/api.md`
@@ -50,7 +53,12 @@ export const PANELS: ReadonlyArray<{ title: string; tabs: readonly PanelTab[] }>
 ];
 
 /** The chart's interval switch: the intervals the shown range allows, each a link that keeps the range. */
-function IntervalSwitch(props: { range: RangeQuery; days: number; current: Interval }): JSX.Element | null {
+function IntervalSwitch(props: {
+  range: RangeQuery;
+  days: number;
+  current: Interval;
+  filters: PageFilters;
+}): JSX.Element | null {
   const offered = intervalsFor(props.days);
   if (offered.length < 2) return null;
   return (
@@ -60,7 +68,7 @@ function IntervalSwitch(props: { range: RangeQuery; days: number; current: Inter
           key={interval}
           class={interval === props.current ? 'active' : ''}
           aria-current={interval === props.current ? 'true' : undefined}
-          href={rangeSearch(props.range, { interval })}
+          href={rangeSearch(props.range, { interval, f: filterParams(props.filters.chips) })}
           data-interval={interval}
         >
           {INTERVAL_LABELS[interval]}
@@ -101,7 +109,7 @@ function WaitingForFirstEvent(props: { domain: string; realtime: Realtime | unde
 }
 
 /** One message for the whole page when the site or the range cannot be shown, instead of one per panel. */
-function PageError(props: { domain: string; error: ApiError; retry(): void }): JSX.Element {
+function PageError(props: { domain: string; error: ApiError; retry(): void; filters: PageFilters }): JSX.Element {
   const shared = useShared();
   if (props.error.status === 404 && shared)
     return (
@@ -114,6 +122,15 @@ function PageError(props: { domain: string; error: ApiError; retry(): void }): J
       <div class="error-box" role="alert" data-page-error="404">
         <p>
           There is no site <strong>{props.domain}</strong> in this account. <a href="/">See your sites</a>.
+        </p>
+      </div>
+    );
+  if (isFiltersError(props.error))
+    return (
+      <div class="error-box" role="alert" data-page-error="400">
+        <p>The filters in this address cannot be shown ({props.error.message}).</p>
+        <p>
+          <a href={props.filters.href([])}>Show the dashboard without filters</a>
         </p>
       </div>
     );
@@ -141,7 +158,8 @@ export function Dashboard(): JSX.Element {
   const { params } = useRoute();
   const { query } = useLocation();
   const domain = params.domain ?? '';
-  const first = firstRequests(domain, query);
+  const filters = useFilters();
+  const first = firstRequests(domain, query, filters.json);
   const { range } = first;
   const overview = useData(() => takeEarly(first.overview.key, first.overview.load), first.overview.key);
   const series = useData(() => takeEarly(first.series.key, first.series.load), first.series.key);
@@ -181,7 +199,8 @@ export function Dashboard(): JSX.Element {
       refreshToday();
     }
   }, [waiting, site, refreshToday]);
-  const search = rangeSearch(range);
+  const f = filterParams(filters.chips);
+  const search = rangeSearch(range, { f });
   const shown = overview.data?.range;
   const pageError = overview.error && [400, 404].includes(overview.error.status) ? overview.error : null;
   return (
@@ -189,11 +208,11 @@ export function Dashboard(): JSX.Element {
       <SiteHeader domain={domain} search={search} current="dashboard">
         <div class="header-tools">
           <RealtimeIndicator data={realtime.data} open={realtimeOpen} toggle={() => setRealtimeOpen(!realtimeOpen)} />
-          <RangePicker range={range} />
+          <RangePicker range={range} extra={{ f }} />
         </div>
       </SiteHeader>
       {pageError ? (
-        <PageError domain={domain} error={pageError} retry={overview.reload} />
+        <PageError domain={domain} error={pageError} retry={overview.reload} filters={filters} />
       ) : (
         <>
           {realtimeOpen && realtime.data ? <RealtimeView data={realtime.data} /> : null}
@@ -204,6 +223,7 @@ export function Dashboard(): JSX.Element {
               {live ? ' · updates every 10 seconds' : ''}
             </p>
           ) : null}
+          <FilterBar filters={filters} overview={overview.data} />
           {overview.data?.imported ? <ImportedNotice imported={overview.data.imported} /> : null}
           {waiting ? <WaitingForFirstEvent domain={domain} realtime={realtime.data} /> : null}
           {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}
@@ -226,6 +246,7 @@ export function Dashboard(): JSX.Element {
                     range={range}
                     days={daysBetween(shown.from, shown.to)}
                     current={series.data.interval}
+                    filters={filters}
                   />
                 ) : null}
               </>
@@ -252,10 +273,11 @@ export function Dashboard(): JSX.Element {
                   tabs={p.tabs}
                   domain={domain}
                   range={range}
+                  filters={filters}
                   refresh={tick}
                 />
               ))}
-              <GoalsPanel domain={domain} range={range} refresh={tick} />
+              <GoalsPanel domain={domain} range={range} filters={filters} refresh={tick} />
             </div>
           ) : null}
           <p class="muted small">

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, csvHref, type PaymentFilter, type PaymentRow, type RangeQuery, type Touch } from '../api.js';
+import { api, csvHref, type PaymentFilter, type PaymentRow, type ReportScope, type Touch } from '../api.js';
 import { exportPages } from '../export.js';
 import { SiteHeader } from '../components/layout.js';
 import { RangePicker } from '../components/range-picker.js';
@@ -9,6 +9,9 @@ import { ErrorBox, Loading } from '../components/ui.js';
 import { formatCount, formatDateTime, formatMinor, formatUsd } from '../format.js';
 import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
+import { FilterBar } from '../components/filter-bar.js';
+import { filterParams } from '../filters.js';
+import { loadFiltered, useFilters } from '../use-filters.js';
 
 /** The payments filters (`docs/api.md` "Payments") and their names in the app. */
 export const FILTERS: ReadonlyArray<{ value: PaymentFilter; label: string }> = [
@@ -22,7 +25,12 @@ export const FILTERS: ReadonlyArray<{ value: PaymentFilter; label: string }> = [
 export const PAGE_SIZE = 20;
 
 /** "CSV": every payment of the range and filter, every page of them, as one file (app/src/export.ts), with its progress. */
-function ExportButton(props: { domain: string; range: RangeQuery; filter: PaymentFilter; total: number }): JSX.Element {
+function ExportButton(props: {
+  domain: string;
+  range: ReportScope;
+  filter: PaymentFilter;
+  total: number;
+}): JSX.Element {
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
   const run = async () => {
@@ -155,38 +163,62 @@ export function PaymentsHead(props: { showVisitor?: boolean }): JSX.Element {
   );
 }
 
-/** `/sites/<domain>/payments?range=…&filter=…&offset=…`: payments, newest first, with their touches. */
+/**
+ * `/sites/<domain>/payments?range=…&filter=…&offset=…&f=…`: payments, newest
+ * first, with their touches; the dashboard's filters (`f`) keep only the
+ * payments credited to a matching visit, or, while the server refuses filters
+ * on payments, the page shows every payment and says so.
+ */
 export function PaymentsPage(): JSX.Element {
   const { params } = useRoute();
   const { query, path } = useLocation();
   const domain = params.domain ?? '';
+  const filters = useFilters();
   const range = rangeFromQuery(query);
   const filter = (FILTERS.find((f) => f.value === query.filter)?.value ?? 'all') as PaymentFilter;
   const offset = Math.max(0, Math.floor(Number(query.offset) || 0));
   const data = useData(
-    () => api.payments(domain, range, filter, PAGE_SIZE, offset),
-    `${domain}|${JSON.stringify(range)}|${filter}|${offset}`,
+    () =>
+      loadFiltered(
+        (filtersJson) => api.payments(domain, { ...range, filters: filtersJson }, filter, PAGE_SIZE, offset),
+        filters.json,
+      ),
+    `${domain}|${JSON.stringify(range)}|${filter}|${offset}|${filters.json ?? ''}`,
   );
-  const search = rangeSearch(range);
-  const page = data.data;
-  const href = (f: PaymentFilter, o: number) =>
-    `${path}${rangeSearch(range, { filter: f === 'all' ? null : f, offset: o || null })}`;
+  const f = filterParams(filters.chips);
+  const search = rangeSearch(range, { f });
+  const page = data.data?.body;
+  const refused = data.data?.refused ?? null;
+  const href = (l: PaymentFilter, o: number) =>
+    `${path}${rangeSearch(range, { filter: l === 'all' ? null : l, offset: o || null, f })}`;
   return (
     <div class="page">
       <SiteHeader domain={domain} search={search} current="payments">
-        <RangePicker range={range} extra={{ filter: filter === 'all' ? null : filter }} />
+        <RangePicker range={range} extra={{ filter: filter === 'all' ? null : filter, f }} />
       </SiteHeader>
+      <FilterBar filters={filters}>
+        {refused ? (
+          <p class="filter-refused" data-filters-refused>
+            This list does not follow the filters yet ({refused}): it shows every payment of the range.
+          </p>
+        ) : (
+          <p>
+            Only the payments credited to a visit that matches the filters; a payment credited to no visit
+            (Unattributed) matches none.
+          </p>
+        )}
+      </FilterBar>
       <div class="toolbar">
         <nav class="segmented" aria-label="Filter payments">
-          {FILTERS.map((f) => (
+          {FILTERS.map((l) => (
             <a
-              key={f.value}
-              href={href(f.value, 0)}
-              class={f.value === filter ? 'active' : ''}
-              aria-current={f.value === filter ? 'page' : undefined}
-              data-filter={f.value}
+              key={l.value}
+              href={href(l.value, 0)}
+              class={l.value === filter ? 'active' : ''}
+              aria-current={l.value === filter ? 'page' : undefined}
+              data-filter={l.value}
             >
-              {f.label}
+              {l.label}
             </a>
           ))}
         </nav>
@@ -218,7 +250,12 @@ export function PaymentsPage(): JSX.Element {
                 : `${formatCount(page.offset + 1)}–${formatCount(page.offset + page.rows.length)} of ${formatCount(page.total)}`}
             </span>
             <span class="pager-buttons">
-              <ExportButton domain={domain} range={range} filter={filter} total={page.total} />
+              <ExportButton
+                domain={domain}
+                range={{ ...range, filters: refused ? undefined : filters.json }}
+                filter={filter}
+                total={page.total}
+              />
               {page.offset > 0 ? (
                 <a class="btn btn-small" href={href(filter, Math.max(0, page.offset - PAGE_SIZE))} rel="prev">
                   ← Newer

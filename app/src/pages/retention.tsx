@@ -8,6 +8,9 @@ import { ErrorBox, Loading, Tabs } from '../components/ui.js';
 import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../format.js';
 import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
+import { FilterBar } from '../components/filter-bar.js';
+import { filterParams } from '../filters.js';
+import { loadFiltered, useFilters } from '../use-filters.js';
 
 const GROUPS = [
   { key: 'channels', label: 'Channels' },
@@ -117,19 +120,43 @@ function RetentionTable(props: { data: Retention }): JSX.Element {
   );
 }
 
-/** `/sites/<domain>/retention?range=…`: LTV, churn and refunds by the channel, referrer and campaign that brought each customer. */
+/**
+ * `/sites/<domain>/retention?range=…&f=…`: LTV, churn and refunds by the
+ * channel, referrer and campaign that brought each customer; the dashboard's
+ * filters (`f`) keep the customers whose first payment is credited to a
+ * matching visit, or, while the server refuses filters on retention, the page
+ * shows every customer and says so.
+ */
 export function RetentionPage(): JSX.Element {
   const { params } = useRoute();
   const { query } = useLocation();
   const domain = params.domain ?? '';
+  const filters = useFilters();
   const range = rangeFromQuery(query);
-  const data = useData(() => api.retention(domain, range), `${domain}|${JSON.stringify(range)}`);
-  const r = data.data;
+  const data = useData(
+    () => loadFiltered((filtersJson) => api.retention(domain, { ...range, filters: filtersJson }), filters.json),
+    `${domain}|${JSON.stringify(range)}|${filters.json ?? ''}`,
+  );
+  const r = data.data?.body;
+  const refused = data.data?.refused ?? null;
+  const f = filterParams(filters.chips);
   return (
     <div class="page">
-      <SiteHeader domain={domain} search={rangeSearch(range)} current="retention">
-        <RangePicker range={range} />
+      <SiteHeader domain={domain} search={rangeSearch(range, { f })} current="retention">
+        <RangePicker range={range} extra={{ f }} />
       </SiteHeader>
+      <FilterBar filters={filters}>
+        {refused ? (
+          <p class="filter-refused" data-filters-refused>
+            This report does not follow the filters yet ({refused}): it shows every customer of the range.
+          </p>
+        ) : (
+          <p>
+            Only the customers whose first payment is credited to a visit that matches the filters; a first payment
+            credited to no visit (Unattributed) matches none.
+          </p>
+        )}
+      </FilterBar>
       {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
       {!r && data.loading ? <Loading /> : null}
       {r ? (

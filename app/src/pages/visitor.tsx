@@ -1,5 +1,5 @@
 import type { JSX } from 'preact';
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import { api, type PaymentRow, type Step, type VisitEntry } from '../api.js';
 import { SiteHeader } from '../components/layout.js';
 import { ErrorBox, Loading } from '../components/ui.js';
@@ -7,6 +7,8 @@ import { countryName, formatDateTime, formatDuration, formatMinor, formatTime, f
 import { PaymentRowView, PaymentsHead, touchSummary } from './payments.js';
 import { useData } from '../use-data.js';
 import { useAuth } from '../auth.js';
+import { filterParams } from '../filters.js';
+import { rangeFromQuery, rangeSearch } from '../range.js';
 
 function PaymentLine(props: { p: PaymentRow }): JSX.Element {
   const p = props.p;
@@ -21,7 +23,10 @@ function PaymentLine(props: { p: PaymentRow }): JSX.Element {
   );
 }
 
-function StepView(props: { step: Step }): JSX.Element {
+/** The dashboard of the site filtered by a page (`is event:page <path>`), over the range this page was opened with (30 days by default). */
+type PageHref = (path: string) => string;
+
+function StepView(props: { step: Step; pageHref: PageHref }): JSX.Element {
   const s = props.step;
   switch (s.type) {
     case 'page':
@@ -32,7 +37,14 @@ function StepView(props: { step: Step }): JSX.Element {
             ▸
           </span>
           <span>
-            Viewed <code>{s.path}</code>
+            Viewed{' '}
+            <a
+              href={props.pageHref(s.path)}
+              title={`Filter the dashboard: Page is ${s.path}`}
+              data-filter-by="event:page"
+            >
+              <code>{s.path}</code>
+            </a>
           </span>
           <span class="muted">{s.secs === null ? '' : formatDuration(s.secs)}</span>
         </li>
@@ -86,7 +98,7 @@ function StepView(props: { step: Step }): JSX.Element {
   }
 }
 
-function VisitView(props: { visit: VisitEntry }): JSX.Element {
+function VisitView(props: { visit: VisitEntry; pageHref: PageHref }): JSX.Element {
   const v = props.visit;
   return (
     <li class="entry entry-visit" data-entry="visit">
@@ -99,14 +111,17 @@ function VisitView(props: { visit: VisitEntry }): JSX.Element {
       </div>
       <ol class="steps">
         {v.steps.map((s, i) => (
-          <StepView key={i} step={s} />
+          <StepView key={i} step={s} pageHref={props.pageHref} />
         ))}
       </ol>
     </li>
   );
 }
 
-/** `/sites/<domain>/visitors/<id>`: every visit with its steps, and payments inside and outside visits (`docs/api.md` "Visitor timeline"). */
+/**
+ * `/sites/<domain>/visitors/<id>`: every visit with its steps, and payments inside and outside visits
+ * (`docs/api.md` "Visitor timeline"); a viewed page links to the dashboard filtered by it.
+ */
 export function VisitorPage(): JSX.Element {
   const { params } = useRoute();
   const domain = params.domain ?? '';
@@ -115,6 +130,10 @@ export function VisitorPage(): JSX.Element {
   const id = params.visitor ?? '';
   const data = useData(() => api.visitor(domain, id), `${domain}|${id}`);
   const t = data.data;
+  const { query } = useLocation();
+  const range = rangeFromQuery(query);
+  const pageHref: PageHref = (path) =>
+    `/sites/${encodeURIComponent(domain)}${rangeSearch(range, { f: filterParams([{ op: 'is', dimension: 'event:page', value: path }]) })}`;
   return (
     <div class="page">
       <SiteHeader domain={domain} search="" current="visitor" />
@@ -148,7 +167,7 @@ export function VisitorPage(): JSX.Element {
           <ol class="timeline">
             {t.entries.map((e, i) =>
               e.type === 'visit' ? (
-                <VisitView key={i} visit={e} />
+                <VisitView key={i} visit={e} pageHref={pageHref} />
               ) : (
                 <li key={i} class="entry entry-payment" data-entry="payment">
                   <div class="entry-head">

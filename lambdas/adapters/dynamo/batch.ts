@@ -68,8 +68,18 @@ export async function batchWrite(
 /**
  * BatchGetItem in chunks of 100 (strongly consistent), re-asking for
  * unprocessed keys and throttled requests as `batchWrite` does. Returns the items found, in no particular order.
+ * `attributes`, when given, are the only ones read back (a ProjectionExpression: fewer bytes over the
+ * wire; DynamoDB still bills the whole item's size).
  */
-export async function batchGet(conn: DynamoConnection, keys: readonly Key[]): Promise<Record<string, unknown>[]> {
+export async function batchGet(
+  conn: DynamoConnection,
+  keys: readonly Key[],
+  attributes?: readonly string[],
+): Promise<Record<string, unknown>[]> {
+  const projection = attributes && {
+    ProjectionExpression: attributes.map((_, i) => `#a${i}`).join(', '),
+    ExpressionAttributeNames: Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a])),
+  };
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Key[] = keys.slice(i, i + 100);
@@ -77,7 +87,9 @@ export async function batchGet(conn: DynamoConnection, keys: readonly Key[]): Pr
       if (attempt > 0) await pause(attempt);
       try {
         const result = await conn.doc.send(
-          new BatchGetCommand({ RequestItems: { [conn.table]: { Keys: pending, ConsistentRead: true } } }),
+          new BatchGetCommand({
+            RequestItems: { [conn.table]: { Keys: pending, ConsistentRead: true, ...projection } },
+          }),
         );
         items.push(...((result.Responses?.[conn.table] ?? []) as Record<string, unknown>[]));
         pending = (result.UnprocessedKeys?.[conn.table]?.Keys ?? []) as Key[];

@@ -414,7 +414,8 @@ export const PARTITIONS = {
           bound: KB(1),
         },
       },
-      [],
+      // Filtered retention reads the members of its days (`docs/api.md`, "Filters").
+      REPORTERS,
     ),
   },
   cohort: {

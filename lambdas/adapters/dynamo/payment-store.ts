@@ -48,8 +48,8 @@ export class DynamoPaymentStore implements PaymentLedger, PaymentImportWrites {
   repointAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
     return this.records.repointAliases(site, provider, paymentId, ids);
   }
-  linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
-    return this.records.linkAliases(site, provider, paymentId, ids);
+  linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[], own = true): Promise<void> {
+    return this.records.linkAliases(site, provider, paymentId, ids, own);
   }
   aliasTargets(site: string, ids: readonly PaymentRef[]): Promise<Map<string, string>> {
     return this.records.aliasTargets(site, ids);

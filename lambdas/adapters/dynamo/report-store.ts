@@ -15,6 +15,8 @@ import { countVisitors, deserializeSketch, type VisitorSketch } from '../../doma
 import type { ListClass, PeriodCustomers, ValueCounters } from '../../domain/payments/contribution.js';
 import { PaymentListStore } from './payments/payment-list-store.js';
 import { CohortStore } from './payments/cohort-store.js';
+import { CohortMemberStore } from './payments/cohort-member-store.js';
+import type { PayerSummary } from '../../domain/reports/cohorts.js';
 import type { RetentionCohorts } from '../../domain/reports/retention.js';
 import type { Payment } from '../../domain/payments/payment.js';
 import type { Visit } from '../../domain/visit.js';
@@ -34,6 +36,7 @@ export class DynamoReportStore implements ReportReads {
   constructor(private readonly conn: DynamoConnection) {
     this.list = new PaymentListStore(conn);
     this.cohortStore = new CohortStore(conn);
+    this.members = new CohortMemberStore(conn);
     this.imported = new DynamoImportedStore(conn);
   }
 
@@ -42,6 +45,7 @@ export class DynamoReportStore implements ReportReads {
 
   private readonly list: PaymentListStore;
   private readonly cohortStore: CohortStore;
+  private readonly members: CohortMemberStore;
 
   /** Each site's pending rollup deltas, read once per store (a report's reads share them). */
   private readonly pendingBySite = new Map<string, Promise<PendingPart[]>>();
@@ -213,6 +217,11 @@ export class DynamoReportStore implements ReportReads {
       this.cohortStore.firstDay(site),
     ]);
     return { considered, window: churn, firstDay, sources: flags.sources };
+  }
+
+  /** The cohort members whose first payment is on a local day `from`..`to` (one paged Query). */
+  cohortMembers(site: string, from: string, to: string): Promise<Array<{ payer: string; summary: PayerSummary }>> {
+    return this.members.between(site, from, to);
   }
 
   /** The stored payments of `keys` (one BatchGetItem per 100 keys). */

@@ -216,17 +216,22 @@ export const emptyCustomers = (): PeriodCustomers => ({
   touched: { kind: 'exact', days: dict() },
 });
 
-/** Adds one payer's touch days to a period's `touched`, switching to a sketch past the limit. */
-function addTouched(into: PeriodCustomers, customer: string, days: readonly string[]): void {
+/**
+ * Adds one payer's touch days to a period's `touched`, switching to a sketch past the limit. `held`
+ * counts the touch days `into` holds (kept by the caller, which builds `into` alone, so that a
+ * period of `EXACT_LIMIT` payers is not summed again for each).
+ */
+function addTouched(into: PeriodCustomers, customer: string, days: readonly string[], held: { days: number }): void {
   if (into.touched.kind === 'sketch') {
     into.touched.sketch = addVisitors(into.touched.sketch, [customer]);
     return;
   }
-  const held = new Set(own(into.touched.days, customer) ?? []);
-  for (const d of days) held.add(d);
-  into.touched.days[customer] = [...held].sort();
-  const size = Object.values(into.touched.days).reduce((n, ds) => n + ds.length, 0);
-  if (size > EXACT_LIMIT)
+  const had = own(into.touched.days, customer) ?? [];
+  const next = new Set(had);
+  for (const d of days) next.add(d);
+  into.touched.days[customer] = [...next].sort();
+  held.days += next.size - had.length;
+  if (held.days > EXACT_LIMIT)
     into.touched = { kind: 'sketch', sketch: addVisitors(emptySketch(), Object.keys(into.touched.days)) };
 }
 
@@ -238,7 +243,8 @@ export function dayCustomers(contributions: readonly Contribution[]): PeriodCust
     out.customers,
     counted.map((c) => c.customer),
   );
-  for (const c of counted) if (c.touch_day !== null) addTouched(out, c.customer, [c.touch_day]);
+  const held = { days: 0 };
+  for (const c of counted) if (c.touch_day !== null) addTouched(out, c.customer, [c.touch_day], held);
   return out;
 }
 
@@ -246,13 +252,14 @@ export function dayCustomers(contributions: readonly Contribution[]): PeriodCust
 export function mergeCustomers(periods: readonly PeriodCustomers[]): PeriodCustomers {
   const out = emptyCustomers();
   out.customers = reduceSketch(periods.map((p) => p.customers));
+  const held = { days: 0 };
   for (const p of periods) {
     if (p.touched.kind === 'sketch') {
       const known = out.touched.kind === 'exact' ? Object.keys(out.touched.days) : [];
       const base = out.touched.kind === 'sketch' ? out.touched.sketch : addVisitors(emptySketch(), known);
       out.touched = { kind: 'sketch', sketch: unionSketches([base, p.touched.sketch]) };
     } else {
-      for (const [customer, days] of Object.entries(p.touched.days)) addTouched(out, customer, days);
+      for (const [customer, days] of Object.entries(p.touched.days)) addTouched(out, customer, days, held);
     }
   }
   return out;

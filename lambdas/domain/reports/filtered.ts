@@ -211,11 +211,13 @@ export function filteredBreakdown(
 
 /**
  * A breakdown from per-value sums (what the engine's `breakdown` gives: matching visits, and the
- * payments credited to them with their distinct payers), by the unfiltered breakdown's rules.
+ * payments credited to them with their distinct payers), by the unfiltered breakdown's rules;
+ * `unattributed`, payment counters keyed `UNATTRIBUTED_KEY` (the rollups'), gives the Unattributed row.
  */
 export function breakdownOfValues(
   values: ReadonlyMap<string, { visits: number; payments: number; cents: number; customers: number }>,
   limit: number,
+  unattributed: ReadonlyArray<Record<string, ValueCounters>> = [],
 ): { total: number; rows: BreakdownRow[] } {
   const visits = dict<number>();
   const payments = dict<ValueCounters>();
@@ -223,7 +225,7 @@ export function breakdownOfValues(
     if (v.visits > 0) visits[value] = v.visits;
     if (v.payments > 0) payments[value] = [v.payments, v.cents, v.customers];
   }
-  return breakdownRows([visits], [payments], limit);
+  return breakdownRows([visits], [payments, ...unattributed], limit);
 }
 
 /** The goals report under a filter, one row per goal name (`docs/api.md` "Goals"; link URLs are not in the visit rows yet). */
@@ -309,4 +311,80 @@ export function filteredTimeseries(
     range,
     interval,
   );
+}
+
+/** The intervals the engine sums in SQL; by hour the series reads rows (`filteredTimeseries`). */
+export type SummedInterval = Exclude<Interval, 'hour'>;
+
+/**
+ * A filtered time series as the engine sums it: per point period (a day `YYYY-MM-DD` or a month `YYYY-MM`)
+ * the matching visits that started in it, their page views and distinct visitors, and the counted payments
+ * of the period (by their site-local day) credited to a matching visit, net USD cents.
+ */
+export interface FilteredSeries {
+  visits: ReadonlyArray<{ period: string; visits: number; pageviews: number; visitors: number }>;
+  payments: ReadonlyArray<{ period: string; payments: number; cents: number }>;
+}
+
+/** The time series from the engine's sums (`docs/api.md` "Time series"): what `filteredTimeseries` gives by day or month. */
+export function timeseriesOfSeries(
+  series: FilteredSeries,
+  range: DateRange,
+  interval: SummedInterval,
+): TimeseriesPoint[] {
+  return timeseriesPoints(
+    {
+      // One item per point: its visitors are the point's.
+      visits: series.visits.map((v) => ({ ...v, sketch: null })),
+      payments: series.payments.map((p) => ({
+        period: p.period,
+        totals: { ...emptyTotals(), payments: p.payments, cents: p.cents },
+      })),
+    },
+    range,
+    interval,
+  );
+}
+
+/**
+ * A filtered goals report as the engine sums it: the range's matching visits' distinct visitors, and per
+ * goal name the matching visits in which it happened, its completions, their distinct visitors, and the
+ * payments credited to those visits (count, net USD cents, distinct payers).
+ */
+export interface FilteredGoalCounts {
+  visitors: number;
+  goals: ReadonlyMap<
+    string,
+    { visits: number; completions: number; visitors: number; payments: number; cents: number; customers: number }
+  >;
+}
+
+/** The goals report from the engine's sums, one row per goal name: what `filteredGoals` gives. */
+export function goalsOfCounts(
+  sums: FilteredGoalCounts,
+  limit: number,
+): { visitors: number; total: number; rows: GoalRow[] } {
+  const counts = dict<number>();
+  const completions = dict<number>();
+  const visitors = dict<number>();
+  const payments = dict<ValueCounters>();
+  for (const [goal, g] of sums.goals) {
+    if (g.visits > 0) {
+      counts[goal] = g.visits;
+      completions[goal] = g.completions;
+    }
+    visitors[goal] = g.visitors;
+    if (g.payments > 0) payments[goal] = [g.payments, g.cents, g.customers];
+  }
+  const { total, rows } = goalRows(
+    {
+      items: [{ counts, counters: completions, valueSketches: {} }],
+      payments: [payments],
+      visitors: sums.visitors,
+      visitorCounts: visitors,
+    },
+    null,
+    limit,
+  );
+  return { visitors: sums.visitors, total, rows };
 }

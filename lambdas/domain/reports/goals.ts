@@ -44,6 +44,11 @@ export interface GoalsInput {
   /** Distinct visitors of the range (the overview's `visitors`). */
   visitors: number;
   /**
+   * Distinct visitors per goal key counted exactly by the caller (the filtered engine's SQL), standing in
+   * for the items' `valueSketches` of that key.
+   */
+  visitorCounts?: Readonly<Record<string, number>>;
+  /**
    * Imported days' custom events per goal key, `[visitors, events]` summed over days: they add to the
    * row's visitors and completions, and to its visits as visitors (Plausible exports no visits per goal).
    */
@@ -103,7 +108,9 @@ export function goalRows(input: GoalsInput, goal: string | null, limit: number):
   }
   const rows: GoalRow[] = [...acc]
     .map(([key, r]) => {
-      const visitors = (r.sketches.length > 0 ? countVisitors(unionSketches(r.sketches)) : 0) + r.imported;
+      const counted =
+        input.visitorCounts?.[key] ?? (r.sketches.length > 0 ? countVisitors(unionSketches(r.sketches)) : 0);
+      const visitors = counted + r.imported;
       const other = key === OTHER_GOALS_KEY;
       const parsed = parseGoalKey(key);
       return {

@@ -3,7 +3,8 @@ import { RANGE_NAMES } from '../range.js';
 import { DIMENSIONS } from '../rollup.js';
 import { INTERVALS, INTERVAL_MAX_DAYS } from './timeseries.js';
 import { formatParam } from './csv.js';
-import { filtersParam } from './filters.js';
+import { PROP_DIMENSION_PREFIX, filtersParam, propKeyOf } from './filters.js';
+import { PROPS_LIMITS } from '../props.js';
 
 /**
  * The report API's parameters and responses as zod schemas (`docs/api.md`).
@@ -67,7 +68,27 @@ export const paymentsParams = rangeParams.extend({
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Rows to skip, for paging'),
   format: formatParam,
 });
-export const dimensionParam = z.enum(DIMENSIONS);
+/** The prefix of a custom property's breakdown, `breakdown/prop:<key>` (`docs/api.md`, "Breakdowns"). */
+export const PROP_BREAKDOWN_PREFIX = 'prop:';
+/** The property key of a `prop:<key>` breakdown dimension. */
+export const propOfDimension = (dimension: `prop:${string}`): string => dimension.slice(PROP_BREAKDOWN_PREFIX.length);
+/**
+ * A breakdown's dimension: one of `DIMENSIONS`, or `prop:<key>`, a custom property, its key bounded as an
+ * `event:props:<key>` filter's (`propKeyOf`: 1 to 300 UTF-8 bytes; any text, never more than data).
+ */
+export const dimensionParam = z.union(
+  [
+    z.enum(DIMENSIONS),
+    z
+      .templateLiteral([PROP_BREAKDOWN_PREFIX, z.string()])
+      .refine((d) => propKeyOf(PROP_DIMENSION_PREFIX + propOfDimension(d)) !== null, {
+        error: `a property key has 1 to ${PROPS_LIMITS.keyBytes} bytes`,
+      }),
+  ],
+  { error: `must be one of ${DIMENSIONS.join(', ')}, or prop:<key> (a custom property)` },
+);
+/** A breakdown's dimension as parsed (`dimensionParam`). */
+export type BreakdownDimension = z.output<typeof dimensionParam>;
 export const goalsParams = rangeParams.extend({
   goal: z
     .string()

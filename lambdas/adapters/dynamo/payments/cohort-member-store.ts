@@ -4,6 +4,10 @@ import { PK, SK } from '../table.js';
 import type { PayerSummary } from '../../../domain/reports/cohorts.js';
 import { dayMembers, memberItem, memberKey, memberPk, monthMembers, summaryOf } from './cohort-member-items.js';
 import { ignoreCondition } from './payer-store.js';
+import { addDays } from '../../../domain/range.js';
+
+/** Members read per Query page (≤ 1 KB each, about 200 B): a report's read is paged, never one unbounded answer. */
+const MEMBER_PAGE = 1000;
 
 /**
  * The cohort member items (`cohort-member-items.ts`): each payer's summary on its first day. A
@@ -66,6 +70,27 @@ export class CohortMemberStore {
         const day = out.get(summary.day);
         if (day) day.push(summary);
         else out.set(summary.day, [summary]);
+      }
+    return out;
+  }
+
+  /**
+   * The payers (`customerKey`) and summaries of the members whose first payment is on a local day `from`..`to`
+   * (filtered retention, `docs/api.md` "Filters"): one paged Query of the sort keys from `<from>#` to the
+   * day after `to` (no member's key is that prefix alone), eventually consistent like every report read.
+   */
+  async between(site: string, from: string, to: string): Promise<Array<{ payer: string; summary: PayerSummary }>> {
+    const out: Array<{ payer: string; summary: PayerSummary }> = [];
+    const query = {
+      TableName: this.conn.table,
+      KeyConditionExpression: `${PK} = :pk AND ${SK} BETWEEN :lo AND :hi`,
+      ExpressionAttributeValues: { ':pk': memberPk(site), ':lo': dayMembers(from), ':hi': dayMembers(addDays(to, 1)) },
+      ProjectionExpression: `${SK}, m`,
+    };
+    for await (const page of paginateQuery({ client: this.conn.doc, pageSize: MEMBER_PAGE }, query))
+      for (const item of page.Items ?? []) {
+        const sk = String(item[SK]);
+        out.push({ payer: sk.slice(sk.indexOf('#') + 1), summary: summaryOf(item) });
       }
     return out;
   }

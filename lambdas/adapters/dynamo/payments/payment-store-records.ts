@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { DynamoConnection } from '../client.js';
-import { PK } from '../table.js';
+import { PK, SK } from '../table.js';
 import { PARTITIONS } from '../items.js';
 import { BULK_CONCURRENCY, batchGet, batchWrite } from '../batch.js';
 import type { Payment } from '../../../domain/payments/payment.js';
@@ -50,11 +50,11 @@ export class PaymentRecords {
    * stored apart (Stripe's invoice and PaymentIntent on newer API versions).
    */
   async findPaymentIds(site: string, provider: Provider, ids: readonly string[]): Promise<string[]> {
-    const found = await batchGet(
-      this.conn,
-      [...new Set(ids)].map((id) => aliasKey(site, provider, id)),
+    const targets = await this.aliasTargets(
+      site,
+      ids.map((id) => ({ provider, id })),
     );
-    return [...new Set(found.map((item) => String(item.payment_id)))].sort();
+    return [...new Set(targets.values())].sort();
   }
 
   /** Points `ids` at `paymentId`, replacing what they pointed at (after two rows were merged). */
@@ -66,9 +66,18 @@ export class PaymentRecords {
     }
   }
 
-  /** Points every id of a purchase at its canonical id (first writer wins). */
-  async linkAliases(site: string, provider: Provider, paymentId: string, ids: readonly string[]): Promise<void> {
-    for (const id of new Set([paymentId, ...ids])) {
+  /**
+   * Points every id of a purchase at its canonical id (first writer wins); the canonical id itself too
+   * unless `own` is false (the import leaves it to the PAYMENT item, as `bulkPutPayments` does).
+   */
+  async linkAliases(
+    site: string,
+    provider: Provider,
+    paymentId: string,
+    ids: readonly string[],
+    own = true,
+  ): Promise<void> {
+    for (const id of new Set(own ? [paymentId, ...ids] : ids.filter((id) => id !== paymentId))) {
       try {
         await this.conn.doc.send(
           new PutCommand({
@@ -84,23 +93,32 @@ export class PaymentRecords {
   }
 
   /**
-   * The canonical payment id each of `ids` is an alias of (PAYMENT_ALIAS
-   * items, BatchGetItem), keyed by `aliasRef(provider, id)`; ids not known
-   * are absent.
+   * The canonical payment id each of `ids` names, keyed by `aliasRef(provider, id)`; ids not known
+   * are absent. An id's PAYMENT_ALIAS item says where it points; an id without one that a PAYMENT
+   * item is stored under names that payment: an import writes no alias of a payment's own id
+   * (`bulkPutPayments`), its PAYMENT item is that alias (`docs/data-model.md`, PAYMENT_ALIAS). Where
+   * both exist the alias wins (a row folded into another is repointed before it is deleted). One
+   * BatchGetItem round for both kinds of item, the PAYMENT items' keys alone read back.
    */
   async aliasTargets(site: string, ids: readonly PaymentRef[]): Promise<Map<string, string>> {
+    const refs = [...new Map(ids.map((k) => [aliasRef(k.provider, k.id), k])).values()];
     const found = await batchGet(
       this.conn,
-      [...new Map(ids.map((k) => [aliasRef(k.provider, k.id), k])).values()].map((k) =>
-        aliasKey(site, k.provider, k.id),
-      ),
+      refs.flatMap((k) => [aliasKey(site, k.provider, k.id), paymentItemKey(site, k.provider, k.id)]),
+      [PK, SK, 'type', 'payment_id', 'provider', 'provider_payment_id'],
     );
-    const out = new Map<string, string>();
+    const aliases = new Map<string, string>();
+    const rows = new Map<string, string>();
     for (const item of found) {
-      const alias = aliasOf(item);
-      out.set(aliasRef(alias.provider, alias.id), String(item.payment_id));
+      if (item.type === 'PAYMENT_ALIAS') {
+        const alias = aliasOf(item);
+        aliases.set(aliasRef(alias.provider, alias.id), String(item.payment_id));
+      } else {
+        const id = String(item.provider_payment_id);
+        rows.set(aliasRef(item.provider as Provider, id), id);
+      }
     }
-    return out;
+    return new Map([...rows, ...aliases]);
   }
 
   async deletePayment(site: string, provider: Provider, id: string): Promise<void> {
@@ -172,16 +190,20 @@ export class PaymentRecords {
   /**
    * Writes payments not stored before (an import's new ones) with
    * BatchWriteItem: their PAYMENT items and an alias item for each of their
-   * ids, unconditionally (`linkAliases` would find none of them taken).
+   * other ids, unconditionally (`linkAliases` would find none of them
+   * taken). The payment's own id needs none: `aliasTargets` reads the
+   * PAYMENT item as its alias, which saves an item per payment.
    */
   async bulkPutPayments(payments: readonly Payment[]): Promise<void> {
     await batchWrite(
       this.conn,
       payments.flatMap((p) => [
         { PutRequest: { Item: paymentItem(p) } },
-        ...[...new Set([p.provider_payment_id, ...p.aliases])].map((alias) => ({
-          PutRequest: { Item: aliasItem(p.site, p.provider, alias, p.provider_payment_id) },
-        })),
+        ...[...new Set(p.aliases)]
+          .filter((alias) => alias !== p.provider_payment_id)
+          .map((alias) => ({
+            PutRequest: { Item: aliasItem(p.site, p.provider, alias, p.provider_payment_id) },
+          })),
       ]),
       BULK_CONCURRENCY,
     );

@@ -1,0 +1,143 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureAppBuilt } from '../../app/build.js';
+import { VISIT_TABLE_TMP_MIB } from '../../lambdas/adapters/s3-table-files.js';
+import { DUCKDB_BINDING, duckdbLayer } from '../../lib/visit-table.js';
+import { synth, testApp, type Synthesized } from './synth.js';
+
+/**
+ * Filtered reports in the stack (`docs/data-model.md`, "Filtered reports"): the functions that run DuckDB
+ * (report and MCP read the visit table, operations writes it) on x86_64 with the DuckDB layer, `/tmp` for the
+ * table's files and grants on `visit-table/` only; `-c filteredReports=false` (the default) leaves them as before.
+ */
+
+type Resource = { Properties: Record<string, unknown> };
+const functions = (s: Synthesized) =>
+  Object.entries(s.template.findResources('AWS::Lambda::Function') as Record<string, Resource>).filter(
+    ([, fn]) => (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables,
+  );
+const serviceOf = (fn: Resource) =>
+  String((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME);
+/** The S3 statements of a function's policies, resources flattened to their key pattern (`visit-table/…`). */
+function s3Statements(s: Synthesized, service: string) {
+  const role = Object.keys(s.template.findResources('AWS::IAM::Role')).find((id) => id.startsWith(`${service}Role`));
+  return Object.values(s.template.findResources('AWS::IAM::Policy') as Record<string, Resource>)
+    .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement)
+    .filter((st) => [st.Action].flat().some((a) => String(a).startsWith('s3:')))
+    .filter((st) => JSON.stringify(st).includes('visit-table'))
+    .map((st) => ({
+      Action: st.Action,
+      Resource: [st.Resource]
+        .flat()
+        .map((r) => JSON.stringify(r).match(/"\/([^"]*)"\]\]\}$/)?.[1] ?? 'bucket')
+        .sort(),
+      ...(st.Condition ? { Condition: st.Condition } : {}),
+    }));
+}
+
+describe('filtered reports in the stack', () => {
+  let on: Synthesized;
+  let off: Synthesized;
+  beforeAll(async () => {
+    await ensureAppBuilt(() => {});
+    on = synth({ config: { app: true, filteredReports: true }, bundle: false });
+    off = synth({ config: { app: true }, bundle: false });
+  }, 240_000);
+
+  it('puts report, MCP and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others stay arm64 without it', () => {
+    const layers = Object.keys(on.template.findResources('AWS::Lambda::LayerVersion'));
+    const duckdb = layers.filter((id) => id.startsWith('DuckDb'));
+    expect(duckdb).toHaveLength(1);
+    on.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
+      CompatibleArchitectures: ['x86_64'],
+      CompatibleRuntimes: ['nodejs22.x'],
+    });
+    const seen: Record<string, unknown> = {};
+    for (const [, fn] of functions(on)) {
+      const p = fn.Properties;
+      const variables = (p.Environment as { Variables: Record<string, unknown> }).Variables;
+      seen[serviceOf(fn)] = {
+        arch: p.Architectures,
+        duckdb: JSON.stringify(p.Layers ?? []).includes(duckdb[0]!),
+        tmp: (p.EphemeralStorage as { Size: number } | undefined)?.Size ?? 512,
+        memory: p.MemorySize,
+        timeout: p.Timeout,
+        bucket: variables.VISIT_TABLE_BUCKET === undefined ? null : JSON.stringify(variables.VISIT_TABLE_BUCKET),
+      };
+    }
+    const uses = {
+      arch: ['x86_64'],
+      duckdb: true,
+      tmp: VISIT_TABLE_TMP_MIB,
+      memory: 1769,
+      bucket: expect.stringMatching(/ArchiveEvents/),
+    };
+    expect(seen).toMatchObject({
+      report: { ...uses, timeout: 29 },
+      mcp: { ...uses, timeout: 29 },
+      operations: { ...uses, timeout: 900 },
+    });
+    for (const [service, props] of Object.entries(seen))
+      if (!['report', 'mcp', 'operations'].includes(service))
+        expect(props, service).toMatchObject({ arch: ['arm64'], duckdb: false, tmp: 512, bucket: null });
+  });
+
+  it('grants the readers list and get on the visits, payments and dictionary only, and the writer its state, puts and deletes', () => {
+    const read = [
+      {
+        Action: 's3:ListBucket',
+        Resource: ['bucket'],
+        Condition: {
+          StringLike: { 's3:prefix': ['visit-table/visits/*', 'visit-table/payments/*', 'visit-table/dict/*'] },
+        },
+      },
+      {
+        Action: 's3:GetObject',
+        Resource: ['visit-table/dict/*', 'visit-table/payments/*', 'visit-table/visits/*'],
+      },
+    ];
+    expect(s3Statements(on, 'report')).toEqual(read);
+    expect(s3Statements(on, 'mcp')).toEqual(read);
+    const families = ['visits', 'payments', 'dict', 'state'].map((f) => `visit-table/${f}/*`);
+    expect(s3Statements(on, 'operations')).toEqual([
+      { Action: 's3:ListBucket', Resource: ['bucket'], Condition: { StringLike: { 's3:prefix': families } } },
+      { Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], Resource: [...families].sort() },
+    ]);
+  });
+
+  it('has no unacknowledged cdk-nag finding', () => {
+    expect(on.nagViolations()).toEqual([]);
+  });
+
+  it('by default (-c filteredReports=false): no layer, no bucket, no grant, every function on arm64 at its own memory', () => {
+    expect(
+      Object.keys(off.template.findResources('AWS::Lambda::LayerVersion')).filter((id) => id.startsWith('DuckDb')),
+    ).toEqual([]);
+    for (const [, fn] of functions(off)) {
+      expect(fn.Properties.Architectures, serviceOf(fn)).toEqual(['arm64']);
+      expect(JSON.stringify(fn.Properties.Environment)).not.toContain('VISIT_TABLE_BUCKET');
+    }
+    for (const service of ['report', 'mcp', 'operations']) expect(s3Statements(off, service)).toEqual([]);
+  });
+});
+
+describe('the DuckDB layer', () => {
+  it("stages the installed binding's library where Node resolves it under /opt, within Lambda's 250 MB", () => {
+    // Bundling on (the local copy): what `cdk deploy` zips.
+    const app: App = testApp({ builtinCloudFormationValidation: false });
+    const stack = new Stack(app, 'Layer');
+    duckdbLayer(stack);
+    const layer = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::LayerVersion'))[0] as Resource;
+    const key = (layer.Properties.Content as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+    const dir = join(app.outdir, `asset.${key}`, 'nodejs', 'node_modules', DUCKDB_BINDING);
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(['LICENSE', 'duckdb.node', 'libduckdb.so', 'package.json']);
+    const bytes = files.reduce((n, f) => n + statSync(join(dir, f)).size, 0);
+    expect(bytes).toBeLessThan(250 * 1024 * 1024);
+    console.log(`DuckDB layer: ${(bytes / 1024 / 1024).toFixed(1)} MiB unzipped`);
+  });
+});
