@@ -34,7 +34,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...EXCLUDED, ...ISOLATED], isolate: false },
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...EXCLUDED, ...ISOLATED],
+          isolate: false,
+          // Fails a file that leaves a mocked AWS client, fake timers or a changed environment variable behind.
+          setupFiles: ['test/support/shared-setup.ts'],
+        },
       },
       { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
     ],
