@@ -1,9 +1,25 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that change module state other files read (a module-level cache, a spied stream, the process's
+ * environment) or read what another file left: they run in a process of their own, as vitest does by default.
+ * Every other file shares its worker's process with the files before it (`isolate: false`), so the AWS SDK,
+ * aws-cdk-lib and dynalite load once per worker instead of once per file (docs/reliability.md).
+ */
+const ISOLATED = [
+  'test/services/sessionize-visit-cache.test.ts',
+  'test/cli/import-providers.test.ts',
+  'test/handlers/app-erasures.test.ts',
+  'test/ops/erasure-requests.test.ts',
+  'test/cli/admin.test.ts',
+  'test/reports/reports.test.ts',
+  'test/services/share-links.test.ts',
+  'test/security/share-links.test.ts',
+];
+const EXCLUDED = ['test/browser/**', 'test/reliability/**', 'node_modules/**'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/browser/**', 'test/reliability/**', 'node_modules/**'],
     // Timeouts catch hangs, not slowness: CLI tests start a Node process per
     // command, which takes seconds each when the machine's two cores are busy.
     testTimeout: 120_000,
@@ -15,5 +31,19 @@ export default defineConfig({
     // Per-file clean-up (synth outputs); runs before every file, isolated or not.
     setupFiles: ['test/support/setup.ts'],
     env: { POWERTOOLS_METRICS_DISABLED: 'true', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...EXCLUDED, ...ISOLATED],
+          isolate: false,
+          // Fails a file that leaves a mocked AWS client, fake timers or a changed environment variable behind.
+          setupFiles: ['test/support/shared-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+    ],
   },
 });

@@ -43,6 +43,8 @@ interface Stored {
 let bucket: Map<string, Stored>;
 let now: number;
 const s3 = mockClient(S3Client);
+// The class mock stubs every S3 client's `send`: later files sharing this process need the real one back.
+afterAll(() => s3.restore());
 
 function store(key: string, body: Uint8Array, modified = new Date(now)): string {
   const etag = `"${createHash('md5').update(body).digest('hex')}"`;

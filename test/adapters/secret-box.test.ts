@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +107,8 @@ function contract(make: () => Promise<SecretBox>) {
 
 describe('KmsSecretBox (aws-sdk-client-mock)', () => {
   const kms = mockClient(KMSClient);
+  // The class mock stubs every KMS client's `send`: later files sharing this process need the real one back.
+  afterAll(() => kms.restore());
   beforeEach(() => {
     kms.reset();
     fakeKms(kms);
@@ -217,6 +219,10 @@ function fakeParameterStore(ssm: ReturnType<typeof mockClient>, denied: (name: s
 describe('ParameterSecretBox (aws-sdk-client-mock)', () => {
   const ssm = mockClient(SSMClient);
   const kms = mockClient(KMSClient);
+  afterAll(() => {
+    ssm.restore();
+    kms.restore();
+  });
   const names = secretsParameterNames('Footfall');
   let stored: Map<string, { Type?: string; Value?: string }>;
   const client = () => new SSMClient({ region: 'eu-central-1' });
@@ -283,6 +289,10 @@ describe('ParameterSecretBox (aws-sdk-client-mock)', () => {
 describe('footfall secrets reseal: secrets sealed under the KMS key move to the key pair before the key is given up (dynalite)', () => {
   const ssm = mockClient(SSMClient);
   const kms = mockClient(KMSClient);
+  afterAll(() => {
+    ssm.restore();
+    kms.restore();
+  });
   beforeEach(() => {
     ssm.reset();
     kms.reset();

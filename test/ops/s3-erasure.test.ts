@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-athena';
 import { CopyObjectCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ERASURE_STAGING_PREFIX, S3ArchiveEraser } from '../../lambdas/adapters/s3-archive-eraser.js';
 import { glueColumns } from '../../lambdas/domain/archive-schema.js';
 
@@ -26,6 +26,11 @@ const LEFTOVER = `${ERASURE_STAGING_PREFIX}site=example.com/crashed/000.parquet`
 let objects: Map<string, string>;
 const athena = mockClient(AthenaClient);
 const s3 = mockClient(S3Client);
+// The class mocks stub every client's `send`: later files sharing this process need the real one back.
+afterAll(() => {
+  athena.restore();
+  s3.restore();
+});
 /** The rows the count query answers: `"$path"`, the person's events, all events. */
 let found: string[][];
 

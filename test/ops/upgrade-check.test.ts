@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mockClient } from 'aws-sdk-client-mock';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,6 +10,11 @@ import { site } from '../support/events.js';
 
 const cfn = mockClient(CloudFormationClient);
 const dynamo = mockClient(DynamoDBDocumentClient);
+// The class mocks stub every client's `send`: later files sharing this process need the real one back.
+afterAll(() => {
+  cfn.restore();
+  dynamo.restore();
+});
 
 const stackWith = (outputs: Record<string, string>) => ({
   Stacks: [

@@ -6,10 +6,15 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { site } from './events.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 
-/** A local service on a fresh temp data directory with account `acme` and the given sites. */
+/**
+ * A local service on a fresh temp data directory with account `acme` and the given sites. Dynalite runs in the
+ * calling thread, as admin commands run it, unless `dynaliteThread` is true: the thread `serve` gives it loads tsx
+ * and dynalite again for every service, CPU a test pays on two busy cores, and only
+ * `test/adapters/dynalite-thread.test.ts` tests that thread (through `serve` itself).
+ */
 export async function startTestService(
   sites: Array<Partial<SiteConfig>> = [{}],
-  options: { app?: boolean; clock?: () => number; sessionizeIntervalMs?: number } = {},
+  options: { app?: boolean; clock?: () => number; sessionizeIntervalMs?: number; dynaliteThread?: boolean } = {},
 ): Promise<LocalService & { cleanup(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-svc-'));
   const service = await startLocalService({
@@ -18,6 +23,7 @@ export async function startTestService(
     app: options.app ?? false,
     clock: options.clock,
     sessionizeIntervalMs: options.sessionizeIntervalMs,
+    dynaliteThread: options.dynaliteThread ?? false,
   });
   const store = new DynamoConfigStore(service.dynamo);
   await store.addAccount('acme', new Date());
