@@ -5,7 +5,7 @@ import { countryName, formatCount, formatUsd, formatUsdOrDash, languageName } fr
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
-import { filterOfBreakdown, withChip } from '../filters.js';
+import { filterOfBreakdown, withChip, type FilterChip } from '../filters.js';
 import type { PageFilters } from '../use-filters.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
@@ -218,7 +218,7 @@ function RowLabel(props: {
         {text}
       </span>
     );
-  const chip = { op: 'is', dimension: by, value: row.key ?? '' } as const;
+  const chip: FilterChip = { op: 'is', dimension: by, values: [row.key ?? ''] };
   const shown = typeof text === 'string' ? text : `${named} (${row.key})`;
   return (
     <a

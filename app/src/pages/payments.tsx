@@ -190,7 +190,7 @@ export function PaymentsPage(): JSX.Element {
       <SiteHeader domain={domain} search={search} current="payments">
         <RangePicker range={range} extra={{ filter: filter === 'all' ? null : filter, f }} />
       </SiteHeader>
-      <FilterBar filters={filters}>
+      <FilterBar filters={filters} domain={domain} range={range}>
         <p>
           Only the payments credited to a visit that matches the filters; a payment credited to no visit (Unattributed)
           matches none.

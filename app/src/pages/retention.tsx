@@ -143,7 +143,7 @@ export function RetentionPage(): JSX.Element {
       <SiteHeader domain={domain} search={rangeSearch(range, { f })} current="retention">
         <RangePicker range={range} extra={{ f }} />
       </SiteHeader>
-      <FilterBar filters={filters}>
+      <FilterBar filters={filters} domain={domain} range={range}>
         <p>
           Only the customers whose first payment is credited to a visit that matches the filters; a first payment
           credited to no visit (Unattributed) matches none.
