@@ -1,6 +1,6 @@
 import { FILTER_DIMENSIONS, type FilterDimension } from '../../../lambdas/domain/reports/filter-dimensions.js';
 import { OPERATOR_TEXT, propKey, type ChipDimension, type FilterChip } from '../filters.js';
-import { KEY_HEADING, NONE_LABEL, keyName, type Dimension } from './breakdown-panel.js';
+import { KEY_HEADING, NONE_LABEL, keyName, type Dimension } from './dimension-names.js';
 
 /**
  * How filters are named on screen (`docs/app.md` "Filters"): a dimension's
