@@ -1,4 +1,4 @@
-import type { JSX } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { FilterDimension } from '../../../lambdas/domain/reports/filter-dimensions.js';
@@ -166,32 +166,29 @@ export function FilterDialog(props: {
       <form onSubmit={apply} noValidate>
         <h2 id="filter-dialog-title">{title}</h2>
         <div class="filter-dialog-row">
-          <div class="field">
-            <label for="filter-dimension">Dimension</label>
-            <select
-              id="filter-dimension"
-              name="dimension"
-              value={choice}
-              onChange={(e) => {
-                setChoice((e.currentTarget as HTMLSelectElement).value as Choice);
-                setValues([]);
-                setError(null);
-              }}
-            >
-              {FILTER_GROUPS.map((g) => (
-                <optgroup key={g.name} label={g.name}>
-                  {g.dimensions.map((d) => (
-                    <option key={d} value={d}>
-                      {dimensionName(d)}
-                    </option>
-                  ))}
-                </optgroup>
-              ))}
-              <optgroup label="Properties">
-                <option value={PROPERTY}>Custom property…</option>
+          <SelectField
+            id="filter-dimension"
+            label="Dimension"
+            value={choice}
+            choose={(value) => {
+              setChoice(value as Choice);
+              setValues([]);
+              setError(null);
+            }}
+          >
+            {FILTER_GROUPS.map((g) => (
+              <optgroup key={g.name} label={g.name}>
+                {g.dimensions.map((d) => (
+                  <option key={d} value={d}>
+                    {dimensionName(d)}
+                  </option>
+                ))}
               </optgroup>
-            </select>
-          </div>
+            ))}
+            <optgroup label="Properties">
+              <option value={PROPERTY}>Custom property…</option>
+            </optgroup>
+          </SelectField>
           {choice === PROPERTY ? (
             <div class="field">
               <label for="filter-prop-key">Property key</label>
@@ -207,21 +204,13 @@ export function FilterDialog(props: {
               />
             </div>
           ) : null}
-          <div class="field">
-            <label for="filter-op">Operator</label>
-            <select
-              id="filter-op"
-              name="op"
-              value={op}
-              onChange={(e) => setOp((e.currentTarget as HTMLSelectElement).value as ChipOperator)}
-            >
-              {CHIP_OPERATORS.map((o) => (
-                <option key={o} value={o}>
-                  {OPERATOR_TEXT[o].words}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="filter-op" label="Operator" value={op} choose={(value) => setOp(value as ChipOperator)}>
+            {CHIP_OPERATORS.map((o) => (
+              <option key={o} value={o}>
+                {OPERATOR_TEXT[o].words}
+              </option>
+            ))}
+          </SelectField>
         </div>
         {values.length ? (
           <ul class="filter-values" aria-label="Values (a visit matches any)">
@@ -301,6 +290,28 @@ export function FilterDialog(props: {
         </div>
       </form>
     </dialog>
+  );
+}
+
+/** A labelled menu of the dialog: `id` names it, `choose` gets the value of the option chosen. */
+function SelectField(props: {
+  id: string;
+  label: string;
+  value: string;
+  choose(value: string): void;
+  children: ComponentChildren;
+}): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <select
+        id={props.id}
+        value={props.value}
+        onChange={(e) => props.choose((e.currentTarget as HTMLSelectElement).value)}
+      >
+        {props.children}
+      </select>
+    </div>
   );
 }
 
