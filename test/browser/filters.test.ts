@@ -332,6 +332,24 @@ describe('filters in the app, in Chromium', () => {
     await expectDashboard(page, JSON.stringify([['is', 'visit:country', [country]]]));
   }, 180_000);
 
+  it('filters by a custom property typed by key, its values suggested from breakdown/prop:<key>', async () => {
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    await page.click('[data-add-filter]');
+    await dialog(page).waitFor();
+    await page.selectOption('#filter-dimension', 'props');
+    await page.fill('#filter-prop-key', 'plan');
+    await page.press('#filter-prop-key', 'Tab'); // the key is committed: its values are asked for
+    const plans = await api<Breakdown>(`/breakdown/${encodeURIComponent('prop:plan')}?range=30d&limit=100`);
+    expect(await suggested(page)).toEqual(plans.rows.flatMap((r) => (r.key && !r.unattributed ? [r.key] : [])));
+    await page.fill('#filter-value', 'pro');
+    await page.click('[data-apply-filter]');
+    await page.waitForURL(/\?range=30d&f=is,props:plan,pro$/);
+    expect(await text(page, '[data-chip="event:props:plan"]')).toMatch(/^Property plan\s+is\s+pro/);
+    await settled(page);
+    await expectDashboard(page, JSON.stringify([['is', 'event:props:plan', ['pro']]]));
+  }, 180_000);
+
   it('has no axe-core violation with the dialog open, and fits a phone', async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`);
     await settled(page);
