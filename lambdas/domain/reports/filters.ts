@@ -36,7 +36,6 @@ export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 const DIMENSION_NAMES = Object.keys(FILTER_DIMENSIONS) as [FilterDimension, ...FilterDimension[]];
 
-
 /** The property key of a `event:props:<key>` dimension (1 to 300 UTF-8 bytes), or null for any other dimension. */
 export function propKeyOf(dimension: string): string | null {
   if (!dimension.startsWith(PROP_DIMENSION_PREFIX)) return null;
