@@ -34,22 +34,3 @@ export function useFilters(): PageFilters {
 export function isFiltersError(e: unknown): boolean {
   return e instanceof ApiError && e.status === 400 && (e.field === 'filters' || e.message.startsWith('filters:'));
 }
-
-/**
- * Loads a report with the filters, or without them when the server answers
- * that this report does not take filters (a 400 naming `filters`, as the
- * payments and retention reports answered before they did): the page then
- * shows the unfiltered report and says so (`refused`, the server's message).
- */
-export async function loadFiltered<T>(
-  load: (filters: string | undefined) => Promise<T>,
-  filters: string | undefined,
-): Promise<{ body: T; refused: string | null }> {
-  if (!filters) return { body: await load(undefined), refused: null };
-  try {
-    return { body: await load(filters), refused: null };
-  } catch (e) {
-    if (!isFiltersError(e)) throw e;
-    return { body: await load(undefined), refused: (e as ApiError).message };
-  }
-}

@@ -1,10 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Overview } from '../../app/src/api.js';
+import { startLocalService, type LocalService } from '../../local/service.js';
+import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
+import { ensureDemoUser } from '../../local/demo/user.js';
+import { launchChromium } from './harness.js';
 import {
   formatCount,
   formatDuration,
@@ -14,7 +18,11 @@ import {
   formatUsdOrDash,
 } from '../../app/src/format.js';
 
-/** What the app's browser tests share: the two widths they look at, where screenshots go, axe-core. */
+/**
+ * What the app's browser tests share: the demo service and a signed-in
+ * Chromium, the two widths they look at, where screenshots go, axe-core, and
+ * waiting for a page to settle.
+ */
 
 /** The desktop and phone viewports every app page is looked at in (CSS px). */
 export const DESKTOP = { width: 1440, height: 900 };
@@ -54,6 +62,87 @@ export async function signInDemo(page: Page, baseUrl: string, password: string, 
   await page.fill('input[name=password]', password);
   await page.click('button[type=submit]');
   await page.waitForSelector(`[data-site="${site}"]`);
+}
+
+/** A local service (`npm start`-style, the app served) with the demo site and user, and Chromium at desktop width. */
+export interface DemoApp {
+  dataDir: string;
+  svc: LocalService;
+  /** The demo site's report API key. */
+  key: string;
+  /** The demo user's password. */
+  password: string;
+  browser: Browser;
+  /** The desktop context (1440×900, light), signed in unless `signIn: false`. */
+  desktop: BrowserContext;
+  /** A page of `desktop`, at the site list when signed in. */
+  page: Page;
+}
+
+/**
+ * Starts the demo app for a test file: a fresh data directory, the local
+ * service with no background sessionizer (numbers must not move between
+ * reading the page and the API), the demo site seeded for `days` days of
+ * `visitsPerDay` visits, the demo user, the screenshot folder, Chromium and a
+ * desktop page signed in as the demo user (`signIn: false` leaves that to
+ * the test). What it started is stopped again if a step fails.
+ */
+export async function startDemoApp(options: {
+  /** Names the data directory (`<name>-…` under the temp directory). */
+  name: string;
+  days: number;
+  visitsPerDay: number;
+  signIn?: boolean;
+}): Promise<DemoApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), `${options.name}-`));
+  let svc: LocalService | undefined;
+  let browser: Browser | undefined;
+  try {
+    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    const { key } = await seedDemo(svc, { days: options.days, visitsPerDay: options.visitsPerDay });
+    const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
+    if (!('password' in demo)) throw new Error('the fresh demo user has a password');
+    await mkdir(SHOTS, { recursive: true });
+    browser = await launchChromium();
+    const desktop = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+    const page = await desktop.newPage();
+    if (options.signIn !== false) await signInDemo(page, svc.url, demo.password, DEMO_SITE);
+    return { dataDir, svc, key, password: demo.password, browser, desktop, page };
+  } catch (e) {
+    await stopDemoApp({ dataDir, svc, browser });
+    throw e;
+  }
+}
+
+/** Closes what `startDemoApp` started (any part of it) and removes its data directory. */
+export async function stopDemoApp(
+  app: Partial<Pick<DemoApp, 'dataDir' | 'svc' | 'browser'>> | undefined,
+): Promise<void> {
+  await app?.browser?.close();
+  await app?.svc?.close();
+  if (app?.dataDir) await rm(app.dataDir, { recursive: true, force: true });
+}
+
+/** A phone context (390×844, touch) sharing the desktop context's session. */
+export async function phoneContext(app: Pick<DemoApp, 'browser' | 'desktop'>): Promise<BrowserContext> {
+  return app.browser.newContext({
+    viewport: PHONE,
+    isMobile: true,
+    hasTouch: true,
+    colorScheme: 'light',
+    storageState: await app.desktop.storageState(),
+  });
+}
+
+/** Waits until nothing is loading: the network idle and every `aria-busy` cleared. */
+export async function settled(p: Page): Promise<void> {
+  await p.waitForLoadState('networkidle');
+  await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+}
+
+/** The trimmed text of the first element `selector` finds. */
+export async function text(p: Page, selector: string): Promise<string> {
+  return (await p.locator(selector).first().innerText()).trim();
 }
 
 /** The dashboard's cards: overview field → how the app formats it (app/src/pages/dashboard.tsx). */

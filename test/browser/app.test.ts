@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startLocalService, type LocalService } from '../../local/service.js';
-import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
-import { ensureDemoUser } from '../../local/demo/user.js';
+import { DEMO_SITE } from '../../local/demo/seed.js';
 import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
 import type {
   Breakdown,
@@ -17,8 +14,18 @@ import type {
   Timeline,
   Timeseries,
 } from '../../app/src/api.js';
-import { launchChromium } from './harness.js';
-import { CARDS, DESKTOP, PHONE, SHOTS, axeViolations } from './app-pages.js';
+import {
+  CARDS,
+  PHONE,
+  SHOTS,
+  axeViolations,
+  phoneContext,
+  settled,
+  startDemoApp,
+  stopDemoApp,
+  text,
+  type DemoApp,
+} from './app-pages.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
 
@@ -53,10 +60,9 @@ const rowKey = (r: { key: string | null; unattributed: boolean }) =>
   r.unattributed ? '__unattributed' : (r.key ?? '__none');
 
 describe('the app in Chromium on the demo site', () => {
-  let dataDir = '';
-  let svc: LocalService;
+  let app: DemoApp;
+  let svc: DemoApp['svc'];
   let browser: Browser;
-  let desktop: BrowserContext;
   let phone: BrowserContext;
   let page: Page;
   let small: Page;
@@ -68,12 +74,6 @@ describe('the app in Chromium on the demo site', () => {
     const res = await fetch(`${svc.url}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
     expect(res.status, path).toBe(200);
     return (await res.json()) as T;
-  };
-  const text = async (p: Page, selector: string) => (await p.locator(selector).first().innerText()).trim();
-  /** Waits until nothing is loading (every `aria-busy` cleared) and fonts are laid out. */
-  const settled = async (p: Page) => {
-    await p.waitForLoadState('networkidle');
-    await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
   const axe = axeViolations;
   /** Opens a panel's tab (`utm:<dimension>`: the Campaigns tab, then the UTM menu) on `p` and waits until its rows are the API's for 30 days. */
@@ -124,24 +124,12 @@ describe('the app in Chromium on the demo site', () => {
   };
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'app-web-browser-'));
-    // No background sessionizer: the numbers must not move between reading the page and the API.
-    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
-    key = (await seedDemo(svc, { days: 35, visitsPerDay: 100 })).key;
-    const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
-    if (!('password' in demo)) throw new Error('the fresh demo user has a password');
-    password = demo.password;
-    await mkdir(SHOTS, { recursive: true });
-    browser = await launchChromium();
-    desktop = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-    page = await desktop.newPage();
+    // Signed in by the first test, through the form.
+    app = await startDemoApp({ name: 'app-web-browser', days: 35, visitsPerDay: 100, signIn: false });
+    ({ svc, browser, key, password, page } = app);
     page.on('dialog', (d) => void d.accept());
   }, 420_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }, 180_000);
+  afterAll(() => stopDemoApp(app), 180_000);
 
   it('signs in with the demo user, and the phone shares the session', async () => {
     // The app's script comes compressed (Chromium asks for gzip over plain http, Brotli over HTTPS only).
@@ -166,13 +154,7 @@ describe('the app in Chromium on the demo site', () => {
     await signInPage.waitForSelector('input[name=email]');
     await signInPage.screenshot({ path: join(SHOTS, 'sign-in-phone.png') });
     await signedOut.close();
-    phone = await browser.newContext({
-      viewport: PHONE,
-      isMobile: true,
-      hasTouch: true,
-      colorScheme: 'light',
-      storageState: await desktop.storageState(),
-    });
+    phone = await phoneContext(app);
     small = await phone.newPage();
   }, 180_000);
 

@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startLocalService, type LocalService } from '../../local/service.js';
-import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
-import { ensureDemoUser } from '../../local/demo/user.js';
+import type { Browser, Page } from 'playwright-core';
+import { DEMO_SITE } from '../../local/demo/seed.js';
 import { DynamoEmailReportStore } from '../../lambdas/adapters/dynamo/email-report-store.js';
 import { unsubscribeToken } from '../../lambdas/domain/email-report/unsubscribe-token.js';
-import { launchChromium } from './harness.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations, signInDemo } from './app-pages.js';
+import { DESKTOP, PHONE, SHOTS, axeViolations, startDemoApp, stopDemoApp, type DemoApp } from './app-pages.js';
 
 /**
  * Email reports in Chromium (docs/app.md "Email reports"): an owner adds a recipient in Site
@@ -22,10 +17,9 @@ import { DESKTOP, PHONE, SHOTS, axeViolations, signInDemo } from './app-pages.js
 const ANA = 'ana@example.com';
 
 describe('email reports in Chromium', () => {
-  let dataDir = '';
-  let svc: LocalService;
+  let app: DemoApp;
+  let svc: DemoApp['svc'];
   let browser: Browser;
-  let owner: BrowserContext;
   let settings: Page;
   let store: DynamoEmailReportStore;
 
@@ -33,23 +27,11 @@ describe('email reports in Chromium', () => {
   const stored = async () => (await store.recipients(DEMO_SITE))?.recipients ?? [];
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'email-browser-'));
-    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
-    await seedDemo(svc, { days: 7, visitsPerDay: 20 });
+    app = await startDemoApp({ name: 'email-browser', days: 7, visitsPerDay: 20 });
+    ({ svc, browser, page: settings } = app);
     store = new DynamoEmailReportStore(svc.dynamo);
-    const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
-    if (!('password' in demo)) throw new Error('the fresh demo user has a password');
-    await mkdir(SHOTS, { recursive: true });
-    browser = await launchChromium();
-    owner = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-    settings = await owner.newPage();
-    await signInDemo(settings, svc.url, demo.password, DEMO_SITE);
   }, 420_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }, 180_000);
+  afterAll(() => stopDemoApp(app), 180_000);
 
   it('an owner adds a recipient and keeps the weekly summary only: the stored list is what the card shows', async () => {
     await settings.goto(`${svc.url}/settings/sites/${DEMO_SITE}`);

@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { startLocalService, type LocalService } from '../../local/service.js';
-import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
-import { ensureDemoUser } from '../../local/demo/user.js';
+import type { Browser, Page } from 'playwright-core';
+import { DEMO_SITE } from '../../local/demo/seed.js';
 import { formatCount, formatUsd } from '../../app/src/format.js';
 import type { Breakdown, Overview } from '../../app/src/api.js';
-import { launchChromium } from './harness.js';
-import { DESKTOP, PHONE, SHOTS, axeViolations, signInDemo } from './app-pages.js';
+import {
+  DESKTOP,
+  PHONE,
+  SHOTS,
+  axeViolations,
+  settled,
+  startDemoApp,
+  stopDemoApp,
+  text,
+  type DemoApp,
+} from './app-pages.js';
 
 /**
  * Shared links in Chromium (docs/app.md "Shared links"): an owner creates a
@@ -23,23 +28,16 @@ const POLL = 15_000;
 const SHARE_PASSWORD = 'a shared secret 42';
 
 describe('shared links in Chromium', () => {
-  let dataDir = '';
-  let svc: LocalService;
+  let app: DemoApp;
+  let svc: DemoApp['svc'];
   let browser: Browser;
-  let owner: BrowserContext;
   let settings: Page;
   let key = '';
-  let password = '';
 
   const api = async <T>(path: string): Promise<T> => {
     const res = await fetch(`${svc.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status, path).toBe(200);
     return (await res.json()) as T;
-  };
-  const text = async (p: Page, selector: string) => (await p.locator(selector).first().innerText()).trim();
-  const settled = async (p: Page) => {
-    await p.waitForLoadState('networkidle');
-    await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
   };
   const axe = axeViolations;
   /** Creates a link in Site settings as the owner; resolves with the link shown once. */
@@ -65,24 +63,11 @@ describe('shared links in Chromium', () => {
   };
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'share-browser-'));
-    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
-    key = (await seedDemo(svc, { days: 14, visitsPerDay: 40 })).key;
-    const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
-    if (!('password' in demo)) throw new Error('the fresh demo user has a password');
-    password = demo.password;
-    await mkdir(SHOTS, { recursive: true });
-    browser = await launchChromium();
-    owner = await browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
-    settings = await owner.newPage();
+    app = await startDemoApp({ name: 'share-browser', days: 14, visitsPerDay: 40 });
+    ({ svc, browser, key, page: settings } = app);
     settings.on('dialog', (d) => void d.accept());
-    await signInDemo(settings, svc.url, password, DEMO_SITE);
   }, 420_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  }, 180_000);
+  afterAll(() => stopDemoApp(app), 180_000);
 
   it("opens a link in a fresh browser: the dashboard with the API's numbers and nothing of the account; revoking refuses it", async () => {
     const url = await createLink('Investors');

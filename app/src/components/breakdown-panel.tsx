@@ -1,35 +1,15 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csvHref, type BreakdownRow, type ReportScope } from '../api.js';
-import { countryName, formatCount, formatUsd, formatUsdOrDash, languageName } from '../format.js';
+import { formatCount, formatUsd, formatUsdOrDash } from '../format.js';
+import { DIMENSION_LABELS, KEY_HEADING, NONE_LABEL, keyName, type Dimension } from './dimension-names.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
-import { filterOfBreakdown, withChip } from '../filters.js';
+import { filterOfBreakdown, withChip, type FilterChip } from '../filters.js';
 import type { PageFilters } from '../use-filters.js';
 import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { ErrorBox, Tabs } from './ui.js';
-
-/** The breakdown dimensions (`docs/api.md` "Breakdowns") with the names the panels show. */
-export const DIMENSION_LABELS = {
-  channel: 'Channels',
-  referrer: 'Referrers',
-  campaign: 'Campaigns',
-  keyword: 'Keywords',
-  page: 'Pages',
-  landing_page: 'Landing pages',
-  country: 'Countries',
-  language: 'Languages',
-  device: 'Devices',
-  browser: 'Browsers',
-  os: 'OS',
-  utm_source: 'UTM sources',
-  utm_medium: 'UTM mediums',
-  utm_content: 'UTM contents',
-  exit_page: 'Exit pages',
-} as const;
-
-export type Dimension = keyof typeof DIMENSION_LABELS;
 
 /**
  * A panel's tab: one dimension, or several under one tab with a menu to
@@ -54,25 +34,6 @@ const tabOf = (tabs: readonly PanelTab[], d: Dimension): PanelTab | undefined =>
 export const FIRST_ROWS = 10;
 export const MORE_ROWS = 50;
 export const MAX_ROWS = 1000;
-
-/** The column heading of a dimension's labels (and a filter chip's name of it). */
-export const KEY_HEADING: Record<Dimension, string> = {
-  channel: 'Channel',
-  referrer: 'Referrer',
-  campaign: 'Campaign',
-  keyword: 'Keyword',
-  page: 'Page',
-  landing_page: 'Landing page',
-  country: 'Country',
-  language: 'Language',
-  device: 'Device',
-  browser: 'Browser',
-  os: 'OS',
-  utm_source: 'UTM source',
-  utm_medium: 'UTM medium',
-  utm_content: 'UTM content',
-  exit_page: 'Exit page',
-};
 
 /**
  * A panel's footer: rows shown of the total, `children` (a credit), the CSV
@@ -154,22 +115,6 @@ export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: stri
   },
 ];
 
-/** What a row with no value of the dimension is called (its `key` is null; a filter's value `""`). */
-export const NONE_LABEL: Partial<Record<Dimension, string>> = {
-  referrer: 'Direct / none',
-  campaign: '(no campaign)',
-  keyword: '(no keyword)',
-  utm_source: '(no source)',
-  utm_medium: '(no medium)',
-  utm_content: '(no content)',
-  exit_page: '(no page view)',
-};
-
-/** A country or language by name (`countryName`, `languageName`), or null for a dimension whose keys are shown as they are. */
-export function keyName(dimension: Dimension, key: string): string | null {
-  return dimension === 'country' ? countryName(key) : dimension === 'language' ? languageName(key) : null;
-}
-
 /**
  * A row's label. A value of the dimension (the rows with no value included:
  * a visit without one has the empty string, `docs/api.md` "Filters") is a
@@ -218,7 +163,7 @@ function RowLabel(props: {
         {text}
       </span>
     );
-  const chip = { op: 'is', dimension: by, value: row.key ?? '' } as const;
+  const chip: FilterChip = { op: 'is', dimension: by, values: [row.key ?? ''] };
   const shown = typeof text === 'string' ? text : `${named} (${row.key})`;
   return (
     <a

@@ -82,7 +82,7 @@ export function GoalsPanel(props: {
                       <a
                         class="label filter-link"
                         href={props.filters.href(
-                          withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', value: row.goal }),
+                          withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', values: [row.goal] }),
                         )}
                         title={`Filter the dashboard: Goal is ${row.goal}`}
                         data-filter-by="event:goal"

@@ -223,7 +223,7 @@ export function Dashboard(): JSX.Element {
               {live ? ' · updates every 10 seconds' : ''}
             </p>
           ) : null}
-          <FilterBar filters={filters} overview={overview.data} />
+          <FilterBar filters={filters} domain={domain} range={range} overview={overview.data} />
           {overview.data?.imported ? <ImportedNotice imported={overview.data.imported} /> : null}
           {waiting ? <WaitingForFirstEvent domain={domain} realtime={realtime.data} /> : null}
           {overview.error ? <ErrorBox error={overview.error} retry={overview.reload} /> : null}

@@ -11,7 +11,7 @@ import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { FilterBar } from '../components/filter-bar.js';
 import { filterParams } from '../filters.js';
-import { loadFiltered, useFilters } from '../use-filters.js';
+import { useFilters } from '../use-filters.js';
 
 /** The payments filters (`docs/api.md` "Payments") and their names in the app. */
 export const FILTERS: ReadonlyArray<{ value: PaymentFilter; label: string }> = [
@@ -166,8 +166,7 @@ export function PaymentsHead(props: { showVisitor?: boolean }): JSX.Element {
 /**
  * `/sites/<domain>/payments?range=…&filter=…&offset=…&f=…`: payments, newest
  * first, with their touches; the dashboard's filters (`f`) keep only the
- * payments credited to a matching visit, or, while the server refuses filters
- * on payments, the page shows every payment and says so.
+ * payments credited to a matching visit.
  */
 export function PaymentsPage(): JSX.Element {
   const { params } = useRoute();
@@ -178,17 +177,12 @@ export function PaymentsPage(): JSX.Element {
   const filter = (FILTERS.find((f) => f.value === query.filter)?.value ?? 'all') as PaymentFilter;
   const offset = Math.max(0, Math.floor(Number(query.offset) || 0));
   const data = useData(
-    () =>
-      loadFiltered(
-        (filtersJson) => api.payments(domain, { ...range, filters: filtersJson }, filter, PAGE_SIZE, offset),
-        filters.json,
-      ),
+    () => api.payments(domain, { ...range, filters: filters.json }, filter, PAGE_SIZE, offset),
     `${domain}|${JSON.stringify(range)}|${filter}|${offset}|${filters.json ?? ''}`,
   );
   const f = filterParams(filters.chips);
   const search = rangeSearch(range, { f });
-  const page = data.data?.body;
-  const refused = data.data?.refused ?? null;
+  const page = data.data;
   const href = (l: PaymentFilter, o: number) =>
     `${path}${rangeSearch(range, { filter: l === 'all' ? null : l, offset: o || null, f })}`;
   return (
@@ -196,17 +190,11 @@ export function PaymentsPage(): JSX.Element {
       <SiteHeader domain={domain} search={search} current="payments">
         <RangePicker range={range} extra={{ filter: filter === 'all' ? null : filter, f }} />
       </SiteHeader>
-      <FilterBar filters={filters}>
-        {refused ? (
-          <p class="filter-refused" data-filters-refused>
-            This list does not follow the filters yet ({refused}): it shows every payment of the range.
-          </p>
-        ) : (
-          <p>
-            Only the payments credited to a visit that matches the filters; a payment credited to no visit
-            (Unattributed) matches none.
-          </p>
-        )}
+      <FilterBar filters={filters} domain={domain} range={range}>
+        <p>
+          Only the payments credited to a visit that matches the filters; a payment credited to no visit (Unattributed)
+          matches none.
+        </p>
       </FilterBar>
       <div class="toolbar">
         <nav class="segmented" aria-label="Filter payments">
@@ -252,7 +240,7 @@ export function PaymentsPage(): JSX.Element {
             <span class="pager-buttons">
               <ExportButton
                 domain={domain}
-                range={{ ...range, filters: refused ? undefined : filters.json }}
+                range={{ ...range, filters: filters.json }}
                 filter={filter}
                 total={page.total}
               />

@@ -10,7 +10,7 @@ import { rangeFromQuery, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { FilterBar } from '../components/filter-bar.js';
 import { filterParams } from '../filters.js';
-import { loadFiltered, useFilters } from '../use-filters.js';
+import { useFilters } from '../use-filters.js';
 
 const GROUPS = [
   { key: 'channels', label: 'Channels' },
@@ -124,8 +124,7 @@ function RetentionTable(props: { data: Retention }): JSX.Element {
  * `/sites/<domain>/retention?range=…&f=…`: LTV, churn and refunds by the
  * channel, referrer and campaign that brought each customer; the dashboard's
  * filters (`f`) keep the customers whose first payment is credited to a
- * matching visit, or, while the server refuses filters on retention, the page
- * shows every customer and says so.
+ * matching visit.
  */
 export function RetentionPage(): JSX.Element {
   const { params } = useRoute();
@@ -134,28 +133,21 @@ export function RetentionPage(): JSX.Element {
   const filters = useFilters();
   const range = rangeFromQuery(query);
   const data = useData(
-    () => loadFiltered((filtersJson) => api.retention(domain, { ...range, filters: filtersJson }), filters.json),
+    () => api.retention(domain, { ...range, filters: filters.json }),
     `${domain}|${JSON.stringify(range)}|${filters.json ?? ''}`,
   );
-  const r = data.data?.body;
-  const refused = data.data?.refused ?? null;
+  const r = data.data;
   const f = filterParams(filters.chips);
   return (
     <div class="page">
       <SiteHeader domain={domain} search={rangeSearch(range, { f })} current="retention">
         <RangePicker range={range} extra={{ f }} />
       </SiteHeader>
-      <FilterBar filters={filters}>
-        {refused ? (
-          <p class="filter-refused" data-filters-refused>
-            This report does not follow the filters yet ({refused}): it shows every customer of the range.
-          </p>
-        ) : (
-          <p>
-            Only the customers whose first payment is credited to a visit that matches the filters; a first payment
-            credited to no visit (Unattributed) matches none.
-          </p>
-        )}
+      <FilterBar filters={filters} domain={domain} range={range}>
+        <p>
+          Only the customers whose first payment is credited to a visit that matches the filters; a first payment
+          credited to no visit (Unattributed) matches none.
+        </p>
       </FilterBar>
       {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
       {!r && data.loading ? <Loading /> : null}

@@ -133,7 +133,7 @@ export function VisitorPage(): JSX.Element {
   const { query } = useLocation();
   const range = rangeFromQuery(query);
   const pageHref: PageHref = (path) =>
-    `/sites/${encodeURIComponent(domain)}${rangeSearch(range, { f: filterParams([{ op: 'is', dimension: 'event:page', value: path }]) })}`;
+    `/sites/${encodeURIComponent(domain)}${rangeSearch(range, { f: filterParams([{ op: 'is', dimension: 'event:page', values: [path] }]) })}`;
   return (
     <div class="page">
       <SiteHeader domain={domain} search="" current="visitor" />

@@ -36,3 +36,8 @@ export const FILTER_DIMENSIONS = {
   'event:goal': { field: { kind: 'list', name: 'goals' }, breakdown: null },
 } as const satisfies Record<string, { field: RowField; breakdown: Dimension | null }>;
 export type FilterDimension = keyof typeof FILTER_DIMENSIONS;
+
+/** A custom property as a filter dimension, Plausible's `event:props:<key>`. */
+export type PropDimension = `event:props:${string}`;
+/** The prefix of a custom property's filter dimension. */
+export const PROP_DIMENSION_PREFIX = 'event:props:';

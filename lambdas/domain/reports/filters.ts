@@ -1,9 +1,15 @@
 import * as z from 'zod';
 import type { VisitRow } from '../visit-table.js';
 import { PROPS_LIMITS } from '../props.js';
-import { FILTER_DIMENSIONS, type FilterDimension, type RowField } from './filter-dimensions.js';
+import {
+  FILTER_DIMENSIONS,
+  PROP_DIMENSION_PREFIX,
+  type FilterDimension,
+  type PropDimension,
+  type RowField,
+} from './filter-dimensions.js';
 
-export { FILTER_DIMENSIONS, type FilterDimension };
+export { FILTER_DIMENSIONS, PROP_DIMENSION_PREFIX, type FilterDimension, type PropDimension };
 
 /**
  * The `filters` parameter of the reports (`docs/api.md`, "Filters"), in the
@@ -29,11 +35,6 @@ export const FILTER_OPERATORS = ['is', 'is_not', 'contains', 'contains_not', 'ma
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 const DIMENSION_NAMES = Object.keys(FILTER_DIMENSIONS) as [FilterDimension, ...FilterDimension[]];
-
-/** A custom property as a filter dimension, Plausible's `event:props:<key>`. */
-export type PropDimension = `event:props:${string}`;
-/** The prefix of a custom property's filter dimension. */
-export const PROP_DIMENSION_PREFIX = 'event:props:';
 
 /** The property key of a `event:props:<key>` dimension (1 to 300 UTF-8 bytes), or null for any other dimension. */
 export function propKeyOf(dimension: string): string | null {
