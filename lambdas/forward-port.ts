@@ -61,3 +61,18 @@ export function forwardPort<P, K extends AsyncMethodOf<P>>(
   }
   return wrapper as unknown as Pick<P, K>;
 }
+
+/**
+ * A port implementation built at its first call and kept (a failed build is tried again at the next call).
+ * @param methods the port's method names (`portMethods`)
+ * @param build makes the implementation: the place to `import()` what only it needs
+ */
+export function lazyPort<P, K extends AsyncMethodOf<P>>(methods: readonly K[], build: () => Promise<P>): Pick<P, K> {
+  let built: Promise<P> | undefined;
+  const get = () => {
+    built ??= build();
+    built.catch(() => (built = undefined));
+    return built;
+  };
+  return forwardPort(methods, get);
+}

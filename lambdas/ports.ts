@@ -595,6 +595,20 @@ export interface VisitTableStore extends VisitTable {
   setChangesSeen(site: string, ms: number): Promise<void>;
 }
 
+/** Every method of `VisitTableStore`, the list its wrappers forward (`forwardPort`). */
+export const VISIT_TABLE_STORE_METHODS = portMethods<VisitTableStore>()(
+  'writeMonth',
+  'readMonth',
+  'writeOpen',
+  'writePayments',
+  'months',
+  'writtenThrough',
+  'setWrittenThrough',
+  'dropSite',
+  'changesSeen',
+  'setChangesSeen',
+);
+
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
 export interface RollupRead {
   /** The item's site-local period: `YYYY-MM-DDTHH`, `YYYY-MM-DD` or `YYYY-MM`. */
