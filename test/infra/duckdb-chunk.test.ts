@@ -1,10 +1,23 @@
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { Stack } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUCKDB_CHUNK, LAMBDA_ENTRIES, lambdaBuildOptions } from '../../bench/bundle.js';
-import { PROJECT_ROOT, sharedBundling } from '../../lib/lambda-defaults.js';
+import { FootfallFunction, PROJECT_ROOT, sharedBundling } from '../../lib/lambda-defaults.js';
+import { testApp } from './synth.js';
 
 /**
  * The report, MCP and operations bundles leave DuckDB's JavaScript out: it is a file of its own
@@ -19,7 +32,7 @@ beforeAll(async () => {
   // Under the repository, so the bundles' external packages resolve from its node_modules as from the layer.
   mkdirSync(join(PROJECT_ROOT, '.cache'), { recursive: true });
   dir = mkdtempSync(join(PROJECT_ROOT, '.cache', 'duckdb-chunk-'));
-  for (const name of ['report', 'mcp', 'operations'] as const) {
+  for (const name of ['mcp', 'operations'] as const) {
     mkdirSync(join(dir, name));
     await build({
       ...lambdaBuildOptions(),
@@ -29,11 +42,19 @@ beforeAll(async () => {
     });
     bundles[name] = readFileSync(join(dir, name, 'index.mjs'), 'utf8');
   }
-  // The command NodejsFunction runs after the entry's bundle, as the stack gives it.
-  const hooks = sharedBundling({ duckdbChunk: true }).commandHooks;
-  for (const command of hooks?.afterBundling(PROJECT_ROOT, join(dir, 'report')) ?? [])
-    execFileSync('bash', ['-c', command], { stdio: 'inherit' });
-}, 120_000);
+  // The report function's asset as the stack bundles it: NodejsFunction's esbuild, then its hook.
+  const app = testApp();
+  new FootfallFunction(new Stack(app, 'Chunk'), 'Report', {
+    entry: LAMBDA_ENTRIES.report,
+    service: 'report',
+    logRetention: logs.RetentionDays.ONE_DAY,
+    duckdbChunk: true,
+  });
+  app.synth();
+  const asset = readdirSync(app.outdir).find((d) => d.startsWith('asset.'));
+  cpSync(join(app.outdir, asset ?? 'none'), join(dir, 'report'), { recursive: true });
+  bundles.report = readFileSync(join(dir, 'report', 'index.mjs'), 'utf8');
+}, 240_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -45,7 +66,7 @@ describe('the DuckDB chunk', () => {
     }
   });
 
-  it("is written beside the entry's bundle by the stack's bundling hook, and holds DuckDB's JavaScript", () => {
+  it("is written beside the entry's bundle in the function's asset by the stack's bundling hook, and holds DuckDB's JavaScript", () => {
     const chunk = readFileSync(join(dir, 'report', DUCKDB_CHUNK.file), 'utf8');
     expect(chunk).toMatch(DUCKDB_CODE);
     expect(chunk).not.toContain('__FOOTFALL_');
