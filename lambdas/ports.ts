@@ -22,6 +22,7 @@ import type { RealtimeSlice } from './domain/realtime.js';
 import type { RetentionCohorts } from './domain/reports/retention.js';
 import type { PayerSummary } from './domain/reports/cohorts.js';
 import type { ImportState, ImportedMetric, ImportedPeriod } from './domain/imported/aggregate.js';
+import { portMethods } from './forward-port.js';
 
 /**
  * The event stream (Kinesis in AWS, the durable local stream on a laptop).
@@ -548,6 +549,19 @@ export interface FilteredVisits {
   firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>>;
 }
 
+/** Every method of `FilteredVisits`, the list its wrappers forward (`forwardPort`): a method added to the port is added here. */
+export const FILTERED_VISITS_METHODS = portMethods<FilteredVisits>()(
+  'totals',
+  'payments',
+  'breakdown',
+  'input',
+  'propBreakdown',
+  'series',
+  'goals',
+  'paymentList',
+  'firstPayers',
+);
+
 /**
  * The visit and payments tables as their writer (`lambdas/services/visit-table.ts`) keeps them:
  * closed site-local days in month files, the open days (after `writtenThrough`) in one file
@@ -583,6 +597,20 @@ export interface VisitTableStore extends VisitTable {
   /** Records when the writer looked for changed archive days (ms since epoch), after it rewrote them. */
   setChangesSeen(site: string, ms: number): Promise<void>;
 }
+
+/** Every method of `VisitTableStore`, the list its wrappers forward (`forwardPort`). */
+export const VISIT_TABLE_STORE_METHODS = portMethods<VisitTableStore>()(
+  'writeMonth',
+  'readMonth',
+  'writeOpen',
+  'writePayments',
+  'months',
+  'writtenThrough',
+  'setWrittenThrough',
+  'dropSite',
+  'changesSeen',
+  'setChangesSeen',
+);
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
 export interface RollupRead {

@@ -285,7 +285,9 @@ export class FootfallStack extends Stack {
       description: spec.description,
       // DuckDB's scans: a full vCPU for a reader, at least as much for the writer (`FILTERED_MEMORY_MIB`).
       memorySize: visitTable ? Math.max(spec.memoryMiB ?? 0, FILTERED_MEMORY_MIB) : spec.memoryMiB,
-      ...(visitTable ? { architecture: DUCKDB_ARCHITECTURE, ephemeralStorageSize: VISIT_TABLE_EPHEMERAL } : {}),
+      ...(visitTable
+        ? { architecture: DUCKDB_ARCHITECTURE, ephemeralStorageSize: VISIT_TABLE_EPHEMERAL, duckdbChunk: true }
+        : {}),
       // A filtered read of a long range is CPU-bound seconds of DuckDB: up to API Gateway's 30 s, not the default 10.
       timeout:
         visitTable === 'read'

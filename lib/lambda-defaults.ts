@@ -17,7 +17,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
-import { lambdaBuildOptions } from '../bench/bundle.js';
+import { ESBUILD_BIN, duckdbChunkArgs, lambdaBuildOptions } from '../bench/bundle.js';
 import { METRICS_NAMESPACE } from '../lambdas/observability/telemetry.js';
 import { PK, SK } from '../lambdas/adapters/dynamo/table.js';
 import { RAW_PREFIX } from '../lambdas/adapters/s3-raw-objects.js';
@@ -40,10 +40,11 @@ let buildOptions: ReturnType<typeof lambdaBuildOptions> | undefined;
  * node22, minified, the createRequire banner, the tracker inlined by `define`,
  * the runtime's AWS SDK v3 and DuckDB's native library (its layer) left external. Local esbuild, never Docker.
  */
-export function sharedBundling(): BundlingOptions {
+export function sharedBundling({ duckdbChunk = false }: { duckdbChunk?: boolean } = {}): BundlingOptions {
   // The tracker is built once per process, not once per function.
   buildOptions ??= lambdaBuildOptions();
   return {
+    ...(duckdbChunk ? { commandHooks: DUCKDB_CHUNK_HOOKS } : {}),
     format: OutputFormat.ESM,
     target: buildOptions.target,
     minify: buildOptions.minify,
@@ -56,6 +57,21 @@ export function sharedBundling(): BundlingOptions {
     forceDockerBundling: false,
   };
 }
+
+/** Quotes an argument for the POSIX shell NodejsFunction runs its local bundling commands in. */
+const shellQuote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+
+/**
+ * After the entry's bundle, the DuckDB chunk beside it (`DUCKDB_CHUNK` in `bench/bundle.ts`), which
+ * the entry imports at its first filtered report or visit-table write (`lambdas/entry/duckdb-chunk.ts`).
+ */
+const DUCKDB_CHUNK_HOOKS = {
+  beforeBundling: () => [],
+  beforeInstall: () => [],
+  afterBundling: (inputDir: string, outputDir: string) => [
+    [ESBUILD_BIN, ...duckdbChunkArgs(inputDir, outputDir)].map(shellQuote).join(' '),
+  ],
+};
 
 /** DynamoDB actions per access level: only the item API the adapters use (`lambdas/adapters/dynamo`). */
 export const TABLE_ACTIONS = {
@@ -112,6 +128,8 @@ export interface FootfallFunctionProps {
   /** @default DEFAULT_TIMEOUT */
   timeout?: Duration;
   environment?: Record<string, string>;
+  /** Bundles the DuckDB chunk beside the entry (a function reading or writing the visit table). */
+  duckdbChunk?: boolean;
   /** Retention of the function's log group. */
   logRetention: logs.RetentionDays;
   /** @default lambda.Tracing.ACTIVE */
@@ -185,7 +203,7 @@ export class FootfallFunction extends Construct {
       tracing: props.tracing ?? lambda.Tracing.ACTIVE,
       ...(props.hotPathLogging ? HOT_PATH_LOGGING : {}),
       ...(props.reservedConcurrency === undefined ? {} : { reservedConcurrentExecutions: props.reservedConcurrency }),
-      bundling: sharedBundling(),
+      bundling: sharedBundling({ duckdbChunk: props.duckdbChunk }),
       environment: {
         POWERTOOLS_SERVICE_NAME: props.service,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,

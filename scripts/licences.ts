@@ -1,7 +1,7 @@
 import { build, type Metafile } from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { lambdaBuildOptions } from '../bench/bundle.js';
+import { DUCKDB_CHUNK, lambdaBuildOptions } from '../bench/bundle.js';
 import { FUNCTIONS } from '../lib/functions.js';
 import { PROJECT_ROOT } from '../lib/lambda-defaults.js';
 import { dict } from '../lambdas/domain/dict.js';
@@ -80,9 +80,12 @@ export async function shippedPackages(): Promise<ShippedPackage[]> {
   const options = lambdaBuildOptions();
   const externals = new Set<string>();
   for (const [name, spec] of Object.entries(FUNCTIONS)) {
+    // A function that reads or writes the visit table also ships the DuckDB chunk beside its entry.
+    const entries = [spec.entry, ...('visitTable' in spec ? [DUCKDB_CHUNK.entry] : [])];
     const result = await build({
       ...options,
-      entryPoints: [join(PROJECT_ROOT, spec.entry)],
+      entryPoints: entries.map((entry) => join(PROJECT_ROOT, entry)),
+      outdir: join(PROJECT_ROOT, '.cache', 'licences'),
       write: false,
       metafile: true,
       logLevel: 'silent',

@@ -1,16 +1,6 @@
-import type { Filter } from '../domain/reports/filters.js';
-import type { FilteredInput } from '../domain/reports/filtered.js';
 import { eachDay } from '../domain/range.js';
-import type { Dimension } from '../domain/rollup.js';
-import type {
-  FilteredPaymentTotals,
-  FilteredRange,
-  FilteredValue,
-  FilteredVisitTotals,
-  FilteredVisits,
-} from '../ports.js';
-import type { FilteredGoalCounts, FilteredSeries, SummedInterval } from '../domain/reports/filtered.js';
-import type { ListClass } from '../domain/payments/contribution.js';
+import { FILTERED_VISITS_METHODS, type FilteredRange, type FilteredVisits } from '../ports.js';
+import { forwardPort } from '../forward-port.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { dictionaryFilePath, monthFilePath, openFilePath, paymentsFilePath } from '../../local/visit-table.js';
 import type { S3TableFiles } from './s3-table-files.js';
@@ -27,83 +17,45 @@ const monthsOf = (from: string, to: string) => [...new Set(eachDay(from, to).map
  * engine (`LocalFilteredVisits`, DuckDB) runs its SQL on them unchanged. DuckDB's `httpfs` is not
  * used: it is an extension DuckDB downloads at first load, which a Lambda without egress cannot.
  */
-export class S3FilteredVisits implements FilteredVisits {
-  private readonly engine: LocalFilteredVisits;
+export type S3FilteredVisits = FilteredVisits & {
+  /** Closes DuckDB. */
+  close(): Promise<void>;
+};
 
-  constructor(private readonly files: S3TableFiles) {
-    this.engine = new LocalFilteredVisits(files.root);
-  }
+/**
+ * The filtered engine over `files` (`S3FilteredVisits`): each method of the port fetches the
+ * range's files, runs the local engine's query, and releases them.
+ * @throws (from each method) S3ServiceException when S3 fails; Error with the engine's message
+ */
+export function filteredVisitsInS3(files: S3TableFiles): S3FilteredVisits {
+  const engine = new LocalFilteredVisits(files.root);
+  const root = files.root;
 
   /**
    * Runs `query` once the range's files are local, holding them until it ends.
    * @throws S3ServiceException when S3 fails; Error with the engine's message
    */
-  private async over<T>(site: string, range: FilteredRange, query: () => Promise<T>): Promise<T> {
-    const root = this.files.root;
+  const over = async <T>(site: string, range: FilteredRange, query: () => Promise<T>): Promise<T> => {
     // A payment carries its credited visit's columns: the range's own months are all a query reads.
     const paths = [
       dictionaryFilePath(root, site),
       openFilePath(root, site),
       ...monthsOf(range.from, range.to).flatMap((m) => [paymentsFilePath(root, site, m), monthFilePath(root, site, m)]),
     ];
-    await this.files.fetch(site, paths);
+    await files.fetch(site, paths);
     try {
       return await query();
     } finally {
-      await this.files.release(paths);
+      await files.release(paths);
     }
-  }
+  };
 
-  totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
-    return this.over(site, range, () => this.engine.totals(site, filter, range));
-  }
-
-  payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals> {
-    return this.over(site, range, () => this.engine.payments(site, filter, range));
-  }
-
-  breakdown(
-    site: string,
-    filter: Filter,
-    range: FilteredRange,
-    dimension: Dimension,
-  ): Promise<Map<string, FilteredValue>> {
-    return this.over(site, range, () => this.engine.breakdown(site, filter, range, dimension));
-  }
-
-  input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
-    return this.over(site, range, () => this.engine.input(site, filter, range));
-  }
-
-  propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>> {
-    return this.over(site, range, () => this.engine.propBreakdown(site, filter, range, key));
-  }
-
-  series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
-    return this.over(site, range, () => this.engine.series(site, filter, range, interval));
-  }
-
-  goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
-    return this.over(site, range, () => this.engine.goals(site, filter, range));
-  }
-
-  paymentList(
-    site: string,
-    filter: Filter,
-    range: FilteredRange,
-    cls: ListClass,
-    offset: number,
-    limit: number,
-  ): Promise<{ total: number; keys: string[] }> {
-    return this.over(site, range, () => this.engine.paymentList(site, filter, range, cls, offset, limit));
-  }
-
-  firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
-    return this.over(site, range, () => this.engine.firstPayers(site, filter, range));
-  }
-
-  /** Closes DuckDB. */
-  close(): Promise<void> {
-    return this.engine.close();
-  }
+  return {
+    ...forwardPort(
+      FILTERED_VISITS_METHODS,
+      () => engine,
+      (_method, [site, , range], call) => over(site, range, call),
+    ),
+    close: () => engine.close(),
+  };
 }

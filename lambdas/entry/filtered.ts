@@ -1,5 +1,6 @@
 import { lazyFilteredVisits } from '../adapters/lazy-filtered-visits.js';
 import type { FilteredVisits } from '../ports.js';
+import { loadVisitTableDeps } from './duckdb-chunk.js';
 
 /**
  * The filtered reports' engine of the report and MCP functions: DuckDB over the visit table in
@@ -10,5 +11,5 @@ import type { FilteredVisits } from '../ports.js';
 export function filteredEngine(): FilteredVisits | undefined {
   const bucket = process.env.VISIT_TABLE_BUCKET;
   if (!bucket) return undefined;
-  return lazyFilteredVisits(async () => (await import('../wiring/visit-table-deps.js')).s3FilteredVisits(bucket));
+  return lazyFilteredVisits(async () => (await loadVisitTableDeps()).s3FilteredVisits(bucket));
 }

@@ -11,7 +11,9 @@ import { advanceOperations } from '../services/operations.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
 import { S3ArchiveChanges } from '../adapters/s3-archive-changes.js';
-import { s3VisitTable } from '../wiring/visit-table-deps.js';
+import { lazyPort } from '../forward-port.js';
+import { VISIT_TABLE_STORE_METHODS } from '../ports.js';
+import { loadVisitTableDeps } from './duckdb-chunk.js';
 
 /**
  * Of the function's 15 minutes: steps start within the first 10 (`OPERATIONS_BUDGET_MS`) and an
@@ -41,7 +43,15 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
   clock: Date.now,
   logger,
   ...(visitTableBucket
-    ? { visitTable: { table: s3VisitTable(visitTableBucket), changes: new S3ArchiveChanges(s3, archiveLocation) } }
+    ? {
+        visitTable: {
+          // DuckDB loads at the first run that writes the table, not at every cold start (`loadVisitTableDeps`).
+          table: lazyPort(VISIT_TABLE_STORE_METHODS, async () =>
+            (await loadVisitTableDeps()).s3VisitTable(visitTableBucket),
+          ),
+          changes: new S3ArchiveChanges(s3, archiveLocation),
+        },
+      }
     : {}),
 });
 

@@ -1,5 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
-import { S3FilteredVisits } from '../adapters/s3-filtered-visits.js';
+import { filteredVisitsInS3 } from '../adapters/s3-filtered-visits.js';
 import { S3TableFiles, TABLE_FAMILIES, VISIT_TABLE_TMP_MIB } from '../adapters/s3-table-files.js';
 import { S3VisitTable } from '../adapters/s3-visit-table.js';
 import type { FilteredVisits, VisitTableStore } from '../ports.js';
@@ -23,7 +23,7 @@ function tableFiles(bucket: string, access: keyof typeof TABLE_FAMILIES, root: s
 
 /** The report and MCP functions' filtered engine over the visit table in `bucket` (`S3FilteredVisits`). */
 export function s3FilteredVisits(bucket: string, clock: () => number = Date.now): FilteredVisits {
-  return new S3FilteredVisits(tableFiles(bucket, 'read', '/tmp/visit-table', clock));
+  return filteredVisitsInS3(tableFiles(bucket, 'read', '/tmp/visit-table', clock));
 }
 
 /** The operations function's writer of the visit table in `bucket` (`S3VisitTable`). */

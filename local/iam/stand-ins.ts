@@ -1,14 +1,16 @@
-import type {
-  ArchiveChanges,
-  ArchiveDelivery,
-  ArchiveEraser,
-  ArchiveReader,
-  EventStream,
-  FilteredVisits,
-  RawObjects,
-  SecretBox,
-  VisitTableStore,
+import {
+  FILTERED_VISITS_METHODS,
+  type ArchiveChanges,
+  type ArchiveDelivery,
+  type ArchiveEraser,
+  type ArchiveReader,
+  type EventStream,
+  type FilteredVisits,
+  type RawObjects,
+  type SecretBox,
+  type VisitTableStore,
 } from '../../lambdas/ports.js';
+import { forwardPort } from '../../lambdas/forward-port.js';
 import { TABLE_FAMILIES, VISIT_TABLE_PREFIX } from '../../lambdas/adapters/s3-table-files.js';
 import { EVENTS_PREFIX } from '../../lambdas/domain/archive-schema.js';
 import { ERASURE_STAGING_PREFIX } from '../../lambdas/adapters/s3-archive-eraser.js';
@@ -302,46 +304,13 @@ export function functionVisitTable(table: VisitTableStore, name: Principal): Vis
  * GetObject of each.
  */
 export function functionFilteredVisits(engine: FilteredVisits, name: Principal): FilteredVisits {
-  const may = (site: string) => {
-    demandTableListing(name, site, TABLE_FAMILIES.read);
-    for (const family of TABLE_FAMILIES.read) demand(name, 's3:GetObject', archiveObjectArn(tableKey(family, site)));
-  };
-  return {
-    totals: async (site, filter, range) => {
-      may(site);
-      return engine.totals(site, filter, range);
+  return forwardPort(
+    FILTERED_VISITS_METHODS,
+    () => engine,
+    (_method, [site], call) => {
+      demandTableListing(name, site, TABLE_FAMILIES.read);
+      for (const family of TABLE_FAMILIES.read) demand(name, 's3:GetObject', archiveObjectArn(tableKey(family, site)));
+      return call();
     },
-    payments: async (site, filter, range) => {
-      may(site);
-      return engine.payments(site, filter, range);
-    },
-    breakdown: async (site, filter, range, dimension) => {
-      may(site);
-      return engine.breakdown(site, filter, range, dimension);
-    },
-    input: async (site, filter, range) => {
-      may(site);
-      return engine.input(site, filter, range);
-    },
-    propBreakdown: async (site, filter, range, key) => {
-      may(site);
-      return engine.propBreakdown(site, filter, range, key);
-    },
-    series: async (site, filter, range, interval) => {
-      may(site);
-      return engine.series(site, filter, range, interval);
-    },
-    goals: async (site, filter, range) => {
-      may(site);
-      return engine.goals(site, filter, range);
-    },
-    paymentList: async (site, filter, range, cls, offset, limit) => {
-      may(site);
-      return engine.paymentList(site, filter, range, cls, offset, limit);
-    },
-    firstPayers: async (site, filter, range) => {
-      may(site);
-      return engine.firstPayers(site, filter, range);
-    },
-  };
+  );
 }

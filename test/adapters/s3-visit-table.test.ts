@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { S3ArchiveChanges } from '../../lambdas/adapters/s3-archive-changes.js';
-import { S3FilteredVisits } from '../../lambdas/adapters/s3-filtered-visits.js';
+import { filteredVisitsInS3 } from '../../lambdas/adapters/s3-filtered-visits.js';
 import { S3TableFiles, TABLE_FAMILIES, VISIT_TABLE_PREFIX } from '../../lambdas/adapters/s3-table-files.js';
 import { S3VisitTable } from '../../lambdas/adapters/s3-visit-table.js';
 import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
@@ -231,7 +231,7 @@ const writer = async () => {
 };
 const reader = async (limitBytes?: number) => {
   const f = await files('read', limitBytes);
-  const engine = new S3FilteredVisits(f);
+  const engine = filteredVisitsInS3(f);
   closing.push(engine);
   return { engine, root: f.root };
 };
