@@ -246,7 +246,7 @@ beforeAll(async () => {
   const local = new LocalFilteredVisits(root);
   expected = await answers(local);
   await local.close();
-}, 60_000);
+});
 
 describe('the visit table on S3', () => {
   it('is written under visit-table/ only, by family and site, and read back by a cold writer', async () => {

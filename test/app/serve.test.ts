@@ -47,7 +47,7 @@ describe('the app served by the local server', () => {
     await writeFile(join(dist, 'assets', 'logo-IjKl9012.png'), Buffer.alloc(5000, 7));
     await writeFile(join(dataDir, 'secret.txt'), 'not for the web');
     svc = await startLocalService({ dataDir, port: 0, app: true, appDist: dist, sessionizeIntervalMs: 0 });
-  }, 60_000);
+  });
   afterAll(async () => {
     await svc.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -38,5 +38,5 @@ describe('the local store of a bulk import', () => {
     const dataDir = join(root, 'data');
     expect(await withLocalStore(dataDir, () => answersWhileBlocked(dataDir), BULK_IMPORT_STORE)).toBe(true);
     expect(await withLocalStore(dataDir, () => answersWhileBlocked(dataDir))).toBe(false);
-  }, 60_000);
+  });
 });

@@ -108,7 +108,7 @@ describe('footfall import events', () => {
       dynamo.doc.destroy();
       await db.close();
     }
-  }, 60_000);
+  });
 
   describe('reads every line of every size, from a file and from standard input', () => {
     /** A valid event line of about `bytes` bytes (the padding is in the query string, which no column keeps). */

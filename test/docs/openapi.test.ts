@@ -73,7 +73,7 @@ describe('real responses of every report route validate against the OpenAPI docu
     ]);
     await stream.close();
     await s.svc.sessionize();
-  }, 60_000);
+  });
   afterAll(async () => s?.svc.cleanup());
 
   /** Every URL of a route: each value of each enum path parameter, each visitor, and query values that exercise the route's options. */

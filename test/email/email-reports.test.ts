@@ -76,7 +76,7 @@ describe('email reports on the hand-built scenario', () => {
       from: 'reports@example.com',
       appUrl: 'https://stats.example.com',
     };
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   it("the summary's figures are the report API's, for the month and the month before", async () => {
@@ -248,5 +248,5 @@ describe('the local twin: the scheduled run writes due reports to the outbox fol
     } finally {
       await svc.cleanup();
     }
-  }, 60_000);
+  });
 });

@@ -18,7 +18,7 @@ describe('/api/app endpoints', () => {
     ana = new AppClient(s.svc.url);
     const res = await ana.signIn(ANA.email, ANA.password);
     expect(res.status).toBe(200);
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   it('sign-in answers who signed in and sets the session cookie; me answers the same', async () => {
@@ -369,7 +369,7 @@ describe('/api/app endpoints', () => {
     expect((await cy.call('GET', '/api/app/me')).status).toBe(200);
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-1')).status).toBe(401);
     expect((await new AppClient(s.svc.url).signIn('cy@acme.test', 'cy-password-2')).status).toBe(200);
-  }, 60_000);
+  });
 
   it('delete a site: only with its domain typed, only its own account; the site is gone from the app, the API and the CLI', async () => {
     const domain = 'doomed.example.com';
@@ -391,7 +391,7 @@ describe('/api/app endpoints', () => {
     expect((await ana.call('GET', `/api/v1/sites/${domain}/overview?range=7d`)).status).toBe(404);
     // Recorded for the CLI to finish; the domain cannot be added again until then.
     expect((await ana.call('POST', '/api/app/sites', { domain, timezone: 'UTC' })).status).toBe(409);
-  }, 60_000);
+  });
 });
 
 describe("links and webhook URLs behind CloudFront, where the Host is the API's", () => {
@@ -448,7 +448,7 @@ describe("links and webhook URLs behind CloudFront, where the Host is the API's"
     } finally {
       await s.svc.cleanup();
     }
-  }, 60_000);
+  });
 });
 
 describe('the per-address sign-in limit behind CloudFront and on the public execute-api URL', () => {
@@ -518,5 +518,5 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
     } finally {
       await s.svc.cleanup();
     }
-  }, 60_000);
+  });
 });

@@ -31,7 +31,7 @@ describe('the app endpoints of provider history imports', () => {
     member = new AppClient(svc.url);
     expect((await owner.signIn(OWNER.email, OWNER.password)).status).toBe(200);
     expect((await member.signIn(MEMBER.email, MEMBER.password)).status).toBe(200);
-  }, 60_000);
+  });
   afterAll(async () => {
     delete process.env.FOOTFALL_PADDLE_API;
     await svc?.cleanup();
@@ -77,5 +77,5 @@ describe('the app endpoints of provider history imports', () => {
       body: { job: { status: 'done', counts: { read: expect.any(Number) } } },
     });
     expect(JSON.stringify(seen.body)).not.toContain(KEY);
-  }, 60_000);
+  });
 });

@@ -44,7 +44,7 @@ describe('/mcp on the local server refuses a foreign Origin with 403, before the
   beforeAll(async () => {
     svc = await startTestService([{ domain: 'origin.test' }], { app: true, sessionizeIntervalMs: 0 });
     key = (await new DynamoKeyStore(svc.dynamo).create('acme', 'mcp', new Date())).key;
-  }, 60_000);
+  });
   afterAll(async () => svc.cleanup());
 
   const call = (headers: Record<string, string>) =>

@@ -59,7 +59,7 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     const revoked = await s.keys.create('acme', 'old', new Date());
     revokedKey = revoked.key;
     await s.keys.revoke(revoked.id, new Date());
-  }, 60_000);
+  });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await s.svc.cleanup();

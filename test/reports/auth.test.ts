@@ -20,7 +20,7 @@ describe('report API authentication matrix: bearer keys, 401 and 404', () => {
     const revoked = await s.keys.create('acme', 'old', new Date());
     revokedKey = revoked.key;
     await s.keys.revoke(revoked.id, new Date());
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   const call = (path: string, authorization?: string) =>

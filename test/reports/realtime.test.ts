@@ -17,7 +17,7 @@ describe('GET /api/v1/sites/{domain}/realtime through the sessionizer', () => {
   beforeAll(async () => {
     svc = await startTestService([{ domain: SITE, timezone: 'Europe/Berlin' }], { app: true, clock: () => now });
     key = (await new DynamoKeyStore(svc.dynamo).create('acme', 'tests', new Date(now))).key;
-  }, 60_000);
+  });
   afterAll(async () => svc.cleanup());
 
   const send = async (events: ReturnType<typeof ev>[]) => {

@@ -18,7 +18,7 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
   let s: Scenario;
   beforeAll(async () => {
     s = await scenarioService();
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
   const body = async (path: string) => {
     const res = await s.get(path);

@@ -16,7 +16,7 @@ describe('retention endpoint', () => {
   let s: Scenario;
   beforeAll(async () => {
     s = await scenarioService();
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   const group = (key: string | null, label: string, unattributed: boolean, f: Array<number | null>) => {

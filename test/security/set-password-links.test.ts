@@ -18,7 +18,7 @@ describe('set-password links die with the password they were meant to set', () =
   beforeAll(async () => {
     s = await scenarioService();
     users = new DynamoUserStore(s.svc.dynamo);
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   /** What `footfall users add` / `users link` do: a user (when new) and a fresh link. */
@@ -58,7 +58,7 @@ describe('set-password links die with the password they were meant to set', () =
     // The user's session survives, and the password is the one they chose.
     expect((await lin.call('GET', '/api/app/me')).status).toBe(200);
     expect((await new AppClient(s.svc.url).signIn(email, 'lin-password-2')).status).toBe(200);
-  }, 60_000);
+  });
 
   it.each([
     ['a password change in the app', 'app'],

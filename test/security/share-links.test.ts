@@ -30,7 +30,7 @@ describe('shared links: isolation (local server)', () => {
     const created = await ana.call('POST', `/api/app/sites/${SITE}/shares`, { name: 'Investors' });
     expect(created.status).toBe(201);
     link = created.body as typeof link;
-  }, 60_000);
+  });
   afterAll(async () => s.svc.cleanup());
 
   it('creating answers the link once, with the token in the fragment; listing never shows it', async () => {

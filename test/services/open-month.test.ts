@@ -83,7 +83,7 @@ describe('a range reaching today: its last month read from its monthly item', ()
     expect(open.cost.requests).toBe(ended.cost.requests + 1);
     // Response bytes at the client: the days' three register sets against the month's one, each response's envelope on both sides.
     expect(open.cost.bytesReceived).toBeLessThan(ended.cost.bytesReceived / 2);
-  }, 60_000);
+  });
 
   it("small days: their sets read again, so the point is their exact union, not the month's estimate", async () => {
     // 1,500 distinct visitors over three exact days: the month's set is registers, the days' union exact.
@@ -96,7 +96,7 @@ describe('a range reaching today: its last month read from its monthly item', ()
     expect(open.points.at(-1)!.visitors).toBe(1500);
     expect(open.totals).toEqual(ended.totals);
     expect(open.totals.visitors).toBe(1500);
-  }, 60_000);
+  });
 
   it("the overview: the month's set instead of its days' when another day's set is registers too", async () => {
     const { open, ended } = await bothWays({
@@ -110,5 +110,5 @@ describe('a range reaching today: its last month read from its monthly item', ()
     // One set read for March instead of three (the month's Query replaces the days').
     expect(open.overviewCost.requests).toBe(ended.overviewCost.requests);
     expect(open.overviewCost.bytesReceived).toBeLessThan(ended.overviewCost.bytesReceived);
-  }, 60_000);
+  });
 });

@@ -130,5 +130,5 @@ describe('bounded VISIT items', () => {
     const [moved] = await deps.visits.visitsAround('example.com', 'v', 0, Number.MAX_SAFE_INTEGER);
     expect(moved?.events.length).toBe(302);
     expect(moved?.landing_page).toBe('/early');
-  }, 60_000);
+  });
 });

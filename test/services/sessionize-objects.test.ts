@@ -99,7 +99,7 @@ describe('the sessionizer over raw objects (docs/ingestion.md, "Choosing the ing
     expect(await handler({})).toMatchObject({ journaled: 1, sessionized: 1, lines: 8 });
     expect(await seen(db.conn)).toEqual(expected);
     await db.close();
-  }, 60_000);
+  });
 
   it('keeps the journal order through a failure: the failed object is retried first, under the same sequence numbers', async () => {
     const clean = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]);
@@ -174,5 +174,5 @@ describe('the sessionizer over raw objects (docs/ingestion.md, "Choosing the ing
     const markers = (await scanAll(db.conn)).filter((i) => i.type === 'BATCH_MARKER');
     expect(markers.map((m) => m.pk)).toEqual([expect.stringContaining(DELIVERY_SHARD)]);
     await db.close();
-  }, 60_000);
+  });
 });

@@ -142,7 +142,7 @@ describe('ShardVisitCache: what a batch reads', () => {
       trackedEvent({ event_id: 'a6', visitor_id: 'visitor-a', ts: now }),
     ]);
     expect(sixth.counts).toEqual({ kept: 0, eventual: 0, strong: 1 });
-  }, 60_000);
+  });
 
   it('keeps at most maxVisitors visitors, none with more than maxEventsPerVisitor events, and only visits near the newest', async () => {
     const small = new ShardVisitCache(new DynamoRecentPaymentMarks(table.conn), {
