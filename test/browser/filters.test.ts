@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { DEMO_SITE } from '../../local/demo/seed.js';
 import { formatCount, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
-import type { Breakdown, Goals, Overview, Payments, Timeseries } from '../../app/src/api.js';
+import type { Breakdown, Goals, Overview, Payments, Timeline, Timeseries } from '../../app/src/api.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
 import { chartLabel } from '../../app/src/components/chart-points.js';
 import {
@@ -382,9 +382,20 @@ describe('filters in the app, in Chromium', () => {
   }, 180_000);
 
   it("filters the dashboard by a page of a visitor's timeline", async () => {
-    const payments = await api<Payments>('/payments?range=30d&filter=attributed&limit=1');
-    const visitor = payments.rows[0]!.visitor_id!;
-    await page.goto(`${svc.url}${SITE_PATH}/visitors/${encodeURIComponent(visitor)}`);
+    // The demo's payments follow the clock, and the latest attributed one may name no visitor: take the latest
+    // that names one whose timeline has a page view.
+    const payments = await api<Payments>('/payments?range=30d&filter=attributed&limit=20');
+    let visitor: string | undefined;
+    for (const row of payments.rows) {
+      if (!row.visitor_id) continue;
+      const t = await api<Timeline>(`/visitors/${encodeURIComponent(row.visitor_id)}?`);
+      if (t.entries.some((e) => e.type === 'visit' && e.steps.some((step) => step.type === 'page'))) {
+        visitor = row.visitor_id;
+        break;
+      }
+    }
+    expect(visitor, 'a paying visitor with a page view in the timeline').toBeDefined();
+    await page.goto(`${svc.url}${SITE_PATH}/visitors/${encodeURIComponent(visitor!)}`);
     const link = page.locator('[data-step=page] a[data-filter-by]').first();
     const path = (await link.innerText()).trim();
     await link.click();
