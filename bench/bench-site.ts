@@ -2,7 +2,7 @@ import type { DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { dynamoPaymentListLayout } from '../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
 import { batchWrite } from '../lambdas/adapters/dynamo/batch.js';
-import { DynamoPaymentStore } from '../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../lambdas/adapters/dynamo/visit-store.js';
 import { toSequenceNumber } from '../lambdas/adapters/local-stream.js';
 import { sessionizeBatch, type SessionizeDeps, type SessionizeRecord } from '../lambdas/services/sessionize.js';
@@ -44,7 +44,7 @@ import { MemoryPaymentStore, MemoryRollupStore, MemoryVisitStore } from './memor
  *   payments, so once applied they are final) the PAYMENT and CUSTOMER
  *   items, timeline copies, list and payer items are written with the
  *   stores' bulk paths (`bulkLoadCustomers`, then a chunk of
- *   `DynamoPaymentStore.bulkLoader`) and dropped from memory; every day's
+ *   `DynamoPaymentBulkLoads.bulkLoader`) and dropped from memory; every day's
  *   and month's counters and the cohorts are recomputed once at the end.
  *   Payment aliases (webhook lookups, read by no report) are not written.
  *
@@ -324,14 +324,14 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   // customers at a time; 3. each batch written with the DynamoDB stores' bulk path (in chunks) and dropped.
   const payments = new MemoryPaymentStore();
   const paymentDeps: PaymentDeps = {
-    payments,
+    ...payments.ports(),
     list: dynamoPaymentListLayout,
     visits: visitStore,
     rates: async () => benchRate,
     clock: () => now,
   };
-  const store = new DynamoPaymentStore(conn);
-  const load = store.bulkLoader(ns, site.timezone, benchRate, { now });
+  const store = dynamoPaymentStores(conn);
+  const load = store.bulk.bulkLoader(ns, site.timezone, benchRate, { now });
   const chunk = options.paymentChunk ?? 20_000;
   const random = rng(99);
   const payers: string[] = [];
@@ -352,9 +352,9 @@ export async function loadBenchSite(conn: DynamoConnection, options: BenchSiteOp
   const writeOut = async () => {
     const startedWrite = Date.now();
     const out = payments.drain();
-    await store.bulkLoadCustomers(out.customers);
+    await store.customers.bulkLoadCustomers(out.customers);
     await load.add(out.payments);
-    for (const p of out.pending) await store.markPending(p.site, p.payment, p.until);
+    for (const p of out.pending) await store.pending.markPending(p.site, p.payment, p.until);
     written += out.payments.length;
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
     timing.write += Date.now() - startedWrite;

@@ -6,9 +6,14 @@ import type { UsdRate } from '../lambdas/domain/payments/money.js';
 import type { Contribution } from '../lambdas/domain/payments/contribution.js';
 import { customerKey, paymentKey } from '../lambdas/domain/payments/contribution.js';
 import type {
+  CustomerStore,
+  DerivedPaymentSync,
   PaymentBulkLoad,
-  PaymentLedger,
+  PaymentBulkLoads,
+  PaymentRecordStore,
+  PaymentTimelineStore,
   PayerCohorts,
+  PendingCreditStore,
   RecomputeBatch,
   RollupStore,
   StreamCheckpoint,
@@ -188,11 +193,19 @@ export class MemoryVisitStore implements VisitStore {
 
 /**
  * Payments, aliases, customers and pending credits in memory (the payment
- * service's store port). The derived items (list, counters, timeline copies)
+ * service's family ports, `ports()`). The derived items (list, counters, timeline copies)
  * are not kept: the loader writes them from the payments with
- * `DynamoPaymentStore.bulkLoad`, which writes what `syncDerived` would.
+ * `DynamoPaymentBulkLoads.bulkLoader`, which writes what `syncDerived` would.
  */
-export class MemoryPaymentStore implements PaymentLedger {
+export class MemoryPaymentStore
+  implements
+    PaymentRecordStore,
+    CustomerStore,
+    PaymentTimelineStore,
+    PendingCreditStore,
+    DerivedPaymentSync,
+    PaymentBulkLoads
+{
   readonly payments = new Map<string, Payment>();
   readonly customers = new Map<string, Customer>();
   readonly aliases = new Map<string, string>();
@@ -200,7 +213,7 @@ export class MemoryPaymentStore implements PaymentLedger {
 
   /**
    * Retention's payer summaries and cohorts are derived items too: the
-   * loader's `DynamoPaymentStore.bulkLoad` writes them, so syncs do nothing
+   * loader's bulk load writes them, so syncs do nothing
    * here; a payer's payments are read from the payments held.
    */
   readonly cohorts: PayerCohorts = {
@@ -212,6 +225,11 @@ export class MemoryPaymentStore implements PaymentLedger {
         .filter((p) => p.site === site && customerKey(p) === payer)
         .map((p) => ({ provider: p.provider, id: p.provider_payment_id })),
   };
+
+  /** This store as the payment service's ports, one per item family (`PaymentDeps`). */
+  ports() {
+    return { payments: this, customers: this, timeline: this, pending: this, derived: this, payers: this.cohorts };
+  }
 
   private static key(site: string, provider: Provider, id: string): string {
     return `${site}\n${provider}\n${id}`;
@@ -281,7 +299,7 @@ export class MemoryPaymentStore implements PaymentLedger {
     return [...this.customers.values()].filter((c) => c.site === site).map((c) => structuredClone(c));
   }
 
-  /** What `DynamoPaymentStore.syncDerived` does to the payment itself: forgets `unlisted` once its positions are gone. */
+  /** What `DerivedPayments.syncDerived` does to the payment itself: forgets `unlisted` once its positions are gone. */
   async syncDerived(
     payment: Payment,
     _contribution: Contribution | null,
@@ -326,7 +344,7 @@ export class MemoryPaymentStore implements PaymentLedger {
       .map(({ provider, id, until }) => ({ provider, id, until }));
   }
 
-  /** What `DynamoPaymentStore.bulkLoader` does to the payments themselves: stores them (unless `writePayments` is false). */
+  /** What `DynamoPaymentBulkLoads.bulkLoader` does to the payments themselves: stores them (unless `writePayments` is false). */
   bulkLoader(
     _site: string,
     _timezone: string,

@@ -293,9 +293,9 @@ export interface RebuildStore {
 }
 
 /**
- * The recomputes many payment syncs of one site leave to one pass (`PaymentLedger.syncDerived` and
- * `syncPayer` with a batch, then `finishSync`): a handle the ledger's list layout makes
- * (`PaymentListLayout.batch`) and the ledger fills and empties; the service only passes it along.
+ * The recomputes many payment syncs of one site leave to one pass (`DerivedPaymentSync.syncDerived` and
+ * `PayerCohorts.syncPayment` with a batch, then `finishSync`): a handle the list layout makes
+ * (`PaymentListLayout.batch`) and the stores fill and empty; the service only passes it along.
  */
 export interface RecomputeBatch {
   /** The site the batch's syncs are for, null while it holds none. */
@@ -311,7 +311,7 @@ export interface RecomputeBatch {
 export interface PaymentListLayout {
   /** The list positions of a contribution in the data namespace `site`: its main item and, when refunded, its copy. */
   positions(site: string, c: Contribution): string[];
-  /** An empty recompute batch for `PaymentLedger`. */
+  /** An empty recompute batch for `DerivedPaymentSync` and `PayerCohorts`. */
   batch(): RecomputeBatch;
 }
 
@@ -321,13 +321,14 @@ export interface PaymentRef {
   id: string;
 }
 
-/**
- * Payments, their aliases, customers, the payment list and its rollups, and the payers behind
- * retention (`docs/data-model.md`, "Payments"; `docs/payments.md`): what the payment use cases
- * (`lambdas/services/payments.ts`) read and write. Writes several deliveries may race on are
- * conditioned on the revision read. `site` is a data namespace (`namespaceOf`).
+/*
+ * The payment use cases (`lambdas/services/payments.ts`, `payment-import.ts`) take one port per item
+ * family of the payments (`docs/data-model.md`, "Payments"; `docs/payments.md`). `site` is a data
+ * namespace (`namespaceOf`). Writes several deliveries may race on are conditioned on the revision read.
  */
-export interface PaymentLedger {
+
+/** Payments and their aliases (PAYMENT, PAYMENT_ALIAS): a payment stored once under its canonical id. */
+export interface PaymentRecordStore {
   /** Canonical ids of the payments any of `ids` names (itself or an alias), sorted. */
   findPaymentIds(site: string, provider: Provider, ids: readonly string[]): Promise<string[]>;
   /** Points `ids` (aliases of a payment folded into another) at `paymentId`. */
@@ -351,10 +352,35 @@ export interface PaymentLedger {
   listPayments(site: string): Promise<Payment[]>;
   /** A site's payments a Query page at a time (`limit` items, else 1 MB). */
   paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]>;
+}
+
+/** Customers (CUSTOMER): the provider's customer, its subscriptions and its credit. */
+export interface CustomerStore {
   getCustomer(site: string, provider: Provider, customerId: string): Promise<Customer | null>;
   /** Writes `customer` if the stored one is still at its `ver`; false when it is not. */
   putCustomer(customer: Customer): Promise<boolean>;
   listCustomers(site: string): Promise<Customer[]>;
+}
+
+/** The payments on visitors' timelines (VISITOR_PAYMENT copies in the visitor's partition). */
+export interface PaymentTimelineStore {
+  /** The payments on a visitor's timeline. */
+  visitorPayments(site: string, visitorId: string): Promise<PaymentRef[]>;
+}
+
+/** Payments waiting for their visitor's visits (PAYMENT_PENDING), credited again by the scheduled function. */
+export interface PendingCreditStore {
+  /** Marks a payment pending its visitor's visits until `until` (ms). */
+  markPending(site: string, payment: Payment, until: number): Promise<void>;
+  clearPending(site: string, payment: Payment): Promise<void>;
+  listPending(site: string): Promise<Array<PaymentRef & { until: number }>>;
+}
+
+/**
+ * What a payment's change derives across families: its list items and period counters (PAYMENT_LIST,
+ * PAYMENT_TOTALS, PAYMENT_CUSTOMERS, dimensions) and its visitor timeline copy.
+ */
+export interface DerivedPaymentSync {
   /**
    * Brings the payment's list items, counters and visitor timeline copy in line with it
    * (`previous`: its visitor and time before this change). With `batch`, the recomputes wait for `finishSync`.
@@ -367,16 +393,6 @@ export interface PaymentLedger {
   ): Promise<void>;
   /** Runs the recomputes a batch's syncs left, once each. */
   finishSync(batch: RecomputeBatch): Promise<void>;
-  /** Retention's payers and cohorts: each payment's and customer's payer summary kept in line with it. */
-  cohorts: PayerCohorts;
-  /** The payments on a visitor's timeline. */
-  visitorPayments(site: string, visitorId: string): Promise<PaymentRef[]>;
-  /** Marks a payment pending its visitor's visits until `until` (ms). */
-  markPending(site: string, payment: Payment, until: number): Promise<void>;
-  clearPending(site: string, payment: Payment): Promise<void>;
-  listPending(site: string): Promise<Array<PaymentRef & { until: number }>>;
-  /** A bulk load of a site's payments in chunks (`rate`: the USD rates in force). */
-  bulkLoader(site: string, timezone: string, rate: UsdRate, options?: BulkLoadOptions): PaymentBulkLoad;
 }
 
 /**
@@ -401,7 +417,7 @@ export interface PayerCohorts {
   payerPaymentKeys(site: string, payer: string): Promise<Array<{ provider: Provider; id: string }>>;
 }
 
-/** A bulk load in chunks (`PaymentLedger.bulkLoader`): `add` each chunk of payments, then `finish` once. */
+/** A bulk load in chunks (`PaymentBulkLoads.bulkLoader`): `add` each chunk of payments, then `finish` once. */
 export interface PaymentBulkLoad {
   add(payments: readonly Payment[]): Promise<void>;
   /** Deletes list positions (`PaymentListLayout.positions`) payments left (their `unlisted`); `finish` recomputes their days. */
@@ -425,23 +441,41 @@ export interface BulkLoadOptions {
   raiseMarkers?: boolean;
 }
 
-/** The bulk writes of a payment import (`lambdas/services/payment-import.ts`), beyond `PaymentLedger`. */
-export interface PaymentImportWrites {
+/** The derived items of many payments written at once (an import, a rebuild, the report benchmark). */
+export interface PaymentBulkLoads {
+  /** A bulk load of a site's payments in chunks (`rate`: the USD rates in force). */
+  bulkLoader(site: string, timezone: string, rate: UsdRate, options?: BulkLoadOptions): PaymentBulkLoad;
+}
+
+/** The bulk writes of a payment import (`lambdas/services/payment-import.ts`) on the payments and aliases. */
+export interface PaymentRecordBulk extends PaymentRecordStore {
   /** The canonical payment id each of `ids` is an alias of, keyed by `aliasRef`; ids not known are absent. */
   aliasTargets(site: string, ids: readonly PaymentRef[]): Promise<Map<string, string>>;
   /** Writes payments not stored before, and an alias for each of their ids, unconditionally. */
   bulkPutPayments(payments: readonly Payment[]): Promise<void>;
+  /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at its `rev`. */
+  clearUnlisted(payment: Payment): Promise<void>;
+}
+
+/** The bulk writes of a payment import on the customers. */
+export interface CustomerBulk extends CustomerStore {
+  bulkLoadCustomers(customers: readonly Customer[]): Promise<void>;
+}
+
+/** The bulk writes of a payment import on the visitors' timelines. */
+export interface PaymentTimelineBulk extends PaymentTimelineStore {
   /** Deletes the visitor timeline copies of payments as they were (they moved visitor or time). */
   bulkDropTimelineCopies(previous: readonly Payment[]): Promise<void>;
+}
+
+/** The bulk writes of a payment import on the pending credits. */
+export interface PendingCreditBulk extends PendingCreditStore {
   /** Marks payments pending (`markPending`) and clears others. */
   bulkPending(
     site: string,
     mark: ReadonlyArray<{ payment: Payment; until: number }>,
     clear: readonly Payment[],
   ): Promise<void>;
-  /** Forgets a payment's `unlisted` positions once their days are recomputed, if it is still at its `rev`. */
-  clearUnlisted(payment: Payment): Promise<void>;
-  bulkLoadCustomers(customers: readonly Customer[]): Promise<void>;
 }
 
 /** Visit figures of a filtered range (`docs/api.md`, "Filters"): the sums the top stats are made of, visitors exact. */

@@ -4,8 +4,6 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createDynamoConnection, type DynamoConnection } from '../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../lambdas/adapters/dynamo/table.js';
-import { DynamoConfigStore } from '../lambdas/adapters/dynamo/config-store.js';
-import { DynamoRollupStore } from '../lambdas/adapters/dynamo/rollup-store.js';
 import { LocalEventStream } from '../lambdas/adapters/local-stream.js';
 import { createEventHandler } from '../lambdas/handlers/event.js';
 import { dynamoEventDeps } from '../lambdas/wiring/event-deps.js';
@@ -14,7 +12,7 @@ import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
 import { createReportHandler } from '../lambdas/handlers/report.js';
 import { createMcpHandler } from '../lambdas/handlers/mcp.js';
 import { dynamoReportDeps } from '../lambdas/wiring/report-deps.js';
-import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
+import { dynamoScheduledDeps } from '../lambdas/wiring/scheduled-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
 import { createTelemetry } from '../lambdas/observability/telemetry.js';
@@ -22,7 +20,7 @@ import { buildTrackerSync } from '../tracker/build.js';
 import { createAppHandler } from '../lambdas/handlers/app.js';
 import { dynamoAuthDeps, dynamoSettingsDeps, dynamoShareDeps } from '../lambdas/wiring/app-deps.js';
 import { sweepExpired } from '../lambdas/adapters/dynamo/expiry.js';
-import { DynamoWebhookLogStore } from '../lambdas/adapters/dynamo/webhook-log-store.js';
+import { dynamoWebhookDeps } from '../lambdas/wiring/webhook-deps.js';
 import { LocalSecretBox } from '../lambdas/adapters/secrets/local-secret-box.js';
 import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
@@ -204,14 +202,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   );
   const secrets = await LocalSecretBox.open(dataDir);
   // The webhook function opens the signing secrets (a private key's ssm:GetParameter), the app function seals them (the public key's).
-  const config = new DynamoConfigStore(webhook, functionSecretBox(secrets, 'webhook'));
-  const webhookHandler = createWebhookHandler({
-    ...telemetry,
-    ...dynamoPaymentDeps(webhook, clock),
-    sites: config,
-    secrets: config,
-    log: new DynamoWebhookLogStore(webhook),
-  });
+  const webhookHandler = createWebhookHandler(
+    dynamoWebhookDeps(webhook, { telemetry, box: functionSecretBox(secrets, 'webhook'), clock }),
+  );
   const routes: Route[] = [
     { methods: ['POST'], path: '/api/webhooks/{provider}/{domain}', handler: webhookHandler, functionName: 'webhook' },
     // ANY, as in the stack: the handler answers other methods 405 with CORS.
@@ -314,26 +307,26 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
     },
   });
-  const runScheduled = createScheduledHandler({
-    ...telemetry,
-    ...dynamoPaymentDeps(scheduledConn, clock),
-    sites: new DynamoConfigStore(scheduledConn),
-    rollups: new DynamoRollupStore(scheduledConn),
-    // Email reports go to the outbox folder (`local/outbox.ts`), linking to this server once it listens.
-    emailReports: options.app
-      ? (site) =>
-          emailReportSender(
-            {
-              reports: dynamoReportServiceDeps(scheduledConn, clock),
-              store: new DynamoEmailReportStore(scheduledConn),
-              sender: outboxSender(dataDir, 'scheduled'),
-              from: LOCAL_REPORT_SENDER,
-              appUrl: url,
-            },
-            telemetry.logger,
-          )(site)
-      : undefined,
-  });
+  const runScheduled = createScheduledHandler(
+    dynamoScheduledDeps(scheduledConn, {
+      telemetry,
+      clock,
+      // Email reports go to the outbox folder (`local/outbox.ts`), linking to this server once it listens.
+      emailReports: options.app
+        ? (site) =>
+            emailReportSender(
+              {
+                reports: dynamoReportServiceDeps(scheduledConn, clock),
+                store: new DynamoEmailReportStore(scheduledConn),
+                sender: outboxSender(dataDir, 'scheduled'),
+                from: LOCAL_REPORT_SENDER,
+                appUrl: url,
+              },
+              telemetry.logger,
+            )(site)
+        : undefined,
+    }),
+  );
   // The operations function, on its own schedule in AWS (lib/functions.ts); locally after each scheduled run.
   const runOperations = createOperationsHandler({
     logger: telemetry.logger,

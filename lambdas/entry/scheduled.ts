@@ -1,7 +1,5 @@
 import { createDynamoConnection } from '../adapters/dynamo/client.js';
-import { DynamoConfigStore } from '../adapters/dynamo/config-store.js';
-import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
-import { dynamoPaymentDeps } from '../wiring/payment-deps.js';
+import { dynamoScheduledDeps } from '../wiring/scheduled-deps.js';
 import { dynamoReportServiceDeps } from '../wiring/report-deps.js';
 import { DynamoEmailReportStore } from '../adapters/dynamo/email-report-store.js';
 import { SesMailSender } from '../adapters/ses-mail-sender.js';
@@ -16,21 +14,20 @@ const telemetry = createTelemetry('scheduled');
 const sender = process.env.REPORT_SENDER;
 
 /** Lambda entry of the EventBridge schedule. */
-export const handler = createScheduledHandler({
-  ...telemetry,
-  ...dynamoPaymentDeps(dynamo),
-  sites: new DynamoConfigStore(dynamo),
-  rollups: new DynamoRollupStore(dynamo),
-  emailReports: sender
-    ? emailReportSender(
-        {
-          reports: dynamoReportServiceDeps(dynamo),
-          store: new DynamoEmailReportStore(dynamo),
-          sender: new SesMailSender(requireEnv('REPORT_CONFIGURATION_SET')),
-          from: sender,
-          appUrl: requireEnv('APP_URL'),
-        },
-        telemetry.logger,
-      )
-    : undefined,
-});
+export const handler = createScheduledHandler(
+  dynamoScheduledDeps(dynamo, {
+    telemetry,
+    emailReports: sender
+      ? emailReportSender(
+          {
+            reports: dynamoReportServiceDeps(dynamo),
+            store: new DynamoEmailReportStore(dynamo),
+            sender: new SesMailSender(requireEnv('REPORT_CONFIGURATION_SET')),
+            from: sender,
+            appUrl: requireEnv('APP_URL'),
+          },
+          telemetry.logger,
+        )
+      : undefined,
+  }),
+);

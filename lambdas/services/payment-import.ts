@@ -4,7 +4,14 @@ import { emptyPayment, mergePaymentFact, paymentChanged, type Payment } from '..
 import { emptyCustomer, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { customerKey, paymentKey } from '../domain/payments/contribution.js';
 import type { Visit } from '../domain/visit.js';
-import type { PaymentImportWrites, VisitStore } from '../ports.js';
+import type {
+  CustomerBulk,
+  PaymentBulkLoads,
+  PaymentRecordBulk,
+  PaymentTimelineBulk,
+  PendingCreditBulk,
+  VisitStore,
+} from '../ports.js';
 import { inParallel } from '../domain/parallel.js';
 import {
   PENDING_CREDIT_MS,
@@ -17,9 +24,13 @@ import {
   type PaymentDeps,
 } from './payments.js';
 
-/** What `importPayments` needs beyond the per-payment path's ports: the bulk writes. */
+/** What `importPayments` needs beyond the per-payment path's ports: each family's bulk writes, and the bulk load. */
 export type PaymentImportDeps = PaymentDeps & {
-  payments: PaymentDeps['payments'] & PaymentImportWrites;
+  payments: PaymentRecordBulk;
+  customers: CustomerBulk;
+  timeline: PaymentTimelineBulk;
+  pending: PendingCreditBulk;
+  bulk: PaymentBulkLoads;
 };
 
 /** The import's phases; `reading payments` is the caller's (the lines parsed so far). */
@@ -62,7 +73,7 @@ export class PaymentImportError extends Error {}
  * every payment is credited in credit order (first payments before renewals,
  * then by time; customers updated as `settlePayment` does), and the items are
  * written with BatchWriteItem: PAYMENT, PAYMENT_ALIAS and CUSTOMER items,
- * then the derived items through `DynamoPaymentStore.bulkLoader` (the
+ * then the derived items through `PaymentBulkLoads.bulkLoader` (the
  * loader the report benchmark and `footfall rebuild` use), which recomputes
  * every day and month touched, and the payers' cohorts, from the table, so
  * payments already stored count too.
@@ -169,7 +180,6 @@ async function importInto(
   options: PaymentImportOptions,
 ): Promise<PaymentImportOutcome> {
   const ns = namespaceOf(site);
-  const store = deps.payments;
   const rate = await deps.rates();
   const now = deps.clock();
 
@@ -181,15 +191,14 @@ async function importInto(
   // A row none of whose ids was found stored (no alias, no PAYMENT item) is new: only the others are read.
   const storedRows = [...byId].filter(([key]) => stored.has(key)).map(([, g]) => g);
   const before = new Map(
-    (await store.getPayments(storedRows.map((g) => ({ site: ns, provider: g.provider, id: g.id })))).map((p) => [
-      aliasRef(p.provider, p.provider_payment_id),
-      p,
-    ]),
+    (await deps.payments.getPayments(storedRows.map((g) => ({ site: ns, provider: g.provider, id: g.id })))).map(
+      (p) => [aliasRef(p.provider, p.provider_payment_id), p],
+    ),
   );
 
   // Customers: the stored ones, then every customer and subscription fact in order (as `applyFactsTo`).
   const customers = new Map<string, Customer>();
-  for (const c of await store.listCustomers(ns)) customers.set(aliasRef(c.provider, c.customer_id), c);
+  for (const c of await deps.customers.listCustomers(ns)) customers.set(aliasRef(c.provider, c.customer_id), c);
   const storedCustomers = new Map(customers);
   const customerOf = (provider: Provider, id: string) =>
     customers.get(aliasRef(provider, id)) ?? emptyCustomer(ns, provider, id);
@@ -260,18 +269,18 @@ async function importInto(
   const moved = settled.filter(
     ({ current, payment }) => current?.visitor && (current.visitor !== payment.visitor || current.ts !== payment.ts),
   );
-  await store.bulkDropTimelineCopies(moved.map((m) => m.current!));
+  await deps.timeline.bulkDropTimelineCopies(moved.map((m) => m.current!));
   for (const { current, payment } of settled)
     if (current && customerKey(current) !== customerKey(payment))
-      await store.cohorts.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
+      await deps.payers.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
 
   // PAYMENT items: new ones in bulk, changed ones on their revision; a lost race is settled one by one.
-  await store.bulkPutPayments(settled.filter((s) => !s.current).map((s) => s.payment));
+  await deps.payments.bulkPutPayments(settled.filter((s) => !s.current).map((s) => s.payment));
   const lost = new Set<string>();
   for (const { current, payment } of settled) {
     if (!current || payment.rev === current.rev) continue;
-    if (await store.putPayment(payment, current.rev))
-      await store.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases, false);
+    if (await deps.payments.putPayment(payment, current.rev))
+      await deps.payments.linkAliases(ns, payment.provider, payment.provider_payment_id, payment.aliases, false);
     else lost.add(aliasRef(payment.provider, payment.provider_payment_id));
   }
 
@@ -281,17 +290,17 @@ async function importInto(
     const next = customers.get(key)!;
     const stored = storedCustomers.get(key);
     if (!stored) fresh.push({ ...next, ver: 1 });
-    else if (!(await store.putCustomer({ ...next, ver: stored.ver + 1 })))
+    else if (!(await deps.customers.putCustomer({ ...next, ver: stored.ver + 1 })))
       await updateCustomer(deps, ns, next.provider, next.customer_id, (c) => fns.reduce((acc, fn) => fn(acc), c));
   }
-  await store.bulkLoadCustomers(fresh);
+  await deps.customers.bulkLoadCustomers(fresh);
 
   // Pending credits: as `settlePayment` marks and clears them.
   const kept = settled.filter((s) => !lost.has(aliasRef(s.payment.provider, s.payment.provider_payment_id)));
-  const pending = new Set((await store.listPending(ns)).map((p) => aliasRef(p.provider, p.id)));
+  const pending = new Set((await deps.pending.listPending(ns)).map((p) => aliasRef(p.provider, p.id)));
   const waiting = (p: Payment) =>
     p.visitor !== null && p.touch === null && p.ts !== null && now - p.ts < PENDING_CREDIT_MS;
-  await store.bulkPending(
+  await deps.pending.bulkPending(
     ns,
     kept
       .filter((s) => waiting(s.payment))
@@ -302,7 +311,7 @@ async function importInto(
   );
 
   // The derived items, by the bulk loader: list, timeline copies, payers; then each day, month and cohort once.
-  const load = store.bulkLoader(ns, site.timezone, rate, {
+  const load = deps.bulk.bulkLoader(ns, site.timezone, rate, {
     writePayments: false,
     now,
     raiseMarkers: true,
@@ -314,14 +323,14 @@ async function importInto(
     report('writing payments', Math.min(i + chunk, kept.length));
   }
   await load.finish();
-  for (const { payment } of kept) if (payment.unlisted?.length) await store.clearUnlisted(payment);
+  for (const { payment } of kept) if (payment.unlisted?.length) await deps.payments.clearUnlisted(payment);
 
   // Customers whose statuses changed with no payment in the import: their payer summaries.
   const payers = new Set(kept.map((s) => customerKey(s.payment)));
   for (const key of statusOnly) {
     const c = customers.get(key);
     if (c && !payers.has(`${c.provider}:${c.customer_id}`))
-      await store.cohorts.syncCustomer(ns, site.timezone, c.provider, c.customer_id, now);
+      await deps.payers.syncCustomer(ns, site.timezone, c.provider, c.customer_id, now);
   }
 
   // Customers whose credit moved (an imported purchase earlier than the stored ones): their stored payments
@@ -329,10 +338,10 @@ async function importInto(
   for (const [key, c] of customers) {
     const stored = storedCustomers.get(key);
     if (!stored || JSON.stringify(stored.credit) === JSON.stringify(c.credit)) continue;
-    const outside = (await store.cohorts.payerPaymentKeys(ns, `${c.provider}:${c.customer_id}`)).filter(
+    const outside = (await deps.payers.payerPaymentKeys(ns, `${c.provider}:${c.customer_id}`)).filter(
       (k) => !byId.has(aliasRef(k.provider, k.id)),
     );
-    const others = await store.getPayments(outside.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
+    const others = await deps.payments.getPayments(outside.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     for (const p of others.sort(creditOrder)) await settlePayment(deps, site, p.provider, null, p.provider_payment_id);
   }
 

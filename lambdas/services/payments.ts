@@ -13,14 +13,35 @@ import {
 import { emptyCustomer, paidBefore, withSubscription, type Customer } from '../domain/payments/customer.js';
 import { contributionOf, customerKey, paymentKey } from '../domain/payments/contribution.js';
 import type { UsdRate } from '../domain/payments/money.js';
-import type { PaymentLedger, PaymentListLayout, RecomputeBatch, VisitStore } from '../ports.js';
+import type {
+  CustomerStore,
+  DerivedPaymentSync,
+  PayerCohorts,
+  PaymentListLayout,
+  PaymentRecordStore,
+  PaymentTimelineStore,
+  PendingCreditStore,
+  RecomputeBatch,
+  VisitStore,
+} from '../ports.js';
 
 const DAY_MS = 86_400_000;
 /** How long a payment whose visitor has no visit yet is credited again (webhooks are faster than the stream). */
 export const PENDING_CREDIT_MS = DAY_MS;
 
+/** The payment use cases' ports: one per item family of the payments (`docs/data-model.md`, "Payments"). */
 export interface PaymentDeps {
-  payments: PaymentLedger;
+  /** Payments and their aliases. */
+  payments: PaymentRecordStore;
+  customers: CustomerStore;
+  /** The payments on visitors' timelines. */
+  timeline: PaymentTimelineStore;
+  /** Payments waiting for their visitor's visits. */
+  pending: PendingCreditStore;
+  /** A payment's list items, counters and timeline copy. */
+  derived: DerivedPaymentSync;
+  /** Retention's payers and cohorts: each payment's and customer's payer summary kept in line with it. */
+  payers: PayerCohorts;
   /** Where the payment list places a payment, and the batches its recomputes are left to. */
   list: PaymentListLayout;
   visits: VisitStore;
@@ -112,7 +133,7 @@ export function customerAfter(customer: Customer, p: Payment): Customer {
 
 /** Applies `change` to a stored customer (created empty), retrying on a concurrent writer (`ver`). */
 export async function updateCustomer(
-  deps: Pick<PaymentDeps, 'payments'>,
+  deps: Pick<PaymentDeps, 'customers'>,
   site: string,
   provider: Provider,
   customerId: string,
@@ -120,10 +141,10 @@ export async function updateCustomer(
 ): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const current =
-      (await deps.payments.getCustomer(site, provider, customerId)) ?? emptyCustomer(site, provider, customerId);
+      (await deps.customers.getCustomer(site, provider, customerId)) ?? emptyCustomer(site, provider, customerId);
     const next = change(current);
     if (next === current) return;
-    if (await deps.payments.putCustomer({ ...next, ver: current.ver + 1 })) return;
+    if (await deps.customers.putCustomer({ ...next, ver: current.ver + 1 })) return;
   }
   throw new Error(`customer ${provider}:${customerId}: too many concurrent updates`);
 }
@@ -136,7 +157,7 @@ export async function updateCustomer(
  *
  * @param batch when given, the payment rollups' recomputes (and the
  *   retention payers' and cohorts', `PayerCohorts.syncPayment`) wait for
- *   `deps.payments.finishSync(batch)`, done once for many payments
+ *   `deps.derived.finishSync(batch)`, done once for many payments
  *   (`recreditVisitors`); the caller must call it
  * @param queued payment keys (`paymentKey`) the caller settles next, after this one: a re-credit of the
  *   customer (its credit moved) leaves them to it
@@ -162,7 +183,7 @@ export async function settlePayment(
     if (!current && !fact) return null;
     const base = current ?? emptyPayment(ns, provider, id);
     const merged = fact ? mergePaymentFact(base, { ...fact, id, aliases: [...fact.aliases, fact.id] }) : base;
-    const customer = merged.customer_id ? await deps.payments.getCustomer(ns, provider, merged.customer_id) : null;
+    const customer = merged.customer_id ? await deps.customers.getCustomer(ns, provider, merged.customer_id) : null;
     const credited = await attribute(deps, site, merged, customer);
     const rate = await deps.rates();
     // Positions the payment leaves in the list (a re-credit, a refund, a real time replacing a stand-in)
@@ -179,13 +200,7 @@ export async function settlePayment(
     const payment = { ...candidate, rev: changed ? base.rev + 1 : base.rev };
     // A payment that changes payer (a customer id learnt later) leaves the old payer's retention first, so a crash cannot strand it there.
     if (current && customerKey(current) !== customerKey(payment))
-      await deps.payments.cohorts.dropPayment(
-        ns,
-        site.timezone,
-        customerKey(current),
-        paymentKey(current),
-        deps.clock(),
-      );
+      await deps.payers.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), deps.clock());
     if (changed && !(await deps.payments.putPayment(payment, base.rev))) continue;
     if (fact) await deps.payments.linkAliases(ns, provider, id, payment.aliases);
     let creditMoved = false;
@@ -195,21 +210,21 @@ export async function settlePayment(
         creditMoved = JSON.stringify(next.credit) !== JSON.stringify(c.credit);
         return next;
       });
-    await deps.payments.syncDerived(
+    await deps.derived.syncDerived(
       payment,
       contributionOf(payment, site.timezone, rate),
       current ? { visitor: current.visitor, ts: current.ts } : null,
       batch,
     );
-    await deps.payments.cohorts.syncPayment(payment.site, site.timezone, payment, rate, deps.clock(), batch);
+    await deps.payers.syncPayment(payment.site, site.timezone, payment, rate, deps.clock(), batch);
     // A payment whose visitor has no credited visit yet may be waiting for the stream.
     const waiting =
       payment.visitor !== null &&
       payment.touch === null &&
       payment.ts !== null &&
       deps.clock() - payment.ts < PENDING_CREDIT_MS;
-    if (waiting) await deps.payments.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
-    else await deps.payments.clearPending(ns, payment);
+    if (waiting) await deps.pending.markPending(ns, payment, (payment.ts ?? 0) + PENDING_CREDIT_MS);
+    else await deps.pending.clearPending(ns, payment);
     if (creditMoved) await recreditCustomer(deps, site, payment, batch, queued);
     return payment;
   }
@@ -231,7 +246,7 @@ async function recreditCustomer(
 ) {
   const ns = namespaceOf(site);
   const self = paymentKey(payment);
-  const keys = (await deps.payments.cohorts.payerPaymentKeys(ns, customerKey(payment))).filter((k) => {
+  const keys = (await deps.payers.payerPaymentKeys(ns, customerKey(payment))).filter((k) => {
     const key = paymentKey({ provider: k.provider, provider_payment_id: k.id });
     return key !== self && !queued?.has(key);
   });
@@ -296,9 +311,9 @@ async function foldPayment(
     rev: other.rev + 1,
     unlisted: [...new Set([...(other.unlisted ?? []), ...positionsOf(deps.list, other, site.timezone, rate)])],
   };
-  await deps.payments.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
-  await deps.payments.cohorts.dropPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
-  await deps.payments.clearPending(ns, other);
+  await deps.derived.syncDerived(gone, null, { visitor: other.visitor, ts: other.ts });
+  await deps.payers.dropPayment(ns, site.timezone, customerKey(other), paymentKey(other), deps.clock());
+  await deps.pending.clearPending(ns, other);
   await deps.payments.deletePayment(ns, provider, otherId);
 }
 
@@ -332,7 +347,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
     await updateCustomer(deps, ns, c.provider, c.customer_id, (current) =>
       current.metadata_visitor === c.visitor_id ? current : { ...current, metadata_visitor: c.visitor_id },
     );
-    await deps.payments.cohorts.syncCustomer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payers.syncCustomer(ns, site.timezone, c.provider, c.customer_id, deps.clock());
   }
   for (const s of facts.subscriptions) {
     if (!s.customer_id) continue;
@@ -340,7 +355,7 @@ async function applyFactsTo(deps: PaymentDeps, site: SiteConfig, facts: Provider
       withSubscription(current, s.subscription_id, { status: s.status, paying: s.paying, ts: s.ts }),
     );
     // Also when nothing changed: a retry after a crash between the customer's write and this recompute finishes it.
-    await deps.payments.cohorts.syncCustomer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
+    await deps.payers.syncCustomer(ns, site.timezone, s.provider, s.customer_id, deps.clock());
   }
   for (const p of facts.payments) await settlePayment(deps, site, p.provider, p);
 }
@@ -360,9 +375,9 @@ export async function recreditPending(deps: PaymentDeps, site: SiteConfig): Prom
 async function recreditPendingIn(deps: PaymentDeps, site: SiteConfig): Promise<number> {
   const ns = namespaceOf(site);
   let done = 0;
-  for (const pending of await deps.payments.listPending(ns)) {
+  for (const pending of await deps.pending.listPending(ns)) {
     const payment = await settlePayment(deps, site, pending.provider, null, pending.id);
-    if (payment && pending.until < deps.clock()) await deps.payments.clearPending(ns, payment);
+    if (payment && pending.until < deps.clock()) await deps.pending.clearPending(ns, payment);
     done++;
   }
   return done;
@@ -424,7 +439,7 @@ async function recreditVisitorsIn(
   const batch = deps.list.batch();
   let done = 0;
   for (const { visitor, since } of visitors) {
-    const keys = await deps.payments.visitorPayments(ns, visitor);
+    const keys = await deps.timeline.visitorPayments(ns, visitor);
     if (keys.length === 0) continue;
     const all = await deps.payments.getPayments(keys.map((k) => ({ site: ns, provider: k.provider, id: k.id })));
     all.sort(creditOrder);
@@ -437,7 +452,7 @@ async function recreditVisitorsIn(
     }
     done += payments.length;
   }
-  await deps.payments.finishSync(batch);
+  await deps.derived.finishSync(batch);
   return done;
 }
 
@@ -484,7 +499,7 @@ export async function copyPayments(
   onProgress?: (done: number, total: number) => void | Promise<void>,
 ): Promise<number> {
   const target = namespaceOf(to);
-  for (const c of await deps.payments.listCustomers(namespaceOf(from))) {
+  for (const c of await deps.customers.listCustomers(namespaceOf(from))) {
     await updateCustomer(deps, target, c.provider, c.customer_id, (current) => {
       let next =
         c.metadata_visitor && current.metadata_visitor !== c.metadata_visitor
@@ -493,7 +508,7 @@ export async function copyPayments(
       for (const [id, state] of Object.entries(c.subscriptions)) next = withSubscription(next, id, state);
       return next;
     });
-    await deps.payments.cohorts.syncCustomer(target, to.timezone, c.provider, c.customer_id, deps.clock());
+    await deps.payers.syncCustomer(target, to.timezone, c.provider, c.customer_id, deps.clock());
   }
   const payments = await deps.payments.listPayments(namespaceOf(from));
   payments.sort(creditOrder);

@@ -31,7 +31,7 @@ export const CLOSE_DELAY_MS = VISIT_GAP_MS + 25 * 60_000;
 export interface VisitTableDeps {
   archive: Pick<ArchiveReader, 'events' | 'firstDay'>;
   table: VisitTableStore;
-  /** The site's stored payments (`PaymentLedger.listPayments`: one paged Query of its PAYMENT partition). */
+  /** The site's stored payments (`PaymentRecordStore.listPayments`: one paged Query of its PAYMENT partition). */
   payments: { listPayments(site: string): Promise<Payment[]> };
   rates: () => Promise<UsdRate>;
   clock: () => number;

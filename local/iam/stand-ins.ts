@@ -1,5 +1,6 @@
 import {
   FILTERED_VISITS_METHODS,
+  VISIT_TABLE_STORE_METHODS,
   type ArchiveChanges,
   type ArchiveDelivery,
   type ArchiveEraser,
@@ -228,74 +229,54 @@ function demandTableListing(name: Principal, site: string, families: readonly st
     });
 }
 
+/** An S3 action on a visit table family's object (`S3TableFiles`). */
+type TableCall = readonly [action: string, family: string];
+
+/** What `S3TableFiles` writes of a family: it gets the dictionary, puts it, and gets and puts the family's file. */
+const tableWrite = (family: string): TableCall[] => [
+  ['s3:GetObject', 'dict'],
+  ['s3:PutObject', 'dict'],
+  ['s3:GetObject', family],
+  ['s3:PutObject', family],
+];
+
+/** The objects each method of the visit table asks for (`S3VisitTable`), after listing the site's families. */
+const VISIT_TABLE_CALLS: Record<(typeof VISIT_TABLE_STORE_METHODS)[number], readonly TableCall[]> = {
+  writeMonth: tableWrite('visits'),
+  writeOpen: tableWrite('visits'),
+  writePayments: [
+    ['s3:GetObject', 'visits'],
+    ['s3:PutObject', 'payments'],
+  ],
+  readMonth: [
+    ['s3:GetObject', 'dict'],
+    ['s3:GetObject', 'visits'],
+  ],
+  months: [],
+  writtenThrough: [['s3:GetObject', 'state']],
+  setWrittenThrough: [['s3:PutObject', 'state']],
+  changesSeen: [['s3:GetObject', 'state']],
+  setChangesSeen: [['s3:PutObject', 'state']],
+  dropSite: TABLE_FAMILIES.write.map((family) => ['s3:DeleteObject', family] as const),
+};
+
 /**
- * The local visit table as function `name` may write it, asking for the calls `S3VisitTable` makes:
- * every call lists the site's families; a write gets the dictionary and puts the file and the
- * dictionary; a read gets them; the writer's state is got and put; `dropSite` deletes every family's objects.
+ * The local visit table as function `name` may write it, asking for the calls `S3VisitTable` makes
+ * (`VISIT_TABLE_CALLS`): every call lists the site's families; a write gets the dictionary and puts
+ * the file and the dictionary; a read gets them; the writer's state is got and put; `dropSite`
+ * deletes every family's objects.
  */
 export function functionVisitTable(table: VisitTableStore, name: Principal): VisitTableStore {
-  const may = (site: string, calls: ReadonlyArray<readonly [string, string]>) => {
-    demandTableListing(name, site, TABLE_FAMILIES.write);
-    for (const [action, family] of calls) demand(name, action, archiveObjectArn(tableKey(family, site)));
-  };
-  const write = (family: string) =>
-    [
-      ['s3:GetObject', 'dict'],
-      ['s3:PutObject', 'dict'],
-      ['s3:GetObject', family],
-      ['s3:PutObject', family],
-    ] as const;
-  return {
-    writeMonth: async (site, month, rows) => {
-      may(site, write('visits'));
-      return table.writeMonth(site, month, rows);
+  return forwardPort(
+    VISIT_TABLE_STORE_METHODS,
+    () => table,
+    (method, [site], call) => {
+      demandTableListing(name, site, TABLE_FAMILIES.write);
+      for (const [action, family] of VISIT_TABLE_CALLS[method])
+        demand(name, action, archiveObjectArn(tableKey(family, site)));
+      return call();
     },
-    writeOpen: async (site, rows) => {
-      may(site, write('visits'));
-      return table.writeOpen(site, rows);
-    },
-    writePayments: async (site, month, rows) => {
-      may(site, [
-        ['s3:GetObject', 'visits'],
-        ['s3:PutObject', 'payments'],
-      ]);
-      return table.writePayments(site, month, rows);
-    },
-    readMonth: async (site, month) => {
-      may(site, [
-        ['s3:GetObject', 'dict'],
-        ['s3:GetObject', 'visits'],
-      ]);
-      return table.readMonth(site, month);
-    },
-    months: async (site) => {
-      may(site, []);
-      return table.months(site);
-    },
-    writtenThrough: async (site) => {
-      may(site, [['s3:GetObject', 'state']]);
-      return table.writtenThrough(site);
-    },
-    setWrittenThrough: async (site, day) => {
-      may(site, [['s3:PutObject', 'state']]);
-      return table.setWrittenThrough(site, day);
-    },
-    changesSeen: async (site) => {
-      may(site, [['s3:GetObject', 'state']]);
-      return table.changesSeen(site);
-    },
-    setChangesSeen: async (site, ms) => {
-      may(site, [['s3:PutObject', 'state']]);
-      return table.setChangesSeen(site, ms);
-    },
-    dropSite: async (site) => {
-      may(
-        site,
-        TABLE_FAMILIES.write.map((family) => ['s3:DeleteObject', family] as const),
-      );
-      return table.dropSite(site);
-    },
-  };
+  );
 }
 
 /**

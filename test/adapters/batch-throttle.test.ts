@@ -4,7 +4,7 @@ import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws
 import { mockClient } from 'aws-sdk-client-mock';
 import { BULK_CONCURRENCY, batchGet, batchWrite } from '../../lambdas/adapters/dynamo/batch.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { emptyCustomer } from '../../lambdas/domain/payments/customer.js';
 
 /**
@@ -156,7 +156,7 @@ describe('bulk writes under throttling', () => {
     expect(mock.commandCalls(BatchGetCommand)).toHaveLength(10);
     // The payment store's lookup of many ids reads them so.
     most = 0;
-    await new DynamoPaymentStore(conn).aliasTargets(
+    await dynamoPaymentStores(conn).payments.aliasTargets(
       's',
       keys.map((k) => ({ provider: 'stripe' as const, id: k.SK })),
     );
@@ -166,9 +166,9 @@ describe('bulk writes under throttling', () => {
   it("the import's bulk writes (customers, as every bulk write of the loader) go through it", async () => {
     const { conn, mock } = connection();
     mock.on(BatchWriteCommand).rejectsOnce(throughput()).resolves({ UnprocessedItems: {} });
-    const store = new DynamoPaymentStore(conn);
+    const store = dynamoPaymentStores(conn);
     const customers = Array.from({ length: 3 }, (_, i) => ({ ...emptyCustomer('s', 'stripe', `cus_${i}`), ver: 1 }));
-    await timed(() => store.bulkLoadCustomers(customers));
+    await timed(() => store.customers.bulkLoadCustomers(customers));
     const calls = mock.commandCalls(BatchWriteCommand);
     expect(calls).toHaveLength(2);
     expect(calls[1]!.args[0].input.RequestItems?.[TABLE]).toHaveLength(3);

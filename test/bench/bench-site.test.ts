@@ -8,7 +8,7 @@ import { ensureTable, PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore, visitorPk } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { toSequenceNumber } from '../../lambdas/adapters/local-stream.js';
 import { sessionizeBatch, type SessionizeRecord } from '../../lambdas/services/sessionize.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
@@ -112,7 +112,7 @@ describe('the bench site loader', () => {
     await flush();
     await rollups.compact(namespaceOf(site));
     const deps = {
-      payments: new DynamoPaymentStore(real),
+      ...dynamoPaymentStores(real),
       list: dynamoPaymentListLayout,
       visits,
       rates: async () => benchRate,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Stripe } from 'stripe';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { fixture } from '../payments/fixture.js';
@@ -54,7 +54,7 @@ describe('POST /api/webhooks/{provider}/{domain} (Stripe, signed real payloads)'
       body,
     });
   };
-  const payment = () => new DynamoPaymentStore(svc.dynamo).getPayment('example.com', 'stripe', PI);
+  const payment = () => dynamoPaymentStores(svc.dynamo).payments.getPayment('example.com', 'stripe', PI);
 
   it('stores one payment from the checkout session, payment intent and charge, credited to the visit', async () => {
     for (const name of ['checkout.session.completed.payment', 'payment_intent.succeeded', 'charge.succeeded']) {
@@ -154,6 +154,11 @@ describe('webhook storage failure', () => {
       sites: { getSite: async () => site({ timezone: 'UTC' }) },
       secrets: { providerSecret: async () => SECRET },
       payments: new Proxy({}, { get: () => down }) as never,
+      customers: new Proxy({}, { get: () => down }) as never,
+      timeline: new Proxy({}, { get: () => down }) as never,
+      pending: new Proxy({}, { get: () => down }) as never,
+      derived: new Proxy({}, { get: () => down }) as never,
+      payers: new Proxy({}, { get: () => down }) as never,
       list: new Proxy({}, { get: () => down }) as never,
       visits: new Proxy({}, { get: () => down }) as never,
       rates: async () => () => 1,

@@ -6,7 +6,7 @@ import { startMemoryDynalite } from '../../local/dynalite.js';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { buildVisits, visitEventOf, type Visit } from '../../lambdas/domain/visit.js';
@@ -61,9 +61,9 @@ describe('the bulk load in chunks', () => {
     opened.push(conn);
     await ensureTable(conn);
     // The bulk load's RECENT_PAYMENT_MARK reset is keyed by the clock: the same for every load.
-    const store = new DynamoPaymentStore(conn, () => NOW);
-    await store.bulkLoadCustomers(customers);
-    const loader = store.bulkLoader(namespaceOf(site), TZ, rate, { now: NOW });
+    const store = dynamoPaymentStores(conn, () => NOW);
+    await store.customers.bulkLoadCustomers(customers);
+    const loader = store.bulk.bulkLoader(namespaceOf(site), TZ, rate, { now: NOW });
     for (const chunk of chunks) await loader.add(chunk);
     await loader.finish();
     return scanAll(conn);
@@ -102,7 +102,7 @@ describe('the bulk load in chunks', () => {
       await visits.writeVisits(built, []);
     }
     const deps = {
-      payments: new DynamoPaymentStore(webhooks),
+      ...dynamoPaymentStores(webhooks),
       list: dynamoPaymentListLayout,
       visits,
       rates: async () => rate,
@@ -135,10 +135,10 @@ describe('the bulk load in chunks', () => {
         },
       ],
     });
-    const store = new DynamoPaymentStore(webhooks);
+    const store = dynamoPaymentStores(webhooks);
     [payments, customers] = await Promise.all([
-      store.listPayments(namespaceOf(site)),
-      store.listCustomers(namespaceOf(site)),
+      store.payments.listPayments(namespaceOf(site)),
+      store.customers.listCustomers(namespaceOf(site)),
     ]);
     oneShot = await load([payments]);
   }, 300_000);
@@ -221,7 +221,7 @@ describe('the bulk load in chunks', () => {
   }, 300_000);
 
   it('refuses a chunk after finish, and a second finish', async () => {
-    const loader = new DynamoPaymentStore(webhooks).bulkLoader(namespaceOf(site), TZ, rate);
+    const loader = dynamoPaymentStores(webhooks).bulk.bulkLoader(namespaceOf(site), TZ, rate);
     await loader.finish();
     await expect(loader.add(payments.slice(0, 1))).rejects.toThrow(/after finish/);
     await expect(loader.finish()).rejects.toThrow(/finished twice/);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { CREDITED_VALUES, creditedValuesOf } from '../../lambdas/domain/rollup.js';
@@ -51,7 +51,7 @@ describe('credited values: a payment keeps at most CREDITED_VALUES of each dimen
     await new DynamoVisitStore(conn).writeVisits(buildVisits('example.com', 'visitor-long', events), []);
     const site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     const deps: PaymentDeps = {
-      payments: new DynamoPaymentStore(conn),
+      ...dynamoPaymentStores(conn),
       list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => () => null,

@@ -3,7 +3,7 @@ import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/
 import fc from 'fast-check';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
@@ -139,7 +139,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
     ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     deps = {
-      payments: new DynamoPaymentStore(conn),
+      ...dynamoPaymentStores(conn),
       list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => () => null,

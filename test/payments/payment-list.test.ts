@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
@@ -69,7 +69,7 @@ describe('payments list: pages read by counters and Query, never the whole range
   beforeAll(async () => {
     ({ conn, close } = await memoryTable([{ domain: 'list.test', timezone: TZ }], { capacityMeter: meter }));
     payments = generated();
-    await new DynamoPaymentStore(conn).bulkLoad('list.test', TZ, payments, rate);
+    await dynamoPaymentStores(conn).bulk.bulkLoad('list.test', TZ, payments, rate);
   }, 120_000);
   afterAll(async () => close());
 
@@ -134,7 +134,7 @@ describe('payments list: a payment that moves leaves nothing behind', () => {
     ({ conn, close } = await memoryTable([{ domain: 'move.test', timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite('move.test'))!;
     deps = {
-      payments: new DynamoPaymentStore(conn),
+      ...dynamoPaymentStores(conn),
       list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => rate,

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores, type DynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { payerPk } from '../../lambdas/adapters/dynamo/payments/payer-items.js';
@@ -199,7 +199,7 @@ const reportDeps = (): ReportDeps => ({
 
 describe('retention from cohort rollups equals the whole-site computation', () => {
   /** A new site with the visitors' visits (a visit every 20 days from 160 days ago). */
-  async function freshSite(): Promise<{ site: SiteConfig; deps: PaymentDeps }> {
+  async function freshSite(): Promise<{ site: SiteConfig; deps: PaymentDeps & Pick<DynamoPaymentStores, 'bulk'> }> {
     const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
     const visits = new DynamoVisitStore(conn);
     for (const [visitor, attrs] of Object.entries(VISITORS)) {
@@ -219,7 +219,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     return {
       site,
       deps: {
-        payments: new DynamoPaymentStore(conn),
+        ...dynamoPaymentStores(conn),
         list: dynamoPaymentListLayout,
         visits,
         rates: async () => rate,
@@ -230,10 +230,10 @@ describe('retention from cohort rollups equals the whole-site computation', () =
 
   /** The report of each range from the cohorts (asserting they are what the service read) and from every stored payment and customer. */
   async function both(site: SiteConfig): Promise<Array<{ cohorts: RetentionReport; whole: RetentionReport }>> {
-    const payments = new DynamoPaymentStore(conn);
+    const payments = dynamoPaymentStores(conn);
     const [all, customers] = await Promise.all([
-      payments.listPayments(site.domain),
-      payments.listCustomers(site.domain),
+      payments.payments.listPayments(site.domain),
+      payments.customers.listCustomers(site.domain),
     ]);
     return Promise.all(
       RANGES.map(async (query) => {
@@ -268,8 +268,12 @@ describe('retention from cohort rollups equals the whole-site computation', () =
   }, 300_000);
 
   /** The bulk path (`bulkLoader`) over every PAYMENT item of the site, `pageSize` at a time, its payment items left as they are. */
-  async function bulkLoadAll(deps: PaymentDeps, site: SiteConfig, pageSize?: number): Promise<number> {
-    const load = deps.payments.bulkLoader(site.domain, site.timezone, await deps.rates(), {
+  async function bulkLoadAll(
+    deps: PaymentDeps & Pick<DynamoPaymentStores, 'bulk'>,
+    site: SiteConfig,
+    pageSize?: number,
+  ): Promise<number> {
+    const load = deps.bulk.bulkLoader(site.domain, site.timezone, await deps.rates(), {
       writePayments: false,
       now: deps.clock(),
     });
@@ -338,7 +342,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
     const visits = new DynamoVisitStore(conn);
     const deps: PaymentDeps = {
-      payments: new DynamoPaymentStore(conn),
+      ...dynamoPaymentStores(conn),
       list: dynamoPaymentListLayout,
       visits,
       rates: async () => rate,
@@ -432,9 +436,9 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
   // What the payment service asks of the cohorts, step by step: a first payment, a renewal partly
   // refunded (revision 2: an older one is skipped), a subscription status, a payment without customer, the same payment
   // when its customer id is learnt (it changes payer). Each step is safe to repeat: a retry repeats it.
-  const steps = (site: string, store: DynamoPaymentStore): Array<() => Promise<void>> => [
+  const steps = (site: string, store: DynamoPaymentStores): Array<() => Promise<void>> => [
     () =>
-      store.cohorts.syncPayment(
+      store.payers.syncPayment(
         site,
         TZ,
         pay(site, 'pi_1', { ts: NOW - 50 * DAY, customer_id: 'cus_1', subscription_id: 'sub_1', touch }),
@@ -442,7 +446,7 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
         NOW,
       ),
     () =>
-      store.cohorts.syncPayment(
+      store.payers.syncPayment(
         site,
         TZ,
         pay(site, 'pi_2', {
@@ -457,17 +461,17 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
         NOW,
       ),
     async () => {
-      await store.putCustomer({
+      await store.customers.putCustomer({
         ...emptyCustomer(site, 'stripe', 'cus_1'),
         subscriptions: { sub_1: { status: 'canceled', paying: false, ts: NOW - DAY } },
         ver: 1,
       });
-      await store.cohorts.syncCustomer(site, TZ, 'stripe', 'cus_1', NOW);
+      await store.payers.syncCustomer(site, TZ, 'stripe', 'cus_1', NOW);
     },
-    () => store.cohorts.syncPayment(site, TZ, pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), rate, NOW),
+    () => store.payers.syncPayment(site, TZ, pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000 }), rate, NOW),
     async () => {
-      await store.cohorts.dropPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
-      await store.cohorts.syncPayment(
+      await store.payers.dropPayment(site, TZ, 'payment:stripe:pi_3', 'stripe:pi_3', NOW);
+      await store.payers.syncPayment(
         site,
         TZ,
         pay(site, 'pi_3', { ts: NOW - 40 * DAY, amount: 2000, customer_id: 'cus_3', rev: 2 }),
@@ -481,7 +485,7 @@ reliabilityOnly('retention cohorts: a crash at any write of a recompute, then th
     k: number,
   ): Promise<{ report: RetentionReport; members: unknown[]; cohorts: unknown[]; writes: number }> {
     const site = await config.addSite(siteConfig({ domain: `c${++runs}.test`, timezone: TZ }));
-    const store = new DynamoPaymentStore(conn);
+    const store = dynamoPaymentStores(conn);
     const fault = crashAt(conn, k);
     const all = steps(site.domain, store);
     let from = all.length;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
 import { PaymentListPositions } from '../../lambdas/adapters/dynamo/payments/payment-list-positions.js';
@@ -57,15 +57,15 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     );
     await new DynamoVisitStore(conn).writeVisits(buildVisits('example.com', visitor, events), []);
   }
-  const store = () => new DynamoPaymentStore(conn);
-  const get = (id: string) => store().getPayment('example.com', 'stripe', id);
+  const store = () => dynamoPaymentStores(conn);
+  const get = (id: string) => store().payments.getPayment('example.com', 'stripe', id);
 
   beforeEach(async () => {
     ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
     now = NOW;
     deps = {
-      payments: store(),
+      ...store(),
       list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => (currency) => ({ EUR: 1.1, GBP: 1.25 })[currency] ?? null,
@@ -329,11 +329,11 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
       ),
     );
     expect(await get('pi_early')).toMatchObject({ visitor: 'visitor-cccc', touch: null });
-    expect(await store().listPending('example.com')).toHaveLength(1);
+    expect(await store().pending.listPending('example.com')).toHaveLength(1);
     await visitsOf('visitor-cccc', [[0.01, 'Social']]);
     expect(await recreditPending(deps, site)).toBe(1);
     expect(await get('pi_early')).toMatchObject({ touch: { channel: 'Social' } });
-    expect(await store().listPending('example.com')).toEqual([]);
+    expect(await store().pending.listPending('example.com')).toEqual([]);
   });
 
   it('is Unattributed with no visitor, and stops waiting after a day', async () => {
@@ -352,7 +352,7 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
     );
     now = NOW + 2 * DAY;
     await recreditPending(deps, site);
-    expect(await store().listPending('example.com')).toEqual([]);
+    expect(await store().pending.listPending('example.com')).toEqual([]);
   });
 
   it('credits every payment again when the model or window changes', async () => {

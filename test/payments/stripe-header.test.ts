@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Stripe } from 'stripe';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { PROVIDER_MODULES, WebhookSignatureError } from '../../lambdas/domain/payments/providers/index.js';
 import { fixture } from './fixture.js';
 import { startTestService } from '../support/local.js';
@@ -83,7 +83,7 @@ describe('replaying an old subscription event after a newer one', () => {
   const signedAt = (t: number) => (payload: string) =>
     Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: t });
   const status = async () =>
-    (await new DynamoPaymentStore(svc.dynamo).getCustomer('example.com', 'stripe', CUSTOMER))?.subscriptions[SUB]
+    (await dynamoPaymentStores(svc.dynamo).customers.getCustomer('example.com', 'stripe', CUSTOMER))?.subscriptions[SUB]
       ?.status;
 
   it('keeps the newer status, whether the old event comes freshly signed or with a forged fresh t=', async () => {

@@ -3,7 +3,7 @@ import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/
 import { BatchWriteCommand, DeleteCommand, PutCommand, UpdateCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
@@ -117,7 +117,7 @@ async function prepared(): Promise<{
   const { conn, close } = await memoryTable([{ domain: DOMAIN, timezone: 'America/New_York' }]);
   const site = (await new DynamoConfigStore(conn).getSite(DOMAIN))!;
   const deps: PaymentDeps = {
-    payments: new DynamoPaymentStore(conn, () => NOW),
+    ...dynamoPaymentStores(conn, () => NOW),
     list: dynamoPaymentListLayout,
     visits: new DynamoVisitStore(conn),
     rates: async () => () => null,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { DynamoRealtimeStore } from '../../lambdas/adapters/dynamo/realtime-store.js';
@@ -98,9 +98,9 @@ describe('writes while a rebuild builds a generation', () => {
 
   it("a webhook's payment is stored and credited in both generations, against each one's visits", async () => {
     const visits = new DynamoVisitStore(conn);
-    const payments = new DynamoPaymentStore(conn);
+    const payments = dynamoPaymentStores(conn);
     const deps: PaymentDeps = {
-      payments,
+      ...payments,
       list: dynamoPaymentListLayout,
       visits,
       rates: async () => () => null,
@@ -146,8 +146,10 @@ describe('writes while a rebuild builds a generation', () => {
         },
       ],
     });
-    expect((await payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toBeNull();
-    expect((await payments.getPayment('example.com~1', 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
+    expect((await payments.payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toBeNull();
+    expect((await payments.payments.getPayment('example.com~1', 'stripe', 'pi_1'))?.touch).toMatchObject({
+      channel: 'Search',
+    });
     // The visit reaches the live generation through the stream: re-crediting fans out to both, the live count is returned.
     await sessionizeBatch(
       { sites: new DynamoConfigStore(conn), visits, rollups: new DynamoRollupStore(conn) },
@@ -160,7 +162,9 @@ describe('writes while a rebuild builds a generation', () => {
       ],
     );
     expect(await recreditVisitors(deps, site, [{ visitor: 'visitor-a' }])).toBe(1);
-    expect((await payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toMatchObject({ channel: 'Search' });
+    expect((await payments.payments.getPayment('example.com', 'stripe', 'pi_1'))?.touch).toMatchObject({
+      channel: 'Search',
+    });
     const query = { from: '2026-10-01', to: '2026-10-31' };
     const live = await reportSnapshot(conn, site, T0 + 60 * MIN, query, ['visitor-a']);
     expect(live.overview.current).toMatchObject({ visitors: 1, payments: 1 });

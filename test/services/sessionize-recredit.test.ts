@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore, PAYMENTS_MARK_SK, visitorPk } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
@@ -38,7 +38,7 @@ async function setUp() {
   const site = (await config.getSite(DOMAIN)) as SiteConfig;
   const visits = new DynamoVisitStore(conn);
   const payments: PaymentDeps = {
-    payments: new DynamoPaymentStore(conn),
+    ...dynamoPaymentStores(conn),
     list: dynamoPaymentListLayout,
     visits,
     rates: async () => () => null,

@@ -4,7 +4,7 @@ import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { DynamoPaymentStore } from '../../lambdas/adapters/dynamo/payment-store.js';
+import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoReportStore } from '../../lambdas/adapters/dynamo/report-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
@@ -243,12 +243,12 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     const payments = Array.from({ length: size.payments }, (_, i) =>
       generatedPayment(site, i, size.payments, size.values),
     );
-    const store = new DynamoPaymentStore(conn);
-    await store.bulkLoad(site, 'UTC', payments, rate);
+    const store = dynamoPaymentStores(conn);
+    await store.bulk.bulkLoad(site, 'UTC', payments, rate);
     // The webhook path: a visit, then the payment's event, as Stripe would send it.
     const config = (await new DynamoConfigStore(conn).getSite(site))!;
     const deps: PaymentDeps = {
-      payments: store,
+      ...store,
       list: dynamoPaymentListLayout,
       visits: new DynamoVisitStore(conn),
       rates: async () => rate,
@@ -292,7 +292,7 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
       });
     }
     const webhookPayments = await Promise.all(
-      Array.from({ length: size.webhook }, (_, j) => store.getPayment(site, 'stripe', `pi_webhook_${j}`)),
+      Array.from({ length: size.webhook }, (_, j) => store.payments.getPayment(site, 'stripe', `pi_webhook_${j}`)),
     );
     for (const p of webhookPayments) expect(p?.touch?.channel).toBe('AI');
     const contributions = [...payments, ...webhookPayments.flatMap((p) => (p ? [p] : []))].flatMap(

@@ -23,7 +23,7 @@ export const visitChunkSk = VISIT_CHUNK.key;
  * `latest`, the latest time (ms) of any payment whose timeline copy was
  * placed in the partition. It sorts after every visit (`V#…`), so the
  * sessionizer's newest-first Query of the visits reads it first, in the same
- * request (`visitsAndPayments`). Written by `DynamoPaymentStore`.
+ * request (`visitsAndPayments`). Written by `PaymentTimeline`.
  */
 export const PAYMENTS_MARK_SK = VISITOR_PAYMENTS.key();
 

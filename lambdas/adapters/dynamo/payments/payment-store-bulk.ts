@@ -4,7 +4,7 @@ import type { Payment } from '../../../domain/payments/payment.js';
 import type { Customer } from '../../../domain/payments/customer.js';
 import type { UsdRate } from '../../../domain/payments/money.js';
 import { contributionOf, type Contribution } from '../../../domain/payments/contribution.js';
-import type { BulkLoadOptions, PaymentBulkLoad } from '../../../ports.js';
+import type { BulkLoadOptions, PaymentBulkLoad, PaymentBulkLoads } from '../../../ports.js';
 import { paymentItem, visitorPaymentItem } from './payment-items.js';
 import type { PaymentTimeline } from './payment-store-timeline.js';
 
@@ -106,4 +106,32 @@ export function paymentBulkLoader(
       await parts.cohorts.bulkSummarize(site, timezone, payers, await parts.customers(site), options.now);
     },
   };
+}
+
+/** The bulk loads of a site's payments on the single table (`paymentBulkLoader`). */
+export class DynamoPaymentBulkLoads implements PaymentBulkLoads {
+  constructor(private readonly parts: BulkLoadParts) {}
+
+  /** A bulk load in chunks (`paymentBulkLoader`). */
+  bulkLoader(site: string, timezone: string, rate: UsdRate, options: BulkLoadOptions = {}): PaymentBulkLoad {
+    return paymentBulkLoader(this.parts, site, timezone, rate, options);
+  }
+
+  /**
+   * Loads payments no other writer is changing, in one chunk of `bulkLoader` (the report benchmark,
+   * the migration to the list layout, rebuild): `payments` must hold every payment of their visitors.
+   * @param now ms since epoch, the clock the reports will read with ("paying until" days before its local day are dropped); omitted, none is
+   */
+  async bulkLoad(
+    site: string,
+    timezone: string,
+    payments: readonly Payment[],
+    rate: UsdRate,
+    writePayments = true,
+    now?: number,
+  ): Promise<void> {
+    const load = this.bulkLoader(site, timezone, rate, { writePayments, now });
+    await load.add(payments);
+    await load.finish();
+  }
 }
