@@ -7,17 +7,17 @@ const TICKS_PER_S = 100;
 /**
  * CPU time of this process's threads so far, ms: the main thread (the server's handlers, and dynalite when it
  * runs there) and the others (the dynalite thread, V8's GC helpers, libuv's pool), from
- * `/proc/self/task/<tid>/stat` (utime and stime, fields 14 and 15: proc(5)); null where there is no `/proc`.
- * Counts of threads that exited in between are lost.
+ * `/proc/self/task/<tid>/stat` (utime and stime, fields 14 and 15: proc(5)), and each thread's by its id
+ * (`byThread`); null where there is no `/proc`. Counts of threads that exited in between are lost.
  */
-export function threadCpu(): { main: number; others: number } | null {
+export function threadCpu(): { main: number; others: number; byThread: Map<string, number> } | null {
   let tids: string[];
   try {
     tids = readdirSync('/proc/self/task');
   } catch {
     return null;
   }
-  const total = { main: 0, others: 0 };
+  const total = { main: 0, others: 0, byThread: new Map<string, number>() };
   for (const tid of tids) {
     let stat: string;
     try {
@@ -28,10 +28,25 @@ export function threadCpu(): { main: number; others: number } | null {
     // Fields after the command name (which may hold spaces), from field 3 (state) on.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+    total.byThread.set(tid, ms);
     if (tid === String(process.pid)) total.main += ms;
     else total.others += ms;
   }
   return total;
+}
+
+/**
+ * The CPU the busiest thread other than the main one used between two `threadCpu` readings, ms: in the import
+ * and app benches dynalite's own thread (the others are libuv's pool and V8's helpers, GC and compilers).
+ */
+export function busiestOtherThread(
+  before: { byThread: Map<string, number> },
+  after: { byThread: Map<string, number> },
+): number {
+  let most = 0;
+  for (const [tid, ms] of after.byThread)
+    if (tid !== String(process.pid)) most = Math.max(most, ms - (before.byThread.get(tid) ?? 0));
+  return most;
 }
 
 /** Where the main thread's CPU goes, by the script a sampled function is in (first match). */

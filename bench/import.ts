@@ -13,7 +13,7 @@ import { localPaths } from '../local/service.js';
 import { paymentMix } from './payment-mix.js';
 import { SITE, startBenchService } from './rebuild.js';
 import type { Figure } from './report.js';
-import { benchDynaliteThread, threadCpu } from './app-cpu.js';
+import { benchDynaliteThread, busiestOtherThread, threadCpu } from './app-cpu.js';
 
 const DAY = 86_400_000;
 
@@ -117,6 +117,8 @@ async function importPoint(payments: number): Promise<Figure[]> {
             ? {
                 main: (threadsAfter.main - threadsBefore.main) / 1000,
                 others: (threadsAfter.others - threadsBefore.others) / 1000,
+                // With dynalite in its own thread: that thread alone (the rest of `others` is libuv's pool and V8's helpers).
+                busiestOther: busiestOtherThread(threadsBefore, threadsAfter) / 1000,
               }
             : undefined,
       },

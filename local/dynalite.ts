@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { checkSigV4 } from './sigv4-check.js';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
+import { syncDynaliteReads } from './dynalite-reads.js';
 import { dynaliteThread } from './dynalite-thread.js';
 
 const require = createRequire(import.meta.url);
@@ -181,6 +182,7 @@ export function requireCredential(server: Server, credentials: LocalCredentials,
  */
 export async function serveDynalite(dbPath: string, credentials: LocalCredentials): Promise<Server> {
   closeDynaliteIterators();
+  syncDynaliteReads();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ path: dbPath, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   requireCredential(server, credentials);
@@ -262,6 +264,7 @@ async function startDynalite(
 /** An in-memory dynalite for tests; returns its endpoint and a close function. */
 export async function startMemoryDynalite(): Promise<{ endpoint: string; close(): Promise<void> }> {
   closeDynaliteIterators();
+  syncDynaliteReads();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

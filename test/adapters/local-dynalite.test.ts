@@ -2,13 +2,51 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { createDynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
 import { openLocalDynamo, startMemoryDynalite } from '../../local/dynalite.js';
 import { dynaliteIteratorBases } from '../../local/dynalite-iterators.js';
+import { dynaliteStoreClasses } from '../../local/dynalite-reads.js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { NodeSha256 as Sha256 } from '../../local/sigv4-check.js';
+
+/**
+ * A dynalite of each storage, with a table: on disk as an admin command runs it (in this thread, so spies on the
+ * store see its calls), and in memory as tests run it.
+ */
+const servers = {
+  'on disk (classic-level)': async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ff-dynalite-'));
+    const db = await openLocalDynamo(dir, 'cli');
+    return {
+      endpoint: db.endpoint,
+      credentials: db.credentials,
+      close: async () => (await db.close(), await rm(dir, { recursive: true, force: true })),
+    };
+  },
+  'in memory (memory-level)': async () => ({ ...(await startMemoryDynalite()), credentials: undefined }),
+};
+
+async function connect(name: string, table: string, cleanups: Array<() => Promise<void>>) {
+  const server = await servers[name as keyof typeof servers]();
+  const conn = createDynamoConnection({
+    table,
+    endpoint: server.endpoint,
+    credentials: server.credentials,
+    maxAttempts: 1,
+  });
+  cleanups.push(async () => (conn.doc.destroy(), await server.close()));
+  await ensureTable(conn);
+  return conn;
+}
 
 /**
  * dynalite 4.0.0 never closed the LevelDB iterator of a Query or Scan, so every
@@ -22,29 +60,8 @@ describe('local dynalite: Query and Scan close their iterators', () => {
     for (const cleanup of cleanups.splice(0)) await cleanup();
   });
 
-  const servers = {
-    'on disk (classic-level)': async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ff-dynalite-'));
-      const db = await openLocalDynamo(dir, 'cli');
-      return {
-        endpoint: db.endpoint,
-        credentials: db.credentials,
-        close: async () => (await db.close(), await rm(dir, { recursive: true, force: true })),
-      };
-    },
-    'in memory (memory-level)': async () => ({ ...(await startMemoryDynalite()), credentials: undefined }),
-  };
-
   it.each(Object.keys(servers))('%s', async (name) => {
-    const server = await servers[name as keyof typeof servers]();
-    const conn = createDynamoConnection({
-      table: 'iterators',
-      endpoint: server.endpoint,
-      credentials: server.credentials,
-      maxAttempts: 1,
-    });
-    cleanups.push(async () => (conn.doc.destroy(), await server.close()));
-    await ensureTable(conn);
+    const conn = await connect(name, 'iterators', cleanups);
     for (let i = 0; i < 20; i++)
       await conn.doc.send(new PutCommand({ TableName: conn.table, Item: { pk: `p${i % 2}`, sk: `s${i}` } }));
 
@@ -209,5 +226,67 @@ describe('local dynalite: the SigV4 signature is checked, not just the key id', 
       await db.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * dynalite's LevelDB reads run in its own thread with the store's `getSync`
+ * (`local/dynalite-reads.ts`), with DynamoDB's answers unchanged: items read
+ * back, missing ones absent, a failed condition refused, a new item's write
+ * taken. Without the shim dynalite never calls `_getSync`, so the count stays 0.
+ */
+describe('local dynalite: LevelDB reads in the calling thread', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  it.each(Object.keys(servers))('%s', async (name) => {
+    const conn = await connect(name, 'reads', cleanups);
+    const table = conn.table;
+    const reads = dynaliteStoreClasses().map(({ prototype }) => vi.spyOn(prototype, '_getSync' as never));
+    const count = () => reads.reduce((n, spy) => n + spy.mock.calls.length, 0);
+
+    await conn.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [table]: Array.from({ length: 5 }, (_, i) => ({ PutRequest: { Item: { pk: 'p', sk: `s${i}`, n: i } } })),
+        },
+      }),
+    );
+    // Each item written reads the table's description and the old item.
+    expect(count()).toBeGreaterThanOrEqual(10);
+    expect((await conn.doc.send(new GetCommand({ TableName: table, Key: { pk: 'p', sk: 's3' } }))).Item).toEqual({
+      pk: 'p',
+      sk: 's3',
+      n: 3,
+    });
+    expect((await conn.doc.send(new GetCommand({ TableName: table, Key: { pk: 'p', sk: 'none' } }))).Item).toBe(
+      undefined,
+    );
+    const guarded = (sk: string) =>
+      conn.doc.send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: 'p', sk, n: 99 },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    await expect(guarded('s1')).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    await guarded('s9');
+    await conn.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: 'p', sk: 's9' },
+        UpdateExpression: 'ADD n :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+    const back = await conn.doc.send(
+      new GetCommand({ TableName: table, Key: { pk: 'p', sk: 's9' }, ConsistentRead: true }),
+    );
+    expect(back.Item).toEqual({ pk: 'p', sk: 's9', n: 100 });
+    expect(count()).toBeGreaterThanOrEqual(20);
   });
 });
