@@ -9,6 +9,7 @@ import { RangePicker } from '../components/range-picker.js';
 import { Card, CopyButton, ErrorBox, Loading } from '../components/ui.js';
 import { formatCount, formatDuration } from '../format.js';
 import { GoalsPanel } from '../components/goals-panel.js';
+import { PropertiesPanel } from '../components/properties-panel.js';
 import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
 import { snippet } from './settings-sites.js';
@@ -207,7 +208,12 @@ export function Dashboard(): JSX.Element {
     <div class="page">
       <SiteHeader domain={domain} search={search} current="dashboard">
         <div class="header-tools">
-          <RealtimeIndicator data={realtime.data} open={realtimeOpen} toggle={() => setRealtimeOpen(!realtimeOpen)} />
+          <RealtimeIndicator
+            data={realtime.data}
+            open={realtimeOpen}
+            toggle={() => setRealtimeOpen(!realtimeOpen)}
+            filtered={filters.chips.length > 0}
+          />
           <RangePicker range={range} extra={{ f }} />
         </div>
       </SiteHeader>
@@ -215,7 +221,9 @@ export function Dashboard(): JSX.Element {
         <PageError domain={domain} error={pageError} retry={overview.reload} filters={filters} />
       ) : (
         <>
-          {realtimeOpen && realtime.data ? <RealtimeView data={realtime.data} /> : null}
+          {realtimeOpen && realtime.data ? (
+            <RealtimeView data={realtime.data} filtered={filters.chips.length > 0} />
+          ) : null}
           {shown ? (
             <p class="range-line muted">
               {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with{' '}
@@ -278,6 +286,7 @@ export function Dashboard(): JSX.Element {
                 />
               ))}
               <GoalsPanel domain={domain} range={range} filters={filters} refresh={tick} />
+              <PropertiesPanel domain={domain} range={range} filters={filters} refresh={tick} />
             </div>
           ) : null}
           <p class="muted small">
