@@ -414,6 +414,26 @@ describe('filters in the app, in Chromium', () => {
     await small.close();
   }, 180_000);
 
+  it('says that current visitors are not filtered, and on Today that the filtered figures lag the live ones', async () => {
+    await page.goto(`${svc.url}${SITE_PATH}?range=today&f=is,channel,Search`);
+    await settled(page);
+    await expect.poll(() => text(page, '[data-realtime]'), { timeout: POLL }).toMatch(/\(all, unfiltered\)$/);
+    expect(await page.getAttribute('[data-realtime]', 'title')).toMatch(/whatever the filters/);
+    const note = await text(page, '.filter-notes [data-realtime-unfiltered]');
+    expect(note).toMatch(/^Current visitors are not filtered, and today's filtered figures lag the live ones/);
+    await page.click('[data-realtime]');
+    expect(await text(page, '#realtime-view [data-realtime-unfiltered]')).toMatch(
+      /^Current visitors are every visitor/,
+    );
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`);
+    await settled(page);
+    expect(await text(page, '.filter-notes [data-realtime-unfiltered]')).toBe('Current visitors are not filtered.');
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    await expect.poll(() => text(page, '[data-realtime]'), { timeout: POLL }).toMatch(/current visitors?$/);
+    expect(await page.locator('[data-realtime-unfiltered]').count()).toBe(0);
+  }, 120_000);
+
   it('has no axe-core violation with the dialog open, and fits a phone', async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`);
     await settled(page);

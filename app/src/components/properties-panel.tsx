@@ -114,7 +114,7 @@ export function PropertiesPanel(props: {
           <p class="empty-panel" data-no-properties>
             {props.filters.chips.length
               ? 'No visit that matches the filters had a custom property in this range.'
-              : 'No custom property in this range. Send them with page views and goals: '}
+              : 'No custom property in this range yet (the panel reads the visit table, written at each operations run). Send them with page views and goals: '}
             {props.filters.chips.length ? null : <code>{"footfall('Signup', {props: {plan: 'pro'}})"}</code>}
           </p>
         ) : null}
