@@ -83,6 +83,12 @@ const INTERVAL_LABELS: Record<Interval, string> = { hour: 'Hours', day: 'Days', 
 
 /** How often the dashboard of Today asks the overview, the chart and the panels again while the tab is visible, ms (docs/cost.md "A dashboard left open"). */
 export const TODAY_REFRESH_MS = 10_000;
+/**
+ * Today's refreshes per refresh of the Properties panel (90: every 15 minutes): it reads the visit table,
+ * which changes at each operations run (every 15 minutes in AWS), so asking every 10 s would pay for two
+ * visit-table reads that cannot have changed (docs/cost.md "A dashboard left open").
+ */
+export const PROPERTIES_REFRESH_TICKS = 90;
 /** How often a site with no event yet checks whether one arrived, ms. */
 export const FIRST_EVENT_CHECK_MS = 5_000;
 
@@ -286,7 +292,12 @@ export function Dashboard(): JSX.Element {
                 />
               ))}
               <GoalsPanel domain={domain} range={range} filters={filters} refresh={tick} />
-              <PropertiesPanel domain={domain} range={range} filters={filters} refresh={tick} />
+              <PropertiesPanel
+                domain={domain}
+                range={range}
+                filters={filters}
+                refresh={Math.floor(tick / PROPERTIES_REFRESH_TICKS)}
+              />
             </div>
           ) : null}
           <p class="muted small">

@@ -41,7 +41,8 @@ export function propKeyRows(
   limit: number,
 ): { total: number; rows: PropKeyRow[] } {
   const rows = [...counts]
-    .filter(([, c]) => c.visits > 0)
+    // A key of payments alone: credited to visits that started before the range (as a breakdown lists them).
+    .filter(([, c]) => c.visits > 0 || c.payments > 0)
     .map(([key, c]): PropKeyRow => ({
       key,
       visitors: c.visitors,
