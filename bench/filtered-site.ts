@@ -21,7 +21,8 @@ import { rng } from '../local/demo/workload.js';
  * sessionizer's own rule (`buildVisits`) and turned into rows by the
  * writer's own `visitRow`: the rows the writer writes from the archive's
  * events of those visits, without the archive and the sessionizer's
- * round trips in between. The site's time zone is UTC.
+ * round trips in between, with custom properties on landing page views and
+ * signups (`benchProps`). The site's time zone is UTC.
  *
  * Payments follow the import bench's mix (`bench/payment-mix.ts`): monthly
  * subscriptions renewing every 30 days until the customer churns (1 in 8
@@ -50,7 +51,7 @@ export interface BenchSiteOptions {
 export const BENCH_SITE_DOMAIN = 'bench.example';
 export const BENCH_SITE_TIMEZONE = 'UTC';
 /** Raised when what the generator writes changes, so the cache is written again. */
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 const DAY_MS = 86_400_000;
 const RENEWAL_MS = 30 * DAY_MS;
 const LOOKBACK_MS = 30 * DAY_MS;
@@ -74,6 +75,17 @@ export function benchSiteRoot(options: BenchSiteOptions): string {
   const material = JSON.stringify({ options, GENERATOR_VERSION, TABLE_FORMAT, sort: sortKey.toString() });
   const key = createHash('sha256').update(material).digest('hex').slice(0, 12);
   return fileURLToPath(new URL(`./.cold/filtered-site-${key}/`, import.meta.url));
+}
+
+/**
+ * The custom properties of a visit's `n`th event (`visit` its plan index), drawn from the indexes so the traffic's
+ * random draws are unchanged: `logged_in` on each landing page view, and `plan` (one of three) and
+ * `variant` (one of 40) on each signup; the Properties panel reads them.
+ */
+function benchProps(visit: number, n: number, goal: string | null): string | null {
+  if (n === 0) return JSON.stringify({ logged_in: String(visit % 5 === 0) });
+  if (goal !== 'Signup') return null;
+  return JSON.stringify({ plan: ['free', 'pro', 'team'][visit % 3], variant: `v${visit % 40}` });
 }
 
 /** One planned payment: `visit` is the plan's index of the credited visit, null when Unattributed. */
@@ -173,7 +185,7 @@ export async function benchSite(options: BenchSiteOptions, log: (line: string) =
   const rowOf = (i: number): VisitRow => {
     const events = visitEvents(traffic, plan.start[i] ?? 0, plan.visitor[i] ?? 0, i)
       .filter(({ at }) => at < to)
-      .map(({ event }) => visitEventOf(event));
+      .map(({ event }, n) => visitEventOf({ ...event, props: benchProps(i, n, event.goal) }));
     const [visit] = buildVisits(BENCH_SITE_DOMAIN, `visitor-${plan.visitor[i]}`, events);
     if (!visit) throw new Error(`visit ${i} has no event`);
     return visitRow(visit, BENCH_SITE_TIMEZONE);

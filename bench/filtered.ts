@@ -16,7 +16,10 @@ import {
   filteredGoalRows,
   filteredPoints,
   filteredTotals,
+  propBreakdownRows,
 } from '../lambdas/services/filtered-reports.js';
+import { EVERY_VISIT } from '../lambdas/domain/reports/filters.js';
+import { propKeyRows } from '../lambdas/domain/reports/prop-keys.js';
 
 /**
  * `npm run bench -- --only filtered` (`docs/benchmarks.md`, "Filtered
@@ -91,6 +94,13 @@ const VISIT_COLUMNS = [
   'pages',
   'goals',
 ];
+/** The Properties panel's requests: the keys, then the first key's values (`app/src/components/properties-panel.tsx`). */
+const PROPS_REQUESTS = 2;
+/** Keys the panel's picker asks for (`PICKED_KEYS`). */
+const PICKED_KEYS = 100;
+/** Visit and payment columns the Properties panel reads. */
+const PROPS_VISIT_COLUMNS = ['visit_id', 'visitor_id', 'day', 'props'];
+const PROPS_PAYMENT_COLUMNS = ['key', 'day', 'cents', 'customer', 'failed', 'credited', 'visit_day', 'props'];
 /** The payments' own columns a load reads, and their credited visit's (the filters', the panels'). */
 const PAYMENT_COLUMNS = [
   'ts',
@@ -107,7 +117,8 @@ const PAYMENT_COLUMNS = [
   'goals',
 ];
 
-interface LoadFigures {
+/** The Properties panel's figures of a filter (or none) and range: its two requests in turn. */
+interface PropsFigures {
   filter: string;
   range: string;
   wallMs: number;
@@ -115,8 +126,11 @@ interface LoadFigures {
   bytesRead: number;
   /** Column chunks of the row groups the load's span overlaps: S3 range GETs in AWS. */
   chunks: number;
-  chunkBytes: number;
   awsUsd: number;
+}
+
+interface LoadFigures extends PropsFigures {
+  chunkBytes: number;
   budgetMs: number;
 }
 
@@ -148,10 +162,48 @@ async function load(
 }
 
 /**
+ * The Properties panel as the app loads it: the range's keys (`propKeys`), then the first key's values
+ * (`propBreakdownRows`); without a filter, every visit, the Unattributed row's rollup Query left out (no
+ * rollups here: it is the one Query a channel breakdown makes).
+ * @throws Error when the bench site has no property
+ */
+async function propertiesPanel(engine: LocalFilteredVisits, site: SiteConfig, filter: Filter | null, range: DateRange) {
+  const keys = propKeyRows(await engine.propKeys(site.domain, filter ?? EVERY_VISIT, range), PICKED_KEYS);
+  const first = keys.rows[0]?.key;
+  if (first === undefined) throw new Error('the bench site has no custom property');
+  return propBreakdownRows(engine, site, filter, range, first, FIRST_ROWS, async () => []);
+}
+
+/** Median wall, CPU and bytes read of `RUNS` runs of `run`, after one that warms the engine. */
+async function measured(run: () => Promise<unknown>) {
+  await run();
+  const runs: Array<{ wall: number; cpu: number; bytes: number }> = [];
+  for (let i = 0; i < RUNS; i++) {
+    const bytes0 = bytesRead();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await run();
+    const cpu = process.cpuUsage(cpu0);
+    runs.push({ wall: performance.now() - t0, cpu: (cpu.user + cpu.system) / 1000, bytes: bytesRead() - bytes0 });
+  }
+  return {
+    wallMs: median(runs.map((x) => x.wall)),
+    cpuMs: median(runs.map((x) => x.cpu)),
+    bytesRead: median(runs.map((x) => x.bytes)),
+  };
+}
+
+/**
  * Column chunks (and their compressed bytes) of the row groups that may hold the load's visits and payments:
  * those of the previous period and the range (a payment carries its credited visit's columns).
  */
-async function chunksOf(db: DuckDBConnection, root: string, range: DateRange, previous: DateRange) {
+async function chunksOf(
+  db: DuckDBConnection,
+  root: string,
+  range: DateRange,
+  previous: DateRange,
+  columns = { visits: VISIT_COLUMNS, payments: PAYMENT_COLUMNS },
+) {
   const months = (from: string, to: string) => [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
   const list = (files: string[]) =>
     `[${files
@@ -172,17 +224,17 @@ async function chunksOf(db: DuckDBConnection, root: string, range: DateRange, pr
     ).getRowsJS();
     return { chunks: Number(row?.[0] ?? 0), bytes: Number(row?.[1] ?? 0) };
   };
-  const visits = await count(visitFiles, VISIT_COLUMNS, 'day');
-  const payments = await count(paymentFiles, PAYMENT_COLUMNS, 'day');
+  const visits = await count(visitFiles, columns.visits, 'day');
+  const payments = await count(paymentFiles, columns.payments, 'day');
   return { from, chunks: visits.chunks + payments.chunks, bytes: visits.bytes + payments.bytes };
 }
 
 /** AWS charge of a load, USD: Lambda GB-s of its CPU time at a vCPU's memory, its requests, and a GET per column chunk. */
-function awsUsd(cpuMs: number, chunks: number): number {
+function awsUsd(cpuMs: number, chunks: number, requests = REQUESTS_PER_LOAD): number {
   const gbSeconds = (cpuMs / 1000) * (USAGE.vcpuMb / 1024);
   return (
     gbSeconds * PRICES.lambdaGbSecond.arm64 +
-    (REQUESTS_PER_LOAD * PRICES.lambdaRequestPerMillion) / 1e6 +
+    (requests * PRICES.lambdaRequestPerMillion) / 1e6 +
     (chunks * PRICES.s3GetPerThousand) / 1000
   );
 }
@@ -205,7 +257,35 @@ export async function benchFiltered(): Promise<Figure[]> {
   const engine = new LocalFilteredVisits(site.root);
   const meta = await (await DuckDBInstance.create(':memory:')).connect();
   const out: LoadFigures[] = [];
+  const props: PropsFigures[] = [];
+  /** The Properties panel under `filter` (null: none, the unfiltered dashboard's) over a range. */
+  const measureProps = async (name: string, filter: Filter | null, range: DateRange) => {
+    const m = await measured(() => propertiesPanel(engine, config, filter, range));
+    // The panel reads the range alone: its chunks are the range's (no previous period).
+    const chunks = await chunksOf(meta, site.root, range, range, {
+      visits: PROPS_VISIT_COLUMNS,
+      payments: PROPS_PAYMENT_COLUMNS,
+    });
+    const figures = {
+      filter: name,
+      ...m,
+      chunks: chunks.chunks,
+      awsUsd: awsUsd(m.cpuMs, chunks.chunks, PROPS_REQUESTS),
+    };
+    log(
+      `Properties panel, ${name}, ${range.from}..${range.to}: ${Math.round(m.wallMs)} ms wall, ${Math.round(m.cpuMs)} ms CPU, ` +
+        `${(m.bytesRead / 2 ** 20).toFixed(1)} MiB read, ${chunks.chunks} chunks, $${figures.awsUsd.toFixed(5)}`,
+    );
+    return figures;
+  };
   try {
+    for (const r of RANGES) {
+      const { range } = resolveRange(
+        { range: r.name },
+        { now, timezone: BENCH_SITE_TIMEZONE, firstDay: site.firstDay },
+      );
+      props.push({ ...(await measureProps('no filter', null, range)), range: r.name });
+    }
     for (const f of FILTERS.filter((x) => CHOSEN.some((prefix) => x.name.startsWith(prefix)))) {
       const filter = filtersParam.parse(JSON.stringify(f.json));
       if (filter === null) throw new Error(`filter ${f.name} parses to none`);
@@ -214,28 +294,13 @@ export async function benchFiltered(): Promise<Figure[]> {
           { range: r.name },
           { now, timezone: BENCH_SITE_TIMEZONE, firstDay: site.firstDay },
         );
-        await load(engine, config, filter, range, previous, r.interval);
-        const runs: Array<{ wall: number; cpu: number; bytes: number }> = [];
-        for (let i = 0; i < RUNS; i++) {
-          const bytes0 = bytesRead();
-          const cpu0 = process.cpuUsage();
-          const t0 = performance.now();
-          await load(engine, config, filter, range, previous, r.interval);
-          const cpu = process.cpuUsage(cpu0);
-          runs.push({
-            wall: performance.now() - t0,
-            cpu: (cpu.user + cpu.system) / 1000,
-            bytes: bytesRead() - bytes0,
-          });
-        }
+        const m = await measured(() => load(engine, config, filter, range, previous, r.interval));
         const chunks = await chunksOf(meta, site.root, range, previous);
-        const cpuMs = median(runs.map((x) => x.cpu));
+        const cpuMs = m.cpuMs;
         const figures: LoadFigures = {
           filter: f.name,
           range: r.name,
-          wallMs: median(runs.map((x) => x.wall)),
-          cpuMs,
-          bytesRead: median(runs.map((x) => x.bytes)),
+          ...m,
           chunks: chunks.chunks,
           chunkBytes: chunks.bytes,
           awsUsd: awsUsd(cpuMs, chunks.chunks),
@@ -246,6 +311,7 @@ export async function benchFiltered(): Promise<Figure[]> {
             `${(figures.bytesRead / 2 ** 20).toFixed(1)} MiB read, ${chunks.chunks} chunks from ${chunks.from}, $${figures.awsUsd.toFixed(5)}`,
         );
         out.push(figures);
+        props.push({ ...(await measureProps(f.name, filter, range)), range: r.name });
       }
     }
   } finally {
@@ -263,6 +329,7 @@ export async function benchFiltered(): Promise<Figure[]> {
         generationMs: Math.round(site.generationMs),
         runs: RUNS,
         loads: out,
+        propertiesPanel: props,
       },
       null,
       2,
@@ -273,6 +340,15 @@ export async function benchFiltered(): Promise<Figure[]> {
     { section, name: `bench site: visits a year (${VISITS_PER_MONTH} a month)`, value: site.visits, unit: 'visits' },
     { section, name: 'bench site: payments a year', value: site.payments, unit: 'payments' },
     { section, name: 'bench site: generation (writer path, all months)', value: site.generationMs / 1000, unit: 's' },
+    ...props.flatMap((l): Figure[] => {
+      const name = `Properties panel, ${l.filter}, ${l.range}`;
+      return [
+        { section, name: `${name}: wall`, value: l.wallMs, unit: 'ms' },
+        { section, name: `${name}: CPU`, value: l.cpuMs, unit: 'ms' },
+        { section, name: `${name}: column chunks (S3 GETs)`, value: l.chunks, unit: 'chunks' },
+        { section, name: `${name}: AWS estimate per 1,000 loads`, value: l.awsUsd * 1000, unit: 'USD' },
+      ];
+    }),
     ...out.flatMap((l): Figure[] => {
       const name = `${l.filter}, ${l.range}`;
       return [

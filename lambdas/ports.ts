@@ -5,6 +5,7 @@ import type { Dimension, Granularity, PaymentDimension, RollupDelta, RollupMetri
 import type { Filter } from './domain/reports/filters.js';
 import type { FilteredGoalCounts, FilteredInput, FilteredSeries, SummedInterval } from './domain/reports/filtered.js';
 import type { PaymentTableRow, VisitRow } from './domain/visit-table.js';
+import type { PropKeyCounts } from './domain/reports/prop-keys.js';
 import type { Payment } from './domain/payments/payment.js';
 import type { Customer } from './domain/payments/customer.js';
 import type { Provider } from './domain/payments/facts.js';
@@ -551,6 +552,12 @@ export interface FilteredVisits {
    */
   propBreakdown(site: string, filter: Filter, range: FilteredRange, key: string): Promise<Map<string, FilteredValue>>;
   /**
+   * Per custom property key any event of a matching visit had (`docs/api.md`, "Properties"): those visits,
+   * their distinct visitors, and the counted payments credited to them (each payment once per key).
+   * @throws Error with the engine's message
+   */
+  propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>>;
+  /**
    * The time series' sums per day or month (`FilteredSeries`), computed by the engine: what
    * `filteredTimeseries` computes from `input` for those intervals, without carrying the rows out.
    * @throws Error with the engine's message
@@ -590,6 +597,7 @@ export const FILTERED_VISITS_METHODS = portMethods<FilteredVisits>()(
   'breakdown',
   'input',
   'propBreakdown',
+  'propKeys',
   'series',
   'goals',
   'paymentList',

@@ -30,6 +30,7 @@ import type {
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
+import type { PropKeyCounts } from '../lambdas/domain/reports/prop-keys.js';
 import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 
 /**
@@ -170,6 +171,29 @@ export class LocalFilteredVisits implements FilteredVisits {
   ): Promise<Map<string, FilteredValue>> {
     const { id, value } = propBreakdownColumn(key);
     return this.valueBreakdown(site, filter, range, id, 'prop', value);
+  }
+
+  async propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>> {
+    const relations = this.relations(site, filter, range);
+    const db = await this.connect();
+    // Each visit (and each payment) once per key, whatever its number of values of the key.
+    const keyed = (from: string, columns: string) =>
+      `(SELECT DISTINCT ${columns}, json_extract_string(d.value, '$[0]') AS prop_key ` +
+      `FROM (SELECT ${columns}, unnest(props) AS id FROM ${from} WHERE len(props) > 0) x ` +
+      `JOIN dict d ON d.dictionary = 'prop' AND d.id = x.id)`;
+    const reader = await db.runAndReadAll(
+      `${relations} SELECT coalesce(a.prop_key, b.prop_key) AS prop_key, coalesce(a.visits, 0) AS visits, ` +
+        `coalesce(a.visitors, 0) AS visitors, coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents ` +
+        `FROM (SELECT prop_key, count(*) AS visits, count(DISTINCT visitor_id) AS visitors ` +
+        `FROM ${keyed('v', 'visit_id, visitor_id')} GROUP BY 1) a FULL JOIN ` +
+        `(SELECT prop_key, count(*) AS payments, sum(cents) AS cents FROM ${keyed('p', 'key, cents')} GROUP BY 1) b ` +
+        `USING (prop_key)`,
+    );
+    return new Map(
+      reader
+        .getRowObjectsJS()
+        .map((r) => [String(r.prop_key), countsOf(r, ['visitors', 'visits', 'payments', 'cents'])]),
+    );
   }
 
   /**

@@ -124,6 +124,9 @@ export type Point = Timeseries['points'][number];
 export type Interval = Timeseries['interval'];
 export type Breakdown = ReportBody<'breakdown'>;
 export type BreakdownRow = Breakdown['rows'][number];
+/** The custom property keys of a range (docs/api.md "Properties"). */
+export type Properties = ReportBody<'properties'>;
+export type PropKeyRow = Properties['rows'][number];
 export type Payments = ReportBody<'payments'>;
 export type PaymentRow = Payments['rows'][number];
 export type PaymentFilter = Payments['filter'];
@@ -268,6 +271,8 @@ export const api = {
     get<ReportBody<'timeseries'>>(reportUrl('timeseries', { domain }, { ...range, interval }), options),
   breakdown: (domain: string, dimension: string, range: ReportScope, limit: number) =>
     report('breakdown', { domain, dimension }, { ...range, limit }),
+  properties: (domain: string, range: ReportScope, limit: number) =>
+    report('properties', { domain }, { ...range, limit }),
   payments: (domain: string, range: ReportScope, filter: PaymentFilter, limit: number, offset: number) =>
     report('payments', { domain }, { ...range, filter, limit, offset }),
   goals: (domain: string, range: ReportScope, goal: string | null, limit: number) =>

@@ -10,6 +10,7 @@ export const REPORT_PATHS = {
   overview: '/api/v1/sites/{domain}/overview',
   timeseries: '/api/v1/sites/{domain}/timeseries',
   breakdown: '/api/v1/sites/{domain}/breakdown/{dimension}',
+  properties: '/api/v1/sites/{domain}/properties',
   goals: '/api/v1/sites/{domain}/goals',
   realtime: '/api/v1/sites/{domain}/realtime',
   retention: '/api/v1/sites/{domain}/retention',

@@ -14,6 +14,10 @@ import {
   paymentRowSchema,
   paymentsParams,
   paymentsResponse,
+  PROPERTIES_LIMIT,
+  propKeyRowSchema,
+  propertiesParams,
+  propertiesResponse,
   rangeParams,
   realtimeParams,
   realtimeResponse,
@@ -31,6 +35,7 @@ import {
   listPayments,
   listSites,
   overview,
+  properties,
   realtime,
   retention,
   timeseries,
@@ -240,6 +245,31 @@ export const REPORTS = {
       },
     },
     run: async (deps, account, args, site) => breakdown(deps, account, await site(), args.dimension, args, args.limit),
+  }),
+  properties: report({
+    path: REPORT_PATHS.properties,
+    params: {},
+    query: propertiesParams,
+    response: propertiesResponse,
+    schemaName: 'Properties',
+    shared: true,
+    operationId: 'listProperties',
+    summary:
+      "The custom property keys of the visits of the range, with their visitors, visits and credited revenue; each key's values are `breakdown/prop:{key}`",
+    csv: { rows: propKeyRowSchema, filename: (b) => safe(`${b.site}-properties-${span(b.range)}.csv`) },
+    tool: {
+      name: 'list_properties',
+      title: 'Custom property keys',
+      description:
+        'The custom property keys (such as plan or author) the site sent with its page views and goals in the visits of a date range: per key, the distinct visitors and the visits ' +
+        'that had it (any value), and the payments and revenue_usd credited to those visits. Most visitors first. ' +
+        'Pass a key to get_breakdown as dimension "prop:<key>" for its values, or filter on it with event:props:<key>.',
+      args: {
+        ...RANGE_ARGS,
+        limit: `Most keys to return, 1 to ${PROPERTIES_LIMIT.max} (default ${PROPERTIES_LIMIT.default}); rows are ordered by visitors, and total counts them all.`,
+      },
+    },
+    run: async (deps, account, args, site) => properties(deps, account, await site(), args, args.limit),
   }),
   goals: report({
     path: REPORT_PATHS.goals,

@@ -214,7 +214,7 @@ function wantsCsv(
   const format = parseQuery(z.object({ format: formatParam }), { format: query.format }).format;
   if (format === 'json') return null;
   if (format === 'csv' && !route.report.csv)
-    throw new BadParameterError('format', 'csv is available for breakdowns, payments and goals');
+    throw new BadParameterError('format', 'csv is available for breakdowns, properties, payments and goals');
   const asked = format === 'csv' || (format === undefined && /(^|,)\s*text\/csv\b/i.test(accept ?? ''));
   return asked && route.report.csv ? route.report.csv : null;
 }

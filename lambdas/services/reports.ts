@@ -32,7 +32,8 @@ import { dict, own } from '../domain/dict.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { FilteredVisits, ReportReads, StoredPeriod } from '../ports.js';
-import type { Filter } from '../domain/reports/filters.js';
+import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
+import { propKeyRows, type PropKeyRow } from '../domain/reports/prop-keys.js';
 import {
   engineOf,
   filteredBreakdownRows,
@@ -195,6 +196,38 @@ export async function overview(deps: ReportDeps, account: string, domain: string
       ? { ...filteredNote(span, range), previous_imported: null }
       : { imported: importedIn(span, range), previous_imported: importedIn(span, previous) }),
   };
+}
+
+/**
+ * `GET /api/v1/sites/{domain}/properties` (`docs/api.md`, "Properties"): the custom property keys of the
+ * visits that started in the range and match `filters` (every visit without), with their visitors, visits and
+ * credited revenue, most visitors first, at most `limit` rows of `total`. Read from the visit table whether
+ * filtered or not (no rollup keeps properties), so it lags like a filtered report and `imported` is null.
+ * @throws NotFoundError (404) for a site not of the account; BadParameterError (400) where no filtered
+ * engine is deployed (named `filters` when given, else `properties`)
+ */
+export async function properties(
+  deps: ReportDeps,
+  account: string,
+  domain: string,
+  query: DatedQuery,
+  limit: number,
+): Promise<{
+  site: string;
+  range: DateRange;
+  total: number;
+  rows: PropKeyRow[];
+  imported: null;
+  filtered?: { imported_excluded: ImportedSpan | null };
+}> {
+  const site = await siteOf(deps, account, domain);
+  const { range, span } = await rangeOf(deps, site, query);
+  const { filters = null } = query;
+  const engine = engineOf(deps.filtered, filters ? 'filters' : 'properties');
+  const counts = await engine.propKeys(site.domain, filters ?? EVERY_VISIT, { from: range.from, to: range.to });
+  const { total, rows } = propKeyRows(counts, limit);
+  const note = filters ? filteredNote(span, range) : { imported: null };
+  return { site: site.domain, range, total, rows, ...note };
 }
 
 /** `GET /api/v1/sites/{domain}/breakdown/{dimension}` (`docs/api.md` "Breakdowns", "Reports"). */

@@ -388,15 +388,19 @@ export function generateDemo(options: DemoOptions): DemoData {
         ? `?${channel.utm}${campaign}&utm_content=${CONTENTS[Math.floor(at / 60_000) % CONTENTS.length]}${channel.name === 'Paid' ? `&gclid=${hex(random, 12)}` : ''}`
         : '';
       const referrer = channel.referrers ? pick(channel.referrers, random) : null;
+      // Custom properties, drawn from the visit's start so the random sequence (and every other figure) is unchanged.
+      const plan = { p: { plan: demoPlan(at) } };
       visit.pages.forEach((path, p) => {
         push({
           n: 'pageview',
           u: `https://${options.site}${path}${p === 0 ? query : ''}`,
           r: p === 0 ? referrer : `https://${options.site}${visit.pages[p - 1]}`,
+          ...(p === 0 ? { p: { logged_in: String(who.signedUp) } } : {}),
         });
-        if (path === '/signup' && visit.signup) push({ n: 'goal', g: 'Signup', u: `https://${options.site}${path}` });
+        if (path === '/signup' && visit.signup)
+          push({ n: 'goal', g: 'Signup', u: `https://${options.site}${path}`, ...plan });
         if (path === '/billing' && visit.checkout)
-          push({ n: 'goal', g: 'Checkout', u: `https://${options.site}${path}` });
+          push({ n: 'goal', g: 'Checkout', u: `https://${options.site}${path}`, ...plan });
         t += Math.floor(15_000 + random() * 150_000);
       });
       if (random() < 0.06)
@@ -436,6 +440,12 @@ export function generateDemo(options: DemoOptions): DemoData {
 }
 
 const DIRECT = CHANNELS[0]!;
+
+/** The demo's `plan` property of a signup or checkout (half free, a third pro, the rest team), from the visit's start time. */
+const demoPlan = (at: number): string => {
+  const n = Math.floor(at / 60_000) % 6;
+  return n < 3 ? 'free' : n < 5 ? 'pro' : 'team';
+};
 
 /** A returning visitor, the loyal ones more often. */
 function pickLoyal(recent: readonly Visitor[], random: () => number): Visitor {

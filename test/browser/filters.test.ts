@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { DEMO_SITE } from '../../local/demo/seed.js';
 import { formatCount, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
-import type { Breakdown, Goals, Overview, Payments, Timeline, Timeseries } from '../../app/src/api.js';
+import type { Breakdown, Goals, Overview, Payments, Properties, Timeline, Timeseries } from '../../app/src/api.js';
 import { orderRows } from '../../app/src/components/breakdown-rows.js';
 import { chartLabel } from '../../app/src/components/chart-points.js';
 import {
@@ -55,6 +55,49 @@ describe('filters in the app, in Chromium', () => {
     return (await res.json()) as T;
   };
 
+  /** A panel's table of `dimension` (`prop:<key>` for a property) shows the API's first 10 rows for `filters`, as the app orders them. */
+  const expectPanel = async (p: Page, panel: string, dimension: string, filters: string | undefined) => {
+    const b = await api<Breakdown>(`/breakdown/${encodeURIComponent(dimension)}?range=30d&limit=10`, filters);
+    const rows = () =>
+      p
+        .locator(`[data-panel=${panel}] table[data-dimension="${dimension}"] tbody tr`)
+        .evaluateAll((trs) =>
+          trs.map((r) => [
+            r.getAttribute('data-key'),
+            ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
+              r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
+            ),
+          ]),
+        );
+    await expect
+      .poll(rows, { message: `${filters} ${dimension}`, timeout: POLL })
+      .toEqual(
+        orderRows(b.rows, 'revenue_usd').map((r) => [
+          r.unattributed ? '__unattributed' : (r.key ?? '__none'),
+          r.unattributed ? '—' : formatCount(r.visitors),
+          formatCount(r.payments),
+          formatUsd(r.revenue_usd),
+          formatUsdOrDash(r.revenue_per_visitor),
+        ]),
+      );
+    return b;
+  };
+
+  /** The Properties panel's key picker offers the API's keys for `filters`, most visitors first. */
+  const expectKeys = async (p: Page, filters: string | undefined) => {
+    const keys = (await api<Properties>('/properties?range=30d&limit=100', filters)).rows.map((r) => r.key);
+    await expect
+      .poll(
+        () =>
+          p
+            .locator('[data-panel=properties] select[data-prop-picker] option')
+            .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+        { message: `${filters} keys`, timeout: POLL },
+      )
+      .toEqual(keys);
+    return keys;
+  };
+
   /** The tiles, their previous-period values, every panel's first tab, the goals and the chart equal the API's for `filters`. */
   const expectDashboard = async (p: Page, filters: string | undefined) => {
     const o = await api<Overview>('/overview?range=30d', filters);
@@ -66,30 +109,7 @@ describe('filters in the app, in Chromium', () => {
         format(o.previous[field]),
       );
     }
-    for (const [panel, dimension] of FIRST_TABS) {
-      const b = await api<Breakdown>(`/breakdown/${dimension}?range=30d&limit=10`, filters);
-      const rows = () =>
-        p
-          .locator(`[data-panel=${panel}] table[data-dimension=${dimension}] tbody tr`)
-          .evaluateAll((trs) =>
-            trs.map((r) => [
-              r.getAttribute('data-key'),
-              ...['visitors', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
-                r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
-              ),
-            ]),
-          );
-      await expect
-        .poll(rows, { message: `${filters} ${dimension}`, timeout: POLL })
-        .toEqual(
-          orderRows(b.rows, 'revenue_usd').map((r) => [
-            r.unattributed ? '__unattributed' : (r.key ?? '__none'),
-            r.unattributed ? '—' : formatCount(r.visitors),
-            formatUsd(r.revenue_usd),
-            formatUsdOrDash(r.revenue_per_visitor),
-          ]),
-        );
-    }
+    for (const [panel, dimension] of FIRST_TABS) await expectPanel(p, panel, dimension, filters);
     const g = await api<Goals>('/goals?range=30d&limit=10', filters);
     await expect
       .poll(
@@ -338,9 +358,20 @@ describe('filters in the app, in Chromium', () => {
     await page.click('[data-add-filter]');
     await dialog(page).waitFor();
     await page.selectOption('#filter-dimension', 'props');
+    // The key field suggests the range's keys (`properties`), most visitors first.
+    const keys = (await api<Properties>('/properties?range=30d&limit=100')).rows.map((r) => r.key);
+    expect(keys).toContain('plan');
+    await expect
+      .poll(
+        () =>
+          page.locator('#filter-prop-keys option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)),
+        { timeout: POLL },
+      )
+      .toEqual(keys);
     await page.fill('#filter-prop-key', 'plan');
     await page.press('#filter-prop-key', 'Tab'); // the key is committed: its values are asked for
     const plans = await api<Breakdown>(`/breakdown/${encodeURIComponent('prop:plan')}?range=30d&limit=100`);
+    expect(plans.rows.length).toBeGreaterThan(1);
     expect(await suggested(page)).toEqual(plans.rows.flatMap((r) => (r.key && !r.unattributed ? [r.key] : [])));
     await page.fill('#filter-value', 'pro');
     await page.click('[data-apply-filter]');
@@ -349,6 +380,59 @@ describe('filters in the app, in Chromium', () => {
     await settled(page);
     await expectDashboard(page, JSON.stringify([['is', 'event:props:plan', ['pro']]]));
   }, 180_000);
+
+  it("shows the Properties panel as the API does: the keys, a key's values, a value click filtering, on desktop and phone", async () => {
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    const keys = await expectKeys(page, undefined);
+    // The demo sends logged_in on each landing page view and plan on signups and checkouts.
+    expect([...keys].sort()).toEqual(['logged_in', 'plan']);
+    await expectPanel(page, 'properties', `prop:${keys[0]}`, undefined);
+    await page.selectOption('[data-panel=properties] select[data-prop-picker]', 'plan');
+    const plans = await expectPanel(page, 'properties', 'prop:plan', undefined);
+    // Revenue by plan: the checkouts' plans carry the demo's payments (else the revenue columns would prove nothing).
+    expect(plans.rows.some((r) => r.key !== null && r.revenue_usd > 0)).toBe(true);
+    expect(await axeViolations(page), 'desktop').toEqual([]);
+    await page.locator('[data-panel=properties]').screenshot({ path: join(SHOTS, 'properties-panel-desktop.png') });
+    await page.click('[data-panel=properties] tr[data-key=pro] a[data-filter-by]');
+    await page.waitForURL(/\?range=30d&f=is,props:plan,pro$/);
+    await settled(page);
+    const PRO = JSON.stringify([['is', 'event:props:plan', ['pro']]]);
+    await expectDashboard(page, PRO);
+    await expectKeys(page, PRO);
+    await page.selectOption('[data-panel=properties] select[data-prop-picker]', 'plan');
+    await expectPanel(page, 'properties', 'prop:plan', PRO);
+    const small = await phone.newPage();
+    await small.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(small);
+    await expectKeys(small, undefined);
+    await small.selectOption('[data-panel=properties] select[data-prop-picker]', 'plan');
+    await expectPanel(small, 'properties', 'prop:plan', undefined);
+    expect(await axeViolations(small), 'phone').toEqual([]);
+    expect(await small.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await small.locator('[data-panel=properties]').screenshot({ path: join(SHOTS, 'properties-panel-phone.png') });
+    await small.close();
+  }, 180_000);
+
+  it('says that current visitors are not filtered, and on Today that the filtered figures lag the live ones', async () => {
+    await page.goto(`${svc.url}${SITE_PATH}?range=today&f=is,channel,Search`);
+    await settled(page);
+    await expect.poll(() => text(page, '[data-realtime]'), { timeout: POLL }).toMatch(/\(all, unfiltered\)$/);
+    expect(await page.getAttribute('[data-realtime]', 'title')).toMatch(/whatever the filters/);
+    const note = await text(page, '.filter-notes [data-realtime-unfiltered]');
+    expect(note).toMatch(/^Current visitors are not filtered, and today's filtered figures lag the live ones/);
+    await page.click('[data-realtime]');
+    expect(await text(page, '#realtime-view [data-realtime-unfiltered]')).toMatch(
+      /^Current visitors are every visitor/,
+    );
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`);
+    await settled(page);
+    expect(await text(page, '.filter-notes [data-realtime-unfiltered]')).toBe('Current visitors are not filtered.');
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    await expect.poll(() => text(page, '[data-realtime]'), { timeout: POLL }).toMatch(/current visitors?$/);
+    expect(await page.locator('[data-realtime-unfiltered]').count()).toBe(0);
+  }, 120_000);
 
   it('has no axe-core violation with the dialog open, and fits a phone', async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`);

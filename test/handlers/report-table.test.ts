@@ -63,8 +63,8 @@ describe('the report table: one declaration per report, from which the API, Open
 
   it('gives every report of a range the range parameters themselves, described once for a model, so one added there (filters) reaches each', async () => {
     const ranged = REPORT_LIST.filter((r) => r.query?.shape.range !== undefined);
-    const { overview, timeseries, breakdown, goals, retention, payments } = REPORTS;
-    expect(ranged).toEqual([overview, timeseries, breakdown, goals, retention, payments]);
+    const { overview, timeseries, breakdown, properties, goals, retention, payments } = REPORTS;
+    expect(ranged).toEqual([overview, timeseries, breakdown, properties, goals, retention, payments]);
     const tools = await listTools();
     const described = (tool: string, arg: string) =>
       (tools.find((t) => t.name === tool)?.inputSchema.properties?.[arg] as { description?: string } | undefined)

@@ -44,6 +44,7 @@ const REPORTS = [
   '/breakdown/channel',
   '/breakdown/page',
   '/breakdown/country',
+  '/properties',
   '/payments',
   '/goals',
   '/realtime',

@@ -24,6 +24,7 @@ const TOOLS = [
   'get_overview',
   'get_timeseries',
   'get_breakdown',
+  'list_properties',
   'get_goals',
   'get_realtime',
   'get_retention',
@@ -132,6 +133,8 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
     ]);
     expect(byName.get_breakdown?.inputSchema.required).toEqual(['dimension']);
     expect(props('get_breakdown').limit).toMatchObject({ maximum: 1000 });
+    expect(Object.keys(props('list_properties'))).toEqual(['site', 'range', 'from', 'to', 'filters', 'limit']);
+    expect(props('list_properties').limit).toMatchObject({ maximum: 1000 });
     expect(props('list_payments').filter?.enum).toEqual(['all', 'attributed', 'unattributed', 'refunded']);
     expect(props('list_payments').limit).toMatchObject({ maximum: 200 });
     expect(byName.get_visitor_timeline?.inputSchema.required).toEqual(['visitor_id']);
@@ -189,6 +192,11 @@ describe('MCP endpoint /mcp on the hand-built scenario: tools, keys and errors',
       'list_payments',
       { site: SITE, ...MARCH, filters: '[["is","visit:channel",["Search"]]]' },
       `/api/v1/sites/shop.test/payments?from=2026-03-01&to=2026-03-31&filters=${encodeURIComponent('[["is","visit:channel",["Search"]]]')}`,
+    ],
+    [
+      'list_properties',
+      { site: SITE, ...MARCH, limit: 5 },
+      '/api/v1/sites/shop.test/properties?from=2026-03-01&to=2026-03-31&limit=5',
     ],
     [
       'get_breakdown',

@@ -8,6 +8,7 @@ import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { startTestService } from '../support/local.js';
 import { CHROME_UA } from '../support/events.js';
+import { propertiesResponse } from '../../lambdas/domain/reports/schemas.js';
 
 /**
  * Filtered reports through the report API of the local server: events and
@@ -139,7 +140,7 @@ describe('filtered reports over HTTP on the local server', () => {
   });
 
   it('gives the unfiltered figures for a filter that matches every visit, and leaves unfiltered answers as they were', async () => {
-    for (const path of ['/overview', '/breakdown/channel', '/breakdown/page', '/goals', '/timeseries']) {
+    for (const path of ['/overview', '/breakdown/channel', '/breakdown/page', '/goals', '/timeseries', '/properties']) {
       const plain = await get(path);
       const all = await get(path, EVERYTHING);
       expect(plain.body).not.toHaveProperty('filtered');
@@ -222,6 +223,42 @@ describe('filtered reports over HTTP on the local server', () => {
     expect(rest).toEqual(plan.body);
   });
 
+  it('lists the custom property keys with their visitors, visits and credited revenue, filtered or not, as JSON and CSV', async () => {
+    const keys = (b: Body) =>
+      (b.rows as unknown as Array<Record<string, unknown>>).map((r) => [
+        r.key,
+        r.visitors,
+        r.visits,
+        r.payments,
+        r.revenue_usd,
+      ]);
+    const plain = await get('/properties');
+    expect(plain.status).toBe(200);
+    expect(propertiesResponse.parse(plain.body)).toEqual(plain.body);
+    expect(plain.body).toMatchObject({ total: 2, imported: null, range: { from: '2026-03-10', to: '2026-03-11' } });
+    expect(plain.body).not.toHaveProperty('filtered');
+    expect(keys(plain.body)).toEqual([
+      ['plan', 2, 2, 1, 50],
+      ['__proto__', 1, 1, 0, 0],
+    ]);
+    // A visit of the filter's key's value: its other keys come with it; ties sort by key.
+    const free = await get('/properties', [['is', 'event:props:plan', ['free']]]);
+    expect(free.body).toMatchObject({ total: 2, imported: null, filtered: { imported_excluded: null } });
+    expect(keys(free.body)).toEqual([
+      ['__proto__', 1, 1, 0, 0],
+      ['plan', 1, 1, 0, 0],
+    ]);
+    expect(keys((await get('/properties', [['is', 'visit:channel', ['Direct']]])).body)).toEqual([]);
+    const one = await fetch(`${svc.url}/api/v1/sites/example.com/properties?${RANGE}&limit=1&format=csv`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(one.headers.get('content-disposition')).toContain('example.com-properties-2026-03-10-to-2026-03-11.csv');
+    expect((await one.text()).trim().split('\r\n')).toEqual([
+      'key,visitors,visits,payments,revenue_usd',
+      'plan,2,2,1,50',
+    ]);
+  });
+
   it('names the parameter or the filter in every 400', async () => {
     const cases: Array<[path: string, filters: unknown, error: RegExp]> = [
       ['/overview', [['is', 'visit:colour', ['red']]], /^filters: filters\[0\]\[1\]: unknown dimension/],
@@ -232,6 +269,11 @@ describe('filtered reports over HTTP on the local server', () => {
       [`/breakdown/prop:${'k'.repeat(301)}`, undefined, /^dimension: a property key has 1 to 300 bytes/],
       ['/breakdown/prop:', undefined, /^dimension: /],
       ['/breakdown/colour', undefined, /^dimension: must be one of channel, .*prop:<key>/],
+      ['/properties', [['is', 'event:props:', ['x']]], /^filters: filters\[0\]\[1\]/],
+      ['/properties?limit=0', undefined, /^limit: /],
+      ['/properties?limit=1001', undefined, /^limit: /],
+      ['/properties?limit=1e2', undefined, /^limit: /],
+      ['/properties?range=3d', undefined, /^range: /],
       ['/goals?goal=Outbound%20Link%3A%20Click&x=', SEARCH, /^filters: goal=Outbound Link: Click/],
     ];
     for (const [path, filters, error] of cases) {

@@ -217,7 +217,7 @@ describe('report API on the hand-built scenario (every number by hand)', () => {
     const noCsv = await get(`/api/v1/sites/shop.test/overview?${MARCH}&format=csv`);
     expect([noCsv.status, await noCsv.json()]).toEqual([
       400,
-      { error: 'format: csv is available for breakdowns, payments and goals' },
+      { error: 'format: csv is available for breakdowns, properties, payments and goals' },
     ]);
     const unknown = await get('/api/v1/sites/nope.test/goals?format=csv', 'text/csv');
     expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, 'application/json']);

@@ -16,6 +16,7 @@ import {
   type CreditedPayment,
 } from '../../lambdas/domain/reports/filtered.js';
 import { usd } from '../../lambdas/domain/reports/periods.js';
+import { filteredPropKeys } from '../../lambdas/domain/reports/prop-keys.js';
 import { DIMENSIONS, NONE } from '../../lambdas/domain/rollup.js';
 import { ROW_DIMENSIONS, monthOf, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import { LocalVisitTable } from '../../local/visit-table.js';
@@ -304,6 +305,8 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
             const got = new Map([...values].map(([k, v]) => [k, { ...v, cents: usd(v.cents) }]));
             expect([dimension, got]).toEqual([dimension, expected]);
           }
+          // The property keys (`propKeys`): each key once per visit and per credited payment, whatever its values.
+          expect(await engine.propKeys(domain, filter, range)).toEqual(filteredPropKeys(input, filter, range));
         },
       ),
       { seed, numRuns: propertyRuns(6, 60) },

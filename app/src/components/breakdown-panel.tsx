@@ -1,14 +1,15 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csvHref, type BreakdownRow, type ReportScope } from '../api.js';
-import { formatCount, formatUsd, formatUsdOrDash } from '../format.js';
+import { formatCount } from '../format.js';
 import { DIMENSION_LABELS, KEY_HEADING, NONE_LABEL, keyName, type Dimension } from './dimension-names.js';
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
 import { filterOfBreakdown, withChip, type FilterChip } from '../filters.js';
 import type { PageFilters } from '../use-filters.js';
-import { barShare, DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
+import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
+import { BreakdownTable } from './breakdown-table.js';
 import { ErrorBox, Tabs } from './ui.js';
 
 /**
@@ -85,35 +86,28 @@ export function PanelFoot(props: {
   );
 }
 
-/** A column heading that abbreviates itself at phone width (CSS chooses). */
-function Short(props: { long: string; short: string }): JSX.Element {
-  return (
-    <>
-      <span class="long">{props.long}</span>
-      <abbr class="short" title={props.long}>
-        {props.short}
-      </abbr>
-    </>
-  );
+/** What a breakdown row's label is made from: the row, and the page's site, range and filters its link keeps. */
+export interface RowLabelProps {
+  row: BreakdownRow;
+  domain: string;
+  range: ReportScope;
+  filters: PageFilters;
 }
 
-/**
- * The numeric columns: what each counts, said in its heading and its title.
- * A row's `visitors` counts visits that started in the range (`docs/api.md` "Breakdowns"
- * rule 1), and its `revenue_per_visitor` divides by those visits, so the
- * table calls them visits.
- */
-export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: string; title: string }> = [
-  { key: 'visitors', long: 'Visits', short: 'Visits', title: 'Visits that started in the range' },
-  { key: 'payments', long: 'Payments', short: 'Pay.', title: 'Payments credited to these visits' },
-  { key: 'revenue_usd', long: 'Revenue', short: 'Rev.', title: 'Credited revenue, USD net of refunds' },
-  {
-    key: 'revenue_per_visitor',
-    long: 'Rev. / visit',
-    short: 'RPV',
-    title: 'Revenue per visit: credited revenue ÷ visits that started in the range',
-  },
-];
+/** The Unattributed row's label: a link to its payments (payments credited to no visit match no filter); a plain label in a shared view, which opens no payments. */
+export function UnattributedLabel(props: { domain: string; range: ReportScope }): JSX.Element {
+  const shared = useShared();
+  if (shared) return <span class="label unattributed">Unattributed</span>;
+  return (
+    <a
+      class="label unattributed"
+      href={`/sites/${encodeURIComponent(props.domain)}/payments${rangeSearch(props.range, { filter: 'unattributed' })}`}
+      title="Payments with no credited visit: open them"
+    >
+      Unattributed
+    </a>
+  );
+}
 
 /**
  * A row's label. A value of the dimension (the rows with no value included:
@@ -122,28 +116,9 @@ export const COLUMNS: ReadonlyArray<{ key: SortColumn; long: string; short: stri
  * Unattributed row links to its payments instead (payments credited to no
  * visit match no filter).
  */
-function RowLabel(props: {
-  row: BreakdownRow;
-  dimension: Dimension;
-  domain: string;
-  range: ReportScope;
-  filters: PageFilters;
-}): JSX.Element {
+function RowLabel(props: RowLabelProps & { dimension: Dimension }): JSX.Element {
   const { row } = props;
-  const shared = useShared();
-  // A shared view opens no payments: the row is a label there.
-  if (row.unattributed && shared) return <span class="label unattributed">Unattributed</span>;
-  if (row.unattributed) {
-    return (
-      <a
-        class="label unattributed"
-        href={`/sites/${encodeURIComponent(props.domain)}/payments${rangeSearch(props.range, { filter: 'unattributed' })}`}
-        title="Payments with no credited visit: open them"
-      >
-        Unattributed
-      </a>
-    );
-  }
+  if (row.unattributed) return <UnattributedLabel domain={props.domain} range={props.range} />;
   const named = row.key === null ? null : keyName(props.dimension, row.key);
   const text =
     row.key === null ? (
@@ -262,61 +237,23 @@ export function BreakdownPanel(props: {
           </label>
         ) : null}
         {data.error ? <ErrorBox error={data.error} retry={data.reload} /> : null}
-        <table class="breakdown" data-dimension={dimension} data-sort={sort}>
-          <thead>
-            <tr>
-              <th scope="col">{KEY_HEADING[dimension]}</th>
-              {COLUMNS.map((c) => (
-                <th
-                  key={c.key}
-                  scope="col"
-                  class="num"
-                  title={c.title}
-                  aria-sort={sort === c.key ? 'descending' : undefined}
-                >
-                  <button type="button" class="sort-button" data-sort-by={c.key} onClick={() => setSort(c.key)}>
-                    <Short long={c.long} short={c.short} />
-                    <span class="sort-mark" aria-hidden="true">
-                      {sort === c.key ? '↓' : ''}
-                    </span>
-                  </button>
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr
-                key={`${row.key}|${row.unattributed}`}
-                class={row.unattributed ? 'row-unattributed' : isPinned(row) ? 'row-none' : ''}
-                data-key={row.unattributed ? '__unattributed' : (row.key ?? '__none')}
-              >
-                <th scope="row" class="key">
-                  <span class="bar" style={{ width: `${barShare(row, all, sort) * 100}%` }} aria-hidden="true" />
-                  <RowLabel
-                    row={row}
-                    dimension={dimension}
-                    domain={props.domain}
-                    range={props.range}
-                    filters={props.filters}
-                  />
-                </th>
-                <td class="num" data-col="visitors">
-                  {row.unattributed ? '—' : formatCount(row.visitors)}
-                </td>
-                <td class="num" data-col="payments">
-                  {formatCount(row.payments)}
-                </td>
-                <td class="num" data-col="revenue_usd">
-                  {formatUsd(row.revenue_usd)}
-                </td>
-                <td class="num" data-col="revenue_per_visitor">
-                  {formatUsdOrDash(row.revenue_per_visitor)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <BreakdownTable
+          rows={rows}
+          all={all}
+          sort={sort}
+          setSort={setSort}
+          heading={KEY_HEADING[dimension]}
+          dimension={dimension}
+          label={(row) => (
+            <RowLabel
+              row={row}
+              dimension={dimension}
+              domain={props.domain}
+              range={props.range}
+              filters={props.filters}
+            />
+          )}
+        />
         {!data.loading && rows.length === 0 && !data.error ? (
           <p class="empty-panel">
             {props.filters.chips.length ? 'No visit matches the filters in this range.' : 'No data in this range.'}

@@ -34,6 +34,8 @@ export function FilterBar(props: {
   // The chip the dialog edits: its index, `chips.length` for a new filter, null when the dialog is closed.
   const [editing, setEditing] = useState<number | null>(null);
   const excluded = props.overview?.filtered?.imported_excluded ?? null;
+  // Today's unfiltered figures are live; filtered ones follow the visit table (`docs/api.md` "Filters").
+  const live = 'range' in props.range && props.range.range === 'today';
   return (
     <section class="filter-bar" aria-label="Filters" data-filters={chips.length}>
       <ul class="chips">
@@ -112,7 +114,14 @@ export function FilterBar(props: {
             <p>
               Every figure counts only the visits that match {chips.length === 1 ? 'this filter' : 'all these filters'},
               the previous period&apos;s too; the panels list their values only. Revenue is the revenue credited to
-              those visits: payments credited to no visit (Unattributed) are left out.
+              those visits: payments credited to no visit (Unattributed) are left out.{' '}
+              <span data-realtime-unfiltered>
+                Current visitors are not filtered
+                {live
+                  ? ", and today's filtered figures lag the live ones by up to the archive's delivery and an operations run (15 minutes in AWS)"
+                  : ''}
+                .
+              </span>
             </p>
           ) : null}
           {excluded ? (

@@ -16,6 +16,7 @@ import {
   type ChipOperator,
 } from '../filters.js';
 import { useData } from '../use-data.js';
+import { formatCount } from '../format.js';
 import type { PageFilters } from '../use-filters.js';
 import { FILTER_GROUPS, breakdownOf, dimensionName, valueName } from './filter-names.js';
 
@@ -108,6 +109,19 @@ export function FilterDialog(props: {
     `${dimension ?? ''}|${JSON.stringify(props.range)}|${others ?? ''}`,
   );
   const offered = (suggestions.data ?? []).filter((s) => !values.includes(s.value));
+  // The keys the range's visits had, under the other filters (`properties`): what the key field suggests.
+  const keys = useData(
+    () =>
+      choice === PROPERTY
+        ? api.properties(props.domain, { ...props.range, filters: others }, SUGGESTIONS).then((p) => p.rows)
+        : Promise.resolve([]),
+    `${choice === PROPERTY}|${JSON.stringify(props.range)}|${others ?? ''}`,
+  );
+  const setKey = (value: string, committed: boolean) => {
+    setKeyText(value);
+    // A key picked from the suggestions is committed at once: its values are asked for without waiting for a change.
+    if (committed || (keys.data ?? []).some((k) => k.key === value)) setAskedKey(value);
+  };
 
   const addValue = (value: string): boolean => {
     if (value === '' || values.includes(value)) return false;
@@ -195,13 +209,21 @@ export function FilterDialog(props: {
               <input
                 id="filter-prop-key"
                 name="prop_key"
+                list="filter-prop-keys"
                 value={keyText}
                 maxLength={300}
                 autoComplete="off"
                 spellcheck={false}
-                onInput={(e) => setKeyText((e.currentTarget as HTMLInputElement).value)}
-                onChange={(e) => setAskedKey((e.currentTarget as HTMLInputElement).value)}
+                onInput={(e) => setKey((e.currentTarget as HTMLInputElement).value, false)}
+                onChange={(e) => setKey((e.currentTarget as HTMLInputElement).value, true)}
               />
+              <datalist id="filter-prop-keys" data-prop-keys>
+                {(keys.data ?? []).map((k) => (
+                  <option key={k.key} value={k.key}>
+                    {`${formatCount(k.visitors)} ${k.visitors === 1 ? 'visitor' : 'visitors'}`}
+                  </option>
+                ))}
+              </datalist>
             </div>
           ) : null}
           <SelectField id="filter-op" label="Operator" value={op} choose={(value) => setOp(value as ChipOperator)}>

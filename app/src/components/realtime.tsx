@@ -18,6 +18,8 @@ export function RealtimeIndicator(props: {
   data: Realtime | undefined;
   open: boolean;
   toggle(): void;
+  /** Whether the page is filtered: realtime is not (`UNFILTERED_REALTIME`), so the indicator says "all". */
+  filtered?: boolean;
 }): JSX.Element | null {
   const r = props.data;
   if (!r) return null;
@@ -29,17 +31,28 @@ export function RealtimeIndicator(props: {
       aria-expanded={props.open}
       aria-controls="realtime-view"
       onClick={props.toggle}
+      title={props.filtered ? UNFILTERED_REALTIME : undefined}
+      data-realtime-unfiltered={props.filtered ? '' : undefined}
     >
       <span class={r.visitors > 0 ? 'realtime-dot live' : 'realtime-dot'} aria-hidden="true" />
       <span aria-live="polite">
         {formatCount(r.visitors)} current {r.visitors === 1 ? 'visitor' : 'visitors'}
+        {props.filtered ? ' (all, unfiltered)' : ''}
       </span>
     </button>
   );
 }
 
+/**
+ * Why realtime ignores the dashboard's filters (`docs/api.md` "Realtime"): its items keep, per current
+ * visitor, the referrer and the pages and goals of the last minutes, not the visit's channel, country,
+ * device, campaign or properties, so a filtered count could not be exact.
+ */
+export const UNFILTERED_REALTIME =
+  "Current visitors are every visitor on the site, whatever the filters: the live counts do not keep the visits' channel, location, device, campaign or properties to filter by.";
+
 /** The realtime view (Plausible's): current visitors, the pages they are on, where they came from and the goals they completed, as of the API's `as_of`. */
-export function RealtimeView(props: { data: Realtime }): JSX.Element {
+export function RealtimeView(props: { data: Realtime; filtered?: boolean }): JSX.Element {
   const r = props.data;
   return (
     <section class="card realtime-view" id="realtime-view" aria-label="Realtime" data-realtime-view={r.visitors}>
@@ -50,6 +63,11 @@ export function RealtimeView(props: { data: Realtime }): JSX.Element {
           {formatTime(r.as_of)}
         </span>
       </header>
+      {props.filtered ? (
+        <p class="muted small" role="note" data-realtime-unfiltered>
+          {UNFILTERED_REALTIME}
+        </p>
+      ) : null}
       <div class="realtime-lists">
         <RealtimeList title="Pages" head="Page" rows={r.pages.map((p) => [p.page, p.visitors])} />
         <RealtimeList

@@ -9,6 +9,7 @@ import { RangePicker } from '../components/range-picker.js';
 import { Card, CopyButton, ErrorBox, Loading } from '../components/ui.js';
 import { formatCount, formatDuration } from '../format.js';
 import { GoalsPanel } from '../components/goals-panel.js';
+import { PropertiesPanel } from '../components/properties-panel.js';
 import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
 import { snippet } from './settings-sites.js';
@@ -82,6 +83,12 @@ const INTERVAL_LABELS: Record<Interval, string> = { hour: 'Hours', day: 'Days', 
 
 /** How often the dashboard of Today asks the overview, the chart and the panels again while the tab is visible, ms (docs/cost.md "A dashboard left open"). */
 export const TODAY_REFRESH_MS = 10_000;
+/**
+ * Today's refreshes per refresh of the Properties panel (90: every 15 minutes): it reads the visit table,
+ * which changes at each operations run (every 15 minutes in AWS), so asking every 10 s would pay for two
+ * visit-table reads that cannot have changed (docs/cost.md "A dashboard left open").
+ */
+export const PROPERTIES_REFRESH_TICKS = 90;
 /** How often a site with no event yet checks whether one arrived, ms. */
 export const FIRST_EVENT_CHECK_MS = 5_000;
 
@@ -207,7 +214,12 @@ export function Dashboard(): JSX.Element {
     <div class="page">
       <SiteHeader domain={domain} search={search} current="dashboard">
         <div class="header-tools">
-          <RealtimeIndicator data={realtime.data} open={realtimeOpen} toggle={() => setRealtimeOpen(!realtimeOpen)} />
+          <RealtimeIndicator
+            data={realtime.data}
+            open={realtimeOpen}
+            toggle={() => setRealtimeOpen(!realtimeOpen)}
+            filtered={filters.chips.length > 0}
+          />
           <RangePicker range={range} extra={{ f }} />
         </div>
       </SiteHeader>
@@ -215,7 +227,9 @@ export function Dashboard(): JSX.Element {
         <PageError domain={domain} error={pageError} retry={overview.reload} filters={filters} />
       ) : (
         <>
-          {realtimeOpen && realtime.data ? <RealtimeView data={realtime.data} /> : null}
+          {realtimeOpen && realtime.data ? (
+            <RealtimeView data={realtime.data} filtered={filters.chips.length > 0} />
+          ) : null}
           {shown ? (
             <p class="range-line muted">
               {formatDay(shown.from)} – {formatDay(shown.to)} · {shown.timezone} · compared with{' '}
@@ -278,6 +292,12 @@ export function Dashboard(): JSX.Element {
                 />
               ))}
               <GoalsPanel domain={domain} range={range} filters={filters} refresh={tick} />
+              <PropertiesPanel
+                domain={domain}
+                range={range}
+                filters={filters}
+                refresh={Math.floor(tick / PROPERTIES_REFRESH_TICKS)}
+              />
             </div>
           ) : null}
           <p class="muted small">

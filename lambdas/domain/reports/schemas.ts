@@ -15,6 +15,8 @@ import { PROPS_LIMITS } from '../props.js';
 
 /** Breakdown `limit`: default 100, at most 1000 (`docs/api.md` "Limits"); above the maximum is a 400 (`docs/api.md` "Decisions"). */
 export const BREAKDOWN_LIMIT = { default: 100, max: 1000 } as const;
+/** Properties `limit`: keys listed, default 100, at most 1000 (`docs/api.md` "Properties"). */
+export const PROPERTIES_LIMIT = { default: 100, max: 1000 } as const;
 /** Payments `limit`: default 20, at most 200; `offset` default 0 (`docs/api.md` "Limits"). */
 export const PAYMENTS_LIMIT = { default: 20, max: 200 } as const;
 
@@ -203,6 +205,26 @@ export const breakdownResponse = z.object({
   total: z.number().int(),
   rows: z.array(breakdownRowSchema),
   imported: importedSchema,
+  filtered: filteredSchema,
+});
+
+export const propertiesParams = rangeParams.extend({
+  limit: limitOf(PROPERTIES_LIMIT.max, PROPERTIES_LIMIT.default),
+  format: formatParam,
+});
+export const propKeyRowSchema = z.object({
+  key: z.string().describe('A custom property key, as the site sent it'),
+  visitors: z.number().int().describe('Distinct visitors of the visits that had the key (any value)'),
+  visits: z.number().int().describe('Visits that started in the range in which an event had the key'),
+  payments: z.number().int().describe('Counted payments of the range credited to those visits'),
+  revenue_usd: z.number().describe('Their net USD'),
+});
+export const propertiesResponse = z.object({
+  site: z.string(),
+  range: rangeSchema,
+  total: z.number().int().describe('Keys before `limit`'),
+  rows: z.array(propKeyRowSchema).describe('Most visitors first, then most visits, then the key'),
+  imported: importedSchema.describe('Always null: an imported day holds no properties'),
   filtered: filteredSchema,
 });
 

@@ -1,0 +1,135 @@
+import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, csvHref, type ReportScope } from '../api.js';
+import { formatCount } from '../format.js';
+import { useData } from '../use-data.js';
+import { propDimension, withChip, type FilterChip } from '../filters.js';
+import type { PageFilters } from '../use-filters.js';
+import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
+import { BreakdownTable } from './breakdown-table.js';
+import { FIRST_ROWS, MAX_ROWS, PanelFoot, UnattributedLabel, type RowLabelProps } from './breakdown-panel.js';
+import { ErrorBox } from './ui.js';
+
+/** Keys the picker offers at most: the properties report's first rows (most visitors first). */
+export const PICKED_KEYS = 100;
+
+/**
+ * A property value's label: a link that filters the dashboard by it (`is` the value of `event:props:<key>`;
+ * the no-value row, visits that never had the key, by the empty string, as `docs/api.md` "Filters" reads a
+ * missing value), or the Unattributed row's.
+ */
+function ValueLabel(props: RowLabelProps & { propKey: string }): JSX.Element {
+  const { row } = props;
+  if (row.unattributed) return <UnattributedLabel domain={props.domain} range={props.range} />;
+  const chip: FilterChip = { op: 'is', dimension: propDimension(props.propKey), values: [row.key ?? ''] };
+  const text = row.key === null ? `(no ${props.propKey})` : row.label;
+  return (
+    <a
+      class={row.key === null ? 'label filter-link none' : 'label filter-link'}
+      href={props.filters.href(withChip(props.filters.chips, chip))}
+      title={`Filter the dashboard: property ${props.propKey} is ${row.key ?? '(none)'}`}
+      data-filter-by={chip.dimension}
+    >
+      {text}
+    </a>
+  );
+}
+
+/**
+ * The Properties panel (`docs/app.md` "Properties"), Plausible's: a picker of the custom property keys of
+ * the range's visits under the dashboard's filters (`properties`, most visitors first), and the picked key's
+ * values (`breakdown/prop:<key>`) with visits, payments, revenue and revenue per visit, sortable as every
+ * panel, each value a link that adds its filter; "show more" and a CSV as the breakdown panels. The first
+ * key is shown until another is picked; a picked key the range no longer has gives way to the first.
+ */
+export function PropertiesPanel(props: {
+  domain: string;
+  range: ReportScope;
+  filters: PageFilters;
+  /** Changes when the page asks every panel again (Today's refresh). */
+  refresh?: number;
+}): JSX.Element {
+  const rangeKey = JSON.stringify(props.range);
+  const keys = useData(
+    () => api.properties(props.domain, props.range, PICKED_KEYS),
+    `${props.domain}|${rangeKey}|${props.refresh ?? 0}`,
+  );
+  const [picked, setPicked] = useState<string | null>(null);
+  const offered = keys.data?.rows ?? [];
+  const key = offered.find((k) => k.key === picked)?.key ?? offered[0]?.key ?? null;
+  const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
+  const [limits, setLimits] = useState<Record<string, number>>({});
+  const limitKey = `${key}|${rangeKey}`;
+  const limit = limits[limitKey] ?? FIRST_ROWS;
+  const asked = sort === DEFAULT_SORT ? limit : MAX_ROWS;
+  const dimension = key === null ? null : `prop:${key}`;
+  const values = useData(
+    () => api.breakdown(props.domain, dimension!, props.range, asked),
+    `${props.domain}|${dimension}|${rangeKey}|${asked}|${props.refresh ?? 0}`,
+    dimension !== null,
+  );
+  const answered = dimension !== null && values.data?.dimension === dimension;
+  const all = answered ? values.data!.rows : [];
+  const ordered = orderRows(all, sort);
+  const rows = [...ordered.filter((r) => !isPinned(r)).slice(0, limit), ...ordered.filter(isPinned)];
+  const error = keys.error ?? (dimension === null ? null : values.error);
+  const loading = keys.loading || (dimension !== null && values.loading);
+  return (
+    <section class="card panel" data-panel="properties" aria-busy={loading}>
+      <header class="card-head">
+        <h2>Properties</h2>
+      </header>
+      <div class="panel-body">
+        {key !== null ? (
+          <label class="tab-menu">
+            Property{' '}
+            <select
+              value={key}
+              data-prop-picker
+              onChange={(e) => setPicked((e.currentTarget as HTMLSelectElement).value)}
+            >
+              {offered.map((k) => (
+                <option key={k.key} value={k.key}>
+                  {k.key} ({formatCount(k.visitors)} {k.visitors === 1 ? 'visitor' : 'visitors'})
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        {error ? <ErrorBox error={error} retry={keys.error ? keys.reload : values.reload} /> : null}
+        {key !== null ? (
+          <BreakdownTable
+            rows={rows}
+            all={all}
+            sort={sort}
+            setSort={setSort}
+            heading={key}
+            dimension={dimension!}
+            label={(row) => (
+              <ValueLabel row={row} propKey={key} domain={props.domain} range={props.range} filters={props.filters} />
+            )}
+          />
+        ) : null}
+        {!keys.loading && !keys.error && key === null ? (
+          <p class="empty-panel" data-no-properties>
+            {props.filters.chips.length
+              ? 'No visit that matches the filters had a custom property in this range.'
+              : 'No custom property in this range yet (the panel reads the visit table, written at each operations run). Send them with page views and goals: '}
+            {props.filters.chips.length ? null : <code>{"footfall('Signup', {props: {plan: 'pro'}})"}</code>}
+          </p>
+        ) : null}
+        {key !== null ? (
+          <PanelFoot
+            shown={rows.length}
+            total={answered ? values.data!.total : 0}
+            limit={limit}
+            setLimit={(n) => setLimits({ ...limits, [limitKey]: n })}
+            loading={loading}
+            csv={csvHref.breakdown(props.domain, dimension!, props.range, MAX_ROWS)}
+            csvName={dimension!}
+          />
+        ) : null}
+      </div>
+    </section>
+  );
+}
