@@ -245,7 +245,9 @@ describe('local dynalite: LevelDB reads in the calling thread', () => {
   it.each(Object.keys(servers))('%s', async (name) => {
     const conn = await connect(name, 'reads', cleanups);
     const table = conn.table;
-    const reads = dynaliteStoreClasses().map(({ prototype }) => vi.spyOn(prototype, '_getSync' as never));
+    const reads = dynaliteStoreClasses().map(({ prototype }) =>
+      vi.spyOn(prototype as unknown as { _getSync: (...args: unknown[]) => unknown }, '_getSync'),
+    );
     const count = () => reads.reduce((n, spy) => n + spy.mock.calls.length, 0);
 
     await conn.doc.send(
