@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type {
   FilteredPaymentTotals,
@@ -10,7 +10,14 @@ import type {
 import type { Filter } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
-import { BREAKDOWN_COLUMNS, filterSql, propBreakdownColumn } from './filter-sql.js';
+import {
+  BREAKDOWN_COLUMNS,
+  filterSql,
+  propBreakdownColumn,
+  resolutionQuery,
+  type ResolvedCondition,
+  type ResolvedConditions,
+} from './filter-sql.js';
 import {
   DECODED_COLUMNS,
   NO_PAYMENTS,
@@ -43,6 +50,7 @@ import type { ListClass } from '../lambdas/domain/payments/contribution.js';
  */
 export class LocalFilteredVisits implements FilteredVisits {
   private db: Promise<DuckDBConnection> | undefined;
+  private readonly resolutions = new Map<string, Promise<ResolvedCondition[]>>();
 
   /** @param root the visit table's directory (`LocalVisitTable`'s) */
   constructor(private readonly root: string) {}
@@ -60,31 +68,70 @@ export class LocalFilteredVisits implements FilteredVisits {
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true)` : null;
   }
 
+  /** The relation `dict` of a site: its dictionary file, or an empty relation when none was written. */
+  private dictRelation(site: string): string {
+    const dictFile = dictionaryFilePath(this.root, site);
+    return existsSync(dictFile)
+      ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
+      : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
+  }
+
+  /**
+   * The filter as SQL (`filterSql`), its conditions on one-id columns resolved against the site's dictionary
+   * first, so their ids are constants the Parquet reader skips row groups by. Resolutions are kept per
+   * dictionary file version (its size and modification time) and filter, for the requests of a load.
+   */
+  private async where(site: string, filter: Filter): Promise<string> {
+    const query = resolutionQuery(filter);
+    if (query === null) return filterSql(filter, new Map());
+    const dictFile = dictionaryFilePath(this.root, site);
+    const version = existsSync(dictFile) ? `${statSync(dictFile).size}:${statSync(dictFile).mtimeMs}` : 'none';
+    const key = `${site}\n${version}\n${JSON.stringify(filter)}`;
+    let resolving = this.resolutions.get(key);
+    if (!resolving) {
+      resolving = this.connect()
+        .then((db) => db.runAndReadAll(`WITH dict AS (${this.dictRelation(site)}) ${query.sql}`))
+        .then((reader) => {
+          const rows = new Map(reader.getRowObjectsJS().map((r) => [Number(r.n), r]));
+          return query.conditions.map((_, n): ResolvedCondition => {
+            const r = rows.get(n);
+            return { ids: ((r?.ids as unknown[] | null) ?? []).map(Number), empty: r?.empty === true };
+          });
+        });
+      resolving.catch(() => this.resolutions.delete(key));
+      // A few filters' worth: a load asks for one filter, its requests at once.
+      if (this.resolutions.size >= RESOLUTIONS_KEPT) this.resolutions.clear();
+      this.resolutions.set(key, resolving);
+    }
+    const list = await resolving;
+    const resolved: ResolvedConditions = new Map(
+      query.conditions.map((c, n) => [c, list[n] ?? { ids: [], empty: false }]),
+    );
+    return filterSql(filter, resolved);
+  }
+
   /**
    * The `WITH` clause of `dict`, `v` (the range's matching visits), `q` (the range's payments, as stored) and
    * `p` (the range's counted payments credited to a matching visit, tested on the visit's columns they
-   * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range.
+   * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range, and
+   * the filter's SQL (`where`).
    */
-  private relations(site: string, filter: Filter, range: FilteredRange): string {
+  private async relations(site: string, filter: Filter, range: FilteredRange): Promise<{ sql: string; where: string }> {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     const days = `day BETWEEN ${day(range.from)} AND ${day(range.to)}`;
-    const dictFile = dictionaryFilePath(this.root, site);
-    const dict = existsSync(dictFile)
-      ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
-      : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
     // The open days' file holds the days after the last closed one: the range's days select from it too.
     const visits =
       this.files((m) => monthFilePath(this.root, site, m), range.from, range.to, [openFilePath(this.root, site)]) ??
       NO_VISITS;
     const payments = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ?? NO_PAYMENTS;
-    const where = filterSql(filter);
-    return (
-      `WITH dict AS (${dict}), ` +
+    const where = await this.where(site, filter);
+    const sql =
+      `WITH dict AS (${this.dictRelation(site)}), ` +
       `v AS (SELECT * FROM ${visits} WHERE ${days} AND ${where}), ` +
       `q AS (SELECT * FROM ${payments} WHERE ${days}), ` +
       `p AS (SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
-      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where})`
-    );
+      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where})`;
+    return { sql, where };
   }
 
   /**
@@ -92,7 +139,7 @@ export class LocalFilteredVisits implements FilteredVisits {
    * each with its visit's row (carried by the payment): the input of the reference reports (`FilteredInput`).
    */
   async input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     const entries = (await db.runAndReadAll(`${relations} SELECT dictionary, value, id FROM dict`))
       .getRowObjectsJS()
@@ -124,7 +171,8 @@ export class LocalFilteredVisits implements FilteredVisits {
     select: string,
   ): Promise<Record<string, unknown>> {
     const db = await this.connect();
-    return (await db.runAndReadAll(`${this.relations(site, filter, range)} ${select}`)).getRowObjectsJS()[0] ?? {};
+    const { sql } = await this.relations(site, filter, range);
+    return (await db.runAndReadAll(`${sql} ${select}`)).getRowObjectsJS()[0] ?? {};
   }
 
   async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
@@ -184,7 +232,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
   ): Promise<Map<string, FilteredValue>> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
@@ -211,7 +259,7 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
   async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
     const rows = (
@@ -239,7 +287,7 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
   async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
     const rows = (
@@ -276,10 +324,10 @@ export class LocalFilteredVisits implements FilteredVisits {
     const only = LIST_CLASS_SQL[cls];
     if (only === null) return { total: 0, keys: [] };
     const db = await this.connect();
+    const { sql, where } = await this.relations(site, filter, range);
     // Failed payments are listed too (their status says so), as in the unfiltered list.
     const listed =
-      `${this.relations(site, filter, range)}, l AS (SELECT q.key, q.ts FROM q ` +
-      `WHERE ${only} AND coalesce(q.credited, false) AND ${filterSql(filter)})`;
+      `${sql}, l AS (SELECT q.key, q.ts FROM q ` + `WHERE ${only} AND coalesce(q.credited, false) AND ${where})`;
     const [counted, page] = await Promise.all([
       db.runAndReadAll(`${listed} SELECT count(*) AS total FROM l`),
       db.runAndReadAll(
@@ -294,12 +342,13 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   async firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
     const db = await this.connect();
+    const { sql, where } = await this.relations(site, filter, range);
     // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order). Not
     // `arg_min`: it skips a NULL visit, so a first payment credited to no visit would give way to a later one.
     const reader = await db.runAndReadAll(
-      `${this.relations(site, filter, range)}, f AS (SELECT *, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
+      `${sql}, f AS (SELECT *, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
         `FROM q WHERE NOT failed) ` +
-        `SELECT customer FROM f WHERE n = 1 AND coalesce(credited, false) AND ${filterSql(filter)}`,
+        `SELECT customer FROM f WHERE n = 1 AND coalesce(credited, false) AND ${where}`,
     );
     return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
   }
@@ -311,6 +360,9 @@ export class LocalFilteredVisits implements FilteredVisits {
     db?.closeSync();
   }
 }
+
+/** Filter resolutions an engine keeps (`where`). */
+const RESOLUTIONS_KEPT = 16;
 
 /** Which of the range's credited payments a list class keeps (`docs/api.md`, "Filters"); null: none (an Unattributed payment matches no filter). */
 const LIST_CLASS_SQL: Readonly<Record<ListClass, string | null>> = {
