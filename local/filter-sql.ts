@@ -13,7 +13,8 @@ import { sqlLiteral } from './sql.js';
  * query (`resolutionQuery`) and its ids written into it as constants, so the
  * Parquet reader skips the row groups whose min/max of the column cannot
  * hold them (the table is sorted by channel and device); a condition on a
- * list (pages, goals, properties) is a lookup in the dictionary's booleans.
+ * list (pages, goals) passed by a few ids is `list_contains` of each, and
+ * otherwise (and for properties) a lookup in the dictionary's booleans.
  * A visit without a value reads as the empty string, so the condition is
  * also tested on `''` for a NULL column. `matches` is DuckDB's `regexp_matches`
  * (RE2, linear time) with the same partial-match meaning as JavaScript's
@@ -35,53 +36,65 @@ function textTest(condition: FilterCondition, text: string): string {
 }
 
 /**
- * A dimension condition resolved against the dictionary before the query: the ids whose value passes its
- * positive test, and whether a visit without a value (tested as `''`) passes it.
+ * A condition resolved against the dictionary before the query: on a one-id column, the ids whose value
+ * passes its positive test, and whether a visit without a value (tested as `''`) passes it; on a list
+ * column (pages, goals), at most `FEW_IDS + 1` of the passing ids (enough to say whether they are few).
  */
 export interface ResolvedCondition {
   ids: readonly number[];
   empty: boolean;
 }
 
-/** Each dimension condition of a filter (a visit column holding one id) with its resolution. */
+/** The conditions of a filter resolved before the query (`resolutionQuery`), with their resolutions. */
 export type ResolvedConditions = ReadonlyMap<FilterCondition, ResolvedCondition>;
 
-/** The visit column and dictionary of a condition on a one-id column, or null for a list or property condition. */
-function idColumnOf(condition: FilterCondition): { column: string; dictionary: DictionaryName } | null {
+/**
+ * A list condition passed by at most this many ids is tested by `list_contains` of each: at a tenth of the
+ * bench site, `list_contains` of one id costs a quarter of the lookup in the dictionary's booleans over a
+ * year of visits (`docs/benchmarks.md`, "Filtered dashboards").
+ */
+const FEW_IDS = 3;
+
+/** The column and dictionary of a condition resolved before the query (not a property's), and whether it is a list. */
+function resolvedColumnOf(
+  condition: FilterCondition,
+): { column: string; dictionary: DictionaryName; list: boolean } | null {
   const field = fieldOf(condition.dimension);
-  if (field.kind === 'prop' || field.kind === 'list') return null;
+  if (field.kind === 'prop') return null;
+  if (field.kind === 'list')
+    return { column: field.name, dictionary: field.name === 'pages' ? 'page' : 'goal', list: true };
   return field.kind === 'dimension'
-    ? { column: field.name, dictionary: field.name }
-    : { column: field.kind, dictionary: 'page' };
+    ? { column: field.name, dictionary: field.name, list: false }
+    : { column: field.kind, dictionary: 'page', list: false };
 }
 
-/** The conditions of a filter on one-id columns, in the filter's order (each once). */
-function idConditions(filter: Filter): FilterCondition[] {
+/** The conditions of a filter resolved before the query, in the filter's order. */
+function resolvedConditions(filter: Filter): FilterCondition[] {
   switch (filter.kind) {
     case 'and':
     case 'or':
-      return filter.filters.flatMap(idConditions);
+      return filter.filters.flatMap(resolvedConditions);
     case 'not':
-      return idConditions(filter.filter);
+      return resolvedConditions(filter.filter);
     case 'condition':
-      return idColumnOf(filter) ? [filter] : [];
+      return resolvedColumnOf(filter) ? [filter] : [];
   }
 }
 
 /**
- * The query that resolves a filter's conditions on one-id columns against the relation `dict` (dictionary,
- * value, id): one row per condition, `n` its index in `conditions`, `ids` the passing ids and `empty`
- * whether `''` passes; or null when the filter has none.
+ * The query that resolves a filter's conditions (but properties') against the relation `dict` (dictionary,
+ * value, id): one row per condition, `n` its index in `conditions`, `ids` the passing ids (for a list
+ * column, the first `FEW_IDS + 1`) and `empty` whether `''` passes; or null when the filter has none.
  */
 export function resolutionQuery(filter: Filter): { conditions: FilterCondition[]; sql: string } | null {
-  const conditions = idConditions(filter);
+  const conditions = resolvedConditions(filter);
   if (conditions.length === 0) return null;
   const parts = conditions.map((condition, n) => {
-    const { dictionary } = idColumnOf(condition) ?? { dictionary: 'page' };
+    const { dictionary, list } = resolvedColumnOf(condition) ?? { dictionary: 'page', list: false };
+    const passing = `SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')}`;
     return (
-      `SELECT ${n} AS n, (SELECT coalesce(list(id ORDER BY id), []::UINTEGER[]) FROM dict ` +
-      `WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')}) AS ids, ` +
-      `${textTest(condition, "''")} AS empty`
+      `SELECT ${n} AS n, (SELECT coalesce(list(id ORDER BY id), []::UINTEGER[]) FROM ` +
+      `(${passing}${list ? ` ORDER BY id LIMIT ${FEW_IDS + 1}` : ''})) AS ids, ${textTest(condition, "''")} AS empty`
     );
   });
   return { conditions, sql: parts.join(' UNION ALL ') };
@@ -104,6 +117,12 @@ function idTest(column: string, { ids, empty }: ResolvedCondition): string {
         : `(${column} BETWEEN ${lo} AND ${hi} AND ${column} IN (${sorted.join(', ')}))`;
   return empty ? `(${column} IS NULL OR ${some})` : `(${column} IS NOT NULL AND ${some})`;
 }
+
+/** A list column's positive test passed by few ids (`FEW_IDS`), never NULL: whether the list holds any of them. */
+const fewIdsTest = (column: string, ids: readonly number[]) =>
+  ids.length === 0
+    ? 'false'
+    : `coalesce(${ids.map((id) => `list_contains(${column}, ${id}::UINTEGER)`).join(' OR ')}, false)`;
 
 /** A `prop` dictionary entry's key (`i` 0) or value (1) (`propPair`: `["key","value"]`). */
 const propPart = (i: number) =>
@@ -134,13 +153,12 @@ function conditionSql(condition: FilterCondition, resolved: ResolvedConditions):
     positive =
       `CASE WHEN ${anyOf('props', 'prop', key)} ` +
       `THEN ${anyOf('props', 'prop', `${key} AND ${textTest(condition, propPart(1))}`)} ELSE ${textTest(condition, "''")} END`;
-  } else if (field.kind === 'list') {
-    positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   } else {
-    const column = field.kind === 'dimension' ? field.name : field.kind;
     const resolution = resolved.get(condition);
     if (!resolution) throw new Error(`filter condition on ${condition.dimension} was not resolved`);
-    positive = idTest(column, resolution);
+    if (field.kind !== 'list') positive = idTest(field.kind === 'dimension' ? field.name : field.kind, resolution);
+    else if (resolution.ids.length <= FEW_IDS) positive = fewIdsTest(field.name, resolution.ids);
+    else positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   }
   return OPERATOR_BASE[condition.op].negated ? `(NOT ${positive})` : `(${positive})`;
 }

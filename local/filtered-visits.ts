@@ -180,7 +180,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       site,
       filter,
       range,
-      `SELECT count(DISTINCT visitor_id) AS visitors, count(*) AS sessions, ` +
+      `SELECT count(DISTINCT hash(visitor_id)) AS visitors, count(*) AS sessions, ` +
         `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
         `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
     );
@@ -265,7 +265,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     const rows = (
       await db.runAndReadAll(
         `${relations} SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-          `count(DISTINCT visitor_id) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
+          `count(DISTINCT hash(visitor_id)) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
           `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
       )
     ).getRowObjectsJS();
@@ -292,12 +292,12 @@ export class LocalFilteredVisits implements FilteredVisits {
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
     const rows = (
       await db.runAndReadAll(
-        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_id) AS visits, count(*) AS completions, ` +
-          `count(DISTINCT x.visitor_id) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT hash(x.visit_id)) AS visits, count(*) AS completions, ` +
+          `count(DISTINCT hash(x.visitor_id)) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
           `FROM (SELECT visit_id, visitor_id, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
           `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_id), 0, 0, 0 FROM v`,
+          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT hash(visitor_id)), 0, 0, 0 FROM v`,
       )
     ).getRowObjectsJS();
     const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();

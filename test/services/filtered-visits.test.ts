@@ -341,6 +341,38 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     );
   }, 240_000);
 
+  it('each form a condition is resolved into before the query (ids of a column, few or many ids of a list) equals the reference', async () => {
+    // Conditions whose dictionary ids are none, one, a few (list_contains of each) and many (the lookup),
+    // a dimension with several ids and one that a visit without a value passes.
+    const conditions: unknown[][] = [
+      ['is', 'event:page', ['/blog']],
+      ['contains', 'event:page', ['/blog']],
+      ['contains', 'event:page', ['/blog'], { case_sensitive: false }],
+      ['contains', 'event:page', ['/']],
+      ['is', 'event:page', ['/nowhere']],
+      ['is', 'event:goal', ['signup'], { case_sensitive: false }],
+      ['is', 'visit:channel', POOLS.channel.slice(0, 2)],
+      ['is_not', 'visit:channel', POOLS.channel.slice(0, 2)],
+      ['is', 'visit:utm_source', ['']],
+      ['contains_not', 'visit:landing_page', ['blog']],
+    ];
+    const input = fc.sample(siteArb, { seed, numRuns: 1 })[0]!;
+    const domain = await written(input.rows, input.payments);
+    const range = { from: DAYS[0]!, to: DAYS.at(-1)! };
+    for (const condition of conditions) {
+      const filter = parse([condition]);
+      const reference = filteredOverview(input, filter, range);
+      const totals = await engine.totals(domain, filter, range);
+      const paid = await engine.payments(domain, filter, range);
+      expect([condition, totals.sessions, totals.visitors, paid.payments]).toEqual([
+        condition,
+        reference.sessions,
+        reference.visitors,
+        reference.payments,
+      ]);
+    }
+  });
+
   it('a filter that matches every visit gives every visit of the range', async () => {
     const rows = fc.sample(rowsArb, { seed, numRuns: 1 })[0]!;
     const domain = await written(rows);
