@@ -13,6 +13,7 @@ import { eachDay } from '../lambdas/domain/range.js';
 import {
   BREAKDOWN_COLUMNS,
   filterSql,
+  hasLookup,
   propBreakdownColumn,
   resolutionQuery,
   type ResolvedCondition,
@@ -37,6 +38,7 @@ import type {
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
+import { SharedScans, type SharedScanSource } from './shared-scans.js';
 import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 
 /**
@@ -51,6 +53,7 @@ import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 export class LocalFilteredVisits implements FilteredVisits {
   private db: Promise<DuckDBConnection> | undefined;
   private readonly resolutions = new Map<string, Promise<ResolvedCondition[]>>();
+  private readonly shared = new SharedScans(() => this.connect());
 
   /** @param root the visit table's directory (`LocalVisitTable`'s) */
   constructor(private readonly root: string) {}
@@ -60,10 +63,14 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.db;
   }
 
-  /** `read_parquet` of the written files of a day span's months (and `extra`), or null when none was written. */
-  private files(path: (month: string) => string, from: string, to: string, extra: string[] = []): string | null {
+  /** The written files of a day span's months (and `extra`). */
+  private fileList(path: (month: string) => string, from: string, to: string, extra: string[] = []): string[] {
     const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
-    const files = [...months.map(path), ...extra].filter((f) => existsSync(f));
+    return [...months.map(path), ...extra].filter((f) => existsSync(f));
+  }
+
+  /** `read_parquet` of files, or null when there is none. */
+  private static readFiles(files: readonly string[]): string | null {
     // By name: a file written before a column was added reads it as NULL.
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true)` : null;
   }
@@ -81,9 +88,9 @@ export class LocalFilteredVisits implements FilteredVisits {
    * first, so their ids are constants the Parquet reader skips row groups by. Resolutions are kept per
    * dictionary file version (its size and modification time) and filter, for the requests of a load.
    */
-  private async where(site: string, filter: Filter): Promise<string> {
+  private async where(site: string, filter: Filter): Promise<{ sql: string; lookup: boolean }> {
     const query = resolutionQuery(filter);
-    if (query === null) return filterSql(filter, new Map());
+    if (query === null) return { sql: filterSql(filter, new Map()), lookup: hasLookup(filter, new Map()) };
     const dictFile = dictionaryFilePath(this.root, site);
     const version = existsSync(dictFile) ? `${statSync(dictFile).size}:${statSync(dictFile).mtimeMs}` : 'none';
     const key = `${site}\n${version}\n${JSON.stringify(filter)}`;
@@ -107,31 +114,72 @@ export class LocalFilteredVisits implements FilteredVisits {
     const resolved: ResolvedConditions = new Map(
       query.conditions.map((c, n) => [c, list[n] ?? { ids: [], empty: false }]),
     );
-    return filterSql(filter, resolved);
+    return { sql: filterSql(filter, resolved), lookup: hasLookup(filter, resolved) };
   }
 
   /**
    * The `WITH` clause of `dict`, `v` (the range's matching visits), `q` (the range's payments, as stored) and
    * `p` (the range's counted payments credited to a matching visit, tested on the visit's columns they
    * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range, and
-   * the filter's SQL (`where`).
+   * the filter's SQL (`where`); `shared`, what `SharedScans` keeps of `v` and `p` for a load, and its key.
    */
-  private async relations(site: string, filter: Filter, range: FilteredRange): Promise<{ sql: string; where: string }> {
+  private async relations(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+  ): Promise<{ sql: string; where: string; shared: { key: string; source: SharedScanSource } | null }> {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     const days = `day BETWEEN ${day(range.from)} AND ${day(range.to)}`;
     // The open days' file holds the days after the last closed one: the range's days select from it too.
-    const visits =
-      this.files((m) => monthFilePath(this.root, site, m), range.from, range.to, [openFilePath(this.root, site)]) ??
-      NO_VISITS;
-    const payments = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ?? NO_PAYMENTS;
-    const where = await this.where(site, filter);
-    const sql =
-      `WITH dict AS (${this.dictRelation(site)}), ` +
-      `v AS (SELECT * FROM ${visits} WHERE ${days} AND ${where}), ` +
-      `q AS (SELECT * FROM ${payments} WHERE ${days}), ` +
-      `p AS (SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
-      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where})`;
-    return { sql, where };
+    const visitFiles = this.fileList((m) => monthFilePath(this.root, site, m), range.from, range.to, [
+      openFilePath(this.root, site),
+    ]);
+    const paymentFiles = this.fileList((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
+    const visits = LocalFilteredVisits.readFiles(visitFiles) ?? NO_VISITS;
+    const payments = LocalFilteredVisits.readFiles(paymentFiles) ?? NO_PAYMENTS;
+    const { sql: where, lookup } = await this.where(site, filter);
+    // Distinct visitors and visits are counted over 64-bit hashes of the text ids (`docs/data-model.md`, "Distinct counts over hashes").
+    const v = `SELECT *, hash(visitor_id) AS visitor_key, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
+    const q = `SELECT * FROM ${payments} WHERE ${days}`;
+    const p =
+      `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
+      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
+    const sql = `WITH dict AS (${this.dictRelation(site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
+    const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map((f) => {
+      const stat = existsSync(f) ? statSync(f) : null;
+      return `${f}:${stat?.size ?? 0}:${stat?.mtimeMs ?? 0}`;
+    });
+    const shared = {
+      key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
+      source: {
+        rows:
+          visitFiles.length === 0
+            ? 'SELECT 0'
+            : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
+        visits: `WITH dict AS (${this.dictRelation(site)}) SELECT * EXCLUDE (visit_id, visitor_id, start_ts) FROM (${v})`,
+        payments: `WITH dict AS (${this.dictRelation(site)}), q AS (${q}) ${p}`,
+      },
+    };
+    // Only a filter with a lookup costs more to evaluate per panel than to keep its matches (`hasLookup`).
+    return { sql, where, shared: lookup ? shared : null };
+  }
+
+  /**
+   * Runs `select` over `dict`, `v` and `p`: for a filter with a lookup (`hasLookup`), with the other requests
+   * of the load that run at once, over the matching visits and payments scanned once for them all
+   * (`SharedScans`), unless the range is too large to keep; otherwise alone.
+   */
+  private async overShared(site: string, filter: Filter, range: FilteredRange, select: string) {
+    const db = await this.connect();
+    const { sql, shared } = await this.relations(site, filter, range);
+    if (shared === null) return db.runAndReadAll(`${sql} ${select}`);
+    return this.shared.with(shared.key, shared.source, (tables) =>
+      db.runAndReadAll(
+        tables === null
+          ? `${sql} ${select}`
+          : `WITH dict AS (${this.dictRelation(site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p}) ${select}`,
+      ),
+    );
   }
 
   /**
@@ -170,9 +218,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     range: FilteredRange,
     select: string,
   ): Promise<Record<string, unknown>> {
-    const db = await this.connect();
-    const { sql } = await this.relations(site, filter, range);
-    return (await db.runAndReadAll(`${sql} ${select}`)).getRowObjectsJS()[0] ?? {};
+    return (await this.overShared(site, filter, range, select)).getRowObjectsJS()[0] ?? {};
   }
 
   async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
@@ -180,7 +226,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       site,
       filter,
       range,
-      `SELECT count(DISTINCT hash(visitor_id)) AS visitors, count(*) AS sessions, ` +
+      `SELECT count(DISTINCT visitor_key) AS visitors, count(*) AS sessions, ` +
         `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
         `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
     );
@@ -232,14 +278,15 @@ export class LocalFilteredVisits implements FilteredVisits {
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
   ): Promise<Map<string, FilteredValue>> {
-    const { sql: relations } = await this.relations(site, filter, range);
-    const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
       `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
       `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
-    const reader = await db.runAndReadAll(
-      `${relations} SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
+    const reader = await this.overShared(
+      site,
+      filter,
+      range,
+      `SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
         `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
         `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
         `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
@@ -259,13 +306,14 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
   async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
-    const { sql: relations } = await this.relations(site, filter, range);
-    const db = await this.connect();
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
     const rows = (
-      await db.runAndReadAll(
-        `${relations} SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-          `count(DISTINCT hash(visitor_id)) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
+      await this.overShared(
+        site,
+        filter,
+        range,
+        `SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+          `count(DISTINCT visitor_key) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
           `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
       )
     ).getRowObjectsJS();
@@ -287,17 +335,18 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
   async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
-    const { sql: relations } = await this.relations(site, filter, range);
-    const db = await this.connect();
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
     const rows = (
-      await db.runAndReadAll(
-        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT hash(x.visit_id)) AS visits, count(*) AS completions, ` +
-          `count(DISTINCT hash(x.visitor_id)) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
-          `FROM (SELECT visit_id, visitor_id, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
+      await this.overShared(
+        site,
+        filter,
+        range,
+        `SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_key) AS visits, count(*) AS completions, ` +
+          `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+          `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
           `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT hash(visitor_id)), 0, 0, 0 FROM v`,
+          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_key), 0, 0, 0 FROM v`,
       )
     ).getRowObjectsJS();
     const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
