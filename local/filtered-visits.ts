@@ -138,7 +138,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     const visits = LocalFilteredVisits.readFiles(visitFiles) ?? NO_VISITS;
     const payments = LocalFilteredVisits.readFiles(paymentFiles) ?? NO_PAYMENTS;
     const { sql: where, lookup } = await this.where(site, filter);
-    // Distinct visitors and visits are counted over 64-bit hashes of the text ids (`docs/data-model.md`, "Distinct counts over hashes").
+    // Distinct visitors and visits are counted over 64-bit hashes of the text ids (`docs/data-model.md`, "Filtered reports").
     const v = `SELECT *, hash(visitor_id) AS visitor_key, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
     const q = `SELECT * FROM ${payments} WHERE ${days}`;
     const p =
