@@ -8,9 +8,15 @@ import { sqlLiteral } from './sql.js';
  * columns (`docs/data-model.md`, "Filtered reports"), meaning exactly what
  * `matches` (`lambdas/domain/reports/filters.ts`) means over a row. Each
  * condition is resolved against the site's dictionary, the relation `dict`
- * (dictionary, value, id), once: the scan then compares ids. A visit
- * without a value reads as the empty string, so the condition is also
- * tested on `''` for a NULL column. `matches` is DuckDB's `regexp_matches`
+ * (dictionary, value, id), once: the scan then compares ids. A condition on
+ * a one-id column (a dimension, landing or exit page) is resolved before the
+ * query (`resolutionQuery`) and its ids written into it as constants, so the
+ * Parquet reader skips the row groups whose min/max of the column cannot
+ * hold them (the table is sorted by channel and device); a condition on a
+ * list (pages, goals) passed by a few ids is `list_contains` of each, and
+ * otherwise (and for properties) a lookup in the dictionary's booleans.
+ * A visit without a value reads as the empty string, so the condition is
+ * also tested on `''` for a NULL column. `matches` is DuckDB's `regexp_matches`
  * (RE2, linear time) with the same partial-match meaning as JavaScript's
  * `RegExp.test` on the patterns the filter schema accepts.
  */
@@ -29,9 +35,94 @@ function textTest(condition: FilterCondition, text: string): string {
   return `(${tests.join(' OR ')})`;
 }
 
-/** The dictionary ids whose value passes the condition's positive test, as a subquery. */
-const idsOf = (dictionary: string, condition: FilterCondition) =>
-  `(SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')})`;
+/**
+ * A condition resolved against the dictionary before the query: on a one-id column, the ids whose value
+ * passes its positive test, and whether a visit without a value (tested as `''`) passes it; on a list
+ * column (pages, goals), at most `FEW_IDS + 1` of the passing ids (enough to say whether they are few).
+ */
+export interface ResolvedCondition {
+  ids: readonly number[];
+  empty: boolean;
+}
+
+/** The conditions of a filter resolved before the query (`resolutionQuery`), with their resolutions. */
+export type ResolvedConditions = ReadonlyMap<FilterCondition, ResolvedCondition>;
+
+/**
+ * A list condition passed by at most this many ids is tested by `list_contains` of each: at a tenth of the
+ * bench site, `list_contains` of one id costs a quarter of the lookup in the dictionary's booleans over a
+ * year of visits (`docs/benchmarks.md`, "Filtered dashboards").
+ */
+const FEW_IDS = 3;
+
+/** The column and dictionary of a condition resolved before the query (not a property's), and whether it is a list. */
+function resolvedColumnOf(
+  condition: FilterCondition,
+): { column: string; dictionary: DictionaryName; list: boolean } | null {
+  const field = fieldOf(condition.dimension);
+  if (field.kind === 'prop') return null;
+  if (field.kind === 'list')
+    return { column: field.name, dictionary: field.name === 'pages' ? 'page' : 'goal', list: true };
+  return field.kind === 'dimension'
+    ? { column: field.name, dictionary: field.name, list: false }
+    : { column: field.kind, dictionary: 'page', list: false };
+}
+
+/** The conditions of a filter resolved before the query, in the filter's order. */
+function resolvedConditions(filter: Filter): FilterCondition[] {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return filter.filters.flatMap(resolvedConditions);
+    case 'not':
+      return resolvedConditions(filter.filter);
+    case 'condition':
+      return resolvedColumnOf(filter) ? [filter] : [];
+  }
+}
+
+/**
+ * The query that resolves a filter's conditions (but properties') against the relation `dict` (dictionary,
+ * value, id): one row per condition, `n` its index in `conditions`, `ids` the passing ids (for a list
+ * column, the first `FEW_IDS + 1`) and `empty` whether `''` passes; or null when the filter has none.
+ */
+export function resolutionQuery(filter: Filter): { conditions: FilterCondition[]; sql: string } | null {
+  const conditions = resolvedConditions(filter);
+  if (conditions.length === 0) return null;
+  const parts = conditions.map((condition, n) => {
+    const { dictionary, list } = resolvedColumnOf(condition) ?? { dictionary: 'page', list: false };
+    const passing = `SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')}`;
+    return (
+      `SELECT ${n} AS n, (SELECT coalesce(list(id ORDER BY id), []::UINTEGER[]) FROM ` +
+      `(${passing}${list ? ` ORDER BY id LIMIT ${FEW_IDS + 1}` : ''})) AS ids, ${textTest(condition, "''")} AS empty`
+    );
+  });
+  return { conditions, sql: parts.join(' UNION ALL ') };
+}
+
+/**
+ * A one-id column's positive test with its ids as constants, never NULL: a plain comparison (with the ids'
+ * bounds, which the Parquet reader tests against each row group's min/max to skip it, `docs/data-model.md`),
+ * or with `IS NULL` when a visit without a value passes.
+ */
+function idTest(column: string, { ids, empty }: ResolvedCondition): string {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const lo = sorted[0];
+  const hi = sorted[sorted.length - 1];
+  const some =
+    lo === undefined || hi === undefined
+      ? 'false'
+      : lo === hi
+        ? `${column} = ${lo}`
+        : `(${column} BETWEEN ${lo} AND ${hi} AND ${column} IN (${sorted.join(', ')}))`;
+  return empty ? `(${column} IS NULL OR ${some})` : `(${column} IS NOT NULL AND ${some})`;
+}
+
+/** A list column's positive test passed by few ids (`FEW_IDS`), never NULL: whether the list holds any of them. */
+const fewIdsTest = (column: string, ids: readonly number[]) =>
+  ids.length === 0
+    ? 'false'
+    : `coalesce(${ids.map((id) => `list_contains(${column}, ${id}::UINTEGER)`).join(' OR ')}, false)`;
 
 /** A `prop` dictionary entry's key (`i` 0) or value (1) (`propPair`: `["key","value"]`). */
 const propPart = (i: number) =>
@@ -53,7 +144,7 @@ const anyOf = (column: string, dictionary: DictionaryName, test: string) =>
   `coalesce(list_bool_or(list_select((SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict ` +
   `WHERE dictionary = ${sqlLiteral(dictionary)}), ${column})), false)`;
 
-function conditionSql(condition: FilterCondition): string {
+function conditionSql(condition: FilterCondition, resolved: ResolvedConditions): string {
   const field = fieldOf(condition.dimension);
   let positive: string;
   if (field.kind === 'prop') {
@@ -62,27 +153,56 @@ function conditionSql(condition: FilterCondition): string {
     positive =
       `CASE WHEN ${anyOf('props', 'prop', key)} ` +
       `THEN ${anyOf('props', 'prop', `${key} AND ${textTest(condition, propPart(1))}`)} ELSE ${textTest(condition, "''")} END`;
-  } else if (field.kind === 'list') {
-    positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   } else {
-    const [column, dictionary] = field.kind === 'dimension' ? [field.name, field.name] : [field.kind, 'page'];
-    positive = `CASE WHEN ${column} IS NULL THEN ${textTest(condition, "''")} ELSE ${column} IN ${idsOf(dictionary, condition)} END`;
+    const resolution = resolved.get(condition);
+    if (!resolution) throw new Error(`filter condition on ${condition.dimension} was not resolved`);
+    if (field.kind !== 'list') positive = idTest(field.kind === 'dimension' ? field.name : field.kind, resolution);
+    else if (resolution.ids.length <= FEW_IDS) positive = fewIdsTest(field.name, resolution.ids);
+    else positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   }
   return OPERATOR_BASE[condition.op].negated ? `(NOT ${positive})` : `(${positive})`;
 }
 
-/** The filter as a SQL boolean expression (never NULL) over the visit table's columns and the `dict` relation. */
-export function filterSql(filter: Filter): string {
+/**
+ * Whether the filter holds a condition tested by the lookup in a dictionary's booleans (a property, or a page
+ * or goal condition passed by more than `FEW_IDS` ids): the costly test per visit, which a load's panels are
+ * worth sharing one evaluation of (`SharedScans`; measured, `docs/benchmarks.md`, "Filtered dashboards").
+ */
+export function hasLookup(filter: Filter, resolved: ResolvedConditions): boolean {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return filter.filters.some((f) => hasLookup(f, resolved));
+    case 'not':
+      return hasLookup(filter.filter, resolved);
+    case 'condition': {
+      const field = fieldOf(filter.dimension);
+      if (field.kind === 'prop') return true;
+      return field.kind === 'list' && (resolved.get(filter)?.ids.length ?? 0) > FEW_IDS;
+    }
+  }
+}
+
+/**
+ * The filter as a SQL boolean expression (never NULL) over the visit table's columns and the `dict` relation,
+ * its conditions on one-id columns given by `resolved` (`resolutionQuery`).
+ * @throws Error when a condition on a one-id column is not in `resolved`
+ */
+export function filterSql(filter: Filter, resolved: ResolvedConditions): string {
   switch (filter.kind) {
     // An empty `and` is true and an empty `or` false, as `every` and `some` of `matches`.
     case 'and':
-      return filter.filters.length === 0 ? 'true' : `(${filter.filters.map(filterSql).join(' AND ')})`;
+      return filter.filters.length === 0
+        ? 'true'
+        : `(${filter.filters.map((f) => filterSql(f, resolved)).join(' AND ')})`;
     case 'or':
-      return filter.filters.length === 0 ? 'false' : `(${filter.filters.map(filterSql).join(' OR ')})`;
+      return filter.filters.length === 0
+        ? 'false'
+        : `(${filter.filters.map((f) => filterSql(f, resolved)).join(' OR ')})`;
     case 'not':
-      return `(NOT ${filterSql(filter.filter)})`;
+      return `(NOT ${filterSql(filter.filter, resolved)})`;
     case 'condition':
-      return conditionSql(filter);
+      return conditionSql(filter, resolved);
   }
 }
 

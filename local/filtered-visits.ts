@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type {
   FilteredPaymentTotals,
@@ -10,7 +10,15 @@ import type {
 import type { Filter } from '../lambdas/domain/reports/filters.js';
 import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
-import { BREAKDOWN_COLUMNS, filterSql, propBreakdownColumn } from './filter-sql.js';
+import {
+  BREAKDOWN_COLUMNS,
+  filterSql,
+  hasLookup,
+  propBreakdownColumn,
+  resolutionQuery,
+  type ResolvedCondition,
+  type ResolvedConditions,
+} from './filter-sql.js';
 import {
   DECODED_COLUMNS,
   NO_PAYMENTS,
@@ -31,6 +39,7 @@ import type {
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { sqlLiteral } from './sql.js';
 import type { PropKeyCounts } from '../lambdas/domain/reports/prop-keys.js';
+import { SharedScans, type SharedScanSource } from './shared-scans.js';
 import type { ListClass } from '../lambdas/domain/payments/contribution.js';
 
 /**
@@ -44,6 +53,8 @@ import type { ListClass } from '../lambdas/domain/payments/contribution.js';
  */
 export class LocalFilteredVisits implements FilteredVisits {
   private db: Promise<DuckDBConnection> | undefined;
+  private readonly resolutions = new Map<string, Promise<ResolvedCondition[]>>();
+  private readonly shared = new SharedScans(() => this.connect());
 
   /** @param root the visit table's directory (`LocalVisitTable`'s) */
   constructor(private readonly root: string) {}
@@ -53,38 +64,122 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.db;
   }
 
-  /** `read_parquet` of the written files of a day span's months (and `extra`), or null when none was written. */
-  private files(path: (month: string) => string, from: string, to: string, extra: string[] = []): string | null {
+  /** The written files of a day span's months (and `extra`). */
+  private fileList(path: (month: string) => string, from: string, to: string, extra: string[] = []): string[] {
     const months = [...new Set(eachDay(from, to).map((d) => d.slice(0, 7)))];
-    const files = [...months.map(path), ...extra].filter((f) => existsSync(f));
+    return [...months.map(path), ...extra].filter((f) => existsSync(f));
+  }
+
+  /** `read_parquet` of files, or null when there is none. */
+  private static readFiles(files: readonly string[]): string | null {
     // By name: a file written before a column was added reads it as NULL.
     return files.length > 0 ? `read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true)` : null;
+  }
+
+  /** The relation `dict` of a site: its dictionary file, or an empty relation when none was written. */
+  private dictRelation(site: string): string {
+    const dictFile = dictionaryFilePath(this.root, site);
+    return existsSync(dictFile)
+      ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
+      : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
+  }
+
+  /**
+   * The filter as SQL (`filterSql`), its conditions on one-id columns resolved against the site's dictionary
+   * first, so their ids are constants the Parquet reader skips row groups by. Resolutions are kept per
+   * dictionary file version (its size and modification time) and filter, for the requests of a load.
+   */
+  private async where(site: string, filter: Filter): Promise<{ sql: string; lookup: boolean }> {
+    const query = resolutionQuery(filter);
+    if (query === null) return { sql: filterSql(filter, new Map()), lookup: hasLookup(filter, new Map()) };
+    const dictFile = dictionaryFilePath(this.root, site);
+    const version = existsSync(dictFile) ? `${statSync(dictFile).size}:${statSync(dictFile).mtimeMs}` : 'none';
+    const key = `${site}\n${version}\n${JSON.stringify(filter)}`;
+    let resolving = this.resolutions.get(key);
+    if (!resolving) {
+      resolving = this.connect()
+        .then((db) => db.runAndReadAll(`WITH dict AS (${this.dictRelation(site)}) ${query.sql}`))
+        .then((reader) => {
+          const rows = new Map(reader.getRowObjectsJS().map((r) => [Number(r.n), r]));
+          return query.conditions.map((_, n): ResolvedCondition => {
+            const r = rows.get(n);
+            return { ids: ((r?.ids as unknown[] | null) ?? []).map(Number), empty: r?.empty === true };
+          });
+        });
+      resolving.catch(() => this.resolutions.delete(key));
+      // A few filters' worth: a load asks for one filter, its requests at once.
+      if (this.resolutions.size >= RESOLUTIONS_KEPT) this.resolutions.clear();
+      this.resolutions.set(key, resolving);
+    }
+    const list = await resolving;
+    const resolved: ResolvedConditions = new Map(
+      query.conditions.map((c, n) => [c, list[n] ?? { ids: [], empty: false }]),
+    );
+    return { sql: filterSql(filter, resolved), lookup: hasLookup(filter, resolved) };
   }
 
   /**
    * The `WITH` clause of `dict`, `v` (the range's matching visits), `q` (the range's payments, as stored) and
    * `p` (the range's counted payments credited to a matching visit, tested on the visit's columns they
-   * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range.
+   * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range, and
+   * the filter's SQL (`where`); `shared`, what `SharedScans` keeps of `v` and `p` for a load, and its key.
    */
-  private relations(site: string, filter: Filter, range: FilteredRange): string {
+  private async relations(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+  ): Promise<{ sql: string; where: string; shared: { key: string; source: SharedScanSource } | null }> {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     const days = `day BETWEEN ${day(range.from)} AND ${day(range.to)}`;
-    const dictFile = dictionaryFilePath(this.root, site);
-    const dict = existsSync(dictFile)
-      ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
-      : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
     // The open days' file holds the days after the last closed one: the range's days select from it too.
-    const visits =
-      this.files((m) => monthFilePath(this.root, site, m), range.from, range.to, [openFilePath(this.root, site)]) ??
-      NO_VISITS;
-    const payments = this.files((m) => paymentsFilePath(this.root, site, m), range.from, range.to) ?? NO_PAYMENTS;
-    const where = filterSql(filter);
-    return (
-      `WITH dict AS (${dict}), ` +
-      `v AS (SELECT * FROM ${visits} WHERE ${days} AND ${where}), ` +
-      `q AS (SELECT * FROM ${payments} WHERE ${days}), ` +
-      `p AS (SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
-      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where})`
+    const visitFiles = this.fileList((m) => monthFilePath(this.root, site, m), range.from, range.to, [
+      openFilePath(this.root, site),
+    ]);
+    const paymentFiles = this.fileList((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
+    const visits = LocalFilteredVisits.readFiles(visitFiles) ?? NO_VISITS;
+    const payments = LocalFilteredVisits.readFiles(paymentFiles) ?? NO_PAYMENTS;
+    const { sql: where, lookup } = await this.where(site, filter);
+    // Distinct visitors and visits are counted over 64-bit hashes of the text ids (`docs/data-model.md`, "Filtered reports").
+    const v = `SELECT *, hash(visitor_id) AS visitor_key, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
+    const q = `SELECT * FROM ${payments} WHERE ${days}`;
+    const p =
+      `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
+      `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
+    const sql = `WITH dict AS (${this.dictRelation(site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
+    const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map((f) => {
+      const stat = existsSync(f) ? statSync(f) : null;
+      return `${f}:${stat?.size ?? 0}:${stat?.mtimeMs ?? 0}`;
+    });
+    const shared = {
+      key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
+      source: {
+        rows:
+          visitFiles.length === 0
+            ? 'SELECT 0'
+            : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
+        visits: `WITH dict AS (${this.dictRelation(site)}) SELECT * EXCLUDE (visit_id, visitor_id, start_ts) FROM (${v})`,
+        payments: `WITH dict AS (${this.dictRelation(site)}), q AS (${q}) ${p}`,
+      },
+    };
+    // Only a filter with a lookup costs more to evaluate per panel than to keep its matches (`hasLookup`).
+    return { sql, where, shared: lookup ? shared : null };
+  }
+
+  /**
+   * Runs `select` over `dict`, `v` and `p`: for a filter with a lookup (`hasLookup`), with the other requests
+   * of the load that run at once, over the matching visits and payments scanned once for them all
+   * (`SharedScans`), unless the range is too large to keep; otherwise alone.
+   */
+  private async overShared(site: string, filter: Filter, range: FilteredRange, select: string) {
+    const db = await this.connect();
+    const { sql, shared } = await this.relations(site, filter, range);
+    if (shared === null) return db.runAndReadAll(`${sql} ${select}`);
+    return this.shared.with(shared.key, shared.source, (tables) =>
+      db.runAndReadAll(
+        tables === null
+          ? `${sql} ${select}`
+          : `WITH dict AS (${this.dictRelation(site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p}) ${select}`,
+      ),
     );
   }
 
@@ -93,7 +188,7 @@ export class LocalFilteredVisits implements FilteredVisits {
    * each with its visit's row (carried by the payment): the input of the reference reports (`FilteredInput`).
    */
   async input(site: string, filter: Filter, range: FilteredRange): Promise<FilteredInput> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     const entries = (await db.runAndReadAll(`${relations} SELECT dictionary, value, id FROM dict`))
       .getRowObjectsJS()
@@ -124,8 +219,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     range: FilteredRange,
     select: string,
   ): Promise<Record<string, unknown>> {
-    const db = await this.connect();
-    return (await db.runAndReadAll(`${this.relations(site, filter, range)} ${select}`)).getRowObjectsJS()[0] ?? {};
+    return (await this.overShared(site, filter, range, select)).getRowObjectsJS()[0] ?? {};
   }
 
   async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
@@ -133,7 +227,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       site,
       filter,
       range,
-      `SELECT count(DISTINCT visitor_id) AS visitors, count(*) AS sessions, ` +
+      `SELECT count(DISTINCT visitor_key) AS visitors, count(*) AS sessions, ` +
         `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
         `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
     );
@@ -174,7 +268,7 @@ export class LocalFilteredVisits implements FilteredVisits {
   }
 
   async propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>> {
-    const relations = this.relations(site, filter, range);
+    const { sql: relations } = await this.relations(site, filter, range);
     const db = await this.connect();
     // Each visit (and each payment) once per key, whatever its number of values of the key.
     const keyed = (from: string, columns: string) =>
@@ -184,8 +278,8 @@ export class LocalFilteredVisits implements FilteredVisits {
     const reader = await db.runAndReadAll(
       `${relations} SELECT coalesce(a.prop_key, b.prop_key) AS prop_key, coalesce(a.visits, 0) AS visits, ` +
         `coalesce(a.visitors, 0) AS visitors, coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents ` +
-        `FROM (SELECT prop_key, count(*) AS visits, count(DISTINCT visitor_id) AS visitors ` +
-        `FROM ${keyed('v', 'visit_id, visitor_id')} GROUP BY 1) a FULL JOIN ` +
+        `FROM (SELECT prop_key, count(*) AS visits, count(DISTINCT visitor_key) AS visitors ` +
+        `FROM ${keyed('v', 'visit_key, visitor_key')} GROUP BY 1) a FULL JOIN ` +
         `(SELECT prop_key, count(*) AS payments, sum(cents) AS cents FROM ${keyed('p', 'key, cents')} GROUP BY 1) b ` +
         `USING (prop_key)`,
     );
@@ -208,14 +302,15 @@ export class LocalFilteredVisits implements FilteredVisits {
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
   ): Promise<Map<string, FilteredValue>> {
-    const relations = this.relations(site, filter, range);
-    const db = await this.connect();
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
       `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
       `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
-    const reader = await db.runAndReadAll(
-      `${relations} SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
+    const reader = await this.overShared(
+      site,
+      filter,
+      range,
+      `SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
         `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
         `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
         `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
@@ -235,13 +330,14 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
   async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
-    const relations = this.relations(site, filter, range);
-    const db = await this.connect();
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
     const rows = (
-      await db.runAndReadAll(
-        `${relations} SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-          `count(DISTINCT visitor_id) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
+      await this.overShared(
+        site,
+        filter,
+        range,
+        `SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+          `count(DISTINCT visitor_key) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
           `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
       )
     ).getRowObjectsJS();
@@ -263,17 +359,18 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
   async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
-    const relations = this.relations(site, filter, range);
-    const db = await this.connect();
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
     const rows = (
-      await db.runAndReadAll(
-        `${relations} SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_id) AS visits, count(*) AS completions, ` +
-          `count(DISTINCT x.visitor_id) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
-          `FROM (SELECT visit_id, visitor_id, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
+      await this.overShared(
+        site,
+        filter,
+        range,
+        `SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_key) AS visits, count(*) AS completions, ` +
+          `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+          `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
           `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_id), 0, 0, 0 FROM v`,
+          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_key), 0, 0, 0 FROM v`,
       )
     ).getRowObjectsJS();
     const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
@@ -300,10 +397,10 @@ export class LocalFilteredVisits implements FilteredVisits {
     const only = LIST_CLASS_SQL[cls];
     if (only === null) return { total: 0, keys: [] };
     const db = await this.connect();
+    const { sql, where } = await this.relations(site, filter, range);
     // Failed payments are listed too (their status says so), as in the unfiltered list.
     const listed =
-      `${this.relations(site, filter, range)}, l AS (SELECT q.key, q.ts FROM q ` +
-      `WHERE ${only} AND coalesce(q.credited, false) AND ${filterSql(filter)})`;
+      `${sql}, l AS (SELECT q.key, q.ts FROM q ` + `WHERE ${only} AND coalesce(q.credited, false) AND ${where})`;
     const [counted, page] = await Promise.all([
       db.runAndReadAll(`${listed} SELECT count(*) AS total FROM l`),
       db.runAndReadAll(
@@ -318,12 +415,13 @@ export class LocalFilteredVisits implements FilteredVisits {
 
   async firstPayers(site: string, filter: Filter, range: FilteredRange): Promise<Set<string>> {
     const db = await this.connect();
+    const { sql, where } = await this.relations(site, filter, range);
     // A payer's first counted payment of the days: earliest time, ties by key (`payerSummary`'s order). Not
     // `arg_min`: it skips a NULL visit, so a first payment credited to no visit would give way to a later one.
     const reader = await db.runAndReadAll(
-      `${this.relations(site, filter, range)}, f AS (SELECT *, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
+      `${sql}, f AS (SELECT *, row_number() OVER (PARTITION BY customer ORDER BY ts, key) AS n ` +
         `FROM q WHERE NOT failed) ` +
-        `SELECT customer FROM f WHERE n = 1 AND coalesce(credited, false) AND ${filterSql(filter)}`,
+        `SELECT customer FROM f WHERE n = 1 AND coalesce(credited, false) AND ${where}`,
     );
     return new Set(reader.getRowObjectsJS().map((r) => String(r.customer)));
   }
@@ -335,6 +433,9 @@ export class LocalFilteredVisits implements FilteredVisits {
     db?.closeSync();
   }
 }
+
+/** Filter resolutions an engine keeps (`where`). */
+const RESOLUTIONS_KEPT = 16;
 
 /** Which of the range's credited payments a list class keeps (`docs/api.md`, "Filters"); null: none (an Unattributed payment matches no filter). */
 const LIST_CLASS_SQL: Readonly<Record<ListClass, string | null>> = {
