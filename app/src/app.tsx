@@ -1,4 +1,4 @@
-import type { JSX } from 'preact';
+import { h, type ComponentType, type JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { api, setUnauthorizedHandler, type Me } from './api.js';
@@ -74,6 +74,26 @@ function usePageLoading(url: string) {
   };
 }
 
+/** The pages anyone may open (`PUBLIC`), by route. */
+const PUBLIC_ROUTES: ReadonlyArray<readonly [string, ComponentType]> = [
+  ['/sign-in', SignIn],
+  ['/invite/:token', Invite],
+  ['/share/:domain', SharedPage],
+  ['/unsubscribe/:token', Unsubscribe],
+];
+
+/** The pages of a signed-in user, in the frame (`Layout`), by route; any other address is `NotFound`. */
+const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, ComponentType]> = [
+  ['/', Sites],
+  ['/sites/:domain', Dashboard],
+  ['/sites/:domain/payments', PaymentsPage],
+  ['/sites/:domain/visitors/:visitor', VisitorPage],
+  ['/sites/:domain/retention', RetentionPage],
+  ['/settings', Settings],
+  ['/settings/:section', Settings],
+  ['/settings/:section/:item', Settings],
+];
+
 function Routes(props: { me: Me | null }): JSX.Element {
   const { path, url, route } = useLocation();
   const loading = usePageLoading(url);
@@ -93,35 +113,17 @@ function Routes(props: { me: Me | null }): JSX.Element {
   }, [path, isPublic]);
   useEffect(() => preloadOnIntent(), []);
   if (needsSignIn) return <Loading />;
-  if (isPublic) {
-    return (
-      <>
-        {loading.indicator}
-        <Router onLoadStart={loading.onLoadStart} onLoadEnd={loading.onLoadEnd}>
-          <Route path="/sign-in" component={SignIn} />
-          <Route path="/invite/:token" component={Invite} />
-          <Route path="/share/:domain" component={SharedPage} />
-          <Route path="/unsubscribe/:token" component={Unsubscribe} />
-        </Router>
-      </>
-    );
-  }
-  return (
-    <Layout>
+  const pages = (
+    <>
       {loading.indicator}
       <Router onLoadStart={loading.onLoadStart} onLoadEnd={loading.onLoadEnd}>
-        <Route path="/" component={Sites} />
-        <Route path="/sites/:domain" component={Dashboard} />
-        <Route path="/sites/:domain/payments" component={PaymentsPage} />
-        <Route path="/sites/:domain/visitors/:visitor" component={VisitorPage} />
-        <Route path="/sites/:domain/retention" component={RetentionPage} />
-        <Route path="/settings" component={Settings} />
-        <Route path="/settings/:section" component={Settings} />
-        <Route path="/settings/:section/:item" component={Settings} />
-        <Route default component={NotFound} />
+        {/* Unkeyed, as written out: a key per route would remount a page whose address moves to a sibling route. */}
+        {(isPublic ? PUBLIC_ROUTES : SIGNED_IN_ROUTES).map(([path, Page]) => h(Route, { path, component: Page }))}
+        {isPublic ? null : <Route default component={NotFound} />}
       </Router>
-    </Layout>
+    </>
   );
+  return isPublic ? pages : <Layout>{pages}</Layout>;
 }
 
 /** The app: who is signed in, then the routes (docs/app.md lists them). */
