@@ -1,4 +1,4 @@
-import { h, type ComponentType, type JSX } from 'preact';
+import type { AnyComponent, JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { api, setUnauthorizedHandler, type Me } from './api.js';
@@ -75,7 +75,7 @@ function usePageLoading(url: string) {
 }
 
 /** The pages anyone may open (`PUBLIC`), by route. */
-const PUBLIC_ROUTES: ReadonlyArray<readonly [string, ComponentType]> = [
+const PUBLIC_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
   ['/sign-in', SignIn],
   ['/invite/:token', Invite],
   ['/share/:domain', SharedPage],
@@ -83,7 +83,7 @@ const PUBLIC_ROUTES: ReadonlyArray<readonly [string, ComponentType]> = [
 ];
 
 /** The pages of a signed-in user, in the frame (`Layout`), by route; any other address is `NotFound`. */
-const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, ComponentType]> = [
+const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
   ['/', Sites],
   ['/sites/:domain', Dashboard],
   ['/sites/:domain/payments', PaymentsPage],
@@ -113,13 +113,16 @@ function Routes(props: { me: Me | null }): JSX.Element {
   }, [path, isPublic]);
   useEffect(() => preloadOnIntent(), []);
   if (needsSignIn) return <Loading />;
+  // Unkeyed, as written out: a key per route would remount a page whose address moves to a sibling route.
+  const routes: JSX.Element[] = (isPublic ? PUBLIC_ROUTES : SIGNED_IN_ROUTES).map(([path, Page]) => (
+    <Route path={path} component={Page} />
+  ));
+  if (!isPublic) routes.push(<Route default component={NotFound} />);
   const pages = (
     <>
       {loading.indicator}
       <Router onLoadStart={loading.onLoadStart} onLoadEnd={loading.onLoadEnd}>
-        {/* Unkeyed, as written out: a key per route would remount a page whose address moves to a sibling route. */}
-        {(isPublic ? PUBLIC_ROUTES : SIGNED_IN_ROUTES).map(([path, Page]) => h(Route, { path, component: Page }))}
-        {isPublic ? null : <Route default component={NotFound} />}
+        {routes}
       </Router>
     </>
   );
