@@ -23,8 +23,9 @@ import { percentile, type Figure } from './report.js';
  * dynalite, whichever thread it runs in), which the machine's load does not inflate as much.
  */
 export async function benchApp(): Promise<Figure[]> {
-  await ensureAppBuilt();
-  const assets = firstPageAssets();
+  const dist = benchAppDist();
+  if (!dist) await ensureAppBuilt();
+  const assets = firstPageAssets(dist);
   const size = (ext: string) => assets.filter((a) => a.file.endsWith(ext)).reduce((sum, a) => sum + a.gzip, 0);
   return [
     { section: 'app', name: 'first page JS, gzip', value: size('.js') / 1024, unit: 'KiB' },
@@ -36,8 +37,17 @@ export async function benchApp(): Promise<Figure[]> {
       unit: 'KiB',
       target: `≤ ${APP_GZIP_BUDGET / 1024}`,
     },
-    ...(await firstChart()),
+    ...(await firstChart(dist)),
   ];
+}
+
+/**
+ * Another build of the app to serve instead of app/dist (`FOOTFALL_BENCH_APP_DIST`, a directory `vite build`
+ * wrote), so that two builds are measured back to back on the same cached site and machine; undefined for
+ * app/dist, built if stale.
+ */
+function benchAppDist(): string | undefined {
+  return process.env.FOOTFALL_BENCH_APP_DIST || undefined;
 }
 
 const EMAIL = 'bench@footfall.dev';
@@ -48,6 +58,8 @@ const RUNS = 5;
 interface LoadTimings {
   /** The page's HTML received (`responseEnd`). */
   html: number;
+  /** The document parsed (`domInteractive`): the renderer has the page, and its deferred module scripts may run. */
+  parsed: number;
   /** The first of the session check and the chart's series requested (`startTime`): the script has started. */
   requested: number;
   /** The chart's series requested (`startTime`) and received (`responseEnd`). */
@@ -56,6 +68,8 @@ interface LoadTimings {
   drawn: number;
   /** The API requests finished by then: the path's last segment, requested and received (ms). */
   api: Array<[string, number, number]>;
+  /** The app's files (`/assets/`) loaded by then: their path, and their bytes as served (compressed). */
+  assets: Array<[string, number]>;
   /** Chromium's main-thread JavaScript and task time over the load (CDP `Performance.getMetrics`). */
   scriptMs: number;
   taskMs: number;
@@ -75,6 +89,7 @@ const LOAD_TIMINGS = `(() => {
   const series = resources.find((e) => e.name.includes('/timeseries?'));
   return {
     html: nav.responseEnd,
+    parsed: nav.domInteractive,
     requested: Math.min(me ? me.startTime : NaN, series ? series.startTime : NaN),
     seriesStart: series ? series.startTime : NaN,
     series: series ? series.responseEnd : NaN,
@@ -82,6 +97,9 @@ const LOAD_TIMINGS = `(() => {
     api: resources
       .filter((e) => e.name.includes('/api/'))
       .map((e) => [new URL(e.name).pathname.split('/').pop(), Math.round(e.startTime), Math.round(e.responseEnd)]),
+    assets: resources
+      .filter((e) => new URL(e.name).pathname.startsWith('/assets/'))
+      .map((e) => [new URL(e.name).pathname, e.encodedBodySize]),
     scriptMs: 0,
     taskMs: 0,
   };
@@ -108,6 +126,8 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
   return [
     row('navigation to HTML received', (t) => t.html),
     row('HTML received to first request', (t) => t.requested - t.html),
+    row('HTML received to document parsed', (t) => t.parsed - t.html),
+    row('document parsed to first request', (t) => t.requested - t.parsed),
     row('series requested to received', (t) => t.series - t.seriesStart),
     row('series received to chart drawn', (t) => t.drawn - t.series),
     row('Chromium script time', (t) => t.scriptMs),
@@ -132,7 +152,7 @@ function breakdown(range: string, loads: LoadTimings[]): Figure[] {
  * prints where its CPU went (`profileMainThread`). The site is loaded once
  * per code version with `FOOTFALL_BENCH_CACHE` (`benchAppSite`).
  */
-async function firstChart(): Promise<Figure[]> {
+async function firstChart(appDist: string | undefined): Promise<Figure[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-bench-app-'));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const site = await benchAppSite(dataDir, benchScale(), log, process.env.FOOTFALL_BENCH_CACHE || undefined);
@@ -141,6 +161,7 @@ async function firstChart(): Promise<Figure[]> {
     dataDir,
     port: 0,
     app: true,
+    ...(appDist ? { appDist } : {}),
     sessionizeIntervalMs: 0,
     clock: () => now,
     dynaliteThread: benchDynaliteThread(),
@@ -187,7 +208,10 @@ async function firstChart(): Promise<Figure[]> {
         timings.mainCpuMs = threadsAfter && threadsBefore ? threadsAfter.main - threadsBefore.main : NaN;
         timings.otherCpuMs = threadsAfter && threadsBefore ? threadsAfter.others - threadsBefore.others : NaN;
         const requests = timings.api.map(([name, start, end]) => `${name} ${start}–${end}`).join(', ');
-        log(`${range} load ${run}: chart drawn at ${Math.round(timings.drawn)} ms; requests (ms): ${requests}`);
+        const files = timings.assets.map(([path, bytes]) => `${path} ${bytes} B`).join(', ');
+        log(
+          `${range} load ${run}: chart drawn at ${Math.round(timings.drawn)} ms; requests (ms): ${requests}; files: ${files}`,
+        );
         if (run > 0) {
           times.push(timings.drawn);
           cpu.push((used.user + used.system) / 1000);
@@ -217,6 +241,15 @@ async function firstChart(): Promise<Figure[]> {
           name: `bench site dashboard ${range}: server CPU until the chart is drawn`,
           value: percentile(cpu, 50),
           unit: 'ms',
+        },
+        {
+          section: 'app',
+          name: `bench site dashboard ${range}: app files loaded by the drawn chart, as served`,
+          value: percentile(
+            loads.map((t) => t.assets.reduce((sum, [, bytes]) => sum + bytes, 0) / 1024).sort((a, b) => a - b),
+            50,
+          ),
+          unit: 'KiB',
         },
         ...breakdown(range, loads),
       );

@@ -243,7 +243,8 @@ export class AppDistribution extends Construct {
       logGroup: deployLogs,
     });
     const index = new s3deploy.BucketDeployment(this, 'DeployIndex', {
-      sources: [s3deploy.Source.asset(dist, { exclude: ['*', '!index.html'] })],
+      // `*` leaves dot files in (the build's `.source-hash`): only index.html goes.
+      sources: [s3deploy.Source.asset(dist, { exclude: ['*', '.*', '!index.html'] })],
       destinationBucket: this.bucket,
       cacheControl: [s3deploy.CacheControl.fromString(REVALIDATE_CACHE)],
       prune: false,

@@ -1,21 +1,25 @@
-import type { JSX } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import type { AnyComponent, JSX } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { api, setUnauthorizedHandler, type Me } from './api.js';
 import { AuthContext } from './auth.js';
 import { SESSION_CHECK, takeEarly } from './early.js';
 import { Layout } from './components/layout.js';
 import { Loading } from './components/ui.js';
-import { SignIn } from './pages/sign-in.js';
-import { Invite } from './pages/invite.js';
-import { Sites } from './pages/sites.js';
-import { Dashboard } from './pages/dashboard.js';
-import { PaymentsPage } from './pages/payments.js';
-import { VisitorPage } from './pages/visitor.js';
-import { RetentionPage } from './pages/retention.js';
-import { Settings } from './pages/settings.js';
-import { SharedPage } from './pages/shared.js';
-import { Unsubscribe } from './pages/unsubscribe.js';
+import {
+  Dashboard,
+  Invite,
+  PaymentsPage,
+  pageShown,
+  preloadOnIntent,
+  RetentionPage,
+  Settings,
+  SharedPage,
+  SignIn,
+  Sites,
+  Unsubscribe,
+  VisitorPage,
+} from './pages.js';
 
 /** Routes anyone may open; every other route needs a session. A shared view (`/share/…`) needs its link instead. */
 const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/share\//, /^\/unsubscribe\//];
@@ -31,8 +35,68 @@ function NotFound(): JSX.Element {
   );
 }
 
+/** A page whose code is loading: its address, and whether no page was on screen before it. */
+type PageLoad = { url: string; first: boolean };
+
+/**
+ * While a page's code loads (`pages.tsx`): on the app's first page, the same "Loading…" the session check
+ * showed, in the page's place; on a later one, the page that was on screen stays (the router keeps it) under a
+ * bar along the top of the window, which takes no room, so nothing below it moves. Shown for the address
+ * whose page is loading only: a router left for another address (signed out, say) does not leave it behind.
+ * Its state is its own, set through `control`: a render of the router's parent while a page loads would make
+ * the router drop the page it keeps.
+ * @param url the current address (path and query), as the router reports it
+ */
+function PageLoading(props: {
+  url: string;
+  control: { current: (load: PageLoad | null) => void };
+}): JSX.Element | null {
+  const [load, setLoad] = useState<PageLoad | null>(null);
+  // Set as it renders, before the router beside it: a page's first render may start loading at once.
+  props.control.current = setLoad;
+  if (load?.url !== props.url) return null;
+  return load.first ? (
+    <div data-page-loading>
+      <Loading />
+    </div>
+  ) : (
+    <div class="page-progress" role="status" aria-label="Loading the page" data-page-progress />
+  );
+}
+
+/** The router's load events, told to `PageLoading` through `control`. */
+function usePageLoading(url: string) {
+  const control = useRef<(load: PageLoad | null) => void>(() => undefined);
+  return {
+    indicator: <PageLoading url={url} control={control} />,
+    onLoadStart: (at: string) => control.current({ url: at, first: !pageShown() }),
+    onLoadEnd: () => control.current(null),
+  };
+}
+
+/** The pages anyone may open (`PUBLIC`), by route. */
+const PUBLIC_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
+  ['/sign-in', SignIn],
+  ['/invite/:token', Invite],
+  ['/share/:domain', SharedPage],
+  ['/unsubscribe/:token', Unsubscribe],
+];
+
+/** The pages of a signed-in user, in the frame (`Layout`), by route; any other address is `NotFound`. */
+const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
+  ['/', Sites],
+  ['/sites/:domain', Dashboard],
+  ['/sites/:domain/payments', PaymentsPage],
+  ['/sites/:domain/visitors/:visitor', VisitorPage],
+  ['/sites/:domain/retention', RetentionPage],
+  ['/settings', Settings],
+  ['/settings/:section', Settings],
+  ['/settings/:section/:item', Settings],
+];
+
 function Routes(props: { me: Me | null }): JSX.Element {
   const { path, url, route } = useLocation();
+  const loading = usePageLoading(url);
   const isPublic = PUBLIC.some((p) => p.test(path));
   const needsSignIn = !props.me && !isPublic;
   useEffect(() => {
@@ -47,32 +111,22 @@ function Routes(props: { me: Me | null }): JSX.Element {
     // A new page starts at the top with focus on its content, as a page load would.
     if (!isPublic) document.getElementById('main')?.focus({ preventScroll: true });
   }, [path, isPublic]);
+  useEffect(() => preloadOnIntent(), []);
   if (needsSignIn) return <Loading />;
-  if (isPublic) {
-    return (
-      <Router>
-        <Route path="/sign-in" component={SignIn} />
-        <Route path="/invite/:token" component={Invite} />
-        <Route path="/share/:domain" component={SharedPage} />
-        <Route path="/unsubscribe/:token" component={Unsubscribe} />
+  // Unkeyed, as written out: a key per route would remount a page whose address moves to a sibling route.
+  const routes: JSX.Element[] = (isPublic ? PUBLIC_ROUTES : SIGNED_IN_ROUTES).map(([path, Page]) => (
+    <Route path={path} component={Page} />
+  ));
+  if (!isPublic) routes.push(<Route default component={NotFound} />);
+  const pages = (
+    <>
+      {loading.indicator}
+      <Router onLoadStart={loading.onLoadStart} onLoadEnd={loading.onLoadEnd}>
+        {routes}
       </Router>
-    );
-  }
-  return (
-    <Layout>
-      <Router>
-        <Route path="/" component={Sites} />
-        <Route path="/sites/:domain" component={Dashboard} />
-        <Route path="/sites/:domain/payments" component={PaymentsPage} />
-        <Route path="/sites/:domain/visitors/:visitor" component={VisitorPage} />
-        <Route path="/sites/:domain/retention" component={RetentionPage} />
-        <Route path="/settings" component={Settings} />
-        <Route path="/settings/:section" component={Settings} />
-        <Route path="/settings/:section/:item" component={Settings} />
-        <Route default component={NotFound} />
-      </Router>
-    </Layout>
+    </>
   );
+  return isPublic ? pages : <Layout>{pages}</Layout>;
 }
 
 /** The app: who is signed in, then the routes (docs/app.md lists them). */

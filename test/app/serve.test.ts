@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { startLocalService, type LocalService } from '../../local/service.js';
-import { APP_CSP } from '../../app/headers.js';
+import { APP_CSP, IMMUTABLE_CACHE } from '../../app/headers.js';
+import { APP_DIST, ensureAppBuilt } from '../../app/build.js';
 import { DynamoSessionStore } from '../../lambdas/adapters/dynamo/session-store.js';
 import { DynamoUserStore } from '../../lambdas/adapters/dynamo/user-store.js';
 import { DynamoAttemptStore } from '../../lambdas/adapters/dynamo/attempt-store.js';
@@ -181,5 +182,32 @@ describe('the app served by the local server', () => {
     expect(await sweepExpired(svc.dynamo, now)).toBe(0);
     expect(await sweepExpired(svc.dynamo, now + 2 * 86_400_000)).toBe(1);
     expect(await sessions.get('live')).toBeNull();
+  });
+});
+
+/** The real build: the entry and every page's chunk (`app/src/pages.tsx`) served as the entry is. */
+describe("the app's build served by the local server", () => {
+  let svc: LocalService;
+  let dataDir: string;
+  beforeAll(async () => {
+    await ensureAppBuilt();
+    dataDir = await mkdtemp(join(tmpdir(), 'ff-app-chunks-'));
+    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+  }, 120_000);
+  afterAll(async () => {
+    await svc.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves each file of app/dist/assets for a year, compressed from 1,000 bytes', async () => {
+    const files = await readdir(join(APP_DIST, 'assets'));
+    expect(files.filter((f) => f.endsWith('.js')).length).toBeGreaterThan(5);
+    for (const file of files) {
+      const size = (await stat(join(APP_DIST, 'assets', file))).size;
+      const res = await rawGet(`${svc.url}/assets/${file}`, 'gzip');
+      expect(res.status, file).toBe(200);
+      expect(res.headers['cache-control'], file).toBe(IMMUTABLE_CACHE);
+      expect(res.headers['content-encoding'], file).toBe(size >= 1000 ? 'gzip' : undefined);
+    }
   });
 });

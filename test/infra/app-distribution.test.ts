@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureAppBuilt } from '../../app/build.js';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { App as CdkApp, Stage } from 'aws-cdk-lib';
+import { APP_DIST, ensureAppBuilt } from '../../app/build.js';
 import { APP_CSP as APP_CONTENT_SECURITY_POLICY, appSecurityHeaders } from '../../app/headers.js';
 import { EVENT_ORIGIN_HEADERS, SPA_REWRITE_FUNCTION } from '../../lib/app-distribution.js';
 import { synth, type Synthesized } from './synth.js';
@@ -218,6 +221,25 @@ describe("the app's CloudFront distribution (app=true)", () => {
       DistributionPaths: ['/index.html'],
       SystemMetadata: { 'cache-control': 'no-cache' },
     });
+  });
+
+  it("uploads every file of the build: the entry, each page's chunk and the stylesheet, and index.html apart", () => {
+    // The staged copy of each deployment's source, in the cloud assembly (`asset.<hash>`, zipped to `<hash>.zip`).
+    const outdir = (Stage.of(app.stack) as CdkApp).outdir;
+    const staged = (d: Record<string, unknown>) => {
+      const [key] = d.SourceObjectKeys as string[];
+      const dir = join(outdir, `asset.${key!.replace(/\.zip$/, '')}`);
+      return readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+        .sort();
+    };
+    const deployments = Object.values(resources(app, 'Custom::CDKBucketDeployment')).map((d) => d.Properties);
+    const built = readdirSync(join(APP_DIST, 'assets')).map((f) => `assets/${f}`);
+    // Not only the entry: the build has a chunk per page (app/src/pages.tsx).
+    expect(built.filter((f) => f.endsWith('.js')).length).toBeGreaterThan(5);
+    expect(staged(deployments.find((d) => !d.DistributionPaths)!)).toEqual(built.sort());
+    expect(staged(deployments.find((d) => d.DistributionPaths)!)).toEqual(['index.html']);
   });
 
   it('prints the app URL and stays cdk-nag clean', () => {

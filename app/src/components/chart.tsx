@@ -1,7 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 import type { Interval, Point } from '../api.js';
 import { chartLabel, localNow, pastOrNull, pointSeconds } from './chart-points.js';
 import { formatCompact, formatCount, formatUsd, formatUsdAxis } from '../format.js';

@@ -12,7 +12,7 @@ import { GoalsPanel } from '../components/goals-panel.js';
 import { PropertiesPanel } from '../components/properties-panel.js';
 import { OverviewCards } from '../components/overview-cards.js';
 import { REALTIME_REFRESH_MS, RealtimeIndicator, RealtimeView } from '../components/realtime.js';
-import { snippet } from './settings-sites.js';
+import { snippet } from '../snippet.js';
 import { useVisiblePoll } from '../use-poll.js';
 import { daysBetween, formatDay, intervalsFor, rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';

@@ -10,6 +10,7 @@ import { useData } from '../use-data.js';
 import { ShareLinksCard } from './settings-shares.js';
 import { ErasePerson } from './erase-person.js';
 import { ImportHistory } from './import-history.js';
+import { snippet } from '../snippet.js';
 
 /** The IANA timezones this browser knows, for the timezone choice. */
 const TIMEZONES: readonly string[] = (() => {
@@ -58,11 +59,6 @@ export const PROVIDERS: Record<ProviderName, { label: string; where: string; eve
     placeholder: 'whsec_… or the secret Polar shows',
   },
 };
-
-/** The install line for a site (`docs/tracking.md` "Install"). */
-export function snippet(domain: string, origin = location.origin): string {
-  return `<script defer src="${origin}/v.js" data-site="${domain}"></script>`;
-}
 
 /**
  * The timezone field: a text box with the browser's IANA zones as suggestions
