@@ -165,14 +165,7 @@ describe('footfall import events', () => {
           '--site',
           'example.com',
         ];
-        // Standard input through a real pipe into a process of its own for the 1-MB case, whose line ends fall
-        // anywhere in the pipe's chunks; the small cases read it in this process.
-        const result =
-          source === 'file'
-            ? await runCliInProcess(args)
-            : name === '1-MB'
-              ? await runCliWithStdin(args, file)
-              : await runCliInProcess(args, {}, file);
+        const result = source === 'file' ? await runCliInProcess(args) : await runCliWithStdin(args, file);
         expect(result.status, result.stderr).toBe(0);
         expect(JSON.parse(result.stdout)).toMatchObject({ lines, accepted: lines, invalid: 0, sessionized: lines });
         expect(await archived(tag)).toBe(lines);

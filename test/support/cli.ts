@@ -23,16 +23,13 @@ export function runCli(args: string[], timeoutMs = 110_000): { status: number; s
 /**
  * Runs `footfall …` in this process (the `main` that bin/footfall.js runs) and returns its exit code and what it
  * wrote to stdout and stderr, as `runCli` does without starting Node and loading the CLI again for each command.
- * `env` is set (`undefined` unsets) for the call only, as a process's environment would be; `stdinFile`, when
- * given, is what the command reads as standard input (a file stream in place of `process.stdin`).
- * For tests of what a command does; tests of the process itself (a port in use, a pipe on standard input, `serve`)
- * use `runCli` or `runCliWithStdin`. Calls must not overlap: stdin, stdout, stderr and the environment are replaced
- * for the call.
+ * `env` is set (`undefined` unsets) for the call only, as a process's environment would be.
+ * For tests of what a command does; tests of the process itself (a port in use, standard input, `serve`) use
+ * `runCli`. Calls must not overlap: stdout, stderr and the environment are replaced for the call.
  */
 export async function runCliInProcess(
   args: string[],
   env: Record<string, string | undefined> = {},
-  stdinFile?: string,
 ): Promise<{ status: number; stdout: string; stderr: string }> {
   const saved = new Map<string, string | undefined>();
   for (const [name, value] of Object.entries({ ...CLI_ENV_OVERRIDES, ...env })) {
@@ -57,15 +54,10 @@ export async function runCliInProcess(
     };
   process.stdout.write = capture('stdout') as typeof process.stdout.write;
   process.stderr.write = capture('stderr') as typeof process.stderr.write;
-  // process.stdin is a configurable getter on process: shadowed for the call, the original descriptor put back.
-  const stdin = Object.getOwnPropertyDescriptor(process, 'stdin');
-  if (stdinFile !== undefined)
-    Object.defineProperty(process, 'stdin', { value: createReadStream(stdinFile), configurable: true });
   try {
     const status = await main(args);
     return { status, ...captured };
   } finally {
-    if (stdinFile !== undefined && stdin) Object.defineProperty(process, 'stdin', stdin);
     process.stdout.write = writes.stdout;
     process.stderr.write = writes.stderr;
     for (const [name, value] of saved) {
