@@ -1,21 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that change module state other files read (a module-level cache, a spied stream, the process's
- * environment) or read what another file left: they run in a process of their own, as vitest does by default.
- * Every other file shares its worker's process with the files before it (`isolate: false`), so the AWS SDK,
- * aws-cdk-lib and dynalite load once per worker instead of once per file (docs/reliability.md).
+ * Every file shares its worker's process with the files before it (`isolate: false`), so the AWS SDK, aws-cdk-lib
+ * and dynalite load once per worker instead of once per file; a file restores what it changes in the process, and
+ * `test/support/shared-setup.ts` fails the file that does not (docs/reliability.md).
  */
-const ISOLATED = [
-  'test/services/sessionize-visit-cache.test.ts',
-  'test/cli/import-providers.test.ts',
-  'test/handlers/app-erasures.test.ts',
-  'test/ops/erasure-requests.test.ts',
-  'test/cli/admin.test.ts',
-  'test/reports/reports.test.ts',
-  'test/services/share-links.test.ts',
-  'test/security/share-links.test.ts',
-];
 const EXCLUDED = ['test/browser/**', 'test/reliability/**', 'node_modules/**'];
 
 export default defineConfig({
@@ -37,13 +26,12 @@ export default defineConfig({
         test: {
           name: 'shared',
           include: ['test/**/*.test.ts'],
-          exclude: [...EXCLUDED, ...ISOLATED],
+          exclude: EXCLUDED,
           isolate: false,
           // Fails a file that leaves a mocked AWS client, fake timers or a changed environment variable behind.
           setupFiles: ['test/support/shared-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
     ],
   },
 });

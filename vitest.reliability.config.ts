@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config';
  * fuzz checks it holds the tests too slow for `npm test` (the arrival-order
  * property, crashes at every write, storage and retention at scale), so CI
  * still runs them (`docs/reliability.md`): those in files of their own under test/reliability/, and those marked
- * in their file elsewhere with `reliabilityOnly` or `propertyRuns` (test/support/suite.ts), whose files it
+ * in their file elsewhere with `reliabilityOnly`, `propertyRuns` or `inputSize` (test/support/suite.ts), whose files it
  * includes too.
  */
 const long = process.env.FOOTFALL_RELIABILITY === 'long';
@@ -23,7 +23,7 @@ function filesForReliability(): string[] {
   return readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' })
     .map((file) => join('test', file))
     .filter((file) => file.endsWith('.test.ts') && !file.startsWith(join('test', 'reliability')))
-    .filter((file) => /\b(reliabilityOnly|propertyRuns)\b/.test(readFileSync(join(root, file), 'utf8')));
+    .filter((file) => /\b(reliabilityOnly|propertyRuns|inputSize)\b/.test(readFileSync(join(root, file), 'utf8')));
 }
 
 export default defineConfig({

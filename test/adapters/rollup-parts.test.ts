@@ -8,6 +8,7 @@ import {
   valueBytes,
 } from '../../lambdas/adapters/dynamo/rollup-fold.js';
 import { formatPosition } from '../../lambdas/adapters/dynamo/rollup-log.js';
+import { propertyRuns } from '../support/suite.js';
 
 const seed = Number(process.env.FOOTFALL_SEED ?? Date.now() % 2 ** 31);
 
@@ -137,7 +138,7 @@ describe('foldGroup: dimension buckets split into parts, each value in one part,
               for (const mark of Object.values(item.seq as Record<string, string>)) expect(mark).toMatch(/^\d+\.0$/);
         },
       ),
-      { seed, numRuns: 150, endOnFailure: true },
+      { seed, numRuns: propertyRuns(40, 150), endOnFailure: true },
     );
     expect(formatPosition({ sequence: 1n, part: 0 })).toBe('1.0');
   });

@@ -18,6 +18,7 @@ import {
 import { overview, timeseries, type ReportDeps } from '../../lambdas/services/reports.js';
 import type { RollupDelta } from '../../lambdas/domain/rollup.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
+import { propertyRuns } from '../support/suite.js';
 
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 const SITE = 'example.com';
@@ -133,7 +134,7 @@ describe('visits rollups: a counts item with the distinct count beside the item 
           await db.close();
         }
       }),
-      { seed, numRuns: 12, endOnFailure: true },
+      { seed, numRuns: propertyRuns(4, 12), endOnFailure: true },
     );
   }, 300_000);
 });

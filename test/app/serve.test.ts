@@ -47,7 +47,14 @@ describe('the app served by the local server', () => {
     await writeFile(join(dist, 'assets', 'big-EfGh5678.js'), BIG_JS);
     await writeFile(join(dist, 'assets', 'logo-IjKl9012.png'), Buffer.alloc(5000, 7));
     await writeFile(join(dataDir, 'secret.txt'), 'not for the web');
-    svc = await startLocalService({ dataDir, port: 0, app: true, appDist: dist, sessionizeIntervalMs: 0 });
+    svc = await startLocalService({
+      dataDir,
+      port: 0,
+      app: true,
+      appDist: dist,
+      sessionizeIntervalMs: 0,
+      dynaliteThread: false,
+    });
   });
   afterAll(async () => {
     await svc.close();

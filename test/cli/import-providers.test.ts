@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import { importPayments } from '../../lambdas/services/payment-import.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import { ApiStandIn, type StandInAnswer } from '../support/api-stand-in.js';
 import { PADDLE, paddleApi } from '../support/paddle-stand-in.js';
-import { CLI } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 import { openLocalStore } from '../../local/service.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
@@ -351,20 +350,10 @@ describe('the date range', () => {
 });
 
 describe('the command', () => {
-  /** `footfall …` in a child process without blocking this one, which serves the stand-in. */
-  const footfall = (args: string[], env: Record<string, string>) =>
-    new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, FOOTFALL_DATA: '', ...env } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += String(d)));
-      child.stderr.on('data', (d) => (stderr += String(d)));
-      child.once('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
-    });
-
   it('footfall import lemonsqueezy reads the store given, imports its payments and deletes its checkpoint', async () => {
     const data = join(dir, 'cli');
-    // The site, written in this process: two CLI processes more would cost many seconds on a busy machine.
+    // The site, written directly; the command runs in this process (a child would load Node, the CLI and the AWS
+    // SDK again), which keeps serving the stand-in while the command awaits it.
     const local = await openLocalStore(data, 'cli');
     try {
       const config = new DynamoConfigStore(local.dynamo);
@@ -375,7 +364,7 @@ describe('the command', () => {
       await local.db.close();
     }
     const { api, base } = await standIn(CASES[0]!);
-    const run = await footfall(
+    const run = await runCliInProcess(
       ['--data', data, '--json', 'import', 'lemonsqueezy', '--site', 'example.com', '--store', '7'],
       {
         FOOTFALL_LEMONSQUEEZY_API: base.href,

@@ -38,7 +38,13 @@ describe('serve and start on a port already in use', () => {
     await expect(failed).rejects.toBeInstanceOf(PortUnavailableError);
     await expect(failed).rejects.toMatchObject({ port, code: 'EADDRINUSE' });
     // The directory is free again: a service on another port can hold it.
-    const service = await startLocalService({ dataDir, port: 0, app: false, sessionizeIntervalMs: 0 });
+    const service = await startLocalService({
+      dataDir,
+      port: 0,
+      app: false,
+      sessionizeIntervalMs: 0,
+      dynaliteThread: false,
+    });
     expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await service.close();
   });

@@ -7,7 +7,7 @@ import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { LOCAL_SECRET_KEY_FILE, LocalSecretBox } from '../../lambdas/adapters/secrets/local-secret-box.js';
 import { openLocalStore } from '../../local/service.js';
-import { runCli, runCliInProcess } from '../support/cli.js';
+import { runCliInProcess } from '../support/cli.js';
 
 const SECRET = 'whsec_cli_sealed_secret_0123456789';
 
@@ -82,7 +82,7 @@ describe('footfall providers connect', async () => {
   });
 
   it('with --aws, secrets reseal asks for the KMS key it moves secrets from before touching the table', async () => {
-    const res = runCli(['--aws', '--table', 'FootfallStack-Table', 'secrets', 'reseal']);
+    const res = await runCliInProcess(['--aws', '--table', 'FootfallStack-Table', 'secrets', 'reseal']);
     expect(res.status).toBe(2);
     expect(res.stderr).toContain('--kms-key');
   });

@@ -53,7 +53,13 @@ describe('footfall users', async () => {
       { email: 'bo@example.com', created: expect.any(String), status: 'invited', role: 'member' },
     ]);
 
-    const svc = await startLocalService({ dataDir: dir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    const svc = await startLocalService({
+      dataDir: dir,
+      port: 0,
+      app: true,
+      sessionizeIntervalMs: 0,
+      dynaliteThread: false,
+    });
     try {
       const token = out.link.split('/').pop()!;
       const ana = new AppClient(svc.url);

@@ -45,7 +45,7 @@ describe('README SQL example', () => {
   let key = '';
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ff-readme-sql-'));
-    service = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    service = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0, dynaliteThread: false });
     key = (await seedDemo(service, { days: 10, visitsPerDay: 25 })).key;
     await service.sessionize();
     await service.archive();

@@ -172,7 +172,13 @@ describe('the local stack with every function under its own policy', () => {
     // A rebuild as the operator runs it (the CLI holds the data directory: the service stops meanwhile).
     await svc.close();
     expect(await cli('--data', svc.dataDir, '--json', 'rebuild', '--site', SITE)).toBe(0);
-    running = await startLocalService({ dataDir: svc.dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    running = await startLocalService({
+      dataDir: svc.dataDir,
+      port: 0,
+      app: true,
+      sessionizeIntervalMs: 0,
+      dynaliteThread: false,
+    });
 
     // Every report of the API (the report function), retention included.
     for (const path of REPORTS) {

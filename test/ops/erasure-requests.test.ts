@@ -138,7 +138,10 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     expect(after.overview.current).toMatchObject({ visitors: 2, payments: 3 });
     expect(JSON.stringify({ ...after, timelines: [] })).not.toContain('visitor-0001');
   }, 180_000);
+});
 
+// No scenario: the request and its view are values.
+describe('erasure requests: what is queued and shown', () => {
   it('an email is refused with the way to the customer id; the progress names no id', () => {
     expect(() => newErasureRequest(DOMAIN, { kind: 'email', id: 'a@b.test', confirm: DOMAIN }, NOW, 'r')).toThrow(
       FieldError,

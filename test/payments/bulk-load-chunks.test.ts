@@ -18,6 +18,7 @@ import { paymentsIn, subscriptionWebhooks } from '../../bench/bench-site.js';
 import { scanAll } from '../support/dynamo.js';
 import { site as siteConfig, trackedEvent } from '../support/events.js';
 import { compared, normalize } from '../support/comparable-items.js';
+import { propertyRuns } from '../support/suite.js';
 
 /**
  * The bulk load in chunks (`DynamoPaymentStore.bulkLoader`: the
@@ -216,7 +217,7 @@ describe('the bulk load in chunks', () => {
           expect(await load(cut(order, cuts))).toEqual(oneShot);
         },
       ),
-      { seed, numRuns: 8 },
+      { seed, numRuns: propertyRuns(2, 8) },
     );
   }, 300_000);
 

@@ -13,6 +13,7 @@ import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
+import { propertyRuns } from '../support/suite.js';
 
 /**
  * A customer's credit does not depend on the order its payments arrive in
@@ -205,7 +206,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
           expect({ id: fact.id, visitor: stored?.visitor, touch }).toEqual({ id: fact.id, ...expected.get(fact.id) });
         }
       }),
-      { seed, numRuns: 15, endOnFailure: true },
+      { seed, numRuns: propertyRuns(4, 15), endOnFailure: true },
     );
   }, 120_000);
 });

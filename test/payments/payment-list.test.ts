@@ -19,6 +19,7 @@ import type { PaymentFact } from '../../lambdas/domain/payments/facts.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
+import { propertyRuns } from '../support/suite.js';
 
 const DAY = 86_400_000;
 const TZ = 'America/New_York';
@@ -103,7 +104,7 @@ describe('payments list: pages read by counters and Query, never the whole range
           expect(total.requests, `${filter} ${offset} ${limit}`).toBeLessThanOrEqual(1 + 2 + 1 + 3 + 1 + 2 * 3 + 2);
         },
       ),
-      { seed, numRuns: 25 },
+      { seed, numRuns: propertyRuns(8, 25) },
     );
   }, 120_000);
 

@@ -9,6 +9,7 @@ import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { memoryTable } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { reportSnapshot } from '../support/report-snapshot.js';
+import { propertyRuns } from '../support/suite.js';
 
 const MIN = 60_000;
 const T = Date.UTC(2026, 9, 14, 9);
@@ -140,7 +141,7 @@ describe('a generation built from the archive while the stream writes it too', (
           await close();
         }
       }),
-      { seed, numRuns: 8, endOnFailure: true },
+      { seed, numRuns: propertyRuns(3, 8), endOnFailure: true },
     );
   }, 120_000);
 });
