@@ -25,6 +25,43 @@ export class GenerationConflictError extends Error {
   }
 }
 
+/** One step's write on the SITE item: its update, the state it starts from (`condition`, and in words `expected`). */
+interface GenerationStep {
+  update: string;
+  condition: string;
+  values: Record<string, number | boolean>;
+  expected: string;
+}
+
+/** The generation steps a rebuild takes (`docs/rebuild.md`), each for the generation it moves. */
+const STEPS: Readonly<Record<keyof Omit<SiteGenerations, keyof SiteDirectory>, (g: number) => GenerationStep>> = {
+  beginBuilding: (g) => ({
+    update: 'SET building = :g',
+    condition: 'attribute_not_exists(building) AND attribute_not_exists(retired)',
+    values: { ':g': g },
+    expected: 'no rebuild running and none to clean up',
+  }),
+  // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`).
+  switchGeneration: (g) => ({
+    update: 'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout REMOVE building',
+    condition: 'building = :g AND attribute_not_exists(retired)',
+    values: { ':g': g, ':zero': 0, ':layout': DATA_LAYOUT },
+    expected: `generation ${g} being built`,
+  }),
+  abandonBuilding: (g) => ({
+    update: 'SET retired = :g REMOVE building',
+    condition: 'building = :g AND attribute_not_exists(retired)',
+    values: { ':g': g },
+    expected: `generation ${g} being built`,
+  }),
+  clearRetired: (g) => ({
+    update: 'REMOVE retired',
+    condition: 'retired = :g',
+    values: { ':g': g },
+    expected: `generation ${g} retired`,
+  }),
+};
+
 /**
  * The generation fields of the SITE item a rebuild moves through (`docs/rebuild.md`): building, live,
  * retired. `sites` reads the item back to say what state it was in when a step is refused.
@@ -43,10 +80,7 @@ export class DynamoSiteGenerations implements Omit<SiteGenerations, keyof SiteDi
    */
   private async generationStep(
     domain: string,
-    update: string,
-    condition: string,
-    values: Record<string, number | boolean>,
-    expected: string,
+    { update, condition, values, expected }: GenerationStep,
   ): Promise<SiteConfig> {
     try {
       const { Attributes } = await this.conn.doc.send(
@@ -70,13 +104,7 @@ export class DynamoSiteGenerations implements Omit<SiteGenerations, keyof SiteDi
 
   /** Marks `generation` as being built: refused while another one is built or a replaced one awaits deletion. */
   beginBuilding(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(
-      domain,
-      'SET building = :g',
-      'attribute_not_exists(building) AND attribute_not_exists(retired)',
-      { ':g': generation },
-      'no rebuild running and none to clean up',
-    );
+    return this.generationStep(domain, STEPS.beginBuilding(generation));
   }
 
   /**
@@ -84,35 +112,16 @@ export class DynamoSiteGenerations implements Omit<SiteGenerations, keyof SiteDi
    * readers read the old generation before it and the new one after.
    */
   switchGeneration(domain: string, generation: number): Promise<SiteConfig> {
-    // The generation was written by this code: its layout is this release's (`DATA_LAYOUT`).
-    return this.generationStep(
-      domain,
-      'SET retired = if_not_exists(generation, :zero), generation = :g, layout = :layout REMOVE building',
-      'building = :g AND attribute_not_exists(retired)',
-      { ':g': generation, ':zero': 0, ':layout': DATA_LAYOUT },
-      `generation ${generation} being built`,
-    );
+    return this.generationStep(domain, STEPS.switchGeneration(generation));
   }
 
   /** Gives up the generation being built: no writer writes it any more, and it is left to be deleted as `retired`. */
   abandonBuilding(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(
-      domain,
-      'SET retired = :g REMOVE building',
-      'building = :g AND attribute_not_exists(retired)',
-      { ':g': generation },
-      `generation ${generation} being built`,
-    );
+    return this.generationStep(domain, STEPS.abandonBuilding(generation));
   }
 
   /** Forgets the retired generation once its items are deleted. */
   clearRetired(domain: string, generation: number): Promise<SiteConfig> {
-    return this.generationStep(
-      domain,
-      'REMOVE retired',
-      'retired = :g',
-      { ':g': generation },
-      `generation ${generation} retired`,
-    );
+    return this.generationStep(domain, STEPS.clearRetired(generation));
   }
 }
