@@ -402,7 +402,8 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     expect(together).toEqual(alone);
     const reference = filteredOverview(input, filter, range);
     expect([together[0].sessions, together[0].visitors]).toEqual([reference.sessions, reference.visitors]);
-    const db = await (engine as unknown as { connect(): Promise<DuckDBConnection> }).connect();
+    // The engine's own connection (`FilteredRelations`): shared scans' temporary tables live on it.
+    const db = await (engine as unknown as { tables: { connect(): Promise<DuckDBConnection> } }).tables.connect();
     const left = (await db.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE temporary`)).getRowsJS();
     expect(Number(left[0]?.[0])).toBe(0);
   });

@@ -1,0 +1,97 @@
+import type { FilteredRange, FilteredValue } from '../lambdas/ports.js';
+import type { Filter } from '../lambdas/domain/reports/filters.js';
+import type { Dimension } from '../lambdas/domain/rollup.js';
+import type { DictionaryName } from '../lambdas/domain/visit-table.js';
+import type { PropKeyCounts } from '../lambdas/domain/reports/prop-keys.js';
+import { BREAKDOWN_COLUMNS, propBreakdownColumn } from './filter-sql.js';
+import { sqlLiteral } from './sql.js';
+import { countsOf, type FilteredRelations } from './filtered-relations.js';
+
+/**
+ * The local filtered engine's breakdowns: the matching visits and their credited payments per value of
+ * a dimension or of a custom property, and per custom property key.
+ */
+export class FilteredBreakdowns {
+  constructor(private readonly tables: FilteredRelations) {}
+
+  async breakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    dimension: Dimension,
+  ): Promise<Map<string, FilteredValue>> {
+    const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
+    return this.valueBreakdown(site, filter, range, id, dictionary, (value) => value);
+  }
+
+  async propBreakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    key: string,
+  ): Promise<Map<string, FilteredValue>> {
+    const { id, value } = propBreakdownColumn(key);
+    return this.valueBreakdown(site, filter, range, id, 'prop', value);
+  }
+
+  async propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>> {
+    const { sql: relations } = await this.tables.relations(site, filter, range);
+    const db = await this.tables.connect();
+    // Each visit (and each payment) once per key, whatever its number of values of the key.
+    const keyed = (from: string, columns: string) =>
+      `(SELECT DISTINCT ${columns}, json_extract_string(d.value, '$[0]') AS prop_key ` +
+      `FROM (SELECT ${columns}, unnest(props) AS id FROM ${from} WHERE len(props) > 0) x ` +
+      `JOIN dict d ON d.dictionary = 'prop' AND d.id = x.id)`;
+    const reader = await db.runAndReadAll(
+      `${relations} SELECT coalesce(a.prop_key, b.prop_key) AS prop_key, coalesce(a.visits, 0) AS visits, ` +
+        `coalesce(a.visitors, 0) AS visitors, coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents ` +
+        `FROM (SELECT prop_key, count(*) AS visits, count(DISTINCT visitor_key) AS visitors ` +
+        `FROM ${keyed('v', 'visit_key, visitor_key')} GROUP BY 1) a FULL JOIN ` +
+        `(SELECT prop_key, count(*) AS payments, sum(cents) AS cents FROM ${keyed('p', 'key, cents')} GROUP BY 1) b ` +
+        `USING (prop_key)`,
+    );
+    return new Map(
+      reader
+        .getRowObjectsJS()
+        .map((r) => [String(r.prop_key), countsOf(r, ['visitors', 'visits', 'payments', 'cents'])]),
+    );
+  }
+
+  /**
+   * Visits and credited payments per value: `id`, an id expression over a visit (one row each, or unnested),
+   * named through `dictionary`, whose entry's text `valueOf` turns into the value.
+   */
+  private async valueBreakdown(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    id: string,
+    dictionary: DictionaryName,
+    valueOf: (entry: string) => string,
+  ): Promise<Map<string, FilteredValue>> {
+    // A NULL id is a visit without a value: NONE (''), as the rollups key it.
+    const named = (from: string, select: string) =>
+      `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
+      `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
+    const reader = await this.tables.overShared(
+      site,
+      filter,
+      range,
+      `SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
+        `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
+        `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
+        `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
+    );
+    return new Map(
+      reader.getRowObjectsJS().map((r) => [
+        String(r.value),
+        {
+          visits: Number(r.visits),
+          payments: Number(r.payments),
+          cents: Number(r.cents),
+          customers: Number(r.customers),
+        },
+      ]),
+    );
+  }
+}
