@@ -19,6 +19,12 @@ export function dictRelation(root: string, site: string): string {
     : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
 }
 
+/** A file's version as `<path>:<size>:<mtime ms>` (`0:0` when it is absent), to key what was computed from it. */
+export function fileVersion(path: string): string {
+  const stat = existsSync(path) ? statSync(path) : null;
+  return `${path}:${stat?.size ?? 0}:${stat?.mtimeMs ?? 0}`;
+}
+
 /**
  * The filter conditions of the local filtered engine resolved against a site's dictionary (`dict`):
  * a condition on a one-id column becomes the ids it matches, constants the Parquet reader skips row
@@ -45,8 +51,7 @@ export class FilterResolutions {
     const query = resolutionQuery(filter);
     if (query === null) return { sql: filterSql(filter, new Map()), lookup: hasLookup(filter, new Map()) };
     const dictFile = dictionaryFilePath(this.root, site);
-    const version = existsSync(dictFile) ? `${statSync(dictFile).size}:${statSync(dictFile).mtimeMs}` : 'none';
-    const key = `${site}\n${version}\n${JSON.stringify(filter)}`;
+    const key = `${site}\n${fileVersion(dictFile)}\n${JSON.stringify(filter)}`;
     let resolving = this.resolutions.get(key);
     if (!resolving) {
       resolving = this.connect()

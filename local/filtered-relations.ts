@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilteredRange } from '../lambdas/ports.js';
 import type { Filter } from '../lambdas/domain/reports/filters.js';
@@ -13,7 +13,7 @@ import {
 } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
-import { FilterResolutions, dictRelation } from './filter-resolutions.js';
+import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
 
 /**
  * The relations the local filtered engine's reports select from: over the files `LocalVisitTable`
@@ -64,10 +64,9 @@ export class FilteredRelations {
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
     const sql = `WITH dict AS (${dictRelation(this.root, site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
-    const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map((f) => {
-      const stat = existsSync(f) ? statSync(f) : null;
-      return `${f}:${stat?.size ?? 0}:${stat?.mtimeMs ?? 0}`;
-    });
+    // Only a filter with a lookup costs more to evaluate per panel than to keep its matches (`hasLookup`).
+    if (!lookup) return { sql, where, shared: null };
+    const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map(fileVersion);
     const shared = {
       key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
       source: {
@@ -79,8 +78,7 @@ export class FilteredRelations {
         payments: `WITH dict AS (${dictRelation(this.root, site)}), q AS (${q}) ${p}`,
       },
     };
-    // Only a filter with a lookup costs more to evaluate per panel than to keep its matches (`hasLookup`).
-    return { sql, where, shared: lookup ? shared : null };
+    return { sql, where, shared };
   }
 
   /**
