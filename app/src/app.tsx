@@ -1,4 +1,4 @@
-import type { AnyComponent, JSX } from 'preact';
+import type { JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { api, setUnauthorizedHandler, type Me } from './api.js';
@@ -6,20 +6,7 @@ import { AuthContext } from './auth.js';
 import { SESSION_CHECK, takeEarly } from './early.js';
 import { Layout } from './components/layout.js';
 import { Loading } from './components/ui.js';
-import {
-  Dashboard,
-  Invite,
-  PaymentsPage,
-  pageShown,
-  preloadOnIntent,
-  RetentionPage,
-  Settings,
-  SharedPage,
-  SignIn,
-  Sites,
-  Unsubscribe,
-  VisitorPage,
-} from './pages.js';
+import { pageShown, preloadOnIntent, PUBLIC_ROUTES, SIGNED_IN_ROUTES } from './pages.js';
 
 /** Routes anyone may open; every other route needs a session. A shared view (`/share/…`) needs its link instead. */
 const PUBLIC = [/^\/sign-in$/, /^\/invite\//, /^\/share\//, /^\/unsubscribe\//];
@@ -73,26 +60,6 @@ function usePageLoading(url: string) {
     onLoadEnd: () => control.current(null),
   };
 }
-
-/** The pages anyone may open (`PUBLIC`), by route. */
-const PUBLIC_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
-  ['/sign-in', SignIn],
-  ['/invite/:token', Invite],
-  ['/share/:domain', SharedPage],
-  ['/unsubscribe/:token', Unsubscribe],
-];
-
-/** The pages of a signed-in user, in the frame (`Layout`), by route; any other address is `NotFound`. */
-const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, AnyComponent<object>]> = [
-  ['/', Sites],
-  ['/sites/:domain', Dashboard],
-  ['/sites/:domain/payments', PaymentsPage],
-  ['/sites/:domain/visitors/:visitor', VisitorPage],
-  ['/sites/:domain/retention', RetentionPage],
-  ['/settings', Settings],
-  ['/settings/:section', Settings],
-  ['/settings/:section/:item', Settings],
-];
 
 function Routes(props: { me: Me | null }): JSX.Element {
   const { path, url, route } = useLocation();

@@ -1,4 +1,4 @@
-import { h, type ComponentType, type JSX } from 'preact';
+import { h, type AnyComponent, type ComponentType, type JSX } from 'preact';
 import { useLayoutEffect } from 'preact/hooks';
 import { lazy } from 'preact-iso';
 
@@ -63,19 +63,33 @@ export const VisitorPage = page(() => import('./pages/visitor.js').then((m) => m
 export const RetentionPage = page(() => import('./pages/retention.js').then((m) => m.RetentionPage));
 export const Settings = page(() => import('./pages/settings.js').then((m) => m.Settings));
 
-/** Each in-app path and its page, as the router matches them (`app.tsx`), for loading a page's code ahead. */
-const BY_PATH: ReadonlyArray<readonly [RegExp, { preload(): Promise<unknown> }]> = [
-  [/^\/$/, Sites],
-  [/^\/sign-in$/, SignIn],
-  [/^\/invite\/[^/]+$/, Invite],
-  [/^\/share\/[^/]+$/, SharedPage],
-  [/^\/unsubscribe\/[^/]+$/, Unsubscribe],
-  [/^\/sites\/[^/]+$/, Dashboard],
-  [/^\/sites\/[^/]+\/payments$/, PaymentsPage],
-  [/^\/sites\/[^/]+\/visitors\/[^/]+$/, VisitorPage],
-  [/^\/sites\/[^/]+\/retention$/, RetentionPage],
-  [/^\/settings(\/[^/]+){0,2}$/, Settings],
+/** A route's page: a component the router renders, whose code `preload` starts loading. */
+type RoutePage = AnyComponent<object> & { preload(): Promise<unknown> };
+
+/** The pages anyone may open (`PUBLIC` in `app.tsx`), by route. */
+export const PUBLIC_ROUTES: ReadonlyArray<readonly [string, RoutePage]> = [
+  ['/sign-in', SignIn],
+  ['/invite/:token', Invite],
+  ['/share/:domain', SharedPage],
+  ['/unsubscribe/:token', Unsubscribe],
 ];
+
+/** The pages of a signed-in user, in the frame (`Layout`), by route; any other address is `NotFound`. */
+export const SIGNED_IN_ROUTES: ReadonlyArray<readonly [string, RoutePage]> = [
+  ['/', Sites],
+  ['/sites/:domain', Dashboard],
+  ['/sites/:domain/payments', PaymentsPage],
+  ['/sites/:domain/visitors/:visitor', VisitorPage],
+  ['/sites/:domain/retention', RetentionPage],
+  ['/settings', Settings],
+  ['/settings/:section', Settings],
+  ['/settings/:section/:item', Settings],
+];
+
+/** Each route as the pattern of the addresses it matches (a `:param` is one path segment), with its page. */
+const BY_PATH = [...PUBLIC_ROUTES, ...SIGNED_IN_ROUTES].map(
+  ([route, Page]) => [new RegExp(`^${route.replace(/:[^/]+/g, '[^/]+')}$`), Page] as const,
+);
 
 /**
  * Starts loading the code of the page at `path` (an address's pathname), if it is one of the app's; a
