@@ -33,6 +33,16 @@ const tabOf = (tabs: readonly PanelTab[], d: Dimension): PanelTab | undefined =>
 
 /** Rows a panel shows first, and how many more each "show more" asks for (`limit`, up to the API's 1000). */
 export const FIRST_ROWS = 10;
+
+/**
+ * The rows a panel shows of the report on screen, `key` naming it (a tab, goal or property with the range):
+ * each starts at FIRST_ROWS, and "show more" grows only the one on screen. Kept in a `Map`, as the keys hold
+ * goal and property names.
+ */
+export function useRowLimit(key: string): [limit: number, setLimit: (n: number) => void] {
+  const [limits, setLimits] = useState<ReadonlyMap<string, number>>(() => new Map());
+  return [limits.get(key) ?? FIRST_ROWS, (n) => setLimits((before) => new Map(before).set(key, n))];
+}
 export const MORE_ROWS = 50;
 export const MAX_ROWS = 1000;
 
@@ -189,11 +199,8 @@ export function BreakdownPanel(props: {
     props.tabs.map((t) => [tabId(t), typeof t === 'string' ? DIMENSION_LABELS[t] : t.name]),
   );
   const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
-  // Each tab and range starts at FIRST_ROWS; "show more" grows only the one on screen.
-  const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
-  const limit = limits[`${dimension}|${rangeKey}`] ?? FIRST_ROWS;
-  const setLimit = (n: number) => setLimits({ ...limits, [`${dimension}|${rangeKey}`]: n });
+  const [limit, setLimit] = useRowLimit(`${dimension}|${rangeKey}`);
   // The API orders by revenue; another column's top rows need every row (at most the API's 1000) to choose from.
   const asked = sort === DEFAULT_SORT ? limit : MAX_ROWS;
   const data = useData(

@@ -4,7 +4,7 @@ import { api, csvHref, type GoalRow, type ReportScope } from '../api.js';
 import { formatCount, formatPercent, formatUsd } from '../format.js';
 import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
-import { FIRST_ROWS, MAX_ROWS, PanelFoot } from './breakdown-panel.js';
+import { MAX_ROWS, PanelFoot, useRowLimit } from './breakdown-panel.js';
 import { withChip } from '../filters.js';
 import type { PageFilters } from '../use-filters.js';
 
@@ -26,10 +26,8 @@ export function GoalsPanel(props: {
   refresh?: number;
 }): JSX.Element {
   const [goal, setGoal] = useState<string | null>(null);
-  const [limits, setLimits] = useState<Record<string, number>>({});
   const rangeKey = JSON.stringify(props.range);
-  const limitKey = `${goal ?? ''}|${rangeKey}`;
-  const limit = limits[limitKey] ?? FIRST_ROWS;
+  const [limit, setLimit] = useRowLimit(`${goal ?? ''}|${rangeKey}`);
   const data = useData(
     () => api.goals(props.domain, props.range, goal, limit),
     `${props.domain}|${goal ?? ''}|${rangeKey}|${limit}|${props.refresh ?? 0}`,
@@ -135,7 +133,7 @@ export function GoalsPanel(props: {
           shown={rows.length}
           total={total}
           limit={limit}
-          setLimit={(n) => setLimits({ ...limits, [limitKey]: n })}
+          setLimit={setLimit}
           loading={data.loading}
           csv={csvHref.goals(props.domain, props.range, goal, MAX_ROWS)}
           csvName="goals"

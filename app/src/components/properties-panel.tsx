@@ -7,7 +7,7 @@ import { propDimension, withChip, type FilterChip } from '../filters.js';
 import type { PageFilters } from '../use-filters.js';
 import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { BreakdownTable } from './breakdown-table.js';
-import { FIRST_ROWS, MAX_ROWS, PanelFoot, UnattributedLabel, type RowLabelProps } from './breakdown-panel.js';
+import { MAX_ROWS, PanelFoot, UnattributedLabel, useRowLimit, type RowLabelProps } from './breakdown-panel.js';
 import { ErrorBox } from './ui.js';
 
 /** Keys the picker offers at most: the properties report's first rows (most visitors first). */
@@ -58,9 +58,7 @@ export function PropertiesPanel(props: {
   const offered = keys.data?.rows ?? [];
   const key = offered.find((k) => k.key === picked)?.key ?? offered[0]?.key ?? null;
   const [sort, setSort] = useState<SortColumn>(DEFAULT_SORT);
-  const [limits, setLimits] = useState<Record<string, number>>({});
-  const limitKey = `${key}|${rangeKey}`;
-  const limit = limits[limitKey] ?? FIRST_ROWS;
+  const [limit, setLimit] = useRowLimit(`${key}|${rangeKey}`);
   const asked = sort === DEFAULT_SORT ? limit : MAX_ROWS;
   const dimension = key === null ? null : `prop:${key}`;
   const values = useData(
@@ -123,7 +121,7 @@ export function PropertiesPanel(props: {
             shown={rows.length}
             total={answered ? values.data!.total : 0}
             limit={limit}
-            setLimit={(n) => setLimits({ ...limits, [limitKey]: n })}
+            setLimit={setLimit}
             loading={loading}
             csv={csvHref.breakdown(props.domain, dimension!, props.range, MAX_ROWS)}
             csvName={dimension!}
