@@ -45,6 +45,9 @@ export function registerServeCommands(program: Command): void {
           app: opts.app ?? false,
           sessionizeIntervalMs,
         });
+        // Listening before the address is announced: a signal sent as soon as it is read closes the service
+        // (without a listener, SIGTERM's default ends the process with the database open).
+        const stopped = untilSignal();
         if (ctx.json) ctx.printJson({ url: service.url, data: service.dataDir, app: opts.app ?? false });
         else {
           ctx.print(
@@ -55,7 +58,7 @@ export function registerServeCommands(program: Command): void {
           ctx.print(`  events:   POST ${service.url}/api/event`);
           ctx.print(`  health:   ${service.url}/health`);
         }
-        await untilSignal();
+        await stopped;
         await service.close();
       },
     );

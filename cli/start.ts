@@ -80,8 +80,11 @@ export function registerStartCommand(program: Command): void {
         await seedDemo(service, { days, visitsPerDay, onProgress: progressPrinter(process.stderr.isTTY) });
       }
       const demo = await ensureDemoUser(service.dynamo, service.dataDir, DEMO_ACCOUNT, service.url);
-      ctx.print(welcome(service, await demoKey(service.dataDir), demo));
-      await untilSignal();
+      const key = await demoKey(service.dataDir);
+      // Listening before the address is announced, as `serve` does.
+      const stopped = untilSignal();
+      ctx.print(welcome(service, key, demo));
+      await stopped;
       await service.close();
     });
 
