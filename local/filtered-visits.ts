@@ -113,7 +113,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.breakdowns.propKeys(...args);
   }
 
-  /** The series' sums per day or month (`FilteredSeries`): visits by their start day, payments by theirs. */
+  /** The series' sums per day or month (`FilteredSeries`), in period order: visits by their start day, payments by theirs. */
   async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
     const rows = (
@@ -123,7 +123,9 @@ export class LocalFilteredVisits implements FilteredVisits {
         range,
         `SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
           `count(DISTINCT visitor_key) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
-          `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2`,
+          `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2 ` +
+          // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
+          `ORDER BY kind, period`,
       )
     ).getRowObjectsJS();
     const of = (kind: string) => rows.filter((r) => r.kind === kind);
