@@ -93,12 +93,20 @@ export async function startDemoApp(options: {
   days: number;
   visitsPerDay: number;
   signIn?: boolean;
+  /** False: a deployment without the filtered engine (`LocalServiceOptions.filteredReports`). @default true */
+  filteredReports?: boolean;
 }): Promise<DemoApp> {
   const dataDir = await mkdtemp(join(tmpdir(), `${options.name}-`));
   let svc: LocalService | undefined;
   let browser: Browser | undefined;
   try {
-    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    svc = await startLocalService({
+      dataDir,
+      port: 0,
+      app: true,
+      sessionizeIntervalMs: 0,
+      filteredReports: options.filteredReports,
+    });
     const { key } = await seedDemo(svc, { days: options.days, visitsPerDay: options.visitsPerDay });
     const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
     if (!('password' in demo)) throw new Error('the fresh demo user has a password');
@@ -138,6 +146,17 @@ export async function phoneContext(app: Pick<DemoApp, 'browser' | 'desktop'>): P
 export async function settled(p: Page): Promise<void> {
   await p.waitForLoadState('networkidle');
   await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+}
+
+/**
+ * Scrolls the Properties panel into view when the page has one, and waits for its rows: it asks for them only
+ * then (`docs/app.md` "Properties"), and a full-page screenshot scrolls nothing.
+ */
+export async function reachPropertiesPanel(p: Page): Promise<void> {
+  const panel = p.locator('[data-panel=properties]');
+  if (!(await panel.count())) return;
+  await panel.scrollIntoViewIfNeeded();
+  await settled(p);
 }
 
 /** The trimmed text of the first element `selector` finds. */

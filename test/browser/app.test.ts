@@ -20,6 +20,7 @@ import {
   SHOTS,
   axeViolations,
   phoneContext,
+  reachPropertiesPanel,
   settled,
   startDemoApp,
   stopDemoApp,
@@ -112,6 +113,7 @@ describe('the app in Chromium on the demo site', () => {
   /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);
+    await reachPropertiesPanel(page);
     expect(await axe(page), `${name} desktop`).toEqual([]);
     // From the top, or the sticky header lands in the middle of a full-page capture.
     await page.evaluate(() => window.scrollTo(0, 0));

@@ -83,8 +83,9 @@ describe('filters in the app, in Chromium', () => {
     return b;
   };
 
-  /** The Properties panel's key picker offers the API's keys for `filters`, most visitors first. */
+  /** The Properties panel's key picker offers the API's keys for `filters`, most visitors first (the panel asks once in view). */
   const expectKeys = async (p: Page, filters: string | undefined) => {
+    await p.locator('[data-panel=properties]').scrollIntoViewIfNeeded();
     const keys = (await api<Properties>('/properties?range=30d&limit=100', filters)).rows.map((r) => r.key);
     await expect
       .poll(
