@@ -2,16 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DEMO_SITE } from '../../local/demo/seed.js';
-import { formatCount, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import { formatCount, formatUsd } from '../../app/src/format.js';
 import type { Breakdown, Overview, Properties } from '../../app/src/api.js';
-import { orderRows } from '../../app/src/components/breakdown-rows.js';
 import {
   DESKTOP,
   PHONE,
   SHOTS,
   axeViolations,
   phoneContext,
+  rowsOf,
   settled,
+  shownRows,
   startDemoApp,
   stopDemoApp,
   text,
@@ -108,29 +109,8 @@ describe('the Properties panel, asked when it comes into view', () => {
       .toEqual(keys);
     const b = await apiOf<Breakdown>(app, `/breakdown/${encodeURIComponent(`prop:${keys[0]}`)}?range=30d&limit=10`);
     await expect
-      .poll(
-        () =>
-          tab
-            .locator(`[data-panel=properties] table[data-dimension="prop:${keys[0]}"] tbody tr`)
-            .evaluateAll((trs) =>
-              trs.map((r) => [
-                r.getAttribute('data-key'),
-                ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
-                  r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
-                ),
-              ]),
-            ),
-        { timeout: POLL },
-      )
-      .toEqual(
-        orderRows(b.rows, 'revenue_usd').map((r) => [
-          r.unattributed ? '__unattributed' : (r.key ?? '__none'),
-          r.unattributed ? '—' : formatCount(r.visitors),
-          formatCount(r.payments),
-          formatUsd(r.revenue_usd),
-          formatUsdOrDash(r.revenue_per_visitor),
-        ]),
-      );
+      .poll(() => shownRows(tab, `[data-panel=properties] table[data-dimension="prop:${keys[0]}"]`), { timeout: POLL })
+      .toEqual(rowsOf(b));
     await settled(tab);
     // One keys request, one values request: scrolling on and back asks nothing again.
     await tab.evaluate(() => window.scrollTo(0, 0));
@@ -221,6 +201,19 @@ describe('a deployment without filtered reports', () => {
     await tab.click('[data-filters-unanswered] a[data-clear-filters]');
     await tab.waitForURL(/\?range=30d$/);
     expect(await tab.locator('[data-filters-unanswered]').count()).toBe(0);
+    // The payments and retention pages read the address the same way: the whole site's, said once.
+    for (const [page, ready] of [
+      ['payments', 'tr[data-payment]'],
+      ['retention', '.site-title h1'],
+    ]) {
+      await tab.goto(`${app.svc.url}${SITE_PATH}/${page}?range=all&f=is,channel,Search`);
+      await tab.waitForSelector(ready!);
+      await settled(tab);
+      expect(await tab.locator('[data-filters-unanswered]').count(), page).toBe(1);
+      expect(await tab.locator('.error-box, [data-chip], [data-add-filter]').count(), page).toBe(0);
+    }
+    // No request of theirs failed: only the dashboard's two early ones above.
+    expect(failed).toHaveLength(2);
     await tab.close();
   }, 120_000);
 
