@@ -212,6 +212,12 @@ describe('a deployment without filtered reports', () => {
       expect(await tab.locator('[data-filters-unanswered]').count(), page).toBe(1);
       expect(await tab.locator('.error-box, [data-chip], [data-add-filter]').count(), page).toBe(0);
     }
+    // A visitor's timeline lists its pages as text, not as links that would filter the dashboard.
+    await tab.goto(`${app.svc.url}${SITE_PATH}/payments?range=all`);
+    await tab.locator('a.visitor-link').first().click();
+    await tab.waitForSelector('[data-step=page]');
+    await settled(tab);
+    expect(await tab.locator('[data-step=page] a').count()).toBe(0);
     // No request of theirs failed: only the dashboard's two early ones above.
     expect(failed).toHaveLength(2);
     await tab.close();
