@@ -1,17 +1,92 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli } from '../support/cli.js';
+import { directPaymentReports, type DirectPayment } from '../support/direct-payment-reports.js';
 import { paymentMix } from '../../bench/payment-mix.js';
 import { startLocalService } from '../../local/service.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
+import type { PaymentImportPhase } from '../../lambdas/services/payment-import.js';
 
+/**
+ * `kill -9` during `footfall import payments`, twice, then a rerun: every
+ * report equals a direct computation from the inputs, and those of an import
+ * that never stopped (`docs/payments.md`, "Importing historic payments",
+ * *Resumable*).
+ *
+ * The inputs are the import's stated mix (`bench/payment-mix.ts`: renewals,
+ * partial and full refunds as later lines, failed renewals, four currencies,
+ * one-off payments without a customer, visitors with and without visits).
+ * The import is killed once while it stores the PAYMENT, alias and CUSTOMER
+ * items and once while it writes the derived items (the list, timeline
+ * copies and payer entries, the days and months recomputed, or the cohorts),
+ * in an order and some milliseconds into the phase that a seed chooses
+ * (printed; `FOOTFALL_SEED=<n>` replays it); the first kill stops the first
+ * run, the second the rerun, and a third run completes. The reports (overview,
+ * channel breakdown, every row of the payment list, retention), read
+ * through the report API, must equal a clean import's of the same lines, and
+ * the figures a direct computation gives (`directPaymentReports`: credit,
+ * USD conversion, refunds, failed payments, payers and cohorts from the
+ * documented rules, not through the importer).
+ *
+ * Size and kill points: `FOOTFALL_CRASH_PAYMENTS` (1,500 by default, the
+ * reliability suite's quick run);
+ * `FOOTFALL_CRASH_AT=<phase>[,<phase>]` kills at the first progress line of
+ * those phases instead (`crediting payments`, `storing payments`, `writing
+ * payments`, `recomputing days`, `recomputing cohorts`), one kill per phase
+ * named. At 100,000 payments (the issue's size; about half an hour on a
+ * quiet 2-core machine, not part of CI):
+ *
+ *     FOOTFALL_CRASH_PAYMENTS=100000 npx vitest run --config vitest.reliability.config.ts \
+ *       test/reliability/import-payments-crash.test.ts
+ */
 const DAY = 86_400_000;
-/** Payments of the stated mix (`bench/payment-mix.ts`); `FOOTFALL_CRASH_PAYMENTS` runs it at 100,000. */
 const PAYMENTS = Number(process.env.FOOTFALL_CRASH_PAYMENTS ?? 1500);
 const env = { ...process.env, FOOTFALL_DATA: '', PORT: '' };
+
+/** The phases a kill may aim at: the import's progress lines (`PaymentImportPhase`) after reading. */
+const KILLABLE: readonly PaymentImportPhase[] = [
+  'crediting payments',
+  'storing payments',
+  'writing payments',
+  'recomputing days',
+  'recomputing cohorts',
+];
+/** The phases that write derived items: one kill of each run lands in one of them. */
+const DERIVED: readonly PaymentImportPhase[] = ['writing payments', 'recomputing days', 'recomputing cohorts'];
+
+interface Kill {
+  phase: PaymentImportPhase;
+  /** ms after the phase's first progress line. */
+  delayMs: number;
+}
+
+/** The kills of this run: `FOOTFALL_CRASH_AT`'s phases, or one storing and one derived phase in a seeded order. */
+function killPlan(seed: number): Kill[] {
+  const [derived, storingFirst, d1, d2] = fc.sample(
+    fc.tuple(
+      fc.constantFrom(...DERIVED),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 200 }),
+      fc.integer({ min: 0, max: 200 }),
+    ),
+    { seed, numRuns: 1 },
+  )[0]!;
+  const named = process.env.FOOTFALL_CRASH_AT?.split(',').map((p) => p.trim());
+  if (named) {
+    const unknown = named.filter((p) => !KILLABLE.includes(p as PaymentImportPhase));
+    if (unknown.length > 0) throw new Error(`FOOTFALL_CRASH_AT: unknown phase ${unknown.join(', ')}`);
+    return named.map((phase, i) => ({ phase: phase as PaymentImportPhase, delayMs: i === 0 ? d1 : d2 }));
+  }
+  const kills: Kill[] = [
+    { phase: 'storing payments', delayMs: d1 },
+    { phase: derived, delayMs: d2 },
+  ];
+  return storingFirst ? kills : kills.reverse();
+}
 
 async function siteWithVisits(root: string, name: string, events: string): Promise<string> {
   const dataDir = join(root, name);
@@ -24,20 +99,81 @@ async function siteWithVisits(root: string, name: string, events: string): Promi
   return dataDir;
 }
 
-/** Every payment report, read through the report API. */
-async function reports(dataDir: string) {
+/**
+ * Runs `import payments` and sends it SIGKILL `kill.delayMs` after its first progress line of `kill.phase`;
+ * returns the phase its last progress line named when the signal went (the phase it died in).
+ */
+async function importKilled(dataDir: string, lines: string, kill: Kill): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [CLI, '--data', dataDir, 'import', 'payments', lines, '--site', 'bench.example'],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  let current = '';
+  let killedIn = '';
+  let aimed = false;
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += String(d);
+    const phases = stderr
+      .split('\n')
+      .map((line) => KILLABLE.find((p) => line.startsWith(p)))
+      .filter((p) => p !== undefined);
+    current = phases.at(-1) ?? '';
+    if (!aimed && phases.includes(kill.phase)) {
+      aimed = true;
+      setTimeout(() => {
+        killedIn = current;
+        child.kill('SIGKILL');
+      }, kill.delayMs);
+    }
+  });
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('exit', (c, s) => resolve([c, s])),
+  );
+  expect({ code, signal }, `the import was killed before it ended (aimed at ${kill.phase}):\n${stderr}`).toEqual({
+    code: null,
+    signal: 'SIGKILL',
+  });
+  return killedIn;
+}
+
+/**
+ * Every payment report, read through the report API: the overview, the channel breakdown, retention, and the
+ * payment list in full (a window of days at a time, so that no page reads far past an offset).
+ */
+async function reports(dataDir: string, payments: number) {
   const svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
   try {
     const key = (await new DynamoKeyStore(svc.dynamo).create('acme', 'crash', new Date())).key;
     const get = async (path: string) =>
       (
         await fetch(`${svc.url}/api/v1/sites/bench.example${path}`, { headers: { authorization: `Bearer ${key}` } })
-      ).json();
-    const range = `from=${new Date(Date.now() - 400 * DAY).toISOString().slice(0, 10)}&to=${new Date().toISOString().slice(0, 10)}`;
+      ).json() as Promise<Record<string, unknown>>;
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const first = Date.now() - 400 * DAY;
+    const range = `from=${day(first)}&to=${day(Date.now())}`;
+    const rows: Array<Record<string, unknown>> = [];
+    // About 200 payments a window.
+    const windowDays = Math.max(1, Math.min(400, Math.floor((200 * 365) / Math.max(1, payments))));
+    for (let from = first; from <= Date.now(); from += windowDays * DAY) {
+      const window = `from=${day(from)}&to=${day(Math.min(Date.now(), from + (windowDays - 1) * DAY))}`;
+      for (let offset = 0; ; offset += 200) {
+        const page = (await get(`/payments?${window}&filter=all&limit=200&offset=${offset}`)) as {
+          rows: Array<Record<string, unknown>>;
+        };
+        rows.push(...page.rows);
+        if (page.rows.length < 200) break;
+      }
+    }
     return {
       overview: await get(`/overview?${range}`),
       channels: await get(`/breakdown/channel?${range}`),
       payments: await get(`/payments?${range}&filter=all&limit=200`),
+      rows,
       retention: await get(`/retention?${range}`),
     };
   } finally {
@@ -45,11 +181,86 @@ async function reports(dataDir: string) {
   }
 }
 
-describe('kill -9 during import payments, then a rerun', () => {
+type Reports = Awaited<ReturnType<typeof reports>>;
+type Row = Record<string, unknown> & { touch: { ts: string; channel: string } | null };
+type Group = { label: string; customers: number };
+
+/** The figures of `reports` that a direct computation gives, in the shape `directPaymentReports` gives them. */
+function directFigures(r: Reports) {
+  const current = (r.overview as { current: Record<string, unknown> }).current;
+  const byLabel = (a: { label: string }, b: { label: string }) => a.label.localeCompare(b.label);
+  const retention = r.retention as { total: Group; channels: Array<Group & Record<string, unknown>> };
+  return {
+    overview: {
+      payments: current.payments,
+      customers: current.customers,
+      revenue_usd: current.revenue_usd,
+      matched_payments: current.matched_payments,
+      matched_revenue_usd: current.matched_revenue_usd,
+      converted: current.converted,
+    },
+    channels: (r.channels as { rows: Array<Record<string, unknown> & { label: string; payments: number }> }).rows
+      .filter((row) => row.payments > 0)
+      .map(({ label, payments, customers, revenue_usd }) => ({ label, payments, customers, revenue_usd }))
+      .sort(byLabel),
+    customers: retention.total.customers,
+    retention: retention.channels
+      .filter((g) => g.customers > 0)
+      .map(({ label, customers, first_payment_usd, refunded_usd, net_ltv_usd }) => ({
+        label,
+        customers,
+        first_payment_usd,
+        refunded_usd,
+        net_ltv_usd,
+      }))
+      .sort(byLabel),
+    rows: (r.rows as Row[])
+      .map((row) => ({
+        provider: row.provider,
+        provider_payment_id: row.provider_payment_id,
+        ts: row.ts,
+        amount: row.amount,
+        currency: row.currency,
+        amount_usd: row.amount_usd,
+        refunded: row.refunded,
+        net_usd: row.net_usd,
+        status: row.status,
+        customer_id: row.customer_id ?? null,
+        visitor_id: row.visitor_id ?? null,
+        is_renewal: row.is_renewal,
+        touch: row.touch ? { ts: row.touch.ts, channel: row.touch.channel } : null,
+      }))
+      .sort((a, b) => String(a.provider_payment_id).localeCompare(String(b.provider_payment_id))),
+  };
+}
+
+/** A payment row as the direct computation has it. */
+const directRow = (p: DirectPayment) => ({
+  provider: p.provider,
+  provider_payment_id: p.id,
+  ts: new Date(p.ts).toISOString(),
+  amount: p.amount,
+  currency: p.currency,
+  amount_usd: p.amountCents / 100,
+  refunded: p.refunded,
+  net_usd: p.netCents / 100,
+  status: p.status,
+  customer_id: p.customer,
+  visitor_id: p.visitor,
+  is_renewal: p.renewal,
+  touch: p.credit ? { ts: new Date(p.credit.start).toISOString(), channel: p.credit.channel } : null,
+});
+
+describe('kill -9 during import payments, twice, then a rerun', () => {
   let root = '';
   afterAll(async () => rm(root, { recursive: true, force: true }));
 
-  it('ends with the reports of an import that never stopped', async () => {
+  it('ends with the reports of a direct computation and of an import that never stopped', async () => {
+    const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+    const kills = killPlan(seed);
+    console.log(
+      `import crash: seed ${seed} (FOOTFALL_SEED=${seed} to replay), ${PAYMENTS} payments, kills: ${kills.map((k) => `${k.phase} +${k.delayMs} ms`).join(', ')}`,
+    );
     root = await mkdtemp(join(tmpdir(), 'ff-import-crash-'));
     const mix = paymentMix(PAYMENTS, Date.now() - DAY);
     const [lines, events] = [join(root, 'payments.jsonl'), join(root, 'events.jsonl')];
@@ -57,46 +268,34 @@ describe('kill -9 during import payments, then a rerun', () => {
     await writeFile(events, mix.events.join('\n') + '\n');
 
     const crashed = await siteWithVisits(root, 'crashed', events);
-    // Killed once the derived items are being written: the PAYMENT items are in, the rollups are not.
-    const child = spawn(
-      process.execPath,
-      [CLI, '--data', crashed, 'import', 'payments', lines, '--site', 'bench.example'],
-      {
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    let killedIn = '';
-    child.stderr.on('data', (d: Buffer) => {
-      const text = String(d);
-      if (!killedIn && /writing payments\s+[1-9]/.test(text)) {
-        killedIn = text.trim().split('\n').at(-1) ?? '';
-        child.kill('SIGKILL');
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-    expect(killedIn, 'the import was killed while writing').not.toBe('');
-    expect(code).toBeNull();
+    const diedIn: string[] = [];
+    for (const kill of kills) diedIn.push(await importKilled(crashed, lines, kill));
+    console.log(`import crash: killed in ${diedIn.join(', then ')}`);
     const rerun = runCli(
       ['--data', crashed, '--json', 'import', 'payments', lines, '--site', 'bench.example'],
-      600_000,
+      1_800_000,
     );
     expect(rerun.status, rerun.stderr).toBe(0);
     expect(JSON.parse(rerun.stdout)).toMatchObject({ payments: mix.payments, invalid: 0 });
 
     const clean = await siteWithVisits(root, 'clean', events);
-    const once = runCli(['--data', clean, '--json', 'import', 'payments', lines, '--site', 'bench.example'], 600_000);
+    const once = runCli(['--data', clean, '--json', 'import', 'payments', lines, '--site', 'bench.example'], 1_800_000);
     expect(once.status, once.stderr).toBe(0);
 
-    const [after, reference] = [await reports(crashed), await reports(clean)];
+    const [after, reference] = [await reports(crashed, PAYMENTS), await reports(clean, PAYMENTS)];
     expect(after).toEqual(reference);
-    // The reports hold the payments, each listed once.
-    const listed = reference.payments as {
-      total: number;
-      rows: Array<{ provider: string; provider_payment_id: string }>;
+
+    // The figures straight from the inputs: each payment listed once, as its lines say, credited by the rules.
+    const direct = directPaymentReports(mix.lines, mix.events);
+    expect(direct.payments).toHaveLength(mix.payments);
+    const expected = {
+      overview: direct.overview,
+      channels: direct.channels,
+      customers: direct.overview.customers,
+      retention: direct.retention,
+      rows: direct.payments.map(directRow).sort((a, b) => a.provider_payment_id.localeCompare(b.provider_payment_id)),
     };
-    expect(listed.total).toBeGreaterThan(0);
-    const ids = listed.rows.map((r) => `${r.provider}:${r.provider_payment_id}`);
-    expect(new Set(ids).size).toBe(ids.length);
-  }, 900_000);
+    expect(directFigures(after)).toEqual(expected);
+    expect((after.payments as { total: number }).total).toBe(mix.payments);
+  }, 3_600_000);
 });
