@@ -50,6 +50,8 @@ export interface DirectPaymentReports {
   };
   /** Per channel of the credited visit (Unattributed for none): payments, customers, revenue. */
   channels: Array<{ label: string; payments: number; customers: number; revenue_usd: number }>;
+  /** The most distinct payers of counted payments in one UTC calendar month. */
+  busiestMonthPayers: number;
   /** Retention's cohorts by the channel of each customer's first payment. */
   retention: Array<{
     label: string;
@@ -190,8 +192,10 @@ export function directPaymentReports(lines: readonly string[], events: readonly 
     });
   }
 
+  const byMonth = groupBy(counted, (p) => new Date(p.ts).toISOString().slice(0, 7));
   return {
     payments,
+    busiestMonthPayers: Math.max(0, ...[...byMonth.values()].map((ps) => new Set(ps.map(payerOf)).size)),
     overview: {
       payments: counted.length,
       customers: new Set(counted.map(payerOf)).size,
