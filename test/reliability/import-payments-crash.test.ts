@@ -348,6 +348,19 @@ describe('kill -9 during import payments, twice, then a rerun', () => {
     // The figures straight from the inputs: each payment listed once, as its lines say, credited by the rules.
     const direct = directPaymentReports(mix.lines, mix.events);
     expect(direct.payments).toHaveLength(mix.payments);
+    // Every case the rules tell apart is in the mix: failed, partly and fully refunded, credited or not, one-off.
+    const cases = new Set(
+      direct.payments.map((p) =>
+        [p.status, p.refunded > 0 && p.refunded < p.amount, p.credit !== null, p.customer === null].join(' '),
+      ),
+    );
+    for (const c of [
+      'failed false true false',
+      'paid true true false',
+      'refunded false false false',
+      'paid false false true',
+    ])
+      expect(cases, c).toContain(c);
     const { rows, ...figures } = withPayerCountsChecked(directFigures(after), direct);
     expect(figures).toEqual({
       overview: direct.overview,
