@@ -10,6 +10,7 @@ import type {
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import { FilteredRelations, countsOf } from './filtered-relations.js';
+import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
 
@@ -156,7 +157,7 @@ export class LocalFilteredVisits implements FilteredVisits {
           `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
           `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
-          `FROM (SELECT cents, customer, unnest(list_distinct(goals)) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
+          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
           `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_key), 0, 0, 0 FROM v`,
       )
     ).getRowObjectsJS();
