@@ -12,7 +12,7 @@ import type {
   PendingCreditBulk,
   VisitStore,
 } from '../ports.js';
-import { inParallel } from '../domain/parallel.js';
+import { inParallel, writeBehind } from '../domain/parallel.js';
 import {
   PENDING_CREDIT_MS,
   attribute,
@@ -61,6 +61,9 @@ export interface PaymentImportOutcome {
 }
 
 const FAR_FUTURE_MS = 9_999_999_999_999;
+
+/** New payments handed to `bulkPutPayments` at once while crediting goes on (about 1 KB each). */
+const NEW_PAYMENTS_BUFFER = 500;
 
 /** Thrown when a site cannot take a bulk import now; the CLI shows the message. */
 export class PaymentImportError extends Error {}
@@ -247,6 +250,9 @@ async function importInto(
   const total = merged.length;
   const report = (phase: PaymentImportPhase, done: number) =>
     options.onProgress?.({ phase, done, total, fraction: total === 0 ? 1 : done / total });
+  // New payments' PAYMENT items are written while the others are credited (nothing reads them meanwhile,
+  // and a rerun finds them unchanged): the store works while this thread credits.
+  const newPayments = writeBehind(NEW_PAYMENTS_BUFFER, (ps: Payment[]) => deps.payments.bulkPutPayments(ps));
   await inParallel([...byPayer.values()], options.concurrency ?? 16, async (payments) => {
     for (const { current, payment: m } of payments) {
       const customer = m.customer_id ? (customers.get(aliasRef(m.provider, m.customer_id)) ?? null) : null;
@@ -260,6 +266,7 @@ async function importInto(
       const payment = { ...candidate, rev: changed ? (current?.rev ?? 0) + 1 : (current?.rev ?? 0) };
       if (payment.customer_id) change(payment.provider, payment.customer_id, (cur) => customerAfter(cur, payment));
       settled.push({ current, payment });
+      if (!current) await newPayments.add(payment);
       if (++credited % 1000 === 0) report('crediting payments', credited);
     }
   });
@@ -274,8 +281,8 @@ async function importInto(
     if (current && customerKey(current) !== customerKey(payment))
       await deps.payers.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
 
-  // PAYMENT items: new ones in bulk, changed ones on their revision; a lost race is settled one by one.
-  await deps.payments.bulkPutPayments(settled.filter((s) => !s.current).map((s) => s.payment));
+  // PAYMENT items: new ones in bulk (most already written), changed ones on their revision; a lost race is settled one by one.
+  await newPayments.done();
   const lost = new Set<string>();
   for (const { current, payment } of settled) {
     if (!current || payment.rev === current.rev) continue;
