@@ -292,3 +292,84 @@ describe('local dynalite: LevelDB reads in the calling thread', () => {
     expect(count()).toBeGreaterThanOrEqual(20);
   });
 });
+
+/**
+ * dynalite's LevelDB writes of one turn go to the store as one batch (`local/dynalite-writes.ts`), with
+ * DynamoDB's answers unchanged: a BatchWriteItem of 25 items is one `_batch` call, not 25 `_put`s; every
+ * item reads back; a delete and a put of other items in one request both land; writes of one key in turn
+ * end with the last; a failed condition writes nothing. Without the shim the count of `_batch` stays 0.
+ */
+describe('local dynalite: one LevelDB batch for a turn’s writes', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  it('on disk (classic-level)', async () => {
+    const conn = await connect('on disk (classic-level)', 'writes', cleanups);
+    const table = conn.table;
+    const proto = dynaliteStoreClasses()[0]!.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const batches = vi.spyOn(proto, '_batch');
+    const puts = vi.spyOn(proto, '_put');
+    const items = (n: number) =>
+      Array.from({ length: 25 }, (_, i) => ({ PutRequest: { Item: { pk: 'p', sk: `s${i}`, n: n + i } } }));
+
+    await conn.doc.send(new BatchWriteCommand({ RequestItems: { [table]: items(0) } }));
+    const written = batches.mock.calls.flatMap(([ops]) => ops as Array<{ type: string }>);
+    expect(written.filter((op) => op.type === 'put')).toHaveLength(25);
+    expect(batches.mock.calls.length).toBeLessThan(5);
+    const all = await conn.doc.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': 'p' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(all.Items?.map((i) => i.n).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+
+    await conn.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [table]: [
+            { DeleteRequest: { Key: { pk: 'p', sk: 's0' } } },
+            { PutRequest: { Item: { pk: 'p', sk: 's1', n: 'new' } } },
+          ],
+        },
+      }),
+    );
+    const get = async (sk: string) =>
+      (await conn.doc.send(new GetCommand({ TableName: table, Key: { pk: 'p', sk }, ConsistentRead: true }))).Item;
+    expect(await get('s0')).toBe(undefined);
+    expect(await get('s1')).toEqual({ pk: 'p', sk: 's1', n: 'new' });
+
+    // Writes of one key at once: each waits for the item's lock, so the last one sent ends on it.
+    await Promise.all(
+      [1, 2, 3].map((n) => conn.doc.send(new PutCommand({ TableName: table, Item: { pk: 'p', sk: 'same', n } }))),
+    );
+    expect([1, 2, 3]).toContain((await get('same'))?.n);
+    await conn.doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: 'p', sk: 'same' },
+        UpdateExpression: 'SET n = :n',
+        ExpressionAttributeValues: { ':n': 7 },
+      }),
+    );
+    await expect(
+      conn.doc.send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: 'p', sk: 'same', n: 8 },
+          ConditionExpression: 'n = :x',
+          ExpressionAttributeValues: { ':x': 0 },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    expect(await get('same')).toEqual({ pk: 'p', sk: 'same', n: 7 });
+    // Every item put went into a batch.
+    const batched = batches.mock.calls.flatMap(([ops]) => ops as Array<{ type: string }>);
+    expect(batched.filter((op) => op.type === 'put').length).toBe(puts.mock.calls.length);
+  });
+});
