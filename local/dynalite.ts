@@ -8,7 +8,6 @@ import { PassThrough } from 'node:stream';
 import { checkSigV4 } from './sigv4-check.js';
 import { closeDynaliteIterators } from './dynalite-iterators.js';
 import { syncDynaliteReads } from './dynalite-reads.js';
-import { batchDynaliteWrites } from './dynalite-writes.js';
 import { dynaliteThread } from './dynalite-thread.js';
 
 const require = createRequire(import.meta.url);
@@ -184,7 +183,6 @@ export function requireCredential(server: Server, credentials: LocalCredentials,
 export async function serveDynalite(dbPath: string, credentials: LocalCredentials): Promise<Server> {
   closeDynaliteIterators();
   syncDynaliteReads();
-  batchDynaliteWrites();
   const dynalite = require('dynalite') as (options: Record<string, unknown>) => Server;
   const server = dynalite({ path: dbPath, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   requireCredential(server, credentials);
