@@ -75,7 +75,8 @@ export class PaymentImportError extends Error {}
  * payment in memory (in their order, as `mergePaymentFact` would one by one),
  * every payment is credited in credit order (first payments before renewals,
  * then by time; customers updated as `settlePayment` does), and the items are
- * written with BatchWriteItem: PAYMENT, PAYMENT_ALIAS and CUSTOMER items,
+ * written with BatchWriteItem: PAYMENT, PAYMENT_ALIAS (a new payment's while
+ * the others are still credited) and CUSTOMER items,
  * then the derived items through `PaymentBulkLoads.bulkLoader` (the
  * loader the report benchmark and `footfall rebuild` use), which recomputes
  * every day and month touched, and the payers' cohorts, from the table, so
