@@ -30,13 +30,6 @@ const MAX_ATTEMPTS = 8;
 export const BULK_CONCURRENCY = 8;
 
 /**
- * Months a bulk recompute (list counters, cohorts) works on at once, each with `BULK_CONCURRENCY`
- * requests of its own: a month's paged Query of its list or members waits on one request at a
- * time, so a second month's writes keep both ends busy meanwhile.
- */
-export const BULK_MONTHS = 2;
-
-/**
  * BatchWriteItem in chunks of 25, re-sending unprocessed items (DynamoDB
  * returns them under throttling) and throttled requests (`THROTTLED`, once
  * the SDK's own retries gave up) with exponential backoff, 50 ms doubling up

@@ -1,6 +1,5 @@
 import type { DynamoConnection } from '../client.js';
-import { BULK_CONCURRENCY, BULK_MONTHS } from '../batch.js';
-import { daysByMonth } from '../../../domain/payments/recompute-plan.js';
+import { BULK_CONCURRENCY } from '../batch.js';
 import { inParallel } from '../../../domain/parallel.js';
 import { dayCohort, keptFrom, monthCohort, type PayerSummary } from '../../../domain/reports/cohorts.js';
 import { CohortMemberStore } from './cohort-member-store.js';
@@ -47,11 +46,12 @@ export class CohortRecompute {
   /**
    * `days` for a bulk load's days: a month's days' counters bumped first, then one paged Query of
    * the month's members (instead of one per day), so each day's result carries the guard `day`'s
-   * would; then the month, after its own days. `BULK_MONTHS` months at once (one month's Query
-   * overlaps another's writes). Memory: that many months' members at a time.
+   * would; then each month. Memory: one month's members at a time.
    */
   async bulk(site: string, timezone: string, days: Iterable<string>, now?: number): Promise<void> {
-    await inParallel(daysByMonth(days), BULK_MONTHS, async ([month, monthDays]) => {
+    const byMonth = new Map<string, string[]>();
+    for (const day of new Set(days)) byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), day]);
+    for (const [month, monthDays] of [...byMonth].sort(([a], [b]) => a.localeCompare(b))) {
       const src = new Map<string, number>();
       await inParallel(monthDays, BULK_CONCURRENCY, async (day) => {
         src.set(day, await this.cohorts.bump(site, day));
@@ -60,8 +60,8 @@ export class CohortRecompute {
       await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
         this.writeDay(site, timezone, day, src.get(day) ?? 0, members.get(day) ?? [], now),
       );
-      await this.month(site, timezone, month, now);
-    });
+    }
+    await inParallel([...byMonth.keys()], BULK_CONCURRENCY, (month) => this.month(site, timezone, month, now));
   }
 
   private async writeDay(

@@ -1,5 +1,5 @@
 import type { DynamoConnection } from '../client.js';
-import { BULK_CONCURRENCY, BULK_MONTHS } from '../batch.js';
+import { BULK_CONCURRENCY } from '../batch.js';
 import { inParallel } from '../../../domain/parallel.js';
 import {
   dayCustomers,
@@ -52,12 +52,11 @@ export class PaymentListRecompute {
    * Recomputes each of `days` (`YYYY-MM-DD`, site-local) once, every dimension slot, then each of
    * their months once. A month's days are read together: their change counters bumped first, then
    * one paged Query of the month's list partition (instead of two per day), so each day's result
-   * carries the guard `recomputeDay`'s would; the month follows its own days. `BULK_MONTHS` months
-   * at once, so one month's Query and the next one's writes overlap. Memory: that many months'
-   * list items at a time.
+   * carries the guard `recomputeDay`'s would. Memory: one month's list items at a time.
    */
   async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
-    await inParallel(daysByMonth(days), BULK_MONTHS, async ([month, monthDays]) => {
+    const byMonth = daysByMonth(days);
+    for (const [month, monthDays] of byMonth) {
       const src = new Map<string, number>();
       await inParallel(
         monthDays,
@@ -68,8 +67,12 @@ export class PaymentListRecompute {
       await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
         this.writeDay(site, day, src.get(day) ?? 0, listed.get(day) ?? [], ALL_SLOTS_SET),
       );
-      await this.recomputeMonth(site, month, ALL_SLOTS_SET);
-    });
+    }
+    await inParallel(
+      byMonth.map(([month]) => month),
+      BULK_CONCURRENCY,
+      (month) => this.recomputeMonth(site, month, ALL_SLOTS_SET),
+    );
   }
 
   /**

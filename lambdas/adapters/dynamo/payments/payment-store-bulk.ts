@@ -46,9 +46,9 @@ export interface BulkLoadParts {
  * of payments at a time (the import; the report benchmark's loader writes its payments a batch of
  * customers at a time; `docs/data-model.md`, "Payments"). `add` writes a chunk's PAYMENT (unless
  * `writePayments` is false), VISITOR_PAYMENT, list and PAYER_PAYMENT items at once, with
- * BatchWriteItem (the three families side by side); `finish` (once, after the last chunk) writes each
- * visitor's marker, recomputes every day and month touched once, and the payers' summaries, members and
- * cohorts (reading the site's CUSTOMER items), the three side by side (each reads only its own family), so the table ends item for item as after one load of all the payments, whatever the
+ * BatchWriteItem; `finish` (once, after the last chunk) writes each visitor's marker, recomputes every
+ * day and month touched once, then the payers' summaries, members and cohorts (reading the site's
+ * CUSTOMER items), so the table ends item for item as after one load of all the payments, whatever the
  * chunks and their order (`test/payments/bulk-load-chunks.test.ts`): the same items settling each
  * payment leaves. A payment must be in one chunk only, and every payment of a visitor or payer in some
  * chunk. Memory between chunks: the days, the visitors with their latest payment time and the payer
@@ -81,20 +81,17 @@ export function paymentBulkLoader(
           latest.set(p.visitor, Math.max(latest.get(p.visitor) ?? 0, p.ts ?? 0));
         }
       }
-      // Three item families, none read here: written side by side, so one's requests fill the others' gaps.
-      await Promise.all([
-        batchWrite(
-          parts.conn,
-          items.map((Item) => ({ PutRequest: { Item } })),
-          BULK_CONCURRENCY,
-        ),
-        parts.list.bulkWrite(
-          site,
-          payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []),
-          days,
-        ),
-        parts.cohorts.bulkWrite(site, payments, rate, payers),
-      ]);
+      await batchWrite(
+        parts.conn,
+        items.map((Item) => ({ PutRequest: { Item } })),
+        BULK_CONCURRENCY,
+      );
+      await parts.list.bulkWrite(
+        site,
+        payments.flatMap((p) => contributionOf({ ...p, site }, timezone, rate) ?? []),
+        days,
+      );
+      await parts.cohorts.bulkWrite(site, payments, rate, payers);
     },
     unlist: async (positions) => {
       if (finished) throw new Error('bulk load: unlist after finish');
@@ -103,16 +100,10 @@ export function paymentBulkLoader(
     finish: async () => {
       if (finished) throw new Error('bulk load: finished twice');
       finished = true;
-      // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs);
-      // the counters from the list; the payers from their entries. Each reads and writes items of its own
-      // family only, so the three run side by side.
-      await Promise.all([
-        parts.timeline.bulkMarkers(site, latest, options.raiseMarkers ?? false),
-        parts.list.bulkRecompute(site, days),
-        parts
-          .customers(site)
-          .then((customers) => parts.cohorts.bulkSummarize(site, timezone, payers, customers, options.now)),
-      ]);
+      // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
+      await parts.timeline.bulkMarkers(site, latest, options.raiseMarkers ?? false);
+      await parts.list.bulkRecompute(site, days);
+      await parts.cohorts.bulkSummarize(site, timezone, payers, await parts.customers(site), options.now);
     },
   };
 }
