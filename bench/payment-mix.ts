@@ -84,7 +84,8 @@ export function paymentMix(payments: number, endMs: number, seed = 35): PaymentM
         subscription_id: `sub_${c}`,
       };
       rows.push({ ts, line: base });
-      const refund = failed ? 0 : rnd();
+      // A failed payment moved no money: nothing to refund.
+      const refund = failed ? 1 : rnd();
       if (refund < 0.05)
         rows.push({
           ts: ts + 3 * DAY,

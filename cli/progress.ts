@@ -18,6 +18,8 @@ const UNITS: ReadonlyMap<string, string> = new Map([
   ['cleaning up', 'items deleted'],
   ['sessionizing', 'events'],
   ['crediting payments', 'payments'],
+  ['storing payments', 'payments'],
+  ['writing payments', 'payments'],
   ['reading stripe', 'objects'],
   ['reading lemonsqueezy', 'objects'],
   ['reading paddle', 'objects'],

@@ -423,8 +423,12 @@ export interface PaymentBulkLoad {
   add(payments: readonly Payment[]): Promise<void>;
   /** Deletes list positions (`PaymentListLayout.positions`) payments left (their `unlisted`); `finish` recomputes their days. */
   unlist(positions: readonly string[]): Promise<void>;
-  finish(): Promise<void>;
+  /** Writes the markers and recomputes the days, months and cohorts; `onStep` is told as each of those begins. */
+  finish(onStep?: (step: BulkLoadStep) => void): Promise<void>;
 }
+
+/** The steps of `PaymentBulkLoad.finish`: the visitors' markers with every day and month touched, then the payers' cohorts. */
+export type BulkLoadStep = 'days' | 'cohorts';
 
 /** How `bulkLoader` treats what the table held before it. */
 export interface BulkLoadOptions {

@@ -204,6 +204,9 @@ export class FootfallStack extends Stack {
       // function compares it with before it trusts CloudFront-Viewer-Address (lambdas/handlers/app.ts).
       const originSecret = Fn.select(2, Fn.split('/', Aws.STACK_ID));
       this.functions.app?.fn.addEnvironment('ORIGIN_SECRET', originSecret);
+      // What the app offers (lambdas/handlers/app.ts `capabilities`): filters and properties only where the report
+      // and MCP functions have the filtered engine, so a stack without it shows no dead filter.
+      if (config.filteredReports) this.functions.app?.fn.addEnvironment('FILTERED_REPORTS', 'true');
       const { appDomain, appCertificateArn } = config;
       if (appDomain && !appCertificateArn)
         throw new Error(

@@ -83,6 +83,12 @@ export interface LocalServiceOptions {
    * benchmark of the dashboard compares the two (`docs/benchmarks.md`). @default true
    */
   dynaliteThread?: boolean;
+  /**
+   * Whether the report and MCP functions have the filtered engine and the operations runs write its visit table, as
+   * an AWS stack deployed with `-c filteredReports=true`; false answers as one deployed without it (`filters` and the
+   * properties reports a 400, the app told so: `docs/app.md`, "What the deployment answers"). @default true
+   */
+  filteredReports?: boolean;
 }
 
 export interface LocalService {
@@ -190,6 +196,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   // Filtered reports read the visit table the operations runs write (`docs/data-model.md`, "Filtered reports").
   const visitTable = new LocalVisitTable(paths.visitTable);
   const filtered = new LocalFilteredVisits(paths.visitTable);
+  const withEngine = options.filteredReports ?? true;
   const eventHandler = createEventHandler(
     dynamoEventDeps(event, {
       telemetry,
@@ -227,7 +234,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/api/v1/{proxy+}',
       handler: createReportHandler({
         ...telemetry,
-        ...dynamoReportDeps(report, clock, functionFilteredVisits(filtered, 'report')),
+        ...dynamoReportDeps(report, clock, withEngine ? functionFilteredVisits(filtered, 'report') : undefined),
       }),
       functionName: 'report',
     });
@@ -237,7 +244,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/mcp',
       handler: createMcpHandler({
         ...telemetry,
-        ...dynamoReportDeps(mcp, clock, functionFilteredVisits(filtered, 'mcp')),
+        ...dynamoReportDeps(mcp, clock, withEngine ? functionFilteredVisits(filtered, 'mcp') : undefined),
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',
@@ -253,6 +260,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         emailReports: { store: new DynamoEmailReportStore(app), from: LOCAL_REPORT_SENDER },
         imports: { start: imports.start, jobs: new DynamoImportJobStore(app) },
         cookieSecurity: 'local',
+        capabilities: { filtered_reports: withEngine },
       }),
       functionName: 'app',
     });
@@ -302,10 +310,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     catchUp,
     clock,
     logger: telemetry.logger,
-    visitTable: {
-      table: functionVisitTable(visitTable, 'operations'),
-      changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
-    },
+    visitTable: withEngine
+      ? {
+          table: functionVisitTable(visitTable, 'operations'),
+          changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
+        }
+      : undefined,
   });
   const runScheduled = createScheduledHandler(
     dynamoScheduledDeps(scheduledConn, {

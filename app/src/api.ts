@@ -8,7 +8,8 @@
  */
 import type { ReportBody, ReportName, ReportQuery } from '../../lambdas/handlers/report-table.js';
 import { REPORT_PATHS, fillPath, type PathNames } from '../../lambdas/handlers/report-paths.js';
-import type { OpenedShare, ShareView } from '../../lambdas/services/share-links.js';
+import type { OpenedShare as OpenedLink, ShareView } from '../../lambdas/services/share-links.js';
+import type { Capabilities } from '../../lambdas/handlers/app.js';
 
 /** An error answer (`{error, field?}`, `docs/api.md` "Errors") or a network failure (status 0). */
 export class ApiError extends Error {
@@ -103,9 +104,13 @@ export function qs(params: { [name: string]: string | number | null | undefined 
 
 export type Role = 'owner' | 'member';
 
+/** What the deployment answers that another may not (`docs/app.md`, "What the deployment answers"). */
+export type { Capabilities };
+
 export interface Me {
   user: { email: string; created?: string; role?: Role };
   account: { id: string; name: string };
+  capabilities: Capabilities;
 }
 
 // The report API's bodies, derived from the report table's response schemas (lambdas/handlers/report-table.ts).
@@ -219,8 +224,8 @@ export interface ApiKey {
 
 /** A shared link as Site settings list it (`GET /api/app/sites/{domain}/shares`), as the server's service answers it. */
 export type ShareLink = ShareView;
-/** What opening a shared link answers (`POST /api/app/shared`). */
-export type { OpenedShare };
+/** What opening a shared link answers (`POST /api/app/shared`), with what the deployment answers. */
+export type OpenedShare = OpenedLink & { capabilities: Capabilities };
 
 export interface AccountUser {
   email: string;

@@ -103,6 +103,18 @@ export interface AppHandlerDeps extends Telemetry {
    * server): that header is never trusted.
    */
   originSecret?: string;
+  /**
+   * What this deployment answers that another may not, told to the app with who is signed in and with an opened
+   * shared link (`docs/app.md`, "What the deployment answers"): `filtered_reports` when the report and MCP functions
+   * have the filtered engine (locally always; in AWS with `-c filteredReports=true`, `docs/deploy.md`).
+   */
+  capabilities: Capabilities;
+}
+
+/** The deployment's capabilities as the app reads them (`GET /api/app/me`, `POST /api/app/shared`). */
+export interface Capabilities {
+  /** Whether `/api/v1` answers `filters` and the properties reports, or a 400 (`docs/api.md`, "Filters"). */
+  filtered_reports: boolean;
 }
 
 /** Bodies of app requests are small forms; anything larger is refused before parsing. */
@@ -143,9 +155,10 @@ interface AppRoute {
   run(deps: AppHandlerDeps, req: Request): Promise<Reply>;
 }
 
-const me = (user: User) => ({
+const me = (d: AppHandlerDeps, user: User) => ({
   user: { email: user.email, created: user.created, role: user.role },
   account: { id: user.account, name: user.account },
+  capabilities: d.capabilities,
 });
 const ok = (body: unknown, status = 200): Reply => ({ status, body });
 const noContent: Reply = { status: 204 };
@@ -172,7 +185,7 @@ const acceptBody = z.object({ password: z.string('Enter a password.') });
 
 /** Every `/api/app/*` endpoint (docs/app.md), matched on the raw path; path parameters are percent-decoded. */
 const ROUTES: readonly AppRoute[] = [
-  { method: 'GET', pattern: /^\/api\/app\/me$/, access: 'user', run: async (_d, req) => ok(me(who(req).user)) },
+  { method: 'GET', pattern: /^\/api\/app\/me$/, access: 'user', run: async (d, req) => ok(me(d, who(req).user)) },
   {
     method: 'POST',
     pattern: /^\/api\/app\/sign-in$/,
@@ -184,7 +197,7 @@ const ROUTES: readonly AppRoute[] = [
         req.body as z.infer<typeof signInBody>,
         clientAddress(req.event, d.originSecret),
       );
-      return { status: 200, body: me(user), session };
+      return { status: 200, body: me(d, user), session };
     },
   },
   {
@@ -371,7 +384,7 @@ const ROUTES: readonly AppRoute[] = [
       const cookie = unlock
         ? shareCookie(unlock.id, opened.site.domain, unlock.token, (unlock.expires - d.shares.clock()) / 1000, secure)
         : undefined;
-      return { status: 200, body: opened, cookie };
+      return { status: 200, body: { ...opened, capabilities: d.capabilities }, cookie };
     },
   },
   {
@@ -481,7 +494,7 @@ const ROUTES: readonly AppRoute[] = [
         req.params[0]!,
         (req.body as z.infer<typeof acceptBody>).password,
       );
-      return { status: 200, body: me(user), session };
+      return { status: 200, body: me(d, user), session };
     },
   },
 ];

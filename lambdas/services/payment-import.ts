@@ -5,6 +5,7 @@ import { emptyCustomer, withSubscription, type Customer } from '../domain/paymen
 import { customerKey, paymentKey } from '../domain/payments/contribution.js';
 import type { Visit } from '../domain/visit.js';
 import type {
+  BulkLoadStep,
   CustomerBulk,
   PaymentBulkLoads,
   PaymentRecordBulk,
@@ -33,16 +34,29 @@ export type PaymentImportDeps = PaymentDeps & {
   bulk: PaymentBulkLoads;
 };
 
-/** The import's phases; `reading payments` is the caller's (the lines parsed so far). */
-export type PaymentImportPhase = 'reading payments' | 'crediting payments' | 'writing payments';
+/**
+ * The import's phases, in order; `reading payments` is the caller's (the lines parsed so far). `storing
+ * payments` writes the PAYMENT, alias and CUSTOMER items (new payments' PAYMENT and alias items from
+ * `crediting payments` on), `writing payments` the derived items of each chunk
+ * (list, timeline copies, payer entries), `recomputing days` the visitors' markers and each day and month
+ * touched, `recomputing cohorts` the payers' summaries and cohorts. Each is reported as it begins, so a
+ * crash test can stop the import in any of them (`test/reliability/import-payments-crash.test.ts`).
+ */
+export type PaymentImportPhase =
+  | 'reading payments'
+  | 'crediting payments'
+  | 'storing payments'
+  | 'writing payments'
+  | 'recomputing days'
+  | 'recomputing cohorts';
 
 export interface PaymentImportProgress {
   phase: PaymentImportPhase;
-  /** Payments credited or written so far. */
+  /** Payments credited, stored or written so far (all of them in the recomputing phases). */
   done: number;
   total: number;
-  /** `done / total`, 0..1. */
-  fraction: number;
+  /** `done / total`, 0..1; null in the recomputing phases, which count no payments. */
+  fraction: number | null;
 }
 
 export interface PaymentImportOptions {
@@ -64,6 +78,12 @@ const FAR_FUTURE_MS = 9_999_999_999_999;
 
 /** New payments handed to `bulkPutPayments` at once while crediting goes on (about 1 KB each). */
 const NEW_PAYMENTS_BUFFER = 500;
+
+/** The progress phase of each step of the bulk loader's `finish`. */
+const RECOMPUTE_PHASES: Readonly<Record<BulkLoadStep, PaymentImportPhase>> = {
+  days: 'recomputing days',
+  cohorts: 'recomputing cohorts',
+};
 
 /** Thrown when a site cannot take a bulk import now; the CLI shows the message. */
 export class PaymentImportError extends Error {}
@@ -249,8 +269,8 @@ async function importInto(
   const settled: Array<{ current: Payment | null; payment: Payment }> = [];
   let credited = 0;
   const total = merged.length;
-  const report = (phase: PaymentImportPhase, done: number) =>
-    options.onProgress?.({ phase, done, total, fraction: total === 0 ? 1 : done / total });
+  const report = (phase: PaymentImportPhase, done: number, counted = true) =>
+    options.onProgress?.({ phase, done, total, fraction: !counted ? null : total === 0 ? 1 : done / total });
   // New payments' PAYMENT items are written while the others are credited (nothing reads them meanwhile,
   // and a rerun finds them unchanged): the store works while this thread credits.
   const newPayments = writeBehind(NEW_PAYMENTS_BUFFER, (ps: Payment[]) => deps.payments.bulkPutPayments(ps));
@@ -272,6 +292,7 @@ async function importInto(
     }
   });
   report('crediting payments', credited);
+  report('storing payments', 0);
 
   // Timeline copies that moved go first: a crash after it leaves the stored payment to point at them again.
   const moved = settled.filter(
@@ -317,6 +338,7 @@ async function importInto(
       .filter((s) => !waiting(s.payment) && pending.has(aliasRef(s.payment.provider, s.payment.provider_payment_id)))
       .map((s) => s.payment),
   );
+  report('storing payments', total);
 
   // The derived items, by the bulk loader: list, timeline copies, payers; then each day, month and cohort once.
   const load = deps.bulk.bulkLoader(ns, site.timezone, rate, {
@@ -324,13 +346,14 @@ async function importInto(
     now,
     raiseMarkers: true,
   });
+  report('writing payments', 0);
   await load.unlist(kept.flatMap((s) => s.payment.unlisted ?? []));
   const chunk = options.chunk ?? 1000;
   for (let i = 0; i < kept.length; i += chunk) {
     await load.add(kept.slice(i, i + chunk).map((s) => s.payment));
     report('writing payments', Math.min(i + chunk, kept.length));
   }
-  await load.finish();
+  await load.finish((step) => report(RECOMPUTE_PHASES[step], kept.length, false));
   for (const { payment } of kept) if (payment.unlisted?.length) await deps.payments.clearUnlisted(payment);
 
   // Customers whose statuses changed with no payment in the import: their payer summaries.

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { Overview } from '../../app/src/api.js';
+import type { Breakdown, Overview } from '../../app/src/api.js';
+import { orderRows } from '../../app/src/components/breakdown-rows.js';
 import { startLocalService, type LocalService } from '../../local/service.js';
 import { DEMO_ACCOUNT, DEMO_SITE, seedDemo } from '../../local/demo/seed.js';
 import { ensureDemoUser } from '../../local/demo/user.js';
@@ -93,12 +94,20 @@ export async function startDemoApp(options: {
   days: number;
   visitsPerDay: number;
   signIn?: boolean;
+  /** False: a deployment without the filtered engine (`LocalServiceOptions.filteredReports`). @default true */
+  filteredReports?: boolean;
 }): Promise<DemoApp> {
   const dataDir = await mkdtemp(join(tmpdir(), `${options.name}-`));
   let svc: LocalService | undefined;
   let browser: Browser | undefined;
   try {
-    svc = await startLocalService({ dataDir, port: 0, app: true, sessionizeIntervalMs: 0 });
+    svc = await startLocalService({
+      dataDir,
+      port: 0,
+      app: true,
+      sessionizeIntervalMs: 0,
+      filteredReports: options.filteredReports,
+    });
     const { key } = await seedDemo(svc, { days: options.days, visitsPerDay: options.visitsPerDay });
     const demo = await ensureDemoUser(svc.dynamo, dataDir, DEMO_ACCOUNT, svc.url);
     if (!('password' in demo)) throw new Error('the fresh demo user has a password');
@@ -138,6 +147,42 @@ export async function phoneContext(app: Pick<DemoApp, 'browser' | 'desktop'>): P
 export async function settled(p: Page): Promise<void> {
   await p.waitForLoadState('networkidle');
   await p.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
+}
+
+/**
+ * Scrolls the Properties panel into view when the page has one, and waits for its rows: it asks for them only
+ * then (`docs/app.md` "Properties"), and a full-page screenshot scrolls nothing.
+ */
+export async function reachPropertiesPanel(p: Page): Promise<void> {
+  const panel = p.locator('[data-panel=properties]');
+  if (!(await panel.count())) return;
+  await panel.scrollIntoViewIfNeeded();
+  await settled(p);
+}
+
+/** The rows of a panel's table (`selector`) as shown: each row's key (`data-key`), then its visits, payments, revenue and revenue per visit. */
+export function shownRows(p: Page, selector: string): Promise<Array<Array<string | null | undefined>>> {
+  return p
+    .locator(`${selector} tbody tr`)
+    .evaluateAll((trs) =>
+      trs.map((r) => [
+        r.getAttribute('data-key'),
+        ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
+          r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
+        ),
+      ]),
+    );
+}
+
+/** What `shownRows` reads for a breakdown answer: its rows in the app's order (revenue first), keyed and formatted as the app shows them. */
+export function rowsOf(b: Breakdown): string[][] {
+  return orderRows(b.rows, 'revenue_usd').map((r) => [
+    r.unattributed ? '__unattributed' : (r.key ?? '__none'),
+    r.unattributed ? '—' : formatCount(r.visitors),
+    formatCount(r.payments),
+    formatUsd(r.revenue_usd),
+    formatUsdOrDash(r.revenue_per_visitor),
+  ]);
 }
 
 /** The trimmed text of the first element `selector` finds. */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DEMO_SITE } from '../../local/demo/seed.js';
-import { formatCount, formatPercent, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import { formatCount, formatPercent, formatUsd } from '../../app/src/format.js';
 import type {
   Breakdown,
   Goals,
@@ -20,14 +20,16 @@ import {
   SHOTS,
   axeViolations,
   phoneContext,
+  reachPropertiesPanel,
+  rowsOf,
   settled,
+  shownRows,
   startDemoApp,
   stopDemoApp,
   text,
   type DemoApp,
 } from './app-pages.js';
 import { realtimeResponse } from '../../lambdas/domain/reports/schemas.js';
-import { orderRows } from '../../app/src/components/breakdown-rows.js';
 
 /**
  * The app in Chromium against a `npm start`-style service (demo site, demo
@@ -56,8 +58,6 @@ const PANELS: Record<string, string[]> = {
   locations: ['country', 'language'],
   devices: ['device', 'browser', 'os'],
 };
-const rowKey = (r: { key: string | null; unattributed: boolean }) =>
-  r.unattributed ? '__unattributed' : (r.key ?? '__none');
 
 describe('the app in Chromium on the demo site', () => {
   let app: DemoApp;
@@ -85,33 +85,13 @@ describe('the app in Chromium on the demo site', () => {
     await p.waitForSelector(table);
     await settled(p);
     const b = await api<Breakdown>(`/api/v1/sites/${DEMO_SITE}/breakdown/${dimension}?range=30d&limit=10`);
-    const shown = () =>
-      p
-        .locator(`${table} tbody tr`)
-        .evaluateAll((rows) =>
-          rows.map((r) => [
-            r.getAttribute('data-key'),
-            ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
-              r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
-            ),
-          ]),
-        );
-    await expect
-      .poll(shown, { message: dimension, timeout: POLL })
-      .toEqual(
-        orderRows(b.rows, 'revenue_usd').map((r) => [
-          rowKey(r),
-          r.unattributed ? '—' : formatCount(r.visitors),
-          formatCount(r.payments),
-          formatUsd(r.revenue_usd),
-          formatUsdOrDash(r.revenue_per_visitor),
-        ]),
-      );
+    await expect.poll(() => shownRows(p, table), { message: dimension, timeout: POLL }).toEqual(rowsOf(b));
     return b;
   };
   /** Screenshots the desktop page as it is, and the same URL on the phone; axe-core finds no violation on either. */
   const shoot = async (name: string) => {
     await settled(page);
+    await reachPropertiesPanel(page);
     expect(await axe(page), `${name} desktop`).toEqual([]);
     // From the top, or the sticky header lands in the middle of a full-page capture.
     await page.evaluate(() => window.scrollTo(0, 0));

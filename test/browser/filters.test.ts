@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { DEMO_SITE } from '../../local/demo/seed.js';
-import { formatCount, formatUsd, formatUsdOrDash } from '../../app/src/format.js';
+import { formatCount } from '../../app/src/format.js';
 import type { Breakdown, Goals, Overview, Payments, Properties, Timeline, Timeseries } from '../../app/src/api.js';
-import { orderRows } from '../../app/src/components/breakdown-rows.js';
 import { chartLabel } from '../../app/src/components/chart-points.js';
 import {
   CARDS,
@@ -12,7 +11,9 @@ import {
   SHOTS,
   axeViolations,
   phoneContext,
+  rowsOf,
   settled,
+  shownRows,
   startDemoApp,
   stopDemoApp,
   text,
@@ -58,33 +59,18 @@ describe('filters in the app, in Chromium', () => {
   /** A panel's table of `dimension` (`prop:<key>` for a property) shows the API's first 10 rows for `filters`, as the app orders them. */
   const expectPanel = async (p: Page, panel: string, dimension: string, filters: string | undefined) => {
     const b = await api<Breakdown>(`/breakdown/${encodeURIComponent(dimension)}?range=30d&limit=10`, filters);
-    const rows = () =>
-      p
-        .locator(`[data-panel=${panel}] table[data-dimension="${dimension}"] tbody tr`)
-        .evaluateAll((trs) =>
-          trs.map((r) => [
-            r.getAttribute('data-key'),
-            ...['visitors', 'payments', 'revenue_usd', 'revenue_per_visitor'].map((c) =>
-              r.querySelector(`[data-col=${c}]`)?.textContent?.trim(),
-            ),
-          ]),
-        );
     await expect
-      .poll(rows, { message: `${filters} ${dimension}`, timeout: POLL })
-      .toEqual(
-        orderRows(b.rows, 'revenue_usd').map((r) => [
-          r.unattributed ? '__unattributed' : (r.key ?? '__none'),
-          r.unattributed ? '—' : formatCount(r.visitors),
-          formatCount(r.payments),
-          formatUsd(r.revenue_usd),
-          formatUsdOrDash(r.revenue_per_visitor),
-        ]),
-      );
+      .poll(() => shownRows(p, `[data-panel=${panel}] table[data-dimension="${dimension}"]`), {
+        message: `${filters} ${dimension}`,
+        timeout: POLL,
+      })
+      .toEqual(rowsOf(b));
     return b;
   };
 
-  /** The Properties panel's key picker offers the API's keys for `filters`, most visitors first. */
+  /** The Properties panel's key picker offers the API's keys for `filters`, most visitors first (the panel asks once in view). */
   const expectKeys = async (p: Page, filters: string | undefined) => {
+    await p.locator('[data-panel=properties]').scrollIntoViewIfNeeded();
     const keys = (await api<Properties>('/properties?range=30d&limit=100', filters)).rows.map((r) => r.key);
     await expect
       .poll(

@@ -9,6 +9,7 @@ import {
   PHONE,
   SHOTS,
   axeViolations,
+  reachPropertiesPanel,
   settled,
   startDemoApp,
   stopDemoApp,
@@ -108,6 +109,7 @@ describe('shared links in Chromium', () => {
       .toBe(formatCount(week.current.visitors));
     await page.click('[data-range="30d"]');
     await settled(page);
+    await reachPropertiesPanel(page);
     expect(await axe(page), 'shared desktop').toEqual([]);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, 'shared-desktop.png'), fullPage: true });

@@ -27,6 +27,7 @@ describe('/api/app endpoints', () => {
     expect(res.body).toEqual({
       user: { email: ANA.email, created: expect.any(String), role: 'owner' },
       account: { id: 'acme', name: 'acme' },
+      capabilities: { filtered_reports: true },
     });
     expect(res.headers.get('set-cookie')).toMatch(
       /^ff_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=1209600; HttpOnly; SameSite=Lax$/,
@@ -334,6 +335,7 @@ describe('/api/app endpoints', () => {
     expect(accepted.body).toEqual({
       user: { email: 'ben@acme.test', created: expect.any(String), role: 'member' },
       account: { id: 'acme', name: 'acme' },
+      capabilities: { filtered_reports: true },
     });
     expect((await ben.call('GET', '/api/app/me')).status).toBe(200);
     expect((await ben.call('POST', `/api/app/invites/${token}`, { password: 'ben-password-2' })).status).toBe(404);
@@ -411,6 +413,7 @@ describe("links and webhook URLs behind CloudFront, where the Host is the API's"
         settings: dynamoSettingsDeps(s.svc.dynamo, s.svc.secrets, () => NOW),
         shares: dynamoShareDeps(s.svc.dynamo, () => NOW),
         cookieSecurity: 'always',
+        capabilities: { filtered_reports: false },
       });
       const app = 'https://d111111abcdef8.cloudfront.net';
       const base = {
@@ -486,6 +489,7 @@ describe('the per-address sign-in limit behind CloudFront and on the public exec
         shares: dynamoShareDeps(s.svc.dynamo, () => NOW),
         cookieSecurity: 'always',
         originSecret: secret,
+        capabilities: { filtered_reports: false },
       });
       let n = 0;
       const signIn = async (headers: Record<string, string>) => {

@@ -67,6 +67,7 @@ describe('filtered reports in the stack', () => {
         memory: p.MemorySize,
         timeout: p.Timeout,
         bucket: variables.VISIT_TABLE_BUCKET === undefined ? null : JSON.stringify(variables.VISIT_TABLE_BUCKET),
+        filteredFlag: variables.FILTERED_REPORTS ?? null,
       };
     }
     const uses = {
@@ -84,6 +85,9 @@ describe('filtered reports in the stack', () => {
     for (const [service, props] of Object.entries(seen))
       if (!['report', 'mcp', 'operations'].includes(service))
         expect(props, service).toMatchObject({ arch: ['arm64'], duckdb: false, tmp: 512, bucket: null });
+    // The app function is told, so the app offers filters and properties (lambdas/entry/app.ts `capabilities`); no other.
+    for (const [service, props] of Object.entries(seen))
+      expect((props as { filteredFlag: unknown }).filteredFlag, service).toBe(service === 'app' ? 'true' : null);
   });
 
   it('grants the readers list and get on the visits, payments and dictionary only, and the writer its state, puts and deletes', () => {
@@ -120,6 +124,8 @@ describe('filtered reports in the stack', () => {
     for (const [, fn] of functions(off)) {
       expect(fn.Properties.Architectures, serviceOf(fn)).toEqual(['arm64']);
       expect(JSON.stringify(fn.Properties.Environment)).not.toContain('VISIT_TABLE_BUCKET');
+      // Without it the app function is not told, so the app offers no filter (lambdas/entry/app.ts).
+      expect(JSON.stringify(fn.Properties.Environment), serviceOf(fn)).not.toContain('FILTERED_REPORTS');
     }
     for (const service of ['report', 'mcp', 'operations']) expect(s3Statements(off, service)).toEqual([]);
   });

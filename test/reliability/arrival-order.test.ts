@@ -13,6 +13,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
 import { DIMENSIONS } from '../../lambdas/domain/rollup.js';
 import { main } from '../../cli/main.js';
+import { directCredit } from '../support/direct-credit.js';
 import type { AttributionModel } from '../../lambdas/domain/site.js';
 
 /**
@@ -162,36 +163,6 @@ function eventLines(visits: readonly GenVisit[]): string[] {
       }),
     ),
   );
-}
-
-/** The visit each payment should be credited to, computed from the inputs alone (`docs/payments.md` "Customers and attribution"). */
-function directCredit(
-  visits: readonly GenVisit[],
-  lines: readonly PaymentLine[],
-  model: AttributionModel,
-): Map<string, { start: number; channel: string } | null> {
-  const pick = (visitor: string | null, ts: number) => {
-    if (!visitor) return null;
-    const window = visits
-      .filter((v) => v.visitor === visitor && visitStart(v) <= ts && visitStart(v) >= ts - LOOKBACK_DAYS * DAY)
-      .sort((a, b) => visitStart(a) - visitStart(b));
-    const chosen =
-      model === 'first_touch'
-        ? window[0]
-        : model === 'last_touch'
-          ? window[window.length - 1]
-          : ([...window].reverse().find((v) => v.channel !== 'Direct') ?? window[window.length - 1]);
-    return chosen ? { start: visitStart(chosen), channel: chosen.channel } : null;
-  };
-  const out = new Map<string, { start: number; channel: string } | null>();
-  const firstCredit = new Map<string, { start: number; channel: string } | null>();
-  for (const { p, renewal } of lines) {
-    const inherited = p.visitor ? firstCredit.get(p.visitor) : undefined;
-    const credit = renewal && inherited ? inherited : pick(p.visitor, paymentTs(p));
-    if (!renewal && p.visitor) firstCredit.set(p.visitor, credit);
-    out.set(p.id, credit);
-  }
-  return out;
 }
 
 const SECRET = 'whsec_arrival_order_property_test';
@@ -490,7 +461,18 @@ describe('crediting does not depend on arrival order', () => {
           expect(random.arrived).toEqual(reference);
           expect(random.rebuilt).toEqual(reference);
 
-          const expected = directCredit(visits, lines, model);
+          const expected = directCredit(
+            visits.map((v) => ({ visitor: v.visitor, start: visitStart(v), channel: v.channel })),
+            lines.map(({ p, renewal }) => ({
+              id: p.id,
+              visitor: p.visitor,
+              customer: p.visitor ? `cus_${p.visitor}` : null,
+              ts: paymentTs(p),
+              renewal,
+            })),
+            model,
+            LOOKBACK_DAYS,
+          );
           const rows = (
             reference.payments.body as {
               rows: Array<{

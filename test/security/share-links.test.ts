@@ -136,6 +136,7 @@ describe('shared links: isolation (local server)', () => {
       name: 'Board',
       password_required: true,
       unlocked: false,
+      capabilities: { filtered_reports: true },
     });
     expect(await visitor.call('POST', '/api/app/shared', { token, password: 'not the password' })).toMatchObject({
       status: 400,

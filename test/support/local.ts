@@ -14,7 +14,14 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
  */
 export async function startTestService(
   sites: Array<Partial<SiteConfig>> = [{}],
-  options: { app?: boolean; clock?: () => number; sessionizeIntervalMs?: number; dynaliteThread?: boolean } = {},
+  options: {
+    app?: boolean;
+    clock?: () => number;
+    sessionizeIntervalMs?: number;
+    dynaliteThread?: boolean;
+    /** False: a deployment without the filtered engine (`LocalServiceOptions.filteredReports`). */
+    filteredReports?: boolean;
+  } = {},
 ): Promise<LocalService & { cleanup(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ff-svc-'));
   const service = await startLocalService({
@@ -24,6 +31,7 @@ export async function startTestService(
     clock: options.clock,
     sessionizeIntervalMs: options.sessionizeIntervalMs,
     dynaliteThread: options.dynaliteThread ?? false,
+    filteredReports: options.filteredReports,
   });
   const store = new DynamoConfigStore(service.dynamo);
   await store.addAccount('acme', new Date());

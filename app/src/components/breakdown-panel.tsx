@@ -124,7 +124,8 @@ export function UnattributedLabel(props: { domain: string; range: ReportScope })
  * a visit without one has the empty string, `docs/api.md` "Filters") is a
  * link that filters the dashboard by it, `is <dimension> <value>`; the
  * Unattributed row links to its payments instead (payments credited to no
- * visit match no filter).
+ * visit match no filter). Where the deployment does not filter, a value is
+ * plain text: no link that could only fail.
  */
 function RowLabel(props: RowLabelProps & { dimension: Dimension }): JSX.Element {
   const { row } = props;
@@ -142,7 +143,7 @@ function RowLabel(props: RowLabelProps & { dimension: Dimension }): JSX.Element 
     );
   const title = row.key === null ? undefined : named !== null && named !== row.key ? row.key : row.label;
   const by = filterOfBreakdown(props.dimension);
-  if (by === null)
+  if (by === null || !props.filters.enabled)
     return (
       <span class={row.key === null ? 'label none' : 'label'} title={title}>
         {text}

@@ -6,6 +6,41 @@ import { formatDay } from '../range.js';
 import type { PageFilters } from '../use-filters.js';
 import { FilterDialog } from './filter-dialog.js';
 import { chipSentence, dimensionName, valuesName } from './filter-names.js';
+import { useShared } from '../shared.js';
+
+/** How to turn filtered reports on, for the deployment's owner (`docs/deploy.md`); a shared view's reader is not told. */
+export function FilteredReportsHint(): JSX.Element | null {
+  if (useShared()) return null;
+  return (
+    <>
+      {' '}
+      An AWS stack answers them when deployed with <code>-c filteredReports=true</code> (docs/deploy.md).
+    </>
+  );
+}
+
+/**
+ * Where the deployment does not answer filtered reports (`capabilities.ts`): nothing, or, when the address
+ * carries filters (a shared link, a bookmark), one note that says they are left out, with the address without them.
+ */
+function UnansweredFilters(props: { filters: PageFilters }): JSX.Element | null {
+  const { unanswered, href } = props.filters;
+  if (!unanswered.length) return null;
+  return (
+    <section class="notice filter-bar" aria-label="Filters" role="note" data-filters-unanswered={unanswered.length}>
+      <p>
+        This address filters by {unanswered.map(chipSentence).join(' and ')}, but this deployment does not answer
+        filtered reports: every figure below is the whole site&apos;s, unfiltered.
+        <FilteredReportsHint />
+      </p>
+      <p>
+        <a href={href([])} data-clear-filters>
+          Open the address without filters
+        </a>
+      </p>
+    </section>
+  );
+}
 
 /**
  * The filters above the top stats (`docs/app.md` "Filters"): the "Filter"
@@ -19,7 +54,8 @@ import { chipSentence, dimensionName, valuesName } from './filter-names.js';
  * the range's imported days are left out (`filtered.imported_excluded`).
  * Every change is a link: the address holds the filters, so back and
  * forward step through them. The payments and retention pages say their own
- * sentence (`children`).
+ * sentence (`children`). Where the deployment does not answer filters, no button and no chip: at most a note that
+ * the address's filters are left out.
  */
 export function FilterBar(props: {
   filters: PageFilters;
@@ -29,10 +65,11 @@ export function FilterBar(props: {
   overview?: Overview | undefined;
   /** What the filters change on this page, in place of the dashboard's sentence. */
   children?: ComponentChildren;
-}): JSX.Element {
+}): JSX.Element | null {
   const { chips, ignored, href } = props.filters;
   // The chip the dialog edits: its index, `chips.length` for a new filter, null when the dialog is closed.
   const [editing, setEditing] = useState<number | null>(null);
+  if (!props.filters.enabled) return <UnansweredFilters filters={props.filters} />;
   const excluded = props.overview?.filtered?.imported_excluded ?? null;
   // Today's unfiltered figures are live; filtered ones follow the visit table (`docs/api.md` "Filters").
   const live = 'range' in props.range && props.range.range === 'today';

@@ -77,16 +77,20 @@ export function GoalsPanel(props: {
                   <span class="bar" style={{ width: `${(row.visitors / max) * 100}%` }} aria-hidden="true" />
                   {goal === null && !row.other ? (
                     <span class="goal-label">
-                      <a
-                        class="label filter-link"
-                        href={props.filters.href(
-                          withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', values: [row.goal] }),
-                        )}
-                        title={`Filter the dashboard: Goal is ${row.goal}`}
-                        data-filter-by="event:goal"
-                      >
-                        {row.goal}
-                      </a>
+                      {props.filters.enabled ? (
+                        <a
+                          class="label filter-link"
+                          href={props.filters.href(
+                            withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', values: [row.goal] }),
+                          )}
+                          title={`Filter the dashboard: Goal is ${row.goal}`}
+                          data-filter-by="event:goal"
+                        >
+                          {row.goal}
+                        </a>
+                      ) : (
+                        <span class="label">{row.goal}</span>
+                      )}
                       {row.goal === OUTBOUND_GOAL && props.filters.chips.length ? null : (
                         <button
                           type="button"

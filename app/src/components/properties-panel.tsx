@@ -9,6 +9,8 @@ import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-
 import { BreakdownTable } from './breakdown-table.js';
 import { MAX_ROWS, PanelFoot, UnattributedLabel, useRowLimit, type RowLabelProps } from './breakdown-panel.js';
 import { ErrorBox } from './ui.js';
+import { FilteredReportsHint } from './filter-bar.js';
+import { useSeen } from '../use-seen.js';
 
 /** Keys the picker offers at most: the properties report's first rows (most visitors first). */
 export const PICKED_KEYS = 100;
@@ -41,6 +43,9 @@ function ValueLabel(props: RowLabelProps & { propKey: string }): JSX.Element {
  * values (`breakdown/prop:<key>`) with visits, payments, revenue and revenue per visit, sortable as every
  * panel, each value a link that adds its filter; "show more" and a CSV as the breakdown panels. The first
  * key is shown until another is picked; a picked key the range no longer has gives way to the first.
+ * Nothing is asked until the panel comes near the window (`useSeen`): its reports read the visit table, which a
+ * dashboard load that never shows the panel need not pay for (`docs/app.md` "Properties"). Where the deployment
+ * has no visit table to read (`filters.enabled` false), it says so instead and asks nothing.
  */
 export function PropertiesPanel(props: {
   domain: string;
@@ -50,9 +55,12 @@ export function PropertiesPanel(props: {
   refresh?: number;
 }): JSX.Element {
   const rangeKey = JSON.stringify(props.range);
+  const { ref, seen } = useSeen<HTMLElement>();
+  const asking = seen && props.filters.enabled;
   const keys = useData(
     () => api.properties(props.domain, props.range, PICKED_KEYS),
     `${props.domain}|${rangeKey}|${props.refresh ?? 0}`,
+    asking,
   );
   const [picked, setPicked] = useState<string | null>(null);
   const offered = keys.data?.rows ?? [];
@@ -64,16 +72,31 @@ export function PropertiesPanel(props: {
   const values = useData(
     () => api.breakdown(props.domain, dimension!, props.range, asked),
     `${props.domain}|${dimension}|${rangeKey}|${asked}|${props.refresh ?? 0}`,
-    dimension !== null,
+    asking && dimension !== null,
   );
   const answered = dimension !== null && values.data?.dimension === dimension;
   const all = answered ? values.data!.rows : [];
   const ordered = orderRows(all, sort);
   const rows = [...ordered.filter((r) => !isPinned(r)).slice(0, limit), ...ordered.filter(isPinned)];
   const error = keys.error ?? (dimension === null ? null : values.error);
-  const loading = keys.loading || (dimension !== null && values.loading);
+  // Busy only while a request is out: a panel not yet asked holds no page's "settled" back.
+  const loading = asking && (keys.loading || (dimension !== null && values.loading));
+  if (!props.filters.enabled)
+    return (
+      <section class="card panel" data-panel="properties">
+        <header class="card-head">
+          <h2>Properties</h2>
+        </header>
+        <div class="panel-body">
+          <p class="empty-panel" data-properties-unanswered>
+            Custom properties are read from the visit table of filtered reports, which this deployment does not keep.
+            <FilteredReportsHint />
+          </p>
+        </div>
+      </section>
+    );
   return (
-    <section class="card panel" data-panel="properties" aria-busy={loading}>
+    <section class="card panel" data-panel="properties" aria-busy={loading} ref={ref}>
       <header class="card-head">
         <h2>Properties</h2>
       </header>
@@ -108,7 +131,8 @@ export function PropertiesPanel(props: {
             )}
           />
         ) : null}
-        {!keys.loading && !keys.error && key === null ? (
+        {!seen ? <p class="empty-panel muted">Properties load as the panel comes into view.</p> : null}
+        {seen && !keys.loading && !keys.error && key === null ? (
           <p class="empty-panel" data-no-properties>
             {props.filters.chips.length
               ? 'No visit that matches the filters had a custom property in this range.'

@@ -143,7 +143,7 @@ export function SharedPage(): JSX.Element {
       </SharedFrame>
     );
   return (
-    <SharedContext.Provider value={{ name: state.opened.name }}>
+    <SharedContext.Provider value={{ name: state.opened.name, capabilities: state.opened.capabilities }}>
       <SharedFrame>
         <Dashboard />
       </SharedFrame>

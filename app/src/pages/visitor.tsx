@@ -8,6 +8,7 @@ import { PaymentRowView, PaymentsHead, touchSummary } from './payments.js';
 import { useData } from '../use-data.js';
 import { useAuth } from '../auth.js';
 import { filterParams } from '../filters.js';
+import { useFilteredReports } from '../capabilities.js';
 import { rangeFromQuery, rangeSearch } from '../range.js';
 
 function PaymentLine(props: { p: PaymentRow }): JSX.Element {
@@ -23,8 +24,11 @@ function PaymentLine(props: { p: PaymentRow }): JSX.Element {
   );
 }
 
-/** The dashboard of the site filtered by a page (`is event:page <path>`), over the range this page was opened with (30 days by default). */
-type PageHref = (path: string) => string;
+/**
+ * The dashboard of the site filtered by a page (`is event:page <path>`), over the range this page was opened with
+ * (30 days by default); null where the deployment does not filter (the page is then plain text).
+ */
+type PageHref = ((path: string) => string) | null;
 
 function StepView(props: { step: Step; pageHref: PageHref }): JSX.Element {
   const s = props.step;
@@ -38,13 +42,17 @@ function StepView(props: { step: Step; pageHref: PageHref }): JSX.Element {
           </span>
           <span>
             Viewed{' '}
-            <a
-              href={props.pageHref(s.path)}
-              title={`Filter the dashboard: Page is ${s.path}`}
-              data-filter-by="event:page"
-            >
+            {props.pageHref ? (
+              <a
+                href={props.pageHref(s.path)}
+                title={`Filter the dashboard: Page is ${s.path}`}
+                data-filter-by="event:page"
+              >
+                <code>{s.path}</code>
+              </a>
+            ) : (
               <code>{s.path}</code>
-            </a>
+            )}
           </span>
           <span class="muted">{s.secs === null ? '' : formatDuration(s.secs)}</span>
         </li>
@@ -132,8 +140,10 @@ export function VisitorPage(): JSX.Element {
   const t = data.data;
   const { query } = useLocation();
   const range = rangeFromQuery(query);
-  const pageHref: PageHref = (path) =>
-    `/sites/${encodeURIComponent(domain)}${rangeSearch(range, { f: filterParams([{ op: 'is', dimension: 'event:page', values: [path] }]) })}`;
+  const pageHref: PageHref = useFilteredReports()
+    ? (path) =>
+        `/sites/${encodeURIComponent(domain)}${rangeSearch(range, { f: filterParams([{ op: 'is', dimension: 'event:page', values: [path] }]) })}`
+    : null;
   return (
     <div class="page">
       <SiteHeader domain={domain} search="" current="visitor" />

@@ -97,12 +97,14 @@ export function paymentBulkLoader(
       if (finished) throw new Error('bulk load: unlist after finish');
       await parts.list.bulkRemove(positions, days);
     },
-    finish: async () => {
+    finish: async (onStep) => {
       if (finished) throw new Error('bulk load: finished twice');
       finished = true;
+      onStep?.('days');
       // Each visitor's marker, from the payments loaded (all of their visitors' payments: no other writer runs).
       await parts.timeline.bulkMarkers(site, latest, options.raiseMarkers ?? false);
       await parts.list.bulkRecompute(site, days);
+      onStep?.('cohorts');
       await parts.cohorts.bulkSummarize(site, timezone, payers, await parts.customers(site), options.now);
     },
   };
