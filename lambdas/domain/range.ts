@@ -206,11 +206,21 @@ function formatter(timezone: string): Intl.DateTimeFormat {
   return f;
 }
 
+type WallFields = Readonly<Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number>>;
+
+/** The last instant `wallFields` read, and its fields: a payment's day and hour are asked of the same instant in turn. */
+let lastWall: { tsMs: number; timezone: string; fields: WallFields } | null = null;
+
 /** Local wall-clock fields of instant `tsMs` in `timezone` (seconds precision, as zone offsets are). */
-function wallFields(
-  tsMs: number,
-  timezone: string,
-): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number> {
+function wallFields(tsMs: number, timezone: string): WallFields {
+  if (lastWall && lastWall.tsMs === tsMs && lastWall.timezone === timezone) return lastWall.fields;
+  const fields = formatWallFields(tsMs, timezone);
+  lastWall = { tsMs, timezone, fields };
+  return fields;
+}
+
+/** `wallFields` from the zone's formatter (`formatToParts`). */
+function formatWallFields(tsMs: number, timezone: string): WallFields {
   if (!Number.isFinite(tsMs)) throw new Error(`not an instant: ${tsMs}`);
   const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   let bc = false;

@@ -13,7 +13,7 @@ import type {
   PendingCreditBulk,
   VisitStore,
 } from '../ports.js';
-import { inParallel } from '../domain/parallel.js';
+import { inParallel, writeBehind } from '../domain/parallel.js';
 import {
   PENDING_CREDIT_MS,
   attribute,
@@ -36,7 +36,8 @@ export type PaymentImportDeps = PaymentDeps & {
 
 /**
  * The import's phases, in order; `reading payments` is the caller's (the lines parsed so far). `storing
- * payments` writes the PAYMENT, alias and CUSTOMER items, `writing payments` the derived items of each chunk
+ * payments` writes the PAYMENT, alias and CUSTOMER items (new payments' PAYMENT and alias items from
+ * `crediting payments` on), `writing payments` the derived items of each chunk
  * (list, timeline copies, payer entries), `recomputing days` the visitors' markers and each day and month
  * touched, `recomputing cohorts` the payers' summaries and cohorts. Each is reported as it begins, so a
  * crash test can stop the import in any of them (`test/reliability/import-payments-crash.test.ts`).
@@ -75,6 +76,9 @@ export interface PaymentImportOutcome {
 
 const FAR_FUTURE_MS = 9_999_999_999_999;
 
+/** New payments handed to `bulkPutPayments` at once while crediting goes on (about 1 KB each). */
+const NEW_PAYMENTS_BUFFER = 500;
+
 /** The progress phase of each step of the bulk loader's `finish`. */
 const RECOMPUTE_PHASES: Readonly<Record<BulkLoadStep, PaymentImportPhase>> = {
   days: 'recomputing days',
@@ -91,7 +95,8 @@ export class PaymentImportError extends Error {}
  * payment in memory (in their order, as `mergePaymentFact` would one by one),
  * every payment is credited in credit order (first payments before renewals,
  * then by time; customers updated as `settlePayment` does), and the items are
- * written with BatchWriteItem: PAYMENT, PAYMENT_ALIAS and CUSTOMER items,
+ * written with BatchWriteItem: PAYMENT, PAYMENT_ALIAS (a new payment's while
+ * the others are still credited) and CUSTOMER items,
  * then the derived items through `PaymentBulkLoads.bulkLoader` (the
  * loader the report benchmark and `footfall rebuild` use), which recomputes
  * every day and month touched, and the payers' cohorts, from the table, so
@@ -266,6 +271,9 @@ async function importInto(
   const total = merged.length;
   const report = (phase: PaymentImportPhase, done: number, counted = true) =>
     options.onProgress?.({ phase, done, total, fraction: !counted ? null : total === 0 ? 1 : done / total });
+  // New payments' PAYMENT items are written while the others are credited (nothing reads them meanwhile,
+  // and a rerun finds them unchanged): the store works while this thread credits.
+  const newPayments = writeBehind(NEW_PAYMENTS_BUFFER, (ps: Payment[]) => deps.payments.bulkPutPayments(ps));
   await inParallel([...byPayer.values()], options.concurrency ?? 16, async (payments) => {
     for (const { current, payment: m } of payments) {
       const customer = m.customer_id ? (customers.get(aliasRef(m.provider, m.customer_id)) ?? null) : null;
@@ -279,6 +287,7 @@ async function importInto(
       const payment = { ...candidate, rev: changed ? (current?.rev ?? 0) + 1 : (current?.rev ?? 0) };
       if (payment.customer_id) change(payment.provider, payment.customer_id, (cur) => customerAfter(cur, payment));
       settled.push({ current, payment });
+      if (!current) await newPayments.add(payment);
       if (++credited % 1000 === 0) report('crediting payments', credited);
     }
   });
@@ -294,8 +303,8 @@ async function importInto(
     if (current && customerKey(current) !== customerKey(payment))
       await deps.payers.dropPayment(ns, site.timezone, customerKey(current), paymentKey(current), now);
 
-  // PAYMENT items: new ones in bulk, changed ones on their revision; a lost race is settled one by one.
-  await deps.payments.bulkPutPayments(settled.filter((s) => !s.current).map((s) => s.payment));
+  // PAYMENT items: new ones in bulk (most already written), changed ones on their revision; a lost race is settled one by one.
+  await newPayments.done();
   const lost = new Set<string>();
   for (const { current, payment } of settled) {
     if (!current || payment.rev === current.rev) continue;

@@ -316,6 +316,19 @@ describe('localDay: the local date of an instant', () => {
   });
 });
 
+describe('localDay and localHour of one instant in turn (the last answer is reused)', () => {
+  it('answers each zone its own day and hour, asked alternately of the same instant', () => {
+    const t = ms('2026-06-15T22:45:00Z');
+    for (let i = 0; i < 2; i++) {
+      expect(localDay(t, 'UTC')).toBe('2026-06-15');
+      expect(localHour(t, 'UTC')).toBe('2026-06-15T22');
+      expect(localDay(t, 'Asia/Tokyo')).toBe('2026-06-16');
+      expect(localHour(t, 'Asia/Tokyo')).toBe('2026-06-16T07');
+      expect(localHour(t + 3_600_000, 'Asia/Tokyo')).toBe('2026-06-16T08');
+    }
+  });
+});
+
 describe('dayStart and rangeBounds: DST-correct local midnights', () => {
   it.each([
     ['2026-06-16', 'UTC', '2026-06-16T00:00:00.000Z', 24],
