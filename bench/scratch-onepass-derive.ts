@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, symlinkSync, existsSync } from 'node:fs';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { distinctIds } from '../local/filter-sql.js';
+import { benchSiteRoot } from './filtered-site.js';
 
 /**
  * Scratch: a copy of the cached bench site's visit months with the two columns a writer could store
@@ -8,7 +9,10 @@ import { distinctIds } from '../local/filter-sql.js';
  * the visitor id (the unfiltered sketch's hash), and `pages` as each visit's distinct pages in first-seen
  * order. Payments and dictionary are linked, not copied. Writes only under `ONEPASS_OUT`.
  */
-const SRC = process.env.ONEPASS_ROOT ?? '/work/main/bench/.cold/filtered-site-c000f4381933';
+/** The full-scale bench site `npm run bench -- --only filtered` writes (`bench/filtered.ts`'s options), unless `ONEPASS_ROOT` names another. */
+const SRC =
+  process.env.ONEPASS_ROOT ??
+  benchSiteRoot({ visitsPerMonth: 1_000_000, paymentsPerMonth: 100_000, end: '2026-11-26', days: 365, seed: 33 });
 const OUT = process.env.ONEPASS_OUT ?? '/tmp/onepass/site';
 const SITE = 'site=bench.example';
 const db = await (await DuckDBInstance.create(':memory:')).connect();

@@ -16,6 +16,7 @@ import {
   filteredPoints,
   filteredTotals,
 } from '../lambdas/services/filtered-reports.js';
+import { benchSiteRoot } from './filtered-site.js';
 
 /**
  * Scratch measurement (`docs/benchmarks.md`, "Filtered dashboards at full scale", "One pass"): one filtered
@@ -25,7 +26,10 @@ import {
  * `ONEPASS_ROOT` the site's directory; `ONEPASS_RUNS` (3), `ONEPASS_VARIANTS`, `ONEPASS_FILTERS`, `ONEPASS_RANGES`.
  */
 
-const ROOT = process.env.ONEPASS_ROOT ?? '/work/main/bench/.cold/filtered-site-c000f4381933';
+/** The full-scale bench site `npm run bench -- --only filtered` writes (`bench/filtered.ts`'s options), unless `ONEPASS_ROOT` names another. */
+const ROOT =
+  process.env.ONEPASS_ROOT ??
+  benchSiteRoot({ visitsPerMonth: 1_000_000, paymentsPerMonth: 100_000, end: '2026-11-26', days: 365, seed: 33 });
 const SITE = 'bench.example';
 const RUNS = Number(process.env.ONEPASS_RUNS ?? 3);
 const END = '2026-11-26';
