@@ -6,7 +6,8 @@ import { DIMENSION_LABELS, KEY_HEADING, NONE_LABEL, keyName, type Dimension } fr
 import { rangeSearch } from '../range.js';
 import { useData } from '../use-data.js';
 import { useShared } from '../shared.js';
-import { filterOfBreakdown, withChip, type FilterChip } from '../filters.js';
+import { filterOfBreakdown } from '../filters.js';
+import { FilterLink } from './filter-link.js';
 import type { PageFilters } from '../use-filters.js';
 import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { BreakdownTable } from './breakdown-table.js';
@@ -143,23 +144,23 @@ function RowLabel(props: RowLabelProps & { dimension: Dimension }): JSX.Element 
     );
   const title = row.key === null ? undefined : named !== null && named !== row.key ? row.key : row.label;
   const by = filterOfBreakdown(props.dimension);
-  if (by === null || !props.filters.enabled)
+  if (by === null)
     return (
       <span class={row.key === null ? 'label none' : 'label'} title={title}>
         {text}
       </span>
     );
-  const chip: FilterChip = { op: 'is', dimension: by, values: [row.key ?? ''] };
   const shown = typeof text === 'string' ? text : `${named} (${row.key})`;
   return (
-    <a
-      class={row.key === null ? 'label filter-link none' : 'label filter-link'}
-      href={props.filters.href(withChip(props.filters.chips, chip))}
+    <FilterLink
+      filters={props.filters}
+      chip={{ op: 'is', dimension: by, values: [row.key ?? ''] }}
       title={`Filter the dashboard: ${KEY_HEADING[props.dimension]} is ${shown}`}
-      data-filter-by={by}
+      plainTitle={title}
+      none={row.key === null}
     >
       {text}
-    </a>
+    </FilterLink>
   );
 }
 

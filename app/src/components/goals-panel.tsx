@@ -5,7 +5,7 @@ import { formatCount, formatPercent, formatUsd } from '../format.js';
 import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
 import { MAX_ROWS, PanelFoot, useRowLimit } from './breakdown-panel.js';
-import { withChip } from '../filters.js';
+import { FilterLink } from './filter-link.js';
 import type { PageFilters } from '../use-filters.js';
 
 /** The goal whose rows are its link URLs (`docs/tracking.md` "Outbound links"). */
@@ -77,20 +77,13 @@ export function GoalsPanel(props: {
                   <span class="bar" style={{ width: `${(row.visitors / max) * 100}%` }} aria-hidden="true" />
                   {goal === null && !row.other ? (
                     <span class="goal-label">
-                      {props.filters.enabled ? (
-                        <a
-                          class="label filter-link"
-                          href={props.filters.href(
-                            withChip(props.filters.chips, { op: 'is', dimension: 'event:goal', values: [row.goal] }),
-                          )}
-                          title={`Filter the dashboard: Goal is ${row.goal}`}
-                          data-filter-by="event:goal"
-                        >
-                          {row.goal}
-                        </a>
-                      ) : (
-                        <span class="label">{row.goal}</span>
-                      )}
+                      <FilterLink
+                        filters={props.filters}
+                        chip={{ op: 'is', dimension: 'event:goal', values: [row.goal] }}
+                        title={`Filter the dashboard: Goal is ${row.goal}`}
+                      >
+                        {row.goal}
+                      </FilterLink>
                       {row.goal === OUTBOUND_GOAL && props.filters.chips.length ? null : (
                         <button
                           type="button"

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import { api, csvHref, type ReportScope } from '../api.js';
 import { formatCount } from '../format.js';
 import { useData } from '../use-data.js';
-import { propDimension, withChip, type FilterChip } from '../filters.js';
+import { propDimension } from '../filters.js';
+import { FilterLink } from './filter-link.js';
 import type { PageFilters } from '../use-filters.js';
 import { DEFAULT_SORT, isPinned, orderRows, type SortColumn } from './breakdown-rows.js';
 import { BreakdownTable } from './breakdown-table.js';
@@ -23,17 +24,16 @@ export const PICKED_KEYS = 100;
 function ValueLabel(props: RowLabelProps & { propKey: string }): JSX.Element {
   const { row } = props;
   if (row.unattributed) return <UnattributedLabel domain={props.domain} range={props.range} />;
-  const chip: FilterChip = { op: 'is', dimension: propDimension(props.propKey), values: [row.key ?? ''] };
   const text = row.key === null ? `(no ${props.propKey})` : row.label;
   return (
-    <a
-      class={row.key === null ? 'label filter-link none' : 'label filter-link'}
-      href={props.filters.href(withChip(props.filters.chips, chip))}
+    <FilterLink
+      filters={props.filters}
+      chip={{ op: 'is', dimension: propDimension(props.propKey), values: [row.key ?? ''] }}
       title={`Filter the dashboard: property ${props.propKey} is ${row.key ?? '(none)'}`}
-      data-filter-by={chip.dimension}
+      none={row.key === null}
     >
       {text}
-    </a>
+    </FilterLink>
   );
 }
 
