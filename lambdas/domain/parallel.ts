@@ -21,8 +21,9 @@ export interface WriteBehind<T> {
 /**
  * Hands items to `write` `size` at a time, one buffer written while the next fills, so a caller
  * producing items (reading, computing) and the writes overlap; the writes run one after another, in
- * the order the buffers filled. Memory: two buffers. A failed write fails the next `add` (or `done`)
- * and no later buffer is written.
+ * the order the buffers filled. Memory: the buffer filling, and one queued buffer for each caller waiting in
+ * `add` (a single caller: two buffers). A failed write fails the next `add` (or `done`) and no later buffer is
+ * written.
  */
 export function writeBehind<T>(size: number, write: (batch: T[]) => Promise<unknown>): WriteBehind<T> {
   let buffer: T[] = [];
