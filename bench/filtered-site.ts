@@ -70,6 +70,15 @@ export interface BenchSite {
   writtenNow: number;
 }
 
+/** The filtered bench's site (`bench/filtered.ts`) at `visitsPerMonth` visits a month: a year to 2026-11-26. */
+export const filteredBenchOptions = (visitsPerMonth: number): BenchSiteOptions => ({
+  visitsPerMonth,
+  paymentsPerMonth: visitsPerMonth / 10,
+  end: '2026-11-26',
+  days: 365,
+  seed: 33,
+});
+
 /** The cache directory of a site's options: their hash with the generator's version and the table's format. */
 export function benchSiteRoot(options: BenchSiteOptions): string {
   const material = JSON.stringify({ options, GENERATOR_VERSION, TABLE_FORMAT, sort: sortKey.toString() });

@@ -1,7 +1,13 @@
 import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { benchSite, BENCH_SITE_DOMAIN, BENCH_SITE_TIMEZONE, type BenchSite } from './filtered-site.js';
+import {
+  benchSite,
+  filteredBenchOptions,
+  BENCH_SITE_DOMAIN,
+  BENCH_SITE_TIMEZONE,
+  type BenchSite,
+} from './filtered-site.js';
 import { PRICES, USAGE } from './cost-prices.js';
 import type { Figure } from './report.js';
 import { LocalFilteredVisits } from '../local/filtered-visits.js';
@@ -11,6 +17,7 @@ import { eachDay, resolveRange, type DateRange } from '../lambdas/domain/range.j
 import { filtersParam, type Filter } from '../lambdas/domain/reports/filters.js';
 import { siteConfigSchema, type SiteConfig } from '../lambdas/domain/site.js';
 import type { Interval } from '../lambdas/domain/reports/timeseries.js';
+import type { VisitorCounting } from '../lambdas/ports.js';
 import {
   filteredBreakdownRows,
   filteredGoalRows,
@@ -143,6 +150,18 @@ function bytesRead(): number {
   return Number(line?.split(/\s+/)[1] ?? 0);
 }
 
+/**
+ * How the loads count distinct visitors: every day of the bench site has more than 1,000 visitors, so its
+ * unfiltered sets are registers and the service counts by registers (`registerPoints`);
+ * `FILTERED_VISITORS=exact` counts exactly instead, as before the registers, to compare.
+ */
+const COUNTING: VisitorCounting = process.env.FILTERED_VISITORS === 'exact' ? 'exact' : 'registers';
+
+/** Every point of a series by day or month (all counted by registers on the bench site). */
+const pointsOf = (range: DateRange, interval: Interval) => [
+  ...new Set(eachDay(range.from, range.to).map((d) => (interval === 'day' ? d : d.slice(0, 7)))),
+];
+
 /** One dashboard load: every panel the app requests at once, through the filtered report service. */
 async function load(
   engine: LocalFilteredVisits,
@@ -153,11 +172,11 @@ async function load(
   interval: Interval,
 ): Promise<unknown[]> {
   return Promise.all([
-    filteredTotals(engine, site, filter, range),
-    filteredTotals(engine, site, filter, previous),
-    filteredPoints(engine, site, filter, range, interval),
+    filteredTotals(engine, site, filter, range, COUNTING),
+    filteredTotals(engine, site, filter, previous, COUNTING),
+    filteredPoints(engine, site, filter, range, interval, COUNTING === 'exact' ? [] : pointsOf(range, interval)),
     ...PANELS.map((d) => filteredBreakdownRows(engine, site, filter, range, d, FIRST_ROWS)),
-    filteredGoalRows(engine, site, filter, range, null, FIRST_ROWS),
+    filteredGoalRows(engine, site, filter, range, null, FIRST_ROWS, COUNTING),
   ]);
 }
 
@@ -243,10 +262,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export async function benchFiltered(): Promise<Figure[]> {
   const log = (line: string) => process.stderr.write(`  filtered: ${line}\n`);
-  const site: BenchSite = await benchSite(
-    { visitsPerMonth: VISITS_PER_MONTH, paymentsPerMonth: VISITS_PER_MONTH / 10, end: END, days: 365, seed: 33 },
-    log,
-  );
+  const site: BenchSite = await benchSite(filteredBenchOptions(VISITS_PER_MONTH), log);
   const config = siteConfigSchema.parse({
     domain: BENCH_SITE_DOMAIN,
     timezone: BENCH_SITE_TIMEZONE,

@@ -279,13 +279,13 @@ async function main() {
         if (v === 'baseline')
           run = () =>
             Promise.all([
-              filteredTotals(engine, config, filter, range),
-              filteredTotals(engine, config, filter, previous),
-              filteredPoints(engine, config, filter, range, interval),
+              filteredTotals(engine, config, filter, range, 'exact'),
+              filteredTotals(engine, config, filter, previous, 'exact'),
+              filteredPoints(engine, config, filter, range, interval, []),
               ...(['channel', 'page', 'country', 'device'] as const).map((d) =>
                 filteredBreakdownRows(engine, config, filter, range, d, 10),
               ),
-              filteredGoalRows(engine, config, filter, range, null, 10),
+              filteredGoalRows(engine, config, filter, range, null, 10, 'exact'),
             ]);
         else if (v === 'sketch') {
           // The product's sketch over the range's distinct visitor ids, against the SQL registers of the SHA-1 key.

@@ -514,6 +514,14 @@ export interface FilteredValue {
   customers: number;
 }
 
+/**
+ * How a filtered figure counts distinct visitors (`docs/api.md`, "Filters"): `exact`, the distinct visitor
+ * keys, where the unfiltered report's visitor set is exact; `registers`, the HyperLogLog estimate of the
+ * unfiltered sketch's own registers built from the matching visits' keys (`docs/data-model.md`, "Filtered
+ * reports"), where it is registers. The service decides (`unfilteredRegisters`), the engine counts.
+ */
+export type VisitorCounting = 'exact' | 'registers';
+
 /** A site-local day range, `YYYY-MM-DD` both ends included. */
 export interface FilteredRange {
   from: string;
@@ -528,8 +536,8 @@ export interface FilteredRange {
  * over the table's files copied from S3 (`S3FilteredVisits`).
  */
 export interface FilteredVisits {
-  /** The matching visits' totals. @throws Error with the engine's message */
-  totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals>;
+  /** The matching visits' totals, visitors counted by `visitors` (default exact). @throws Error with the engine's message */
+  totals(site: string, filter: Filter, range: FilteredRange, visitors?: VisitorCounting): Promise<FilteredVisitTotals>;
   /** The range's payments credited to matching visits. @throws Error with the engine's message */
   payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals>;
   /**
@@ -563,15 +571,23 @@ export interface FilteredVisits {
   propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>>;
   /**
    * The time series' sums per day or month (`FilteredSeries`), computed by the engine: what
-   * `filteredTimeseries` computes from `input` for those intervals, without carrying the rows out.
+   * `filteredTimeseries` computes from `input` for those intervals, without carrying the rows out. A point
+   * (`YYYY-MM-DD` or `YYYY-MM`) in `registers` counts its visitors by registers, the others exactly.
    * @throws Error with the engine's message
    */
-  series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries>;
+  series(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    interval: SummedInterval,
+    registers?: readonly string[],
+  ): Promise<FilteredSeries>;
   /**
-   * The goals report's sums per goal name (`FilteredGoalCounts`), computed by the engine.
+   * The goals report's sums per goal name (`FilteredGoalCounts`), computed by the engine; the report's
+   * visitors counted by `visitors` (default exact), each goal's exactly.
    * @throws Error with the engine's message
    */
-  goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts>;
+  goals(site: string, filter: Filter, range: FilteredRange, visitors?: VisitorCounting): Promise<FilteredGoalCounts>;
   /**
    * A page of the payments list (`docs/api.md`, "Filters"): the range's payments of a list class (failed ones
    * included, as in the unfiltered list) credited to a matching visit, newest first (ties by key descending),

@@ -14,6 +14,7 @@ import {
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
 import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
+import { StoredKeys } from './visitor-key.js';
 
 /**
  * The relations the local filtered engine's reports select from: over the files `LocalVisitTable`
@@ -24,6 +25,7 @@ export class FilteredRelations {
   private db: Promise<DuckDBConnection> | undefined;
   private readonly resolutions: FilterResolutions;
   private readonly shared = new SharedScans(() => this.connect());
+  private readonly keys = new StoredKeys(() => this.connect());
 
   /** @param root the visit table's directory (`LocalVisitTable`'s) */
   constructor(private readonly root: string) {
@@ -57,8 +59,10 @@ export class FilteredRelations {
     const visits = readFiles(visitFiles) ?? NO_VISITS;
     const payments = readFiles(paymentFiles) ?? NO_PAYMENTS;
     const { sql: where, lookup } = await this.resolutions.where(site, filter);
-    // Distinct visitors and visits are counted over 64-bit hashes of the text ids (`docs/data-model.md`, "Filtered reports").
-    const v = `SELECT *, hash(visitor_id) AS visitor_key, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
+    // Distinct visitors are counted over the stored visitor key (the sketch's, `local/visitor-key.ts`), visits
+    // over 64-bit hashes of their ids (`docs/data-model.md`, "Filtered reports").
+    const columns = await this.keys.columns(visitFiles);
+    const v = `SELECT ${columns}, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
     const q = `SELECT * FROM ${payments} WHERE ${days}`;
     const p =
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +

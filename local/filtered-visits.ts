@@ -1,4 +1,10 @@
-import type { FilteredPaymentTotals, FilteredRange, FilteredVisitTotals, FilteredVisits } from '../lambdas/ports.js';
+import type {
+  FilteredPaymentTotals,
+  FilteredRange,
+  FilteredVisitTotals,
+  FilteredVisits,
+  VisitorCounting,
+} from '../lambdas/ports.js';
 import type { Filter } from '../lambdas/domain/reports/filters.js';
 import { DECODED_COLUMNS, rowDecoder } from './visit-table.js';
 import type {
@@ -13,6 +19,8 @@ import { FilteredRelations, countsOf } from './filtered-relations.js';
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
+import { visitorGroups, visitorsOf } from './visitor-key.js';
+import { sqlLiteral } from './sql.js';
 
 /**
  * The filtered reads of the local visit and payments tables
@@ -74,16 +82,29 @@ export class LocalFilteredVisits implements FilteredVisits {
     return (await this.tables.overShared(site, filter, range, select)).getRowObjectsJS()[0] ?? {};
   }
 
-  async totals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredVisitTotals> {
+  async totals(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors: VisitorCounting = 'exact',
+  ): Promise<FilteredVisitTotals> {
+    const exact = visitors === 'exact';
     const r = await this.one(
       site,
       filter,
       range,
-      `SELECT count(DISTINCT visitor_key) AS visitors, count(*) AS sessions, ` +
-        `coalesce(sum(pageviews), 0) AS pageviews, count(*) FILTER (WHERE bounce) AS bounces, ` +
-        `count(*) FILTER (WHERE timed) AS timed_visits, coalesce(sum(duration_ms), 0) AS duration_ms FROM v`,
+      visitorGroups('FROM v', [], String(exact), [
+        'count(*) AS sessions',
+        'sum(pageviews) AS pageviews',
+        'count(*) FILTER (WHERE bounce) AS bounces',
+        'count(*) FILTER (WHERE timed) AS timed_visits',
+        'sum(duration_ms) AS duration_ms',
+      ]),
     );
-    return countsOf(r, ['visitors', 'sessions', 'pageviews', 'bounces', 'timed_visits', 'duration_ms']);
+    return {
+      visitors: visitorsOf(r, exact),
+      ...countsOf(r, ['sessions', 'pageviews', 'bounces', 'timed_visits', 'duration_ms']),
+    };
   }
 
   async payments(site: string, filter: Filter, range: FilteredRange): Promise<FilteredPaymentTotals> {
@@ -114,30 +135,46 @@ export class LocalFilteredVisits implements FilteredVisits {
     return this.breakdowns.propKeys(...args);
   }
 
-  /** The series' sums per day or month (`FilteredSeries`), in period order: visits by their start day, payments by theirs. */
-  async series(site: string, filter: Filter, range: FilteredRange, interval: SummedInterval): Promise<FilteredSeries> {
+  /**
+   * The series' sums per day or month (`FilteredSeries`), in period order: visits by their start day, payments by
+   * theirs; the visitors of a point in `registers` by registers, the others exactly.
+   */
+  async series(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    interval: SummedInterval,
+    registers: readonly string[] = [],
+  ): Promise<FilteredSeries> {
     const period = (day: string) => (interval === 'day' ? `${day}::VARCHAR` : `strftime(${day}, '%Y-%m')`);
-    const rows = (
-      await this.tables.overShared(
+    const byRegisters = new Set(registers);
+    const exact = registers.length === 0 ? 'true' : `period NOT IN (${registers.map(sqlLiteral).join(', ')})`;
+    const [visits, payments] = await Promise.all([
+      this.tables.overShared(
         site,
         filter,
         range,
-        `SELECT 'v' AS kind, ${period('day')} AS period, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-          `count(DISTINCT visitor_key) AS visitors, 0 AS payments, 0 AS cents FROM v GROUP BY 2 ` +
-          `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, 0, count(*), sum(cents) FROM p GROUP BY 2 ` +
-          // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
-          `ORDER BY kind, period`,
-      )
-    ).getRowObjectsJS();
-    const of = (kind: string) => rows.filter((r) => r.kind === kind);
+        // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
+        `${visitorGroups(`SELECT *, ${period('day')} AS period FROM v`, ['period'], exact, [
+          'count(*) AS visits',
+          'sum(pageviews) AS pageviews',
+        ])} ORDER BY period`,
+      ),
+      this.tables.overShared(
+        site,
+        filter,
+        range,
+        `SELECT ${period('paid_day')} AS period, count(*) AS payments, sum(cents) AS cents FROM p GROUP BY 1 ORDER BY 1`,
+      ),
+    ]);
     return {
-      visits: of('v').map((r) => ({
+      visits: visits.getRowObjectsJS().map((r) => ({
         period: String(r.period),
         visits: Number(r.visits),
         pageviews: Number(r.pageviews),
-        visitors: Number(r.visitors),
+        visitors: visitorsOf(r, !byRegisters.has(String(r.period))),
       })),
-      payments: of('p').map((r) => ({
+      payments: payments.getRowObjectsJS().map((r) => ({
         period: String(r.period),
         payments: Number(r.payments),
         cents: Number(r.cents),
@@ -146,19 +183,27 @@ export class LocalFilteredVisits implements FilteredVisits {
   }
 
   /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
-  async goals(site: string, filter: Filter, range: FilteredRange): Promise<FilteredGoalCounts> {
+  async goals(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors: VisitorCounting = 'exact',
+  ): Promise<FilteredGoalCounts> {
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
+    const exact = visitors === 'exact';
+    const none = 'NULL AS exact_visitors, NULL AS ranks, NULL AS rank_counts';
     const rows = (
       await this.tables.overShared(
         site,
         filter,
         range,
         `SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_key) AS visits, count(*) AS completions, ` +
-          `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers ` +
+          `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers, ${none} ` +
           `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer) ` +
+          `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer), ${none} ` +
           `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, count(DISTINCT visitor_key), 0, 0, 0 FROM v`,
+          `UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
+          `FROM (${visitorGroups('FROM v', [], String(exact), [])})`,
       )
     ).getRowObjectsJS();
     const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
@@ -171,7 +216,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       else Object.assign(g, countsOf(r, ['payments', 'cents', 'customers']));
       goals.set(goal, g);
     }
-    return { visitors: Number(rows.find((r) => r.kind === 't')?.visitors ?? 0), goals };
+    return { visitors: visitorsOf(rows.find((r) => r.kind === 't') ?? {}, exact), goals };
   }
 
   /** `FilteredPaymentLists.paymentList` */

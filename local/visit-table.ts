@@ -22,6 +22,8 @@ import {
 } from '../lambdas/domain/visit-table.js';
 import type { VisitTableStore } from '../lambdas/ports.js';
 import { sqlLiteral } from './sql.js';
+import { visitorKey } from '../lambdas/domain/visitor-sketch.js';
+import { StoredKeys, visitorKeySql } from './visitor-key.js';
 
 /**
  * The visit table on local disk, written through DuckDB as AWS's writer will
@@ -40,6 +42,8 @@ const STAGING = 'visit_rows';
 const COLUMNS = [
   'visit_id VARCHAR',
   'visitor_id VARCHAR',
+  // `visitorKey` of the visitor id, the bits of the visitors' sketch (`local/visitor-key.ts`).
+  'visitor_key UBIGINT',
   'day VARCHAR',
   'start_ts TIMESTAMP_MS',
   'pageviews UINTEGER',
@@ -170,6 +174,7 @@ export class LocalVisitTable implements VisitTableStore {
   private readonly root: string;
   private db: Promise<DuckDBConnection> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly keys = new StoredKeys(() => this.connect());
 
   /** @param root the table's directory (created as needed) */
   constructor(root: string) {
@@ -239,6 +244,7 @@ export class LocalVisitTable implements VisitTableStore {
       for (const row of encoded.rows) {
         appender.appendVarchar(row.visit_id);
         appender.appendVarchar(row.visitor_id);
+        appender.appendUBigInt(visitorKey(row.visitor_id));
         appender.appendVarchar(row.day);
         appender.appendTimestampMilliseconds(timestampMillisValue(BigInt(row.start_ms)));
         appender.appendUInteger(row.pageviews);
@@ -301,7 +307,7 @@ export class LocalVisitTable implements VisitTableStore {
       const visits =
         files.length === 0
           ? NO_VISITS
-          : `(SELECT * FROM read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true) ` +
+          : `(SELECT ${await this.keys.columns(files)} FROM read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true) ` +
             `WHERE visit_id IN (SELECT visit_id FROM payment_rows))`;
       const carried = CREDITED_COLUMNS.map((c) => `v.${c.slice(0, c.indexOf(' '))}`).join(', ');
       await this.copy(
@@ -312,6 +318,42 @@ export class LocalVisitTable implements VisitTableStore {
         paymentsFilePath(this.root, site, month),
         '',
       );
+    });
+  }
+
+  /**
+   * Rewrites each of the site's files written before `visitor_key` was stored (visit months, open days,
+   * payments months) into the current form, the key computed by `visitorKeySql` (held equal to
+   * `visitorKey`), columns in the writer's order, rows and row groups as they were. Readers read the old form
+   * as it is (`visitorKeyBeforeStoredColumn`); this saves them the hashing, and brings a copy of a table (the
+   * bench's cached site, `bench/upgrade-site.ts`) to the current format. Returns the files rewritten.
+   * @throws Error when a file cannot be read or written
+   */
+  upgradeVisitorKeys(site: string): Promise<string[]> {
+    return this.serially(async () => {
+      const db = await this.connect();
+      const { visits, payments } = await this.months(site);
+      const names = (columns: readonly string[]) => columns.map((c) => c.slice(0, c.indexOf(' ')));
+      const files = [
+        ...[...visits.map((m) => this.monthFile(site, m)), openFilePath(this.root, site)].map((file) => ({
+          file,
+          columns: names(TABLE_FORMAT.columns),
+          options: `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
+        })),
+        ...payments.map((m) => ({
+          file: paymentsFilePath(this.root, site, m),
+          columns: names(TABLE_FORMAT.paymentColumns),
+          options: '',
+        })),
+      ];
+      const rewritten: string[] = [];
+      for (const { file, columns, options } of files) {
+        if (!existsSync(file) || (await this.keys.columns([file])) === '*') continue;
+        const select = columns.map((c) => (c === 'visitor_key' ? `${visitorKeySql('visitor_id')} AS visitor_key` : c));
+        await this.copy(db, `SELECT ${select.join(', ')} FROM read_parquet(${sqlLiteral(file)})`, file, options);
+        rewritten.push(file);
+      }
+      return rewritten;
     });
   }
 

@@ -37,11 +37,21 @@ export type VisitorSketch = { kind: 'exact'; ids: Set<string> } | { kind: 'hll';
 
 export const emptySketch = (): VisitorSketch => ({ kind: 'exact', ids: new Set() });
 
+/** SHA-1 of a visitor id's UTF-8 bytes: its first 64 bits are the visitor's key. */
+const digestOf = (id: string): Buffer => createHash('sha1').update(id).digest();
+
+/**
+ * A visitor's key: the first 64 bits, big-endian, of SHA-1 of the id (its UTF-8 bytes), the bits the
+ * sketch's registers and ranks are taken from; the visit table stores it per visit (`visitor_key`,
+ * `docs/data-model.md`, "Filtered reports") so a filtered count builds the same registers.
+ */
+export const visitorKey = (id: string): bigint => digestOf(id).readBigUInt64BE(0);
+
 function addToRegisters(registers: Uint8Array, id: string): void {
   // 64 bits of SHA-1: the first p bits pick the register, the rank is the
   // position of the first 1 in the remaining 64 - p bits (1-based).
   const p = precisionOf(registers);
-  const digest = createHash('sha1').update(id).digest();
+  const digest = digestOf(id);
   const hi = digest.readUInt32BE(0);
   const lo = digest.readUInt32BE(4);
   const index = hi >>> (32 - p);
@@ -95,18 +105,31 @@ export function unionSketches(sketches: readonly VisitorSketch[]): VisitorSketch
   return { kind: 'hll', registers };
 }
 
-/** Distinct visitors in the sketch: exact, or the HyperLogLog estimate rounded to an integer. */
+/** Distinct visitors in the sketch: exact, or the HyperLogLog estimate rounded to an integer (`estimateOfRanks`). */
 export function countVisitors(sketch: VisitorSketch): number {
   if (sketch.kind === 'exact') return sketch.ids.size;
-  const m = sketch.registers.length;
+  const ranks: number[] = [];
+  for (const r of sketch.registers) ranks[r] = (ranks[r] ?? 0) + 1;
+  return estimateOfRanks(sketch.registers.length, ranks);
+}
+
+/**
+ * The HyperLogLog estimate, rounded, of `m` registers described by how many hold each rank (`ranks[r]`,
+ * absent for none; the registers not counted at any rank are zero): what `countVisitors` computes from a
+ * sketch's registers, and what a filtered count computes from registers built in SQL
+ * (`docs/data-model.md`, "Filtered reports"), so both give the same figure for the same registers. The
+ * sum of 2^-rank is taken by rank, in one order whatever the registers' order.
+ */
+export function estimateOfRanks(m: number, ranks: ReadonlyArray<number | undefined>): number {
   const alpha = 0.7213 / (1 + 1.079 / m);
+  let nonZero = 0;
   let sum = 0;
-  let zeros = 0;
-  for (let i = 0; i < m; i++) {
-    const r = sketch.registers[i] ?? 0;
-    sum += 2 ** -r;
-    if (r === 0) zeros++;
+  for (let r = 1; r < ranks.length; r++) {
+    nonZero += ranks[r] ?? 0;
+    sum += (ranks[r] ?? 0) * 2 ** -r;
   }
+  const zeros = m - nonZero;
+  sum += zeros;
   const raw = (alpha * m * m) / sum;
   // Small range: linear counting is more accurate while registers are still empty.
   if (raw <= 2.5 * m && zeros > 0) return Math.round(m * Math.log(m / zeros));

@@ -15,7 +15,7 @@ import {
   timeseriesOfSeries,
 } from '../domain/reports/filtered.js';
 import { OUTBOUND_GOAL } from '../domain/visit.js';
-import type { FilteredRange, FilteredVisits, ReportReads } from '../ports.js';
+import type { FilteredRange, FilteredVisits, ReportReads, VisitorCounting } from '../ports.js';
 import { customerHash, type ListClass, type ValueCounters } from '../domain/payments/contribution.js';
 import { cohortOf } from '../domain/reports/cohorts.js';
 import type { RetentionCohorts } from '../domain/reports/retention.js';
@@ -47,16 +47,20 @@ const filteredRange = (range: Pick<DateRange, 'from' | 'to'>): FilteredRange => 
   to: range.to,
 });
 
-/** Overview totals of a range under a filter: the matching visits' sums and their credited payments (two queries). */
+/**
+ * Overview totals of a range under a filter: the matching visits' sums and their credited payments (two
+ * queries); visitors counted by `visitors` (`registers` where the unfiltered union is registers, `docs/api.md`).
+ */
 export async function filteredTotals(
   engine: FilteredVisits,
   site: SiteConfig,
   filter: Filter,
   range: DateRange,
+  visitors: VisitorCounting,
 ): Promise<OverviewTotals> {
   const r = filteredRange(range);
   const [visits, payments] = await Promise.all([
-    engine.totals(site.domain, filter, r),
+    engine.totals(site.domain, filter, r, visitors),
     engine.payments(site.domain, filter, r),
   ]);
   return overviewOfCounts({ ...visits, ...payments });
@@ -97,7 +101,8 @@ export async function propBreakdownRows(
 }
 
 /**
- * The goals report under a filter, one row per goal name; with `goal`, that goal's row.
+ * The goals report under a filter, one row per goal name; with `goal`, that goal's row. The report's visitors
+ * are counted by `visitors`, each goal's exactly.
  * @throws BadParameterError (400) for `goal=Outbound Link: Click` (its link URLs are not in the visit table yet)
  */
 export async function filteredGoalRows(
@@ -107,13 +112,14 @@ export async function filteredGoalRows(
   range: DateRange,
   goal: string | null,
   limit: number,
+  visitors: VisitorCounting,
 ): Promise<{ visitors: number; total: number; rows: GoalRow[] }> {
   if (goal === OUTBOUND_GOAL)
     throw new BadParameterError(
       'filters',
       `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
     );
-  const sums = await engine.goals(site.domain, filter, filteredRange(range));
+  const sums = await engine.goals(site.domain, filter, filteredRange(range), visitors);
   const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
   const rows = all.rows.filter((r) => r.goal === goal);
@@ -121,8 +127,9 @@ export async function filteredGoalRows(
 }
 
 /**
- * The time series under a filter (`docs/api.md` "Time series"): by day and month the engine's sums; by
- * hour (ranges of at most `INTERVAL_MAX_DAYS.hour` days) the matching rows, whose local hours the domain knows.
+ * The time series under a filter (`docs/api.md` "Time series"): by day and month the engine's sums, the
+ * visitors of the points in `registers` counted by registers (`registerPoints`); by hour (ranges of at most
+ * `INTERVAL_MAX_DAYS.hour` days) the matching rows, whose local hours the domain knows.
  */
 export async function filteredPoints(
   engine: FilteredVisits,
@@ -130,11 +137,12 @@ export async function filteredPoints(
   filter: Filter,
   range: DateRange,
   interval: Interval,
+  registers: readonly string[],
 ): Promise<TimeseriesPoint[]> {
   const r = filteredRange(range);
   if (interval === 'hour')
     return filteredTimeseries(await engine.input(site.domain, filter, r), filter, range, interval);
-  return timeseriesOfSeries(await engine.series(site.domain, filter, r, interval), range, interval);
+  return timeseriesOfSeries(await engine.series(site.domain, filter, r, interval, registers), range, interval);
 }
 
 /**

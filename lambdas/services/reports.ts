@@ -31,7 +31,8 @@ import { PROP_BREAKDOWN_PREFIX, propOfDimension, type BreakdownDimension } from 
 import { dict, own } from '../domain/dict.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
-import type { FilteredVisits, ReportReads, StoredPeriod } from '../ports.js';
+import type { FilteredVisits, ReportReads, StoredPeriod, VisitorCounting } from '../ports.js';
+import { registerPoints, unfilteredSpans } from '../domain/reports/filtered-visitors.js';
 import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
 import { propKeyRows, type PropKeyRow } from '../domain/reports/prop-keys.js';
 import {
@@ -176,6 +177,25 @@ async function totalsOf(
   );
 }
 
+/**
+ * The points of a filtered report whose visitors are counted by registers (`registerPoints`: where the
+ * unfiltered report's visitor set is registers), from the ROLLUP_COUNTS of the range's unfiltered periods
+ * (`unfilteredSpans`; small items, what the unfiltered series reads).
+ */
+async function unfilteredRegisters(
+  deps: ReportDeps,
+  site: SiteConfig,
+  range: DateRange,
+  interval: 'day' | 'month' | null,
+): Promise<string[]> {
+  const spans = unfilteredSpans(range, interval).map((s) => ({ ...s, sketches: false }));
+  return registerPoints(await deps.store.visitRollups(namespaceOf(site), spans), interval);
+}
+
+/** How a filtered report that unions the range's periods (overview, goals) counts its visitors. */
+const rangeCounting = async (deps: ReportDeps, site: SiteConfig, range: DateRange): Promise<VisitorCounting> =>
+  (await unfilteredRegisters(deps, site, range, null)).length > 0 ? 'registers' : 'exact';
+
 /** `GET /api/v1/sites/{domain}/overview` (`docs/api.md` "Overview", "Reports"). */
 export async function overview(deps: ReportDeps, account: string, domain: string, query: DatedQuery) {
   const site = await siteOf(deps, account, domain);
@@ -183,7 +203,9 @@ export async function overview(deps: ReportDeps, account: string, domain: string
   const { filters } = query;
   const engine = filters ? engineOf(deps.filtered) : null;
   const totals = (r: typeof range) =>
-    engine && filters ? filteredTotals(engine, site, filters, r) : totalsOf(deps, site, r, span);
+    engine && filters
+      ? rangeCounting(deps, site, r).then((visitors) => filteredTotals(engine, site, filters, r, visitors))
+      : totalsOf(deps, site, r, span);
   const [current, before] = await Promise.all([totals(range), totals(previous)]);
   return {
     site: site.domain,
@@ -307,7 +329,8 @@ export async function goals(
   const { range, span } = await rangeOf(deps, site, query);
   if (query.filters) {
     const engine = engineOf(deps.filtered);
-    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit);
+    const counting = await rangeCounting(deps, site, range);
+    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit, counting);
     return { site: site.domain, range, goal, visitors, total, rows, ...filteredNote(span, range) };
   }
   const spans = periodSpans(range);
@@ -385,7 +408,10 @@ export async function timeseries(
       `${chosen} takes a range of at most ${max} days; this one has ${days} (use ${chosen === 'hour' ? 'day' : 'month'})`,
     );
   if (query.filters) {
-    const points = await filteredPoints(engineOf(deps.filtered), site, query.filters, range, chosen);
+    const engine = engineOf(deps.filtered);
+    // By hour the points are counted from the rows, exactly.
+    const registers = chosen === 'hour' ? [] : await unfilteredRegisters(deps, site, range, chosen);
+    const points = await filteredPoints(engine, site, query.filters, range, chosen, registers);
     return { site: site.domain, range, interval: chosen, points, ...filteredNote(span, range) };
   }
   const ns = namespaceOf(site);

@@ -1,0 +1,118 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { HLL_PRECISION, estimateOfRanks } from '../lambdas/domain/visitor-sketch.js';
+import { fileVersion } from './filter-resolutions.js';
+import { sqlLiteral } from './sql.js';
+
+/**
+ * The visitor key in the visit table (`visitor_key UBIGINT`, `docs/data-model.md`, "Filtered reports"):
+ * `visitorKey` of `lambdas/domain/visitor-sketch.ts`, the first 64 bits big-endian of SHA-1 of the
+ * visitor id, which the writer stores per visit; and the HyperLogLog registers and ranks SQL builds from
+ * it, the unfiltered sketch's own (register: the top `HLL_PRECISION` bits; rank: 1 + the leading zeros
+ * of the other bits, one more than their count when they are all zero).
+ */
+
+/** `visitorKey` in SQL, over a VARCHAR visitor id (DuckDB's `sha1` hashes its UTF-8 bytes, as `node:crypto` does). */
+export const visitorKeySql = (column: string) => `('0x' || substr(sha1(${column}), 1, 16))::UBIGINT`;
+
+/** The key's bits below the register's: a mask of 64 - `HLL_PRECISION` ones. */
+const TAIL_MASK = (1n << BigInt(64 - HLL_PRECISION)) - 1n;
+/** The rank of a key whose tail bits are all zero. */
+const ZERO_TAIL_RANK = 64 - HLL_PRECISION + 1;
+
+/**
+ * `source` (a relation with `visitor_key`) with each row's register (`reg`) and rank (`rank`), by integer
+ * operations only: the tail's bits are smeared right (each bit ORs into every lower one), so their count
+ * is the position of the highest set bit, its bit length; the rank is `ZERO_TAIL_RANK` less that length.
+ * A double's `log2` would round a tail just under a power of two up, one rank too low.
+ */
+export function withRegisters(source: string): string {
+  let smeared = `SELECT *, visitor_key & ${TAIL_MASK}::UBIGINT AS tail FROM (${source})`;
+  for (const shift of [1, 2, 4, 8, 16, 32])
+    smeared = `SELECT * REPLACE (tail | (tail >> ${shift}) AS tail) FROM (${smeared})`;
+  return `SELECT * EXCLUDE (tail), visitor_key >> ${64 - HLL_PRECISION} AS reg, ${ZERO_TAIL_RANK} - bit_count(tail) AS rank FROM (${smeared})`;
+}
+
+/**
+ * How many visit files of a list hold the stored key, kept per file version: a file written before the
+ * column (an old form, `docs/data-model.md` "Versions of the stored data") reads it computed in SQL.
+ */
+export class StoredKeys {
+  private readonly known = new Map<string, Promise<boolean>>();
+
+  constructor(private readonly connect: () => Promise<DuckDBConnection>) {}
+
+  /**
+   * The select list of a visit relation over `files` with `visitor_key` whatever their form: `*` when
+   * every file stores it, else `visitorKeyBeforeStoredColumn`.
+   * @throws Error when a file's schema cannot be read
+   */
+  async columns(files: readonly string[]): Promise<string> {
+    const stored = await Promise.all(files.map((f) => this.stores(f)));
+    if (stored.every(Boolean)) return '*';
+    return visitorKeyBeforeStoredColumn(stored.some(Boolean));
+  }
+
+  private stores(file: string): Promise<boolean> {
+    const version = fileVersion(file);
+    let known = this.known.get(version);
+    if (!known) {
+      known = this.connect()
+        .then((db) =>
+          db.runAndReadAll(`SELECT count(*) FROM parquet_schema(${sqlLiteral(file)}) WHERE name = 'visitor_key'`),
+        )
+        .then((r) => Number(r.getRowsJS()[0]?.[0] ?? 0) > 0);
+      known.catch(() => this.known.delete(version));
+      this.known.set(version, known);
+    }
+    return known;
+  }
+}
+
+/**
+ * The reader of visit files written before `visitor_key` was stored (the form without the column): the
+ * key computed in SQL from `visitor_id`, in place of the column where some files of the relation have it
+ * (`union_by_name` reads it as NULL from the others) and as a new column where none has.
+ */
+export function visitorKeyBeforeStoredColumn(someStore: boolean): string {
+  const computed = visitorKeySql('visitor_id');
+  return someStore ? `* REPLACE (coalesce(visitor_key, ${computed}) AS visitor_key)` : `*, ${computed} AS visitor_key`;
+}
+
+/**
+ * Per group of `source` (`groups`: its column names, none for one row): distinct visitors, by both of the
+ * unfiltered sketch's ways, and additive sums. `exact_visitors`, the distinct keys of the rows where `exact`
+ * (a SQL boolean, constant within a group) holds, counted per register and summed (a key has one register);
+ * `ranks` and `rank_counts`, how many of the group's registers hold each non-zero rank (the registers as
+ * `withRegisters` builds them: the maximum rank per register), what `estimateOfRanks` takes; and each of
+ * `sums` (`<aggregate> AS <name>`, an additive aggregate: count, sum) under its name. One scan of `source`.
+ */
+export function visitorGroups(
+  source: string,
+  groups: readonly string[],
+  exact: string,
+  sums: readonly string[],
+): string {
+  const names = sums.map((s) => s.slice(s.lastIndexOf(' AS ') + 4));
+  const keys = groups.map((g) => `${g}, `).join('');
+  const inner =
+    `SELECT ${keys}reg, max(rank) AS rank, count(DISTINCT visitor_key) FILTER (WHERE ${exact}) AS exact_keys` +
+    `${sums.map((s) => `, ${s}`).join('')} FROM (${withRegisters(source)}) GROUP BY ${keys}reg`;
+  const h = `histogram(rank) FILTER (WHERE rank IS NOT NULL)`;
+  return (
+    `SELECT ${keys}coalesce(sum(exact_keys), 0) AS exact_visitors, map_keys(${h}) AS ranks, ` +
+    `map_values(${h}) AS rank_counts${names.map((n) => `, coalesce(sum(${n}), 0) AS ${n}`).join('')} ` +
+    `FROM (${inner})${groups.length > 0 ? ` GROUP BY ${groups.join(', ')}` : ''}`
+  );
+}
+
+/**
+ * A group's distinct visitors from a `visitorGroups` row: exact (`exact_visitors`) or the estimate of its
+ * registers by the sketch's own estimator (`estimateOfRanks`, 2^`HLL_PRECISION` registers).
+ */
+export function visitorsOf(row: Record<string, unknown>, exact: boolean): number {
+  if (exact) return Number(row.exact_visitors ?? 0);
+  const ranks: number[] = [];
+  const counts = (row.rank_counts as unknown[] | null) ?? [];
+  ((row.ranks as unknown[] | null) ?? []).forEach((r, i) => (ranks[Number(r)] = Number(counts[i])));
+  return estimateOfRanks(1 << HLL_PRECISION, ranks);
+}

@@ -1,0 +1,225 @@
+import { DuckDBInstance, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
+import { registerPoints, unfilteredSpans } from '../../lambdas/domain/reports/filtered-visitors.js';
+import type { VisitRow } from '../../lambdas/domain/visit-table.js';
+import { addVisitors, countVisitors, emptySketch, visitorKey } from '../../lambdas/domain/visitor-sketch.js';
+import { LocalFilteredVisits } from '../../local/filtered-visits.js';
+import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
+import { visitorKeySql, withRegisters } from '../../local/visitor-key.js';
+import { sqlLiteral } from '../../local/sql.js';
+import { propertyRuns } from '../support/suite.js';
+
+/**
+ * Distinct visitors of the filtered engine as the unfiltered sketch counts them (`docs/data-model.md`,
+ * "Filtered reports", "Matching the unfiltered sketch"): the stored key is the sketch's key, the SQL
+ * registers and ranks are the sketch's (ranks at powers of two included), a count by registers is the
+ * sketch's own estimate of the same visitors (equal, not close), and a file written before the key was
+ * stored reads the same and is upgraded to the current form.
+ */
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+
+const parse = (json: unknown): Filter => filtersParam.parse(JSON.stringify(json))!;
+const SEARCH = parse([['is', 'visit:channel', ['Search']]]);
+const EVERYTHING = parse([['contains', 'visit:channel', ['']]]);
+
+/** `countVisitors` of the product's register sketch of `ids` (registers from the first id, whatever their number). */
+const sketchCount = (ids: Iterable<string>) =>
+  countVisitors(addVisitors(emptySketch(), ids, { exact: 0, precision: 14 }));
+
+/** A visit of `visitor` on `day`: Search for even visitors, Direct for odd; a Signup for every third visitor. */
+const visit = (i: number, visitor: number, day: string): VisitRow => ({
+  visit_id: `v${i}`,
+  visitor_id: `visitor-${visitor}`,
+  day,
+  start_ms: Date.parse(`${day}T12:00:00Z`) + i,
+  pageviews: 1,
+  bounce: true,
+  timed: false,
+  duration_ms: 0,
+  dimensions: {
+    channel: visitor % 2 === 0 ? 'Search' : 'Direct',
+    referrer_host: null,
+    source: null,
+    utm_source: null,
+    utm_medium: null,
+    utm_campaign: null,
+    utm_term: null,
+    utm_content: null,
+    country: null,
+    device: null,
+    browser: null,
+    os: null,
+    language: null,
+  },
+  landing_page: '/',
+  exit_page: '/',
+  pages: ['/'],
+  goals: visitor % 3 === 0 ? ['Signup'] : [],
+  props: [],
+});
+
+/**
+ * The site: 1,500 visitors on 10 March (past the sketch's exact limit), 300 on 11 March (visitors
+ * 1,400 to 1,699, so 100 came on both days), every visitor's visit once a day.
+ */
+const DAY_ONE = Array.from({ length: 1500 }, (_, v) => v);
+const DAY_TWO = Array.from({ length: 300 }, (_, v) => 1400 + v);
+const ROWS = [
+  ...DAY_ONE.map((v, i) => visit(i, v, '2026-03-10')),
+  ...DAY_TWO.map((v, i) => visit(DAY_ONE.length + i, v, '2026-03-11')),
+];
+const RANGE = { from: '2026-03-10', to: '2026-03-11' };
+const ids = (visitors: readonly number[], keep: (v: number) => boolean = () => true) =>
+  visitors.filter(keep).map((v) => `visitor-${v}`);
+
+describe('filtered distinct visitors by the unfiltered sketch', () => {
+  let dir: string;
+  let table: LocalVisitTable;
+  let engine: LocalFilteredVisits;
+  let db: DuckDBConnection;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'filtered-visitors-'));
+    table = new LocalVisitTable(dir);
+    engine = new LocalFilteredVisits(dir);
+    db = await (await DuckDBInstance.create(':memory:')).connect();
+    await table.writeMonth('big.test', '2026-03', ROWS);
+  });
+  afterAll(async () => {
+    await engine.close();
+    await table.close();
+    db.closeSync();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('computes in SQL the key the sketch takes, for hostile visitor ids too', async () => {
+    console.log(`visitor key property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    const hostile = ['', "'", '"', "a'); DROP TABLE x; --", 'é', 'é', '日本語', '👩‍💻', '\\', 'x'.repeat(5000)];
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string({ unit: 'grapheme' }), { maxLength: 20 }), async (drawn) => {
+        const all = [...hostile, ...drawn];
+        await db.run('CREATE OR REPLACE TABLE ids (n INTEGER, id VARCHAR)');
+        // Through an appender, as the writer stores ids; the literal form is checked below.
+        const appender = await db.createAppender('ids');
+        all.forEach((id, n) => {
+          appender.appendInteger(n);
+          appender.appendValue(id, VARCHAR);
+          appender.endRow();
+        });
+        appender.closeSync();
+        const rows = (await db.runAndReadAll(`SELECT n, ${visitorKeySql('id')} FROM ids ORDER BY n`)).getRowsJS();
+        expect(rows.map(([, key]) => key)).toEqual(all.map(visitorKey));
+        const literal = (await db.runAndReadAll(`SELECT ${visitorKeySql(sqlLiteral(all[3]!))}`)).getRowsJS();
+        expect(literal[0]?.[0]).toBe(visitorKey(all[3]!));
+      }),
+      { seed, numRuns: propertyRuns(10, 100) },
+    );
+  });
+
+  it('ranks a key as 1 + the leading zeros of its 50 low bits, exactly at and just under powers of two', async () => {
+    const tails = [
+      0n,
+      1n,
+      2n,
+      3n,
+      ...Array.from({ length: 50 }, (_, k) => [(1n << BigInt(k)) - 1n, 1n << BigInt(k)]).flat(),
+    ];
+    const keys = tails.flatMap((tail) => [tail, (16383n << 50n) | tail, (1234n << 50n) | tail]);
+    const expected = keys.map((key) => {
+      const tail = key & ((1n << 50n) - 1n);
+      return [Number(key >> 50n), tail === 0n ? 51 : 51 - tail.toString(2).length];
+    });
+    const values = keys.map((k, n) => `(${n}, ${k}::UBIGINT)`).join(', ');
+    const got = (
+      await db.runAndReadAll(
+        `SELECT reg, rank FROM (${withRegisters(`SELECT * FROM (VALUES ${values}) t(n, visitor_key)`)}) ORDER BY n`,
+      )
+    ).getRowsJS();
+    expect(got.map(([reg, rank]) => [Number(reg), Number(rank)])).toEqual(expected);
+    // A double's log2 rounds these tails up: the integer ranks above are what tells them apart.
+    const rounded = (1n << 49n) - 1n;
+    expect(Math.floor(Math.log2(Number(rounded)))).toBe(49);
+  });
+
+  it('counts by registers exactly what the sketch of the same visitors counts, totals, points and goals', async () => {
+    const search = (v: number) => v % 2 === 0;
+    const totals = await engine.totals('big.test', SEARCH, RANGE, 'registers');
+    const expected = sketchCount(ids([...new Set([...DAY_ONE, ...DAY_TWO])], search));
+    expect(totals.visitors).toBe(expected);
+    expect(totals.visitors).not.toBe(ids([...new Set([...DAY_ONE, ...DAY_TWO])], search).length);
+    const series = await engine.series('big.test', SEARCH, RANGE, 'day', ['2026-03-10']);
+    expect(series.visits.map((p) => [p.period, p.visitors])).toEqual([
+      ['2026-03-10', sketchCount(ids(DAY_ONE, search))],
+      ['2026-03-11', ids(DAY_TWO, search).length],
+    ]);
+    const goals = await engine.goals('big.test', EVERYTHING, RANGE, 'registers');
+    expect(goals.visitors).toBe(sketchCount(ids([...new Set([...DAY_ONE, ...DAY_TWO])])));
+  });
+
+  it('counts exactly when told, however many visitors', async () => {
+    const all = new Set([...DAY_ONE, ...DAY_TWO]).size;
+    expect((await engine.totals('big.test', EVERYTHING, RANGE, 'exact')).visitors).toBe(all);
+    expect((await engine.goals('big.test', EVERYTHING, RANGE)).visitors).toBe(all);
+    const series = await engine.series('big.test', EVERYTHING, RANGE, 'month');
+    expect(series.visits.map((p) => [p.period, p.visitors])).toEqual([['2026-03', all]]);
+  });
+
+  it('counts a point or a range by registers where an unfiltered period holds more than 1,000 visitors', () => {
+    const counts = [
+      { period: '2026-02-27', visitors: 1000 },
+      { period: '2026-03', visitors: 1001 },
+      { period: '2026-04-01', visitors: 4 },
+    ];
+    expect(registerPoints(counts, null)).toEqual(['range']);
+    expect(registerPoints(counts.slice(0, 1), null)).toEqual([]);
+    expect(registerPoints(counts, 'month')).toEqual(['2026-03']);
+    expect(registerPoints([{ period: '2026-03-02', visitors: 2000 }, ...counts], 'day')).toEqual([
+      '2026-03',
+      '2026-03-02',
+    ]);
+    expect(unfilteredSpans({ from: '2026-02-27', to: '2026-04-01' }, 'day')).toEqual([
+      { granularity: 'D', from: '2026-02-27', to: '2026-04-01' },
+    ]);
+    expect(unfilteredSpans({ from: '2026-02-27', to: '2026-04-01' }, null).map((s) => s.granularity)).toEqual([
+      'D',
+      'M',
+      'D',
+    ]);
+  });
+
+  it('reads a month written before the key was stored, and upgrades it to the form the writer writes now', async () => {
+    await table.writeMonth('old.test', '2026-03', ROWS);
+    const file = monthFilePath(dir, 'old.test', '2026-03');
+    const current = (await db.runAndReadAll(`FROM read_parquet(${sqlLiteral(file)})`)).getRowsJS();
+    const columns = async () =>
+      (await db.runAndReadAll(`SELECT name FROM parquet_schema(${sqlLiteral(file)})`)).getRowsJS().map(([n]) => n);
+    const written = await columns();
+    // The old form: the same file without the column.
+    await db.run(
+      `COPY (SELECT * EXCLUDE (visitor_key) FROM read_parquet(${sqlLiteral(file)})) TO ${sqlLiteral(`${file}.old`)} (FORMAT PARQUET)`,
+    );
+    await rm(file);
+    await db.run(`COPY (FROM read_parquet(${sqlLiteral(`${file}.old`)})) TO ${sqlLiteral(file)} (FORMAT PARQUET)`);
+    await rm(`${file}.old`);
+    expect(await columns()).not.toContain('visitor_key');
+    const before = await Promise.all([
+      engine.totals('old.test', SEARCH, RANGE, 'registers'),
+      engine.series('old.test', SEARCH, RANGE, 'day', ['2026-03-10']),
+    ]);
+    expect(before).toEqual(
+      await Promise.all([
+        engine.totals('big.test', SEARCH, RANGE, 'registers'),
+        engine.series('big.test', SEARCH, RANGE, 'day', ['2026-03-10']),
+      ]),
+    );
+    expect(await table.upgradeVisitorKeys('old.test')).toEqual([file]);
+    expect(await columns()).toEqual(written);
+    expect((await db.runAndReadAll(`FROM read_parquet(${sqlLiteral(file)})`)).getRowsJS()).toEqual(current);
+    expect(await table.upgradeVisitorKeys('old.test')).toEqual([]);
+  });
+});
