@@ -285,7 +285,7 @@ async function main() {
               ...(['channel', 'page', 'country', 'device'] as const).map((d) =>
                 filteredBreakdownRows(engine, config, filter, range, d, 10),
               ),
-              filteredGoalRows(engine, config, filter, range, null, 10, 'exact'),
+              filteredGoalRows(engine, config, filter, range, null, 10, { visitors: 'exact', goals: [] }),
             ]);
         else if (v === 'sketch') {
           // The product's sketch over the range's distinct visitor ids, against the SQL registers of the SHA-1 key.

@@ -584,10 +584,17 @@ export interface FilteredVisits {
   ): Promise<FilteredSeries>;
   /**
    * The goals report's sums per goal name (`FilteredGoalCounts`), computed by the engine; the report's
-   * visitors counted by `visitors` (default exact), each goal's exactly.
+   * visitors counted by `visitors` (default exact), those of a goal in `registerGoals` by the goal sketches'
+   * registers (`GOAL_VISITOR_LIMITS`), the others' exactly.
    * @throws Error with the engine's message
    */
-  goals(site: string, filter: Filter, range: FilteredRange, visitors?: VisitorCounting): Promise<FilteredGoalCounts>;
+  goals(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors?: VisitorCounting,
+    registerGoals?: readonly string[],
+  ): Promise<FilteredGoalCounts>;
   /**
    * A page of the payments list (`docs/api.md`, "Filters"): the range's payments of a list class (failed ones
    * included, as in the unfiltered list) credited to a matching visit, newest first (ties by key descending),

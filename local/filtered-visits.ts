@@ -20,6 +20,7 @@ import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
 import { visitorGroups, visitorsOf } from './visitor-key.js';
+import { GOAL_VISITOR_LIMITS } from '../lambdas/domain/rollup.js';
 import { sqlLiteral } from './sql.js';
 
 /**
@@ -188,21 +189,32 @@ export class LocalFilteredVisits implements FilteredVisits {
     filter: Filter,
     range: FilteredRange,
     visitors: VisitorCounting = 'exact',
+    registerGoals: readonly string[] = [],
   ): Promise<FilteredGoalCounts> {
-    const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id GROUP BY g.value`;
+    const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id`;
     const exact = visitors === 'exact';
+    const byRegisters = new Set(registerGoals);
+    const exactGoal = registerGoals.length === 0 ? 'true' : `goal NOT IN (${registerGoals.map(sqlLiteral).join(', ')})`;
     const none = 'NULL AS exact_visitors, NULL AS ranks, NULL AS rank_counts';
+    // Each goal's visitors by the goal sketches' registers (`GOAL_VISITOR_LIMITS`), the report's by the visitors'.
+    const perGoal = visitorGroups(
+      `SELECT g.value AS goal, x.visit_key, x.visitor_key ` +
+        `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named}`,
+      ['goal'],
+      exactGoal,
+      ['count(DISTINCT visit_key) AS visits', 'count(*) AS completions'],
+      GOAL_VISITOR_LIMITS.precision,
+    );
     const rows = (
       await this.tables.overShared(
         site,
         filter,
         range,
-        `SELECT 'v' AS kind, g.value AS goal, count(DISTINCT x.visit_key) AS visits, count(*) AS completions, ` +
-          `count(DISTINCT x.visitor_key) AS visitors, 0 AS payments, 0 AS cents, 0 AS customers, ${none} ` +
-          `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 'p', g.value, 0, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer), ${none} ` +
-          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
+        `SELECT 'v' AS kind, goal, visits, completions, 0 AS payments, 0 AS cents, 0 AS customers, ` +
+          `exact_visitors, ranks, rank_counts FROM (${perGoal}) ` +
+          `UNION ALL SELECT 'p', g.value, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer), ${none} ` +
+          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} GROUP BY g.value ` +
+          `UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
           `FROM (${visitorGroups('FROM v', [], String(exact), [])})`,
       )
     ).getRowObjectsJS();
@@ -212,7 +224,10 @@ export class LocalFilteredVisits implements FilteredVisits {
       if (r.kind === 't') continue;
       const goal = String(r.goal);
       const g = goals.get(goal) ?? { ...zero };
-      if (r.kind === 'v') Object.assign(g, countsOf(r, ['visits', 'completions', 'visitors']));
+      if (r.kind === 'v')
+        Object.assign(g, countsOf(r, ['visits', 'completions']), {
+          visitors: visitorsOf(r, !byRegisters.has(goal), GOAL_VISITOR_LIMITS.precision),
+        });
       else Object.assign(g, countsOf(r, ['payments', 'cents', 'customers']));
       goals.set(goal, g);
     }

@@ -102,7 +102,8 @@ export async function propBreakdownRows(
 
 /**
  * The goals report under a filter, one row per goal name; with `goal`, that goal's row. The report's visitors
- * are counted by `visitors`, each goal's exactly.
+ * are counted by `counting.visitors`, those of the goals in `counting.goals` by registers (`registerGoals`),
+ * the other goals' exactly.
  * @throws BadParameterError (400) for `goal=Outbound Link: Click` (its link URLs are not in the visit table yet)
  */
 export async function filteredGoalRows(
@@ -112,14 +113,14 @@ export async function filteredGoalRows(
   range: DateRange,
   goal: string | null,
   limit: number,
-  visitors: VisitorCounting,
+  counting: { visitors: VisitorCounting; goals: readonly string[] },
 ): Promise<{ visitors: number; total: number; rows: GoalRow[] }> {
   if (goal === OUTBOUND_GOAL)
     throw new BadParameterError(
       'filters',
       `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
     );
-  const sums = await engine.goals(site.domain, filter, filteredRange(range), visitors);
+  const sums = await engine.goals(site.domain, filter, filteredRange(range), counting.visitors, counting.goals);
   const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
   const rows = all.rows.filter((r) => r.goal === goal);

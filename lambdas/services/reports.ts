@@ -32,7 +32,7 @@ import { dict, own } from '../domain/dict.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { FilteredVisits, ReportReads, StoredPeriod, VisitorCounting } from '../ports.js';
-import { registerPoints, unfilteredSpans } from '../domain/reports/filtered-visitors.js';
+import { registerGoals, registerPoints, unfilteredSpans } from '../domain/reports/filtered-visitors.js';
 import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
 import { propKeyRows, type PropKeyRow } from '../domain/reports/prop-keys.js';
 import {
@@ -329,8 +329,14 @@ export async function goals(
   const { range, span } = await rangeOf(deps, site, query);
   if (query.filters) {
     const engine = engineOf(deps.filtered);
-    const counting = await rangeCounting(deps, site, range);
-    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit, counting);
+    const [counting, items] = await Promise.all([
+      rangeCounting(deps, site, range),
+      deps.store.rollups(namespaceOf(site), 'goal', periodSpans(range)),
+    ]);
+    const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit, {
+      visitors: counting,
+      goals: registerGoals(items),
+    });
     return { site: site.domain, range, goal, visitors, total, rows, ...filteredNote(span, range) };
   }
   const spans = periodSpans(range);

@@ -1,5 +1,6 @@
 import type { DateRange } from '../range.js';
-import { EXACT_LIMIT } from '../visitor-sketch.js';
+import { parseGoalKey } from '../rollup.js';
+import { EXACT_LIMIT, type VisitorSketch } from '../visitor-sketch.js';
 import { periodSpans, type PeriodSpan } from './periods.js';
 
 /**
@@ -30,4 +31,19 @@ export function registerPoints(
   const registers = counts.filter((c) => c.visitors > EXACT_LIMIT).map((c) => c.period);
   if (interval === null) return registers.length > 0 ? ['range'] : [];
   return [...new Set(registers.map((p) => (interval === 'day' ? p : p.slice(0, 7))))].sort();
+}
+
+/**
+ * The goal names whose visitors a filtered goals report counts by the goal sketches' registers
+ * (`GOAL_VISITOR_LIMITS`): those with a register sketch under any of their keys (the name, or a link's key)
+ * in the `goal` rollups the unfiltered report unions (read over `periodSpans`), where its row is an estimate.
+ */
+export function registerGoals(
+  items: ReadonlyArray<{ valueSketches: Readonly<Record<string, VisitorSketch>> }>,
+): string[] {
+  const names = new Set<string>();
+  for (const item of items)
+    for (const [key, sketch] of Object.entries(item.valueSketches))
+      if (sketch.kind === 'hll') names.add(parseGoalKey(key).goal);
+  return [...names].sort();
 }
