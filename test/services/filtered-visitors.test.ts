@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filtersParam, type Filter } from '../../lambdas/domain/reports/filters.js';
 import { registerPoints, unfilteredSpans } from '../../lambdas/domain/reports/filtered-visitors.js';
-import type { VisitRow } from '../../lambdas/domain/visit-table.js';
+import { ROW_DIMENSIONS, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import { addVisitors, countVisitors, emptySketch, visitorKey } from '../../lambdas/domain/visitor-sketch.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
@@ -42,20 +42,10 @@ const visit = (i: number, visitor: number, day: string): VisitRow => ({
   timed: false,
   duration_ms: 0,
   dimensions: {
+    ...(Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, null])) as VisitRow['dimensions']),
     channel: visitor % 2 === 0 ? 'Search' : 'Direct',
-    referrer_host: null,
-    source: null,
-    utm_source: null,
-    utm_medium: null,
-    utm_campaign: null,
-    utm_term: null,
-    utm_content: null,
-    country: null,
-    device: null,
-    browser: null,
-    os: null,
-    language: null,
   },
+
   landing_page: '/',
   exit_page: '/',
   pages: ['/'],

@@ -6,7 +6,7 @@ import { periodSpans, type PeriodSpan } from './periods.js';
 /**
  * Which distinct-visitor figures of a filtered report are counted by registers (`docs/api.md`, "Filters"):
  * exactly where the unfiltered report would be exact, by the unfiltered sketch's registers elsewhere
- * (`docs/data-model.md`, "Filtered reports", "Matching the unfiltered sketch"). The unfiltered report unions
+ * (`docs/data-model.md`, "Filtered reports": its part on matching the unfiltered sketch). The unfiltered report unions
  * the visitor sets of a range's periods (`periodSpans`: days at the ends, whole months between), exact when
  * every one is; a series point by day is its day's set, by month its month's set or the union of its days'.
  * A period's set is registers when it counted more than `EXACT_LIMIT` visitors (its ROLLUP_COUNTS `u`): a
