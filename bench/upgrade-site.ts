@@ -6,7 +6,7 @@ import { LocalVisitTable } from '../local/visit-table.js';
 
 /**
  * Brings a copy of the filtered bench's cached site written before the visit table stored `visitor_key` to
- * the current format, by the product's own upgrade (`LocalVisitTable.upgradeVisitorKeys`: each month file
+ * the current format, by the product's own upgrade (`LocalVisitTable.upgradeOldForms`: each month file
  * rewritten with the key), in minutes instead of generating the site again (`docs/benchmarks.md`):
  *
  *   FILTERED_VISITS_PER_MONTH=<n> node bin/run-ts.js bench/upgrade-site.ts <old cache directory>
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const copied = performance.now();
   const table = new LocalVisitTable(to);
   try {
-    const files = await table.upgradeVisitorKeys(BENCH_SITE_DOMAIN);
+    const files = await table.upgradeOldForms(BENCH_SITE_DOMAIN);
     const done = performance.now();
     process.stdout.write(
       `${to}: copied in ${Math.round(copied - started)} ms, ${files.length} files rewritten in ${Math.round(done - copied)} ms\n`,

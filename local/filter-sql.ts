@@ -220,7 +220,8 @@ export const BREAKDOWN_COLUMNS: Readonly<Record<Dimension, { id: string; diction
   campaign: { id: 'utm_campaign', dictionary: 'utm_campaign' },
   keyword: { id: 'utm_term', dictionary: 'utm_term' },
   landing_page: { id: 'landing_page', dictionary: 'page' },
-  page: { id: `unnest(${distinctIds('pages')})`, dictionary: 'page' },
+  // Each visit's pages are stored once each (`encodeRows`; older files read so, `FileForms`).
+  page: { id: 'unnest(pages)', dictionary: 'page' },
   country: { id: 'country', dictionary: 'country' },
   device: { id: 'device', dictionary: 'device' },
   browser: { id: 'browser', dictionary: 'browser' },

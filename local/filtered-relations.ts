@@ -14,7 +14,7 @@ import {
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
 import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
-import { StoredKeys } from './visitor-key.js';
+import { FileForms } from './file-forms.js';
 
 /**
  * The relations the local filtered engine's reports select from: over the files `LocalVisitTable`
@@ -25,7 +25,7 @@ export class FilteredRelations {
   private db: Promise<DuckDBConnection> | undefined;
   private readonly resolutions: FilterResolutions;
   private readonly shared = new SharedScans(() => this.connect());
-  private readonly keys = new StoredKeys(() => this.connect());
+  private readonly forms = new FileForms(() => this.connect());
 
   /** @param root the visit table's directory (`LocalVisitTable`'s) */
   constructor(private readonly root: string) {
@@ -61,9 +61,10 @@ export class FilteredRelations {
     const { sql: where, lookup } = await this.resolutions.where(site, filter);
     // Distinct visitors are counted over the stored visitor key (the sketch's, `local/visitor-key.ts`), visits
     // over 64-bit hashes of their ids (`docs/data-model.md`, "Filtered reports").
-    const columns = await this.keys.columns(visitFiles);
+    // Files of an older form read as the current one (`FileForms`).
+    const columns = await this.forms.columns(visitFiles);
     const v = `SELECT ${columns}, hash(visit_id) AS visit_key FROM ${visits} WHERE ${days} AND ${where}`;
-    const q = `SELECT * FROM ${payments} WHERE ${days}`;
+    const q = `SELECT ${await this.forms.columns(paymentFiles)} FROM ${payments} WHERE ${days}`;
     const p =
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;

@@ -23,7 +23,9 @@ import {
 import type { VisitTableStore } from '../lambdas/ports.js';
 import { sqlLiteral } from './sql.js';
 import { visitorKey } from '../lambdas/domain/visitor-sketch.js';
-import { StoredKeys, visitorKeySql } from './visitor-key.js';
+import { visitorKeySql } from './visitor-key.js';
+import { DISTINCT_PAGES, FileForms } from './file-forms.js';
+import { distinctIds } from './filter-sql.js';
 
 /**
  * The visit table on local disk, written through DuckDB as AWS's writer will
@@ -108,13 +110,20 @@ export const changesPath = (root: string, site: string) => join(resolve(root), '
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
 
-/** What a reader and the bench's cache depend on in the files' format: columns, row group size, compression. */
+/**
+ * What a reader and the bench's cache depend on in the files' format: columns, row group size, compression,
+ * and the key-value metadata every visit and payments file carries (`DISTINCT_PAGES`).
+ */
 export const TABLE_FORMAT = {
   columns: COLUMNS,
   paymentColumns: [...PAYMENT_COLUMNS, ...CREDITED_COLUMNS],
   rowGroupRows: ROW_GROUP_ROWS,
   compression: 'ZSTD',
+  metadata: DISTINCT_PAGES,
 } as const;
+
+/** The COPY option of a visit or payments file: its `DISTINCT_PAGES` mark. */
+const MARK = `, KV_METADATA {${DISTINCT_PAGES.key}: '${DISTINCT_PAGES.value}'}`;
 
 /**
  * The visit files a write of payments reads its credited visits from: the months of their start days
@@ -174,7 +183,7 @@ export class LocalVisitTable implements VisitTableStore {
   private readonly root: string;
   private db: Promise<DuckDBConnection> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly keys = new StoredKeys(() => this.connect());
+  private readonly forms = new FileForms(() => this.connect());
 
   /** @param root the table's directory (created as needed) */
   constructor(root: string) {
@@ -267,7 +276,7 @@ export class LocalVisitTable implements VisitTableStore {
       db,
       `SELECT * REPLACE (day::DATE AS day) FROM ${STAGING}`,
       file,
-      `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
+      `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}${MARK}`,
     );
   }
 
@@ -307,7 +316,7 @@ export class LocalVisitTable implements VisitTableStore {
       const visits =
         files.length === 0
           ? NO_VISITS
-          : `(SELECT ${await this.keys.columns(files)} FROM read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true) ` +
+          : `(SELECT ${await this.forms.columns(files)} FROM read_parquet([${files.map(sqlLiteral).join(', ')}], union_by_name = true) ` +
             `WHERE visit_id IN (SELECT visit_id FROM payment_rows))`;
       const carried = CREDITED_COLUMNS.map((c) => `v.${c.slice(0, c.indexOf(' '))}`).join(', ');
       await this.copy(
@@ -316,20 +325,21 @@ export class LocalVisitTable implements VisitTableStore {
           `v.day AS visit_day, v.visit_id IS NOT NULL AS credited, ${carried} ` +
           `FROM payment_rows p LEFT JOIN ${visits} v ON v.visit_id = p.visit_id ORDER BY p.ts, p.key`,
         paymentsFilePath(this.root, site, month),
-        '',
+        MARK,
       );
     });
   }
 
   /**
-   * Rewrites each of the site's files written before `visitor_key` was stored (visit months, open days,
-   * payments months) into the current form, the key computed by `visitorKeySql` (held equal to
-   * `visitorKey`), columns in the writer's order, rows and row groups as they were. Readers read the old form
-   * as it is (`visitorKeyBeforeStoredColumn`); this saves them the hashing, and brings a copy of a table (the
-   * bench's cached site, `bench/upgrade-site.ts`) to the current format. Returns the files rewritten.
+   * Rewrites each of the site's files in an old form (visit months, open days, payments months: without
+   * `visitor_key`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form: the key computed by
+   * `visitorKeySql` (held equal to `visitorKey`), each visit's pages once, columns in the writer's order, rows
+   * and row groups as they were. Readers read the old forms as they are (`beforeCurrentForm`); this saves
+   * them that work, and brings a copy of a table (the bench's cached site, `bench/upgrade-site.ts`) to the
+   * current format. Returns the files rewritten.
    * @throws Error when a file cannot be read or written
    */
-  upgradeVisitorKeys(site: string): Promise<string[]> {
+  upgradeOldForms(site: string): Promise<string[]> {
     return this.serially(async () => {
       const db = await this.connect();
       const { visits, payments } = await this.months(site);
@@ -338,18 +348,22 @@ export class LocalVisitTable implements VisitTableStore {
         ...[...visits.map((m) => this.monthFile(site, m)), openFilePath(this.root, site)].map((file) => ({
           file,
           columns: names(TABLE_FORMAT.columns),
-          options: `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}`,
+          options: `, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}${MARK}`,
         })),
         ...payments.map((m) => ({
           file: paymentsFilePath(this.root, site, m),
           columns: names(TABLE_FORMAT.paymentColumns),
-          options: '',
+          options: MARK,
         })),
       ];
       const rewritten: string[] = [];
       for (const { file, columns, options } of files) {
-        if (!existsSync(file) || (await this.keys.columns([file])) === '*') continue;
-        const select = columns.map((c) => (c === 'visitor_key' ? `${visitorKeySql('visitor_id')} AS visitor_key` : c));
+        if (!existsSync(file) || (await this.forms.columns([file])) === '*') continue;
+        const upgraded = new Map([
+          ['visitor_key', `${visitorKeySql('visitor_id')} AS visitor_key`],
+          ['pages', `${distinctIds('pages')} AS pages`],
+        ]);
+        const select = columns.map((c) => upgraded.get(c) ?? c);
         await this.copy(db, `SELECT ${select.join(', ')} FROM read_parquet(${sqlLiteral(file)})`, file, options);
         rewritten.push(file);
       }

@@ -1,7 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { HLL_PRECISION, estimateOfRanks } from '../lambdas/domain/visitor-sketch.js';
-import { fileVersion } from './filter-resolutions.js';
-import { sqlLiteral } from './sql.js';
 
 /**
  * The visitor key in the visit table (`visitor_key UBIGINT`, `docs/data-model.md`, "Filtered reports"):
@@ -27,52 +24,6 @@ export function withRegisters(source: string, precision = HLL_PRECISION): string
   for (const shift of [1, 2, 4, 8, 16, 32])
     smeared = `SELECT * REPLACE (tail | (tail >> ${shift}) AS tail) FROM (${smeared})`;
   return `SELECT * EXCLUDE (tail), visitor_key >> ${64 - precision} AS reg, ${64 - precision + 1} - bit_count(tail) AS rank FROM (${smeared})`;
-}
-
-/**
- * How many visit files of a list hold the stored key, kept per file version: a file written before the
- * column (an old form, `docs/data-model.md` "Versions of the stored data") reads it computed in SQL.
- */
-export class StoredKeys {
-  private readonly known = new Map<string, Promise<boolean>>();
-
-  constructor(private readonly connect: () => Promise<DuckDBConnection>) {}
-
-  /**
-   * The select list of a visit relation over `files` with `visitor_key` whatever their form: `*` when
-   * every file stores it, else `visitorKeyBeforeStoredColumn`.
-   * @throws Error when a file's schema cannot be read
-   */
-  async columns(files: readonly string[]): Promise<string> {
-    const stored = await Promise.all(files.map((f) => this.stores(f)));
-    if (stored.every(Boolean)) return '*';
-    return visitorKeyBeforeStoredColumn(stored.some(Boolean));
-  }
-
-  private stores(file: string): Promise<boolean> {
-    const version = fileVersion(file);
-    let known = this.known.get(version);
-    if (!known) {
-      known = this.connect()
-        .then((db) =>
-          db.runAndReadAll(`SELECT count(*) FROM parquet_schema(${sqlLiteral(file)}) WHERE name = 'visitor_key'`),
-        )
-        .then((r) => Number(r.getRowsJS()[0]?.[0] ?? 0) > 0);
-      known.catch(() => this.known.delete(version));
-      this.known.set(version, known);
-    }
-    return known;
-  }
-}
-
-/**
- * The reader of visit files written before `visitor_key` was stored (the form without the column): the
- * key computed in SQL from `visitor_id`, in place of the column where some files of the relation have it
- * (`union_by_name` reads it as NULL from the others) and as a new column where none has.
- */
-export function visitorKeyBeforeStoredColumn(someStore: boolean): string {
-  const computed = visitorKeySql('visitor_id');
-  return someStore ? `* REPLACE (coalesce(visitor_key, ${computed}) AS visitor_key)` : `*, ${computed} AS visitor_key`;
 }
 
 /**

@@ -58,7 +58,10 @@ export interface VisitRow {
   landing_page: string;
   /** Path of the last page view; null for a visit of goals only. */
   exit_page: string | null;
-  /** Path of every page view, in time order (a page viewed twice is listed twice). */
+  /**
+   * Path of every page view, in time order (a page viewed twice is listed twice); the table stores each page
+   * once (`EncodedVisitRow`), so a row read back from it lists each once, in the order first viewed.
+   */
   pages: string[];
   /** Name of every goal completed, in time order. */
   goals: string[];
@@ -141,6 +144,11 @@ export interface EncodedVisitRow extends Omit<
   dimensions: Record<RowDimension, number | null>;
   landing_page: number;
   exit_page: number | null;
+  /**
+   * Ids of the visit's pages, each once, in the order first viewed: every figure that reads a visit's pages
+   * tests membership (page views are `pageviews`), so the table stores no repeat (`docs/data-model.md`,
+   * "Filtered reports").
+   */
   pages: number[];
   goals: number[];
   /** Ids of the visit's property pairs (`prop` dictionary). */
@@ -192,7 +200,7 @@ export function encodeRows(
       dimensions,
       landing_page: idOf('page', row.landing_page),
       exit_page: row.exit_page === null ? null : idOf('page', row.exit_page),
-      pages: row.pages.map((p) => idOf('page', p)),
+      pages: [...new Set(row.pages)].map((p) => idOf('page', p)),
       goals: row.goals.map((g) => idOf('goal', g)),
       props: (row.props ?? []).map(([k, v]) => idOf('prop', propPair(k, v))),
     };

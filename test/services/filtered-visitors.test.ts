@@ -10,6 +10,7 @@ import { ROW_DIMENSIONS, type VisitRow } from '../../lambdas/domain/visit-table.
 import { addVisitors, countVisitors, emptySketch, visitorKey } from '../../lambdas/domain/visitor-sketch.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
+import { DISTINCT_PAGES } from '../../local/file-forms.js';
 import { visitorKeySql, withRegisters } from '../../local/visitor-key.js';
 import { sqlLiteral } from '../../local/sql.js';
 import { propertyRuns } from '../support/suite.js';
@@ -182,34 +183,40 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
     ]);
   });
 
-  it('reads a month written before the key was stored, and upgrades it to the form the writer writes now', async () => {
+  it('reads a month written before the key and the distinct pages were stored, and upgrades it to the form the writer writes now', async () => {
     await table.writeMonth('old.test', '2026-03', ROWS);
     const file = monthFilePath(dir, 'old.test', '2026-03');
-    const current = (await db.runAndReadAll(`FROM read_parquet(${sqlLiteral(file)})`)).getRowsJS();
-    const columns = async () =>
-      (await db.runAndReadAll(`SELECT name FROM parquet_schema(${sqlLiteral(file)})`)).getRowsJS().map(([n]) => n);
-    const written = await columns();
-    // The old form: the same file without the column.
+    const read = async () => (await db.runAndReadAll(`FROM read_parquet(${sqlLiteral(file)})`)).getRowsJS();
+    const current = await read();
+    const form = async () => [
+      (await db.runAndReadAll(`SELECT name FROM parquet_schema(${sqlLiteral(file)})`)).getRowsJS().map(([n]) => n),
+      (
+        await db.runAndReadAll(`SELECT decode(key), decode(value) FROM parquet_kv_metadata(${sqlLiteral(file)})`)
+      ).getRowsJS(),
+    ];
+    const written = await form();
+    expect(written[1]).toEqual([[DISTINCT_PAGES.key, DISTINCT_PAGES.value]]);
+    // The old form: no key, each page listed as often as viewed (twice here), no mark.
+    const old = `${file}.old`;
     await db.run(
-      `COPY (SELECT * EXCLUDE (visitor_key) FROM read_parquet(${sqlLiteral(file)})) TO ${sqlLiteral(`${file}.old`)} (FORMAT PARQUET)`,
+      `COPY (SELECT * EXCLUDE (visitor_key) REPLACE (list_concat(pages, pages) AS pages) FROM read_parquet(${sqlLiteral(file)})) ` +
+        `TO ${sqlLiteral(old)} (FORMAT PARQUET)`,
     );
     await rm(file);
-    await db.run(`COPY (FROM read_parquet(${sqlLiteral(`${file}.old`)})) TO ${sqlLiteral(file)} (FORMAT PARQUET)`);
-    await rm(`${file}.old`);
-    expect(await columns()).not.toContain('visitor_key');
-    const before = await Promise.all([
-      engine.totals('old.test', SEARCH, RANGE, 'registers'),
-      engine.series('old.test', SEARCH, RANGE, 'day', ['2026-03-10']),
-    ]);
-    expect(before).toEqual(
-      await Promise.all([
-        engine.totals('big.test', SEARCH, RANGE, 'registers'),
-        engine.series('big.test', SEARCH, RANGE, 'day', ['2026-03-10']),
-      ]),
-    );
-    expect(await table.upgradeVisitorKeys('old.test')).toEqual([file]);
-    expect(await columns()).toEqual(written);
-    expect((await db.runAndReadAll(`FROM read_parquet(${sqlLiteral(file)})`)).getRowsJS()).toEqual(current);
-    expect(await table.upgradeVisitorKeys('old.test')).toEqual([]);
+    await db.run(`COPY (FROM read_parquet(${sqlLiteral(old)})) TO ${sqlLiteral(file)} (FORMAT PARQUET)`);
+    await rm(old);
+    expect(await form()).not.toEqual(written);
+    const answers = (site: string) =>
+      Promise.all([
+        engine.totals(site, SEARCH, RANGE, 'registers'),
+        engine.series(site, SEARCH, RANGE, 'day', ['2026-03-10']),
+        engine.breakdown(site, SEARCH, RANGE, 'page'),
+        engine.input(site, SEARCH, RANGE),
+      ]);
+    expect(await answers('old.test')).toEqual(await answers('big.test'));
+    expect(await table.upgradeOldForms('old.test')).toEqual([file]);
+    expect(await form()).toEqual(written);
+    expect(await read()).toEqual(current);
+    expect(await table.upgradeOldForms('old.test')).toEqual([]);
   });
 });
