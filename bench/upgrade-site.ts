@@ -5,9 +5,10 @@ import { BENCH_SITE_DOMAIN, benchSiteRoot, filteredBenchOptions } from './filter
 import { LocalVisitTable } from '../local/visit-table.js';
 
 /**
- * Brings a copy of the filtered bench's cached site written before the visit table stored `visitor_key` to
- * the current format, by the product's own upgrade (`LocalVisitTable.upgradeOldForms`: each month file
- * rewritten with the key), in minutes instead of generating the site again (`docs/benchmarks.md`):
+ * Brings a copy of the filtered bench's cached site written in an older form of the visit table (before
+ * `visitor_key` and each visit's pages once) to the current format, by the product's own upgrade
+ * (`LocalVisitTable.upgradeOldForms`: each month file rewritten in the current form), in minutes instead of
+ * generating the site again (`docs/benchmarks.md`):
  *
  *   FILTERED_VISITS_PER_MONTH=<n> node bin/run-ts.js bench/upgrade-site.ts <old cache directory>
  *
