@@ -148,6 +148,8 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
       ['2026-03-10', sketchCount(ids(DAY_ONE, search))],
       ['2026-03-11', ids(DAY_TWO, search).length],
     ]);
+    const month = await engine.series('big.test', SEARCH, RANGE, 'month', ['2026-03']);
+    expect(month.visits.map((p) => [p.period, p.visitors])).toEqual([['2026-03', expected]]);
     const goals = await engine.goals('big.test', EVERYTHING, RANGE, 'registers');
     expect(goals.visitors).toBe(sketchCount(ids([...new Set([...DAY_ONE, ...DAY_TWO])])));
   });
