@@ -164,26 +164,6 @@ function conditionSql(condition: FilterCondition, resolved: ResolvedConditions):
 }
 
 /**
- * Whether the filter holds a condition tested by the lookup in a dictionary's booleans (a property, or a page
- * or goal condition passed by more than `FEW_IDS` ids): the costly test per visit, which a load's panels are
- * worth sharing one evaluation of (`SharedScans`; measured, `docs/benchmarks.md`, "Filtered dashboards").
- */
-export function hasLookup(filter: Filter, resolved: ResolvedConditions): boolean {
-  switch (filter.kind) {
-    case 'and':
-    case 'or':
-      return filter.filters.some((f) => hasLookup(f, resolved));
-    case 'not':
-      return hasLookup(filter.filter, resolved);
-    case 'condition': {
-      const field = fieldOf(filter.dimension);
-      if (field.kind === 'prop') return true;
-      return field.kind === 'list' && (resolved.get(filter)?.ids.length ?? 0) > FEW_IDS;
-    }
-  }
-}
-
-/**
  * The filter as a SQL boolean expression (never NULL) over the visit table's columns and the `dict` relation,
  * its conditions on one-id columns given by `resolved` (`resolutionQuery`).
  * @throws Error when a condition on a one-id column is not in `resolved`
