@@ -164,6 +164,27 @@ function conditionSql(condition: FilterCondition, resolved: ResolvedConditions):
 }
 
 /**
+ * Whether the filter tests a list column of the visit (`event:page`, `event:goal`, `event:props:<key>`):
+ * each request that scans alone then decodes that list and tests it on every visit of its range, which a
+ * load's panels are worth sharing one evaluation of (`SharedScans`); a filter on one-id columns only reads
+ * those columns beside each panel's own and skips row groups by the table's sort, so copying its matches
+ * costs about what it saves (measured: `docs/benchmarks.md`, "One evaluation per load").
+ */
+export function testsList(filter: Filter): boolean {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return filter.filters.some(testsList);
+    case 'not':
+      return testsList(filter.filter);
+    case 'condition': {
+      const { kind } = fieldOf(filter.dimension);
+      return kind === 'list' || kind === 'prop';
+    }
+  }
+}
+
+/**
  * The filter as a SQL boolean expression (never NULL) over the visit table's columns and the `dict` relation,
  * its conditions on one-id columns given by `resolved` (`resolutionQuery`).
  * @throws Error when a condition on a one-id column is not in `resolved`

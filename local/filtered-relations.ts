@@ -16,6 +16,7 @@ import {
 } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
+import { testsList } from './filter-sql.js';
 import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
 
 /**
@@ -113,7 +114,7 @@ export class FilteredRelations {
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
     const sql = `WITH dict AS (${dictRelation(this.root, site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
-    if (!this.sharing) return { sql, where, shared: null };
+    if (!this.sharing || !testsList(filter)) return { sql, where, shared: null };
     const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map(fileVersion);
     const dict = `WITH dict AS (${dictRelation(this.root, site)})`;
     const shared = {
@@ -128,8 +129,9 @@ export class FilteredRelations {
 
   /**
    * Runs `select` over `dict`, `v` and `p`: with the other requests of the load that run at once, over the
-   * matching visits and payments scanned once for them all (`SharedScans`), when the engine shares and
-   * `select` reads only the shared tables' columns (`shareable`); otherwise alone.
+   * matching visits and payments scanned once for them all (`SharedScans`), when the engine shares, the
+   * filter tests a list column (`testsList`) and `select` reads only the shared tables' columns
+   * (`shareable`); otherwise alone.
    */
   async overShared(site: string, filter: Filter, range: FilteredRange, select: string, shareable = true) {
     const db = await this.connect();

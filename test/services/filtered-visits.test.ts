@@ -453,20 +453,21 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     );
   }, 600_000);
 
-  it('evaluates the filter over the visit and payment files once for all of a load’s panels', async () => {
+  it('evaluates a filter on a list column over the visit and payment files once for all of a load’s panels', async () => {
     const input = fc.sample(siteArb, { seed, numRuns: 1 })[0]!;
     const domain = await written(input.rows, input.payments);
     const range = { from: DAYS[0]!, to: DAYS.at(-1)! };
-    // A filter without a dictionary lookup (a dimension's ids as constants): shared too.
-    const filter = parse([['is_not', 'visit:channel', ['Direct']]]);
+    // A page condition: each request scanning alone would decode and test every visit's pages.
+    const filter = parse([['is', 'event:page', ['/blog']]]);
     const scans = await scansDuring(engine, domain, () => load(engine, domain, filter, range));
     // One scan makes the shared tables; the referrer tab, which they do not hold, is the other.
     expect(scans).toEqual({ visits: 2, payments: 2 });
     // The same load from an engine that shares nothing: each of its nine requests scans (what the count tells apart).
-    expect(await scansDuring(alone, domain, () => load(alone, domain, filter, range))).toEqual({
-      visits: 9,
-      payments: 9,
-    });
+    const nine = { visits: 9, payments: 9 };
+    expect(await scansDuring(alone, domain, () => load(alone, domain, filter, range))).toEqual(nine);
+    // A filter on one-id columns only is not shared (`testsList`): each request reads its own columns.
+    const dimensions = parse([['is_not', 'visit:channel', ['Direct']]]);
+    expect(await scansDuring(engine, domain, () => load(engine, domain, dimensions, range))).toEqual(nine);
   });
 
   it('drops a load’s tables when it ends, so the next load reads a rewritten month again', async () => {
