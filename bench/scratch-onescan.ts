@@ -21,7 +21,7 @@ import { BENCH_SITE_DOMAIN, BENCH_SITE_TIMEZONE, benchSiteRoot } from './filtere
  * asks it) by an engine that shares and one that does not, alternated in one process, `ONESCAN_RUNS` times
  * each (3) after a warm-up, median wall and CPU. `ONESCAN_VISITS` the site's visits a month (100000) or
  * `ONESCAN_ROOT` its directory, `ONESCAN_MEMORY` DuckDB's memory limit in MiB (1024), `ONESCAN_RANGES`
- * (30d,12m), `ONESCAN_FILTERS` (A,B,always; C and D dimensions only).
+ * (30d,12m), `ONESCAN_EVERY=1` to share every filter (not only those testing a list), `ONESCAN_FILTERS` (A,B,always; C and D dimensions only).
  */
 const VISITS = Number(process.env.ONESCAN_VISITS ?? 100_000);
 const ROOT = benchSiteRoot({
@@ -35,6 +35,7 @@ const ROOT_OVERRIDE = process.env.ONESCAN_ROOT;
 const SHARING: SharingOptions = {
   memoryBytes: Number(process.env.ONESCAN_MEMORY ?? 1024) * 2 ** 20,
   spillBytes: 8 * 2 ** 30,
+  everyFilter: process.env.ONESCAN_EVERY === '1',
 };
 const RANGES = (process.env.ONESCAN_RANGES ?? '30d,12m').split(',') as Array<'30d' | '12m'>;
 const RUNS = Number(process.env.ONESCAN_RUNS ?? 3);

@@ -28,6 +28,8 @@ import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutio
 export interface SharingOptions {
   memoryBytes: number;
   spillBytes: number;
+  /** Share every filter's load, not only a filter that tests a list column (`testsList`): to measure the choice. */
+  everyFilter?: boolean;
 }
 
 /**
@@ -114,7 +116,7 @@ export class FilteredRelations {
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
     const sql = `WITH dict AS (${dictRelation(this.root, site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
-    if (!this.sharing || !testsList(filter)) return { sql, where, shared: null };
+    if (!this.sharing || !(this.sharing.everyFilter || testsList(filter))) return { sql, where, shared: null };
     const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map(fileVersion);
     const dict = `WITH dict AS (${dictRelation(this.root, site)})`;
     const shared = {
