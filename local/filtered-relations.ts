@@ -22,8 +22,10 @@ import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutio
 /**
  * How the engine shares one evaluation of a filter among the requests of a load (`SharedScans`), and the
  * bounds of its DuckDB: `memoryBytes` its `memory_limit` (past it, the shared tables and large aggregates
- * spill to a temporary directory of its own), `spillBytes` what that directory may hold (past it, a load's
- * panels each scan alone). Measured: `docs/data-model.md`, "Filtered reports", "One evaluation per load".
+ * spill to a temporary directory of its own), `spillBytes` what that directory may take for the tables
+ * (with the memory, the tables of a range whose files hold more rows than fit at `SHARED_BYTES_PER_VISIT`
+ * are not made, and its panels each scan alone). Measured: `docs/data-model.md`, "Filtered reports",
+ * "One evaluation per load".
  */
 export interface SharingOptions {
   memoryBytes: number;
@@ -33,10 +35,15 @@ export interface SharingOptions {
 }
 
 /**
- * The local server's bounds (`npm start`): measured at 114 to 127 bytes a matching visit (credited payments
- * included), 1 GiB holds a 30-day load's tables at the bench site's full scale (1M visits a month: 211 MiB
- * for the range and the period before) and a year's (1.1 GiB) spills about a tenth to disk, at no measurable
- * cost; 8 GiB of disk is some 70M matching visits.
+ * Bytes a matching visit takes in the shared tables, its credited payments included: the most measured at
+ * the bench site's full scale (114 to 127) rounded up; a range's visit files' rows bound its matches.
+ */
+const SHARED_BYTES_PER_VISIT = 130;
+
+/**
+ * The local server's bounds (`npm start`): 1 GiB holds a 30-day load's tables at the bench site's full scale
+ * (1M visits a month: 211 MiB for the range and the period before) and a year's (1.1 GiB) spills about a
+ * tenth to disk, at no measurable cost; with 8 GiB of disk, ranges of up to some 70M visits are shared.
  */
 export const LOCAL_SHARING: SharingOptions = { memoryBytes: 2 ** 30, spillBytes: 8 * 2 ** 30 };
 
@@ -56,7 +63,7 @@ const SHARED_PAYMENT_COLUMNS = `paid_day, cents, customer, matched, ${SHARED_DIM
 export class FilteredRelations {
   private db: Promise<DuckDBConnection> | undefined;
   private readonly resolutions: FilterResolutions;
-  private readonly shared = new SharedScans(() => this.connect());
+  private readonly shared: SharedScans;
   private spillDirectory: string | undefined;
 
   /**
@@ -69,6 +76,8 @@ export class FilteredRelations {
     private readonly sharing: SharingOptions | null,
   ) {
     this.resolutions = new FilterResolutions(root, () => this.connect());
+    const room = sharing ? sharing.memoryBytes + sharing.spillBytes : 0;
+    this.shared = new SharedScans(() => this.connect(), Math.floor(room / SHARED_BYTES_PER_VISIT));
   }
 
   /** The in-process DuckDB connection, opened on first use (with its bounds and spill directory when sharing). */
@@ -84,6 +93,7 @@ export class FilteredRelations {
     const instance = await DuckDBInstance.create(':memory:', {
       memory_limit: `${this.sharing.memoryBytes}B`,
       temp_directory: this.spillDirectory,
+      // Bounds the operators' spill; offloaded temporary tables are not held to it (`SHARED_BYTES_PER_VISIT` is).
       max_temp_directory_size: `${this.sharing.spillBytes}B`,
     });
     return instance.connect();
@@ -123,6 +133,10 @@ export class FilteredRelations {
     const shared = {
       key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
       source: {
+        rows:
+          visitFiles.length === 0
+            ? 'SELECT 0'
+            : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
         visits: `${dict} SELECT ${SHARED_VISIT_COLUMNS} FROM (${v})`,
         payments: `${dict}, q AS (${q}) SELECT ${SHARED_PAYMENT_COLUMNS} FROM (${p})`,
       },

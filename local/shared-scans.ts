@@ -8,13 +8,15 @@ export interface SharedTables {
 
 /** How to make a key's tables: the selects of its visits and payments (only the columns the panels read). */
 export interface SharedScanSource {
+  /** A query whose one value is the number of rows the range's visit files hold: at most the matching visits. */
+  rows: string;
   visits: string;
   payments: string;
 }
 
 /**
- * Whether an error is DuckDB running out of its memory limit and of its temporary directory's bound
- * (`memory_limit`, `max_temp_directory_size`): the tables are then not kept, and each request scans alone.
+ * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error", also raised when it cannot
+ * offload blocks to its temporary directory): the tables are then not kept, and each request scans alone.
  */
 const outOfMemory = (error: unknown) => error instanceof Error && /Out of Memory/i.test(error.message);
 
@@ -31,12 +33,20 @@ export class SharedScans {
   private readonly entries = new Map<string, { ready: Promise<SharedTables | null>; users: number }>();
   private made = 0;
 
-  /** @param db the connection whose temporary tables these are (the engine's one connection) */
-  constructor(private readonly db: () => Promise<DuckDBConnection>) {}
+  /**
+   * @param db the connection whose temporary tables these are (the engine's one connection)
+   * @param maxRows the rows of a range's visit files above which its tables are not made (each request scans
+   * alone): DuckDB does not hold offloaded temporary tables to its `max_temp_directory_size`, so the bound on
+   * memory and disk is this count of rows, from the measured bytes a matching visit takes
+   */
+  constructor(
+    private readonly db: () => Promise<DuckDBConnection>,
+    private readonly maxRows: number,
+  ) {}
 
   /**
    * Runs `run` with the key's tables, made by the first request of the key still running, or with null when
-   * DuckDB had no room left for them (memory and temporary directory).
+   * the range's files hold more than `maxRows` rows or DuckDB had no room left for them.
    * @throws what making the tables (but running out of room) or `run` throws
    */
   async with<T>(key: string, source: SharedScanSource, run: (tables: SharedTables | null) => Promise<T>): Promise<T> {
@@ -59,6 +69,8 @@ export class SharedScans {
 
   private async make(source: SharedScanSource): Promise<SharedTables | null> {
     const db = await this.db();
+    const rows = Number((await db.runAndReadAll(source.rows)).getRowsJS()[0]?.[0] ?? 0);
+    if (rows > this.maxRows) return null;
     this.made += 1;
     const tables = { v: `shared_v_${this.made}`, p: `shared_p_${this.made}` };
     try {

@@ -286,7 +286,9 @@ async function scansDuring(on: LocalFilteredVisits, domain: string, run: () => P
   } finally {
     spy.mockRestore();
   }
-  const reading = (dir: string) => statements.filter((sql) => sql.includes(`/${dir}/site=${domain}/`)).length;
+  // Reading the files' footers (`parquet_file_metadata`: the rows that bound the shared tables) is no scan.
+  const scans = statements.filter((sql) => !sql.includes('parquet_file_metadata('));
+  const reading = (dir: string) => scans.filter((sql) => sql.includes(`/${dir}/site=${domain}/`)).length;
   return { visits: reading('visits'), payments: reading('payments') };
 }
 

@@ -3,24 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { SharedScans, type SharedTables } from '../../local/shared-scans.js';
 
 /**
- * `SharedScans` past DuckDB's bounds: when making a load's tables runs out of memory and of spill room
- * (DuckDB's "Out of Memory Error"), the load's requests run with no tables (each scans alone) and nothing
- * is left behind; any other error is the requests' error. A stand-in connection records the statements.
+ * `SharedScans` at its bounds: a range whose files hold more rows than its bound gets no tables, and when
+ * making them runs out of room (DuckDB's "Out of Memory Error") the load's requests run with none (each scans
+ * alone) and nothing is left behind; any other error is the requests' error. A stand-in connection records
+ * the statements.
  */
-function connection(failure: Error | null) {
+function connection(failure: Error | null, maxRows = 10) {
   const statements: string[] = [];
   const db = {
     run: async (sql: string) => {
       statements.push(sql);
       if (failure && sql.startsWith('CREATE TEMP TABLE shared_p_')) throw failure;
     },
+    // The range's rows (`source.rows`).
+    runAndReadAll: async () => ({ getRowsJS: () => [[10]] }),
   };
-  return { statements, scans: new SharedScans(async () => db as unknown as DuckDBConnection) };
+  return { statements, scans: new SharedScans(async () => db as unknown as DuckDBConnection, maxRows) };
 }
 
-const source = { visits: 'SELECT 1 AS v', payments: 'SELECT 1 AS p' };
+const source = { rows: 'SELECT 10', visits: 'SELECT 1 AS v', payments: 'SELECT 1 AS p' };
 
-describe('shared scans past DuckDB’s bounds', () => {
+describe('shared scans at their bounds', () => {
   it('runs a load’s requests with no tables when making them runs out of memory, and drops what was made', async () => {
     const { statements, scans } = connection(
       new Error('Out of Memory Error: failed to offload data block: could not write to the temporary directory'),
@@ -39,6 +42,15 @@ describe('shared scans past DuckDB’s bounds', () => {
     // Made once for the three, the half made dropped.
     expect(statements.filter((s) => s.startsWith('CREATE TEMP TABLE shared_v_'))).toHaveLength(1);
     expect(statements.at(-1)).toBe('DROP TABLE IF EXISTS shared_v_1; DROP TABLE IF EXISTS shared_p_1');
+  });
+
+  it('makes no tables for a range whose files hold more rows than its bound', async () => {
+    const { statements, scans } = connection(null, 9);
+    expect(await Promise.all([1, 2].map(() => scans.with('key', source, async (tables) => tables)))).toEqual([
+      null,
+      null,
+    ]);
+    expect(statements).toEqual([]);
   });
 
   it('fails the requests with any other error of making the tables', async () => {
