@@ -43,7 +43,7 @@ const SHARED_BYTES_PER_VISIT = 130;
 /**
  * The local server's bounds (`npm start`): 1 GiB holds a 30-day load's tables at the bench site's full scale
  * (1M visits a month: 211 MiB for the range and the period before) and a year's (1.1 GiB) spills about a
- * tenth to disk, at no measurable cost; with 8 GiB of disk, ranges of up to some 70M visits are shared.
+ * tenth to disk, at no measurable cost; with 8 GiB of disk, ranges of up to some 74M visits are shared.
  */
 export const LOCAL_SHARING: SharingOptions = { memoryBytes: 2 ** 30, spillBytes: 8 * 2 ** 30 };
 

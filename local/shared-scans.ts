@@ -15,8 +15,8 @@ export interface SharedScanSource {
 }
 
 /**
- * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error", also raised when it cannot
- * offload blocks to its temporary directory): the tables are then not kept, and each request scans alone.
+ * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error"): the tables are then not
+ * kept, and each request scans alone.
  */
 const outOfMemory = (error: unknown) => error instanceof Error && /Out of Memory/i.test(error.message);
 
