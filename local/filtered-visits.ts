@@ -9,7 +9,7 @@ import type {
   SummedInterval,
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
-import { FilteredRelations, countsOf } from './filtered-relations.js';
+import { FilteredRelations, LOCAL_SHARING, countsOf, type SharingOptions } from './filtered-relations.js';
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
@@ -28,9 +28,13 @@ export class LocalFilteredVisits implements FilteredVisits {
   private readonly breakdowns: FilteredBreakdowns;
   private readonly lists: FilteredPaymentLists;
 
-  /** @param root the visit table's directory (`LocalVisitTable`'s) */
-  constructor(root: string) {
-    this.tables = new FilteredRelations(root);
+  /**
+   * @param root the visit table's directory (`LocalVisitTable`'s)
+   * @param sharing how a load's requests share one evaluation of the filter (`SharingOptions`; the local
+   * server's bounds by default), or null for none
+   */
+  constructor(root: string, sharing: SharingOptions | null = LOCAL_SHARING) {
+    this.tables = new FilteredRelations(root, sharing);
     this.breakdowns = new FilteredBreakdowns(this.tables);
     this.lists = new FilteredPaymentLists(this.tables);
   }
