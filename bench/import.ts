@@ -65,28 +65,44 @@ interface PhaseSpan {
   phase: string;
   ms: number;
   requests: number;
-  byOperation: Record<string, number>;
+  /** Requests by operation, and the CPU ms of the main thread (`cpuMain`) and of dynalite's (`cpuDynalite`). */
+  detail: Record<string, number>;
 }
 
-/** Times each phase the import reports (a phase ends as the next begins; `enter('end')` closes the last). */
+/**
+ * Times each phase the import reports (a phase ends as the next begins; `enter('end')` closes the last),
+ * with its CPU by thread: on a loaded machine a phase's CPU varies less than its wall time.
+ */
 function phaseMeter(meter: CapacityMeter): { enter: (phase: string) => void; spans: PhaseSpan[] } {
   const spans: PhaseSpan[] = [];
-  let open: { phase: string; at: number; ops: ReturnType<CapacityMeter['snapshot']> } | null = null;
+  type Mark = {
+    phase: string;
+    at: number;
+    ops: ReturnType<CapacityMeter['snapshot']>;
+    cpu: ReturnType<typeof threadCpu>;
+  };
+  let open: Mark | null = null;
   return {
     spans,
     enter: (phase) => {
       if (open?.phase === phase) return;
       const ops = meter.snapshot();
+      const cpu = threadCpu();
       if (open) {
         const diff = difference(ops, open.ops);
         spans.push({
           phase: open.phase,
           ms: performance.now() - open.at,
           requests: totalOf(diff).requests,
-          byOperation: Object.fromEntries(Object.entries(diff).map(([op, c]) => [op, c.requests])),
+          detail: {
+            ...Object.fromEntries(Object.entries(diff).map(([op, c]) => [op, c.requests])),
+            ...(open.cpu && cpu
+              ? { cpuMain: cpu.main - open.cpu.main, cpuDynalite: busiestOtherThread(open.cpu, cpu) }
+              : {}),
+          },
         });
       }
-      open = { phase, at: performance.now(), ops };
+      open = { phase, at: performance.now(), ops, cpu };
     },
   };
 }
@@ -178,12 +194,12 @@ async function importPoint(payments: number): Promise<Figure[]> {
         value: 1000 / per(hottest),
         unit: 'payments/s',
       },
-      ...phases.spans.map(({ phase, ms: phaseMs, requests, byOperation }) => ({
+      ...phases.spans.map(({ phase, ms: phaseMs, requests, detail }) => ({
         section: 'import',
         name: `${label}: phase "${phase}" (${requests.toLocaleString('en-US')} requests)`,
         value: phaseMs,
         unit: 'ms',
-        detail: byOperation,
+        detail,
       })),
     ];
   } finally {

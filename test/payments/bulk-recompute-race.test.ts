@@ -121,15 +121,25 @@ describe('the bulk recompute in batches', () => {
   }
 
   /**
-   * Recomputes under the guard, as one payment's sync does, every day and month of the payments, and
-   * the cohorts of the days that have cohort items (the days some payer starts on).
+   * Expects the stored counters to be what a guarded recompute (one payment's sync's) writes over
+   * them: every day and month of the payments, and the cohorts of the days that have cohort items
+   * (the days some payer starts on).
    */
-  async function guardedRecompute(stored: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  async function expectAsGuarded(): Promise<void> {
+    const stored = await counters(conn);
     await new PaymentListRecompute(conn).recompute(SITE, new Map(days.map((d) => [d, new Set(ALL_SLOTS)])));
     const cohortDays = stored
       .filter((i) => String(i[PK]).startsWith('CH#') && String(i[SK]).startsWith('D#'))
       .map((i) => String(i[SK]).slice(2, 12));
     await new CohortRecompute(conn).days(SITE, 'UTC', [...new Set(cohortDays)], NOW);
+    expect(stored).toEqual(await counters(conn));
+  }
+
+  /** The bulk load, with a webhook's sync run just before its first BatchWriteItem of `type`. */
+  async function loadRacedBy(type: string): Promise<void> {
+    const off = beforeFirstBatchOf(conn, type, () => webhook('pi_race'));
+    await load();
+    off();
   }
 
   it('writes the days without a counter bump or a PutItem each, and what a guarded recompute would', async () => {
@@ -141,27 +151,19 @@ describe('the bulk recompute in batches', () => {
     // its items the only ones put one by one; the guarded recompute bumps and puts each day's.
     expect(ops.UpdateItem?.calls ?? 0).toBeLessThanOrEqual(3);
     expect(ops.PutItem?.calls ?? 0).toBeLessThan(days.length * 3);
-    const bulk = await counters(conn);
-    await guardedRecompute(bulk);
-    expect(bulk).toEqual(await counters(conn));
+    await expectAsGuarded();
   });
 
   it('does not lose a webhook that recomputed a day between its read and its write (payment counters)', async () => {
-    const off = beforeFirstBatchOf(conn, 'PAYMENT_TOTALS', () => webhook('pi_race'));
-    await load();
-    off();
+    await loadRacedBy('PAYMENT_TOTALS');
     const [day] = await new PaymentListStore(conn).periods(SITE, 'D', days[0]!, days[0]!, true);
     // Ten bulk payments on the first day, and the webhook's.
     expect(day?.totals.payments).toBe(11);
-    const bulk = await counters(conn);
-    await guardedRecompute(bulk);
-    expect(bulk).toEqual(await counters(conn));
+    await expectAsGuarded();
   });
 
   it('does not lose a webhook that recomputed a day between its read and its write (cohorts)', async () => {
-    const off = beforeFirstBatchOf(conn, 'COHORT', () => webhook('pi_race'));
-    await load();
-    off();
+    await loadRacedBy('COHORT');
     const [cohort] = await new CohortRecompute(conn).cohorts.read(
       SITE,
       { granularity: 'D', from: days[0]!, to: days[0]! },
@@ -169,9 +171,7 @@ describe('the bulk recompute in batches', () => {
     );
     // Ten bulk payers start on the first day, and the webhook's.
     expect(cohort?.payers).toBe(11);
-    const bulk = await counters(conn);
-    await guardedRecompute(bulk);
-    expect(bulk).toEqual(await counters(conn));
+    await expectAsGuarded();
   });
 
   it('deletes the parts an older recompute left under a day group it replaces', async () => {
