@@ -13,6 +13,7 @@ import { CohortRecompute } from '../../lambdas/adapters/dynamo/payments/cohort-r
 import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slots.js';
 import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
+import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
@@ -46,15 +47,18 @@ function payments(): Payment[] {
   }));
 }
 
-/** Runs `act` once, just before the first BatchWriteItem that puts an item of `type` is sent. */
-function beforeFirstBatchOf(conn: DynamoConnection, type: string, act: () => Promise<void>): () => void {
+type Input = {
+  RequestItems?: Record<string, Array<{ PutRequest?: { Item: Record<string, unknown> } }>>;
+  Key?: Record<string, unknown>;
+};
+
+/** Runs `act` once, just before the first request whose input `matches` is sent (`act`'s own go through). */
+function beforeFirst(conn: DynamoConnection, matches: (input: Input) => boolean, act: () => Promise<void>): () => void {
   let fired = false;
-  const name = `race-${type}`;
-  type Requests = Record<string, Array<{ PutRequest?: { Item: Record<string, unknown> } }>>;
+  const name = 'race';
   conn.doc.middlewareStack.add(
     (next) => async (args) => {
-      const requests = Object.values((args.input as { RequestItems?: Requests }).RequestItems ?? {}).flat();
-      if (!fired && requests.some((r) => r.PutRequest?.Item.type === type)) {
+      if (!fired && matches(args.input as Input)) {
         fired = true;
         await act();
       }
@@ -63,6 +67,41 @@ function beforeFirstBatchOf(conn: DynamoConnection, type: string, act: () => Pro
     { step: 'initialize', name },
   );
   return () => conn.doc.middlewareStack.remove(name);
+}
+
+/** A BatchWriteItem that puts an item of `type`. */
+const batchOf = (type: string) => (input: Input) =>
+  Object.values(input.RequestItems ?? {})
+    .flat()
+    .some((r) => r.PutRequest?.Item.type === type);
+
+/** 300 payments in the first day's first hour, each credited with values of its own in every dimension: rows past one item. */
+function largeDay(): Payment[] {
+  return Array.from({ length: 300 }, (_, i) => ({
+    ...emptyPayment(SITE, 'stripe', `pi_large_${i}`),
+    ts: FIRST + i * 1000,
+    amount: 1000,
+    currency: 'USD',
+    status: 'paid',
+    customer_id: `cus_large_${i}`,
+    visitor: `visitor-${i}`,
+    touch: {
+      session_id: `s${i}`,
+      ts: FIRST - DAY,
+      channel: 'Referral',
+      referrer_host: null,
+      source: null,
+      campaign: null,
+      landing_page: '/',
+      country: null,
+      device: 'Desktop',
+    },
+    touch_dims: Object.fromEntries(PAYMENT_DIMENSIONS.map((d) => [d, [`${d}-of-payment-${i}`]])) as Record<
+      PaymentDimension,
+      string[]
+    >,
+    rev: 1,
+  }));
 }
 
 /** The recomputed counters of the site (totals, payers, dimensions, cohorts), without their bookkeeping. */
@@ -113,34 +152,42 @@ describe('the bulk recompute in batches', () => {
       ],
     }));
 
-  /** Bulk-loads the payments with the loader the import uses. */
-  async function load(): Promise<void> {
+  /** Bulk-loads `list` with the loader the import uses. */
+  async function load(list = payments()): Promise<void> {
     const loader = deps.bulk.bulkLoader(SITE, 'UTC', rate, { now: NOW });
-    await loader.add(payments());
+    await loader.add(list);
     await loader.finish();
   }
 
   /**
    * Expects the stored counters to be what a guarded recompute (one payment's sync's) writes over
-   * them: every day and month of the payments, and the cohorts of the days that have cohort items
-   * (the days some payer starts on).
+   * them: of every day that has totals, and its month, and the cohorts of every day that has cohort
+   * items (the days some payer starts on).
    */
   async function expectAsGuarded(): Promise<void> {
     const stored = await counters(conn);
-    await new PaymentListRecompute(conn).recompute(SITE, new Map(days.map((d) => [d, new Set(ALL_SLOTS)])));
-    const cohortDays = stored
-      .filter((i) => String(i[PK]).startsWith('CH#') && String(i[SK]).startsWith('D#'))
-      .map((i) => String(i[SK]).slice(2, 12));
-    await new CohortRecompute(conn).days(SITE, 'UTC', [...new Set(cohortDays)], NOW);
+    const daysOf = (family: string) => [
+      ...new Set(
+        stored
+          .filter((i) => String(i[PK]).startsWith(family) && String(i[SK]).startsWith('D#'))
+          .map((i) => String(i[SK]).slice(2, 12)),
+      ),
+    ];
+    await new PaymentListRecompute(conn).recompute(SITE, new Map(daysOf('PT#').map((d) => [d, new Set(ALL_SLOTS)])));
+    await new CohortRecompute(conn).days(SITE, 'UTC', daysOf('CH#'), NOW);
     expect(stored).toEqual(await counters(conn));
   }
 
-  /** The bulk load, with a webhook's sync run just before its first BatchWriteItem of `type`. */
-  async function loadRacedBy(type: string): Promise<void> {
-    const off = beforeFirstBatchOf(conn, type, () => webhook('pi_race'));
-    await load();
+  /** The bulk load of `list`, with a webhook's sync run just before its first request `matches`. */
+  async function loadRacedBy(matches: (input: Input) => boolean, list = payments()): Promise<void> {
+    const off = beforeFirst(conn, matches, () => webhook('pi_race'));
+    await load(list);
     off();
   }
+
+  /** The first day's payment count, as stored. */
+  const firstDayPayments = async () =>
+    (await new PaymentListStore(conn).periods(SITE, 'D', days[0]!, days[0]!, true))[0]?.totals.payments;
 
   it('writes the days without a counter bump or a PutItem each, and what a guarded recompute would', async () => {
     const meter = new CapacityMeter();
@@ -155,15 +202,14 @@ describe('the bulk recompute in batches', () => {
   });
 
   it('does not lose a webhook that recomputed a day between its read and its write (payment counters)', async () => {
-    await loadRacedBy('PAYMENT_TOTALS');
-    const [day] = await new PaymentListStore(conn).periods(SITE, 'D', days[0]!, days[0]!, true);
+    await loadRacedBy(batchOf('PAYMENT_TOTALS'));
     // Ten bulk payments on the first day, and the webhook's.
-    expect(day?.totals.payments).toBe(11);
+    expect(await firstDayPayments()).toBe(11);
     await expectAsGuarded();
   });
 
   it('does not lose a webhook that recomputed a day between its read and its write (cohorts)', async () => {
-    await loadRacedBy('COHORT');
+    await loadRacedBy(batchOf('COHORT'));
     const [cohort] = await new CohortRecompute(conn).cohorts.read(
       SITE,
       { granularity: 'D', from: days[0]!, to: days[0]! },
@@ -171,6 +217,23 @@ describe('the bulk recompute in batches', () => {
     );
     // Ten bulk payers start on the first day, and the webhook's.
     expect(cohort?.payers).toBe(11);
+    await expectAsGuarded();
+  });
+
+  it('writes a day too large for one group item under the guard, from the month read, with one bump', async () => {
+    const meter = new CapacityMeter();
+    attachCapacityMeter(conn.doc.middlewareStack, meter);
+    await load(largeDay());
+    // The large day's bump, and as above the month's two and the status sources.
+    expect(meter.snapshot().UpdateItem?.calls ?? 0).toBe(4);
+    expect(await firstDayPayments()).toBe(300);
+    await expectAsGuarded();
+  });
+
+  it('reads a too large day again when a webhook bumped its counter between the month read and its bump', async () => {
+    const dayCounter = (input: Input) => input.Key?.[PK] === `PT#${SITE}` && input.Key[SK] === `C#${days[0]}`;
+    await loadRacedBy(dayCounter, largeDay());
+    expect(await firstDayPayments()).toBe(301);
     await expectAsGuarded();
   });
 

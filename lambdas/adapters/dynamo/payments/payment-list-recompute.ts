@@ -55,8 +55,10 @@ export class PaymentListRecompute {
    * together: their change counters (one Query), then one paged Query of the month's list
    * partition; their totals, payers and inline groups are written with BatchWriteItem, carrying the
    * counters as read (`checkedBatchWrite`), and the counters read again: a day whose counter moved
-   * meanwhile, or whose dimensions need more than one item, is recomputed as `recomputeDay` does.
-   * No counter is bumped for the days written in bulk. Memory: one month's list items at a time.
+   * meanwhile is recomputed as `recomputeDay` does. A day whose dimensions need more than one item
+   * is bumped and written under the guard from the month's read when the bump finds its counter one
+   * above the value read, else recomputed. No counter is bumped for the days written in bulk.
+   * Memory: one month's list items at a time.
    */
   async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
     const byMonth = daysByMonth(days);
@@ -89,7 +91,14 @@ export class PaymentListRecompute {
         range.to,
         new Map(checked.map((c) => [c.period, c.src])),
       );
-      await inParallel([...guarded, ...moved], BULK_CONCURRENCY, (day) => this.recomputeDay(site, day, ALL_SLOTS_SET));
+      await inParallel(guarded, BULK_CONCURRENCY, async (day) => {
+        const src = await this.totals.bump(site, day);
+        // The list was read before this bump, but after the counter was seen one lower: no bump came between, so
+        // the read stands for one after it (what it missed, its writer bumps later and recomputes over this).
+        if (src === (seen.get(day) ?? 0) + 1) await this.writeDay(site, day, src, listed.get(day) ?? [], ALL_SLOTS_SET);
+        else await this.recomputeDay(site, day, ALL_SLOTS_SET);
+      });
+      await inParallel(moved, BULK_CONCURRENCY, (day) => this.recomputeDay(site, day, ALL_SLOTS_SET));
     }
     await inParallel(
       byMonth.map(([month]) => month),
