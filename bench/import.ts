@@ -150,12 +150,12 @@ async function importPoint(payments: number): Promise<Figure[]> {
       },
       { section: 'import', name: `${label}: wall time (${mix.lines.length} lines)`, value: ms, unit: 'ms' },
       {
-        // The process's CPU time (the import and the in-process dynalite): what a quiet machine's wall time comes to.
+        // The process's CPU time (the import and the in-process dynalite, on two threads): the work a payment
+        // costs whatever else the machine runs. The goal is the wall rate above; this is one core's worth.
         section: 'import',
         name: `${label}: imported per CPU-second (load average ${load.toFixed(1)} during the run)`,
         value: (outcome.payments * 1000) / cpuMs,
         unit: 'payments/s',
-        target: '≥ 1,000',
       },
       {
         // The main thread (parsing, crediting, the SDK client) and the others (dynalite's thread, GC helpers).
