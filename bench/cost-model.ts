@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { FUNCTIONS, type FunctionSpec } from '../lib/functions.js';
 import { CUSTOM_METRICS } from '../lambdas/observability/telemetry.js';
 import { own } from '../lambdas/domain/dict.js';
+import { CHANGES_EVERY_MS_IN_AWS } from '../lambdas/services/visit-table.js';
 import { PRICES, USAGE } from './cost-prices.js';
 import type { StackResource } from './stack-template.js';
 import type { Figure } from './report.js';
@@ -311,6 +312,11 @@ const visitTableWriterSeconds = (d: Demand) =>
 function visitTableLines(d: Demand): Line[] {
   const W = USAGE.visitTableWriter;
   const siteRuns = d.invocations.operations * USAGE.activeSites(d.events);
+  // The archive is listed for changed days once per `CHANGES_EVERY_MS_IN_AWS` (a day), not every run.
+  const listings = Math.min(
+    siteRuns,
+    ((USAGE.monthSeconds * 1000) / CHANGES_EVERY_MS_IN_AWS) * USAGE.activeSites(d.events),
+  );
   const archiveLists = Math.ceil((W.archiveObjectsPerSiteMonth * USAGE.monthsOfData) / 1000);
   return [
     [
@@ -319,7 +325,7 @@ function visitTableLines(d: Demand): Line[] {
     ],
     [
       'S3: the visit table (requests and storage, month 12)',
-      ((siteRuns * (W.tableListsPerSite + archiveLists)) / 1000) * P.s3ListPerThousand +
+      ((siteRuns * W.tableListsPerSite + listings * archiveLists) / 1000) * P.s3ListPerThousand +
         ((siteRuns * W.putsPerSite) / 1000) * P.s3PutPerThousand +
         ((d.events * USAGE.monthsOfData * USAGE.visitTableBytesPerEvent) / GB) * P.s3GbMonth,
     ],

@@ -112,7 +112,7 @@ export const USAGE = {
   /**
    * The visit table's writer in each operations run, per active site (`docs/cost.md`, "Filtered reports"; estimated,
    * not measured in AWS): one Athena query of the open days (its 10 MB minimum), its wait and DuckDB's
-   * writes in seconds, the listings of the table's four families and of the site's archive objects (one
+   * writes in seconds, the listings of the table's four families, and once a day those of the site's archive objects (one
    * LIST per 1,000: Firehose writes one object per site and 15-minute buffer, 2,880 a month, kept
    * `monthsOfData`), and the puts of the open file and the writer's state.
    */

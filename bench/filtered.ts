@@ -63,7 +63,7 @@ const END = '2026-11-26';
 const RESULTS = fileURLToPath(new URL('./results/filtered.json', import.meta.url));
 
 /** The measured filters (Plausible's `filters` JSON, as the API takes it). */
-const FILTERS: ReadonlyArray<{ name: string; json: unknown[] }> = [
+export const FILTERS: ReadonlyArray<{ name: string; json: unknown[] }> = [
   {
     name: 'A: channel is Search, device is Mobile, page is /blog',
     json: [
@@ -166,7 +166,7 @@ const pointsOf = (range: DateRange, interval: Interval) => [
 ];
 
 /** One dashboard load: every panel the app requests at once, through the filtered report service. */
-async function load(
+export async function load(
   engine: LocalFilteredVisits,
   site: SiteConfig,
   filter: Filter,

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { CapacityMeter, attachCapacityMeter } from '../lambdas/adapters/dynamo/capacity-meter.js';
+import { CapacityMeter, attachCapacityMeter, difference, totalOf } from '../lambdas/adapters/dynamo/capacity-meter.js';
 import { dynamoPaymentDeps } from '../lambdas/wiring/payment-deps.js';
 import { itemBytes } from '../lambdas/adapters/dynamo/rollup-reader.js';
 import { PK } from '../lambdas/adapters/dynamo/table.js';
@@ -60,6 +60,53 @@ function partitionWrites(conn: { doc: { middlewareStack: { add: (...args: never[
   return byKind;
 }
 
+/** A phase of the import as its `onProgress` reports it: wall time, requests, and requests by operation. */
+interface PhaseSpan {
+  phase: string;
+  ms: number;
+  requests: number;
+  /** Requests by operation, and the CPU ms of the main thread (`cpuMain`) and of dynalite's (`cpuDynalite`). */
+  detail: Record<string, number>;
+}
+
+/**
+ * Times each phase the import reports (a phase ends as the next begins; `enter('end')` closes the last),
+ * with its CPU by thread: on a loaded machine a phase's CPU varies less than its wall time.
+ */
+function phaseMeter(meter: CapacityMeter): { enter: (phase: string) => void; spans: PhaseSpan[] } {
+  const spans: PhaseSpan[] = [];
+  type Mark = {
+    phase: string;
+    at: number;
+    ops: ReturnType<CapacityMeter['snapshot']>;
+    cpu: ReturnType<typeof threadCpu>;
+  };
+  let open: Mark | null = null;
+  return {
+    spans,
+    enter: (phase) => {
+      if (open?.phase === phase) return;
+      const ops = meter.snapshot();
+      const cpu = threadCpu();
+      if (open) {
+        const diff = difference(ops, open.ops);
+        spans.push({
+          phase: open.phase,
+          ms: performance.now() - open.at,
+          requests: totalOf(diff).requests,
+          detail: {
+            ...Object.fromEntries(Object.entries(diff).map(([op, c]) => [op, c.requests])),
+            ...(open.cpu && cpu
+              ? { cpuMain: cpu.main - open.cpu.main, cpuDynalite: busiestOtherThread(open.cpu, cpu) }
+              : {}),
+          },
+        });
+      }
+      open = { phase, at: performance.now(), ops, cpu };
+    },
+  };
+}
+
 /** One point of the import benchmark: a fresh local stack, the mix's visits sessionized, then the payments imported. */
 async function importPoint(payments: number): Promise<Figure[]> {
   const thread = benchDynaliteThread();
@@ -79,8 +126,12 @@ async function importPoint(payments: number): Promise<Figure[]> {
     const threadsBefore = threadCpu();
     // What `footfall import payments` does: parse every line, then the bulk import.
     const facts = mix.lines.map((line, i) => parsePaymentLine(line, i + 1));
-    const outcome = await importPayments(dynamoPaymentDeps(service.dynamo), site, facts);
+    const phases = phaseMeter(meter);
+    const outcome = await importPayments(dynamoPaymentDeps(service.dynamo), site, facts, {
+      onProgress: (p) => phases.enter(p.phase),
+    });
     const ms = performance.now() - started;
+    phases.enter('end');
     const used = process.cpuUsage(cpu);
     const threadsAfter = threadCpu();
     const cpuMs = (used.user + used.system) / 1000;
@@ -99,12 +150,12 @@ async function importPoint(payments: number): Promise<Figure[]> {
       },
       { section: 'import', name: `${label}: wall time (${mix.lines.length} lines)`, value: ms, unit: 'ms' },
       {
-        // The process's CPU time (the import and the in-process dynalite): what a quiet machine's wall time comes to.
+        // The process's CPU time (the import and the in-process dynalite, on two threads): the work a payment
+        // costs whatever else the machine runs. The goal is the wall rate above; this is one core's worth.
         section: 'import',
         name: `${label}: imported per CPU-second (load average ${load.toFixed(1)} during the run)`,
         value: (outcome.payments * 1000) / cpuMs,
         unit: 'payments/s',
-        target: '≥ 1,000',
       },
       {
         // The main thread (parsing, crediting, the SDK client) and the others (dynalite's thread, GC helpers).
@@ -143,6 +194,13 @@ async function importPoint(payments: number): Promise<Figure[]> {
         value: 1000 / per(hottest),
         unit: 'payments/s',
       },
+      ...phases.spans.map(({ phase, ms: phaseMs, requests, detail }) => ({
+        section: 'import',
+        name: `${label}: phase "${phase}" (${requests.toLocaleString('en-US')} requests)`,
+        value: phaseMs,
+        unit: 'ms',
+        detail,
+      })),
     ];
   } finally {
     await service.close();

@@ -262,7 +262,7 @@ async function main() {
     created: '2025-11-01T00:00:00Z',
   });
   const engine = new LocalFilteredVisits(ROOT);
-  const relations = new FilteredRelations(ROOT);
+  const relations = new FilteredRelations(ROOT, null);
   const db = await (await DuckDBInstance.create(':memory:')).connect();
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const load1 = async () => (await import('node:os')).loadavg()[0]?.toFixed(1);

@@ -1,13 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Filter } from '../lambdas/domain/reports/filters.js';
-import {
-  filterSql,
-  hasLookup,
-  resolutionQuery,
-  type ResolvedCondition,
-  type ResolvedConditions,
-} from './filter-sql.js';
+import { filterSql, resolutionQuery, type ResolvedCondition, type ResolvedConditions } from './filter-sql.js';
 import { dictionaryFilePath } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
 
@@ -47,9 +41,9 @@ export class FilterResolutions {
    * first, so their ids are constants the Parquet reader skips row groups by. Resolutions are kept per
    * dictionary file version (its size and modification time) and filter, for the requests of a load.
    */
-  async where(site: string, filter: Filter): Promise<{ sql: string; lookup: boolean }> {
+  async where(site: string, filter: Filter): Promise<string> {
     const query = resolutionQuery(filter);
-    if (query === null) return { sql: filterSql(filter, new Map()), lookup: hasLookup(filter, new Map()) };
+    if (query === null) return filterSql(filter, new Map());
     const dictFile = dictionaryFilePath(this.root, site);
     const key = `${site}\n${fileVersion(dictFile)}\n${JSON.stringify(filter)}`;
     let resolving = this.resolutions.get(key);
@@ -72,7 +66,7 @@ export class FilterResolutions {
     const resolved: ResolvedConditions = new Map(
       query.conditions.map((c, n) => [c, list[n] ?? { ids: [], empty: false }]),
     );
-    return { sql: filterSql(filter, resolved), lookup: hasLookup(filter, resolved) };
+    return filterSql(filter, resolved);
   }
 }
 

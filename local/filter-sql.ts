@@ -164,21 +164,22 @@ function conditionSql(condition: FilterCondition, resolved: ResolvedConditions):
 }
 
 /**
- * Whether the filter holds a condition tested by the lookup in a dictionary's booleans (a property, or a page
- * or goal condition passed by more than `FEW_IDS` ids): the costly test per visit, which a load's panels are
- * worth sharing one evaluation of (`SharedScans`; measured, `docs/benchmarks.md`, "Filtered dashboards").
+ * Whether the filter tests a list column of the visit (`event:page`, `event:goal`, `event:props:<key>`):
+ * each request that scans alone then decodes that list and tests it on every visit of its range, which a
+ * load's panels are worth sharing one evaluation of (`SharedScans`); a filter on one-id columns only reads
+ * those columns beside each panel's own and skips row groups by the table's sort, so copying its matches
+ * costs about what it saves (measured: `docs/benchmarks.md`, "One evaluation per load").
  */
-export function hasLookup(filter: Filter, resolved: ResolvedConditions): boolean {
+export function testsList(filter: Filter): boolean {
   switch (filter.kind) {
     case 'and':
     case 'or':
-      return filter.filters.some((f) => hasLookup(f, resolved));
+      return filter.filters.some(testsList);
     case 'not':
-      return hasLookup(filter.filter, resolved);
+      return testsList(filter.filter);
     case 'condition': {
-      const field = fieldOf(filter.dimension);
-      if (field.kind === 'prop') return true;
-      return field.kind === 'list' && (resolved.get(filter)?.ids.length ?? 0) > FEW_IDS;
+      const { kind } = fieldOf(filter.dimension);
+      return kind === 'list' || kind === 'prop';
     }
   }
 }

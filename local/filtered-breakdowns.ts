@@ -5,7 +5,7 @@ import type { DictionaryName } from '../lambdas/domain/visit-table.js';
 import type { PropKeyCounts } from '../lambdas/domain/reports/prop-keys.js';
 import { BREAKDOWN_COLUMNS, propBreakdownColumn } from './filter-sql.js';
 import { sqlLiteral } from './sql.js';
-import { countsOf, type FilteredRelations } from './filtered-relations.js';
+import { SHARED_BREAKDOWNS, countsOf, type FilteredRelations } from './filtered-relations.js';
 
 /**
  * The local filtered engine's breakdowns: the matching visits and their credited payments per value of
@@ -21,7 +21,7 @@ export class FilteredBreakdowns {
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>> {
     const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
-    return this.valueBreakdown(site, filter, range, id, dictionary, (value) => value);
+    return this.valueBreakdown(site, filter, range, id, dictionary, (value) => value, SHARED_BREAKDOWNS.has(dimension));
   }
 
   async propBreakdown(
@@ -30,8 +30,9 @@ export class FilteredBreakdowns {
     range: FilteredRange,
     key: string,
   ): Promise<Map<string, FilteredValue>> {
+    // The shared tables do not hold `props`: the Properties panel is asked after the load's first panels.
     const { id, value } = propBreakdownColumn(key);
-    return this.valueBreakdown(site, filter, range, id, 'prop', value);
+    return this.valueBreakdown(site, filter, range, id, 'prop', value, false);
   }
 
   async propKeys(site: string, filter: Filter, range: FilteredRange): Promise<Map<string, PropKeyCounts>> {
@@ -59,7 +60,8 @@ export class FilteredBreakdowns {
 
   /**
    * Visits and credited payments per value: `id`, an id expression over a visit (one row each, or unnested),
-   * named through `dictionary`, whose entry's text `valueOf` turns into the value.
+   * named through `dictionary`, whose entry's text `valueOf` turns into the value; from the load's shared
+   * tables when `shareable` (`id` reads only their columns).
    */
   private async valueBreakdown(
     site: string,
@@ -68,6 +70,7 @@ export class FilteredBreakdowns {
     id: string,
     dictionary: DictionaryName,
     valueOf: (entry: string) => string,
+    shareable: boolean,
   ): Promise<Map<string, FilteredValue>> {
     // A NULL id is a visit without a value: NONE (''), as the rollups key it.
     const named = (from: string, select: string) =>
@@ -81,6 +84,7 @@ export class FilteredBreakdowns {
         `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
         `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
         `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
+      shareable,
     );
     return new Map(
       reader.getRowObjectsJS().map((r) => [

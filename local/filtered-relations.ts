@@ -1,7 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { FilteredRange } from '../lambdas/ports.js';
 import type { Filter } from '../lambdas/domain/reports/filters.js';
+import type { Dimension } from '../lambdas/domain/rollup.js';
 import { eachDay } from '../lambdas/domain/range.js';
 import {
   NO_PAYMENTS,
@@ -13,8 +16,45 @@ import {
 } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
+import { testsList } from './filter-sql.js';
 import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
 import { FileForms } from './file-forms.js';
+
+/**
+ * How the engine shares one evaluation of a filter among the requests of a load (`SharedScans`), and the
+ * bounds of its DuckDB: `memoryBytes` its `memory_limit` (past it, the shared tables and large aggregates
+ * spill to a temporary directory of its own), `spillBytes` what that directory may take for the tables
+ * (with the memory, the tables of a range whose files hold more rows than fit at `SHARED_BYTES_PER_VISIT`
+ * are not made, and its panels each scan alone). Measured: `docs/data-model.md`, "Filtered reports",
+ * "One evaluation per load".
+ */
+export interface SharingOptions {
+  memoryBytes: number;
+  spillBytes: number;
+  /** Share every filter's load, not only a filter that tests a list column (`testsList`): to measure the choice. */
+  everyFilter?: boolean;
+}
+
+/**
+ * Bytes a matching visit takes in the shared tables, its credited payments included: the most measured at
+ * the bench site's full scale (114 to 127) rounded up; a range's visit files' rows bound its matches.
+ */
+const SHARED_BYTES_PER_VISIT = 130;
+
+/**
+ * The local server's bounds (`npm start`): 1 GiB holds a 30-day load's tables at the bench site's full scale
+ * (1M visits a month: 211 MiB for the range and the period before) and a year's (1.1 GiB) spills about a
+ * tenth to disk, at no measurable cost; with 8 GiB of disk, ranges of up to some 74M visits are shared.
+ */
+export const LOCAL_SHARING: SharingOptions = { memoryBytes: 2 ** 30, spillBytes: 8 * 2 ** 30 };
+
+/** The breakdowns the shared tables answer: the first tab of each of the dashboard's panels, whose columns they hold. */
+export const SHARED_BREAKDOWNS: ReadonlySet<Dimension> = new Set<Dimension>(['channel', 'page', 'country', 'device']);
+
+/** The columns of the shared tables: what the overview, series, goals and `SHARED_BREAKDOWNS` read, no more. */
+const SHARED_DIMENSION_COLUMNS = 'channel, country, device, pages, goals';
+const SHARED_VISIT_COLUMNS = `day, visitor_key, visit_key, pageviews, bounce, timed, duration_ms, ${SHARED_DIMENSION_COLUMNS}`;
+const SHARED_PAYMENT_COLUMNS = `paid_day, cents, customer, matched, ${SHARED_DIMENSION_COLUMNS}`;
 
 /**
  * The relations the local filtered engine's reports select from: over the files `LocalVisitTable`
@@ -24,18 +64,41 @@ import { FileForms } from './file-forms.js';
 export class FilteredRelations {
   private db: Promise<DuckDBConnection> | undefined;
   private readonly resolutions: FilterResolutions;
-  private readonly shared = new SharedScans(() => this.connect());
+  private readonly shared: SharedScans;
   private readonly forms = new FileForms(() => this.connect());
+  private spillDirectory: string | undefined;
 
-  /** @param root the visit table's directory (`LocalVisitTable`'s) */
-  constructor(private readonly root: string) {
+  /**
+   * @param root the visit table's directory (`LocalVisitTable`'s)
+   * @param sharing how a load's requests share one evaluation of the filter, or null for none (an engine
+   * that serves one request at a time, as a Lambda instance does, would only copy the matches for nothing)
+   */
+  constructor(
+    private readonly root: string,
+    private readonly sharing: SharingOptions | null,
+  ) {
     this.resolutions = new FilterResolutions(root, () => this.connect());
+    const room = sharing ? sharing.memoryBytes + sharing.spillBytes : 0;
+    this.shared = new SharedScans(() => this.connect(), Math.floor(room / SHARED_BYTES_PER_VISIT));
   }
 
-  /** The in-process DuckDB connection, opened on first use. */
+  /** The in-process DuckDB connection, opened on first use (with its bounds and spill directory when sharing). */
   connect(): Promise<DuckDBConnection> {
-    this.db ??= DuckDBInstance.create(':memory:').then((instance) => instance.connect());
+    this.db ??= this.open();
     return this.db;
+  }
+
+  private async open(): Promise<DuckDBConnection> {
+    if (!this.sharing) return (await DuckDBInstance.create(':memory:')).connect();
+    // Its own directory: DuckDB names its spill files alike in every process.
+    this.spillDirectory = mkdtempSync(join(tmpdir(), 'footfall-duckdb-'));
+    const instance = await DuckDBInstance.create(':memory:', {
+      memory_limit: `${this.sharing.memoryBytes}B`,
+      temp_directory: this.spillDirectory,
+      // Bounds the operators' spill; offloaded temporary tables are not held to it (`SHARED_BYTES_PER_VISIT` is).
+      max_temp_directory_size: `${this.sharing.spillBytes}B`,
+    });
+    return instance.connect();
   }
 
   /**
@@ -58,7 +121,7 @@ export class FilteredRelations {
     const paymentFiles = fileList((m) => paymentsFilePath(this.root, site, m), range.from, range.to);
     const visits = readFiles(visitFiles) ?? NO_VISITS;
     const payments = readFiles(paymentFiles) ?? NO_PAYMENTS;
-    const { sql: where, lookup } = await this.resolutions.where(site, filter);
+    const where = await this.resolutions.where(site, filter);
     // Distinct visitors are counted over the stored visitor key (the sketch's, `local/visitor-key.ts`), visits
     // over 64-bit hashes of their ids (`docs/data-model.md`, "Filtered reports").
     // Files of an older form read as the current one (`FileForms`).
@@ -69,9 +132,9 @@ export class FilteredRelations {
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
     const sql = `WITH dict AS (${dictRelation(this.root, site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
-    // Only a filter with a lookup costs more to evaluate per panel than to keep its matches (`hasLookup`).
-    if (!lookup) return { sql, where, shared: null };
+    if (!this.sharing || !(this.sharing.everyFilter || testsList(filter))) return { sql, where, shared: null };
     const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map(fileVersion);
+    const dict = `WITH dict AS (${dictRelation(this.root, site)})`;
     const shared = {
       key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
       source: {
@@ -79,22 +142,23 @@ export class FilteredRelations {
           visitFiles.length === 0
             ? 'SELECT 0'
             : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
-        visits: `WITH dict AS (${dictRelation(this.root, site)}) SELECT * EXCLUDE (visit_id, visitor_id, start_ts) FROM (${v})`,
-        payments: `WITH dict AS (${dictRelation(this.root, site)}), q AS (${q}) ${p}`,
+        visits: `${dict} SELECT ${SHARED_VISIT_COLUMNS} FROM (${v})`,
+        payments: `${dict}, q AS (${q}) SELECT ${SHARED_PAYMENT_COLUMNS} FROM (${p})`,
       },
     };
     return { sql, where, shared };
   }
 
   /**
-   * Runs `select` over `dict`, `v` and `p`: for a filter with a lookup (`hasLookup`), with the other requests
-   * of the load that run at once, over the matching visits and payments scanned once for them all
-   * (`SharedScans`), unless the range is too large to keep; otherwise alone.
+   * Runs `select` over `dict`, `v` and `p`: with the other requests of the load that run at once, over the
+   * matching visits and payments scanned once for them all (`SharedScans`), when the engine shares, the
+   * filter tests a list column (`testsList`) and `select` reads only the shared tables' columns
+   * (`shareable`); otherwise alone.
    */
-  async overShared(site: string, filter: Filter, range: FilteredRange, select: string) {
+  async overShared(site: string, filter: Filter, range: FilteredRange, select: string, shareable = true) {
     const db = await this.connect();
     const { sql, shared } = await this.relations(site, filter, range);
-    if (shared === null) return db.runAndReadAll(`${sql} ${select}`);
+    if (shared === null || !shareable) return db.runAndReadAll(`${sql} ${select}`);
     return this.shared.with(shared.key, shared.source, (tables) =>
       db.runAndReadAll(
         tables === null
@@ -109,6 +173,8 @@ export class FilteredRelations {
     const db = await this.db;
     this.db = undefined;
     db?.closeSync();
+    if (this.spillDirectory) rmSync(this.spillDirectory, { recursive: true, force: true });
+    this.spillDirectory = undefined;
   }
 }
 

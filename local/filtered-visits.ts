@@ -15,7 +15,7 @@ import type {
   SummedInterval,
 } from '../lambdas/domain/reports/filtered.js';
 import type { DictionaryName } from '../lambdas/domain/visit-table.js';
-import { FilteredRelations, countsOf } from './filtered-relations.js';
+import { FilteredRelations, LOCAL_SHARING, countsOf, type SharingOptions } from './filtered-relations.js';
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
@@ -37,9 +37,13 @@ export class LocalFilteredVisits implements FilteredVisits {
   private readonly breakdowns: FilteredBreakdowns;
   private readonly lists: FilteredPaymentLists;
 
-  /** @param root the visit table's directory (`LocalVisitTable`'s) */
-  constructor(root: string) {
-    this.tables = new FilteredRelations(root);
+  /**
+   * @param root the visit table's directory (`LocalVisitTable`'s)
+   * @param sharing how a load's requests share one evaluation of the filter (`SharingOptions`; the local
+   * server's bounds by default), or null for none
+   */
+  constructor(root: string, sharing: SharingOptions | null = LOCAL_SHARING) {
+    this.tables = new FilteredRelations(root, sharing);
     this.breakdowns = new FilteredBreakdowns(this.tables);
     this.lists = new FilteredPaymentLists(this.tables);
   }
@@ -153,34 +157,31 @@ export class LocalFilteredVisits implements FilteredVisits {
     const startOf = (point: string) => `${sqlLiteral(interval === 'day' ? point : `${point}-01`)}::DATE`;
     const byRegisters = new Set(registers);
     const exact = registers.length === 0 ? 'true' : `period_start NOT IN (${registers.map(startOf).join(', ')})`;
-    const [visits, payments] = await Promise.all([
-      this.tables.overShared(
+    const rows = (
+      await this.tables.overShared(
         site,
         filter,
         range,
-        // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
-        `SELECT ${period('period_start')} AS period, * EXCLUDE (period_start) FROM (${visitorGroups(
-          `SELECT *, ${start} AS period_start FROM v`,
-          ['period_start'],
-          exact,
-          ['count(*) AS visits', 'sum(pageviews) AS pageviews'],
-        )}) ORDER BY period`,
-      ),
-      this.tables.overShared(
-        site,
-        filter,
-        range,
-        `SELECT ${period('paid_day')} AS period, count(*) AS payments, sum(cents) AS cents FROM p GROUP BY 1 ORDER BY 1`,
-      ),
-    ]);
+        `SELECT 'v' AS kind, ${period('period_start')} AS period, visits, pageviews, exact_visitors, ranks, ` +
+          `rank_counts, 0 AS payments, 0 AS cents FROM (${visitorGroups(
+            `SELECT *, ${start} AS period_start FROM v`,
+            ['period_start'],
+            exact,
+            ['count(*) AS visits', 'sum(pageviews) AS pageviews'],
+          )}) UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
+          // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
+          `FROM p GROUP BY 2 ORDER BY kind, period`,
+      )
+    ).getRowObjectsJS();
+    const of = (kind: string) => rows.filter((r) => r.kind === kind);
     return {
-      visits: visits.getRowObjectsJS().map((r) => ({
+      visits: of('v').map((r) => ({
         period: String(r.period),
         visits: Number(r.visits),
         pageviews: Number(r.pageviews),
         visitors: visitorsOf(r, !byRegisters.has(String(r.period))),
       })),
-      payments: payments.getRowObjectsJS().map((r) => ({
+      payments: of('p').map((r) => ({
         period: String(r.period),
         payments: Number(r.payments),
         cents: Number(r.cents),

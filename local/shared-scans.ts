@@ -6,39 +6,48 @@ export interface SharedTables {
   p: string;
 }
 
-/** How to make a key's tables: the query of the rows its files hold, and the selects of its visits and payments. */
+/** How to make a key's tables: the selects of its visits and payments (only the columns the panels read). */
 export interface SharedScanSource {
-  /** A query whose one value is the number of rows the range's visit files hold (the memory bound's measure). */
+  /** A query whose one value is the number of rows the range's visit files hold: at most the matching visits. */
   rows: string;
   visits: string;
   payments: string;
 }
 
 /**
- * Rows of the range's visit files above which the matching visits are not kept (each request scans them
- * itself): about a year at a tenth of the bench site, so the tables stay within some hundreds of MB
- * (`docs/data-model.md`, "Filtered reports").
+ * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error"): the tables are then not
+ * kept, and each request scans alone.
  */
-export const SHARED_MAX_ROWS = 2_000_000;
+const outOfMemory = (error: unknown) => error instanceof Error && /Out of Memory/i.test(error.message);
 
 /**
  * The matching visits and credited payments of a filter and range, scanned once into temporary tables while
  * requests for the same key run at once (the panels of a dashboard load reach the engine together), then
  * dropped when the last of them ends: the range is read and the filter evaluated once for the load, not once
- * per panel (`docs/benchmarks.md`, "Filtered dashboards"). Nothing is kept between loads, so a rewritten
- * file is read again by the next one; the key names the files' versions as well.
+ * per panel (`docs/data-model.md`, "Filtered reports"). Nothing is kept between loads, so a rewritten
+ * file is read again by the next one; the key names the files' versions as well. The tables live in the
+ * engine's DuckDB, held in memory up to its `memory_limit` and spilled to its `temp_directory` past it
+ * (`FilteredRelations`).
  */
 export class SharedScans {
   private readonly entries = new Map<string, { ready: Promise<SharedTables | null>; users: number }>();
   private made = 0;
 
-  /** @param db the connection whose temporary tables these are (the engine's one connection) */
-  constructor(private readonly db: () => Promise<DuckDBConnection>) {}
+  /**
+   * @param db the connection whose temporary tables these are (the engine's one connection)
+   * @param maxRows the rows of a range's visit files above which its tables are not made (each request scans
+   * alone): DuckDB does not hold offloaded temporary tables to its `max_temp_directory_size`, so the bound on
+   * memory and disk is this count of rows, from the measured bytes a matching visit takes
+   */
+  constructor(
+    private readonly db: () => Promise<DuckDBConnection>,
+    private readonly maxRows: number,
+  ) {}
 
   /**
    * Runs `run` with the key's tables, made by the first request of the key still running, or with null when
-   * the range's files hold more than `SHARED_MAX_ROWS` rows.
-   * @throws what making the tables or `run` throws
+   * the range's files hold more than `maxRows` rows or DuckDB had no room left for them.
+   * @throws what making the tables (but running out of room) or `run` throws
    */
   async with<T>(key: string, source: SharedScanSource, run: (tables: SharedTables | null) => Promise<T>): Promise<T> {
     let entry = this.entries.get(key);
@@ -61,7 +70,7 @@ export class SharedScans {
   private async make(source: SharedScanSource): Promise<SharedTables | null> {
     const db = await this.db();
     const rows = Number((await db.runAndReadAll(source.rows)).getRowsJS()[0]?.[0] ?? 0);
-    if (rows > SHARED_MAX_ROWS) return null;
+    if (rows > this.maxRows) return null;
     this.made += 1;
     const tables = { v: `shared_v_${this.made}`, p: `shared_p_${this.made}` };
     try {
@@ -69,6 +78,7 @@ export class SharedScans {
       await db.run(`CREATE TEMP TABLE ${tables.p} AS ${source.payments}`);
     } catch (error) {
       await db.run(`DROP TABLE IF EXISTS ${tables.v}; DROP TABLE IF EXISTS ${tables.p}`);
+      if (outOfMemory(error)) return null;
       throw error;
     }
     return tables;

@@ -6,6 +6,7 @@ import { AuthContext } from './auth.js';
 import { SESSION_CHECK, takeEarly } from './early.js';
 import { Layout } from './components/layout.js';
 import { Loading } from './components/ui.js';
+import { rememberCapabilities } from './known-capabilities.js';
 import { pageShown, preloadOnIntent, PUBLIC_ROUTES, SIGNED_IN_ROUTES } from './pages.js';
 
 /** Routes anyone may open; every other route needs a session. A shared view (`/share/…`) needs its link instead. */
@@ -99,12 +100,17 @@ function Routes(props: { me: Me | null }): JSX.Element {
 /** The app: who is signed in, then the routes (docs/app.md lists them). */
 export function App(): JSX.Element {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
+  // Who is signed in, and what the deployment answers, kept for the next open's early requests.
+  const learn = (signedIn: Me | null) => {
+    if (signedIn) rememberCapabilities(signedIn.capabilities);
+    setMe(signedIn);
+  };
   useEffect(() => {
     // Started by start.ts as the script began; a 401 is the answer, not asked again.
-    takeEarly(SESSION_CHECK, api.me, false).then(setMe, () => setMe(null));
+    takeEarly(SESSION_CHECK, api.me, false).then(learn, () => setMe(null));
   }, []);
   return (
-    <AuthContext.Provider value={{ me: me ?? null, setMe }}>
+    <AuthContext.Provider value={{ me: me ?? null, setMe: learn }}>
       <LocationProvider>{me === undefined ? <Loading /> : <Routes me={me} />}</LocationProvider>
     </AuthContext.Provider>
   );

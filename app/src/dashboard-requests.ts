@@ -2,6 +2,7 @@ import { api } from './api.js';
 import { startEarly } from './early.js';
 import { apiFilters, filtersFromSearch } from './filters.js';
 import { intervalFor, intervalFromQuery, rangeFromQuery } from './range.js';
+import { rememberedFilteredReports } from './known-capabilities.js';
 
 /**
  * The dashboard's totals and chart requests for a domain and query string:
@@ -33,16 +34,21 @@ export function firstRequests(
  * When the app opens on a dashboard (`/sites/<domain>`), starts its chart
  * and totals requests at once, beside the session check (`early.ts`); a 401
  * is left to that check. The chart's series leaves first: locally one
- * process answers all three, in the order they arrive.
+ * process answers all three, in the order they arrive. An address with
+ * filters starts nothing unless the deployment answered filters the last
+ * time the app learned it (`known-capabilities.ts`): one without the engine
+ * would answer them 400, and the page asks the unfiltered ones instead.
  * @param path the address's path, `search` its query string
  */
 export function startDashboardEarly(path: string, search: string): void {
   const match = /^\/sites\/([^/]+)$/.exec(path);
   if (!match) return;
+  const filters = apiFilters(filtersFromSearch(search).chips);
+  if (filters !== undefined && !rememberedFilteredReports()) return;
   const requests = firstRequests(
     decodeURIComponent(match[1]!),
     Object.fromEntries(new URLSearchParams(search)),
-    apiFilters(filtersFromSearch(search).chips),
+    filters,
     { quiet401: true },
   );
   startEarly(requests.series.key, requests.series.load);

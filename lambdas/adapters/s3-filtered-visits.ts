@@ -28,7 +28,8 @@ export type S3FilteredVisits = FilteredVisits & {
  * @throws (from each method) S3ServiceException when S3 fails; Error with the engine's message
  */
 export function filteredVisitsInS3(files: S3TableFiles): S3FilteredVisits {
-  const engine = new LocalFilteredVisits(files.root);
+  // An instance serves one request at a time: a load's panels never meet there, so nothing is shared.
+  const engine = new LocalFilteredVisits(files.root, null);
   const root = files.root;
 
   /**

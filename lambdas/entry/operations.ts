@@ -14,6 +14,7 @@ import { S3ArchiveChanges } from '../adapters/s3-archive-changes.js';
 import { lazyPort } from '../forward-port.js';
 import { VISIT_TABLE_STORE_METHODS } from '../ports.js';
 import { loadVisitTableDeps } from './duckdb-chunk.js';
+import { CHANGES_EVERY_MS_IN_AWS } from '../services/visit-table.js';
 
 /**
  * Of the function's 15 minutes: steps start within the first 10 (`OPERATIONS_BUDGET_MS`) and an
@@ -50,6 +51,7 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
             (await loadVisitTableDeps()).s3VisitTable(visitTableBucket),
           ),
           changes: new S3ArchiveChanges(s3, archiveLocation),
+          changesEveryMs: CHANGES_EVERY_MS_IN_AWS,
         },
       }
     : {}),

@@ -40,7 +40,17 @@ export interface VisitTableDeps {
    * the last run (late events, an import) are written again. Without it a written day stays as written.
    */
   changes?: ArchiveChanges;
+  /**
+   * How long, ms, after its last look the writer lists the archive for changed days again (0, the default: every
+   * run). In AWS a look lists every object of the site's archive, about 35 requests for a year of it, which at
+   * every 15-minute run was the largest line of the writer's bill; late events in days already written are
+   * imports and re-driven batches, which may then wait up to this long (`docs/cost.md`, "Filtered reports").
+   */
+  changesEveryMs?: number;
 }
+
+/** `changesEveryMs` of the deployed writer: one listing of a site's archive a day. */
+export const CHANGES_EVERY_MS_IN_AWS = 86_400_000;
 
 /** What a run wrote. */
 export interface VisitTableOutcome {
@@ -129,7 +139,9 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const now = deps.clock();
   const closed = lastClosedDay(now, site.timezone);
   const through = await deps.table.writtenThrough(site.domain);
-  const late = await rewriteChangedDays(deps, site, through);
+  const seen = deps.changes ? await deps.table.changesSeen(site.domain) : null;
+  const look = deps.changes !== undefined && (seen === null || now - seen >= (deps.changesEveryMs ?? 0));
+  const late = look ? await rewriteChangedDays(deps, site, through, seen) : { days: 0, rows: 0 };
   // The archive's first partition is a UTC day: the site-local day before it may hold its first visits.
   const first = through === null ? await deps.archive.firstDay(site.domain) : null;
   const from = through !== null ? addDays(through, 1) : first !== null ? addDays(first, -1) : null;
@@ -142,7 +154,7 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const open = await rowsOfDays(deps, site, addDays(closed, 1), today);
   await deps.table.writeOpen(site.domain, open);
   const paymentMonths = await writePaymentTable(deps, site);
-  if (deps.changes) await deps.table.setChangesSeen(site.domain, now);
+  if (look) await deps.table.setChangesSeen(site.domain, now);
   return { days: written.days + late.days, rows: written.rows + late.rows, open: open.length, paymentMonths };
 }
 
@@ -165,13 +177,16 @@ export function changedSpans(dts: readonly string[], through: string): Array<[st
   return spans;
 }
 
-/** Writes again the closed days whose archive changed since the last look (`changedSpans`); nothing before the first look. */
+/**
+ * Writes again the closed days whose archive changed since the last look at `seen` (ms; `changedSpans`); nothing
+ * before the first look.
+ */
 async function rewriteChangedDays(
   deps: VisitTableDeps,
   site: SiteConfig,
   through: string | null,
+  seen: number | null,
 ): Promise<{ days: number; rows: number }> {
-  const seen = deps.changes ? await deps.table.changesSeen(site.domain) : null;
   if (!deps.changes || seen === null || through === null) return { days: 0, rows: 0 };
   let [days, rows] = [0, 0];
   for (const [from, to] of changedSpans(await deps.changes.changedDays(site.domain, seen), through)) {

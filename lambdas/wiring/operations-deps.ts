@@ -28,7 +28,7 @@ export interface OperationsWiring {
    * The visit and payments tables and the archive's changed partitions (`docs/data-model.md`, "Filtered
    * reports"): each run writes them after its deletions and erasures. Without it none is written.
    */
-  visitTable?: { table: VisitTableStore; changes: ArchiveChanges };
+  visitTable?: { table: VisitTableStore; changes: ArchiveChanges; changesEveryMs?: number };
 }
 
 /** The site deletions, erasures and visit table of `advanceOperations` on the table, the archive of `wiring`. */

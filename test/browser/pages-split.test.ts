@@ -75,6 +75,36 @@ describe("the app's pages, loaded on demand", () => {
     await tab.close();
   });
 
+  it("starts a filtered address's first requests early only once this browser has seen the deployment answer filters", async () => {
+    const tab = await app.desktop.newPage();
+    const order: string[] = [];
+    tab.on('request', (r) => {
+      if (/\/overview\?.*filters=/.test(r.url())) order.push('filtered overview asked');
+    });
+    // The session check answers after 1 s, so a request started beside it is asked before its answer.
+    await tab.route(/\/api\/app\/me$/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const answer = await route.fetch();
+      order.push('me answered');
+      await route.fulfill({ response: answer });
+    });
+    const address = `${app.svc.url}${SITE_PATH}?range=30d&f=is,channel,Search`;
+    await tab.goto(`${app.svc.url}/settings/keys`);
+    await tab.waitForSelector('[data-keys]');
+    await tab.evaluate(() => localStorage.removeItem('footfall.filtered_reports'));
+    order.length = 0;
+    await tab.goto(address);
+    await tab.waitForSelector('.chart[data-drawn]');
+    expect(order).toEqual(['me answered', 'filtered overview asked']);
+    // That session check said the deployment answers filters: the next open asks the filtered totals beside it.
+    expect(await tab.evaluate(() => localStorage.getItem('footfall.filtered_reports'))).toBe('1');
+    order.length = 0;
+    await tab.goto(address);
+    await tab.waitForSelector('.chart[data-drawn]');
+    expect(order).toEqual(['filtered overview asked', 'me answered']);
+    await tab.close();
+  });
+
   it('opens the payments and settings pages by their address', async () => {
     const { tab, requested } = await openTab();
     await tab.goto(`${app.svc.url}${SITE_PATH}/payments?range=all`);

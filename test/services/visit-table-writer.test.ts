@@ -10,6 +10,7 @@ import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import {
   CLOSE_DELAY_MS,
   changedSpans,
+  CHANGES_EVERY_MS_IN_AWS,
   refreshVisitTable,
   rewriteVisitDays,
   writeDays,
@@ -70,6 +71,15 @@ function memoryArchive(all: readonly TrackedEvent[]): VisitTableDeps['archive'] 
 }
 
 const byId = (rows: readonly VisitRow[]) => [...rows].sort((a, b) => (a.visit_id < b.visit_id ? -1 : 1));
+
+/** An event of a day already written, archived after it was (an import). */
+const LATE_EVENT = trackedEvent({
+  site: SITE,
+  visitor_id: 'd',
+  ts: Date.UTC(2026, 2, 30, 10),
+  event_id: 'd-1',
+  path: '/late',
+});
 
 describe('the visit table writer', () => {
   let conn: DynamoConnection;
@@ -153,13 +163,6 @@ describe('the visit table writer', () => {
 
   it('writes a written day again when its archive partition changed (a late import), and only then', async () => {
     const later = Date.UTC(2026, 3, 5);
-    const lateEvent = trackedEvent({
-      site: SITE,
-      visitor_id: 'd',
-      ts: Date.UTC(2026, 2, 30, 10),
-      event_id: 'd-1',
-      path: '/late',
-    });
     let changed: string[] = [];
     const withChanges = (all: TrackedEvent[]): VisitTableDeps => ({
       ...deps(later),
@@ -170,12 +173,41 @@ describe('the visit table writer', () => {
     expect(await table.changesSeen(SITE)).toBe(later);
     const pages = async () => (await table.readMonth(SITE, '2026-03')).flatMap((r) => r.pages);
     // The late event is archived, but its partition is not reported changed: the written day stays.
-    await refreshVisitTable(withChanges([...events(), lateEvent]), site);
+    await refreshVisitTable(withChanges([...events(), LATE_EVENT]), site);
     expect(await pages()).not.toContain('/late');
     changed = ['2026-03-30'];
-    const outcome = await refreshVisitTable(withChanges([...events(), lateEvent]), site);
+    const outcome = await refreshVisitTable(withChanges([...events(), LATE_EVENT]), site);
     expect(await pages()).toContain('/late');
     expect(outcome.days).toBe(3);
+  });
+
+  it('lists the archive for changed days at most once per `changesEveryMs`, the late day written at the next look', async () => {
+    const start = Date.UTC(2026, 3, 5);
+    const looks: number[] = [];
+    const at = (clock: number, all: TrackedEvent[]): VisitTableDeps => ({
+      ...deps(clock),
+      archive: memoryArchive(all),
+      changes: {
+        changedDays: async (_site, since) => {
+          looks.push(since);
+          return ['2026-03-30'];
+        },
+      },
+      changesEveryMs: CHANGES_EVERY_MS_IN_AWS,
+    });
+    const pages = async () => (await table.readMonth(SITE, '2026-03')).flatMap((r) => r.pages);
+    await refreshVisitTable(at(start, events()), site);
+    // The first run only records its look; runs within the day list nothing, so the late day waits.
+    const withLate = [...events(), LATE_EVENT];
+    for (const minutes of [15, 30, 23 * 60]) await refreshVisitTable(at(start + minutes * 60_000, withLate), site);
+    expect(looks).toEqual([]);
+    expect(await pages()).not.toContain('/late');
+    expect(await table.changesSeen(SITE)).toBe(start);
+    const nextDay = start + CHANGES_EVERY_MS_IN_AWS;
+    await refreshVisitTable(at(nextDay, withLate), site);
+    expect(looks).toEqual([start]);
+    expect(await pages()).toContain('/late');
+    expect(await table.changesSeen(SITE)).toBe(nextDay);
   });
 
   it.each([

@@ -1,10 +1,11 @@
 import type { DynamoConnection } from '../client.js';
 import { BULK_CONCURRENCY } from '../batch.js';
+import { checkedBatchWrite, readChangeCounters } from '../change-counter.js';
 import { inParallel } from '../../../domain/parallel.js';
 import { dayCohort, keptFrom, monthCohort, type PayerSummary } from '../../../domain/reports/cohorts.js';
 import { CohortMemberStore } from './cohort-member-store.js';
 import { CohortStore } from './cohort-store.js';
-import { dayPeriod, monthPeriod } from './cohort-items.js';
+import { cohortItems, dayPeriod, monthPeriod } from './cohort-items.js';
 
 /**
  * Recomputes cohort items from the items below them (`docs/retention.md`, "How it is computed: payer
@@ -17,7 +18,7 @@ export class CohortRecompute {
   readonly members: CohortMemberStore;
   readonly cohorts: CohortStore;
 
-  constructor(conn: DynamoConnection) {
+  constructor(private readonly conn: DynamoConnection) {
     this.members = new CohortMemberStore(conn);
     this.cohorts = new CohortStore(conn);
   }
@@ -44,22 +45,27 @@ export class CohortRecompute {
   }
 
   /**
-   * `days` for a bulk load's days: a month's days' counters bumped first, then one paged Query of
-   * the month's members (instead of one per day), so each day's result carries the guard `day`'s
-   * would; then each month. Memory: one month's members at a time.
+   * `days` for a bulk load's days (`docs/data-model.md`, "The bulk recompute"): a month's days'
+   * change counters read (one Query), then one paged Query of the month's members (instead of one
+   * per day); their items written with BatchWriteItem, carrying the counters as read
+   * (`checkedBatchWrite`), and the counters read again: a day whose counter moved meanwhile is
+   * recomputed as `day` does. Then each month. Memory: one month's members at a time.
    */
   async bulk(site: string, timezone: string, days: Iterable<string>, now?: number): Promise<void> {
     const byMonth = new Map<string, string[]>();
     for (const day of new Set(days)) byMonth.set(day.slice(0, 7), [...(byMonth.get(day.slice(0, 7)) ?? []), day]);
     for (const [month, monthDays] of [...byMonth].sort(([a], [b]) => a.localeCompare(b))) {
-      const src = new Map<string, number>();
-      await inParallel(monthDays, BULK_CONCURRENCY, async (day) => {
-        src.set(day, await this.cohorts.bump(site, day));
-      });
+      const range = this.cohorts.counters(site, `${month}-01`, `${month}-31`);
+      const seen = await readChangeCounters(this.conn, range);
       const members = await this.members.ofMonth(site, month);
-      await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
-        this.writeDay(site, timezone, day, src.get(day) ?? 0, members.get(day) ?? [], now),
-      );
+      const kept = keptFrom(now, timezone);
+      const checked = monthDays.sort().map((day) => {
+        const { cohort, payers } = dayCohort(members.get(day) ?? [], kept);
+        const src = seen.get(day) ?? 0;
+        return { period: day, src, items: cohortItems(site, dayPeriod(day), cohort, payers, src) };
+      });
+      const moved = await checkedBatchWrite(this.conn, range, checked);
+      await inParallel(moved, BULK_CONCURRENCY, (day) => this.day(site, timezone, day, now));
     }
     await inParallel([...byMonth.keys()], BULK_CONCURRENCY, (month) => this.month(site, timezone, month, now));
   }

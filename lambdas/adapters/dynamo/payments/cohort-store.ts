@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../client.js';
 import { PK, SK } from '../table.js';
-import { bumpChangeCounter } from '../change-counter.js';
+import { bumpChangeCounter, type CounterRange } from '../change-counter.js';
 import { emptyCohort, mergeCohorts, type CohortGroups, type PeriodCohort } from '../../../domain/reports/cohorts.js';
 import type { PeriodSpan } from '../../../domain/reports/periods.js';
 import {
@@ -27,6 +27,11 @@ export class CohortStore {
   /** Bumps the change counter of a period (`YYYY-MM-DD` or `YYYY-MM`) and returns its new value (the recompute that follows owns it). */
   async bump(site: string, period: string): Promise<number> {
     return bumpChangeCounter(this.conn, cohortPk(site), changeKey(period), 'COHORT_CHANGE');
+  }
+
+  /** Where the change counters of the periods `from` to `to` are (`readChangeCounters`, `checkedBatchWrite`). */
+  counters(site: string, from: string, to: string): CounterRange {
+    return { pk: cohortPk(site), sk: changeKey, from, to };
   }
 
   /** Writes a period's three items (`D#<day>`, `M#<month>`), each unless one from counter `src` or later is there. */

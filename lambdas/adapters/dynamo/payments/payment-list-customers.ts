@@ -18,10 +18,15 @@ const { PAYMENT_CUSTOMERS } = PARTITIONS.paymentCustomers.items;
 export class PaymentCustomersItems {
   constructor(private readonly conn: DynamoConnection) {}
 
+  /** A period's PAYMENT_CUSTOMERS item holding `customers`, without the `src` its write adds. */
+  item(site: string, g: Granularity, period: string, customers: PeriodCustomers): Record<string, unknown> {
+    const key = { [PK]: customersPk(site), [SK]: PAYMENT_CUSTOMERS.key(g, period), type: 'PAYMENT_CUSTOMERS' };
+    return { ...key, ...packCustomers(customers) };
+  }
+
   /** Writes a period's recomputed payers, read after its change counter became `src` (`writeGuarded`). */
   write(site: string, g: Granularity, period: string, src: number, customers: PeriodCustomers): Promise<void> {
-    const item = { [PK]: customersPk(site), [SK]: PAYMENT_CUSTOMERS.key(g, period), type: 'PAYMENT_CUSTOMERS' };
-    return writeGuarded(this.conn, { ...item, ...packCustomers(customers) }, src);
+    return writeGuarded(this.conn, this.item(site, g, period, customers), src);
   }
 
   /** Period payers of `g` from `from` to `to` (inclusive), oldest first (`unpackCustomers`). */

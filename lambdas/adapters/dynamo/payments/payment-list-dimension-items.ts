@@ -110,15 +110,7 @@ export class PaymentDimensionItems {
       ({ Attributes: old } = await this.conn.doc.send(
         new PutCommand({
           TableName: this.conn.table,
-          Item: {
-            [PK]: pk,
-            [SK]: base,
-            type: 'PAYMENT_DIMENSION',
-            ...packDimension(first),
-            src,
-            ...(parts.length > 0 ? { p: parts.length + 1 } : {}),
-            ...marks,
-          },
+          Item: { ...this.item(pk, base, first, marks), src, ...(parts.length > 0 ? { p: parts.length + 1 } : {}) },
           ConditionExpression: notInline
             ? `attribute_not_exists(${PK}) OR (src < :src AND attribute_not_exists(i))`
             : `attribute_not_exists(${PK}) OR src < :src`,
@@ -142,6 +134,43 @@ export class PaymentDimensionItems {
     }
     if (parts.length > 0 || Number(old?.p ?? 1) > 1) await this.dropParts(pk, base, src);
     return true;
+  }
+
+  /** A bucket item of one part holding `values` (`marks`: a group's `g`, `i`), without the `src` its write adds. */
+  item(
+    pk: string,
+    base: string,
+    values: Record<string, ValueCounters>,
+    marks: Record<string, number> = {},
+  ): Record<string, unknown> {
+    return { [PK]: pk, [SK]: base, type: 'PAYMENT_DIMENSION', ...packDimension(values), ...marks };
+  }
+
+  /**
+   * Deletes the parts in partition `pk` of the periods of `g` from `from` to `to` whose recompute is
+   * at most `upTo`'s of their period (periods not in `upTo` are left alone): after bucket items
+   * were put without a condition from counter `upTo` (`checkedBatchWrite`), no bucket item can name
+   * those parts (a guarded write over them needs a newer counter), so they are stale. One paged Query.
+   */
+  async dropPartsUpTo(
+    pk: string,
+    g: Granularity,
+    from: string,
+    to: string,
+    upTo: ReadonlyMap<string, number>,
+  ): Promise<void> {
+    const range = PAYMENT_DIMENSION.range;
+    const stale = (await queryBetween(this.conn, pk, range.from(g, from), range.to(g, to), true))
+      .map((item) => String(item[SK]))
+      .filter((sk) => {
+        const [, period = '', , partSrc] = sk.split('#');
+        return partSrc !== undefined && Number(partSrc) <= (upTo.get(period) ?? -1);
+      });
+    if (stale.length > 0)
+      await batchWrite(
+        this.conn,
+        stale.map((sk) => ({ DeleteRequest: { Key: { [PK]: pk, [SK]: sk } } })),
+      );
   }
 
   /** Deletes a bucket's parts of recomputes older than `src` (superseded, or left by a crash). */

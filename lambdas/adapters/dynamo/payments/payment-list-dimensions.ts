@@ -95,6 +95,21 @@ export class PaymentDimensions {
     return out;
   }
 
+  /**
+   * A day's group holding every dimension inline (`g`, `i`), from its list items, without the `src`
+   * its write adds; null when its rows need more than one item (then the day's write is `writeDay`'s).
+   */
+  inlineDay(site: string, day: string, contributions: readonly Contribution[]): Record<string, unknown> | null {
+    const [one = {}, ...more] = splitDimensionCounters(flattenGroup(dayRows(contributions)));
+    if (more.length > 0) return null;
+    return this.items.item(groupPk(site), PAYMENT_DIMENSION.key(periodSk('D', day), 0), one, { g: 1, i: 1 });
+  }
+
+  /** Deletes the parts of the days' groups from recomputes at most `upTo`'s (`PaymentDimensionItems.dropPartsUpTo`). */
+  dropDayPartsUpTo(site: string, from: string, to: string, upTo: ReadonlyMap<string, number>): Promise<void> {
+    return this.items.dropPartsUpTo(groupPk(site), 'D', from, to, upTo);
+  }
+
   /** Writes a day's dimension `slots` computed from its list items, read after its change counter became `src`. */
   writeDay(
     site: string,

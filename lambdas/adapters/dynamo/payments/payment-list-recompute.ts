@@ -1,5 +1,6 @@
 import type { DynamoConnection } from '../client.js';
 import { BULK_CONCURRENCY } from '../batch.js';
+import { checkedBatchWrite, readChangeCounters, type CheckedPeriod } from '../change-counter.js';
 import { inParallel } from '../../../domain/parallel.js';
 import {
   dayCustomers,
@@ -31,7 +32,7 @@ export class PaymentListRecompute {
   private readonly customers: PaymentCustomersItems;
   private readonly dimensions: PaymentDimensions;
 
-  constructor(conn: DynamoConnection) {
+  constructor(private readonly conn: DynamoConnection) {
     this.positions = new PaymentListPositions(conn);
     this.totals = new PaymentTotalsItems(conn);
     this.customers = new PaymentCustomersItems(conn);
@@ -50,23 +51,54 @@ export class PaymentListRecompute {
 
   /**
    * Recomputes each of `days` (`YYYY-MM-DD`, site-local) once, every dimension slot, then each of
-   * their months once. A month's days are read together: their change counters bumped first, then
-   * one paged Query of the month's list partition (instead of two per day), so each day's result
-   * carries the guard `recomputeDay`'s would. Memory: one month's list items at a time.
+   * their months once (`docs/data-model.md`, "The bulk recompute"). A month's days are read
+   * together: their change counters (one Query), then one paged Query of the month's list
+   * partition; their totals, payers and inline groups are written with BatchWriteItem, carrying the
+   * counters as read (`checkedBatchWrite`), and the counters read again: a day whose counter moved
+   * meanwhile is recomputed as `recomputeDay` does. A day whose dimensions need more than one item
+   * is bumped and written under the guard from the month's read when the bump finds its counter one
+   * above the value read, else recomputed. No counter is bumped for the days written in bulk.
+   * Memory: one month's list items at a time.
    */
   async bulkRecompute(site: string, days: Iterable<string>): Promise<void> {
     const byMonth = daysByMonth(days);
     for (const [month, monthDays] of byMonth) {
-      const src = new Map<string, number>();
-      await inParallel(
-        monthDays,
-        BULK_CONCURRENCY,
-        async (day) => void src.set(day, await this.totals.bump(site, day)),
-      );
+      const range = this.totals.counters(site, `${month}-01`, `${month}-31`);
+      const seen = await readChangeCounters(this.conn, range);
       const listed = await this.positions.month(site, month);
-      await inParallel(monthDays.sort(), BULK_CONCURRENCY, (day) =>
-        this.writeDay(site, day, src.get(day) ?? 0, listed.get(day) ?? [], ALL_SLOTS_SET),
+      const checked: CheckedPeriod[] = [];
+      const guarded: string[] = [];
+      for (const day of monthDays.sort()) {
+        const contributions = listed.get(day) ?? [];
+        const group = this.dimensions.inlineDay(site, day, contributions);
+        if (!group) guarded.push(day);
+        else
+          checked.push({
+            period: day,
+            src: seen.get(day) ?? 0,
+            items: [
+              this.totals.item(site, 'D', day, dayTotals(day, contributions)),
+              this.customers.item(site, 'D', day, dayCustomers(contributions)),
+              group,
+            ],
+          });
+      }
+      const moved = await checkedBatchWrite(this.conn, range, checked);
+      // Parts an older recompute left under the groups just put (a group that outgrew one item, then shrank).
+      await this.dimensions.dropDayPartsUpTo(
+        site,
+        range.from,
+        range.to,
+        new Map(checked.map((c) => [c.period, c.src])),
       );
+      await inParallel(guarded, BULK_CONCURRENCY, async (day) => {
+        const src = await this.totals.bump(site, day);
+        // The list was read before this bump, but after the counter was seen one lower: no bump came between, so
+        // the read stands for one after it (what it missed, its writer bumps later and recomputes over this).
+        if (src === (seen.get(day) ?? 0) + 1) await this.writeDay(site, day, src, listed.get(day) ?? [], ALL_SLOTS_SET);
+        else await this.recomputeDay(site, day, ALL_SLOTS_SET);
+      });
+      await inParallel(moved, BULK_CONCURRENCY, (day) => this.recomputeDay(site, day, ALL_SLOTS_SET));
     }
     await inParallel(
       byMonth.map(([month]) => month),

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../client.js';
-import { bumpChangeCounter } from '../change-counter.js';
+import { bumpChangeCounter, type CounterRange } from '../change-counter.js';
 import { PARTITIONS } from '../items.js';
 import { PK, SK } from '../table.js';
 import type { Granularity } from '../../../domain/rollup.js';
@@ -26,10 +26,24 @@ export class PaymentTotalsItems {
     return bumpChangeCounter(this.conn, totalsPk(site), PAYMENT_CHANGE.key(period), 'PAYMENT_CHANGE');
   }
 
+  /** Where the change counters of the periods `from` to `to` are (`readChangeCounters`, `checkedBatchWrite`). */
+  counters(site: string, from: string, to: string): CounterRange {
+    return { pk: totalsPk(site), sk: PAYMENT_CHANGE.key, from, to };
+  }
+
+  /** A period's PAYMENT_TOTALS item holding `totals`, without the `src` its write adds. */
+  item(site: string, g: Granularity, period: string, totals: PeriodTotals): Record<string, unknown> {
+    return {
+      [PK]: totalsPk(site),
+      [SK]: PAYMENT_TOTALS.key(g, period),
+      type: 'PAYMENT_TOTALS',
+      t: JSON.stringify(totals),
+    };
+  }
+
   /** Writes a period's recomputed counters, read after its change counter became `src` (`writeGuarded`). */
   write(site: string, g: Granularity, period: string, src: number, totals: PeriodTotals): Promise<void> {
-    const item = { [PK]: totalsPk(site), [SK]: PAYMENT_TOTALS.key(g, period), type: 'PAYMENT_TOTALS' };
-    return writeGuarded(this.conn, { ...item, t: JSON.stringify(totals) }, src);
+    return writeGuarded(this.conn, this.item(site, g, period, totals), src);
   }
 
   /** Period counters of `g` from `from` to `to` (inclusive), oldest first. */
