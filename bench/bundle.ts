@@ -22,6 +22,7 @@ export const LAMBDA_ENTRIES = {
   mcp: 'lambdas/entry/mcp.ts',
   app: 'lambdas/entry/app.ts',
   operations: 'lambdas/entry/operations.ts',
+  filtered: 'lambdas/entry/filtered-function.ts',
 } as const;
 
 /**

@@ -250,6 +250,12 @@ function demandOf(m: Measured, resources: readonly StackResource[]): Demand {
       operations: ruleInvocations(resources, 'operations'),
       // A one-off, begun in the app: priced per import in docs/cost.md, not in a month's bill.
       imports: 0,
+      // Priced only where the template has the function (`-c filteredReports=true`).
+      filtered:
+        U.filteredCallShare *
+        (dashboardLoads * U.reportCallsPerLoad +
+          perMillion(U.apiCallsPerMillion, U.apiCallsMin) +
+          perMillion(U.mcpCallsPerMillion, U.mcpCallsMin)),
     },
   };
 }
@@ -300,6 +306,10 @@ export function secondsAt(key: Exclude<FunctionKey, 'sessionize'>, mib: number):
 const writesVisitTable = (r: StackResource, key: FunctionKey) =>
   key === 'operations' && prop(r.props, 'Environment', 'Variables', 'VISIT_TABLE_BUCKET') !== undefined;
 
+/** Whether a function waits for the filtered function in this template (a report or MCP function with `FILTERED_FUNCTION`). */
+const waitsOnFiltered = (r: StackResource) =>
+  prop(r.props, 'Environment', 'Variables', 'FILTERED_FUNCTION') !== undefined;
+
 /** Seconds a month the operations runs spend writing the visit table: every run, for every active site. */
 const visitTableWriterSeconds = (d: Demand) =>
   d.invocations.operations * USAGE.activeSites(d.events) * USAGE.visitTableWriter.secondsPerSite;
@@ -344,7 +354,9 @@ const priceLambda: Pricer = (r, ctx) => {
       ? ctx.d.events * U.sessionizeSecondsPerEvent +
         invocations * U.sessionizeSecondsPerInvocation +
         ctx.d.rawObjects * U.archiveForwardSecondsPerObject
-      : invocations * secondsAt(key, mib) + (writesVisitTable(r, key) ? visitTableWriterSeconds(ctx.d) : 0);
+      : invocations * secondsAt(key, mib) +
+        (writesVisitTable(r, key) ? visitTableWriterSeconds(ctx.d) : 0) +
+        (waitsOnFiltered(r) ? invocations * U.filteredCallShare * U.secondsPerInvocation.filtered : 0);
   const spec: FunctionSpec = FUNCTIONS[key];
   // Platform lines (START, END, REPORT) are INFO: a system log level of WARN drops them, and the hot path writes no line for an accepted event.
   const quiet = prop(r.props, 'LoggingConfig', 'SystemLogLevel') === 'WARN' && spec.hotPath;

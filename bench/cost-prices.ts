@@ -100,7 +100,16 @@ export const USAGE = {
     operations: 0.1,
     // Priced per import, not per month: a history import is a one-off (docs/cost.md, "Importing a provider's history").
     imports: 0,
+    // A filtered call's DuckDB work at one vCPU (1769 MB): between a selective 30-day load's 0.24 s a call and an
+    // unselective one's 3.2 s (docs/cost.md, "Filtered reports"), nearer the first, which warm files make common.
+    filtered: 0.5,
   },
+  /**
+   * Share of report and MCP calls that carry filters, which the report and MCP functions pass to the filtered
+   * function (`-c filteredReports=true`) and wait for: one dashboard load in four filtered (a filtered load makes
+   * about as many report calls as an unfiltered one). Assumed, not measured: Plausible publishes no share.
+   */
+  filteredCallShare: 0.25,
   /**
    * CPU seconds of a request at one full vCPU, the part of `secondsPerInvocation` that scales with
    * the memory size (Lambda's vCPU share is memory / 1,769 MB): the event function's parse,

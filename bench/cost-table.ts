@@ -7,7 +7,8 @@ import type { StackResource } from './stack-template.js';
 interface Variant {
   label: string;
   applies: (resources: readonly StackResource[]) => boolean;
-  change: (r: StackResource) => StackResource;
+  /** The resource as the flag makes it: one, or more when the flag adds a resource beside it. */
+  change: (r: StackResource) => StackResource | StackResource[];
 }
 
 const withProps = (r: StackResource, props: Record<string, unknown>): StackResource => ({
@@ -24,12 +25,27 @@ const hotPath = new Set(
     .filter(([, spec]) => 'hotPath' in spec && spec.hotPath)
     .map(([key]) => key),
 );
-/** The functions `-c filteredReports=true` changes (`FunctionSpec.visitTable`). */
+/** The functions `-c filteredReports=true` puts on DuckDB (`FunctionSpec.visitTable`): the writer, and the filtered function it adds. */
 const visitTableFunctions = new Set(
   Object.entries(FUNCTIONS)
     .filter(([, spec]) => 'visitTable' in spec)
     .map(([key]) => key),
 );
+/** The functions that invoke the filtered function with the flag (`FunctionSpec.invokes`), and get `FILTERED_FUNCTION`. */
+const filteredCallers = new Set(
+  Object.entries(FUNCTIONS)
+    .filter(([, spec]) => 'invokes' in spec && (spec.invokes as readonly string[]).includes('filtered'))
+    .map(([key]) => key),
+);
+const variablesOf = (r: StackResource) =>
+  (r.props['Environment'] as { Variables: Record<string, unknown> } | undefined)?.Variables ?? {};
+/** `r` on DuckDB, as lib/visit-table.ts makes a `visitTable` function: x86_64 at FILTERED_MEMORY_MIB, the table's bucket. */
+const onDuckdb = (r: StackResource, variables: Record<string, unknown> = {}) =>
+  withProps(r, {
+    Architectures: ['x86_64'],
+    MemorySize: Math.max(Number(r.props['MemorySize'] ?? 0), FILTERED_MEMORY_MIB),
+    Environment: { Variables: { ...variablesOf(r), VISIT_TABLE_BUCKET: 'bucket', ...variables } },
+  });
 
 /** The settings `docs/cost.md` prices beside the default, as changes to the template. */
 const VARIANTS: readonly Variant[] = [
@@ -53,22 +69,22 @@ const VARIANTS: readonly Variant[] = [
       r.type === 'AWS::Kinesis::Stream' ? withProps(r, { StreamModeDetails: { StreamMode: 'ON_DEMAND' } }) : r,
   },
   {
-    // lib/visit-table.ts: the readers and the writer on x86_64 at FILTERED_MEMORY_MIB, the writer's work each run.
+    // lib/visit-table.ts: the writer on DuckDB; the report and MCP functions unchanged but for the filtered
+    // function's name, which the flag adds beside them (its calls: `USAGE.filteredCallShare`).
     label: 'filtered reports in AWS (`-c filteredReports=true`)',
     applies: (resources) => resources.some((r) => visitTableFunctions.has(String(serviceOf(r)))),
-    change: (r) =>
-      r.type === 'AWS::Lambda::Function' && visitTableFunctions.has(String(serviceOf(r)))
-        ? withProps(r, {
-            Architectures: ['x86_64'],
-            MemorySize: Math.max(Number(r.props['MemorySize'] ?? 0), FILTERED_MEMORY_MIB),
-            Environment: {
-              Variables: {
-                ...(r.props['Environment'] as { Variables: Record<string, unknown> }).Variables,
-                VISIT_TABLE_BUCKET: 'bucket',
-              },
-            },
-          })
-        : r,
+    change: (r) => {
+      if (r.type !== 'AWS::Lambda::Function') return r;
+      const service = String(serviceOf(r));
+      if (visitTableFunctions.has(service)) return onDuckdb(r);
+      if (!filteredCallers.has(service)) return r;
+      const caller = withProps(r, {
+        Environment: { Variables: { ...variablesOf(r), FILTERED_FUNCTION: 'filtered' } },
+      });
+      if (service !== 'report') return caller;
+      const filtered = onDuckdb(r, { POWERTOOLS_SERVICE_NAME: 'filtered' });
+      return [caller, { ...filtered, id: 'filteredFunction' }];
+    },
   },
   {
     label: 'X-Ray on the hot path (`-c hotPathTracing=true`)',
@@ -83,7 +99,7 @@ const VARIANTS: readonly Variant[] = [
 /** What each variant adds to (or takes from) the total at each level, USD a month. */
 export function variantDeltas(levels: readonly Measured[], resources: readonly StackResource[]): Line[][] {
   return VARIANTS.filter((v) => v.applies(resources)).map((v) => {
-    const changed = resources.map(v.change);
+    const changed = resources.flatMap(v.change);
     return levels.map((m): Line => [v.label, totalOf(stackBill(changed, m)) - totalOf(stackBill(resources, m))]);
   });
 }

@@ -291,9 +291,10 @@ export class FootfallStack extends Stack {
       ...(visitTable
         ? { architecture: DUCKDB_ARCHITECTURE, ephemeralStorageSize: VISIT_TABLE_EPHEMERAL, duckdbChunk: true }
         : {}),
-      // A filtered read of a long range is CPU-bound seconds of DuckDB: up to API Gateway's 30 s, not the default 10.
+      // A filtered read of a long range is CPU-bound seconds of DuckDB: up to API Gateway's 30 s, not the default 10,
+      // for the filtered function and for the report and MCP functions that wait for it.
       timeout:
-        visitTable === 'read'
+        visitTable === 'read' || this.invokesFiltered(spec)
           ? Duration.seconds(FILTERED_TIMEOUT_SECONDS)
           : spec.timeoutSeconds === undefined
             ? undefined
@@ -395,9 +396,13 @@ export class FootfallStack extends Stack {
    * that names its own ARN, a cycle CloudFormation refuses.
    */
   private grantInvokes(fnName: string, spec: FunctionSpec): void {
-    if (!spec.invokes?.length) return;
+    // The filtered function exists only with the flag: without it its callers invoke nothing for it.
+    const invokes = (spec.invokes ?? []).filter(
+      (name) => this.config.filteredReports || !this.registry[name]?.filteredOnly,
+    );
+    if (!invokes.length) return;
     const fn = this.functions[fnName]!;
-    const targets = spec.invokes.map((name) => {
+    const targets = invokes.map((name) => {
       const target = this.functions[name];
       if (!target) throw new Error(`function ${fnName} invokes ${name}, which is not deployed`);
       if (name !== fnName) fn.fn.addEnvironment(`${name.toUpperCase()}_FUNCTION`, target.fn.functionName);
@@ -407,6 +412,11 @@ export class FootfallStack extends Stack {
       roles: [fn.role],
       statements: [new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: targets })],
     });
+  }
+
+  /** Whether the function waits for the filtered function in this stack (`invokes` it, with `-c filteredReports=true`). */
+  private invokesFiltered(spec: FunctionSpec): boolean {
+    return this.config.filteredReports && (spec.invokes ?? []).some((name) => this.registry[name]?.filteredOnly);
   }
 
   /**

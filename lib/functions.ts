@@ -98,8 +98,13 @@ export interface FunctionSpec {
    */
   invokes?: readonly string[];
   /**
+   * Deployed only with `-c filteredReports=true` (the `filtered` function); a function that `invokes` it
+   * without the flag gets no grant for it, and no `FILTERED_FUNCTION`.
+   */
+  filteredOnly?: boolean;
+  /**
    * The visit table of filtered reports (`docs/data-model.md`, "Filtered reports"), when the stack is deployed
-   * with `-c filteredReports=true`: `read` (report, MCP) lists and gets its files, `write` (operations) also puts
+   * with `-c filteredReports=true`: `read` (the filtered function) lists and gets its files, `write` (operations) also puts
    * and deletes them (lib/visit-table.ts `grantVisitTable`; sets VISIT_TABLE_BUCKET). Either puts the function on
    * x86_64 with the DuckDB layer, `FILTERED_MEMORY_MIB` of memory and `/tmp` for the table's files.
    */
@@ -117,12 +122,15 @@ export interface FunctionSpec {
 }
 
 /**
- * Memory of the functions that read the visit table: one full vCPU (Lambda gives a vCPU per 1,769 MB), for
- * DuckDB's scans, which are CPU-bound (`docs/cost.md`, "Filtered reports"); unfiltered requests, mostly
- * waiting on DynamoDB, pay for it too.
+ * Memory of the functions that run DuckDB: one full vCPU (Lambda gives a vCPU per 1,769 MB), for its scans,
+ * which are CPU-bound (`docs/cost.md`, "Filtered reports"). Only filtered requests pay for it: the report and
+ * MCP functions invoke the filtered function for them and stay at their own memory.
  */
 export const FILTERED_MEMORY_MIB = 1769;
-/** Timeout of the functions that read the visit table: API Gateway's HTTP API gives an integration 30 s at most. */
+/**
+ * Timeout of the filtered function, and of the report and MCP functions that wait for it with the flag: API
+ * Gateway's HTTP API gives an integration 30 s at most.
+ */
 export const FILTERED_TIMEOUT_SECONDS = 29;
 
 /** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
@@ -218,7 +226,8 @@ export const FUNCTIONS = {
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
     attributeUpdate: KEY_USE_UPDATE,
-    visitTable: 'read',
+    // Filtered reports: a synchronous invocation of the filtered function, so unfiltered ones keep 512 MB arm64.
+    invokes: ['filtered'],
     routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }],
   },
   mcp: {
@@ -228,8 +237,16 @@ export const FUNCTIONS = {
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
     attributeUpdate: KEY_USE_UPDATE,
-    visitTable: 'read',
+    invokes: ['filtered'],
     url: { output: 'McpUrl', path: 'mcp' },
+  },
+  filtered: {
+    entry: 'lambdas/entry/filtered-function.ts',
+    description: 'Filtered reports: DuckDB over the visit table, invoked by the report and MCP functions',
+    appOnly: true,
+    filteredOnly: true,
+    // x86_64, FILTERED_MEMORY_MIB, the DuckDB layer, /tmp for the table's files and FILTERED_TIMEOUT_SECONDS.
+    visitTable: 'read',
   },
   webhook: {
     entry: 'lambdas/entry/webhook.ts',
@@ -307,10 +324,12 @@ export const FUNCTIONS = {
   },
 } as const satisfies Record<string, FunctionSpec>;
 
-/** The functions deployed for a configuration: app-only ones only in app mode. */
+/** The functions deployed for a configuration: app-only ones only in app mode, the filtered function only with `filteredReports`. */
 export function deployedFunctions(
   registry: Readonly<Record<string, FunctionSpec>>,
-  options: { app: boolean },
+  options: { app: boolean; filteredReports?: boolean },
 ): Array<[string, FunctionSpec]> {
-  return Object.entries(registry).filter(([, spec]) => options.app || !spec.appOnly);
+  return Object.entries(registry).filter(
+    ([, spec]) => (options.app || !spec.appOnly) && (options.filteredReports === true || !spec.filteredOnly),
+  );
 }

@@ -40,7 +40,7 @@ import {
   functionArchiveChanges,
   functionArchiveEraser,
   functionArchiveReader,
-  functionFilteredVisits,
+  functionFilteredInvoker,
   functionSecretBox,
   functionStream,
   functionVisitTable,
@@ -234,7 +234,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/api/v1/{proxy+}',
       handler: createReportHandler({
         ...telemetry,
-        ...dynamoReportDeps(report, clock, withEngine ? functionFilteredVisits(filtered, 'report') : undefined),
+        ...dynamoReportDeps(report, clock, withEngine ? functionFilteredInvoker(filtered, 'report') : undefined),
       }),
       functionName: 'report',
     });
@@ -244,7 +244,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/mcp',
       handler: createMcpHandler({
         ...telemetry,
-        ...dynamoReportDeps(mcp, clock, withEngine ? functionFilteredVisits(filtered, 'mcp') : undefined),
+        ...dynamoReportDeps(mcp, clock, withEngine ? functionFilteredInvoker(filtered, 'mcp') : undefined),
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',

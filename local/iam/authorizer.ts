@@ -33,6 +33,8 @@ export const LOCAL_ARNS = {
   workGroup: `arn:aws:athena:local:000000000000:workgroup/${GLUE.database}`,
   /** The imports function, which the app invokes and which invokes itself (`spec.invokes`, lib/functions.ts). */
   importsFunction: 'arn:aws:lambda:local:000000000000:function:imports',
+  /** The filtered function, which the report and MCP functions invoke (`spec.invokes`, lib/functions.ts). */
+  filteredFunction: 'arn:aws:lambda:local:000000000000:function:filtered',
   secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
   secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
   /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
@@ -73,6 +75,7 @@ const localResource = (placeholder: string): string | undefined =>
     'KinesisFirehose::DeliveryStream/ArchiveDirectDelivery': LOCAL_ARNS.archiveStream,
     'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
     'Lambda::Function/importsFunction': LOCAL_ARNS.importsFunction,
+    'Lambda::Function/filteredFunction': LOCAL_ARNS.filteredFunction,
     'S3::Bucket/ArchiveAthenaResults': LOCAL_ARNS.resultsBucket,
     'Athena::WorkGroup/ArchiveWorkGroup.Ref': GLUE.database,
     'Glue::Table/ArchiveTable.Ref': GLUE.table,

@@ -12,6 +12,8 @@ import {
   type VisitTableStore,
 } from '../../lambdas/ports.js';
 import { forwardPort } from '../../lambdas/forward-port.js';
+import { filteredVisitsByInvoke } from '../../lambdas/adapters/filtered-wire.js';
+import { createFilteredHandler } from '../../lambdas/handlers/filtered.js';
 import { TABLE_FAMILIES, VISIT_TABLE_PREFIX } from '../../lambdas/adapters/s3-table-files.js';
 import { EVENTS_PREFIX } from '../../lambdas/domain/archive-schema.js';
 import { ERASURE_STAGING_PREFIX } from '../../lambdas/adapters/s3-archive-eraser.js';
@@ -277,6 +279,22 @@ export function functionVisitTable(table: VisitTableStore, name: Principal): Vis
       return call();
     },
   );
+}
+
+/**
+ * The filtered function as function `name` (report, MCP) invokes it, as `lambdaFilteredVisits` does in
+ * AWS: `lambda:InvokeFunction` on it is asked for, the call crosses as the invocation's JSON
+ * (`filteredVisitsByInvoke`), and the filtered function's handler runs it on `engine` under the
+ * filtered function's own policy (`functionFilteredVisits`). A failed call rejects with its error, which
+ * the report handlers answer 503, as they answer the invocation's function error in AWS.
+ */
+export function functionFilteredInvoker(engine: FilteredVisits, name: FunctionName): FilteredVisits {
+  const handler = createFilteredHandler(functionFilteredVisits(engine, 'filtered'));
+  return filteredVisitsByInvoke(async (call) => {
+    demand(name, 'lambda:InvokeFunction', LOCAL_ARNS.filteredFunction);
+    const result = await handler(JSON.parse(JSON.stringify(call)));
+    return JSON.parse(JSON.stringify(result)) as unknown;
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { forwardPort, portMethods } from '../../lambdas/forward-port.js';
 import { lazyFilteredVisits } from '../../lambdas/adapters/lazy-filtered-visits.js';
 import { filteredVisitsInS3 } from '../../lambdas/adapters/s3-filtered-visits.js';
 import type { S3TableFiles } from '../../lambdas/adapters/s3-table-files.js';
-import { functionFilteredVisits } from '../../local/iam/stand-ins.js';
+import { functionFilteredInvoker, functionFilteredVisits } from '../../local/iam/stand-ins.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 
 /**
@@ -78,12 +78,27 @@ describe('the wrappers of the filtered engine forward every method of FilteredVi
     expect(build).toHaveBeenCalledTimes(2);
   });
 
-  it("the twin's IAM stand-in (functionFilteredVisits) forwards each, asking the report function's policy", async () => {
+  it("the twin's IAM stand-in (functionFilteredVisits) forwards each, asking the filtered function's policy", async () => {
     const { engine, calls } = recordingEngine();
-    await expectEveryMethodForwarded(functionFilteredVisits(engine, 'report'), calls);
+    await expectEveryMethodForwarded(functionFilteredVisits(engine, 'filtered'), calls);
+    for (const method of FILTERED_VISITS_METHODS) {
+      const call = functionFilteredVisits(engine, 'report')[method] as (...a: unknown[]) => Promise<unknown>;
+      await expect(call(...argsOf(method)), method).rejects.toThrow(/s3:ListBucket/);
+    }
     for (const method of FILTERED_VISITS_METHODS) {
       const call = functionFilteredVisits(engine, 'scheduled')[method] as (...a: unknown[]) => Promise<unknown>;
       await expect(call(...argsOf(method)), method).rejects.toThrow(/s3:ListBucket/);
+    }
+  });
+
+  it("the twin's invocation of the filtered function (functionFilteredInvoker) forwards each through the wire form, asking the report and MCP functions' policies", async () => {
+    const { engine, calls } = recordingEngine();
+    await expectEveryMethodForwarded(functionFilteredInvoker(engine, 'report'), calls);
+    calls.length = 0;
+    await expectEveryMethodForwarded(functionFilteredInvoker(engine, 'mcp'), calls);
+    for (const method of FILTERED_VISITS_METHODS) {
+      const call = functionFilteredInvoker(engine, 'scheduled')[method] as (...a: unknown[]) => Promise<unknown>;
+      await expect(call(...argsOf(method)), method).rejects.toThrow(/lambda:InvokeFunction/);
     }
   });
 

@@ -20,9 +20,10 @@ import { FootfallFunction, PROJECT_ROOT, sharedBundling } from '../../lib/lambda
 import { testApp } from './synth.js';
 
 /**
- * The report, MCP and operations bundles leave DuckDB's JavaScript out: it is a file of its own
- * beside `index.mjs` (`DUCKDB_CHUNK`), written by the stack's bundling hook and imported at the
- * first filtered report or visit-table write, so a cold start of those functions does not parse it.
+ * The filtered and operations bundles leave DuckDB's JavaScript out: it is a file of its own beside
+ * `index.mjs` (`DUCKDB_CHUNK`), written by the stack's bundling hook and imported at the first filtered
+ * call or visit-table write, so a cold start of those functions does not parse it. The report and MCP
+ * bundles do not even name it: they invoke the filtered function for filtered reports.
  */
 const DUCKDB_CODE = /DuckDBInstance|node-bindings/;
 let dir: string;
@@ -32,7 +33,7 @@ beforeAll(async () => {
   // Under the repository, so the bundles' external packages resolve from its node_modules as from the layer.
   mkdirSync(join(PROJECT_ROOT, '.cache'), { recursive: true });
   dir = mkdtempSync(join(PROJECT_ROOT, '.cache', 'duckdb-chunk-'));
-  for (const name of ['mcp', 'operations'] as const) {
+  for (const name of ['report', 'mcp', 'operations'] as const) {
     mkdirSync(join(dir, name));
     await build({
       ...lambdaBuildOptions(),
@@ -42,39 +43,41 @@ beforeAll(async () => {
     });
     bundles[name] = readFileSync(join(dir, name, 'index.mjs'), 'utf8');
   }
-  // The report function's asset as the stack bundles it: NodejsFunction's esbuild, then its hook.
+  // The filtered function's asset as the stack bundles it: NodejsFunction's esbuild, then its hook.
   const app = testApp();
-  new FootfallFunction(new Stack(app, 'Chunk'), 'Report', {
-    entry: LAMBDA_ENTRIES.report,
-    service: 'report',
+  new FootfallFunction(new Stack(app, 'Chunk'), 'Filtered', {
+    entry: LAMBDA_ENTRIES.filtered,
+    service: 'filtered',
     logRetention: logs.RetentionDays.ONE_DAY,
     duckdbChunk: true,
   });
   app.synth();
   const asset = readdirSync(app.outdir).find((d) => d.startsWith('asset.'));
-  cpSync(join(app.outdir, asset ?? 'none'), join(dir, 'report'), { recursive: true });
-  bundles.report = readFileSync(join(dir, 'report', 'index.mjs'), 'utf8');
+  cpSync(join(app.outdir, asset ?? 'none'), join(dir, 'filtered'), { recursive: true });
+  bundles.filtered = readFileSync(join(dir, 'filtered', 'index.mjs'), 'utf8');
 }, 240_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the DuckDB chunk', () => {
-  it('is not in the report, MCP and operations bundles, which import it by its file name', () => {
+  it('is not in the filtered and operations bundles, which import it by its file name, nor named by report and MCP', () => {
+    expect(Object.keys(bundles).sort()).toEqual(['filtered', 'mcp', 'operations', 'report']);
     for (const [name, code] of Object.entries(bundles)) {
       expect(code, name).not.toMatch(DUCKDB_CODE);
-      expect(code, name).toContain(`"./${DUCKDB_CHUNK.file}"`);
+      if (name === 'report' || name === 'mcp') expect(code, name).not.toContain(DUCKDB_CHUNK.file);
+      else expect(code, name).toContain(`"./${DUCKDB_CHUNK.file}"`);
     }
   });
 
   it("is written beside the entry's bundle in the function's asset by the stack's bundling hook, and holds DuckDB's JavaScript", () => {
-    const chunk = readFileSync(join(dir, 'report', DUCKDB_CHUNK.file), 'utf8');
+    const chunk = readFileSync(join(dir, 'filtered', DUCKDB_CHUNK.file), 'utf8');
     expect(chunk).toMatch(DUCKDB_CODE);
     expect(chunk).not.toContain('__FOOTFALL_');
     expect(sharedBundling().commandHooks).toBeUndefined();
   });
 
-  it('the report bundle loads without it, and the chunk loads from beside it (DuckDB at the first filtered call)', () => {
-    const report = join(dir, 'report');
+  it('the filtered bundle loads without it, and the chunk loads from beside it (DuckDB at the first filtered call)', () => {
+    const report = join(dir, 'filtered');
     const chunk = join(report, DUCKDB_CHUNK.file);
     const env = { ...process.env, TABLE_NAME: 't', AWS_REGION: 'us-east-1', VISIT_TABLE_BUCKET: 'b' };
     const load = (file: string, then = '') =>

@@ -7,6 +7,7 @@ import {
   functionRawObjects,
   functionSecretBox,
   functionArchiveDelivery,
+  functionFilteredInvoker,
   functionFilteredVisits,
   functionStream,
   functionVisitTable,
@@ -68,14 +69,25 @@ describe('the visit table of filtered reports (local/iam/policies.json)', () => 
     );
   });
 
-  it('the report and MCP functions read it; the scheduled function may not', async () => {
+  it('the filtered function reads it; the report, MCP and scheduled functions may not', async () => {
     const totals = vi.fn(async () => ({}));
     const engine = { totals } as unknown as FilteredVisits;
-    await functionFilteredVisits(engine, 'report').totals('shop.test', filter, range);
-    await functionFilteredVisits(engine, 'mcp').totals('shop.test', filter, range);
+    await functionFilteredVisits(engine, 'filtered').totals('shop.test', filter, range);
+    expect(totals).toHaveBeenCalledTimes(1);
+    for (const name of ['report', 'mcp', 'scheduled'] as const)
+      await expect(functionFilteredVisits(engine, name).totals('shop.test', filter, range), name).rejects.toThrow(
+        /s3:ListBucket/,
+      );
+  });
+
+  it('the report and MCP functions invoke the filtered function, which reads it; the scheduled function may not invoke it', async () => {
+    const totals = vi.fn(async () => ({}));
+    const engine = { totals } as unknown as FilteredVisits;
+    await functionFilteredInvoker(engine, 'report').totals('shop.test', filter, range);
+    await functionFilteredInvoker(engine, 'mcp').totals('shop.test', filter, range);
     expect(totals).toHaveBeenCalledTimes(2);
-    await expect(functionFilteredVisits(engine, 'scheduled').totals('shop.test', filter, range)).rejects.toThrow(
-      /s3:ListBucket/,
+    await expect(functionFilteredInvoker(engine, 'scheduled').totals('shop.test', filter, range)).rejects.toThrow(
+      /lambda:InvokeFunction/,
     );
   });
 });

@@ -10,8 +10,10 @@ import { synth, testApp, type Synthesized } from './synth.js';
 
 /**
  * Filtered reports in the stack (`docs/data-model.md`, "Filtered reports"): the functions that run DuckDB
- * (report and MCP read the visit table, operations writes it) on x86_64 with the DuckDB layer, `/tmp` for the
- * table's files and grants on `visit-table/` only; `-c filteredReports=false` (the default) leaves them as before.
+ * (the filtered function reads the visit table, operations writes it) on x86_64 with the DuckDB layer, `/tmp`
+ * for the table's files and grants on `visit-table/` only; the report and MCP functions stay arm64 at 512 MB
+ * and may invoke the filtered function and nothing else of Lambda; `-c filteredReports=false` (the default)
+ * has no filtered function and leaves them as before.
  */
 
 type Resource = { Properties: Record<string, unknown> };
@@ -21,6 +23,24 @@ const functions = (s: Synthesized) =>
   );
 const serviceOf = (fn: Resource) =>
   String((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME);
+/** The statements of a function's policies (`service` in the registry). */
+function statementsOf(s: Synthesized, service: string) {
+  const role = Object.keys(s.template.findResources('AWS::IAM::Role')).find((id) => id.startsWith(`${service}Role`));
+  return Object.values(s.template.findResources('AWS::IAM::Policy') as Record<string, Resource>)
+    .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
+    .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement);
+}
+/** The Lambda statements of a function's policies, resources as the logical ids of the functions they name. */
+const lambdaStatements = (s: Synthesized, service: string) =>
+  statementsOf(s, service)
+    .filter((st) => [st.Action].flat().some((a) => String(a).startsWith('lambda:')))
+    .map((st) => ({
+      Action: st.Action,
+      Resource: [st.Resource].flat().map((r) => JSON.stringify(r).match(/"([A-Za-z0-9]+)","Arn"/)?.[1] ?? r),
+    }));
+/** The logical id of the function of `service`. */
+const functionId = (s: Synthesized, service: string) => functions(s).find(([, fn]) => serviceOf(fn) === service)?.[0];
+
 /** The S3 statements of a function's policies, resources flattened to their key pattern (`visit-table/…`). */
 function s3Statements(s: Synthesized, service: string) {
   const role = Object.keys(s.template.findResources('AWS::IAM::Role')).find((id) => id.startsWith(`${service}Role`));
@@ -48,7 +68,7 @@ describe('filtered reports in the stack', () => {
     off = synth({ config: { app: true }, bundle: false });
   }, 240_000);
 
-  it('puts report, MCP and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others stay arm64 without it', () => {
+  it('puts the filtered function and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others, report and MCP included, stay arm64 without it', () => {
     const layers = Object.keys(on.template.findResources('AWS::Lambda::LayerVersion'));
     const duckdb = layers.filter((id) => id.startsWith('DuckDb'));
     expect(duckdb).toHaveLength(1);
@@ -78,12 +98,14 @@ describe('filtered reports in the stack', () => {
       bucket: expect.stringMatching(/ArchiveEvents/),
     };
     expect(seen).toMatchObject({
-      report: { ...uses, timeout: 29 },
-      mcp: { ...uses, timeout: 29 },
+      filtered: { ...uses, timeout: 29 },
       operations: { ...uses, timeout: 900 },
     });
+    // Unfiltered reports keep their 512 MB arm64; they wait for the filtered function up to its timeout.
+    const caller = { arch: ['arm64'], duckdb: false, tmp: 512, memory: 512, timeout: 29, bucket: null };
+    expect(seen).toMatchObject({ report: caller, mcp: caller });
     for (const [service, props] of Object.entries(seen))
-      if (!['report', 'mcp', 'operations'].includes(service))
+      if (!['filtered', 'operations'].includes(service))
         expect(props, service).toMatchObject({ arch: ['arm64'], duckdb: false, tmp: 512, bucket: null });
     // The app function is told, so the app offers filters and properties (lambdas/entry/app.ts `capabilities`); no other.
     for (const [service, props] of Object.entries(seen))
@@ -104,13 +126,34 @@ describe('filtered reports in the stack', () => {
         Resource: ['visit-table/dict/*', 'visit-table/payments/*', 'visit-table/visits/*'],
       },
     ];
-    expect(s3Statements(on, 'report')).toEqual(read);
-    expect(s3Statements(on, 'mcp')).toEqual(read);
+    expect(s3Statements(on, 'filtered')).toEqual(read);
+    expect(s3Statements(on, 'report')).toEqual([]);
+    expect(s3Statements(on, 'mcp')).toEqual([]);
     const families = ['visits', 'payments', 'dict', 'state'].map((f) => `visit-table/${f}/*`);
     expect(s3Statements(on, 'operations')).toEqual([
       { Action: 's3:ListBucket', Resource: ['bucket'], Condition: { StringLike: { 's3:prefix': families } } },
       { Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'], Resource: [...families].sort() },
     ]);
+  });
+
+  it('lets the report and MCP functions invoke the filtered function and nothing else of Lambda, naming it in FILTERED_FUNCTION', () => {
+    const filtered = functionId(on, 'filtered');
+    expect(filtered).toBeDefined();
+    for (const service of ['report', 'mcp']) {
+      expect(lambdaStatements(on, service), service).toEqual([
+        { Action: 'lambda:InvokeFunction', Resource: [filtered] },
+      ]);
+      const [, fn] = functions(on).find(([, f]) => serviceOf(f) === service)!;
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(JSON.stringify(variables.FILTERED_FUNCTION), service).toContain(filtered);
+    }
+    // Nobody else may invoke it, and it invokes nothing.
+    for (const [, fn] of functions(on)) {
+      const service = serviceOf(fn);
+      if (['report', 'mcp'].includes(service)) continue;
+      expect(JSON.stringify(lambdaStatements(on, service)), service).not.toContain(filtered);
+    }
+    expect(lambdaStatements(on, 'filtered')).toEqual([]);
   });
 
   it('has no unacknowledged cdk-nag finding', () => {
@@ -128,6 +171,14 @@ describe('filtered reports in the stack', () => {
       expect(JSON.stringify(fn.Properties.Environment), serviceOf(fn)).not.toContain('FILTERED_REPORTS');
     }
     for (const service of ['report', 'mcp', 'operations']) expect(s3Statements(off, service)).toEqual([]);
+    // No filtered function, no grant to invoke one, and the report and MCP functions at their default timeout.
+    expect(functionId(off, 'filtered')).toBeUndefined();
+    for (const service of ['report', 'mcp']) {
+      expect(lambdaStatements(off, service), service).toEqual([]);
+      const [, fn] = functions(off).find(([, f]) => serviceOf(f) === service)!;
+      expect(JSON.stringify(fn.Properties.Environment), service).not.toContain('FILTERED_FUNCTION');
+      expect(fn.Properties.Timeout, service).not.toBe(29);
+    }
   });
 });
 
