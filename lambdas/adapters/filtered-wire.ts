@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
 import * as z from 'zod';
 import { FILTERED_VISITS_METHODS, type FilteredVisits } from '../ports.js';
 
@@ -59,6 +60,29 @@ export function fromWire(value: unknown): unknown {
   return out;
 }
 
+/**
+ * Results whose JSON is larger than this are gzipped (`packResult`): a synchronous invocation's
+ * response is at most 6 MB, and the visit rows `input` returns for the hourly series of a busy day
+ * are more than that as JSON, and about a tenth of it gzipped.
+ */
+export const PACK_ABOVE_BYTES = 256 * 1024;
+
+/**
+ * A method's result as the filtered function returns it: `toWire`'s form, or above `PACK_ABOVE_BYTES` of
+ * JSON `{$gzip: <base64 of the gzipped JSON>}` (a key `toWire` never writes at the top: it escapes `$` keys).
+ */
+export function packResult(result: unknown): unknown {
+  const wire = toWire(result);
+  const json = JSON.stringify(wire);
+  return Buffer.byteLength(json) > PACK_ABOVE_BYTES ? { $gzip: gzipSync(json).toString('base64') } : wire;
+}
+
+/** The result `packResult` packed (parsed from the invocation's JSON). */
+export function unpackResult(packed: unknown): unknown {
+  const gz = packed !== null && typeof packed === 'object' ? (packed as { $gzip?: unknown }).$gzip : undefined;
+  return fromWire(typeof gz === 'string' ? JSON.parse(gunzipSync(Buffer.from(gz, 'base64')).toString('utf8')) : packed);
+}
+
 /** A method of the filtered engine, as the filtered function is invoked with it. */
 export type FilteredMethod = (typeof FILTERED_VISITS_METHODS)[number];
 
@@ -73,13 +97,14 @@ export const FilteredCallSchema = z.object({
 export type FilteredCall = z.infer<typeof FilteredCallSchema>;
 
 /**
- * A `FilteredVisits` whose every method is one `invoke` of the filtered function: its arguments encoded,
- * the result decoded (`toWire`, `fromWire`).
+ * A `FilteredVisits` whose every method is one `invoke` of the filtered function: its arguments encoded
+ * (`toWire`), the result unpacked (`unpackResult`).
  * @param invoke runs a call and resolves to its JSON result; rejects as the port's methods reject
  */
 export function filteredVisitsByInvoke(invoke: (call: FilteredCall) => Promise<unknown>): FilteredVisits {
   const port: Record<string, unknown> = Object.create(null);
   for (const method of FILTERED_VISITS_METHODS)
-    port[method] = async (...args: unknown[]) => fromWire(await invoke({ method, args: toWire(args) as unknown[] }));
+    port[method] = async (...args: unknown[]) =>
+      unpackResult(await invoke({ method, args: toWire(args) as unknown[] }));
   return port as unknown as FilteredVisits;
 }
