@@ -27,6 +27,10 @@ import { sqlLiteral } from '../../local/sql.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { filtersParam } from '../../lambdas/domain/reports/filters.js';
 import { memoryTable } from '../support/dynamo.js';
+import { PaymentRecords } from '../../lambdas/adapters/dynamo/payments/payment-store-records.js';
+import { PaymentTableReads } from '../../lambdas/adapters/dynamo/payments/payment-table-reads.js';
+import type { PaymentTableSource } from '../../lambdas/ports.js';
+import { storePayment } from '../support/payment-list.js';
 import { site as siteOf, trackedEvent } from '../support/events.js';
 
 const MIN = 60_000;
@@ -112,10 +116,13 @@ describe('the visit table writer', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const deps = (clock: number, payments: Payment[] = []): VisitTableDeps => ({
+  const deps = (
+    clock: number,
+    payments: PaymentTableSource = new PaymentTableReads(conn, new PaymentRecords(conn)),
+  ) => ({
     archive: memoryArchive(events()),
     table,
-    payments: { listPayments: async () => payments },
+    payments,
     rates: async () => () => 1,
     clock: () => clock,
   });
@@ -239,7 +246,8 @@ describe('the visit table writer', () => {
       touch: touchOf(visit),
     };
     const none = { ...paid, provider_payment_id: 'pi_2', ts: Date.UTC(2026, 2, 31, 20), touch: null };
-    const outcome = await refreshVisitTable(deps(Date.UTC(2026, 3, 10), [paid, none]), site);
+    for (const p of [paid, none]) await storePayment(conn, p, null);
+    const outcome = await refreshVisitTable(deps(Date.UTC(2026, 3, 10)), site);
     expect(outcome.paymentMonths).toBe(2);
     expect(await table.months(SITE)).toMatchObject({ payments: ['2026-03', '2026-04'] });
     // The credited visit's id joins the payment to its visit: a filter on that visit's channel finds it.

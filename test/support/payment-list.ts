@@ -1,0 +1,33 @@
+import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
+import { listKeys, positionId } from '../../lambdas/adapters/dynamo/payments/payment-list-positions.js';
+import { PaymentRecords } from '../../lambdas/adapters/dynamo/payments/payment-store-records.js';
+import { contributionOf, type Contribution } from '../../lambdas/domain/payments/contribution.js';
+import type { Payment } from '../../lambdas/domain/payments/payment.js';
+
+/**
+ * Stores a payment as a settle does, at a USD rate of 1 in time zone `timezone`: its PAYMENT item (over
+ * `before`, the stored one, or none), then its list positions and counters (`PaymentListStore.sync`), the
+ * positions `before` held and it no longer does removed. With `oldForm`, its list item is written as before
+ * contributions carried the credited visit's id.
+ */
+export async function storePayment(
+  conn: DynamoConnection,
+  p: Payment,
+  before: Payment | null,
+  options: { timezone?: string; oldForm?: boolean } = {},
+): Promise<void> {
+  const timezone = options.timezone ?? 'Europe/Berlin';
+  const rate = () => 1;
+  await new PaymentRecords(conn).putPayment(p, before?.rev ?? 0);
+  const was = before ? contributionOf(before, timezone, rate) : null;
+  const stale = was ? listKeys(p.site, was).map(positionId) : [];
+  const c = contributionOf(p, timezone, rate);
+  const listed: Contribution | null = c && options.oldForm ? withoutVisit(c) : c;
+  await new PaymentListStore(conn).sync(p.site, listed, stale, async () => p.rev);
+}
+
+function withoutVisit(c: Contribution): Contribution {
+  const { visit: _visit, ...old } = c;
+  return old;
+}
