@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,9 @@ import {
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { touchOf } from '../../lambdas/domain/payments/attribution.js';
-import { visitRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { visitRow, type PaymentTableRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { byMonth, paymentTableRow } from '../../lambdas/domain/visit-days.js';
+import { namespaceOf } from '../../lambdas/domain/site.js';
 import type { Visit } from '../../lambdas/domain/visit.js';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalVisitTable, monthFilePath, paymentsFilePath } from '../../local/visit-table.js';
@@ -281,5 +283,177 @@ describe('the visit table writer', () => {
     const uncredited = payments.find((p) => p.key === 'stripe:pi_2')!;
     expect(uncredited).toMatchObject({ credited: false, visit_id: null, visit_day: null, channel: null, pages: null });
     db.closeSync();
+  });
+});
+
+/** A payment source that records the calls made of it. */
+function countedSource(source: PaymentTableSource) {
+  const calls = { listPayments: 0, monthCounters: 0, listedMonth: [] as string[] };
+  const counted: PaymentTableSource = {
+    listPayments: (s) => {
+      calls.listPayments++;
+      return source.listPayments(s);
+    },
+    monthCounters: (s) => {
+      calls.monthCounters++;
+      return source.monthCounters(s);
+    },
+    listedMonth: (s, month) => {
+      calls.listedMonth.push(month);
+      return source.listedMonth(s, month);
+    },
+  };
+  return { calls, counted };
+}
+
+/** The payments table as the writer wrote it before it read by month: every month from the whole PAYMENT partition. */
+async function wholeRewrite(conn: DynamoConnection, table: LocalVisitTable): Promise<void> {
+  const payments = await new PaymentRecords(conn).listPayments(namespaceOf(site));
+  const months = byMonth<PaymentTableRow>(payments.flatMap((p) => paymentTableRow(p, TZ, () => 1) ?? []));
+  for (const month of (await table.months(SITE)).payments) if (!months.has(month)) months.set(month, []);
+  for (const [month, rows] of months) await table.writePayments(SITE, month, rows);
+}
+
+/** Every payment row of the site's payments files, with the file's month, by month and key. */
+async function paymentRows(root: string): Promise<unknown[]> {
+  const db = await (await DuckDBInstance.create(':memory:')).connect();
+  const files = join(root, 'payments', `site=${SITE}`, '*', 'data.parquet');
+  const rows = (
+    await db.runAndReadAll(
+      `SELECT * FROM read_parquet(${sqlLiteral(files)}, hive_partitioning = true, union_by_name = true) ORDER BY mo, key`,
+    )
+  ).getRowObjectsJS();
+  db.closeSync();
+  return rows;
+}
+
+describe("the payments table writer's reads", () => {
+  let conn: DynamoConnection;
+  let close: () => Promise<void>;
+  let dir: string;
+  let table: LocalVisitTable;
+  let visits: Visit[];
+
+  /** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
+  async function sessionized(): Promise<Visit[]> {
+    const deps = {
+      sites: new DynamoConfigStore(conn),
+      visits: new DynamoVisitStore(conn),
+      rollups: new DynamoRollupStore(conn),
+    };
+    await sessionizeBatch(
+      deps,
+      { shard: 'shard-1', sequence: '1' },
+      events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+    );
+    const out: Visit[] = [];
+    for (const visitor of ['a', 'b', 'c'])
+      out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+    return out;
+  }
+
+  beforeEach(async () => {
+    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
+    dir = await mkdtemp(join(tmpdir(), 'payment-writer-'));
+    table = new LocalVisitTable(dir);
+    visits = await sessionized();
+  });
+  afterEach(async () => {
+    await table.close();
+    await close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // 1 April 23:30 in Berlin: 1 April is open.
+  const OPEN_1_APRIL = Date.UTC(2026, 3, 1, 21, 30);
+  const at = (clock: number, source: PaymentTableSource, all: readonly TrackedEvent[] = events()): VisitTableDeps => ({
+    archive: memoryArchive(all),
+    table,
+    payments: source,
+    rates: async () => () => 1,
+    clock: () => clock,
+  });
+  const writtenMonths = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.map((c) => String(c[1]));
+  const payment = (id: string, ts: number, touch: Visit | null): Payment => ({
+    ...emptyPayment(SITE, 'stripe', id),
+    ts,
+    amount: 1000,
+    currency: 'USD',
+    status: 'paid',
+    touch: touch ? touchOf(touch) : null,
+  });
+
+  it('writes no payments month and reads no payment partition when no payment and no open day changed', async () => {
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 2, 31, 8), visits[0]!), null);
+    await storePayment(conn, payment('pi_2', Date.UTC(2026, 3, 1, 8), null), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    const first = await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    expect(first.paymentMonths).toBe(2);
+    const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
+    const second = await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted), site);
+    expect(second.paymentMonths).toBe(0);
+    expect(write).not.toHaveBeenCalled();
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: [] });
+  });
+
+  it('writes again only the month whose payment changed, from its list partition', async () => {
+    const march = payment('pi_1', Date.UTC(2026, 2, 20, 8), visits[0]!);
+    await storePayment(conn, march, null);
+    await storePayment(conn, payment('pi_2', Date.UTC(2026, 3, 1, 8), visits[0]!), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    await storePayment(conn, { ...march, rev: 1, refunded: 400 }, march);
+    const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
+    expect((await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted), site)).paymentMonths).toBe(1);
+    expect(writtenMonths(write)).toEqual(['2026-03']);
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: ['2026-03'] });
+    const rows = await paymentRows(dir);
+    expect(rows.find((r) => (r as { key: string }).key === 'stripe:pi_1')).toMatchObject({
+      cents: 600,
+      refunded: true,
+    });
+  });
+
+  it("writes again a payment credited to an open day's visit when the visit's row changes", async () => {
+    // `c`'s visit of 1 April 00:30 in Berlin, on the open day.
+    const visit = visits.find((v) => v.visitor_id === 'c' && visitRow(v, TZ).day === '2026-04-01')!;
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 3, 1, 9), visit), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    const later = trackedEvent({
+      site: SITE,
+      visitor_id: 'c',
+      ts: visit.start + 10 * MIN,
+      event_id: 'c-later',
+      path: '/checkout',
+    });
+    const write = vi.spyOn(table, 'writePayments');
+    await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted, [...events(), later]), site);
+    expect(writtenMonths(write)).toEqual(['2026-04']);
+    const engine = new LocalFilteredVisits(dir);
+    const checkout = filtersParam.parse(JSON.stringify([['is', 'event:page', ['/checkout']]]))!;
+    expect(await engine.payments(SITE, checkout, { from: '2026-04-01', to: '2026-04-30' })).toMatchObject({
+      payments: 1,
+      cents: 1000,
+    });
+    await engine.close();
+  });
+
+  it('writes a month holding a list item without the visit id from the stored payments', async () => {
+    const search = visits.find((v) => v.attrs.channel === 'Search')!;
+    await storePayment(conn, payment('pi_old', Date.UTC(2026, 2, 31, 20), search), null, { oldForm: true });
+    await storePayment(conn, payment('pi_new', Date.UTC(2026, 3, 1, 8), search), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    expect(calls.listPayments).toBe(1);
+    const engine = new LocalFilteredVisits(dir);
+    const filter = filtersParam.parse(JSON.stringify([['is', 'visit:channel', ['Search']]]))!;
+    expect(await engine.payments(SITE, filter, { from: '2026-03-01', to: '2026-04-30' })).toMatchObject({
+      payments: 2,
+      cents: 2000,
+    });
+    await engine.close();
   });
 });
