@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import fc from 'fast-check';
+import { propertyRuns } from '../support/suite.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -32,7 +35,7 @@ import { memoryTable } from '../support/dynamo.js';
 import { PaymentRecords } from '../../lambdas/adapters/dynamo/payments/payment-store-records.js';
 import { PaymentTableReads } from '../../lambdas/adapters/dynamo/payments/payment-table-reads.js';
 import type { PaymentTableSource } from '../../lambdas/ports.js';
-import { storePayment } from '../support/payment-list.js';
+import { deletePayment, storePayment } from '../support/payment-list.js';
 import { site as siteOf, trackedEvent } from '../support/events.js';
 
 const MIN = 60_000;
@@ -314,8 +317,15 @@ async function wholeRewrite(conn: DynamoConnection, table: LocalVisitTable): Pro
   for (const [month, rows] of months) await table.writePayments(SITE, month, rows);
 }
 
+/** The months holding a payments file of the site. */
+async function paymentMonthDirs(root: string): Promise<string[]> {
+  const under = join(root, 'payments', `site=${SITE}`);
+  return existsSync(under) ? (await readdir(under)).filter((n) => n.startsWith('mo=')) : [];
+}
+
 /** Every payment row of the site's payments files, with the file's month, by month and key. */
 async function paymentRows(root: string): Promise<unknown[]> {
+  if ((await paymentMonthDirs(root)).length === 0) return [];
   const db = await (await DuckDBInstance.create(':memory:')).connect();
   const files = join(root, 'payments', `site=${SITE}`, '*', 'data.parquet');
   const rows = (
@@ -327,6 +337,24 @@ async function paymentRows(root: string): Promise<unknown[]> {
   return rows;
 }
 
+/** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
+async function sessionizedVisits(conn: DynamoConnection): Promise<Visit[]> {
+  const deps = {
+    sites: new DynamoConfigStore(conn),
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn),
+  };
+  await sessionizeBatch(
+    deps,
+    { shard: 'shard-1', sequence: '1' },
+    events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+  );
+  const out: Visit[] = [];
+  for (const visitor of ['a', 'b', 'c'])
+    out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+  return out;
+}
+
 describe("the payments table writer's reads", () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
@@ -334,29 +362,11 @@ describe("the payments table writer's reads", () => {
   let table: LocalVisitTable;
   let visits: Visit[];
 
-  /** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
-  async function sessionized(): Promise<Visit[]> {
-    const deps = {
-      sites: new DynamoConfigStore(conn),
-      visits: new DynamoVisitStore(conn),
-      rollups: new DynamoRollupStore(conn),
-    };
-    await sessionizeBatch(
-      deps,
-      { shard: 'shard-1', sequence: '1' },
-      events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
-    );
-    const out: Visit[] = [];
-    for (const visitor of ['a', 'b', 'c'])
-      out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
-    return out;
-  }
-
   beforeEach(async () => {
     ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
     dir = await mkdtemp(join(tmpdir(), 'payment-writer-'));
     table = new LocalVisitTable(dir);
-    visits = await sessionized();
+    visits = await sessionizedVisits(conn);
   });
   afterEach(async () => {
     await table.close();
@@ -455,5 +465,115 @@ describe("the payments table writer's reads", () => {
       cents: 2000,
     });
     await engine.close();
+  });
+});
+
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+
+/** A step of the property: a payment stored, changed or deleted; an event archived; a run of the writer. */
+type Step =
+  | { kind: 'put'; id: number; day: number; hour: number; visit: number | null; refunded: number; oldForm: boolean }
+  | { kind: 'delete'; id: number }
+  | { kind: 'event'; visit: number; minutes: number; path: string }
+  | { kind: 'run'; advance: number };
+
+const STEP = fc.oneof(
+  fc.record({
+    kind: fc.constant('put' as const),
+    id: fc.nat(3),
+    // Days from 28 March to 4 April, across a month's end.
+    day: fc.integer({ min: 27, max: 34 }),
+    hour: fc.nat(23),
+    visit: fc.option(fc.nat(5)),
+    refunded: fc.constantFrom(0, 300),
+    oldForm: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('delete' as const), id: fc.nat(3) }),
+  fc.record({
+    kind: fc.constant('event' as const),
+    // An event of a credited visit's visitor, minutes after the visit's start: the visit grows, or a new one starts.
+    visit: fc.nat(5),
+    minutes: fc.integer({ min: 1, max: 60 * 26 }),
+    path: fc.constantFrom('/x', '/y', '/pricing'),
+  }),
+  fc.record({ kind: fc.constant('run' as const), advance: fc.constantFrom(0, 5, 6 * 60, 24 * 60) }),
+) as fc.Arbitrary<Step>;
+
+describe('the payments table written by month', () => {
+  it('equals the whole rewrite from the stored payments after any sequence of changes and runs', async () => {
+    console.log(`payments table property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    await fc.assert(
+      fc.asyncProperty(fc.array(STEP, { minLength: 1, maxLength: 12 }), async (steps) => {
+        const { conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]);
+        const dir = await mkdtemp(join(tmpdir(), 'payment-property-'));
+        const table = new LocalVisitTable(dir);
+        try {
+          const visits = await sessionizedVisits(conn);
+          const archived = events();
+          const added: Array<{ at: number; dt: string }> = [];
+          const stored = new Map<number, Payment>();
+          const source = new PaymentTableReads(conn, new PaymentRecords(conn));
+          let clock = Date.UTC(2026, 3, 1, 21, 30);
+          for (const step of [...steps, { kind: 'run', advance: 0 } as const]) {
+            if (step.kind === 'put') {
+              const before = stored.get(step.id) ?? null;
+              const visit = step.visit === null ? null : visits[step.visit % visits.length]!;
+              const p: Payment = {
+                ...emptyPayment(SITE, 'stripe', `pi_${step.id}`),
+                rev: (before?.rev ?? 0) + 1,
+                ts: Date.UTC(2026, 2, step.day, step.hour),
+                amount: 1000,
+                refunded: step.refunded,
+                currency: 'USD',
+                status: 'paid',
+                touch: visit ? touchOf(visit) : null,
+              };
+              await storePayment(conn, p, before, { oldForm: step.oldForm });
+              stored.set(step.id, p);
+            } else if (step.kind === 'delete') {
+              const before = stored.get(step.id);
+              if (!before) continue;
+              await deletePayment(conn, before);
+              stored.delete(step.id);
+            } else if (step.kind === 'event') {
+              const visit = visits[step.visit % visits.length]!;
+              const ts = visit.start + (step.minutes % 60 < 40 ? step.minutes % 60 : step.minutes) * MIN;
+              const visitor = visit.visitor_id;
+              archived.push(
+                trackedEvent({ site: SITE, visitor_id: visitor, ts, event_id: `${visitor}-${ts}`, path: step.path }),
+              );
+              added.push({ at: clock, dt: new Date(ts).toISOString().slice(0, 10) });
+            } else {
+              clock += step.advance * MIN;
+              await refreshVisitTable(
+                {
+                  archive: memoryArchive([...archived]),
+                  table,
+                  payments: source,
+                  rates: async () => () => 1,
+                  clock: () => clock,
+                  changes: { changedDays: async (_s, since) => added.filter((a) => a.at >= since).map((a) => a.dt) },
+                },
+                site,
+              );
+              // The same visit files, payments written the whole way.
+              const copy = `${dir}-whole`;
+              await cp(dir, copy, { recursive: true });
+              const whole = new LocalVisitTable(copy);
+              await wholeRewrite(conn, whole);
+              await whole.close();
+              const [byMonthRows, wholeRows] = [await paymentRows(dir), await paymentRows(copy)];
+              await rm(copy, { recursive: true, force: true });
+              expect(byMonthRows).toEqual(wholeRows);
+            }
+          }
+        } finally {
+          await table.close();
+          await close();
+          await rm(dir, { recursive: true, force: true });
+        }
+      }),
+      { seed, numRuns: propertyRuns(15, 100) },
+    );
   });
 });

@@ -31,3 +31,15 @@ function withoutVisit(c: Contribution): Contribution {
   const { visit: _visit, ...old } = c;
   return old;
 }
+
+/** Deletes a stored payment as a provider's deletion does: its PAYMENT item, then its list positions and counters. */
+export async function deletePayment(
+  conn: DynamoConnection,
+  before: Payment,
+  timezone = 'Europe/Berlin',
+): Promise<void> {
+  await new PaymentRecords(conn).deletePayment(before.site, before.provider, before.provider_payment_id);
+  const was = contributionOf(before, timezone, () => 1);
+  const stale = was ? listKeys(before.site, was).map(positionId) : [];
+  await new PaymentListStore(conn).sync(before.site, null, stale, async () => before.rev);
+}
