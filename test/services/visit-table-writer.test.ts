@@ -451,6 +451,37 @@ describe("the payments table writer's reads", () => {
     await engine.close();
   });
 
+  it("writes again the later months' payments credited to a closed day's visit when late events change it", async () => {
+    // `a`'s visit of 31 March, credited to a payment of 3 April (a renewal keeps an old visit's credit).
+    const visit = visits.find((v) => v.visitor_id === 'a' && visitRow(v, TZ).day === '2026-03-31')!;
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 3, 3, 9), visit), null);
+    const { counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    const now = Date.UTC(2026, 3, 5);
+    let changed: string[] = [];
+    const withLate = (all: readonly TrackedEvent[]) => ({
+      ...at(now, counted, all),
+      changes: { changedDays: async () => changed },
+    });
+    await refreshVisitTable(withLate(events()), site);
+    const late = trackedEvent({
+      site: SITE,
+      visitor_id: 'a',
+      ts: visit.start + 5 * MIN,
+      event_id: 'a-late',
+      path: '/checkout',
+    });
+    changed = ['2026-03-31'];
+    const write = vi.spyOn(table, 'writePayments');
+    await refreshVisitTable(withLate([...events(), late]), site);
+    expect(writtenMonths(write)).toEqual(['2026-04']);
+    const engine = new LocalFilteredVisits(dir);
+    const checkout = filtersParam.parse(JSON.stringify([['is', 'event:page', ['/checkout']]]))!;
+    expect(await engine.payments(SITE, checkout, { from: '2026-04-01', to: '2026-04-30' })).toMatchObject({
+      payments: 1,
+    });
+    await engine.close();
+  });
+
   it('writes a month holding a list item without the visit id from the stored payments', async () => {
     const search = visits.find((v) => v.attrs.channel === 'Search')!;
     await storePayment(conn, payment('pi_old', Date.UTC(2026, 2, 31, 20), search), null, { oldForm: true });
@@ -503,76 +534,81 @@ describe('the payments table written by month', () => {
   it('equals the whole rewrite from the stored payments after any sequence of changes and runs', async () => {
     console.log(`payments table property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
     await fc.assert(
-      fc.asyncProperty(fc.array(STEP, { minLength: 1, maxLength: 12 }), async (steps) => {
-        const { conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]);
-        const dir = await mkdtemp(join(tmpdir(), 'payment-property-'));
-        const table = new LocalVisitTable(dir);
-        try {
-          const visits = await sessionizedVisits(conn);
-          const archived = events();
-          const added: Array<{ at: number; dt: string }> = [];
-          const stored = new Map<number, Payment>();
-          const source = new PaymentTableReads(conn, new PaymentRecords(conn));
-          let clock = Date.UTC(2026, 3, 1, 21, 30);
-          for (const step of [...steps, { kind: 'run', advance: 0 } as const]) {
-            if (step.kind === 'put') {
-              const before = stored.get(step.id) ?? null;
-              const visit = step.visit === null ? null : visits[step.visit % visits.length]!;
-              const p: Payment = {
-                ...emptyPayment(SITE, 'stripe', `pi_${step.id}`),
-                rev: (before?.rev ?? 0) + 1,
-                ts: Date.UTC(2026, 2, step.day, step.hour),
-                amount: 1000,
-                refunded: step.refunded,
-                currency: 'USD',
-                status: 'paid',
-                touch: visit ? touchOf(visit) : null,
-              };
-              await storePayment(conn, p, before, { oldForm: step.oldForm });
-              stored.set(step.id, p);
-            } else if (step.kind === 'delete') {
-              const before = stored.get(step.id);
-              if (!before) continue;
-              await deletePayment(conn, before);
-              stored.delete(step.id);
-            } else if (step.kind === 'event') {
-              const visit = visits[step.visit % visits.length]!;
-              const ts = visit.start + (step.minutes % 60 < 40 ? step.minutes % 60 : step.minutes) * MIN;
-              const visitor = visit.visitor_id;
-              archived.push(
-                trackedEvent({ site: SITE, visitor_id: visitor, ts, event_id: `${visitor}-${ts}`, path: step.path }),
-              );
-              added.push({ at: clock, dt: new Date(ts).toISOString().slice(0, 10) });
-            } else {
-              clock += step.advance * MIN;
-              await refreshVisitTable(
-                {
-                  archive: memoryArchive([...archived]),
-                  table,
-                  payments: source,
-                  rates: async () => () => 1,
-                  clock: () => clock,
-                  changes: { changedDays: async (_s, since) => added.filter((a) => a.at >= since).map((a) => a.dt) },
-                },
-                site,
-              );
-              // The same visit files, payments written the whole way.
-              const copy = `${dir}-whole`;
-              await cp(dir, copy, { recursive: true });
-              const whole = new LocalVisitTable(copy);
-              await wholeRewrite(conn, whole);
-              await whole.close();
-              const [byMonthRows, wholeRows] = [await paymentRows(dir), await paymentRows(copy)];
-              await rm(copy, { recursive: true, force: true });
-              expect(byMonthRows).toEqual(wholeRows);
+      // Starting on 1 April 23:30 in Berlin (31 March closed, 1 April open) or on 3 April (both closed).
+      fc.asyncProperty(
+        fc.constantFrom(Date.UTC(2026, 3, 1, 21, 30), Date.UTC(2026, 3, 3)),
+        fc.array(STEP, { minLength: 1, maxLength: 12 }),
+        async (start, steps) => {
+          const { conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]);
+          const dir = await mkdtemp(join(tmpdir(), 'payment-property-'));
+          const table = new LocalVisitTable(dir);
+          try {
+            const visits = await sessionizedVisits(conn);
+            const archived = events();
+            const added: Array<{ at: number; dt: string }> = [];
+            const stored = new Map<number, Payment>();
+            const source = new PaymentTableReads(conn, new PaymentRecords(conn));
+            let clock = start;
+            for (const step of [...steps, { kind: 'run', advance: 0 } as const]) {
+              if (step.kind === 'put') {
+                const before = stored.get(step.id) ?? null;
+                const visit = step.visit === null ? null : visits[step.visit % visits.length]!;
+                const p: Payment = {
+                  ...emptyPayment(SITE, 'stripe', `pi_${step.id}`),
+                  rev: (before?.rev ?? 0) + 1,
+                  ts: Date.UTC(2026, 2, step.day, step.hour),
+                  amount: 1000,
+                  refunded: step.refunded,
+                  currency: 'USD',
+                  status: 'paid',
+                  touch: visit ? touchOf(visit) : null,
+                };
+                await storePayment(conn, p, before, { oldForm: step.oldForm });
+                stored.set(step.id, p);
+              } else if (step.kind === 'delete') {
+                const before = stored.get(step.id);
+                if (!before) continue;
+                await deletePayment(conn, before);
+                stored.delete(step.id);
+              } else if (step.kind === 'event') {
+                const visit = visits[step.visit % visits.length]!;
+                const ts = visit.start + (step.minutes % 60 < 40 ? step.minutes % 60 : step.minutes) * MIN;
+                const visitor = visit.visitor_id;
+                archived.push(
+                  trackedEvent({ site: SITE, visitor_id: visitor, ts, event_id: `${visitor}-${ts}`, path: step.path }),
+                );
+                added.push({ at: clock, dt: new Date(ts).toISOString().slice(0, 10) });
+              } else {
+                clock += step.advance * MIN;
+                await refreshVisitTable(
+                  {
+                    archive: memoryArchive([...archived]),
+                    table,
+                    payments: source,
+                    rates: async () => () => 1,
+                    clock: () => clock,
+                    changes: { changedDays: async (_s, since) => added.filter((a) => a.at >= since).map((a) => a.dt) },
+                  },
+                  site,
+                );
+                // The same visit files, payments written the whole way.
+                const copy = `${dir}-whole`;
+                await cp(dir, copy, { recursive: true });
+                const whole = new LocalVisitTable(copy);
+                await wholeRewrite(conn, whole);
+                await whole.close();
+                const [byMonthRows, wholeRows] = [await paymentRows(dir), await paymentRows(copy)];
+                await rm(copy, { recursive: true, force: true });
+                expect(byMonthRows).toEqual(wholeRows);
+              }
             }
+          } finally {
+            await table.close();
+            await close();
+            await rm(dir, { recursive: true, force: true });
           }
-        } finally {
-          await table.close();
-          await close();
-          await rm(dir, { recursive: true, force: true });
-        }
-      }),
+        },
+      ),
       { seed, numRuns: propertyRuns(15, 100) },
     );
   });
