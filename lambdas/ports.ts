@@ -662,6 +662,11 @@ export interface VisitTableStore extends VisitTable {
    * @throws Error when a row's day is not in `month`
    */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void>;
+  /**
+   * The site's payment rows of `month` as last written (their own columns, without the credited visit's), none
+   * when never written. @throws Error when the file cannot be read
+   */
+  readPayments(site: string, month: string): Promise<PaymentTableRow[]>;
   /** The months (`YYYY-MM`) holding a file of the site's visits, and of its payments. */
   months(site: string): Promise<{ visits: string[]; payments: string[] }>;
   /** The last site-local day whose visits are in the month files (closed days); null before the first run. */
@@ -691,6 +696,7 @@ export const VISIT_TABLE_STORE_METHODS = portMethods<VisitTableStore>()(
   'readMonth',
   'writeOpen',
   'writePayments',
+  'readPayments',
   'months',
   'writtenThrough',
   'setWrittenThrough',

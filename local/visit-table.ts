@@ -342,6 +342,27 @@ export class LocalVisitTable implements VisitTableStore {
     });
   }
 
+  async readPayments(site: string, month: string): Promise<PaymentTableRow[]> {
+    const file = paymentsFilePath(this.root, site, month);
+    if (!existsSync(file)) return [];
+    const db = await this.connect();
+    const reader = await db.runAndReadAll(
+      `SELECT key, epoch_ms(ts) AS ts, day::VARCHAR AS day, cents, customer, failed, refunded, visit_id, ` +
+        `visit_day::VARCHAR AS visit_day FROM read_parquet(${sqlLiteral(file)}) ORDER BY ts, key`,
+    );
+    return reader.getRowObjectsJS().map((r) => ({
+      key: String(r.key),
+      ts: Number(r.ts),
+      day: String(r.day),
+      cents: Number(r.cents),
+      customer: String(r.customer),
+      failed: r.failed === true,
+      refunded: r.refunded === true,
+      visit_id: r.visit_id === null ? null : String(r.visit_id),
+      visit_day: r.visit_day === null ? null : String(r.visit_day),
+    }));
+  }
+
   /**
    * Rewrites each of the site's files in an old form (visit months, open days, payments months: without
    * `visitor_key`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form: the key computed by

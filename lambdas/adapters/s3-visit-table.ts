@@ -108,6 +108,12 @@ export class S3VisitTable implements VisitTableStore {
     await this.files.push(site, changesPath(this.files.root, site));
   }
 
+  readPayments(site: string, month: string): Promise<PaymentTableRow[]> {
+    return this.with(site, [paymentsFilePath(this.files.root, site, month)], () =>
+      this.local.readPayments(site, month),
+    );
+  }
+
   paymentsWritten(site: string): Promise<PaymentsWritten | null> {
     return this.with(site, [paymentsStatePath(this.files.root, site)], () => this.local.paymentsWritten(site));
   }

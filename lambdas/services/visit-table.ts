@@ -153,7 +153,8 @@ export function paymentMonthsToWrite(
 /**
  * Rewrites the payments months that need it (`paymentMonthsToWrite`), each from one paged Query of its
  * PAYMENT_LIST partition (`listedPaymentRow`); a month holding a list item in the old form is written from the
- * stored payments instead (`paymentRowsOfOldListForm`). The month counters are read before the lists, so a
+ * stored payments instead (`paymentRowsOfOldListForm`); a month written again only for its credited visits,
+ * its counter unchanged, from its own file's rows (`VisitTableStore.readPayments`), reading no partition. The month counters are read before the lists, so a
  * change the read missed is followed by a bump the next run sees.
  * @param visits `from`: the first site-local day whose visits were written or changed since, null when none;
  *   `openDigest`: the open days' rows as written (`digestOfRows`), recorded with the counters; `state`: what
@@ -171,11 +172,20 @@ export async function writePaymentTable(
   const seen = state?.namespace === namespace ? state.counters : new Map<string, number>();
   const months = paymentMonthsToWrite(counters, seen, files.payments, visits.from);
   const oldForm = paymentRowsOfOldListForm(deps, site);
-  const written = new Map([...seen].filter(([m]) => counters.has(m) || files.payments.includes(m)));
-  for (const month of months) {
+  const listedRows = async (month: string) => {
     const listed = counters.has(month) ? newestOfEach(await deps.payments.listedMonth(namespace, month)) : [];
     const rows = listed.flatMap((c) => listedPaymentRow(c) ?? []);
-    await deps.table.writePayments(site.domain, month, rows.length === listed.length ? rows : await oldForm(month));
+    return rows.length === listed.length ? rows : oldForm(month);
+  };
+  const written = new Map([...seen].filter(([m]) => counters.has(m) || files.payments.includes(m)));
+  for (const month of months) {
+    // A month whose list did not change since this writer wrote it has its rows in its file: only its visits changed.
+    const unchanged = seen.has(month) && seen.get(month) === counters.get(month);
+    await deps.table.writePayments(
+      site.domain,
+      month,
+      unchanged ? await deps.table.readPayments(site.domain, month) : await listedRows(month),
+    );
     written.set(month, counters.get(month) ?? 0);
   }
   const moved = state?.namespace !== namespace || state.openDigest !== visits.openDigest || state.visitsFrom;

@@ -248,6 +248,7 @@ const VISIT_TABLE_CALLS: Record<(typeof VISIT_TABLE_STORE_METHODS)[number], read
     ['s3:GetObject', 'visits'],
     ['s3:PutObject', 'payments'],
   ],
+  readPayments: [['s3:GetObject', 'payments']],
   readMonth: [
     ['s3:GetObject', 'dict'],
     ['s3:GetObject', 'visits'],

@@ -440,8 +440,11 @@ describe("the payments table writer's reads", () => {
       path: '/checkout',
     });
     const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
     await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted, [...events(), later]), site);
     expect(writtenMonths(write)).toEqual(['2026-04']);
+    // Its payments did not change: the month's rows come from its own file, no partition is read.
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: [] });
     const engine = new LocalFilteredVisits(dir);
     const checkout = filtersParam.parse(JSON.stringify([['is', 'event:page', ['/checkout']]]))!;
     expect(await engine.payments(SITE, checkout, { from: '2026-04-01', to: '2026-04-30' })).toMatchObject({
