@@ -67,18 +67,7 @@ export function visitRowsOfDays(
  */
 export function paymentTableRow(p: Payment, timezone: string, rate: UsdRate): PaymentTableRow | null {
   const c = contributionOf(p, timezone, rate);
-  if (c === null) return null;
-  return {
-    key: c.key,
-    ts: c.ts,
-    day: c.day,
-    cents: c.cents,
-    customer: c.customer,
-    failed: c.failed,
-    refunded: c.refunded,
-    visit_id: p.touch?.session_id ?? null,
-    visit_day: p.touch ? localDay(p.touch.ts, timezone) : null,
-  };
+  return c === null ? null : listedPaymentRow(c);
 }
 
 /**

@@ -90,6 +90,24 @@ const LATE_EVENT = trackedEvent({
   path: '/late',
 });
 
+/** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
+async function sessionizedVisits(conn: DynamoConnection): Promise<Visit[]> {
+  const deps = {
+    sites: new DynamoConfigStore(conn),
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn),
+  };
+  await sessionizeBatch(
+    deps,
+    { shard: 'shard-1', sequence: '1' },
+    events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+  );
+  const out: Visit[] = [];
+  for (const visitor of ['a', 'b', 'c'])
+    out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+  return out;
+}
+
 describe('the visit table writer', () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
@@ -101,19 +119,7 @@ describe('the visit table writer', () => {
     ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
     dir = await mkdtemp(join(tmpdir(), 'visit-writer-'));
     table = new LocalVisitTable(dir);
-    const deps = {
-      sites: new DynamoConfigStore(conn),
-      visits: new DynamoVisitStore(conn),
-      rollups: new DynamoRollupStore(conn),
-    };
-    await sessionizeBatch(
-      deps,
-      { shard: 'shard-1', sequence: '1' },
-      events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
-    );
-    stored = [];
-    for (const visitor of ['a', 'b', 'c'])
-      stored.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+    stored = await sessionizedVisits(conn);
   });
   afterEach(async () => {
     await table.close();
@@ -335,24 +341,6 @@ async function paymentRows(root: string): Promise<unknown[]> {
   ).getRowObjectsJS();
   db.closeSync();
   return rows;
-}
-
-/** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
-async function sessionizedVisits(conn: DynamoConnection): Promise<Visit[]> {
-  const deps = {
-    sites: new DynamoConfigStore(conn),
-    visits: new DynamoVisitStore(conn),
-    rollups: new DynamoRollupStore(conn),
-  };
-  await sessionizeBatch(
-    deps,
-    { shard: 'shard-1', sequence: '1' },
-    events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
-  );
-  const out: Visit[] = [];
-  for (const visitor of ['a', 'b', 'c'])
-    out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
-  return out;
 }
 
 describe("the payments table writer's reads", () => {
