@@ -543,11 +543,15 @@ describe('the payments table written by month', () => {
             for (const step of [...steps, { kind: 'run', advance: 0 } as const]) {
               if (step.kind === 'put') {
                 const before = stored.get(step.id) ?? null;
-                const visit = step.visit === null ? null : visits[step.visit % visits.length]!;
+                const ts = Date.UTC(2026, 2, step.day, step.hour);
+                // Attribution credits a visit that started at or before the payment (`docs/payments.md`).
+                const eligible = visits.filter((v) => v.start <= ts);
+                const visit =
+                  step.visit === null || eligible.length === 0 ? null : eligible[step.visit % eligible.length]!;
                 const p: Payment = {
                   ...emptyPayment(SITE, 'stripe', `pi_${step.id}`),
                   rev: (before?.rev ?? 0) + 1,
-                  ts: Date.UTC(2026, 2, step.day, step.hour),
+                  ts,
                   amount: 1000,
                   refunded: step.refunded,
                   currency: 'USD',
