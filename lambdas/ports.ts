@@ -355,6 +355,20 @@ export interface PaymentRecordStore {
   paymentPages(site: string, limit?: number): AsyncGenerator<Payment[]>;
 }
 
+/**
+ * The payments as the payments table's writer reads them (`docs/data-model.md`, "Filtered reports",
+ * *Payments*): a month at a time from the payment list, and whole for list items in the old form.
+ */
+export interface PaymentTableSource extends Pick<PaymentRecordStore, 'listPayments'> {
+  /**
+   * Each site-local month's PAYMENT_CHANGE counter (`YYYY-MM` → `n`; a month never recomputed is absent): one
+   * paged Query of the site's change counters, read consistently. A change to a month's list is followed by a bump.
+   */
+  monthCounters(site: string): Promise<Map<string, number>>;
+  /** The contributions listed in `month` (`YYYY-MM`), read consistently: one paged Query of its PAYMENT_LIST partition. */
+  listedMonth(site: string, month: string): Promise<Contribution[]>;
+}
+
 /** Customers (CUSTOMER): the provider's customer, its subscriptions and its credit. */
 export interface CustomerStore {
   getCustomer(site: string, provider: Provider, customerId: string): Promise<Customer | null>;
@@ -648,6 +662,11 @@ export interface VisitTableStore extends VisitTable {
    * @throws Error when a row's day is not in `month`
    */
   writePayments(site: string, month: string, rows: readonly PaymentTableRow[]): Promise<void>;
+  /**
+   * The site's payment rows of `month` as last written (their own columns, without the credited visit's), none
+   * when never written. @throws Error when the file cannot be read
+   */
+  readPayments(site: string, month: string): Promise<PaymentTableRow[]>;
   /** The months (`YYYY-MM`) holding a file of the site's visits, and of its payments. */
   months(site: string): Promise<{ visits: string[]; payments: string[] }>;
   /** The last site-local day whose visits are in the month files (closed days); null before the first run. */
@@ -661,6 +680,10 @@ export interface VisitTableStore extends VisitTable {
    * @throws Error when a file cannot be removed
    */
   dropSite(site: string): Promise<void>;
+  /** The payment list's month counters the payments months were last written from (`PaymentsWritten`), null before. */
+  paymentsWritten(site: string): Promise<PaymentsWritten | null>;
+  /** Records the counters the payments months were written from, after those months are. */
+  setPaymentsWritten(site: string, state: PaymentsWritten): Promise<void>;
   /** When the writer last looked for changed archive days (ms since epoch), or null before its first look. */
   changesSeen(site: string): Promise<number | null>;
   /** Records when the writer looked for changed archive days (ms since epoch), after it rewrote them. */
@@ -673,13 +696,30 @@ export const VISIT_TABLE_STORE_METHODS = portMethods<VisitTableStore>()(
   'readMonth',
   'writeOpen',
   'writePayments',
+  'readPayments',
   'months',
   'writtenThrough',
   'setWrittenThrough',
   'dropSite',
   'changesSeen',
   'setChangesSeen',
+  'paymentsWritten',
+  'setPaymentsWritten',
 );
+
+/**
+ * What the payments months were written from: the site's namespace (a rebuild's new generation starts
+ * its counters again), each month's PAYMENT_CHANGE counter as read before its list was (0 for a month
+ * written empty without a counter), and the open days' rows.
+ */
+export interface PaymentsWritten {
+  namespace: string;
+  counters: ReadonlyMap<string, number>;
+  /** The open days' rows the months were written with (`digestOfRows`): rows that changed are written again. */
+  openDigest: string;
+  /** Set before closed days are written: the first of them, whose month and later ones are to be written again. */
+  visitsFrom?: string;
+}
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
 export interface RollupRead {

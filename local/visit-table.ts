@@ -20,7 +20,7 @@ import {
   type PaymentTableRow,
   type VisitRow,
 } from '../lambdas/domain/visit-table.js';
-import type { VisitTableStore } from '../lambdas/ports.js';
+import type { PaymentsWritten, VisitTableStore } from '../lambdas/ports.js';
 import { sqlLiteral } from './sql.js';
 import { visitorKey } from '../lambdas/domain/visitor-sketch.js';
 import { visitorKeySql } from './visitor-key.js';
@@ -102,10 +102,22 @@ export const openFilePath = (root: string, site: string) =>
   join(resolve(root), 'visits', `site=${site}`, 'open', 'data.parquet');
 const writerState = z.object({ through: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) });
 const changesState = z.object({ seen: z.number().int().nonnegative() });
+const paymentsState = z.object({
+  namespace: z.string(),
+  counters: z.array(z.tuple([z.string().regex(/^\d{4}-\d{2}$/), z.number().int().nonnegative()])),
+  openDigest: z.string(),
+  visitsFrom: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional(),
+});
 /** The writer's state of a site: its last closed day written. */
 export const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
 /** The writer's state of a site: when it last looked for changed archive days. */
 export const changesPath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'changes.json');
+/** The writer's state of a site: the payment list's month counters its payments months were written from. */
+export const paymentsStatePath = (root: string, site: string) =>
+  join(resolve(root), 'state', `site=${site}`, 'payments.json');
 /** The file of a site's dictionary under the table's root directory. */
 export const dictionaryFilePath = (root: string, site: string) =>
   join(resolve(root), 'dict', `site=${site}`, 'dict.parquet');
@@ -330,6 +342,27 @@ export class LocalVisitTable implements VisitTableStore {
     });
   }
 
+  async readPayments(site: string, month: string): Promise<PaymentTableRow[]> {
+    const file = paymentsFilePath(this.root, site, month);
+    if (!existsSync(file)) return [];
+    const db = await this.connect();
+    const reader = await db.runAndReadAll(
+      `SELECT key, epoch_ms(ts) AS ts, day::VARCHAR AS day, cents, customer, failed, refunded, visit_id, ` +
+        `visit_day::VARCHAR AS visit_day FROM read_parquet(${sqlLiteral(file)}) ORDER BY ts, key`,
+    );
+    return reader.getRowObjectsJS().map((r) => ({
+      key: String(r.key),
+      ts: Number(r.ts),
+      day: String(r.day),
+      cents: Number(r.cents),
+      customer: String(r.customer),
+      failed: r.failed === true,
+      refunded: r.refunded === true,
+      visit_id: r.visit_id === null ? null : String(r.visit_id),
+      visit_day: r.visit_day === null ? null : String(r.visit_day),
+    }));
+  }
+
   /**
    * Rewrites each of the site's files in an old form (visit months, open days, payments months: without
    * `visitor_key`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form: the key computed by
@@ -388,13 +421,7 @@ export class LocalVisitTable implements VisitTableStore {
   }
 
   setWrittenThrough(site: string, day: string): Promise<void> {
-    return this.serially(async () => {
-      const file = statePath(this.root, site);
-      await mkdir(join(file, '..'), { recursive: true });
-      const temp = `${file}.${process.pid}.tmp`;
-      await writeFile(temp, JSON.stringify({ through: day }));
-      await rename(temp, file);
-    });
+    return this.writeState(statePath(this.root, site), { through: day });
   }
 
   async changesSeen(site: string): Promise<number | null> {
@@ -404,11 +431,27 @@ export class LocalVisitTable implements VisitTableStore {
   }
 
   setChangesSeen(site: string, ms: number): Promise<void> {
+    return this.writeState(changesPath(this.root, site), { seen: ms });
+  }
+
+  async paymentsWritten(site: string): Promise<PaymentsWritten | null> {
+    const file = paymentsStatePath(this.root, site);
+    if (!existsSync(file)) return null;
+    const state = paymentsState.parse(JSON.parse(await readFile(file, 'utf8')));
+    return { ...state, counters: new Map(state.counters) };
+  }
+
+  setPaymentsWritten(site: string, state: PaymentsWritten): Promise<void> {
+    const counters = [...state.counters].sort(([a], [b]) => (a < b ? -1 : 1));
+    return this.writeState(paymentsStatePath(this.root, site), { ...state, counters });
+  }
+
+  /** Replaces a state file with `value` as JSON (a temp file renamed over it), one write at a time. */
+  private writeState(file: string, value: unknown): Promise<void> {
     return this.serially(async () => {
-      const file = changesPath(this.root, site);
       await mkdir(join(file, '..'), { recursive: true });
       const temp = `${file}.${process.pid}.tmp`;
-      await writeFile(temp, JSON.stringify({ seen: ms }));
+      await writeFile(temp, JSON.stringify(value));
       await rename(temp, file);
     });
   }

@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
 import type { PaymentTableRow, VisitRow } from '../domain/visit-table.js';
-import type { VisitTableStore } from '../ports.js';
+import type { PaymentsWritten, VisitTableStore } from '../ports.js';
 import {
   LocalVisitTable,
   changesPath,
+  paymentsStatePath,
   creditedVisitFiles,
   dictionaryFilePath,
   monthFilePath,
@@ -105,6 +106,21 @@ export class S3VisitTable implements VisitTableStore {
   async setChangesSeen(site: string, ms: number): Promise<void> {
     await this.local.setChangesSeen(site, ms);
     await this.files.push(site, changesPath(this.files.root, site));
+  }
+
+  readPayments(site: string, month: string): Promise<PaymentTableRow[]> {
+    return this.with(site, [paymentsFilePath(this.files.root, site, month)], () =>
+      this.local.readPayments(site, month),
+    );
+  }
+
+  paymentsWritten(site: string): Promise<PaymentsWritten | null> {
+    return this.with(site, [paymentsStatePath(this.files.root, site)], () => this.local.paymentsWritten(site));
+  }
+
+  async setPaymentsWritten(site: string, state: PaymentsWritten): Promise<void> {
+    await this.local.setPaymentsWritten(site, state);
+    await this.files.push(site, paymentsStatePath(this.files.root, site));
   }
 
   /** @throws Error when S3 reports a key it could not delete */

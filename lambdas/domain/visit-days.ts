@@ -1,7 +1,7 @@
 import type { TrackedEvent } from './tracked-event.js';
 import { buildVisits, visitEventOf, type VisitEvent } from './visit.js';
 import { addDays, localDay } from './range.js';
-import { contributionOf } from './payments/contribution.js';
+import { contributionOf, type Contribution } from './payments/contribution.js';
 import type { Payment } from './payments/payment.js';
 import type { UsdRate } from './payments/money.js';
 import { visitRow, type PaymentTableRow, type VisitRow } from './visit-table.js';
@@ -67,7 +67,17 @@ export function visitRowsOfDays(
  */
 export function paymentTableRow(p: Payment, timezone: string, rate: UsdRate): PaymentTableRow | null {
   const c = contributionOf(p, timezone, rate);
-  if (c === null) return null;
+  return c === null ? null : listedPaymentRow(c);
+}
+
+/**
+ * A listed payment (PAYMENT_LIST's contribution) as the payments table keeps it: the same row
+ * `paymentTableRow` makes of the stored payment, at the rate the list settled it at (the rate the
+ * unfiltered revenue counts). Null for an item in the old form: attributed, without the credited
+ * visit's id (`isListedWithoutVisitId`).
+ */
+export function listedPaymentRow(c: Contribution): PaymentTableRow | null {
+  if (isListedWithoutVisitId(c)) return null;
   return {
     key: c.key,
     ts: c.ts,
@@ -76,10 +86,13 @@ export function paymentTableRow(p: Payment, timezone: string, rate: UsdRate): Pa
     customer: c.customer,
     failed: c.failed,
     refunded: c.refunded,
-    visit_id: p.touch?.session_id ?? null,
-    visit_day: p.touch ? localDay(p.touch.ts, timezone) : null,
+    visit_id: c.touch_day === null ? null : (c.visit ?? null),
+    visit_day: c.touch_day,
   };
 }
+
+/** A list item written before contributions carried the credited visit's id: attributed, `visit` absent. */
+export const isListedWithoutVisitId = (c: Contribution) => c.touch_day !== null && c.visit === undefined;
 
 /** Rows grouped by their site-local month (`YYYY-MM`). */
 export function byMonth<T extends { day: string }>(rows: readonly T[]): Map<string, T[]> {

@@ -1,12 +1,14 @@
+import { createHash } from 'node:crypto';
 import { addDays, eachDay, localDay } from '../domain/range.js';
 import { VISIT_GAP_MS } from '../domain/visit.js';
 import { namespaceOf, type SiteConfig } from '../domain/site.js';
 import type { TrackedEvent } from '../domain/tracked-event.js';
 import type { UsdRate } from '../domain/payments/money.js';
-import type { Payment } from '../domain/payments/payment.js';
-import { archiveSpan, byMonth, paymentTableRow, visitRowsOfDays } from '../domain/visit-days.js';
+import type { Contribution } from '../domain/payments/contribution.js';
+import { archiveSpan, listedPaymentRow, paymentTableRow, visitRowsOfDays } from '../domain/visit-days.js';
+import { byMonth } from '../domain/visit-days.js';
 import type { PaymentTableRow, VisitRow } from '../domain/visit-table.js';
-import type { ArchiveChanges, ArchiveReader, VisitTableStore } from '../ports.js';
+import type { ArchiveChanges, ArchiveReader, PaymentTableSource, PaymentsWritten, VisitTableStore } from '../ports.js';
 import { reclassify } from './rebuild.js';
 
 /**
@@ -31,8 +33,11 @@ export const CLOSE_DELAY_MS = VISIT_GAP_MS + 25 * 60_000;
 export interface VisitTableDeps {
   archive: Pick<ArchiveReader, 'events' | 'firstDay'>;
   table: VisitTableStore;
-  /** The site's stored payments (`PaymentRecordStore.listPayments`: one paged Query of its PAYMENT partition). */
-  payments: { listPayments(site: string): Promise<Payment[]> };
+  /**
+   * The site's payments: a month's from the payment list, and the months' change counters
+   * (`writePaymentTable`); the whole PAYMENT partition only for a month listed in the old form.
+   */
+  payments: PaymentTableSource;
   rates: () => Promise<UsdRate>;
   clock: () => number;
   /**
@@ -76,6 +81,18 @@ async function rowsOfDays(deps: VisitTableDeps, site: SiteConfig, from: string, 
 }
 
 /**
+ * Records, before closed days from `from` are written, that the payments months from its month on are to be
+ * written again (`PaymentsWritten.visitsFrom`): their payments carry those days' visit rows, and a run that
+ * fails after the visits are written leaves the mark for the next.
+ */
+async function markVisitsWritten(deps: VisitTableDeps, site: SiteConfig, from: string): Promise<void> {
+  const state = await deps.table.paymentsWritten(site.domain);
+  if (state?.visitsFrom !== undefined && state.visitsFrom <= from) return;
+  const empty = { namespace: namespaceOf(site), counters: new Map<string, number>(), openDigest: '' };
+  await deps.table.setPaymentsWritten(site.domain, { ...(state ?? empty), visitsFrom: from });
+}
+
+/**
  * Rewrites the site's month files for the site-local days `from`..`to`: a
  * month covered whole is written from the archive alone; a month covered in
  * part keeps its other days' rows as written.
@@ -88,6 +105,7 @@ export async function writeDays(
   from: string,
   to: string,
 ): Promise<{ days: number; rows: number }> {
+  await markVisitsWritten(deps, site, from);
   let rows = 0;
   const days = eachDay(from, to);
   const months = byMonth(days.map((day) => ({ day })));
@@ -106,31 +124,117 @@ export async function writeDays(
 }
 
 /**
- * Rewrites the payments table from the site's stored payments: one paged
- * Query of the PAYMENT partition (`docs/data-model.md`: a month's payments
- * cannot be read alone there, the partition is keyed by payment id), every
- * month holding a payment written, and a month written before that holds none
- * now written empty.
+ * The payments months a run writes (`docs/data-model.md`, "Filtered reports", *Payments*): a month whose
+ * change counter moved since it was written (`seen`; a month never written has none there), a month written
+ * before that has no counter now (written empty, recorded as 0), and, when the run wrote visits of the days
+ * from `visitsFrom` on, every month with payments from that day's month on: a payment carries its credited
+ * visit's row, its visit starts at or before it, and a renewal keeps an old visit's credit.
+ * @param counters the month change counters now (`PaymentTableSource.monthCounters`)
+ * @param files the months holding a payments file
+ * @returns the months, sorted
+ */
+export function paymentMonthsToWrite(
+  counters: ReadonlyMap<string, number>,
+  seen: ReadonlyMap<string, number>,
+  files: readonly string[],
+  visitsFrom: string | null,
+): string[] {
+  const since = visitsFrom?.slice(0, 7) ?? null;
+  const months = new Set([...counters.keys(), ...files, ...seen.keys()]);
+  return [...months]
+    .filter((m) => {
+      const n = counters.get(m) ?? 0;
+      if (seen.get(m) !== n) return true;
+      return n > 0 && since !== null && m >= since;
+    })
+    .sort();
+}
+
+/**
+ * Rewrites the payments months that need it (`paymentMonthsToWrite`), each from one paged Query of its
+ * PAYMENT_LIST partition (`listedPaymentRow`); a month holding a list item in the old form is written from the
+ * stored payments instead (`paymentRowsOfOldListForm`); a month written again only for its credited visits,
+ * its counter unchanged, from its own file's rows (`VisitTableStore.readPayments`), reading no partition. The month counters are read before the lists, so a
+ * change the read missed is followed by a bump the next run sees.
+ * @param visits `from`: the first site-local day whose visits were written or changed since, null when none;
+ *   `openDigest`: the open days' rows as written (`digestOfRows`), recorded with the counters; `state`: what
+ *   the months were last written from (`VisitTableStore.paymentsWritten`)
  * @returns the months written
  */
-export async function writePaymentTable(deps: VisitTableDeps, site: SiteConfig): Promise<number> {
-  const [payments, rate, written] = await Promise.all([
-    deps.payments.listPayments(namespaceOf(site)),
-    deps.rates(),
-    deps.table.months(site.domain),
-  ]);
-  const rows = payments.flatMap((p) => paymentTableRow(p, site.timezone, rate) ?? []);
-  const months = byMonth<PaymentTableRow>(rows);
-  for (const month of written.payments) if (!months.has(month)) months.set(month, []);
-  for (const [month, list] of months) await deps.table.writePayments(site.domain, month, list);
-  return months.size;
+export async function writePaymentTable(
+  deps: VisitTableDeps,
+  site: SiteConfig,
+  visits: { from: string | null; openDigest: string; state: PaymentsWritten | null },
+): Promise<number> {
+  const namespace = namespaceOf(site);
+  const { state } = visits;
+  const [counters, files] = await Promise.all([deps.payments.monthCounters(namespace), deps.table.months(site.domain)]);
+  const seen = state?.namespace === namespace ? state.counters : new Map<string, number>();
+  const months = paymentMonthsToWrite(counters, seen, files.payments, visits.from);
+  const oldForm = paymentRowsOfOldListForm(deps, site);
+  const listedRows = async (month: string) => {
+    const listed = counters.has(month) ? newestOfEach(await deps.payments.listedMonth(namespace, month)) : [];
+    const rows = listed.flatMap((c) => listedPaymentRow(c) ?? []);
+    return rows.length === listed.length ? rows : oldForm(month);
+  };
+  const written = new Map([...seen].filter(([m]) => counters.has(m) || files.payments.includes(m)));
+  for (const month of months) {
+    // A month whose list did not change since this writer wrote it has its rows in its file: only its visits changed.
+    const unchanged = seen.has(month) && seen.get(month) === counters.get(month);
+    await deps.table.writePayments(
+      site.domain,
+      month,
+      unchanged ? await deps.table.readPayments(site.domain, month) : await listedRows(month),
+    );
+    written.set(month, counters.get(month) ?? 0);
+  }
+  const moved = state?.namespace !== namespace || state.openDigest !== visits.openDigest || state.visitsFrom;
+  if (months.length > 0 || moved)
+    await deps.table.setPaymentsWritten(site.domain, { namespace, counters: written, openDigest: visits.openDigest });
+  return months.length;
+}
+
+/**
+ * A digest of visit rows (SHA-256 of their JSON, by visit id): the open days' rows change at most runs of a
+ * site with traffic, and a run whose open rows equal the last written ones need not write their payments again.
+ */
+export function digestOfRows(rows: readonly VisitRow[]): string {
+  const hash = createHash('sha256');
+  for (const r of [...rows].sort((a, b) => (a.visit_id < b.visit_id ? -1 : a.visit_id > b.visit_id ? 1 : 0)))
+    hash.update(JSON.stringify(r)).update('\n');
+  return hash.digest('base64url');
+}
+
+/** One contribution per payment, its newest revision: a payment moving within a month holds its old position until its recompute ends. */
+function newestOfEach(listed: readonly Contribution[]): Contribution[] {
+  const out = new Map<string, Contribution>();
+  for (const c of listed) if ((out.get(c.key)?.rev ?? -1) < c.rev) out.set(c.key, c);
+  return [...out.values()];
+}
+
+/**
+ * The rows of a month from the site's stored payments, for a month whose list holds an item written before
+ * contributions carried the credited visit's id (`isListedWithoutVisitId`): one paged Query of the whole
+ * PAYMENT partition, read once a run and only for such a month, at today's rates.
+ */
+function paymentRowsOfOldListForm(
+  deps: VisitTableDeps,
+  site: SiteConfig,
+): (month: string) => Promise<PaymentTableRow[]> {
+  let all: Promise<Map<string, PaymentTableRow[]>> | undefined;
+  return async (month) => {
+    all ??= Promise.all([deps.payments.listPayments(namespaceOf(site)), deps.rates()]).then(([payments, rate]) =>
+      byMonth<PaymentTableRow>(payments.flatMap((p) => paymentTableRow(p, site.timezone, rate) ?? [])),
+    );
+    return (await all).get(month) ?? [];
+  };
 }
 
 /**
  * The scheduled run's work for a site: the closed days not yet written go
  * into their month files (from the archive's first day on the first run), the
  * open days (after the last closed one, today included) are sessionized again
- * into the open file, and the payments table is rewritten (`writePaymentTable`).
+ * into the open file, and the payments months that need it are rewritten (`writePaymentTable`).
  * The last closed day written is recorded only once its month is, so a failed
  * run is done again whole by the next.
  * @throws Error with the archive's or the table's message
@@ -153,7 +257,11 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const today = localDay(now, site.timezone);
   const open = await rowsOfDays(deps, site, addDays(closed, 1), today);
   await deps.table.writeOpen(site.domain, open);
-  const paymentMonths = await writePaymentTable(deps, site);
+  const openDigest = digestOfRows(open);
+  const state = await deps.table.paymentsWritten(site.domain);
+  const openFrom = state?.openDigest === openDigest ? null : addDays(closed, 1);
+  const visitsFrom = [state?.visitsFrom ?? null, openFrom].filter((d): d is string => d !== null).sort()[0] ?? null;
+  const paymentMonths = await writePaymentTable(deps, site, { from: visitsFrom, openDigest, state });
   if (look) await deps.table.setChangesSeen(site.domain, now);
   return { days: written.days + late.days, rows: written.rows + late.rows, open: open.length, paymentMonths };
 }

@@ -7,6 +7,7 @@ import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
 import { DynamoSiteDeletionStore } from '../adapters/dynamo/site-deletion-store.js';
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
+import { PaymentTableReads } from '../adapters/dynamo/payments/payment-table-reads.js';
 import { namespaceOf } from '../domain/site.js';
 import type { ArchiveChanges, ArchiveEraser, ArchiveReader, VisitTableStore } from '../ports.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -53,7 +54,7 @@ export function dynamoOperationsDeps(conn: DynamoConnection, wiring: OperationsW
           visitTable: {
             ...wiring.visitTable,
             archive,
-            payments: payments.payments,
+            payments: new PaymentTableReads(conn, payments.payments),
             rates: payments.rates,
             sites,
             clock,

@@ -250,6 +250,7 @@ const VISIT_TABLE_CALLS: Record<(typeof VISIT_TABLE_STORE_METHODS)[number], read
     ['s3:GetObject', 'visits'],
     ['s3:PutObject', 'payments'],
   ],
+  readPayments: [['s3:GetObject', 'payments']],
   readMonth: [
     ['s3:GetObject', 'dict'],
     ['s3:GetObject', 'visits'],
@@ -259,6 +260,8 @@ const VISIT_TABLE_CALLS: Record<(typeof VISIT_TABLE_STORE_METHODS)[number], read
   setWrittenThrough: [['s3:PutObject', 'state']],
   changesSeen: [['s3:GetObject', 'state']],
   setChangesSeen: [['s3:PutObject', 'state']],
+  paymentsWritten: [['s3:GetObject', 'state']],
+  setPaymentsWritten: [['s3:PutObject', 'state']],
   dropSite: TABLE_FAMILIES.write.map((family) => ['s3:DeleteObject', family] as const),
 };
 

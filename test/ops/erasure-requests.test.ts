@@ -80,7 +80,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     deps.visitTable = {
       archive: functionArchiveReader(new DuckDbArchiveReader(localPaths(s.svc.dataDir).archive), 'operations'),
       table: visitTable,
-      payments: { listPayments: async () => [] },
+      payments: { listPayments: async () => [], monthCounters: async () => new Map(), listedMonth: async () => [] },
       rates: async () => () => 1,
       sites: { listSites: async () => [] },
       clock,

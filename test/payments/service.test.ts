@@ -180,6 +180,8 @@ describe('payments: merging, crediting, renewals, refunds, re-crediting', () => 
         cents: 8250,
         customer: customerHash('stripe:cus_2'),
         touch_day: '2026-06-25',
+        // The credited visit's id: the payments table of filtered reports joins the visit by it.
+        visit: 'visitor-aaaa-1',
         failed: false,
         refunded: true,
         dims: expect.objectContaining({ channel: ['AI'] }),

@@ -1,5 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import fc from 'fast-check';
+import { propertyRuns } from '../support/suite.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -19,7 +22,9 @@ import {
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { touchOf } from '../../lambdas/domain/payments/attribution.js';
-import { visitRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { visitRow, type PaymentTableRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { byMonth, paymentTableRow } from '../../lambdas/domain/visit-days.js';
+import { namespaceOf } from '../../lambdas/domain/site.js';
 import type { Visit } from '../../lambdas/domain/visit.js';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalVisitTable, monthFilePath, paymentsFilePath } from '../../local/visit-table.js';
@@ -27,6 +32,10 @@ import { sqlLiteral } from '../../local/sql.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { filtersParam } from '../../lambdas/domain/reports/filters.js';
 import { memoryTable } from '../support/dynamo.js';
+import { PaymentRecords } from '../../lambdas/adapters/dynamo/payments/payment-store-records.js';
+import { PaymentTableReads } from '../../lambdas/adapters/dynamo/payments/payment-table-reads.js';
+import type { PaymentTableSource } from '../../lambdas/ports.js';
+import { deletePayment, storePayment } from '../support/payment-list.js';
 import { site as siteOf, trackedEvent } from '../support/events.js';
 
 const MIN = 60_000;
@@ -81,6 +90,24 @@ const LATE_EVENT = trackedEvent({
   path: '/late',
 });
 
+/** Sessionizes the test's events into a fresh table, for their visits (the credits of payments). */
+async function sessionizedVisits(conn: DynamoConnection): Promise<Visit[]> {
+  const deps = {
+    sites: new DynamoConfigStore(conn),
+    visits: new DynamoVisitStore(conn),
+    rollups: new DynamoRollupStore(conn),
+  };
+  await sessionizeBatch(
+    deps,
+    { shard: 'shard-1', sequence: '1' },
+    events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
+  );
+  const out: Visit[] = [];
+  for (const visitor of ['a', 'b', 'c'])
+    out.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+  return out;
+}
+
 describe('the visit table writer', () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
@@ -92,19 +119,7 @@ describe('the visit table writer', () => {
     ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
     dir = await mkdtemp(join(tmpdir(), 'visit-writer-'));
     table = new LocalVisitTable(dir);
-    const deps = {
-      sites: new DynamoConfigStore(conn),
-      visits: new DynamoVisitStore(conn),
-      rollups: new DynamoRollupStore(conn),
-    };
-    await sessionizeBatch(
-      deps,
-      { shard: 'shard-1', sequence: '1' },
-      events().map((e) => ({ sequenceNumber: '1', data: Buffer.from(JSON.stringify(e)) })),
-    );
-    stored = [];
-    for (const visitor of ['a', 'b', 'c'])
-      stored.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
+    stored = await sessionizedVisits(conn);
   });
   afterEach(async () => {
     await table.close();
@@ -112,10 +127,13 @@ describe('the visit table writer', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const deps = (clock: number, payments: Payment[] = []): VisitTableDeps => ({
+  const deps = (
+    clock: number,
+    payments: PaymentTableSource = new PaymentTableReads(conn, new PaymentRecords(conn)),
+  ) => ({
     archive: memoryArchive(events()),
     table,
-    payments: { listPayments: async () => payments },
+    payments,
     rates: async () => () => 1,
     clock: () => clock,
   });
@@ -239,7 +257,8 @@ describe('the visit table writer', () => {
       touch: touchOf(visit),
     };
     const none = { ...paid, provider_payment_id: 'pi_2', ts: Date.UTC(2026, 2, 31, 20), touch: null };
-    const outcome = await refreshVisitTable(deps(Date.UTC(2026, 3, 10), [paid, none]), site);
+    for (const p of [paid, none]) await storePayment(conn, p, null);
+    const outcome = await refreshVisitTable(deps(Date.UTC(2026, 3, 10)), site);
     expect(outcome.paymentMonths).toBe(2);
     expect(await table.months(SITE)).toMatchObject({ payments: ['2026-03', '2026-04'] });
     // The credited visit's id joins the payment to its visit: a filter on that visit's channel finds it.
@@ -273,5 +292,319 @@ describe('the visit table writer', () => {
     const uncredited = payments.find((p) => p.key === 'stripe:pi_2')!;
     expect(uncredited).toMatchObject({ credited: false, visit_id: null, visit_day: null, channel: null, pages: null });
     db.closeSync();
+  });
+});
+
+/** A payment source that records the calls made of it. */
+function countedSource(source: PaymentTableSource) {
+  const calls = { listPayments: 0, monthCounters: 0, listedMonth: [] as string[] };
+  const counted: PaymentTableSource = {
+    listPayments: (s) => {
+      calls.listPayments++;
+      return source.listPayments(s);
+    },
+    monthCounters: (s) => {
+      calls.monthCounters++;
+      return source.monthCounters(s);
+    },
+    listedMonth: (s, month) => {
+      calls.listedMonth.push(month);
+      return source.listedMonth(s, month);
+    },
+  };
+  return { calls, counted };
+}
+
+/** The payments table as the writer wrote it before it read by month: every month from the whole PAYMENT partition. */
+async function wholeRewrite(conn: DynamoConnection, table: LocalVisitTable): Promise<void> {
+  const payments = await new PaymentRecords(conn).listPayments(namespaceOf(site));
+  const months = byMonth<PaymentTableRow>(payments.flatMap((p) => paymentTableRow(p, TZ, () => 1) ?? []));
+  for (const month of (await table.months(SITE)).payments) if (!months.has(month)) months.set(month, []);
+  for (const [month, rows] of months) await table.writePayments(SITE, month, rows);
+}
+
+/** The months holding a payments file of the site. */
+async function paymentMonthDirs(root: string): Promise<string[]> {
+  const under = join(root, 'payments', `site=${SITE}`);
+  return existsSync(under) ? (await readdir(under)).filter((n) => n.startsWith('mo=')) : [];
+}
+
+/** Every payment row of the site's payments files, with the file's month, by month and key. */
+async function paymentRows(root: string): Promise<unknown[]> {
+  if ((await paymentMonthDirs(root)).length === 0) return [];
+  const db = await (await DuckDBInstance.create(':memory:')).connect();
+  const files = join(root, 'payments', `site=${SITE}`, '*', 'data.parquet');
+  const rows = (
+    await db.runAndReadAll(
+      `SELECT * FROM read_parquet(${sqlLiteral(files)}, hive_partitioning = true, union_by_name = true) ORDER BY mo, key`,
+    )
+  ).getRowObjectsJS();
+  db.closeSync();
+  return rows;
+}
+
+describe("the payments table writer's reads", () => {
+  let conn: DynamoConnection;
+  let close: () => Promise<void>;
+  let dir: string;
+  let table: LocalVisitTable;
+  let visits: Visit[];
+
+  beforeEach(async () => {
+    ({ conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]));
+    dir = await mkdtemp(join(tmpdir(), 'payment-writer-'));
+    table = new LocalVisitTable(dir);
+    visits = await sessionizedVisits(conn);
+  });
+  afterEach(async () => {
+    await table.close();
+    await close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // 1 April 23:30 in Berlin: 1 April is open.
+  const OPEN_1_APRIL = Date.UTC(2026, 3, 1, 21, 30);
+  const at = (clock: number, source: PaymentTableSource, all: readonly TrackedEvent[] = events()): VisitTableDeps => ({
+    archive: memoryArchive(all),
+    table,
+    payments: source,
+    rates: async () => () => 1,
+    clock: () => clock,
+  });
+  const writtenMonths = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.map((c) => String(c[1]));
+  const payment = (id: string, ts: number, touch: Visit | null): Payment => ({
+    ...emptyPayment(SITE, 'stripe', id),
+    ts,
+    amount: 1000,
+    currency: 'USD',
+    status: 'paid',
+    touch: touch ? touchOf(touch) : null,
+  });
+
+  it('writes no payments month and reads no payment partition when no payment and no open day changed', async () => {
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 2, 31, 8), visits[0]!), null);
+    await storePayment(conn, payment('pi_2', Date.UTC(2026, 3, 1, 8), null), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    const first = await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    expect(first.paymentMonths).toBe(2);
+    const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
+    const second = await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted), site);
+    expect(second.paymentMonths).toBe(0);
+    expect(write).not.toHaveBeenCalled();
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: [] });
+  });
+
+  it('writes again only the month whose payment changed, from its list partition', async () => {
+    const march = payment('pi_1', Date.UTC(2026, 2, 20, 8), visits[0]!);
+    await storePayment(conn, march, null);
+    await storePayment(conn, payment('pi_2', Date.UTC(2026, 3, 1, 8), visits[0]!), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    await storePayment(conn, { ...march, rev: 1, refunded: 400 }, march);
+    const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
+    expect((await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted), site)).paymentMonths).toBe(1);
+    expect(writtenMonths(write)).toEqual(['2026-03']);
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: ['2026-03'] });
+    const rows = await paymentRows(dir);
+    expect(rows.find((r) => (r as { key: string }).key === 'stripe:pi_1')).toMatchObject({
+      cents: 600,
+      refunded: true,
+    });
+  });
+
+  it("writes again a payment credited to an open day's visit when the visit's row changes", async () => {
+    // `c`'s visit of 1 April 00:30 in Berlin, on the open day.
+    const visit = visits.find((v) => v.visitor_id === 'c' && visitRow(v, TZ).day === '2026-04-01')!;
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 3, 1, 9), visit), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    const later = trackedEvent({
+      site: SITE,
+      visitor_id: 'c',
+      ts: visit.start + 10 * MIN,
+      event_id: 'c-later',
+      path: '/checkout',
+    });
+    const write = vi.spyOn(table, 'writePayments');
+    calls.listedMonth = [];
+    await refreshVisitTable(at(OPEN_1_APRIL + 5 * MIN, counted, [...events(), later]), site);
+    expect(writtenMonths(write)).toEqual(['2026-04']);
+    // Its payments did not change: the month's rows come from its own file, no partition is read.
+    expect(calls).toMatchObject({ listPayments: 0, listedMonth: [] });
+    const engine = new LocalFilteredVisits(dir);
+    const checkout = filtersParam.parse(JSON.stringify([['is', 'event:page', ['/checkout']]]))!;
+    expect(await engine.payments(SITE, checkout, { from: '2026-04-01', to: '2026-04-30' })).toMatchObject({
+      payments: 1,
+      cents: 1000,
+    });
+    await engine.close();
+  });
+
+  it("writes again the later months' payments credited to a closed day's visit when late events change it", async () => {
+    // `a`'s visit of 31 March, credited to a payment of 3 April (a renewal keeps an old visit's credit).
+    const visit = visits.find((v) => v.visitor_id === 'a' && visitRow(v, TZ).day === '2026-03-31')!;
+    await storePayment(conn, payment('pi_1', Date.UTC(2026, 3, 3, 9), visit), null);
+    const { counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    const now = Date.UTC(2026, 3, 5);
+    let changed: string[] = [];
+    const withLate = (all: readonly TrackedEvent[]) => ({
+      ...at(now, counted, all),
+      changes: { changedDays: async () => changed },
+    });
+    await refreshVisitTable(withLate(events()), site);
+    const late = trackedEvent({
+      site: SITE,
+      visitor_id: 'a',
+      ts: visit.start + 5 * MIN,
+      event_id: 'a-late',
+      path: '/checkout',
+    });
+    changed = ['2026-03-31'];
+    const write = vi.spyOn(table, 'writePayments');
+    await refreshVisitTable(withLate([...events(), late]), site);
+    expect(writtenMonths(write)).toEqual(['2026-04']);
+    const engine = new LocalFilteredVisits(dir);
+    const checkout = filtersParam.parse(JSON.stringify([['is', 'event:page', ['/checkout']]]))!;
+    expect(await engine.payments(SITE, checkout, { from: '2026-04-01', to: '2026-04-30' })).toMatchObject({
+      payments: 1,
+    });
+    await engine.close();
+  });
+
+  it('writes a month holding a list item without the visit id from the stored payments', async () => {
+    const search = visits.find((v) => v.attrs.channel === 'Search')!;
+    await storePayment(conn, payment('pi_old', Date.UTC(2026, 2, 31, 20), search), null, { oldForm: true });
+    await storePayment(conn, payment('pi_new', Date.UTC(2026, 3, 1, 8), search), null);
+    const { calls, counted } = countedSource(new PaymentTableReads(conn, new PaymentRecords(conn)));
+    await refreshVisitTable(at(OPEN_1_APRIL, counted), site);
+    expect(calls.listPayments).toBe(1);
+    const engine = new LocalFilteredVisits(dir);
+    const filter = filtersParam.parse(JSON.stringify([['is', 'visit:channel', ['Search']]]))!;
+    expect(await engine.payments(SITE, filter, { from: '2026-03-01', to: '2026-04-30' })).toMatchObject({
+      payments: 2,
+      cents: 2000,
+    });
+    await engine.close();
+  });
+});
+
+const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
+
+/** A step of the property: a payment stored, changed or deleted; an event archived; a run of the writer. */
+type Step =
+  | { kind: 'put'; id: number; day: number; hour: number; visit: number | null; refunded: number; oldForm: boolean }
+  | { kind: 'delete'; id: number }
+  | { kind: 'event'; visit: number; minutes: number; path: string }
+  | { kind: 'run'; advance: number };
+
+const STEP = fc.oneof(
+  fc.record({
+    kind: fc.constant('put' as const),
+    id: fc.nat(3),
+    // Days from 28 March to 4 April, across a month's end.
+    day: fc.integer({ min: 27, max: 34 }),
+    hour: fc.nat(23),
+    visit: fc.option(fc.nat(5)),
+    refunded: fc.constantFrom(0, 300),
+    oldForm: fc.boolean(),
+  }),
+  fc.record({ kind: fc.constant('delete' as const), id: fc.nat(3) }),
+  fc.record({
+    kind: fc.constant('event' as const),
+    // An event of a credited visit's visitor, minutes after the visit's start: the visit grows, or a new one starts.
+    visit: fc.nat(5),
+    minutes: fc.integer({ min: 1, max: 60 * 26 }),
+    path: fc.constantFrom('/x', '/y', '/pricing'),
+  }),
+  fc.record({ kind: fc.constant('run' as const), advance: fc.constantFrom(0, 5, 6 * 60, 24 * 60) }),
+) as fc.Arbitrary<Step>;
+
+describe('the payments table written by month', () => {
+  it('equals the whole rewrite from the stored payments after any sequence of changes and runs', async () => {
+    console.log(`payments table property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    await fc.assert(
+      // Starting on 1 April 23:30 in Berlin (31 March closed, 1 April open) or on 3 April (both closed).
+      fc.asyncProperty(
+        fc.constantFrom(Date.UTC(2026, 3, 1, 21, 30), Date.UTC(2026, 3, 3)),
+        fc.array(STEP, { minLength: 1, maxLength: 12 }),
+        async (start, steps) => {
+          const { conn, close } = await memoryTable([{ domain: SITE, timezone: TZ }]);
+          const dir = await mkdtemp(join(tmpdir(), 'payment-property-'));
+          const table = new LocalVisitTable(dir);
+          try {
+            const visits = await sessionizedVisits(conn);
+            const archived = events();
+            const added: Array<{ at: number; dt: string }> = [];
+            const stored = new Map<number, Payment>();
+            const source = new PaymentTableReads(conn, new PaymentRecords(conn));
+            let clock = start;
+            for (const step of [...steps, { kind: 'run', advance: 0 } as const]) {
+              if (step.kind === 'put') {
+                const before = stored.get(step.id) ?? null;
+                const ts = Date.UTC(2026, 2, step.day, step.hour);
+                // Attribution credits a visit that started at or before the payment (`docs/payments.md`).
+                const eligible = visits.filter((v) => v.start <= ts);
+                const visit =
+                  step.visit === null || eligible.length === 0 ? null : eligible[step.visit % eligible.length]!;
+                const p: Payment = {
+                  ...emptyPayment(SITE, 'stripe', `pi_${step.id}`),
+                  rev: (before?.rev ?? 0) + 1,
+                  ts,
+                  amount: 1000,
+                  refunded: step.refunded,
+                  currency: 'USD',
+                  status: 'paid',
+                  touch: visit ? touchOf(visit) : null,
+                };
+                await storePayment(conn, p, before, { oldForm: step.oldForm });
+                stored.set(step.id, p);
+              } else if (step.kind === 'delete') {
+                const before = stored.get(step.id);
+                if (!before) continue;
+                await deletePayment(conn, before);
+                stored.delete(step.id);
+              } else if (step.kind === 'event') {
+                const visit = visits[step.visit % visits.length]!;
+                const ts = visit.start + (step.minutes % 60 < 40 ? step.minutes % 60 : step.minutes) * MIN;
+                const visitor = visit.visitor_id;
+                archived.push(
+                  trackedEvent({ site: SITE, visitor_id: visitor, ts, event_id: `${visitor}-${ts}`, path: step.path }),
+                );
+                added.push({ at: clock, dt: new Date(ts).toISOString().slice(0, 10) });
+              } else {
+                clock += step.advance * MIN;
+                await refreshVisitTable(
+                  {
+                    archive: memoryArchive([...archived]),
+                    table,
+                    payments: source,
+                    rates: async () => () => 1,
+                    clock: () => clock,
+                    changes: { changedDays: async (_s, since) => added.filter((a) => a.at >= since).map((a) => a.dt) },
+                  },
+                  site,
+                );
+                // The same visit files, payments written the whole way.
+                const copy = `${dir}-whole`;
+                await cp(dir, copy, { recursive: true });
+                const whole = new LocalVisitTable(copy);
+                await wholeRewrite(conn, whole);
+                await whole.close();
+                const [byMonthRows, wholeRows] = [await paymentRows(dir), await paymentRows(copy)];
+                await rm(copy, { recursive: true, force: true });
+                expect(byMonthRows).toEqual(wholeRows);
+              }
+            }
+          } finally {
+            await table.close();
+            await close();
+            await rm(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { seed, numRuns: propertyRuns(15, 100) },
+    );
   });
 });

@@ -45,6 +45,11 @@ export interface Contribution {
   customer: string;
   /** Site-local day the credited visit started, null when Unattributed. */
   touch_day: string | null;
+  /**
+   * The credited visit's id (`Touch.session_id`), null when Unattributed: what the payments table joins
+   * the visit by. Absent from list items written before it was stored (`docs/data-model.md`, "Old forms still read").
+   */
+  visit?: string | null;
   failed: boolean;
   refunded: boolean;
   /** Every dimension's values of the credited visit (`page`: its pages, cut to `CREDITED_VALUES`); null when Unattributed. */
@@ -87,6 +92,7 @@ export function contributionOf(p: Payment, timezone: string, rate: UsdRate): Con
     cents: Math.round(net * 100),
     customer: customerHash(customerKey(p)),
     touch_day: p.touch ? localDay(p.touch.ts, timezone) : null,
+    visit: p.touch?.session_id ?? null,
     failed: p.status === 'failed',
     refunded: p.refunded > 0,
     // Cut again: a payment settled before `CREDITED_VALUES` existed may hold more.
