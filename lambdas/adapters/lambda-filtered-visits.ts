@@ -1,10 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { UnavailableError } from '../domain/errors.js';
+import { UNAVAILABLE_MESSAGE, UnavailableError } from '../domain/errors.js';
 import type { FilteredVisits } from '../ports.js';
 import { filteredVisitsByInvoke, type FilteredCall } from './filtered-wire.js';
-
-/** What a report answers when the filtered function fails: what a failing engine in the function itself answered. */
-const UNAVAILABLE = 'data could not be read or written, retry later';
 
 /**
  * The report and MCP functions' filtered engine (`FilteredVisits`): each method is a synchronous
@@ -26,12 +23,12 @@ export function lambdaFilteredVisits(client: LambdaClient, functionName: string)
         }),
       );
     } catch (error) {
-      throw new UnavailableError(UNAVAILABLE, error);
+      throw new UnavailableError(UNAVAILABLE_MESSAGE, error);
     }
     const text = out.Payload ? new TextDecoder().decode(out.Payload) : 'null';
     // A function error's payload is `{errorType, errorMessage}` (Sandbox.Timedout for a timeout).
     if (out.FunctionError)
-      throw new UnavailableError(UNAVAILABLE, new Error(`${call.method}: ${out.FunctionError} ${text}`));
+      throw new UnavailableError(UNAVAILABLE_MESSAGE, new Error(`${call.method}: ${out.FunctionError} ${text}`));
     return JSON.parse(text) as unknown;
   });
 }

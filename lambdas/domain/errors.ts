@@ -85,6 +85,9 @@ export class NotFoundError extends FootfallError {
   readonly status = 404;
 }
 
+/** What a 503 says when the cause is ours to know, not the caller's: the store or a function behind it failed. */
+export const UNAVAILABLE_MESSAGE = 'data could not be read or written, retry later';
+
 /** A storage or stream call failed; the caller should retry (503). */
 export class UnavailableError extends FootfallError {
   readonly status = 503;

@@ -3,7 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { FootfallError } from '../domain/errors.js';
+import { FootfallError, UNAVAILABLE_MESSAGE } from '../domain/errors.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -32,11 +32,7 @@ const TEXT_BODIES: Readonly<Record<number, string>> = {
 export function errorResponse(error: unknown, format: ErrorFormat): HttpResult {
   const known = error instanceof FootfallError;
   const status = known ? error.status : format.unexpectedStatus;
-  const message = known
-    ? error.publicMessage
-    : status === 503
-      ? 'data could not be read or written, retry later'
-      : 'internal error';
+  const message = known ? error.publicMessage : status === 503 ? UNAVAILABLE_MESSAGE : 'internal error';
   const extra = known ? error.headers : {};
   if (format.format === 'text') {
     return {
