@@ -14,7 +14,7 @@ import { LocalFilteredVisits } from '../local/filtered-visits.js';
 import { monthFilePath, paymentsFilePath } from '../local/visit-table.js';
 import { sqlLiteral } from '../local/sql.js';
 import { eachDay, resolveRange, type DateRange } from '../lambdas/domain/range.js';
-import { filtersParam, type Filter } from '../lambdas/domain/reports/filters.js';
+import { EVERY_VISIT, filtersParam, type Filter } from '../lambdas/domain/reports/filters.js';
 import { siteConfigSchema, type SiteConfig } from '../lambdas/domain/site.js';
 import type { Interval } from '../lambdas/domain/reports/timeseries.js';
 import type { VisitorCounting } from '../lambdas/ports.js';
@@ -25,7 +25,6 @@ import {
   filteredTotals,
   propBreakdownRows,
 } from '../lambdas/services/filtered-reports.js';
-import { EVERY_VISIT } from '../lambdas/domain/reports/filters.js';
 import { propKeyRows } from '../lambdas/domain/reports/prop-keys.js';
 
 /**

@@ -11,7 +11,7 @@ import { createWebhookHandler } from '../lambdas/handlers/webhook.js';
 import { createScheduledHandler } from '../lambdas/handlers/scheduled.js';
 import { createReportHandler } from '../lambdas/handlers/report.js';
 import { createMcpHandler } from '../lambdas/handlers/mcp.js';
-import { dynamoReportDeps } from '../lambdas/wiring/report-deps.js';
+import { dynamoReportDeps, dynamoReportServiceDeps } from '../lambdas/wiring/report-deps.js';
 import { dynamoScheduledDeps } from '../lambdas/wiring/scheduled-deps.js';
 import { healthHandler } from '../lambdas/handlers/health.js';
 import { createTrackerScriptHandler } from '../lambdas/handlers/tracker-script.js';
@@ -26,7 +26,6 @@ import type { SecretBox } from '../lambdas/ports.js';
 import { APP_DIST } from '../app/build.js';
 import { staticAppHandler } from './static-app.js';
 import { DynamoEmailReportStore } from '../lambdas/adapters/dynamo/email-report-store.js';
-import { dynamoReportServiceDeps } from '../lambdas/wiring/report-deps.js';
 import { emailReportSender } from '../lambdas/services/email-reports.js';
 import { LOCAL_REPORT_SENDER, outboxSender } from './outbox.js';
 
