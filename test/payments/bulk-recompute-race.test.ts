@@ -2,10 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
-import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { CapacityMeter, attachCapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { PaymentListRecompute } from '../../lambdas/adapters/dynamo/payments/payment-list-recompute.js';
 import { PaymentListStore } from '../../lambdas/adapters/dynamo/payments/payment-list-store.js';
 import { PaymentTotalsItems } from '../../lambdas/adapters/dynamo/payments/payment-list-totals.js';
@@ -14,9 +11,10 @@ import { ALL_SLOTS } from '../../lambdas/adapters/dynamo/payments/dimension-slot
 import { PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { PAYMENT_DIMENSIONS, type PaymentDimension } from '../../lambdas/domain/rollup.js';
-import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
+import { applyProviderFacts } from '../../lambdas/services/payments.js';
 import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * The bulk recompute (`PaymentListRecompute.bulkRecompute`, `CohortRecompute.bulk`: the import's and
@@ -114,20 +112,14 @@ async function counters(conn: DynamoConnection): Promise<Array<Record<string, un
 describe('the bulk recompute in batches', () => {
   let conn: DynamoConnection;
   let close: () => Promise<void>;
-  let deps: PaymentDeps & ReturnType<typeof dynamoPaymentStores>;
+  let deps: ReturnType<typeof dynamoPaymentDeps>;
   let site: SiteConfig;
   const days = ['2026-06-10', '2026-06-11', '2026-06-12'];
 
   beforeEach(async () => {
     ({ conn, close } = await memoryTable([{ domain: SITE, timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite(SITE))!;
-    deps = {
-      ...dynamoPaymentStores(conn, () => NOW),
-      list: dynamoPaymentListLayout,
-      visits: new DynamoVisitStore(conn),
-      rates: async () => rate,
-      clock: () => NOW,
-    };
+    deps = { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => rate };
   });
   afterEach(async () => close());
 
