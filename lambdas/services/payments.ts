@@ -57,7 +57,9 @@ export interface PaymentDeps {
  * attributed payment when it was made before this one (`paidBefore`), else
  * the payment's own `footfall_visitor_id`, else the customer's metadata
  * visitor, and the site's model picks among that visitor's visits in the
- * lookback window. Defined by event time, so the credit does not depend on
+ * lookback window. A payment that is not countable (`isCountable`: failed, or
+ * without its status, time or amount yet) inherits nothing and is credited by
+ * its own visitor alone. Defined by event time, so the credit does not depend on
  * the order the customer's payments arrive in (`settlePayment` credits the
  * others again when the customer's credit moves).
  */
@@ -68,7 +70,10 @@ export async function attribute(
   customer: Customer | null,
 ): Promise<Payment> {
   const key = paymentKey(p);
-  const inherited = customer?.credit && customer.credit.payment_id !== key ? customer.credit : null;
+  // A payment that moved no money (failed, or not yet known to be paid) takes nothing from its customer's credit:
+  // only countable payments are credited again when that credit moves, so anything else inheriting it would keep
+  // whichever credit it met first.
+  const inherited = isCountable(p) && customer?.credit && customer.credit.payment_id !== key ? customer.credit : null;
   if (p.is_renewal && inherited) {
     return {
       ...p,

@@ -22,7 +22,8 @@ import { propertyRuns } from '../support/suite.js';
  * first attributed payment before it, else of its own visitor; the earliest
  * attributed purchase is the customer's credit, which its renewals inherit.
  * A customer here buys from up to three visitors (a second device, a shared
- * link), and its payments arrive in a random order.
+ * link), and its payments arrive in a random order. A failed payment is
+ * credited by its own visitor alone and lends the customer nothing.
  */
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 const DAY = 86_400_000;
@@ -39,6 +40,8 @@ interface GenPayment {
   day: number;
   minute: number;
   renewal: boolean;
+  /** A failed attempt: it inherits no credit and is never the customer's credit. */
+  failed: boolean;
 }
 
 const visitStart = (v: GenVisit) => BASE + v.day * DAY + 10 * 3_600_000;
@@ -58,6 +61,7 @@ const paymentsArb = fc.array(
     day: fc.integer({ min: 0, max: 45 }),
     minute: fc.integer({ min: 0, max: 3 }),
     renewal: fc.boolean(),
+    failed: fc.constantFrom(false, false, false, true),
   }),
   { minLength: 2, maxLength: 4 },
 );
@@ -79,16 +83,19 @@ function directCredits(run: string, visits: readonly GenVisit[], payments: reado
   ids.sort((a, b) => paymentTs(a.p) - paymentTs(b.p) || `stripe:${a.id}`.localeCompare(`stripe:${b.id}`));
   const out = new Map<string, Credit>();
   let credit: Credit | null = null;
+  const own = (p: GenPayment) => ({
+    visitor: visitorName(p.visitor),
+    touch: pick(visitorName(p.visitor), paymentTs(p)),
+  });
+  for (const { p, id } of ids) if (p.failed) out.set(id, own(p));
   for (const { p, id } of ids) {
-    if (p.renewal) continue;
+    if (p.renewal || p.failed) continue;
     const visitor: string = credit?.visitor ?? visitorName(p.visitor);
     const touch = pick(visitor, paymentTs(p));
     out.set(id, { visitor, touch });
     if (!credit && touch) credit = { visitor, touch };
   }
-  for (const { p, id } of ids)
-    if (p.renewal)
-      out.set(id, credit ?? { visitor: visitorName(p.visitor), touch: pick(visitorName(p.visitor), paymentTs(p)) });
+  for (const { p, id } of ids) if (p.renewal && !p.failed) out.set(id, credit ?? own(p));
   return out;
 }
 
@@ -122,7 +129,7 @@ function factOf(run: string, n: number, p: GenPayment): PaymentFact {
     ts: paymentTs(p),
     amount: 1000,
     currency: 'USD',
-    status: 'paid',
+    status: p.failed ? 'failed' : 'paid',
     customer_id: `cus_${run}`,
     visitor_id: `visitor-${run}-${p.visitor}`,
     is_renewal: p.renewal,
@@ -156,8 +163,8 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
       { visitor: 0, day: 18, channel: 'Email' },
       { visitor: 1, day: 19, channel: 'Email' },
     ]);
-    const later = factOf(run, 1, { visitor: 1, day: 20, minute: 0, renewal: false });
-    const renewal = factOf(run, 2, { visitor: 1, day: 40, minute: 0, renewal: true });
+    const later = factOf(run, 1, { visitor: 1, day: 20, minute: 0, renewal: false, failed: false });
+    const renewal = factOf(run, 2, { visitor: 1, day: 40, minute: 0, renewal: true, failed: false });
     const facts = (f: PaymentFact) => ({
       event_id: `evt_${f.id}`,
       event_type: 'test',
@@ -169,7 +176,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
     await applyProviderFacts(deps, site, facts(renewal));
     expect((await deps.payments.getPayment('example.com', 'stripe', renewal.id))?.visitor).toBe('visitor-import-1');
     // `footfall import payments` of the customer's earlier purchase, from visitor 0.
-    const earlier = factOf(run, 0, { visitor: 0, day: 10, minute: 0, renewal: false });
+    const earlier = factOf(run, 0, { visitor: 0, day: 10, minute: 0, renewal: false, failed: false });
     await importPayments({ ...dynamoPaymentDeps(conn, deps.clock), rates: deps.rates }, site, [facts(earlier)]);
     const credit = async (id: string) => {
       const p = await deps.payments.getPayment('example.com', 'stripe', id);
@@ -180,6 +187,35 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
     expect(await credit(earlier.id)).toEqual({ visitor: 'visitor-import-0', touch: search });
     expect(await credit(later.id)).toEqual({ visitor: 'visitor-import-0', touch: email });
     expect(await credit(renewal.id)).toEqual({ visitor: 'visitor-import-0', touch: search });
+  });
+
+  it("a failed renewal gets the same credit whether it arrives before or after the purchase: its own visitor's", async () => {
+    const credits: unknown[] = [];
+    for (const order of ['renewal first', 'purchase first']) {
+      const run = `failed-${order.split(' ')[0]}`;
+      // The purchase's visit is outside the renewal's window; the renewal's visitor visited the day before it.
+      await writeVisitsOf(deps, run, [
+        { visitor: 0, day: 2, channel: 'Search' },
+        { visitor: 0, day: 39, channel: 'Email' },
+      ]);
+      const purchase = factOf(run, 0, { visitor: 0, day: 8, minute: 0, renewal: false, failed: false });
+      const renewal = factOf(run, 1, { visitor: 0, day: 40, minute: 0, renewal: true, failed: true });
+      for (const f of order === 'renewal first' ? [renewal, purchase] : [purchase, renewal])
+        await applyProviderFacts(deps, site, {
+          event_id: `evt_${f.id}`,
+          event_type: 'test',
+          payments: [f],
+          subscriptions: [],
+          customers: [],
+        });
+      const stored = await deps.payments.getPayment('example.com', 'stripe', renewal.id);
+      credits.push({ visitor: stored?.visitor, channel: stored?.touch?.channel, ts: stored?.touch?.ts });
+    }
+    const email = visitStart({ visitor: 0, day: 39, channel: 'Email' });
+    expect(credits).toEqual([
+      { visitor: 'visitor-failed-renewal-0', channel: 'Email', ts: email },
+      { visitor: 'visitor-failed-purchase-0', channel: 'Email', ts: email },
+    ]);
   });
 
   it('equals the credit by event time: first attributed purchase, its visitor for later purchases, renewals inherit', async () => {

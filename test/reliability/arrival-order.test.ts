@@ -463,12 +463,13 @@ describe('crediting does not depend on arrival order', () => {
 
           const expected = directCredit(
             visits.map((v) => ({ visitor: v.visitor, start: visitStart(v), channel: v.channel })),
-            lines.map(({ p, renewal }) => ({
+            lines.map(({ p, renewal, failed }) => ({
               id: p.id,
               visitor: p.visitor,
               customer: p.visitor ? `cus_${p.visitor}` : null,
               ts: paymentTs(p),
               renewal,
+              failed,
             })),
             model,
             LOOKBACK_DAYS,

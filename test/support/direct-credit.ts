@@ -17,6 +17,8 @@ export interface CreditPayment {
   customer: string | null;
   ts: number;
   renewal: boolean;
+  /** A failed attempt: it inherits no credit and lends none (docs/payments.md). */
+  failed?: boolean;
 }
 
 /** The visit a payment is credited to: its start (ms since epoch) and channel; null when unattributed. */
@@ -30,7 +32,8 @@ export type DirectCredit = { start: number; channel: string } | null;
  * and not after it, the model's pick (`first_touch` the earliest,
  * `last_touch` the latest, `last_non_direct` the latest that is not Direct,
  * else the latest); a renewal inherits the credit of its customer's first
- * attributed purchase. Payments are taken in credit order (purchases before
+ * attributed purchase, and a failed payment is credited by its own visitor
+ * alone and is never the customer's credit. Payments are taken in credit order (purchases before
  * renewals, then by time, then id). Keyed by payment id.
  */
 export function directCredit(
@@ -64,8 +67,9 @@ export function directCredit(
   const firstCredit = new Map<string, DirectCredit>();
   for (const p of ordered) {
     const inherited = p.customer ? firstCredit.get(p.customer) : undefined;
-    const credit = p.renewal && inherited ? inherited : pick(p.visitor, p.ts);
-    if (!p.renewal && p.customer && credit && !firstCredit.has(p.customer)) firstCredit.set(p.customer, credit);
+    const credit = p.renewal && inherited && !p.failed ? inherited : pick(p.visitor, p.ts);
+    if (!p.renewal && !p.failed && p.customer && credit && !firstCredit.has(p.customer))
+      firstCredit.set(p.customer, credit);
     out.set(p.id, credit);
   }
   return out;

@@ -132,6 +132,7 @@ export function directPaymentReports(lines: readonly string[], events: readonly 
       customer: l.customer_id ?? null,
       ts: Date.parse(l.ts),
       renewal: l.is_renewal ?? false,
+      failed: l.status === 'failed',
     })),
     'last_non_direct',
     DEFAULT_LOOKBACK_DAYS,
