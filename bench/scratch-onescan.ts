@@ -131,7 +131,7 @@ async function memoryOfTables(root: string) {
     const before = await memory(db);
     for (const [i, span] of [range, previous].entries()) {
       const { shared } = await relations.relations(BENCH_SITE_DOMAIN, filter, span);
-      if (!shared) throw new Error(`${label}: not shared (it tests no list column)`);
+      if (!shared?.source) throw new Error(`${label}: not shared (it tests no list column)`);
       await db.run(`CREATE TEMP TABLE m_v${i} AS ${shared.source.visits}`);
       await db.run(`CREATE TEMP TABLE m_p${i} AS ${shared.source.payments}`);
       rows += Number((await db.runAndReadAll(`SELECT count(*) FROM m_v${i}`)).getRowsJS()[0]?.[0]);

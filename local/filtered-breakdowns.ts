@@ -21,7 +21,7 @@ export class FilteredBreakdowns {
     dimension: Dimension,
   ): Promise<Map<string, FilteredValue>> {
     const { id, dictionary } = BREAKDOWN_COLUMNS[dimension];
-    return this.valueBreakdown(site, filter, range, id, dictionary, (value) => value, SHARED_BREAKDOWNS.has(dimension));
+    return this.valueBreakdown(site, filter, range, id, dictionary, null, SHARED_BREAKDOWNS.has(dimension));
   }
 
   async propBreakdown(
@@ -61,7 +61,8 @@ export class FilteredBreakdowns {
   /**
    * Visits and credited payments per value: `id`, an id expression over a visit (one row each, or unnested),
    * named through `dictionary`, whose entry's text `valueOf` turns into the value; from the load's shared
-   * tables when `shareable` (`id` reads only their columns).
+   * tables when `shareable` (`id` reads only their columns). A dimension's rows (`valueOf` the entry's text
+   * itself) are counted per id and named after (`byId`), a property's named first.
    */
   private async valueBreakdown(
     site: string,
@@ -69,14 +70,11 @@ export class FilteredBreakdowns {
     range: FilteredRange,
     id: string,
     dictionary: DictionaryName,
-    valueOf: (entry: string) => string,
+    valueOf: ((entry: string) => string) | null,
     shareable: boolean,
   ): Promise<Map<string, FilteredValue>> {
-    // A NULL id is a visit without a value: NONE (''), as the rollups key it.
-    const named = (from: string, select: string) =>
-      `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
-      `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
-    const reader = await this.tables.overShared(
+    const named = valueOf === null ? byId(id, dictionary) : byName(id, dictionary, valueOf);
+    const rows = await this.tables.overShared(
       site,
       filter,
       range,
@@ -84,10 +82,10 @@ export class FilteredBreakdowns {
         `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
         `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
         `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
-      shareable,
+      { shareable },
     );
     return new Map(
-      reader.getRowObjectsJS().map((r) => [
+      rows.map((r) => [
         String(r.value),
         {
           visits: Number(r.visits),
@@ -99,3 +97,30 @@ export class FilteredBreakdowns {
     );
   }
 }
+
+/**
+ * Per value of a relation's rows (`from`, `select` its aggregates over `x`), each row named first: its id
+ * (`id`) joined to its `dictionary` entry, whose text `valueOf` turns into the value, then grouped by that
+ * value. A NULL id is a visit without a value: NONE (''), as the rollups key it.
+ */
+const byName =
+  (id: string, dictionary: DictionaryName, valueOf: (entry: string) => string) => (from: string, select: string) =>
+    `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
+    `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
+
+/**
+ * The same per value of a dimension, each row counted under its id first and the few groups named after:
+ * grouping millions of rows by an integer and joining hundreds, not joining millions and grouping them by
+ * text (`docs/benchmarks.md`, "An unselective year"). A value has one id in its dictionary (`encodeRows`),
+ * and a visit without one (a NULL id) is counted under the id of `''` where the dictionary has it, so each
+ * group is one value and distinct counts (customers) stay exact.
+ */
+const byId = (id: string, dictionary: DictionaryName) => (from: string, select: string) => {
+  const entries = `(SELECT id, value FROM dict WHERE dictionary = ${sqlLiteral(dictionary)})`;
+  const empty = `(SELECT min(id) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND value = '')`;
+  return (
+    `(SELECT coalesce(d.value, '') AS value, c.* EXCLUDE (id) FROM (SELECT id, ${select} FROM ` +
+    `(SELECT coalesce(id, ${empty}) AS id, * EXCLUDE (id) FROM (SELECT ${id} AS id, * FROM ${from})) x GROUP BY id) c ` +
+    `LEFT JOIN ${entries} d ON d.id = c.id)`
+  );
+};

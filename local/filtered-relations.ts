@@ -53,7 +53,7 @@ export const SHARED_BREAKDOWNS: ReadonlySet<Dimension> = new Set<Dimension>(['ch
 
 /** The columns of the shared tables: what the overview, series, goals and `SHARED_BREAKDOWNS` read, no more. */
 const SHARED_DIMENSION_COLUMNS = 'channel, country, device, pages, goals';
-const SHARED_VISIT_COLUMNS = `day, visitor_key, visit_key, pageviews, bounce, timed, duration_ms, ${SHARED_DIMENSION_COLUMNS}`;
+const SHARED_VISIT_COLUMNS = `day, visitor_key, pageviews, bounce, timed, duration_ms, ${SHARED_DIMENSION_COLUMNS}`;
 const SHARED_PAYMENT_COLUMNS = `paid_day, cents, customer, matched, ${SHARED_DIMENSION_COLUMNS}`;
 
 /**
@@ -80,6 +80,11 @@ export class FilteredRelations {
     this.resolutions = new FilterResolutions(root, () => this.connect());
     const room = sharing ? sharing.memoryBytes + sharing.spillBytes : 0;
     this.shared = new SharedScans(() => this.connect(), Math.floor(room / SHARED_BYTES_PER_VISIT));
+  }
+
+  /** Whether the requests of a load that run at once share work (`SharedScans`): an engine built with `sharing`. */
+  get sharesLoads(): boolean {
+    return this.sharing !== null;
   }
 
   /** The in-process DuckDB connection, opened on first use (with its bounds and spill directory when sharing). */
@@ -111,7 +116,7 @@ export class FilteredRelations {
     site: string,
     filter: Filter,
     range: FilteredRange,
-  ): Promise<{ sql: string; where: string; shared: { key: string; source: SharedScanSource } | null }> {
+  ): Promise<{ sql: string; where: string; shared: { key: string; source: SharedScanSource | null } | null }> {
     const day = (d: string) => `${sqlLiteral(d)}::DATE`;
     const days = `day BETWEEN ${day(range.from)} AND ${day(range.to)}`;
     // The open days' file holds the days after the last closed one: the range's days select from it too.
@@ -132,40 +137,51 @@ export class FilteredRelations {
       `SELECT * EXCLUDE (day), day AS paid_day, visit_day BETWEEN ${day(range.from)} AND ${day(range.to)} AS matched ` +
       `FROM q WHERE NOT failed AND coalesce(credited, false) AND ${where}`;
     const sql = `WITH dict AS (${dictRelation(this.root, site)}), v AS (${v}), q AS (${q}), p AS (${p})`;
-    if (!this.sharing || !(this.sharing.everyFilter || testsList(filter))) return { sql, where, shared: null };
+    if (!this.sharing) return { sql, where, shared: null };
     const versions = [dictionaryFilePath(this.root, site), ...visitFiles, ...paymentFiles].map(fileVersion);
     const dict = `WITH dict AS (${dictRelation(this.root, site)})`;
+    const copied = this.sharing.everyFilter || testsList(filter);
     const shared = {
       key: [site, JSON.stringify(filter), range.from, range.to, ...versions].join('\n'),
-      source: {
-        rows:
-          visitFiles.length === 0
-            ? 'SELECT 0'
-            : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
-        visits: `${dict} SELECT ${SHARED_VISIT_COLUMNS} FROM (${v})`,
-        payments: `${dict}, q AS (${q}) SELECT ${SHARED_PAYMENT_COLUMNS} FROM (${p})`,
-      },
+      source: !copied
+        ? null
+        : {
+            rows:
+              visitFiles.length === 0
+                ? 'SELECT 0'
+                : `SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([${visitFiles.map(sqlLiteral).join(', ')}])`,
+            visits: `${dict} SELECT ${SHARED_VISIT_COLUMNS} FROM (${v})`,
+            payments: `${dict}, q AS (${q}) SELECT ${SHARED_PAYMENT_COLUMNS} FROM (${p})`,
+          },
     };
     return { sql, where, shared };
   }
 
   /**
-   * Runs `select` over `dict`, `v` and `p`: with the other requests of the load that run at once, over the
+   * The rows of `select` over `dict`, `v` and `p`: with the other requests of the load that run at once, over the
    * matching visits and payments scanned once for them all (`SharedScans`), when the engine shares, the
    * filter tests a list column (`testsList`) and `select` reads only the shared tables' columns
-   * (`shareable`); otherwise alone.
+   * (`shareable`); otherwise alone. With `once`, a request of the load that asks the same `select` while
+   * another runs it takes its rows (the caller does not change them).
    */
-  async overShared(site: string, filter: Filter, range: FilteredRange, select: string, shareable = true) {
+  async overShared(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    select: string,
+    { shareable = true, once = false }: { shareable?: boolean; once?: boolean } = {},
+  ): Promise<Array<Record<string, unknown>>> {
     const db = await this.connect();
     const { sql, shared } = await this.relations(site, filter, range);
-    if (shared === null || !shareable) return db.runAndReadAll(`${sql} ${select}`);
-    return this.shared.with(shared.key, shared.source, (tables) =>
-      db.runAndReadAll(
+    const rows = async (query: string) => (await db.runAndReadAll(query)).getRowObjectsJS();
+    if (shared === null || !shareable) return rows(`${sql} ${select}`);
+    return this.shared.with(shared.key, shared.source, (tables, load) => {
+      const query =
         tables === null
           ? `${sql} ${select}`
-          : `WITH dict AS (${dictRelation(this.root, site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p}) ${select}`,
-      ),
-    );
+          : `WITH dict AS (${dictRelation(this.root, site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p}) ${select}`;
+      return once ? load(select, () => rows(query)) : rows(query);
+    });
   }
 
   /** Closes DuckDB. */

@@ -77,14 +77,18 @@ export class LocalFilteredVisits implements FilteredVisits {
     return { rows, payments };
   }
 
-  /** The first row of a query over the relations; an empty row when no visit was written. */
+  /**
+   * The first row of a query over the relations; an empty row when no visit was written. With `once`, the
+   * query is run once for the requests of a load that ask it at once (`FilteredRelations.overShared`).
+   */
   private async one(
     site: string,
     filter: Filter,
     range: FilteredRange,
     select: string,
+    once = false,
   ): Promise<Record<string, unknown>> {
-    return (await this.tables.overShared(site, filter, range, select)).getRowObjectsJS()[0] ?? {};
+    return (await this.tables.overShared(site, filter, range, select, { once }))[0] ?? {};
   }
 
   async totals(
@@ -105,6 +109,8 @@ export class LocalFilteredVisits implements FilteredVisits {
         'count(*) FILTER (WHERE timed) AS timed_visits',
         'sum(duration_ms) AS duration_ms',
       ]),
+      // The goals report of the load asks for the same visitors.
+      true,
     );
     return {
       visitors: visitorsOf(r, exact),
@@ -157,22 +163,20 @@ export class LocalFilteredVisits implements FilteredVisits {
     const startOf = (point: string) => `${sqlLiteral(interval === 'day' ? point : `${point}-01`)}::DATE`;
     const byRegisters = new Set(registers);
     const exact = registers.length === 0 ? 'true' : `period_start NOT IN (${registers.map(startOf).join(', ')})`;
-    const rows = (
-      await this.tables.overShared(
-        site,
-        filter,
-        range,
-        `SELECT 'v' AS kind, ${period('period_start')} AS period, visits, pageviews, exact_visitors, ranks, ` +
-          `rank_counts, 0 AS payments, 0 AS cents FROM (${visitorGroups(
-            `SELECT *, ${start} AS period_start FROM v`,
-            ['period_start'],
-            exact,
-            ['count(*) AS visits', 'sum(pageviews) AS pageviews'],
-          )}) UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
-          // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
-          `FROM p GROUP BY 2 ORDER BY kind, period`,
-      )
-    ).getRowObjectsJS();
+    const rows = await this.tables.overShared(
+      site,
+      filter,
+      range,
+      `SELECT 'v' AS kind, ${period('period_start')} AS period, visits, pageviews, exact_visitors, ranks, ` +
+        `rank_counts, 0 AS payments, 0 AS cents FROM (${visitorGroups(
+          `SELECT *, ${start} AS period_start FROM v`,
+          ['period_start'],
+          exact,
+          ['count(*) AS visits', 'sum(pageviews) AS pageviews'],
+        )}) UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
+        // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
+        `FROM p GROUP BY 2 ORDER BY kind, period`,
+    );
     const of = (kind: string) => rows.filter((r) => r.kind === kind);
     return {
       visits: of('v').map((r) => ({
@@ -189,7 +193,11 @@ export class LocalFilteredVisits implements FilteredVisits {
     };
   }
 
-  /** The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited payments. */
+  /**
+   * The goals report's sums (`FilteredGoalCounts`): per goal name of the matching visits and of their credited
+   * payments; the report's visitors are the totals' (`totals`): run once for a load that asks both at once
+   * where the engine shares a load's work, else in the goals' own query (a Lambda's one request, one statement).
+   */
   async goals(
     site: string,
     filter: Filter,
@@ -198,32 +206,38 @@ export class LocalFilteredVisits implements FilteredVisits {
     registerGoals: readonly string[] = [],
   ): Promise<FilteredGoalCounts> {
     const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id`;
-    const exact = visitors === 'exact';
     const byRegisters = new Set(registerGoals);
     const exactGoal = registerGoals.length === 0 ? 'true' : `goal NOT IN (${registerGoals.map(sqlLiteral).join(', ')})`;
     const none = 'NULL AS exact_visitors, NULL AS ranks, NULL AS rank_counts';
-    // Each goal's visitors by the goal sketches' registers (`GOAL_VISITOR_LIMITS`), the report's by the visitors'.
+    // Each goal's visitors by the goal sketches' registers (`GOAL_VISITOR_LIMITS`). A visit counts once per goal
+    // (at the goal's first place in its list), each completion once: no visit key to read and count distinct.
     const perGoal = visitorGroups(
-      `SELECT g.value AS goal, x.visit_key, x.visitor_key ` +
-        `FROM (SELECT visit_key, visitor_key, unnest(goals) AS id FROM v WHERE len(goals) > 0) x ${named}`,
+      `SELECT g.value AS goal, x.visitor_key, x.first ` +
+        `FROM (SELECT visitor_key, unnest(goals) AS id, ` +
+        `unnest(list_transform(goals, (id, i) -> list_position(goals, id) = i)) AS first FROM v WHERE len(goals) > 0) x ${named}`,
       ['goal'],
       exactGoal,
-      ['count(DISTINCT visit_key) AS visits', 'count(*) AS completions'],
+      ['count(*) FILTER (WHERE first) AS visits', 'count(*) AS completions'],
       GOAL_VISITOR_LIMITS.precision,
     );
-    const rows = (
-      await this.tables.overShared(
+    const exact = visitors === 'exact';
+    const shared = this.tables.sharesLoads;
+    const [rows, totals] = await Promise.all([
+      this.tables.overShared(
         site,
         filter,
         range,
         `SELECT 'v' AS kind, goal, visits, completions, 0 AS payments, 0 AS cents, 0 AS customers, ` +
           `exact_visitors, ranks, rank_counts FROM (${perGoal}) ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer), ${none} ` +
-          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} GROUP BY g.value ` +
-          `UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
-          `FROM (${visitorGroups('FROM v', [], String(exact), [])})`,
-      )
-    ).getRowObjectsJS();
+          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} GROUP BY g.value` +
+          (shared
+            ? ''
+            : ` UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
+              `FROM (${visitorGroups('FROM v', [], String(exact), [])})`),
+      ),
+      shared ? this.totals(site, filter, range, visitors) : null,
+    ]);
     const goals = new Map<string, FilteredGoalCounts['goals'] extends ReadonlyMap<string, infer V> ? V : never>();
     const zero = { visits: 0, completions: 0, visitors: 0, payments: 0, cents: 0, customers: 0 };
     for (const r of rows) {
@@ -237,7 +251,8 @@ export class LocalFilteredVisits implements FilteredVisits {
       else Object.assign(g, countsOf(r, ['payments', 'cents', 'customers']));
       goals.set(goal, g);
     }
-    return { visitors: visitorsOf(rows.find((r) => r.kind === 't') ?? {}, exact), goals };
+    const reportVisitors = totals?.visitors ?? visitorsOf(rows.find((r) => r.kind === 't') ?? {}, exact);
+    return { visitors: reportVisitors, goals };
   }
 
   /** `FilteredPaymentLists.paymentList` */

@@ -15,6 +15,13 @@ export interface SharedScanSource {
 }
 
 /**
+ * Within a load, the result of a computation named `name`, computed by the first request of the load that asks
+ * for it and shared with the others that ask while it runs (the totals' distinct visitors, which the goals
+ * report asks as well).
+ */
+export type LoadOnce = <T>(name: string, compute: () => Promise<T>) => Promise<T>;
+
+/**
  * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error"): the tables are then not
  * kept, and each request scans alone.
  */
@@ -30,7 +37,10 @@ const outOfMemory = (error: unknown) => error instanceof Error && /Out of Memory
  * (`FilteredRelations`).
  */
 export class SharedScans {
-  private readonly entries = new Map<string, { ready: Promise<SharedTables | null>; users: number }>();
+  private readonly entries = new Map<
+    string,
+    { ready: Promise<SharedTables | null>; users: number; results: Map<string, Promise<unknown>> }
+  >();
   private made = 0;
 
   /**
@@ -46,18 +56,33 @@ export class SharedScans {
 
   /**
    * Runs `run` with the key's tables, made by the first request of the key still running, or with null when
-   * the range's files hold more than `maxRows` rows or DuckDB had no room left for them.
+   * there is no `source` (the load's filter is not worth copying), the range's files hold more than `maxRows`
+   * rows or DuckDB had no room left for them; and with the load's `LoadOnce`, whose results live as long as
+   * the tables.
    * @throws what making the tables (but running out of room) or `run` throws
    */
-  async with<T>(key: string, source: SharedScanSource, run: (tables: SharedTables | null) => Promise<T>): Promise<T> {
+  async with<T>(
+    key: string,
+    source: SharedScanSource | null,
+    run: (tables: SharedTables | null, once: LoadOnce) => Promise<T>,
+  ): Promise<T> {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { ready: this.make(source), users: 0 };
+      entry = { ready: source ? this.make(source) : Promise.resolve(null), users: 0, results: new Map() };
       this.entries.set(key, entry);
     }
     entry.users += 1;
+    const { results } = entry;
+    const once: LoadOnce = <R>(name: string, compute: () => Promise<R>) => {
+      let result = results.get(name) as Promise<R> | undefined;
+      if (!result) {
+        result = compute();
+        results.set(name, result);
+      }
+      return result;
+    };
     try {
-      return await run(await entry.ready);
+      return await run(await entry.ready, once);
     } finally {
       entry.users -= 1;
       if (entry.users === 0) {

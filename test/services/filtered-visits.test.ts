@@ -43,7 +43,7 @@ const POOLS = {
   utm_campaign: ['launch', 'Spring-Sale'],
   utm_term: ['analytics'],
   utm_content: ['hero', 'footer'],
-  country: ['FR', 'US', 'DE'],
+  country: ['FR', 'US', 'DE', ''],
   device: ['Desktop', 'Mobile', 'Tablet'],
   browser: ['Chrome', 'Safari'],
   os: ['iOS', 'Windows', 'macOS'],
@@ -501,6 +501,57 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     expect([after[0].sessions, after[0].visitors]).toEqual([reference.sessions, reference.visitors]);
     expect(before[0].sessions).toBe(filteredOverview(first, filter, range).sessions);
     expect(await temporaryTables(engine)).toBe(0);
+  });
+
+  it('counts a visit without a value and one whose value is the empty string in one NONE row, its customer once', async () => {
+    const [one, two] = fc.sample(rowArb(0), { seed, numRuns: 2 }).map((r, i) => ({
+      ...r,
+      visit_id: `none${i}`,
+      day: DAYS[0]!,
+      pages: ['/'],
+      dimensions: { ...r.dimensions, country: i === 0 ? null : '' },
+    })) as [VisitRow, VisitRow];
+    const paid = (visit: VisitRow, n: number): ListedPayment => ({
+      key: `k${n}`,
+      ts: Date.parse(`${DAYS[0]}T13:00:00Z`) + n,
+      day: DAYS[0]!,
+      cents: 1000,
+      customer: 'c1',
+      failed: false,
+      refunded: false,
+      visit,
+    });
+    const domain = await written([one, two], [paid(one, 1), paid(two, 2)]);
+    const range = { from: DAYS[0]!, to: DAYS[0]! };
+    const none = new Map([[NONE, { visits: 2, payments: 2, cents: 2000, customers: 1 }]]);
+    // Shared (a page condition) and alone (dimensions only), by both engines.
+    for (const filter of [parse([['contains', 'event:page', ['/']]]), parse([['is_not', 'visit:channel', ['-']]])])
+      for (const on of [engine, alone]) expect(await on.breakdown(domain, filter, range, 'country')).toEqual(none);
+  });
+
+  it('runs the totals’ query once for the totals and the goals of a load asked at once', async () => {
+    const input = fc.sample(
+      siteArb.filter((x) => x.rows.length > 0),
+      { seed, numRuns: 1 },
+    )[0]!;
+    const domain = await written(input.rows, input.payments);
+    const range = { from: DAYS[0]!, to: DAYS.at(-1)! };
+    for (const filter of [parse([['is', 'event:page', ['/blog']]]), parse([['is_not', 'visit:channel', ['-']]])]) {
+      const db = await connectionOf(engine);
+      const statements: string[] = [];
+      const original = db.run.bind(db);
+      const spy = vi.spyOn(db, 'run').mockImplementation((sql, ...rest) => {
+        statements.push(sql);
+        return original(sql, ...rest);
+      });
+      try {
+        const [totals, , , , , , , , goals] = await load(engine, domain, filter, range);
+        expect(goals.visitors).toBe(totals.visitors);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(statements.filter((sql) => sql.includes('AS timed_visits'))).toHaveLength(1);
+    }
   });
 
   it('a filter that matches every visit gives every visit of the range', async () => {
