@@ -162,25 +162,30 @@ export class FilteredRelations {
    * matching visits and payments scanned once for them all (`SharedScans`), when the engine shares, the
    * filter tests a list column (`testsList`) and `select` reads only the shared tables' columns
    * (`shareable`); otherwise alone. With `once`, a request of the load that asks the same `select` while
-   * another runs it takes its rows (the caller does not change them).
+   * another runs it takes its rows (the caller does not change them). With `table`, `select` reads the relation
+   * `t` too, the rows of `table` over the same relations: made once into a temporary table for the requests of
+   * a load that ask it at once where the engine shares, else computed in the query.
    */
   async overShared(
     site: string,
     filter: Filter,
     range: FilteredRange,
     select: string,
-    { shareable = true, once = false }: { shareable?: boolean; once?: boolean } = {},
+    { shareable = true, once = false, table }: { shareable?: boolean; once?: boolean; table?: string } = {},
   ): Promise<Array<Record<string, unknown>>> {
     const db = await this.connect();
     const { sql, shared } = await this.relations(site, filter, range);
     const rows = async (query: string) => (await db.runAndReadAll(query)).getRowObjectsJS();
-    if (shared === null || !shareable) return rows(`${sql} ${select}`);
-    return this.shared.with(shared.key, shared.source, (tables, load) => {
-      const query =
+    if (shared === null || !shareable) return rows(`${sql}${table ? `, t AS (${table})` : ''} ${select}`);
+    return this.shared.with(shared.key, shared.source, async (tables, load) => {
+      const over =
         tables === null
-          ? `${sql} ${select}`
-          : `WITH dict AS (${dictRelation(this.root, site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p}) ${select}`;
-      return once ? load(select, () => rows(query)) : rows(query);
+          ? sql
+          : `WITH dict AS (${dictRelation(this.root, site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p})`;
+      const query = table
+        ? `${over}, t AS (FROM ${await load.table(`${over} ${table}`)}) ${select}`
+        : `${over} ${select}`;
+      return once ? load.once(query, () => rows(query)) : rows(query);
     });
   }
 

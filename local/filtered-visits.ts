@@ -19,9 +19,10 @@ import { FilteredRelations, LOCAL_SHARING, countsOf, type SharingOptions } from 
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
-import { visitorGroups, visitorsOf } from './visitor-key.js';
+import { MONTH_REGISTERS, TOTALS, rankedGroups, visitorGroups, visitorsOf } from './visitor-key.js';
 import { GOAL_VISITOR_LIMITS } from '../lambdas/domain/rollup.js';
 import { sqlLiteral } from './sql.js';
+import { eachDay } from '../lambdas/domain/range.js';
 
 /**
  * The filtered reads of the local visit and payments tables
@@ -78,17 +79,18 @@ export class LocalFilteredVisits implements FilteredVisits {
   }
 
   /**
-   * The first row of a query over the relations; an empty row when no visit was written. With `once`, the
-   * query is run once for the requests of a load that ask it at once (`FilteredRelations.overShared`).
+   * The first row of a query over the relations (and `t`, the rows of `table`: `FilteredRelations.overShared`);
+   * an empty row when no visit was written. Run once for the requests of a load that ask it at once (the goals
+   * report asks for the totals' visitors).
    */
   private async one(
     site: string,
     filter: Filter,
     range: FilteredRange,
     select: string,
-    once = false,
+    table?: string,
   ): Promise<Record<string, unknown>> {
-    return (await this.tables.overShared(site, filter, range, select, { once }))[0] ?? {};
+    return (await this.tables.overShared(site, filter, range, select, { once: true, table }))[0] ?? {};
   }
 
   async totals(
@@ -98,19 +100,24 @@ export class LocalFilteredVisits implements FilteredVisits {
     visitors: VisitorCounting = 'exact',
   ): Promise<FilteredVisitTotals> {
     const exact = visitors === 'exact';
+    // By registers in an engine that shares a load's work: from the load's month registers (`MONTH_REGISTERS`),
+    // which a series by month reads too.
+    const fromMonths = !exact && this.tables.sharesLoads;
+    const sums = fromMonths
+      ? TOTALS.map((name) => `sum(${name}) AS ${name === 'visits' ? 'sessions' : name}`)
+      : [
+          'count(*) AS sessions',
+          'sum(pageviews) AS pageviews',
+          'count(*) FILTER (WHERE bounce) AS bounces',
+          'count(*) FILTER (WHERE timed) AS timed_visits',
+          'sum(duration_ms) AS duration_ms',
+        ];
     const r = await this.one(
       site,
       filter,
       range,
-      visitorGroups('FROM v', [], String(exact), [
-        'count(*) AS sessions',
-        'sum(pageviews) AS pageviews',
-        'count(*) FILTER (WHERE bounce) AS bounces',
-        'count(*) FILTER (WHERE timed) AS timed_visits',
-        'sum(duration_ms) AS duration_ms',
-      ]),
-      // The goals report of the load asks for the same visitors.
-      true,
+      fromMonths ? rankedGroups('FROM t', [], sums) : visitorGroups('FROM v', [], String(exact), sums),
+      fromMonths ? MONTH_REGISTERS : undefined,
     );
     return {
       visitors: visitorsOf(r, exact),
@@ -162,20 +169,33 @@ export class LocalFilteredVisits implements FilteredVisits {
     const start = interval === 'day' ? 'day' : `date_trunc('month', day)::DATE`;
     const startOf = (point: string) => `${sqlLiteral(interval === 'day' ? point : `${point}-01`)}::DATE`;
     const byRegisters = new Set(registers);
-    const exact = registers.length === 0 ? 'true' : `period_start NOT IN (${registers.map(startOf).join(', ')})`;
+    // Every point by registers: a constant false, so no distinct count is planned (`visitorGroups`).
+    const points = new Set(eachDay(range.from, range.to).map((d) => (interval === 'day' ? d : d.slice(0, 7))));
+    const exact =
+      registers.length === 0
+        ? 'true'
+        : [...points].every((point) => byRegisters.has(point))
+          ? 'false'
+          : `period_start NOT IN (${registers.map(startOf).join(', ')})`;
+    // By month, every point by registers, in an engine that shares a load's work: from the load's month
+    // registers (`MONTH_REGISTERS`), which its totals read too.
+    const fromMonths = interval === 'month' && exact === 'false' && this.tables.sharesLoads;
+    const visits = fromMonths
+      ? rankedGroups('FROM t', ['period_start'], ['sum(visits) AS visits', 'sum(pageviews) AS pageviews'])
+      : visitorGroups(`SELECT *, ${start} AS period_start FROM v`, ['period_start'], exact, [
+          'count(*) AS visits',
+          'sum(pageviews) AS pageviews',
+        ]);
     const rows = await this.tables.overShared(
       site,
       filter,
       range,
       `SELECT 'v' AS kind, ${period('period_start')} AS period, visits, pageviews, exact_visitors, ranks, ` +
-        `rank_counts, 0 AS payments, 0 AS cents FROM (${visitorGroups(
-          `SELECT *, ${start} AS period_start FROM v`,
-          ['period_start'],
-          exact,
-          ['count(*) AS visits', 'sum(pageviews) AS pageviews'],
-        )}) UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
+        `rank_counts, 0 AS payments, 0 AS cents FROM (${visits}) ` +
+        `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
         // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
         `FROM p GROUP BY 2 ORDER BY kind, period`,
+      { table: fromMonths ? MONTH_REGISTERS : undefined },
     );
     const of = (kind: string) => rows.filter((r) => r.kind === kind);
     return {

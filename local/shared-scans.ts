@@ -21,6 +21,16 @@ export interface SharedScanSource {
  */
 export type LoadOnce = <T>(name: string, compute: () => Promise<T>) => Promise<T>;
 
+/** What the requests of a load that run at once share beside the tables of its matching rows. */
+export interface LoadWork {
+  once: LoadOnce;
+  /**
+   * The name of a temporary table holding the rows of `select`, made by the first request of the load that asks
+   * for it (`select` names it) and dropped with the load's tables.
+   */
+  table(select: string): Promise<string>;
+}
+
 /**
  * Whether an error is DuckDB out of room for the tables (its "Out of Memory Error"): the tables are then not
  * kept, and each request scans alone.
@@ -39,7 +49,13 @@ const outOfMemory = (error: unknown) => error instanceof Error && /Out of Memory
 export class SharedScans {
   private readonly entries = new Map<
     string,
-    { ready: Promise<SharedTables | null>; users: number; results: Map<string, Promise<unknown>> }
+    {
+      ready: Promise<SharedTables | null>;
+      users: number;
+      results: Map<string, Promise<unknown>>;
+      /** The load's other tables (`LoadWork.table`), dropped with it. */
+      tables: string[];
+    }
   >();
   private made = 0;
 
@@ -57,22 +73,22 @@ export class SharedScans {
   /**
    * Runs `run` with the key's tables, made by the first request of the key still running, or with null when
    * there is no `source` (the load's filter is not worth copying), the range's files hold more than `maxRows`
-   * rows or DuckDB had no room left for them; and with the load's `LoadOnce`, whose results live as long as
-   * the tables.
+   * rows or DuckDB had no room left for them; and with the load's `LoadWork`, whose results and tables live as
+   * long as the tables.
    * @throws what making the tables (but running out of room) or `run` throws
    */
   async with<T>(
     key: string,
     source: SharedScanSource | null,
-    run: (tables: SharedTables | null, once: LoadOnce) => Promise<T>,
+    run: (tables: SharedTables | null, work: LoadWork) => Promise<T>,
   ): Promise<T> {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { ready: source ? this.make(source) : Promise.resolve(null), users: 0, results: new Map() };
+      entry = { ready: source ? this.make(source) : Promise.resolve(null), users: 0, results: new Map(), tables: [] };
       this.entries.set(key, entry);
     }
     entry.users += 1;
-    const { results } = entry;
+    const { results, tables: made } = entry;
     const once: LoadOnce = <R>(name: string, compute: () => Promise<R>) => {
       let result = results.get(name) as Promise<R> | undefined;
       if (!result) {
@@ -81,13 +97,20 @@ export class SharedScans {
       }
       return result;
     };
+    const table = (select: string) =>
+      once(`table\n${select}`, async () => {
+        const name = `load_${++this.made}`;
+        made.push(name);
+        await (await this.db()).run(`CREATE TEMP TABLE ${name} AS ${select}`);
+        return name;
+      });
     try {
-      return await run(await entry.ready, once);
+      return await run(await entry.ready, { once, table });
     } finally {
       entry.users -= 1;
       if (entry.users === 0) {
         this.entries.delete(key);
-        await this.drop(entry.ready);
+        await this.drop(entry.ready, made);
       }
     }
   }
@@ -109,10 +132,11 @@ export class SharedScans {
     return tables;
   }
 
-  private async drop(ready: Promise<SharedTables | null>): Promise<void> {
+  private async drop(ready: Promise<SharedTables | null>, others: readonly string[]): Promise<void> {
     const tables = await ready.catch(() => null);
-    if (!tables) return;
+    const names = [...(tables ? [tables.v, tables.p] : []), ...others];
+    if (names.length === 0) return;
     const db = await this.db();
-    await db.run(`DROP TABLE IF EXISTS ${tables.v}; DROP TABLE IF EXISTS ${tables.p}`);
+    await db.run(names.map((name) => `DROP TABLE IF EXISTS ${name}`).join('; '));
   }
 }

@@ -11,19 +11,32 @@ import { HLL_PRECISION, estimateOfRanks } from '../lambdas/domain/visitor-sketch
 /** `visitorKey` in SQL, over a VARCHAR visitor id (DuckDB's `sha1` hashes its UTF-8 bytes, as `node:crypto` does). */
 export const visitorKeySql = (column: string) => `('0x' || substr(sha1(${column}), 1, 16))::UBIGINT`;
 
+/** The mask of a key's bits below its register's (its tail) for registers of 2^`precision`. */
+const tailMask = (precision: number) => `${(1n << BigInt(64 - precision)) - 1n}::UBIGINT`;
+
 /**
- * `source` (a relation with `visitor_key`) with each row's register (`reg`, the key's top `precision` bits)
- * and rank (`rank`), by integer operations only: the bits below the register's (the tail) are smeared right
- * (each bit ORs into every lower one), so their count is the position of the highest set bit, its bit length;
- * the rank is one more than the tail's width less that length (the tail's width plus one when it is zero). A
- * double's `log2` would round a tail just under a power of two up, one rank too low.
+ * `source` (a relation with `tail`, a key's bits below its register's) with each row's rank (`rank`) in place
+ * of its tail, by integer operations only: the tail is smeared right (each bit ORs into every lower one), so
+ * its bit count is the position of its highest set bit, its bit length; the rank is one more than the tail's
+ * width less that length (the tail's width plus one when it is zero). A double's `log2` would round a tail
+ * just under a power of two up, one rank too low.
  */
-export function withRegisters(source: string, precision = HLL_PRECISION): string {
-  const mask = (1n << BigInt(64 - precision)) - 1n;
-  let smeared = `SELECT *, visitor_key & ${mask}::UBIGINT AS tail FROM (${source})`;
+function ranked(source: string, precision: number): string {
+  let smeared = `SELECT * FROM (${source})`;
   for (const shift of [1, 2, 4, 8, 16, 32])
     smeared = `SELECT * REPLACE (tail | (tail >> ${shift}) AS tail) FROM (${smeared})`;
-  return `SELECT * EXCLUDE (tail), visitor_key >> ${64 - precision} AS reg, ${64 - precision + 1} - bit_count(tail) AS rank FROM (${smeared})`;
+  return `SELECT * EXCLUDE (tail), ${64 - precision + 1} - bit_count(tail) AS rank FROM (${smeared})`;
+}
+
+/**
+ * `source` (a relation with `visitor_key`) with each row's register (`reg`, the key's top `precision` bits)
+ * and rank (`rank`, `ranked`).
+ */
+export function withRegisters(source: string, precision = HLL_PRECISION): string {
+  return ranked(
+    `SELECT *, visitor_key >> ${64 - precision} AS reg, visitor_key & ${tailMask(precision)} AS tail FROM (${source})`,
+    precision,
+  );
 }
 
 /**
@@ -34,6 +47,10 @@ export function withRegisters(source: string, precision = HLL_PRECISION): string
  * `withRegisters` builds them: the maximum rank per register), what `estimateOfRanks` takes; and each of
  * `sums` (`<aggregate> AS <name>`, additive over registers: count, sum, or a distinct count of something
  * one visitor has, such as visits) under its name. Registers of 2^`precision`. One scan of `source`.
+ *
+ * A register's maximum rank is the rank of its least tail (a rank falls as the tail's bit length grows), so
+ * the rows are grouped by register with the least tail, and only the groups ranked: the smear over each
+ * visit cost a fifth of a year's totals (`docs/benchmarks.md`, "An unselective year").
  */
 export function visitorGroups(
   source: string,
@@ -42,19 +59,53 @@ export function visitorGroups(
   sums: readonly string[],
   precision = HLL_PRECISION,
 ): string {
-  const names = sums.map((s) => s.slice(s.lastIndexOf(' AS ') + 4));
   const keys = groups.map((g) => `${g}, `).join('');
   // A distinct aggregate takes DuckDB's slower, less parallel path even when its filter is constant false.
   const exactKeys =
     exact === 'false' ? '0 AS exact_keys' : `count(DISTINCT visitor_key) FILTER (WHERE ${exact}) AS exact_keys`;
-  const inner =
-    `SELECT ${keys}reg, max(rank) AS rank, ${exactKeys}` +
-    `${sums.map((s) => `, ${s}`).join('')} FROM (${withRegisters(source, precision)}) GROUP BY ${keys}reg`;
+  return rankHistograms(
+    `SELECT ${keys}visitor_key >> ${64 - precision} AS reg, min(visitor_key & ${tailMask(precision)}) AS tail, ` +
+      `${exactKeys}${sums.map((s) => `, ${s}`).join('')} FROM (${source}) GROUP BY ${keys}reg`,
+    groups,
+    sums,
+    precision,
+  );
+}
+
+/**
+ * `visitorGroups` by registers over `tailed`, the visits already grouped per register with its least tail
+ * (`reg`, `tail`) and additive sums, such as `MONTH_REGISTERS`: merged into coarser groups (`groups`),
+ * `exact_visitors` 0 (distinct keys are not additive).
+ */
+export function rankedGroups(
+  tailed: string,
+  groups: readonly string[],
+  sums: readonly string[],
+  precision = HLL_PRECISION,
+): string {
+  const keys = groups.map((g) => `${g}, `).join('');
+  return rankHistograms(
+    `SELECT ${keys}reg, min(tail) AS tail, 0 AS exact_keys${sums.map((s) => `, ${s}`).join('')} ` +
+      `FROM (${tailed}) GROUP BY ${keys}reg`,
+    groups,
+    sums,
+    precision,
+  );
+}
+
+/**
+ * The rows of `visitorGroups` from `perRegister`: per group (`groups`) and register, the least tail, the
+ * exact keys (`exact_keys`) and the sums named as in `sums`; each register ranked (`ranked`), then per group
+ * the exact keys summed, the ranks' histogram and the sums.
+ */
+function rankHistograms(perRegister: string, groups: readonly string[], sums: readonly string[], precision: number) {
+  const names = sums.map((s) => s.slice(s.lastIndexOf(' AS ') + 4));
+  const keys = groups.map((g) => `${g}, `).join('');
   const h = `histogram(rank) FILTER (WHERE rank IS NOT NULL)`;
   return (
     `SELECT ${keys}coalesce(sum(exact_keys), 0) AS exact_visitors, map_keys(${h}) AS ranks, ` +
     `map_values(${h}) AS rank_counts${names.map((n) => `, coalesce(sum(${n}), 0) AS ${n}`).join('')} ` +
-    `FROM (${inner})${groups.length > 0 ? ` GROUP BY ${groups.join(', ')}` : ''}`
+    `FROM (${ranked(perRegister, precision)})${groups.length > 0 ? ` GROUP BY ${groups.join(', ')}` : ''}`
   );
 }
 
@@ -69,3 +120,19 @@ export function visitorsOf(row: Record<string, unknown>, exact: boolean, precisi
   ((row.ranks as unknown[] | null) ?? []).forEach((r, i) => (ranks[Number(r)] = Number(counts[i])));
   return estimateOfRanks(1 << precision, ranks);
 }
+
+/** The additive sums of the totals over the matching visits, per month and register in `MONTH_REGISTERS`. */
+export const TOTALS = ['visits', 'pageviews', 'bounces', 'timed_visits', 'duration_ms'] as const;
+
+/**
+ * The visits of the relation `v` per month (`period_start`, its first day) and register of the unfiltered
+ * sketch: the register's least tail there (`visitorGroups`) and the totals' sums (`TOTALS`), the input of
+ * `rankedGroups`. The filtered engine's totals and series by month, both by registers, read it instead of
+ * grouping every visit twice (registers and sums merge over months exactly: `docs/data-model.md`,
+ * "Filtered reports").
+ */
+export const MONTH_REGISTERS =
+  `SELECT date_trunc('month', day)::DATE AS period_start, visitor_key >> ${64 - HLL_PRECISION} AS reg, ` +
+  `min(visitor_key & ${tailMask(HLL_PRECISION)}) AS tail, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+  `count(*) FILTER (WHERE bounce) AS bounces, count(*) FILTER (WHERE timed) AS timed_visits, ` +
+  `sum(duration_ms) AS duration_ms FROM v GROUP BY period_start, reg`;

@@ -11,7 +11,14 @@ import { addVisitors, countVisitors, emptySketch, visitorKey } from '../../lambd
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
 import { DISTINCT_PAGES } from '../../local/file-forms.js';
-import { visitorKeySql, withRegisters } from '../../local/visitor-key.js';
+import {
+  MONTH_REGISTERS,
+  TOTALS,
+  rankedGroups,
+  visitorGroups,
+  visitorKeySql,
+  withRegisters,
+} from '../../local/visitor-key.js';
 import { sqlLiteral } from '../../local/sql.js';
 import { propertyRuns } from '../support/suite.js';
 
@@ -135,6 +142,56 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
     // A double's log2 rounds these tails up: the integer ranks above are what tells them apart.
     const rounded = (1n << 49n) - 1n;
     expect(Math.floor(Math.log2(Number(rounded)))).toBe(49);
+  });
+
+  it('ranks each register by its least tail as its visits’ maximum rank, and merges the month registers into the same registers and sums, per month and over them', async () => {
+    console.log(`month registers merge property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    // Keys in a few registers with ranks of every size, so a register holds several keys, within and across months.
+    const keyArb = fc
+      .tuple(fc.integer({ min: 0, max: 3 }), fc.bigInt({ min: 0n, max: (1n << 50n) - 1n }), fc.nat(50))
+      .map(([reg, tail, shift]) => (BigInt(reg * 5000) << 50n) | (tail >> BigInt(shift)));
+    const rowArb = fc.record({
+      day: fc.constantFrom('2026-02-27', '2026-02-28', '2026-03-01', '2026-04-30'),
+      key: keyArb,
+      pageviews: fc.nat(5),
+      bounce: fc.boolean(),
+      timed: fc.boolean(),
+      duration: fc.nat(600_000),
+    });
+    const sums = [
+      'count(*) AS visits',
+      'sum(pageviews) AS pageviews',
+      'count(*) FILTER (WHERE bounce) AS bounces',
+      'count(*) FILTER (WHERE timed) AS timed_visits',
+      'sum(duration_ms) AS duration_ms',
+    ];
+    const merged = TOTALS.map((name) => `sum(${name}) AS ${name}`);
+    await fc.assert(
+      fc.asyncProperty(fc.array(rowArb, { minLength: 1, maxLength: 60 }), async (rows) => {
+        const values = rows
+          .map((r) => `('${r.day}'::DATE, ${r.key}::UBIGINT, ${r.pageviews}, ${r.bounce}, ${r.timed}, ${r.duration})`)
+          .join(', ');
+        const v = `v AS (SELECT * FROM (VALUES ${values}) x(day, visitor_key, pageviews, bounce, timed, duration_ms))`;
+        const t = `t AS (${MONTH_REGISTERS})`;
+        const run = async (select: string) =>
+          (await db.runAndReadAll(`WITH ${v}, ${t} ${select} ORDER BY ALL`)).getRowsJS();
+        const month = `SELECT *, date_trunc('month', day)::DATE AS period_start FROM v`;
+        // By definition: each register's maximum rank over its visits' own ranks, counted per rank.
+        const h = 'histogram(rank) FILTER (WHERE rank IS NOT NULL)';
+        expect(await run(`SELECT ranks, rank_counts FROM (${visitorGroups('FROM v', [], 'false', [])})`)).toEqual(
+          await run(
+            `SELECT map_keys(${h}), map_values(${h}) FROM (SELECT reg, max(rank) AS rank FROM (${withRegisters('FROM v')}) GROUP BY reg)`,
+          ),
+        );
+        expect(await run(rankedGroups('FROM t', [], merged))).toEqual(
+          await run(visitorGroups('FROM v', [], 'false', sums)),
+        );
+        expect(await run(rankedGroups('FROM t', ['period_start'], merged))).toEqual(
+          await run(visitorGroups(month, ['period_start'], 'false', sums)),
+        );
+      }),
+      { seed, numRuns: propertyRuns(30, 300) },
+    );
   });
 
   it('counts by registers exactly what the sketch of the same visitors counts, totals, points and goals', async () => {

@@ -503,6 +503,28 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     expect(await temporaryTables(engine)).toBe(0);
   });
 
+  it('by registers, a load answers from its month registers what an engine that shares nothing answers, for random filters', async () => {
+    console.log(`month registers property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ([input, filters, a, b]) => {
+        const range = a <= b ? { from: a, to: b } : { from: b, to: a };
+        const filter = parse(filters);
+        const domain = await written(input.rows, input.payments);
+        // Every month of the range by registers, as the bench site's year is.
+        const months = [...new Set([range.from, range.to].map((d) => d.slice(0, 7)))];
+        const byRegisters = (on: LocalFilteredVisits) =>
+          Promise.all([
+            on.totals(domain, filter, range, 'registers'),
+            on.series(domain, filter, range, 'month', months),
+            on.goals(domain, filter, range, 'registers'),
+          ]);
+        expect(await byRegisters(engine)).toEqual(await byRegisters(alone));
+        expect(await temporaryTables(engine)).toBe(0);
+      }),
+      { seed, numRuns: propertyRuns(10, 60) },
+    );
+  }, 600_000);
+
   it('counts a visit without a value and one whose value is the empty string in one NONE row, its customer once', async () => {
     const [one, two] = fc.sample(rowArb(0), { seed, numRuns: 2 }).map((r, i) => ({
       ...r,
