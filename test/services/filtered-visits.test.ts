@@ -525,6 +525,31 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     );
   }, 600_000);
 
+  it('finds a passing page past the places looked up one by one, in a list condition of many ids', async () => {
+    const [long, other, none] = fc.sample(rowArb(0), { seed, numRuns: 3 }).map((r, i) => ({
+      ...r,
+      visit_id: `long${i}`,
+      visitor_id: `x${i}`,
+      day: DAYS[0]!,
+      // Only the fifth page of the first visit passes; the second visit gives the condition more than a few ids.
+      pages: [
+        ['/a', '/b', '/c', '/d', '/blog/1'],
+        ['/blog/2', '/blog/3', '/blog/4'],
+        ['/a', '/b', '/c', '/d', '/e', '/f'],
+      ][i]!,
+    })) as [VisitRow, VisitRow, VisitRow];
+    const domain = await written([long, other, none]);
+    const range = { from: DAYS[0]!, to: DAYS[0]! };
+    for (const [op, sessions] of [
+      ['contains', 2],
+      ['contains_not', 1],
+    ] as const) {
+      const filter = parse([[op, 'event:page', ['/blog']]]);
+      expect((await engine.totals(domain, filter, range)).sessions).toBe(sessions);
+      expect((await alone.totals(domain, filter, range)).sessions).toBe(sessions);
+    }
+  });
+
   it('counts a visit without a value and one whose value is the empty string in one NONE row, its customer once', async () => {
     const [one, two] = fc.sample(rowArb(0), { seed, numRuns: 2 }).map((r, i) => ({
       ...r,
