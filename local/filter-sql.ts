@@ -134,26 +134,15 @@ const propIds = (key: string, valueTest: (value: string) => string) =>
   `(SELECT coalesce(list(id), []::UINTEGER[]) FROM dict WHERE dictionary = 'prop' AND ${propPart(0)} = ${sqlLiteral(key)} AND ${valueTest(propPart(1))})`;
 
 /**
- * List places looked up one by one before the rest of a longer list (`anyOf`): 92% of the bench site's visits
- * have at most 4 pages.
- */
-const UNROLLED = 4;
-
-/**
  * Whether any id of a list column (`pages`, `goals`, `props`) has an entry of `dictionary` passing `test`
  * (false for an empty list). The test is evaluated once per entry, into a list of booleans indexed by id
  * (ids are 1, 2, … in each dictionary: `encodeRows`), and each visit's ids are looked up in it: over the
  * hundreds of ids a `contains` resolves to, much cheaper than `list_has_any` of the two lists
- * (`docs/benchmarks.md`, "Filtered dashboards"). The first `UNROLLED` places are looked up one by one
- * (an element of a list past its end is NULL) and only a longer list is looked up whole (`list_select`
- * copies it, its ids cast): a third of the cost over a year (`docs/benchmarks.md`, "An unselective year").
+ * (`docs/benchmarks.md`, "Filtered dashboards").
  */
-function anyOf(column: string, dictionary: DictionaryName, test: string): string {
-  const flags = `(SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)})`;
-  const places = Array.from({ length: UNROLLED }, (_, i) => `${flags}[${column}[${i + 1}]]`);
-  const rest = `(len(${column}) > ${UNROLLED} AND list_contains(list_select(${flags}, ${column}), true))`;
-  return `coalesce(${[...places, rest].join(' OR ')}, false)`;
-}
+const anyOf = (column: string, dictionary: DictionaryName, test: string) =>
+  `coalesce(list_bool_or(list_select((SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict ` +
+  `WHERE dictionary = ${sqlLiteral(dictionary)}), ${column})), false)`;
 
 function conditionSql(condition: FilterCondition, resolved: ResolvedConditions): string {
   const field = fieldOf(condition.dimension);

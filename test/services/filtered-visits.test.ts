@@ -525,7 +525,7 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     );
   }, 600_000);
 
-  it('finds a passing page past the places looked up one by one, in a list condition of many ids', async () => {
+  it('finds a passing page at the end of a long list, in a list condition of many ids', async () => {
     const [long, other, none] = fc.sample(rowArb(0), { seed, numRuns: 3 }).map((r, i) => ({
       ...r,
       visit_id: `long${i}`,
