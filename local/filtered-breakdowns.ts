@@ -62,7 +62,7 @@ export class FilteredBreakdowns {
    * Visits and credited payments per value: `id`, an id expression over a visit (one row each, or unnested),
    * named through `dictionary`, whose entry's text `valueOf` turns into the value; from the load's shared
    * tables when `shareable` (`id` reads only their columns). A dimension's rows (`valueOf` the entry's text
-   * itself) are counted per id and named after (`byId`), a property's named first.
+   * itself) are counted per id and named after (`visitsById`, `paymentsById`), a property's named first.
    */
   private async valueBreakdown(
     site: string,
@@ -73,15 +73,18 @@ export class FilteredBreakdowns {
     valueOf: ((entry: string) => string) | null,
     shareable: boolean,
   ): Promise<Map<string, FilteredValue>> {
-    const named = valueOf === null ? byId(id, dictionary) : byName(id, dictionary, valueOf);
+    const payments = 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers';
+    const [visitsPer, paymentsPer] =
+      valueOf === null
+        ? [visitsById(id, dictionary), paymentsById(id, dictionary, payments)]
+        : [byName(id, dictionary, valueOf)('v', 'count(*) AS visits'), byName(id, dictionary, valueOf)('p', payments)];
     const rows = await this.tables.overShared(
       site,
       filter,
       range,
       `SELECT coalesce(a.value, b.value) AS value, coalesce(a.visits, 0) AS visits, ` +
         `coalesce(b.payments, 0) AS payments, coalesce(b.cents, 0) AS cents, coalesce(b.customers, 0) AS customers ` +
-        `FROM ${named('v', 'count(*) AS visits')} a FULL JOIN ` +
-        `${named('p', 'count(*) AS payments, sum(x.cents) AS cents, count(DISTINCT x.customer) AS customers')} b USING (value)`,
+        `FROM ${visitsPer} a FULL JOIN ${paymentsPer} b USING (value)`,
       { shareable },
     );
     return new Map(
@@ -108,19 +111,32 @@ const byName =
     `(SELECT coalesce(${valueOf('d.value')}, '') AS value, ${select} FROM (SELECT ${id} AS id, * FROM ${from}) x ` +
     `LEFT JOIN dict d ON d.dictionary = ${sqlLiteral(dictionary)} AND d.id = x.id GROUP BY 1)`;
 
+/** A dimension's entries (id, value) in the relation `dict`. */
+const entriesOf = (dictionary: DictionaryName) =>
+  `(SELECT id, value FROM dict WHERE dictionary = ${sqlLiteral(dictionary)})`;
+
 /**
- * The same per value of a dimension, each row counted under its id first and the few groups named after:
- * grouping millions of rows by an integer and joining hundreds, not joining millions and grouping them by
- * text (`docs/benchmarks.md`, "An unselective year"). A value has one id in its dictionary (`encodeRows`),
- * and a visit without one (a NULL id) is counted under the id of `''` where the dictionary has it, so each
- * group is one value and distinct counts (customers) stay exact.
+ * The matching visits (`v`) per value of a dimension, counted under their id first and the few groups named
+ * after: grouping millions of rows by an integer and joining hundreds, not joining millions and grouping them
+ * by text (`docs/benchmarks.md`, "An unselective year"). A visit without a value (a NULL id) is NONE (''),
+ * merged with the entry `''` where the dictionary has one (counts add up).
  */
-const byId = (id: string, dictionary: DictionaryName) => (from: string, select: string) => {
-  const entries = `(SELECT id, value FROM dict WHERE dictionary = ${sqlLiteral(dictionary)})`;
+const visitsById = (id: string, dictionary: DictionaryName) =>
+  `(SELECT coalesce(d.value, '') AS value, sum(c.visits) AS visits FROM ` +
+  `(SELECT id, count(*) AS visits FROM (SELECT ${id} AS id FROM v) GROUP BY id) c ` +
+  `LEFT JOIN ${entriesOf(dictionary)} d ON d.id = c.id GROUP BY 1)`;
+
+/**
+ * The credited payments (`p`) per value of a dimension (`select` their aggregates over `x`), likewise counted
+ * under their id first; a payment whose visit has no value is counted under the id of `''` where the
+ * dictionary has it, so each group is one value (a value has one id in its dictionary, `encodeRows`) and
+ * distinct customers stay exact.
+ */
+const paymentsById = (id: string, dictionary: DictionaryName, select: string) => {
   const empty = `(SELECT min(id) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND value = '')`;
   return (
     `(SELECT coalesce(d.value, '') AS value, c.* EXCLUDE (id) FROM (SELECT id, ${select} FROM ` +
-    `(SELECT coalesce(id, ${empty}) AS id, * EXCLUDE (id) FROM (SELECT ${id} AS id, * FROM ${from})) x GROUP BY id) c ` +
-    `LEFT JOIN ${entries} d ON d.id = c.id)`
+    `(SELECT coalesce(id, ${empty}) AS id, cents, customer FROM (SELECT ${id} AS id, cents, customer FROM p)) x ` +
+    `GROUP BY id) c LEFT JOIN ${entriesOf(dictionary)} d ON d.id = c.id)`
   );
 };
