@@ -131,8 +131,17 @@ export const TOTALS = ['visits', 'pageviews', 'bounces', 'timed_visits', 'durati
  * grouping every visit twice (registers and sums merge over months exactly: `docs/data-model.md`,
  * "Filtered reports").
  */
-export const MONTH_REGISTERS =
-  `SELECT date_trunc('month', day)::DATE AS period_start, visitor_key >> ${64 - HLL_PRECISION} AS reg, ` +
-  `min(visitor_key & ${tailMask(HLL_PRECISION)}) AS tail, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-  `count(*) FILTER (WHERE bounce) AS bounces, count(*) FILTER (WHERE timed) AS timed_visits, ` +
-  `sum(duration_ms) AS duration_ms FROM v GROUP BY period_start, reg`;
+export const MONTH_REGISTERS = (() => {
+  const bits = HLL_PRECISION;
+  // One integer key of the month (months since year 0) and the register: a cheaper group than a DATE and a register.
+  const month = `(year(day) * 12 + month(day) - 1)`;
+  const grouped =
+    `SELECT (${month} << ${bits}) | (visitor_key >> ${64 - bits})::BIGINT AS k, ` +
+    `min(visitor_key & ${tailMask(bits)}) AS tail, count(*) AS visits, sum(pageviews) AS pageviews, ` +
+    `count(*) FILTER (WHERE bounce) AS bounces, count(*) FILTER (WHERE timed) AS timed_visits, ` +
+    `sum(duration_ms) AS duration_ms FROM v GROUP BY k`;
+  return (
+    `SELECT make_date(((k >> ${bits}) // 12)::INTEGER, ((k >> ${bits}) % 12 + 1)::INTEGER, 1) AS period_start, ` +
+    `k & ${(1 << bits) - 1} AS reg, * EXCLUDE (k) FROM (${grouped})`
+  );
+})();
