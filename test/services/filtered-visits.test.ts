@@ -271,8 +271,8 @@ async function temporaryTables(on: LocalFilteredVisits): Promise<number> {
   return Number(left[0]?.[0]);
 }
 
-/** The statements that read a site's visit files and its payment files while `run` runs on an engine. */
-async function scansDuring(on: LocalFilteredVisits, domain: string, run: () => Promise<unknown>) {
+/** The statements an engine runs while `run` runs, and what `run` answered. */
+async function statementsDuring<T>(on: LocalFilteredVisits, run: () => Promise<T>) {
   const db = await connectionOf(on);
   const statements: string[] = [];
   const original = db.run.bind(db);
@@ -282,10 +282,15 @@ async function scansDuring(on: LocalFilteredVisits, domain: string, run: () => P
     return original(sql, ...rest);
   });
   try {
-    await run();
+    return { statements, answer: await run() };
   } finally {
     spy.mockRestore();
   }
+}
+
+/** The statements that read a site's visit files and its payment files while `run` runs on an engine. */
+async function scansDuring(on: LocalFilteredVisits, domain: string, run: () => Promise<unknown>) {
+  const { statements } = await statementsDuring(on, run);
   // Reading the files' footers (`parquet_file_metadata`: the rows that bound the shared tables; the schema and
   // key-value metadata that tell a file's form, `FileForms`) is no scan.
   const footers = ['parquet_file_metadata(', 'parquet_schema(', 'parquet_kv_metadata('];
@@ -584,19 +589,9 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     const domain = await written(input.rows, input.payments);
     const range = { from: DAYS[0]!, to: DAYS.at(-1)! };
     for (const filter of [parse([['is', 'event:page', ['/blog']]]), parse([['is_not', 'visit:channel', ['-']]])]) {
-      const db = await connectionOf(engine);
-      const statements: string[] = [];
-      const original = db.run.bind(db);
-      const spy = vi.spyOn(db, 'run').mockImplementation((sql, ...rest) => {
-        statements.push(sql);
-        return original(sql, ...rest);
-      });
-      try {
-        const [totals, , , , , , , , goals] = await load(engine, domain, filter, range);
-        expect(goals.visitors).toBe(totals.visitors);
-      } finally {
-        spy.mockRestore();
-      }
+      const { statements, answer } = await statementsDuring(engine, () => load(engine, domain, filter, range));
+      const [totals, , , , , , , , goals] = answer;
+      expect(goals.visitors).toBe(totals.visitors);
       expect(statements.filter((sql) => sql.includes('AS timed_visits'))).toHaveLength(1);
     }
   });
