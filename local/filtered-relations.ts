@@ -110,7 +110,8 @@ export class FilteredRelations {
    * The `WITH` clause of `dict`, `v` (the range's matching visits), `q` (the range's payments, as stored) and
    * `p` (the range's counted payments credited to a matching visit, tested on the visit's columns they
    * carry, `paid_day` their day, `matched` when the visit started in the range) for a filter and range, and
-   * the filter's SQL (`where`); `shared`, what `SharedScans` keeps of `v` and `p` for a load, and its key.
+   * the filter's SQL (`where`); `shared`, where the engine shares, the load's key in `SharedScans` and how to
+   * make its tables of `v` and `p` (none where the filter tests no list column, `testsList`).
    */
   async relations(
     site: string,
