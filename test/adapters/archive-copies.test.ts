@@ -8,6 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
@@ -291,6 +292,42 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     // A function without the grant is refused locally, as in AWS.
     const report = new ArchiveCopies(functionArchiveObjects(local, 'report'), join(dir, 'report'));
     await expect(report.snapshot(SITE, '2026-04-08', '2026-04-12')).rejects.toThrow(/s3:ListBucket/);
+  });
+});
+
+describe('what an instance keeps between runs (ArchiveCopiesLimits)', () => {
+  beforeEach(async () => {
+    mockBucket();
+    dir = await mkdtemp(join(tmpdir(), 'archive-copies-lru-'));
+    archive = join(dir, 'archive');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const OTHER = 'other.test';
+  const read = async (copies: ArchiveCopies, s: string) => {
+    const events: TrackedEvent[] = [];
+    for await (const page of await (await copies.snapshot(s, '2026-04-08', '2026-04-12')).events())
+      events.push(...page);
+    return events;
+  };
+  const objects = () => new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX });
+
+  it('keeps every site within its limits, and drops the least recently used site whole past them', async () => {
+    await deliver([view('visitor-e1', NOW - 10 * MIN, 'e-1'), view('visitor-e1', NOW - 9 * MIN, 'e-2')]);
+    await deliver([trackedEvent({ site: OTHER, hostname: OTHER, visitor_id: 'visitor-f1', ts: NOW, event_id: 'f-1' })]);
+    const roomy = new ArchiveCopies(objects(), join(dir, 'roomy'), { events: 10, bytes: 1e9 });
+    const tight = new ArchiveCopies(objects(), join(dir, 'tight'), { events: 2, bytes: 1e9 });
+    for (const copies of [roomy, tight]) {
+      expect((await read(copies, SITE)).map((e) => e.event_id)).toEqual(['e-1', 'e-2']);
+      expect((await read(copies, OTHER)).map((e) => e.event_id)).toEqual(['f-1']);
+    }
+    s3.resetHistory();
+    expect((await read(roomy, SITE)).length).toBe(2);
+    expect(s3.commandCalls(GetObjectCommand)).toEqual([]);
+    // Three events held were over the tight limit of two: the site used least recently went, and is got again.
+    expect((await read(tight, SITE)).length).toBe(2);
+    expect(archiveKeys(s3.commandCalls(GetObjectCommand))).toHaveLength(1);
+    expect(existsSync(join(dir, 'tight', OTHER))).toBe(false);
   });
 });
 
