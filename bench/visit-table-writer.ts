@@ -11,6 +11,8 @@ import { createArchiveConsumer } from '../local/archive.js';
 import { LocalArchiveObjects } from '../local/archive-objects.js';
 import { LocalVisitTable } from '../local/visit-table.js';
 import { EVENTS_PER_VISIT, trafficStream } from './traffic.js';
+import { benchSiteConfig } from './bench-site.js';
+import { recordsOf } from '../test/archive/dataset.js';
 import type { Figure } from './report.js';
 
 const SITE = 'bench.example';
@@ -20,15 +22,7 @@ const WINDOW_MS = 15 * 60_000;
 const NOW = Date.UTC(2026, 3, 10, 12);
 const SPAN_START = Date.UTC(2026, 3, 8);
 
-const site: SiteConfig = {
-  domain: SITE,
-  timezone: 'UTC',
-  account: 'bench',
-  attribution: 'last_non_direct',
-  lookback_days: 30,
-  rate_limit: 1_000_000,
-  created: '2026-01-01T00:00:00.000Z',
-};
+const site: SiteConfig = { ...benchSiteConfig('2026-01-01T00:00:00.000Z'), domain: SITE, timezone: 'UTC' };
 
 /** No payments: the runs measured are the visits' (the payments' reads are priced per request, `docs/cost.md`). */
 const noPayments: PaymentTableSource = {
@@ -79,15 +73,7 @@ async function measureLevel(label: string, eventsPerMonth: number): Promise<Figu
   const deliver = async (w: number) => {
     const batch = windows.get(w) ?? [];
     if (batch.length === 0) return;
-    await consumer(
-      batch.map((e, i) => ({
-        sequenceNumber: String(i),
-        partitionKey: e.visitor_id,
-        approximateArrivalTimestamp: e.ts,
-        data: Buffer.from(JSON.stringify(e)),
-      })),
-      `w${w}`,
-    );
+    await consumer(recordsOf(batch), `w${w}`);
   };
   for (const w of [...windows.keys()].sort()) if (w * WINDOW_MS < NOW) await deliver(w);
   const table = new LocalVisitTable(join(dir, 'table'));

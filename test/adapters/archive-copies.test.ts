@@ -1,13 +1,6 @@
-import {
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type ListObjectsV2CommandInput,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,6 +27,8 @@ import { functionArchiveObjects } from '../../local/iam/stand-ins.js';
 import { memoryTable } from '../support/dynamo.js';
 import { site as siteOf, trackedEvent } from '../support/events.js';
 import { propertyRuns } from '../support/suite.js';
+import { memoryBucket, type MemoryBucket } from '../support/memory-bucket.js';
+import { recordsOf } from '../archive/dataset.js';
 
 /**
  * The visit table's writer reading the open days from the archive's objects (`ArchiveCopies` over
@@ -51,45 +46,13 @@ const MIN = 60_000;
 const NOW = Date.UTC(2026, 3, 10, 12);
 const seed = Number(process.env.FOOTFALL_SEED || Date.now() % 2 ** 31);
 
-interface Stored {
-  body: Uint8Array;
-  etag: string;
-}
-let bucket: Map<string, Stored>;
+let bucket: MemoryBucket;
 const s3 = mockClient(S3Client);
 afterAll(() => s3.restore());
 
-function store(key: string, body: Uint8Array): string {
-  const etag = `"${createHash('md5').update(body).digest('hex')}"`;
-  bucket.set(key, { body, etag });
-  return etag;
-}
-
-/** The in-memory bucket: ListObjectsV2 with Prefix and StartAfter (2 keys a page), GetObject, PutObject. */
+/** The in-memory bucket, 2 keys a listing page. */
 function mockBucket(): void {
-  bucket = new Map();
-  s3.reset();
-  s3.on(ListObjectsV2Command).callsFake((input: ListObjectsV2CommandInput) => {
-    const keys = [...bucket.keys()]
-      .filter((k) => k.startsWith(input.Prefix ?? '') && k > (input.StartAfter ?? ''))
-      .sort();
-    const start = input.ContinuationToken ? Number(input.ContinuationToken) : 0;
-    const page = keys.slice(start, start + 2);
-    const more = start + 2 < keys.length;
-    return {
-      Contents: page.map((Key) => ({ Key, ETag: bucket.get(Key)!.etag, Size: bucket.get(Key)!.body.byteLength })),
-      IsTruncated: more,
-      ...(more ? { NextContinuationToken: String(start + 2) } : {}),
-    };
-  });
-  s3.on(GetObjectCommand).callsFake((input: { Key: string }) => {
-    const object = bucket.get(input.Key);
-    if (!object) throw Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' });
-    return { ETag: object.etag, Body: { transformToByteArray: async () => object.body } };
-  });
-  s3.on(PutObjectCommand).callsFake((input: { Key: string; Body: Uint8Array }) => ({
-    ETag: store(input.Key, new Uint8Array(input.Body)),
-  }));
+  bucket = memoryBucket(s3, 2, () => now);
 }
 
 let dir: string;
@@ -105,21 +68,13 @@ let objectsWritten = 0;
 async function deliver(events: readonly TrackedEvent[]): Promise<string[]> {
   const consumer = createArchiveConsumer(archive, { onSkip: (s) => expect.fail(s.reason) });
   const name = `batch-${++objectsWritten}`;
-  await consumer(
-    events.map((e, i) => ({
-      sequenceNumber: String(i),
-      partitionKey: e.visitor_id,
-      approximateArrivalTimestamp: e.ts,
-      data: Buffer.from(JSON.stringify(e)),
-    })),
-    name,
-  );
+  await consumer(recordsOf(events), name);
   await consumer.close();
   const keys: string[] = [];
   for (const file of await readdir(archive, { recursive: true })) {
     const key = file.split(sep).join('/');
     if (!key.endsWith(`part-${name}.parquet`)) continue;
-    store(`${EVENTS_PREFIX}${key}`, new Uint8Array(await readFile(join(archive, file))));
+    bucket.store(`${EVENTS_PREFIX}${key}`, new Uint8Array(await readFile(join(archive, file))));
     keys.push(key);
   }
   return keys;
@@ -129,12 +84,12 @@ async function deliver(events: readonly TrackedEvent[]): Promise<string[]> {
 const view = (visitor: string, ts: number, id: string, path = '/') =>
   trackedEvent({ site: SITE, hostname: SITE, visitor_id: visitor, ts, event_id: id, path });
 
+/** The archive's objects in the in-memory bucket. */
+const bucketObjects = () => new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX });
+
 /** The archive's recent partitions over the bucket, counting how often a snapshot's events were read (a sessionization). */
 function recentOverBucket(): { recent: RecentArchive; sessionized: () => number } {
-  const copies = new ArchiveCopies(
-    new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX }),
-    join(dir, 'copies'),
-  );
+  const copies = new ArchiveCopies(bucketObjects(), join(dir, 'copies'));
   let reads = 0;
   return {
     recent: {
@@ -152,6 +107,17 @@ function recentOverBucket(): { recent: RecentArchive; sessionized: () => number 
     sessionized: () => reads,
   };
 }
+
+/** Every event of `pages`, in order. */
+async function collect(pages: AsyncIterable<TrackedEvent[]>): Promise<TrackedEvent[]> {
+  const out: TrackedEvent[] = [];
+  for await (const page of pages) out.push(...page);
+  return out;
+}
+
+/** The events of a snapshot of the open days' span (`2026-04-08`..`2026-04-12`) of site `s`. */
+const spanEvents = async (recent: RecentArchive, s = SITE) =>
+  collect(await (await recent.snapshot(s, '2026-04-08', '2026-04-12')).events());
 
 const archiveKeys = (calls: ReturnType<typeof s3.commandCalls>) =>
   calls.map((c) => String((c.args[0].input as { Key: string }).Key)).filter((k) => k.startsWith(EVENTS_PREFIX));
@@ -188,13 +154,8 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     rates: async () => () => 1,
     clock: () => now,
   });
-  const openRows = async (): Promise<VisitRow[]> => {
-    const { recent } = recentOverBucket();
-    const snapshot = await recent.snapshot(SITE, '2026-04-08', '2026-04-12');
-    const events: TrackedEvent[] = [];
-    for await (const page of await snapshot.events()) events.push(...page);
-    return visitRowsOfDays(events, namespaceOf(site), 'UTC', '2026-04-10', '2026-04-10');
-  };
+  const openRows = async (): Promise<VisitRow[]> =>
+    visitRowsOfDays(await spanEvents(recentOverBucket().recent), namespaceOf(site), 'UTC', '2026-04-10', '2026-04-10');
 
   it('a run with nothing new gets and puts no object and sessionizes nothing; a new object is got once and its visit appears', async () => {
     now = NOW;
@@ -263,18 +224,9 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
       },
     };
     const twin = new ArchiveCopies(functionArchiveObjects(counted, 'operations'), join(dir, 'twin'));
-    const aws = new ArchiveCopies(
-      new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX }),
-      join(dir, 'aws'),
-    );
-    const read = async (r: RecentArchive) => {
-      const events: TrackedEvent[] = [];
-      for await (const page of await (await r.snapshot(SITE, '2026-04-08', '2026-04-12')).events())
-        events.push(...page);
-      return events;
-    };
+    const aws = new ArchiveCopies(bucketObjects(), join(dir, 'aws'));
     s3.resetHistory();
-    const [fromTwin, fromAws] = [await read(twin), await read(aws)];
+    const [fromTwin, fromAws] = [await spanEvents(twin), await spanEvents(aws)];
     expect(fromTwin).toEqual(fromAws);
     expect(fromAws.map((e) => e.event_id).sort()).toEqual(['d-1', 'd-2', 'd-3']);
     // One listing each (the mock's pages hold 2 keys), then a get of each listed object, in the same order.
@@ -295,49 +247,42 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
   });
 });
 
-describe('what an instance keeps between runs (ArchiveCopiesLimits)', () => {
+/** A fresh bucket and temp directory (`dir`, with `archive` in it) for each test of the block. */
+function freshArchive(prefix: string): void {
   beforeEach(async () => {
     mockBucket();
-    dir = await mkdtemp(join(tmpdir(), 'archive-copies-lru-'));
+    dir = await mkdtemp(join(tmpdir(), prefix));
     archive = join(dir, 'archive');
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
+}
+
+describe('what an instance keeps between runs (ArchiveCopiesLimits)', () => {
+  freshArchive('archive-copies-lru-');
 
   const OTHER = 'other.test';
-  const read = async (copies: ArchiveCopies, s: string) => {
-    const events: TrackedEvent[] = [];
-    for await (const page of await (await copies.snapshot(s, '2026-04-08', '2026-04-12')).events())
-      events.push(...page);
-    return events;
-  };
-  const objects = () => new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX });
 
   it('keeps every site within its limits, and drops the least recently used site whole past them', async () => {
     await deliver([view('visitor-e1', NOW - 10 * MIN, 'e-1'), view('visitor-e1', NOW - 9 * MIN, 'e-2')]);
     await deliver([trackedEvent({ site: OTHER, hostname: OTHER, visitor_id: 'visitor-f1', ts: NOW, event_id: 'f-1' })]);
-    const roomy = new ArchiveCopies(objects(), join(dir, 'roomy'), { events: 10, bytes: 1e9 });
-    const tight = new ArchiveCopies(objects(), join(dir, 'tight'), { events: 2, bytes: 1e9 });
+    const roomy = new ArchiveCopies(bucketObjects(), join(dir, 'roomy'), { events: 10, bytes: 1e9 });
+    const tight = new ArchiveCopies(bucketObjects(), join(dir, 'tight'), { events: 2, bytes: 1e9 });
     for (const copies of [roomy, tight]) {
-      expect((await read(copies, SITE)).map((e) => e.event_id)).toEqual(['e-1', 'e-2']);
-      expect((await read(copies, OTHER)).map((e) => e.event_id)).toEqual(['f-1']);
+      expect((await spanEvents(copies, SITE)).map((e) => e.event_id)).toEqual(['e-1', 'e-2']);
+      expect((await spanEvents(copies, OTHER)).map((e) => e.event_id)).toEqual(['f-1']);
     }
     s3.resetHistory();
-    expect((await read(roomy, SITE)).length).toBe(2);
+    expect((await spanEvents(roomy)).length).toBe(2);
     expect(s3.commandCalls(GetObjectCommand)).toEqual([]);
     // Three events held were over the tight limit of two: the site used least recently went, and is got again.
-    expect((await read(tight, SITE)).length).toBe(2);
+    expect((await spanEvents(tight)).length).toBe(2);
     expect(archiveKeys(s3.commandCalls(GetObjectCommand))).toHaveLength(1);
     expect(existsSync(join(dir, 'tight', OTHER))).toBe(false);
   });
 });
 
 describe('the events of archive objects equal the local archive reader over the same objects', () => {
-  beforeEach(async () => {
-    mockBucket();
-    dir = await mkdtemp(join(tmpdir(), 'archive-copies-prop-'));
-    archive = join(dir, 'archive');
-  });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  freshArchive('archive-copies-prop-');
 
   it('for random events split into random objects, duplicates across objects included (fast-check)', async () => {
     console.log(`archive copies property: seed ${seed} (FOOTFALL_SEED=${seed} to replay)`);
@@ -356,7 +301,7 @@ describe('the events of archive objects equal the local archive reader over the 
         fc.integer({ min: 1, max: 5 }),
         async (drawn, n) => {
           await rm(archive, { recursive: true, force: true });
-          bucket.clear();
+          bucket.objects.clear();
           const events = drawn.map((d, i) => view(`visitor-${d.visitor}0`, start + d.minute * MIN, `e-${i}`, d.path));
           const objects = Array.from({ length: n }, () => [] as TrackedEvent[]);
           drawn.forEach((d, i) => {
@@ -364,15 +309,7 @@ describe('the events of archive objects equal the local archive reader over the 
             if (d.twice !== null) objects[d.twice % n]!.push(events[i]!);
           });
           for (const o of objects) if (o.length > 0) await deliver(o);
-          const copies = new ArchiveCopies(
-            new S3ArchiveObjects(new S3Client({}), { bucket: BUCKET, prefix: EVENTS_PREFIX }),
-            join(dir, `copies-${++run}`),
-          );
-          const collect = async (pages: AsyncIterable<TrackedEvent[]>) => {
-            const out: TrackedEvent[] = [];
-            for await (const page of pages) out.push(...page);
-            return out;
-          };
+          const copies = new ArchiveCopies(bucketObjects(), join(dir, `copies-${++run}`));
           const [fromDt, toDt] = ['2026-04-07', '2026-04-13'];
           const direct = await collect(await (await copies.snapshot(SITE, fromDt, toDt)).events());
           const athena = await collect(await new DuckDbArchiveReader(archive).events(SITE, fromDt, toDt));
