@@ -301,10 +301,15 @@ function paymentRowsOfOldListForm(
  * from (`openSourceDigest`, recorded with the payments' state once the file is written), and the payments
  * months that need it are rewritten (`writePaymentTable`): a run with nothing new reads no object and
  * writes nothing. The last closed day written is recorded only once its month is, so a failed
- * run is done again whole by the next.
+ * run is done again whole by the next. With `rereadOpen` the open days are sessionized whatever their
+ * listing (a rewrite of the whole table).
  * @throws Error with the archive's or the table's message
  */
-export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
+export async function refreshVisitTable(
+  deps: VisitTableDeps,
+  site: SiteConfig,
+  options: { rereadOpen?: boolean } = {},
+): Promise<VisitTableOutcome> {
   const now = deps.clock();
   const closed = lastClosedDay(now, site.timezone);
   const through = await deps.table.writtenThrough(site.domain);
@@ -327,7 +332,7 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
   const state = await deps.table.paymentsWritten(site.domain);
   let open: VisitRow[] | null = null;
   let openDigest = state?.openDigest ?? '';
-  if (openSource === undefined || state?.openSource !== openSource) {
+  if (options.rereadOpen || openSource === undefined || state?.openSource !== openSource) {
     open = await rowsOf(
       snapshot ? await snapshot.events() : await deps.archive.events(site.domain, fromDt, toDt),
       site,
@@ -421,6 +426,7 @@ export async function rewriteVisitTable(deps: VisitTableDeps, site: SiteConfig):
   }
   for (const month of visits)
     if (from === null || month < from.slice(0, 7)) await deps.table.writeMonth(site.domain, month, []);
-  const refreshed = await refreshVisitTable(deps, site);
+  // The open days too, though their objects did not change: the whole table is written again.
+  const refreshed = await refreshVisitTable(deps, site, { rereadOpen: true });
   return { ...refreshed, days: written.days, rows: written.rows };
 }
