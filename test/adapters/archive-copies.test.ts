@@ -181,6 +181,14 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     now = NOW + 45 * MIN;
     const [added] = await deliver([view('visitor-b1', NOW + 40 * MIN, 'b-1', '/blog')]);
     const fresh = await refreshVisitTable(deps(recent), site);
+    // A busy run's requests (priced in docs/cost.md): five listings, the new object's GET, and its puts: the open
+    // file, the writer's state and, as the new visit brought new values, the dictionary.
+    expect(s3.commandCalls(ListObjectsV2Command)).toHaveLength(1 + TABLE_FAMILIES.write.length);
+    expect(s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key)).toEqual([
+      `visit-table/dict/site=${SITE}/dict.parquet`,
+      `visit-table/visits/site=${SITE}/open/data.parquet`,
+      `visit-table/state/site=${SITE}/payments.json`,
+    ]);
     expect(fresh.open).toBe(2);
     expect(sessionized()).toBe(3);
     expect(archiveKeys(s3.commandCalls(GetObjectCommand))).toEqual([`${EVENTS_PREFIX}${added}`]);
