@@ -324,23 +324,17 @@ export async function rewriteVisitDays(
 }
 
 /**
- * Rewrites the whole table of a site from the archive (`footfall rebuild`):
- * every month from the archive's first day to the last closed day, a month
- * written before and holding no visit now written empty, then the open days
- * and payments.
+ * The scheduled run's work for a site, as `refreshVisitTable`, after dropping a table written for
+ * another generation than the site's live one (`docs/data-model.md`, "Filtered reports"): a
+ * `footfall rebuild` switched generations since, classifying every visit by the rules of the code it
+ * ran, while the months written before keep the rules of the release that wrote them. The refresh
+ * then writes the table whole from the archive, so a filter matching every visit gives the rebuilt
+ * rollups' figures. The generation written for is the namespace the payments state holds; a table
+ * never written has none. A crash after the drop leaves no state, so the next run writes it whole.
+ * @throws Error with the archive's or the table's message
  */
-export async function rewriteVisitTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
-  const first = await deps.archive.firstDay(site.domain);
-  const closed = lastClosedDay(deps.clock(), site.timezone);
-  const { visits } = await deps.table.months(site.domain);
-  let written = { days: 0, rows: 0 };
-  const from = first === null ? null : addDays(first, -1);
-  if (from !== null && from <= closed) {
-    written = await writeDays(deps, site, `${from.slice(0, 7)}-01`, closed);
-    await deps.table.setWrittenThrough(site.domain, closed);
-  }
-  for (const month of visits)
-    if (from === null || month < from.slice(0, 7)) await deps.table.writeMonth(site.domain, month, []);
-  const refreshed = await refreshVisitTable(deps, site);
-  return { ...refreshed, days: written.days, rows: written.rows };
+export async function refreshSiteTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
+  const state = await deps.table.paymentsWritten(site.domain);
+  if (state !== null && state.namespace !== namespaceOf(site)) await deps.table.dropSite(site.domain);
+  return refreshVisitTable(deps, site);
 }
