@@ -301,15 +301,10 @@ function paymentRowsOfOldListForm(
  * from (`openSourceDigest`, recorded with the payments' state once the file is written), and the payments
  * months that need it are rewritten (`writePaymentTable`): a run with nothing new reads no object and
  * writes nothing. The last closed day written is recorded only once its month is, so a failed
- * run is done again whole by the next. With `rereadOpen` the open days are sessionized whatever their
- * listing (a rewrite of the whole table).
+ * run is done again whole by the next.
  * @throws Error with the archive's or the table's message
  */
-export async function refreshVisitTable(
-  deps: VisitTableDeps,
-  site: SiteConfig,
-  options: { rereadOpen?: boolean } = {},
-): Promise<VisitTableOutcome> {
+export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
   const now = deps.clock();
   const closed = lastClosedDay(now, site.timezone);
   const through = await deps.table.writtenThrough(site.domain);
@@ -332,7 +327,7 @@ export async function refreshVisitTable(
   const state = await deps.table.paymentsWritten(site.domain);
   let open: VisitRow[] | null = null;
   let openDigest = state?.openDigest ?? '';
-  if (options.rereadOpen || openSource === undefined || state?.openSource !== openSource) {
+  if (openSource === undefined || state?.openSource !== openSource) {
     open = await rowsOf(
       snapshot ? await snapshot.events() : await deps.archive.events(site.domain, fromDt, toDt),
       site,
@@ -409,24 +404,17 @@ export async function rewriteVisitDays(
 }
 
 /**
- * Rewrites the whole table of a site from the archive (`footfall rebuild`):
- * every month from the archive's first day to the last closed day, a month
- * written before and holding no visit now written empty, then the open days
- * and payments.
+ * The scheduled run's work for a site, as `refreshVisitTable`, after dropping a table written for
+ * another generation than the site's live one (`docs/data-model.md`, "Filtered reports"): a
+ * `footfall rebuild` switched generations since, classifying every visit by the rules of the code it
+ * ran, while the months written before keep the rules of the release that wrote them. The refresh
+ * then writes the table whole from the archive, so a filter matching every visit gives the rebuilt
+ * rollups' figures. The generation written for is the namespace the payments state holds; a table
+ * never written has none. A crash after the drop leaves no state, so the next run writes it whole.
+ * @throws Error with the archive's or the table's message
  */
-export async function rewriteVisitTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
-  const first = await deps.archive.firstDay(site.domain);
-  const closed = lastClosedDay(deps.clock(), site.timezone);
-  const { visits } = await deps.table.months(site.domain);
-  let written = { days: 0, rows: 0 };
-  const from = first === null ? null : addDays(first, -1);
-  if (from !== null && from <= closed) {
-    written = await writeDays(deps, site, `${from.slice(0, 7)}-01`, closed);
-    await deps.table.setWrittenThrough(site.domain, closed);
-  }
-  for (const month of visits)
-    if (from === null || month < from.slice(0, 7)) await deps.table.writeMonth(site.domain, month, []);
-  // The open days too, though their objects did not change: the whole table is written again.
-  const refreshed = await refreshVisitTable(deps, site, { rereadOpen: true });
-  return { ...refreshed, days: written.days, rows: written.rows };
+export async function refreshSiteTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
+  const state = await deps.table.paymentsWritten(site.domain);
+  if (state !== null && state.namespace !== namespaceOf(site)) await deps.table.dropSite(site.domain);
+  return refreshVisitTable(deps, site);
 }

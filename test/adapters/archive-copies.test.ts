@@ -19,7 +19,7 @@ import { visitRowsOfDays } from '../../lambdas/domain/visit-days.js';
 import { namespaceOf } from '../../lambdas/domain/site.js';
 import type { VisitRow } from '../../lambdas/domain/visit-table.js';
 import type { ArchiveObjects, RecentArchive } from '../../lambdas/ports.js';
-import { refreshVisitTable, rewriteVisitTable, type VisitTableDeps } from '../../lambdas/services/visit-table.js';
+import { refreshSiteTable, refreshVisitTable, type VisitTableDeps } from '../../lambdas/services/visit-table.js';
 import { createArchiveConsumer } from '../../local/archive.js';
 import { LocalArchiveObjects } from '../../local/archive-objects.js';
 import { DuckDbArchiveReader } from '../../local/archive-reader.js';
@@ -204,9 +204,10 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     expect((await refreshVisitTable(deps(recent), site)).open).toBeNull();
     expect(s3.commandCalls(GetObjectCommand)).toEqual([]);
 
-    // A rewrite of the whole table (a rebuild) writes the open days again, though nothing new came.
-    expect((await rewriteVisitTable(deps(recent), site)).open).toBe(2);
-    expect(sessionized()).toBe(4);
+    // After a rebuild switched generations the table is written whole (`refreshSiteTable`), the open days
+    // included, though no object came.
+    expect((await refreshSiteTable(deps(recent), { ...site, generation: 1 })).open).toBe(2);
+    expect(sessionized()).toBe(5); // the day closed and the open days, written again
   });
 
   it('an event delivered twice, in two objects, is counted once', async () => {
