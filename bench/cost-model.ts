@@ -310,33 +310,49 @@ const writesVisitTable = (r: StackResource, key: FunctionKey) =>
 const waitsOnFiltered = (r: StackResource) =>
   prop(r.props, 'Environment', 'Variables', 'FILTERED_FUNCTION') !== undefined;
 
-/** Seconds a month the operations runs spend writing the visit table: every run, for every active site. */
-const visitTableWriterSeconds = (d: Demand) =>
-  d.invocations.operations * USAGE.activeSites(d.events) * USAGE.visitTableWriter.secondsPerSite;
+/** The visit table writer's runs a month at a traffic level: per active site, busy and idle (`USAGE.visitTableWriter`). */
+function visitTableRuns(d: Demand) {
+  const W = USAGE.visitTableWriter;
+  const sites = USAGE.activeSites(d.events);
+  const perSite = d.events / sites;
+  const busyShare = 1 - Math.exp(-perSite / W.archiveObjectsPerSiteMonth);
+  const siteRuns = d.invocations.operations * sites;
+  return { sites, perSite, siteRuns, busy: siteRuns * busyShare, idle: siteRuns * (1 - busyShare) };
+}
+
+/** Seconds a month the operations runs spend writing the visit table: busy and idle runs, and cold instances' copies. */
+function visitTableWriterSeconds(d: Demand): number {
+  const W = USAGE.visitTableWriter;
+  const runs = visitTableRuns(d);
+  const busy = W.busySeconds.base + W.busySeconds.perMonthlyEvent * runs.perSite;
+  const cold = W.coldExtraSeconds.base + W.coldExtraSeconds.perMonthlyEvent * runs.perSite;
+  return (
+    runs.busy * busy +
+    runs.idle * W.idleSeconds +
+    runs.siteRuns * W.requestSeconds +
+    runs.sites * W.coldRunsPerSiteMonth * cold
+  );
+}
 
 /**
  * The visit table's writer besides its Lambda seconds (`docs/cost.md`, "Filtered reports"): per run and active
- * site an Athena query at its 10 MB minimum, the LISTs of the table's families and of the site's archive
- * objects, the puts of the open file and the state; and the table's storage (month 12).
+ * site the LISTs of the table's families and of the open days' objects, a busy run's GET and puts, cold
+ * instances' GETs, once a day the listing of the site's archive for changed days; and the table's storage
+ * (month 12). No Athena query: the open days are read from the archive's objects.
  */
 function visitTableLines(d: Demand): Line[] {
   const W = USAGE.visitTableWriter;
-  const siteRuns = d.invocations.operations * USAGE.activeSites(d.events);
+  const runs = visitTableRuns(d);
   // The archive is listed for changed days once per `CHANGES_EVERY_MS_IN_AWS` (a day), not every run.
-  const listings = Math.min(
-    siteRuns,
-    ((USAGE.monthSeconds * 1000) / CHANGES_EVERY_MS_IN_AWS) * USAGE.activeSites(d.events),
-  );
+  const listings = Math.min(runs.siteRuns, ((USAGE.monthSeconds * 1000) / CHANGES_EVERY_MS_IN_AWS) * runs.sites);
   const archiveLists = Math.ceil((W.archiveObjectsPerSiteMonth * USAGE.monthsOfData) / 1000);
+  const gets = runs.busy + runs.sites * W.coldRunsPerSiteMonth * W.objectsPerColdRun;
   return [
     [
-      'Athena: the visit table writer (open days, each run and site)',
-      (siteRuns * P.athenaMinBytes * P.athenaPerTb) / 1024 ** 4,
-    ],
-    [
       'S3: the visit table (requests and storage, month 12)',
-      ((siteRuns * W.tableListsPerSite + listings * archiveLists) / 1000) * P.s3ListPerThousand +
-        ((siteRuns * W.putsPerSite) / 1000) * P.s3PutPerThousand +
+      ((runs.siteRuns * W.listsPerRun + listings * archiveLists) / 1000) * P.s3ListPerThousand +
+        ((runs.busy * W.putsPerBusyRun) / 1000) * P.s3PutPerThousand +
+        (gets / 1000) * P.s3GetPerThousand +
         ((d.events * USAGE.monthsOfData * USAGE.visitTableBytesPerEvent) / GB) * P.s3GbMonth,
     ],
   ];

@@ -119,13 +119,33 @@ export const USAGE = {
    */
   cpuSecondsPerInvocation: { event: 0.002 },
   /**
-   * The visit table's writer in each operations run, per active site (`docs/cost.md`, "Filtered reports"; estimated,
-   * not measured in AWS): one Athena query of the open days (its 10 MB minimum), its wait and DuckDB's
-   * writes in seconds, the listings of the table's four families, and once a day those of the site's archive objects (one
-   * LIST per 1,000: Firehose writes one object per site and 15-minute buffer, 2,880 a month, kept
-   * `monthsOfData`), and the puts of the open file and the writer's state.
+   * The visit table's writer in each operations run, per active site (`docs/cost.md`, "Filtered reports"; measured
+   * locally, not in AWS). The open days come from the archive's objects (`ArchiveCopies`), not an Athena query. A run
+   * is busy when the site's archive received an object since the last (Firehose writes one per site and 15-minute
+   * buffer with traffic: at `E` events a month a run is busy with probability 1 − e^(−E / 2,880), traffic taken as
+   * even, an upper bound), and idle otherwise: it lists, finds nothing new, and reads and writes nothing.
+   * Seconds at one vCPU (1,769 MB) are the CPU seconds `npm run bench -- --only writer` measures (user and system, every
+   * thread; `docs/benchmarks.md`, "The visit table writer"), which one vCPU spends in sequence, plus `requestSeconds` of
+   * S3 and DynamoDB round trips: a busy run 0.17 s at 10k events a month and 2.79 s at the bench site's 2.33M, so
+   * `busySeconds` 0.16 s and 1.13 µs per event of the site's month; an idle run 0.01 s. A cold instance copies the
+   * span's objects again (`objectsPerColdRun`: three partition days of 96) and reads every day of it: 0.4 s more at
+   * 10k, 5.45 s more at 2.33M (`coldExtraSeconds`); assumed once every two hours (`coldRunsPerSiteMonth`; Lambda
+   * states no instance lifetime). S3 requests of a run: the table's four family listings and the open days' one
+   * (`listsPerRun`); a busy run's GetObject of its new object, and its puts of the open file and the writer's state
+   * (`putsPerBusyRun`); once a day the archive's listing for changed days (`archiveObjectsPerSiteMonth`, kept
+   * `monthsOfData`, one LIST per 1,000).
    */
-  visitTableWriter: { secondsPerSite: 3, tableListsPerSite: 4, archiveObjectsPerSiteMonth: 2_880, putsPerSite: 2 },
+  visitTableWriter: {
+    busySeconds: { base: 0.16, perMonthlyEvent: 1.13e-6 },
+    idleSeconds: 0.01,
+    requestSeconds: 0.3,
+    coldExtraSeconds: { base: 0.4, perMonthlyEvent: 2.18e-6 },
+    coldRunsPerSiteMonth: 360,
+    objectsPerColdRun: 288,
+    listsPerRun: 5,
+    putsPerBusyRun: 2,
+    archiveObjectsPerSiteMonth: 2_880,
+  },
   /** The visit table's stored bytes per event (`docs/data-model.md`: 40.74 MiB a year at 120,000 visits a month, 2.34 events a visit). */
   visitTableBytesPerEvent: (40.74 * 1024 * 1024) / (12 * 120_000 * 2.34),
   /** The memory size `secondsPerInvocation` was taken at, MB. */

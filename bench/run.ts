@@ -8,6 +8,7 @@ import { benchRebuild } from './rebuild.js';
 import { benchImport } from './import.js';
 import { benchCost } from './cost.js';
 import { benchFiltered } from './filtered.js';
+import { benchVisitTableWriter } from './visit-table-writer.js';
 import { PACKAGED_COUNTRY_DATABASE } from '../local/geo.js';
 import { writeReport, type Figure } from './report.js';
 import { buildTrackerSync, trackerSizes } from '../tracker/build.js';
@@ -30,6 +31,7 @@ const sections: Record<string, () => Promise<Figure[]>> = {
   import: benchImport,
   cost: benchCost,
   filtered: benchFiltered,
+  writer: benchVisitTableWriter,
 };
 
 async function benchBundles(): Promise<Figure[]> {

@@ -719,6 +719,11 @@ export interface PaymentsWritten {
   openDigest: string;
   /** Set before closed days are written: the first of them, whose month and later ones are to be written again. */
   visitsFrom?: string;
+  /**
+   * What the open days' file was written from (`openSourceDigest`: the days, the site's rules and the
+   * archive objects listed): a run that lists the same skips them.
+   */
+  openSource?: string;
 }
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */
@@ -836,3 +841,55 @@ export interface ArchiveChanges {
    */
   changedDays(site: string, sinceMs: number): Promise<string[]>;
 }
+
+/** An object of the archive as listed: its key under the archive's prefix (`site=<d>/dt=<YYYY-MM-DD>/<name>`), ETag and size. */
+export interface ArchiveObject {
+  key: string;
+  etag: string;
+  bytes: number;
+}
+
+/**
+ * The archive's objects read one by one, without a query engine (`docs/data-model.md`, "Filtered
+ * reports"): the visit table's writer reads the open days' few partitions so, instead of an Athena
+ * query at every run. In AWS ListObjectsV2 and GetObject on the archive bucket
+ * (`S3ArchiveObjects`); locally the archive's files (`LocalArchiveObjects`).
+ */
+export interface ArchiveObjects {
+  /**
+   * The site's objects in the UTC partition days `fromDt`..`toDt` (`YYYY-MM-DD`), sorted by key.
+   * @throws Error when a day is not `YYYY-MM-DD`, the site not a domain name, or the listing fails
+   */
+  list(site: string, fromDt: string, toDt: string): Promise<ArchiveObject[]>;
+  /**
+   * An object's bytes and the ETag of the version read (a newer one than listed may be).
+   * @throws Error when `key` is not an archive object's key, or the read fails
+   */
+  get(key: string): Promise<{ body: Uint8Array; etag: string }>;
+}
+
+/** The archive's objects of a span as listed once: what they hold is fixed by `digest`. */
+export interface ArchiveSnapshot {
+  /** A digest of the listed keys and ETags: two snapshots with the same digest hold the same events. */
+  digest: string;
+  /** How many objects the listing holds. */
+  objects: number;
+  /**
+   * The listed objects' events, in `ArchiveReader.events`'s form and order (duplicates kept: the
+   * sessionizer's rules keep each `event_id` once), reading only objects not already copied.
+   * @throws Error when an object cannot be read
+   */
+  events(): Promise<AsyncIterable<TrackedEvent[]>>;
+}
+
+/** The archive's recent partitions read object by object (`ArchiveCopies`). */
+export interface RecentArchive {
+  /**
+   * Lists the site's partitions `fromDt`..`toDt` (UTC days) once.
+   * @throws Error when the listing fails
+   */
+  snapshot(site: string, fromDt: string, toDt: string): Promise<ArchiveSnapshot>;
+}
+
+/** Every method of `RecentArchive`, for wrappers (`lazyPort`). */
+export const RECENT_ARCHIVE_METHODS = portMethods<RecentArchive>()('snapshot');

@@ -37,6 +37,7 @@ import { LOCAL_SITE_CACHE_TTL_MS, archivePoller, sessionizePoller } from './cons
 import { functionConnection } from './iam/partition-guard.js';
 import {
   functionArchiveChanges,
+  functionArchiveObjects,
   functionArchiveEraser,
   functionArchiveReader,
   functionFilteredInvoker,
@@ -45,6 +46,8 @@ import {
   functionVisitTable,
 } from './iam/stand-ins.js';
 import { LocalArchiveChanges } from './archive-changes.js';
+import { LocalArchiveObjects } from './archive-objects.js';
+import { ArchiveCopies } from '../lambdas/adapters/archive-copies.js';
 import { CountryDatabase } from '../lambdas/adapters/country-database.js';
 import { countryDatabasePath } from './geo.js';
 import { DuckDbArchiveReader } from './archive-reader.js';
@@ -120,6 +123,8 @@ export const localPaths = (dataDir: string) => ({
   archive: join(dataDir, 'archive'),
   /** The visit and payments tables of filtered reports (`local/visit-table.ts`). */
   visitTable: join(dataDir, 'visit-table'),
+  /** The operations function's copies of the archive's recent objects (its `/tmp` in AWS; `ArchiveCopies`). */
+  archiveCopies: join(dataDir, 'archive-copies'),
 });
 
 /**
@@ -312,6 +317,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     visitTable: withEngine
       ? {
           table: functionVisitTable(visitTable, 'operations'),
+          recent: new ArchiveCopies(
+            functionArchiveObjects(new LocalArchiveObjects(paths.archive), 'operations'),
+            paths.archiveCopies,
+          ),
           changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
         }
       : undefined,

@@ -75,6 +75,55 @@ export async function runSql(archiveDir: string, query: string): Promise<SqlResu
   }
 }
 
+/**
+ * Runs `query` as `runSql` does, over the same `events` view, and hands its rows over in pages of up
+ * to `pageRows`, converted as `runSql` converts them: one scan of the files however many pages,
+ * where a query per page (`LIMIT … OFFSET …`) would read and sort them again for each. The result is
+ * whole in DuckDB (columnar) before this resolves, so a failed query is known before a page is taken;
+ * rows become JavaScript values one page at a time. DuckDB closes after the last page, or when the
+ * caller stops iterating.
+ * @throws SqlError with DuckDB's message when the query fails
+ */
+export async function runSqlPages(
+  archiveDir: string,
+  query: string,
+  pageRows: number,
+): Promise<{ columns: string[]; pages: AsyncIterable<unknown[][]> }> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  const close = () => {
+    connection.closeSync();
+    instance.closeSync();
+  };
+  let result;
+  try {
+    await createEventsView(connection, archiveDir);
+    result = await connection.run(query);
+  } catch (error) {
+    close();
+    throw error instanceof SqlError ? error : new SqlError((error as Error).message, { cause: error });
+  }
+  const done = result;
+  return {
+    columns: done.columnNames(),
+    pages: (async function* pages() {
+      try {
+        let page: unknown[][] = [];
+        for (let i = 0; i < done.chunkCount; i++) {
+          page.push(...done.getChunk(i).convertRows(jsonFriendly));
+          if (page.length >= pageRows) {
+            yield page;
+            page = [];
+          }
+        }
+        if (page.length > 0) yield page;
+      } finally {
+        close();
+      }
+    })(),
+  };
+}
+
 async function createEventsView(connection: DuckDBConnection, archiveDir: string): Promise<void> {
   const glob = sqlLiteral(archiveGlob(archiveDir));
   const files = await connection.runAndReadAll(`SELECT count(*) FROM glob(${glob})`);

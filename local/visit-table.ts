@@ -110,6 +110,7 @@ const paymentsState = z.object({
     .string()
     .regex(/^\d{4}-\d{2}-\d{2}$/)
     .optional(),
+  openSource: z.string().optional(),
 });
 /** The writer's state of a site: its last closed day written. */
 export const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');

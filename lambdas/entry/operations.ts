@@ -12,7 +12,7 @@ import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
 import { S3ArchiveChanges } from '../adapters/s3-archive-changes.js';
 import { lazyPort } from '../forward-port.js';
-import { VISIT_TABLE_STORE_METHODS } from '../ports.js';
+import { RECENT_ARCHIVE_METHODS, VISIT_TABLE_STORE_METHODS } from '../ports.js';
 import { loadVisitTableDeps } from './duckdb-chunk.js';
 import { CHANGES_EVERY_MS_IN_AWS } from '../services/visit-table.js';
 
@@ -52,6 +52,10 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
           ),
           changes: new S3ArchiveChanges(s3, archiveLocation),
           changesEveryMs: CHANGES_EVERY_MS_IN_AWS,
+          // The open days from the archive's objects, not an Athena query (`docs/cost.md`, "Filtered reports").
+          recent: lazyPort(RECENT_ARCHIVE_METHODS, async () =>
+            (await loadVisitTableDeps()).s3ArchiveCopies(archiveLocation),
+          ),
         },
       }
     : {}),

@@ -1,6 +1,6 @@
 import { advanceErasures, type ErasureDriverDeps } from './erasure-requests.js';
 import { advanceSiteDeletions, type SiteDeletionDriverDeps } from './site-deletion.js';
-import { refreshVisitTable, type VisitTableDeps } from './visit-table.js';
+import { refreshSiteTable, type VisitTableDeps } from './visit-table.js';
 import type { SiteConfig } from '../domain/site.js';
 import type { Telemetry } from '../observability/telemetry.js';
 
@@ -9,7 +9,7 @@ export interface OperationsDeps {
   erasures: ErasureDriverDeps;
   deletions: SiteDeletionDriverDeps;
   /**
-   * The visit table's writer (`refreshVisitTable`), run for every site once the deletions and
+   * The visit table's writer (`refreshSiteTable`), run for every site once the deletions and
    * erasures are advanced. Absent where no adapter of the table exists (AWS: `docs/data-model.md`,
    * "Filtered reports").
    */
@@ -42,10 +42,10 @@ export async function advanceOperations(deps: OperationsDeps, deadline: number):
   for (const domain of new Set([...deletions, ...erasures])) await table.table.dropSite(domain);
   let visitDays = 0;
   for (const site of await table.sites.listSites()) {
-    // A site being rebuilt is written whole by the rebuild's end (`rewriteVisitTable`).
+    // A site being rebuilt is left until the rebuild switches generations; the first run after writes it whole.
     if (site.building !== undefined) continue;
     try {
-      visitDays += (await refreshVisitTable(table, site)).days;
+      visitDays += (await refreshSiteTable(table, site)).days;
     } catch (error) {
       table.logger.error('visit table write failed; the next run tries again', {
         site: site.domain,

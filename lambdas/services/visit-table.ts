@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { addDays, eachDay, localDay } from '../domain/range.js';
+import { addDays, daysBetween, eachDay, localDay } from '../domain/range.js';
 import { VISIT_GAP_MS } from '../domain/visit.js';
 import { namespaceOf, type SiteConfig } from '../domain/site.js';
 import type { TrackedEvent } from '../domain/tracked-event.js';
@@ -7,7 +7,14 @@ import type { UsdRate } from '../domain/payments/money.js';
 import type { Contribution } from '../domain/payments/contribution.js';
 import { archiveSpan, byMonth, listedPaymentRow, paymentTableRow, visitRowsOfDays } from '../domain/visit-days.js';
 import type { PaymentTableRow, VisitRow } from '../domain/visit-table.js';
-import type { ArchiveChanges, ArchiveReader, PaymentTableSource, PaymentsWritten, VisitTableStore } from '../ports.js';
+import type {
+  ArchiveChanges,
+  ArchiveReader,
+  PaymentTableSource,
+  PaymentsWritten,
+  RecentArchive,
+  VisitTableStore,
+} from '../ports.js';
 import { reclassify } from './rebuild.js';
 
 /**
@@ -30,7 +37,14 @@ import { reclassify } from './rebuild.js';
 export const CLOSE_DELAY_MS = VISIT_GAP_MS + 25 * 60_000;
 
 export interface VisitTableDeps {
+  /** The archive through its query engine: the first day, and spans longer than `RECENT_MAX_DTS` (a first run, a rebuild, an import). */
   archive: Pick<ArchiveReader, 'events' | 'firstDay'>;
+  /**
+   * The archive's recent partitions read object by object (`RecentArchive`): the open days at every run, a
+   * day closing, changed days of a short span. A run whose listing of the open days is the one their file
+   * was written from skips them (`openSourceDigest`). Without it every span goes through `archive`.
+   */
+  recent?: RecentArchive;
   table: VisitTableStore;
   /**
    * The site's payments: a month's from the payment list, and the months' change counters
@@ -56,14 +70,22 @@ export interface VisitTableDeps {
 /** `changesEveryMs` of the deployed writer: one listing of a site's archive a day. */
 export const CHANGES_EVERY_MS_IN_AWS = 86_400_000;
 
+/**
+ * The longest span of UTC partition days read through `recent` rather than the query engine: the open
+ * days' (`archiveSpan` of one or two site-local days, five or six), a day closing (five), changed days of
+ * up to three site-local days (seven). A closed day's partition holds about a hundred 15-minute objects,
+ * mostly copied already while it was open.
+ */
+export const RECENT_MAX_DTS = 7;
+
 /** What a run wrote. */
 export interface VisitTableOutcome {
   /** Site-local days written into month files. */
   days: number;
   /** Visit rows written into month files. */
   rows: number;
-  /** Visit rows of the open days. */
-  open: number;
+  /** Visit rows of the open days; null when they were not read again (their archive objects are those already written). */
+  open: number | null;
   /** Months of the payments table written. */
   paymentMonths: number;
 }
@@ -71,12 +93,43 @@ export interface VisitTableOutcome {
 /** The last site-local day that can no longer grow at `now` (ms). */
 export const lastClosedDay = (now: number, timezone: string) => addDays(localDay(now - CLOSE_DELAY_MS, timezone), -1);
 
+/** The events of a span of UTC partition days: from `recent` up to `RECENT_MAX_DTS` days, else from the query engine. */
+async function eventsOf(
+  deps: VisitTableDeps,
+  site: SiteConfig,
+  fromDt: string,
+  toDt: string,
+): Promise<AsyncIterable<TrackedEvent[]>> {
+  if (deps.recent && daysBetween(fromDt, toDt) <= RECENT_MAX_DTS)
+    return (await deps.recent.snapshot(site.domain, fromDt, toDt)).events();
+  return deps.archive.events(site.domain, fromDt, toDt);
+}
+
+/** The visit rows of the site-local days `from`..`to`, sessionized from `events` (their `archiveSpan`). */
+async function rowsOf(
+  events: AsyncIterable<TrackedEvent[]>,
+  site: SiteConfig,
+  from: string,
+  to: string,
+): Promise<VisitRow[]> {
+  const all: TrackedEvent[] = [];
+  for await (const page of events) for (const e of page) all.push(reclassify(e));
+  return visitRowsOfDays(all, namespaceOf(site), site.timezone, from, to);
+}
+
 async function rowsOfDays(deps: VisitTableDeps, site: SiteConfig, from: string, to: string): Promise<VisitRow[]> {
   const { fromDt, toDt } = archiveSpan(from, to);
-  const events: TrackedEvent[] = [];
-  for await (const page of await deps.archive.events(site.domain, fromDt, toDt))
-    for (const e of page) events.push(reclassify(e));
-  return visitRowsOfDays(events, namespaceOf(site), site.timezone, from, to);
+  return rowsOf(await eventsOf(deps, site, fromDt, toDt), site, from, to);
+}
+
+/**
+ * What the open days' rows are a function of (`PaymentsWritten.openSource`): the days, the site's namespace
+ * and time zone, and the digest of the archive objects they are read from (`ArchiveSnapshot.digest`).
+ */
+export function openSourceDigest(site: SiteConfig, from: string, to: string, listing: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify([namespaceOf(site), site.timezone, from, to, listing]))
+    .digest('base64url');
 }
 
 /**
@@ -163,7 +216,7 @@ export function paymentMonthsToWrite(
 export async function writePaymentTable(
   deps: VisitTableDeps,
   site: SiteConfig,
-  visits: { from: string | null; openDigest: string; state: PaymentsWritten | null },
+  visits: { from: string | null; openDigest: string; openSource?: string; state: PaymentsWritten | null },
 ): Promise<number> {
   const namespace = namespaceOf(site);
   const { state } = visits;
@@ -187,9 +240,20 @@ export async function writePaymentTable(
     );
     written.set(month, counters.get(month) ?? 0);
   }
-  const moved = state?.namespace !== namespace || state.openDigest !== visits.openDigest || state.visitsFrom;
-  if (months.length > 0 || moved)
-    await deps.table.setPaymentsWritten(site.domain, { namespace, counters: written, openDigest: visits.openDigest });
+  const moved =
+    state?.namespace !== namespace ||
+    state.openDigest !== visits.openDigest ||
+    state.openSource !== visits.openSource ||
+    state.visitsFrom;
+  if (months.length > 0 || moved) {
+    const source = visits.openSource === undefined ? {} : { openSource: visits.openSource };
+    await deps.table.setPaymentsWritten(site.domain, {
+      namespace,
+      counters: written,
+      openDigest: visits.openDigest,
+      ...source,
+    });
+  }
   return months.length;
 }
 
@@ -233,8 +297,10 @@ function paymentRowsOfOldListForm(
  * The scheduled run's work for a site: the closed days not yet written go
  * into their month files (from the archive's first day on the first run), the
  * open days (after the last closed one, today included) are sessionized again
- * into the open file, and the payments months that need it are rewritten (`writePaymentTable`).
- * The last closed day written is recorded only once its month is, so a failed
+ * into the open file unless their archive objects, as listed (`recent`), are those the file was written
+ * from (`openSourceDigest`, recorded with the payments' state once the file is written), and the payments
+ * months that need it are rewritten (`writePaymentTable`): a run with nothing new reads no object and
+ * writes nothing. The last closed day written is recorded only once its month is, so a failed
  * run is done again whole by the next.
  * @throws Error with the archive's or the table's message
  */
@@ -254,15 +320,29 @@ export async function refreshVisitTable(deps: VisitTableDeps, site: SiteConfig):
     await deps.table.setWrittenThrough(site.domain, closed);
   }
   const today = localDay(now, site.timezone);
-  const open = await rowsOfDays(deps, site, addDays(closed, 1), today);
-  await deps.table.writeOpen(site.domain, open);
-  const openDigest = digestOfRows(open);
+  const opened = addDays(closed, 1);
+  const { fromDt, toDt } = archiveSpan(opened, today);
+  const snapshot = deps.recent ? await deps.recent.snapshot(site.domain, fromDt, toDt) : null;
+  const openSource = snapshot ? openSourceDigest(site, opened, today, snapshot.digest) : undefined;
   const state = await deps.table.paymentsWritten(site.domain);
-  const openFrom = state?.openDigest === openDigest ? null : addDays(closed, 1);
+  let open: VisitRow[] | null = null;
+  let openDigest = state?.openDigest ?? '';
+  if (openSource === undefined || state?.openSource !== openSource) {
+    open = await rowsOf(
+      snapshot ? await snapshot.events() : await deps.archive.events(site.domain, fromDt, toDt),
+      site,
+      opened,
+      today,
+    );
+    await deps.table.writeOpen(site.domain, open);
+    openDigest = digestOfRows(open);
+  }
+  const openFrom = state?.openDigest === openDigest ? null : opened;
   const visitsFrom = [state?.visitsFrom ?? null, openFrom].filter((d): d is string => d !== null).sort()[0] ?? null;
-  const paymentMonths = await writePaymentTable(deps, site, { from: visitsFrom, openDigest, state });
+  const paymentMonths = await writePaymentTable(deps, site, { from: visitsFrom, openDigest, openSource, state });
   if (look) await deps.table.setChangesSeen(site.domain, now);
-  return { days: written.days + late.days, rows: written.rows + late.rows, open: open.length, paymentMonths };
+  const outcome = { days: written.days + late.days, rows: written.rows + late.rows, paymentMonths };
+  return { ...outcome, open: open?.length ?? null };
 }
 
 /**
@@ -324,23 +404,17 @@ export async function rewriteVisitDays(
 }
 
 /**
- * Rewrites the whole table of a site from the archive (`footfall rebuild`):
- * every month from the archive's first day to the last closed day, a month
- * written before and holding no visit now written empty, then the open days
- * and payments.
+ * The scheduled run's work for a site, as `refreshVisitTable`, after dropping a table written for
+ * another generation than the site's live one (`docs/data-model.md`, "Filtered reports"): a
+ * `footfall rebuild` switched generations since, classifying every visit by the rules of the code it
+ * ran, while the months written before keep the rules of the release that wrote them. The refresh
+ * then writes the table whole from the archive, so a filter matching every visit gives the rebuilt
+ * rollups' figures. The generation written for is the namespace the payments state holds; a table
+ * never written has none. A crash after the drop leaves no state, so the next run writes it whole.
+ * @throws Error with the archive's or the table's message
  */
-export async function rewriteVisitTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
-  const first = await deps.archive.firstDay(site.domain);
-  const closed = lastClosedDay(deps.clock(), site.timezone);
-  const { visits } = await deps.table.months(site.domain);
-  let written = { days: 0, rows: 0 };
-  const from = first === null ? null : addDays(first, -1);
-  if (from !== null && from <= closed) {
-    written = await writeDays(deps, site, `${from.slice(0, 7)}-01`, closed);
-    await deps.table.setWrittenThrough(site.domain, closed);
-  }
-  for (const month of visits)
-    if (from === null || month < from.slice(0, 7)) await deps.table.writeMonth(site.domain, month, []);
-  const refreshed = await refreshVisitTable(deps, site);
-  return { ...refreshed, days: written.days, rows: written.rows };
+export async function refreshSiteTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
+  const state = await deps.table.paymentsWritten(site.domain);
+  if (state !== null && state.namespace !== namespaceOf(site)) await deps.table.dropSite(site.domain);
+  return refreshVisitTable(deps, site);
 }

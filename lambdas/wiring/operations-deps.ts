@@ -9,7 +9,7 @@ import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
 import { PaymentTableReads } from '../adapters/dynamo/payments/payment-table-reads.js';
 import { namespaceOf } from '../domain/site.js';
-import type { ArchiveChanges, ArchiveEraser, ArchiveReader, VisitTableStore } from '../ports.js';
+import type { ArchiveChanges, ArchiveEraser, ArchiveReader, RecentArchive, VisitTableStore } from '../ports.js';
 import type { Telemetry } from '../observability/telemetry.js';
 import type { OperationsDeps } from '../services/operations.js';
 import { stepRebuild } from '../services/rebuild-steps.js';
@@ -29,7 +29,7 @@ export interface OperationsWiring {
    * The visit and payments tables and the archive's changed partitions (`docs/data-model.md`, "Filtered
    * reports"): each run writes them after its deletions and erasures. Without it none is written.
    */
-  visitTable?: { table: VisitTableStore; changes: ArchiveChanges; changesEveryMs?: number };
+  visitTable?: { table: VisitTableStore; changes: ArchiveChanges; changesEveryMs?: number; recent?: RecentArchive };
 }
 
 /** The site deletions, erasures and visit table of `advanceOperations` on the table, the archive of `wiring`. */

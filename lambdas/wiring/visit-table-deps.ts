@@ -2,7 +2,10 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { filteredVisitsInS3 } from '../adapters/s3-filtered-visits.js';
 import { S3TableFiles, TABLE_FAMILIES, VISIT_TABLE_TMP_MIB } from '../adapters/s3-table-files.js';
 import { S3VisitTable } from '../adapters/s3-visit-table.js';
-import type { FilteredVisits, VisitTableStore } from '../ports.js';
+import { ArchiveCopies } from '../adapters/archive-copies.js';
+import { S3ArchiveObjects } from '../adapters/s3-archive-objects.js';
+import type { S3ArchiveLocation } from '../adapters/s3-archive-eraser.js';
+import type { FilteredVisits, RecentArchive, VisitTableStore } from '../ports.js';
 
 /** Bytes of table files a warm instance keeps in `/tmp` between requests: its size less room for one more year. */
 const CACHE_LIMIT_BYTES = (VISIT_TABLE_TMP_MIB - 512) * 1024 * 1024;
@@ -24,6 +27,11 @@ function tableFiles(bucket: string, access: keyof typeof TABLE_FAMILIES, root: s
 /** The report and MCP functions' filtered engine over the visit table in `bucket` (`S3FilteredVisits`). */
 export function s3FilteredVisits(bucket: string, clock: () => number = Date.now): FilteredVisits {
   return filteredVisitsInS3(tableFiles(bucket, 'read', '/tmp/visit-table', clock));
+}
+
+/** The operations function's reader of the archive's recent partitions at `location`, copied under `/tmp` (`ArchiveCopies`). */
+export function s3ArchiveCopies(location: S3ArchiveLocation): RecentArchive {
+  return new ArchiveCopies(new S3ArchiveObjects(new S3Client({}), location), '/tmp/archive-copies');
 }
 
 /** The operations function's writer of the visit table in `bucket` (`S3VisitTable`). */

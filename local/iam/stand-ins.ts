@@ -4,6 +4,7 @@ import {
   type ArchiveChanges,
   type ArchiveDelivery,
   type ArchiveEraser,
+  type ArchiveObjects,
   type ArchiveReader,
   type EventStream,
   type FilteredVisits,
@@ -189,6 +190,24 @@ export function functionArchiveChanges(changes: ArchiveChanges, name: Principal)
     changedDays: async (site, sinceMs) => {
       demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [`${EVENTS_PREFIX}site=${site}/`] });
       return changes.changedDays(site, sinceMs);
+    },
+  };
+}
+
+/**
+ * The local archive's objects as function `name` may read them, asking for the calls
+ * `S3ArchiveObjects` makes: a listing under the site's prefix (`s3:ListBucket` with that
+ * `s3:prefix`), a GetObject of the object's key.
+ */
+export function functionArchiveObjects(objects: ArchiveObjects, name: Principal): ArchiveObjects {
+  return {
+    list: async (site, fromDt, toDt) => {
+      demand(name, 's3:ListBucket', LOCAL_ARNS.eventsBucket, { 's3:prefix': [`${EVENTS_PREFIX}site=${site}/`] });
+      return objects.list(site, fromDt, toDt);
+    },
+    get: async (key) => {
+      demand(name, 's3:GetObject', archiveObjectArn(`${EVENTS_PREFIX}${key}`));
+      return objects.get(key);
     },
   };
 }

@@ -1,13 +1,5 @@
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type ListObjectsV2CommandInput,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,6 +14,7 @@ import { monthOf, type PaymentTableRow, type VisitRow } from '../../lambdas/doma
 import type { FilteredRange, FilteredVisits, VisitTableStore } from '../../lambdas/ports.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
+import { memoryBucket, type MemoryBucket, type StoredObject } from '../support/memory-bucket.js';
 
 /**
  * The visit table in AWS (`docs/data-model.md`, "Filtered reports") against an in-memory bucket
@@ -35,55 +28,16 @@ const SITE = 'shop.test';
 /** Keys a listing page holds: small, so every listing here spans pages. */
 const PAGE = 2;
 
-interface Stored {
-  body: Uint8Array;
-  etag: string;
-  modified: Date;
-}
-let bucket: Map<string, Stored>;
+let bucket: Map<string, StoredObject>;
+let store: MemoryBucket['store'];
 let now: number;
 const s3 = mockClient(S3Client);
 // The class mock stubs every S3 client's `send`: later files sharing this process need the real one back.
 afterAll(() => s3.restore());
 
-function store(key: string, body: Uint8Array, modified = new Date(now)): string {
-  const etag = `"${createHash('md5').update(body).digest('hex')}"`;
-  bucket.set(key, { body, etag, modified });
-  return etag;
-}
-
 beforeEach(() => {
-  bucket = new Map();
   now = Date.parse('2026-04-10T00:00:00Z');
-  s3.reset();
-  s3.on(ListObjectsV2Command).callsFake((input: ListObjectsV2CommandInput) => {
-    const keys = [...bucket.keys()].filter((k) => k.startsWith(input.Prefix ?? '')).sort();
-    const start = input.ContinuationToken ? Number(input.ContinuationToken) : 0;
-    const page = keys.slice(start, start + PAGE);
-    const more = start + PAGE < keys.length;
-    return {
-      Contents: page.map((Key) => ({
-        Key,
-        ETag: bucket.get(Key)!.etag,
-        Size: bucket.get(Key)!.body.byteLength,
-        LastModified: bucket.get(Key)!.modified,
-      })),
-      IsTruncated: more,
-      ...(more ? { NextContinuationToken: String(start + PAGE) } : {}),
-    };
-  });
-  s3.on(GetObjectCommand).callsFake((input: { Key: string }) => {
-    const object = bucket.get(input.Key);
-    if (!object) throw Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' });
-    return { ETag: object.etag, Body: { transformToByteArray: async () => object.body } };
-  });
-  s3.on(PutObjectCommand).callsFake((input: { Key: string; Body: Uint8Array }) => ({
-    ETag: store(input.Key, new Uint8Array(input.Body)),
-  }));
-  s3.on(DeleteObjectsCommand).callsFake((input: { Delete: { Objects: Array<{ Key: string }> } }) => {
-    for (const { Key } of input.Delete.Objects) bucket.delete(Key);
-    return {};
-  });
+  ({ objects: bucket, store } = memoryBucket(s3, PAGE, () => now));
 });
 
 describe('S3ArchiveChanges: the archive days changed since an instant', () => {

@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from 'node:util';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -8,7 +7,6 @@ import { ensureTable, PK, SK } from '../../lambdas/adapters/dynamo/table.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore, visitorPk } from '../../lambdas/adapters/dynamo/visit-store.js';
-import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { toSequenceNumber } from '../../lambdas/adapters/local-stream.js';
 import { sessionizeBatch, type SessionizeRecord } from '../../lambdas/services/sessionize.js';
 import { applyProviderFacts } from '../../lambdas/services/payments.js';
@@ -24,6 +22,7 @@ import {
   loadBenchSite,
   type BenchSite,
 } from '../../bench/bench-site.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * The report benchmark's loader (`bench/bench-site.ts`) writes what the
@@ -111,13 +110,7 @@ describe('the bench site loader', () => {
     }
     await flush();
     await rollups.compact(namespaceOf(site));
-    const deps = {
-      ...dynamoPaymentStores(real),
-      list: dynamoPaymentListLayout,
-      visits,
-      rates: async () => benchRate,
-      clock: () => NOW,
-    };
+    const deps = { ...dynamoPaymentDeps(real, () => NOW), rates: async () => benchRate };
     for (const w of webhooks) await applyProviderFacts(deps, site, w);
   }, 600_000);
 

@@ -346,6 +346,13 @@ describe('the app in Chromium on the demo site', () => {
       expect(exits.rows.length).toBeGreaterThan(1);
       await p.locator('[data-panel=pages]').screenshot({ path: join(SHOTS, `panel-exit-pages-${width}.png`) });
       expect(await axe(p), width).toEqual([]);
+      // No heading or figure of any table is cut at this width, the goals' five columns included.
+      const cut = await p
+        .locator('table.breakdown thead th, table.breakdown td.num')
+        .evaluateAll((cells) =>
+          cells.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent?.trim()),
+        );
+      expect(cut, width).toEqual([]);
     }
     // Home and End reach the ends of the Pages tabs, the Exit pages tab last.
     await page.click('[data-panel=pages] [data-dimension=page][role=tab]');

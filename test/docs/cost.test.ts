@@ -252,3 +252,37 @@ describe('sessionize cost shares', () => {
     expect(stepGroup(step)).toBe(group);
   });
 });
+
+describe('the visit table writer with `-c filteredReports=true` (docs/cost.md, "Filtered reports")', () => {
+  it('is priced without Athena, per active site: busy runs with a new archive object, idle runs, and their S3 requests', () => {
+    const flagged = resourcesOf(
+      synth({ bundle: false, config: { app: true, filteredReports: true } }).template.toJSON(),
+    );
+    const tenK: Measured = { ...tenM, eventsPerMonth: 10_000 };
+    const bill = stackBill(flagged, tenK);
+    expect(lines(bill, 'Athena')).toEqual([]);
+    const W = USAGE.visitTableWriter;
+    // One active site at 10k: 2,880 runs, busy when one of its 10,000 events a month fell in the 15 minutes before.
+    const runs = 2880;
+    const busy = runs * (1 - Math.exp(-10_000 / W.archiveObjectsPerSiteMonth));
+    expect(busy / runs).toBeCloseTo(0.969, 3);
+    const storage = ((10_000 * USAGE.monthsOfData * USAGE.visitTableBytesPerEvent) / 2 ** 30) * PRICES.s3GbMonth;
+    const requests =
+      ((runs * W.listsPerRun + 30 * 35) / 1000) * PRICES.s3ListPerThousand +
+      ((busy * W.putsPerBusyRun) / 1000) * PRICES.s3PutPerThousand +
+      ((busy + W.coldRunsPerSiteMonth * W.objectsPerColdRun) / 1000) * PRICES.s3GetPerThousand;
+    expect(line(bill, 'S3: the visit table')).toBeCloseTo(requests + storage, 6);
+    // The writer's seconds: busy and idle runs, their round trips and cold instances, at 1769 MB x86_64.
+    const seconds =
+      busy * (W.busySeconds.base + W.busySeconds.perMonthlyEvent * 10_000) +
+      (runs - busy) * W.idleSeconds +
+      runs * W.requestSeconds +
+      W.coldRunsPerSiteMonth * (W.coldExtraSeconds.base + W.coldExtraSeconds.perMonthlyEvent * 10_000);
+    const idleOperations = runs * USAGE.secondsPerInvocation.operations;
+    expect(line(bill, 'Lambda `operations` (requests, 1769 MB x86_64)')).toBeCloseTo(
+      (runs / 1e6) * PRICES.lambdaRequestPerMillion +
+        (idleOperations + seconds) * (1769 / 1024) * PRICES.lambdaGbSecond.x86_64,
+      6,
+    );
+  });
+});

@@ -96,7 +96,7 @@ describe('the DuckDB chunk', () => {
     // What the entry's `import("./duckdb.mjs")` resolves to: the wiring of the filtered engine.
     writeFileSync(join(report, 'probe.mjs'), `export const deps = await import('./${DUCKDB_CHUNK.file}');`);
     expect(load(join(report, 'probe.mjs'), 'console.log(Object.keys(m.deps).sort().join())').trim()).toBe(
-      's3FilteredVisits,s3VisitTable',
+      's3ArchiveCopies,s3FilteredVisits,s3VisitTable',
     );
   });
 });

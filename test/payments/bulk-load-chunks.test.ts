@@ -1,5 +1,4 @@
 import { isDeepStrictEqual } from 'node:util';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startMemoryDynalite } from '../../local/dynalite.js';
@@ -19,6 +18,7 @@ import { scanAll } from '../support/dynamo.js';
 import { site as siteConfig, trackedEvent } from '../support/events.js';
 import { compared, normalize } from '../support/comparable-items.js';
 import { propertyRuns } from '../support/suite.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * The bulk load in chunks (`DynamoPaymentStore.bulkLoader`: the
@@ -102,13 +102,7 @@ describe('the bulk load in chunks', () => {
       visitsOf.set(visitor, built);
       await visits.writeVisits(built, []);
     }
-    const deps = {
-      ...dynamoPaymentStores(webhooks),
-      list: dynamoPaymentListLayout,
-      visits,
-      rates: async () => rate,
-      clock: () => NOW,
-    };
+    const deps = { ...dynamoPaymentDeps(webhooks, () => NOW), rates: async () => rate };
     const random = rng(7);
     let made = 0;
     for (let i = 0; i < 14; i++) {

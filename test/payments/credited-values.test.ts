@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { itemBytes } from '../../lambdas/adapters/dynamo/rollup-reader.js';
 import { CREDITED_VALUES, creditedValuesOf } from '../../lambdas/domain/rollup.js';
@@ -10,6 +8,7 @@ import { buildVisits, visitEventOf } from '../../lambdas/domain/visit.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 const long = (i: number, chars = 2000) => `/${String(i).padStart(4, '0')}/${'x'.repeat(chars - 6)}`;
 
@@ -50,13 +49,7 @@ describe('credited values: a payment keeps at most CREDITED_VALUES of each dimen
     );
     await new DynamoVisitStore(conn).writeVisits(buildVisits('example.com', 'visitor-long', events), []);
     const site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
-    const deps: PaymentDeps = {
-      ...dynamoPaymentStores(conn),
-      list: dynamoPaymentListLayout,
-      visits: new DynamoVisitStore(conn),
-      rates: async () => () => null,
-      clock: () => t0 + 2_000_000,
-    };
+    const deps: PaymentDeps = { ...dynamoPaymentDeps(conn, () => t0 + 2_000_000), rates: async () => () => null };
     await applyProviderFacts(deps, site, {
       event_id: 'evt',
       event_type: 'test',

@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import fc from 'fast-check';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
-import { DynamoVisitStore } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, type PaymentDeps } from '../../lambdas/services/payments.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
 import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
@@ -146,13 +143,7 @@ describe("a customer's credit, whatever order its payments arrive in", () => {
   beforeAll(async () => {
     ({ conn, close } = await memoryTable([{ domain: 'example.com', timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite('example.com'))!;
-    deps = {
-      ...dynamoPaymentStores(conn),
-      list: dynamoPaymentListLayout,
-      visits: new DynamoVisitStore(conn),
-      rates: async () => () => null,
-      clock: () => BASE + 90 * DAY,
-    };
+    deps = { ...dynamoPaymentDeps(conn, () => BASE + 90 * DAY), rates: async () => () => null };
   });
   afterAll(async () => close());
 

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -20,6 +19,7 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { propertyRuns } from '../support/suite.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 const DAY = 86_400_000;
 const TZ = 'America/New_York';
@@ -134,13 +134,7 @@ describe('payments list: a payment that moves leaves nothing behind', () => {
   beforeAll(async () => {
     ({ conn, close } = await memoryTable([{ domain: 'move.test', timezone: 'UTC' }]));
     site = (await new DynamoConfigStore(conn).getSite('move.test'))!;
-    deps = {
-      ...dynamoPaymentStores(conn),
-      list: dynamoPaymentListLayout,
-      visits: new DynamoVisitStore(conn),
-      rates: async () => rate,
-      clock: () => NOW,
-    };
+    deps = { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => rate };
   });
   afterAll(async () => close());
 

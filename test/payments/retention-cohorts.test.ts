@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import fc from 'fast-check';
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -21,6 +20,7 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { site as siteConfig, trackedEvent } from '../support/events.js';
 import { propertyRuns, reliabilityOnly } from '../support/suite.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * Retention from cohort rollups (`docs/retention.md` "How it is
@@ -218,13 +218,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
     }
     return {
       site,
-      deps: {
-        ...dynamoPaymentStores(conn),
-        list: dynamoPaymentListLayout,
-        visits,
-        rates: async () => rate,
-        clock: () => NOW,
-      },
+      deps: { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => rate },
     };
   }
 
@@ -341,13 +335,7 @@ describe('retention from cohort rollups equals the whole-site computation', () =
   it('moves customers to their channel when a re-credit batch credits payments imported before their visits', async () => {
     const site = await config.addSite(siteConfig({ domain: `r${++runs}.test`, timezone: TZ }));
     const visits = new DynamoVisitStore(conn);
-    const deps: PaymentDeps = {
-      ...dynamoPaymentStores(conn),
-      list: dynamoPaymentListLayout,
-      visits,
-      rates: async () => rate,
-      clock: () => NOW,
-    };
+    const deps: PaymentDeps = { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => rate };
     const payers: GenPayer[] = ['vis-a', 'vis-b', 'vis-b'].map((visitor, i) => ({
       provider: 'stripe',
       customer: true,

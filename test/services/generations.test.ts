@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
@@ -12,6 +11,7 @@ import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { memoryTable, scanAll } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { reportSnapshot } from '../support/report-snapshot.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 9, 14, 9, 0);
@@ -99,13 +99,7 @@ describe('writes while a rebuild builds a generation', () => {
   it("a webhook's payment is stored and credited in both generations, against each one's visits", async () => {
     const visits = new DynamoVisitStore(conn);
     const payments = dynamoPaymentStores(conn);
-    const deps: PaymentDeps = {
-      ...payments,
-      list: dynamoPaymentListLayout,
-      visits,
-      rates: async () => () => null,
-      clock: () => T0 + 60 * MIN,
-    };
+    const deps: PaymentDeps = { ...dynamoPaymentDeps(conn, () => T0 + 60 * MIN), rates: async () => () => null };
     // Only the generation being built knows the visit yet (say the rebuild has read it from the archive).
     await sessionizeBatch(
       {

@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
-import { dynamoPaymentStores } from '../../lambdas/adapters/dynamo/payment-store.js';
 import { DynamoRollupStore } from '../../lambdas/adapters/dynamo/rollup-store.js';
 import { DynamoVisitStore, PAYMENTS_MARK_SK, visitorPk } from '../../lambdas/adapters/dynamo/visit-store.js';
 import { applyProviderFacts, recreditVisitors, type PaymentDeps } from '../../lambdas/services/payments.js';
@@ -13,6 +11,7 @@ import type { SiteConfig } from '../../lambdas/domain/site.js';
 import { memoryTable } from '../support/dynamo.js';
 import { trackedEvent } from '../support/events.js';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * The sessionizer reads each visitor's payments marker with the visits
@@ -37,13 +36,7 @@ async function setUp() {
   const config = new DynamoConfigStore(conn);
   const site = (await config.getSite(DOMAIN)) as SiteConfig;
   const visits = new DynamoVisitStore(conn);
-  const payments: PaymentDeps = {
-    ...dynamoPaymentStores(conn),
-    list: dynamoPaymentListLayout,
-    visits,
-    rates: async () => () => null,
-    clock: () => NOW,
-  };
+  const payments: PaymentDeps = { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => () => null };
   const calls: VisitorRecredit[][] = [];
   let crash = false;
   const deps: SessionizeDeps = {

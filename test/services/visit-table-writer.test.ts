@@ -14,6 +14,7 @@ import {
   CLOSE_DELAY_MS,
   changedSpans,
   CHANGES_EVERY_MS_IN_AWS,
+  refreshSiteTable,
   refreshVisitTable,
   rewriteVisitDays,
   writeDays,
@@ -177,6 +178,21 @@ describe('the visit table writer', () => {
     const rows = stored.map((v) => visitRow(v, TZ)).filter((r) => r.day <= '2026-04-01');
     const written = [...(await table.readMonth(SITE, '2026-03')), ...(await table.readMonth(SITE, '2026-04'))];
     expect(byId(written)).toEqual(byId(rows));
+  });
+
+  it("writes the table whole once a rebuild switched the site's generation, and not before", async () => {
+    const later = Date.UTC(2026, 3, 1, 22) + CLOSE_DELAY_MS;
+    await refreshSiteTable(deps(later), site);
+    const march = byId(await table.readMonth(SITE, '2026-03'));
+    expect(march).toEqual(byId(stored.map((v) => visitRow(v, TZ)).filter((r) => r.day <= '2026-03-31')));
+    // March as an older release classified it: every visit in another channel.
+    const older = march.map((r) => ({ ...r, dimensions: { ...r.dimensions, channel: 'Referral' } }));
+    await table.writeMonth(SITE, '2026-03', older);
+    await refreshSiteTable(deps(later), site);
+    expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(older);
+    // `footfall rebuild` switched the live generation: the next run writes every month by today's rules.
+    await refreshSiteTable(deps(later), { ...site, generation: 1 });
+    expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(march);
   });
 
   it('writes a written day again when its archive partition changed (a late import), and only then', async () => {

@@ -1,5 +1,4 @@
 import { expect } from 'vitest';
-import { dynamoPaymentListLayout } from '../../lambdas/adapters/dynamo/payments/payment-list-layout.js';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
@@ -40,6 +39,7 @@ import { sessionizeBatch } from '../../lambdas/services/sessionize.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { memoryTable } from './dynamo.js';
 import { trackedEvent } from './events.js';
+import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 
 /**
  * Storage that scales (`docs/benchmarks.md` "Budgets"), shared by the test in `npm test`
@@ -247,13 +247,7 @@ export async function paymentsMonth(size: { payments: number; webhook: number; v
     await store.bulk.bulkLoad(site, 'UTC', payments, rate);
     // The webhook path: a visit, then the payment's event, as Stripe would send it.
     const config = (await new DynamoConfigStore(conn).getSite(site))!;
-    const deps: PaymentDeps = {
-      ...store,
-      list: dynamoPaymentListLayout,
-      visits: new DynamoVisitStore(conn),
-      rates: async () => rate,
-      clock: () => NOW,
-    };
+    const deps: PaymentDeps = { ...dynamoPaymentDeps(conn, () => NOW), rates: async () => rate };
     for (let j = 0; j < size.webhook; j++) {
       const ts = MAY + 10 * DAY + j * 3_600_000;
       const visitor = `webhook-visitor-${j}`;

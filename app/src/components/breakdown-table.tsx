@@ -4,7 +4,7 @@ import { formatCount, formatUsd, formatUsdOrDash } from '../format.js';
 import { barShare, isPinned, type SortColumn } from './breakdown-rows.js';
 
 /** A column heading that abbreviates itself at phone width (CSS chooses). */
-function Short(props: { long: string; short: string }): JSX.Element {
+export function Short(props: { long: string; short: string }): JSX.Element {
   return (
     <>
       <span class="long">{props.long}</span>
@@ -60,6 +60,7 @@ export function BreakdownTable(props: {
               key={c.key}
               scope="col"
               class="num"
+              data-col={c.key}
               title={c.title}
               aria-sort={sort === c.key ? 'descending' : undefined}
             >

@@ -6,6 +6,7 @@ import { useData } from '../use-data.js';
 import { ErrorBox } from './ui.js';
 import { MAX_ROWS, PanelFoot, useRowLimit } from './breakdown-panel.js';
 import { FilterLink } from './filter-link.js';
+import { Short } from './breakdown-table.js';
 import type { PageFilters } from '../use-filters.js';
 
 /** The goal whose rows are its link URLs (`docs/tracking.md` "Outbound links"). */
@@ -53,10 +54,10 @@ export function GoalsPanel(props: {
             <tr>
               <th scope="col">{goal === OUTBOUND_GOAL ? 'Link' : 'Goal'}</th>
               <th scope="col" class="num" title="Distinct visitors who completed it">
-                Visitors
+                <Short long="Visitors" short="Vis." />
               </th>
               <th scope="col" class="num" title="Completions (goal events)">
-                Events
+                <Short long="Events" short="Ev." />
               </th>
               <th scope="col" class="num" title="Visitors who completed it / all visitors of the range">
                 <abbr title="Conversion rate">CR</abbr>
@@ -64,9 +65,10 @@ export function GoalsPanel(props: {
               <th
                 scope="col"
                 class="num"
+                data-col="revenue_usd"
                 title="Revenue of payments credited to visits with this goal, USD net of refunds"
               >
-                Revenue
+                <Short long="Revenue" short="Rev." />
               </th>
             </tr>
           </thead>
