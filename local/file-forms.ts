@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fileVersion } from './filter-resolutions.js';
+import { fileVersion } from './file-version.js';
 import { distinctIds } from './filter-sql.js';
 import { sqlLiteral } from './sql.js';
 import { visitorKeySql } from './visitor-key.js';
@@ -20,11 +20,29 @@ interface FileForm {
   distinctPages: boolean;
 }
 
-/** The forms of visit and payments files, read from their schema and metadata, kept per file version. */
+/**
+ * Files whose forms a reader keeps (`FileForms`): a year's range of a site reads 25 files (12 visit months,
+ * 12 payments months, the open days), so this holds the ranges of some 40 sites at once, at about 200 bytes a
+ * file (its path and two flags).
+ */
+export const FORMS_KEPT = 1024;
+
+/**
+ * The forms of visit and payments files, read from their schema and metadata. Kept per file, for its current
+ * version only (its size and modification time, `fileVersion`): the writer replaces a month's file with every
+ * write, and a long-running service would otherwise keep a form for each version it ever wrote. At most
+ * `FORMS_KEPT` files, the least recently read dropped first.
+ */
 export class FileForms {
-  private readonly known = new Map<string, Promise<FileForm>>();
+  /** By path, in order of last use (a `Map` keeps insertion order). */
+  private readonly known = new Map<string, { version: string; form: Promise<FileForm> }>();
 
   constructor(private readonly connect: () => Promise<DuckDBConnection>) {}
+
+  /** How many files' forms are kept (at most `FORMS_KEPT`). */
+  get size(): number {
+    return this.known.size;
+  }
 
   /**
    * The select list of a relation over `files` (visit or payments files, read with `union_by_name`) in the
@@ -42,24 +60,35 @@ export class FileForms {
 
   private formOf(file: string): Promise<FileForm> {
     const version = fileVersion(file);
-    let known = this.known.get(version);
-    if (!known) {
-      known = this.connect().then(async (db) => {
-        const one = async (sql: string) => Number((await db.runAndReadAll(sql)).getRowsJS()[0]?.[0] ?? 0) > 0;
-        const path = sqlLiteral(file);
-        return {
-          key: await one(`SELECT count(*) FROM parquet_schema(${path}) WHERE name = 'visitor_key'`),
-          distinctPages: await one(
-            `SELECT count(*) FROM parquet_kv_metadata(${path}) ` +
-              `WHERE decode(key) = '${DISTINCT_PAGES.key}' AND decode(value) = '${DISTINCT_PAGES.value}'`,
-          ),
-        };
-      });
-      known.catch(() => this.known.delete(version));
-      this.known.set(version, known);
+    const kept = this.known.get(file);
+    // Read again, or read for the first time: last in the order of use either way.
+    this.known.delete(file);
+    if (kept?.version === version) {
+      this.known.set(file, kept);
+      return kept.form;
     }
-    return known;
+    const entry = { version, form: this.connect().then((db) => readForm(db, file)) };
+    // A failed read is not kept (the file may be readable next time); a newer version's entry stays.
+    entry.form.catch(() => {
+      if (this.known.get(file) === entry) this.known.delete(file);
+    });
+    this.known.set(file, entry);
+    if (this.known.size > FORMS_KEPT) this.known.delete(this.known.keys().next().value!);
+    return entry.form;
   }
+}
+
+/** A file's form, from its schema and key-value metadata. */
+async function readForm(db: DuckDBConnection, file: string): Promise<FileForm> {
+  const one = async (sql: string) => Number((await db.runAndReadAll(sql)).getRowsJS()[0]?.[0] ?? 0) > 0;
+  const path = sqlLiteral(file);
+  return {
+    key: await one(`SELECT count(*) FROM parquet_schema(${path}) WHERE name = 'visitor_key'`),
+    distinctPages: await one(
+      `SELECT count(*) FROM parquet_kv_metadata(${path}) ` +
+        `WHERE decode(key) = '${DISTINCT_PAGES.key}' AND decode(value) = '${DISTINCT_PAGES.value}'`,
+    ),
+  };
 }
 
 /**

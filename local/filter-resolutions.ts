@@ -1,9 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Filter } from '../lambdas/domain/reports/filters.js';
 import { filterSql, resolutionQuery, type ResolvedCondition, type ResolvedConditions } from './filter-sql.js';
 import { dictionaryFilePath } from './visit-table.js';
 import { sqlLiteral } from './sql.js';
+import { fileVersion } from './file-version.js';
 
 /** The relation `dict` of a site: its dictionary file, or an empty relation when none was written. */
 export function dictRelation(root: string, site: string): string {
@@ -11,12 +12,6 @@ export function dictRelation(root: string, site: string): string {
   return existsSync(dictFile)
     ? `SELECT dictionary, value, id FROM read_parquet(${sqlLiteral(dictFile)})`
     : `SELECT NULL::VARCHAR AS dictionary, NULL::VARCHAR AS value, NULL::UINTEGER AS id WHERE false`;
-}
-
-/** A file's version as `<path>:<size>:<mtime ms>` (`0:0` when it is absent), to key what was computed from it. */
-export function fileVersion(path: string): string {
-  const stat = existsSync(path) ? statSync(path) : null;
-  return `${path}:${stat?.size ?? 0}:${stat?.mtimeMs ?? 0}`;
 }
 
 /**

@@ -17,7 +17,8 @@ import {
 import { sqlLiteral } from './sql.js';
 import { SharedScans, type SharedScanSource } from './shared-scans.js';
 import { testsList } from './filter-sql.js';
-import { FilterResolutions, dictRelation, fileVersion } from './filter-resolutions.js';
+import { FilterResolutions, dictRelation } from './filter-resolutions.js';
+import { fileVersion } from './file-version.js';
 import { FileForms } from './file-forms.js';
 
 /**
