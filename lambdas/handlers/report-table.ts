@@ -28,7 +28,7 @@ import {
   timeseriesResponse,
 } from '../domain/reports/schemas.js';
 import { INTERVAL_MAX_DAYS } from '../domain/reports/timeseries.js';
-import { FILTER_DIMENSIONS } from '../domain/reports/filters.js';
+import { FILTER_DIMENSIONS, toolFiltersArg } from '../domain/reports/filters.js';
 import {
   breakdown,
   goals,
@@ -136,13 +136,15 @@ const RANGE_ARGS = {
     'Default 30d, or all for a site tracked 30 days or less. Ignored when from and to are given.',
   from: "First day of an explicit range, YYYY-MM-DD, inclusive, in the site's timezone. Give together with to; they win over range.",
   to: 'Last day of an explicit range, YYYY-MM-DD, inclusive. Give together with from; at most 10 years after from.',
-  filters:
-    'Optional. Only the visits that match, and the revenue credited to them: a JSON array of conditions that must all hold, each ' +
-    '[operator, dimension, [values]] with operator is, is_not, contains, contains_not, matches or matches_not (RE2 regular expression), ' +
-    `dimension one of ${Object.keys(FILTER_DIMENSIONS).join(', ')} (event:page: any page of the visit; event:goal: any goal of it); ` +
-    'e.g. [["is","visit:channel",["Search"]],["contains","event:page",["/blog"]]]. Also ["and",[...]], ["or",[...]], ["not",filter]. ' +
-    'Imported days are left out of a filtered answer. list_payments lists the payments credited to matching visits (none unattributed); ' +
-    'get_retention keeps the customers whose first payment was credited to a matching visit.',
+  filters: toolFiltersArg.describe(
+    'Optional. Only the visits that match, and the revenue credited to them: an array of conditions (or its JSON text) that must all hold, each ' +
+      '[operator, dimension, [values]] with operator is, is_not, contains, contains_not, matches or matches_not (RE2 regular expression), ' +
+      `dimension one of ${Object.keys(FILTER_DIMENSIONS).join(', ')} (event:page: any page of the visit; event:goal: any goal of it), ` +
+      'or event:props:<key> for a custom property (list_properties names the keys); a fourth element {"case_sensitive": false} ignores case; ' +
+      'e.g. [["is","visit:channel",["Search"]],["contains","event:page",["/blog"]]]. Also ["and",[...]], ["or",[...]], ["not",filter]. ' +
+      'Imported days are left out of a filtered answer. list_payments lists the payments credited to matching visits (none unattributed); ' +
+      'get_retention keeps the customers whose first payment was credited to a matching visit.',
+  ),
 };
 const rowLimit = (max: number, fallback: number) =>
   `Most rows to return, 1 to ${max} (default ${fallback}); rows are ordered by revenue, then visitors, and total counts them all.`;

@@ -276,6 +276,17 @@ export const filtersParam = z
       'With filters the report counts only matching visits and the revenue credited to them (docs/api.md "Filters")',
   );
 
+/**
+ * `filters` as an MCP tool's argument (`docs/mcp.md`, "Tools"): the report API's JSON text
+ * (`filtersParam`), or the same array as JSON itself, which is how a model most often writes it;
+ * either is parsed and checked by `filtersParam`, with its errors.
+ */
+export const toolFiltersArg = z
+  .union([z.string(), z.array(z.unknown())])
+  .transform((given) => (typeof given === 'string' ? given : JSON.stringify(given)))
+  .pipe(filtersParam)
+  .optional();
+
 const fold = (s: string, caseSensitive: boolean) => (caseSensitive ? s : s.toLowerCase());
 
 /** The values of a row a condition compares: one (the empty string for none) or a list. */
