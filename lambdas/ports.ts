@@ -872,8 +872,6 @@ export interface ArchiveObjects {
 export interface ArchiveSnapshot {
   /** A digest of the listed keys and ETags: two snapshots with the same digest hold the same events. */
   digest: string;
-  /** How many objects the listing holds. */
-  objects: number;
   /**
    * The listed objects' events, in `ArchiveReader.events`'s form and order (duplicates kept: the
    * sessionizer's rules keep each `event_id` once), reading only objects not already copied.

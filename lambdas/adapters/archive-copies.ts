@@ -63,7 +63,8 @@ export function listingDigest(listed: readonly ArchiveObject[]): string {
  * and its events come from local copies of them under `root` (`/tmp` in Lambda), each fetched only
  * when its ETag is not the copy's, read with the local archive's DuckDB reading
  * (`DuckDbArchiveReader`, the same SQL as `footfall sql` and the rebuild use locally) over the
- * copies laid out as the archive is (`<root>/<domain>/site=<domain>/dt=<day>/<digest of key>.parquet`).
+ * copies of each partition day laid out as the archive is
+ * (`<root>/<domain>/<day>/site=<domain>/dt=<day>/<digest of key>.parquet`), a reader over one day's directory.
  * The events of a partition day are kept in memory with the digest of the objects they were read
  * from, so a run reads again only the days whose objects changed (today's, at a site with traffic).
  * A copy not listed any more in its span is removed, and copies and events of days more than
@@ -93,7 +94,6 @@ export class ArchiveCopies implements RecentArchive {
     const listed = await this.objects.list(domain, fromDt, toDt);
     return {
       digest: listingDigest(listed),
-      objects: listed.length,
       events: () => this.eventsOf(domain, fromDt, toDt, listed),
     };
   }
@@ -126,7 +126,10 @@ export class ArchiveCopies implements RecentArchive {
     const byDay = new Map<string, ArchiveObject[]>();
     for (const o of listed) {
       const dt = dtOfKey(o.key);
-      if (dt !== null) byDay.set(dt, [...(byDay.get(dt) ?? []), o]);
+      if (dt === null) continue;
+      const day = byDay.get(dt);
+      if (day) day.push(o);
+      else byDay.set(dt, [o]);
     }
     const pages: TrackedEvent[][] = [];
     for (const [dt, objects] of [...byDay].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -153,9 +156,10 @@ export class ArchiveCopies implements RecentArchive {
   ): Promise<TrackedEvent[]> {
     const missing = objects.filter((o) => copies.get(o.key)?.etag !== o.etag);
     for (let i = 0; i < missing.length; i += PARALLEL_GETS)
-      await Promise.all(missing.slice(i, i + PARALLEL_GETS).map((o) => this.download(site, o, copies)));
+      await Promise.all(missing.slice(i, i + PARALLEL_GETS).map((o) => this.download(site, dt, o, copies)));
     const events: TrackedEvent[] = [];
-    for await (const page of await new DuckDbArchiveReader(join(this.root, site)).events(site, dt, dt))
+    // The day's own directory: the reader's view reads the footer of every file under its root.
+    for await (const page of await new DuckDbArchiveReader(join(this.root, site, dt)).events(site, dt, dt))
       for (const e of page) events.push(e);
     return events;
   }
@@ -164,15 +168,23 @@ export class ArchiveCopies implements RecentArchive {
   private async evictBut(site: string): Promise<void> {
     this.used.delete(site);
     this.used.set(site, true);
-    const total = () => {
+    const held = (other: string) => {
       let [events, bytes] = [0, 0];
-      for (const days of this.days.values()) for (const d of days.values()) events += d.events.length;
-      for (const copies of this.copies.values()) for (const c of copies.values()) bytes += c.bytes;
+      for (const d of this.days.get(other)?.values() ?? []) events += d.events.length;
+      for (const c of this.copies.get(other)?.values() ?? []) bytes += c.bytes;
       return { events, bytes };
     };
+    const total = { events: 0, bytes: 0 };
+    for (const other of new Set([...this.copies.keys(), ...this.days.keys()])) {
+      const h = held(other);
+      total.events += h.events;
+      total.bytes += h.bytes;
+    }
     for (const other of [...this.used.keys()]) {
-      const { events, bytes } = total();
-      if (other === site || (events <= this.limits.events && bytes <= this.limits.bytes)) continue;
+      if (other === site || (total.events <= this.limits.events && total.bytes <= this.limits.bytes)) continue;
+      const h = held(other);
+      total.events -= h.events;
+      total.bytes -= h.bytes;
       this.used.delete(other);
       this.days.delete(other);
       this.copies.delete(other);
@@ -187,17 +199,14 @@ export class ArchiveCopies implements RecentArchive {
       await rm(join(this.root, site), { recursive: true, force: true });
       copies = new Map();
       this.copies.set(site, copies);
-      this.days.delete(site);
     }
     return copies;
   }
 
-  /** Copies one object: a temp file renamed over the copy, so DuckDB never reads half of one. */
-  private async download(site: string, object: ArchiveObject, copies: Map<string, Copy>): Promise<void> {
-    const dt = dtOfKey(object.key);
-    if (dt === null) throw new Error(`not an archive object: ${object.key}`);
+  /** Copies one object of partition day `dt`: a temp file renamed over the copy, so DuckDB never reads half of one. */
+  private async download(site: string, dt: string, object: ArchiveObject, copies: Map<string, Copy>): Promise<void> {
     const name = createHash('sha256').update(object.key).digest('hex').slice(0, 32);
-    const file = join(this.root, site, `site=${site}`, `dt=${dt}`, `${name}.parquet`);
+    const file = join(this.root, site, dt, `site=${site}`, `dt=${dt}`, `${name}.parquet`);
     const { body, etag } = await this.objects.get(object.key);
     await mkdir(dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.get`;
