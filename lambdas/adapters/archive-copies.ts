@@ -31,7 +31,7 @@ export interface ArchiveCopiesLimits {
  * table's copies may fill to 1.5 GiB (`VISIT_TABLE_TMP_MIB` less 512 MiB), leaving room for DuckDB's temp files.
  * Three partition days of the bench site (1M visits a month, 195,000 events at about 150 B) are about 30 MB.
  */
-export const ARCHIVE_COPIES_LIMITS: ArchiveCopiesLimits = { events: 400_000, bytes: 256 * 1024 * 1024 };
+const ARCHIVE_COPIES_LIMITS: ArchiveCopiesLimits = { events: 400_000, bytes: 256 * 1024 * 1024 };
 
 /** A copied object: the ETag of the version copied, its partition day, its file. */
 interface Copy {
@@ -50,7 +50,7 @@ interface ReadDay {
 /**
  * Digest of a listing (`ArchiveSnapshot.digest`): SHA-256 of its keys and ETags in key order.
  */
-export function listingDigest(listed: readonly ArchiveObject[]): string {
+function listingDigest(listed: readonly ArchiveObject[]): string {
   const hash = createHash('sha256');
   for (const o of [...listed].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))
     hash.update(o.key).update('\n').update(o.etag).update('\n');

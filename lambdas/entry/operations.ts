@@ -54,7 +54,7 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
           changesEveryMs: CHANGES_EVERY_MS_IN_AWS,
           // The open days from the archive's objects, not an Athena query (`docs/cost.md`, "Filtered reports").
           recent: lazyPort(RECENT_ARCHIVE_METHODS, async () =>
-            (await loadVisitTableDeps()).s3ArchiveCopies(archiveLocation),
+            (await loadVisitTableDeps()).s3ArchiveCopies(s3, archiveLocation),
           ),
         },
       }

@@ -76,7 +76,7 @@ export const CHANGES_EVERY_MS_IN_AWS = 86_400_000;
  * up to three site-local days (seven). A closed day's partition holds about a hundred 15-minute objects,
  * mostly copied already while it was open.
  */
-export const RECENT_MAX_DTS = 7;
+const RECENT_MAX_DTS = 7;
 
 /** What a run wrote. */
 export interface VisitTableOutcome {
@@ -126,7 +126,7 @@ async function rowsOfDays(deps: VisitTableDeps, site: SiteConfig, from: string, 
  * What the open days' rows are a function of (`PaymentsWritten.openSource`): the days, the site's namespace
  * and time zone, and the digest of the archive objects they are read from (`ArchiveSnapshot.digest`).
  */
-export function openSourceDigest(site: SiteConfig, from: string, to: string, listing: string): string {
+function openSourceDigest(site: SiteConfig, from: string, to: string, listing: string): string {
   return createHash('sha256')
     .update(JSON.stringify([namespaceOf(site), site.timezone, from, to, listing]))
     .digest('base64url');

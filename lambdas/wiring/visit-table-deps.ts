@@ -29,9 +29,12 @@ export function s3FilteredVisits(bucket: string, clock: () => number = Date.now)
   return filteredVisitsInS3(tableFiles(bucket, 'read', '/tmp/visit-table', clock));
 }
 
-/** The operations function's reader of the archive's recent partitions at `location`, copied under `/tmp` (`ArchiveCopies`). */
-export function s3ArchiveCopies(location: S3ArchiveLocation): RecentArchive {
-  return new ArchiveCopies(new S3ArchiveObjects(new S3Client({}), location), '/tmp/archive-copies');
+/**
+ * The operations function's reader of the archive's recent partitions at `location`, copied under `/tmp`
+ * (`ArchiveCopies`), through the function's own client of the archive bucket.
+ */
+export function s3ArchiveCopies(s3: S3Client, location: S3ArchiveLocation): RecentArchive {
+  return new ArchiveCopies(new S3ArchiveObjects(s3, location), '/tmp/archive-copies');
 }
 
 /** The operations function's writer of the visit table in `bucket` (`S3VisitTable`). */
