@@ -19,7 +19,7 @@ import { FilteredRelations, LOCAL_SHARING, countsOf, type SharingOptions } from 
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
-import { MONTH_REGISTERS, TOTALS, rankedGroups, visitorGroups, visitorsOf } from './visitor-key.js';
+import { MONTH_REGISTERS, TOTAL_SUMS, rankedGroups, visitorGroups, visitorsOf } from './visitor-key.js';
 import { GOAL_VISITOR_LIMITS } from '../lambdas/domain/rollup.js';
 import { sqlLiteral } from './sql.js';
 import { eachDay } from '../lambdas/domain/range.js';
@@ -103,15 +103,9 @@ export class LocalFilteredVisits implements FilteredVisits {
     // By registers in an engine that shares a load's work: from the load's month registers (`MONTH_REGISTERS`),
     // which a series by month reads too.
     const fromMonths = !exact && this.tables.sharesLoads;
-    const sums = fromMonths
-      ? TOTALS.map((name) => `sum(${name}) AS ${name === 'visits' ? 'sessions' : name}`)
-      : [
-          'count(*) AS sessions',
-          'sum(pageviews) AS pageviews',
-          'count(*) FILTER (WHERE bounce) AS bounces',
-          'count(*) FILTER (WHERE timed) AS timed_visits',
-          'sum(duration_ms) AS duration_ms',
-        ];
+    // The report calls the visits sessions.
+    const as = (name: string) => (name === 'visits' ? 'sessions' : name);
+    const sums = TOTAL_SUMS.map(([name, sum]) => `${fromMonths ? `sum(${name})` : sum} AS ${as(name)}`);
     const r = await this.one(
       site,
       filter,

@@ -121,8 +121,20 @@ export function visitorsOf(row: Record<string, unknown>, exact: boolean, precisi
   return estimateOfRanks(1 << precision, ranks);
 }
 
-/** The additive sums of the totals over the matching visits, per month and register in `MONTH_REGISTERS`. */
-export const TOTALS = ['visits', 'pageviews', 'bounces', 'timed_visits', 'duration_ms'] as const;
+/**
+ * The totals' additive sums over visits `v`: each column's name and its aggregate. `MONTH_REGISTERS` keeps them
+ * per month and register, and the filtered totals sum them from there or take them over the visits.
+ */
+export const TOTAL_SUMS = [
+  ['visits', 'count(*)'],
+  ['pageviews', 'sum(pageviews)'],
+  ['bounces', 'count(*) FILTER (WHERE bounce)'],
+  ['timed_visits', 'count(*) FILTER (WHERE timed)'],
+  ['duration_ms', 'sum(duration_ms)'],
+] as const;
+
+/** The names of `TOTAL_SUMS`, the columns `MONTH_REGISTERS` holds besides its keys and tail. */
+export const TOTALS = TOTAL_SUMS.map(([name]) => name);
 
 /**
  * The visits of the relation `v` per month (`period_start`, its first day) and register of the unfiltered
@@ -137,9 +149,8 @@ export const MONTH_REGISTERS = (() => {
   const month = `(year(day) * 12 + month(day) - 1)`;
   const grouped =
     `SELECT (${month} << ${bits}) | (visitor_key >> ${64 - bits})::BIGINT AS k, ` +
-    `min(visitor_key & ${tailMask(bits)}) AS tail, count(*) AS visits, sum(pageviews) AS pageviews, ` +
-    `count(*) FILTER (WHERE bounce) AS bounces, count(*) FILTER (WHERE timed) AS timed_visits, ` +
-    `sum(duration_ms) AS duration_ms FROM v GROUP BY k`;
+    `min(visitor_key & ${tailMask(bits)}) AS tail, ` +
+    `${TOTAL_SUMS.map(([name, sum]) => `${sum} AS ${name}`).join(', ')} FROM v GROUP BY k`;
   return (
     `SELECT make_date(((k >> ${bits}) // 12)::INTEGER, ((k >> ${bits}) % 12 + 1)::INTEGER, 1) AS period_start, ` +
     `k & ${(1 << bits) - 1} AS reg, * EXCLUDE (k) FROM (${grouped})`
