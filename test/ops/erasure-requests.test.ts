@@ -82,7 +82,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
       table: visitTable,
       payments: { listPayments: async () => [], monthCounters: async () => new Map(), listedMonth: async () => [] },
       rates: async () => () => 1,
-      sites: { listSites: async () => [] },
+      sites: { listSites: async () => [], getSite: async () => null },
       clock,
       logger,
     };
