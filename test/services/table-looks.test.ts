@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
+import { describe, expect, it } from 'vitest';
 import { DynamoLookStore } from '../../lambdas/adapters/dynamo/look-store.js';
 import { UnavailableError } from '../../lambdas/domain/errors.js';
 import {
@@ -13,7 +12,7 @@ import {
 } from '../../lambdas/services/table-looks.js';
 import { FILTERED_VISITS_METHODS, type FilteredVisits } from '../../lambdas/ports.js';
 import { functionConnection, type PartitionAccess } from '../../local/iam/partition-guard.js';
-import { memoryTable } from '../support/dynamo.js';
+import { suiteTable } from '../support/dynamo.js';
 
 /**
  * Looks at a site's reports (`docs/data-model.md`, "Filtered reports", *On demand*): the report function's
@@ -26,25 +25,19 @@ const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 28, 9);
 
 describe('TableLooks over the LOOK items (dynalite)', () => {
-  let db: Awaited<ReturnType<typeof memoryTable>>;
-  let conn: DynamoConnection;
-  beforeAll(async () => {
-    db = await memoryTable([]);
-    conn = db.conn;
-  });
-  afterAll(async () => db.close());
+  const table = suiteTable();
 
   /** The report function's looks at `clock`, counting its table writes and the refreshes it asks for. */
   function reportLooks(clock: () => number, sleep?: (ms: number) => Promise<void>) {
     const writes: PartitionAccess[] = [];
     const asked: string[] = [];
     const marks = new DynamoLookStore(
-      functionConnection(conn, 'report', (a) => void (a.action === 'dynamodb:UpdateItem' && writes.push(a))),
+      functionConnection(table(), 'report', (a) => void (a.action === 'dynamodb:UpdateItem' && writes.push(a))),
     );
     const looks = new TableLooks({ marks, refresh: async (site) => void asked.push(site), clock, sleep });
     return { looks, writes, asked };
   }
-  const ledger = () => new DynamoLookStore(functionConnection(conn, 'operations'));
+  const ledger = () => new DynamoLookStore(functionConnection(table(), 'operations'));
 
   it('many requests make few writes: one per site per 5 minutes per instance, two when the site was idle', async () => {
     let now = T0;
@@ -113,7 +106,7 @@ describe('TableLooks over the LOOK items (dynalite)', () => {
 
   it('the report function may write a look but not a refresh; the operations function lists and records them', async () => {
     const now = T0 + 30 * LOOK_ACTIVE_MS;
-    const report = new DynamoLookStore(functionConnection(conn, 'report'));
+    const report = new DynamoLookStore(functionConnection(table(), 'report'));
     expect(await report.look('grant.test', now, now - LOOK_ACTIVE_MS)).toBe(false);
     expect(await report.look('grant.test', now + MIN, now - LOOK_ACTIVE_MS)).toBe(true);
     await expect(report.setRefreshed('grant.test', now)).rejects.toThrow(/not authorized/);
