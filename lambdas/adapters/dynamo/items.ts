@@ -460,9 +460,10 @@ export const PARTITIONS = {
     prefix: 'LOOKS',
     key: singleton('LOOKS'),
     // The report and MCP functions' write, `looked` and `wanted` (lib/functions.ts LOOK_UPDATE), is not a grant of the
-    // partition; they read a site's item to wait for the refresh it asked for. The operations run lists them all.
+    // partition; they read a site's item to wait for the refresh it asked for. The operations run lists them all; a
+    // site's deletion (begun by the app, finished by operations) deletes its item.
     readers: REPORTERS,
-    writers: ['operations'],
+    writers: ['app', 'operations'],
     items: {
       LOOK: { sk: '<domain>', key: (domain: string) => domain, bound: '< 200 B', ttlSeconds: 2 * 86_400 },
     },
