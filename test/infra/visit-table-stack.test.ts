@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureAppBuilt } from '../../app/build.js';
 import { VISIT_TABLE_TMP_MIB } from '../../lambdas/adapters/s3-table-files.js';
-import { DUCKDB_BINDING, duckdbLayer } from '../../lib/visit-table.js';
+import { DUCKDB_BINDING } from '../../lib/duckdb-binding.js';
+import { duckdbLayer } from '../../lib/visit-table.js';
 import { synth, testApp, type Synthesized } from './synth.js';
 
 /**
