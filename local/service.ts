@@ -251,6 +251,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
             void oneOperation(() => runOperations({ refresh: site })).catch(() => undefined);
           }, name),
           clock,
+          logger: telemetry.logger,
         })
       : undefined;
   // The app's own origins, once the server listens: its pages may call /mcp (`docs/mcp.md`, "Origin").

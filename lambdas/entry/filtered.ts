@@ -4,7 +4,7 @@ import { lambdaRefreshInvoker } from '../adapters/lambda-refresh-invoker.js';
 import { DynamoLookStore } from '../adapters/dynamo/look-store.js';
 import type { DynamoConnection } from '../adapters/dynamo/client.js';
 import type { FilteredVisits } from '../ports.js';
-import { TableLooks } from '../services/table-looks.js';
+import { TableLooks, type TableLooksDeps } from '../services/table-looks.js';
 
 const lambda = new LambdaClient({});
 
@@ -25,12 +25,13 @@ export function filteredEngine(): FilteredVisits | undefined {
  * with the filtered function, each report request records a look at its site, and a look at an idle site invokes
  * the operations function (`OPERATIONS_FUNCTION`) to refresh the site's table.
  */
-export function tableLooks(conn: DynamoConnection): TableLooks | undefined {
+export function tableLooks(conn: DynamoConnection, logger: TableLooksDeps['logger']): TableLooks | undefined {
   const operations = process.env.OPERATIONS_FUNCTION;
   if (!process.env.FILTERED_FUNCTION || !operations) return undefined;
   return new TableLooks({
     marks: new DynamoLookStore(conn),
     refresh: lambdaRefreshInvoker(lambda, operations),
     clock: Date.now,
+    logger,
   });
 }

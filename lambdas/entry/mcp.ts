@@ -10,10 +10,11 @@ import { filteredEngine, tableLooks } from './filtered.js';
 const allowed = originList(process.env.APP_ORIGINS);
 
 const conn = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const telemetry = createTelemetry('mcp');
 
 /** Lambda entry of the MCP endpoint `/mcp` (app mode), behind a function URL. */
 export const handler = createMcpHandler({
-  ...createTelemetry('mcp'),
-  ...dynamoReportDeps(conn, Date.now, filteredEngine(), tableLooks(conn)),
+  ...telemetry,
+  ...dynamoReportDeps(conn, Date.now, filteredEngine(), tableLooks(conn, telemetry.logger)),
   allowedOrigins: () => allowed,
 });

@@ -6,9 +6,10 @@ import { requireEnv } from './env.js';
 import { filteredEngine, tableLooks } from './filtered.js';
 
 const conn = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const telemetry = createTelemetry('report');
 
 /** Lambda entry of `GET /api/v1/{proxy+}` (app mode). */
 export const handler = createReportHandler({
-  ...createTelemetry('report'),
-  ...dynamoReportDeps(conn, Date.now, filteredEngine(), tableLooks(conn)),
+  ...telemetry,
+  ...dynamoReportDeps(conn, Date.now, filteredEngine(), tableLooks(conn, telemetry.logger)),
 });

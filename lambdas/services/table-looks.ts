@@ -1,3 +1,4 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { UnavailableError } from '../domain/errors.js';
 import { forwardPort } from '../forward-port.js';
 import { FILTERED_VISITS_METHODS, type FilteredVisits, type LookMarks, type SiteLook } from '../ports.js';
@@ -32,6 +33,8 @@ export interface TableLooksDeps {
   sleep?: (ms: number) => Promise<void>;
   /** `REFRESH_WAIT_MS` unless given. */
   waitMs?: number;
+  /** Where a look that could not be recorded is reported (the request goes on). */
+  logger: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -48,15 +51,24 @@ export class TableLooks {
 
   /**
    * Records a look at `site` (a domain the caller may read), and asks for a refresh when the site was idle.
-   * @throws the store's or Lambda's error (the request answers 503)
+   * Never throws: a look that the store or Lambda refused is logged and tried again at the site's next request,
+   * since the report itself (most often unfiltered) does not need it; only the table's freshness waits.
    */
   async seen(site: string): Promise<void> {
     const now = this.deps.clock();
     const last = this.marked.get(site);
     if (last && now - last.at < LOOK_WRITE_EVERY_MS) return;
-    const active = await this.deps.marks.look(site, now, now - LOOK_ACTIVE_MS);
-    this.marked.set(site, { at: now, fresh: false });
-    if (!active) await this.deps.refresh(site);
+    try {
+      const active = await this.deps.marks.look(site, now, now - LOOK_ACTIVE_MS);
+      this.marked.set(site, { at: now, fresh: false });
+      if (!active) await this.deps.refresh(site);
+    } catch (error) {
+      this.marked.delete(site);
+      this.deps.logger.warn('look at a site not recorded; its filtered table may lag until the next one', {
+        site,
+        error: error as Error,
+      });
+    }
   }
 
   /**

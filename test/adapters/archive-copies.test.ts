@@ -238,6 +238,7 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
       marks: new DynamoLookStore(functionConnection(conn, 'report')),
       refresh: async (domain) => void asked.push(domain),
       clock: () => now,
+      logger: console,
     });
     const { recent } = recentOverBucket();
     const run = async (at: number) => {
@@ -282,6 +283,7 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     const looks = new TableLooks({
       marks: new DynamoLookStore(functionConnection(conn, 'report')),
       refresh: async (domain) => void (await refreshAskedFor(table, domain)),
+      logger: console,
       clock: () => now,
     });
     await deliver([view('visitor-f1', NOW - 10 * MIN, 'f-1')]);

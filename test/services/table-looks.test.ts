@@ -34,7 +34,13 @@ describe('TableLooks over the LOOK items (dynalite)', () => {
     const marks = new DynamoLookStore(
       functionConnection(table(), 'report', (a) => void (a.action === 'dynamodb:UpdateItem' && writes.push(a))),
     );
-    const looks = new TableLooks({ marks, refresh: async (site) => void asked.push(site), clock, sleep });
+    const looks = new TableLooks({
+      marks,
+      refresh: async (site) => void asked.push(site),
+      clock,
+      sleep,
+      logger: console,
+    });
     return { looks, writes, asked };
   }
   const ledger = () => new DynamoLookStore(functionConnection(table(), 'operations'));
@@ -58,6 +64,27 @@ describe('TableLooks over the LOOK items (dynalite)', () => {
     expect(other.asked).toEqual(['busy.test']);
     const look = await ledger().get('busy.test');
     expect(look).toMatchObject({ looked: now, wanted: now, refreshed: null });
+  });
+
+  it('a look the store refuses does not fail the request: it is logged, and the next request tries again', async () => {
+    const warned: string[] = [];
+    let attempts = 0;
+    const looks = new TableLooks({
+      marks: {
+        look: async () => {
+          attempts++;
+          throw new Error('ProvisionedThroughputExceededException');
+        },
+        get: async () => null,
+      } as unknown as DynamoLookStore,
+      refresh: async () => undefined,
+      clock: () => T0,
+      logger: { warn: (message: string) => void warned.push(message) },
+    });
+    await expect(looks.seen('down.test')).resolves.toBeUndefined();
+    await looks.seen('down.test');
+    expect(attempts).toBe(2);
+    expect(warned).toHaveLength(2);
   });
 
   it('a filtered call after a look at an idle site waits until the operations function records the refresh', async () => {
