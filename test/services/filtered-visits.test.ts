@@ -565,15 +565,18 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     }
   });
 
-  it('tests the exit page first when most pages pass, and the list where it fails, negated or not', async () => {
-    // Five of the site's seven pages pass: visits passing by their exit page, by a first or a middle page only,
-    // and by none.
+  it('tests the exit and first page first when most pages pass, and the list where both fail, negated or not', async () => {
+    // Six of the site's eight pages pass: visits passing by their exit page, by their first or a middle page
+    // only, and by none, with one page or more; the last visit's exit page is also its first (pages are stored
+    // once each), its middle one passes.
     const lists = [
       ['/blog/1', '/a'],
       ['/blog/2'],
       ['/a', '/b'],
       ['/blog/3', '/blog/4', '/blog/5'],
       ['/a', '/blog/1', '/b'],
+      ['/b'],
+      ['/a', '/blog/6', '/a'],
     ];
     const rows = fc.sample(rowArb(0), { seed, numRuns: lists.length }).map((r, i) => ({
       ...r,
@@ -585,8 +588,8 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
     const domain = await written(rows);
     const range = { from: DAYS[0]!, to: DAYS[0]! };
     for (const [op, sessions] of [
-      ['contains', 4],
-      ['contains_not', 1],
+      ['contains', 5],
+      ['contains_not', 2],
     ] as const) {
       const filter = parse([[op, 'event:page', ['/blog']]]);
       const { statements, answer } = await statementsDuring(alone, () => alone.totals(domain, filter, range));
@@ -596,7 +599,7 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
         sessions,
       ]);
       // The form under test was the one chosen.
-      expect(statements.some((sql) => sql.includes('exit_page), false) THEN true ELSE'))).toBe(true);
+      expect(statements.some((sql) => sql.includes('exit_page), false) THEN true WHEN'))).toBe(true);
     }
   });
 
