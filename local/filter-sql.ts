@@ -61,10 +61,9 @@ const FEW_IDS = 3;
  * A pages condition that at least this share of the site's pages pass tests the visit's exit page and first page
  * first, and its list only where both fail (`exitFirst`): the exit page is one of the visit's pages (its last,
  * `visitRow`), so the answer is the same, and a lookup of a one-id column is far cheaper than testing the list.
- * At full scale on the bench site, `page contains /blog` (401 of 488 pages, the exit page passing for 84% of the
- * year's visits) costs 0.9 s of CPU instead of 2.2 s; a condition whose exit pages rarely pass pays about 0.3 s
- * more over a year for reading and testing them in vain, so the share of pages stands in for the share of
- * visits (`docs/benchmarks.md`, "An unselective year").
+ * A condition whose exit pages rarely pass pays for reading and looking up the exit page in vain, and the share of
+ * visits that pass is not known before the scan, so the share of pages stands in for it (measured:
+ * `docs/benchmarks.md`, "An unselective year: the exit page first").
  */
 const EXIT_FIRST = 0.5;
 
@@ -97,7 +96,8 @@ function resolvedConditions(filter: Filter): FilterCondition[] {
 /**
  * The query that resolves a filter's conditions (but properties') against the relation `dict` (dictionary,
  * value, id): one row per condition, `n` its index in `conditions`, `ids` the passing ids (for a list
- * column, the first `FEW_IDS + 1`) and `empty` whether `''` passes; or null when the filter has none.
+ * column, the first `FEW_IDS + 1`), `empty` whether `''` passes and `most` whether a pages condition passes at
+ * least `EXIT_FIRST` of the site's pages; or null when the filter has none.
  */
 export function resolutionQuery(filter: Filter): { conditions: FilterCondition[]; sql: string } | null {
   const conditions = resolvedConditions(filter);
@@ -171,7 +171,7 @@ const booleans = (dictionary: DictionaryName, test: string) =>
  * whose exit page fails and that has one page (its exit page: the list holds each page once) fails; one whose
  * first page passes passes; only the others' lists are tested. A CASE, not an OR: DuckDB evaluates each arm on
  * the rows the arms before it left, also under a NOT (`contains_not`), where it evaluates both sides of an OR on
- * every row (measured: `docs/benchmarks.md`, "An unselective year").
+ * every row (measured: `docs/benchmarks.md`, "An unselective year: the exit page first").
  */
 const exitFirst = (test: string) => {
   const passes = (id: string) => `coalesce(list_extract(${booleans('page', test)}, ${id}), false)`;
