@@ -54,7 +54,7 @@ export interface OperationsRun {
 
 /**
  * Whether a scheduled run at `now` (ms) refreshes `site`'s table: someone looked within `LOOK_ACTIVE_MS`, a look
- * asked for a refresh not begun since, or a site-local day closed since the previous run (the daily run, which
+ * asked for a refresh not done since, or a site-local day closed since the previous run (the daily run, which
  * writes the closed day and looks for changed days).
  */
 export function refreshDue(site: SiteConfig, look: SiteLook | undefined, now: number, runEveryMs: number): boolean {

@@ -74,8 +74,8 @@ export class TableLooks {
   /**
    * Resolves once no refresh of `site` is pending: at once when this instance saw none since its last look (no look
    * can find the site idle while that look is under `LOOK_ACTIVE_MS` old), else after reading the site's look every
-   * `REFRESH_POLL_MS` until the refresh asked for has begun.
-   * @throws UnavailableError (503, `REFRESHING_MESSAGE`) when it has not begun within `waitMs` of polls
+   * `REFRESH_POLL_MS` until the refresh asked for is recorded done (`refreshed`, written when it ends).
+   * @throws UnavailableError (503, `REFRESHING_MESSAGE`) when it is not done within `waitMs` of polls
    */
   async fresh(site: string): Promise<void> {
     const entry = this.marked.get(site);
