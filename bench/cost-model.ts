@@ -253,7 +253,7 @@ function demandOf(m: Measured, resources: readonly StackResource[]): Demand {
       operations: ruleInvocations(resources, 'operations'),
       // A one-off, begun in the app: priced per import in docs/cost.md, not in a month's bill.
       imports: 0,
-      // Priced only where the template has the function (`-c filteredReports=true`).
+      // Priced only where the template has the function (filtered reports, on unless `-c filteredReports=false`).
       filtered:
         U.filteredCallShare *
         (dashboardLoads * U.reportCallsPerLoad +

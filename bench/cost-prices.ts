@@ -106,7 +106,7 @@ export const USAGE = {
   },
   /**
    * Share of report and MCP calls that carry filters, which the report and MCP functions pass to the filtered
-   * function (`-c filteredReports=true`) and wait for: one dashboard load in four filtered (a filtered load makes
+   * function (filtered reports, on by default) and wait for: one dashboard load in four filtered (a filtered load makes
    * about as many report calls as an unfiltered one). Assumed, not measured: Plausible publishes no share.
    */
   filteredCallShare: 0.25,

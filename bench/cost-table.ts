@@ -1,4 +1,4 @@
-import { FILTERED_MEMORY_MIB, FUNCTIONS } from '../lib/functions.js';
+import { FUNCTIONS, type FunctionSpec } from '../lib/functions.js';
 import { stackBill, totalOf, type Line, type Measured } from './cost-model.js';
 import { GOALS, USAGE } from './cost-prices.js';
 import type { StackResource } from './stack-template.js';
@@ -25,30 +25,33 @@ const hotPath = new Set(
     .filter(([, spec]) => 'hotPath' in spec && spec.hotPath)
     .map(([key]) => key),
 );
-/** The functions `-c filteredReports=true` puts on DuckDB (`FunctionSpec.visitTable`): the writer, and the filtered function it adds. */
+/** The functions filtered reports put on DuckDB (`FunctionSpec.visitTable`): the writer, and the filtered function itself. */
 const visitTableFunctions = new Set(
   Object.entries(FUNCTIONS)
     .filter(([, spec]) => 'visitTable' in spec)
     .map(([key]) => key),
 );
-/** The functions that invoke the filtered function with the flag (`FunctionSpec.invokes`), and get `FILTERED_FUNCTION`. */
-const filteredCallers = new Set(
-  Object.entries(FUNCTIONS)
-    .filter(([, spec]) => 'invokes' in spec && (spec.invokes as readonly string[]).includes('filtered'))
-    .map(([key]) => key),
-);
 const variablesOf = (r: StackResource) =>
   (r.props['Environment'] as { Variables: Record<string, unknown> } | undefined)?.Variables ?? {};
-/** `r` on DuckDB, as lib/visit-table.ts makes a `visitTable` function: x86_64 at FILTERED_MEMORY_MIB, the table's bucket. */
-const onDuckdb = (r: StackResource, variables: Record<string, unknown> = {}) =>
+/** `r`'s environment without `names`. */
+const withoutVariables = (r: StackResource, ...names: string[]) =>
   withProps(r, {
-    Architectures: ['x86_64'],
-    MemorySize: Math.max(Number(r.props['MemorySize'] ?? 0), FILTERED_MEMORY_MIB),
-    Environment: { Variables: { ...variablesOf(r), VISIT_TABLE_BUCKET: 'bucket', ...variables } },
+    Environment: { Variables: Object.fromEntries(Object.entries(variablesOf(r)).filter(([k]) => !names.includes(k))) },
   });
+/**
+ * `r` off DuckDB, as `-c filteredReports=false` builds a `visitTable` function: arm64 at its registry memory
+ * (`FunctionSpec.memoryMiB`, 512 MB unless given), no table bucket.
+ */
+const offDuckdb = (r: StackResource, key: keyof typeof FUNCTIONS) => {
+  const spec: FunctionSpec = FUNCTIONS[key];
+  return withProps(withoutVariables(r, 'VISIT_TABLE_BUCKET'), {
+    Architectures: ['arm64'],
+    MemorySize: spec.memoryMiB ?? 512,
+  });
+};
 
-/** The filtered reports' variant's label. */
-const FILTERED_LABEL = 'filtered reports in AWS (`-c filteredReports=true`)';
+/** The filtered reports' opt-out's label. */
+const FILTERED_LABEL = 'without filtered reports (`-c filteredReports=false`)';
 
 /** The settings `docs/cost.md` prices beside the default, as changes to the template. */
 const VARIANTS: readonly Variant[] = [
@@ -72,21 +75,16 @@ const VARIANTS: readonly Variant[] = [
       r.type === 'AWS::Kinesis::Stream' ? withProps(r, { StreamModeDetails: { StreamMode: 'ON_DEMAND' } }) : r,
   },
   {
-    // lib/visit-table.ts: the writer on DuckDB; the report and MCP functions unchanged but for the filtered
-    // function's name, which the flag adds beside them (its calls: `USAGE.filteredCallShare`).
+    // lib/visit-table.ts undone: no filtered function, the writer back on arm64 at its own memory, and the report
+    // and MCP functions without the filtered function's name (so none of their calls wait on it).
     label: FILTERED_LABEL,
-    applies: (resources) => resources.some((r) => visitTableFunctions.has(String(serviceOf(r)))),
+    applies: (resources) => resources.some((r) => serviceOf(r) === 'filtered'),
     change: (r) => {
       if (r.type !== 'AWS::Lambda::Function') return r;
       const service = String(serviceOf(r));
-      if (visitTableFunctions.has(service)) return onDuckdb(r);
-      if (!filteredCallers.has(service)) return r;
-      const caller = withProps(r, {
-        Environment: { Variables: { ...variablesOf(r), FILTERED_FUNCTION: 'filtered' } },
-      });
-      if (service !== 'report') return caller;
-      const filtered = onDuckdb(r, { POWERTOOLS_SERVICE_NAME: 'filtered' });
-      return [caller, { ...filtered, id: 'filteredFunction' }];
+      if (service === 'filtered') return [];
+      if (visitTableFunctions.has(service)) return offDuckdb(r, service as keyof typeof FUNCTIONS);
+      return withoutVariables(r, 'FILTERED_FUNCTION');
     },
   },
   {
@@ -100,23 +98,27 @@ const VARIANTS: readonly Variant[] = [
 ];
 
 /**
- * The other assumptions of how long a site is looked at that the filtered reports' row is shown at
- * (`USAGE.visitTableWriter.lookedHoursPerSiteDay` is the row itself): nobody, four hours, and every hour of the day
+ * The other assumptions of how long a site is looked at, shown as what they change in the total
+ * (`USAGE.visitTableWriter.lookedHoursPerSiteDay` is the total's): nobody, four hours, and every hour of the day
  * (which refreshes at every run, as before the table was refreshed on demand).
  */
 export const LOOKED_HOURS_SHOWN = [0, 4, 24] as const;
 
 /** What each variant adds to (or takes from) the total at each level, USD a month. */
 export function variantDeltas(levels: readonly Measured[], resources: readonly StackResource[]): Line[][] {
+  const total = (rs: readonly StackResource[], m: Measured) => totalOf(stackBill(rs, m));
   return VARIANTS.filter((v) => v.applies(resources)).flatMap((v) => {
     const changed = resources.flatMap(v.change);
-    const delta = (label: string, at: (m: Measured) => Measured) =>
-      levels.map((m): Line => [label, totalOf(stackBill(changed, at(m))) - totalOf(stackBill(resources, at(m)))]);
-    if (v.label !== FILTERED_LABEL) return [delta(v.label, (m) => m)];
+    const row = levels.map((m): Line => [v.label, total(changed, m) - total(resources, m)]);
+    if (v.label !== FILTERED_LABEL) return [row];
+    const hours = USAGE.visitTableWriter.lookedHoursPerSiteDay;
     return [
-      delta(`${v.label}, each site looked at ${USAGE.visitTableWriter.lookedHoursPerSiteDay} h a day`, (m) => m),
+      row,
       ...LOOKED_HOURS_SHOWN.map((h) =>
-        delta(`${v.label}, looked at ${h} h a day`, (m) => ({ ...m, lookedHoursPerSiteDay: h })),
+        levels.map((m): Line => [
+          `filtered reports with each site looked at ${h} h a day instead of ${hours} h`,
+          total(resources, { ...m, lookedHoursPerSiteDay: h }) - total(resources, m),
+        ]),
       ),
     ];
   });

@@ -124,11 +124,14 @@ export interface FootfallConfig {
    */
   reportSender: string | undefined;
   /**
-   * Filtered reports in app mode (`docs/data-model.md`, "Filtered reports"): true has the operations function
-   * write the visit table under `visit-table/` of the archive bucket at every run and the report and MCP
-   * functions read it with DuckDB, which puts those three functions on x86_64 at 1769 MB with the DuckDB layer;
-   * false (default) keeps them as they were, and a request with `filters` is a 400. Off by default while the
-   * writer's per-run cost and the readers' memory miss the cost goals (`docs/cost.md`, "Filtered reports").
+   * Filtered reports in app mode (`docs/data-model.md`, "Filtered reports"). True (default) has the operations
+   * function write the visit table under `visit-table/` of the archive bucket for the sites someone looks at,
+   * and adds the `filtered` function, which reads it with DuckDB for the report and MCP functions (the writer and
+   * the filtered function on x86_64 at 1769 MB with the DuckDB layer); false (`-c filteredReports=false`) keeps
+   * those functions as they were without it, and a request with `filters` is a 400. No effect without `app`:
+   * every function it changes or adds is app-only, so the stack without the dashboard is the same either way.
+   * On by default since its cost at the priced use stays within every cost goal it met without it, to 10M
+   * events a month (`docs/cost.md`, "Filtered reports").
    */
   filteredReports: boolean;
 }
@@ -158,7 +161,7 @@ export const CONFIG_DEFAULTS = {
   monthlyBudgetUsd: undefined,
   mcpOrigins: [],
   reportSender: undefined,
-  filteredReports: false,
+  filteredReports: true,
 } as const satisfies FootfallConfig;
 
 /** Retention values CloudWatch Logs accepts (`aws-logs` `RetentionDays`). */

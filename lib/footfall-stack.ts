@@ -417,7 +417,7 @@ export class FootfallStack extends Stack {
     });
   }
 
-  /** Whether the function waits for the filtered function in this stack (`invokes` it, with `-c filteredReports=true`). */
+  /** Whether the function waits for the filtered function in this stack (`invokes` it, with `filteredReports` on, the default). */
   private invokesFiltered(spec: FunctionSpec): boolean {
     return this.config.filteredReports && (spec.invokes ?? []).some((name) => this.registry[name]?.filteredOnly);
   }

@@ -90,7 +90,7 @@ export interface FunctionSpec {
    * The narrow writes of a function otherwise `read`: each `dynamodb:UpdateItem`
    * only on items of `partitions` and only of `attributes` (plus the table's
    * key attribute names, which IAM requires in `dynamodb:Attributes`), with
-   * no return values; one `filteredOnly` only with `-c filteredReports=true`. See `FootfallFunction.bindTable`.
+   * no return values; one `filteredOnly` only with `filteredReports` on (the default). See `FootfallFunction.bindTable`.
    */
   attributeUpdates?: ReadonlyArray<AttributeUpdate>;
   /**
@@ -99,7 +99,7 @@ export interface FunctionSpec {
    * which Lambda's `AWS_LAMBDA_FUNCTION_NAME` already names.
    */
   invokes?: readonly string[];
-  /** Functions of the registry it invokes only with `-c filteredReports=true`, as `invokes` does. */
+  /** Functions of the registry it invokes only with `filteredReports` on (the default), as `invokes` does. */
   invokesWithFilters?: readonly string[];
   /**
    * How long Lambda keeps an asynchronous invocation it could not run yet (throttled: a run holds the function), s;
@@ -107,13 +107,13 @@ export interface FunctionSpec {
    */
   maxEventAgeSeconds?: number;
   /**
-   * Deployed only with `-c filteredReports=true` (the `filtered` function); a function that `invokes` it
+   * Deployed only with `filteredReports` on, the default (the `filtered` function); a function that `invokes` it
    * without the flag gets no grant for it, and no `FILTERED_FUNCTION`.
    */
   filteredOnly?: boolean;
   /**
    * The visit table of filtered reports (`docs/data-model.md`, "Filtered reports"), when the stack is deployed
-   * with `-c filteredReports=true`: `read` (the filtered function) lists and gets its files, `write` (operations) also puts
+   * with `filteredReports` on (the default): `read` (the filtered function) lists and gets its files, `write` (operations) also puts
    * and deletes them (lib/visit-table.ts `grantVisitTable`; sets VISIT_TABLE_BUCKET). Either puts the function on
    * x86_64 with the DuckDB layer, `FILTERED_MEMORY_MIB` of memory and `/tmp` for the table's files.
    */
@@ -154,7 +154,7 @@ export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
 export const KEY_USE_UPDATE = { partitions: [PARTITIONS.keys.key()], attributes: ['last_used'] } as const;
 
 /**
- * The report and MCP functions' write of a look at a site's reports, with `-c filteredReports=true`: a LOOK
+ * The report and MCP functions' write of a look at a site's reports, with `filteredReports` on (the default): a LOOK
  * item's `looked`, `wanted` and TTL (`lambdas/adapters/dynamo/look-store.ts`, at most every 5 min per site and
  * instance). Not `refreshed`, which the operations function writes: a look cannot say its refresh is done.
  */
@@ -168,7 +168,7 @@ export const LOOK_UPDATE = {
 export interface AttributeUpdate {
   partitions: readonly string[];
   attributes: readonly string[];
-  /** Granted only with `-c filteredReports=true`. */
+  /** Granted only with `filteredReports` on (the default). */
   filteredOnly?: boolean;
 }
 

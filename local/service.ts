@@ -90,7 +90,7 @@ export interface LocalServiceOptions {
   dynaliteThread?: boolean;
   /**
    * Whether the report and MCP functions have the filtered engine and the operations runs write its visit table, as
-   * an AWS stack deployed with `-c filteredReports=true`; false answers as one deployed without it (`filters` and the
+   * an AWS stack deployed with filtered reports (the default); false answers as one deployed with `-c filteredReports=false` (`filters` and the
    * properties reports a 400, the app told so: `docs/app.md`, "What the deployment answers"). @default true
    */
   filteredReports?: boolean;

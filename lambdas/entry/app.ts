@@ -35,6 +35,6 @@ export const handler = createAppHandler({
   // Set by the stack in app mode: the value CloudFront's origin custom header carries (lib/app-distribution.ts).
   originSecret: process.env.ORIGIN_SECRET || undefined,
   publicUrl: process.env.APP_URL || undefined,
-  // Set by the stack with `-c filteredReports=true`, as the report and MCP functions get their engine (lib/footfall-stack.ts).
+  // Set by the stack unless `-c filteredReports=false`, as the report and MCP functions get their engine (lib/footfall-stack.ts).
   capabilities: { filtered_reports: process.env.FILTERED_REPORTS === 'true' },
 });

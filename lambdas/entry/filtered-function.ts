@@ -6,7 +6,7 @@ import { requireEnv } from './env.js';
 const bucket = requireEnv('VISIT_TABLE_BUCKET');
 
 /**
- * Lambda entry of the filtered function (with `-c filteredReports=true`): DuckDB over the visit table
+ * Lambda entry of the filtered function (unless `-c filteredReports=false`): DuckDB over the visit table
  * in `VISIT_TABLE_BUCKET`, loaded with its native library at the first call, invoked by the report
  * and MCP functions (`lambdaFilteredVisits`).
  */

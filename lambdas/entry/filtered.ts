@@ -10,8 +10,8 @@ const lambda = new LambdaClient({});
 
 /**
  * The filtered reports' engine of the report and MCP functions: a synchronous invocation of the
- * filtered function named by `FILTERED_FUNCTION` (lib/footfall-stack.ts sets it with
- * `-c filteredReports=true`), which runs DuckDB over the visit table; none without the variable (a
+ * filtered function named by `FILTERED_FUNCTION` (lib/footfall-stack.ts sets it
+ * unless `-c filteredReports=false`), which runs DuckDB over the visit table; none without the variable (a
  * request with `filters` is then a 400).
  */
 export function filteredEngine(): FilteredVisits | undefined {

@@ -27,7 +27,7 @@ const { logger } = createTelemetry('operations');
 const athena = new AthenaClient({});
 const s3 = new S3Client({});
 const archiveLocation = { bucket: requireEnv('EVENTS_BUCKET'), prefix: EVENTS_PREFIX };
-/** Set by the stack with `-c filteredReports=true`: the visit table of filtered reports is written in it. */
+/** Set by the stack unless `-c filteredReports=false`: the visit table of filtered reports is written in it. */
 const visitTableBucket = process.env.VISIT_TABLE_BUCKET;
 const query = {
   workGroup: requireEnv('ATHENA_WORKGROUP'),

@@ -106,7 +106,7 @@ export interface AppHandlerDeps extends Telemetry {
   /**
    * What this deployment answers that another may not, told to the app with who is signed in and with an opened
    * shared link (`docs/app.md`, "What the deployment answers"): `filtered_reports` when the report and MCP functions
-   * have the filtered engine (locally always; in AWS with `-c filteredReports=true`, `docs/deploy.md`).
+   * have the filtered engine (locally always; in AWS unless `-c filteredReports=false`, `docs/deploy.md`).
    */
   capabilities: Capabilities;
 }

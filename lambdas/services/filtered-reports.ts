@@ -36,7 +36,7 @@ export function engineOf(filtered: FilteredVisits | undefined, parameter = 'filt
   if (!filtered)
     throw new BadParameterError(
       parameter,
-      'this deployment does not answer filtered reports (an AWS stack answers them when deployed with -c filteredReports=true: docs/deploy.md)',
+      'this deployment does not answer filtered reports (an AWS stack answers them unless deployed with -c filteredReports=false: docs/deploy.md)',
     );
   return filtered;
 }

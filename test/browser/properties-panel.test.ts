@@ -22,8 +22,8 @@ import {
 /**
  * The Properties panel in Chromium (`docs/app.md` "Properties", "What the deployment answers"): a dashboard load
  * that never shows the panel asks no properties report (its reports read the visit table); scrolled to, the panel
- * asks and shows the API's keys and rows. On a deployment without the filtered engine (an AWS stack without
- * `-c filteredReports=true`), no row is a filter, the panel says what it needs instead of an error, an address
+ * asks and shows the API's keys and rows. On a deployment without the filtered engine (an AWS stack
+ * deployed with `-c filteredReports=false`), no row is a filter, the panel says what it needs instead of an error, an address
  * (or a shared link) that carries filters is said once and shows the unfiltered numbers, and no request fails.
  */
 
@@ -161,7 +161,7 @@ describe('a deployment without filtered reports', () => {
       for (const selector of ['a[data-filter-by]', 'a.filter-link', '[data-add-filter]', '.error-box'])
         expect(await tab.locator(selector).count(), `${width} ${selector}`).toBe(0);
       const note = await text(tab, '[data-panel=properties] [data-properties-unanswered]');
-      expect(note, width).toContain('-c filteredReports=true');
+      expect(note, width).toContain('-c filteredReports=false');
       expect(
         requested.filter((r) => PROPERTY_REQUEST.test(r)),
         width,
@@ -186,7 +186,7 @@ describe('a deployment without filtered reports', () => {
     expect(await tab.locator('[data-filters-unanswered]').count()).toBe(1);
     const note = await text(tab, '[data-filters-unanswered]');
     expect(note).toContain('Channel is Search and Device is Mobile');
-    expect(note).toContain('-c filteredReports=true');
+    expect(note).toContain('-c filteredReports=false');
     expect(await tab.locator('.error-box, [data-chip]').count()).toBe(0);
     await expectUnfiltered(tab);
     // The requests started beside the session check (app/src/start.ts) carry no filter this browser has not seen

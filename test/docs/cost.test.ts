@@ -6,11 +6,13 @@ import {
   alarmMetrics,
   sampledTraces,
   stackBill,
+  totalOf,
   unpricedTypes,
   type Line,
   type Measured,
 } from '../../bench/cost-model.js';
 import { PRICES, USAGE } from '../../bench/cost-prices.js';
+import { variantDeltas } from '../../bench/cost-table.js';
 import { resourcesOf, type StackResource } from '../../bench/stack-template.js';
 import { stepGroup } from '../../bench/sessionize.js';
 import { synth } from '../infra/synth.js';
@@ -253,13 +255,22 @@ describe('sessionize cost shares', () => {
   });
 });
 
-describe('the visit table writer with `-c filteredReports=true` (docs/cost.md, "Filtered reports")', () => {
-  it('is priced without Athena, per active site: busy runs with a new archive object, idle runs, and their S3 requests', () => {
-    const flagged = resourcesOf(
-      synth({ bundle: false, config: { app: true, filteredReports: true } }).template.toJSON(),
-    );
+describe('filtered reports, on by default in app mode (docs/cost.md, "Filtered reports")', () => {
+  it('their opt-out row is what `-c filteredReports=false` takes from the synthesized stack with the dashboard', () => {
+    const off = resourcesOf(synth({ bundle: false, config: { app: true, filteredReports: false } }).template.toJSON());
+    const levels = [{ ...tenM, eventsPerMonth: 10_000 }, tenM];
+    const row = variantDeltas(levels, app).find((r) => r[0]?.[0].includes('`-c filteredReports=false`'));
+    const saved = levels.map((m) => totalOf(stackBill(off, m)) - totalOf(stackBill(app, m)));
+    expect(saved.every((v) => v < 0)).toBe(true);
+    expect(row?.map(([, v]) => v)).toEqual(saved.map((v) => expect.closeTo(v, 9)));
+    // The default app stack prices the filtered function; the opt-out's none.
+    expect(lines(stackBill(app, tenM), 'Lambda `filtered`')).toHaveLength(1);
+    expect(lines(stackBill(off, tenM), 'Lambda `filtered`')).toEqual([]);
+  });
+
+  it('price the visit table writer without Athena, per active site: busy runs with a new archive object, idle runs, and their S3 requests', () => {
     const tenK: Measured = { ...tenM, eventsPerMonth: 10_000 };
-    const bill = stackBill(flagged, tenK);
+    const bill = stackBill(app, tenK);
     expect(lines(bill, 'Athena')).toEqual([]);
     const W = USAGE.visitTableWriter;
     // One active site at 10k, looked at an hour a day: the daily run, the refresh the look asks for, and the 15-minute

@@ -4,7 +4,7 @@ import { startTestService } from '../support/local.js';
 
 /**
  * What the deployment answers, told to the app (`docs/app.md`, "What the deployment answers"): with the filtered
- * engine (locally by default; in AWS `-c filteredReports=true`) and without it, `GET /api/app/me`, the sign-in's
+ * engine (locally by default; in AWS unless `-c filteredReports=false`) and without it, `GET /api/app/me`, the sign-in's
  * answer and an opened shared link say `capabilities.filtered_reports`, and the report API agrees: `filters` and the
  * properties reports are answered, or refused with the 400 that names the flag.
  */
@@ -61,7 +61,7 @@ describe.each([
     ]) {
       const res = await ana.call('GET', path);
       expect(res.status, path).toBe(report);
-      if (report === 400) expect((res.body as { error: string }).error, path).toMatch(/filteredReports=true/);
+      if (report === 400) expect((res.body as { error: string }).error, path).toMatch(/filteredReports=false/);
     }
     // The unfiltered reports are answered either way.
     expect((await ana.call('GET', `${base}/overview?range=30d`)).status).toBe(200);

@@ -25,7 +25,7 @@ describe('stack configuration from CDK context', () => {
       stackName: 'Footfall',
       legacySecretsKey: false,
       mcpOrigins: [],
-      filteredReports: false,
+      filteredReports: true,
     });
     expect(parseConfig({})).toEqual({ ...CONFIG_DEFAULTS });
   });

@@ -60,7 +60,7 @@ const ROWS: Array<[string, Partial<FootfallConfig>]> = [
   ],
   ['monthlyBudgetUsd', { monthlyBudgetUsd: 50, alarmEmail: 'ops@example.com' }],
   ['reportSender (app)', { app: true, reportSender: 'reports@example.com' }],
-  ['filteredReports (app)', { app: true, filteredReports: true }],
+  ['filteredReports=false (app)', { app: true, filteredReports: false }],
   [
     'throwaway app stack: no PITR, no deletion protection, on-demand, a week of logs',
     {

@@ -20,8 +20,9 @@ const allows = (patterns: readonly string[] | null, pk: string) =>
 /**
  * Each function's DynamoDB access is scoped to the partitions it
  * reads and writes (`dynamodb:LeadingKeys`); the report and MCP functions
- * cannot read the webhook signing secrets (PROVIDER#), and their only write is
- * a key's `last_used` (UpdateItem on `KEYS`, that attribute alone).
+ * cannot read the webhook signing secrets (PROVIDER#), and their only writes are
+ * a key's `last_used` (UpdateItem on `KEYS`, that attribute alone) and, with filtered reports (the default),
+ * a look at a site (UpdateItem on `LOOKS`: `looked`, `wanted` and the TTL).
  */
 describe('least privilege on the table, per function (context app=true)', () => {
   let on: Synthesized;
@@ -113,46 +114,58 @@ describe('least privilege on the table, per function (context app=true)', () => 
     expect(a.read?.sort()).toEqual([...new Set(read)].sort());
     expect(a.write?.sort()).toEqual([...write].sort());
     expect(a.writeActions).toEqual(write.length > 0 ? WRITE : []);
-    expect(a.updates.length).toBe(name === 'report' || name === 'mcp' ? 1 : 0);
+    expect(a.updates.length).toBe(name === 'report' || name === 'mcp' ? 2 : 0);
   });
 
-  it.each(['report', 'mcp'])("%s cannot read a webhook secret, and its only write is a key's last_used", (name) => {
-    const a = access(name);
-    expect(allows(a.read, 'PROVIDER#shop.test')).toBe(false);
-    expect(a.writeActions).toEqual([]);
-    // One write action in all its statements: UpdateItem, on KEYS items, of last_used (and the key attributes IAM requires), returning nothing.
-    expect(a.allActions.filter((action) => WRITE.includes(action))).toEqual(['dynamodb:UpdateItem']);
-    expect(a.updates).toEqual([
-      {
-        actions: ['dynamodb:UpdateItem'],
-        partitions: ['KEYS'],
-        attributes: ['last_used', 'pk', 'sk'],
-        returnValues: 'NONE',
-        conditions: ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEqualsIfExists'],
-      },
-    ]);
-    expect(KEY_USE_UPDATE.attributes).toEqual(['last_used']);
-    // So it cannot forge or revive a key (hash, account, revoked), nor touch any other partition.
-    for (const attribute of ['hash', 'account', 'revoked', 'name', 'id'])
-      expect(a.updates[0]!.attributes, attribute).not.toContain(attribute);
-    for (const pk of ['APIKEY#0a1b', 'PROVIDER#shop.test', 'SITES', 'USER#ana@acme.test', 'SESSION#0a1b'])
-      expect(allows(a.updates[0]!.partitions, pk), pk).toBe(false);
-    // What it needs to answer a request is within reach.
-    for (const pk of [
-      'SITES',
-      'APIKEY#0a1b',
-      'SESSION#0a1b',
-      'USER#ana@acme.test',
-      'R#shop.test#visits',
-      'PR#shop.test#totals',
-      'VIS#shop.test#v-1',
-      'PAY#shop.test',
-      'CUST#shop.test',
-      'FX',
-    ]) {
-      expect(allows(a.read, pk), pk).toBe(true);
-    }
-  });
+  it.each(['report', 'mcp'])(
+    "%s cannot read a webhook secret, and its only writes are a key's last_used and a look",
+    (name) => {
+      const a = access(name);
+      expect(allows(a.read, 'PROVIDER#shop.test')).toBe(false);
+      expect(a.writeActions).toEqual([]);
+      // One write action in all its statements: UpdateItem, on KEYS items of last_used and on LOOKS items of a look (and
+      // the key attributes IAM requires), returning nothing.
+      expect(a.allActions.filter((action) => WRITE.includes(action))).toEqual(['dynamodb:UpdateItem']);
+      expect(a.updates).toEqual([
+        {
+          actions: ['dynamodb:UpdateItem'],
+          partitions: ['KEYS'],
+          attributes: ['last_used', 'pk', 'sk'],
+          returnValues: 'NONE',
+          conditions: ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEqualsIfExists'],
+        },
+        {
+          actions: ['dynamodb:UpdateItem'],
+          partitions: ['LOOKS'],
+          // Not `refreshed`, which the operations function writes: a look cannot say its refresh is done.
+          attributes: ['expires_at', 'looked', 'pk', 'sk', 'wanted'],
+          returnValues: 'NONE',
+          conditions: ['ForAllValues:StringEquals', 'ForAllValues:StringLike', 'StringEqualsIfExists'],
+        },
+      ]);
+      expect(KEY_USE_UPDATE.attributes).toEqual(['last_used']);
+      // So it cannot forge or revive a key (hash, account, revoked), nor touch any other partition.
+      for (const attribute of ['hash', 'account', 'revoked', 'name', 'id'])
+        expect(a.updates[0]!.attributes, attribute).not.toContain(attribute);
+      for (const pk of ['APIKEY#0a1b', 'PROVIDER#shop.test', 'SITES', 'USER#ana@acme.test', 'SESSION#0a1b'])
+        expect(allows(a.updates[0]!.partitions, pk), pk).toBe(false);
+      // What it needs to answer a request is within reach.
+      for (const pk of [
+        'SITES',
+        'APIKEY#0a1b',
+        'SESSION#0a1b',
+        'USER#ana@acme.test',
+        'R#shop.test#visits',
+        'PR#shop.test#totals',
+        'VIS#shop.test#v-1',
+        'PAY#shop.test',
+        'CUST#shop.test',
+        'FX',
+      ]) {
+        expect(allows(a.read, pk), pk).toBe(true);
+      }
+    },
+  );
 
   it('leaves the webhook secrets (PROVIDER#) to the webhook function, the app function that connects providers and the operations function that deletes them with their site', () => {
     const readers = Object.keys(FUNCTIONS).filter((name) =>

@@ -13,8 +13,9 @@ import { synth, testApp, type Synthesized } from './synth.js';
  * Filtered reports in the stack (`docs/data-model.md`, "Filtered reports"): the functions that run DuckDB
  * (the filtered function reads the visit table, operations writes it) on x86_64 with the DuckDB layer, `/tmp`
  * for the table's files and grants on `visit-table/` only; the report and MCP functions stay arm64 at 512 MB
- * and may invoke the filtered function and nothing else of Lambda; `-c filteredReports=false` (the default)
- * has no filtered function and leaves them as before.
+ * and may invoke the filtered function and nothing else of Lambda. That is an app-mode stack by default;
+ * `-c filteredReports=false` has no filtered function and leaves them as before, and a stack without the app is
+ * the same with the flag on or off.
  */
 
 type Resource = { Properties: Record<string, unknown> };
@@ -65,11 +66,11 @@ describe('filtered reports in the stack', () => {
   let off: Synthesized;
   beforeAll(async () => {
     await ensureAppBuilt(() => {});
-    on = synth({ config: { app: true, filteredReports: true }, bundle: false });
-    off = synth({ config: { app: true }, bundle: false });
+    on = synth({ config: { app: true }, bundle: false });
+    off = synth({ config: { app: true, filteredReports: false }, bundle: false });
   }, 240_000);
 
-  it('puts the filtered function and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others, report and MCP included, stay arm64 without it', () => {
+  it('by default in app mode, puts the filtered function and operations on x86_64 with the DuckDB layer, /tmp and the bucket; the others, report and MCP included, stay arm64 without it', () => {
     const layers = Object.keys(on.template.findResources('AWS::Lambda::LayerVersion'));
     const duckdb = layers.filter((id) => id.startsWith('DuckDb'));
     expect(duckdb).toHaveLength(1);
@@ -173,7 +174,7 @@ describe('filtered reports in the stack', () => {
     expect(on.nagViolations()).toEqual([]);
   });
 
-  it('by default (-c filteredReports=false): no layer, no bucket, no grant, every function on arm64 at its own memory', () => {
+  it('with -c filteredReports=false: no layer, no bucket, no grant, every function on arm64 at its own memory', () => {
     expect(
       Object.keys(off.template.findResources('AWS::Lambda::LayerVersion')).filter((id) => id.startsWith('DuckDb')),
     ).toEqual([]);
@@ -197,6 +198,17 @@ describe('filtered reports in the stack', () => {
       expect(fn.Properties.Timeout, service).not.toBe(29);
     }
   });
+});
+
+describe('filtered reports without the app', () => {
+  it('change nothing: the stack without the dashboard is the same template with the flag on (default) or off', () => {
+    const template = (filteredReports: boolean) =>
+      synth({ config: { filteredReports }, bundle: false }).template.toJSON() as Record<string, unknown>;
+    const on = template(true);
+    const added = Object.keys(on['Resources'] as object).filter((id) => /^(filtered|DuckDb)/.test(id));
+    expect(added).toEqual([]);
+    expect(on).toEqual(template(false));
+  }, 240_000);
 });
 
 describe('the DuckDB layer', () => {

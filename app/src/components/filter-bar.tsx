@@ -8,13 +8,13 @@ import { FilterDialog } from './filter-dialog.js';
 import { chipSentence, dimensionName, valuesName } from './filter-names.js';
 import { useShared } from '../shared.js';
 
-/** How to turn filtered reports on, for the deployment's owner (`docs/deploy.md`); a shared view's reader is not told. */
+/** How filtered reports were turned off, for the deployment's owner (`docs/deploy.md`); a shared view's reader is not told. */
 export function FilteredReportsHint(): JSX.Element | null {
   if (useShared()) return null;
   return (
     <>
       {' '}
-      An AWS stack answers them when deployed with <code>-c filteredReports=true</code> (docs/deploy.md).
+      An AWS stack answers them unless deployed with <code>-c filteredReports=false</code> (docs/deploy.md).
     </>
   );
 }
