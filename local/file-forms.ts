@@ -106,21 +106,20 @@ async function readForm(db: DuckDBConnection, file: string): Promise<FileForm> {
  * marked distinct, each visit's pages once, in the order first viewed (`distinctIds`, which leaves a list
  * already distinct as it is); without `links`, no link URL (the file kept none: such a file's visits count
  * in every report but the goals report's rows by link URL, until the writer writes the site's table again,
- * `TABLE_ROW_FORM`), an empty list in place of the NULL or as a new column likewise.
+ * `TABLE_ROW_FORM`): NULL, as the writer writes a visit without a click, which `union_by_name` gives already
+ * where some files of the relation have the column, and a new column where none has.
  * @param forms `someKey`: whether any file of the relation has `visitor_key`; `distinctPages`: whether every
  *   file's pages are distinct; `someLinks`: whether any file has `links`
  */
 export function beforeCurrentForm(forms: { someKey: boolean; distinctPages: boolean; someLinks: boolean }): string {
   const key = visitorKeySql('visitor_id');
-  const noLinks = '[]::UINTEGER[]';
   const replaced = [
     ...(forms.someKey ? [`coalesce(visitor_key, ${key}) AS visitor_key`] : []),
     ...(forms.distinctPages ? [] : [`${distinctIds('pages')} AS pages`]),
-    ...(forms.someLinks ? [`coalesce(links, ${noLinks}) AS links`] : []),
   ];
   const added = [
     ...(forms.someKey ? [] : [`${key} AS visitor_key`]),
-    ...(forms.someLinks ? [] : [`${noLinks} AS links`]),
+    ...(forms.someLinks ? [] : ['NULL::UINTEGER[] AS links']),
   ];
   return `*${replaced.length > 0 ? ` REPLACE (${replaced.join(', ')})` : ''}${added.map((c) => `, ${c}`).join('')}`;
 }

@@ -86,7 +86,7 @@ describe('FileForms', () => {
     expect(reads).toBe(2);
   });
 
-  it('reads a file without links as clicking none, beside a file with them', async () => {
+  it('reads a file without links as clicking none (NULL, as the writer writes none), beside a file with them', async () => {
     const forms = new FileForms(counted);
     const [old, current] = [join(dir, 'old-links.parquet'), join(dir, 'links.parquet')];
     await write(old, false, 2);
@@ -102,15 +102,15 @@ describe('FileForms', () => {
     expect(rows).toEqual([
       ['0', [0]],
       ['1', [1]],
-      ['0', []],
-      ['1', []],
+      ['0', null],
+      ['1', null],
     ]);
     const alone = (
       await db.runAndReadAll(
         `SELECT links FROM (SELECT ${await forms.columns([old])} FROM read_parquet(${sqlLiteral(old)}))`,
       )
     ).getRowsJS();
-    expect(alone).toEqual([[[]], [[]]]);
+    expect(alone).toEqual([[null], [null]]);
   });
 
   it('forgets a failed read, so the file is read when it can be', async () => {
