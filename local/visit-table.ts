@@ -281,7 +281,7 @@ export class LocalVisitTable implements VisitTableStore {
         appender.appendList(row.pages, IDS);
         appender.appendList(row.goals, IDS);
         // Most visits click no link: NULL for none costs the appender half of an empty list (measured:
-        // `docs/benchmarks.md`, "Outbound links by URL"), and every reader reads NULL as none.
+        // `docs/benchmarks.md`, "Outbound links by URL under filters"), and every reader reads NULL as none.
         if (row.links.length === 0) appender.appendNull();
         else appender.appendList(row.links, IDS);
         appender.appendList(row.props, IDS);
