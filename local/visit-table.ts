@@ -280,7 +280,7 @@ export class LocalVisitTable implements VisitTableStore {
         appendId(appender, row.exit_page);
         appender.appendList(row.pages, IDS);
         appender.appendList(row.goals, IDS);
-        // Most visits click no link: NULL for none costs the appender half of an empty list (measured:
+        // Most visits click no link: NULL for none spares the appender an empty list's cost (measured:
         // `docs/benchmarks.md`, "Outbound links by URL under filters"), and every reader reads NULL as none.
         if (row.links.length === 0) appender.appendNull();
         else appender.appendList(row.links, IDS);
