@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { FUNCTIONS, type FunctionSpec } from '../lib/functions.js';
 import { CUSTOM_METRICS } from '../lambdas/observability/telemetry.js';
 import { own } from '../lambdas/domain/dict.js';
-import { CHANGES_EVERY_MS_IN_AWS } from '../lambdas/services/visit-table.js';
+import { OPERATIONS_EVERY_MS } from '../lambdas/services/operations.js';
+import { LOOK_ACTIVE_MS } from '../lambdas/services/table-looks.js';
 import { PRICES, USAGE } from './cost-prices.js';
 import type { StackResource } from './stack-template.js';
 import type { Figure } from './report.js';
@@ -29,6 +30,8 @@ export interface Measured {
   rru: number;
   /** DynamoDB billed bytes stored per event (items kept per event plus a month's rollups over its events). */
   storedBytesPerEvent: number;
+  /** Hours a day each active site's reports are looked at (`USAGE.visitTableWriter.lookedHoursPerSiteDay` unless given). */
+  lookedHoursPerSiteDay?: number;
 }
 
 const levelOf = (name: string): number | null => {
@@ -310,14 +313,37 @@ const writesVisitTable = (r: StackResource, key: FunctionKey) =>
 const waitsOnFiltered = (r: StackResource) =>
   prop(r.props, 'Environment', 'Variables', 'FILTERED_FUNCTION') !== undefined;
 
-/** The visit table writer's runs a month at a traffic level: per active site, busy and idle (`USAGE.visitTableWriter`). */
+/** Days in the model's month. */
+const MONTH_DAYS = USAGE.monthSeconds / 86_400;
+
+/**
+ * A site's table refreshes a day when it is looked at `hours` hours a day in one sitting (`USAGE.visitTableWriter`):
+ * the daily run, and with a look the refresh it asks for and every run while the last look is under an hour old.
+ */
+export function refreshesPerSiteDay(hours: number): number {
+  if (hours <= 0) return 1;
+  const runsPerHour = 3_600_000 / OPERATIONS_EVERY_MS;
+  return Math.min(1 + 1 + runsPerHour * (hours + LOOK_ACTIVE_MS / 3_600_000), 86_400_000 / OPERATIONS_EVERY_MS);
+}
+
+/** Refreshes a day on a cold instance: the daily run, the sitting's first, and one every two hours of the sitting after. */
+export function coldRefreshesPerSiteDay(hours: number): number {
+  return hours <= 0 ? 1 : 1 + Math.ceil((hours + LOOK_ACTIVE_MS / 3_600_000) / 2);
+}
+
+/** The looked-at hours a day priced at a level: its own, else the usage assumption. */
+const lookedHours = (d: Demand) => d.m.lookedHoursPerSiteDay ?? USAGE.visitTableWriter.lookedHoursPerSiteDay;
+
+/** The visit table writer's refreshes a month at a traffic level: per active site, busy and idle (`USAGE.visitTableWriter`). */
 function visitTableRuns(d: Demand) {
   const W = USAGE.visitTableWriter;
   const sites = USAGE.activeSites(d.events);
   const perSite = d.events / sites;
   const busyShare = 1 - Math.exp(-perSite / W.archiveObjectsPerSiteMonth);
-  const siteRuns = d.invocations.operations * sites;
-  return { sites, perSite, siteRuns, busy: siteRuns * busyShare, idle: siteRuns * (1 - busyShare) };
+  const hours = lookedHours(d);
+  const siteRuns = Math.min(d.invocations.operations, MONTH_DAYS * refreshesPerSiteDay(hours)) * sites;
+  const coldRuns = Math.min(siteRuns, MONTH_DAYS * coldRefreshesPerSiteDay(hours) * sites);
+  return { sites, perSite, siteRuns, coldRuns, busy: siteRuns * busyShare, idle: siteRuns * (1 - busyShare) };
 }
 
 /** Seconds a month the operations runs spend writing the visit table: busy and idle runs, and cold instances' copies. */
@@ -326,12 +352,7 @@ function visitTableWriterSeconds(d: Demand): number {
   const runs = visitTableRuns(d);
   const busy = W.busySeconds.base + W.busySeconds.perMonthlyEvent * runs.perSite;
   const cold = W.coldExtraSeconds.base + W.coldExtraSeconds.perMonthlyEvent * runs.perSite;
-  return (
-    runs.busy * busy +
-    runs.idle * W.idleSeconds +
-    runs.siteRuns * W.requestSeconds +
-    runs.sites * W.coldRunsPerSiteMonth * cold
-  );
+  return runs.busy * busy + runs.idle * W.idleSeconds + runs.siteRuns * W.requestSeconds + runs.coldRuns * cold;
 }
 
 /**
@@ -343,11 +364,17 @@ function visitTableWriterSeconds(d: Demand): number {
 function visitTableLines(d: Demand): Line[] {
   const W = USAGE.visitTableWriter;
   const runs = visitTableRuns(d);
-  // The archive is listed for changed days once per `CHANGES_EVERY_MS_IN_AWS` (a day), not every run.
-  const listings = Math.min(runs.siteRuns, ((USAGE.monthSeconds * 1000) / CHANGES_EVERY_MS_IN_AWS) * runs.sites);
+  // The archive is listed for changed days once a day (`CHANGES_EVERY_MS_IN_AWS`, a day less a run), not every run.
+  const listings = Math.min(runs.siteRuns, MONTH_DAYS * runs.sites);
   const archiveLists = Math.ceil((W.archiveObjectsPerSiteMonth * USAGE.monthsOfData) / 1000);
-  const gets = runs.busy + runs.sites * W.coldRunsPerSiteMonth * W.objectsPerColdRun;
+  const gets = runs.busy + runs.coldRuns * W.objectsPerColdRun;
+  const lookWru = runs.sites * MONTH_DAYS * lookedHours(d) * W.lookWritesPerLookedHour;
+  const lookRru = d.invocations.operations * W.lookRruPerRun;
   return [
+    [
+      'DynamoDB: looks at sites (LOOK items: the report and MCP functions write, each operations run reads)',
+      (lookWru / M) * P.wruPerMillion + (lookRru / M) * P.rruPerMillion,
+    ],
     [
       'S3: the visit table (requests and storage, month 12)',
       ((runs.siteRuns * W.listsPerRun + listings * archiveLists) / 1000) * P.s3ListPerThousand +

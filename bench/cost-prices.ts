@@ -134,13 +134,24 @@ export const USAGE = {
    * (`listsPerRun`); a busy run's GetObject of its new object, and its puts of the open file and the writer's state
    * (`putsPerBusyRun`); once a day the archive's listing for changed days (`archiveObjectsPerSiteMonth`, kept
    * `monthsOfData`, one LIST per 1,000).
+   *
+   * On demand (`docs/data-model.md`, "Filtered reports", *On demand*): a site's table is refreshed at the 15-minute
+   * runs only while someone looked at its reports within the hour, otherwise once a day. Priced assumption, not
+   * measured: **every active site is looked at `lookedHoursPerSiteDay` hours a day, in one sitting**, so a day has
+   * the daily run, the refresh the first look asks for, and 4 runs an hour for those hours and the hour after
+   * (`refreshesPerSiteDay`); a cold instance at the daily run, at the first refresh of the sitting and every two
+   * hours of it after (`coldRefreshesPerSiteDay`). `docs/cost.md` shows the flag's row at 0, 1 and 4 hours.
+   * Each operations run reads the LOOK items (two consistent Queries, under 4 KB: 2 RRU), and a looked site's
+   * report and MCP instances write a look at most every 5 minutes each (`lookWritesPerLookedHour`: two instances).
    */
   visitTableWriter: {
+    lookedHoursPerSiteDay: 1,
+    lookRruPerRun: 2,
+    lookWritesPerLookedHour: 24,
     busySeconds: { base: 0.16, perMonthlyEvent: 1.13e-6 },
     idleSeconds: 0.01,
     requestSeconds: 0.3,
     coldExtraSeconds: { base: 0.4, perMonthlyEvent: 2.18e-6 },
-    coldRunsPerSiteMonth: 360,
     objectsPerColdRun: 288,
     listsPerRun: 5,
     putsPerBusyRun: 2,

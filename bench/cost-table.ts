@@ -1,6 +1,6 @@
 import { FILTERED_MEMORY_MIB, FUNCTIONS } from '../lib/functions.js';
 import { stackBill, totalOf, type Line, type Measured } from './cost-model.js';
-import { GOALS } from './cost-prices.js';
+import { GOALS, USAGE } from './cost-prices.js';
 import type { StackResource } from './stack-template.js';
 
 /** A variant of the stack: its resources changed as a context flag would change them. */
@@ -47,6 +47,9 @@ const onDuckdb = (r: StackResource, variables: Record<string, unknown> = {}) =>
     Environment: { Variables: { ...variablesOf(r), VISIT_TABLE_BUCKET: 'bucket', ...variables } },
   });
 
+/** The filtered reports' variant's label. */
+const FILTERED_LABEL = 'filtered reports in AWS (`-c filteredReports=true`)';
+
 /** The settings `docs/cost.md` prices beside the default, as changes to the template. */
 const VARIANTS: readonly Variant[] = [
   {
@@ -71,7 +74,7 @@ const VARIANTS: readonly Variant[] = [
   {
     // lib/visit-table.ts: the writer on DuckDB; the report and MCP functions unchanged but for the filtered
     // function's name, which the flag adds beside them (its calls: `USAGE.filteredCallShare`).
-    label: 'filtered reports in AWS (`-c filteredReports=true`)',
+    label: FILTERED_LABEL,
     applies: (resources) => resources.some((r) => visitTableFunctions.has(String(serviceOf(r)))),
     change: (r) => {
       if (r.type !== 'AWS::Lambda::Function') return r;
@@ -96,11 +99,26 @@ const VARIANTS: readonly Variant[] = [
   },
 ];
 
+/**
+ * The other assumptions of how long a site is looked at that the filtered reports' row is shown at
+ * (`USAGE.visitTableWriter.lookedHoursPerSiteDay` is the row itself): nobody, four hours, and every hour of the day
+ * (which refreshes at every run, as before the table was refreshed on demand).
+ */
+export const LOOKED_HOURS_SHOWN = [0, 4, 24] as const;
+
 /** What each variant adds to (or takes from) the total at each level, USD a month. */
 export function variantDeltas(levels: readonly Measured[], resources: readonly StackResource[]): Line[][] {
-  return VARIANTS.filter((v) => v.applies(resources)).map((v) => {
+  return VARIANTS.filter((v) => v.applies(resources)).flatMap((v) => {
     const changed = resources.flatMap(v.change);
-    return levels.map((m): Line => [v.label, totalOf(stackBill(changed, m)) - totalOf(stackBill(resources, m))]);
+    const delta = (label: string, at: (m: Measured) => Measured) =>
+      levels.map((m): Line => [label, totalOf(stackBill(changed, at(m))) - totalOf(stackBill(resources, at(m)))]);
+    if (v.label !== FILTERED_LABEL) return [delta(v.label, (m) => m)];
+    return [
+      delta(`${v.label}, each site looked at ${USAGE.visitTableWriter.lookedHoursPerSiteDay} h a day`, (m) => m),
+      ...LOOKED_HOURS_SHOWN.map((h) =>
+        delta(`${v.label}, looked at ${h} h a day`, (m) => ({ ...m, lookedHoursPerSiteDay: h })),
+      ),
+    ];
   });
 }
 

@@ -909,3 +909,35 @@ export interface RecentArchive {
 
 /** Every method of `RecentArchive`, for wrappers (`lazyPort`). */
 export const RECENT_ARCHIVE_METHODS = portMethods<RecentArchive>()('snapshot');
+
+/**
+ * Who looked at a site's reports, so that the visit table of filtered reports is refreshed while someone does
+ * (`docs/data-model.md`, "Filtered reports", *On demand*): one LOOK item per site, times in ms since epoch.
+ */
+export interface SiteLook {
+  /** The last look recorded (a report, MCP or filtered request of the site). */
+  looked: number;
+  /** When a look found the site idle and asked for a refresh, or null. */
+  wanted: number | null;
+  /** When the last refresh asked for (`wanted`) started, or null. */
+  refreshed: number | null;
+}
+
+/** The report and MCP functions' side of the looks (`DynamoLookStore`). */
+export interface LookMarks {
+  /**
+   * Records a look at `now`. @returns true when the site was looked at after `activeSince` (ms), false when it
+   * was idle (no look since, or none at all): the look then also records `wanted` = `now`.
+   */
+  look(site: string, now: number, activeSince: number): Promise<boolean>;
+  /** The site's look as stored now (a strongly consistent read), or null. */
+  get(site: string): Promise<SiteLook | null>;
+}
+
+/** The operations function's side of the looks (`DynamoLookStore`). */
+export interface LookLedger extends Pick<LookMarks, 'get'> {
+  /** Every site's look, by domain (one paged Query). */
+  list(): Promise<Map<string, SiteLook>>;
+  /** Records that a refresh of the site that started at `ms` answers the looks wanted up to then. */
+  setRefreshed(site: string, ms: number): Promise<void>;
+}

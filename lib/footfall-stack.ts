@@ -315,7 +315,7 @@ export class FootfallStack extends Stack {
       fn.bindTable(this.table, spec.table, {
         read: spec.readPartitions,
         write: spec.writePartitions,
-        update: spec.attributeUpdate,
+        updates: (spec.attributeUpdates ?? []).filter((u) => this.config.filteredReports || !u.filteredOnly),
       });
     if (spec.secrets) {
       // The key pair's parameters: the app function reads (and first creates) the public key and may only
@@ -379,6 +379,8 @@ export class FootfallStack extends Stack {
     for (const [variable, target] of Object.entries(spec.urlEnv ?? {})) {
       fn.fn.addEnvironment(variable, this.publicUrl(target, this.registry[target]));
     }
+    if (spec.maxEventAgeSeconds !== undefined)
+      fn.fn.configureAsyncInvoke({ maxEventAge: Duration.seconds(spec.maxEventAgeSeconds) });
     if (spec.everyMinutes !== undefined) {
       fn.addSchedule(events.Schedule.rate(Duration.minutes(spec.everyMinutes)));
     }
@@ -397,9 +399,10 @@ export class FootfallStack extends Stack {
    */
   private grantInvokes(fnName: string, spec: FunctionSpec): void {
     // The filtered function exists only with the flag: without it its callers invoke nothing for it.
-    const invokes = (spec.invokes ?? []).filter(
-      (name) => this.config.filteredReports || !this.registry[name]?.filteredOnly,
-    );
+    const invokes = [
+      ...(spec.invokes ?? []).filter((name) => this.config.filteredReports || !this.registry[name]?.filteredOnly),
+      ...(this.config.filteredReports ? (spec.invokesWithFilters ?? []) : []),
+    ];
     if (!invokes.length) return;
     const fn = this.functions[fnName]!;
     const targets = invokes.map((name) => {

@@ -1,6 +1,8 @@
 import type { HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { StreamAccess, TableAccess } from './lambda-defaults.js';
 import { PARTITIONS, PAYMENT_PARTITION_PATTERNS, partitionPatterns } from '../lambdas/adapters/dynamo/items.js';
+import { TTL_ATTRIBUTE } from '../lambdas/adapters/dynamo/table.js';
+import { OPERATIONS_EVERY_MS } from '../lambdas/services/operations.js';
 
 /** An HTTP API route served by a function. */
 export interface RouteSpec {
@@ -85,18 +87,25 @@ export interface FunctionSpec {
    */
   secrets?: 'seal' | 'open';
   /**
-   * The one narrow write of a function otherwise `read`: `dynamodb:UpdateItem`
+   * The narrow writes of a function otherwise `read`: each `dynamodb:UpdateItem`
    * only on items of `partitions` and only of `attributes` (plus the table's
    * key attribute names, which IAM requires in `dynamodb:Attributes`), with
-   * no return values. See `FootfallFunction.bindTable`.
+   * no return values; one `filteredOnly` only with `-c filteredReports=true`. See `FootfallFunction.bindTable`.
    */
-  attributeUpdate?: { partitions: readonly string[]; attributes: readonly string[] };
+  attributeUpdates?: ReadonlyArray<AttributeUpdate>;
   /**
    * Functions of the registry it invokes asynchronously (`lambda:InvokeFunction` on each, nothing else of
    * Lambda): each one's name is set as `<NAME>_FUNCTION` (`IMPORTS_FUNCTION`). Its own name invokes itself,
    * which Lambda's `AWS_LAMBDA_FUNCTION_NAME` already names.
    */
   invokes?: readonly string[];
+  /** Functions of the registry it invokes only with `-c filteredReports=true`, as `invokes` does. */
+  invokesWithFilters?: readonly string[];
+  /**
+   * How long Lambda keeps an asynchronous invocation it could not run yet (throttled: a run holds the function), s;
+   * Lambda's default (6 hours) without it. EventBridge's scheduled invocations are asynchronous too.
+   */
+  maxEventAgeSeconds?: number;
   /**
    * Deployed only with `-c filteredReports=true` (the `filtered` function); a function that `invokes` it
    * without the flag gets no grant for it, and no `FILTERED_FUNCTION`.
@@ -133,7 +142,7 @@ export const FILTERED_MEMORY_MIB = 1769;
  */
 export const FILTERED_TIMEOUT_SECONDS = 29;
 
-/** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only write is `KEY_USE_UPDATE`. */
+/** What the report and MCP functions read (`lambdas/adapters/dynamo/items.ts`): sites, keys and sessions to authenticate, and the reports' items. Nothing else; their only writes are `KEY_USE_UPDATE` and `LOOK_UPDATE`. */
 export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
 
 /**
@@ -143,6 +152,25 @@ export const REPORT_READ_PARTITIONS = partitionPatterns('report', 'read');
  * cannot forge, revive or read a key (`docs/security.md` "IAM: least privilege").
  */
 export const KEY_USE_UPDATE = { partitions: [PARTITIONS.keys.key()], attributes: ['last_used'] } as const;
+
+/**
+ * The report and MCP functions' write of a look at a site's reports, with `-c filteredReports=true`: a LOOK
+ * item's `looked`, `wanted` and TTL (`lambdas/adapters/dynamo/look-store.ts`, at most every 5 min per site and
+ * instance). Not `refreshed`, which the operations function writes: a look cannot say its refresh is done.
+ */
+export const LOOK_UPDATE = {
+  partitions: [PARTITIONS.looks.key()],
+  attributes: ['looked', 'wanted', TTL_ATTRIBUTE],
+  filteredOnly: true,
+} as const;
+
+/** One narrow `dynamodb:UpdateItem` grant (`FunctionSpec.attributeUpdates`). */
+export interface AttributeUpdate {
+  partitions: readonly string[];
+  attributes: readonly string[];
+  /** Granted only with `-c filteredReports=true`. */
+  filteredOnly?: boolean;
+}
 
 /**
  * What settling a payment writes (`lambdas/services/payments.ts`), from the item registry
@@ -225,9 +253,11 @@ export const FUNCTIONS = {
     appOnly: true,
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
-    attributeUpdate: KEY_USE_UPDATE,
+    attributeUpdates: [KEY_USE_UPDATE, LOOK_UPDATE],
     // Filtered reports: a synchronous invocation of the filtered function, so unfiltered ones keep 512 MB arm64.
     invokes: ['filtered'],
+    // A look at an idle site asks for its visit table's refresh now (docs/data-model.md, "Filtered reports").
+    invokesWithFilters: ['operations'],
     routes: [{ path: '/api/v1/{proxy+}', methods: ['GET'] }],
   },
   mcp: {
@@ -236,8 +266,9 @@ export const FUNCTIONS = {
     appOnly: true,
     table: 'read',
     readPartitions: REPORT_READ_PARTITIONS,
-    attributeUpdate: KEY_USE_UPDATE,
+    attributeUpdates: [KEY_USE_UPDATE, LOOK_UPDATE],
     invokes: ['filtered'],
+    invokesWithFilters: ['operations'],
     url: { output: 'McpUrl', path: 'mcp' },
   },
   filtered: {
@@ -318,7 +349,9 @@ export const FUNCTIONS = {
     // Writes the visit table after the deletions and erasures of each run.
     visitTable: 'write',
     // Nothing queued: two small Queries and back (docs/cost.md, "Operations"); an erasure waits out a 24.5-minute fence anyway.
-    everyMinutes: 15,
+    everyMinutes: OPERATIONS_EVERY_MS / 60_000,
+    // A refresh a look asked for that waited a whole schedule behind a run is served by the next run anyway.
+    maxEventAgeSeconds: OPERATIONS_EVERY_MS / 1000,
     // A failed step shows in the app's progress of the deletion or erasure, and is retried every run.
     failureAlarm: false,
   },

@@ -233,7 +233,7 @@ export class FootfallFunction extends Construct {
    * (`dynamodb:LeadingKeys`, IAM's fine-grained access control for DynamoDB);
    * with `readPartitions`, the read actions only on those and the write
    * partitions. A `read` function gets no write action at all, except
-   * `update`: `dynamodb:UpdateItem` on those partitions, of those attributes
+   * each of `updates`: `dynamodb:UpdateItem` on its partitions, of its attributes
    * only (`ForAllValues:StringEquals` `dynamodb:Attributes`, which must list
    * the key attributes too) and with `ReturnValues` NONE or absent, so it
    * reads nothing back (AWS DynamoDB developer guide, "Using IAM policy
@@ -245,7 +245,7 @@ export class FootfallFunction extends Construct {
     partitions: {
       read?: readonly string[];
       write?: readonly string[];
-      update?: { partitions: readonly string[]; attributes: readonly string[] };
+      updates?: ReadonlyArray<{ partitions: readonly string[]; attributes: readonly string[] }>;
     } = {},
   ): this {
     this.fn.addEnvironment('TABLE_NAME', table.tableName);
@@ -253,8 +253,7 @@ export class FootfallFunction extends Construct {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...new Set(patterns)] },
     });
     const write = access === 'read' ? null : partitions.write;
-    const { update } = partitions;
-    if (update) {
+    for (const update of partitions.updates ?? []) {
       this.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
           actions: ['dynamodb:UpdateItem'],

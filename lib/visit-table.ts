@@ -3,57 +3,34 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { TABLE_FAMILIES, VISIT_TABLE_PREFIX, VISIT_TABLE_TMP_MIB } from '../lambdas/adapters/s3-table-files.js';
+import { DUCKDB_BINDING, duckdbBinding } from './duckdb-binding.js';
 import { RUNTIME } from './lambda-defaults.js';
 
 /**
  * The functions that run DuckDB (`FunctionSpec.visitTable`: the operations function writes the visit
- * table, the report and MCP functions read it) run on x86_64: DuckDB's native library comes from the
- * npm package of the build machine's platform (`@duckdb/node-bindings-linux-x64`, which `npm ci`
- * installs on Linux x64), and `cdk synth` must build from that install, offline. An arm64 build
- * would be another 68 MB package fetched from the registry at synth, or committed. x86_64's
- * GB-second costs a quarter more (`docs/cost.md`, "Filtered reports").
+ * table, the report and MCP functions read it) run on x86_64: DuckDB's native library is the npm
+ * package `@duckdb/node-bindings-linux-x64`, which `npm ci` installs on Linux x64 (so CI and a Linux
+ * deployer synthesize offline) and `duckdbBinding` otherwise fetches at synth. x86_64's GB-second
+ * costs a quarter more (`docs/cost.md`, "Filtered reports"), but it is the platform this machine and
+ * CI install and test.
  */
 export const DUCKDB_ARCHITECTURE = lambda.Architecture.X86_64;
-/** The npm package of DuckDB's native library for `DUCKDB_ARCHITECTURE` on Lambda's Linux (glibc). */
-export const DUCKDB_BINDING = '@duckdb/node-bindings-linux-x64';
 /** Lambda's ephemeral storage of those functions, where the table's files are copied. */
 export const VISIT_TABLE_EPHEMERAL = Size.mebibytes(VISIT_TABLE_TMP_MIB);
-
-const require = createRequire(import.meta.url);
-
-/**
- * The installed native binding's directory and version, resolved as `@duckdb/node-bindings` resolves it.
- * @throws Error when it is not installed (an install on another platform: `docs/deploy.md`, the `filteredReports` flag)
- */
-function installedBinding(): { dir: string; version: string } {
-  let manifest: string;
-  try {
-    manifest = require.resolve(`${DUCKDB_BINDING}/package.json`, {
-      paths: [dirname(require.resolve('@duckdb/node-bindings/package.json'))],
-    });
-  } catch {
-    throw new Error(
-      `${DUCKDB_BINDING} is not installed: the filtered reports' functions need DuckDB's Linux x64 library. Deploy from Linux x64 after \`npm ci\`, or run \`npm install --no-save --os=linux --cpu=x64 ${DUCKDB_BINDING}\`, or deploy with -c filteredReports=false`,
-    );
-  }
-  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
-  return { dir: dirname(manifest), version };
-}
 
 /**
  * DuckDB's native library as a Lambda layer: `nodejs/node_modules/@duckdb/node-bindings-linux-x64/`
  * (its `duckdb.node`, the `libduckdb.so` it loads from its own directory, manifest and licence), which Lambda extracts under `/opt` and Node resolves
  * through `NODE_PATH` (`/opt/nodejs/node_modules`) when the bundled `@duckdb/node-bindings` requires
- * it; the bundles leave that package external (`bench/bundle.ts`). Copied from the install at synth
- * (no Docker, no download), named by the version so an unchanged library is not staged again.
+ * it; the bundles leave that package external (`bench/bundle.ts`). Copied at synth from where
+ * `duckdbBinding` found it (no Docker), named by the version so an unchanged library is not staged again.
  * About 68 MB unzipped, within Lambda's 250 MB of function and layers.
  */
 export function duckdbLayer(scope: Construct): lambda.LayerVersion {
-  const { dir, version } = installedBinding();
+  const { dir, version } = duckdbBinding();
   const files = ['package.json', 'duckdb.node', 'libduckdb.so', 'LICENSE'].filter((f) => existsSync(join(dir, f)));
   return new lambda.LayerVersion(scope, 'DuckDb', {
     code: lambda.Code.fromAsset(dir, {

@@ -49,7 +49,11 @@ export class FilterResolutions {
           const rows = new Map(reader.getRowObjectsJS().map((r) => [Number(r.n), r]));
           return query.conditions.map((_, n): ResolvedCondition => {
             const r = rows.get(n);
-            return { ids: ((r?.ids as unknown[] | null) ?? []).map(Number), empty: r?.empty === true };
+            return {
+              ids: ((r?.ids as unknown[] | null) ?? []).map(Number),
+              empty: r?.empty === true,
+              most: r?.most === true,
+            };
           });
         });
       resolving.catch(() => this.resolutions.delete(key));

@@ -43,6 +43,8 @@ function textTest(condition: FilterCondition, text: string): string {
 export interface ResolvedCondition {
   ids: readonly number[];
   empty: boolean;
+  /** On the pages column: whether at least half the site's pages pass (`EXIT_FIRST`). */
+  most?: boolean;
 }
 
 /** The conditions of a filter resolved before the query (`resolutionQuery`), with their resolutions. */
@@ -54,6 +56,16 @@ export type ResolvedConditions = ReadonlyMap<FilterCondition, ResolvedCondition>
  * year of visits (`docs/benchmarks.md`, "Filtered dashboards").
  */
 const FEW_IDS = 3;
+
+/**
+ * A pages condition that at least this share of the site's pages pass tests the visit's exit page and first page
+ * first, and its list only where both fail (`exitFirst`): the exit page is one of the visit's pages (its last,
+ * `visitRow`), so the answer is the same, and a lookup of a one-id column is far cheaper than testing the list.
+ * A condition whose exit pages rarely pass pays for reading and looking up the exit page in vain, and the share of
+ * visits that pass is not known before the scan, so the share of pages stands in for it (measured:
+ * `docs/benchmarks.md`, "An unselective year: the exit page first").
+ */
+const EXIT_FIRST = 0.5;
 
 /** The column and dictionary of a condition resolved before the query (not a property's), and whether it is a list. */
 function resolvedColumnOf(
@@ -84,17 +96,24 @@ function resolvedConditions(filter: Filter): FilterCondition[] {
 /**
  * The query that resolves a filter's conditions (but properties') against the relation `dict` (dictionary,
  * value, id): one row per condition, `n` its index in `conditions`, `ids` the passing ids (for a list
- * column, the first `FEW_IDS + 1`) and `empty` whether `''` passes; or null when the filter has none.
+ * column, the first `FEW_IDS + 1`), `empty` whether `''` passes and `most` whether a pages condition passes at
+ * least `EXIT_FIRST` of the site's pages; or null when the filter has none.
  */
 export function resolutionQuery(filter: Filter): { conditions: FilterCondition[]; sql: string } | null {
   const conditions = resolvedConditions(filter);
   if (conditions.length === 0) return null;
   const parts = conditions.map((condition, n) => {
     const { dictionary, list } = resolvedColumnOf(condition) ?? { dictionary: 'page', list: false };
-    const passing = `SELECT id FROM dict WHERE dictionary = ${sqlLiteral(dictionary)} AND ${textTest(condition, 'value')}`;
+    const entries = `FROM dict WHERE dictionary = ${sqlLiteral(dictionary)}`;
+    const passing = `SELECT id ${entries} AND ${textTest(condition, 'value')}`;
+    const most =
+      dictionary === 'page' && list
+        ? `(SELECT count(*) FROM (${passing})) >= ${EXIT_FIRST} * (SELECT count(*) ${entries})`
+        : 'false';
     return (
       `SELECT ${n} AS n, (SELECT coalesce(list(id ORDER BY id), []::UINTEGER[]) FROM ` +
-      `(${passing}${list ? ` ORDER BY id LIMIT ${FEW_IDS + 1}` : ''})) AS ids, ${textTest(condition, "''")} AS empty`
+      `(${passing}${list ? ` ORDER BY id LIMIT ${FEW_IDS + 1}` : ''})) AS ids, ${textTest(condition, "''")} AS empty, ` +
+      `${most} AS most`
     );
   });
   return { conditions, sql: parts.join(' UNION ALL ') };
@@ -141,8 +160,26 @@ const propIds = (key: string, valueTest: (value: string) => string) =>
  * (`docs/benchmarks.md`, "Filtered dashboards").
  */
 const anyOf = (column: string, dictionary: DictionaryName, test: string) =>
-  `coalesce(list_bool_or(list_select((SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict ` +
-  `WHERE dictionary = ${sqlLiteral(dictionary)}), ${column})), false)`;
+  `coalesce(list_bool_or(list_select(${booleans(dictionary, test)}, ${column})), false)`;
+
+/** The list of `test` on each entry of `dictionary`, indexed by id (`anyOf`). */
+const booleans = (dictionary: DictionaryName, test: string) =>
+  `(SELECT list(coalesce(${test}, false) ORDER BY id) FROM dict WHERE dictionary = ${sqlLiteral(dictionary)})`;
+
+/**
+ * `anyOf` on the pages, tested by one-id lookups first (`EXIT_FIRST`): a visit whose exit page passes passes; one
+ * whose exit page fails and that has one page (its exit page: the list holds each page once) fails; one whose
+ * first page passes passes; only the others' lists are tested. A CASE, not an OR: DuckDB evaluates each arm on
+ * the rows the arms before it left, also under a NOT (`contains_not`), where it evaluates both sides of an OR on
+ * every row (measured: `docs/benchmarks.md`, "An unselective year: the exit page first").
+ */
+const exitFirst = (test: string) => {
+  const passes = (id: string) => `coalesce(list_extract(${booleans('page', test)}, ${id}), false)`;
+  return (
+    `CASE WHEN ${passes('exit_page')} THEN true WHEN len(pages) < 2 THEN false ` +
+    `WHEN ${passes('pages[1]')} THEN true ELSE ${anyOf('pages', 'page', test)} END`
+  );
+};
 
 function conditionSql(condition: FilterCondition, resolved: ResolvedConditions): string {
   const field = fieldOf(condition.dimension);
@@ -158,6 +195,7 @@ function conditionSql(condition: FilterCondition, resolved: ResolvedConditions):
     if (!resolution) throw new Error(`filter condition on ${condition.dimension} was not resolved`);
     if (field.kind !== 'list') positive = idTest(field.kind === 'dimension' ? field.name : field.kind, resolution);
     else if (resolution.ids.length <= FEW_IDS) positive = fewIdsTest(field.name, resolution.ids);
+    else if (field.name === 'pages' && resolution.most === true) positive = exitFirst(textTest(condition, 'value'));
     else positive = anyOf(field.name, field.name === 'pages' ? 'page' : 'goal', textTest(condition, 'value'));
   }
   return OPERATOR_BASE[condition.op].negated ? `(NOT ${positive})` : `(${positive})`;

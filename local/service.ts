@@ -41,6 +41,7 @@ import {
   functionArchiveEraser,
   functionArchiveReader,
   functionFilteredInvoker,
+  functionRefreshInvoker,
   functionSecretBox,
   functionStream,
   functionVisitTable,
@@ -55,7 +56,9 @@ import { LocalVisitTable } from './visit-table.js';
 import { LocalFilteredVisits } from './filtered-visits.js';
 import { LocalArchiveEraser } from './archive-eraser.js';
 import { dynamoOperationsDeps } from '../lambdas/wiring/operations-deps.js';
-import { advanceOperations } from '../lambdas/services/operations.js';
+import { advanceOperations, refreshAskedFor } from '../lambdas/services/operations.js';
+import { TableLooks } from '../lambdas/services/table-looks.js';
+import { DynamoLookStore } from '../lambdas/adapters/dynamo/look-store.js';
 import { createOperationsHandler } from '../lambdas/handlers/operations.js';
 import { DynamoImportJobStore } from '../lambdas/adapters/dynamo/import-job-store.js';
 import { localImports } from './imports.js';
@@ -230,6 +233,27 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   ];
   // The imports function, invoked by the app's "Import history" and by itself (local/imports.ts).
   const imports = localImports(dynamo, secrets, clock, telemetry.logger, process.env);
+  // The operations function's runs, one at a time as its reserved concurrency 1 gives in AWS: the scheduled ones
+  // and the refreshes looks ask for, which Lambda would queue behind a run.
+  let operationsTail: Promise<unknown> = Promise.resolve();
+  const oneOperation = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = operationsTail.then(work);
+    operationsTail = next.catch(() => undefined);
+    return next;
+  };
+  // A report or MCP request is a look at its site; a look at an idle site invokes the operations function for it,
+  // not waited for, as Lambda's asynchronous invocation (`docs/data-model.md`, "Filtered reports", *On demand*).
+  const looksOf = (conn: DynamoConnection, name: 'report' | 'mcp') =>
+    withEngine
+      ? new TableLooks({
+          marks: new DynamoLookStore(conn),
+          refresh: functionRefreshInvoker(async (site) => {
+            void oneOperation(() => runOperations({ refresh: site })).catch(() => undefined);
+          }, name),
+          clock,
+          logger: telemetry.logger,
+        })
+      : undefined;
   // The app's own origins, once the server listens: its pages may call /mcp (`docs/mcp.md`, "Origin").
   let appOrigins: string[] = [];
   if (options.app) {
@@ -238,7 +262,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/api/v1/{proxy+}',
       handler: createReportHandler({
         ...telemetry,
-        ...dynamoReportDeps(report, clock, withEngine ? functionFilteredInvoker(filtered, 'report') : undefined),
+        ...dynamoReportDeps(
+          report,
+          clock,
+          withEngine ? functionFilteredInvoker(filtered, 'report') : undefined,
+          looksOf(report, 'report'),
+        ),
       }),
       functionName: 'report',
     });
@@ -248,7 +277,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       path: '/mcp',
       handler: createMcpHandler({
         ...telemetry,
-        ...dynamoReportDeps(mcp, clock, withEngine ? functionFilteredInvoker(filtered, 'mcp') : undefined),
+        ...dynamoReportDeps(
+          mcp,
+          clock,
+          withEngine ? functionFilteredInvoker(filtered, 'mcp') : undefined,
+          looksOf(mcp, 'mcp'),
+        ),
         allowedOrigins: () => appOrigins,
       }),
       functionName: 'mcp',
@@ -300,6 +334,8 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     telemetry.logger.error('archive batch failed', error as Error),
   );
   const interval = options.sessionizeIntervalMs ?? DEFAULT_SESSIONIZE_INTERVAL_MS;
+  // The EventBridge schedules run every 5 and 15 minutes in AWS; locally, right after the sessionizer catches up.
+  const scheduleMs = Math.max(interval * 5, 5_000);
   const catchUp = async () => {
     await sessionizer.drain();
     await archiver.poller.drain();
@@ -322,6 +358,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
             paths.archiveCopies,
           ),
           changes: functionArchiveChanges(new LocalArchiveChanges(paths.archive), 'operations'),
+          onDemand: { runEveryMs: scheduleMs },
         }
       : undefined,
   });
@@ -346,16 +383,18 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     }),
   );
   // The operations function, on its own schedule in AWS (lib/functions.ts); locally after each scheduled run.
+  const { visitTable: tables } = operations;
   const runOperations = createOperationsHandler({
     logger: telemetry.logger,
     operations: (deadline) => advanceOperations(operations, deadline),
+    ...(tables ? { refresh: (domain: string) => refreshAskedFor(tables, domain) } : {}),
     budgetMs: LOCAL_OPERATIONS_BUDGET_MS,
     clock,
   });
   const runBoth = async () => {
     const run = await runScheduled();
     // Logged by the handler; the next run resumes from the checkpoints, as the next schedule does in AWS.
-    const advanced = await runOperations().catch(() => undefined);
+    const advanced = await oneOperation(() => runOperations()).catch(() => undefined);
     return { ...run, ...advanced };
   };
   // One run at a time, as reserved concurrency 1 and the schedules give in AWS: a run still advancing an erasure is joined.
@@ -369,7 +408,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     // The EventBridge schedule runs every 5 minutes in AWS; locally, right after the sessionizer catches up.
     schedule = setInterval(
       () => void scheduled().catch((e) => telemetry.logger.error('scheduled run failed', e as Error)),
-      Math.max(interval * 5, 5_000),
+      scheduleMs,
     );
   }
   const { port } = server.address() as AddressInfo;
@@ -391,6 +430,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       clearInterval(sweep);
       // A scheduled run already under way still writes the visit table; the data directory may be removed once it ends.
       await running?.catch(() => undefined);
+      await operationsTail;
       await imports.idle();
       await sessionizer.stop();
       await archiver.close();

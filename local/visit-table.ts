@@ -375,7 +375,7 @@ export class LocalVisitTable implements VisitTableStore {
    * `visitor_key` or `links`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form, as readers
    * read them (`beforeCurrentForm`): the key computed by `visitorKeySql` (held equal to `visitorKey`), each
    * visit's pages once, `links` NULL (a file without the column kept no link URLs; the writer writes a
-   * site's table again from the archive at its first run of the release that added it, `TABLE_ROW_FORM`),
+   * site's table again from the archive at its first refresh under the release that added it, `TABLE_ROW_FORM`),
    * columns in the writer's order, rows and row groups as they were. This saves readers that work, and brings a copy of a table (the bench's cached site, `bench/upgrade-site.ts`) to the
    * current format. Returns the files rewritten.
    * @throws Error when a file cannot be read or written

@@ -17,7 +17,7 @@ import { propsOf } from './props.js';
 /**
  * The form of the rows a writer of this release writes (`PaymentsWritten.rowForm`): 2 since rows keep their
  * outbound link URLs (`VisitRow.links`), which no reader can make from a file written before (1). The writer
- * drops a site's table written in an older form and writes it again whole from the archive at its next run
+ * drops a site's table written in an older form and writes it again whole from the archive at its next refresh
  * (`refreshSiteTable`, `docs/data-model.md` "Old forms still read").
  */
 export const TABLE_ROW_FORM = 2;

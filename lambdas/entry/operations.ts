@@ -7,7 +7,7 @@ import { S3ArchiveEraser } from '../adapters/s3-archive-eraser.js';
 import { AWS_DRAIN_MS, AWS_FENCE_MS } from '../adapters/aws-fence.js';
 import { EVENTS_PREFIX } from '../domain/archive-schema.js';
 import { createOperationsHandler } from '../handlers/operations.js';
-import { advanceOperations } from '../services/operations.js';
+import { OPERATIONS_EVERY_MS, advanceOperations, refreshAskedFor } from '../services/operations.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
 import { S3ArchiveChanges } from '../adapters/s3-archive-changes.js';
@@ -52,6 +52,8 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
           ),
           changes: new S3ArchiveChanges(s3, archiveLocation),
           changesEveryMs: CHANGES_EVERY_MS_IN_AWS,
+          // A site's table is refreshed while someone looks at its reports, and once a day (`docs/cost.md`, "Filtered reports").
+          onDemand: { runEveryMs: OPERATIONS_EVERY_MS },
           // The open days from the archive's objects, not an Athena query (`docs/cost.md`, "Filtered reports").
           recent: lazyPort(RECENT_ARCHIVE_METHODS, async () =>
             (await loadVisitTableDeps()).s3ArchiveCopies(s3, archiveLocation),
@@ -61,10 +63,13 @@ const deps = dynamoOperationsDeps(createDynamoConnection({ table: requireEnv('TA
     : {}),
 });
 
+const { visitTable } = deps;
+
 /** Lambda entry of the operations schedule: queued site deletions and erasures (`createOperationsHandler`). */
 export const handler = createOperationsHandler({
   logger,
   operations: (deadline) => advanceOperations(deps, deadline),
+  ...(visitTable ? { refresh: (domain: string) => refreshAskedFor(visitTable, domain) } : {}),
   budgetMs: OPERATIONS_BUDGET_MS,
   clock: Date.now,
 });

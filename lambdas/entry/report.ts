@@ -3,10 +3,13 @@ import { dynamoReportDeps } from '../wiring/report-deps.js';
 import { createReportHandler } from '../handlers/report.js';
 import { createTelemetry } from '../observability/telemetry.js';
 import { requireEnv } from './env.js';
-import { filteredEngine } from './filtered.js';
+import { filteredEngine, tableLooks } from './filtered.js';
+
+const conn = createDynamoConnection({ table: requireEnv('TABLE_NAME') });
+const telemetry = createTelemetry('report');
 
 /** Lambda entry of `GET /api/v1/{proxy+}` (app mode). */
 export const handler = createReportHandler({
-  ...createTelemetry('report'),
-  ...dynamoReportDeps(createDynamoConnection({ table: requireEnv('TABLE_NAME') }), Date.now, filteredEngine()),
+  ...telemetry,
+  ...dynamoReportDeps(conn, Date.now, filteredEngine(), tableLooks(conn, telemetry.logger)),
 });

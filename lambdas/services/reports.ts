@@ -61,6 +61,11 @@ export interface ReportDeps {
   clock: () => number;
   /** The filtered reports' engine (`docs/data-model.md`, "Filtered reports"); without it a request with `filters` is a 400. */
   filtered?: FilteredVisits;
+  /**
+   * Records that someone looks at a site's reports (`TableLooks.seen`), so its filtered reports' table is kept
+   * fresh (`docs/data-model.md`, "Filtered reports", *On demand*); absent where the table is refreshed at every run.
+   */
+  looks?: { seen(site: string): Promise<void> };
 }
 
 /** The query of a dated report: its range, and the filter of `filters` (absent, or null for `[]`: the unfiltered report). */
@@ -90,12 +95,18 @@ export type PaymentFilter = ListClass;
  * of its account). Another account's site is as unknown as no site (`docs/api.md` "Errors": 404).
  * @throws UnavailableError (503) while the site's data waits for a migration to this release's layout (`layoutMismatch`)
  */
-export async function siteOf(deps: Pick<ReportDeps, 'sites'>, account: string, domain: string): Promise<SiteConfig> {
+export async function siteOf(
+  deps: Pick<ReportDeps, 'sites' | 'looks'>,
+  account: string,
+  domain: string,
+): Promise<SiteConfig> {
   const site = await deps.sites.getSite(domain.toLowerCase());
   if (!site || site.account !== account) throw new NotFoundError(`no site ${domain}`);
   // Data in another storage layout would be misread: 503 until a rebuild migrates it.
   const mismatch = layoutMismatch(site);
   if (mismatch) throw new UnavailableError(mismatch);
+  // Only a site the caller may read counts as looked at: no one else can make the table refresh.
+  await deps.looks?.seen(site.domain);
   return site;
 }
 

@@ -67,8 +67,12 @@ export interface VisitTableDeps {
   changesEveryMs?: number;
 }
 
-/** `changesEveryMs` of the deployed writer: one listing of a site's archive a day. */
-export const CHANGES_EVERY_MS_IN_AWS = 86_400_000;
+/**
+ * `changesEveryMs` of the deployed writer: one listing of a site's archive a day. A day less one run
+ * (`OPERATIONS_EVERY_MS`): a site nobody looks at is refreshed once a day, at the same 15-minute run give or
+ * take the schedule's seconds, and a look due a second later would wait a day more.
+ */
+export const CHANGES_EVERY_MS_IN_AWS = 86_400_000 - 15 * 60_000;
 
 /**
  * The longest span of UTC partition days read through `recent` rather than the query engine: the open
@@ -419,7 +423,7 @@ export async function rewriteVisitDays(
  * rollups' figures. The generation written for is the namespace the payments state holds; a table
  * never written has none. A crash after the drop leaves no state, so the next run writes it whole.
  * Likewise a table written in an older form of the rows (`PaymentsWritten.rowForm` before
- * `TABLE_ROW_FORM`: before rows kept their outbound link URLs), once, at the first run of the release.
+ * `TABLE_ROW_FORM`: before rows kept their outbound link URLs), once, at the site's first refresh under the release.
  * @throws Error with the archive's or the table's message
  */
 export async function refreshSiteTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {

@@ -6,6 +6,7 @@ import { DynamoRebuildStore } from '../adapters/dynamo/rebuild-store.js';
 import { DynamoRollupStore } from '../adapters/dynamo/rollup-store.js';
 import { DynamoSiteDeletionStore } from '../adapters/dynamo/site-deletion-store.js';
 import { DynamoVisitStore } from '../adapters/dynamo/visit-store.js';
+import { DynamoLookStore } from '../adapters/dynamo/look-store.js';
 import { dynamoPaymentDeps } from './payment-deps.js';
 import { PaymentTableReads } from '../adapters/dynamo/payments/payment-table-reads.js';
 import { namespaceOf } from '../domain/site.js';
@@ -29,7 +30,17 @@ export interface OperationsWiring {
    * The visit and payments tables and the archive's changed partitions (`docs/data-model.md`, "Filtered
    * reports"): each run writes them after its deletions and erasures. Without it none is written.
    */
-  visitTable?: { table: VisitTableStore; changes: ArchiveChanges; changesEveryMs?: number; recent?: RecentArchive };
+  visitTable?: {
+    table: VisitTableStore;
+    changes: ArchiveChanges;
+    changesEveryMs?: number;
+    recent?: RecentArchive;
+    /**
+     * Refreshes a site only while someone looks at it, or once a day (`OnDemand`), runs `runEveryMs` apart, the
+     * looks read from the table's LOOK items; without it every site at every run.
+     */
+    onDemand?: { runEveryMs: number };
+  };
 }
 
 /** The site deletions, erasures and visit table of `advanceOperations` on the table, the archive of `wiring`. */
@@ -53,6 +64,9 @@ export function dynamoOperationsDeps(conn: DynamoConnection, wiring: OperationsW
       ? {
           visitTable: {
             ...wiring.visitTable,
+            onDemand: wiring.visitTable.onDemand
+              ? { looks: new DynamoLookStore(conn), runEveryMs: wiring.visitTable.onDemand.runEveryMs }
+              : undefined,
             archive,
             payments: new PaymentTableReads(conn, payments.payments),
             rates: payments.rates,

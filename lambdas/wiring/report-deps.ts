@@ -11,17 +11,20 @@ import type { ReportHandlerDeps } from '../handlers/report.js';
 import { DynamoShareLinkStore } from '../adapters/dynamo/share-link-store.js';
 import type { ReportDeps } from '../services/reports.js';
 import type { FilteredVisits } from '../ports.js';
+import { freshFilteredVisits, type TableLooks } from '../services/table-looks.js';
 
 /**
  * The report use cases' dependencies on the single table, and the filtered reports' engine
  * (`filtered`: `S3FilteredVisits` in AWS, `LocalFilteredVisits` locally; without it a request with
- * `filters` is a 400). `store()` gives a fresh report store per request so that its read cost counts
+ * `filters` is a 400), and who looks at a site's reports (`looks`: each request a look, each filtered call
+ * waiting for a refresh a look asked for, `freshFilteredVisits`). `store()` gives a fresh report store per request so that its read cost counts
  * one report.
  */
 export function dynamoReportDeps(
   conn: DynamoConnection,
   clock: () => number = Date.now,
   filtered?: FilteredVisits,
+  looks?: TableLooks,
 ): Omit<ReportHandlerDeps, 'logger' | 'metrics'> {
   const fx = new FxRates(new DynamoFxStore(conn));
   // Only what a session check reads (no payments or settings code in the report bundle).
@@ -35,7 +38,8 @@ export function dynamoReportDeps(
     rates: async () => usdRateOf(await fx.table()),
     shares: { links: new DynamoShareLinkStore(conn), sites, clock },
     clock,
-    ...(filtered ? { filtered } : {}),
+    ...(filtered ? { filtered: looks ? freshFilteredVisits(filtered, looks) : filtered } : {}),
+    ...(looks ? { looks } : {}),
   };
 }
 

@@ -35,6 +35,8 @@ export const LOCAL_ARNS = {
   importsFunction: 'arn:aws:lambda:local:000000000000:function:imports',
   /** The filtered function, which the report and MCP functions invoke (`spec.invokes`, lib/functions.ts). */
   filteredFunction: 'arn:aws:lambda:local:000000000000:function:filtered',
+  /** The operations function, which the report and MCP functions invoke with a look at an idle site (`spec.invokesWithFilters`). */
+  operationsFunction: 'arn:aws:lambda:local:000000000000:function:operations',
   secretsPublicKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.publicKey}`,
   secretsPrivateKey: `arn:aws:ssm:local:000000000000:parameter${SECRETS.privateKey('local')}`,
   /** What IAM checks for a read of the archive table: the catalog, the database and the table (AWS Glue Developer Guide, "Specifying AWS Glue resource ARNs"). */
@@ -76,6 +78,7 @@ const localResource = (placeholder: string): string | undefined =>
     'S3::Bucket/ArchiveEvents': LOCAL_ARNS.eventsBucket,
     'Lambda::Function/importsFunction': LOCAL_ARNS.importsFunction,
     'Lambda::Function/filteredFunction': LOCAL_ARNS.filteredFunction,
+    'Lambda::Function/operationsFunction': LOCAL_ARNS.operationsFunction,
     'S3::Bucket/ArchiveAthenaResults': LOCAL_ARNS.resultsBucket,
     'Athena::WorkGroup/ArchiveWorkGroup.Ref': GLUE.database,
     'Glue::Table/ArchiveTable.Ref': GLUE.table,

@@ -81,6 +81,20 @@ export function functionImportInvoker<A extends unknown[]>(
 }
 
 /**
+ * An asynchronous invocation of the operations function by function `name` (a look asking for a refresh,
+ * `lambdaRefreshInvoker` in AWS), asking for `lambda:InvokeFunction` on it.
+ */
+export function functionRefreshInvoker(
+  invoke: (site: string) => Promise<void>,
+  name: FunctionName,
+): (site: string) => Promise<void> {
+  return async (site) => {
+    demand(name, 'lambda:InvokeFunction', LOCAL_ARNS.operationsFunction);
+    return invoke(site);
+  };
+}
+
+/**
  * The local stream as function `name` writes it: `firehose:PutRecordBatch` on the ingest delivery
  * stream, as `FirehoseEventStream` calls it (the local log stands in for it).
  */

@@ -20,6 +20,17 @@ import { namespaceOf } from '../../lambdas/domain/site.js';
 import type { VisitRow } from '../../lambdas/domain/visit-table.js';
 import type { ArchiveObjects, RecentArchive } from '../../lambdas/ports.js';
 import { refreshSiteTable, refreshVisitTable, type VisitTableDeps } from '../../lambdas/services/visit-table.js';
+import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
+import { DynamoLookStore } from '../../lambdas/adapters/dynamo/look-store.js';
+import {
+  OPERATIONS_EVERY_MS,
+  refreshAskedFor,
+  refreshVisitTables,
+  type OperationsVisitTable,
+} from '../../lambdas/services/operations.js';
+import { TableLooks } from '../../lambdas/services/table-looks.js';
+import { createTelemetry } from '../../lambdas/observability/telemetry.js';
+import { functionConnection } from '../../local/iam/partition-guard.js';
 import { createArchiveConsumer } from '../../local/archive.js';
 import { LocalArchiveObjects } from '../../local/archive-objects.js';
 import { DuckDbArchiveReader } from '../../local/archive-reader.js';
@@ -208,6 +219,85 @@ describe('the open days read from the archive objects (ArchiveCopies over S3)', 
     // included, though no object came.
     expect((await refreshSiteTable(deps(recent), { ...site, generation: 1 })).open).toBe(2);
     expect(sessionized()).toBe(5); // the day closed and the open days, written again
+  });
+
+  /** The operations run's visit tables refreshed on demand, the looks under the operations function's policy. */
+  const onDemand = (recent: RecentArchive): OperationsVisitTable => ({
+    ...deps(recent),
+    sites: new DynamoConfigStore(functionConnection(conn, 'operations')),
+    logger: createTelemetry('test').logger,
+    onDemand: { looks: new DynamoLookStore(functionConnection(conn, 'operations')), runEveryMs: OPERATIONS_EVERY_MS },
+  });
+  /** Every S3 request the mock received since its last reset. */
+  const s3Requests = () => s3.calls().length;
+
+  it('on demand: a site nobody looks at is refreshed once a day and not between; a look brings the next run, for an hour', async () => {
+    // The report function's looks, under its policy; the refresh it asks for is recorded, not run.
+    const asked: string[] = [];
+    const looks = new TableLooks({
+      marks: new DynamoLookStore(functionConnection(conn, 'report')),
+      refresh: async (domain) => void asked.push(domain),
+      clock: () => now,
+      logger: console,
+    });
+    const { recent } = recentOverBucket();
+    const run = async (at: number) => {
+      now = at;
+      s3.resetHistory();
+      const { refreshed } = await refreshVisitTables(onDemand(recent), new Set());
+      return { refreshed, requests: s3Requests() };
+    };
+    await deliver([view('visitor-e1', NOW - 60 * MIN, 'e-1')]);
+    // Noon and the runs after: no site-local day closed since the run before, nobody looked: no request to S3 at all.
+    for (const minutes of [0, 15, 30, 6 * 60])
+      expect(await run(NOW + minutes * MIN)).toEqual({ refreshed: 0, requests: 0 });
+
+    // The first run after the day closed (55 minutes after midnight, `CLOSE_DELAY_MS`) writes it; the next does nothing.
+    const closing = Date.UTC(2026, 3, 11, 1, 0);
+    const daily = await run(closing);
+    expect(daily.refreshed).toBe(1);
+    expect(daily.requests).toBeGreaterThan(0);
+    expect(await table.writtenThrough(SITE)).toBe('2026-04-10');
+    expect(await run(closing + 15 * MIN)).toEqual({ refreshed: 0, requests: 0 });
+
+    // A look at an idle site asks for a refresh now, and the next run refreshes it, waited for first.
+    now = closing + 20 * MIN;
+    await looks.seen(SITE);
+    expect(asked).toEqual([SITE]);
+    await deliver([view('visitor-e2', now, 'e-2', '/new')]);
+    const looked = await run(closing + 30 * MIN);
+    expect(looked.refreshed).toBe(1);
+    expect(s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key)).toContain(
+      `visit-table/visits/site=${SITE}/open/data.parquet`,
+    );
+    // The refresh it asked for is done: a filtered request does not wait.
+    await looks.fresh(SITE);
+    // Refreshed at every run within the hour after the look, then no more.
+    expect((await run(closing + 75 * MIN)).refreshed).toBe(1);
+    expect(await run(closing + 90 * MIN)).toEqual({ refreshed: 0, requests: 0 });
+    expect(asked).toEqual([SITE]);
+  });
+
+  it('on demand: the refresh a look asks for (an invocation of the operations function) refreshes the site once', async () => {
+    const table = onDemand(recentOverBucket().recent);
+    const looks = new TableLooks({
+      marks: new DynamoLookStore(functionConnection(conn, 'report')),
+      refresh: async (domain) => void (await refreshAskedFor(table, domain)),
+      logger: console,
+      clock: () => now,
+    });
+    await deliver([view('visitor-f1', NOW - 10 * MIN, 'f-1')]);
+    now = NOW;
+    s3.resetHistory();
+    await looks.seen(SITE);
+    expect(s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key)).toContain(
+      `visit-table/visits/site=${SITE}/open/data.parquet`,
+    );
+    await looks.fresh(SITE);
+    // Asked again (a queued invocation run late): the run before answered it, so it reads nothing.
+    s3.resetHistory();
+    expect((await refreshAskedFor(table, SITE)).refreshed).toBe(0);
+    expect(s3Requests()).toBe(0);
   });
 
   it('an event delivered twice, in two objects, is counted once', async () => {

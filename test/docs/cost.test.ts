@@ -262,25 +262,34 @@ describe('the visit table writer with `-c filteredReports=true` (docs/cost.md, "
     const bill = stackBill(flagged, tenK);
     expect(lines(bill, 'Athena')).toEqual([]);
     const W = USAGE.visitTableWriter;
-    // One active site at 10k: 2,880 runs, busy when one of its 10,000 events a month fell in the 15 minutes before.
-    const runs = 2880;
+    // One active site at 10k, looked at an hour a day: the daily run, the refresh the look asks for, and the 15-minute
+    // runs of that hour and the hour after, 10 refreshes a day (not 96); busy when one of its 10,000 events a month fell
+    // in the 15 minutes before. Two of them on a cold instance (the daily run, the sitting's first).
+    expect(W.lookedHoursPerSiteDay).toBe(1);
+    const runs = 30 * 10;
+    const coldRuns = 30 * 2;
     const busy = runs * (1 - Math.exp(-10_000 / W.archiveObjectsPerSiteMonth));
     expect(busy / runs).toBeCloseTo(0.969, 3);
     const storage = ((10_000 * USAGE.monthsOfData * USAGE.visitTableBytesPerEvent) / 2 ** 30) * PRICES.s3GbMonth;
     const requests =
       ((runs * W.listsPerRun + 30 * 35) / 1000) * PRICES.s3ListPerThousand +
       ((busy * W.putsPerBusyRun) / 1000) * PRICES.s3PutPerThousand +
-      ((busy + W.coldRunsPerSiteMonth * W.objectsPerColdRun) / 1000) * PRICES.s3GetPerThousand;
+      ((busy + coldRuns * W.objectsPerColdRun) / 1000) * PRICES.s3GetPerThousand;
     expect(line(bill, 'S3: the visit table')).toBeCloseTo(requests + storage, 6);
     // The writer's seconds: busy and idle runs, their round trips and cold instances, at 1769 MB x86_64.
     const seconds =
       busy * (W.busySeconds.base + W.busySeconds.perMonthlyEvent * 10_000) +
       (runs - busy) * W.idleSeconds +
       runs * W.requestSeconds +
-      W.coldRunsPerSiteMonth * (W.coldExtraSeconds.base + W.coldExtraSeconds.perMonthlyEvent * 10_000);
-    const idleOperations = runs * USAGE.secondsPerInvocation.operations;
+      coldRuns * (W.coldExtraSeconds.base + W.coldExtraSeconds.perMonthlyEvent * 10_000);
+    // Every scheduled run still starts (2,880 a month), reads the queues and the looks, and refreshes no other site.
+    const idleOperations = 2880 * USAGE.secondsPerInvocation.operations;
+    expect(line(bill, 'DynamoDB: looks at sites')).toBeCloseTo(
+      ((30 * 24) / 1e6) * PRICES.wruPerMillion + ((2880 * 2) / 1e6) * PRICES.rruPerMillion,
+      9,
+    );
     expect(line(bill, 'Lambda `operations` (requests, 1769 MB x86_64)')).toBeCloseTo(
-      (runs / 1e6) * PRICES.lambdaRequestPerMillion +
+      (2880 / 1e6) * PRICES.lambdaRequestPerMillion +
         (idleOperations + seconds) * (1769 / 1024) * PRICES.lambdaGbSecond.x86_64,
       6,
     );

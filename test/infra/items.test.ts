@@ -262,6 +262,7 @@ const SAMPLES: Record<
   PAYMENT_PENDING: { key: ['stripe:pi_1'] },
   API_KEY: { key: [] },
   KEY_INFO: { key: ['key-1'] },
+  LOOK: { key: ['shop.test'] },
   FX: { key: ['2026-11-27'] },
   USER: { key: [] },
   LINK: { key: ['9f86d081884c7d65'], range: { all: [] } },

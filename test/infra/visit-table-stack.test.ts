@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureAppBuilt } from '../../app/build.js';
 import { VISIT_TABLE_TMP_MIB } from '../../lambdas/adapters/s3-table-files.js';
-import { DUCKDB_BINDING, duckdbLayer } from '../../lib/visit-table.js';
+import { DUCKDB_BINDING } from '../../lib/duckdb-binding.js';
+import { duckdbLayer } from '../../lib/visit-table.js';
 import { synth, testApp, type Synthesized } from './synth.js';
 
 /**
@@ -136,24 +137,36 @@ describe('filtered reports in the stack', () => {
     ]);
   });
 
-  it('lets the report and MCP functions invoke the filtered function and nothing else of Lambda, naming it in FILTERED_FUNCTION', () => {
+  it('lets the report and MCP functions invoke the filtered and operations functions and nothing else of Lambda, naming them', () => {
     const filtered = functionId(on, 'filtered');
+    const operations = functionId(on, 'operations');
     expect(filtered).toBeDefined();
     for (const service of ['report', 'mcp']) {
       expect(lambdaStatements(on, service), service).toEqual([
-        { Action: 'lambda:InvokeFunction', Resource: [filtered] },
+        { Action: 'lambda:InvokeFunction', Resource: [filtered, operations] },
       ]);
       const [, fn] = functions(on).find(([, f]) => serviceOf(f) === service)!;
       const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(JSON.stringify(variables.FILTERED_FUNCTION), service).toContain(filtered);
+      // A look at an idle site asks the operations function for a refresh (`TableLooks`).
+      expect(JSON.stringify(variables.OPERATIONS_FUNCTION), service).toContain(operations);
+      // Their look write: UpdateItem of a LOOK item's looked, wanted and TTL, returning nothing.
+      const looks = statementsOf(on, service).filter((st) => JSON.stringify(st.Condition ?? {}).includes('"LOOKS"'));
+      expect(looks.find((st) => st.Action === 'dynamodb:UpdateItem')?.Condition, service).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['LOOKS'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'looked', 'wanted', 'expires_at'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      });
     }
-    // Nobody else may invoke it, and it invokes nothing.
+    // Nobody else may invoke the filtered function, and it invokes nothing.
     for (const [, fn] of functions(on)) {
       const service = serviceOf(fn);
       if (['report', 'mcp'].includes(service)) continue;
       expect(JSON.stringify(lambdaStatements(on, service)), service).not.toContain(filtered);
     }
     expect(lambdaStatements(on, 'filtered')).toEqual([]);
+    // A refresh asked for while a run holds the operations function waits in Lambda's queue one schedule at most.
+    on.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 900 });
   });
 
   it('has no unacknowledged cdk-nag finding', () => {
@@ -177,6 +190,10 @@ describe('filtered reports in the stack', () => {
       expect(lambdaStatements(off, service), service).toEqual([]);
       const [, fn] = functions(off).find(([, f]) => serviceOf(f) === service)!;
       expect(JSON.stringify(fn.Properties.Environment), service).not.toContain('FILTERED_FUNCTION');
+      expect(JSON.stringify(fn.Properties.Environment), service).not.toContain('OPERATIONS_FUNCTION');
+      // No look is written: no UpdateItem on LOOKS.
+      const updates = statementsOf(off, service).filter((st) => st.Action === 'dynamodb:UpdateItem');
+      expect(JSON.stringify(updates), service).not.toContain('LOOKS');
       expect(fn.Properties.Timeout, service).not.toBe(29);
     }
   });

@@ -82,7 +82,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
       table: visitTable,
       payments: { listPayments: async () => [], monthCounters: async () => new Map(), listedMonth: async () => [] },
       rates: async () => () => 1,
-      sites: { listSites: async () => [] },
+      sites: { listSites: async () => [], getSite: async () => null },
       clock,
       logger,
     };
@@ -96,7 +96,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     await expect(run()).rejects.toThrow('Task timed out');
     expect((await pending())!).toMatchObject({ phase: 'erasing items', visitors: ['visitor-0001'], error: null });
     // Run 2: the items again (nothing left to change), then the archive's fence has not passed: no sleeping.
-    expect(await run()).toEqual({ deletions: 0, erasures: 0, visitDays: 0 });
+    expect(await run()).toEqual({ deletions: 0, erasures: 0, visitDays: 0, refreshed: 0 });
     expect(erasureView((await pending())!)).toMatchObject({ status: 'running', phase: 'waiting for the archive' });
     expect(await archived('visitor-0001')).toBe(8);
 
@@ -119,7 +119,7 @@ describe('erasure requests: queued by the app, driven to the end by scheduled ru
     // Run 6: the old generation deleted, the audit record written, the request (and the ids in it) gone.
     now += WAIT_MS;
     expect(dropped).toEqual([]);
-    expect(await run()).toEqual({ deletions: 0, erasures: 1, visitDays: 0 });
+    expect(await run()).toEqual({ deletions: 0, erasures: 1, visitDays: 0, refreshed: 0 });
     // The erased person's rows and dictionary values leave the visit table with the site's whole table.
     expect(dropped).toEqual([DOMAIN]);
     expect(await queue.pending()).toEqual([]);

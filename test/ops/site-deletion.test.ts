@@ -7,6 +7,7 @@ import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js
 import { AlreadyExistsError } from '../../lambdas/domain/errors.js';
 import { DynamoRebuildStore } from '../../lambdas/adapters/dynamo/rebuild-store.js';
 import { DynamoSiteDeletionStore } from '../../lambdas/adapters/dynamo/site-deletion-store.js';
+import { DynamoLookStore } from '../../lambdas/adapters/dynamo/look-store.js';
 import { DynamoShareLinkStore } from '../../lambdas/adapters/dynamo/share-link-store.js';
 import { DynamoWebhookLogStore } from '../../lambdas/adapters/dynamo/webhook-log-store.js';
 import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
@@ -159,6 +160,8 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
         }),
       );
       await new DynamoWebhookLogStore(svc.dynamo).record(domain, 'stripe', { ts: 'x', status: 200, result: 'ok' });
+      // Someone looked at its reports (a LOOK item in the partition every site shares).
+      await new DynamoLookStore(svc.dynamo).look(domain, now, now - 3_600_000);
       await new DynamoShareLinkStore(svc.dynamo).create(domain === GONE ? 'hash-g' : 'hash-k', {
         id: 'shr_1',
         account: 'acct',
@@ -178,6 +181,7 @@ describe('deleting a site: every item and archive file of it, nothing of any oth
     // The fixture holds what a deletion must reach: both generations' visits, rollups, payments, the rest.
     for (const prefix of [
       'SITES',
+      'LOOKS',
       'SHARE#',
       'SHARES#',
       'PROVIDER#',

@@ -1,8 +1,10 @@
+import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localPaths } from '../../local/service.js';
 import { importEventLines } from '../../local/import-events.js';
 import { DynamoConfigStore } from '../../lambdas/adapters/dynamo/config-store.js';
 import { DynamoKeyStore } from '../../lambdas/adapters/dynamo/key-store.js';
+import { DynamoLookStore } from '../../lambdas/adapters/dynamo/look-store.js';
 import { dynamoPaymentDeps } from '../../lambdas/wiring/payment-deps.js';
 import { parsePaymentLine } from '../../lambdas/domain/payments/import-line.js';
 import { importPayments } from '../../lambdas/services/payment-import.js';
@@ -100,11 +102,30 @@ describe('filtered reports over HTTP on the local server', () => {
       ),
     );
     await svc.archive();
-    // The operations run after the scheduled one writes the visit and payments tables.
+    // The scheduled run and the operations run after it: nobody has looked at the site yet, so no table is written.
     await svc.scheduled();
     key = (await new DynamoKeyStore(svc.dynamo).create('acme', 'filtered', new Date())).key;
   }, 120_000);
   afterAll(async () => svc?.cleanup());
+
+  it('first after idle: the runs wrote no table for a site nobody looked at; the first filtered request asks for it and waits', async () => {
+    // The scheduled run of beforeAll found no look at the site and no site-local day closing: nothing written.
+    const table = localPaths(svc.dataDir).visitTable;
+    expect(await readdir(table, { recursive: true }).catch(() => [])).not.toContainEqual(
+      expect.stringContaining('site=example.com'),
+    );
+    await svc.scheduled();
+    expect(await readdir(table, { recursive: true }).catch(() => [])).not.toContainEqual(
+      expect.stringContaining('site=example.com'),
+    );
+    // The first request is a look at an idle site: it asks the operations function for a refresh and waits for it,
+    // so it answers every visit, not an empty or day-old table.
+    const { status, body } = await get('/overview', EVERYTHING);
+    expect(status).toBe(200);
+    expect(body.current).toMatchObject({ visitors: 3, sessions: 3, revenue_usd: 65 });
+    const look = await new DynamoLookStore(svc.dynamo).get('example.com');
+    expect(look?.refreshed).toBeGreaterThanOrEqual(look!.wanted!);
+  });
 
   it('answers the overview of the matching visits with the revenue credited to them', async () => {
     const { status, body } = await get('/overview', SEARCH);

@@ -104,6 +104,14 @@ const rowArb = (i: number) =>
       links: g.goals.flatMap((goal, k) => (goal === OUTBOUND_GOAL && g.urls[k] ? [g.urls[k]] : [])),
       props: g.props,
     }));
+/** A row's pages with the landing and exit page and counts a visit of those pages has (`visitRow`). */
+const withPages = (pages: string[]) => ({
+  pages,
+  pageviews: pages.length,
+  landing_page: pages[0]!,
+  exit_page: pages.at(-1) ?? null,
+});
+
 /** A payment as the payments table keeps it: its key and refunded flag besides the reference's fields. */
 type ListedPayment = CreditedPayment & { key: string; refunded: boolean };
 
@@ -554,11 +562,13 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
       visitor_id: `x${i}`,
       day: DAYS[0]!,
       // Only the fifth page of the first visit passes; the second visit gives the condition more than a few ids.
-      pages: [
-        ['/a', '/b', '/c', '/d', '/blog/1'],
-        ['/blog/2', '/blog/3', '/blog/4'],
-        ['/a', '/b', '/c', '/d', '/e', '/f'],
-      ][i]!,
+      ...withPages(
+        [
+          ['/a', '/b', '/c', '/d', '/blog/1'],
+          ['/blog/2', '/blog/3', '/blog/4'],
+          ['/a', '/b', '/c', '/d', '/e', '/f'],
+        ][i]!,
+      ),
     })) as [VisitRow, VisitRow, VisitRow];
     const domain = await written([long, other, none]);
     const range = { from: DAYS[0]!, to: DAYS[0]! };
@@ -569,6 +579,44 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
       const filter = parse([[op, 'event:page', ['/blog']]]);
       expect((await engine.totals(domain, filter, range)).sessions).toBe(sessions);
       expect((await alone.totals(domain, filter, range)).sessions).toBe(sessions);
+    }
+  });
+
+  it('tests the exit and first page first when most pages pass, and the list where both fail, negated or not', async () => {
+    // Six of the site's eight pages pass: visits passing by their exit page, by their first or a middle page
+    // only, and by none, with one page or more; the last visit's exit page is also its first (pages are stored
+    // once each), its middle one passes.
+    const lists = [
+      ['/blog/1', '/a'],
+      ['/blog/2'],
+      ['/a', '/b'],
+      ['/blog/3', '/blog/4', '/blog/5'],
+      ['/a', '/blog/1', '/b'],
+      ['/b'],
+      ['/a', '/blog/6', '/a'],
+    ];
+    const rows = fc.sample(rowArb(0), { seed, numRuns: lists.length }).map((r, i) => ({
+      ...r,
+      visit_id: `exit${i}`,
+      visitor_id: `x${i}`,
+      day: DAYS[0]!,
+      ...withPages(lists[i]!),
+    }));
+    const domain = await written(rows);
+    const range = { from: DAYS[0]!, to: DAYS[0]! };
+    for (const [op, sessions] of [
+      ['contains', 5],
+      ['contains_not', 2],
+    ] as const) {
+      const filter = parse([[op, 'event:page', ['/blog']]]);
+      const { statements, answer } = await statementsDuring(alone, () => alone.totals(domain, filter, range));
+      expect([op, answer.sessions, (await engine.totals(domain, filter, range)).sessions]).toEqual([
+        op,
+        sessions,
+        sessions,
+      ]);
+      // The form under test was the one chosen.
+      expect(statements.some((sql) => sql.includes('exit_page), false) THEN true WHEN'))).toBe(true);
     }
   });
 

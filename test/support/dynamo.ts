@@ -1,4 +1,5 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll } from 'vitest';
 import { createDynamoConnection, type DynamoConnection } from '../../lambdas/adapters/dynamo/client.js';
 import type { CapacityMeter } from '../../lambdas/adapters/dynamo/capacity-meter.js';
 import { ensureTable } from '../../lambdas/adapters/dynamo/table.js';
@@ -37,6 +38,22 @@ export async function memoryTable(
       conn.doc.destroy();
       await db.close();
     },
+  };
+}
+
+/**
+ * A table (`memoryTable` of `sites`) shared by the tests of the calling `describe`: opened before them, closed
+ * after. @returns its connection, once the tests run
+ */
+export function suiteTable(sites: Array<Partial<SiteConfig>> = []): () => DynamoConnection {
+  let db: Awaited<ReturnType<typeof memoryTable>> | undefined;
+  beforeAll(async () => {
+    db = await memoryTable(sites);
+  });
+  afterAll(async () => db?.close());
+  return () => {
+    if (!db) throw new Error('the suite table is opened before the tests');
+    return db.conn;
   };
 }
 

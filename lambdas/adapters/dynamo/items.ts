@@ -456,6 +456,18 @@ export const PARTITIONS = {
     writers: ['app'],
     items: { KEY_INFO: { sk: '<key id>', key: (id: string) => id, bound: '< 500 B' } },
   },
+  looks: {
+    prefix: 'LOOKS',
+    key: singleton('LOOKS'),
+    // The report and MCP functions' write, `looked` and `wanted` (lib/functions.ts LOOK_UPDATE), is not a grant of the
+    // partition; they read a site's item to wait for the refresh it asked for. The operations run lists them all; a
+    // site's deletion (begun by the app, finished by operations) deletes its item.
+    readers: REPORTERS,
+    writers: ['app', 'operations'],
+    items: {
+      LOOK: { sk: '<domain>', key: (domain: string) => domain, bound: '< 200 B', ttlSeconds: 2 * 86_400 },
+    },
+  },
   shareLink: {
     prefix: 'SHARE#',
     key: family('SHARE#') as (hash: string) => string,

@@ -15,6 +15,7 @@ export const deletionKey = (domain: string) => ({
   [SK]: PARTITIONS.siteDeletions.items.SITE_DELETION.key(domain),
 });
 const siteKey = (domain: string) => ({ [PK]: PARTITIONS.sites.key(), [SK]: PARTITIONS.sites.items.SITE.key(domain) });
+const lookKey = (domain: string) => ({ [PK]: PARTITIONS.looks.key(), [SK]: PARTITIONS.looks.items.LOOK.key(domain) });
 
 /** The configuration partitions keyed by the domain itself, not a generation (`docs/data-model.md`). */
 const configPartitions = (domain: string) => [
@@ -29,7 +30,7 @@ const configPartitions = (domain: string) => [
 /**
  * A site deletion's checkpoint (item SITE_DELETION, `docs/data-model.md`; < 1 KB:
  * a few generation numbers and counters) and the configuration items a
- * deletion removes first: the SITE item, its shared links, its provider
+ * deletion removes first: the SITE item, its LOOK item, its shared links, its provider
  * connections, its webhook log, its email report recipients and send markers, and its imported days.
  */
 export class DynamoSiteDeletionStore implements SiteDeletionStore {
@@ -91,7 +92,11 @@ export class DynamoSiteDeletionStore implements SiteDeletionStore {
 
   async removeSite(domain: string): Promise<number> {
     await this.conn.doc.send(new DeleteCommand({ TableName: this.conn.table, Key: siteKey(domain) }));
-    let deleted = 1;
+    // Its LOOK item (who looked at its reports) shares the LOOKS partition with every site's: deleted by its key.
+    const look = await this.conn.doc.send(
+      new DeleteCommand({ TableName: this.conn.table, Key: lookKey(domain), ReturnValues: 'ALL_OLD' }),
+    );
+    let deleted = look.Attributes ? 2 : 1;
     // Shared links first, each by its revocation (lookup item, then its entry in the site's list): the lookup
     // items are keyed by the token's hash, not the domain, so deleting the site's partitions alone would miss them.
     const shares = new DynamoShareLinkStore(this.conn);
