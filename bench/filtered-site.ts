@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENTS_PER_VISIT, planVisits, visitEvents, type TrafficOptions } from './traffic.js';
-import { buildVisits, visitEventOf } from '../lambdas/domain/visit.js';
+import { OUTBOUND_GOAL, buildVisits, visitEventOf } from '../lambdas/domain/visit.js';
 import { monthOf, sortKey, visitRow, type PaymentTableRow, type VisitRow } from '../lambdas/domain/visit-table.js';
 import { addDays, localDay } from '../lambdas/domain/range.js';
 import { LocalVisitTable, TABLE_FORMAT } from '../local/visit-table.js';
@@ -51,7 +51,21 @@ export interface BenchSiteOptions {
 export const BENCH_SITE_DOMAIN = 'bench.example';
 export const BENCH_SITE_TIMEZONE = 'UTC';
 /** Raised when what the generator writes changes, so the cache is written again. */
-const GENERATOR_VERSION = 2;
+const GENERATOR_VERSION = 3;
+/**
+ * The cache of the format before outbound link URLs (`links`), which the engine reads as clicking none
+ * (`beforeCurrentForm`): the generator's version then, and the visit table's format without the column.
+ */
+const BEFORE_LINKS = {
+  generatorVersion: 2,
+  format: {
+    ...TABLE_FORMAT,
+    columns: TABLE_FORMAT.columns.filter((c) => !c.startsWith('links ')),
+    paymentColumns: TABLE_FORMAT.paymentColumns.filter((c) => !c.startsWith('links ')),
+  },
+};
+/** Distinct outbound link URLs of the bench site's clicks (`benchLink`). */
+const BENCH_LINKS = 200;
 const DAY_MS = 86_400_000;
 const RENEWAL_MS = 30 * DAY_MS;
 const LOOKBACK_MS = 30 * DAY_MS;
@@ -80,11 +94,48 @@ export const filteredBenchOptions = (visitsPerMonth: number): BenchSiteOptions =
 });
 
 /** The cache directory of a site's options: their hash with the generator's version and the table's format. */
-export function benchSiteRoot(options: BenchSiteOptions): string {
-  const material = JSON.stringify({ options, GENERATOR_VERSION, TABLE_FORMAT, sort: sortKey.toString() });
+export function benchSiteRoot(
+  options: BenchSiteOptions,
+  version: { generatorVersion: number; format: unknown } = {
+    generatorVersion: GENERATOR_VERSION,
+    format: TABLE_FORMAT,
+  },
+): string {
+  const material = JSON.stringify({
+    options,
+    GENERATOR_VERSION: version.generatorVersion,
+    TABLE_FORMAT: version.format,
+    sort: sortKey.toString(),
+  });
   const key = createHash('sha256').update(material).digest('hex').slice(0, 12);
   return fileURLToPath(new URL(`./.cold/filtered-site-${key}/`, import.meta.url));
 }
+
+/**
+ * The cache the bench reads: the current format's, or where that was never started and `FILTERED_SITE` is not
+ * `regenerate`, the one written before outbound link URLs were kept (`BEFORE_LINKS`), read as it is and never
+ * written (a full-scale site takes some 50 minutes to generate); null when neither exists.
+ */
+export function existingBenchSite(options: BenchSiteOptions): { root: string; readOnly: boolean } | null {
+  const root = benchSiteRoot(options);
+  if (existsSync(root) || process.env.FILTERED_SITE === 'regenerate') return { root, readOnly: false };
+  const before = benchSiteRoot(options, BEFORE_LINKS);
+  return existsSync(before) ? { root: before, readOnly: true } : null;
+}
+
+/**
+ * The link URL of a visit's outbound click (`visit` its plan index), drawn from the index so the traffic's random
+ * draws are unchanged: one of `BENCH_LINKS` URLs, the first ones most often (about a Zipf law, as the panel's).
+ */
+function benchLink(visit: number, goal: string | null): string | null {
+  if (goal !== OUTBOUND_GOAL) return null;
+  const u = (Math.imul(visit + 1, 2_654_435_761) >>> 0) / 2 ** 32;
+  return linkUrl(Math.floor(BENCH_LINKS ** u) - 1);
+}
+
+const linkUrl = (k: number) => `https://partner-${k}.example.com/ref?from=bench`;
+/** Every outbound link URL of the bench site (`benchLink`). */
+export const BENCH_LINK_URLS: readonly string[] = Array.from({ length: BENCH_LINKS }, (_, k) => linkUrl(k));
 
 /**
  * The custom properties of a visit's `n`th event (`visit` its plan index), drawn from the indexes so the traffic's
@@ -177,7 +228,11 @@ function firstAtOrAfter(sorted: Float64Array, t: number): number {
  * @throws Error when the table cannot be written
  */
 export async function benchSite(options: BenchSiteOptions, log: (line: string) => void): Promise<BenchSite> {
-  const root = benchSiteRoot(options);
+  const { root, readOnly } = existingBenchSite(options) ?? { root: benchSiteRoot(options), readOnly: false };
+  if (readOnly)
+    log(
+      `reading ${root} as it is: written before link URLs were kept (FILTERED_SITE=regenerate writes the current format)`,
+    );
   const from = Date.parse(`${addDays(options.end, -(options.days - 1))}T00:00:00Z`);
   const to = Date.parse(`${options.end}T00:00:00Z`) + DAY_MS;
   const traffic: TrafficOptions = {
@@ -194,7 +249,9 @@ export async function benchSite(options: BenchSiteOptions, log: (line: string) =
   const rowOf = (i: number): VisitRow => {
     const events = visitEvents(traffic, plan.start[i] ?? 0, plan.visitor[i] ?? 0, i)
       .filter(({ at }) => at < to)
-      .map(({ event }, n) => visitEventOf({ ...event, props: benchProps(i, n, event.goal) }));
+      .map(({ event }, n) =>
+        visitEventOf({ ...event, props: benchProps(i, n, event.goal), link: benchLink(i, event.goal) }),
+      );
     const [visit] = buildVisits(BENCH_SITE_DOMAIN, `visitor-${plan.visitor[i]}`, events);
     if (!visit) throw new Error(`visit ${i} has no event`);
     return visitRow(visit, BENCH_SITE_TIMEZONE);
@@ -211,6 +268,7 @@ export async function benchSite(options: BenchSiteOptions, log: (line: string) =
         generationMs += Number(JSON.parse(readFileSync(doneFile(month), 'utf8')).ms);
         continue;
       }
+      if (readOnly) throw new Error(`${root} has no ${month}: FILTERED_SITE=regenerate writes the site again`);
       const began = performance.now();
       // A visit's day is its first event's, which a late event may move before its planned start.
       const monthStart = Date.parse(`${month}-01T00:00:00Z`);

@@ -2,6 +2,7 @@ import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import {
+  BENCH_LINK_URLS,
   benchSite,
   filteredBenchOptions,
   BENCH_SITE_DOMAIN,
@@ -26,6 +27,7 @@ import {
   propBreakdownRows,
 } from '../lambdas/services/filtered-reports.js';
 import { propKeyRows } from '../lambdas/domain/reports/prop-keys.js';
+import { OUTBOUND_GOAL } from '../lambdas/domain/visit.js';
 
 /**
  * `npm run bench -- --only filtered` (`docs/benchmarks.md`, "Filtered
@@ -263,6 +265,33 @@ function awsUsd(cpuMs: number, chunks: number, requests = REQUESTS_PER_LOAD): nu
   );
 }
 
+/** The outbound links detail (`goal=Outbound Link: Click`, one row per URL) under a filter: one request. */
+const outboundLinks = (engine: LocalFilteredVisits, site: SiteConfig, filter: Filter, range: DateRange) =>
+  filteredGoalRows(engine, site, filter, range, OUTBOUND_GOAL, FIRST_ROWS, {
+    visitors: COUNTING,
+    goals: COUNTING === 'exact' ? [] : BENCH_GOALS,
+    links: COUNTING === 'exact' ? [] : BENCH_LINK_URLS,
+  });
+
+/**
+ * The stored bytes (compressed) of the visit and payments files of every month, and of their `links` column
+ * (the outbound link URLs' ids): what the column adds to the table, a month at a time (`docs/cost.md`).
+ */
+async function tableBytes(db: DuckDBConnection, root: string) {
+  const sum = async (table: 'visits' | 'payments') => {
+    const files = `${root}/${table}/site=${BENCH_SITE_DOMAIN}/mo=*/data.parquet`;
+    const [row] = (
+      await db.runAndReadAll(
+        `SELECT count(DISTINCT file_name), coalesce(sum(total_compressed_size), 0), ` +
+          `coalesce(sum(total_compressed_size) FILTER (WHERE split_part(path_in_schema, ', ', 1) = 'links'), 0) ` +
+          `FROM parquet_metadata(${sqlLiteral(files)})`,
+      )
+    ).getRowsJS();
+    return { months: Number(row?.[0] ?? 0), bytes: Number(row?.[1] ?? 0), links: Number(row?.[2] ?? 0) };
+  };
+  return { visits: await sum('visits'), payments: await sum('payments') };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 export async function benchFiltered(): Promise<Figure[]> {
@@ -279,6 +308,15 @@ export async function benchFiltered(): Promise<Figure[]> {
   const meta = await (await DuckDBInstance.create(':memory:')).connect();
   const out: LoadFigures[] = [];
   const props: PropsFigures[] = [];
+  const outbound: Array<{ filter: string; range: string; wallMs: number; cpuMs: number; bytesRead: number }> = [];
+  const stored = await tableBytes(meta, site.root);
+  const perMonth = (bytes: number, months: number) => bytes / Math.max(1, months);
+  log(
+    `table: visits ${(perMonth(stored.visits.bytes, stored.visits.months) / 2 ** 20).toFixed(2)} MiB a month, of which links ` +
+      `${(perMonth(stored.visits.links, stored.visits.months) / 2 ** 10).toFixed(1)} KiB; payments ` +
+      `${(perMonth(stored.payments.bytes, stored.payments.months) / 2 ** 20).toFixed(2)} MiB a month, of which links ` +
+      `${(perMonth(stored.payments.links, stored.payments.months) / 2 ** 10).toFixed(1)} KiB`,
+  );
   /** The Properties panel under `filter` (null: none, the unfiltered dashboard's) over a range. */
   const measureProps = async (name: string, filter: Filter | null, range: DateRange) => {
     const m = await measured(() => propertiesPanel(engine, config, filter, range));
@@ -333,6 +371,12 @@ export async function benchFiltered(): Promise<Figure[]> {
         );
         out.push(figures);
         props.push({ ...(await measureProps(f.name, filter, range)), range: r.name });
+        const links = await measured(() => outboundLinks(engine, config, filter, range));
+        log(
+          `outbound links detail, ${f.name}, ${r.name}: ${Math.round(links.wallMs)} ms wall, ${Math.round(links.cpuMs)} ms CPU, ` +
+            `${(links.bytesRead / 2 ** 20).toFixed(1)} MiB read`,
+        );
+        outbound.push({ filter: f.name, range: r.name, ...links });
       }
     }
   } finally {
@@ -351,6 +395,8 @@ export async function benchFiltered(): Promise<Figure[]> {
         runs: RUNS,
         loads: out,
         propertiesPanel: props,
+        outboundLinks: outbound,
+        tableBytes: stored,
       },
       null,
       2,
@@ -361,6 +407,24 @@ export async function benchFiltered(): Promise<Figure[]> {
     { section, name: `bench site: visits a year (${VISITS_PER_MONTH} a month)`, value: site.visits, unit: 'visits' },
     { section, name: 'bench site: payments a year', value: site.payments, unit: 'payments' },
     { section, name: 'bench site: generation (writer path, all months)', value: site.generationMs / 1000, unit: 's' },
+    ...(['visits', 'payments'] as const).flatMap((t): Figure[] => [
+      {
+        section,
+        name: `${t} files a month`,
+        value: perMonth(stored[t].bytes, stored[t].months) / 2 ** 20,
+        unit: 'MiB',
+      },
+      {
+        section,
+        name: `${t} files a month: links column`,
+        value: perMonth(stored[t].links, stored[t].months) / 2 ** 10,
+        unit: 'KiB',
+      },
+    ]),
+    ...outbound.flatMap((l): Figure[] => [
+      { section, name: `outbound links detail, ${l.filter}, ${l.range}: wall`, value: l.wallMs, unit: 'ms' },
+      { section, name: `outbound links detail, ${l.filter}, ${l.range}: CPU`, value: l.cpuMs, unit: 'ms' },
+    ]),
     ...props.flatMap((l): Figure[] => {
       const name = `Properties panel, ${l.filter}, ${l.range}`;
       return [

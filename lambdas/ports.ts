@@ -610,6 +610,18 @@ export interface FilteredVisits {
     registerGoals?: readonly string[],
   ): Promise<FilteredGoalCounts>;
   /**
+   * The goals report's sums per outbound link URL (`goal=Outbound Link: Click`, `docs/api.md` "Goals"): as
+   * `goals`, keyed by the URL (`VisitRow.links`), those of a URL in `registerLinks` counted by registers.
+   * @throws Error with the engine's message
+   */
+  links(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors?: VisitorCounting,
+    registerLinks?: readonly string[],
+  ): Promise<FilteredGoalCounts>;
+  /**
    * A page of the payments list (`docs/api.md`, "Filters"): the range's payments of a list class (failed ones
    * included, as in the unfiltered list) credited to a matching visit, newest first (ties by key descending),
    * `offset` skipped, at most `limit` keys (`provider:id`), and `total`, how many there are.
@@ -641,6 +653,7 @@ export const FILTERED_VISITS_METHODS = portMethods<FilteredVisits>()(
   'propKeys',
   'series',
   'goals',
+  'links',
   'paymentList',
   'firstPayers',
 );
@@ -724,6 +737,11 @@ export interface PaymentsWritten {
    * archive objects listed): a run that lists the same skips them.
    */
   openSource?: string;
+  /**
+   * The form of the rows the site's table was written in (`TABLE_ROW_FORM`; absent: 1, before they kept link
+   * URLs): a table of an older form is dropped and written again whole (`refreshSiteTable`).
+   */
+  rowForm?: number;
 }
 
 /** One rollup item as the reports use it (`docs/data-model.md`, "Rollups"): its sums, counters and visitor sets. */

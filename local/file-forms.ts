@@ -6,9 +6,9 @@ import { visitorKeySql } from './visitor-key.js';
 
 /**
  * The forms of the visit table's files a reader meets (`docs/data-model.md`, "Versions of the stored data",
- * "Old forms still read"): the current form stores `visitor_key` and each visit's pages once (marked by
- * `DISTINCT_PAGES` in the file's key-value metadata); a file written before either reads the same through
- * `beforeCurrentForm`.
+ * "Old forms still read"): the current form stores `visitor_key`, each visit's pages once (marked by
+ * `DISTINCT_PAGES` in the file's key-value metadata) and its outbound link URLs (`links`); a file written
+ * before any of them reads in the current form through `beforeCurrentForm`.
  */
 
 /** The key-value metadata of a file whose `pages` lists hold each page once (`encodeRows`). */
@@ -18,12 +18,13 @@ export const DISTINCT_PAGES = { key: 'footfall_pages', value: 'distinct' } as co
 interface FileForm {
   key: boolean;
   distinctPages: boolean;
+  links: boolean;
 }
 
 /**
  * Files whose forms a reader keeps (`FileForms`): a year's range of a site reads 25 files (12 visit months,
  * 12 payments months, the open days), so this holds the ranges of some 40 sites at once, at about 200 bytes a
- * file (its path and two flags).
+ * file (its path and three flags).
  */
 export const FORMS_KEPT = 1024;
 
@@ -51,11 +52,12 @@ export class FileForms {
    */
   async columns(files: readonly string[]): Promise<string> {
     const forms = await Promise.all(files.map((f) => this.formOf(f)));
-    if (forms.every((f) => f.key && f.distinctPages)) return '*';
-    return beforeCurrentForm(
-      forms.some((f) => f.key),
-      forms.every((f) => f.distinctPages),
-    );
+    if (forms.every((f) => f.key && f.distinctPages && f.links)) return '*';
+    return beforeCurrentForm({
+      someKey: forms.some((f) => f.key),
+      distinctPages: forms.every((f) => f.distinctPages),
+      someLinks: forms.some((f) => f.links),
+    });
   }
 
   private formOf(file: string): Promise<FileForm> {
@@ -78,17 +80,23 @@ export class FileForms {
   }
 }
 
-/** A file's form, from its schema and key-value metadata. */
+/** A file's form, from its schema and key-value metadata (two queries). */
 async function readForm(db: DuckDBConnection, file: string): Promise<FileForm> {
-  const one = async (sql: string) => Number((await db.runAndReadAll(sql)).getRowsJS()[0]?.[0] ?? 0) > 0;
   const path = sqlLiteral(file);
-  return {
-    key: await one(`SELECT count(*) FROM parquet_schema(${path}) WHERE name = 'visitor_key'`),
-    distinctPages: await one(
+  const [schema] = (
+    await db.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE name = 'visitor_key'), count(*) FILTER (WHERE name = 'links') ` +
+        `FROM parquet_schema(${path})`,
+    )
+  ).getRowsJS();
+  const [mark] = (
+    await db.runAndReadAll(
       `SELECT count(*) FROM parquet_kv_metadata(${path}) ` +
         `WHERE decode(key) = '${DISTINCT_PAGES.key}' AND decode(value) = '${DISTINCT_PAGES.value}'`,
-    ),
-  };
+    )
+  ).getRowsJS();
+  const some = (n: unknown) => Number(n ?? 0) > 0;
+  return { key: some(schema?.[0]), links: some(schema?.[1]), distinctPages: some(mark?.[0]) };
 }
 
 /**
@@ -96,15 +104,22 @@ async function readForm(db: DuckDBConnection, file: string): Promise<FileForm> {
  * `visitor_id` (`visitorKeySql`), in place of the column where some files of the relation have it
  * (`union_by_name` reads it as NULL from the others) and as a new column where none has; with pages not
  * marked distinct, each visit's pages once, in the order first viewed (`distinctIds`, which leaves a list
- * already distinct as it is).
- * @param someKey whether any file of the relation has `visitor_key`
- * @param distinctPages whether every file's pages are distinct
+ * already distinct as it is); without `links`, no link URL (the file kept none: such a file's visits count
+ * in every report but the goals report's rows by link URL, until the writer writes the site's table again,
+ * `TABLE_ROW_FORM`): NULL, as the writer writes a visit without a click, which `union_by_name` gives already
+ * where some files of the relation have the column, and a new column where none has.
+ * @param forms `someKey`: whether any file of the relation has `visitor_key`; `distinctPages`: whether every
+ *   file's pages are distinct; `someLinks`: whether any file has `links`
  */
-export function beforeCurrentForm(someKey: boolean, distinctPages: boolean): string {
+export function beforeCurrentForm(forms: { someKey: boolean; distinctPages: boolean; someLinks: boolean }): string {
   const key = visitorKeySql('visitor_id');
   const replaced = [
-    ...(someKey ? [`coalesce(visitor_key, ${key}) AS visitor_key`] : []),
-    ...(distinctPages ? [] : [`${distinctIds('pages')} AS pages`]),
+    ...(forms.someKey ? [`coalesce(visitor_key, ${key}) AS visitor_key`] : []),
+    ...(forms.distinctPages ? [] : [`${distinctIds('pages')} AS pages`]),
   ];
-  return `*${replaced.length > 0 ? ` REPLACE (${replaced.join(', ')})` : ''}${someKey ? '' : `, ${key} AS visitor_key`}`;
+  const added = [
+    ...(forms.someKey ? [] : [`${key} AS visitor_key`]),
+    ...(forms.someLinks ? [] : ['NULL::UINTEGER[] AS links']),
+  ];
+  return `*${replaced.length > 0 ? ` REPLACE (${replaced.join(', ')})` : ''}${added.map((c) => `, ${c}`).join('')}`;
 }

@@ -24,6 +24,18 @@ import { GOAL_VISITOR_LIMITS } from '../lambdas/domain/rollup.js';
 import { sqlLiteral } from './sql.js';
 import { eachDay } from '../lambdas/domain/range.js';
 
+/** A list column of goal completions, one id per completion, and the dictionary of its ids. */
+interface ListColumn {
+  column: 'goals' | 'links';
+  dictionary: DictionaryName;
+  /** Whether a load's shared tables hold it (`SHARED_DIMENSION_COLUMNS`). */
+  shared: boolean;
+}
+/** The goals' names. */
+const GOAL_LIST: ListColumn = { column: 'goals', dictionary: 'goal', shared: true };
+/** The outbound link URLs (`VisitRow.links`). */
+const LINK_LIST: ListColumn = { column: 'links', dictionary: 'link', shared: false };
+
 /**
  * The filtered reads of the local visit and payments tables
  * (`FilteredVisits`): DuckDB in process over the files `LocalVisitTable`
@@ -212,30 +224,65 @@ export class LocalFilteredVisits implements FilteredVisits {
    * payments; the report's visitors are the totals' (`totals`): run once for a load that asks both at once
    * where the engine shares a load's work, else in the goals' own query (a Lambda's one request, one statement).
    */
-  async goals(
+  goals(
     site: string,
     filter: Filter,
     range: FilteredRange,
     visitors: VisitorCounting = 'exact',
     registerGoals: readonly string[] = [],
   ): Promise<FilteredGoalCounts> {
-    const named = `JOIN dict g ON g.dictionary = 'goal' AND g.id = x.id`;
-    const byRegisters = new Set(registerGoals);
-    const exactGoal = registerGoals.length === 0 ? 'true' : `goal NOT IN (${registerGoals.map(sqlLiteral).join(', ')})`;
+    return this.listCounts(GOAL_LIST, site, filter, range, visitors, registerGoals);
+  }
+
+  /**
+   * The goals report's sums per outbound link URL (`FilteredGoalCounts` keyed by URL): the `links` of the
+   * matching visits and of their credited payments, as `goals` per goal name. Not part of a dashboard's load
+   * (the panel's detail), so never over the load's shared tables, which do not hold `links`.
+   */
+  links(
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors: VisitorCounting = 'exact',
+    registerLinks: readonly string[] = [],
+  ): Promise<FilteredGoalCounts> {
+    return this.listCounts(LINK_LIST, site, filter, range, visitors, registerLinks);
+  }
+
+  /**
+   * Sums per value of a list column whose each id is one completion (`goals`, `links`): the visits holding
+   * it, its completions, their visitors (those of the values in `registerValues` by the goal sketches'
+   * registers, `GOAL_VISITOR_LIMITS`, the others exactly), and the payments credited to those visits; with the
+   * report's visitors counted by `visitors`.
+   */
+  private async listCounts(
+    list: ListColumn,
+    site: string,
+    filter: Filter,
+    range: FilteredRange,
+    visitors: VisitorCounting,
+    registerValues: readonly string[],
+  ): Promise<FilteredGoalCounts> {
+    const { column } = list;
+    const named = `JOIN dict g ON g.dictionary = '${list.dictionary}' AND g.id = x.id`;
+    const byRegisters = new Set(registerValues);
+    const exactGoal =
+      registerValues.length === 0 ? 'true' : `goal NOT IN (${registerValues.map(sqlLiteral).join(', ')})`;
     const none = 'NULL AS exact_visitors, NULL AS ranks, NULL AS rank_counts';
-    // Each goal's visitors by the goal sketches' registers (`GOAL_VISITOR_LIMITS`). A visit counts once per goal
-    // (at the goal's first place in its list), each completion once: no visit key to read and count distinct.
+    // Each value's visitors by the goal sketches' registers (`GOAL_VISITOR_LIMITS`). A visit counts once per value
+    // (at the value's first place in its list), each completion once: no visit key to read and count distinct.
     const perGoal = visitorGroups(
       `SELECT g.value AS goal, x.visitor_key, x.first ` +
-        `FROM (SELECT visitor_key, unnest(goals) AS id, ` +
-        `unnest(list_transform(goals, (id, i) -> list_position(goals, id) = i)) AS first FROM v WHERE len(goals) > 0) x ${named}`,
+        `FROM (SELECT visitor_key, unnest(${column}) AS id, ` +
+        `unnest(list_transform(${column}, (id, i) -> list_position(${column}, id) = i)) AS first FROM v WHERE len(${column}) > 0) x ${named}`,
       ['goal'],
       exactGoal,
       ['count(*) FILTER (WHERE first) AS visits', 'count(*) AS completions'],
       GOAL_VISITOR_LIMITS.precision,
     );
     const exact = visitors === 'exact';
-    const shared = this.tables.sharesLoads;
+    // The load's shared tables hold `goals`, not `links`: a list they do not hold is read alone, its visitors with it.
+    const shared = this.tables.sharesLoads && list.shared;
     const [rows, totals] = await Promise.all([
       this.tables.overShared(
         site,
@@ -244,11 +291,12 @@ export class LocalFilteredVisits implements FilteredVisits {
         `SELECT 'v' AS kind, goal, visits, completions, 0 AS payments, 0 AS cents, 0 AS customers, ` +
           `exact_visitors, ranks, rank_counts FROM (${perGoal}) ` +
           `UNION ALL SELECT 'p', g.value, 0, 0, count(*), sum(x.cents), count(DISTINCT x.customer), ${none} ` +
-          `FROM (SELECT cents, customer, unnest(${distinctIds('goals')}) AS id FROM p WHERE len(goals) > 0) x ${named} GROUP BY g.value` +
+          `FROM (SELECT cents, customer, unnest(${distinctIds(column)}) AS id FROM p WHERE len(${column}) > 0) x ${named} GROUP BY g.value` +
           (shared
             ? ''
             : ` UNION ALL SELECT 't', NULL, 0, 0, 0, 0, 0, exact_visitors, ranks, rank_counts ` +
               `FROM (${visitorGroups('FROM v', [], String(exact), [])})`),
+        { shareable: list.shared },
       ),
       shared ? this.totals(site, filter, range, visitors) : null,
     ]);

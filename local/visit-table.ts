@@ -23,9 +23,7 @@ import {
 import type { PaymentsWritten, VisitTableStore } from '../lambdas/ports.js';
 import { sqlLiteral } from './sql.js';
 import { visitorKey } from '../lambdas/domain/visitor-sketch.js';
-import { visitorKeySql } from './visitor-key.js';
 import { DISTINCT_PAGES, FileForms } from './file-forms.js';
-import { distinctIds } from './filter-sql.js';
 
 /**
  * The visit table on local disk, written through DuckDB as AWS's writer will
@@ -57,6 +55,8 @@ const COLUMNS = [
   'exit_page UINTEGER',
   'pages UINTEGER[]',
   'goals UINTEGER[]',
+  // Outbound link URLs clicked, one id per click (`VisitRow.links`), NULL for none: absent from files written before (`FileForms`).
+  'links UINTEGER[]',
   'props UINTEGER[]',
 ];
 
@@ -111,6 +111,7 @@ const paymentsState = z.object({
     .regex(/^\d{4}-\d{2}-\d{2}$/)
     .optional(),
   openSource: z.string().optional(),
+  rowForm: z.number().int().positive().optional(),
 });
 /** The writer's state of a site: its last closed day written. */
 export const statePath = (root: string, site: string) => join(resolve(root), 'state', `site=${site}`, 'written.json');
@@ -188,6 +189,7 @@ export function rowDecoder(
     exit_page: name('page', r.exit_page),
     pages: (r.pages as unknown[]).map((id) => name('page', id) ?? ''),
     goals: (r.goals as unknown[]).map((id) => name('goal', id) ?? ''),
+    links: ((r.links as unknown[] | null) ?? []).map((id) => name('link', id) ?? ''),
     props: ((r.props as unknown[] | null) ?? []).map((id) => JSON.parse(name('prop', id) ?? '') as [string, string]),
   });
 }
@@ -278,6 +280,10 @@ export class LocalVisitTable implements VisitTableStore {
         appendId(appender, row.exit_page);
         appender.appendList(row.pages, IDS);
         appender.appendList(row.goals, IDS);
+        // Most visits click no link: NULL for none spares the appender an empty list's cost (measured:
+        // `docs/benchmarks.md`, "Outbound links by URL under filters"), and every reader reads NULL as none.
+        if (row.links.length === 0) appender.appendNull();
+        else appender.appendList(row.links, IDS);
         appender.appendList(row.props, IDS);
         appender.endRow();
       }
@@ -366,10 +372,11 @@ export class LocalVisitTable implements VisitTableStore {
 
   /**
    * Rewrites each of the site's files in an old form (visit months, open days, payments months: without
-   * `visitor_key`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form: the key computed by
-   * `visitorKeySql` (held equal to `visitorKey`), each visit's pages once, columns in the writer's order, rows
-   * and row groups as they were. Readers read the old forms as they are (`beforeCurrentForm`); this saves
-   * them that work, and brings a copy of a table (the bench's cached site, `bench/upgrade-site.ts`) to the
+   * `visitor_key` or `links`, or pages not marked distinct, `DISTINCT_PAGES`) into the current form, as readers
+   * read them (`beforeCurrentForm`): the key computed by `visitorKeySql` (held equal to `visitorKey`), each
+   * visit's pages once, `links` NULL (a file without the column kept no link URLs; the writer writes a
+   * site's table again from the archive at its first refresh under the release that added it, `TABLE_ROW_FORM`),
+   * columns in the writer's order, rows and row groups as they were. This saves readers that work, and brings a copy of a table (the bench's cached site, `bench/upgrade-site.ts`) to the
    * current format. Returns the files rewritten.
    * @throws Error when a file cannot be read or written
    */
@@ -392,13 +399,11 @@ export class LocalVisitTable implements VisitTableStore {
       ];
       const rewritten: string[] = [];
       for (const { file, columns, options } of files) {
-        if (!existsSync(file) || (await this.forms.columns([file])) === '*') continue;
-        const upgraded = new Map([
-          ['visitor_key', `${visitorKeySql('visitor_id')} AS visitor_key`],
-          ['pages', `${distinctIds('pages')} AS pages`],
-        ]);
-        const select = columns.map((c) => upgraded.get(c) ?? c);
-        await this.copy(db, `SELECT ${select.join(', ')} FROM read_parquet(${sqlLiteral(file)})`, file, options);
+        if (!existsSync(file)) continue;
+        const form = await this.forms.columns([file]);
+        if (form === '*') continue;
+        const read = `SELECT ${form} FROM read_parquet(${sqlLiteral(file)})`;
+        await this.copy(db, `SELECT ${columns.join(', ')} FROM (${read})`, file, options);
         rewritten.push(file);
       }
       return rewritten;

@@ -1,4 +1,4 @@
-import { pageviewsOf, type Visit, type VisitAttributes } from './visit.js';
+import { OUTBOUND_GOAL, pageviewsOf, type Visit, type VisitAttributes } from './visit.js';
 import { visitCounters } from './rollup.js';
 import { localDay } from './range.js';
 import { propsOf } from './props.js';
@@ -13,6 +13,14 @@ import { propsOf } from './props.js';
  * filter is resolved against the dictionary once and the scan compares
  * integers.
  */
+
+/**
+ * The form of the rows a writer of this release writes (`PaymentsWritten.rowForm`): 2 since rows keep their
+ * outbound link URLs (`VisitRow.links`), which no reader can make from a file written before (1). The writer
+ * drops a site's table written in an older form and writes it again whole from the archive at its next refresh
+ * (`refreshSiteTable`, `docs/data-model.md` "Old forms still read").
+ */
+export const TABLE_ROW_FORM = 2;
 
 /** The visit's attributes a row keeps, in the table's column order. */
 export const ROW_DIMENSIONS = [
@@ -34,10 +42,11 @@ export type RowDimension = (typeof ROW_DIMENSIONS)[number];
 
 /**
  * The dictionaries of a site: one per row dimension, one for pages (pages,
- * landing and exit page), one for goals and one for custom properties (a
- * key and value pair, as the JSON text `propPair` makes).
+ * landing and exit page), one for goals, one for outbound link URLs and one
+ * for custom properties (a key and value pair, as the JSON text `propPair`
+ * makes).
  */
-export type DictionaryName = RowDimension | 'page' | 'goal' | 'prop';
+export type DictionaryName = RowDimension | 'page' | 'goal' | 'link' | 'prop';
 
 /** One visit as a row of the table, values as text. */
 export interface VisitRow {
@@ -66,6 +75,12 @@ export interface VisitRow {
   /** Name of every goal completed, in time order. */
   goals: string[];
   /**
+   * URL of every outbound link click that has one (`Outbound Link: Click` with a link), in time order, a URL
+   * clicked twice listed twice: the goals report's rows by link URL (`goalKeysOf`). Empty in rows read from a
+   * file written before the table kept them (`docs/data-model.md`, "Old forms still read").
+   */
+  links: string[];
+  /**
    * The visit's custom properties: each distinct `[key, value]` any of its
    * events had, in order of first sight, at most `MAX_VISIT_PROPS`. Absent
    * in rows written before properties were kept (none).
@@ -92,10 +107,14 @@ export function visitRow(visit: Visit, timezone: string): VisitRow {
   const counters = visitCounters(visit);
   const pages: string[] = [];
   const goals: string[] = [];
+  const links: string[] = [];
   const props = new Map<string, [string, string]>();
   for (const e of visit.events) {
     if (e.type === 'pageview') pages.push(e.path);
-    else if (e.goal !== null) goals.push(e.goal);
+    else if (e.goal !== null) {
+      goals.push(e.goal);
+      if (e.goal === OUTBOUND_GOAL && e.link !== null) links.push(e.link);
+    }
     for (const pair of Object.entries(propsOf(e.props))) {
       if (props.size < MAX_VISIT_PROPS) props.set(propPair(...pair), pair);
     }
@@ -118,6 +137,7 @@ export function visitRow(visit: Visit, timezone: string): VisitRow {
     exit_page: pages.at(-1) ?? null,
     pages,
     goals,
+    links,
     props: [...props.values()],
   };
 }
@@ -139,7 +159,7 @@ export interface DictionaryEntry {
 /** A row with its text replaced by dictionary ids (null stays null). */
 export interface EncodedVisitRow extends Omit<
   VisitRow,
-  'dimensions' | 'landing_page' | 'exit_page' | 'pages' | 'goals' | 'props'
+  'dimensions' | 'landing_page' | 'exit_page' | 'pages' | 'goals' | 'links' | 'props'
 > {
   dimensions: Record<RowDimension, number | null>;
   landing_page: number;
@@ -151,6 +171,8 @@ export interface EncodedVisitRow extends Omit<
    */
   pages: number[];
   goals: number[];
+  /** Ids of the visit's outbound link URLs (`link` dictionary), one per click, as `VisitRow.links`. */
+  links: number[];
   /** Ids of the visit's property pairs (`prop` dictionary). */
   props: number[];
 }
@@ -202,6 +224,7 @@ export function encodeRows(
       exit_page: row.exit_page === null ? null : idOf('page', row.exit_page),
       pages: [...new Set(row.pages)].map((p) => idOf('page', p)),
       goals: row.goals.map((g) => idOf('goal', g)),
+      links: row.links.map((l) => idOf('link', l)),
       props: (row.props ?? []).map(([k, v]) => idOf('prop', propPair(k, v))),
     };
   });

@@ -1,4 +1,5 @@
 import { BadParameterError } from '../domain/errors.js';
+import { goalLinkKey } from '../domain/rollup.js';
 import type { DateRange } from '../domain/range.js';
 import type { SiteConfig } from '../domain/site.js';
 import type { Dimension } from '../domain/rollup.js';
@@ -101,10 +102,10 @@ export async function propBreakdownRows(
 }
 
 /**
- * The goals report under a filter, one row per goal name; with `goal`, that goal's row. The report's visitors
- * are counted by `counting.visitors`, those of the goals in `counting.goals` by registers (`registerGoals`),
- * the other goals' exactly.
- * @throws BadParameterError (400) for `goal=Outbound Link: Click` (its link URLs are not in the visit table yet)
+ * The goals report under a filter, one row per goal name; with `goal`, that goal's row, and with
+ * `goal=Outbound Link: Click` one row per link URL (`docs/api.md`, "Goals"). The report's visitors are counted
+ * by `counting.visitors`, those of the goals in `counting.goals` and the links in `counting.links` by
+ * registers (`registerGoals`, `registerLinks`), the others' exactly.
  */
 export async function filteredGoalRows(
   engine: FilteredVisits,
@@ -113,17 +114,18 @@ export async function filteredGoalRows(
   range: DateRange,
   goal: string | null,
   limit: number,
-  counting: { visitors: VisitorCounting; goals: readonly string[] },
+  counting: { visitors: VisitorCounting; goals: readonly string[]; links?: readonly string[] },
 ): Promise<{ visitors: number; total: number; rows: GoalRow[] }> {
-  if (goal === OUTBOUND_GOAL)
-    throw new BadParameterError(
-      'filters',
-      `goal=${OUTBOUND_GOAL} does not take filters yet: link URLs are not in the visit table`,
-    );
-  const sums = await engine.goals(site.domain, filter, filteredRange(range), counting.visitors, counting.goals);
+  const r = filteredRange(range);
+  if (goal === OUTBOUND_GOAL) {
+    const sums = await engine.links(site.domain, filter, r, counting.visitors, counting.links ?? []);
+    const byKey = new Map([...sums.goals].map(([link, g]) => [goalLinkKey(OUTBOUND_GOAL, link), g]));
+    return goalsOfCounts({ visitors: sums.visitors, goals: byKey }, limit, OUTBOUND_GOAL);
+  }
+  const sums = await engine.goals(site.domain, filter, r, counting.visitors, counting.goals);
   const all = goalsOfCounts(sums, goal === null ? limit : Number.MAX_SAFE_INTEGER);
   if (goal === null) return all;
-  const rows = all.rows.filter((r) => r.goal === goal);
+  const rows = all.rows.filter((row) => row.goal === goal);
   return { visitors: all.visitors, total: rows.length, rows };
 }
 

@@ -32,7 +32,7 @@ import { dict, own } from '../domain/dict.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Provider } from '../domain/payments/facts.js';
 import type { FilteredVisits, ReportReads, StoredPeriod, VisitorCounting } from '../ports.js';
-import { registerGoals, registerPoints, unfilteredSpans } from '../domain/reports/filtered-visitors.js';
+import { registerGoals, registerLinks, registerPoints, unfilteredSpans } from '../domain/reports/filtered-visitors.js';
 import { EVERY_VISIT, type Filter } from '../domain/reports/filters.js';
 import { propKeyRows, type PropKeyRow } from '../domain/reports/prop-keys.js';
 import {
@@ -347,6 +347,7 @@ export async function goals(
     const { visitors, total, rows } = await filteredGoalRows(engine, site, query.filters, range, goal, limit, {
       visitors: counting,
       goals: registerGoals(items),
+      links: registerLinks(items),
     });
     return { site: site.domain, range, goal, visitors, total, rows, ...filteredNote(span, range) };
   }

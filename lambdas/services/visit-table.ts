@@ -6,7 +6,7 @@ import type { TrackedEvent } from '../domain/tracked-event.js';
 import type { UsdRate } from '../domain/payments/money.js';
 import type { Contribution } from '../domain/payments/contribution.js';
 import { archiveSpan, byMonth, listedPaymentRow, paymentTableRow, visitRowsOfDays } from '../domain/visit-days.js';
-import type { PaymentTableRow, VisitRow } from '../domain/visit-table.js';
+import { TABLE_ROW_FORM, type PaymentTableRow, type VisitRow } from '../domain/visit-table.js';
 import type {
   ArchiveChanges,
   ArchiveReader,
@@ -144,7 +144,12 @@ function openSourceDigest(site: SiteConfig, from: string, to: string, listing: s
 async function markVisitsWritten(deps: VisitTableDeps, site: SiteConfig, from: string): Promise<void> {
   const state = await deps.table.paymentsWritten(site.domain);
   if (state?.visitsFrom !== undefined && state.visitsFrom <= from) return;
-  const empty = { namespace: namespaceOf(site), counters: new Map<string, number>(), openDigest: '' };
+  const empty = {
+    namespace: namespaceOf(site),
+    counters: new Map<string, number>(),
+    openDigest: '',
+    rowForm: TABLE_ROW_FORM,
+  };
   await deps.table.setPaymentsWritten(site.domain, { ...(state ?? empty), visitsFrom: from });
 }
 
@@ -246,6 +251,7 @@ export async function writePaymentTable(
   }
   const moved =
     state?.namespace !== namespace ||
+    state.rowForm !== TABLE_ROW_FORM ||
     state.openDigest !== visits.openDigest ||
     state.openSource !== visits.openSource ||
     state.visitsFrom;
@@ -256,6 +262,7 @@ export async function writePaymentTable(
       counters: written,
       openDigest: visits.openDigest,
       ...source,
+      rowForm: TABLE_ROW_FORM,
     });
   }
   return months.length;
@@ -415,10 +422,13 @@ export async function rewriteVisitDays(
  * then writes the table whole from the archive, so a filter matching every visit gives the rebuilt
  * rollups' figures. The generation written for is the namespace the payments state holds; a table
  * never written has none. A crash after the drop leaves no state, so the next run writes it whole.
+ * Likewise a table written in an older form of the rows (`PaymentsWritten.rowForm` before
+ * `TABLE_ROW_FORM`: before rows kept their outbound link URLs), once, at the site's first refresh under the release.
  * @throws Error with the archive's or the table's message
  */
 export async function refreshSiteTable(deps: VisitTableDeps, site: SiteConfig): Promise<VisitTableOutcome> {
   const state = await deps.table.paymentsWritten(site.domain);
-  if (state !== null && state.namespace !== namespaceOf(site)) await deps.table.dropSite(site.domain);
+  const stale = state !== null && (state.namespace !== namespaceOf(site) || (state.rowForm ?? 1) < TABLE_ROW_FORM);
+  if (stale) await deps.table.dropSite(site.domain);
   return refreshVisitTable(deps, site);
 }

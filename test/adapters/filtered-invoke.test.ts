@@ -34,7 +34,8 @@ const row: VisitRow = {
   landing_page: '/',
   exit_page: null,
   pages: ['/', '/pricing'],
-  goals: ['Signup'],
+  goals: ['Signup', 'Outbound Link: Click'],
+  links: ['https://example.com/$map'],
   props: [
     ['plan', 'pro'],
     ['$map', '__proto__'],
@@ -68,6 +69,12 @@ const RESULTS: Results = {
   goals: {
     visitors: 2,
     goals: new Map([['Signup', { visits: 1, completions: 2, visitors: 1, payments: 1, cents: 999, customers: 1 }]]),
+  },
+  links: {
+    visitors: 2,
+    goals: new Map([
+      ['https://example.com/$map', { visits: 1, completions: 2, visitors: 1, payments: 1, cents: 999, customers: 1 }],
+    ]),
   },
   paymentList: { total: 2, keys: ['stripe:ch_1', 'paddle:txn_2'] },
   firstPayers: new Set(['c1', 'c2']),

@@ -96,6 +96,7 @@ function visit(id: string, day: string, dims: { channel: string; device: string 
     exit_page: pages.at(-1) ?? null,
     pages,
     goals: [],
+    links: [],
     props: [],
   };
 }

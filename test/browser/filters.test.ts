@@ -181,6 +181,40 @@ describe('filters in the app, in Chromium', () => {
     await expectDashboard(page, undefined);
   }, 120_000);
 
+  it('opens the outbound links under a channel filter: the links clicked in the matching visits, as the API gives them', async () => {
+    const OUTBOUND = 'Outbound Link: Click';
+    const links = (filters?: string) =>
+      api<Goals>(`/goals?range=30d&limit=10&goal=${encodeURIComponent(OUTBOUND)}`, filters);
+    const expected = (g: Goals) => g.rows.map((r) => [r.link, formatCount(r.visitors), formatCount(r.completions)]);
+    const [unfiltered, filtered] = await Promise.all([links(), links(SEARCH)]);
+    // The filter changes the rows (else the comparison below would prove nothing).
+    expect(filtered.rows.length).toBeGreaterThan(0);
+    expect(expected(filtered)).not.toEqual(expected(unfiltered));
+    await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
+    await settled(page);
+    await page.click('[data-panel=sources] table[data-dimension=channel] tr[data-key=Search] a[data-filter-by]');
+    await page.waitForURL(/[?&]f=is,channel,Search$/);
+    await settled(page);
+    await page.click(`[data-panel=goals] [data-open-goal="${OUTBOUND}"]`);
+    const shown = () =>
+      page
+        .locator(`[data-panel=goals] table[data-goal="${OUTBOUND}"] tbody tr`)
+        .evaluateAll((trs) =>
+          trs.map((r) => [
+            r.getAttribute('data-key'),
+            r.querySelector('[data-col=visitors]')?.textContent?.trim(),
+            r.querySelector('[data-col=completions]')?.textContent?.trim(),
+          ]),
+        );
+    await expect.poll(shown, { timeout: POLL }).toEqual(expected(filtered));
+    expect(await page.locator('[data-panel=goals] .error-box, [data-panel=goals] [role=alert]').count()).toBe(0);
+    await page.locator('[data-panel=goals]').screenshot({ path: join(SHOTS, 'goals-outbound-filtered-desktop.png') });
+    // Removing the chip: the same detail, every visit's links.
+    await page.click('[data-chip="visit:channel"] [data-remove]');
+    await page.waitForURL(/\?range=30d$/);
+    await expect.poll(shown, { timeout: POLL }).toEqual(expected(unfiltered));
+  }, 120_000);
+
   it('combines a goal row and a country row with AND; "Clear all" drops both', async () => {
     await page.goto(`${svc.url}${SITE_PATH}?range=30d`);
     await settled(page);

@@ -31,6 +31,7 @@ const row = (
   exit_page: '/pricing',
   pages: ['/blog/intro', '/pricing'],
   goals: ['Signup'],
+  links: [],
   ...over,
   dimensions: {
     ...(Object.fromEntries(ROW_DIMENSIONS.map((d) => [d, null])) as VisitRow['dimensions']),

@@ -21,6 +21,7 @@ import {
   type FilteredInput,
 } from '../../lambdas/domain/reports/filtered.js';
 import { usd } from '../../lambdas/domain/reports/periods.js';
+import { OUTBOUND_GOAL } from '../../lambdas/domain/visit.js';
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { startTestService } from '../support/local.js';
 import { CHROME_UA, site as siteOf } from '../support/events.js';
@@ -47,7 +48,9 @@ const minuteOf = (m: number) => new Date(Date.parse(`${FROM}T00:00:00Z`) + m * 6
 const eventArb = fc.record({
   visitor: fc.constantFrom(...VISITORS),
   minute: fc.integer({ min: 0, max: 2 * 24 * 60 - 1 }),
-  goal: fc.option(fc.constantFrom('Signup', 'Purchase'), { freq: 3 }),
+  goal: fc.option(fc.constantFrom('Signup', 'Purchase', OUTBOUND_GOAL), { freq: 3 }),
+  // An outbound click's URL (none: the click counts for the goal only).
+  link: fc.option(fc.constantFrom('https://a.example/', 'https://b.example/x'), { freq: 4 }),
   page: fc.constantFrom(...PAGES),
   ref: fc.option(fc.constantFrom('https://www.google.com/', 'https://news.ycombinator.com/')),
   plan: fc.option(fc.constantFrom('pro', 'free')),
@@ -110,6 +113,7 @@ reliabilityOnly(
               JSON.stringify({
                 n: e.goal === null ? 'pageview' : 'goal',
                 ...(e.goal === null ? {} : { g: e.goal }),
+                ...(e.goal === OUTBOUND_GOAL && e.link !== null ? { l: e.link } : {}),
                 u: `https://${domain}${e.page}`,
                 ts: minuteOf(e.minute),
                 v: e.visitor,
@@ -188,6 +192,12 @@ reliabilityOnly(
             expect({ visitors: goals.visitors, total: goals.total, rows: goals.rows }).toEqual(
               filteredGoals(input, filter, RANGE, 100),
             );
+            // The outbound links by URL: the links clicked in the matching visits.
+            const outbound = `/goals${range}&goal=${encodeURIComponent(OUTBOUND_GOAL)}`;
+            const links = await get(outbound, filters);
+            expect({ visitors: links.visitors, total: links.total, rows: links.rows }).toEqual(
+              filteredGoals(input, filter, RANGE, 100, OUTBOUND_GOAL),
+            );
             const series = await get(`/timeseries${range}&interval=day`, filters);
             expect(series.points).toEqual(filteredTimeseries(input, filter, RANGE, 'day'));
             // The payments list: the range's payments credited to a matching visit, newest first, ties by key.
@@ -233,6 +243,9 @@ reliabilityOnly(
                   Math.round(Number(unattributed.revenue_usd) * 100),
               ),
             );
+            // The outbound links under an always-true filter are the unfiltered rows (a link's payments are credited ones).
+            const [plainLinks, allLinks] = await Promise.all([get(outbound), get(outbound, EVERYTHING)]);
+            expect([allLinks.total, allLinks.rows]).toEqual([plainLinks.total, plainLinks.rows]);
             const [plainList, allList, plainU] = await Promise.all([
               get(`/payments${range}`),
               get(`/payments${range}`, EVERYTHING),

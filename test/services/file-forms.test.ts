@@ -23,11 +23,11 @@ const counted = async (): Promise<DuckDBConnection> =>
     },
   });
 
-const OLD_FORM = beforeCurrentForm(false, false);
+const OLD_FORM = beforeCurrentForm({ someKey: false, distinctPages: false, someLinks: false });
 
-/** Writes `file` in the current form (`current`) or the old one (no `visitor_key`, no mark), `rows` rows. */
+/** Writes `file` in the current form (`current`) or the old one (no `visitor_key`, no `links`, no mark), `rows` rows. */
 async function write(file: string, current: boolean, rows: number): Promise<void> {
-  const key = current ? ', i::UBIGINT AS visitor_key' : '';
+  const key = current ? ', i::UBIGINT AS visitor_key, [i::UINTEGER] AS links' : '';
   const mark = current ? `, KV_METADATA {${DISTINCT_PAGES.key}: '${DISTINCT_PAGES.value}'}` : '';
   await db.run(
     `COPY (SELECT i::VARCHAR AS visitor_id, ['/'] AS pages${key} FROM range(${rows}) t(i)) ` +
@@ -67,7 +67,7 @@ describe('FileForms', () => {
     const stub = {
       runAndReadAll: async () => {
         reads++;
-        return { getRowsJS: () => [[1]] };
+        return { getRowsJS: () => [[1, 1]] };
       },
     } as unknown as DuckDBConnection;
     const forms = new FileForms(async () => stub);
@@ -84,6 +84,33 @@ describe('FileForms', () => {
     // The second, read once at the start, is gone and read again.
     await forms.columns([file(1)]);
     expect(reads).toBe(2);
+  });
+
+  it('reads a file without links as clicking none (NULL, as the writer writes none), beside a file with them', async () => {
+    const forms = new FileForms(counted);
+    const [old, current] = [join(dir, 'old-links.parquet'), join(dir, 'links.parquet')];
+    await write(old, false, 2);
+    await write(current, true, 2);
+    const both = `[${[old, current].map(sqlLiteral).join(', ')}]`;
+    const select = await forms.columns([old, current]);
+    const rows = (
+      await db.runAndReadAll(
+        `SELECT visitor_id, links FROM (SELECT ${select}, filename FROM read_parquet(${both}, union_by_name = true, filename = true)) ORDER BY filename, visitor_id`,
+      )
+    ).getRowsJS();
+    // links.parquet sorts before old-links.parquet.
+    expect(rows).toEqual([
+      ['0', [0]],
+      ['1', [1]],
+      ['0', null],
+      ['1', null],
+    ]);
+    const alone = (
+      await db.runAndReadAll(
+        `SELECT links FROM (SELECT ${await forms.columns([old])} FROM read_parquet(${sqlLiteral(old)}))`,
+      )
+    ).getRowsJS();
+    expect(alone).toEqual([[null], [null]]);
   });
 
   it('forgets a failed read, so the file is read when it can be', async () => {

@@ -58,6 +58,7 @@ const visit = (i: number, visitor: number, day: string): VisitRow => ({
   exit_page: '/',
   pages: ['/'],
   goals: visitor % 3 === 0 ? ['Signup'] : [],
+  links: [],
   props: [],
 });
 

@@ -21,6 +21,10 @@ import { filteredPropKeys } from '../../lambdas/domain/reports/prop-keys.js';
 import { DIMENSIONS, NONE } from '../../lambdas/domain/rollup.js';
 import { ROW_DIMENSIONS, monthOf, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import { LocalVisitTable } from '../../local/visit-table.js';
+import { OUTBOUND_GOAL } from '../../lambdas/domain/visit.js';
+import type { SiteConfig } from '../../lambdas/domain/site.js';
+import type { DateRange } from '../../lambdas/domain/range.js';
+import { filteredGoalRows } from '../../lambdas/services/filtered-reports.js';
 import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { propertyRuns } from '../support/suite.js';
 
@@ -50,7 +54,9 @@ const POOLS = {
   language: ['en', 'fr'],
 } as const satisfies Record<(typeof ROW_DIMENSIONS)[number], readonly string[]>;
 const PAGES = ['/', '/blog', '/blog/intro', '/Blog/Deep', '/pricing', '/docs/api'];
-const GOALS = ['Signup', 'signup', 'Outbound Link: Click'];
+const GOALS = ['Signup', 'signup', OUTBOUND_GOAL];
+/** Outbound link URLs: one in mixed case, one a hostile key. */
+const LINKS = ['https://a.example/', 'https://A.example/', '__proto__'];
 /** Custom properties: keys in mixed case and a hostile one, values with quotes. */
 const PROP_KEYS = ['plan', 'Plan', '__proto__'];
 const PROP_VALUES = ['pro', 'Pro', 'free', 'a "q"'];
@@ -71,7 +77,10 @@ const rowArb = (i: number) =>
       ),
       pages: fc.array(fc.constantFrom(...PAGES), { maxLength: 4 }),
       landing: fc.constantFrom(...PAGES),
-      goals: fc.array(fc.constantFrom(...GOALS), { maxLength: 2 }),
+      // Outbound clicks drawn twice as often: a visit clicking one URL twice counts one visit, two completions.
+      goals: fc.array(fc.constantFrom(...GOALS, OUTBOUND_GOAL), { maxLength: 3 }),
+      // The URL of each outbound click, or none (a click without a URL counts for the goal only).
+      urls: fc.array(fc.option(fc.constantFrom(...LINKS), { freq: 4 }), { minLength: 3, maxLength: 3 }),
       props: fc.uniqueArray(fc.tuple(fc.constantFrom(...PROP_KEYS), fc.constantFrom(...PROP_VALUES)), {
         maxLength: 3,
         selector: (pair) => JSON.stringify(pair),
@@ -92,6 +101,7 @@ const rowArb = (i: number) =>
       exit_page: g.pages.at(-1) ?? null,
       pages: g.pages,
       goals: g.goals,
+      links: g.goals.flatMap((goal, k) => (goal === OUTBOUND_GOAL && g.urls[k] ? [g.urls[k]] : [])),
       props: g.props,
     }));
 /** A row's pages with the landing and exit page and counts a visit of those pages has (`visitRow`). */
@@ -409,6 +419,13 @@ describe('filtered visits: DuckDB over the visit table equals the reference', ()
           }
           expect(goalsOfCounts(await engine.goals(domain, filter, range), 1000)).toEqual(
             filteredGoals(input, filter, range, 1000),
+          );
+          // The outbound goal's rows by link URL, through the report service.
+          const site = { domain } as SiteConfig;
+          const dated = { ...report, days: 0 } as unknown as DateRange;
+          const counting = { visitors: 'exact' as const, goals: [] };
+          expect(await filteredGoalRows(engine, site, filter, dated, OUTBOUND_GOAL, 1000, counting)).toEqual(
+            filteredGoals(input, filter, range, 1000, OUTBOUND_GOAL),
           );
         },
       ),

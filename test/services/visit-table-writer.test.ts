@@ -23,10 +23,10 @@ import {
 import type { TrackedEvent } from '../../lambdas/domain/tracked-event.js';
 import { emptyPayment, type Payment } from '../../lambdas/domain/payments/payment.js';
 import { touchOf } from '../../lambdas/domain/payments/attribution.js';
-import { visitRow, type PaymentTableRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
+import { TABLE_ROW_FORM, visitRow, type PaymentTableRow, type VisitRow } from '../../lambdas/domain/visit-table.js';
 import { byMonth, paymentTableRow } from '../../lambdas/domain/visit-days.js';
 import { namespaceOf } from '../../lambdas/domain/site.js';
-import type { Visit } from '../../lambdas/domain/visit.js';
+import { OUTBOUND_GOAL, type Visit } from '../../lambdas/domain/visit.js';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalVisitTable, monthFilePath, paymentsFilePath } from '../../local/visit-table.js';
 import { sqlLiteral } from '../../local/sql.js';
@@ -57,6 +57,7 @@ function events(): TrackedEvent[] {
     ev('a', late + 25 * MIN, { path: '/features' }),
     ev('a', late + 90 * MIN, { path: '/docs' }),
     ev('b', late - 3 * 60 * MIN, { path: '/' }),
+    ev('b', late - 3 * 60 * MIN + 5 * MIN, { type: 'goal', goal: OUTBOUND_GOAL, link: 'https://x.com/', path: '/' }),
     ev('c', late + 40 * MIN, { path: '/about' }),
     ev('c', late + 26 * 60 * MIN, { path: '/about' }),
   ];
@@ -193,6 +194,26 @@ describe('the visit table writer', () => {
     // `footfall rebuild` switched the live generation: the next run writes every month by today's rules.
     await refreshSiteTable(deps(later), { ...site, generation: 1 });
     expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(march);
+  });
+
+  it('writes the table whole once at the first run of a release whose rows keep link URLs, and not again', async () => {
+    const later = Date.UTC(2026, 3, 1, 22) + CLOSE_DELAY_MS;
+    await refreshSiteTable(deps(later), site);
+    const march = byId(await table.readMonth(SITE, '2026-03'));
+    expect(march.flatMap((r) => r.links)).toEqual(['https://x.com/']);
+    expect((await table.paymentsWritten(SITE))?.rowForm).toBe(TABLE_ROW_FORM);
+    // March as a release before link URLs wrote it, and its state without a row form.
+    const older = march.map((r) => ({ ...r, links: [] }));
+    await table.writeMonth(SITE, '2026-03', older);
+    const { rowForm: _, ...state } = (await table.paymentsWritten(SITE))!;
+    await table.setPaymentsWritten(SITE, state);
+    await refreshSiteTable(deps(later), site);
+    expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(march);
+    expect((await table.paymentsWritten(SITE))?.rowForm).toBe(TABLE_ROW_FORM);
+    // Once written in the current form, a run rewrites nothing it did not change.
+    await table.writeMonth(SITE, '2026-03', older);
+    await refreshSiteTable(deps(later), site);
+    expect(byId(await table.readMonth(SITE, '2026-03'))).toEqual(older);
   });
 
   it('writes a written day again when its archive partition changed (a late import), and only then', async () => {

@@ -60,6 +60,7 @@ function events(): TrackedEvent[] {
 function expectedRow(visit: Visit): Omit<VisitRow, 'day'> {
   const pages = visit.events.filter((e) => e.type === 'pageview').map((e) => e.path);
   const goals = visit.events.filter((e) => e.type === 'goal').map((e) => e.goal ?? '');
+  const links = visit.events.flatMap((e) => (e.goal === 'Outbound Link: Click' && e.link !== null ? [e.link] : []));
   const timed = visit.events.length > 1;
   return {
     visit_id: visit.id,
@@ -74,6 +75,7 @@ function expectedRow(visit: Visit): Omit<VisitRow, 'day'> {
     exit_page: pages.at(-1) ?? null,
     pages,
     goals,
+    links,
   };
 }
 
@@ -110,6 +112,8 @@ describe('the visit table of filtered reports', () => {
     for (const visitor of ['a', 'b', 'c'])
       stored.push(...(await deps.visits.visitsAround(SITE, visitor, 0, Number.MAX_SAFE_INTEGER)));
     expect(stored).toHaveLength(4);
+    // The outbound click's URL is kept (the goals report's rows by link URL).
+    expect(stored.flatMap((v) => visitRow(v, TZ).links)).toEqual(['https://x.com/']);
 
     const rows = stored.map((v) => visitRow(v, TZ));
     const months = new Map<string, VisitRow[]>();
@@ -193,6 +197,7 @@ describe('the visit table of filtered reports', () => {
       exit_page: fc.option(text),
       pages: fc.array(text, { maxLength: 5 }),
       goals: fc.array(text, { maxLength: 3 }),
+      links: fc.array(text, { maxLength: 3 }),
     });
     fc.assert(
       fc.property(fc.array(row, { maxLength: 30 }), (rows) => {
@@ -206,6 +211,7 @@ describe('the visit table of filtered reports', () => {
           // Each page once, in the order first viewed: the table keeps membership (page views are a column).
           expect(e.pages.map((id) => decode('page', id))).toEqual([...new Set(original.pages)]);
           expect(e.goals.map((id) => decode('goal', id))).toEqual(original.goals);
+          expect(e.links.map((id) => decode('link', id))).toEqual(original.links);
           expect(decode('page', e.landing_page)).toBe(original.landing_page);
           expect(decode('page', e.exit_page)).toBe(original.exit_page);
           for (const d of ROW_DIMENSIONS) expect(decode(d, e.dimensions[d])).toBe(original.dimensions[d]);

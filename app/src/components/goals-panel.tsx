@@ -17,8 +17,8 @@ export const OUTBOUND_GOAL = 'Outbound Link: Click';
  * it, completions, conversion rate and credited revenue; a goal's name
  * filters the dashboard by it (`is event:goal <name>`, `docs/app.md`
  * "Filters"), the "›" beside it opens its detail (for outbound link clicks,
- * one row per URL; not under filters, which the API refuses for it), "All
- * goals" goes back. A CSV link downloads the rows on screen.
+ * one row per URL, under filters too), "All goals" goes back. A CSV link
+ * downloads the rows on screen.
  */
 export function GoalsPanel(props: {
   domain: string;
@@ -86,18 +86,16 @@ export function GoalsPanel(props: {
                       >
                         {row.goal}
                       </FilterLink>
-                      {row.goal === OUTBOUND_GOAL && props.filters.chips.length ? null : (
-                        <button
-                          type="button"
-                          class="link-button detail-button"
-                          aria-label={`Open ${row.goal}`}
-                          title={`Open ${row.goal}`}
-                          data-open-goal={row.goal}
-                          onClick={() => setGoal(row.goal)}
-                        >
-                          ›
-                        </button>
-                      )}
+                      <button
+                        type="button"
+                        class="link-button detail-button"
+                        aria-label={`Open ${row.goal}`}
+                        title={`Open ${row.goal}`}
+                        data-open-goal={row.goal}
+                        onClick={() => setGoal(row.goal)}
+                      >
+                        ›
+                      </button>
                     </span>
                   ) : (
                     <span class={row.other ? 'label none' : 'label'} title={label(row)}>

@@ -1,4 +1,5 @@
 import type { DateRange } from '../range.js';
+import { OUTBOUND_GOAL } from '../visit.js';
 import { parseGoalKey } from '../rollup.js';
 import { EXACT_LIMIT, type VisitorSketch } from '../visitor-sketch.js';
 import { periodSpans, type PeriodSpan } from './periods.js';
@@ -46,4 +47,21 @@ export function registerGoals(
     for (const [key, sketch] of Object.entries(item.valueSketches))
       if (sketch.kind === 'hll') names.add(parseGoalKey(key).goal);
   return [...names].sort();
+}
+
+/**
+ * The outbound link URLs whose visitors a filtered goals report with `goal=Outbound Link: Click` counts by the
+ * goal sketches' registers: those whose link key has a register sketch in the `goal` rollups the unfiltered
+ * report unions, as `registerGoals` for names.
+ */
+export function registerLinks(
+  items: ReadonlyArray<{ valueSketches: Readonly<Record<string, VisitorSketch>> }>,
+): string[] {
+  const links = new Set<string>();
+  for (const item of items)
+    for (const [key, sketch] of Object.entries(item.valueSketches)) {
+      const { goal, link } = parseGoalKey(key);
+      if (sketch.kind === 'hll' && goal === OUTBOUND_GOAL && link !== null) links.add(link);
+    }
+  return [...links].sort();
 }

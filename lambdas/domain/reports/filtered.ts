@@ -1,4 +1,5 @@
-import { NONE, type Dimension } from '../rollup.js';
+import { NONE, goalLinkKey, type Dimension } from '../rollup.js';
+import { OUTBOUND_GOAL } from '../visit.js';
 import { localHour, type DateRange } from '../range.js';
 import { emptyTotals, type ValueCounters } from '../payments/contribution.js';
 import type { VisitRow } from '../visit-table.js';
@@ -228,34 +229,48 @@ export function breakdownOfValues(
   return breakdownRows([visits], [payments, ...unattributed], limit);
 }
 
-/** The goals report under a filter, one row per goal name (`docs/api.md` "Goals"; link URLs are not in the visit rows yet). */
+/**
+ * The goal keys of a visit row, one per completion (`goalKeysOf`'s keys): each goal's name, and for each
+ * outbound link click with a URL its link's key.
+ */
+export const rowGoalKeys = (r: VisitRow): string[] => [
+  ...r.goals,
+  ...r.links.map((link) => goalLinkKey(OUTBOUND_GOAL, link)),
+];
+
+/**
+ * The goals report under a filter (`docs/api.md` "Goals"): one row per goal name, or with `goal` that goal's
+ * rows (for `Outbound Link: Click`, one per link URL).
+ */
 export function filteredGoals(
   input: FilteredInput,
   filter: Filter,
   range: Pick<DateRange, 'from' | 'to'>,
   limit: number,
+  goal: string | null = null,
 ): { visitors: number; total: number; rows: GoalRow[] } {
   const { rows, payments } = selected(input, filter, range);
   const counts = dict<number>();
   const completions = dict<number>();
   const sketches = dict<VisitorSketch>();
   for (const r of rows) {
-    for (const goal of new Set(r.goals)) {
-      counts[goal] = (counts[goal] ?? 0) + 1;
-      const sketch = sketches[goal] ?? { kind: 'exact', ids: new Set<string>() };
+    const keys = rowGoalKeys(r);
+    for (const key of new Set(keys)) {
+      counts[key] = (counts[key] ?? 0) + 1;
+      const sketch = sketches[key] ?? { kind: 'exact', ids: new Set<string>() };
       if (sketch.kind === 'exact') sketch.ids.add(r.visitor_id);
-      sketches[goal] = sketch;
+      sketches[key] = sketch;
     }
-    for (const goal of r.goals) completions[goal] = (completions[goal] ?? 0) + 1;
+    for (const key of keys) completions[key] = (completions[key] ?? 0) + 1;
   }
   const visitors = new Set(rows.map((r) => r.visitor_id)).size;
   const { total, rows: out } = goalRows(
     {
       items: [{ counts, counters: completions, valueSketches: sketches }],
-      payments: [paymentCounters(payments, (r) => new Set(r.goals))],
+      payments: [paymentCounters(payments, (r) => new Set(rowGoalKeys(r)))],
       visitors,
     },
-    null,
+    goal,
     limit,
   );
   return { visitors, total, rows: out };
@@ -359,10 +374,14 @@ export interface FilteredGoalCounts {
   >;
 }
 
-/** The goals report from the engine's sums, one row per goal name: what `filteredGoals` gives. */
+/**
+ * The goals report from the engine's sums, keyed by goal key (`goalKeysOf`): one row per goal name, or with
+ * `goal` that goal's rows (for `Outbound Link: Click`, one per link key): what `filteredGoals` gives.
+ */
 export function goalsOfCounts(
   sums: FilteredGoalCounts,
   limit: number,
+  goal: string | null = null,
 ): { visitors: number; total: number; rows: GoalRow[] } {
   const counts = dict<number>();
   const completions = dict<number>();
@@ -383,7 +402,7 @@ export function goalsOfCounts(
       visitors: sums.visitors,
       visitorCounts: visitors,
     },
-    null,
+    goal,
     limit,
   );
   return { visitors: sums.visitors, total, rows };
