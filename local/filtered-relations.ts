@@ -165,27 +165,34 @@ export class FilteredRelations {
    * filter tests a list column (`testsList`) and `select` reads only the shared tables' columns
    * (`shareable`); otherwise alone. With `once`, a request of the load that asks the same `select` while
    * another runs it takes its rows (the caller does not change them). With `table`, `select` reads the relation
-   * `t` too, the rows of `table` over the same relations: made once into a temporary table for the requests of
-   * a load that ask it at once where the engine shares, else computed in the query.
+   * `t` too, the rows of `table(copied)` over the same relations (`copied`: whether `v` is the load's copy of the
+   * matching visits, which a query may read twice, or the scan of the files): made once into a temporary table
+   * for the requests of a load that ask it at once where the engine shares, else computed in the query.
    */
   async overShared(
     site: string,
     filter: Filter,
     range: FilteredRange,
     select: string,
-    { shareable = true, once = false, table }: { shareable?: boolean; once?: boolean; table?: string } = {},
+    {
+      shareable = true,
+      once = false,
+      table,
+    }: { shareable?: boolean; once?: boolean; table?: (copied: boolean) => string } = {},
   ): Promise<Array<Record<string, unknown>>> {
     const db = await this.connect();
     const { sql, shared } = await this.relations(site, filter, range);
     const rows = async (query: string) => (await db.runAndReadAll(query)).getRowObjectsJS();
-    if (shared === null || !shareable) return rows(`${sql}${table ? `, t AS (${table})` : ''} ${select}`);
+    if (shared === null || !shareable) return rows(`${sql}${table ? `, t AS (${table(false)})` : ''} ${select}`);
     return this.shared.with(shared.key, shared.source, async (tables, load) => {
+      // A relation over a table read twice in a query is not copied again (DuckDB materializes such a CTE).
       const over =
         tables === null
           ? sql
-          : `WITH dict AS (${dictRelation(this.root, site)}), v AS (FROM ${tables.v}), p AS (FROM ${tables.p})`;
+          : `WITH dict AS (${dictRelation(this.root, site)}), v AS NOT MATERIALIZED (FROM ${tables.v}), ` +
+            `p AS NOT MATERIALIZED (FROM ${tables.p})`;
       const query = table
-        ? `${over}, t AS (FROM ${await load.table(`${over} ${table}`)}) ${select}`
+        ? `${over}, t AS (FROM ${await load.table(`${over} ${table(tables !== null)}`)}) ${select}`
         : `${over} ${select}`;
       return once ? load.once(query, () => rows(query)) : rows(query);
     });

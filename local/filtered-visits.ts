@@ -19,7 +19,7 @@ import { FilteredRelations, LOCAL_SHARING, countsOf, type SharingOptions } from 
 import { distinctIds } from './filter-sql.js';
 import { FilteredBreakdowns } from './filtered-breakdowns.js';
 import { FilteredPaymentLists } from './filtered-payment-lists.js';
-import { MONTH_REGISTERS, TOTAL_SUMS, rankedGroups, visitorGroups, visitorsOf } from './visitor-key.js';
+import { TOTAL_SUMS, monthRegisters, rankedGroups, visitorGroups, visitorsOf } from './visitor-key.js';
 import { GOAL_VISITOR_LIMITS } from '../lambdas/domain/rollup.js';
 import { sqlLiteral } from './sql.js';
 import { eachDay } from '../lambdas/domain/range.js';
@@ -100,7 +100,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     filter: Filter,
     range: FilteredRange,
     select: string,
-    table?: string,
+    table?: (copied: boolean) => string,
   ): Promise<Record<string, unknown>> {
     return (await this.tables.overShared(site, filter, range, select, { once: true, table }))[0] ?? {};
   }
@@ -112,7 +112,7 @@ export class LocalFilteredVisits implements FilteredVisits {
     visitors: VisitorCounting = 'exact',
   ): Promise<FilteredVisitTotals> {
     const exact = visitors === 'exact';
-    // By registers in an engine that shares a load's work: from the load's month registers (`MONTH_REGISTERS`),
+    // By registers in an engine that shares a load's work: from the load's month registers (`monthRegisters`),
     // which a series by month reads too.
     const fromMonths = !exact && this.tables.sharesLoads;
     // The report calls the visits sessions.
@@ -123,7 +123,7 @@ export class LocalFilteredVisits implements FilteredVisits {
       filter,
       range,
       fromMonths ? rankedGroups('FROM t', [], sums) : visitorGroups('FROM v', [], String(exact), sums),
-      fromMonths ? MONTH_REGISTERS : undefined,
+      fromMonths ? monthRegisters : undefined,
     );
     return {
       visitors: visitorsOf(r, exact),
@@ -184,7 +184,7 @@ export class LocalFilteredVisits implements FilteredVisits {
           ? 'false'
           : `period_start NOT IN (${registers.map(startOf).join(', ')})`;
     // By month, every point by registers, in an engine that shares a load's work: from the load's month
-    // registers (`MONTH_REGISTERS`), which its totals read too.
+    // registers (`monthRegisters`), which its totals read too.
     const fromMonths = interval === 'month' && exact === 'false' && this.tables.sharesLoads;
     const visits = fromMonths
       ? rankedGroups('FROM t', ['period_start'], ['sum(visits) AS visits', 'sum(pageviews) AS pageviews'])
@@ -201,7 +201,7 @@ export class LocalFilteredVisits implements FilteredVisits {
         `UNION ALL SELECT 'p', ${period('paid_day')}, 0, 0, NULL, NULL, NULL, count(*), sum(cents) ` +
         // In period order: DuckDB's parallel GROUP BY returns groups in no set order.
         `FROM p GROUP BY 2 ORDER BY kind, period`,
-      { table: fromMonths ? MONTH_REGISTERS : undefined },
+      { table: fromMonths ? monthRegisters : undefined },
     );
     const of = (kind: string) => rows.filter((r) => r.kind === kind);
     return {

@@ -74,7 +74,7 @@ export function visitorGroups(
 
 /**
  * `visitorGroups` by registers over `tailed`, the visits already grouped per register with its least tail
- * (`reg`, `tail`) and additive sums, such as `MONTH_REGISTERS`: merged into coarser groups (`groups`),
+ * (`reg`, `tail`) and additive sums, such as `monthRegisters`: merged into coarser groups (`groups`),
  * `exact_visitors` 0 (distinct keys are not additive).
  */
 export function rankedGroups(
@@ -122,8 +122,8 @@ export function visitorsOf(row: Record<string, unknown>, exact: boolean, precisi
 }
 
 /**
- * The totals' additive sums over visits `v`: each column's name and its aggregate. `MONTH_REGISTERS` keeps them
- * per month and register, and the filtered totals sum them from there or take them over the visits.
+ * The totals' additive sums over visits `v`: each column's name and its aggregate. `monthRegisters` keeps them
+ * per month, and the filtered totals sum them from there or take them over the visits.
  */
 export const TOTAL_SUMS = [
   ['visits', 'count(*)'],
@@ -133,26 +133,38 @@ export const TOTAL_SUMS = [
   ['duration_ms', 'sum(duration_ms)'],
 ] as const;
 
-/** The names of `TOTAL_SUMS`, the columns `MONTH_REGISTERS` holds besides its keys and tail. */
+/** The names of `TOTAL_SUMS`, the columns `monthRegisters` holds besides its keys and tail (NULL in a register's row). */
 export const TOTALS = TOTAL_SUMS.map(([name]) => name);
 
 /**
  * The visits of the relation `v` per month (`period_start`, its first day) and register of the unfiltered
- * sketch: the register's least tail there (`visitorGroups`) and the totals' sums (`TOTALS`), the input of
- * `rankedGroups`. The filtered engine's totals and series by month, both by registers, read it instead of
- * grouping every visit twice (registers and sums merge over months exactly: `docs/data-model.md`,
- * "Filtered reports").
+ * sketch, the input of `rankedGroups`: each register's least tail there (`visitorGroups`) and the totals' sums
+ * (`TOTALS`). The filtered engine's totals and series by month, both by registers, read it instead of grouping
+ * every visit twice (registers and sums merge over months exactly: `docs/data-model.md`, "Filtered reports").
+ *
+ * Where `v` is a table the load copied (`copied`), read twice: a row per month and register with its tail and
+ * no sums, and a row per month with the sums and no register or tail (a NULL tail has no rank, so
+ * `rankHistograms` leaves it out of the registers): a grouping by register with one aggregate and the sums
+ * grouped by day (a few hundred groups) cost less than one grouping with all of them (`docs/benchmarks.md`,
+ * "An unselective year: the month registers split"). Where `v` is the scan of the files, read once: a row
+ * per month and register with both.
  */
-export const MONTH_REGISTERS = (() => {
+export function monthRegisters(copied: boolean): string {
   const bits = HLL_PRECISION;
   // One integer key of the month (months since year 0) and the register: a cheaper group than a DATE and a register.
   const month = `(year(day) * 12 + month(day) - 1)`;
-  const grouped =
+  const sumsOf = TOTAL_SUMS.map(([name, sum]) => `${sum} AS ${name}`).join(', ');
+  const tails =
     `SELECT (${month} << ${bits}) | (visitor_key >> ${64 - bits})::BIGINT AS k, ` +
-    `min(visitor_key & ${tailMask(bits)}) AS tail, ` +
-    `${TOTAL_SUMS.map(([name, sum]) => `${sum} AS ${name}`).join(', ')} FROM v GROUP BY k`;
-  return (
+    `min(visitor_key & ${tailMask(bits)}) AS tail${copied ? '' : `, ${sumsOf}`} FROM v GROUP BY k`;
+  // Copied, the sums come in rows of their own.
+  const carried = copied ? TOTALS.map((name) => `NULL AS ${name}`) : TOTALS;
+  const registers =
     `SELECT make_date(((k >> ${bits}) // 12)::INTEGER, ((k >> ${bits}) % 12 + 1)::INTEGER, 1) AS period_start, ` +
-    `k & ${(1 << bits) - 1} AS reg, * EXCLUDE (k) FROM (${grouped})`
-  );
-})();
+    `k & ${(1 << bits) - 1} AS reg, tail, ${carried.join(', ')} FROM (${tails})`;
+  if (!copied) return registers;
+  const sums =
+    `SELECT date_trunc('month', day)::DATE AS period_start, NULL AS reg, NULL AS tail, ` +
+    `${TOTALS.map((name) => `sum(${name}) AS ${name}`).join(', ')} FROM (SELECT day, ${sumsOf} FROM v GROUP BY day) GROUP BY 1`;
+  return `${registers} UNION ALL ${sums}`;
+}

@@ -12,7 +12,7 @@ import { LocalFilteredVisits } from '../../local/filtered-visits.js';
 import { LocalVisitTable, monthFilePath } from '../../local/visit-table.js';
 import { DISTINCT_PAGES } from '../../local/file-forms.js';
 import {
-  MONTH_REGISTERS,
+  monthRegisters,
   TOTALS,
   rankedGroups,
   visitorGroups,
@@ -152,7 +152,16 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
       .tuple(fc.integer({ min: 0, max: 3 }), fc.bigInt({ min: 0n, max: (1n << 50n) - 1n }), fc.nat(50))
       .map(([reg, tail, shift]) => (BigInt(reg * 5000) << 50n) | (tail >> BigInt(shift)));
     const rowArb = fc.record({
-      day: fc.constantFrom('2025-12-31', '2026-01-01', '2026-02-28', '2026-03-01', '2026-04-30'),
+      // Months of several days, so a month's sums add its days' (`monthRegisters` of a copied table sums per day first).
+      day: fc.constantFrom(
+        '2025-12-01',
+        '2025-12-31',
+        '2026-01-01',
+        '2026-01-17',
+        '2026-02-28',
+        '2026-03-01',
+        '2026-04-30',
+      ),
       key: keyArb,
       pageviews: fc.nat(5),
       bounce: fc.boolean(),
@@ -173,9 +182,9 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
           .map((r) => `('${r.day}'::DATE, ${r.key}::UBIGINT, ${r.pageviews}, ${r.bounce}, ${r.timed}, ${r.duration})`)
           .join(', ');
         const v = `v AS (SELECT * FROM (VALUES ${values}) x(day, visitor_key, pageviews, bounce, timed, duration_ms))`;
-        const t = `t AS (${MONTH_REGISTERS})`;
-        const run = async (select: string) =>
-          (await db.runAndReadAll(`WITH ${v}, ${t} ${select} ORDER BY ALL`)).getRowsJS();
+        // Both forms: over a copied table (registers and sums in rows of their own) and over a scan.
+        const run = async (select: string, copied = false) =>
+          (await db.runAndReadAll(`WITH ${v}, t AS (${monthRegisters(copied)}) ${select} ORDER BY ALL`)).getRowsJS();
         const month = `SELECT *, date_trunc('month', day)::DATE AS period_start FROM v`;
         // By definition: each register's maximum rank over its visits' own ranks, counted per rank.
         const h = 'histogram(rank) FILTER (WHERE rank IS NOT NULL)';
@@ -184,12 +193,14 @@ describe('filtered distinct visitors by the unfiltered sketch', () => {
             `SELECT map_keys(${h}), map_values(${h}) FROM (SELECT reg, max(rank) AS rank FROM (${withRegisters('FROM v')}) GROUP BY reg)`,
           ),
         );
-        expect(await run(rankedGroups('FROM t', [], merged))).toEqual(
-          await run(visitorGroups('FROM v', [], 'false', sums)),
-        );
-        expect(await run(rankedGroups('FROM t', ['period_start'], merged))).toEqual(
-          await run(visitorGroups(month, ['period_start'], 'false', sums)),
-        );
+        for (const copied of [false, true]) {
+          expect(await run(rankedGroups('FROM t', [], merged), copied)).toEqual(
+            await run(visitorGroups('FROM v', [], 'false', sums)),
+          );
+          expect(await run(rankedGroups('FROM t', ['period_start'], merged), copied)).toEqual(
+            await run(visitorGroups(month, ['period_start'], 'false', sums)),
+          );
+        }
       }),
       { seed, numRuns: propertyRuns(30, 300) },
     );
