@@ -54,6 +54,7 @@ export class FileForms {
     const forms = await Promise.all(files.map((f) => this.formOf(f)));
     if (forms.every((f) => f.key && f.distinctPages && f.links)) return '*';
     return beforeCurrentForm({
+      everyKey: forms.every((f) => f.key),
       someKey: forms.some((f) => f.key),
       distinctPages: forms.every((f) => f.distinctPages),
       someLinks: forms.some((f) => f.links),
@@ -102,19 +103,27 @@ async function readForm(db: DuckDBConnection, file: string): Promise<FileForm> {
 /**
  * The reader of files written before the current form: without `visitor_key`, the key computed in SQL from
  * `visitor_id` (`visitorKeySql`), in place of the column where some files of the relation have it
- * (`union_by_name` reads it as NULL from the others) and as a new column where none has; with pages not
+ * (`union_by_name` reads it as NULL from the others) and as a new column where none has; where every file has
+ * it, the column as it is (the writer stores it for every visit), so a relation whose files lack only a later
+ * part of the form (`links`) does not read `visitor_id`, the widest column, to compute keys it never uses; with pages not
  * marked distinct, each visit's pages once, in the order first viewed (`distinctIds`, which leaves a list
  * already distinct as it is); without `links`, no link URL (the file kept none: such a file's visits count
  * in every report but the goals report's rows by link URL, until the writer writes the site's table again,
  * `TABLE_ROW_FORM`): NULL, as the writer writes a visit without a click, which `union_by_name` gives already
  * where some files of the relation have the column, and a new column where none has.
- * @param forms `someKey`: whether any file of the relation has `visitor_key`; `distinctPages`: whether every
+ * @param forms `everyKey` and `someKey`: whether every and whether any file of the relation has `visitor_key`;
+ *   `distinctPages`: whether every
  *   file's pages are distinct; `someLinks`: whether any file has `links`
  */
-export function beforeCurrentForm(forms: { someKey: boolean; distinctPages: boolean; someLinks: boolean }): string {
+export function beforeCurrentForm(forms: {
+  everyKey: boolean;
+  someKey: boolean;
+  distinctPages: boolean;
+  someLinks: boolean;
+}): string {
   const key = visitorKeySql('visitor_id');
   const replaced = [
-    ...(forms.someKey ? [`coalesce(visitor_key, ${key}) AS visitor_key`] : []),
+    ...(forms.someKey && !forms.everyKey ? [`coalesce(visitor_key, ${key}) AS visitor_key`] : []),
     ...(forms.distinctPages ? [] : [`${distinctIds('pages')} AS pages`]),
   ];
   const added = [

@@ -23,7 +23,7 @@ const counted = async (): Promise<DuckDBConnection> =>
     },
   });
 
-const OLD_FORM = beforeCurrentForm({ someKey: false, distinctPages: false, someLinks: false });
+const OLD_FORM = beforeCurrentForm({ everyKey: false, someKey: false, distinctPages: false, someLinks: false });
 
 /** Writes `file` in the current form (`current`) or the old one (no `visitor_key`, no `links`, no mark), `rows` rows. */
 async function write(file: string, current: boolean, rows: number): Promise<void> {
@@ -111,6 +111,32 @@ describe('FileForms', () => {
       )
     ).getRowsJS();
     expect(alone).toEqual([[null], [null]]);
+  });
+
+  it('reads the stored key as it is where every file has it, without visitor_id, when only links are missing', async () => {
+    // Files written after the key and before links: no visitor_id column, so reading one would fail to bind.
+    const forms = new FileForms(counted);
+    const files = [join(dir, 'key-no-links-1.parquet'), join(dir, 'key-no-links-2.parquet')];
+    for (const [n, file] of files.entries()) {
+      await db.run(
+        `COPY (SELECT (i + ${10 * n})::UBIGINT AS visitor_key, ['/'] AS pages FROM range(2) t(i)) ` +
+          `TO ${sqlLiteral(file)} (FORMAT PARQUET, KV_METADATA {${DISTINCT_PAGES.key}: '${DISTINCT_PAGES.value}'})`,
+      );
+    }
+    const select = await forms.columns(files);
+    expect(select).not.toBe('*');
+    const rows = (
+      await db.runAndReadAll(
+        `SELECT visitor_key, links FROM (SELECT ${select} FROM read_parquet([${files.map(sqlLiteral).join(', ')}], ` +
+          `union_by_name = true)) ORDER BY visitor_key`,
+      )
+    ).getRowsJS();
+    expect(rows).toEqual([
+      [0n, null],
+      [1n, null],
+      [10n, null],
+      [11n, null],
+    ]);
   });
 
   it('forgets a failed read, so the file is read when it can be', async () => {
