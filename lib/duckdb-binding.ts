@@ -32,11 +32,11 @@ function bindingsManifest(): { dir: string; optionalDependencies?: Record<string
   return { dir: dirname(manifest), ...(JSON.parse(readFileSync(manifest, 'utf8')) as object) };
 }
 
-/** The binding as `@duckdb/node-bindings` resolves it, or null when `npm ci` ran on another platform. */
-function installedBinding(): DuckDbBinding | null {
+/** The binding as `@duckdb/node-bindings` (in `bindingsDir`) resolves it, or null when `npm ci` ran on another platform. */
+function installedBinding(bindingsDir: string): DuckDbBinding | null {
   let manifest: string;
   try {
-    manifest = require.resolve(`${DUCKDB_BINDING}/package.json`, { paths: [bindingsManifest().dir] });
+    manifest = require.resolve(`${DUCKDB_BINDING}/package.json`, { paths: [bindingsDir] });
   } catch {
     return null;
   }
@@ -124,9 +124,10 @@ export function fetchedBinding(options: {
  * @throws Error when it is neither installed nor fetchable (offline, or an integrity mismatch)
  */
 export function duckdbBinding(): DuckDbBinding {
-  const installed = installedBinding();
+  const bindings = bindingsManifest();
+  const installed = installedBinding(bindings.dir);
   if (installed) return installed;
-  const version = bindingsManifest().optionalDependencies?.[DUCKDB_BINDING];
+  const version = bindings.optionalDependencies?.[DUCKDB_BINDING];
   if (!version) throw new Error(`@duckdb/node-bindings names no ${DUCKDB_BINDING} version`);
   try {
     return fetchedBinding({
